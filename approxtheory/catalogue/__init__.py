@@ -1,0 +1,179 @@
+"""The claim catalogue: every result of the five papers as a queryable sympy object.
+
+Example::
+
+    >>> from approxtheory.catalogue import claim, claims
+    >>> claim("HC-T2b").evaluate(T=64, s=1, n=2, D=2)
+    5/2
+    >>> len(claims(paper="2609.01231")) > 10
+    True
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Any
+
+import sympy as sp
+
+from ..errors import ApproxTheoryError, UnknownClaimError
+from ._claim import KINDS, PAPERS, PROVENANCES, Claim, Condition
+from . import headcount, identification, infoflow, prism, tradeoffs
+
+__all__ = ["Claim", "Condition", "claim", "claims", "compare", "Comparison", "KINDS", "PAPERS",
+           "PROVENANCES", "paper_id"]
+
+_MODULES = (headcount, tradeoffs, infoflow, identification, prism)
+_REGISTRY: dict[str, Claim] = {}
+for _m in _MODULES:
+    for _c in _m.CLAIMS:
+        if _c.id in _REGISTRY:
+            raise RuntimeError(f"duplicate claim id {_c.id}")
+        _REGISTRY[_c.id] = _c
+
+
+def paper_id(paper: str) -> str:
+    """Normalise a paper reference: an arXiv id (``2510.06662``, ``arXiv:2510.06662v1``) or a
+    short name (``headcount``)."""
+    p = paper.strip()
+    low = p.lower()
+    if low.startswith("arxiv:"):
+        p = p[6:]
+        low = low[6:]
+    if "v" in low and low.split("v")[0] in PAPERS:
+        p = low.split("v")[0]
+    if p in PAPERS:
+        return p
+    for arxiv, (short, _title) in PAPERS.items():
+        if low == short:
+            return arxiv
+    known = ", ".join(f"{a} ({s})" for a, (s, _) in PAPERS.items())
+    raise ApproxTheoryError(f"unknown paper {paper!r}; known papers: {known}")
+
+
+def claim(id: str) -> Claim:
+    """The claim with this id (case-insensitive). Unknown ids raise :class:`UnknownClaimError`
+    with the closest ids suggested."""
+    if not isinstance(id, str):
+        raise UnknownClaimError(f"claim id must be a string (got {id!r})")
+    key = id.strip()
+    if key in _REGISTRY:
+        return _REGISTRY[key]
+    upper = {k.upper(): k for k in _REGISTRY}
+    if key.upper() in upper:
+        return _REGISTRY[upper[key.upper()]]
+    close = difflib.get_close_matches(key.upper(), list(upper), n=4, cutoff=0.5)
+    hint = f"; did you mean {', '.join(upper[c] for c in close)}?" if close else \
+        "; run `approxtheory claims list` to see every id"
+    raise UnknownClaimError(f"unknown claim id {id!r}{hint}")
+
+
+def claims(paper: str | None = None, kind: str | None = None,
+           provenance: str | None = None) -> list[Claim]:
+    """All claims, optionally filtered by paper (arXiv id or short name), kind and provenance."""
+    out = list(_REGISTRY.values())
+    if paper is not None:
+        pid = paper_id(paper)
+        out = [c for c in out if c.paper == pid]
+    if kind is not None:
+        if kind not in KINDS:
+            raise ApproxTheoryError(f"unknown kind {kind!r}; kinds are: {', '.join(KINDS)}")
+        out = [c for c in out if c.kind == kind]
+    if provenance is not None:
+        if provenance not in PROVENANCES:
+            raise ApproxTheoryError(
+                f"unknown provenance {provenance!r}; allowed: {', '.join(PROVENANCES)}")
+        out = [c for c in out if c.provenance == provenance]
+    return out
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Where one claim's quantity overtakes another's as ``variable`` grows."""
+
+    a: str
+    b: str
+    variable: str
+    quantity: str
+    expr_a: Any
+    expr_b: Any
+    crossings: tuple
+    regions: tuple  # ((lo, hi, winner), ...) winner in {"a", "b", "equal"}
+
+    def __str__(self) -> str:
+        parts = []
+        for lo, hi, w in self.regions:
+            who = {"a": f"{self.a} larger", "b": f"{self.b} larger", "equal": "equal"}[w]
+            parts.append(f"{self.variable} in ({sp.sstr(lo)}, {sp.sstr(hi)}): {who}")
+        cr = ", ".join(sp.sstr(c) for c in self.crossings) or "none"
+        return (f"{self.quantity}: {self.a} = {sp.sstr(self.expr_a)} vs {self.b} = "
+                f"{sp.sstr(self.expr_b)}; crossings at {self.variable} = {cr}; " + "; ".join(parts))
+
+    def overtakes_at(self):
+        """The first crossing, or None."""
+        return self.crossings[0] if self.crossings else None
+
+
+def _quantity(c: Claim, quantity: str):
+    if quantity == "exponent":
+        return c.rate_exponent()
+    if quantity == "value":
+        return c.expr()
+    return c.expr(quantity)
+
+
+def compare(a: str | Claim, b: str | Claim, variable: str, quantity: str = "exponent",
+            **values) -> Comparison:
+    """Find where one bound overtakes another as ``variable`` grows.
+
+    ``quantity`` is ``"exponent"`` (each claim's rate exponent in 1/ε, the default), ``"value"``
+    (the primary expressions) or an expression name common to both. Example: the h >= D upper
+    bound of HC-T2a against the h < D lower bound of HC-T2b as T grows::
+
+        >>> compare("HC-T2a", "HC-T2b", "T", gamma=2, s=1, n=2, D=2).crossings
+        (56,)
+    """
+    ca = a if isinstance(a, Claim) else claim(a)
+    cb = b if isinstance(b, Claim) else claim(b)
+    ea, eb = _quantity(ca, quantity), _quantity(cb, quantity)
+
+    def subs_for(c: Claim, e):
+        vals = {k: v for k, v in values.items() if _has(c, k)}
+        s = c._subs(vals)
+        return e.subs(s)
+
+    ea, eb = subs_for(ca, ea), subs_for(cb, eb)
+    xs = {s for s in (ea.free_symbols | eb.free_symbols) if s.name == variable}
+    if not xs:
+        raise ApproxTheoryError(
+            f"neither {ca.id} nor {cb.id} depends on {variable!r} after substitution")
+    others = {s.name for s in (ea.free_symbols | eb.free_symbols)} - {variable}
+    if others:
+        raise ApproxTheoryError(f"compare needs values for {', '.join(sorted(others))}")
+    x = sp.Symbol(variable, positive=True)
+    ea = ea.subs({s: x for s in xs})
+    eb = eb.subs({s: x for s in xs})
+    diff = sp.simplify(ea - eb)
+    try:
+        sols = sp.solve(sp.Eq(diff, 0), x)
+    except NotImplementedError:
+        sols = []
+    crossings = tuple(sorted(s for s in sols if s.is_real and s.is_positive))
+    pts = [sp.Integer(0), *crossings, sp.oo]
+    regions = []
+    for lo, hi in zip(pts[:-1], pts[1:]):
+        mid = (lo + hi) / 2 if hi != sp.oo else (lo + 1) * 2
+        v = diff.subs(x, mid)
+        v = sp.N(v)
+        w = "equal" if v == 0 else ("a" if v > 0 else "b")
+        regions.append((lo, hi, w))
+    return Comparison(ca.id, cb.id, variable, quantity, ea, eb, crossings, tuple(regions))
+
+
+def _has(c: Claim, name: str) -> bool:
+    try:
+        c.symbol(name)
+        return True
+    except ApproxTheoryError:
+        return False

@@ -1,0 +1,64 @@
+"""Helpers the per-paper modules use to declare symbols and claims (private)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import sympy as sp
+
+from ._claim import KINDS, PAPERS, PROVENANCES, Claim, Condition, collect_symbols
+
+__all__ = ["SymbolTable", "cond"]
+
+
+def cond(expr, description: str | None = None) -> Condition:
+    return Condition(expr, description)
+
+
+class SymbolTable:
+    """A paper's declared symbols: ``name -> (sympy Symbol with assumptions, description)``.
+
+    Also the factory for that paper's claims, so that a claim can only use declared symbols.
+    """
+
+    def __init__(self, paper: str):
+        if paper not in PAPERS:
+            raise ValueError(f"unknown paper {paper}")
+        self.paper = paper
+        self.table: dict[str, tuple[Any, str]] = {}
+        self.claims: list[Claim] = []
+
+    def sym(self, name: str, description: str, **assumptions) -> sp.Symbol:
+        assumptions.setdefault("positive", True)
+        s = sp.Symbol(name, **assumptions)
+        if name in self.table:
+            raise ValueError(f"symbol {name} declared twice")
+        self.table[name] = (s, description)
+        return s
+
+    def syms(self, spec: str, **assumptions):
+        """Declare several symbols: ``'T:sequence length; n:per-head width'``."""
+        out = []
+        for part in spec.split(";"):
+            name, desc = part.split(":", 1)
+            out.append(self.sym(name.strip(), desc.strip(), **assumptions))
+        return out
+
+    def claim(self, id: str, *, section: str, kind: str, statement: str, provenance: str,
+              expressions: dict | None = None, regime: Iterable = (), vacuous_if=None,
+              rate: tuple[str, Any] | None = None, notes: str = "", depends_on: Iterable[str] = (),
+              primary: str | None = None) -> Claim:
+        if kind not in KINDS:
+            raise ValueError(f"{id}: kind {kind!r} not in {KINDS}")
+        if provenance not in PROVENANCES:
+            raise ValueError(f"{id}: provenance {provenance!r} not in {PROVENANCES}")
+        expressions = dict(expressions or {})
+        regime = tuple(r if isinstance(r, Condition) else Condition(r) for r in regime)
+        extra = [vacuous_if] if vacuous_if is not None else []
+        symbols = collect_symbols(self.table, list(expressions.values()) + extra, regime)
+        c = Claim(id=id, paper=self.paper, section=section, kind=kind, statement=statement,
+                  provenance=provenance, expressions=expressions, symbols=symbols, regime=regime,
+                  vacuous_if=vacuous_if, rate=rate, notes=notes, depends_on=tuple(depends_on),
+                  primary=primary)
+        self.claims.append(c)
+        return c

@@ -1,0 +1,264 @@
+"""Claims of *The Effect of Attention Head Count on Transformer Approximation* (arXiv 2510.06662).
+
+Source: ``shared/papers/headcount.md``. Section numbers are the digest's; equations are the
+camera-ready's where the digest gives them. Provenance follows the digest's marks: plain text is
+``stated``, **[reconstructed]** is ``reconstructed``, **[derived]** is ``derived``.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from ._build import SymbolTable, cond
+
+P = SymbolTable("2510.06662")
+
+eps = P.sym("epsilon", "target sup-norm precision ε")
+T = P.sym("T", "sequence length (number of tokens)", integer=True)
+D = P.sym("D", "intrinsic dimension: number of retrieved features", integer=True)
+d = P.sym("d", "token dimension", integer=True)
+s = P.sym("s", "number of heads in the lower bound (s < D)", integer=True)
+h = P.sym("h", "number of attention heads", integer=True)
+n = P.sym("n", "per-head dimension", integer=True)
+gamma = P.sym("gamma", "approximation exponent of the FFN components (Assumption 3)")
+C = P.sym("C", "unspecified constant C_{d,D,T} > 0")
+beta = P.sym("beta", "softmax inverse temperature β")
+S = P.sym("S", "size |S_i| of a retrieval index set", integer=True)
+g = P.sym("g", "gap between the smallest and second-smallest score")
+D1 = P.sym("D1", "intrinsic dimension of the first representation", integer=True)
+D2 = P.sym("D2", "intrinsic dimension of the second representation", integer=True)
+L = P.sym("L", "number of layers", integer=True)
+aL = P.sym("a_L", "conjectured constant a_L > 0")
+bL = P.sym("b_L", "conjectured constant b_L > 0")
+p = P.sym("p", "hidden width of the two-layer FFN", integer=True)
+A = P.sym("A", "input distance bound ||v1 - v2||_2 <= A")
+B = P.sym("B", "required output separation ||F(v1) - F(v2)|| >= B")
+c_m = P.sym("c_m", "norm-equivalence constant in (0, 1]")
+lam = P.sym("lambda_min", "smallest eigenvalue of the Hessian of f_i at its minimiser")
+r = P.sym("r", "radius of the neighbourhood of the minimiser")
+gmin = P.sym("g_min", "min_i |∂_i F_0(z)|, the weakest outer sensitivity")
+sep = P.sym("delta_min", "min_{i≠j} ||x^(i) - x^(j)||, the separation of the minimisers")
+L0 = P.sym("L_0", "sup ||∇F_0||_1, Lipschitz constant of the outer map")
+x_t = P.sym("x_t", "a token coordinate x(t)_j in [0, 1]", positive=False, nonnegative=True)
+v_m = P.sym("v_m", "m-th largest value of the coordinate", positive=False, nonnegative=True)
+w_m = P.sym("w_m", "m-th smallest value of the coordinate", positive=False, nonnegative=True)
+q = P.sym("q", "sharpness of the smooth selector (q -> infinity)")
+Y = P.sym("Y", "Y_{t,j} of Lemma 2", positive=False, nonnegative=True)
+Z = P.sym("Z", "Z_{t,j} of Lemma 2", positive=False, nonnegative=True)
+
+ARXIV = P.paper
+
+# ---------------------------------------------------------------------------------------------
+# The central formula: HC-T2b's exponent. Everything else that uses k reads it from here.
+T0 = T / sp.Integer(4) - s - D + 1
+k = T0 / ((n + 1) * s + 1) - 1
+
+P.claim(
+    "HC-T1", section="§3 Theorem 1", kind="theorem", provenance="stated",
+    statement="For fixed d, T the union over D of the generalized D-retrieval classes is dense in "
+              "C(X_T) under the sup-norm.",
+    notes="The D reached by the proof is combinatorially large, of order d·C(T, T/4); density "
+          "says nothing about small D.",
+)
+P.claim(
+    "HC-L1", section="App. A.1 Lemma 1", kind="lemma", provenance="stated",
+    statement="Relaxation: dropping the regularity of Assumption 2 (keeping f_i continuous into "
+              "[0,1]) does not change the sup-norm closure of the class; total error <= 5η.",
+    notes="Uses that u -> min_{t in S} u_t is 1-Lipschitz in the sup-norm.",
+)
+P.claim(
+    "HC-L2", section="App. A.1 Lemma 2", kind="exact", provenance="stated",
+    statement="Order statistics: Y_{t,j} = max over m-subsets A containing t of min_{u in A} x(u)_j "
+              "equals min{x(t)_j, v_{m,j}}, and 1 - Z_{t,j} = max{x(t)_j, w_{m,j}} (m = T/4).",
+    expressions={"Y": sp.Min(x_t, v_m), "one_minus_Z": sp.Max(x_t, w_m)},
+    notes="v_m is the m-th largest and w_m the m-th smallest of the j-th coordinates.",
+)
+P.claim(
+    "HC-L3", section="App. A.1 Lemma 3", kind="lemma", provenance="reconstructed",
+    statement="Smooth selector: x̃_q(t)_j, a softmax-weighted mix of 1 - Z and Y, converges "
+              "uniformly to x(t)_j as q -> infinity.",
+    expressions={"x_tilde": (sp.exp(q * (1 - Z - w_m) ** 2) * (1 - Z)
+                             + sp.exp(q * (Y - v_m) ** 2) * Y)
+                 / (sp.exp(q * (1 - Z - w_m) ** 2) + sp.exp(q * (Y - v_m) ** 2))},
+)
+P.claim(
+    "HC-C1", section="§3 Corollary 1", kind="theorem", provenance="reconstructed",
+    statement="Uniqueness of the intrinsic dimension: two regular representations with "
+              "D1² + D2² <= T/50 have D1 = D2.",
+    expressions={"k": k.subs({s: D1, n: 2, D: D2}, simultaneous=True)},
+    regime=[cond(sp.Le(D1**2 + D2**2, T / 50), "D1**2 + D2**2 <= T/50"),
+            cond(sp.Lt(D1, D2), "D1 < D2 (the proof's contradiction case)")],
+    notes="Proof: HC-T2a with h = D1, n = 2 against HC-T2b with s = D1, n = 2 gives "
+          "k = (T/4 - D1 - D2 + 1)/(3 D1 + 1) - 1 > gamma under the size condition, using the "
+          "loosely justified gamma <= max(D1, D2). The constant 50 is reconstructed from '501 T'.",
+    depends_on=("HC-T2a", "HC-T2b"),
+)
+P.claim(
+    "HC-T2a", section="§3 Theorem 2(1)", kind="upper", provenance="stated",
+    statement="With h = D heads of width n = 2, any parameter count M > C/ε^γ suffices: the "
+              "rate in ε does not depend on T.",
+    expressions={"M_suff": C / eps**gamma},
+    regime=[cond(sp.Ge(h, D), "h >= D (h = D as stated; extra heads switched off [derived])")],
+    rate=("M_suff", eps),
+    notes="T enters only the constant (positional gate table, the β needed).",
+    depends_on=("HC-K1",),
+)
+P.claim(
+    "HC-T2b", section="§3 Theorem 2(2)", kind="lower", provenance="stated",
+    statement="With s < D heads of width n, ε-approximation needs M >= C·ε^(-k) parameters, "
+              "k = (T/4 - s - D + 1)/((n+1)s + 1) - 1, linear in T.",
+    expressions={"k": k, "M_min": C * eps ** (-k), "T0": T0},
+    regime=[cond(sp.Lt(s, D))],
+    vacuous_if=sp.Le(k, 0),
+    rate=("M_min", eps),
+    notes="Nontrivial only for k > 0, i.e. T > 4D + 4ns + 8s. Needs Assumptions 1 and 2 only. "
+          "For the paper's synthetic experiments (n = 8, D = 4, s <= 3, T <= 128) k <= 1.8 "
+          "[derived].",
+)
+P.claim(
+    "HC-T2c", section="§3 Theorem 2(3)", kind="upper", provenance="stated",
+    statement="One head of width n >= T·d with a 5-layer ReLU F̂ ε-approximates with "
+              "M > C/ε^(1+γ) parameters (memorization regime).",
+    expressions={"M_suff": C / eps ** (1 + gamma), "M_sharp": C / eps ** sp.Max(1, gamma)},
+    regime=[cond(sp.Ge(n, T * d), "n >= T*d")],
+    rate=("M_suff", eps),
+    notes="Remark (3): the sharper form is C/ε^max(1, γ).",
+    depends_on=("HC-K2", "HC-L9"),
+)
+P.claim(
+    "HC-Conj1", section="§3 Conjecture 1", kind="conjecture", provenance="conjecture",
+    statement="With L layers, efficient approximation needs L·h >= D; otherwise "
+              "log(#params) = Ω(|log ε| · a_L/(n h) · T^b_L).",
+    expressions={"log_params_lower": sp.Abs(sp.log(eps)) * aL / (n * h) * T**bL},
+    regime=[cond(sp.Lt(L * h, D), "L*h < D")],
+    notes="Formula reconstructed from garbled text; supported only by Table 5.",
+)
+P.claim(
+    "HC-L4", section="App. A.2 Lemma 4", kind="lemma", provenance="stated",
+    statement="A two-layer FFN of width p with entries <= 1 and 1-Lipschitz activation is "
+              "p·sqrt(n)-Lipschitz, so separating outputs by B at input distance A needs "
+              "Ω(B/(A sqrt(n))) hidden units.",
+    expressions={"lipschitz": p * sp.sqrt(n), "width_lower": c_m * B / (A * sp.sqrt(n))},
+)
+P.claim(
+    "HC-L5", section="App. A.2 Lemma 5", kind="lemma", provenance="stated",
+    statement="Near its minimiser f_i is strictly monotone along a segment of length r/4 with "
+              "slope >= L_i = λ_min r/8.",
+    expressions={"L_i": lam * r / 8},
+)
+P.claim(
+    "HC-L6", section="App. A.2 Lemma 6", kind="lemma", provenance="stated",
+    statement="The outer map is sensitive in every coordinate: |F_0(z + δe_i) - F_0(z)| >= L_0|δ| "
+              "for small δ, with L_0 = ½ min_i |∂_i F_0(z)|.",
+    expressions={"L_0": gmin / 2},
+)
+P.claim(
+    "HC-L7", section="App. A.2 Lemma 7", kind="lemma", provenance="stated",
+    statement="Balls of radius R_0 = ½ min_{i≠j} ||x^(i) - x^(j)|| around the minimisers are "
+              "disjoint, and f_i > z_i + ε_0 outside its ball.",
+    expressions={"R_0": sep / 2},
+)
+P.claim(
+    "HC-L8", section="App. A.3 Lemma 8", kind="lemma", provenance="stated",
+    statement="A 2-layer, a 3-layer and a 2-layer fully connected net compose into one 5-layer "
+              "net whose hidden widths are those of the parts.",
+)
+ng = sp.ceiling(1 / eps)
+P.claim(
+    "HC-L9", section="App. A.3 Lemma 9", kind="construction", provenance="stated",
+    statement="A ReLU network with widths T·⌈1/ε⌉ and 2⌈1/ε⌉ computes max_t x_t on [0,1]^T to "
+              "within 1/⌈1/ε⌉ <= ε, with O(T/ε) parameters.",
+    expressions={"err_bound": 1 / ng, "width1": T * ng, "width2": 2 * ng,
+                 "width_bound": 2 * T * ng, "params_order": T / eps},
+    rate=("params_order", eps),
+)
+P.claim(
+    "HC-K1", section="§4.1, eqs. 14-16", kind="construction", provenance="stated",
+    statement="D heads of width 2, one per feature, with a position gate: each head's softmax "
+              "readout exceeds min_{S_i} by at most (|S_i|-1)/(eβ) + T e^(-β).",
+    expressions={"err_bound": (S - 1) / (sp.E * beta) + T * sp.exp(-beta),
+                 "err_gap": S * sp.exp(-beta * g),
+                 "beta_eps": sp.Max(1, 4 * T * L0 * D / eps, sp.log(4 * T * L0 * D / eps))},
+    regime=[cond(sp.Ge(beta, 1), "beta >= 1"), cond(sp.Le(S, T), "S <= T"),
+            cond(sp.Ge(4 * S, T), "S >= T/4")],
+    notes="Gate value -1 as stated (a parameter of the construction). err_gap is [derived]: with "
+          "a gap g above the minimum the in-set error falls to about |S_i| e^(-βg). Without a "
+          "gap the error decays only like 1/β.",
+)
+P.claim(
+    "HC-K2", section="§4.2", kind="construction", provenance="stated",
+    statement="Single head, embedding e_t ⊗ x(t) of width T·d and zero query: the attention output "
+              "is exactly vec(X)/T, so the content is memorized.",
+    expressions={"width": T * d, "attention_error": sp.Integer(0)},
+    primary="width",
+    depends_on=("HC-L9", "HC-L8"),
+)
+# Predictions of §6 (the digest's checkable list). Formulas are read from the claims above.
+P.claim(
+    "HC-P1", section="§6 P1", kind="exact", provenance="derived",
+    statement="HC-K2's attention output equals vec(X)/T to float precision; a linear readout "
+              "recovers X.", depends_on=("HC-K2",),
+)
+P.claim(
+    "HC-P2", section="§6 P2", kind="rate", provenance="derived",
+    statement="A single HC-K1 head's sup error is <= (|S|-1)/(eβ) + T e^(-β) and scales like 1/β "
+              "in the worst case.",
+    depends_on=("HC-K1",),
+)
+P.claim(
+    "HC-P3", section="§6 P3", kind="rate", provenance="derived",
+    statement="The explicit D-head model has a T-independent parameter count; with a minimum gap "
+              "g the error is about T e^(-βg), so the β needed grows like log(T/ε)/g.",
+    expressions={"beta_needed": sp.log(T / eps) / g},
+    depends_on=("HC-K1", "HC-T2a"),
+)
+P.claim(
+    "HC-P4", section="§6 P4", kind="construction", provenance="derived",
+    statement="HC-L9's network: sup error <= 1/⌈1/ε⌉ and parameter count linear in T/ε.",
+    depends_on=("HC-L9",),
+)
+P.claim(
+    "HC-P5", section="§6 P5", kind="lemma", provenance="derived",
+    statement="Random two-layer nets with entries in [-1,1] satisfy HC-L4's Lipschitz inequality.",
+    depends_on=("HC-L4",),
+)
+P.claim(
+    "HC-P6", section="§6 P6", kind="exact", provenance="derived",
+    statement="HC-T2b's exponent has slope 1/(4((n+1)s+1)) in T and is vacuous for "
+              "T <= 4D + 4ns + 8s; for the paper's synthetic set-up it is <= 1.8.",
+    expressions={"slope_in_T": sp.simplify(sp.diff(k, T)),
+                 "vacuity_boundary": sp.solve(sp.Eq(k, 0), T)[0]},
+    depends_on=("HC-T2b",),
+)
+P.claim(
+    "HC-P7", section="§6 P7", kind="empirical", provenance="derived",
+    statement="Heuristic: the Lipschitz constant demanded of F̂ after one head grows with T for "
+              "max+min (h = 1), and stays bounded for the 2-head construction.",
+    depends_on=("HC-T2b", "HC-L4"),
+)
+P.claim(
+    "HC-P8", section="§6 P8 (Fig. 1a)", kind="empirical", provenance="stated",
+    statement="Trained one-layer models show a phase transition at h = D: NMSE grows with T for "
+              "h < D and is flat in T for h >= D.",
+    depends_on=("HC-T2a", "HC-T2b"),
+)
+P.claim(
+    "HC-P9", section="§6 P9 (Fig. 1b)", kind="empirical", provenance="stated",
+    statement="At h = D - 1, log NMSE is about linear in log N and larger T needs more parameters "
+              "for the same error; at h = D the slope is about 0.",
+    depends_on=("HC-T2b",),
+)
+P.claim(
+    "HC-P10", section="§6 P10 (Tables 3-5)", kind="empirical", provenance="stated",
+    statement="The transition stays at h = D with fixed total width, moves to h = 3 for D = 3, and "
+              "a 2-layer model needs only L·h >= D.",
+    depends_on=("HC-Conj1",),
+)
+P.claim(
+    "HC-P11", section="§6 P11 (Tables 6-10)", kind="empirical", provenance="stated",
+    statement="The reversal score R(h) turns positive at the transition, and MS MARCO error fits "
+              "c T^β exp(α h/T^δ) with α = -1.40, δ = 0.25.",
+)
+
+CLAIMS = P.claims
+SYMBOLS = P.table

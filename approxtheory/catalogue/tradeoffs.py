@@ -1,0 +1,109 @@
+"""Claims of *Performance-Efficiency Tradeoffs in Transformers* (arXiv 2510.03784).
+
+Source: ``shared/papers/tradeoffs.md``. The body of the paper was not available to the digest: the
+paper-level claims are known from the abstract and reviews, their formulas are the digest's
+templates (**[DER]** -> ``reconstructed``), and the surrogates X1-X4 are derivations made for the
+digest (**[X]** -> ``derived``).
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from ._build import SymbolTable, cond
+
+P = SymbolTable("2510.03784")
+
+H = P.sym("H", "number of heads")
+Dbud = P.sym("D", "attention budget D = Σ_m H_m d_m")
+a = P.sym("a", "head-count error coefficient")
+b = P.sym("b", "head-dim error coefficient")
+al = P.sym("alpha", "head-count error exponent")
+be = P.sym("beta", "head-dim error exponent")
+M = P.sym("M", "number of source tokens / head groups", integer=True)
+B = P.sym("B", "logit bound |z_s| <= B")
+L = P.sym("L", "number of visible tokens (sequence length)", integer=True)
+sigma = P.sym("sigma", "per-coordinate standard deviation of the values")
+delta = P.sym("delta", "sup-norm logit perturbation")
+s_r1 = P.sym("sigma_r1", "σ_{r+1}(M_QK), first discarded singular value")
+R = P.sym("R", "bound on token norms ||e_t|| <= R")
+sv = P.sym("sigma_v", "standard deviation of the values")
+r = P.sym("r", "kept rank", integer=True)
+d = P.sym("d", "head dimension", integer=True)
+
+# TO-T1 template: E = M (a (H/M)^-α + b (D/H)^-β); the optimum solves dE/dH = 0.
+E_T1 = M * (a * (H / M) ** (-al) + b * (Dbud / H) ** (-be))
+H_star = (al * a * M**al / (be * b)) ** (1 / (al + be)) * Dbud ** (be / (al + be))
+
+q = (L - 1) * sp.exp(-4 * B)
+a_star = sp.exp(2 * B) / (sp.exp(2 * B) + L - 1)
+
+P.claim(
+    "TO-T1", section="§4, Eq. (3)", kind="theorem", provenance="reconstructed",
+    statement="Under a budget D = Σ H_m d_m, extraction error trades head count against head "
+              "dimension; the optimal head count H* balances the two terms.",
+    expressions={"H_star": H_star, "error": E_T1, "d_star": Dbud / H_star},
+    notes="Template E = Σ_m [a H_m^-α + b d_m^-β]; the paper's Eq. (3) was not recovered. The "
+          "paper's Eq. (3) predicts 32 heads where its Fig. 2 shows 8 best (a reviewer's remark).",
+)
+P.claim(
+    "TO-T2", section="§5 Theorem 5.1", kind="theorem", provenance="reconstructed",
+    statement="Softmax saturation: with bounded logits, increasing the head dimension gives "
+              "diminishing returns, more so for long sequences.",
+    expressions={"rms_gain_bound": sigma * sp.sqrt(2 * sp.exp(2 * B) / L)},
+    notes="Formula is surrogate X3; the paper's statement was not recovered. Whether the effect "
+          "strengthens with L depends on L versus e^{4B} (digest §10).",
+    depends_on=("TO-X3",),
+)
+P.claim(
+    "TO-C1", section="§5 Corollary 5.1", kind="construction", provenance="reconstructed",
+    statement="A low-rank (truncated SVD) version of a head exists; the logit change is at most "
+              "σ_{r+1} R², and the output weights change by a factor at most e^{2δ} - 1.",
+    expressions={"logit_change": s_r1 * R**2,
+                 "weight_change_factor": sp.exp(2 * s_r1 * R**2) - 1,
+                 "mse_bound": sv**2 * (sp.exp(2 * s_r1 * R**2) - 1) ** 2 * sp.exp(2 * B) / L},
+    depends_on=("TO-X4",),
+)
+P.claim(
+    "TO-R1", section="§4 / abstract", kind="empirical", provenance="stated",
+    statement="Early layers need enough attention width to extract information; split it between "
+              "heads and head dimension by the TO-T1 balance (grouped heads).",
+    depends_on=("TO-T1",),
+)
+P.claim(
+    "TO-R2", section="§5 / abstract", kind="empirical", provenance="stated",
+    statement="Later layers can run with smaller head dimension and be compressed by per-head SVD "
+              "truncation.",
+    depends_on=("TO-C1", "TO-T2"),
+)
+P.claim(
+    "TO-R3", section="summaries [S]", kind="empirical", provenance="reconstructed",
+    statement="Under a parameter cut, cutting head dimension hurts less than cutting head count.",
+)
+P.claim(
+    "TO-X1", section="digest §4 X1", kind="upper", provenance="derived",
+    statement="With logits in [-B, B] over L tokens no attention weight exceeds "
+              "e^{2B}/(e^{2B} + L - 1).",
+    expressions={"max_weight": a_star},
+)
+P.claim(
+    "TO-X2", section="digest §4 X2", kind="lower", provenance="derived",
+    statement="Positional retrieval of one token with bounded logits has a relative error floor "
+              "q/(1+q), q = (L-1)e^{-4B}, for every head dimension.",
+    expressions={"floor": q / (1 + q), "floor_unit_readout": (1 - a_star) ** 2 * L / (L - 1)},
+    regime=[cond(sp.Ge(L, 2), "L >= 2")],
+)
+P.claim(
+    "TO-X3", section="digest §4 X3", kind="upper", provenance="derived",
+    statement="Two bounded-logit heads with the same value map differ in output by at most "
+              "2σ² e^{2B}/L in mean square.",
+    expressions={"mse_difference": 2 * sigma**2 * sp.exp(2 * B) / L},
+)
+P.claim(
+    "TO-X4", section="digest §4 X4", kind="upper", provenance="derived",
+    statement="A logit perturbation of sup-norm δ changes the softmax by at most e^{2δ} - 1 in ℓ1.",
+    expressions={"l1_change": sp.exp(2 * delta) - 1},
+)
+
+CLAIMS = P.claims
+SYMBOLS = P.table

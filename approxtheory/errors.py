@@ -1,0 +1,53 @@
+"""Typed errors. Every error a user can cause derives from :class:`ApproxTheoryError`.
+
+The CLI turns any of these into one line on stderr and exit code 2; the Python API raises them
+with a message that says what was wrong and what is allowed.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ApproxTheoryError",
+    "UnknownClaimError",
+    "UnknownSymbolError",
+    "MissingSymbolError",
+    "InvalidValueError",
+    "RegimeError",
+    "NotAPowerLawError",
+    "ConfigError",
+]
+
+
+class ApproxTheoryError(ValueError):
+    """Base class of every error caused by bad input."""
+
+
+class UnknownClaimError(ApproxTheoryError, KeyError):
+    """A claim id that the catalogue does not define."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class UnknownSymbolError(ApproxTheoryError):
+    """A value was given for a symbol the claim does not use."""
+
+
+class MissingSymbolError(ApproxTheoryError):
+    """A symbol needed for evaluation has no value."""
+
+
+class InvalidValueError(ApproxTheoryError):
+    """A value violates its symbol's assumptions (e.g. a non-positive epsilon)."""
+
+
+class RegimeError(ApproxTheoryError):
+    """The values lie outside the regime where the claim applies (e.g. HC-T2b with s >= D)."""
+
+
+class NotAPowerLawError(ApproxTheoryError):
+    """``exponent`` was asked of an expression that is not a power law in that symbol."""
+
+
+class ConfigError(ApproxTheoryError):
+    """An architecture, task or construction knob outside its valid range."""

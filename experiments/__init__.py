@@ -1,0 +1,1 @@
+"""Declarative experiments (grids of cells with quick and full profiles)."""
