@@ -1,0 +1,33 @@
+"""Explicit weights that realise the papers' constructions, each citing the claim it realises and
+stating the paper's error bound for it.
+
+Example::
+
+    >>> from approxtheory.constructions import build, names
+    >>> c = build("hc_k1_synthetic", T=16, beta=200.0)
+    >>> c.claim, c.params == build("hc_k1_synthetic", T=64, beta=200.0).params
+    ('HC-K1', True)
+    >>> r = c.measure(budget=512)
+    >>> r["verdict"]
+    'within-bound'
+
+A construction is a pure function of its knobs returning a :class:`Construction` (model, task,
+parameter count by the paper's convention, claimed bound); measuring is separate (``.measure``).
+"""
+
+from ._base import Construction, Knob, REGISTRY, build, names, verdict
+from . import headcount, infoflow, tradeoffs  # noqa: F401  (registers the constructions)
+from .headcount import build_hc_k1_model, build_softmax_retrieval_model
+from .tradeoffs import build_lag_model
+
+__all__ = ["Construction", "Knob", "REGISTRY", "build", "names", "verdict", "describe",
+           "build_hc_k1_model", "build_softmax_retrieval_model", "build_lag_model"]
+
+
+def describe(name: str) -> dict:
+    """Claim, summary and knobs (type, default, help) of a construction."""
+    fn, knobs, claim, summary = REGISTRY[name]
+    return {"name": name, "claim": claim, "summary": summary,
+            "knobs": {k: {"type": v.type.__name__, "default": v.default, "help": v.help,
+                          **({"choices": list(v.choices)} if v.choices else {})}
+                      for k, v in knobs.items()}}

@@ -1,0 +1,235 @@
+"""Constructions of arXiv 2510.06662 (headcount digest §4): HC-K1, its synthetic instance, HC-K2,
+HC-L9, and the single-head softmax retrieval head (also IF-T2 / HC-P2).
+
+Conventions: the residual stream is the paper's x̂ ∈ R^E; logits are ``(W_Q ĉ0)ᵀ(W_K x̂)`` with
+``attn_scale = 1`` so that β lives in W_Q; the softmax runs over the T input tokens only (the CLS
+token queries but is not a key), eq. (4)-(5).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+import torch
+
+from ..catalogue import claim
+from ..errors import ConfigError
+from ..model import LayerSpec, ModelConfig, Transformer
+from ..tasks import GeneralizedRetrieval, MaxPlusMin, Memorize, ScalarMax, SyntheticMaxSum
+from ._base import Construction, Knob, at_least, positive, register
+
+
+def _paper_params(model: Transformer) -> int:
+    """HC convention (§1.4): only the encoder P_φ and the read-out F̂ count, not W_Q, W_K, W_V,
+    W_O (nor the CLS vector)."""
+    return model.count_params(["embed", "head"])
+
+
+def build_hc_k1_model(task: GeneralizedRetrieval, beta: float, gate: float = -1.0) -> Transformer:
+    """HC-K1 (proof of Theorem 2(1), digest §4.1): h = D heads of width n = 2, E = 2D.
+
+    Block i of the embedding (coordinates 2i, 2i+1) is ``x̂^(i)(t) = (f_i(x(t)), r_i(t))`` with the
+    position gate ``r_i(t) = 0`` for t in S_i and ``gate`` (the paper: -1) otherwise. The features
+    are exact (affine) here, as the digest suggests for testing, so the only error is softmax's.
+
+    Head i: ``W_{Q,i} ĉ0 = (β, 0)``; ``W_{K,i}`` has rows ``(∓1, +1)`` on block i, so the score is
+    ``ρ_i(t) = β(∓f_i(x(t)) + r_i(t))`` (minus for min-retrieval, plus for the max form);
+    ``W_{V,i} = I_2`` on block i and ``W_O = I`` (block diagonal). The read-out of the CLS slot is
+    ``ĉ0 + W_O(...)``, so block i's first coordinate is ``1 + z̃_i`` with ``z̃_i = Σ_t σ[ρ_i](t)
+    f_i(x(t))`` (eqs. 14-16), and F̂ subtracts ĉ0 and applies the affine F_0.
+    """
+    if task.affine is None or task.outer_affine is None:
+        raise ConfigError("hc_k1 realises tasks with affine features f_i and an affine outer map "
+                          "exactly; this task has non-affine parts")
+    W, b = task.affine
+    c, c0 = task.outer_affine
+    D, d, T = task.D, task.d, task.T
+    E = 2 * D
+    gated = any(len(S) < T for S in task.sets)
+    cfg = ModelConfig(d_in=d, width=E, layers=[LayerSpec(heads=D, head_dim=2)], d_out=1,
+                      seq_len=T if gated else None, positions="onehot" if gated else "none",
+                      attn_scale=1.0, residual=True)
+    m = Transformer(cfg).zero_()
+    sign = -1.0 if task.mode == "min" else 1.0
+    enc_W = np.zeros((E, d + (T if gated else 0)))
+    enc_b = np.zeros(E)
+    for i in range(D):
+        enc_W[2 * i, :d] = W[i]                     # f_i(x) = W_i·x + b_i
+        enc_b[2 * i] = b[i]
+        if gated:
+            for t in range(T):                      # r_i(t) from the one-hot position
+                enc_W[2 * i + 1, d + t] = 0.0 if t in task.sets[i] else gate
+    cls = np.zeros(E)
+    cls[0::2] = 1.0                                 # ĉ0 carries a 1 that W_{Q,i} reads
+    m.set_weights({"embed.0.weight": enc_W, "embed.0.bias": enc_b, "cls": cls})
+    for i in range(D):
+        q = np.zeros((2, E)); q[0, 2 * i] = beta
+        k = np.zeros((2, E)); k[0, 2 * i] = sign; k[0, 2 * i + 1] = 1.0
+        v = np.zeros((2, E)); v[0, 2 * i] = 1.0; v[1, 2 * i + 1] = 1.0
+        o = np.zeros((E, 2)); o[2 * i, 0] = 1.0; o[2 * i + 1, 1] = 1.0
+        m.layers[0].attn.set_head(i, q=q, k=k, v=v, o=o)
+    # F̂: drop ĉ0's constant from each block's first coordinate, then the affine F_0
+    head_W = np.zeros((1, E))
+    head_W[0, 0::2] = c
+    m.set_weights({"head.0.weight": head_W, "head.0.bias": [c0 - float(np.sum(c))]})
+    return m
+
+
+def _k1_bound(task, beta) -> tuple[float, str]:
+    """Σ_i |∂F_0/∂z_i| · ((|S_i|-1)/(eβ) + T e^{-β}), from the catalogue's HC-K1 err_bound."""
+    k1 = claim("HC-K1")
+    c, _ = task.outer_affine
+    total = 0.0
+    for i, S in enumerate(task.sets):
+        total += abs(c[i]) * k1.evaluate_float("err_bound", S=len(S), T=task.T, beta=beta)
+    return total, "sum_i |c_i| * (" + sp.sstr(k1.expr("err_bound")) + ")"
+
+
+def _check_beta_regime(beta):
+    if beta < 1:
+        raise ConfigError(f"beta must be >= 1 for HC-K1's bound (got beta={beta})")
+
+
+@register("hc_k1", "HC-K1", "D heads of width 2, one per feature, position-gated (digest §4.1); "
+          "default task: max over the first half + min over the second half (D = 2)",
+          T=Knob(int, 8, "sequence length", at_least(4)),
+          beta=Knob(float, 100.0, "softmax inverse temperature β (>= 1)", positive),
+          gate=Knob(float, -1.0, "position-gate value r_i(t) outside S_i (paper: -1)"),
+          sets=Knob(str, "split", "S_i: 'split' (halves) or 'all' (every position)",
+                    choices=("split", "all")))
+def hc_k1(T, beta, gate, sets):
+    _check_beta_regime(beta)
+    if sets == "all":
+        task = MaxPlusMin(T)
+    else:
+        half = T // 2
+        task = GeneralizedRetrieval(T, 1, affine=([[-1.0], [1.0]], [1.0, 0.0]),
+                                    outer_affine=([-1.0, 1.0], 1.0), mode="min",
+                                    sets=[list(range(half)), list(range(half, T))])
+        task.name = "max_first_half_plus_min_second_half"
+    model = build_hc_k1_model(task, beta, gate)
+    bound, expr = _k1_bound(task, beta)
+    return Construction("hc_k1", "HC-K1", model, task, {}, _paper_params(model),
+                        "encoder + F̂ (attention not counted, §1.4)", bound, "upper", expr,
+                        extra={"heads": task.D, "head_dim": 2, "width": 2 * task.D})
+
+
+@register("hc_k1_synthetic", "HC-K1", "direct instance of HC-K1 for y = Σ_i max_t a_iᵀx(t) "
+          "(D = 4, d = 4): no gate, F̂ is the sum",
+          T=Knob(int, 16, "sequence length", at_least(1)),
+          beta=Knob(float, 100.0, "softmax inverse temperature β (>= 1)", positive),
+          D=Knob(int, 4, "number of features (heads)", at_least(1)),
+          d=Knob(int, 4, "token dimension", at_least(1)),
+          seed=Knob(int, 0, "seed of the a_i"))
+def hc_k1_synthetic(T, beta, D, d, seed):
+    _check_beta_regime(beta)
+    task = SyntheticMaxSum(T, d=d, D=D, seed=seed)
+    model = build_hc_k1_model(task, beta)
+    bound, expr = _k1_bound(task, beta)
+    return Construction("hc_k1_synthetic", "HC-K1", model, task, {}, _paper_params(model),
+                        "encoder + F̂ (attention not counted, §1.4); identical for every T",
+                        bound, "upper", expr, extra={"heads": D, "width": 2 * D})
+
+
+def _memorizing_attention(T: int, d: int, head_hidden=(), d_out=1) -> Transformer:
+    """HC-K2 (digest §4.2): P_φ(x, t) = e_t ⊗ x(t) ∈ R^{Td}, ĉ0 = 0 and W_Q = 0, so every logit is
+    0, the weights are uniform 1/T and, with W_V = W_O = I, the CLS state is exactly vec(X)/T.
+
+    The encoder realises e_t ⊗ x with one ReLU layer: unit (t', j) = ReLU(x_j + onehot_{t'}(t) - 1),
+    which is x_j when t = t' and 0 otherwise, for x in [0, 1]."""
+    E = T * d
+    cfg = ModelConfig(d_in=d, width=E, layers=[LayerSpec(heads=1, head_dim=E)], d_out=d_out,
+                      seq_len=T, positions="onehot", embed_hidden=(E,), head_hidden=head_hidden,
+                      attn_scale=1.0)
+    m = Transformer(cfg).zero_()
+    W1 = np.zeros((E, d + T))
+    for t in range(T):
+        for j in range(d):
+            W1[t * d + j, j] = 1.0
+            W1[t * d + j, d + t] = 1.0
+    m.set_weights({"embed.0.weight": W1, "embed.0.bias": -np.ones(E),
+                   "embed.2.weight": np.eye(E), "embed.2.bias": np.zeros(E)})
+    m.layers[0].attn.set_head(0, v=np.eye(E), o=np.eye(E))      # W_Q = W_K = 0: uniform weights
+    return m
+
+
+@register("hc_k2", "HC-K2", "single head of width T·d memorizes the sequence: the attention "
+          "output is vec(X)/T and a linear read-out returns X (HC-P1)",
+          T=Knob(int, 16, "sequence length", at_least(1)),
+          d=Knob(int, 2, "token dimension", at_least(1)))
+def hc_k2(T, d):
+    m = _memorizing_attention(T, d, d_out=T * d)
+    m.set_weights({"head.0.weight": T * np.eye(T * d), "head.0.bias": np.zeros(T * d)})
+    task = Memorize(T, d)
+    return Construction("hc_k2", "HC-K2", m, task, {}, _paper_params(m),
+                        "encoder + F̂ (attention not counted, §1.4)", 0.0, "exact",
+                        "attention_error = 0 (float64 round-off allowed: 1e-12)",
+                        extra={"width": T * d})
+
+
+@register("hc_l9", "HC-L9", "HC-K2's memorizing head followed by HC-L9's ReLU max network "
+          "(widths T⌈1/ε⌉ and 2⌈1/ε⌉): max_t x(t) to within 1/⌈1/ε⌉",
+          T=Knob(int, 8, "sequence length", at_least(1)),
+          eps=Knob(float, 0.1, "target precision ε (the grid has ⌈1/ε⌉ levels)", positive))
+def hc_l9(T, eps):
+    if eps > 1:
+        raise ConfigError(f"eps must be in (0, 1] (got eps={eps})")
+    l9 = claim("HC-L9")
+    ng = int(l9.evaluate("width2", epsilon=sp.Rational(str(eps))) // 2)
+    m = _memorizing_attention(T, 1, head_hidden=(T * ng, 2 * ng), d_out=1)
+    # HC-L9 (App. A.3): h1(t, i) = ReLU(x_t - i/n_g); the attention output is x/T, so read T·u_t.
+    W1 = np.zeros((T * ng, T)); b1 = np.zeros(T * ng)
+    for t in range(T):
+        for i in range(ng):
+            W1[t * ng + i, t] = T
+            b1[t * ng + i] = -i / ng
+    # S_j = Σ_t h1(t, j); h2 = (ReLU(S_j), ReLU(S_j - 1/n_g)); output Σ_j ReLU(S_j) - ReLU(S_j - 1/n_g)
+    W2 = np.zeros((2 * ng, T * ng)); b2 = np.zeros(2 * ng)
+    for j in range(ng):
+        for t in range(T):
+            W2[2 * j, t * ng + j] = 1.0
+            W2[2 * j + 1, t * ng + j] = 1.0
+        b2[2 * j + 1] = -1.0 / ng
+    W3 = np.zeros((1, 2 * ng)); W3[0, 0::2] = 1.0; W3[0, 1::2] = -1.0
+    m.set_weights({"head.0.weight": W1, "head.0.bias": b1, "head.2.weight": W2,
+                   "head.2.bias": b2, "head.4.weight": W3, "head.4.bias": [0.0]})
+    bound = l9.evaluate_float("err_bound", epsilon=sp.Rational(str(eps)))
+    return Construction("hc_l9", "HC-L9", m, ScalarMax(T), {}, m.count_params(["head"]),
+                        "the ReLU max network F̂ alone (HC-L9's count)", bound, "upper",
+                        sp.sstr(l9.expr("err_bound")),
+                        extra={"n_g": ng, "widths": [T * ng, 2 * ng],
+                               "width_bound": int(l9.evaluate("width_bound", T=T,
+                                                              epsilon=sp.Rational(str(eps))))})
+
+
+def build_softmax_retrieval_model(T: int, beta: float) -> Transformer:
+    """One head, scalar tokens: x̂(t) = (x(t), 0), ĉ0 = (0, 1); W_Q ĉ0 = β, W_K x̂(t) = x(t), value
+    x(t), so the CLS state is Σ_t softmax(βx)_t x(t), the soft version of max_t x(t) (IF-T2)."""
+    cfg = ModelConfig(d_in=1, width=2, layers=[LayerSpec(heads=1, head_dim=1)], d_out=1,
+                      attn_scale=1.0)
+    m = Transformer(cfg).zero_()
+    m.set_weights({"embed.0.weight": [[1.0], [0.0]], "cls": [0.0, 1.0],
+                   "head.0.weight": [[1.0, 0.0]]})
+    m.layers[0].attn.set_head(0, q=[[0.0, beta]], k=[[1.0, 0.0]], v=[[1.0, 0.0]],
+                              o=[[1.0], [0.0]])
+    return m
+
+
+@register("softmax_retrieval", "IF-T2", "one softmax head retrieving max_t x(t) (scalar tokens "
+          "in [0, 1]); error <= (1 + ln(βT))/β, ~1/β at near-ties (HC-P2)",
+          T=Knob(int, 8, "sequence length", at_least(1)),
+          beta=Knob(float, 100.0, "softmax inverse temperature β", positive))
+def softmax_retrieval(T, beta):
+    m = build_softmax_retrieval_model(T, beta)
+    c = claim("IF-T2")
+    if beta * T < 1:
+        raise ConfigError(f"IF-T2's bound needs beta*T >= 1 (got beta={beta}, T={T})")
+    bound = c.evaluate_float("err_attn", beta=beta, T=T)
+    k1 = claim("HC-K1")
+    extra = {"hc_k1_bound": k1.evaluate_float("err_bound", S=T, T=T, beta=beta) if beta >= 1
+             else None}
+    return Construction("softmax_retrieval", "IF-T2", m, ScalarMax(T), {}, 0,
+                        "no FFN parameters (attention is free, §1.4)", bound, "upper",
+                        sp.sstr(c.expr("err_attn")), extra=extra)

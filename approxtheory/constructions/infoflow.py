@@ -1,0 +1,143 @@
+"""Two-layer, one-head-per-layer constructions of the InfoFlow digest (§4.1, §4.2), realising the
+O(ε^{-1}) upper side of IF-T1 (claims IF-K1, IF-K2)."""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from ..catalogue import claim
+from ..errors import ConfigError
+from ..model import LayerSpec, ModelConfig, Transformer
+from ..tasks import KthLargest, PairwiseMax
+from ._base import Construction, Knob, at_least, positive, register
+
+_F = {
+    "identity": (lambda u: u, 1.0),
+    # the digest's test function f(u) = sin 6u + 0.5|u - 0.3|, Lipschitz constant 6.5
+    "sin": (lambda u: (6 * u).sin() + 0.5 * (u - 0.3).abs(), 6.5),
+}
+
+
+def _interpolant(f_np, N: int):
+    """Piecewise-linear interpolant of f on [0, 1] with N knots u_j = j/(N-1) as N ReLU units:
+    f̂(u) = f(0) + Σ_j c_j ReLU(u - u_j), c_j the slope change at u_j."""
+    u = np.linspace(0.0, 1.0, N)
+    fu = f_np(u)
+    slopes = np.diff(fu) / np.diff(u)
+    c = np.concatenate([[slopes[0]], np.diff(slopes), [0.0]])
+    return u, c, fu[0]
+
+
+@register("if_second_largest", "IF-K1", "f(2nd largest) with two layers of one head each: layer 1 "
+          "retrieves max_{s≠t} g_s (positional self-exclusion), FFN 1 forms min(g_t, m_{-t}), "
+          "layer 2 takes the max at CLS, F̂ interpolates f with N knots (digest §4.1)",
+          T=Knob(int, 8, "sequence length", at_least(2)),
+          beta=Knob(float, 1e4, "softmax inverse temperature β", positive),
+          N=Knob(int, 128, "knots of the read-out interpolant (FFN width)", at_least(2)),
+          f=Knob(str, "sin", "read-out function: identity or sin (sin 6u + 0.5|u-0.3|)",
+                 choices=tuple(_F)))
+def if_second_largest(T, beta, N, f):
+    # Residual stream per token: [g, p (one-hot, T), 1, slot_m, slot_v, slot_out]; CLS: const 1.
+    G, P0, ONE, SM, SV, SO = 0, 1, 1 + T, 2 + T, 3 + T, 4 + T
+    E = T + 5
+    M = 2 * beta + 50.0          # self-exclusion penalty: e^{-(M - β)} is negligible
+    cfg = ModelConfig(d_in=1, width=E, seq_len=T, positions="onehot", attn_scale=1.0,
+                      layers=[LayerSpec(heads=1, head_dim=T + 1, value_dim=1, ffn_hidden=(2,)),
+                              LayerSpec(heads=1, head_dim=1, value_dim=1)],
+                      head_hidden=(N,), d_out=1)
+    m = Transformer(cfg).zero_()
+    enc = np.zeros((E, 1 + T)); enc[G, 0] = 1.0
+    for t in range(T):
+        enc[P0 + t, 1 + t] = 1.0
+    enc_b = np.zeros(E); enc_b[ONE] = 1.0
+    cls = np.zeros(E); cls[ONE] = 1.0
+    m.set_weights({"embed.0.weight": enc, "embed.0.bias": enc_b, "cls": cls})
+    # Layer 1: score(t, s) = β g_s - M <p_t, p_s>; value g_s -> slot_m.
+    q = np.zeros((T + 1, E)); q[0, ONE] = beta
+    k = np.zeros((T + 1, E)); k[0, G] = 1.0
+    for t in range(T):
+        q[1 + t, P0 + t] = -M
+        k[1 + t, P0 + t] = 1.0
+    v = np.zeros((1, E)); v[0, G] = 1.0
+    o = np.zeros((E, 1)); o[SM, 0] = 1.0
+    m.layers[0].attn.set_head(0, q=q, k=k, v=v, o=o)
+    # FFN 1: slot_v += ReLU(g) - ReLU(g - m) = min(g, m_{-t}) for g in [0, 1]  (exact)
+    W1 = np.zeros((2, E)); W1[0, G] = 1.0; W1[1, G] = 1.0; W1[1, SM] = -1.0
+    W2 = np.zeros((E, 2)); W2[SV, 0] = 1.0; W2[SV, 1] = -1.0
+    m.set_weights({"layers.0.ffn.mlp.0.weight": W1, "layers.0.ffn.mlp.0.bias": np.zeros(2),
+                   "layers.0.ffn.mlp.2.weight": W2, "layers.0.ffn.mlp.2.bias": np.zeros(E)})
+    # Layer 2 (CLS query): score β v_t, value v_t -> slot_out; max_t min(g_t, max_{s≠t} g_s)
+    # is exactly the second largest g.
+    q2 = np.zeros((1, E)); q2[0, ONE] = beta
+    k2 = np.zeros((1, E)); k2[0, SV] = 1.0
+    v2 = np.zeros((1, E)); v2[0, SV] = 1.0
+    o2 = np.zeros((E, 1)); o2[SO, 0] = 1.0
+    m.layers[1].attn.set_head(0, q=q2, k=k2, v=v2, o=o2)
+    # F̂: interpolant of f on slot_out
+    f_t, Lf = _F[f]
+    import torch
+    u, c, f0 = _interpolant(lambda a: f_t(torch.from_numpy(a)).numpy(), N)
+    H1 = np.zeros((N, E)); H1[:, SO] = 1.0
+    m.set_weights({"head.0.weight": H1, "head.0.bias": -u,
+                   "head.2.weight": c[None, :], "head.2.bias": [f0]})
+    task = KthLargest(T, 2, f=f_t, f_name=f)
+    cl = claim("IF-K1")
+    bound = cl.evaluate_float("err_bound", L_f=sp.Rational(str(Lf)), beta=beta, T=T, N=N)
+    return Construction("if_second_largest", "IF-K1", m, task, {},
+                        m.count_params(["head", "ffn"]),
+                        "FFN + read-out parameters (attention free); the positional encoder "
+                        "adds O(T)", bound, "upper", sp.sstr(cl.expr("err_bound")),
+                        extra={"L_f": Lf, "M": M, "width": E})
+
+
+@register("if_pairwise_max", "IF-K2", "Σ_i max_{s,t} x(s)ᵀA_i x(t) with D heads in each of two "
+          "layers: layer 1 retrieves the argmax key per token, a bilinear FFN forms the score, "
+          "layer 2 takes the max at CLS (digest §4.2)",
+          T=Knob(int, 8, "sequence length", at_least(1)),
+          d=Knob(int, 4, "token dimension", at_least(1)),
+          D=Knob(int, 1, "number of terms (heads per layer)", at_least(1)),
+          beta=Knob(float, 1e3, "softmax inverse temperature β", positive),
+          seed=Knob(int, 0, "seed of the A_i"))
+def if_pairwise_max(T, d, D, beta, seed):
+    task = PairwiseMax(T, d=d, D=D, seed=seed)
+    # Residual stream: [x (d), r_1..r_D (d each), u_1..u_D, const, out]
+    X0, R0, U0 = 0, d, d + D * d
+    ONE, OUT = U0 + D, U0 + D + 1
+    E = OUT + 1
+    cfg = ModelConfig(d_in=d, width=E, attn_scale=1.0, ffn_kind="bilinear", ffn_bias=False,
+                      layers=[LayerSpec(heads=D, head_dim=d, value_dim=d, ffn_hidden=(D * d,)),
+                              LayerSpec(heads=D, head_dim=1, value_dim=1)], d_out=1)
+    m = Transformer(cfg).zero_()
+    enc = np.zeros((E, d)); enc[X0:X0 + d, :] = np.eye(d)
+    enc_b = np.zeros(E); enc_b[ONE] = 1.0
+    cls = np.zeros(E); cls[ONE] = 1.0
+    m.set_weights({"embed.0.weight": enc, "embed.0.bias": enc_b, "cls": cls})
+    W1 = np.zeros((D * d, E)); W3 = np.zeros((D * d, E)); W2 = np.zeros((E, D * d))
+    for i, A in enumerate(task.A):
+        # Layer 1, head i: q_t = β A_i x(t), k_s = x(s): score β x(s)ᵀ A_i x(t); value x(s) -> r_i
+        q = np.zeros((d, E)); q[:, X0:X0 + d] = beta * A
+        k = np.zeros((d, E)); k[:, X0:X0 + d] = np.eye(d)
+        v = np.zeros((d, E)); v[:, X0:X0 + d] = np.eye(d)
+        o = np.zeros((E, d)); o[R0 + i * d:R0 + (i + 1) * d, :] = np.eye(d)
+        m.layers[0].attn.set_head(i, q=q, k=k, v=v, o=o)
+        # FFN 1 (bilinear): u_i = Σ_j r_i[j] (A_i x)[j] = r_iᵀ A_i x(t)  (exact)
+        for j in range(d):
+            W1[i * d + j, R0 + i * d + j] = 1.0
+            W3[i * d + j, X0:X0 + d] = A[j]
+            W2[U0 + i, i * d + j] = 1.0
+        # Layer 2, head i (CLS query): score β u_i(t), value u_i(t) -> out (heads add up)
+        q2 = np.zeros((1, E)); q2[0, ONE] = beta
+        k2 = np.zeros((1, E)); k2[0, U0 + i] = 1.0
+        v2 = np.zeros((1, E)); v2[0, U0 + i] = 1.0
+        o2 = np.zeros((E, 1)); o2[OUT, 0] = 1.0
+        m.layers[1].attn.set_head(i, q=q2, k=k2, v=v2, o=o2)
+    m.set_weights({"layers.0.ffn.w1.weight": W1, "layers.0.ffn.w3.weight": W3,
+                   "layers.0.ffn.w2.weight": W2})
+    H = np.zeros((1, E)); H[0, OUT] = 1.0
+    m.set_weights({"head.0.weight": H})
+    cl = claim("IF-K2")
+    bound = cl.evaluate_float("err_bound", D=D, beta=beta, T=T)
+    return Construction("if_pairwise_max", "IF-K2", m, task, {}, m.count_params(["ffn", "head"]),
+                        "FFN + read-out parameters (attention free)", bound, "upper",
+                        sp.sstr(cl.expr("err_bound")), extra={"width": E})

@@ -1,0 +1,357 @@
+"""Target functions of the digests, with samplers and structured inputs for error search.
+
+Example::
+
+    >>> import numpy as np
+    >>> from approxtheory.tasks import MaxPlusMin
+    >>> task = MaxPlusMin(T=8)
+    >>> X = task.sample(4, np.random.default_rng(0))
+    >>> task.target(X).shape
+    (4,)
+
+Every target is written once, in torch (float64), so that the error search can differentiate it;
+``target`` accepts numpy or torch arrays of shape ``(B, T, d)``. A task knows its domain
+(``project`` maps any array back into it) and offers ``structured(rng)``: vertices and faces of the
+domain, near-ties and all-equal blocks, where sup-norm errors of softmax constructions live.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+
+from .errors import ConfigError
+
+__all__ = ["Task", "GeneralizedRetrieval", "MaxPlusMin", "SyntheticMaxSum", "KthLargest",
+           "PairwiseMax", "LagExtraction", "ScalarMax", "Memorize", "TASKS"]
+
+
+def _check_int(name, v, lo=1):
+    if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < lo:
+        raise ConfigError(f"{name} must be an integer >= {lo} (got {v!r})")
+    return int(v)
+
+
+class Task:
+    """Base class: a map from ``(B, T, d)`` inputs to ``(B,)`` (or ``(B, T)`` per-token) targets."""
+
+    name = "task"
+    per_token = False
+    domain = "box"          # "box" (lo..hi per coordinate) or "sphere" (unit-norm tokens)
+    lo, hi = 0.0, 1.0
+
+    def __init__(self, T: int, d: int):
+        self.T = _check_int("T", T)
+        self.d = _check_int("d", d)
+
+    # --- the target ---------------------------------------------------------------------------
+    def _target(self, X: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def target(self, X):
+        """Target values; numpy in -> numpy out, torch in -> torch out (differentiable)."""
+        if isinstance(X, torch.Tensor):
+            self._check(X)
+            return self._target(X.to(torch.float64))
+        X = np.asarray(X, dtype=np.float64)
+        self._check(X)
+        return self._target(torch.from_numpy(X)).numpy()
+
+    def _check(self, X):
+        if X.ndim != 3 or X.shape[1] != self.T or X.shape[2] != self.d:
+            raise ConfigError(f"{self.name} expects inputs of shape (batch, {self.T}, {self.d}) "
+                              f"(got {tuple(X.shape)})")
+
+    # --- the domain ---------------------------------------------------------------------------
+    def project(self, X):
+        if self.domain == "sphere":
+            if isinstance(X, torch.Tensor):
+                return X / X.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+            return X / np.maximum(np.linalg.norm(X, axis=-1, keepdims=True), 1e-12)
+        if isinstance(X, torch.Tensor):
+            return X.clamp(self.lo, self.hi)
+        return np.clip(X, self.lo, self.hi)
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        if self.domain == "sphere":
+            return self.project(rng.standard_normal((n, self.T, self.d)))
+        return rng.uniform(self.lo, self.hi, size=(n, self.T, self.d))
+
+    def structured(self, rng: np.random.Generator, max_n: int = 512) -> np.ndarray:
+        """Vertices, faces, near-ties and all-equal blocks of the domain (at most ``max_n``)."""
+        T, d, lo, hi = self.T, self.d, self.lo, self.hi
+        out = []
+        if self.domain == "sphere":
+            basis = np.eye(d)
+            for i in range(min(d, 4)):
+                X = np.tile(basis[i], (T, 1))
+                out.append(X)
+                Y = X.copy()
+                Y[0] = -basis[i]
+                out.append(Y)
+            for _ in range(16):  # near-ties: two tokens almost equal, rest random
+                X = self.sample(1, rng)[0]
+                X[1] = self.project(X[0] + 1e-3 * rng.standard_normal(d))
+                out.append(X)
+            return np.stack(out[:max_n])
+        # all-equal blocks at several levels
+        for v in np.linspace(lo, hi, 5):
+            out.append(np.full((T, d), v))
+        # vertices: exhaustive when small, else random vertices
+        n_cells = T * d
+        if n_cells <= 8:
+            for bits in itertools.product((lo, hi), repeat=n_cells):
+                out.append(np.array(bits, dtype=float).reshape(T, d))
+        else:
+            for _ in range(32):
+                out.append(rng.choice([lo, hi], size=(T, d)))
+        # one spike on a flat background (faces of the box)
+        for t in range(min(T, 16)):
+            X = np.full((T, d), lo)
+            X[t] = hi
+            out.append(X)
+            Y = np.full((T, d), hi)
+            Y[t] = lo
+            out.append(Y)
+        # near-ties: the two largest (and smallest) within small gaps of each other
+        for gap in (1e-1, 3e-2, 1e-2, 3e-3, 1e-3, 0.0):
+            for _ in range(3):
+                X = rng.uniform(lo, hi, size=(T, d))
+                top = rng.uniform(lo + (hi - lo) / 2, hi)
+                X[0] = top
+                X[min(1, T - 1)] = top - gap * (hi - lo)
+                out.append(X)
+                Y = rng.uniform(lo, hi, size=(T, d))
+                bot = rng.uniform(lo, lo + (hi - lo) / 2)
+                Y[0] = bot
+                Y[min(1, T - 1)] = bot + gap * (hi - lo)
+                out.append(Y)
+        # half the tokens equal to one value, the rest at another (all-equal blocks)
+        for a, b in ((lo, hi), (hi, lo), (0.5 * (lo + hi), hi)):
+            X = np.full((T, d), a)
+            X[: T // 2] = b
+            out.append(X)
+        X = np.stack(out)
+        if len(X) > max_n:
+            X = X[rng.choice(len(X), size=max_n, replace=False)]
+        return self.project(X)
+
+    def describe(self) -> dict:
+        return {"task": self.name, "T": self.T, "d": self.d, "domain": self.domain}
+
+
+# ---------------------------------------------------------------------------------------------
+class GeneralizedRetrieval(Task):
+    """Generalized D-retrieval (arXiv 2510.06662 eqs. 8-9):
+    :math:`H(X) = F_0(\\bar z)`, :math:`\\bar z_i = \\min_{t \\in S_i} f_i(x(t))`.
+
+    ``features`` are torch callables ``(..., d) -> (...)`` into [0, 1]; ``sets`` are lists of
+    0-based positions with ``|S_i| >= T/4``; ``outer`` maps ``(..., D) -> (...)``. ``mode="max"``
+    uses max instead of min (equivalent via f -> 1 - f). Constructions that realise the features
+    exactly need them affine: pass ``affine=(W, b)`` with ``f_i(x) = W[i]·x + b[i]``, and
+    ``outer_affine=(c, c0)`` for ``F_0(z) = c·z + c0``.
+    """
+
+    name = "generalized_retrieval"
+
+    def __init__(self, T: int, d: int, features: Sequence[Callable] | None = None,
+                 sets: Sequence[Sequence[int]] | None = None, outer: Callable | None = None,
+                 mode: str = "min", affine=None, outer_affine=None):
+        super().__init__(T, d)
+        if mode not in ("min", "max"):
+            raise ConfigError(f"mode must be min or max (got {mode!r})")
+        self.mode = mode
+        self.affine = None
+        if affine is not None:
+            W, b = (np.asarray(a, dtype=np.float64) for a in affine)
+            if W.ndim != 2 or W.shape[1] != d or b.shape != (W.shape[0],):
+                raise ConfigError(f"affine features need W of shape (D, {d}) and b of shape (D,)")
+            self.affine = (W, b)
+            Wt, bt = torch.from_numpy(W), torch.from_numpy(b)
+            features = [(lambda x, i=i: x @ Wt[i] + bt[i]) for i in range(W.shape[0])]
+        if not features:
+            raise ConfigError("generalized retrieval needs at least one feature f_i")
+        self.features = list(features)
+        self.D = len(self.features)
+        if sets is None:
+            sets = [list(range(T))] * self.D
+        if len(sets) != self.D:
+            raise ConfigError(f"need one set S_i per feature (got {len(sets)} sets, D={self.D})")
+        self.sets = []
+        for i, S in enumerate(sets):
+            S = sorted({int(t) for t in S})
+            if not S or S[0] < 0 or S[-1] >= T:
+                raise ConfigError(f"S_{i + 1} must be a non-empty subset of 0..{T - 1}")
+            if 4 * len(S) < T:
+                raise ConfigError(f"|S_{i + 1}| must be >= T/4 (got {len(S)}, T={T})")
+            self.sets.append(S)
+        self.outer_affine = None
+        if outer_affine is not None:
+            c, c0 = outer_affine
+            c = np.asarray(c, dtype=np.float64)
+            if c.shape != (self.D,):
+                raise ConfigError(f"outer_affine needs c of shape ({self.D},)")
+            self.outer_affine = (c, float(c0))
+            ct = torch.from_numpy(c)
+            outer = lambda z: z @ ct + float(c0)  # noqa: E731
+        self.outer = outer if outer is not None else (lambda z: z.sum(-1))
+        self._masks = torch.zeros(self.D, T, dtype=torch.bool)
+        for i, S in enumerate(self.sets):
+            self._masks[i, S] = True
+
+    def z(self, X: torch.Tensor) -> torch.Tensor:
+        vals = torch.stack([f(X) for f in self.features], dim=-1)     # (B, T, D)
+        fill = float("inf") if self.mode == "min" else float("-inf")
+        vals = vals.masked_fill(~self._masks.T[None], fill)
+        return vals.amin(dim=1) if self.mode == "min" else vals.amax(dim=1)   # (B, D)
+
+    def _target(self, X):
+        return self.outer(self.z(X))
+
+    def describe(self):
+        return {**super().describe(), "D": self.D, "mode": self.mode,
+                "set_sizes": [len(s) for s in self.sets]}
+
+
+class MaxPlusMin(GeneralizedRetrieval):
+    """The motivating toy (eq. 7): d = 1, H(X) = max_t x(t) + min_t x(t); D = 2.
+
+    In the min form of the definition: f_1 = 1 - x, f_2 = x, F_0(z) = (1 - z_1) + z_2.
+    """
+
+    name = "max_plus_min"
+
+    def __init__(self, T: int):
+        super().__init__(T, 1, affine=([[-1.0], [1.0]], [1.0, 0.0]),
+                         outer_affine=([-1.0, 1.0], 1.0), mode="min")
+
+
+class SyntheticMaxSum(GeneralizedRetrieval):
+    """The synthetic task of §5.1: y = Σ_i max_t a_iᵀ x(t) (D = len(a)).
+
+    The paper samples x ~ N(0, I) (unbounded); sup-norm errors need a compact domain, so the domain
+    here is the box [-1, 1]^d (Gaussian sampling is available for training via ``sample_gaussian``).
+    The a_i are not given by the paper: default a seeded random draw, rows normalised to unit norm.
+    """
+
+    name = "synthetic_max_sum"
+    lo, hi = -1.0, 1.0
+
+    def __init__(self, T: int, d: int = 4, D: int = 4, a=None, seed: int = 0):
+        if a is None:
+            _check_int("D", D)
+            a = np.random.default_rng(seed).standard_normal((D, d))
+            a /= np.linalg.norm(a, axis=1, keepdims=True)
+        a = np.asarray(a, dtype=np.float64)
+        if a.ndim != 2 or a.shape[1] != d:
+            raise ConfigError(f"a must have shape (D, d={d}) (got {a.shape})")
+        self.a = a
+        super().__init__(T, d, affine=(a, np.zeros(len(a))), outer_affine=(np.ones(len(a)), 0.0),
+                         mode="max")
+
+    def sample_gaussian(self, n, rng):
+        return rng.standard_normal((n, self.T, self.d))
+
+
+class ScalarMax(GeneralizedRetrieval):
+    """max_t x(t) for scalar tokens in [0, 1] (D = 1): the single-head softmax-retrieval target."""
+
+    name = "scalar_max"
+
+    def __init__(self, T: int):
+        super().__init__(T, 1, affine=([[1.0]], [0.0]), outer_affine=([1.0], 0.0), mode="max")
+
+
+class KthLargest(Task):
+    """TASK-KTH(k): F(X) = f(k-th largest of the scalar tokens), x(t) in [0, 1] (d = 1)."""
+
+    name = "kth_largest"
+
+    def __init__(self, T: int, k: int = 2, f: Callable | None = None, f_name: str = "identity"):
+        super().__init__(T, 1)
+        self.k = _check_int("k", k)
+        if self.k > T:
+            raise ConfigError(f"k must be <= T (got k={k}, T={T})")
+        self.f = f if f is not None else (lambda u: u)
+        self.f_name = f_name
+
+    def _target(self, X):
+        v = torch.topk(X[..., 0], self.k, dim=1).values[:, -1]
+        return self.f(v)
+
+    def describe(self):
+        return {**super().describe(), "k": self.k, "f": self.f_name}
+
+
+class PairwiseMax(Task):
+    """TASK-PMAX(D): F(X) = Σ_i max_{s,t} x(s)ᵀ A_i x(t), unit-norm tokens.
+
+    The A_i are seeded random matrices scaled to spectral norm ``scale`` (default 1/2, so every score
+    lies in [-1/2, 1/2])."""
+
+    name = "pairwise_max"
+    domain = "sphere"
+    lo, hi = -1.0, 1.0
+
+    def __init__(self, T: int, d: int = 4, D: int = 1, A=None, seed: int = 0, scale: float = 0.5):
+        super().__init__(T, d)
+        if A is None:
+            _check_int("D", D)
+            A = np.random.default_rng(seed).standard_normal((D, d, d))
+            A = np.stack([scale * a / np.linalg.norm(a, 2) for a in A])
+        A = np.asarray(A, dtype=np.float64)
+        if A.ndim != 3 or A.shape[1:] != (d, d):
+            raise ConfigError(f"A must have shape (D, {d}, {d}) (got {A.shape})")
+        self.A = A
+        self.D = len(A)
+        self._A = torch.from_numpy(A)
+
+    def _target(self, X):
+        # scores[b, i, s, t] = x(s)ᵀ A_i x(t)
+        sc = torch.einsum("bsd,ide,bte->bist", X, self._A, X)
+        return sc.flatten(2).amax(-1).sum(-1)
+
+    def describe(self):
+        return {**super().describe(), "D": self.D}
+
+
+class LagExtraction(Task):
+    """Per-token lag extraction y_t = x_{t-k} (tradeoffs digest §5, C1); scalar tokens.
+
+    Rows t < k have no target and are NaN in the output; error measures skip them. The theory is for
+    i.i.d. tokens of unit variance, so the domain is [-sqrt(3), sqrt(3)] (uniform, variance 1)."""
+
+    name = "lag_extraction"
+    per_token = True
+    lo, hi = -float(np.sqrt(3.0)), float(np.sqrt(3.0))
+
+    def __init__(self, T: int, k: int = 2):
+        super().__init__(T, 1)
+        self.k = _check_int("k", k, lo=0)
+        if self.k >= T:
+            raise ConfigError(f"lag k must be < T (got k={k}, T={T})")
+
+    def _target(self, X):
+        y = torch.full(X.shape[:2], float("nan"), dtype=X.dtype)
+        y[:, self.k:] = X[:, : self.T - self.k, 0]
+        return y
+
+    def describe(self):
+        return {**super().describe(), "k": self.k}
+
+
+class Memorize(Task):
+    """Identity on the whole sequence: target vec(X) (for HC-K2 / HC-P1)."""
+
+    name = "memorize"
+
+    def _target(self, X):
+        return X.reshape(X.shape[0], -1)
+
+
+TASKS = {c.name: c for c in (GeneralizedRetrieval, MaxPlusMin, SyntheticMaxSum, ScalarMax,
+                             KthLargest, PairwiseMax, LagExtraction, Memorize)}
