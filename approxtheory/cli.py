@@ -174,19 +174,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _extra_commands():
-    """Commands contributed by other modules (constructions, benchmarks, verify)."""
-    regs = []
-    try:
-        from .constructions.cli import register as reg_construct
-        regs.append(reg_construct)
-    except ImportError:  # pragma: no cover - during bootstrap
-        pass
-    try:
-        from .bench import register as reg_bench
-        regs.append(reg_bench)
-    except ImportError:  # pragma: no cover
-        pass
-    return regs
+    """Commands contributed by other modules (constructions, benchmarks)."""
+    from .bench import register as reg_bench
+    from .constructions.cli import register as reg_construct
+    return [reg_construct, reg_bench]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -113,26 +113,33 @@ def sup_error(model, task, budget: int = 4096, seed: int = 0, local_starts: int 
         starts += [task.project(starts[0] + scale * rng.standard_normal(starts[0].shape))
                    for _ in range(max(1, local_starts // 2))]
     if starts and local_steps > 0:
-        X0 = torch.tensor(np.stack(starts), dtype=torch.float64)
-        X = X0.clone().requires_grad_(True)
-        step = lr if lr is not None else 0.01 * (task.hi - task.lo)
-        opt = torch.optim.Adam([X], lr=step)
-        best_e = np.zeros(len(starts))
-        best_X = X0.numpy().copy()
-        for _ in range(local_steps):
-            opt.zero_grad()
-            e = _err_per_sample(model, task, X)
-            n_evals += len(starts)
-            en = e.detach().numpy()
-            better = en > best_e
-            best_e[better] = en[better]
-            best_X[better] = X.detach().numpy()[better]
-            (-e.sum()).backward()
-            if X.grad is None or not torch.isfinite(X.grad).all():
-                break
-            opt.step()
-            with torch.no_grad():
-                X.copy_(task.project(X))
+        best_X = np.stack(starts)
+        best_e = errors(model, task, best_X)
+        n_evals += len(best_X)
+        # two scales of projected ascent: coarse (1 % of the domain) then fine (1e-4), each with a
+        # geometric step decay; softmax error peaks near ties are as narrow as 1/β
+        scales = (lr,) if lr is not None else (0.01 * (task.hi - task.lo),
+                                                1e-4 * (task.hi - task.lo))
+        steps = max(1, local_steps // len(scales))
+        for step in scales:
+            X = torch.tensor(best_X, dtype=torch.float64).requires_grad_(True)
+            opt = torch.optim.Adam([X], lr=step)
+            sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=1e-3 ** (1 / steps))
+            for _ in range(steps):
+                opt.zero_grad()
+                e = _err_per_sample(model, task, X)
+                n_evals += len(best_X)
+                en = e.detach().numpy()
+                better = en > best_e
+                best_e[better] = en[better]
+                best_X[better] = X.detach().numpy()[better]
+                (-e.sum()).backward()
+                if X.grad is None or not torch.isfinite(X.grad).all():
+                    break
+                opt.step()
+                sched.step()
+                with torch.no_grad():
+                    X.copy_(task.project(X))
         e = errors(model, task, best_X)
         n_evals += len(best_X)
         by_source["local"] = float(e.max())
@@ -175,7 +182,9 @@ class RateFit:
     n_points: int
 
     def contains(self, value: float) -> bool:
-        return self.ci_low <= value <= self.ci_high
+        """Whether ``value`` lies in the interval (up to float64 round-off, 1e-9 relative)."""
+        slack = 1e-9 * max(1.0, abs(value))
+        return self.ci_low - slack <= value <= self.ci_high + slack
 
     def to_dict(self):
         return dict(self.__dict__)

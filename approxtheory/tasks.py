@@ -118,8 +118,8 @@ class Task:
             Y[t] = lo
             out.append(Y)
         # near-ties: the two largest (and smallest) within small gaps of each other
-        for gap in (1e-1, 3e-2, 1e-2, 3e-3, 1e-3, 0.0):
-            for _ in range(3):
+        for gap in (*np.geomspace(1e-1, 1e-6, 11), 0.0):
+            for _ in range(2):
                 X = rng.uniform(lo, hi, size=(T, d))
                 top = rng.uniform(lo + (hi - lo) / 2, hi)
                 X[0] = top

@@ -292,6 +292,15 @@ class Claim:
                 f"{self.id}: {self.expr_name(expr)} = {sp.sstr(e)} is not a power law in {x.name}")
         return p
 
+    def asymptotic_exponent(self, symbol: str, expr: str | None = None, at=sp.oo, **values):
+        """lim x·d log(e)/dx as x -> ``at`` (oo or 0): the power-law exponent the expression
+        approaches, e.g. -1 for HC-K1's (|S|-1)/(eβ) + T e^{-β} as β -> oo."""
+        e = self.expr(expr)
+        subs = self._subs(values)
+        x = self.symbol(symbol)
+        e = e.subs(subs)
+        return sp.limit(sp.simplify(x * sp.diff(sp.log(e), x)), x, at)
+
     def expr_name(self, expr: str | None = None) -> str:
         return expr or self.primary_name or ""
 

@@ -1,0 +1,141 @@
+"""Benchmarks (commands that print figures; never timed unit tests).
+
+``approxtheory bench model [--json] [--threads N] [--quick]``: float64 forward throughput of one
+attention layer of :class:`~approxtheory.model.Transformer` against a minimal reference of the same
+computation written directly with ``F.linear`` and ``F.scaled_dot_product_attention`` (same weights,
+same inputs, outputs checked equal), and the number of forward evaluations ``sup_error`` needs to
+find a planted worst case within 1 %.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+__all__ = ["bench_model", "bench_search", "register"]
+
+WIDTH = 64
+ELEMS_BUDGET = 2 ** 26   # cap on B·h·T² score entries (float64: 512 MiB) -> smaller batches
+
+
+def _reference(x, Wq, Wk, Wv, Wo, h):
+    B, T, E = x.shape
+    n = Wq.shape[0] // h
+    q = F.linear(x, Wq).view(B, T, h, n).transpose(1, 2)
+    k = F.linear(x, Wk).view(B, T, h, n).transpose(1, 2)
+    v = F.linear(x, Wv).view(B, T, h, n).transpose(1, 2)
+    y = F.scaled_dot_product_attention(q, k, v)
+    return F.linear(y.transpose(1, 2).reshape(B, T, h * n), Wo)
+
+
+def _time(fn, reps):
+    fn()  # warm-up
+    best = math.inf
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def bench_model(Ts=(32, 256, 1024), hs=(1, 4, 8), batch=4096, reps=3, seed=0, progress=None):
+    from .model import LayerSpec, ModelConfig, Transformer
+    rows = []
+    g = torch.Generator().manual_seed(seed)
+    for T in Ts:
+        for h in hs:
+            B = int(max(1, min(batch, ELEMS_BUDGET // (h * T * T))))
+            cfg = ModelConfig(d_in=WIDTH, width=WIDTH, readout="tokens", cls_is_key=True,
+                              residual=False, layers=[LayerSpec(heads=h, head_dim=WIDTH // h)],
+                              d_out=WIDTH)
+            m = Transformer(cfg)
+            attn = m.layers[0].attn
+            x = torch.randn(B, T, WIDTH, dtype=torch.float64, generator=g)
+            W = [attn.q.weight, attn.k.weight, attn.v.weight, attn.o.weight]
+            with torch.no_grad():
+                mask = m._mask(T, x.device)
+                pos = torch.arange(T)
+                ours = lambda: attn(x, mask, pos)[0]            # noqa: E731
+                ref = lambda: _reference(x, *W, h)              # noqa: E731
+                diff = float((ours() - ref()).abs().max())
+                t_m = _time(ours, reps)
+                t_r = _time(ref, reps)
+            row = {"T": T, "h": h, "batch": B, "model_seq_per_s": B / t_m,
+                   "reference_seq_per_s": B / t_r, "ratio": t_r / t_m, "max_abs_diff": diff}
+            rows.append(row)
+            if progress:
+                progress(row)
+    return rows
+
+
+def bench_search(T: int = 2, beta: float = 20.0, seed: int = 0, max_budget: int = 2 ** 16):
+    """Evaluations ``sup_error`` needs to come within 1 % of a planted worst case.
+
+    Planted case: the softmax retrieval head on two scalar tokens, whose error
+    ``b/(1 + e^{βb})`` at gap b has a known maximiser (solved with scipy)."""
+    from scipy.optimize import minimize_scalar
+    from .constructions import build
+    from .measure import sup_error
+    res = minimize_scalar(lambda b: -b / (1 + math.exp(beta * b)), bounds=(0, 1),
+                          method="bounded", options={"xatol": 1e-12})
+    true_sup = -res.fun
+    c = build("softmax_retrieval", T=T, beta=beta)
+    rows = []
+    budget = 1
+    while budget <= max_budget:
+        for local in (0, 60):
+            r = sup_error(c.model, c.task, budget=budget, seed=seed, local_steps=local,
+                          include_structured=False)
+            rows.append({"budget": budget, "local_steps": local, "n_evals": r.n_evals,
+                         "found": r.value, "true_sup": true_sup,
+                         "within_1pct": r.value >= 0.99 * true_sup})
+        budget *= 4
+    first = {loc: next((r["n_evals"] for r in rows if r["local_steps"] == loc and
+                        r["within_1pct"]), None) for loc in (0, 60)}
+    return {"true_sup": true_sup, "beta": beta, "T": T, "rows": rows,
+            "evals_to_1pct_random_only": first[0], "evals_to_1pct_with_local_search": first[60]}
+
+
+def _cmd(args) -> int:
+    from .errors import ConfigError
+    if args.threads < 1:
+        raise ConfigError(f"--threads must be >= 1 (got {args.threads})")
+    torch.set_num_threads(args.threads)
+    Ts = (32, 256) if args.quick else (32, 256, 1024)
+    say = (lambda r: None) if args.json else (lambda r: print(
+        f"T={r['T']:5d} h={r['h']} batch={r['batch']:5d}  model {r['model_seq_per_s']:10.1f} "
+        f"seq/s  reference {r['reference_seq_per_s']:10.1f} seq/s  ratio {r['ratio']:.3f}  "
+        f"max|diff| {r['max_abs_diff']:.1e}", flush=True))
+    if not args.json:
+        print(f"# float64, width {WIDTH}, torch {torch.__version__}, {args.threads} thread(s); "
+              f"batch 4096 capped at B·h·T² <= 2^26")
+    rows = bench_model(Ts=Ts, reps=args.reps, progress=say)
+    search = bench_search()
+    if args.json:
+        print(json.dumps({"rows": rows, "search": search, "threads": args.threads,
+                          "torch": torch.__version__}, indent=2))
+    else:
+        worst = min(r["ratio"] for r in rows)
+        print(f"worst ratio model/reference: {worst:.3f} (target >= 0.8)")
+        print(f"sup_error on a planted worst case (softmax head, T=2, β=20, sup "
+              f"{search['true_sup']:.6f}): within 1 % after "
+              f"{search['evals_to_1pct_with_local_search']} evaluations with local search, "
+              f"{search['evals_to_1pct_random_only']} with random sampling only")
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("bench", help="benchmarks that print figures")
+    bsub = p.add_subparsers(dest="bench_command", metavar="WHAT")
+    pm = bsub.add_parser("model", help="attention layer throughput vs a raw SDPA reference")
+    pm.add_argument("--json", action="store_true")
+    pm.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    pm.add_argument("--reps", type=int, default=3, help="timed repetitions (best is kept)")
+    pm.add_argument("--quick", action="store_true", help="skip T = 1024")
+    pm.set_defaults(func=_cmd)
