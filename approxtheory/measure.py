@@ -172,7 +172,7 @@ def nmse(model, task, n: int = 4096, seed: int = 0, X=None) -> float:
 
 @dataclass
 class RateFit:
-    """log y = intercept + slope · log x, with a bootstrap confidence interval for the slope."""
+    """log y = intercept + slope · log x, with a residual-bootstrap confidence interval for the slope."""
 
     slope: float
     intercept: float
@@ -192,7 +192,7 @@ class RateFit:
 
 def fit_rate(x: Sequence[float], y: Sequence[float], n_boot: int = 2000, level: float = 0.95,
              seed: int = 0) -> RateFit:
-    """Log-log least squares of y against x with a pairs-bootstrap interval for the slope."""
+    """Log-log least squares of y against x with a residual-bootstrap interval for the slope."""
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     if x.shape != y.shape or x.ndim != 1:
@@ -205,13 +205,12 @@ def fit_rate(x: Sequence[float], y: Sequence[float], n_boot: int = 2000, level: 
     if np.ptp(lx) == 0:
         raise ConfigError("x values must not all be equal")
     slope, intercept = np.polyfit(lx, ly, 1)
+    # residual bootstrap (fixed design: the x grid is chosen, the errors are measured)
     rng = np.random.default_rng(seed)
-    boots = []
-    for _ in range(n_boot):
-        idx = rng.integers(0, len(x), len(x))
-        if np.ptp(lx[idx]) == 0:
-            continue
-        boots.append(np.polyfit(lx[idx], ly[idx], 1)[0])
+    fitted = intercept + slope * lx
+    resid = ly - fitted
+    resid = resid * np.sqrt(len(x) / (len(x) - 2))     # small-sample variance correction
+    boots = [np.polyfit(lx, fitted + rng.choice(resid, len(x)), 1)[0] for _ in range(n_boot)]
     a = (1 - level) / 2
     lo, hi = np.quantile(boots, [a, 1 - a])
     # the interval always contains the point estimate
