@@ -1,4 +1,27 @@
-"""Per-claim checks (one module per paper) that give every catalogue claim a verdict.
+"""Per-claim checks, one module per paper. Every claim of the catalogue has a check that returns
+a :class:`Verdict`: ``verified-symbolic``, ``verified-numeric``, ``consistent-empirical``,
+``refuted`` (with the witness), ``vacuous-here`` or ``not-checkable`` (with the reason).
 
-Filled in by the verification work; see README.
+Example::
+
+    >>> from proofs_check import run_check, Context
+    >>> run_check("HC-P6", Context()).verdict
+    'verified-symbolic'
 """
+
+from ._core import CHECKS, PROFILES, VERDICTS, Context, Verdict, check_hash
+from . import headcount, identification, infoflow, prism, tradeoffs  # noqa: F401
+
+__all__ = ["CHECKS", "PROFILES", "VERDICTS", "Context", "Verdict", "check_hash", "run_check",
+           "missing_checks"]
+
+
+def run_check(claim_id: str, ctx: Context | None = None) -> Verdict:
+    from approxtheory import claim
+    c = claim(claim_id)
+    return CHECKS[c.id](ctx or Context())
+
+
+def missing_checks() -> list[str]:
+    from approxtheory import claims
+    return [c.id for c in claims() if c.id not in CHECKS]

@@ -29,7 +29,8 @@ class SymbolTable:
         self.claims: list[Claim] = []
 
     def sym(self, name: str, description: str, **assumptions) -> sp.Symbol:
-        assumptions.setdefault("positive", True)
+        if not assumptions:
+            assumptions = {"positive": True}
         s = sp.Symbol(name, **assumptions)
         if name in self.table:
             raise ValueError(f"symbol {name} declared twice")

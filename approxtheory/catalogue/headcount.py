@@ -39,12 +39,12 @@ r = P.sym("r", "radius of the neighbourhood of the minimiser")
 gmin = P.sym("g_min", "min_i |∂_i F_0(z)|, the weakest outer sensitivity")
 sep = P.sym("delta_min", "min_{i≠j} ||x^(i) - x^(j)||, the separation of the minimisers")
 L0 = P.sym("L_0", "sup ||∇F_0||_1, Lipschitz constant of the outer map")
-x_t = P.sym("x_t", "a token coordinate x(t)_j in [0, 1]", positive=False, nonnegative=True)
-v_m = P.sym("v_m", "m-th largest value of the coordinate", positive=False, nonnegative=True)
-w_m = P.sym("w_m", "m-th smallest value of the coordinate", positive=False, nonnegative=True)
+x_t = P.sym("x_t", "a token coordinate x(t)_j in [0, 1]", nonnegative=True)
+v_m = P.sym("v_m", "m-th largest value of the coordinate", nonnegative=True)
+w_m = P.sym("w_m", "m-th smallest value of the coordinate", nonnegative=True)
 q = P.sym("q", "sharpness of the smooth selector (q -> infinity)")
-Y = P.sym("Y", "Y_{t,j} of Lemma 2", positive=False, nonnegative=True)
-Z = P.sym("Z", "Z_{t,j} of Lemma 2", positive=False, nonnegative=True)
+Y = P.sym("Y", "Y_{t,j} of Lemma 2", nonnegative=True)
+Z = P.sym("Z", "Z_{t,j} of Lemma 2", nonnegative=True)
 
 ARXIV = P.paper
 

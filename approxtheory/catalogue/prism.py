@@ -19,8 +19,7 @@ f = P.sym("f", "SwiGLU hidden width", integer=True)
 T = P.sym("T", "sequence length", integer=True)
 h_l = P.sym("h_l", "head count of layer l", integer=True)
 h_base = P.sym("h_base", "baseline head count", integer=True)
-I_bias = P.sym("I_bias", "1 if the projections carry biases, else 0", positive=False,
-               nonnegative=True, integer=True)
+I_bias = P.sym("I_bias", "1 if the projections carry biases, else 0", nonnegative=True, integer=True)
 c_sm = P.sym("c", "elementwise softmax cost per score")
 
 d_h = d / h_l                                                   # per-head width at layer l

@@ -196,10 +196,13 @@ def hc_l9(T, eps):
     m.set_weights({"head.0.weight": W1, "head.0.bias": b1, "head.2.weight": W2,
                    "head.2.bias": b2, "head.4.weight": W3, "head.4.bias": [0.0]})
     bound = l9.evaluate_float("err_bound", epsilon=sp.Rational(str(eps)))
-    return Construction("hc_l9", "HC-L9", m, ScalarMax(T), {}, m.count_params(["head"]),
-                        "the ReLU max network F̂ alone (HC-L9's count)", bound, "upper",
+    nonzero = int(sum(int((p != 0).sum()) for p in m.head.parameters()))
+    return Construction("hc_l9", "HC-L9", m, ScalarMax(T), {}, nonzero,
+                        "nonzero weights of the ReLU max network F̂ (the network is sparse; a "
+                        "dense net of these widths has O(T/ε²) weights)", bound, "upper",
                         sp.sstr(l9.expr("err_bound")),
                         extra={"n_g": ng, "widths": [T * ng, 2 * ng],
+                               "dense_params": m.count_params(["head"]),
                                "width_bound": int(l9.evaluate("width_bound", T=T,
                                                               epsilon=sp.Rational(str(eps))))})
 

@@ -1,0 +1,107 @@
+"""Verdicts, the check registry and the context a check runs in."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+VERDICTS = ("verified-symbolic", "verified-numeric", "consistent-empirical", "refuted",
+            "vacuous-here", "not-checkable", "error")
+
+PROFILES = ("quick", "full")
+
+
+@dataclass
+class Verdict:
+    """The outcome of checking one claim.
+
+    ``covered`` says what the check actually covered (ranges, sample counts, search budget);
+    ``rows`` are tidy measurement records (written to CSV); ``plot`` says how to draw them (the
+    report draws plots from the CSV only)."""
+
+    claim: str
+    verdict: str
+    evidence: str
+    covered: str = ""
+    measured: Any = None
+    claimed: Any = None
+    witness: Any = None
+    rows: list = field(default_factory=list)
+    plot: dict | None = None
+    check: str = ""
+
+    def __post_init__(self):
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS} (got {self.verdict!r})")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Context:
+    profile: str = "quick"
+    seed: int = 0
+
+    @property
+    def full(self) -> bool:
+        return self.profile == "full"
+
+    def pick(self, quick, full):
+        return full if self.full else quick
+
+
+CHECKS: dict[str, Callable[[Context], Verdict]] = {}
+
+
+def check(*claim_ids: str):
+    """Register a check for one or more claims: ``fn(ctx, claim_id) -> Verdict``."""
+    def deco(fn):
+        for cid in claim_ids:
+            if cid in CHECKS:
+                raise RuntimeError(f"two checks for {cid}")
+            CHECKS[cid] = functools.partial(_call, fn, cid)
+            CHECKS[cid].source_fn = fn  # type: ignore[attr-defined]
+        return fn
+    return deco
+
+
+def _call(fn, cid, ctx):
+    v = fn(ctx, cid)
+    v.claim = cid
+    v.check = f"{fn.__module__}.{fn.__name__}"
+    return v
+
+
+def not_checkable(*claim_ids: str, reason: str):
+    def fn(ctx, cid):
+        return Verdict(cid, "not-checkable", reason, covered="nothing: see the reason")
+    fn.__name__ = "not_checkable_" + "_".join(c.replace("-", "_").replace(".", "_")
+                                              for c in claim_ids)
+    fn.__module__ = inspect.stack()[1].frame.f_globals.get("__name__", __name__)
+    fn.__reason__ = reason
+    return check(*claim_ids)(fn)
+
+
+def check_hash(cid: str, ctx: Context) -> str:
+    """Hash of the claim, the check's code (and its module's), and the settings."""
+    fn = CHECKS[cid].source_fn  # type: ignore[attr-defined]
+    mod = inspect.getmodule(fn)
+    try:
+        code = inspect.getsource(mod) if mod is not None else ""
+    except (OSError, TypeError):
+        code = fn.__name__
+    reason = getattr(fn, "__reason__", "")
+    from approxtheory import __version__
+    h = hashlib.sha256()
+    for part in (cid, code, reason, ctx.profile, str(ctx.seed), __version__):
+        h.update(part.encode("utf-8"))
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+# shared measurements used by several checks, computed once per run
+memo = functools.lru_cache(maxsize=None)
