@@ -177,7 +177,8 @@ def _extra_commands():
     """Commands contributed by other modules (constructions, benchmarks)."""
     from .bench import register as reg_bench
     from .constructions.cli import register as reg_construct
-    return [reg_construct, reg_bench]
+    from .verify import register as reg_verify
+    return [reg_verify, reg_construct, reg_bench]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -31,6 +31,7 @@ class Verdict:
     witness: Any = None
     rows: list = field(default_factory=list)
     plot: dict | None = None
+    slopes: list = field(default_factory=list)   # fitted vs predicted exponents (rate claims)
     check: str = ""
 
     def __post_init__(self):

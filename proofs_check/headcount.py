@@ -153,6 +153,12 @@ def _k1_synthetic_grid(profile):
 @check("HC-T2a", "HC-P3")
 def d_heads_no_T_blowup(ctx: Context, cid):
     rows = _k1_synthetic_grid(ctx.profile)
+    Tmax = max(r["T"] for r in rows)
+    sub = [r for r in rows if r["T"] == Tmax]
+    fit = fit_rate([r["beta"] for r in sub], [r["sup_error"] for r in sub])
+    pred = float(claim("HC-K1").asymptotic_exponent("beta", "err_bound", S=Tmax, T=Tmax))
+    slopes = [{"label": f"sup error vs β (T={Tmax})", "fitted": fit.slope, "lo": fit.ci_low,
+               "hi": fit.ci_high, "predicted": pred, "within_ci": fit.contains(pred)}]
     params = {r["params"] for r in rows}
     within = all(r["verdict"] == "within-bound" for r in rows)
     ok = len(params) == 1 and within
@@ -162,7 +168,8 @@ def d_heads_no_T_blowup(ctx: Context, cid):
                    "rate exponent gamma comes from approximating f_i and F_0, which are exact here",
                    covered=f"T in {sorted({r['T'] for r in rows})}, beta in "
                            f"{sorted({r['beta'] for r in rows})}, adversarial search per cell",
-                   rows=rows, plot={"x": "beta", "y": ["sup_error"], "bound": "claimed_bound",
+                   rows=rows, slopes=slopes,
+                   plot={"x": "beta", "y": ["sup_error"], "bound": "claimed_bound",
                                     "group": "T", "title": f"{cid}: D-head construction",
                                     "xlabel": "β", "ylabel": "sup error"})
 
@@ -377,6 +384,10 @@ def k1_construction(ctx: Context, cid):
     rows, wit = _k1_gate_grid(ctx.profile)
     paper = [r for r in rows if r["gate"] == -1.0]
     fixed = [r for r in rows if r["gate"] == -2.0]
+    fit = fit_rate([r["beta"] for r in fixed], [r["sup_error"] for r in fixed])
+    pred = float(claim("HC-K1").asymptotic_exponent("beta", "err_bound", S=4, T=8))
+    slopes = [{"label": "sup error vs β (gate -2)", "fitted": fit.slope, "lo": fit.ci_low,
+               "hi": fit.ci_high, "predicted": pred, "within_ci": fit.contains(pred)}]
     if any(r["verdict"] == "refuted" for r in paper):
         r = max(paper, key=lambda r: r["sup_error"] / r["claimed_bound"])
         fixed_ok = all(x["verdict"] == "within-bound" for x in fixed)
@@ -389,7 +400,7 @@ def k1_construction(ctx: Context, cid):
                        covered="T = 8, S_1 = first half, S_2 = second half, β grid, gates -1 and "
                                "-2, adversarial search per cell",
                        measured=r["sup_error"], claimed=r["claimed_bound"],
-                       witness=wit[(-1.0, r["beta"])], rows=rows,
+                       witness=wit[(-1.0, r["beta"])], rows=rows, slopes=slopes,
                        plot={"x": "beta", "y": ["sup_error"], "bound": "claimed_bound",
                              "group": "gate", "title": f"{cid}: HC-K1 (gate -1 vs -2)",
                              "xlabel": "β", "ylabel": "sup error"})
@@ -415,7 +426,10 @@ def memorization(ctx: Context, cid):
     return Verdict(cid, "verified-numeric" if ok else "refuted",
                    f"attention output equals vec(X)/T and the linear read-out returns X; max "
                    f"deviation {worst:.1e}", covered="T in {4, 16, 64}, d = 2, random + "
-                   "adversarial inputs", measured=worst, claimed=0.0, rows=rows)
+                   "adversarial inputs", measured=worst, claimed=0.0, rows=rows,
+                   plot={"x": "T", "y": ["attention_error", "readout_sup_error"],
+                         "title": f"{cid}: memorizing head (exact up to round-off)",
+                         "xlabel": "T", "ylabel": "max deviation (0 not shown)"})
 
 
 @check("HC-P6")

@@ -29,8 +29,9 @@ class SymbolTable:
         self.claims: list[Claim] = []
 
     def sym(self, name: str, description: str, **assumptions) -> sp.Symbol:
-        if not assumptions:
-            assumptions = {"positive": True}
+        # positive unless the declaration says otherwise (nonnegative, real, ...)
+        if not {"positive", "nonnegative", "real", "negative", "nonpositive"} & set(assumptions):
+            assumptions = {**assumptions, "positive": True}
         s = sp.Symbol(name, **assumptions)
         if name in self.table:
             raise ValueError(f"symbol {name} declared twice")

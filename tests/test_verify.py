@@ -1,0 +1,95 @@
+"""`approxtheory verify`: a verdict for every claim, report files, plots, cache, exit codes."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import approxtheory as at
+from approxtheory.cli import main
+from proofs_check import CHECKS, VERDICTS, missing_checks
+
+
+def test_every_claim_has_a_check():
+    assert missing_checks() == []
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    rc = main(["verify", "--out", str(out), "--quiet"])
+    return rc, out
+
+
+def test_quick_verify_writes_a_verdict_for_every_claim(report):
+    rc, out = report
+    assert rc == 0
+    d = json.loads((out / "verdicts.json").read_text())
+    ids = [r["claim"] for r in d["verdicts"]]
+    assert sorted(ids) == sorted(c.id for c in at.claims())
+    for r in d["verdicts"]:
+        assert r["verdict"] in VERDICTS and r["verdict"] != "error", r
+        assert r["evidence"]
+        if r["verdict"] == "not-checkable":
+            assert len(r["evidence"]) > 20          # the reason
+        if r["verdict"] == "refuted":
+            assert r["witness"] is not None
+    assert d["meta"]["schema_version"] == 1 and d["meta"]["libraries"]["torch"]
+    for f in ("report.md", "report.html"):
+        text = (out / f).read_text()
+        assert all(c.id in text for c in at.claims())
+
+
+def test_construction_claims_have_plots_drawn_from_csv(report):
+    _, out = report
+    d = json.loads((out / "verdicts.json").read_text())
+    for r in d["verdicts"]:
+        c = at.claim(r["claim"])
+        if c.kind == "construction" and r["verdict"] != "not-checkable":
+            assert r["plots"], r["claim"]
+            for p in r["plots"]:
+                assert (out / p).stat().st_size > 1000
+            assert all((out / p).exists() for p in r["csv"])
+        if c.kind == "rate" and r["verdict"] != "not-checkable":
+            assert any("slopes" in p for p in r["plots"]), r["claim"]
+
+
+def test_rerun_uses_the_cache(report, capsys):
+    _, out = report
+    before = {p.name: p.stat().st_mtime_ns for p in (out / ".cache").iterdir()}
+    assert main(["verify", "--out", str(out), "--quiet"]) == 0
+    after = {p.name: p.stat().st_mtime_ns for p in (out / ".cache").iterdir()}
+    assert before == after                       # nothing recomputed
+
+
+def test_only_filters_and_fail_on_refuted(tmp_path):
+    assert main(["verify", "--only", "HC-K1", "PR-N1", "--out", str(tmp_path), "--quiet"]) == 0
+    d = json.loads((tmp_path / "verdicts.json").read_text())
+    assert [r["claim"] for r in d["verdicts"]] == ["HC-K1", "PR-N1"]
+    assert d["verdicts"][0]["verdict"] == "refuted"
+    assert main(["verify", "--only", "HC-K1", "--out", str(tmp_path), "--quiet",
+                 "--fail-on", "refuted"]) == 1
+    assert main(["verify", "--only", "prism", "--out", str(tmp_path), "--quiet"]) == 0
+    d = json.loads((tmp_path / "verdicts.json").read_text())
+    assert {r["claim"] for r in d["verdicts"]} == {c.id for c in at.claims(paper="prism")}
+
+
+def test_a_crashing_check_exits_1_and_the_others_still_run(tmp_path, monkeypatch):
+    def boom(ctx):
+        raise RuntimeError("planted failure")
+    boom.source_fn = CHECKS["PR-S"].source_fn
+    monkeypatch.setitem(CHECKS, "PR-S", boom)
+    rc = main(["verify", "--only", "PR-S", "PR-N1", "--out", str(tmp_path), "--quiet"])
+    assert rc == 1
+    d = json.loads((tmp_path / "verdicts.json").read_text())
+    v = {r["claim"]: r for r in d["verdicts"]}
+    assert v["PR-S"]["verdict"] == "error" and "planted failure" in v["PR-S"]["evidence"]
+    assert v["PR-N1"]["verdict"] == "verified-symbolic"
+    assert "PR-S" in (tmp_path / "report.md").read_text()
+
+
+def test_bad_arguments_exit_2(tmp_path, capsys):
+    assert main(["verify", "--only", "HC-XX", "--out", str(tmp_path)]) == 2
+    assert "unknown claim id" in capsys.readouterr().err
+    assert main(["verify", "--profile", "huge"]) == 2
