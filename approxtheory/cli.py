@@ -177,8 +177,9 @@ def _extra_commands():
     """Commands contributed by other modules (constructions, benchmarks)."""
     from .bench import register as reg_bench
     from .constructions.cli import register as reg_construct
+    from .experiment import register as reg_experiment
     from .verify import register as reg_verify
-    return [reg_verify, reg_construct, reg_bench]
+    return [reg_verify, reg_construct, reg_experiment, reg_bench]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,205 @@
+"""The experiment runner shared by ``verify`` and every experiment.
+
+An experiment is declarative: a grid of cells per profile (``quick``/``full``), seeds, and a pure
+cell function (config in, record out). The runner caches every cell by a hash of the experiment,
+the cell function's code and the cell's config; a killed run resumes where it stopped; results
+are a tidy CSV plus one JSON per run (schema version, config, seeds, library versions, git
+revision, timings); plots are regenerated from the CSV only.
+
+Example::
+
+    >>> from approxtheory.experiment import run_experiment
+    >>> res = run_experiment("softmax_beta_sweep", profile="quick", out="results")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import itertools
+import json
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .errors import ApproxTheoryError
+from .io import atomic_write_json
+
+__all__ = ["Experiment", "EXPERIMENTS", "register_experiment", "run_experiment",
+           "plot_experiment", "cells", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class Experiment:
+    name: str
+    description: str
+    grids: dict                       # profile -> {param: [values]}
+    cell: Callable[[dict], dict]      # pure: config -> record (numbers)
+    seeds: dict = field(default_factory=lambda: {"quick": [0], "full": [0, 1, 2]})
+    plot: Callable[[list, Path], list] | None = None
+    claims: tuple = ()
+
+
+EXPERIMENTS: dict[str, Experiment] = {}
+
+
+def register_experiment(exp: Experiment) -> Experiment:
+    EXPERIMENTS[exp.name] = exp
+    return exp
+
+
+def _load_all():
+    import experiments  # noqa: F401  (registers the project's experiments)
+
+
+def get(name: str) -> Experiment:
+    _load_all()
+    if name not in EXPERIMENTS:
+        import difflib
+        close = difflib.get_close_matches(name, EXPERIMENTS, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise ApproxTheoryError(f"unknown experiment {name!r}{hint} (known: "
+                                f"{', '.join(EXPERIMENTS) or 'none'})")
+    return EXPERIMENTS[name]
+
+
+def cells(exp: Experiment, profile: str, device: str = "cpu") -> list[dict]:
+    if profile not in exp.grids:
+        raise ApproxTheoryError(f"{exp.name} has no profile {profile!r} (has: "
+                                f"{', '.join(exp.grids)})")
+    grid = exp.grids[profile]
+    keys = list(grid)
+    out = []
+    for combo in itertools.product(*(grid[k] for k in keys)):
+        for seed in exp.seeds.get(profile, [0]):
+            out.append({**dict(zip(keys, combo)), "seed": seed, "device": device})
+    return out
+
+
+def cell_hash(exp: Experiment, config: dict) -> str:
+    try:
+        code = inspect.getsource(inspect.getmodule(exp.cell))
+    except (OSError, TypeError):
+        code = exp.cell.__name__
+    h = hashlib.sha256()
+    h.update(exp.name.encode())
+    h.update(code.encode())
+    h.update(json.dumps(config, sort_keys=True, default=str).encode())
+    return h.hexdigest()[:16]
+
+
+def _libraries() -> dict:
+    import numpy, scipy, sympy, torch
+    from . import __version__
+    return {"approxtheory": __version__, "torch": torch.__version__, "numpy": numpy.__version__,
+            "scipy": scipy.__version__, "sympy": sympy.__version__,
+            "python": platform.python_version()}
+
+
+def run_experiment(name: str, profile: str = "quick", device: str = "cpu",
+                   out: str | Path = "results", progress: bool = True,
+                   max_cells: int | None = None) -> dict:
+    """Run (or resume) an experiment; returns a summary with paths and counts.
+
+    ``max_cells`` stops after computing that many new cells (a controlled interruption)."""
+    from .report import write_csv
+    from .verify import git_revision
+    exp = get(name)
+    if device not in ("cpu", "cuda"):
+        raise ApproxTheoryError(f"device must be cpu or cuda (got {device!r})")
+    if device == "cuda":
+        import torch
+        if not torch.cuda.is_available():
+            raise ApproxTheoryError("--device cuda asked for, but torch sees no CUDA device")
+    todo = cells(exp, profile, device)
+    root = Path(out) / name
+    (root / "cells").mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    computed, cached, records = 0, 0, []
+    try:
+        from tqdm import tqdm
+        it = tqdm(todo, desc=f"{name} ({profile})", unit="cell", disable=not progress,
+                  file=sys.stderr)
+    except ImportError:  # pragma: no cover
+        it = todo
+    for cfg in it:
+        key = cell_hash(exp, cfg)
+        path = root / "cells" / f"{key}.json"
+        if path.exists():
+            records.append(json.loads(path.read_text(encoding="utf-8")))
+            cached += 1
+            continue
+        if max_cells is not None and computed >= max_cells:
+            continue
+        t1 = time.time()
+        rec = exp.cell(dict(cfg))
+        rec = {**cfg, **rec, "cell": key, "seconds": round(time.time() - t1, 4)}
+        atomic_write_json(path, rec)      # written as soon as it is done: a kill loses nothing
+        records.append(rec)
+        computed += 1
+    complete = len(records) == len(todo)
+    keys = list(todo[0]) if todo else []
+    records.sort(key=lambda r: tuple((str(type(r[k])), r[k]) for k in keys))
+    csv_path = write_csv(root / f"{profile}.csv", records)
+    run = {"schema_version": SCHEMA_VERSION, "experiment": name, "profile": profile,
+           "device": device, "description": exp.description, "grid": exp.grids[profile],
+           "seeds": exp.seeds.get(profile, [0]), "claims": list(exp.claims),
+           "libraries": _libraries(), "git": git_revision(), "cells": len(todo),
+           "computed": computed, "cached": cached, "complete": complete,
+           "wall_s": round(time.time() - t0, 3),
+           "cell_seconds": round(sum(r.get("seconds", 0) for r in records), 3)}
+    atomic_write_json(root / f"{profile}.json", run)
+    plots = plot_experiment(name, profile, out) if complete and exp.plot else []
+    return {**run, "csv": str(csv_path), "plots": [str(p) for p in plots]}
+
+
+def plot_experiment(name: str, profile: str = "quick", out: str | Path = "results") -> list:
+    """Regenerate an experiment's plots from its CSV (never from memory)."""
+    from .report import read_csv
+    exp = get(name)
+    csv_path = Path(out) / name / f"{profile}.csv"
+    if not csv_path.exists():
+        raise ApproxTheoryError(f"no results at {csv_path}; run `approxtheory experiment run "
+                                f"{name} --profile {profile}` first")
+    if exp.plot is None:
+        return []
+    return exp.plot(read_csv(csv_path), Path(out) / name / f"plots-{profile}")
+
+
+def _cmd(args) -> int:
+    if args.action == "list":
+        _load_all()
+        for e in EXPERIMENTS.values():
+            n = {p: len(cells(e, p)) for p in e.grids}
+            print(f"{e.name:<24} {e.description} [cells: " +
+                  ", ".join(f"{k} {v}" for k, v in n.items()) + "]")
+        return 0
+    if not args.name:
+        raise ApproxTheoryError(f"experiment {args.action} needs a NAME (see `approxtheory "
+                                "experiment list`)")
+    if args.action == "run":
+        r = run_experiment(args.name, profile=args.profile, device=args.device, out=args.out,
+                           progress=not args.quiet)
+        print(f"{args.name}: {r['cells']} cells ({r['computed']} computed, {r['cached']} cached) "
+              f"in {r['wall_s']:.1f} s -> {r['csv']}" +
+              (f"; plots: {', '.join(r['plots'])}" if r["plots"] else ""))
+        return 0
+    paths = plot_experiment(args.name, args.profile, args.out)
+    print("\n".join(str(p) for p in paths) or "this experiment has no plots")
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("experiment", help="declarative experiments: list, run, plot")
+    p.add_argument("action", choices=["list", "run", "plot"])
+    p.add_argument("name", nargs="?")
+    p.add_argument("--profile", default="quick", choices=["quick", "full"])
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    p.add_argument("--out", default="results", metavar="DIR")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=_cmd)
