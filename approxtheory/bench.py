@@ -130,6 +130,24 @@ def _cmd(args) -> int:
     return 0
 
 
+def _cmd_verify(args) -> int:
+    import tempfile
+    from .verify import run_verify
+    torch.set_num_threads(args.threads)
+    with tempfile.TemporaryDirectory() as d:
+        t0 = time.perf_counter()
+        rc = run_verify(profile=args.profile, out=d, progress=False, use_cache=False)
+        wall = time.perf_counter() - t0
+    row = {"profile": args.profile, "threads": args.threads, "wall_s": round(wall, 2),
+           "exit_code": rc, "target_s": 180 if args.profile == "quick" else None}
+    if args.json:
+        print(json.dumps(row, indent=2))
+    else:
+        print(f"verify --profile {args.profile}: {wall:.1f} s wall on {args.threads} thread(s), "
+              f"no cache (exit {rc})" + ("; target <= 180 s" if args.profile == "quick" else ""))
+    return 0
+
+
 def register(sub) -> None:
     p = sub.add_parser("bench", help="benchmarks that print figures")
     bsub = p.add_subparsers(dest="bench_command", metavar="WHAT")
@@ -139,3 +157,8 @@ def register(sub) -> None:
     pm.add_argument("--reps", type=int, default=3, help="timed repetitions (best is kept)")
     pm.add_argument("--quick", action="store_true", help="skip T = 1024")
     pm.set_defaults(func=_cmd)
+    pv = bsub.add_parser("verify", help="wall time of `verify` from scratch (no cache)")
+    pv.add_argument("--profile", default="quick", choices=["quick", "full"])
+    pv.add_argument("--threads", type=int, default=2)
+    pv.add_argument("--json", action="store_true")
+    pv.set_defaults(func=_cmd_verify)

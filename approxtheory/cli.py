@@ -178,8 +178,9 @@ def _extra_commands():
     from .bench import register as reg_bench
     from .constructions.cli import register as reg_construct
     from .experiment import register as reg_experiment
+    from .identifiability import register as reg_ident
     from .verify import register as reg_verify
-    return [reg_verify, reg_construct, reg_experiment, reg_bench]
+    return [reg_verify, reg_construct, reg_experiment, reg_ident, reg_bench]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

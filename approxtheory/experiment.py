@@ -68,11 +68,17 @@ def get(name: str) -> Experiment:
     return EXPERIMENTS[name]
 
 
-def cells(exp: Experiment, profile: str, device: str = "cpu") -> list[dict]:
+def cells(exp: Experiment, profile: str, device: str = "cpu",
+          overrides: dict | None = None) -> list[dict]:
     if profile not in exp.grids:
         raise ApproxTheoryError(f"{exp.name} has no profile {profile!r} (has: "
                                 f"{', '.join(exp.grids)})")
-    grid = exp.grids[profile]
+    grid = dict(exp.grids[profile])
+    for k, v in (overrides or {}).items():
+        if k not in grid:
+            raise ApproxTheoryError(f"{exp.name} has no parameter {k!r} to override (has: "
+                                    f"{', '.join(grid)})")
+        grid[k] = [v]
     keys = list(grid)
     out = []
     for combo in itertools.product(*(grid[k] for k in keys)):
@@ -103,7 +109,7 @@ def _libraries() -> dict:
 
 def run_experiment(name: str, profile: str = "quick", device: str = "cpu",
                    out: str | Path = "results", progress: bool = True,
-                   max_cells: int | None = None) -> dict:
+                   max_cells: int | None = None, overrides: dict | None = None) -> dict:
     """Run (or resume) an experiment; returns a summary with paths and counts.
 
     ``max_cells`` stops after computing that many new cells (a controlled interruption)."""
@@ -116,7 +122,7 @@ def run_experiment(name: str, profile: str = "quick", device: str = "cpu",
         import torch
         if not torch.cuda.is_available():
             raise ApproxTheoryError("--device cuda asked for, but torch sees no CUDA device")
-    todo = cells(exp, profile, device)
+    todo = cells(exp, profile, device, overrides)
     root = Path(out) / name
     (root / "cells").mkdir(parents=True, exist_ok=True)
     t0 = time.time()
@@ -139,13 +145,18 @@ def run_experiment(name: str, profile: str = "quick", device: str = "cpu",
         t1 = time.time()
         rec = exp.cell(dict(cfg))
         rec = {**cfg, **rec, "cell": key, "seconds": round(time.time() - t1, 4)}
+        # a per-step trace goes to a long-format CSV next to the per-cell one
         atomic_write_json(path, rec)      # written as soon as it is done: a kill loses nothing
         records.append(rec)
         computed += 1
     complete = len(records) == len(todo)
     keys = list(todo[0]) if todo else []
     records.sort(key=lambda r: tuple((str(type(r[k])), r[k]) for k in keys))
-    csv_path = write_csv(root / f"{profile}.csv", records)
+    flat = [{k: v for k, v in r.items() if k != "trace"} for r in records]
+    csv_path = write_csv(root / f"{profile}.csv", flat)
+    trace = [{**{k: r[k] for k in keys}, **t} for r in records for t in r.get("trace", [])]
+    if trace:
+        write_csv(root / f"{profile}.trace.csv", trace)
     run = {"schema_version": SCHEMA_VERSION, "experiment": name, "profile": profile,
            "device": device, "description": exp.description, "grid": exp.grids[profile],
            "seeds": exp.seeds.get(profile, [0]), "claims": list(exp.claims),
@@ -168,7 +179,9 @@ def plot_experiment(name: str, profile: str = "quick", out: str | Path = "result
                                 f"{name} --profile {profile}` first")
     if exp.plot is None:
         return []
-    return exp.plot(read_csv(csv_path), Path(out) / name / f"plots-{profile}")
+    trace_path = Path(out) / name / f"{profile}.trace.csv"
+    kw = {"trace": read_csv(trace_path)} if trace_path.exists() else {}
+    return exp.plot(read_csv(csv_path), Path(out) / name / f"plots-{profile}", **kw)
 
 
 def _cmd(args) -> int:
@@ -183,8 +196,9 @@ def _cmd(args) -> int:
         raise ApproxTheoryError(f"experiment {args.action} needs a NAME (see `approxtheory "
                                 "experiment list`)")
     if args.action == "run":
+        overrides = {"corpus": args.corpus} if args.corpus else None
         r = run_experiment(args.name, profile=args.profile, device=args.device, out=args.out,
-                           progress=not args.quiet)
+                           progress=not args.quiet, overrides=overrides)
         print(f"{args.name}: {r['cells']} cells ({r['computed']} computed, {r['cached']} cached) "
               f"in {r['wall_s']:.1f} s -> {r['csv']}" +
               (f"; plots: {', '.join(r['plots'])}" if r["plots"] else ""))
@@ -201,5 +215,7 @@ def register(sub) -> None:
     p.add_argument("--profile", default="quick", choices=["quick", "full"])
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     p.add_argument("--out", default="results", metavar="DIR")
+    p.add_argument("--corpus", metavar="PATH", help="text file for experiments that train on a "
+                                                     "corpus (default: CPython's pydoc topics)")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=_cmd)

@@ -25,7 +25,8 @@ from .errors import ConfigError
 from .model import LayerSpec, ModelConfig, Transformer
 
 __all__ = ["AttentionConfig", "build_layer", "unidentified_dim", "predicted_unidentified_dim",
-           "sylvester_projection", "rebalance", "imbalance"]
+           "sylvester_projection", "rebalance", "imbalance", "bias_aliasing", "rebalance_model",
+           "register"]
 
 # Distinct, well-separated RoPE frequencies (the digest's numerical check used these).
 ROPE_FREQS = (1.0, 0.37, 0.61, 0.23, 0.83, 0.17, 0.47, 0.71, 0.29, 0.53, 0.11, 0.93)
@@ -40,6 +41,7 @@ class AttentionConfig:
     causal: bool = False
     rope: str | None = None        # None, "full", "partial:N", "repeated"
     fat: bool = False              # head width E at any H
+    no_output: bool = False        # the paper's §3.2 single head: square W_V, no W_O (H = 1)
 
     def __post_init__(self):
         for name in ("E", "H"):
@@ -48,6 +50,9 @@ class AttentionConfig:
                 raise ConfigError(f"{name} must be a positive integer (got {v!r})")
         if not self.fat and self.E % self.H:
             raise ConfigError(f"H must divide E (got H={self.H}, E={self.E})")
+        if self.no_output and (self.H != 1 or self.G not in (None, 1) or self.bias):
+            raise ConfigError("the head without an output matrix is the paper's single head: "
+                              f"it needs H = 1 and no biases (got H={self.H}, bias={self.bias})")
         G = self.H if self.G is None else self.G
         if not isinstance(G, int) or G < 1 or self.H % G:
             raise ConfigError(f"G must divide H (got G={G}, H={self.H})")
@@ -96,7 +101,8 @@ def build_layer(cfg: AttentionConfig, seed: int = 0) -> Transformer:
         if cfg.rope == "repeated":
             freqs[1] = freqs[0]
     mc = ModelConfig(d_in=cfg.E, width=cfg.E, readout="tokens", residual=False,
-                     layers=[LayerSpec(heads=cfg.H, head_dim=D, kv_groups=cfg.groups)],
+                     layers=[LayerSpec(heads=cfg.H, head_dim=D, kv_groups=cfg.groups,
+                                       value_dim=cfg.E if cfg.no_output else D)],
                      d_out=cfg.E, causal=cfg.causal, bias=cfg.bias, rope=rope,
                      rope_freqs=tuple(freqs) if freqs else None, attn_scale=1.0,
                      embed_bias=False, head_bias=False)
@@ -107,11 +113,15 @@ def build_layer(cfg: AttentionConfig, seed: int = 0) -> Transformer:
             p.copy_(0.5 * torch.randn(p.shape, generator=g, dtype=p.dtype))
         m.embed[0].weight.copy_(torch.eye(cfg.E))
         m.head[0].weight.copy_(torch.eye(cfg.E))
+        if cfg.no_output:
+            m.layers[0].attn.o.weight.copy_(torch.eye(cfg.E))   # W_O fixed: not a parameter
     return m
 
 
-def _attn_params(m: Transformer):
-    return {n: p for n, p in m.named_parameters() if n.startswith("layers.0.attn.")}
+def _attn_params(m: Transformer, cfg: AttentionConfig | None = None):
+    skip = {"layers.0.attn.o.weight"} if cfg is not None and cfg.no_output else set()
+    return {n: p for n, p in m.named_parameters() if n.startswith("layers.0.attn.")
+            and n not in skip}
 
 
 def unidentified_dim(cfg: AttentionConfig, n_seq: int = 12, seq_len: int = 7, seed: int = 0,
@@ -119,7 +129,7 @@ def unidentified_dim(cfg: AttentionConfig, n_seq: int = 12, seq_len: int = 7, se
     """P - rank of the Jacobian of the layer's outputs w.r.t. its attention parameters."""
     from torch.func import functional_call, jacrev
     m = build_layer(cfg, seed)
-    params = _attn_params(m)
+    params = _attn_params(m, cfg)
     names = list(params)
     shapes = [params[n].shape for n in names]
     flat = torch.cat([params[n].detach().reshape(-1) for n in names])
@@ -150,6 +160,9 @@ def predicted_unidentified_dim(cfg: AttentionConfig) -> int:
     table, with the paper's QK statements)."""
     E, H, G, D = cfg.E, cfg.H, cfg.groups, cfg.head_dim
     C = D
+    if cfg.no_output:
+        # QK symmetry GL(D) only: a square W_V without W_O has no OV symmetry
+        return int(sp.Integer(D) ** 2)
     if cfg.rope is None:
         qk_head = sp.Integer(D) ** 2
     elif cfg.rope == "full":
@@ -167,6 +180,33 @@ def predicted_unidentified_dim(cfg: AttentionConfig) -> int:
 
 
 # ---------------------------------------------------------------------------------- diagnostics
+def bias_aliasing(cfg: AttentionConfig, seed: int = 0) -> dict:
+    """Demonstrate the inert key bias and the value/output bias aliasing (ID-F4.7, ID-B4.7.2):
+    max output change when b_K is replaced at random, and when δ_h is added to each b_V^h and
+    Σ_h W_O^h δ_h subtracted from b_O; plus the largest |∂L/∂b_K| for a random loss."""
+    if not cfg.bias:
+        raise ConfigError("bias aliasing needs a configuration with biases (bias=True)")
+    m = build_layer(cfg, seed)
+    a = m.layers[0].attn
+    g = torch.Generator().manual_seed(seed + 7)
+    X = torch.randn(4, 6, cfg.E, generator=g, dtype=torch.float64)
+    y0 = m(X)
+    (y0 ** 2).sum().backward()
+    grad_bk = float(a.k.bias.grad.abs().max())
+    with torch.no_grad():
+        y0 = y0.detach()
+        a.k.bias.add_(10 * torch.randn(a.k.bias.shape, generator=g, dtype=torch.float64))
+        key = float((m(X) - y0).abs().max())
+        delta = torch.randn(a.v.bias.shape, generator=g, dtype=torch.float64)
+        a.v.bias.add_(delta)
+        rep = a.h // a.g
+        full = delta.view(a.g, a.c).repeat_interleave(rep, dim=0).reshape(-1)   # per query head
+        a.o.bias.sub_(a.o.weight @ full)
+        value = float((m(X) - y0).abs().max())
+    return {"key_bias_output_change": key, "key_bias_grad": grad_bk,
+            "value_bias_aliasing_output_change": value}
+
+
 def imbalance(Wq: np.ndarray, Wk: np.ndarray) -> np.ndarray:
     """W_Q W_Qᵀ - W_K W_Kᵀ (D x D), conserved under gradient flow (ID-L5.1)."""
     return Wq @ Wq.T - Wk @ Wk.T
@@ -198,3 +238,69 @@ def rebalance(Wq, Wk):
     U, _, Zt = np.linalg.svd(Wq @ qbar.T + Wk @ kbar.T)
     Z = U @ Zt
     return Z @ qbar, Z @ kbar
+
+
+def rebalance_model(m: Transformer, layer: int = 0) -> float:
+    """Rebalance every head's (W_Q, W_K) of ``layer`` in place (float64); returns the largest
+    relative change of any head's W_Kᵀ W_Q. The function the model computes is unchanged."""
+    a = m.layers[layer].attn
+    if a.g != a.h:
+        raise ConfigError("rebalancing per head needs one KV head per query head (no GQA)")
+    if a.freqs.numel():
+        raise ConfigError("rebalancing with RoPE changes the function (the symmetry group is "
+                          "smaller); not supported")
+    worst = 0.0
+    for h in range(a.h):
+        sl = slice(h * a.n, (h + 1) * a.n)
+        Wq = a.q.weight.detach()[sl].double().numpy().copy()
+        Wk = a.k.weight.detach()[sl].double().numpy().copy()
+        if a.q.bias is not None:
+            raise ConfigError("rebalancing with query/key biases is not supported")
+        q2, k2 = rebalance(Wq, Wk)
+        M = Wk.T @ Wq
+        worst = max(worst, float(np.linalg.norm(k2.T @ q2 - M) / np.linalg.norm(M)))
+        a.set_head(h, q=q2, k=k2)
+    return worst
+
+
+def _cmd(args) -> int:
+    import json
+    cfg = AttentionConfig(E=args.E, H=args.H, G=args.G, bias=args.bias, causal=args.causal,
+                          rope=args.rope, fat=args.fat, no_output=args.no_output)
+    r = unidentified_dim(cfg, seed=args.seed)
+    r["config"] = {"E": cfg.E, "H": cfg.H, "G": cfg.groups, "bias": cfg.bias,
+                   "causal": cfg.causal, "rope": cfg.rope, "fat": cfg.fat,
+                   "no_output": cfg.no_output, "head_dim": cfg.head_dim}
+    r["predicted_ratio"] = r["predicted"] / r["total"]
+    if args.json:
+        print(json.dumps(r, indent=2))
+        return 0
+    print(f"attention layer E={cfg.E} H={cfg.H} G={cfg.groups} head_dim={cfg.head_dim}"
+          f"{' bias' if cfg.bias else ''}{' causal' if cfg.causal else ''}"
+          f"{' rope=' + cfg.rope if cfg.rope else ''}{' fat' if cfg.fat else ''}"
+          f"{' no-W_O' if cfg.no_output else ''}")
+    print(f"  total parameters:       {r['total']}")
+    print(f"  predicted unidentified: {r['predicted']}")
+    print(f"  measured unidentified:  {r['measured']}  (P - rank of the Jacobian)")
+    print(f"  ratio:                  {r['ratio']:.6f}")
+    print(f"  singular-value gap:     {r['singular_value_gap']:.2e}")
+    print("  " + ("predicted = measured" if r["predicted"] == r["measured"] else
+                  "MISMATCH between prediction and measurement"))
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("identifiability", help="unidentified dimension of an attention layer: "
+                                               "catalogue count vs Jacobian rank")
+    p.add_argument("--E", type=int, default=8, help="model width")
+    p.add_argument("--H", type=int, default=2, help="heads")
+    p.add_argument("--G", type=int, default=None, help="KV groups (GQA; default H)")
+    p.add_argument("--bias", action="store_true")
+    p.add_argument("--rope", default=None, help="full, partial:N or repeated")
+    p.add_argument("--causal", action="store_true")
+    p.add_argument("--fat", action="store_true", help="head width E at any H")
+    p.add_argument("--no-output", action="store_true",
+                   help="the paper's single head: square W_V, no W_O (H = 1)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd)

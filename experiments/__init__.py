@@ -5,4 +5,4 @@ quick|full] [--device cpu|cuda]`` to run one, ``approxtheory experiment plot NAM
 plots from the CSV.
 """
 
-from . import constructions, headcount_training  # noqa: F401  (registration)
+from . import constructions, headcount_training, identifiability_training  # noqa: F401

@@ -13,8 +13,6 @@ from approxtheory.identifiability import (AttentionConfig, build_layer, imbalanc
 
 from ._core import Context, Verdict, check, memo, not_checkable
 
-not_checkable("ID-E5", reason="training-time diagnostics on a character-level model (SGD, "
-              "AdamW, rebalancing): the identifiability experiment is not implemented yet")
 
 CONFIGS = {
     "ID-T4.5": [AttentionConfig(8, h) for h in (1, 2, 4, 8)] + [AttentionConfig(8, 2, causal=True)],
@@ -241,3 +239,48 @@ def conservation(ctx: Context, cid):
                    covered="D = 4, E = 8, lr in {1e-2..3e-4}, horizon 0.5", rows=rows,
                    plot={"x": "lr", "y": ["drift"], "title": "ID-L5.1: imbalance drift",
                          "xlabel": "learning rate", "ylabel": "||C_t - C_0||"})
+
+
+@check("ID-E5")
+def training_diagnostics(ctx: Context, cid):
+    """Runs the identifiability_training experiment (quick: 150 steps per optimizer) and tests
+    the paper's qualitative findings on it."""
+    import tempfile
+    from approxtheory.experiment import run_experiment
+    with tempfile.TemporaryDirectory() as d:
+        r = run_experiment("identifiability_training", profile="quick", out=d,
+                           progress=False)
+        from approxtheory.report import read_csv
+        rows = read_csv(r["csv"])
+        trace = read_csv(str(r["csv"]).replace(".csv", ".trace.csv"))
+    by = {row["optimizer"]: row for row in rows}
+    drift = {}
+    for opt in by:
+        tr = [t for t in trace if t["optimizer"] == opt]
+        drift[opt] = tr[-1]["beta_drift"]
+    base = by["sgd"]["rho_baseline"]
+    checks = {
+        "SGD steps lie outside the invariant subspace (ρ ≈ 0)": by["sgd"]["mean_rho"] < 1e-10,
+        "ρ ordering SGD < SGD+wd < AdamW": by["sgd"]["mean_rho"] < by["sgd_wd"]["mean_rho"]
+        < by["adamw"]["mean_rho"],
+        "SGD conserves β better than AdamW": drift["sgd"] < drift["adamw"],
+        "rebalancing does not hurt the loss (within 5 %)":
+            by["adamw_rebalance"]["val_loss"] <= 1.05 * by["adamw"]["val_loss"],
+    }
+    failed = [k for k, v in checks.items() if not v]
+    verdict = "consistent-empirical" if not failed else "refuted"
+    return Verdict(cid, verdict,
+                   f"mean ρ: SGD {by['sgd']['mean_rho']:.1e}, SGD+wd {by['sgd_wd']['mean_rho']:.3f}, "
+                   f"AdamW {by['adamw']['mean_rho']:.3f} (reference 1/(2H) = {base:.3f}); β drift: "
+                   f"SGD {drift['sgd']:.1e}, AdamW {drift['adamw']:.1e}; val loss AdamW "
+                   f"{by['adamw']['val_loss']:.3f} vs rebalanced {by['adamw_rebalance']['val_loss']:.3f}"
+                   + (f". Failed: {'; '.join(failed)}" if failed else "") +
+                   ". AdamW stays well below the 1/(2H) reference here, while the paper reports "
+                   "it comes closest to it",
+                   covered=f"character-level model (pydoc topics), E = 32, H = 4, 2 layers, "
+                           f"{int(rows[0]['steps'])} steps per optimizer, one seed",
+                   rows=[{k: t[k] for k in ("optimizer", "step", "rho", "beta", "loss")}
+                         for t in trace],
+                   plot={"x": "step", "y": ["rho"], "group": "optimizer", "logx": False,
+                         "title": "ID-E5: invariant fraction ρ per step", "xlabel": "step",
+                         "ylabel": "ρ"})

@@ -59,7 +59,9 @@ def _value_strategy(sym):
         lo = 0 if sym.is_nonnegative and not sym.is_positive else 1
         return st.one_of(st.integers(lo, 6), st.integers(lo, 3000)).map(sp.Integer)
     fr = st.fractions(min_value=sp.Rational(1, 8), max_value=50, max_denominator=8)
-    if not sym.is_positive:
+    if sym.is_nonnegative and not sym.is_positive:
+        fr = st.fractions(min_value=0, max_value=1, max_denominator=8)
+    elif not sym.is_positive:
         fr = st.fractions(min_value=-5, max_value=5, max_denominator=8)
     return fr.map(lambda f: sp.Rational(f.numerator, f.denominator))
 

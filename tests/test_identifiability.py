@@ -1,0 +1,101 @@
+"""Identifiability: the catalogue's counts equal P - rank(Jacobian) for drawn configurations;
+inert and aliased biases; update projection; rebalancing leaves the function unchanged."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from approxtheory import ConfigError
+from approxtheory.cli import main
+from approxtheory.identifiability import (AttentionConfig, bias_aliasing, build_layer,
+                                          imbalance, rebalance_model, sylvester_projection,
+                                          unidentified_dim)
+
+
+@st.composite
+def configs(draw):
+    H = draw(st.sampled_from([1, 2, 4]))
+    E = H * draw(st.sampled_from([2, 4])) if H < 4 else draw(st.sampled_from([4, 8]))
+    G = draw(st.sampled_from([g for g in range(1, H + 1) if H % g == 0]))
+    D = E // H
+    rope = draw(st.sampled_from([None, "full"] + (["repeated", f"partial:{D // 2 // 2 * 2}"]
+                                                  if D >= 4 else [])))
+    if rope == "partial:0" or D % 2:
+        rope = None
+    return AttentionConfig(E=E, H=H, G=G, bias=draw(st.booleans()) if rope is None else False,
+                           causal=draw(st.booleans()), rope=rope)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cfg=configs())
+def test_measured_equals_predicted(cfg):
+    r = unidentified_dim(cfg)
+    assert r["measured"] == r["predicted"], (cfg, r)
+    assert r["singular_value_gap"] > 1e6
+
+
+@pytest.mark.parametrize("cfg,total,pred", [
+    (AttentionConfig(8, 4, G=2), 192, 16),          # the issue's example
+    (AttentionConfig(6, 1, no_output=True), 108, 36),  # paper's head without W_O: ratio 1/3
+    (AttentionConfig(8, 2, fat=True), 512, 256),
+])
+def test_table_rows(cfg, total, pred):
+    r = unidentified_dim(cfg)
+    assert (r["total"], r["predicted"], r["measured"]) == (total, pred, pred)
+
+
+def test_cli_issue_example(capsys):
+    assert main(["identifiability", "--E", "8", "--H", "4", "--G", "2", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["predicted"] == d["measured"] == 16 and d["total"] == 192
+    assert d["ratio"] == pytest.approx(16 / 192)
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--E", "8", "--H", "3"], "H must divide E (got H=3, E=8)"),
+    (["--E", "8", "--H", "4", "--G", "3"], "G must divide H"),
+    (["--E", "6", "--H", "2", "--rope", "full"], "even head width"),
+    (["--E", "-8", "--H", "2"], "E must be a positive integer"),
+    (["--E", "8", "--H", "2", "--rope", "sideways"], "rope must be"),
+])
+def test_cli_bad_input(capsys, argv, needle):
+    assert main(["identifiability", *argv]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("cfg", [AttentionConfig(8, 2, bias=True),
+                                 AttentionConfig(8, 4, G=2, bias=True, causal=True)])
+def test_key_bias_inert_and_value_bias_aliased(cfg):
+    r = bias_aliasing(cfg)
+    assert r["key_bias_output_change"] < 1e-12 and r["key_bias_grad"] < 1e-12
+    assert r["value_bias_aliasing_output_change"] < 1e-12
+
+
+def test_update_projection_conventions():
+    rng = np.random.default_rng(0)
+    Wq, Wk = rng.standard_normal((4, 16)), rng.standard_normal((4, 16))
+    A = rng.standard_normal((4, 4))
+    A_hat, rho = sylvester_projection(Wq, Wk, A @ Wq, -A.T @ Wk)
+    assert rho == pytest.approx(1.0, abs=1e-12) and np.allclose(A_hat, A)
+    G = rng.standard_normal((16, 16))
+    assert sylvester_projection(Wq, Wk, Wk @ G, Wq @ G.T)[1] < 1e-20
+
+
+def test_rebalancing_leaves_the_function_unchanged():
+    m = build_layer(AttentionConfig(16, 4), seed=3)
+    with torch.no_grad():
+        m.layers[0].attn.q.weight.mul_(3.0)          # unbalance
+        m.layers[0].attn.k.weight.div_(3.0)
+    X = torch.randn(5, 7, 16, dtype=torch.float64)
+    with torch.no_grad():
+        y0 = m(X)
+        dM = rebalance_model(m)
+        y1 = m(X)
+    assert dM < 1e-12 and float((y1 - y0).abs().max()) < 1e-12
+    a = m.layers[0].attn
+    Wq, Wk = a.q.weight.detach().numpy()[:4], a.k.weight.detach().numpy()[:4]
+    assert np.linalg.norm(imbalance(Wq, Wk)) < 1e-10
