@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+import itertools
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
@@ -106,3 +107,23 @@ def check_hash(cid: str, ctx: Context) -> str:
 
 # shared measurements used by several checks, computed once per run
 memo = functools.lru_cache(maxsize=None)
+
+
+def construction_grid(name: str, axes: dict, budget: int, fixed: dict | None = None,
+                      extra: Callable | None = None):
+    """Build the construction ``name`` at every point of the grid ``axes`` (knob -> values),
+    measure it, and return tidy rows plus the witness of every cell (keyed by the grid point)."""
+    from approxtheory.constructions import build
+    rows, witnesses = [], {}
+    keys = list(axes)
+    for combo in itertools.product(*axes.values()):
+        point = dict(zip(keys, combo))
+        c = build(name, **{**(fixed or {}), **point})
+        m = c.measure(budget=budget)
+        row = {**point, "params": c.params, "sup_error": m["sup_error"],
+               "claimed_bound": c.claimed_bound, "verdict": m["verdict"]}
+        if extra is not None:
+            row.update(extra(c, m))
+        rows.append(row)
+        witnesses[combo] = m.get("witness")
+    return rows, witnesses

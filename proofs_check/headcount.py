@@ -12,7 +12,7 @@ from approxtheory import claim
 from approxtheory.constructions import build
 from approxtheory.measure import fit_rate
 
-from ._core import Context, Verdict, check, memo, not_checkable
+from ._core import Context, Verdict, check, construction_grid, memo, not_checkable
 
 not_checkable("HC-T1", reason="density theorem: no rate or constant to measure; the D it needs is "
               "of order d·C(T, T/4)")
@@ -138,16 +138,12 @@ def corollary_arithmetic(ctx: Context, cid):
 
 @memo
 def _k1_synthetic_grid(profile):
-    betas = [10.0, 100.0, 1000.0] if profile == "quick" else [10.0, 30.0, 100.0, 300.0, 1e3, 1e4]
-    Ts = [4, 16, 64] if profile == "quick" else [4, 8, 16, 32, 64, 128]
-    rows = []
-    for T in Ts:
-        for b in betas:
-            c = build("hc_k1_synthetic", T=T, beta=b)
-            m = c.measure(budget=256 if profile == "quick" else 2048)
-            rows.append({"T": T, "beta": b, "params": c.params, "sup_error": m["sup_error"],
-                         "claimed_bound": c.claimed_bound, "verdict": m["verdict"]})
-    return rows
+    quick = profile == "quick"
+    return construction_grid(
+        "hc_k1_synthetic",
+        {"T": [4, 16, 64] if quick else [4, 8, 16, 32, 64, 128],
+         "beta": [10.0, 100.0, 1000.0] if quick else [10.0, 30.0, 100.0, 300.0, 1e3, 1e4]},
+        budget=256 if quick else 2048)[0]
 
 
 @check("HC-T2a", "HC-P3")
@@ -198,18 +194,13 @@ def t2b_arithmetic(ctx: Context, cid):
 
 @memo
 def _l9_grid(profile):
-    epss = [0.5, 0.2, 0.1, 0.05] if profile == "quick" else [0.5, 0.2, 0.1, 0.05, 0.02, 0.01]
-    Ts = [4, 16] if profile == "quick" else [4, 16, 64]
-    rows = []
-    for T in Ts:
-        for e in epss:
-            c = build("hc_l9", T=T, eps=e)
-            m = c.measure(budget=256 if profile == "quick" else 2048)
-            rows.append({"T": T, "eps": e, "inv_eps": 1 / e, "params": c.params,
-                         "dense_params": c.extra["dense_params"],
-                         "sup_error": m["sup_error"], "claimed_bound": c.claimed_bound,
-                         "verdict": m["verdict"]})
-    return rows
+    quick = profile == "quick"
+    return construction_grid(
+        "hc_l9", {"T": [4, 16] if quick else [4, 16, 64],
+                  "eps": [0.5, 0.2, 0.1, 0.05] if quick else [0.5, 0.2, 0.1, 0.05, 0.02, 0.01]},
+        budget=256 if quick else 2048,
+        extra=lambda c, m: {"inv_eps": 1 / c.knobs["eps"],
+                            "dense_params": c.extra["dense_params"]})[0]
 
 
 @check("HC-L9", "HC-P4", "HC-T2c")
@@ -367,16 +358,13 @@ def composition(ctx: Context, cid):
 
 @memo
 def _k1_gate_grid(profile):
-    betas = [10.0, 100.0, 1000.0] if profile == "quick" else [3.0, 10.0, 30.0, 100.0, 300.0, 1e3]
-    rows, witnesses = [], {}
-    for gate in (-1.0, -2.0):
-        for b in betas:
-            c = build("hc_k1", T=8, beta=b, gate=gate)
-            m = c.measure(budget=256 if profile == "quick" else 2048)
-            rows.append({"gate": gate, "beta": b, "sup_error": m["sup_error"],
-                         "claimed_bound": c.claimed_bound, "verdict": m["verdict"]})
-            witnesses[(gate, b)] = m["witness"]
-    return rows, witnesses
+    quick = profile == "quick"
+    rows, wit = construction_grid(
+        "hc_k1", {"gate": [-1.0, -2.0],
+                  "beta": [10.0, 100.0, 1000.0] if quick else [3.0, 10.0, 30.0, 100.0, 300.0,
+                                                               1e3]},
+        budget=256 if quick else 2048, fixed={"T": 8})
+    return rows, wit
 
 
 @check("HC-K1", "HC-P2")

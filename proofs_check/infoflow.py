@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from approxtheory.constructions import build
 from approxtheory.measure import fit_rate
 
-from ._core import Context, Verdict, check, memo, not_checkable
+from ._core import Context, Verdict, check, construction_grid, memo, not_checkable
 
 not_checkable("IF-T3", reason="lower bound over all one-layer models with an unresolved rate "
               "([A] says exponential in T, [Q2] writes Ω(ε^{-(k-1)/n})); needs the paper")
@@ -21,17 +20,13 @@ not_checkable("IF-P3", "IF-P4", reason="needs trained two-layer networks; the tr
 
 @memo
 def _retrieval_grid(profile):
-    betas = [10.0, 100.0, 1e3, 1e4] if profile == "quick" else [10.0, 30.0, 100.0, 300.0, 1e3,
-                                                                 3e3, 1e4]
-    Ts = [4, 64, 1024] if profile == "quick" else [4, 16, 64, 256, 1024]
-    rows = []
-    for T in Ts:
-        for b in betas:
-            c = build("softmax_retrieval", T=T, beta=b)
-            m = c.measure(budget=256 if profile == "quick" else 1024)
-            rows.append({"T": T, "beta": b, "sup_error": m["sup_error"],
-                         "claimed_bound": c.claimed_bound, "verdict": m["verdict"]})
-    return rows
+    quick = profile == "quick"
+    return construction_grid(
+        "softmax_retrieval",
+        {"T": [4, 64, 1024] if quick else [4, 16, 64, 256, 1024],
+         "beta": [10.0, 100.0, 1e3, 1e4] if quick else [10.0, 30.0, 100.0, 300.0, 1e3, 3e3,
+                                                        1e4]},
+        budget=256 if quick else 1024)[0]
 
 
 @check("IF-T2")
@@ -57,16 +52,12 @@ def max_retrieval(ctx: Context, cid):
 
 @memo
 def _second_largest_grid(profile):
-    Ns = [8, 32, 128] if profile == "quick" else [8, 16, 32, 64, 128, 256, 512]
-    Ts = [4, 16, 64] if profile == "quick" else [4, 16, 64, 256]
-    rows = []
-    for T in Ts:
-        for N in Ns:
-            c = build("if_second_largest", T=T, N=N, beta=1e4)
-            m = c.measure(budget=256 if profile == "quick" else 1024)
-            rows.append({"T": T, "N": N, "params": c.params, "sup_error": m["sup_error"],
-                         "claimed_bound": c.claimed_bound, "verdict": m["verdict"]})
-    return rows
+    quick = profile == "quick"
+    return construction_grid(
+        "if_second_largest",
+        {"T": [4, 16, 64] if quick else [4, 16, 64, 256],
+         "N": [8, 32, 128] if quick else [8, 16, 32, 64, 128, 256, 512]},
+        budget=256 if quick else 1024, fixed={"beta": 1e4})[0]
 
 
 @check("IF-K1", "IF-T1")
@@ -99,14 +90,9 @@ def two_layer_second_largest(ctx: Context, cid):
 
 @check("IF-K2")
 def two_layer_pairwise(ctx: Context, cid):
-    rows = []
-    for D in (1, 2):
-        for T in (8, 64):
-            for b in (1e2, 1e3, 1e4):
-                c = build("if_pairwise_max", T=T, D=D, beta=b)
-                m = c.measure(budget=ctx.pick(128, 1024))
-                rows.append({"D": D, "T": T, "beta": b, "sup_error": m["sup_error"],
-                             "claimed_bound": c.claimed_bound, "verdict": m["verdict"]})
+    rows, _ = construction_grid("if_pairwise_max", {"D": [1, 2], "T": [8, 64],
+                                                     "beta": [1e2, 1e3, 1e4]},
+                                budget=ctx.pick(128, 1024))
     ok = all(r["verdict"] == "within-bound" for r in rows)
     return Verdict(cid, "verified-numeric" if ok else "refuted",
                    "Σ_i max_{s,t} x(s)ᵀA_i x(t) with D heads per layer stays within 2D(1 + "
