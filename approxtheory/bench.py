@@ -93,8 +93,8 @@ def bench_search(T: int = 2, beta: float = 20.0, seed: int = 0, max_budget: int 
             r = sup_error(c.model, c.task, budget=budget, seed=seed, local_steps=local,
                           include_structured=False)
             rows.append({"budget": budget, "local_steps": local, "n_evals": r.n_evals,
-                         "found": r.value, "true_sup": true_sup,
-                         "within_1pct": r.value >= 0.99 * true_sup})
+                         "found": float(r.value), "true_sup": float(true_sup),
+                         "within_1pct": bool(r.value >= 0.99 * true_sup)})
         budget *= 4
     first = {loc: next((r["n_evals"] for r in rows if r["local_steps"] == loc and
                         r["within_1pct"]), None) for loc in (0, 60)}

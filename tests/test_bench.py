@@ -1,0 +1,20 @@
+"""Benchmarks produce well-formed figures (no timing is asserted here)."""
+
+import json
+
+from approxtheory.bench import bench_model, bench_search
+
+
+def test_bench_model_rows_and_equal_outputs():
+    rows = bench_model(Ts=(8,), hs=(1, 2), batch=16, reps=1)
+    for r in rows:
+        for key in ("T", "h", "model_seq_per_s", "reference_seq_per_s", "ratio"):
+            assert key in r
+        assert r["max_abs_diff"] < 1e-12          # same computation as the raw SDPA reference
+    json.dumps(rows)
+
+
+def test_bench_search_is_json_serialisable():
+    s = bench_search(max_budget=16)
+    d = json.loads(json.dumps(s))
+    assert d["true_sup"] > 0 and d["rows"]
