@@ -148,6 +148,66 @@ def _cmd_verify(args) -> int:
     return 0
 
 
+_IDENT_CHILD = """
+import json, resource, sys, time, torch
+torch.set_num_threads({threads})
+from approxtheory.identifiability import AttentionConfig, {fn}
+t = time.perf_counter()
+r = {fn}(AttentionConfig({E}, {H}))
+r["seconds"] = time.perf_counter() - t
+r["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(r))
+"""
+
+
+def bench_identifiability(Es=(8, 16, 32, 64), head_dim=8, dense_max_E=32, threads=2,
+                          progress=None):
+    """Time and peak memory (each run in a fresh process) of the structured rank certificate
+    versus the dense Jacobian + SVD baseline, which must give the same answer."""
+    import subprocess
+    rows = []
+    for E in Es:
+        H = max(1, E // head_dim)
+        row = {"E": E, "H": H}
+        for name, fn in (("structured", "structured_unidentified_dim"),
+                         ("dense", "dense_unidentified_dim")):
+            if name == "dense" and E > dense_max_E:
+                continue
+            out = subprocess.run([sys.executable, "-c", _IDENT_CHILD.format(
+                threads=threads, fn=fn, E=E, H=H)], capture_output=True, text=True)
+            if out.returncode != 0:
+                raise RuntimeError(f"{name} run failed: {out.stderr.strip()[-500:]}")
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            row.update({"params": r["total"], "predicted": r["predicted"],
+                        f"{name}_measured": r["measured"], f"{name}_s": r["seconds"],
+                        f"{name}_peak_mb": r["peak_rss_mb"]})
+        if "dense_s" in row:
+            row["speedup"] = row["dense_s"] / row["structured_s"]
+            row["agree"] = row["dense_measured"] == row["structured_measured"]
+        rows.append(row)
+        if progress:
+            progress(row)
+    return rows
+
+
+def _cmd_ident(args) -> int:
+    from .errors import ConfigError
+    if args.threads < 1:
+        raise ConfigError(f"--threads must be >= 1 (got {args.threads})")
+    say = (lambda r: None) if args.json else (lambda r: print(
+        f"E={r['E']:3d} H={r['H']} P={r['params']:6d}  structured {r['structured_s']:7.2f} s "
+        f"{r['structured_peak_mb']:7.0f} MB (U={r['structured_measured']}, predicted "
+        f"{r['predicted']})" + (f"  dense {r['dense_s']:7.2f} s {r['dense_peak_mb']:7.0f} MB "
+                                f"(U={r['dense_measured']})  speed-up {r['speedup']:.1f}x"
+                                if "dense_s" in r else "  dense: skipped (--dense-max-E)"),
+        flush=True))
+    rows = bench_identifiability(dense_max_E=args.dense_max_E, threads=args.threads,
+                                 progress=say)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    return 0
+
+
 def register(sub) -> None:
     p = sub.add_parser("bench", help="benchmarks that print figures")
     bsub = p.add_subparsers(dest="bench_command", metavar="WHAT")
@@ -162,3 +222,10 @@ def register(sub) -> None:
     pv.add_argument("--threads", type=int, default=2)
     pv.add_argument("--json", action="store_true")
     pv.set_defaults(func=_cmd_verify)
+    pi = bsub.add_parser("identifiability", help="structured rank certificate vs dense "
+                                                  "Jacobian + SVD (time, peak memory)")
+    pi.add_argument("--json", action="store_true")
+    pi.add_argument("--threads", type=int, default=2)
+    pi.add_argument("--dense-max-E", type=int, default=32,
+                    help="largest width for the dense baseline (E = 64 takes very long)")
+    pi.set_defaults(func=_cmd_ident)

@@ -14,6 +14,7 @@ generic inputs (Jacobian by ``torch.func.jacrev``, rank from the singular-value 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +27,7 @@ from .model import LayerSpec, ModelConfig, Transformer
 
 __all__ = ["AttentionConfig", "build_layer", "unidentified_dim", "predicted_unidentified_dim",
            "sylvester_projection", "rebalance", "imbalance", "bias_aliasing", "rebalance_model",
-           "register"]
+           "register", "structured_unidentified_dim", "dense_unidentified_dim"]
 
 # Distinct, well-separated RoPE frequencies (the digest's numerical check used these).
 ROPE_FREQS = (1.0, 0.37, 0.61, 0.23, 0.83, 0.17, 0.47, 0.71, 0.29, 0.53, 0.11, 0.93)
@@ -109,8 +110,10 @@ def build_layer(cfg: AttentionConfig, seed: int = 0) -> Transformer:
     m = Transformer(mc)
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
+        # std 1/sqrt(E): logits stay O(sqrt(head_dim)) at any width, so the softmax is not
+        # saturated and the Jacobian's rank is numerically visible
         for name, p in m.named_parameters():
-            p.copy_(0.5 * torch.randn(p.shape, generator=g, dtype=p.dtype))
+            p.copy_(torch.randn(p.shape, generator=g, dtype=p.dtype) / math.sqrt(cfg.E))
         m.embed[0].weight.copy_(torch.eye(cfg.E))
         m.head[0].weight.copy_(torch.eye(cfg.E))
         if cfg.no_output:
@@ -124,13 +127,39 @@ def _attn_params(m: Transformer, cfg: AttentionConfig | None = None):
             and n not in skip}
 
 
-def unidentified_dim(cfg: AttentionConfig, n_seq: int = 12, seq_len: int = 7, seed: int = 0,
-                     rtol: float = 1e-8) -> dict:
-    """P - rank of the Jacobian of the layer's outputs w.r.t. its attention parameters."""
+def unidentified_dim(cfg: AttentionConfig, n_seq: int | None = None, seq_len: int = 7,
+                     seed: int = 0, rtol: float = 1e-8, method: str = "auto") -> dict:
+    """P - rank of the Jacobian of the layer's outputs w.r.t. its attention parameters.
+
+    ``method="dense"`` forms the whole Jacobian and takes its singular values (the baseline);
+    ``"structured"`` certifies the same rank from small per-head blocks (see
+    :func:`structured_unidentified_dim`); ``"auto"`` uses the structured method where it applies.
+    """
+    if method not in ("auto", "dense", "structured"):
+        raise ConfigError(f"method must be auto, dense or structured (got {method!r})")
+    if method != "dense" and structured_applies(cfg):
+        r = structured_unidentified_dim(cfg, seed=seed, rtol=rtol)
+        if r is not None or method == "structured":
+            if r is None:
+                raise ConfigError("the structured certificate did not close for this draw; "
+                                  "use method='dense'")
+            return r
+    elif method == "structured":
+        raise ConfigError("the structured method needs no biases, no RoPE, no GQA, a W_O and "
+                          "H·head_dim <= E; use method='dense'")
+    return dense_unidentified_dim(cfg, n_seq=n_seq, seq_len=seq_len, seed=seed, rtol=rtol)
+
+
+def dense_unidentified_dim(cfg: AttentionConfig, n_seq: int | None = None, seq_len: int = 7,
+                           seed: int = 0, rtol: float = 1e-8) -> dict:
+    """The baseline: the full Jacobian (``torch.func.jacrev``) and its singular values."""
     from torch.func import functional_call, jacrev
     m = build_layer(cfg, seed)
     params = _attn_params(m, cfg)
     names = list(params)
+    P_total = sum(p.numel() for p in params.values())
+    if n_seq is None:   # enough outputs (with a margin) for the rank to be visible
+        n_seq = max(12, -(-int(1.25 * P_total) // (seq_len * cfg.E)))
     shapes = [params[n].shape for n in names]
     flat = torch.cat([params[n].detach().reshape(-1) for n in names])
     g = torch.Generator().manual_seed(seed + 1)
@@ -152,7 +181,125 @@ def unidentified_dim(cfg: AttentionConfig, n_seq: int = 12, seq_len: int = 7, se
     gap = float(sv[rank - 1] / sv[rank]) if rank < len(sv) and sv[rank] > 0 else float("inf")
     pred = predicted_unidentified_dim(cfg)
     return {"total": P, "rank": rank, "measured": P - rank, "predicted": pred,
-            "ratio": (P - rank) / P, "singular_value_gap": gap}
+            "ratio": (P - rank) / P, "singular_value_gap": gap, "method": "dense"}
+
+
+def structured_applies(cfg: AttentionConfig) -> bool:
+    return (not cfg.bias and cfg.rope is None and cfg.groups == cfg.H and not cfg.no_output
+            and cfg.H * cfg.head_dim <= cfg.E)
+
+
+def _rank(A: torch.Tensor, rtol: float):
+    sv = torch.linalg.svdvals(A)
+    r = int((sv > rtol * sv[0]).sum())
+    gap = float(sv[r - 1] / sv[r]) if r < len(sv) and sv[r] > 0 else float("inf")
+    return r, gap
+
+
+def structured_unidentified_dim(cfg: AttentionConfig, seed: int = 0, seq_len: int = 8,
+                                rtol: float = 1e-8) -> dict | None:
+    """The same rank as the dense Jacobian, certified from small per-head blocks.
+
+    In row form the layer is Y = Σ_h A_h(X; W_Q^h, W_K^h) X W_V^hᵀ W_O^hᵀ. With K = [A_h X]_h
+    (NL x HE, all sequences stacked) of full column rank, the value/output part
+    dN_h = d(W_O^h W_V^h) ↦ Σ_h A_h X dN_hᵀ is injective, so it contributes exactly
+    Σ_h rank d(W_O W_V) (small E² x 2CE blocks). Projecting onto the complement of col(K) and
+    reading each head's coordinates through the full-column-rank W_O = [W_O^1 ... W_O^H] separates
+    the query/key parts head by head: their contribution is Σ_h rank of the Jacobian of
+    (I - Π) A_h X W_V^hᵀ with respect to (W_Q^h, W_K^h) (C(NL - HE) x 2DE). That sum is a lower
+    bound on rank(J); Σ_h [rank d(W_Kᵀ W_Q) + rank d(W_O W_V)] is an upper bound. When the two
+    agree the rank is certified; otherwise None (use the dense method).
+    """
+    from torch.func import jacrev
+    E, H, D = cfg.E, cfg.H, cfg.head_dim
+    C = D
+    m = build_layer(cfg, seed)
+    a = m.layers[0].attn
+    Wq = a.q.weight.detach().view(H, D, E)
+    Wk = a.k.weight.detach().view(H, D, E)
+    Wv = a.v.weight.detach().view(H, C, E)
+    Wo = a.o.weight.detach().view(E, H, C).permute(1, 0, 2)          # (H, E, C)
+    P = sum(p.numel() for p in _attn_params(m, cfg).values())
+    need = H * E + 2 * -(-(2 * D * E) // C)                          # rows: HE + margin
+    n_seq = -(-need // seq_len)
+    g = torch.Generator().manual_seed(seed + 1)
+    X = torch.randn(n_seq, seq_len, E, generator=g, dtype=torch.float64)
+    mask = torch.tril(torch.ones(seq_len, seq_len, dtype=torch.bool)) if cfg.causal else None
+
+    def probs(wq, wk):
+        lg = (X @ wq.T) @ (X @ wk.T).transpose(1, 2)                   # (N, L, L)
+        if mask is not None:
+            lg = lg.masked_fill(~mask, float("-inf"))
+        return torch.softmax(lg, dim=-1)
+
+    A = [probs(Wq[h], Wk[h]) for h in range(H)]
+    # self-check against the shared model's forward
+    with torch.no_grad():
+        y = sum((A[h] @ X @ Wv[h].T) @ Wo[h].T for h in range(H))
+        y_model = m(X)
+    if not torch.allclose(y, y_model, atol=1e-10, rtol=1e-10):
+        raise RuntimeError("structured identifiability: layer reconstruction disagrees with the "
+                           "model")
+    K = torch.cat([(A[h] @ X).reshape(-1, E) for h in range(H)], dim=1)   # (NL, HE)
+    rK, _ = _rank(K, rtol)
+    rO, _ = _rank(a.o.weight.detach(), rtol)
+    if rK < H * E or rO < H * C:
+        return None
+    Qfull, _ = torch.linalg.qr(K, mode="complete")
+    Qperp = Qfull[:, H * E:]                                          # basis of col(K)^⊥
+    lower, upper, gaps = 0, 0, []
+    for h in range(H):
+        Vx = X @ Wv[h].T                                              # (N, L, C)
+
+        def zproj(theta, h=h, Vx=Vx):
+            wq, wk = theta[: D * E].view(D, E), theta[D * E:].view(D, E)
+            z = (probs(wq, wk) @ Vx).reshape(-1, C)                   # (NL, C)
+            return (Qperp.T @ z).reshape(-1)
+
+        theta = torch.cat([Wq[h].reshape(-1), Wk[h].reshape(-1)])
+        Jm = jacrev(zproj)(theta)                                     # (C (NL-HE), 2DE)
+        rm, gm = _rank(Jm, rtol)
+        gaps.append(gm)
+        # upper bounds: d(W_Kᵀ W_Q) and d(W_O W_V) as explicit E² x 2DE matrices
+        JM = _dprod(Wk[h], Wq[h], E, D)
+        JN = _dprod(Wo[h].T.contiguous(), Wv[h], E, C)
+        rM, _ = _rank(JM, rtol)
+        rN, gn = _rank(JN, rtol)
+        gaps.append(gn)
+        lower += rm + rN
+        upper += rM + rN
+    if lower != upper:
+        return None
+    rank = lower
+    pred = predicted_unidentified_dim(cfg)
+    return {"total": P, "rank": rank, "measured": P - rank, "predicted": pred,
+            "ratio": (P - rank) / P, "singular_value_gap": float(min(gaps)),
+            "method": "structured"}
+
+
+def _dprod(B: torch.Tensor, A: torch.Tensor, E: int, D: int) -> torch.Tensor:
+    """Jacobian of (A, B) ↦ Bᵀ A for A, B of shape (D, E), in compressed row coordinates.
+
+    In the orthonormal bases T = [row(B), row(B)^⊥] and S = [row(A), row(A)^⊥] of R^E,
+    Tᵀ(Bᵀ dA + dBᵀ A)S vanishes outside its first D rows and first D columns, so only those
+    2DE - D² coordinates are kept: a (2DE - D²) x 2DE matrix with the rank of the full E² x 2DE
+    one, several times cheaper to decompose."""
+    eye = torch.eye(E, dtype=torch.float64)
+    JA = torch.einsum("di,jk->ijdk", B, eye).reshape(E, E, D * E)
+    JB = torch.einsum("ik,dj->ijdk", eye, A).reshape(E, E, D * E)
+    J = torch.cat([JA, JB], dim=2)                                    # (E, E, 2DE)
+    if D >= E:                      # nothing to compress: keep every coordinate
+        return J.reshape(E * E, -1)
+    T = torch.linalg.qr(torch.cat([B.T, torch.randn(E, E - D, dtype=torch.float64,
+                                                    generator=torch.Generator().manual_seed(0))],
+                                  dim=1))[0]
+    S = torch.linalg.qr(torch.cat([A.T, torch.randn(E, E - D, dtype=torch.float64,
+                                                    generator=torch.Generator().manual_seed(1))],
+                                  dim=1))[0]
+    Jt = torch.einsum("ia,ijp,jb->abp", T, J, S)                      # Tᵀ (.) S
+    top = Jt[:D].reshape(D * E, -1)
+    left = Jt[D:, :D].reshape((E - D) * D, -1)
+    return torch.cat([top, left], dim=0)
 
 
 def predicted_unidentified_dim(cfg: AttentionConfig) -> int:
@@ -267,7 +414,7 @@ def _cmd(args) -> int:
     import json
     cfg = AttentionConfig(E=args.E, H=args.H, G=args.G, bias=args.bias, causal=args.causal,
                           rope=args.rope, fat=args.fat, no_output=args.no_output)
-    r = unidentified_dim(cfg, seed=args.seed)
+    r = unidentified_dim(cfg, seed=args.seed, method=args.method)
     r["config"] = {"E": cfg.E, "H": cfg.H, "G": cfg.groups, "bias": cfg.bias,
                    "causal": cfg.causal, "rope": cfg.rope, "fat": cfg.fat,
                    "no_output": cfg.no_output, "head_dim": cfg.head_dim}
@@ -283,7 +430,7 @@ def _cmd(args) -> int:
     print(f"  predicted unidentified: {r['predicted']}")
     print(f"  measured unidentified:  {r['measured']}  (P - rank of the Jacobian)")
     print(f"  ratio:                  {r['ratio']:.6f}")
-    print(f"  singular-value gap:     {r['singular_value_gap']:.2e}")
+    print(f"  singular-value gap:     {r['singular_value_gap']:.2e}  (method: {r['method']})")
     print("  " + ("predicted = measured" if r["predicted"] == r["measured"] else
                   "MISMATCH between prediction and measurement"))
     return 0
@@ -301,6 +448,9 @@ def register(sub) -> None:
     p.add_argument("--fat", action="store_true", help="head width E at any H")
     p.add_argument("--no-output", action="store_true",
                    help="the paper's single head: square W_V, no W_O (H = 1)")
+    p.add_argument("--method", default="auto", choices=["auto", "dense", "structured"],
+                   help="dense Jacobian + SVD, or the structured per-head certificate "
+                        "(auto: structured where it applies)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd)

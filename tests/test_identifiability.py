@@ -37,6 +37,21 @@ def test_measured_equals_predicted(cfg):
     assert r["singular_value_gap"] > 1e6
 
 
+@pytest.mark.parametrize("cfg", [AttentionConfig(8, 2), AttentionConfig(12, 3, causal=True),
+                                 AttentionConfig(16, 8), AttentionConfig(16, 1)])
+def test_structured_certificate_agrees_with_dense_jacobian(cfg):
+    s = unidentified_dim(cfg, method="structured")
+    d = unidentified_dim(cfg, method="dense")
+    assert s["method"] == "structured" and d["method"] == "dense"
+    assert s["measured"] == d["measured"] == s["predicted"]
+    assert s["total"] == d["total"]
+
+
+def test_structured_method_refuses_what_it_cannot_certify():
+    with pytest.raises(ConfigError, match="structured method needs"):
+        unidentified_dim(AttentionConfig(8, 2, bias=True), method="structured")
+
+
 @pytest.mark.parametrize("cfg,total,pred", [
     (AttentionConfig(8, 4, G=2), 192, 16),          # the example
     (AttentionConfig(6, 1, no_output=True), 108, 36),  # paper's head without W_O: ratio 1/3
