@@ -174,7 +174,7 @@ def dense_unidentified_dim(cfg: AttentionConfig, n_seq: int | None = None, seq_l
         # the manual attention path (same outputs as the fused one; vmap-friendly)
         return functional_call(m, out, (X,), {"return_attention": True})[0].reshape(-1)
 
-    J = jacrev(f)(flat)
+    J = jacrev(f, chunk_size=1024)(flat)        # chunks bound the memory of the vmap
     sv = torch.linalg.svdvals(J.detach()).numpy()
     P = flat.numel()
     rank = int((sv > rtol * sv[0]).sum())
