@@ -127,6 +127,12 @@ def test_hc_t2b_issue_example_and_exponent():
     assert eps.is_positive
 
 
+def test_solve_for_gives_real_thresholds_for_integer_symbols():
+    # k = 1/3 is reached between integers: the threshold is returned, not dropped
+    assert hc.solve_for("T", k=sp.Rational(1, 3), s=1, n=2, D=2) == [sp.Rational(88, 3)]
+    assert hc.evaluate(T=sp.Rational(88, 3).ceiling(), s=1, n=2, D=2) > sp.Rational(1, 3)
+
+
 def test_hc_t2b_paper_examples_of_boundary():
     # digest: n=8, D=4 needs T > 56 (s=1), 96 (s=2), 136 (s=3); n=2,D=2,s=1: 24; n=1: 20
     for (n, D, s, b) in [(8, 4, 1, 56), (8, 4, 2, 96), (8, 4, 3, 136), (2, 2, 1, 24),

@@ -262,18 +262,12 @@ class Claim:
         target = self.symbol(symbol)
         subs = self._subs({k: v for k, v in values.items() if k != symbol})
         rhs = to_exact(equals, name)
-        eq = sp.Eq(e.subs(subs), rhs)
-        sols = sp.solve(eq, target, dict=False)
-        out = []
-        for s in sols:
-            if s.is_number:
-                if target.is_positive and s.is_positive is False:
-                    continue
-                if target.is_integer and s.is_integer is False:
-                    # an integer symbol may still be asked for its real threshold
-                    pass
-            out.append(sp.simplify(s))
-        return out
+        # solve over the reals (an integer symbol such as T may be asked for a real threshold),
+        # keeping the sign assumption
+        x = sp.Dummy(target.name, positive=True) if target.is_positive else \
+            sp.Dummy(target.name, real=True)
+        eq = sp.Eq(e.subs(subs).subs(target, x), rhs)
+        return [sp.simplify(s) for s in sp.solve(eq, x, dict=False)]
 
     def exponent(self, symbol: str, expr: str | None = None):
         """The power-law exponent p of the expression in ``symbol`` (expression ∝ symbol**p).
