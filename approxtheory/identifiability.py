@@ -165,17 +165,30 @@ def dense_unidentified_dim(cfg: AttentionConfig, n_seq: int | None = None, seq_l
     g = torch.Generator().manual_seed(seed + 1)
     X = torch.randn(n_seq, seq_len, cfg.E, generator=g, dtype=torch.float64)
 
-    def f(theta):
+    def f(theta, Xc):
         out, i = {}, 0
         for n, s in zip(names, shapes):
             k = int(np.prod(s))
             out[n] = theta[i:i + k].reshape(s)
             i += k
         # the manual attention path (same outputs as the fused one; vmap-friendly)
-        return functional_call(m, out, (X,), {"return_attention": True})[0].reshape(-1)
+        return functional_call(m, out, (Xc,), {"return_attention": True})[0].reshape(-1)
 
-    J = jacrev(f, chunk_size=1024)(flat)        # chunks bound the memory of the vmap
-    sv = torch.linalg.svdvals(J.detach()).numpy()
+    # sequences are independent: build J block by block into one preallocated float64 array,
+    # then take its singular values in place (LAPACK gesdd without vectors), so the memory is
+    # about one copy of J
+    import scipy.linalg
+    rows_per_seq = seq_len * cfg.E
+    J = np.empty((n_seq * rows_per_seq, flat.numel()), dtype=np.float64, order="F")
+    step = max(1, 2048 // rows_per_seq)
+    for i in range(0, n_seq, step):
+        Xc = X[i:i + step]
+        Jc = jacrev(lambda th: f(th, Xc), chunk_size=1024)(flat)
+        J[i * rows_per_seq:(i + len(Xc)) * rows_per_seq] = Jc.detach().numpy()
+        del Jc
+    sv = scipy.linalg.svd(J, compute_uv=False, overwrite_a=True, check_finite=False,
+                          lapack_driver="gesdd")
+    del J
     P = flat.numel()
     rank = int((sv > rtol * sv[0]).sum())
     gap = float(sv[rank - 1] / sv[rank]) if rank < len(sv) and sv[rank] > 0 else float("inf")

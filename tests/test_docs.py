@@ -28,3 +28,10 @@ def test_readme_and_ci_share_the_test_command():
     line = next(l for l in ci.splitlines() if l.startswith(marker))
     cmd = line[len(marker):].strip().strip("'\"")
     assert cmd in readme
+
+
+def test_readme_examples_run():
+    import doctest
+    r = doctest.testfile(str(ROOT / "README.md"), module_relative=False,
+                         optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert r.attempted > 5 and r.failed == 0
