@@ -171,6 +171,8 @@ def test_svd_truncation_bounds_hold():
     ("lag_head", {"T": 8, "k": 5}, "k must be < T/2"),
     ("svd_truncation", {"r": 100}, "r must be <= 2F"),
     ("hc_k1", {"frob": 1}, "no knob frob"),
+    ("hc_k1", {"h": 1}, "h must equal D"),
+    ("hc_k1_synthetic", {"h": 3, "D": 4}, "h must equal D"),
     ("nope", {}, "unknown construction"),
 ])
 def test_bad_knobs_raise_typed_errors(name, knobs, needle):

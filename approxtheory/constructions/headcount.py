@@ -87,6 +87,12 @@ def _k1_bound(task, beta) -> tuple[float, str]:
     return total, "sum_i |c_i| * (" + sp.sstr(k1.expr("err_bound")) + ")"
 
 
+def _check_heads(h, D):
+    if h != D:
+        raise ConfigError(f"HC-K1 uses one head per feature: h must equal D (got h={h}, D={D}); "
+                          "with fewer heads see HC-T2b's lower bound")
+
+
 def _check_beta_regime(beta):
     if beta < 1:
         raise ConfigError(f"beta must be >= 1 for HC-K1's bound (got beta={beta})")
@@ -98,9 +104,11 @@ def _check_beta_regime(beta):
           beta=Knob(float, 100.0, "softmax inverse temperature β (>= 1)", positive),
           gate=Knob(float, -1.0, "position-gate value r_i(t) outside S_i (paper: -1)"),
           sets=Knob(str, "split", "S_i: 'split' (halves) or 'all' (every position)",
-                    choices=("split", "all")))
-def hc_k1(T, beta, gate, sets):
+                    choices=("split", "all")),
+          h=Knob(int, 2, "number of heads; HC-K1 uses exactly h = D = 2", at_least(1)))
+def hc_k1(T, beta, gate, sets, h):
     _check_beta_regime(beta)
+    _check_heads(h, 2)
     if sets == "all":
         task = MaxPlusMin(T)
     else:
@@ -122,9 +130,11 @@ def hc_k1(T, beta, gate, sets):
           beta=Knob(float, 100.0, "softmax inverse temperature β (>= 1)", positive),
           D=Knob(int, 4, "number of features (heads)", at_least(1)),
           d=Knob(int, 4, "token dimension", at_least(1)),
-          seed=Knob(int, 0, "seed of the a_i"))
-def hc_k1_synthetic(T, beta, D, d, seed):
+          seed=Knob(int, 0, "seed of the a_i"),
+          h=Knob(int, 0, "number of heads (0: D); HC-K1 uses exactly h = D", at_least(0)))
+def hc_k1_synthetic(T, beta, D, d, seed, h):
     _check_beta_regime(beta)
+    _check_heads(h or D, D)
     task = SyntheticMaxSum(T, d=d, D=D, seed=seed)
     model = build_hc_k1_model(task, beta)
     bound, expr = _k1_bound(task, beta)
