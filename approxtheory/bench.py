@@ -14,7 +14,6 @@ import math
 import sys
 import time
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 

@@ -127,13 +127,9 @@ def run_experiment(name: str, profile: str = "quick", device: str = "cpu",
     (root / "cells").mkdir(parents=True, exist_ok=True)
     t0 = time.time()
     computed, cached, records = 0, 0, []
-    try:
-        from tqdm import tqdm
-        it = tqdm(todo, desc=f"{name} ({profile})", unit="cell", disable=not progress,
-                  file=sys.stderr)
-    except ImportError:  # pragma: no cover
-        it = todo
-    for cfg in it:
+    from tqdm import tqdm
+    for cfg in tqdm(todo, desc=f"{name} ({profile})", unit="cell", disable=not progress,
+                    file=sys.stderr):
         key = cell_hash(exp, cfg)
         path = root / "cells" / f"{key}.json"
         if path.exists():

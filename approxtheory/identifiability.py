@@ -318,7 +318,7 @@ def _dprod(B: torch.Tensor, A: torch.Tensor, E: int, D: int) -> torch.Tensor:
 def predicted_unidentified_dim(cfg: AttentionConfig) -> int:
     """The catalogue's count for this configuration (derived/verified rows of the digest's
     table, with the paper's QK statements)."""
-    E, H, G, D = cfg.E, cfg.H, cfg.groups, cfg.head_dim
+    G, D = cfg.groups, cfg.head_dim
     C = D
     if cfg.no_output:
         # QK symmetry GL(D) only: a square W_V without W_O has no OV symmetry

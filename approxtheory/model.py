@@ -23,7 +23,7 @@ is not attended to, as in arXiv 2510.06662 eq. (4). Logits use ``attn_scale`` (d
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, asdict
+from dataclasses import dataclass, asdict
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -382,18 +382,21 @@ class Transformer(nn.Module):
             h = h + self.pos
         return h
 
-    def forward(self, x, return_attention: bool = False):
+    def _input_stream(self, x):
+        """Checked input -> residual stream with the CLS token appended, its mask and positions."""
         cfg = self.cfg
         if x.dim() != 3 or x.shape[-1] != cfg.d_in:
             raise ConfigError(f"input must have shape (batch, T, {cfg.d_in}) "
                               f"(got {tuple(x.shape)})")
-        x = x.to(cfg.torch_dtype)
-        h = self.embed_tokens(x)
+        h = self.embed_tokens(x.to(cfg.torch_dtype))                   # (B, T, E)
         B, T, E = h.shape
         if self.cls is not None:
             h = torch.cat((h, self.cls.expand(B, 1, E)), dim=1)         # (B, T+1, E)
         positions = torch.arange(h.shape[1], device=h.device)
-        mask = self._mask(h.shape[1], h.device)
+        return h, self._mask(h.shape[1], h.device), positions
+
+    def forward(self, x, return_attention: bool = False):
+        h, mask, positions = self._input_stream(x)
         atts = []
         for blk in self.layers:
             h, att = blk(h, mask, positions, need_weights=return_attention)
@@ -403,13 +406,7 @@ class Transformer(nn.Module):
 
     def hidden_states(self, x):
         """Residual stream after each layer: list of ``(B, T(+1), E)`` tensors."""
-        x = x.to(self.cfg.torch_dtype)
-        h = self.embed_tokens(x)
-        B, T, E = h.shape
-        if self.cls is not None:
-            h = torch.cat((h, self.cls.expand(B, 1, E)), dim=1)
-        positions = torch.arange(h.shape[1], device=h.device)
-        mask = self._mask(h.shape[1], h.device)
+        h, mask, positions = self._input_stream(x)
         out = [h]
         for blk in self.layers:
             h, _ = blk(h, mask, positions)

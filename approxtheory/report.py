@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import html
 import io
-import math
 from pathlib import Path
 from typing import Sequence
 

@@ -18,7 +18,6 @@ domain, near-ties and all-equal blocks, where sup-norm errors of softmax constru
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np

@@ -82,15 +82,11 @@ def run_verify(profile: str = "quick", only: Sequence[str] | None = None, out: s
     ctx = Context(profile=profile, seed=seed)
     t0 = time.time()
     records = []
-    try:
-        from tqdm import tqdm
-        it = tqdm(selected, desc=f"verify ({profile})", unit="claim", disable=not progress,
-                  file=sys.stderr)
-    except ImportError:  # pragma: no cover
-        it = selected
-    for c in it:
-        if hasattr(it, "set_postfix_str"):
-            it.set_postfix_str(c.id)
+    from tqdm import tqdm
+    bar = tqdm(selected, desc=f"verify ({profile})", unit="claim", disable=not progress,
+               file=sys.stderr)
+    for c in bar:
+        bar.set_postfix_str(c.id)
         key = check_hash(c.id, ctx)
         cache = out / ".cache" / f"{c.id}.{key}.json"
         if use_cache and cache.exists():

@@ -88,14 +88,20 @@ def not_checkable(*claim_ids: str, reason: str):
     return check(*claim_ids)(fn)
 
 
+@functools.lru_cache(maxsize=None)
+def _module_source(name: str) -> str:
+    """A check module's source, read once per run (it is part of every cache key)."""
+    import sys
+    try:
+        return inspect.getsource(sys.modules[name])
+    except (KeyError, OSError, TypeError):
+        return ""
+
+
 def check_hash(cid: str, ctx: Context) -> str:
     """Hash of the claim, the check's code (and its module's), and the settings."""
     fn = CHECKS[cid].source_fn  # type: ignore[attr-defined]
-    mod = inspect.getmodule(fn)
-    try:
-        code = inspect.getsource(mod) if mod is not None else ""
-    except (OSError, TypeError):
-        code = fn.__name__
+    code = _module_source(fn.__module__) or fn.__name__
     reason = getattr(fn, "__reason__", "")
     from approxtheory import __version__
     h = hashlib.sha256()
@@ -103,6 +109,12 @@ def check_hash(cid: str, ctx: Context) -> str:
         h.update(part.encode("utf-8"))
         h.update(b"\0")
     return h.hexdigest()[:16]
+
+
+def slope_row(fit, label: str, predicted: float) -> dict:
+    """A fitted exponent with its interval next to the predicted one (for the slope plots)."""
+    return {"label": label, "fitted": fit.slope, "lo": fit.ci_low, "hi": fit.ci_high,
+            "predicted": predicted, "within_ci": fit.contains(predicted)}
 
 
 # shared measurements used by several checks, computed once per run

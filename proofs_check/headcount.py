@@ -12,7 +12,8 @@ from approxtheory import claim
 from approxtheory.constructions import build
 from approxtheory.measure import fit_rate
 
-from ._core import Context, Verdict, check, construction_grid, memo, not_checkable
+from ._core import (Context, Verdict, check, construction_grid, memo, not_checkable,
+                    slope_row)
 
 not_checkable("HC-T1", reason="density theorem: no rate or constant to measure; the D it needs is "
               "of order d·C(T, T/4)")
@@ -153,8 +154,7 @@ def d_heads_no_T_blowup(ctx: Context, cid):
     sub = [r for r in rows if r["T"] == Tmax]
     fit = fit_rate([r["beta"] for r in sub], [r["sup_error"] for r in sub])
     pred = float(claim("HC-K1").asymptotic_exponent("beta", "err_bound", S=Tmax, T=Tmax))
-    slopes = [{"label": f"sup error vs β (T={Tmax})", "fitted": fit.slope, "lo": fit.ci_low,
-               "hi": fit.ci_high, "predicted": pred, "within_ci": fit.contains(pred)}]
+    slopes = [slope_row(fit, f"sup error vs β (T={Tmax})", pred)]
     params = {r["params"] for r in rows}
     within = all(r["verdict"] == "within-bound" for r in rows)
     ok = len(params) == 1 and within
@@ -374,8 +374,7 @@ def k1_construction(ctx: Context, cid):
     fixed = [r for r in rows if r["gate"] == -2.0]
     fit = fit_rate([r["beta"] for r in fixed], [r["sup_error"] for r in fixed])
     pred = float(claim("HC-K1").asymptotic_exponent("beta", "err_bound", S=4, T=8))
-    slopes = [{"label": "sup error vs β (gate -2)", "fitted": fit.slope, "lo": fit.ci_low,
-               "hi": fit.ci_high, "predicted": pred, "within_ci": fit.contains(pred)}]
+    slopes = [slope_row(fit, "sup error vs β (gate -2)", pred)]
     if any(r["verdict"] == "refuted" for r in paper):
         r = max(paper, key=lambda r: r["sup_error"] / r["claimed_bound"])
         fixed_ok = all(x["verdict"] == "within-bound" for x in fixed)

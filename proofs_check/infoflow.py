@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
 
+from approxtheory import claim
 from approxtheory.measure import fit_rate
 
-from ._core import Context, Verdict, check, construction_grid, memo, not_checkable
+from ._core import (Context, Verdict, check, construction_grid, memo, not_checkable,
+                    slope_row)
 
 not_checkable("IF-T3", reason="lower bound over all one-layer models with an unresolved rate "
               "([A] says exponential in T, [Q2] writes Ω(ε^{-(k-1)/n})); needs the paper")
@@ -36,10 +37,8 @@ def max_retrieval(ctx: Context, cid):
     T0 = rows[0]["T"]
     sub = [r for r in rows if r["T"] == T0]
     fit = fit_rate([r["beta"] for r in sub], [r["sup_error"] for r in sub])
-    from approxtheory import claim
     pred = float(claim("IF-T2").asymptotic_exponent("beta", "err_attn", T=T0))
-    slopes = [{"label": f"sup error vs β (T={T0})", "fitted": fit.slope, "lo": fit.ci_low,
-               "hi": fit.ci_high, "predicted": pred, "within_ci": fit.contains(pred)}]
+    slopes = [slope_row(fit, f"sup error vs β (T={T0})", pred)]
     return Verdict(cid, "verified-numeric" if ok else "refuted", slopes=slopes, evidence=(
                    f"max - softmax average <= (1 + ln(βT))/β in every cell; the sup error falls "
                    f"like β^{fit.slope:.3f} [{fit.ci_low:.3f}, {fit.ci_high:.3f}] at T = {T0}"),
@@ -69,9 +68,7 @@ def two_layer_second_largest(ctx: Context, cid):
         sub = [r for r in rows if r["T"] == T]
         fits[T] = fit_rate([r["N"] for r in sub], [r["sup_error"] for r in sub])
     slopes = ", ".join(f"T={T}: {f.slope:.2f}" for T, f in fits.items())
-    slope_rows = [{"label": f"sup error vs N (T={T})", "fitted": f.slope, "lo": f.ci_low,
-                   "hi": f.ci_high, "predicted": -1.0, "within_ci": f.contains(-1.0)}
-                  for T, f in fits.items()]
+    slope_rows = [slope_row(f, f"sup error vs N (T={T})", -1.0) for T, f in fits.items()]
     rate_ok = all(f.ci_low <= -1.0 for f in fits.values())
     verdict = "verified-numeric" if ok and rate_ok else "refuted"
     note = (" Only the two-layer upper side is checked; the one-layer lower bound needs "

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from approxtheory import ApproxTheoryError
 from approxtheory.cli import main
 from approxtheory.experiment import cells, get, plot_experiment, run_experiment
 

@@ -1,6 +1,5 @@
 """Task targets against brute force, domains and structured inputs."""
 
-import itertools
 
 import numpy as np
 import pytest

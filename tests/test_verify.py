@@ -1,8 +1,6 @@
 """`approxtheory verify`: a verdict for every claim, report files, plots, cache, exit codes."""
 
 import json
-import os
-from pathlib import Path
 
 import pytest
 

@@ -47,7 +47,7 @@ ALIASES = {"eps": "epsilon", "ε": "epsilon", "β": "beta", "γ": "gamma", "δ":
 class Condition:
     """A condition of a claim's regime: a sympy boolean plus an optional human description.
 
-    ``description`` may use ``{name}`` placeholders, filled with the offending values.
+    ``description`` is the requirement in words (e.g. ``H must divide E``).
     """
 
     expr: Any
@@ -58,8 +58,7 @@ class Condition:
         return set(self.expr.free_symbols)
 
     def text(self) -> str:
-        return self.description.format(**{s.name: s.name for s in self.free_symbols}) \
-            if self.description else sp.sstr(self.expr)
+        return self.description or sp.sstr(self.expr)
 
     def holds(self, subs: Mapping) -> bool | None:
         """True/False when decidable with ``subs``; None when symbols are missing."""

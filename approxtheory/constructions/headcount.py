@@ -8,11 +8,9 @@ token queries but is not a key), eq. (4)-(5).
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import sympy as sp
-import torch
 
 from ..catalogue import claim
 from ..errors import ConfigError

@@ -7,7 +7,6 @@ import numpy as np
 import sympy as sp
 
 from ..catalogue import claim
-from ..errors import ConfigError
 from ..model import LayerSpec, ModelConfig, Transformer
 from ..tasks import KthLargest, PairwiseMax
 from ._base import Construction, Knob, at_least, positive, register

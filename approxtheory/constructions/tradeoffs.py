@@ -153,7 +153,6 @@ def svd_truncation(T, k, F, B, r, decay):
     U, S, Vt = np.linalg.svd(M)
     Ur, Sr, Vr = U[:, :r], S[:r], Vt[:r]
     # W_Q' = (U_r Σ_r^{1/2})ᵀ, W_K' = (V_r Σ_r^{1/2})ᵀ, padded with zero rows to the head width
-    n = Wq.shape[0]
     Wq2 = np.zeros_like(Wq); Wk2 = np.zeros_like(Wk)
     Wq2[:r] = (Ur * np.sqrt(Sr)).T
     Wk2[:r] = (Vr.T * np.sqrt(Sr)).T
