@@ -17,6 +17,7 @@ returns the estimate *and the worst input found* (the witness).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -39,16 +40,23 @@ class SupErrorResult:
     n_evals: int                  # forward evaluations (sequences) spent
     by_source: dict = field(default_factory=dict)   # best error per search stage
     budget: int = 0
+    evals_by_source: dict = field(default_factory=dict)   # evaluations spent per stage
+    nonfinite: bool = False       # the model's output at the witness is NaN or inf (a failure)
 
     def to_dict(self) -> dict:
         return {"sup_error": self.value, "witness": self.witness.tolist(),
                 "model_output": np.asarray(self.model_output).tolist(),
                 "target": np.asarray(self.target).tolist(), "n_evals": self.n_evals,
-                "by_source": self.by_source, "budget": self.budget}
+                "by_source": self.by_source, "evals_by_source": self.evals_by_source,
+                "nonfinite": self.nonfinite, "budget": self.budget}
 
 
 def _err_per_sample(model, task, X: torch.Tensor) -> torch.Tensor:
-    """ℓ∞ error per sequence, shape (B,)."""
+    """ℓ∞ error per sequence, shape (B,).
+
+    A NaN target marks an output that has no target (e.g. the first k rows of a lag task) and is
+    not measured. A NaN or infinite *model* output where there is a target is a failure: its
+    error is ``inf``, never 0, so it wins the search and becomes the witness."""
     out = model(X)
     y = task.target(X)
     if out.dim() == 3 and out.shape[-1] == 1:
@@ -58,14 +66,18 @@ def _err_per_sample(model, task, X: torch.Tensor) -> torch.Tensor:
     if out.shape != y.shape:
         raise ConfigError(f"model output shape {tuple(out.shape)} does not match the task's "
                           f"target shape {tuple(y.shape)}")
-    e = (out - y).abs()
+    no_target = torch.isnan(y)
+    failed = ~torch.isfinite(out) & ~no_target
+    e = (out - y).abs().masked_fill(no_target, 0.0)
+    e = torch.where(failed, torch.full_like(e, float("inf")), e)
     if e.dim() == 1:
         return e
-    return torch.nan_to_num(e, nan=0.0).flatten(1).amax(-1)   # skip NaN rows (no target)
+    return e.flatten(1).amax(-1)
 
 
 def errors(model, task, X, batch: int = 4096) -> np.ndarray:
-    """ℓ∞ error of each input sequence (no gradient)."""
+    """ℓ∞ error of each input sequence (no gradient); ``inf`` where the model's output is NaN or
+    infinite."""
     X = torch.as_tensor(np.asarray(X), dtype=torch.float64)
     out = []
     with torch.no_grad():
@@ -74,82 +86,415 @@ def errors(model, task, X, batch: int = 4096) -> np.ndarray:
     return torch.cat(out).numpy() if out else np.zeros(0)
 
 
+# ------------------------------------------------------------------------------- the search
+def _attention_modules(model):
+    from .model import Attention
+    return [m for m in model.modules() if isinstance(m, Attention)]
+
+
+def _effective_beta(model, task) -> float | None:
+    """The largest logit change per unit input change, max over attention layers:
+    ``scale · ||W_Q||₂ · ||W_K||₂ · ||first encoder layer||₂`` (a rough, generic estimate of β,
+    used only to centre the gap grids δ ~ c/β; None when the model has no attention)."""
+    atts = _attention_modules(model)
+    if not atts:
+        return None
+    emb = 1.0
+    first = next((m for m in getattr(model, "embed", []) if isinstance(m, torch.nn.Linear)), None)
+    if first is not None:
+        w = first.weight.detach()[:, : task.d].to(torch.float64)
+        emb = max(float(torch.linalg.matrix_norm(w, 2)), 1e-12)
+    best = 0.0
+    for a in atts:
+        q = float(torch.linalg.matrix_norm(a.q.weight.detach().to(torch.float64), 2))
+        k = float(torch.linalg.matrix_norm(a.k.weight.detach().to(torch.float64), 2))
+        best = max(best, a.scale * q * k * emb)
+    return best if best > 0 else None
+
+
+class _Softened:
+    """Context manager: multiply every attention logit of ``model`` by ``factor`` (a softened
+    temperature for continuation in β); restores the scales on exit."""
+
+    def __init__(self, model, factor: float):
+        self.atts = _attention_modules(model)
+        self.factor = factor
+
+    def __enter__(self):
+        self.saved = [a.scale for a in self.atts]
+        for a in self.atts:
+            a.scale = a.scale * self.factor
+        return self
+
+    def __exit__(self, *exc):
+        for a, sc in zip(self.atts, self.saved):
+            a.scale = sc
+        return False
+
+
+class _Search:
+    """Bookkeeping shared by the stages: evaluations, best per stage and a pool of the best
+    distinct inputs (the starts of the local stages)."""
+
+    def __init__(self, model, task, batch: int, pool_size: int = 24):
+        self.model, self.task, self.batch = model, task, batch
+        self.n_evals = 0
+        self.by_source: dict[str, float] = {}
+        self.evals_by_source: dict[str, int] = {}
+        self.pool: list[tuple[float, np.ndarray]] = []
+        self.pool_size = pool_size
+        self.best_e = -np.inf
+        self.best_X: np.ndarray | None = None
+
+    def eval(self, Xs: np.ndarray, source: str) -> np.ndarray:
+        Xs = np.asarray(Xs, dtype=np.float64)
+        if len(Xs) == 0:
+            return np.zeros(0)
+        e = errors(self.model, self.task, Xs, batch=self.batch)
+        self.record(Xs, e, source)
+        return e
+
+    def record(self, Xs: np.ndarray, e: np.ndarray, source: str, count: bool = True) -> None:
+        if count:
+            self.n_evals += len(Xs)
+            self.evals_by_source[source] = self.evals_by_source.get(source, 0) + len(Xs)
+        e = np.where(np.isnan(e), np.inf, e)        # never let NaN hide in a max
+        i = int(np.argmax(e))
+        self.by_source[source] = max(self.by_source.get(source, -np.inf), float(e[i]))
+        if e[i] > self.best_e:
+            self.best_e, self.best_X = float(e[i]), np.array(Xs[i])
+        k = min(self.pool_size, len(e))
+        for j in np.argpartition(-e, k - 1)[:k]:
+            self.pool.append((float(e[j]), np.array(Xs[j])))
+        self._prune()
+
+    def _prune(self):
+        self.pool.sort(key=lambda p: -p[0])
+        kept: list[tuple[float, np.ndarray]] = []
+        for ej, Xj in self.pool:
+            if any(ej == ek and np.array_equal(Xj, Xk) for ek, Xk in kept):
+                continue
+            kept.append((ej, Xj))
+            if len(kept) >= self.pool_size:
+                break
+        self.pool = kept
+
+    def starts(self, n: int) -> list[np.ndarray]:
+        return [X for _, X in self.pool[:n]]
+
+
+def _gap_grid(width: float, beta: float | None, coarse: bool) -> np.ndarray:
+    """Gaps δ: a log grid over the domain's scale plus a grid matched to β (δ ~ c/β)."""
+    per_decade = 1 if coarse else 4
+    g = list(width * np.logspace(-1, -9, 8 * per_decade + 1))
+    if beta:
+        g += list(np.geomspace(0.25, 16.0, 7 if coarse else 25) / beta)
+    g = np.array(sorted({float(x) for x in g if 0 < x <= width}), dtype=np.float64)
+    return g
+
+
+def _k_grid(T: int, coarse_max: int = 24) -> np.ndarray:
+    if T <= 1:
+        return np.zeros(0, dtype=int)
+    if T - 1 <= coarse_max:
+        return np.arange(1, T)
+    ks = np.unique(np.round(np.geomspace(1, T - 1, coarse_max)).astype(int))
+    return np.unique(np.concatenate([ks, [1, 2, T - 2, T - 1]]))
+
+
+def _anchors(task, rng, n_max: int = 8) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(extreme token u, unit direction w pointing into the domain, background token b)."""
+    d, lo, hi = task.d, task.lo, task.hi
+    out = []
+    if task.domain == "sphere":
+        dirs = [np.eye(d)[i] * s for i in range(min(d, 4)) for s in (1.0, -1.0)]
+        dirs += [task.project(rng.standard_normal(d)) for _ in range(2)]
+        for u in dirs[:n_max]:
+            w = rng.standard_normal(d)
+            w -= (w @ u) * u
+            w /= max(np.linalg.norm(w), 1e-12)
+            out.append((u, w, -u))
+        return out
+    c = np.full(d, 0.5 * (lo + hi))
+    if d <= 3:
+        verts = [np.array(v, dtype=float) for v in itertools.product((lo, hi), repeat=d)]
+    else:
+        verts = [np.full(d, hi), np.full(d, lo)] + [rng.choice([lo, hi], size=d)
+                                                   for _ in range(n_max - 2)]
+    for v in verts[:n_max]:
+        w = (c - v) / max(np.linalg.norm(c - v), 1e-12)
+        out.append((v, w, 2 * c - v))
+    return out
+
+
+def _family_inputs(task, anchor, ks, gaps, order: str) -> np.ndarray:
+    """One token at the extreme u, k tokens at gap δ from it (u + δ w, projected), the rest at
+    the background b; ``order`` puts the extreme first ("front") or last ("back")."""
+    u, w, b = anchor
+    T = task.T
+    out = np.empty((len(ks) * len(gaps), T, task.d))
+    i = 0
+    for k in ks:
+        for g in gaps:
+            X = np.tile(b, (T, 1))
+            tie = u + g * w
+            if order == "front":
+                X[0] = u
+                X[1:k + 1] = tie
+            else:
+                X[T - 1] = u
+                X[T - 1 - k:T - 1] = tie
+            out[i] = X
+            i += 1
+    return task.project(out)
+
+
+def _families(S: _Search, rng, beta) -> None:
+    """Near-tie families: for every anchor, order and k, a gap δ on a coarse log grid (matched to
+    β); then a fine δ grid (and neighbouring k) around the best combinations."""
+    task = S.task
+    if task.T < 2:
+        return
+    width = float(task.hi - task.lo) if task.domain == "box" else 1.0
+    anchors = _anchors(task, rng)
+    ks = _k_grid(task.T)
+    coarse = _gap_grid(width, beta, coarse=True)
+    scored = []
+    for ai, a in enumerate(anchors):
+        for order in ("front", "back"):
+            X = _family_inputs(task, a, ks, coarse, order)
+            e = S.eval(X, "families").reshape(len(ks), len(coarse))
+            for ki, k in enumerate(ks):
+                scored.append((float(e[ki].max()), ai, order, int(k)))
+    scored.sort(key=lambda r: -r[0])
+    fine = _gap_grid(width, beta, coarse=False)
+    done = set()
+    for _, ai, order, k in scored[:4]:
+        near = [kk for kk in (k - 1, k, k + 1) if 1 <= kk <= task.T - 1]
+        key = (ai, order, tuple(near))
+        if key in done:
+            continue
+        done.add(key)
+        S.eval(_family_inputs(task, anchors[ai], near, fine, order), "families")
+
+
+def _block_seeds(task, rng) -> np.ndarray:
+    """Runs of equal values: the sequence cut into m contiguous blocks, each block at lo, hi (or
+    the midpoint), every combination (m = 8 with two levels, m = 4 with three)."""
+    if task.domain != "box":
+        return np.zeros((0, task.T, task.d))
+    T, lo, hi = task.T, task.lo, task.hi
+    out = []
+    for m, levels in ((min(T, 8), (lo, hi)), (min(T, 4), (lo, 0.5 * (lo + hi), hi))):
+        cuts = np.linspace(0, T, m + 1).round().astype(int)
+        for combo in itertools.product(levels, repeat=m):
+            X = np.empty((T, task.d))
+            for j in range(m):
+                X[cuts[j]:cuts[j + 1]] = combo[j]
+            out.append(X)
+    return np.stack(out)
+
+
+def _cell_candidates(task, X: np.ndarray, t: int, gaps: np.ndarray) -> np.ndarray:
+    """Candidate values for token t of X: per coordinate the domain bounds, the midpoint, the
+    other tokens' extremes and offsets δ from them and from the current value; and whole-token
+    copies of the other tokens' extreme tokens. Returns (n, T, d) modified copies of X."""
+    T, d = task.T, task.d
+    outs = []
+    others = np.delete(X, t, axis=0) if T > 1 else X
+    if task.domain == "box":
+        lo, hi = task.lo, task.hi
+        for j in range(d):
+            col = others[:, j]
+            top, bot, cur = col.max(), col.min(), X[t, j]
+            vals = [lo, hi, 0.5 * (lo + hi), top, bot]
+            for g in gaps:
+                vals += [top - g, top + g, bot + g, bot - g, cur + g, cur - g]
+            vals = np.clip(np.unique(np.array(vals)), lo, hi)
+            vals = vals[vals != cur]
+            Y = np.repeat(X[None], len(vals), axis=0)
+            Y[:, t, j] = vals
+            outs.append(Y)
+    # whole-token moves: copy another token (the extremes of each coordinate), or jitter
+    idx = set()
+    for j in range(d):
+        idx.add(int(np.argmax(others[:, j])))
+        idx.add(int(np.argmin(others[:, j])))
+    for i in sorted(idx):
+        src = others[i]
+        for g in (0.0, *gaps[:2]):
+            Y = X.copy()
+            Y[t] = src + g * (np.sign(X[t] - src) if task.domain == "box" else 0.0)
+            outs.append(Y[None])
+    if not outs:
+        return np.zeros((0, T, d))
+    return task.project(np.concatenate(outs))
+
+
+def _discrete(S: _Search, rng, beta, max_evals: int, n_starts: int = 4) -> None:
+    """Coordinate-wise local search among candidate values (greedy, first improvement over a
+    group of tokens at a time), from the best inputs so far; restarts by kicking a random block
+    of tokens to the domain's bounds while evaluations remain."""
+    task = S.task
+    width = float(task.hi - task.lo) if task.domain == "box" else 1.0
+    gaps = [1e-2 * width]
+    if beta:
+        gaps += [0.5 / beta, 2.0 / beta, 6.0 / beta]
+    gaps = np.array(sorted(g for g in gaps if g < width))
+    spent0 = S.n_evals
+    starts = S.starts(n_starts)
+    si = 0
+    while S.n_evals - spent0 < max_evals and starts:
+        X = np.array(starts[si % len(starts)])
+        if si >= len(starts):       # a restart: kick a random block to a bound
+            a = int(rng.integers(0, task.T))
+            b = int(rng.integers(a, task.T)) + 1
+            lv = (task.lo, task.hi) if task.domain == "box" else (-1.0, 1.0)
+            X[a:b] = lv[int(rng.integers(0, 2))]
+            X = task.project(X)
+        si += 1
+        cur = float(S.eval(X[None], "discrete")[0])
+        improved = True
+        while improved and S.n_evals - spent0 < max_evals:
+            improved = False
+            order = rng.permutation(task.T)
+            probe = _cell_candidates(task, X, int(order[0]), gaps)
+            group = max(1, 512 // max(1, len(probe)))
+            for g0 in range(0, task.T, group):
+                cands = np.concatenate([_cell_candidates(task, X, int(t), gaps)
+                                        for t in order[g0:g0 + group]])
+                if not len(cands):
+                    continue
+                e = S.eval(cands, "discrete")
+                j = int(np.argmax(e))
+                if e[j] > cur * (1 + 1e-9) + 1e-300:
+                    X, cur, improved = cands[j], float(e[j]), True
+                if S.n_evals - spent0 >= max_evals:
+                    break
+
+
+def _ascent(S: _Search, starts: list[np.ndarray], factors, steps: int, base_lr: float,
+            source: str, beta) -> list[np.ndarray]:
+    """Projected Adam ascent on the input; for each temperature factor f (continuation: the
+    model's logits times f, then anneal f to 1) ``steps`` steps. The true error (f = 1) of every
+    iterate is what is recorded. Returns the best input per start."""
+    model, task = S.model, S.task
+    if not starts:
+        return []
+    best_X = np.stack(starts)
+    best_e = errors(model, task, best_X)
+    S.record(best_X, best_e, source)
+    X = torch.tensor(best_X, dtype=torch.float64)
+    width = float(task.hi - task.lo) if task.domain == "box" else 1.0
+    for f in factors:
+        lr = base_lr if beta is None else min(base_lr, 2.0 / (f * beta))
+        lr = max(lr, 1e-6 * width)
+        X = X.detach().clone().requires_grad_(True)
+        opt = torch.optim.Adam([X], lr=lr)
+        sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=1e-2 ** (1 / max(steps, 1)))
+        for _ in range(steps):
+            opt.zero_grad()
+            with _Softened(model, f):
+                e_soft = _err_per_sample(model, task, X)
+            e_soft = torch.where(torch.isfinite(e_soft), e_soft, torch.zeros_like(e_soft))
+            (-e_soft.sum()).backward()
+            if X.grad is None or not torch.isfinite(X.grad).all():
+                break
+            opt.step()
+            sched.step()
+            with torch.no_grad():
+                X.copy_(torch.as_tensor(task.project(X.detach())))
+            Xn = X.detach().numpy().copy()
+            en = errors(model, task, Xn)
+            S.record(Xn, en, source)
+            better = en > best_e
+            best_e[better] = en[better]
+            best_X[better] = Xn[better]
+    return list(best_X)
+
+
 def sup_error(model, task, budget: int = 4096, seed: int = 0, local_starts: int = 8,
               local_steps: int = 60, lr: float | None = None, include_structured: bool = True,
-              batch: int = 4096) -> SupErrorResult:
-    """Estimate ``sup_X ||model(X) - task(X)||_∞`` over the task's domain.
+              batch: int = 4096, families: bool = True, discrete_evals: int | None = None,
+              continuation: Sequence[float] = (1 / 64, 1 / 16, 1 / 4, 1.0)) -> SupErrorResult:
+    """Estimate ``sup_X ||model(X) - task(X)||_∞`` over the task's domain (a lower bound on the
+    supremum: the error at the worst input found, which is returned as the witness).
 
-    ``budget`` random sequences, then the structured inputs, then ``local_starts`` runs of projected
-    gradient ascent of ``local_steps`` steps from the worst inputs found (plus small random
-    perturbations of them). Deterministic for a given seed.
+    Stages, each reporting its best error in ``by_source`` (and its evaluations in
+    ``evals_by_source``), generic over tasks:
+
+    1. ``random``: ``budget`` uniform samples of the domain.
+    2. ``structured``: the task's structured inputs (vertices, faces, near-ties, all-equal blocks)
+       and block patterns (the sequence cut into runs, each at a bound or the midpoint).
+    3. ``families``: near-tie families: one token at an extreme u (a vertex of the box), k tokens
+       at gap δ from it, the rest at the opposite vertex, for every k (a geometric grid of k when
+       T > 25) and δ on a log grid plus a grid matched to the model's logit scale (δ ~ c/β),
+       refined around the best combinations.
+    4. ``discrete``: greedy coordinate-wise local search with restarts among candidate values
+       (bounds, other tokens' values, small offsets from them) from the best inputs so far
+       (``discrete_evals`` evaluations, default ``max(2048, 2·budget)``).
+    5. ``continuation``: projected gradient ascent at softened temperatures (every attention
+       logit times f for f in ``continuation``, annealed to 1) from the best inputs, so that
+       saturated softmax does not stall it; the true error is what is recorded.
+    6. ``local``: fine projected ascent at the model's temperature (two step scales).
+
+    Deterministic for a given seed. A NaN or infinite model output is an error of ``inf`` (the
+    result's ``nonfinite`` is True and the witness is that input), never zero.
     """
-    if budget < 1:
-        raise ConfigError(f"budget must be >= 1 (got {budget})")
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
+        raise ConfigError(f"budget must be an integer >= 1 (got {budget!r})")
+    for name, v in (("local_starts", local_starts), ("local_steps", local_steps),
+                    ("batch", batch)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < (1 if name ==
+                                                                                "batch" else 0):
+            raise ConfigError(f"{name} must be a non-negative integer (got {v!r})")
+    if not (np.isfinite(task.lo) and np.isfinite(task.hi)) or task.lo > task.hi:
+        raise ConfigError(f"the task's domain must have finite lo <= hi (got lo={task.lo}, "
+                          f"hi={task.hi})")
+    if lr is not None and not (np.isfinite(lr) and lr > 0):
+        raise ConfigError(f"lr must be a positive finite number (got {lr!r})")
+    if any(not (0 < f <= 1) for f in continuation):
+        raise ConfigError(f"continuation factors must lie in (0, 1] (got {tuple(continuation)})")
     rng = np.random.default_rng(seed)
     model.eval()
-    n_evals = 0
-    pool = []            # (error, X)
-    by_source = {}
+    S = _Search(model, task, batch)
+    beta = _effective_beta(model, task)
 
-    def consider(Xs, source):
-        nonlocal n_evals
-        e = errors(model, task, Xs, batch=batch)
-        n_evals += len(Xs)
-        if len(e):
-            i = int(np.argmax(e))
-            by_source[source] = max(by_source.get(source, 0.0), float(e[i]))
-            k = min(local_starts, len(e))
-            for j in np.argsort(-e)[:k]:
-                pool.append((float(e[j]), np.array(Xs[j])))
-
-    consider(task.sample(budget, rng), "random")
+    S.eval(task.sample(budget, rng), "random")
     if include_structured:
-        consider(task.structured(rng), "structured")
-    pool.sort(key=lambda p: -p[0])
-    starts = [p[1] for p in pool[:local_starts]]
-    # also jitter the best start: sup errors of softmax heads sit at near-ties
-    if starts:
-        scale = 0.02 * (task.hi - task.lo)
-        starts += [task.project(starts[0] + scale * rng.standard_normal(starts[0].shape))
-                   for _ in range(max(1, local_starts // 2))]
-    if starts and local_steps > 0:
-        best_X = np.stack(starts)
-        best_e = errors(model, task, best_X)
-        n_evals += len(best_X)
-        # two scales of projected ascent: coarse (1 % of the domain) then fine (1e-4), each with a
-        # geometric step decay; softmax error peaks near ties are as narrow as 1/β
-        scales = (lr,) if lr is not None else (0.01 * (task.hi - task.lo),
-                                                1e-4 * (task.hi - task.lo))
+        S.eval(task.structured(rng), "structured")
+        S.eval(_block_seeds(task, rng), "structured")
+    if families:
+        _families(S, rng, beta)
+    if discrete_evals is None:
+        discrete_evals = max(2048, 2 * budget)
+    if discrete_evals > 0:
+        _discrete(S, rng, beta, discrete_evals)
+    width = float(task.hi - task.lo) if task.domain == "box" else 1.0
+    if local_steps > 0 and local_starts > 0:
+        starts = S.starts(local_starts)
+        if starts:          # also jitter the best start
+            scale = 0.02 * width
+            starts += [task.project(starts[0] + scale * rng.standard_normal(starts[0].shape))
+                       for _ in range(max(1, local_starts // 2))]
+        if continuation and beta:
+            per = max(1, local_steps // (2 * len(continuation)))
+            _ascent(S, starts, continuation, per, 0.05 * width, "continuation", beta)
+        scales = (lr,) if lr is not None else (0.01 * width, 1e-4 * width)
+        starts = S.starts(local_starts)
         steps = max(1, local_steps // len(scales))
-        for step in scales:
-            X = torch.tensor(best_X, dtype=torch.float64).requires_grad_(True)
-            opt = torch.optim.Adam([X], lr=step)
-            sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=1e-3 ** (1 / steps))
-            for _ in range(steps):
-                opt.zero_grad()
-                e = _err_per_sample(model, task, X)
-                n_evals += len(best_X)
-                en = e.detach().numpy()
-                better = en > best_e
-                best_e[better] = en[better]
-                best_X[better] = X.detach().numpy()[better]
-                (-e.sum()).backward()
-                if X.grad is None or not torch.isfinite(X.grad).all():
-                    break
-                opt.step()
-                sched.step()
-                with torch.no_grad():
-                    X.copy_(task.project(X))
-        e = errors(model, task, best_X)
-        n_evals += len(best_X)
-        by_source["local"] = float(e.max())
-        pool.extend((float(e[j]), best_X[j]) for j in range(len(best_X)))
-    best_err, best_X = max(pool, key=lambda p: p[0])
+        for sc in scales:
+            starts = _ascent(S, starts, (1.0,), steps, sc, "local", None)
+    best_X = S.best_X
     with torch.no_grad():
         Xt = torch.tensor(best_X[None], dtype=torch.float64)
         out = model(Xt)[0].numpy()
         y = task.target(Xt)[0].numpy()
-    return SupErrorResult(best_err, best_X, out, y, n_evals, by_source, budget)
+    nonfinite = bool(not np.all(np.isfinite(out[~np.isnan(y)]))) if np.ndim(y) else \
+        bool(not np.all(np.isfinite(out)))
+    by_source = {k: float(v) for k, v in S.by_source.items()}
+    return SupErrorResult(float(S.best_e), best_X, out, y, S.n_evals, by_source, budget,
+                          dict(S.evals_by_source), nonfinite)
 
 
 def nmse(model, task, n: int = 4096, seed: int = 0, X=None) -> float:

@@ -220,13 +220,16 @@ class Attention(nn.Module):
                                       f"(got {tuple(t.shape)})")
                 self.o.weight[:, i * self.c:(i + 1) * self.c] = t
 
-    def _qkv(self, x, positions):
+    def _qkv(self, x, positions, n_query: int | None = None):
+        """Queries of the last ``n_query`` tokens (all when None), keys and values of all."""
         B, T, _ = x.shape
-        q = self.q(x).view(B, T, self.h, self.n).transpose(1, 2)   # (B, h, T, n)
+        xq = x if n_query is None else x[:, T - n_query:]
+        Tq = xq.shape[1]
+        q = self.q(xq).view(B, Tq, self.h, self.n).transpose(1, 2)  # (B, h, Tq, n)
         k = self.k(x).view(B, T, self.g, self.n).transpose(1, 2)   # (B, g, T, n)
         v = self.v(x).view(B, T, self.g, self.c).transpose(1, 2)   # (B, g, T, c)
         if self.freqs.numel():
-            q = apply_rope(q, self.freqs, positions)
+            q = apply_rope(q, self.freqs, positions[T - Tq:])
             k = apply_rope(k, self.freqs, positions)
         if self.g != self.h:
             rep = self.h // self.g
@@ -234,9 +237,15 @@ class Attention(nn.Module):
             v = v.repeat_interleave(rep, dim=1)                      # (B, h, T, c)
         return q, k, v
 
-    def forward(self, x, mask, positions, need_weights: bool = False):
-        B, T, _ = x.shape
-        q, k, v = self._qkv(x, positions)
+    def forward(self, x, mask, positions, need_weights: bool = False,
+                n_query: int | None = None):
+        """Attention output for every token, or only for the last ``n_query`` tokens (the CLS
+        read-out needs one row of the last layer: O(T) instead of O(T²), same values)."""
+        B = x.shape[0]
+        q, k, v = self._qkv(x, positions, n_query)
+        T = q.shape[2]
+        if mask is not None and n_query is not None:
+            mask = mask[mask.shape[0] - n_query:]                      # (Tq, T)
         if need_weights:
             # manual path: log-space softmax (torch.softmax subtracts the row max)
             logits = (q @ k.transpose(-2, -1)) * self.scale           # (B, h, T, T)
@@ -286,8 +295,10 @@ class Block(nn.Module):
         self.ln2 = nn.LayerNorm(cfg.width) if (cfg.layernorm and self.ffn is not None) \
             else nn.Identity()
 
-    def forward(self, x, mask, positions, need_weights=False):
-        a, att = self.attn(self.ln1(x), mask, positions, need_weights)
+    def forward(self, x, mask, positions, need_weights=False, n_query: int | None = None):
+        a, att = self.attn(self.ln1(x), mask, positions, need_weights, n_query)
+        if n_query is not None:
+            x = x[:, x.shape[1] - n_query:]
         x = x + a if self.cfg.residual else a
         if self.ffn is not None:
             f = self.ffn(self.ln2(x))
@@ -398,8 +409,12 @@ class Transformer(nn.Module):
     def forward(self, x, return_attention: bool = False):
         h, mask, positions = self._input_stream(x)
         atts = []
-        for blk in self.layers:
-            h, att = blk(h, mask, positions, need_weights=return_attention)
+        for i, blk in enumerate(self.layers):
+            # the CLS read-out uses only the CLS row of the last layer: compute just that row
+            last_only = (self.cls is not None and not return_attention
+                         and i == len(self.layers) - 1)
+            h, att = blk(h, mask, positions, need_weights=return_attention,
+                         n_query=1 if last_only else None)
             atts.append(att)
         out = self.head(h[:, -1] if self.cls is not None else h)      # (B, d_out) | (B, T, d_out)
         return (out, atts) if return_attention else out
