@@ -141,7 +141,7 @@ class _Search:
         self.n_evals = 0
         self.by_source: dict[str, float] = {}
         self.evals_by_source: dict[str, int] = {}
-        self.pool: list[tuple[float, np.ndarray]] = []
+        self.pools: dict[str, list[tuple[float, np.ndarray]]] = {}
         self.pool_size = pool_size
         self.best_e = -np.inf
         self.best_X: np.ndarray | None = None
@@ -164,23 +164,35 @@ class _Search:
         if e[i] > self.best_e:
             self.best_e, self.best_X = float(e[i]), np.array(Xs[i])
         k = min(self.pool_size, len(e))
+        pool = self.pools.setdefault(source, [])
         for j in np.argpartition(-e, k - 1)[:k]:
-            self.pool.append((float(e[j]), np.array(Xs[j])))
-        self._prune()
+            pool.append((float(e[j]), np.array(Xs[j])))
+        self.pools[source] = self._prune(pool)
 
-    def _prune(self):
-        self.pool.sort(key=lambda p: -p[0])
+    def _prune(self, pool):
+        pool.sort(key=lambda p: -p[0])
         kept: list[tuple[float, np.ndarray]] = []
-        for ej, Xj in self.pool:
+        for ej, Xj in pool:
             if any(ej == ek and np.array_equal(Xj, Xk) for ek, Xk in kept):
                 continue
             kept.append((ej, Xj))
             if len(kept) >= self.pool_size:
                 break
-        self.pool = kept
+        return kept
 
     def starts(self, n: int) -> list[np.ndarray]:
-        return [X for _, X in self.pool[:n]]
+        """The ``n`` best inputs, taken round-robin over the stages (best stage first) so that
+        the starts of the local stages are diverse rather than n copies of one basin."""
+        pools = sorted((p for p in self.pools.values() if p), key=lambda p: -p[0][0])
+        out: list[np.ndarray] = []
+        i = 0
+        while len(out) < n and any(i < len(p) for p in pools):
+            for p in pools:
+                if i < len(p) and len(out) < n and \
+                        not any(np.array_equal(p[i][1], X) for X in out):
+                    out.append(p[i][1])
+            i += 1
+        return out
 
 
 def _gap_grid(width: float, beta: float | None, coarse: bool) -> np.ndarray:
@@ -209,7 +221,7 @@ def _anchors(task, rng, n_max: int = 8) -> list[tuple[np.ndarray, np.ndarray, np
     if task.domain == "sphere":
         dirs = [np.eye(d)[i] * s for i in range(min(d, 4)) for s in (1.0, -1.0)]
         dirs += [task.project(rng.standard_normal(d)) for _ in range(2)]
-        for u in dirs[:n_max]:
+        for u in dirs[:max(2, n_max // 2)]:
             w = rng.standard_normal(d)
             w -= (w @ u) * u
             w /= max(np.linalg.norm(w), 1e-12)
@@ -432,7 +444,7 @@ def sup_error(model, task, budget: int = 4096, seed: int = 0, local_starts: int 
        refined around the best combinations.
     4. ``discrete``: greedy coordinate-wise local search with restarts among candidate values
        (bounds, other tokens' values, small offsets from them) from the best inputs so far
-       (``discrete_evals`` evaluations, default ``max(2048, 2·budget)``).
+       (``discrete_evals`` evaluations, default ``max(1024, 2·budget)``).
     5. ``continuation``: projected gradient ascent at softened temperatures (every attention
        logit times f for f in ``continuation``, annealed to 1) from the best inputs, so that
        saturated softmax does not stall it; the true error is what is recorded.
@@ -467,7 +479,7 @@ def sup_error(model, task, budget: int = 4096, seed: int = 0, local_starts: int 
     if families:
         _families(S, rng, beta)
     if discrete_evals is None:
-        discrete_evals = max(2048, 2 * budget)
+        discrete_evals = max(1024, 2 * budget)
     if discrete_evals > 0:
         _discrete(S, rng, beta, discrete_evals)
     width = float(task.hi - task.lo) if task.domain == "box" else 1.0

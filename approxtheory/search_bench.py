@@ -1,0 +1,186 @@
+"""A panel of constructions whose worst-case error is known exactly, to measure how much of the
+supremum :func:`approxtheory.measure.sup_error` finds (``approxtheory bench search``).
+
+Example::
+
+    >>> from approxtheory.search_bench import panel, known_softmax_max
+    >>> round(known_softmax_max(T=64, beta=1e4) * 1e4, 4)     # W(63/e), W = Lambert's W
+    2.3071
+    >>> [c.label for c in panel()][:2]
+    ['softmax T=4 β=1e+02', 'softmax T=4 β=1e+04']
+
+Every known value is computed here independently of the model (closed forms or enumeration in
+numpy), never by the code under test:
+
+* **softmax max head** (``softmax_retrieval``, scalar tokens in [0, 1]): the error is
+  ``Σ_t p_t g_t`` with gaps ``g_t = max − x_t`` and ``p ∝ e^{−β g}``. For fixed other tokens,
+  ``∂E/∂g_t`` has the sign of ``1 − β g_t + β E``, so each token's gap is optimal at
+  ``g* = 1/β + E``; at the supremum every non-maximal token sits at the same gap. With
+  ``u = β g*`` the fixed point reads ``(u − 1) e^{u} = T − 1``, i.e.
+  ``E* = W((T − 1)/e) / β`` (Lambert's W), valid while ``g* = (1 + W)/β <= 1``.
+* **HC-K1 with gate −1** (``hc_k1``, max over the first half + min over the second): the worst
+  case over the vertices {0, 1}^T, by exhaustive enumeration. Within each half the error depends
+  only on how many tokens are 1 (the construction is permutation-invariant inside a set), so the
+  2^T vertices reduce to (T/2 + 1)² count pairs. (The supremum over the whole box could exceed
+  the vertex maximum; the certified upper bracket, where computed, bounds the gap.)
+* **HC-L9's ReLU max network** (``hc_l9``): the network outputs Σ_j min(S_j, 1/n_g) with
+  S_j = Σ_t ReLU(x_t − j/n_g), which is >= max_t x_t; the excess is largest when all T tokens
+  sit at j/n_g + 1/(T n_g), where it is (1 − 1/T)/n_g.
+* **HC-K1 synthetic with D = 1** (``hc_k1_synthetic``): one head retrieving max_t aᵀx(t) over
+  the box [−1, 1]^d; the features aᵀx range over [−‖a‖₁, ‖a‖₁] independently per token, so the
+  worst case is the softmax one on an interval of width W = 2‖a‖₁: W · W((T−1)/e)/(βW).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["Case", "panel", "known_softmax_max", "known_hc_k1_vertices", "known_hc_l9",
+           "run_case", "run_panel"]
+
+
+def known_softmax_max(T: int, beta: float, width: float = 1.0) -> float:
+    """sup over [0, width]^T of max_t x_t − Σ_t softmax(βx)_t x_t (closed form, see module doc)."""
+    from scipy.special import lambertw
+    if T < 2:
+        return 0.0
+    w = float(lambertw((T - 1) / math.e).real)
+    if (1 + w) / beta <= width:
+        return w / beta
+    # the optimal gap is beyond the domain: every other token at the far end, gap = width
+    g = width
+    return (T - 1) * g * math.exp(-beta * g) / (1 + (T - 1) * math.exp(-beta * g))
+
+
+def known_hc_k1_vertices(T: int, beta: float, gate: float = -1.0) -> tuple[float, tuple[int, int]]:
+    """Max error of HC-K1 (split halves, D = 2) over the vertices {0, 1}^T and the counts
+    (ones in the first half, ones in the second half) that attain it.
+
+    The construction's output is (1 − z̃₁) + z̃₂ with z̃ᵢ = Σ_t σ(ρᵢ)_t fᵢ(x_t); f₁ = 1 − x with
+    score β(x + r₁), f₂ = x with score β(−x + r₂), r_i = 0 in S_i and ``gate`` outside. Written
+    here from the paper's definition with counts, in log space."""
+    n1, n2 = T // 2, T - T // 2
+    best, arg = -1.0, (0, 0)
+    for a in range(n1 + 1):
+        for b in range(n2 + 1):
+            # groups: (x, in S2, count)
+            groups = [(1.0, False, a), (0.0, False, n1 - a), (1.0, True, b), (0.0, True, n2 - b)]
+            xs = np.array([g[0] for g in groups])
+            cnt = np.array([g[2] for g in groups], dtype=float)
+            in2 = np.array([g[1] for g in groups])
+            r1 = np.where(in2, gate, 0.0)
+            r2 = np.where(in2, 0.0, gate)
+            live = cnt > 0
+            avg = []
+            for logit in (beta * (xs + r1), beta * (-xs + r2)):
+                lw = np.where(live, np.log(np.where(live, cnt, 1.0)) + logit, -np.inf)
+                m = lw[live].max()
+                w = np.exp(lw - m)
+                avg.append(float((w * xs).sum() / w.sum()))
+            max1 = 1.0 if a > 0 else 0.0
+            min2 = 0.0 if b < n2 else 1.0
+            target = max1 + min2
+            model = (1 - (1 - avg[0])) + avg[1]      # (1 − z̃₁) + z̃₂ with z̃₁ = avg(1 − x)
+            e = abs(model - target)
+            if e > best:
+                best, arg = e, (a, b)
+    return best, arg
+
+
+def known_hc_l9(T: int, eps: float) -> float:
+    """sup error of HC-L9's max network with n_g = ⌈1/ε⌉ levels: (1 − 1/T)/n_g."""
+    n_g = math.ceil(1 / eps - 1e-12)
+    return (1 - 1 / T) / n_g
+
+
+@dataclass
+class Case:
+    label: str
+    construction: str
+    knobs: dict
+    known: Callable[[object], float]      # construction -> known worst error
+    how: str
+    upper: bool = True                    # try the certified upper bracket (small cases)
+    extra: dict = field(default_factory=dict)
+
+
+def _synthetic_known(c) -> float:
+    a = np.asarray(c.task.a, dtype=np.float64)
+    W = 2 * float(np.abs(a[0]).sum())
+    beta = float(c.knobs["beta"])
+    return W * known_softmax_max(c.task.T, beta * W, width=1.0)
+
+
+def panel() -> list[Case]:
+    """The benchmark panel (issue 8): 13 cases with known worst errors."""
+    cases = []
+    for T in (4, 64, 1024):
+        for beta in (1e2, 1e4):
+            cases.append(Case(f"softmax T={T} β={beta:.0e}", "softmax_retrieval",
+                              {"T": T, "beta": beta},
+                              lambda c, T=T, beta=beta: known_softmax_max(T, beta),
+                              "closed form W((T−1)/e)/β", upper=T <= 16))
+    for T in (8, 32, 64):
+        cases.append(Case(f"hc_k1 gate=-1 T={T} β=1e3", "hc_k1",
+                          {"T": T, "beta": 1000.0, "gate": -1.0},
+                          lambda c, T=T: known_hc_k1_vertices(T, 1000.0, -1.0)[0],
+                          "exhaustive over {0,1}^T (counts per half)", upper=T <= 16))
+    for T in (4, 16):
+        cases.append(Case(f"hc_l9 T={T} ε=0.1", "hc_l9", {"T": T, "eps": 0.1},
+                          lambda c, T=T: known_hc_l9(T, 0.1), "closed form (1−1/T)/n_g",
+                          upper=T <= 16))
+    for d in (2, 4):
+        cases.append(Case(f"hc_k1_synthetic D=1 d={d} T=16 β=1e2", "hc_k1_synthetic",
+                          {"T": 16, "D": 1, "d": d, "beta": 100.0}, _synthetic_known,
+                          "closed form on the feature interval [−‖a‖₁, ‖a‖₁]",
+                          upper=d <= 2))
+    return cases
+
+
+def run_case(case: Case, budget: int = 4096, seed: int = 0, upper: bool = True,
+             upper_time: float = 20.0) -> dict:
+    """Build, compute the known worst, search, and (optionally) bracket from above."""
+    from .constructions import build
+    from .measure import sup_error
+    c = build(case.construction, **case.knobs)
+    known = float(case.known(c))
+    t0 = time.perf_counter()
+    r = sup_error(c.model, c.task, budget=budget, seed=seed)
+    secs = time.perf_counter() - t0
+    row = {"case": case.label, "construction": case.construction, "knobs": case.knobs,
+           "known": known, "how_known": case.how, "found": r.value,
+           "ratio": r.value / known if known > 0 else None, "evals": r.n_evals,
+           "seconds": round(secs, 3), "by_source": r.by_source,
+           "upper": None, "upper_reason": "not attempted (T > 16 or d > 2)"}
+    if upper and case.upper:
+        try:
+            from .bounds import upper_bracket
+        except ImportError:           # pragma: no cover - the bounds module is optional here
+            row["upper_reason"] = "approxtheory.bounds is not available"
+        else:
+            t1 = time.perf_counter()
+            b = upper_bracket(c.model, c.task, time_limit=upper_time)
+            row["upper"] = b.upper
+            row["upper_reason"] = b.reason if b.upper is None else ""
+            row["upper_seconds"] = round(time.perf_counter() - t1, 3)
+    return row
+
+
+def run_panel(budget: int = 4096, seed: int = 0, upper: bool = True, progress: bool = False,
+              only: str | None = None) -> list[dict]:
+    rows = []
+    for case in panel():
+        if only and only not in case.label and only != case.construction:
+            continue
+        row = run_case(case, budget=budget, seed=seed, upper=upper)
+        if progress:
+            import sys
+            print(f"  {row['case']:<34} known {row['known']:.4g}  found {row['found']:.4g}  "
+                  f"ratio {row['ratio']:.3f}  {row['seconds']:.1f} s", file=sys.stderr)
+        rows.append(row)
+    return rows
