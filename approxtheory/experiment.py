@@ -1,10 +1,13 @@
 """The experiment runner shared by ``verify`` and every experiment.
 
 An experiment is declarative: a grid of cells per profile (``quick``/``full``), seeds, and a pure
-cell function (config in, record out). The runner caches every cell by a hash of the experiment,
-the cell function's code and the cell's config; a killed run resumes where it stopped; results
-are a tidy CSV plus one JSON per run (schema version, config, seeds, library versions, git
-revision, timings); plots are regenerated from the CSV only.
+cell function (config in, record out). The runner caches every cell by a key covering everything
+the cell depends on (:func:`cell_hash`: the experiment, the cell's config, the whole source of
+``approxtheory`` and ``experiments`` and the library versions); a cell file that cannot be read or
+is not a record of that cell is a miss and is recomputed; a killed run resumes where it stopped;
+results are a tidy CSV plus one JSON per run (schema version, config, seeds, library versions, git
+revision, timings). Timings stay out of the CSV (they are in the cell files and the run JSON), so
+a cached, resumed or fresh run writes the same CSV. Plots are regenerated from the CSV only.
 
 Example::
 
@@ -15,10 +18,8 @@ Example::
 from __future__ import annotations
 
 import hashlib
-import inspect
 import itertools
 import json
-import platform
 import sys
 import time
 from dataclasses import dataclass, field
@@ -26,7 +27,8 @@ from pathlib import Path
 from typing import Callable
 
 from .errors import ApproxTheoryError
-from .io import atomic_write_json
+from . import provenance
+from .io import atomic_write_checked_json, atomic_write_json, json_roundtrip, read_checked_json
 
 __all__ = ["Experiment", "EXPERIMENTS", "register_experiment", "run_experiment",
            "plot_experiment", "cells", "SCHEMA_VERSION"]
@@ -87,24 +89,43 @@ def cells(exp: Experiment, profile: str, device: str = "cpu",
     return out
 
 
+#: the packages whose source is part of every cell's cache key (a cell may call anything in them)
+KEY_PACKAGES = ("approxtheory", "experiments")
+
+CACHE_SCHEME = "cell-cache-2"
+
+
 def cell_hash(exp: Experiment, config: dict) -> str:
-    try:
-        code = inspect.getsource(inspect.getmodule(exp.cell))
-    except (OSError, TypeError):
-        code = exp.cell.__name__
+    """A cell's cache key: the experiment, the config (grid point, seed, device), the
+    fingerprint of the whole source of ``approxtheory`` and ``experiments`` (the cell function's
+    code included) and the library versions."""
     h = hashlib.sha256()
-    h.update(exp.name.encode())
-    h.update(code.encode())
-    h.update(json.dumps(config, sort_keys=True, default=str).encode())
+    for part in (CACHE_SCHEME, exp.name, json.dumps(config, sort_keys=True, default=str),
+                 provenance.source_fingerprint(KEY_PACKAGES),
+                 json.dumps(provenance.libraries(), sort_keys=True)):
+        h.update(part.encode("utf-8"))
+        h.update(b"\0")
     return h.hexdigest()[:16]
 
 
-def _libraries() -> dict:
-    import numpy, scipy, sympy, torch
-    from . import __version__
-    return {"approxtheory": __version__, "torch": torch.__version__, "numpy": numpy.__version__,
-            "scipy": scipy.__version__, "sympy": sympy.__version__,
-            "python": platform.python_version()}
+_TIMING = ("seconds",)     # per-cell timing: kept in the cell file and the run JSON, not the CSV
+
+
+def _cached_cell(path: Path, key: str, cfg: dict) -> dict | None:
+    """The cached record of a cell, or None (a miss) when the file is missing, unreadable, not
+    JSON, does not match its digest, or is not a record of this cell (another key, a config
+    field missing or different, no result)."""
+    rec = read_checked_json(path)
+    if not isinstance(rec, dict) or rec.get("cell") != key:
+        return None
+    if any(k not in rec or rec[k] != v for k, v in cfg.items()):
+        return None
+    if "trace" in rec and not (isinstance(rec["trace"], list) and
+                               all(isinstance(t, dict) for t in rec["trace"])):
+        return None
+    if len(set(rec) - set(cfg) - {"cell", "trace", *_TIMING}) == 0:   # no result at all
+        return None
+    return rec
 
 
 def run_experiment(name: str, profile: str = "quick", device: str = "cpu",
@@ -114,7 +135,6 @@ def run_experiment(name: str, profile: str = "quick", device: str = "cpu",
 
     ``max_cells`` stops after computing that many new cells (a controlled interruption)."""
     from .report import write_csv
-    from .verify import git_revision
     exp = get(name)
     if device not in ("cpu", "cuda"):
         raise ApproxTheoryError(f"device must be cpu or cuda (got {device!r})")
@@ -132,23 +152,26 @@ def run_experiment(name: str, profile: str = "quick", device: str = "cpu",
                     file=sys.stderr):
         key = cell_hash(exp, cfg)
         path = root / "cells" / f"{key}.json"
-        if path.exists():
-            records.append(json.loads(path.read_text(encoding="utf-8")))
+        rec = _cached_cell(path, key, json_roundtrip(cfg))
+        if rec is not None:
+            records.append(rec)
             cached += 1
             continue
         if max_cells is not None and computed >= max_cells:
             continue
         t1 = time.time()
         rec = exp.cell(dict(cfg))
-        rec = {**cfg, **rec, "cell": key, "seconds": round(time.time() - t1, 4)}
-        # a per-step trace goes to a long-format CSV next to the per-cell one
-        atomic_write_json(path, rec)      # written as soon as it is done: a kill loses nothing
+        # normalised as it reads back from the file, so fresh and cached records are equal
+        rec = json_roundtrip({**cfg, **rec, "cell": key, "seconds": round(time.time() - t1, 4)})
+        # a per-step trace goes to a long-format CSV next to the per-cell one; written as soon
+        # as it is done (a kill loses nothing); overwrites an unreadable file; keeps key order
+        atomic_write_checked_json(path, rec)
         records.append(rec)
         computed += 1
     complete = len(records) == len(todo)
     keys = list(todo[0]) if todo else []
     records.sort(key=lambda r: tuple((str(type(r[k])), r[k]) for k in keys))
-    flat = [{k: v for k, v in r.items() if k != "trace"} for r in records]
+    flat = [{k: v for k, v in r.items() if k not in ("trace", *_TIMING)} for r in records]
     csv_path = write_csv(root / f"{profile}.csv", flat)
     trace = [{**{k: r[k] for k in keys}, **t} for r in records for t in r.get("trace", [])]
     if trace:
@@ -156,7 +179,8 @@ def run_experiment(name: str, profile: str = "quick", device: str = "cpu",
     run = {"schema_version": SCHEMA_VERSION, "experiment": name, "profile": profile,
            "device": device, "description": exp.description, "grid": exp.grids[profile],
            "seeds": exp.seeds.get(profile, [0]), "claims": list(exp.claims),
-           "libraries": _libraries(), "git": git_revision(), "cells": len(todo),
+           "libraries": provenance.libraries(), "git": provenance.git_revision(),
+           "cells": len(todo),
            "computed": computed, "cached": cached, "complete": complete,
            "wall_s": round(time.time() - t0, 3),
            "cell_seconds": round(sum(r.get("seconds", 0) for r in records), 3)}

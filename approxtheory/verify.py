@@ -4,16 +4,18 @@ Exit codes: 0 when the run completed (a refutation is a finding, not a crash), 1
 itself crashed (the others still run; the report says which), 2 for bad arguments;
 ``--fail-on refuted`` makes refutations exit 1.
 
-Each check's result is cached under ``OUT/.cache`` by a hash of the claim, the check's code and
-the settings: a rerun skips what is unchanged, and a killed run loses nothing already written
-(every file is written atomically).
+Each check's result is cached under ``OUT/.cache`` by a key covering everything the verdict
+depends on (see :func:`proofs_check.check_hash`: the claim, the whole source of the packages,
+the library versions, profile and seed): a rerun skips what is unchanged, and a killed run loses
+nothing already written (every file is written atomically). A cache entry that cannot be read or
+does not have the record's shape is a miss: the check runs again and the entry is rewritten.
+
+``verdicts.json`` and the CSVs hold no timings, so a rerun from the cache, a ``--no-cache`` rerun
+and a resumed run write them byte for byte the same; timings go to ``timings.json``.
 """
 
 from __future__ import annotations
 
-import json
-import platform
-import subprocess
 import sys
 import time
 import traceback
@@ -21,20 +23,13 @@ from pathlib import Path
 from typing import Sequence
 
 from .errors import ApproxTheoryError
-from .io import atomic_write_json, atomic_write_text
+from .io import atomic_write_checked_json, atomic_write_json, atomic_write_text, json_roundtrip, \
+    read_checked_json
+from .provenance import git_revision, libraries, source_fingerprint
 
-__all__ = ["run_verify", "select_claims", "register"]
+__all__ = ["run_verify", "select_claims", "register", "git_revision"]  # git_revision: re-export
 
 SCHEMA_VERSION = 1
-
-
-def git_revision() -> str | None:
-    try:
-        r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                           cwd=Path(__file__).resolve().parent, timeout=5)
-        return r.stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        return None
 
 
 def select_claims(only: Sequence[str] | None):
@@ -55,20 +50,54 @@ def select_claims(only: Sequence[str] | None):
     return out
 
 
-def _record(c, v: dict, key: str, duration: float) -> dict:
-    return {"schema_version": SCHEMA_VERSION, "claim": c.id, "paper": c.paper, "kind": c.kind,
-            "statement": c.statement, "provenance": c.provenance, "verdict": v["verdict"],
-            "evidence": v["evidence"], "covered": v.get("covered", ""),
-            "measured": v.get("measured"), "claimed": v.get("claimed"),
-            "witness": v.get("witness"), "check": v.get("check", ""), "cache_key": key,
-            "duration_s": round(duration, 3), "rows": v.get("rows", []),
-            "plot": v.get("plot"), "slopes": v.get("slopes", [])}
+def _record(c, v: dict, key: str) -> dict:
+    """A verdict record, normalised as it reads back from the cache (fresh == cached)."""
+    return json_roundtrip(
+        {"schema_version": SCHEMA_VERSION, "claim": c.id, "paper": c.paper, "kind": c.kind,
+         "statement": c.statement, "provenance": c.provenance, "verdict": v["verdict"],
+         "evidence": v["evidence"], "covered": v.get("covered", ""),
+         "measured": v.get("measured"), "claimed": v.get("claimed"),
+         "witness": v.get("witness"), "check": v.get("check", ""), "cache_key": key,
+         "rows": v.get("rows", []), "plot": v.get("plot"), "slopes": v.get("slopes", [])})
+
+
+_FIELDS = {"paper": str, "kind": str, "statement": str, "provenance": str, "evidence": str,
+           "covered": str, "check": str, "rows": list, "slopes": list}
+_ANY = ("measured", "claimed", "witness", "plot")
+
+
+def _cached(path: Path, cid: str, key: str) -> tuple[dict, float] | None:
+    """The cached record and the seconds it took to compute, or None (a miss) when the entry is
+    missing, unreadable, not JSON, does not match its digest, or is not a complete record for
+    this claim and key."""
+    from proofs_check import VERDICTS
+    rec = read_checked_json(path)
+    if not isinstance(rec, dict) or rec.get("schema_version") != SCHEMA_VERSION or \
+            rec.get("claim") != cid or rec.get("cache_key") != key or \
+            rec.get("verdict") not in VERDICTS or rec["verdict"] == "error":
+        return None
+    if any(not isinstance(rec.get(k), t) for k, t in _FIELDS.items()) or \
+            any(k not in rec for k in _ANY):
+        return None
+    if not all(isinstance(r, dict) for r in rec["rows"]):
+        return None
+    if not all(isinstance(s, dict) and isinstance(s.get("label"), str) and
+               all(isinstance(s.get(k), (int, float)) for k in ("fitted", "lo", "hi"))
+               for s in rec["slopes"]):
+        return None
+    plot = rec["plot"]
+    if plot is not None and not (isinstance(plot, dict) and isinstance(plot.get("x"), str) and
+                                 isinstance(plot.get("y"), list)):
+        return None
+    duration = rec.pop("duration_s", None)
+    return rec, duration if isinstance(duration, (int, float)) else 0.0
 
 
 def run_verify(profile: str = "quick", only: Sequence[str] | None = None, out: str | Path =
                "report", fail_on: str | None = None, seed: int = 0, progress: bool = True,
                use_cache: bool = True) -> int:
     from proofs_check import CHECKS, PROFILES, Context, check_hash
+    from proofs_check._core import KEY_PACKAGES
     from . import __version__
     from .report import plot_from_csv, render_html, render_markdown, slope_plot, write_csv
     if profile not in PROFILES:
@@ -81,7 +110,7 @@ def run_verify(profile: str = "quick", only: Sequence[str] | None = None, out: s
         (out / sub).mkdir(parents=True, exist_ok=True)
     ctx = Context(profile=profile, seed=seed)
     t0 = time.time()
-    records = []
+    records, timings = [], {}
     from tqdm import tqdm
     bar = tqdm(selected, desc=f"verify ({profile})", unit="claim", disable=not progress,
                file=sys.stderr)
@@ -89,8 +118,10 @@ def run_verify(profile: str = "quick", only: Sequence[str] | None = None, out: s
         bar.set_postfix_str(c.id)
         key = check_hash(c.id, ctx)
         cache = out / ".cache" / f"{c.id}.{key}.json"
-        if use_cache and cache.exists():
-            records.append(json.loads(cache.read_text(encoding="utf-8")))
+        hit = _cached(cache, c.id, key) if use_cache else None
+        if hit is not None:
+            records.append(hit[0])
+            timings[c.id] = {"cached": True, "duration_s": hit[1]}
             continue
         t1 = time.time()
         try:
@@ -100,9 +131,10 @@ def run_verify(profile: str = "quick", only: Sequence[str] | None = None, out: s
             v = {"verdict": "error", "evidence": f"the check crashed: {type(e).__name__}: {e}",
                  "covered": " | ".join(tb[-3:]), "check": getattr(CHECKS[c.id], "source_fn",
                                                                   None).__name__}
-        rec = _record(c, v, key, time.time() - t1)
-        if rec["verdict"] != "error":
-            atomic_write_json(cache, rec)
+        rec = _record(c, v, key)
+        timings[c.id] = {"cached": False, "duration_s": round(time.time() - t1, 3)}
+        if rec["verdict"] != "error":   # overwrites an unreadable entry; keeps the rows' order
+            atomic_write_checked_json(cache, {**rec, "duration_s": timings[c.id]["duration_s"]})
         records.append(rec)
     # data files and plots, drawn from the CSVs only
     for rec in records:
@@ -122,24 +154,27 @@ def run_verify(profile: str = "quick", only: Sequence[str] | None = None, out: s
             png = out / "plots" / f"{rec['claim']}.slopes.png"
             slope_plot(rec["slopes"], f"{rec['claim']}: fitted vs predicted exponent", png)
             rec["plots"].append(str(png.relative_to(out)))
-    import numpy, scipy, sympy, torch
+    # verdicts.json holds no timings (identical bytes for cached, fresh and resumed runs)
+    libs = libraries()
     meta = {"schema_version": SCHEMA_VERSION, "profile": profile, "seed": seed,
-            "version": __version__, "git": git_revision(), "wall_s": time.time() - t0,
-            "python": platform.python_version(),
-            "libraries": {"torch": torch.__version__, "sympy": sympy.__version__,
-                          "numpy": numpy.__version__, "scipy": scipy.__version__},
+            "version": __version__, "git": git_revision(),
+            "source": source_fingerprint(KEY_PACKAGES)[:16], "python": libs["python"],
+            "libraries": {k: libs[k] for k in ("torch", "sympy", "numpy", "scipy")},
             "claims": len(records)}
     public = [{k: v for k, v in r.items() if k not in ("rows", "plot")} for r in records]
     atomic_write_json(out / "verdicts.json", {"meta": meta, "verdicts": public})
-    atomic_write_text(out / "report.md", render_markdown(public, meta))
-    atomic_write_text(out / "report.html", render_html(public, meta))
+    wall = time.time() - t0
+    atomic_write_json(out / "timings.json", {"wall_s": round(wall, 3), "claims": timings})
+    shown = {**meta, "wall_s": wall}
+    atomic_write_text(out / "report.md", render_markdown(public, shown))
+    atomic_write_text(out / "report.html", render_html(public, shown))
     crashed = [r["claim"] for r in records if r["verdict"] == "error"]
     refuted = [r["claim"] for r in records if r["verdict"] == "refuted"]
     if progress:
         counts = {}
         for r in records:
             counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
-        print(f"verify: {len(records)} claims in {meta['wall_s']:.1f} s: " +
+        print(f"verify: {len(records)} claims in {wall:.1f} s: " +
               ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), file=sys.stderr)
         if refuted:
             print(f"refuted: {', '.join(refuted)}", file=sys.stderr)

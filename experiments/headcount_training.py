@@ -18,13 +18,15 @@ def train_cell(cfg: dict) -> dict:
     from approxtheory.model import LayerSpec, ModelConfig, Transformer
     from approxtheory.tasks import SyntheticMaxSum
 
-    torch.manual_seed(cfg["seed"])
+    from ._rng import init_linear_
     rng = np.random.default_rng(cfg["seed"])
     task = SyntheticMaxSum(cfg["T"], d=2, D=2, seed=123)
     h, N = cfg["heads"], cfg["hidden"]
     mc = ModelConfig(d_in=2, width=8 * h, layers=[LayerSpec(h, 8)], embed_hidden=(N,),
                      head_hidden=(N,), head_activation="gelu", residual=False, dtype="float32")
-    model = Transformer(mc).to(cfg["device"])
+    model = Transformer(mc)
+    init_linear_(model, cfg["seed"])      # = torch.manual_seed(seed) + build, without global state
+    model = model.to(cfg["device"])
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     Xtr = torch.tensor(task.sample_gaussian(8000, rng), dtype=torch.float32)
     ytr = task.target(Xtr.double()).float()

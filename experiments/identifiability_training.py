@@ -67,16 +67,17 @@ def train_cell(cfg: dict) -> dict:
     idx = torch.tensor([chars.index(c) for c in text], dtype=torch.long)
     n_train = int(0.9 * len(idx))
     V, T, E, H = len(chars), cfg["T"], cfg["E"], cfg["H"]
-    torch.manual_seed(cfg["seed"])
+    from ._rng import init_linear_
     mc = ModelConfig(d_in=V, width=E, seq_len=T, positions="learned", readout="tokens",
                      causal=True, embed_bias=False, head_bias=False, ffn_bias=False,
                      layers=[LayerSpec(H, E // H, ffn_hidden=(2 * E,)) for _ in range(2)],
                      d_out=V, dtype="float64")
     model = Transformer(mc)
+    g_init = init_linear_(model, cfg["seed"])    # the cell's seed, no global torch state
     with torch.no_grad():
         for p in model.parameters():
             if p.dim() > 1:
-                torch.nn.init.normal_(p, std=0.2)
+                torch.nn.init.normal_(p, std=0.2, generator=g_init)
     opt_name = cfg["optimizer"]
     if opt_name.startswith("sgd"):
         opt = torch.optim.SGD(model.parameters(), lr=cfg["lr_sgd"],

@@ -88,24 +88,29 @@ def not_checkable(*claim_ids: str, reason: str):
     return check(*claim_ids)(fn)
 
 
-@functools.lru_cache(maxsize=None)
-def _module_source(name: str) -> str:
-    """A check module's source, read once per run (it is part of every cache key)."""
-    import sys
-    try:
-        return inspect.getsource(sys.modules[name])
-    except (KeyError, OSError, TypeError):
-        return ""
+#: the packages whose source is part of every verify cache key (a check may call anything in
+#: them; ``experiments`` because checks of trained networks run experiments)
+KEY_PACKAGES = ("approxtheory", "proofs_check", "experiments")
+
+CACHE_SCHEME = "verify-cache-2"
 
 
 def check_hash(cid: str, ctx: Context) -> str:
-    """Hash of the claim, the check's code (and its module's), and the settings."""
+    """The cache key of a claim's verdict: everything the verdict depends on.
+
+    The claim id, the check function and its not-checkable reason, every field of the context
+    (profile, seed, any later setting), the fingerprint of the whole source of ``approxtheory``,
+    ``proofs_check`` and ``experiments`` (any edit anywhere changes every key) and the library
+    versions (torch, numpy, scipy, sympy, python, approxtheory)."""
+    import json
+    from approxtheory.provenance import libraries, source_fingerprint
     fn = CHECKS[cid].source_fn  # type: ignore[attr-defined]
-    code = _module_source(fn.__module__) or fn.__name__
-    reason = getattr(fn, "__reason__", "")
-    from approxtheory import __version__
     h = hashlib.sha256()
-    for part in (cid, code, reason, ctx.profile, str(ctx.seed), __version__):
+    for part in (CACHE_SCHEME, cid, f"{fn.__module__}.{fn.__name__}",
+                 getattr(fn, "__reason__", ""),
+                 json.dumps(asdict(ctx), sort_keys=True),
+                 source_fingerprint(KEY_PACKAGES),
+                 json.dumps(libraries(), sort_keys=True)):
         h.update(part.encode("utf-8"))
         h.update(b"\0")
     return h.hexdigest()[:16]

@@ -82,7 +82,8 @@ def _qk(m, h):
 def invariance(ctx: Context, cid):
     cfg = AttentionConfig(8, 2, bias=(cid == "ID-B4.6"))
     m = build_layer(cfg, seed=ctx.seed)
-    X = torch.randn(4, 6, 8, dtype=torch.float64)
+    X = torch.randn(4, 6, 8, dtype=torch.float64,
+                    generator=torch.Generator().manual_seed(ctx.seed))
     with torch.no_grad():
         y0 = m(X)
         a = m.layers[0].attn
@@ -175,15 +176,16 @@ def null_directions(ctx: Context, cid):
 @check("ID-F4.7")
 def key_bias_inert(ctx: Context, cid):
     worst_out, worst_grad = 0.0, 0.0
+    g = torch.Generator().manual_seed(ctx.seed)
     for causal in (False, True):
         m = build_layer(AttentionConfig(8, 2, bias=True, causal=causal), seed=ctx.seed)
-        X = torch.randn(4, 6, 8, dtype=torch.float64)
+        X = torch.randn(4, 6, 8, dtype=torch.float64, generator=g)
         y0 = m(X)
         loss = (y0 ** 2).sum()
         loss.backward()
         worst_grad = max(worst_grad, float(m.layers[0].attn.k.bias.grad.abs().max()))
         with torch.no_grad():
-            m.layers[0].attn.k.bias.add_(10 * torch.randn(8, dtype=torch.float64))
+            m.layers[0].attn.k.bias.add_(10 * torch.randn(8, dtype=torch.float64, generator=g))
             worst_out = max(worst_out, float((m(X) - y0).abs().max()))
     ok = worst_out < 1e-10 and worst_grad < 1e-10
     return Verdict(cid, "verified-numeric" if ok else "refuted",

@@ -56,9 +56,16 @@ def test_construction_claims_have_plots_drawn_from_csv(report):
 def test_rerun_uses_the_cache(report, capsys):
     _, out = report
     before = {p.name: p.stat().st_mtime_ns for p in (out / ".cache").iterdir()}
+    verdicts = (out / "verdicts.json").read_bytes()
+    csvs = {p.name: p.read_bytes() for p in (out / "data").iterdir()}
     assert main(["verify", "--out", str(out), "--quiet"]) == 0
     after = {p.name: p.stat().st_mtime_ns for p in (out / ".cache").iterdir()}
     assert before == after                       # nothing recomputed
+    # the same bytes from the cache (timings are in timings.json, not in these files)
+    assert (out / "verdicts.json").read_bytes() == verdicts
+    assert {p.name: p.read_bytes() for p in (out / "data").iterdir()} == csvs
+    t = json.loads((out / "timings.json").read_text())
+    assert t["wall_s"] > 0 and all(c["cached"] for c in t["claims"].values())
 
 
 def test_only_filters_and_fail_on_refuted(tmp_path):

@@ -1,0 +1,84 @@
+"""Where a result came from: the git revision, the library versions and a fingerprint of the source.
+
+The bottom layer (imports nothing from the package). Cache keys of ``verify`` and of the
+experiment runner are built from these, so a cached result is only reused by the code, libraries
+and settings that produced it::
+
+    >>> from approxtheory.provenance import libraries, source_fingerprint
+    >>> len(source_fingerprint(("approxtheory",)))
+    64
+    >>> sorted(libraries())
+    ['approxtheory', 'numpy', 'python', 'scipy', 'sympy', 'torch']
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import platform
+import subprocess
+from pathlib import Path
+from typing import Iterable
+
+__all__ = ["git_revision", "libraries", "source_fingerprint", "fingerprint_dirs", "package_dir"]
+
+#: the packages a verdict or an experiment cell can depend on
+PACKAGES = ("approxtheory", "proofs_check", "experiments")
+
+
+def git_revision() -> str | None:
+    """The short git revision of the checkout the package runs from (None outside git)."""
+    try:
+        r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                           cwd=Path(__file__).resolve().parent, timeout=5)
+        return r.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+@functools.lru_cache(maxsize=None)
+def libraries() -> dict:
+    """Versions of python and of the libraries a result depends on."""
+    import numpy
+    import scipy
+    import sympy
+    import torch
+    from . import __version__
+    return {"approxtheory": __version__, "torch": torch.__version__, "numpy": numpy.__version__,
+            "scipy": scipy.__version__, "sympy": sympy.__version__,
+            "python": platform.python_version()}
+
+
+def package_dir(name: str) -> Path | None:
+    """The directory of a top-level package, found without importing it (None if absent)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def fingerprint_dirs(dirs: Iterable[tuple[str, Path | None]]) -> str:
+    """SHA-256 of every ``.py`` file under the given ``(name, directory)`` pairs: relative path
+    and bytes, files sorted by relative path (``__pycache__`` skipped; a missing package hashes
+    as absent)."""
+    h = hashlib.sha256()
+    for name, d in sorted(dirs, key=lambda nd: nd[0]):
+        h.update(f"package {name}\0".encode())
+        if d is None or not Path(d).is_dir():
+            h.update(b"absent\0")
+            continue
+        files = sorted((p for p in Path(d).rglob("*.py") if "__pycache__" not in p.parts),
+                       key=lambda p: p.relative_to(d).as_posix())
+        for p in files:
+            data = p.read_bytes()
+            h.update(f"{name}/{p.relative_to(d).as_posix()}\0{len(data)}\0".encode())
+            h.update(data)
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def source_fingerprint(packages: tuple[str, ...] = PACKAGES) -> str:
+    """The fingerprint of the packages' source, computed once per process (a run sees one
+    consistent code version even if files change while it runs)."""
+    return fingerprint_dirs((name, package_dir(name)) for name in packages)

@@ -1,0 +1,320 @@
+"""Caches that never crash and never serve stale results, and deterministic results.
+
+* an unreadable or malformed cache entry (verify's ``.cache/*.json``, the runner's
+  ``cells/*.json``) is a miss: the result is recomputed and the entry rewritten valid;
+* ``verdicts.json`` and the CSVs are byte for byte the same for a fresh run, a rerun from the
+  cache, a ``--no-cache`` run in another directory or process, and a run resumed after a kill
+  (timings live in ``timings.json`` and in the cache / cell files, never in those files);
+* the cache key covers the whole source, so an edited construction is recomputed.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from approxtheory import provenance
+from approxtheory.cli import main
+from approxtheory.experiment import cell_hash, cells, get, run_experiment
+from approxtheory.io import DIGEST_FIELD, content_digest
+from proofs_check import CHECKS, Context, check_hash
+
+ROOT = Path(__file__).resolve().parents[1]
+# fast claims that draw random numbers (HC-L8, HC-K2, the identifiability ones) plus HC-K1,
+# whose record has rows, a plot, fitted slopes and a witness
+FAST = ["HC-L8", "ID-L4.1", "ID-B4.6", "ID-F4.7", "HC-K2", "HC-K1"]
+EXP = "softmax_beta_sweep"
+
+
+def verify(out, *claims, extra=()):
+    return main(["verify", "--only", *(claims or FAST), "--out", str(out), "--quiet", *extra])
+
+
+def snapshot(out: Path) -> dict:
+    """The files that must not change between equivalent runs, as bytes."""
+    files = [out / "verdicts.json", *sorted((out / "data").glob("*.csv"))]
+    return {str(p.relative_to(out)): p.read_bytes() for p in files}
+
+
+def timings(out: Path) -> dict:
+    return json.loads((out / "timings.json").read_text())["claims"]
+
+
+def disturb_global_rng(seed: int):
+    """Global RNG state a check must not depend on."""
+    torch.manual_seed(seed)
+    torch.rand(seed % 7 + 1)
+    np.random.seed(seed)
+
+
+# ----------------------------------------------------------------------------- corrupt entries
+
+CORRUPTIONS = {
+    "truncated": lambda b: b[: len(b) // 2],
+    "empty": lambda b: b"",
+    "garbage": lambda b: bytes(range(256)) * 3,
+    "json-list": lambda b: b"[1, 2, 3]\n",
+    "json-null": lambda b: b"null",
+    "missing-key": lambda b: _edit(b, lambda d: d.pop("rows", None) or d.pop("sup_error", None)),
+    "wrong-type": lambda b: _edit(b, lambda d: d.update(rows="oops") if "rows" in d
+                                  else d.update(trace=7)),
+    "other-claim": lambda b: _edit(b, lambda d: d.update(claim="XX-1", cell="0" * 16)),
+    # self-consistent (digest recomputed) but not a record of this claim / cell
+    "schema-redigested": lambda b: _edit(b, lambda d: d.pop("rows", None) is not None or
+                                         d.pop("seed"), redigest=True),
+}
+
+
+def _edit(data: bytes, fn, redigest=False) -> bytes:
+    d = json.loads(data)
+    d.pop(DIGEST_FIELD)
+    fn(d)
+    if redigest:
+        d[DIGEST_FIELD] = content_digest(d)
+    return json.dumps(d).encode()
+
+
+@pytest.fixture(scope="module")
+def verify_cache(tmp_path_factory):
+    out = tmp_path_factory.mktemp("verify-cache")
+    assert verify(out, "HC-L8", "HC-K1", "ID-F4.7") == 0
+    return out
+
+
+@pytest.mark.parametrize("kind", sorted(CORRUPTIONS))
+def test_unreadable_verify_cache_entries_are_misses(verify_cache, tmp_path, kind):
+    out = tmp_path / "out"
+    shutil.copytree(verify_cache, out)
+    before = snapshot(out)
+    entries = sorted((out / ".cache").glob("*.json"))
+    assert len(entries) == 3
+    for p in entries:
+        p.write_bytes(CORRUPTIONS[kind](p.read_bytes()))
+    assert verify(out, "HC-L8", "HC-K1", "ID-F4.7") == 0
+    assert all(not t["cached"] for t in timings(out).values())       # all recomputed
+    assert snapshot(out) == before
+    for p in entries:                                                  # rewritten valid
+        rec = json.loads(p.read_text())
+        assert rec["claim"] == p.name.rsplit(".", 2)[0] and isinstance(rec["rows"], list)
+    assert verify(out, "HC-L8", "HC-K1", "ID-F4.7") == 0                # and now served
+    assert all(t["cached"] for t in timings(out).values())
+    assert sorted(p.name for p in (out / ".cache").iterdir()) == [p.name for p in entries]
+
+
+@pytest.fixture(scope="module")
+def exp_cache(tmp_path_factory):
+    out = tmp_path_factory.mktemp("exp-cache")
+    r = run_experiment(EXP, out=out, progress=False)
+    assert r["complete"]
+    return out
+
+
+@pytest.mark.parametrize("kind", sorted(CORRUPTIONS))
+def test_unreadable_cell_files_are_misses(exp_cache, tmp_path, kind):
+    shutil.copytree(exp_cache, tmp_path / "out")
+    root = tmp_path / "out" / EXP
+    csv_before = (root / "quick.csv").read_bytes()
+    spoiled = sorted((root / "cells").glob("*.json"))[:3]
+    for p in spoiled:
+        p.write_bytes(CORRUPTIONS[kind](p.read_bytes()))
+    r = run_experiment(EXP, out=tmp_path / "out", progress=False)
+    assert r["complete"] and r["computed"] == 3 and r["cached"] == r["cells"] - 3
+    assert (root / "quick.csv").read_bytes() == csv_before
+    for p in spoiled:
+        rec = json.loads(p.read_text())
+        assert rec["cell"] == p.stem and "sup_error" in rec
+
+
+# ----------------------------------------------------------------------------- determinism
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory):
+    """One fresh verify run of FAST (global RNG disturbed first) and its files."""
+    out = tmp_path_factory.mktemp("fresh")
+    disturb_global_rng(1)
+    assert verify(out) == 0
+    assert not any(t["cached"] for t in timings(out).values())
+    return snapshot(out)
+
+
+def test_verify_is_byte_identical_fresh_cached_and_no_cache(fresh, tmp_path):
+    assert any(k.startswith("data/") for k in fresh) and "timings.json" not in fresh
+    disturb_global_rng(2)
+    assert verify(tmp_path / "a", extra=["--no-cache"]) == 0           # fresh, elsewhere
+    assert snapshot(tmp_path / "a") == fresh
+    disturb_global_rng(3)
+    assert verify(tmp_path / "a") == 0                                 # from the cache
+    assert all(t["cached"] for t in timings(tmp_path / "a").values())
+    assert snapshot(tmp_path / "a") == fresh
+    d = json.loads(fresh["verdicts.json"])
+    assert "wall_s" not in d["meta"] and all("duration_s" not in r for r in d["verdicts"])
+
+
+def _strip_code_identity(data: bytes) -> bytes:
+    """verdicts.json without the source fingerprint, git revision and cache keys: a second
+    process may see a working tree that others edited meanwhile; everything else must match."""
+    d = json.loads(data)
+    for k in ("source", "git"):
+        d["meta"].pop(k)
+    for r in d["verdicts"]:
+        r.pop("cache_key")
+    return json.dumps(d, sort_keys=True).encode()
+
+
+def test_verify_in_a_fresh_process_gives_the_same_results(fresh, tmp_path):
+    r = subprocess.run([sys.executable, "-m", "approxtheory", "verify", "--only", *FAST, "--out",
+                        str(tmp_path), "--quiet", "--no-cache"], cwd=ROOT, timeout=300,
+                       capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert r.returncode == 0, r.stderr
+    other = snapshot(tmp_path)
+    assert other.keys() == fresh.keys()
+    for k in fresh:
+        if k == "verdicts.json":
+            assert _strip_code_identity(other[k]) == _strip_code_identity(fresh[k])
+        else:
+            assert other[k] == fresh[k], k
+
+
+def test_checks_do_not_depend_on_global_random_state():
+    for cid in ("HC-L8", "ID-L4.1", "ID-B4.6", "ID-F4.7"):
+        runs = []
+        for s in (11, 12):
+            disturb_global_rng(s)
+            runs.append(CHECKS[cid](Context()).to_dict())
+        assert runs[0] == runs[1], cid
+        other = CHECKS[cid](Context(seed=1)).to_dict()
+        assert other["evidence"] != runs[0]["evidence"] or other["measured"] != \
+            runs[0]["measured"], f"{cid} ignores ctx.seed"
+
+
+def test_runner_csv_is_byte_identical_fresh_and_cached(exp_cache, tmp_path):
+    first = (exp_cache / EXP / "quick.csv").read_bytes()
+    assert b"seconds" not in first.splitlines()[0]                      # timings stay out
+    shutil.copytree(exp_cache, tmp_path / "c")
+    r = run_experiment(EXP, out=tmp_path / "c", progress=False)
+    assert r["cached"] == r["cells"]
+    assert (tmp_path / "c" / EXP / "quick.csv").read_bytes() == first
+    run = json.loads((tmp_path / "c" / EXP / "quick.json").read_text())
+    assert run["wall_s"] >= 0 and run["cell_seconds"] > 0                # timings are here
+
+
+# ----------------------------------------------------------------------------- killed runs
+
+def test_verify_killed_midway_resumes_to_the_fresh_result(fresh, tmp_path, monkeypatch):
+    def killed(ctx):
+        raise KeyboardInterrupt
+    killed.source_fn = CHECKS["ID-B4.6"].source_fn
+    with monkeypatch.context() as m:
+        m.setitem(CHECKS, "ID-B4.6", killed)
+        assert verify(tmp_path / "a") == 130                          # interrupted
+    done = sorted(p.name.rsplit(".", 2)[0] for p in (tmp_path / "a" / ".cache").glob("*.json"))
+    assert done == ["HC-L8", "ID-L4.1"]                               # kept what it finished
+    assert not list((tmp_path / "a" / ".cache").glob(".*"))            # no half-written files
+    assert verify(tmp_path / "a") == 0                                 # resume
+    t = timings(tmp_path / "a")
+    assert [c for c in FAST if t[c]["cached"]] == ["HC-L8", "ID-L4.1"]
+    assert snapshot(tmp_path / "a") == fresh
+
+
+def test_experiment_killed_midway_resumes_to_the_fresh_result(exp_cache, tmp_path,
+                                                                monkeypatch):
+    exp = get(EXP)
+    calls = []
+
+    def dies_on_the_fourth(cfg):
+        calls.append(cfg)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return cell(cfg)
+    cell = exp.cell
+    monkeypatch.setattr(exp, "cell", dies_on_the_fourth)
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment(EXP, out=tmp_path, progress=False)
+    assert len(list((tmp_path / EXP / "cells").glob("*.json"))) == 3
+    monkeypatch.setattr(exp, "cell", cell)
+    r = run_experiment(EXP, out=tmp_path, progress=False)
+    assert r["complete"] and r["cached"] == 3 and r["computed"] == r["cells"] - 3
+    assert (tmp_path / EXP / "quick.csv").read_bytes() == \
+        (exp_cache / EXP / "quick.csv").read_bytes()
+
+
+# ----------------------------------------------------------------------------- stale caches
+
+def test_cache_keys_cover_settings_source_and_libraries(monkeypatch):
+    base = check_hash("HC-K2", Context())
+    assert check_hash("HC-K2", Context()) == base
+    assert check_hash("HC-K2", Context(seed=1)) != base
+    assert check_hash("HC-K2", Context(profile="full")) != base
+    assert check_hash("HC-K1", Context()) != base
+    exp = get(EXP)
+    cfg = cells(exp, "quick")[0]
+    cbase = cell_hash(exp, cfg)
+    assert cell_hash(exp, {**cfg, "seed": 1}) != cbase
+    monkeypatch.setattr(provenance, "source_fingerprint", lambda packages=(): "edited")
+    assert check_hash("HC-K2", Context()) != base
+    assert cell_hash(exp, cfg) != cbase
+    monkeypatch.undo()
+    libs = {**provenance.libraries(), "torch": "0.0.0"}
+    monkeypatch.setattr(provenance, "libraries", lambda: libs)
+    assert check_hash("HC-K2", Context()) != base
+    assert cell_hash(exp, cfg) != cbase
+
+
+def test_source_fingerprint_sees_every_file(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "a.py").write_text("x = 1\n")
+    (pkg / "sub" / "b.py").write_text("y = 2\n")
+    fp = lambda: provenance.fingerprint_dirs([("pkg", pkg)])  # noqa: E731
+    base = fp()
+    assert fp() == base
+    (pkg / "__pycache__").mkdir()
+    (pkg / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0junk")
+    assert fp() == base                                            # compiled files don't count
+    (pkg / "sub" / "b.py").write_text("y = 3\n")
+    assert fp() != base
+    (pkg / "sub" / "b.py").write_text("y = 2\n")
+    assert fp() == base
+    (pkg / "sub" / "b.py").rename(pkg / "sub" / "c.py")
+    assert fp() != base
+    assert provenance.source_fingerprint() == provenance.source_fingerprint()   # once per process
+    assert provenance.source_fingerprint.cache_info().currsize >= 1
+
+
+def test_an_edited_construction_is_recomputed_not_served_from_cache(tmp_path):
+    """Doubling HC-K2's read-out in a copy of the source: same settings, new key, refuted."""
+    src = tmp_path / "src"
+    for pkg in ("approxtheory", "proofs_check", "experiments"):
+        shutil.copytree(ROOT / pkg, src / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, "PYTHONPATH": str(src), "OMP_NUM_THREADS": "1"}
+    out = tmp_path / "out"
+
+    def run():
+        code = ("import sys, approxtheory, proofs_check; from approxtheory.cli import main; "
+                "print(approxtheory.__file__, proofs_check.__file__); "
+                f"sys.exit(main(['verify', '--only', 'HC-K2', '--out', {str(out)!r}, '--quiet']))")
+        r = subprocess.run([sys.executable, "-c", code], cwd=src, env=env, timeout=300,
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.count(str(src)) == 2, r.stdout           # the copy is what runs
+        v = json.loads((out / "verdicts.json").read_text())["verdicts"][0]
+        return v, json.loads((out / "timings.json").read_text())["claims"]["HC-K2"]
+
+    before, t = run()
+    assert before["verdict"] == "verified-numeric" and not t["cached"]
+    assert run()[1]["cached"]                                     # unchanged code: served
+    construction = src / "approxtheory" / "constructions" / "headcount.py"
+    text = construction.read_text()
+    old = '"head.0.weight": T * np.eye(T * d)'
+    assert text.count(old) == 1, "HC-K2's read-out moved: update this test"
+    construction.write_text(text.replace(old, '"head.0.weight": 2 * T * np.eye(T * d)'))
+    after, t = run()
+    assert after["cache_key"] != before["cache_key"]
+    assert not t["cached"] and after["verdict"] == "refuted"
+    assert len(list((out / ".cache").glob("HC-K2.*.json"))) == 2
