@@ -42,7 +42,8 @@ def parameter_neutrality(ctx: Context, cid):
 def flop_neutrality(ctx: Context, cid):
     from torch.utils.flop_counter import FlopCounterMode
     flops = {}
-    X = torch.randn(2, 32, 8, dtype=torch.float64)
+    X = torch.randn(2, 32, 8, dtype=torch.float64,
+                    generator=torch.Generator().manual_seed(ctx.seed))
     for k, v in SCHEDULES.items():
         m = _model(v)
         with FlopCounterMode(display=False) as fc:

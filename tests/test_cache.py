@@ -8,6 +8,7 @@
 * the cache key covers the whole source, so an edited construction is recomputed.
 """
 
+import ast
 import json
 import os
 import shutil
@@ -318,3 +319,64 @@ def test_an_edited_construction_is_recomputed_not_served_from_cache(tmp_path):
     assert after["cache_key"] != before["cache_key"]
     assert not t["cached"] and after["verdict"] == "refuted"
     assert len(list((out / ".cache").glob("HC-K2.*.json"))) == 2
+
+
+# calls that draw from (or reseed) torch's, numpy's or python's global random state
+_TORCH_DRAWS = {"rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
+                "poisson", "rand_like", "randn_like", "randint_like"}
+_NP_OK = {"default_rng", "Generator", "SeedSequence", "PCG64", "Philox", "BitGenerator"}
+_INPLACE = {"normal_", "uniform_", "random_", "bernoulli_", "exponential_", "cauchy_",
+            "log_normal_", "geometric_"}
+
+
+def _dotted(node) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def global_random_draws(source: str) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        name = _dotted(node.func)
+        head, _, last = name.rpartition(".")
+        seeded = any(k.arg == "generator" for k in node.keywords)
+        bad = (name in ("torch.manual_seed", "torch.seed", "torch.cuda.manual_seed",
+                        "torch.cuda.manual_seed_all", "torch.random.manual_seed")
+               or (head == "torch" and last in _TORCH_DRAWS and not seeded)
+               or (head in ("np.random", "numpy.random") and last not in _NP_OK)
+               or head == "random"
+               or (head.endswith("nn.init") and not seeded and last not in
+                   ("calculate_gain", "zeros_", "ones_", "constant_", "eye_", "dirac_"))
+               or (last in _INPLACE and not seeded))
+        if bad:
+            found.append(f"line {node.lineno}: {name}")
+    return found
+
+
+def test_global_random_draws_are_recognised():
+    bad = ("import torch, numpy as np, random\ntorch.manual_seed(0)\ntorch.randn(3)\n"
+           "np.random.rand(2)\nrandom.random()\ntorch.nn.init.normal_(w)\nw.uniform_(0, 1)\n")
+    assert len(global_random_draws(bad)) == 6
+    good = ("g = torch.Generator().manual_seed(s)\ntorch.randn(3, generator=g)\n"
+            "rng = np.random.default_rng(s)\nrng.standard_normal(3)\n"
+            "torch.nn.init.normal_(w, generator=g)\nw.uniform_(0, 1, generator=g)\n")
+    assert global_random_draws(good) == []
+
+
+def test_checks_and_experiments_draw_only_from_local_generators():
+    """Every random draw of a check or an experiment comes from the run's / cell's seed through
+    a local generator (np.random.default_rng, torch.Generator().manual_seed)."""
+    found = {}
+    for pkg in ("proofs_check", "experiments"):
+        for p in sorted((ROOT / pkg).rglob("*.py")):
+            hits = global_random_draws(p.read_text(encoding="utf-8"))
+            if hits:
+                found[str(p.relative_to(ROOT))] = hits
+    assert found == {}
