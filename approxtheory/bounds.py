@@ -1,0 +1,1405 @@
+"""Certified upper bracket of the sup-norm error of a :class:`~approxtheory.model.Transformer`.
+
+Example::
+
+    >>> from approxtheory.constructions import build
+    >>> from approxtheory.bounds import upper_bracket
+    >>> c = build("softmax_retrieval", T=4, beta=100.0)
+    >>> r = upper_bracket(c.model, c.task, time_limit=20.0)
+    >>> r.lower <= r.upper <= 2 * r.lower
+    True
+
+:func:`approxtheory.measure.sup_error` searches for a bad input, so it gives a *lower* bound on
+``sup_X ||model(X) - task(X)||_∞``. :func:`upper_bracket` gives an *upper* bound that holds for
+every X in the task's box (``task.lo <= x(t)_k <= task.hi``), by bound propagation and
+branch-and-bound over the input box; together they bracket the supremum.
+
+Method
+------
+*Affine forms.* Every intermediate quantity on a sub-box is an affine form
+``c + A ε + [-r, r]`` in the box's noise symbols ``ε ∈ [-1, 1]^{T·d}`` (one per input coordinate)
+plus an independent interval (zonotope / affine arithmetic; interval bound propagation is the
+special case ``A = 0``). Linear layers, residual sums and the read-out are exact on affine forms;
+ReLU uses the zonotope relaxation ``relu(x) ∈ λx + [0, max(-λl, (1-λ)u)]``; a product of two forms
+(the q·k logits, bilinear FFNs) keeps the two first-order terms and bounds the quadratic one by
+the product of the radii.
+
+*Softmax.* Given logit intervals ``[l_j, u_j]`` the exact interval of ``softmax_j`` is
+``[exp(l_j - lse(l_j, u_{-j})), exp(u_j - lse(u_j, l_{-j}))]`` (:func:`softmax_bounds`, log
+space, so it is stable at β = 1e4 and beyond). An attention output ``Σ_j p_j v_j`` is written
+``v_r + Σ_j p_j e_j`` with ``e_j = v_j - v_r`` for a reference key r (Σ p = 1), and ``F = Σ_j p_j
+e_j`` is bounded three ways, of which the tightest is kept: (i) the LP over
+``{l <= p <= u, Σ p = 1}`` solved by the greedy sort (:func:`simplex_lp_max`); (ii) the coupled
+ratio bound below; (iii) an affine form ``Σ_j p̂_j e_j`` at the centre weights p̂ plus
+``Σ_j |p_j - p̂_j| max|e_j|`` (exact when the logits are constant on the box, e.g. ``W_Q = 0``).
+
+*Coupled ratio bound.* With ``δ_j = s_j - s_r`` (logit differences) and weights ``w_j = e^{δ_j}``,
+``F = (e_r + Σ_{j≠r} w_j e_j) / (1 + Σ_{j≠r} w_j)``. For any λ, ``F >= λ`` iff
+``(e_r - λ) + Σ_j w_j (e_j - λ) >= 0`` (Dinkelbach), and the sum splits over keys: each term is
+minimised over the key's own region of ``(δ_j, e_j)``, a parallelogram ``δ ∈ [δL, δU]``,
+``e ∈ [eL, eU]``, ``e - αδ ∈ [γL, γU]`` (α: least-squares slope of e's affine form on δ's),
+in closed form (``min e^δ (αδ + c)`` sits at ``δ* = -c/α - 1``). Bisection on λ gives a certified
+λ. This keeps the softmax's key fact — a far-from-top key has a tiny weight — *coupled* to how far
+its value is from the top's, which intervals lose.
+
+*Model minus target, jointly.* When the last block is attention only, the read-out is linear and
+the target is a generalized retrieval ``c0 + Σ_i c_i opt_{t∈S_i}(W_i x(t) + b_i)``
+(:class:`~approxtheory.tasks.GeneralizedRetrieval` with ``affine`` and ``outer_affine``), heads
+are matched to target terms by their read-out values, and each matched head's contribution
+``Σ_j p_j u_j - opt_{t∈S} g_t`` is bounded by enumerating which t' attains the max (only those
+that can on the box), writing it as ``Σ_j p_j (u_j - g_{t'})`` with the reference key t' and the
+constraints ``g_j <= g_{t'}``, and applying the coupled ratio bound. For the single-head retrieval
+head this is exact at the root box (up to the bisection). Otherwise the target is an affine form
+(affine features; a min/max over tokens becomes the form of one token plus a one-sided interval)
+and the error bound is the concretised ``model - target`` form.
+
+*Branch-and-bound.* Boxes sit in a priority queue keyed by their error bound; the worst boxes are
+split along the coordinate (token, dim) whose split lowers the children's bound most among the
+widest few ("strong branching"); the model is evaluated at box centres and at points found by a
+short projected gradient ascent, which gives ``lower``; boxes whose bound is at most ``lower``
+are pruned. The search stops when ``upper <= (1 + tol) lower``, ``upper <= atol``, or the split or
+time budget is spent.
+
+Soundness in floating point
+---------------------------
+The bound is for the exact real-arithmetic function of the stored weights. All propagation runs in
+float64; every operation adds a rounding allowance to the interval part of the form (γ_k·magnitude
+with ``γ_k = (k + 8)·2.3e-16`` for a k-term sum, covering ``k·u/(1 - k·u)``), endpoints are
+rounded outward (relative 4·2^-53 plus 1e-300 absolute), softmax bounds are widened by a relative
+``1e-14·(1 + |logits|)``, the bisection only accepts a λ whose Dinkelbach sum exceeds 1e-10 of
+the sum of the absolute terms, and the final upper bound is multiplied by ``1 + 1e-12`` and raised
+by ``1e-300``. The float64 evaluation of the model itself differs from the exact function by
+round-off of relative order 1e-15 (float32 models: 1e-7, not included).
+
+Unsupported (``upper=None`` with ``reason``): LayerNorm, RoPE, causal masks, per-token read-out,
+GELU/SwiGLU activations, non-box domains, and targets other than affine generalized retrieval
+(:class:`~approxtheory.tasks.ScalarMax`, :class:`~approxtheory.tasks.MaxPlusMin`,
+:class:`~approxtheory.tasks.SyntheticMaxSum`, …), :class:`~approxtheory.tasks.Memorize` and
+:class:`~approxtheory.tasks.KthLargest` with the identity or the digest's ``sin`` read-out.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .errors import ConfigError
+
+__all__ = ["BracketResult", "upper_bracket", "error_bounds", "layer_bounds", "softmax_bounds",
+           "simplex_lp_max", "unsupported_reason"]
+
+_U = 2.0 ** -53
+_TINY = 1e-300
+_DT = torch.float64
+
+
+def _gam(k: int) -> float:
+    """Relative rounding allowance of a k-term float64 sum (>= γ_k = k·u/(1 - k·u))."""
+    return (k + 8) * 2.3e-16
+
+
+class _Unsupported(Exception):
+    pass
+
+
+# ============================================================================== affine forms
+class _AF:
+    """Batched affine forms ``c + A ε + [-r, r]``, ε ∈ [-1, 1]^n; c, r: shape S; A: S + (n,)."""
+
+    __slots__ = ("c", "A", "r")
+
+    def __init__(self, c, A, r):
+        self.c, self.A, self.r = c, A, r
+
+    @property
+    def n(self) -> int:
+        return self.A.shape[-1]
+
+    @property
+    def shape(self):
+        return self.c.shape
+
+    @staticmethod
+    def const(c, n: int) -> "_AF":
+        c = c.to(_DT)
+        return _AF(c, c.new_zeros(*c.shape, n), c.new_zeros(c.shape))
+
+    @staticmethod
+    def interval(lo, hi, n: int) -> "_AF":
+        c = 0.5 * lo + 0.5 * hi
+        r = torch.maximum(hi - c, c - lo) * (1 + 4 * _U) + _TINY
+        return _AF(c, c.new_zeros(*c.shape, n), r)
+
+    def rad(self):
+        return self.A.abs().sum(-1) + self.r
+
+    def mag(self):
+        return self.c.abs() + self.rad()
+
+    def bounds(self):
+        rad = self.rad() * (1 + _gam(self.n))
+        m = (self.c.abs() + rad) * (4 * _U) + _TINY
+        return self.c - rad - m, self.c + rad + m
+
+    # ---- shape ops (dims refer to S; non-negative or negative)
+    @staticmethod
+    def _ad(dim):
+        return dim - 1 if dim < 0 else dim
+
+    def narrow(self, dim, start, length):
+        return _AF(self.c.narrow(dim, start, length), self.A.narrow(self._ad(dim), start, length),
+                   self.r.narrow(dim, start, length))
+
+    def index(self, dim, idx):
+        """index_select along dim with a 1-D LongTensor."""
+        return _AF(self.c.index_select(dim, idx), self.A.index_select(self._ad(dim), idx),
+                   self.r.index_select(dim, idx))
+
+    def reshape(self, *shape):
+        return _AF(self.c.reshape(*shape), self.A.reshape(*shape, self.n), self.r.reshape(*shape))
+
+    def transpose(self, d1, d2):
+        return _AF(self.c.transpose(d1, d2), self.A.transpose(self._ad(d1), self._ad(d2)),
+                   self.r.transpose(d1, d2))
+
+    def unsqueeze(self, dim):
+        return _AF(self.c.unsqueeze(dim), self.A.unsqueeze(self._ad(dim)), self.r.unsqueeze(dim))
+
+    def expand_to(self, shape):
+        return _AF(self.c.expand(*shape), self.A.expand(*shape, self.n), self.r.expand(*shape))
+
+    def gather(self, dim, idx):
+        """torch.gather along dim (idx has the shape of the result)."""
+        Ai = idx.unsqueeze(-1).expand(*idx.shape, self.n)
+        return _AF(self.c.gather(dim, idx), self.A.gather(self._ad(dim), Ai),
+                   self.r.gather(dim, idx))
+
+    @staticmethod
+    def cat(forms, dim):
+        return _AF(torch.cat([f.c for f in forms], dim),
+                   torch.cat([f.A for f in forms], _AF._ad(dim)),
+                   torch.cat([f.r for f in forms], dim))
+
+    @staticmethod
+    def where(cond, a: "_AF", b: "_AF") -> "_AF":
+        return _AF(torch.where(cond, a.c, b.c), torch.where(cond[..., None], a.A, b.A),
+                   torch.where(cond, a.r, b.r))
+
+    # ---- arithmetic
+    def __add__(self, o):
+        if isinstance(o, _AF):
+            c = self.c + o.c
+            return _AF(c, self.A + o.A, self.r + o.r + _gam(2 + self.n) * (self.mag() + o.mag()))
+        o = torch.as_tensor(o, dtype=_DT)
+        c = self.c + o
+        A = self.A if self.A.shape[:-1] == c.shape else self.A.expand(*c.shape, self.n)
+        return _AF(c, A, self.r + _gam(2) * (self.c.abs() + o.abs()))
+
+    def __neg__(self):
+        return _AF(-self.c, -self.A, self.r)
+
+    def __sub__(self, o):
+        return self + (-o)
+
+    def scale(self, s):
+        """Elementwise product with a constant tensor s (broadcast on S)."""
+        s = torch.as_tensor(s, dtype=_DT)
+        sa = s.abs()
+        return _AF(self.c * s, self.A * s[..., None],
+                   self.r * sa + _gam(2) * sa * self.mag())
+
+    def add_interval(self, lo, hi):
+        mid = 0.5 * lo + 0.5 * hi
+        half = torch.maximum(hi - mid, mid - lo)
+        return _AF(self.c + mid, self.A,
+                   self.r + half + _gam(4) * (self.c.abs() + mid.abs() + half) + _TINY)
+
+    def linear(self, W, b=None):
+        """x @ W.T + b on the last dim of S."""
+        k = W.shape[1]
+        Wa = W.abs()
+        c = self.c @ W.T
+        mag = self.mag() @ Wa.T
+        if b is not None:
+            c = c + b
+            mag = mag + b.abs()
+        A = torch.einsum("...kn,mk->...mn", self.A, W)
+        return _AF(c, A, self.r @ Wa.T + _gam(k + self.n) * mag)
+
+    def sum(self, dim):
+        k = self.c.shape[dim]
+        return _AF(self.c.sum(dim), self.A.sum(self._ad(dim)),
+                   self.r.sum(dim) + _gam(k + self.n) * self.mag().sum(dim))
+
+    def mul(self, o: "_AF") -> "_AF":
+        """Elementwise product of two forms (broadcast on S)."""
+        rx, ry = self.rad(), o.rad()
+        c = self.c * o.c
+        A = self.A * o.c[..., None] + o.A * self.c[..., None]
+        r = self.c.abs() * o.r + o.c.abs() * self.r + rx * ry
+        r = r + _gam(4 + self.n) * (self.c.abs() + rx) * (o.c.abs() + ry)
+        return _AF(c, A, r)
+
+    def relu(self):
+        lo, hi = self.bounds()
+        pos, neg = lo >= 0, hi <= 0
+        cross = ~pos & ~neg
+        lam = torch.where(cross, hi / torch.where(cross, hi - lo, torch.ones_like(hi)),
+                          pos.to(_DT)).clamp(0.0, 1.0)
+        off = torch.where(cross, torch.maximum(-lam * lo, (1 - lam) * hi), torch.zeros_like(hi))
+        off = off * (1 + 8 * _U)
+        y = self.scale(lam)
+        return y.add_interval(torch.zeros_like(off), off)
+
+
+def _dot(x: _AF, y: _AF, xeq: str, yeq: str, out: str) -> _AF:
+    """Σ over the contracted index of x·y for two forms, as an einsum (e.g. 'bhqd','bhkd','bhqk')."""
+    xa, ya = x.c.abs(), y.c.abs()
+    rx, ry = x.rad(), y.rad()
+    c = torch.einsum(f"{xeq},{yeq}->{out}", x.c, y.c)
+    A = (torch.einsum(f"{xeq}z,{yeq}->{out}z", x.A, y.c)
+         + torch.einsum(f"{xeq},{yeq}z->{out}z", x.c, y.A))
+    r = (torch.einsum(f"{xeq},{yeq}->{out}", xa, y.r) + torch.einsum(f"{xeq},{yeq}->{out}", x.r, ya)
+         + torch.einsum(f"{xeq},{yeq}->{out}", rx, ry))
+    k = 1
+    for ch in xeq:
+        if ch in yeq and ch not in out:
+            k *= x.c.shape[xeq.index(ch)]
+    r = r + _gam(k + x.n + 4) * torch.einsum(f"{xeq},{yeq}->{out}", xa + rx, ya + ry)
+    return _AF(c, A, r)
+
+
+def _proj_coef(a: _AF, b: _AF):
+    """Least-squares slope κ of a's coefficients on b's (0 where b has none)."""
+    num = (a.A * b.A).sum(-1)
+    den = (b.A * b.A).sum(-1)
+    ok = den > 1e-300
+    return torch.where(ok, num / torch.where(ok, den, torch.ones_like(den)),
+                       torch.zeros_like(den))
+
+
+# ============================================================================== softmax pieces
+def softmax_bounds(lo, hi):
+    """Exact interval of ``softmax(s)_j`` over the box ``lo <= s <= hi`` (last dim), outward:
+    ``[exp(l_j - lse(l_j, u_{-j})), exp(u_j - lse(u_j, l_{-j}))]``, computed in log space.
+    Keys with ``lo = hi = -inf`` (masked) get [0, 0]."""
+    lo = torch.as_tensor(lo, dtype=_DT)
+    hi = torch.as_tensor(hi, dtype=_DT)
+    J = lo.shape[-1]
+    eye = torch.eye(J, dtype=torch.bool)
+    # M_low[j, i] = u_i (i != j), l_j (i = j);  M_up[j, i] = l_i (i != j), u_j (i = j)
+    M_low = torch.where(eye, lo.unsqueeze(-1), hi.unsqueeze(-2))
+    M_up = torch.where(eye, hi.unsqueeze(-1), lo.unsqueeze(-2))
+    lse_low = torch.logsumexp(M_low, -1)
+    lse_up = torch.logsumexp(M_up, -1)
+    fin_l = torch.isfinite(lo)
+    fin_u = torch.isfinite(hi)
+    scale_l = torch.where(fin_l, lo.abs(), torch.zeros_like(lo))
+    scale_u = torch.where(fin_u, hi.abs(), torch.zeros_like(hi))
+    smax = torch.maximum(scale_l.amax(-1, keepdim=True), scale_u.amax(-1, keepdim=True))
+    slack = 1e-14 * (1.0 + smax) + _gam(J) * math.log(max(J, 2))
+    pl = torch.where(fin_l, torch.exp(lo - lse_low - slack), torch.zeros_like(lo))
+    pu = torch.where(fin_u, torch.exp(torch.clamp(hi - lse_up + slack, max=0.0)),
+                     torch.zeros_like(hi))
+    return pl.clamp(0.0, 1.0), pu.clamp(0.0, 1.0)
+
+
+def simplex_lp_max(a, pl, pu):
+    """``max Σ_j p_j a_j`` over ``{pl <= p <= pu, Σ p = 1}`` (last dim), by the greedy sort
+    (fractional knapsack): start at pl and pour the remaining mass ``1 - Σ pl`` into the largest
+    a_j first. Returns an upper bound of the maximum (with a rounding allowance)."""
+    J = a.shape[-1]
+    rem = (1.0 - pl.sum(-1, keepdim=True)).clamp_min(0.0) + _gam(J)
+    cap = (pu - pl).clamp_min(0.0)
+    order = torch.argsort(a, dim=-1, descending=True)
+    a_s = a.gather(-1, order)
+    cap_s = cap.gather(-1, order)
+    before = torch.cumsum(cap_s, -1) - cap_s
+    alloc = torch.minimum((rem - before).clamp_min(0.0), cap_s)
+    val = (pl * a).sum(-1) + (alloc * a_s).sum(-1)
+    mag = (pl * a.abs()).sum(-1) + (alloc * a_s.abs()).sum(-1) + a.abs().amax(-1)
+    return val + _gam(2 * J) * mag + _gam(J) * a.abs().amax(-1)
+
+
+def _ratio_lower(dL, dU, al, gL, eL, e0L, valid, phi=None, iters: int = 7,
+                 want_arg: bool = False):
+    """Certified lower bound of ``F = (e0 + e^φ Σ_j w_j e_j) / (1 + e^φ Σ_j w_j)``,
+    ``w_j = exp(δ_j)``, over ``e0 >= e0L``, a common ``φ ∈ [phi[0], phi[1]]`` (default 0) and, per
+    valid key j, ``δ_j ∈ [dL, dU]``, ``e_j >= max(eL, al·δ_j + gL)`` (keys independent).
+    Per-key tensors have shape (..., J); e0L and the phi bounds have shape (...).
+
+    ``F >= λ`` iff ``(e0 - λ) + e^φ Σ_j w_j (e_j - λ) >= 0``; each key's term is minimised in
+    closed form and λ is found by Newton steps from both ends of a bracket (the sum is
+    concave in λ), with bisection steps as a safeguard, accepting only λ whose sum exceeds a rounding margin.
+    With ``want_arg`` also returns each key's minimising δ at the final λ."""
+    valid = valid & (dL <= dU)
+    z = torch.zeros_like(dL)
+    dL = torch.where(valid, dL, z)
+    dU = torch.where(valid, dU, z)
+    al = torch.where(valid, al, z)
+    gL = torch.where(valid, gL, z)
+    eL = torch.where(valid, eL, z)
+    anyv = valid.any(-1)
+    K = torch.where(valid, dU, torch.full_like(dU, -math.inf)).amax(-1)
+    K = torch.where(anyv, K, torch.zeros_like(K))                      # (...)
+    if phi is None:
+        phi_lo = phi_hi = torch.zeros_like(K)
+    else:
+        phi_lo, phi_hi = phi
+    Kj = K.unsqueeze(-1)
+    # the line e = al·δ + gL is active where it is above eL
+    pos, negs = al > 0, al < 0
+    t = (eL - gL) / torch.where(pos | negs, al, torch.ones_like(al))
+    line_all = (al == 0) & (gL >= eL)
+    A_lo = torch.where(pos, torch.maximum(dL, t), dL)
+    A_hi = torch.where(negs, torch.minimum(dU, t), dU)
+    A_ok = valid & (pos | negs | line_all) & (A_lo <= A_hi)
+    B_lo = torch.where(negs, torch.maximum(dL, t), dL)
+    B_hi = torch.where(pos, torch.minimum(dU, t), dU)
+    B_ok = valid & ~line_all & (B_lo <= B_hi)
+    A_lo = torch.where(A_ok, A_lo, z)
+    A_hi = torch.where(A_ok, A_hi, z)
+    B_lo = torch.where(B_ok, B_lo, z)
+    B_hi = torch.where(B_ok, B_hi, z)
+    wAl, wAh = torch.exp(A_lo - Kj), torch.exp(A_hi - Kj)
+    wBl, wBh = torch.exp(B_lo - Kj), torch.exp(B_hi - Kj)
+    wU = torch.exp(dU - Kj) * valid
+    dmax = torch.maximum(dL.abs(), dU.abs())
+    inf = torch.full_like(dL, math.inf)
+    # F is a convex combination of e0 and the e_j: start from the smallest reachable value
+    emin = torch.minimum(torch.where(A_ok, torch.minimum(al * A_lo, al * A_hi) + gL, inf),
+                         torch.where(B_ok, eL, inf))
+    emin = torch.minimum(emin, eL.clamp_min(torch.minimum(al * dL, al * dU) + gL))
+    lo_l = torch.minimum(e0L, torch.where(valid, emin, inf).amin(-1))
+    top = torch.maximum(eL, torch.maximum(al * dL, al * dU) + gL)
+    hi_l = torch.maximum(e0L, torch.where(valid, top, -inf).amax(-1))
+    hi_l = torch.maximum(hi_l, lo_l)
+    lo_l = lo_l - _gam(4) * lo_l.abs() - _TINY
+    # per-key term m_j(λ) = min(ψ(A_lo), ψ(A_hi), ψ(δ*), e^{δ-K}(eL - λ) on piece B), with
+    # ψ(δ) = e^{δ-K}(al·δ + gL - λ) = P - w·λ; invalid keys contribute 0
+    inval = ~valid
+    PA = torch.where(A_ok, wAl * (al * A_lo + gL), inf)
+    PB = torch.where(A_ok, wAh * (al * A_hi + gL), inf)
+    PA = torch.where(inval, z, PA)
+    PB = torch.where(inval, z, PB)
+    wAl = torch.where(A_ok, wAl, z)
+    wAh = torch.where(A_ok, wAh, z)
+    stp = pos & A_ok
+    st_lo = torch.where(stp, gL + al * (A_lo + 1.0), inf)             # ds ∈ [A_lo, A_hi]
+    st_hi = torch.where(stp, gL + al * (A_hi + 1.0), -inf)
+    inv_al = torch.where(stp, 1.0 / torch.where(stp, al, torch.ones_like(al)), z)
+    base_ds = torch.where(stp, -gL * inv_al - 1.0 - Kj, z)
+    wBl = torch.where(B_ok, wBl, z)
+    wBh = torch.where(B_ok, wBh, z)
+    Binf = torch.where(B_ok | inval, z, inf)
+    M0 = (wU * (torch.where(A_ok, al.abs() * dmax + gL.abs(), z)
+                + torch.where(B_ok & valid, eL.abs(), z))).sum(-1)
+    W0 = wU.sum(-1)
+    nal = -al
+
+    def terms(lam):
+        lj = lam.unsqueeze(-1)
+        va, vb = PA - wAl * lj, PB - wAh * lj
+        mA = torch.minimum(va, vb)
+        sA = torch.where(va <= vb, wAl, wAh)                          # -d/dλ of the minimum
+        st = (lj >= st_lo) & (lj <= st_hi)
+        ws = torch.exp((lj * inv_al + base_ds).clamp(max=0.0))
+        sv = nal * ws
+        use = st & (sv < mA)
+        mA = torch.where(use, sv, mA)
+        sA = torch.where(use, ws, sA)
+        q = eL - lj
+        qpos = q >= 0
+        wB = torch.where(qpos, wBl, wBh)
+        mB = wB * q + Binf
+        return mA, mB, sA, wB, st, q
+
+    def H(lam):
+        """(H(λ) minus its rounding margin, dH/dλ), both scaled by a positive factor that is
+        constant on each branch (so signs and Newton steps are those of H). H is concave and
+        decreasing in λ."""
+        mA, mB, sA, wB, *_ = terms(lam)
+        useA = mA <= mB
+        G = torch.where(useA, mA, mB).sum(-1)
+        SW = torch.where(useA, sA, wB).sum(-1)
+        magG = M0 + lam.abs() * W0
+        # H = (e0 - λ) + e^{K + φ}·G at the worst φ (the condition is linear in e^φ);
+        # multiplied by e^{-max(K + φ, 0)}
+        ph = torch.where(G >= 0, phi_lo, phi_hi) + K
+        sc = torch.exp(-ph.clamp_min(0.0))
+        fg = torch.exp(ph.clamp(max=0.0))
+        h = sc * (e0L - lam) + fg * G - 1e-10 * (sc * (e0L.abs() + lam.abs()) + fg * magG) \
+            - _TINY * sc
+        # sc underflows only when e^{K+φ} > 1e300: then G alone decides, if it is not tiny
+        h = torch.where((sc == 0) & (G.abs() < 1e-280), -torch.ones_like(h), h)
+        return h, -sc - fg * SW
+
+    # H is concave and decreasing, so on a bracket [lo, hi] (H(lo) >= 0 > H(hi)) the chord's
+    # root and the Newton step from hi land left of the root (they move lo) and the Newton step
+    # from lo lands right of it (it moves hi); a bisection every fourth step is the safeguard
+    # (the rounding margin makes H only nearly concave). Every accepted lo is checked.
+    lo, hi = lo_l.clone(), hi_l.clone()
+    Hl, Sl = H(lo)
+    Hh, Sh = H(hi)
+    ok_hi = Hh >= 0
+    one = torch.ones_like(lo)
+
+    def chord():
+        den = Hl.clamp_min(0.0) - Hh
+        f = torch.where(den > 0, Hl.clamp_min(0.0) / torch.where(den > 0, den, one), 0.5 * one)
+        return lo + (hi - lo) * f
+
+    steps = [chord,
+             lambda: hi - Hh / torch.where(Sh < 0, Sh, -one),
+             lambda: lo - Hl.clamp_min(0.0) / torch.where(Sl < 0, Sl, -one)]
+    for it in range(iters):
+        for k, step in enumerate(steps + ([lambda: 0.5 * lo + 0.5 * hi] if it % 4 == 3 else [])):
+            x = step()
+            x = torch.where(torch.isfinite(x), x, 0.5 * lo + 0.5 * hi)
+            if k < 2:      # meant to move lo: keep it a little left of hi (float ties)
+                x = torch.minimum(x, hi - 1e-13 * (hi.abs() + lo.abs()) - 1e-300)
+            x = torch.minimum(torch.maximum(x, lo), hi)
+            Hx, Sx = H(x)
+            good = Hx >= 0
+            mv_lo = good & (x > lo)
+            mv_hi = ~good & (x < hi)
+            lo = torch.where(mv_lo, x, lo)
+            Hl = torch.where(mv_lo, Hx, Hl)
+            Sl = torch.where(mv_lo, Sx, Sl)
+            hi = torch.where(mv_hi, x, hi)
+            Hh = torch.where(mv_hi, Hx, Hh)
+            Sh = torch.where(mv_hi, Sx, Sh)
+        if bool(((hi - lo) <= 1e-12 * (lo.abs() + hi.abs()) + 1e-300).all()):
+            break
+    lam = torch.where(ok_hi, hi_l, lo)
+    if not want_arg:
+        return lam
+    # each key's minimiser at λ (for witnesses)
+    mA, mB, sA, wB, st, q = terms(lam)
+    lj = lam.unsqueeze(-1)
+    pa, pb = PA - wAl * lj, PB - wAh * lj
+    argA = torch.where(pa <= pb, A_lo, A_hi)
+    valA = torch.minimum(pa, pb)
+    ds = lj * inv_al + base_ds + Kj
+    stv = torch.where(st, nal * torch.exp((ds - Kj).clamp(max=0.0)), inf)
+    argA = torch.where(st & (stv < valA), ds, argA)
+    argB = torch.where(q >= 0, B_lo, B_hi)
+    arg = torch.where(mA <= mB, argA, argB)
+    return lam, arg
+
+
+def _ratio_bounds(dL, dU, al, gL, gU, eL, eU, e0L, e0U, valid, phi=None, want_arg=False):
+    """(lower, upper) of F for the parallelogram regions (see :func:`_ratio_lower`); with
+    ``want_arg`` also the minimising and maximising δ per key."""
+    lower = _ratio_lower(dL, dU, al, gL, eL, e0L, valid, phi, want_arg=want_arg)
+    upper = _ratio_lower(dL, dU, -al, -gU, -eU, -e0U, valid, phi, want_arg=want_arg)
+    if want_arg:
+        return lower[0], -upper[0], lower[1], upper[1]
+    return lower, -upper
+
+
+def _coupled_F(delta: _AF, e: _AF, e0L, e0U, valid, dL=None, dU=None, eL=None, eU=None,
+               want_arg=False):
+    """Bounds of Σ_j p_j e_j (+ reference term e0) with logit differences ``delta`` (..., J)."""
+    if dL is None:
+        dL, dU = delta.bounds()
+    if eL is None:
+        eL, eU = e.bounds()
+    al = _proj_coef(e, delta)
+    gam = e - delta.scale(al)
+    gL, gU = gam.bounds()
+    return _ratio_bounds(dL, dU, al, gL, gU, eL, eU, e0L, e0U, valid, want_arg=want_arg)
+
+
+# ============================================================================== the model
+def unsupported_reason(model, task=None) -> str | None:
+    """Why :func:`upper_bracket` cannot bound this model/task (None if it can)."""
+    cfg = getattr(model, "cfg", None)
+    if cfg is None or not hasattr(model, "layers"):
+        return "not an approxtheory.model.Transformer"
+    if cfg.layernorm:
+        return "LayerNorm is not supported by the bound propagation"
+    if cfg.rope is not None and (cfg.rope == "full" or int(cfg.rope) > 0):
+        return "RoPE is not supported by the bound propagation"
+    if cfg.causal:
+        return "causal masks are not supported by the bound propagation"
+    if cfg.readout != "cls":
+        return "per-token read-out is not supported (only the CLS read-out)"
+    if cfg.ffn_kind not in ("relu", "bilinear") and any(s.ffn_hidden for s in cfg.layers):
+        return f"ffn_kind={cfg.ffn_kind!r} is not supported (relu or bilinear only)"
+    if cfg.head_activation not in ("relu", "identity") and cfg.head_hidden:
+        return f"head_activation={cfg.head_activation!r} is not supported (relu or identity)"
+    if task is not None:
+        if getattr(task, "domain", "box") != "box":
+            return f"domain {task.domain!r} is not a box"
+        if getattr(task, "per_token", False):
+            return "per-token targets are not supported"
+        if cfg.d_in != task.d:
+            return f"model d_in={cfg.d_in} differs from the task's d={task.d}"
+        if cfg.positions != "none" and cfg.seq_len != task.T:
+            return f"model was built for T={cfg.seq_len}, the task has T={task.T}"
+        r = _target_reason(task)
+        if r:
+            return r
+    return None
+
+
+def _t(x):
+    return x.detach().to(_DT).cpu()
+
+
+def _mlp_forward(mlp, h: _AF) -> _AF:
+    for mod in mlp:
+        if isinstance(mod, torch.nn.Linear):
+            h = h.linear(_t(mod.weight), None if mod.bias is None else _t(mod.bias))
+        elif isinstance(mod, torch.nn.ReLU):
+            h = h.relu()
+        elif isinstance(mod, torch.nn.Identity):
+            pass
+        else:
+            raise _Unsupported(f"layer {type(mod).__name__} is not supported")
+    return h
+
+
+def _input_af(lo, hi):
+    """Input boxes (B, T, d) as affine forms with one noise symbol per coordinate."""
+    B, T, d = lo.shape
+    c = 0.5 * lo + 0.5 * hi
+    half = torch.maximum(hi - c, c - lo) * (1 + 4 * _U)
+    A = torch.diag_embed(half.reshape(B, T * d)).reshape(B, T, d, T * d)
+    return _AF(c, A, torch.zeros_like(c))
+
+
+def _embed(model, x: _AF) -> _AF:
+    cfg = model.cfg
+    B, T, d = x.shape
+    n = x.n
+    h = x
+    if cfg.positions == "onehot":
+        eye = torch.eye(T, dtype=_DT).expand(B, T, T)
+        h = _AF.cat([h, _AF.const(eye, n)], -1)
+    h = _mlp_forward(model.embed, h)
+    if model.pos is not None:
+        h = h + _t(model.pos)
+    if model.cls is not None:
+        cls = _t(model.cls).expand(B, 1, h.shape[-1])
+        h = _AF.cat([h, _AF.const(cls, n)], 1)
+    return h
+
+
+def _key_count(model, T_tot):
+    """Keys attended to: the T input tokens (CLS not a key) or all T_tot tokens."""
+    if model.cls is not None and not model.cfg.cls_is_key:
+        return T_tot - 1
+    return T_tot
+
+
+def _qkv(attn, h: _AF, hq: _AF, Jk: int):
+    B, Tq = hq.shape[0], hq.shape[1]
+    H, n, c, G = attn.h, attn.n, attn.c, attn.g
+    bias = lambda lin: None if lin.bias is None else _t(lin.bias)  # noqa: E731
+    hk = h.narrow(1, 0, Jk)
+    q = hq.linear(_t(attn.q.weight), bias(attn.q)).reshape(B, Tq, H, n).transpose(1, 2)
+    k = hk.linear(_t(attn.k.weight), bias(attn.k)).reshape(B, Jk, G, n).transpose(1, 2)
+    v = hk.linear(_t(attn.v.weight), bias(attn.v)).reshape(B, Jk, G, c).transpose(1, 2)
+    if G != H:
+        idx = torch.arange(H) // (H // G)
+        k, v = k.index(1, idx), v.index(1, idx)
+    return q, k, v
+
+
+def _attend(logits: _AF, v: _AF) -> _AF:
+    """Σ_j softmax(logits)_j v_j for logits (B, H, Tq, J) and values (B, H, J, c)."""
+    B, H, Tq, J = logits.shape
+    c = v.shape[-1]
+    n = v.n
+    lL, lU = logits.bounds()
+    pl, pu = softmax_bounds(lL, lU)                                   # (B, H, Tq, J)
+    ph = torch.softmax(logits.c, -1).clamp(min=0.0)
+    ph = torch.minimum(torch.maximum(ph, pl), pu)
+    ref = logits.c.argmax(-1)                                         # (B, H, Tq)
+    vq = v.unsqueeze(2).expand_to((B, H, Tq, J, c))
+    idx = ref[..., None, None].expand(B, H, Tq, 1, c)
+    v_r = vq.gather(3, idx)                                           # (B, H, Tq, 1, c)
+    e = vq - v_r.expand_to((B, H, Tq, J, c))                          # (B, H, Tq, J, c)
+    v_r = v_r.reshape(B, H, Tq, c)
+    eL, eU = e.bounds()
+    emax = torch.maximum(eL.abs(), eU.abs())
+    # (iii) affine: Σ_j p̂_j e_j ± Σ_j |p_j - p̂_j| max|e_j|
+    prad = torch.maximum(pu - ph, ph - pl).clamp_min(0.0)
+    affine = v_r + e.scale(ph[..., None]).sum(3)
+    dev = (prad[..., None] * emax).sum(3) * (1 + _gam(J))
+    affine = affine.add_interval(-dev, dev)
+    # (i) LP over the simplex ∩ box and (ii) coupled ratio bound: an interval for F
+    plx, pux = pl[..., None, :].expand(B, H, Tq, c, J), pu[..., None, :].expand(B, H, Tq, c, J)
+    FU = simplex_lp_max(eU.transpose(-1, -2), plx, pux)
+    FL = -simplex_lp_max(-eL.transpose(-1, -2), plx, pux)
+    delta = logits - logits.gather(3, ref[..., None]).expand_to((B, H, Tq, J))
+    onehot = torch.nn.functional.one_hot(ref, J).bool()
+    valid = ~onehot
+    dl = delta.unsqueeze(3).expand_to((B, H, Tq, c, J))
+    el = e.transpose(3, 4)
+    z = torch.zeros(B, H, Tq, c, dtype=_DT)
+    cL, cU = _coupled_F(dl, el, z, z, valid[:, :, :, None, :].expand(B, H, Tq, c, J))
+    FL, FU = torch.maximum(FL, cL), torch.minimum(FU, cU)
+    FU = torch.maximum(FU, FL)
+    interval = v_r.add_interval(FL, FU)
+    use_aff = affine.rad() <= interval.rad()
+    return _AF.where(use_aff, affine, interval)
+
+
+def _ffn_forward(ffn, cfg, x: _AF) -> _AF:
+    if cfg.ffn_kind == "bilinear":
+        b = lambda lin: None if lin.bias is None else _t(lin.bias)  # noqa: E731
+        a1 = x.linear(_t(ffn.w1.weight), b(ffn.w1))
+        a3 = x.linear(_t(ffn.w3.weight), b(ffn.w3))
+        return a1.mul(a3).linear(_t(ffn.w2.weight), b(ffn.w2))
+    return _mlp_forward(ffn.mlp, x)
+
+
+def _block(model, blk, h: _AF, n_query: int | None = None, stop_after_attn_logits=False):
+    cfg = model.cfg
+    attn = blk.attn
+    B, T_tot = h.shape[0], h.shape[1]
+    Jk = _key_count(model, T_tot)
+    hq = h if n_query is None else h.narrow(1, T_tot - n_query, n_query)
+    Tq = hq.shape[1]
+    q, k, v = _qkv(attn, h, hq, Jk)
+    logits = _dot(q, k, "bhqd", "bhkd", "bhqk").scale(torch.tensor(attn.scale, dtype=_DT))
+    if stop_after_attn_logits:
+        return hq, q, k, v, logits
+    y = _attend(logits, v)                                            # (B, H, Tq, c)
+    y = y.transpose(1, 2).reshape(B, Tq, attn.h * attn.c)
+    o = y.linear(_t(attn.o.weight), None if attn.o.bias is None else _t(attn.o.bias))
+    x = hq + o if cfg.residual else o
+    if blk.ffn is not None:
+        f = _ffn_forward(blk.ffn, cfg, x)
+        x = x + f if cfg.ffn_residual else f
+    return x
+
+
+def _forward_af(model, x: _AF, all_states=False):
+    h = _embed(model, x)
+    states = [h]
+    L = len(model.layers)
+    for i, blk in enumerate(model.layers):
+        last_only = (not all_states) and model.cls is not None and i == L - 1
+        h = _block(model, blk, h, n_query=1 if last_only else None)
+        states.append(h)
+    out = _mlp_forward(model.head, h.narrow(1, h.shape[1] - 1, 1).reshape(h.shape[0], -1)
+                       if model.cls is not None else h)
+    return (out, states) if all_states else out
+
+
+def layer_bounds(model, lo, hi):
+    """Interval bounds of every residual-stream state (as :meth:`Transformer.hidden_states`:
+    the input stream, then after each layer) and of the output, for inputs in the box(es)
+    ``lo <= X <= hi`` of shape (T, d) or (B, T, d). Returns ``(states, out)``: a list of
+    (lo, hi) pairs and one (lo, hi) pair."""
+    r = unsupported_reason(model)
+    if r:
+        raise ConfigError(r)
+    lo, hi = _as_boxes(lo, hi)
+    with torch.no_grad():
+        out, states = _forward_af(model, _input_af(lo, hi), all_states=True)
+    return [s.bounds() for s in states], out.bounds()
+
+
+# ============================================================================== targets
+def _target_reason(task) -> str | None:
+    from .tasks import GeneralizedRetrieval, KthLargest, Memorize
+    if isinstance(task, GeneralizedRetrieval):
+        if task.affine is None or task.outer_affine is None:
+            return ("the target's features or outer map are not affine; the bound needs "
+                    "GeneralizedRetrieval(affine=..., outer_affine=...)")
+        return None
+    if isinstance(task, Memorize):
+        return None
+    if isinstance(task, KthLargest):
+        if _kth_f(task) is None:
+            return ("KthLargest with a read-out f other than the identity or the digest's "
+                    "sin 6u + 0.5|u - 0.3| cannot be bounded")
+        return None
+    return f"target {type(task).__name__} ({getattr(task, 'name', '?')}) has no bound"
+
+
+def _kth_f(task):
+    """'identity' or 'sin' if task.f agrees with that function on a grid, else None."""
+    u = torch.linspace(-0.5, 1.5, 257, dtype=_DT)
+    with torch.no_grad():
+        fu = task.f(u)
+    for name, g in (("identity", u), ("sin", torch.sin(6 * u) + 0.5 * (u - 0.3).abs())):
+        if torch.is_tensor(fu) and fu.shape == u.shape and torch.allclose(fu, g, atol=1e-12,
+                                                                          rtol=0):
+            return name
+    return None
+
+
+def _sin_range(a, b):
+    """Range of sin over [a, b] (elementwise tensors), outward."""
+    s1, s2 = torch.sin(a), torch.sin(b)
+    lo, hi = torch.minimum(s1, s2), torch.maximum(s1, s2)
+    # a maximum at π/2 + 2πk, a minimum at -π/2 + 2πk inside [a, b]
+    kmax = torch.ceil((a - math.pi / 2) / (2 * math.pi))
+    has_max = math.pi / 2 + 2 * math.pi * kmax <= b
+    kmin = torch.ceil((a + math.pi / 2) / (2 * math.pi))
+    has_min = -math.pi / 2 + 2 * math.pi * kmin <= b
+    hi = torch.where(has_max | (b - a >= 2 * math.pi), torch.ones_like(hi), hi)
+    lo = torch.where(has_min | (b - a >= 2 * math.pi), -torch.ones_like(lo), lo)
+    e = 1e-15 * (1 + a.abs() + b.abs())
+    return (lo - e).clamp(min=-1.0), (hi + e).clamp(max=1.0)
+
+
+def _opt_af(g: _AF, S, opt: str) -> _AF:
+    """opt_{t∈S} g_t (g: (B, T)) as an affine form: one token's form plus a one-sided interval."""
+    idx = torch.tensor(S)
+    gs = g.index(1, idx)                                              # (B, |S|)
+    sign = 1.0 if opt == "max" else -1.0
+    gs = gs.scale(torch.tensor(sign, dtype=_DT)) if sign < 0 else gs
+    star = gs.c.argmax(-1)                                            # (B,)
+    g_star = gs.gather(1, star[:, None])                              # (B, 1)
+    diffU = (gs - g_star.expand_to(gs.shape)).bounds()[1].clamp_min(0.0).amax(-1)   # (B,)
+    m = g_star.reshape(-1).add_interval(torch.zeros_like(diffU), diffU)
+    return m.scale(torch.tensor(sign, dtype=_DT)) if sign < 0 else m
+
+
+def _retrieval_parts(task, x: _AF):
+    """[(g (B, T) = c_i f_i(x(t)), S_i, opt_i)] with c_i f_i's opt over S_i giving c_i z_i."""
+    W, b = task.affine
+    c, _ = task.outer_affine
+    parts = []
+    for i in range(task.D):
+        if c[i] == 0:
+            continue
+        w = torch.tensor(c[i] * W[i], dtype=_DT)[None, :]
+        bb = torch.tensor([c[i] * b[i]], dtype=_DT)
+        g = x.linear(w, bb).reshape(x.shape[0], x.shape[1])
+        same = (task.mode == "max") == (c[i] > 0)
+        parts.append((g, task.sets[i], "max" if same else "min"))
+    return parts
+
+
+def _target_af(task, x: _AF) -> _AF:
+    """The target on the boxes as an affine form, shape (B, m)."""
+    from .tasks import GeneralizedRetrieval, KthLargest, Memorize
+    B, T, d = x.shape
+    if isinstance(task, GeneralizedRetrieval):
+        y = _AF.const(torch.full((B,), float(task.outer_affine[1]), dtype=_DT), x.n)
+        for g, S, opt in _retrieval_parts(task, x):
+            y = y + _opt_af(g, S, opt)
+        return y.reshape(B, 1)
+    if isinstance(task, Memorize):
+        return x.reshape(B, T * d)
+    if isinstance(task, KthLargest):
+        lo, hi = x.narrow(2, 0, 1).bounds()
+        k = task.k
+        vlo = torch.topk(lo[..., 0], k, dim=1).values[:, -1]
+        vhi = torch.topk(hi[..., 0], k, dim=1).values[:, -1]
+        if _kth_f(task) == "sin":
+            slo, shi = _sin_range(6 * vlo, 6 * vhi)
+            a, b = vlo - 0.3, vhi - 0.3
+            alo = torch.where((a <= 0) & (b >= 0), torch.zeros_like(a),
+                              torch.minimum(a.abs(), b.abs()))
+            ahi = torch.maximum(a.abs(), b.abs())
+            vlo, vhi = slo + 0.5 * alo, shi + 0.5 * ahi
+            e = 1e-15 * (1 + vlo.abs() + vhi.abs())
+            vlo, vhi = vlo - e, vhi + e
+        return _AF.interval(vlo, vhi, x.n).reshape(B, 1)
+    raise _Unsupported(_target_reason(task) or "unsupported target")
+
+
+# ============================================================================== error bounds
+class _Ctx:
+    """Everything fixed for one (model, task): support check, method, head matching."""
+
+    def __init__(self, model, task):
+        self.model, self.task = model, task
+        r = unsupported_reason(model, task)
+        if r:
+            raise _Unsupported(r)
+        from .tasks import GeneralizedRetrieval
+        cfg = model.cfg
+        last = model.layers[-1] if len(model.layers) else None
+        self.coupled = (isinstance(task, GeneralizedRetrieval) and last is not None
+                        and last.ffn is None and not cfg.cls_is_key and model.cls is not None
+                        and len(model.head) == 1 and cfg.d_out == 1)
+        self.match = None
+        self.slices = 8
+        self.method = "coupled" if self.coupled else "affine"
+
+    # ---- coupled path pieces
+    def _last_layer_terms(self, x: _AF):
+        model = self.model
+        cfg = model.cfg
+        h = _embed(model, x)
+        for blk in model.layers[:-1]:
+            h = _block(model, blk, h)
+        blk = model.layers[-1]
+        attn = blk.attn
+        B = h.shape[0]
+        hq, q, k, v, logits = _block(model, blk, h, n_query=1, stop_after_attn_logits=True)
+        s = logits.reshape(B, attn.h, -1)                              # (B, H, T)
+        W_head = _t(model.head[0].weight)                              # (1, E)
+        b_head = None if model.head[0].bias is None else _t(model.head[0].bias)
+        Wo = _t(attn.o.weight)                                         # (E, H·c)
+        Wr = (W_head @ Wo).reshape(attn.h, attn.c)                     # (H, c)
+        # u[b, h, j] = Σ_c Wr[h, c] v[b, h, j, c]
+        u = v.scale(Wr[None, :, None, :]).sum(3)                       # (B, H, T)
+        cls = hq.reshape(B, -1)
+        base = cls if cfg.residual else _AF.const(torch.zeros(B, cls.shape[-1], dtype=_DT),
+                                                   x.n)
+        if attn.o.bias is not None:
+            base = base + _t(attn.o.bias)
+        K = base.linear(W_head, b_head).reshape(B)
+        return s, u, K
+
+    def _make_match(self, s, u, parts):
+        H = s.shape[1]
+        cand = []
+        for hh in range(H):
+            for i, (g, S, opt) in enumerate(parts):
+                idx = torch.tensor(S)
+                diff = u.index(1, torch.tensor([hh])).reshape(u.shape[0], -1).index(1, idx) \
+                    - g.index(1, idx)
+                dl, du = diff.bounds()
+                gl, gu = g.index(1, idx).bounds()
+                scale = float((gu.amax() - gl.amin()).clamp_min(1e-12))
+                mis = float(torch.maximum(dl.abs(), du.abs()).amax()) / scale
+                if mis < 0.5:
+                    cand.append((mis, hh, i))
+        cand.sort()
+        used_h, used_i, match = set(), set(), {}
+        for _, hh, i in cand:
+            if hh not in used_h and i not in used_i:
+                match[hh] = i
+                used_h.add(hh)
+                used_i.add(i)
+        return match
+
+    def bounds(self, lo, hi, want_witness: bool = False):
+        """(errL, errU) of model - target on each box, shape (B, m); with ``want_witness``
+        (coupled path only) also candidate inputs (n, T, d) near the bound's extremes."""
+        x = _input_af(lo, hi)
+        if not self.coupled:
+            out = _forward_af(self.model, x)
+            y = _target_af(self.task, x)
+            if out.shape != y.shape:
+                raise _Unsupported(f"model output shape {tuple(out.shape[1:])} does not match "
+                                   f"the target's {tuple(y.shape[1:])}")
+            L, U = (out - y).bounds()
+            return (L, U, None) if want_witness else (L, U)
+        s, u, K = self._last_layer_terms(x)
+        parts = _retrieval_parts(self.task, x)
+        if self.match is None:
+            self.match = self._make_match(s, u, parts)
+        B = x.shape[0]
+        total = K - float(self.task.outer_affine[1])
+        L = torch.zeros(B, dtype=_DT)
+        U = torch.zeros(B, dtype=_DT)
+        matched_parts = set(self.match.values())
+        rows = {"l": [], "u": []}
+        for hh in range(s.shape[1]):
+            sh = s.index(1, torch.tensor([hh])).reshape(B, -1)
+            uh = u.index(1, torch.tensor([hh])).reshape(B, -1)
+            if hh in self.match:
+                g, S, opt = parts[self.match[hh]]
+                r = _retrieval_term(sh, uh, g, S, opt, self.slices, want_witness)
+                l_, u_ = r[0], r[1]
+                if want_witness:
+                    rows["l"].append(r[2])
+                    rows["u"].append(r[3])
+            else:
+                ref = sh.c.argmax(-1)
+                u_r = uh.gather(1, ref[:, None])
+                s_r = sh.gather(1, ref[:, None])
+                J = sh.shape[1]
+                valid = ~torch.nn.functional.one_hot(ref, J).bool()
+                z = torch.zeros(B, dtype=_DT)
+                l_, u_ = _coupled_F(sh - s_r.expand_to(sh.shape), uh - u_r.expand_to(uh.shape),
+                                    z, z, valid)
+                total = total + u_r.reshape(B)
+            L, U = L + l_, U + u_
+        for i, (g, S, opt) in enumerate(parts):
+            if i not in matched_parts:
+                total = total - _opt_af(g, S, opt)
+        tl, tu = total.bounds()
+        lo_, hi_ = tl + L, tu + U
+        m = _gam(4) * (lo_.abs() + hi_.abs() + L.abs() + U.abs()) + _TINY
+        lo_, hi_ = (lo_ - m)[:, None], (hi_ + m)[:, None]
+        if not want_witness:
+            return lo_, hi_
+        Xs = [_invert(x, rows[side]) for side in ("l", "u") if rows[side]]
+        return lo_, hi_, (torch.cat(Xs) if Xs else None)
+
+
+def _invert(x: _AF, rows, iters: int = 300):
+    """Inputs whose logit gaps match the bound's extremal gaps: box-constrained least squares
+    ``min Σ (c + A ε - δ*)²`` over ε ∈ [-1, 1]^n by projected gradient (heuristic)."""
+    c = torch.cat([r[0] for r in rows], 1)                            # (B, R)
+    A = torch.cat([r[1] for r in rows], 1)                            # (B, R, n)
+    tgt = torch.cat([r[2] for r in rows], 1)
+    w = torch.cat([r[3] for r in rows], 1).to(_DT)
+    fin = torch.isfinite(tgt) & torch.isfinite(c)
+    w = w * fin
+    tgt = torch.where(fin, tgt, torch.zeros_like(tgt))
+    c = torch.where(fin, c, torch.zeros_like(c))
+    lip = ((A * A).sum((1, 2)) * 1.0).clamp_min(1e-300)               # >= ||A||_2²
+    eps = torch.zeros(A.shape[0], A.shape[2], dtype=_DT)
+    for _ in range(iters):
+        res = (c + torch.einsum("brn,bn->br", A, eps) - tgt) * w
+        grad = torch.einsum("brn,br->bn", A, res)
+        eps = (eps - grad / lip[:, None]).clamp(-1.0, 1.0)
+    B, T, d = x.shape
+    X = x.c + torch.einsum("btdn,bn->btd", x.A, eps)
+    return X
+
+
+def _tighten(lo, hi, kap, rhoL, bound, active):
+    """Tighten [lo, hi] of x from ``κ x + ρ <= bound`` (ρ >= rhoL) where ``active``."""
+    nz = active & (kap != 0)
+    tb = (bound - rhoL) / torch.where(nz, kap, torch.ones_like(kap))
+    sg = torch.sign(kap)
+    tb = tb + (tb.abs() * (8 * _U) + _TINY) * sg
+    hi = torch.where(nz & (kap > 0), torch.minimum(hi, tb), hi)
+    lo = torch.where(nz & (kap < 0), torch.maximum(lo, tb), lo)
+    return lo, hi
+
+
+def _ref_slices(F: _AF, ar, ref_idx, a, zmid, zhalf):
+    """Interval of the form F (B, C) on each slice ``a·ε_ref ∈ [zmid - zhalf, zmid + zhalf]``
+    of its candidate's reference symbols: returns (lo, hi) of shape (B, C, K)."""
+    FA = F.A[:, ar[:, None], ref_idx]                                 # (B, C, d)
+    aa = (a * a).sum(-1)
+    ok = aa > 0
+    kap = torch.where(ok, (FA * a).sum(-1) / torch.where(ok, aa, torch.ones_like(aa)),
+                      torch.zeros_like(aa))
+    perp = (FA - kap[..., None] * a).abs().sum(-1)
+    Aall = F.A.abs().sum(-1)
+    rest = (Aall - FA.abs().sum(-1)).clamp_min(0.0) + _gam(F.n) * Aall + F.r
+    c = F.c[..., None] + kap[..., None] * zmid
+    rad = kap.abs()[..., None] * zhalf + (perp + rest)[..., None]
+    m = _gam(F.n + 8) * (c.abs() + rad) + _TINY
+    return c - rad - m, c + rad + m
+
+
+def _retrieval_term(s: _AF, u: _AF, g: _AF, S, opt: str, slices: int = 8,
+                    want_arg: bool = False):
+    """Bounds of ``Σ_j softmax(s)_j u_j - opt_{t∈S} g_t`` (all (B, T) forms), per box (B,).
+
+    For each candidate t' in S that can attain the max, on the region where it does: the
+    difference form (logit gaps δ_j = s_j - s_t', e_j = u_j - g_t', each key with its own copy
+    of the reference) and, with ``slices`` > 0, the shared-reference form (one common factor
+    e^{-s_t'} for all keys, the reference sliced along its target feature); the tighter of the
+    two per candidate, then the extremes over candidates. ``want_arg``: also (for witnesses)
+    the worst candidate and each key's extremal δ, for the lower and the upper side."""
+    if opt == "min":
+        r = _retrieval_term(s, -u, -g, S, "max", slices, want_arg)
+        if want_arg:
+            lo, hi, argl, argu = r
+            return -hi, -lo, argu, argl
+        return -r[1], -r[0]
+    B, T = s.shape
+    Sidx = torch.tensor(S)
+    C = len(S)
+    inS = torch.zeros(T, dtype=torch.bool)
+    inS[Sidx] = True
+    # ---- difference form: reference key t', e_j = u_j - g_t', δ_j = s_j - s_t'
+    s_t = s.index(1, Sidx).unsqueeze(2).expand_to((B, C, T))
+    g_t = g.index(1, Sidx).unsqueeze(2).expand_to((B, C, T))
+    sj = s.unsqueeze(1).expand_to((B, C, T))
+    uj = u.unsqueeze(1).expand_to((B, C, T))
+    gj = g.unsqueeze(1).expand_to((B, C, T))
+    delta = sj - s_t
+    e = uj - g_t
+    con = gj - g_t                                                    # <= 0 for j in S
+    self_mask = torch.zeros(C, T, dtype=torch.bool)
+    self_mask[torch.arange(C), Sidx] = True
+    valid = (~self_mask)[None].expand(B, C, T)
+    cons = (inS[None, :] & ~self_mask)[None].expand(B, C, T)
+    dL, dU = delta.bounds()
+    eL, eU = e.bounds()
+    cL, _ = con.bounds()
+    feasible = ~((cL > 0) & cons).any(-1)                             # (B, C)
+    zero = torch.zeros_like(dL)
+    for base in ("d", "e"):
+        x = delta if base == "d" else e
+        kap = _proj_coef(con, x)
+        rL, _ = (con - x.scale(kap)).bounds()
+        if base == "d":
+            dL, dU = _tighten(dL, dU, kap, rL, zero, cons)
+        else:
+            eL, eU = _tighten(eL, eU, kap, rL, zero, cons)
+    feasible = feasible & ~((dL > dU) & valid).any(-1) & ~((eL > eU) & valid).any(-1)
+    e0 = u.index(1, Sidx) - g.index(1, Sidx)                          # (B, C)
+    e0L, e0U = e0.bounds()
+    r = _coupled_F(delta, e, e0L, e0U, valid, dL, dU, eL, eU, want_arg=want_arg)
+    lo, hi = r[0], r[1]
+    # ---- shared-reference form, sliced along the reference's target feature
+    if slices > 0 and s.n % T == 0:
+        d = s.n // T
+        K = int(slices)
+        ar = torch.arange(C)
+        ref_idx = Sidx[:, None] * d + torch.arange(d)[None, :]        # (C, d)
+        sig = s.index(1, Sidx)
+        gam = g.index(1, Sidx)
+        a = gam.A[:, ar[:, None], ref_idx]                            # (B, C, d)
+        a_s = sig.A[:, ar[:, None], ref_idx]
+        use_s = (a.abs().sum(-1, keepdim=True) == 0)
+        a = torch.where(use_s, a_s, a)
+        zmax = a.abs().sum(-1)                                        # (B, C)
+        ks = torch.arange(K, dtype=_DT)
+        zlo = -zmax[..., None] + 2 * zmax[..., None] * ks / K         # (B, C, K)
+        zhi = -zmax[..., None] + 2 * zmax[..., None] * (ks + 1) / K
+        zmid = 0.5 * (zlo + zhi)
+        zhalf = torch.maximum(zhi - zmid, zmid - zlo) * (1 + 8 * _U) + _TINY
+        sa, sb = _ref_slices(sig, ar, ref_idx, a, zmid, zhalf)
+        ga, gb = _ref_slices(gam, ar, ref_idx, a, zmid, zhalf)
+        e0a, e0b = _ref_slices(e0, ar, ref_idx, a, zmid, zhalf)
+        # keys: own forms (full box), tightened by g_j <= γ <= gb on each slice
+        kL, kU = s.bounds()
+        uL, uU = u.bounds()
+        gL, _ = g.bounds()
+        al = _proj_coef(u, s)
+        nuL, nuU = (u - s.scale(al)).bounds()
+        ks_ = _proj_coef(g, s)
+        rsL, _ = (g - s.scale(ks_)).bounds()
+        ku_ = _proj_coef(g, u)
+        ruL, _ = (g - u.scale(ku_)).bounds()
+        shp = (B, C, K, T)
+        ex = lambda t: t[:, None, None, :].expand(shp)               # noqa: E731
+        gbj = gb[..., None].expand(shp)
+        gaj = ga[..., None].expand(shp)
+        consk = cons[:, :, None, :].expand(shp)
+        validk = valid[:, :, None, :].expand(shp)
+        sL2, sU2 = _tighten(ex(kL), ex(kU), ex(ks_), ex(rsL), gbj, consk)
+        uL2, uU2 = _tighten(ex(uL), ex(uU), ex(ku_), ex(ruL), gbj, consk)
+        feas_k = ~(((ex(gL) > gbj) & consk) | (((sL2 > sU2) | (uL2 > uU2)) & validk)).any(-1)
+        eLk = uL2 - gbj
+        eUk = uU2 - gaj
+        lLk = ex(nuL) - gbj
+        lUk = ex(nuU) - gaj
+        slack = _gam(4) * (eLk.abs() + eUk.abs() + lLk.abs() + lUk.abs() + gbj.abs()) + _TINY
+        eLk, eUk, lLk, lUk = eLk - slack, eUk + slack, lLk - slack, lUk + slack
+        lo_k, hi_k = _ratio_bounds(sL2, sU2, ex(al), lLk, lUk, eLk, eUk, e0a, e0b, validk,
+                                   phi=(-sb, -sa))
+        inf = torch.full_like(lo_k, math.inf)
+        lo_s = torch.where(feas_k, lo_k, inf).amin(-1)                # (B, C)
+        hi_s = torch.where(feas_k, hi_k, -inf).amax(-1)
+        lo, hi = torch.maximum(lo, lo_s), torch.minimum(hi, hi_s)
+    inf = torch.full_like(lo, math.inf)
+    lo_c = torch.where(feasible, lo, inf)
+    hi_c = torch.where(feasible, hi, -inf)
+    lo_b, hi_b = lo_c.amin(-1), hi_c.amax(-1)
+    if not want_arg:
+        return lo_b, hi_b
+    cl, cu = lo_c.argmin(-1), hi_c.argmax(-1)                         # (B,)
+    bi = torch.arange(B)
+    # (δ form rows, target δ, valid) of the worst candidate per side
+    argl = (delta.c[bi, cl], delta.A[bi, cl], r[2][bi, cl], valid[bi, cl])
+    argu = (delta.c[bi, cu], delta.A[bi, cu], r[3][bi, cu], valid[bi, cu])
+    return lo_b, hi_b, argl, argu
+
+
+def _as_boxes(lo, hi):
+    lo = torch.as_tensor(np.asarray(lo, dtype=np.float64))
+    hi = torch.as_tensor(np.asarray(hi, dtype=np.float64))
+    if lo.dim() == 2:
+        lo, hi = lo[None], hi[None]
+    lo, hi = torch.broadcast_tensors(lo, hi)
+    return lo.contiguous(), hi.contiguous()
+
+
+def error_bounds(model, task, lo, hi):
+    """Certified bounds ``(errL, errU)`` of ``model(X) - task.target(X)`` over each box
+    ``lo <= X <= hi`` (shape (T, d) or (B, T, d)); returns tensors of shape (B, m), m outputs.
+    Raises ConfigError if the model or task is unsupported."""
+    try:
+        ctx = _Ctx(model, task)
+        lo, hi = _as_boxes(lo, hi)
+        with torch.no_grad():
+            return ctx.bounds(lo, hi)
+    except _Unsupported as e:
+        raise ConfigError(str(e)) from None
+
+
+# ============================================================================== search
+@dataclass
+class BracketResult:
+    """``lower <= sup_X |model(X) - target(X)|_∞ <= upper`` over the box (upper None: no bound,
+    see ``reason``). ``lower`` is the largest error at an evaluated input (``witness``)."""
+
+    upper: float | None
+    lower: float | None
+    witness: np.ndarray | None = None
+    boxes: int = 0                 # boxes whose bound was computed
+    splits: int = 0
+    open_boxes: int = 0            # boxes left unresolved when the search stopped
+    seconds: float = 0.0
+    reason: str | None = None      # why upper is None, or why the search stopped
+    method: str = ""
+    converged: bool = False        # upper <= (1 + tol) lower (or <= atol)
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def ratio(self) -> float | None:
+        if self.upper is None or not self.lower:
+            return None
+        return self.upper / self.lower
+
+    def to_dict(self) -> dict:
+        return {"upper": self.upper, "lower": self.lower, "ratio": self.ratio,
+                "witness": None if self.witness is None else self.witness.tolist(),
+                "boxes": self.boxes, "splits": self.splits, "open_boxes": self.open_boxes,
+                "seconds": self.seconds, "reason": self.reason, "method": self.method,
+                "converged": self.converged}
+
+
+def _err(model, task, X: torch.Tensor) -> torch.Tensor:
+    out = model(X)
+    y = task.target(X)
+    if out.dim() == 2 and y.dim() == 1 and out.shape[-1] == 1:
+        out = out[:, 0]
+    e = (out - y).abs()
+    return e if e.dim() == 1 else torch.nan_to_num(e, nan=0.0).flatten(1).amax(-1)
+
+
+class _Lower:
+    """Best evaluated error and its input."""
+
+    def __init__(self, model, task):
+        self.model, self.task = model, task
+        self.value, self.X = 0.0, None
+
+    def eval(self, X):
+        with torch.no_grad():
+            e = _err(self.model, self.task, X)
+        e = torch.nan_to_num(e, nan=0.0)
+        i = int(e.argmax())
+        if float(e[i]) > self.value:
+            self.value, self.X = float(e[i]), X[i].clone()
+        return e
+
+    def ascend(self, X0, lo, hi, steps=40):
+        """Projected Adam ascent of the error from X0 inside [lo, hi] (per start)."""
+        X = X0.clone().requires_grad_(True)
+        for scale in (0.01, 1e-4):
+            w = (hi - lo).amax()
+            opt = torch.optim.Adam([X], lr=float(scale * w) + 1e-12)
+            for _ in range(steps // 2):
+                opt.zero_grad()
+                e = _err(self.model, self.task, X)
+                ed = e.detach()
+                i = int(ed.argmax())
+                if float(ed[i]) > self.value:
+                    self.value, self.X = float(ed[i]), X.detach()[i].clone()
+                (-e.sum()).backward()
+                if X.grad is None or not torch.isfinite(X.grad).all():
+                    break
+                opt.step()
+                with torch.no_grad():
+                    X.copy_(torch.maximum(torch.minimum(X, hi), lo))
+        self.eval(X.detach())
+
+
+def upper_bracket(model, task, *, max_splits: int = 2000, time_limit: float = 30.0,
+                  tol: float = 0.05, atol: float = 1e-12, lo=None, hi=None, points=None,
+                  batch: int = 16, branch_candidates: int = 6, seed: int = 0) -> BracketResult:
+    """Certified upper bound of ``sup_X ||model(X) - task.target(X)||_∞`` over the input box.
+
+    The box is ``task.lo <= x(t)_k <= task.hi`` unless ``lo``/``hi`` (scalars or (T, d) arrays)
+    restrict it. Branch-and-bound stops when ``upper <= (1 + tol)·lower`` or ``upper <= atol``,
+    after ``max_splits`` splits, or after ``time_limit`` seconds (the bound is valid whenever it
+    stops). ``points`` (n, T, d): extra inputs to evaluate for the lower bound (e.g. the witness of
+    :func:`~approxtheory.measure.sup_error`). ``batch`` boxes are split per round, each along the
+    best of its ``branch_candidates`` widest coordinates. See the module docstring for the method
+    and the floating-point argument. Unsupported models or tasks give ``upper=None`` and a
+    ``reason``."""
+    t0 = time.perf_counter()
+    if isinstance(max_splits, bool) or not isinstance(max_splits, (int, np.integer)) \
+            or max_splits <= 0:
+        raise ConfigError(f"max_splits must be a positive integer (got {max_splits!r})")
+    if not (isinstance(time_limit, (int, float)) and time_limit > 0 and math.isfinite(time_limit)):
+        raise ConfigError(f"time_limit must be a positive number of seconds (got {time_limit!r})")
+    if not (isinstance(tol, (int, float)) and tol >= 0):
+        raise ConfigError(f"tol must be >= 0 (got {tol!r})")
+    if not (isinstance(atol, (int, float)) and atol >= 0):
+        raise ConfigError(f"atol must be >= 0 (got {atol!r})")
+    if not isinstance(batch, (int, np.integer)) or batch < 1:
+        raise ConfigError(f"batch must be a positive integer (got {batch!r})")
+    if not isinstance(branch_candidates, (int, np.integer)) or branch_candidates < 1:
+        raise ConfigError(f"branch_candidates must be a positive integer (got "
+                          f"{branch_candidates!r})")
+    T, d = task.T, task.d
+    dlo = task.lo if lo is None else lo
+    dhi = task.hi if hi is None else hi
+    try:
+        blo = np.broadcast_to(np.asarray(dlo, dtype=np.float64), (T, d)).copy()
+        bhi = np.broadcast_to(np.asarray(dhi, dtype=np.float64), (T, d)).copy()
+    except ValueError:
+        raise ConfigError(f"lo and hi must be scalars or arrays of shape ({T}, {d})") from None
+    if not (np.isfinite(blo).all() and np.isfinite(bhi).all()):
+        raise ConfigError("the domain bounds lo and hi must be finite")
+    if (blo > bhi).any():
+        raise ConfigError(f"domain lo must be <= hi (got lo={dlo}, hi={dhi})")
+    if lo is not None or hi is not None:
+        if (blo < task.lo).any() or (bhi > task.hi).any():
+            raise ConfigError(f"lo/hi must lie inside the task's domain [{task.lo}, {task.hi}]")
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    model.eval()
+    low = _Lower(model, task)
+    blo_t, bhi_t = torch.from_numpy(blo), torch.from_numpy(bhi)
+    # initial points: the centre, random points, the task's structured inputs, given points
+    try:
+        X0 = [torch.from_numpy(0.5 * (blo + bhi))[None],
+              blo_t + (bhi_t - blo_t) * torch.rand(256, T, d, dtype=_DT)]
+        if getattr(task, "domain", "box") == "box":
+            Xs = torch.from_numpy(np.clip(task.structured(rng, max_n=256), blo, bhi))
+            X0.append(Xs)
+        if points is not None:
+            P = torch.as_tensor(np.asarray(points, dtype=np.float64)).reshape(-1, T, d)
+            X0.append(torch.maximum(torch.minimum(P, bhi_t), blo_t))
+        X0 = torch.cat(X0)
+        e0 = low.eval(X0)
+    except Exception:                   # noqa: BLE001  (the target may not be evaluable)
+        e0 = None
+    res = dict(method="", boxes=0, splits=0)
+    try:
+        ctx = _Ctx(model, task)
+    except _Unsupported as e:
+        return BracketResult(None, low.value if low.X is not None else None,
+                             None if low.X is None else low.X.numpy(), seconds=time.perf_counter()
+                             - t0, reason=str(e))
+    res["method"] = ctx.method
+    if e0 is not None:
+        top = torch.argsort(e0, descending=True)[:8]
+        low.ascend(X0[top], blo_t.expand(len(top), T, d), bhi_t.expand(len(top), T, d))
+
+    def box_ub(L, U):
+        return torch.maximum(U, -L).amax(-1)                         # (B,)
+
+    def bound_boxes(Lo, Hi):
+        with torch.no_grad():
+            L, U = ctx.bounds(Lo, Hi)
+        ub = box_ub(L, U)
+        return torch.nan_to_num(ub, nan=math.inf)
+
+    def refine_lower(Lb, Hb, steps=40):
+        """Evaluate witnesses of the bound on these boxes, then ascend from the best starts."""
+        starts, slo, shi = [0.5 * (Lb + Hb), Lb + (Hb - Lb) * torch.rand_like(Lb)], [Lb, Lb], \
+            [Hb, Hb]
+        if ctx.coupled:
+            with torch.no_grad():
+                Xw = ctx.bounds(Lb, Hb, want_witness=True)[2]
+            if Xw is not None:
+                reps = len(Xw) // len(Lb)
+                wl, wh = Lb.repeat(reps, 1, 1), Hb.repeat(reps, 1, 1)
+                starts.append(torch.maximum(torch.minimum(Xw, wh), wl))
+                slo.append(wl)
+                shi.append(wh)
+        Xs, Ls, Hs = torch.cat(starts), torch.cat(slo), torch.cat(shi)
+        e = low.eval(Xs)
+        top = torch.argsort(e, descending=True)[:8]
+        low.ascend(Xs[top], Ls[top], Hs[top], steps=steps)
+
+    try:
+        ub0 = bound_boxes(blo_t[None], bhi_t[None])
+        refine_lower(blo_t[None], bhi_t[None], steps=60)
+    except _Unsupported as e:
+        return BracketResult(None, low.value, None if low.X is None else low.X.numpy(),
+                             seconds=time.perf_counter() - t0, reason=str(e), method=ctx.method)
+    res["boxes"] = 1
+    heap = []            # (-ub, counter, lo, hi)
+    counter = 0
+    pruned_max = -math.inf
+    heapq.heappush(heap, (-float(ub0[0]), counter, blo_t, bhi_t))
+    reason = None
+    ndim = T * d
+    rounds = 0
+    while True:
+        open_max = -heap[0][0] if heap else -math.inf
+        upper = max(open_max, pruned_max)
+        if upper <= atol or (low.value > 0 and upper <= (1 + tol) * low.value) or not heap:
+            reason = "converged"
+            break
+        if not math.isfinite(upper) and res["splits"] >= max_splits:
+            reason = "budget exhausted without a finite bound"
+            break
+        if res["splits"] >= max_splits:
+            reason = f"split budget ({max_splits}) spent"
+            break
+        if time.perf_counter() - t0 > time_limit:
+            reason = f"time limit ({time_limit} s) reached"
+            break
+        rounds += 1
+        nb = min(batch, len(heap), max_splits - res["splits"])
+        items = [heapq.heappop(heap) for _ in range(nb)]
+        Lo = torch.stack([it[2] for it in items])                     # (nb, T, d)
+        Hi = torch.stack([it[3] for it in items])
+        width = (Hi - Lo).reshape(nb, ndim)
+        kc = min(branch_candidates, ndim)
+        cand = torch.argsort(width + 1e-9 * torch.rand(nb, ndim, dtype=_DT), -1,
+                             descending=True)[:, :kc]                 # (nb, kc)
+        # children for every candidate split: (nb, kc, 2)
+        Lc = Lo.reshape(nb, 1, 1, ndim).repeat(1, kc, 2, 1)
+        Hc = Hi.reshape(nb, 1, 1, ndim).repeat(1, kc, 2, 1)
+        mid = 0.5 * (Lo.reshape(nb, ndim).gather(1, cand) + Hi.reshape(nb, ndim).gather(1, cand))
+        ar = torch.arange(nb)[:, None].expand(nb, kc)
+        ak = torch.arange(kc)[None, :].expand(nb, kc)
+        Hc[ar, ak, 0, cand] = mid
+        Lc[ar, ak, 1, cand] = mid
+        Lc = Lc.reshape(-1, T, d)
+        Hc = Hc.reshape(-1, T, d)
+        try:
+            ub = bound_boxes(Lc, Hc).reshape(nb, kc, 2)
+        except _Unsupported as e:
+            return BracketResult(None, low.value, None if low.X is None else low.X.numpy(),
+                                 seconds=time.perf_counter() - t0, reason=str(e),
+                                 method=ctx.method)
+        res["boxes"] += nb * kc * 2
+        score = ub.amax(-1) + 1e-3 * ub.sum(-1)
+        best = score.argmin(-1)                                       # (nb,)
+        Lc = Lc.reshape(nb, kc, 2, T, d)[torch.arange(nb), best]       # (nb, 2, T, d)
+        Hc = Hc.reshape(nb, kc, 2, T, d)[torch.arange(nb), best]
+        ubc = ub[torch.arange(nb), best]                               # (nb, 2)
+        res["splits"] += nb
+        # lower bound: centres of the children, witnesses and ascent in the worst boxes
+        low.eval((0.5 * (Lc + Hc)).reshape(-1, T, d))
+        if rounds % 4 == 1:
+            order = torch.argsort(ubc.reshape(-1), descending=True)[:4]
+            refine_lower(Lc.reshape(-1, T, d)[order], Hc.reshape(-1, T, d)[order], steps=20)
+        for i in range(nb):
+            for s in range(2):
+                u = float(ubc[i, s])
+                if u <= low.value:
+                    pruned_max = max(pruned_max, u)
+                else:
+                    counter += 1
+                    heapq.heappush(heap, (-u, counter, Lc[i, s], Hc[i, s]))
+        # boxes already in the heap below the new lower bound: drop lazily
+        if heap and len(heap) > 4096:
+            keep = [it for it in heap if -it[0] > low.value]
+            for it in heap:
+                if -it[0] <= low.value:
+                    pruned_max = max(pruned_max, -it[0])
+            heap = keep
+            heapq.heapify(heap)
+    open_max = -heap[0][0] if heap else -math.inf
+    upper = max(open_max, pruned_max)
+    conv = reason == "converged"
+    if not math.isfinite(upper):
+        if upper == -math.inf:          # every box infeasible cannot happen; be safe
+            upper = math.inf
+        return BracketResult(None, low.value, None if low.X is None else low.X.numpy(),
+                             res["boxes"], res["splits"], len(heap), time.perf_counter() - t0,
+                             "no finite bound within the budget: " + str(reason), ctx.method)
+    upper = upper * (1 + 1e-12) + _TINY
+    return BracketResult(upper, low.value, None if low.X is None else low.X.numpy(),
+                         res["boxes"], res["splits"], len(heap), time.perf_counter() - t0,
+                         None if conv else reason, ctx.method, conv,
+                         extra={"stop": reason, "rounds": rounds})
