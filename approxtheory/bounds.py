@@ -38,9 +38,13 @@ ratio bound below; (iii) an affine form ``Σ_j p̂_j e_j`` at the centre weights
 ``(e_r - λ) + Σ_j w_j (e_j - λ) >= 0`` (Dinkelbach), and the sum splits over keys: each term is
 minimised over the key's own region of ``(δ_j, e_j)``, a parallelogram ``δ ∈ [δL, δU]``,
 ``e ∈ [eL, eU]``, ``e - αδ ∈ [γL, γU]`` (α: least-squares slope of e's affine form on δ's),
-in closed form (``min e^δ (αδ + c)`` sits at ``δ* = -c/α - 1``). Bisection on λ gives a certified
-λ. This keeps the softmax's key fact — a far-from-top key has a tiny weight — *coupled* to how far
-its value is from the top's, which intervals lose.
+in closed form (``min e^δ (αδ + c)`` sits at ``δ* = -c/α - 1``). The sum is concave and
+decreasing in λ; chord, Newton and bisection steps find the largest λ it certifies, with every
+term held as a sign and a log-magnitude (no overflow at β = 1e4 and beyond). This keeps the
+softmax's key fact — a far-from-top key has a tiny weight — *coupled* to how far its value is
+from the top's, which intervals lose. A second form keeps the reference's logit as one common
+factor ``e^{-s_r}`` of all keys (so keys cannot each pick their own reference) and slices the
+reference's range along its target feature; per candidate the tighter of the two is used.
 
 *Model minus target, jointly.* When the last block is attention only, the read-out is linear and
 the target is a generalized retrieval ``c0 + Σ_i c_i opt_{t∈S_i}(W_i x(t) + b_i)``
@@ -66,9 +70,9 @@ The bound is for the exact real-arithmetic function of the stored weights. All p
 float64; every operation adds a rounding allowance to the interval part of the form (γ_k·magnitude
 with ``γ_k = (k + 8)·2.3e-16`` for a k-term sum, covering ``k·u/(1 - k·u)``), endpoints are
 rounded outward (relative 4·2^-53 plus 1e-300 absolute), softmax bounds are widened by a relative
-``1e-14·(1 + |logits|)``, the bisection only accepts a λ whose Dinkelbach sum exceeds 1e-10 of
-the sum of the absolute terms, and the final upper bound is multiplied by ``1 + 1e-12`` and raised
-by ``1e-300``. The float64 evaluation of the model itself differs from the exact function by
+``1e-14·(1 + |logits|)``, the ratio bound only accepts a λ whose Dinkelbach sum exceeds
+``(1e-10 + 1e-15·max|δ|)`` times the sum of the absolute values of its terms' parts, and the final
+upper bound is multiplied by ``1 + 1e-12`` and raised by ``1e-300``. The float64 evaluation of the model itself differs from the exact function by
 round-off of relative order 1e-15 (float32 models: 1e-7, not included).
 
 Unsupported (``upper=None`` with ``reason``): LayerNorm, RoPE, causal masks, per-token read-out,
@@ -326,16 +330,28 @@ def simplex_lp_max(a, pl, pu):
     return val + _gam(2 * J) * mag + _gam(J) * a.abs().amax(-1)
 
 
-def _ratio_lower(dL, dU, al, gL, eL, e0L, valid, phi=None, iters: int = 7,
+def _lse2(a, b):
+    """log(e^a + e^b), elementwise, with -inf handled."""
+    m = torch.maximum(a, b)
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    return m + torch.log(torch.exp(a - m) + torch.exp(b - m))
+
+
+def _ratio_lower(dL, dU, al, gL, eL, e0L, valid, phi=None, iters: int = 5,
                  want_arg: bool = False):
     """Certified lower bound of ``F = (e0 + e^φ Σ_j w_j e_j) / (1 + e^φ Σ_j w_j)``,
     ``w_j = exp(δ_j)``, over ``e0 >= e0L``, a common ``φ ∈ [phi[0], phi[1]]`` (default 0) and, per
     valid key j, ``δ_j ∈ [dL, dU]``, ``e_j >= max(eL, al·δ_j + gL)`` (keys independent).
     Per-key tensors have shape (..., J); e0L and the phi bounds have shape (...).
 
-    ``F >= λ`` iff ``(e0 - λ) + e^φ Σ_j w_j (e_j - λ) >= 0``; each key's term is minimised in
-    closed form and λ is found by Newton steps from both ends of a bracket (the sum is
-    concave in λ), with bisection steps as a safeguard, accepting only λ whose sum exceeds a rounding margin.
+    ``F >= λ`` iff ``H(λ) = (e0 - λ) + e^φ Σ_j w_j (e_j - λ) >= 0``. Each key's term is
+    minimised in closed form (``min e^δ (αδ + c)`` at an end of its piece or at
+    ``δ* = -c/α - 1``); H is concave and decreasing in λ (each term is a minimum of functions
+    affine in λ; the worst φ is ``phi[0]`` where the key sum is >= 0 and ``phi[1]`` where it is
+    < 0). Every term is kept as a sign and a log-magnitude, so logits of any size (β = 1e4 and
+    beyond) neither overflow nor underflow. λ is found by chord and Newton steps from both ends
+    of a bracket, with bisection as a safeguard; a λ is accepted only if the positive part of H
+    exceeds the negative part by a relative margin of 1e-10 (+ 1e-15·max|δ|) of the magnitudes.
     With ``want_arg`` also returns each key's minimising δ at the final λ."""
     valid = valid & (dL <= dU)
     z = torch.zeros_like(dL)
@@ -344,15 +360,11 @@ def _ratio_lower(dL, dU, al, gL, eL, e0L, valid, phi=None, iters: int = 7,
     al = torch.where(valid, al, z)
     gL = torch.where(valid, gL, z)
     eL = torch.where(valid, eL, z)
-    anyv = valid.any(-1)
-    K = torch.where(valid, dU, torch.full_like(dU, -math.inf)).amax(-1)
-    K = torch.where(anyv, K, torch.zeros_like(K))                      # (...)
     if phi is None:
-        phi_lo = phi_hi = torch.zeros_like(K)
+        phi_lo = phi_hi = torch.zeros(dL.shape[:-1], dtype=_DT)
     else:
-        phi_lo, phi_hi = phi
-    Kj = K.unsqueeze(-1)
-    # the line e = al·δ + gL is active where it is above eL
+        phi_lo, phi_hi = (torch.as_tensor(p, dtype=_DT).expand(dL.shape[:-1]) for p in phi)
+    # the line e = al·δ + gL is active (above eL) on piece A, the constant eL on piece B
     pos, negs = al > 0, al < 0
     t = (eL - gL) / torch.where(pos | negs, al, torch.ones_like(al))
     line_all = (al == 0) & (gL >= eL)
@@ -366,131 +378,135 @@ def _ratio_lower(dL, dU, al, gL, eL, e0L, valid, phi=None, iters: int = 7,
     A_hi = torch.where(A_ok, A_hi, z)
     B_lo = torch.where(B_ok, B_lo, z)
     B_hi = torch.where(B_ok, B_hi, z)
-    wAl, wAh = torch.exp(A_lo - Kj), torch.exp(A_hi - Kj)
-    wBl, wBh = torch.exp(B_lo - Kj), torch.exp(B_hi - Kj)
-    wU = torch.exp(dU - Kj) * valid
-    dmax = torch.maximum(dL.abs(), dU.abs())
     inf = torch.full_like(dL, math.inf)
-    # F is a convex combination of e0 and the e_j: start from the smallest reachable value
+    ninf = -inf
+    # F is a convex combination of e0 and the e_j: bracket from the reachable values
     emin = torch.minimum(torch.where(A_ok, torch.minimum(al * A_lo, al * A_hi) + gL, inf),
                          torch.where(B_ok, eL, inf))
     emin = torch.minimum(emin, eL.clamp_min(torch.minimum(al * dL, al * dU) + gL))
     lo_l = torch.minimum(e0L, torch.where(valid, emin, inf).amin(-1))
     top = torch.maximum(eL, torch.maximum(al * dL, al * dU) + gL)
-    hi_l = torch.maximum(e0L, torch.where(valid, top, -inf).amax(-1))
+    hi_l = torch.maximum(e0L, torch.where(valid, top, ninf).amax(-1))
     hi_l = torch.maximum(hi_l, lo_l)
     lo_l = lo_l - _gam(4) * lo_l.abs() - _TINY
-    # per-key term m_j(λ) = min(ψ(A_lo), ψ(A_hi), ψ(δ*), e^{δ-K}(eL - λ) on piece B), with
-    # ψ(δ) = e^{δ-K}(al·δ + gL - λ) = P - w·λ; invalid keys contribute 0
-    inval = ~valid
-    PA = torch.where(A_ok, wAl * (al * A_lo + gL), inf)
-    PB = torch.where(A_ok, wAh * (al * A_hi + gL), inf)
-    PA = torch.where(inval, z, PA)
-    PB = torch.where(inval, z, PB)
-    wAl = torch.where(A_ok, wAl, z)
-    wAh = torch.where(A_ok, wAh, z)
     stp = pos & A_ok
-    st_lo = torch.where(stp, gL + al * (A_lo + 1.0), inf)             # ds ∈ [A_lo, A_hi]
-    st_hi = torch.where(stp, gL + al * (A_hi + 1.0), -inf)
+    st_lo = torch.where(stp, gL + al * (A_lo + 1.0), inf)             # δ* ∈ [A_lo, A_hi]
+    st_hi = torch.where(stp, gL + al * (A_hi + 1.0), ninf)
     inv_al = torch.where(stp, 1.0 / torch.where(stp, al, torch.ones_like(al)), z)
-    base_ds = torch.where(stp, -gL * inv_al - 1.0 - Kj, z)
-    wBl = torch.where(B_ok, wBl, z)
-    wBh = torch.where(B_ok, wBh, z)
-    Binf = torch.where(B_ok | inval, z, inf)
-    M0 = (wU * (torch.where(A_ok, al.abs() * dmax + gL.abs(), z)
-                + torch.where(B_ok & valid, eL.abs(), z))).sum(-1)
-    W0 = wU.sum(-1)
-    nal = -al
+    log_al = torch.log(torch.where(stp, al, torch.ones_like(al)))
+    dmax = torch.where(valid, torch.maximum(dL.abs(), dU.abs()), z).amax(-1) \
+        if dL.shape[-1] else torch.zeros(dL.shape[:-1], dtype=_DT)
+    eta = torch.log(1e-10 + 1e-15 * dmax)                             # log relative margin
+    A_okf, B_okf = A_ok, B_ok
 
-    def terms(lam):
+    def keyterms(lam):
+        """Per key: sign, log-magnitude and δ of the minimal term at λ."""
         lj = lam.unsqueeze(-1)
-        va, vb = PA - wAl * lj, PB - wAh * lj
-        mA = torch.minimum(va, vb)
-        sA = torch.where(va <= vb, wAl, wAh)                          # -d/dλ of the minimum
-        st = (lj >= st_lo) & (lj <= st_hi)
-        ws = torch.exp((lj * inv_al + base_ds).clamp(max=0.0))
-        sv = nal * ws
-        use = st & (sv < mA)
-        mA = torch.where(use, sv, mA)
-        sA = torch.where(use, ws, sA)
+        cands = []
+        for dd, ok in ((A_lo, A_okf), (A_hi, A_okf)):
+            v = al * dd + gL - lj
+            cands.append((torch.sign(v), dd + torch.log(v.abs()), dd, ok,
+                          al.abs() * dd.abs() + gL.abs() + lj.abs()))
+        ds = (lj - gL) * inv_al - 1.0
+        st = stp & (lj >= st_lo) & (lj <= st_hi)
+        cands.append((-torch.ones_like(ds), ds + log_al, ds, st, al.abs() * ds.abs()))
         q = eL - lj
-        qpos = q >= 0
-        wB = torch.where(qpos, wBl, wBh)
-        mB = wB * q + Binf
-        return mA, mB, sA, wB, st, q
+        dB = torch.where(q >= 0, B_lo, B_hi)
+        cands.append((torch.sign(q), dB + torch.log(q.abs()), dB, B_okf,
+                      eL.abs() + lj.abs()))
+        # minimum: the largest negative, else a zero, else the smallest positive
+        best_s = torch.ones_like(dL)
+        best_l = inf.clone()
+        best_d = z.clone()
+        best_m = z.clone()
+        for sg, lg, dd, ok, mg in cands:
+            lg = torch.where(sg == 0, ninf, lg)
+            better = ok & ((sg < best_s) | ((sg == best_s) & (sg < 0) & (lg > best_l))
+                           | ((sg == best_s) & (sg > 0) & (lg < best_l)))
+            best_s = torch.where(better, sg, best_s)
+            best_l = torch.where(better, lg, best_l)
+            best_d = torch.where(better, dd, best_d)
+            best_m = torch.where(better, dd + torch.log(mg.clamp_min(1e-300)), best_m)
+        best_s = torch.where(valid, best_s, z)
+        return best_s, best_l, best_d, best_m
 
     def H(lam):
-        """(H(λ) minus its rounding margin, dH/dλ), both scaled by a positive factor that is
-        constant on each branch (so signs and Newton steps are those of H). H is concave and
-        decreasing in λ."""
-        mA, mB, sA, wB, *_ = terms(lam)
-        useA = mA <= mB
-        G = torch.where(useA, mA, mB).sum(-1)
-        SW = torch.where(useA, sA, wB).sum(-1)
-        magG = M0 + lam.abs() * W0
-        # H = (e0 - λ) + e^{K + φ}·G at the worst φ (the condition is linear in e^φ);
-        # multiplied by e^{-max(K + φ, 0)}
-        ph = torch.where(G >= 0, phi_lo, phi_hi) + K
-        sc = torch.exp(-ph.clamp_min(0.0))
-        fg = torch.exp(ph.clamp(max=0.0))
-        h = sc * (e0L - lam) + fg * G - 1e-10 * (sc * (e0L.abs() + lam.abs()) + fg * magG) \
-            - _TINY * sc
-        # sc underflows only when e^{K+φ} > 1e300: then G alone decides, if it is not tiny
-        h = torch.where((sc == 0) & (G.abs() < 1e-280), -torch.ones_like(h), h)
-        return h, -sc - fg * SW
+        """Log-parts of H(λ): (log positive part, log negative part + margin, log |slope|)."""
+        sg, lg, dd, lm = keyterms(lam)
+        Pk = torch.logsumexp(torch.where(sg > 0, lg, ninf), -1)
+        Nk = torch.logsumexp(torch.where(sg < 0, lg, ninf), -1)
+        ph = torch.where(Pk >= Nk, phi_lo, phi_hi)
+        r = e0L - lam
+        lr = torch.log(r.abs())
+        P = _lse2(Pk + ph, torch.where(r > 0, lr, torch.full_like(lr, -math.inf)))
+        N = _lse2(Nk + ph, torch.where(r < 0, lr, torch.full_like(lr, -math.inf)))
+        Mk = torch.logsumexp(torch.where(valid, lm, ninf), -1)
+        M = _lse2(Mk + ph, torch.log(e0L.abs() + lam.abs() + _TINY))
+        Nm = _lse2(N, M + eta)
+        Wk = torch.logsumexp(torch.where(valid & (sg != 0) | valid, dd, ninf), -1)
+        S = _lse2(torch.zeros_like(Wk), Wk + ph)                      # log |dH/dλ|
+        return P, Nm, N, S
 
-    # H is concave and decreasing, so on a bracket [lo, hi] (H(lo) >= 0 > H(hi)) the chord's
-    # root and the Newton step from hi land left of the root (they move lo) and the Newton step
-    # from lo lands right of it (it moves hi); a bisection every fourth step is the safeguard
-    # (the rounding margin makes H only nearly concave). Every accepted lo is checked.
+    def newton(lam, P, N, S):
+        """λ + H(λ)/|H'(λ)| (H = e^P - e^N)."""
+        m = torch.maximum(P, N)
+        d = (P - N).abs()
+        lh = m + torch.log((-torch.expm1(-d)).clamp_min(1e-300))
+        step = torch.exp((lh - S).clamp(max=700.0))
+        step = torch.where(torch.isfinite(m), step, torch.zeros_like(step))
+        return lam + torch.where(P >= N, step, -step)
+
     lo, hi = lo_l.clone(), hi_l.clone()
-    Hl, Sl = H(lo)
-    Hh, Sh = H(hi)
-    ok_hi = Hh >= 0
+    Pl, Nl, _, Sl = H(lo)
+    Ph, Nh, _, Sh = H(hi)
+    ok_hi = Ph >= Nh
     one = torch.ones_like(lo)
 
     def chord():
-        den = Hl.clamp_min(0.0) - Hh
-        f = torch.where(den > 0, Hl.clamp_min(0.0) / torch.where(den > 0, den, one), 0.5 * one)
+        # H(lo) >= 0 > H(hi): f = H(lo) / (H(lo) - H(hi))
+        ml = torch.maximum(Pl, Nl)
+        lhl = ml + torch.log((-torch.expm1(-(Pl - Nl).abs())).clamp_min(1e-300))
+        mh = torch.maximum(Ph, Nh)
+        lhh = mh + torch.log((-torch.expm1(-(Ph - Nh).abs())).clamp_min(1e-300))
+        f = torch.sigmoid(lhl - lhh)
+        f = torch.where((Pl >= Nl) & (Ph < Nh), f, 0.5 * one)
         return lo + (hi - lo) * f
 
-    steps = [chord,
-             lambda: hi - Hh / torch.where(Sh < 0, Sh, -one),
-             lambda: lo - Hl.clamp_min(0.0) / torch.where(Sl < 0, Sl, -one)]
+    # H concave: a tangent's root lies right of the root (Newton moves hi, monotonically from
+    # the right), the chord's root left of it (moves lo); the mirror of the last Newton step
+    # (hi - its length) usually lands just left of the root; bisection every third round
+    last = [hi - lo]
+
+    def newton_hi():
+        x = newton(hi, Ph, Nh, Sh)
+        last[0] = (hi - x).abs()
+        return x
+
+    def mirror():
+        return hi - torch.maximum(2.0 * last[0], 1e-13 * (hi.abs() + lo.abs()))
+
+    steps = [newton_hi, mirror, chord]
     for it in range(iters):
-        for k, step in enumerate(steps + ([lambda: 0.5 * lo + 0.5 * hi] if it % 4 == 3 else [])):
+        for k, step in enumerate(steps + ([lambda: 0.5 * lo + 0.5 * hi] if it % 3 == 2 else [])):
             x = step()
             x = torch.where(torch.isfinite(x), x, 0.5 * lo + 0.5 * hi)
-            if k < 2:      # meant to move lo: keep it a little left of hi (float ties)
+            if k > 0:      # meant to move lo: keep it a little left of hi (float ties)
                 x = torch.minimum(x, hi - 1e-13 * (hi.abs() + lo.abs()) - 1e-300)
             x = torch.minimum(torch.maximum(x, lo), hi)
-            Hx, Sx = H(x)
-            good = Hx >= 0
+            Px, Nx, _, Sx = H(x)        # N includes the margin: iterate on the margined H
+            good = Px >= Nx
             mv_lo = good & (x > lo)
             mv_hi = ~good & (x < hi)
             lo = torch.where(mv_lo, x, lo)
-            Hl = torch.where(mv_lo, Hx, Hl)
-            Sl = torch.where(mv_lo, Sx, Sl)
+            Pl, Nl, Sl = (torch.where(mv_lo, a, b) for a, b in ((Px, Pl), (Nx, Nl), (Sx, Sl)))
             hi = torch.where(mv_hi, x, hi)
-            Hh = torch.where(mv_hi, Hx, Hh)
-            Sh = torch.where(mv_hi, Sx, Sh)
+            Ph, Nh, Sh = (torch.where(mv_hi, a, b) for a, b in ((Px, Ph), (Nx, Nh), (Sx, Sh)))
         if bool(((hi - lo) <= 1e-12 * (lo.abs() + hi.abs()) + 1e-300).all()):
             break
     lam = torch.where(ok_hi, hi_l, lo)
     if not want_arg:
         return lam
-    # each key's minimiser at λ (for witnesses)
-    mA, mB, sA, wB, st, q = terms(lam)
-    lj = lam.unsqueeze(-1)
-    pa, pb = PA - wAl * lj, PB - wAh * lj
-    argA = torch.where(pa <= pb, A_lo, A_hi)
-    valA = torch.minimum(pa, pb)
-    ds = lj * inv_al + base_ds + Kj
-    stv = torch.where(st, nal * torch.exp((ds - Kj).clamp(max=0.0)), inf)
-    argA = torch.where(st & (stv < valA), ds, argA)
-    argB = torch.where(q >= 0, B_lo, B_hi)
-    arg = torch.where(mA <= mB, argA, argB)
-    return lam, arg
+    return lam, keyterms(lam)[2]
 
 
 def _ratio_bounds(dL, dU, al, gL, gU, eL, eU, e0L, e0U, valid, phi=None, want_arg=False):
@@ -944,6 +960,8 @@ def _invert(x: _AF, rows, iters: int = 300):
     A = torch.cat([r[1] for r in rows], 1)                            # (B, R, n)
     tgt = torch.cat([r[2] for r in rows], 1)
     w = torch.cat([r[3] for r in rows], 1).to(_DT)
+    # keys whose weight at the extremum is negligible hardly matter where they sit
+    w = w * torch.exp(torch.nan_to_num(tgt, nan=0.0).clamp(-7.0, 0.0))
     fin = torch.isfinite(tgt) & torch.isfinite(c)
     w = w * fin
     tgt = torch.where(fin, tgt, torch.zeros_like(tgt))
@@ -962,9 +980,10 @@ def _invert(x: _AF, rows, iters: int = 300):
 def _tighten(lo, hi, kap, rhoL, bound, active):
     """Tighten [lo, hi] of x from ``κ x + ρ <= bound`` (ρ >= rhoL) where ``active``."""
     nz = active & (kap != 0)
-    tb = (bound - rhoL) / torch.where(nz, kap, torch.ones_like(kap))
+    ka = torch.where(nz, kap, torch.ones_like(kap))
+    tb = (bound - rhoL) / ka
     sg = torch.sign(kap)
-    tb = tb + (tb.abs() * (8 * _U) + _TINY) * sg
+    tb = tb + ((tb.abs() + (bound.abs() + rhoL.abs()) / ka.abs()) * (8 * _U) + _TINY) * sg
     hi = torch.where(nz & (kap > 0), torch.minimum(hi, tb), hi)
     lo = torch.where(nz & (kap < 0), torch.maximum(lo, tb), lo)
     return lo, hi
@@ -978,7 +997,8 @@ def _ref_slices(F: _AF, ar, ref_idx, a, zmid, zhalf):
     ok = aa > 0
     kap = torch.where(ok, (FA * a).sum(-1) / torch.where(ok, aa, torch.ones_like(aa)),
                       torch.zeros_like(aa))
-    perp = (FA - kap[..., None] * a).abs().sum(-1)
+    ka = kap[..., None] * a
+    perp = (FA - ka).abs().sum(-1) + _gam(FA.shape[-1]) * (FA.abs() + ka.abs()).sum(-1)
     Aall = F.A.abs().sum(-1)
     rest = (Aall - FA.abs().sum(-1)).clamp_min(0.0) + _gam(F.n) * Aall + F.r
     c = F.c[..., None] + kap[..., None] * zmid
@@ -1051,12 +1071,12 @@ def _retrieval_term(s: _AF, u: _AF, g: _AF, S, opt: str, slices: int = 8,
         a_s = sig.A[:, ar[:, None], ref_idx]
         use_s = (a.abs().sum(-1, keepdim=True) == 0)
         a = torch.where(use_s, a_s, a)
-        zmax = a.abs().sum(-1)                                        # (B, C)
+        zmax = a.abs().sum(-1) * (1 + _gam(d))                        # (B, C): |a·ε| <= zmax
         ks = torch.arange(K, dtype=_DT)
         zlo = -zmax[..., None] + 2 * zmax[..., None] * ks / K         # (B, C, K)
         zhi = -zmax[..., None] + 2 * zmax[..., None] * (ks + 1) / K
         zmid = 0.5 * (zlo + zhi)
-        zhalf = torch.maximum(zhi - zmid, zmid - zlo) * (1 + 8 * _U) + _TINY
+        zhalf = torch.maximum(zhi - zmid, zmid - zlo) + _gam(8) * zmax[..., None] + _TINY
         sa, sb = _ref_slices(sig, ar, ref_idx, a, zmid, zhalf)
         ga, gb = _ref_slices(gam, ar, ref_idx, a, zmid, zhalf)
         e0a, e0b = _ref_slices(e0, ar, ref_idx, a, zmid, zhalf)
@@ -1140,9 +1160,10 @@ class BracketResult:
     splits: int = 0
     open_boxes: int = 0            # boxes left unresolved when the search stopped
     seconds: float = 0.0
-    reason: str | None = None      # why upper is None, or why the search stopped
-    method: str = ""
+    reason: str | None = None      # why upper is None (unsupported, or no finite bound)
+    method: str = ""               # "coupled" (model minus target jointly) or "affine"
     converged: bool = False        # upper <= (1 + tol) lower (or <= atol)
+    stop: str = ""                 # why the search stopped
     extra: dict = field(default_factory=dict)
 
     @property
@@ -1156,7 +1177,7 @@ class BracketResult:
                 "witness": None if self.witness is None else self.witness.tolist(),
                 "boxes": self.boxes, "splits": self.splits, "open_boxes": self.open_boxes,
                 "seconds": self.seconds, "reason": self.reason, "method": self.method,
-                "converged": self.converged}
+                "converged": self.converged, "stop": self.stop}
 
 
 def _err(model, task, X: torch.Tensor) -> torch.Tensor:
@@ -1397,9 +1418,9 @@ def upper_bracket(model, task, *, max_splits: int = 2000, time_limit: float = 30
             upper = math.inf
         return BracketResult(None, low.value, None if low.X is None else low.X.numpy(),
                              res["boxes"], res["splits"], len(heap), time.perf_counter() - t0,
-                             "no finite bound within the budget: " + str(reason), ctx.method)
+                             "no finite bound within the budget: " + str(reason), ctx.method,
+                             stop=str(reason))
     upper = upper * (1 + 1e-12) + _TINY
     return BracketResult(upper, low.value, None if low.X is None else low.X.numpy(),
                          res["boxes"], res["splits"], len(heap), time.perf_counter() - t0,
-                         None if conv else reason, ctx.method, conv,
-                         extra={"stop": reason, "rounds": rounds})
+                         None, ctx.method, conv, reason, extra={"rounds": rounds})
