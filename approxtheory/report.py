@@ -135,6 +135,18 @@ def _md_cell(s) -> str:
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
+def _falsified(r: dict, meta: dict) -> str:
+    """The "falsified by" cell: the mutants that flip the verdict (verify --mutants), else the
+    declared ones (not run in this report)."""
+    if r.get("falsified_by"):
+        return ", ".join(r["falsified_by"])
+    if meta.get("mutants") and r.get("mutant_results"):
+        return "none of: " + ", ".join(m["name"] for m in r["mutant_results"])
+    if r.get("mutants"):
+        return "declared (not run): " + ", ".join(r["mutants"])
+    return ""
+
+
 def render_markdown(records: Sequence[dict], meta: dict) -> str:
     counts = {}
     for r in records:
@@ -144,15 +156,16 @@ def render_markdown(records: Sequence[dict], meta: dict) -> str:
              f"approxtheory {meta['version']}, git {meta.get('git') or 'unknown'}, "
              f"{meta['wall_s']:.1f} s.", "",
              "Verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + ".", "",
-             "| claim | statement | provenance | verdict | evidence | plot |",
-             "|---|---|---|---|---|---|"]
+             "| claim | statement | provenance | verdict | scope | falsified by | evidence | plot |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in records:
         plots = " ".join(f"[{Path(p).stem}]({p})" for p in r.get("plots", []))
         ev = r["evidence"] + (f" *Covered:* {r['covered']}" if r.get("covered") else "")
         if r.get("witness") is not None and r["verdict"] == "refuted":
             ev += f" *Witness:* `{r['witness']}`"
         lines.append(f"| {r['claim']} | {_md_cell(r['statement'])} | {r['provenance']} | "
-                     f"**{r['verdict']}** | {_md_cell(ev)} | {plots} |")
+                     f"**{r['verdict']}** | {_md_cell(r.get('scope', ''))} | "
+                     f"{_md_cell(_falsified(r, meta))} | {_md_cell(ev)} | {plots} |")
     return "\n".join(lines) + "\n"
 
 
@@ -171,7 +184,9 @@ def render_html(records: Sequence[dict], meta: dict) -> str:
             f"<tr><td><b>{e(r['claim'])}</b><br><small>{e(r['paper'])}</small></td>"
             f"<td>{e(r['statement'])}</td><td>{e(r['provenance'])}</td>"
             f"<td><span class=badge style=\"background:{_BADGE.get(r['verdict'], '#555')}\">"
-            f"{e(r['verdict'])}</span></td><td>{e(r['evidence'])}{cov}{wit}<br>{csvs}</td>"
+            f"{e(r['verdict'])}</span></td><td>{e(r.get('scope', ''))}</td>"
+            f"<td>{e(_falsified(r, meta))}</td>"
+            f"<td>{e(r['evidence'])}{cov}{wit}<br>{csvs}</td>"
             f"<td>{plots}</td></tr>")
     head = (f"Profile <code>{e(meta['profile'])}</code>, seed {meta['seed']}, "
             f"{len(records)} claims, approxtheory {e(meta['version'])}, "
@@ -186,8 +201,8 @@ th {{ background: #f4f4f4; text-align: left; }}
 .badge {{ color: white; padding: 2px 6px; border-radius: 4px; white-space: nowrap; }}
 </style></head><body>
 <h1>approxtheory verify report</h1><p>{head}</p>
-<table><tr><th>claim</th><th>statement</th><th>provenance</th><th>verdict</th><th>evidence</th>
-<th>plot</th></tr>
+<table><tr><th>claim</th><th>statement</th><th>provenance</th><th>verdict</th><th>scope</th>
+<th>falsified by</th><th>evidence</th><th>plot</th></tr>
 {chr(10).join(rows)}
 </table></body></html>
 """

@@ -9,11 +9,12 @@ Example::
     'verified-symbolic'
 """
 
-from ._core import CHECKS, PROFILES, VERDICTS, Context, Verdict, check_hash
+from ._core import (CHECKS, FAILING, MUTANTS, PASSING, PROFILES, SCOPES, VERDICTS, VERIFIED,
+                    Context, Verdict, check_hash, flips)
 from . import headcount, identification, infoflow, prism, tradeoffs  # noqa: F401
 
-__all__ = ["CHECKS", "PROFILES", "VERDICTS", "Context", "Verdict", "check_hash", "run_check",
-           "missing_checks"]
+__all__ = ["CHECKS", "MUTANTS", "PROFILES", "VERDICTS", "PASSING", "VERIFIED", "FAILING",
+           "SCOPES", "Context", "Verdict", "check_hash", "flips", "run_check", "missing_checks"]
 
 
 def run_check(claim_id: str, ctx: Context | None = None) -> Verdict:

@@ -12,6 +12,15 @@ from typing import Any, Callable
 VERDICTS = ("verified-symbolic", "verified-numeric", "consistent-empirical", "refuted",
             "vacuous-here", "not-checkable", "error")
 
+#: verdicts that say the claim held; a mutant "flips" a check when it turns one into a FAILING one
+PASSING = ("verified-symbolic", "verified-numeric", "consistent-empirical")
+VERIFIED = ("verified-symbolic", "verified-numeric")
+FAILING = ("refuted",)
+
+#: what a verdict speaks about: the whole claim, a named part of it, or the digest's stand-in for
+#: it; ``none`` for verdicts that checked nothing (not-checkable, error)
+SCOPES = ("full", "partial", "surrogate", "none")
+
 PROFILES = ("quick", "full")
 
 
@@ -34,10 +43,19 @@ class Verdict:
     plot: dict | None = None
     slopes: list = field(default_factory=list)   # fitted vs predicted exponents (rate claims)
     check: str = ""
+    # "full", "partial: <the part checked>", "surrogate: <what stands in for the claim>" or
+    # "none" (not-checkable, error); empty means the check did not say (an error in _call)
+    scope: str = ""
+    mutants: list = field(default_factory=list)        # declared mutants (names)
+    falsified_by: list = field(default_factory=list)   # mutants that flip it (verify --mutants)
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS} (got {self.verdict!r})")
+        if self.verdict in ("not-checkable", "error") and not self.scope:
+            self.scope = "none"
+        if self.scope and self.scope.split(":")[0].strip() not in (*SCOPES, "unstated"):
+            raise ValueError(f"scope must start with one of {SCOPES} (got {self.scope!r})")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -45,8 +63,13 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Context:
+    """What a check runs under. ``mutant`` names a deliberately broken variant of what the check
+    checks (declared with ``@check(..., mutants={...})``); a check applies it where it builds
+    its object (``if ctx.mutant == "readout-x2": ...``) and must otherwise ignore it."""
+
     profile: str = "quick"
     seed: int = 0
+    mutant: str | None = None
 
     @property
     def full(self) -> bool:
@@ -55,32 +78,64 @@ class Context:
     def pick(self, quick, full):
         return full if self.full else quick
 
+    def is_mutant(self, name: str) -> bool:
+        return self.mutant == name
+
 
 CHECKS: dict[str, Callable[[Context], Verdict]] = {}
+#: claim id -> {mutant name: what it breaks}
+MUTANTS: dict[str, dict[str, str]] = {}
 
 
-def check(*claim_ids: str):
-    """Register a check for one or more claims: ``fn(ctx, claim_id) -> Verdict``."""
+def check(*claim_ids: str, mutants: dict[str, str] | None = None):
+    """Register a check for one or more claims: ``fn(ctx, claim_id) -> Verdict``.
+
+    ``mutants`` maps a name to a description of a deliberately broken variant (a perturbed
+    weight, a changed constant or exponent, ...). Under ``Context(mutant=name)`` the check must
+    run against that variant, and a correct check then fails (``refuted``). A check that
+    declares no mutant cannot return ``verified-*``: it is downgraded to
+    ``consistent-empirical`` with the reason. ``verify --mutants`` runs them and names the
+    mutants that flip each verdict."""
     def deco(fn):
         for cid in claim_ids:
             if cid in CHECKS:
                 raise RuntimeError(f"two checks for {cid}")
             CHECKS[cid] = functools.partial(_call, fn, cid)
             CHECKS[cid].source_fn = fn  # type: ignore[attr-defined]
+            MUTANTS[cid] = dict(mutants or {})
         return fn
     return deco
 
 
+NO_MUTANT_NOTE = ("[downgraded from {v}: no mutant shows that this check can fail, so it "
+                  "cannot earn a verified verdict] ")
+
+
 def _call(fn, cid, ctx):
+    if ctx.mutant is not None and ctx.mutant not in MUTANTS.get(cid, {}):
+        raise ValueError(f"{cid} declares no mutant {ctx.mutant!r} (declared: "
+                         f"{', '.join(MUTANTS.get(cid, {})) or 'none'})")
     v = fn(ctx, cid)
     v.claim = cid
     v.check = f"{fn.__module__}.{fn.__name__}"
+    v.mutants = sorted(MUTANTS.get(cid, {}))
+    if not v.scope:     # tests/test_mutants.py fails on any check that leaves it unstated
+        v.scope = "unstated"
+    if ctx.mutant is None and v.verdict in VERIFIED and not v.mutants:
+        v.evidence = NO_MUTANT_NOTE.format(v=v.verdict) + v.evidence
+        v.verdict = "consistent-empirical"
     return v
+
+
+def flips(original: str, mutated: str) -> bool:
+    """Whether a mutant's verdict falsifies a passing verdict."""
+    return original in PASSING and mutated in FAILING
 
 
 def not_checkable(*claim_ids: str, reason: str):
     def fn(ctx, cid):
-        return Verdict(cid, "not-checkable", reason, covered="nothing: see the reason")
+        return Verdict(cid, "not-checkable", reason, covered="nothing: see the reason",
+                       scope="none")
     fn.__name__ = "not_checkable_" + "_".join(c.replace("-", "_").replace(".", "_")
                                               for c in claim_ids)
     fn.__module__ = inspect.stack()[1].frame.f_globals.get("__name__", __name__)
