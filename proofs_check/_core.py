@@ -182,15 +182,20 @@ memo = functools.lru_cache(maxsize=None)
 
 
 def construction_grid(name: str, axes: dict, budget: int, fixed: dict | None = None,
-                      extra: Callable | None = None):
+                      extra: Callable | None = None, mutate: Callable | None = None):
     """Build the construction ``name`` at every point of the grid ``axes`` (knob -> values),
-    measure it, and return tidy rows plus the witness of every cell (keyed by the grid point)."""
+    measure it, and return tidy rows plus the witness of every cell (keyed by the grid point).
+
+    ``mutate(construction)`` (for mutants) edits each built construction in place before it is
+    measured, e.g. perturbs a weight; a memoised grid must then be keyed by the mutant too."""
     from approxtheory.constructions import build
     rows, witnesses = [], {}
     keys = list(axes)
     for combo in itertools.product(*axes.values()):
         point = dict(zip(keys, combo))
         c = build(name, **{**(fixed or {}), **point})
+        if mutate is not None:
+            mutate(c)
         m = c.measure(budget=budget)
         row = {**point, "params": c.params, "sup_error": m["sup_error"],
                "claimed_bound": c.claimed_bound, "verdict": m["verdict"]}
