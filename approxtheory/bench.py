@@ -215,22 +215,23 @@ def _cmd_ident(args) -> int:
 
 def register(sub) -> None:
     p = sub.add_parser("bench", help="benchmarks that print figures")
+    from ._cliargs import count, nonneg_int, threads
     bsub = p.add_subparsers(dest="bench_command", metavar="WHAT")
     pm = bsub.add_parser("model", help="attention layer throughput vs a raw SDPA reference")
     pm.add_argument("--json", action="store_true")
-    pm.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
-    pm.add_argument("--reps", type=int, default=3, help="timed repetitions (best is kept)")
+    pm.add_argument("--threads", type=threads, default=2, help="torch threads (default 2)")
+    pm.add_argument("--reps", type=count, default=3, help="timed repetitions (best is kept)")
     pm.add_argument("--quick", action="store_true", help="skip T = 1024")
     pm.set_defaults(func=_cmd)
     pv = bsub.add_parser("verify", help="wall time of `verify` from scratch (no cache)")
     pv.add_argument("--profile", default="quick", choices=["quick", "full"])
-    pv.add_argument("--threads", type=int, default=2)
+    pv.add_argument("--threads", type=threads, default=2)
     pv.add_argument("--json", action="store_true")
     pv.set_defaults(func=_cmd_verify)
     pi = bsub.add_parser("identifiability", help="structured rank certificate vs dense "
                                                   "Jacobian + SVD (time, peak memory)")
     pi.add_argument("--json", action="store_true")
-    pi.add_argument("--threads", type=int, default=2)
-    pi.add_argument("--dense-max-E", type=int, default=32,
+    pi.add_argument("--threads", type=threads, default=2)
+    pi.add_argument("--dense-max-E", type=nonneg_int, default=32,
                     help="largest width for the dense baseline (E = 64 takes very long)")
     pi.set_defaults(func=_cmd_ident)

@@ -1,13 +1,31 @@
 """The ``approxtheory`` command line.
 
-Bad input exits with code 2 and one line on stderr (``approxtheory: error: ...``), never a
-traceback.
+Exit codes and the error boundary (:func:`main`), the same for every command:
+
+* ``0`` success; ``1`` a command's own failure verdict (``docs --check`` found a stale page,
+  ``verify`` had a crashed check or ``--fail-on refuted`` matched);
+* ``2`` the user's input or environment is at fault, reported as exactly one line on stderr,
+  ``approxtheory: error: ...``, never a traceback: bad arguments (argparse and the typed
+  :class:`~approxtheory.errors.ApproxTheoryError`), work refused before allocating
+  (:class:`~approxtheory.errors.ResourceLimitError`; raise the limit with ``--max-memory SIZE`` or
+  ``APPROXTHEORY_MAX_BYTES``), filesystem errors (``OSError``: permission denied, not a
+  directory, disk full, ...) and running out of memory (``MemoryError``, torch's allocator
+  failures);
+* ``1`` an unexpected exception, i.e. a bug in approxtheory: one line,
+  ``approxtheory: internal error: TYPE: MESSAGE (this is a bug; please report it ...)``; with
+  ``APPROXTHEORY_DEBUG=1`` in the environment the full traceback is printed as well (and
+  re-raised, so that a debugger can catch it);
+* ``130`` interrupted (Ctrl-C).
+
+Arguments are range-checked when parsed (see :mod:`approxtheory._cliargs`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
 from typing import Sequence
 
@@ -26,6 +44,11 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports errors as one line and exit code 2."""
 
     def error(self, message):  # noqa: D401 - argparse API
+        # "argument --seed: must be ..." (from a _cliargs type) -> "--seed must be ..."
+        m = re.fullmatch(r"argument (-[-\w]+)(?:/-[-\w]+)*: ((?:must|no such|is|cannot) .*)",
+                         message, flags=re.S)
+        if m:
+            message = f"{m.group(1)} {m.group(2)}"
         raise _UsageError(f"{message} (see `{self.prog} --help`)")
 
 
@@ -123,6 +146,9 @@ def _cmd_docs(args) -> int:
     from pathlib import Path
     from .docs import render_claims_markdown, write_claims_page
     path = Path(args.out)
+    if not args.check:
+        from ._cliargs import check, out_file
+        check(out_file, "--out", args.out)
     if args.check:
         fresh = render_claims_markdown()
         if not path.exists() or path.read_text(encoding="utf-8") != fresh:
@@ -183,32 +209,81 @@ def _extra_commands():
     return [reg_verify, reg_construct, reg_experiment, reg_ident, reg_bench]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    try:
-        args, extra = parser.parse_known_args(argv)
-        if extra:
-            # NAME=VALUE pairs may follow options (`claims eval ID --expr X T=64`)
-            if getattr(args, "values", None) is not None and all("=" in e and not
-                                                                 e.startswith("-") for e in extra):
-                args.values = list(args.values) + extra
-            else:
-                raise _UsageError(f"unrecognized arguments: {' '.join(extra)} "
-                                  "(see `approxtheory --help`)")
-        if not getattr(args, "func", None):
-            # a command group without its action
-            parser.print_help(sys.stderr)
-            return 2
+def _one_line(text) -> str:
+    return re.sub(r"\s*\n\s*", " ", str(text).strip()) or "(no message)"
+
+
+def _os_error(e: OSError) -> str:
+    what = e.strerror or _one_line(e) or type(e).__name__
+    files = [f for f in (e.filename, getattr(e, "filename2", None)) if f]
+    return f"{what}: {' -> '.join(map(str, files))}" if files else _one_line(what)
+
+
+def _out_of_memory(e: BaseException) -> bool:
+    """torch reports failed allocations as RuntimeError (CPU) or torch.OutOfMemoryError (GPU)."""
+    if type(e).__name__ == "OutOfMemoryError":
+        return True
+    return isinstance(e, RuntimeError) and ("can't allocate memory" in str(e)
+                                            or "out of memory" in str(e).lower())
+
+
+def _run(parser, argv) -> int:
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        # NAME=VALUE pairs may follow options (`claims eval ID --expr X T=64`)
+        if getattr(args, "values", None) is not None and all("=" in e and not
+                                                             e.startswith("-") for e in extra):
+            args.values = list(args.values) + extra
+        else:
+            raise _UsageError(f"unrecognized arguments: {' '.join(extra)} "
+                              "(see `approxtheory --help`)")
+    if not getattr(args, "func", None):
+        # a command group without its action: one line, like every other usage error
+        cmd = getattr(args, "command", None)
+        where = f"approxtheory {cmd}" if cmd else "approxtheory"
+        raise _UsageError(f"`{where}` needs {'an action' if cmd else 'a command'} "
+                          f"(see `{where} --help`)")
+    from .resources import limits
+    with limits(max_bytes=getattr(args, "max_memory", None)):
         return int(args.func(args) or 0)
-    except _UsageError as e:
-        print(f"approxtheory: error: {e}", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (see the module docstring for the error boundary)."""
+    def fail(msg: str) -> int:
+        print(f"approxtheory: error: {msg}", file=sys.stderr)
         return 2
-    except ApproxTheoryError as e:
-        print(f"approxtheory: error: {e}", file=sys.stderr)
-        return 2
+    try:
+        return _run(build_parser(), argv)
+    except (_UsageError, ApproxTheoryError) as e:    # incl. ResourceLimitError
+        return fail(_one_line(e))
+    except BrokenPipeError:
+        # stdout went away (`approxtheory claims list | head`): not an error worth a message
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 141
+    except OSError as e:
+        return fail(_os_error(e))
+    except MemoryError:
+        return fail("out of memory; use smaller sizes (the estimates that refuse oversized work "
+                    "before allocating are lower bounds, see --max-memory)")
     except KeyboardInterrupt:
         print("approxtheory: interrupted", file=sys.stderr)
         return 130
+    except Exception as e:
+        if _out_of_memory(e):
+            return fail(f"out of memory ({_one_line(e)[:200]}); use smaller sizes")
+        debug = os.environ.get("APPROXTHEORY_DEBUG", "").strip() not in ("", "0")
+        print(f"approxtheory: internal error: {type(e).__name__}: {_one_line(e)[:500]} (this is "
+              f"a bug; please report it" + ("" if debug else ", with the traceback that "
+                                                              "APPROXTHEORY_DEBUG=1 prints") + ")",
+              file=sys.stderr)
+        if debug:
+            raise
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

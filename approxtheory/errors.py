@@ -15,6 +15,7 @@ __all__ = [
     "RegimeError",
     "NotAPowerLawError",
     "ConfigError",
+    "ResourceLimitError",
 ]
 
 
@@ -51,3 +52,15 @@ class NotAPowerLawError(ApproxTheoryError):
 
 class ConfigError(ApproxTheoryError):
     """An architecture, task or construction knob outside its valid range."""
+
+class ResourceLimitError(ApproxTheoryError):
+    """Work refused before allocating: its estimated memory (or time) exceeds the limit.
+
+    ``needed`` and ``limit`` are in bytes (``kind == "memory"``) or seconds (``kind == "time"``);
+    the message names the estimate, the limit and how to raise it (see
+    :mod:`approxtheory.resources`)."""
+
+    def __init__(self, message: str, *, needed=None, limit=None, kind: str = "memory",
+                 what: str = ""):
+        super().__init__(message)
+        self.needed, self.limit, self.kind, self.what = needed, limit, kind, what

@@ -27,7 +27,8 @@ from .model import LayerSpec, ModelConfig, Transformer
 
 __all__ = ["AttentionConfig", "build_layer", "unidentified_dim", "predicted_unidentified_dim",
            "sylvester_projection", "rebalance", "imbalance", "bias_aliasing", "rebalance_model",
-           "register", "structured_unidentified_dim", "dense_unidentified_dim"]
+           "register", "structured_unidentified_dim", "dense_unidentified_dim",
+           "attention_param_count", "dense_estimate", "structured_estimate"]
 
 # Distinct, well-separated RoPE frequencies (the digest's numerical check used these).
 ROPE_FREQS = (1.0, 0.37, 0.61, 0.23, 0.83, 0.17, 0.47, 0.71, 0.29, 0.53, 0.11, 0.93)
@@ -47,8 +48,16 @@ class AttentionConfig:
     def __post_init__(self):
         for name in ("E", "H"):
             v = getattr(self, name)
-            if not isinstance(v, int) or v < 1:
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ConfigError(f"{name} must be a positive integer (got {v!r})")
+        if self.G is not None and (not isinstance(self.G, int) or isinstance(self.G, bool)):
+            raise ConfigError(f"G must be a positive integer or None (got {self.G!r})")
+        for name in ("bias", "causal", "fat", "no_output"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} must be True or False (got {getattr(self, name)!r})")
+        if self.rope is not None and not isinstance(self.rope, str):
+            raise ConfigError(f"rope must be None, 'full', 'partial:N' or 'repeated' "
+                              f"(got {self.rope!r})")
         if not self.fat and self.E % self.H:
             raise ConfigError(f"H must divide E (got H={self.H}, E={self.E})")
         if self.no_output and (self.H != 1 or self.G not in (None, 1) or self.bias):
@@ -91,8 +100,7 @@ class AttentionConfig:
         return self.head_dim
 
 
-def build_layer(cfg: AttentionConfig, seed: int = 0) -> Transformer:
-    """One attention layer of the shared model (no FFN, no residual, per-token outputs)."""
+def _layer_config(cfg: AttentionConfig) -> ModelConfig:
     D = cfg.head_dim
     rope = None
     freqs = None
@@ -107,6 +115,16 @@ def build_layer(cfg: AttentionConfig, seed: int = 0) -> Transformer:
                      d_out=cfg.E, causal=cfg.causal, bias=cfg.bias, rope=rope,
                      rope_freqs=tuple(freqs) if freqs else None, attn_scale=1.0,
                      embed_bias=False, head_bias=False)
+    return mc
+
+
+def build_layer(cfg: AttentionConfig, seed: int = 0) -> Transformer:
+    """One attention layer of the shared model (no FFN, no residual, per-token outputs)."""
+    _check_cfg(cfg)
+    _check_seed(seed)
+    mc = _layer_config(cfg)
+    from .resources import require_model
+    require_model(mc, what=f"the attention layer E={cfg.E} H={cfg.H}")
     m = Transformer(mc)
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
@@ -127,6 +145,79 @@ def _attn_params(m: Transformer, cfg: AttentionConfig | None = None):
             and n not in skip}
 
 
+def _check_cfg(cfg) -> None:
+    if not isinstance(cfg, AttentionConfig):
+        raise ConfigError(f"cfg must be an AttentionConfig (got {type(cfg).__name__})")
+
+
+def _check_seed(seed) -> None:
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise ConfigError(f"seed must be an integer >= 0 (got {seed!r})")
+
+
+def _check_args(cfg, seed, rtol, n_seq=None, seq_len=1) -> None:
+    """Typed errors for the measurement's arguments (booleans are not integers here)."""
+    _check_cfg(cfg)
+    _check_seed(seed)
+    if isinstance(rtol, bool) or not isinstance(rtol, (int, float, np.floating)) or \
+            not 0 < rtol < 1:
+        raise ConfigError(f"rtol must be a number in (0, 1): the relative singular-value "
+                          f"threshold of the rank (got {rtol!r})")
+    for name, v in (("n_seq", n_seq), ("seq_len", seq_len)):
+        if v is not None and (not isinstance(v, (int, np.integer)) or isinstance(v, bool)
+                              or v < 1):
+            none = " or None" if name == "n_seq" else ""
+            raise ConfigError(f"{name} must be a positive integer{none} (got {v!r})")
+
+
+def attention_param_count(cfg: AttentionConfig) -> int:
+    """P, the attention parameters the Jacobian is taken with respect to (no allocation)."""
+    E, H, G, D = cfg.E, cfg.H, cfg.groups, cfg.head_dim
+    C = E if cfg.no_output else D
+    P = E * (H * D + G * D + G * C) + (0 if cfg.no_output else H * C * E)
+    if cfg.bias:
+        P += H * D + G * D + G * C + (0 if cfg.no_output else E)
+    return P
+
+
+def _dense_sizes(cfg, n_seq, seq_len):
+    P = attention_param_count(cfg)
+    if n_seq is None:
+        n_seq = max(12, -(-int(1.25 * P) // (seq_len * cfg.E)))
+    rows_per_seq = seq_len * cfg.E
+    block = min(n_seq, max(1, 2048 // rows_per_seq)) * rows_per_seq
+    return P, n_seq, n_seq * rows_per_seq, block
+
+
+def dense_estimate(cfg: AttentionConfig, n_seq: int | None = None, seq_len: int = 7) -> dict:
+    """Memory (bytes) and a lower bound of the time (s) of :func:`dense_unidentified_dim`: the
+    layer, the float64 Jacobian (outputs x P) and one block of it; the SVD's ~4·rows·P² flops."""
+    from .resources import FLOPS_PER_SECOND, array_bytes, model_bytes
+    P, n_seq, rows, block = _dense_sizes(cfg, n_seq, seq_len)
+    b = model_bytes(_layer_config(cfg)) + array_bytes(rows, P) + array_bytes(block, P)
+    m, n = max(rows, P), min(rows, P)
+    return {"bytes": b, "seconds": 4.0 * m * n * n / FLOPS_PER_SECOND, "outputs": rows, "P": P}
+
+
+def structured_estimate(cfg: AttentionConfig, seq_len: int = 8) -> dict:
+    """Memory (bytes) of :func:`structured_unidentified_dim`: the layer, the inputs, the attention
+    probabilities, K (NL x HE) and its complete QR factor (NL x NL), then the larger of one head's
+    query/key Jacobian with jacrev's batched intermediates and the E x E x 2DE blocks of
+    ``_dprod``."""
+    from .resources import array_bytes, model_bytes
+    E, H, D = cfg.E, cfg.H, cfg.head_dim
+    C = D
+    need = H * E + 2 * -(-(2 * D * E) // C)
+    n_seq = -(-need // seq_len)
+    NL = n_seq * seq_len
+    out = C * max(NL - H * E, 0)
+    base = (model_bytes(_layer_config(cfg)) + array_bytes(NL, E) + array_bytes(H, NL, seq_len)
+            + array_bytes(NL, H * E) + array_bytes(NL, NL))
+    jm = array_bytes(out, 2 * D * E)
+    head = max(jm + array_bytes(out, NL, seq_len), jm + array_bytes(6, E, E, D, E))
+    return {"bytes": base + head, "rows": NL}
+
+
 def unidentified_dim(cfg: AttentionConfig, n_seq: int | None = None, seq_len: int = 7,
                      seed: int = 0, rtol: float = 1e-8, method: str = "auto") -> dict:
     """P - rank of the Jacobian of the layer's outputs w.r.t. its attention parameters.
@@ -135,6 +226,7 @@ def unidentified_dim(cfg: AttentionConfig, n_seq: int | None = None, seq_len: in
     ``"structured"`` certifies the same rank from small per-head blocks (see
     :func:`structured_unidentified_dim`); ``"auto"`` uses the structured method where it applies.
     """
+    _check_args(cfg, seed, rtol, n_seq, seq_len)
     if method not in ("auto", "dense", "structured"):
         raise ConfigError(f"method must be auto, dense or structured (got {method!r})")
     if method != "dense" and structured_applies(cfg):
@@ -154,6 +246,12 @@ def dense_unidentified_dim(cfg: AttentionConfig, n_seq: int | None = None, seq_l
                            seed: int = 0, rtol: float = 1e-8) -> dict:
     """The baseline: the full Jacobian (``torch.func.jacrev``) and its singular values."""
     from torch.func import functional_call, jacrev
+    from .resources import require
+    _check_args(cfg, seed, rtol, n_seq, seq_len)
+    est = dense_estimate(cfg, n_seq, seq_len)
+    require(bytes=est["bytes"], seconds=est["seconds"],
+            what=f"the dense Jacobian ({est['outputs']} outputs x P={est['P']} parameters, "
+                 f"float64) of the layer E={cfg.E} H={cfg.H}")
     m = build_layer(cfg, seed)
     params = _attn_params(m, cfg)
     names = list(params)
@@ -224,6 +322,14 @@ def structured_unidentified_dim(cfg: AttentionConfig, seed: int = 0, seq_len: in
     agree the rank is certified; otherwise None (use the dense method).
     """
     from torch.func import jacrev
+    from .resources import require
+    _check_args(cfg, seed, rtol, None, seq_len)
+    if cfg.bias or cfg.rope is not None or cfg.groups != cfg.H:
+        raise ConfigError("the structured certificate needs no biases, no RoPE and no GQA "
+                          f"(got bias={cfg.bias}, rope={cfg.rope}, G={cfg.groups}, H={cfg.H}); "
+                          "use dense_unidentified_dim")
+    require(bytes=structured_estimate(cfg, seq_len)["bytes"],
+            what=f"the structured rank certificate of the layer E={cfg.E} H={cfg.H}")
     E, H, D = cfg.E, cfg.H, cfg.head_dim
     C = D
     m = build_layer(cfg, seed)
@@ -452,9 +558,10 @@ def _cmd(args) -> int:
 def register(sub) -> None:
     p = sub.add_parser("identifiability", help="unidentified dimension of an attention layer: "
                                                "catalogue count vs Jacobian rank")
-    p.add_argument("--E", type=int, default=8, help="model width")
-    p.add_argument("--H", type=int, default=2, help="heads")
-    p.add_argument("--G", type=int, default=None, help="KV groups (GQA; default H)")
+    from ._cliargs import mem_size, pos_int, seed
+    p.add_argument("--E", type=pos_int, default=8, help="model width")
+    p.add_argument("--H", type=pos_int, default=2, help="heads")
+    p.add_argument("--G", type=pos_int, default=None, help="KV groups (GQA; default H)")
     p.add_argument("--bias", action="store_true")
     p.add_argument("--rope", default=None, help="full, partial:N or repeated")
     p.add_argument("--causal", action="store_true")
@@ -464,6 +571,9 @@ def register(sub) -> None:
     p.add_argument("--method", default="auto", choices=["auto", "dense", "structured"],
                    help="dense Jacobian + SVD, or the structured per-head certificate "
                         "(auto: structured where it applies)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed, default=0, help="seed of the weights and inputs (>= 0)")
+    p.add_argument("--max-memory", type=mem_size, default=None, metavar="SIZE",
+                   help="refuse work estimated to need more memory (e.g. 16G, 'unlimited'; "
+                        "default: APPROXTHEORY_MAX_BYTES or a quarter of this machine's memory)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd)

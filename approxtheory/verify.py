@@ -200,10 +200,11 @@ def register(sub) -> None:
     p.add_argument("--profile", default="quick", choices=["quick", "full"])
     p.add_argument("--only", nargs="+", metavar="ID_OR_PAPER",
                    help="claim ids or papers (arXiv id or short name)")
-    p.add_argument("--out", default="report", metavar="DIR")
+    from ._cliargs import out_dir, seed
+    p.add_argument("--out", default="report", metavar="DIR", type=out_dir)
     p.add_argument("--fail-on", choices=["refuted"], default=None,
                    help="exit 1 when a claim is refuted")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed, default=0, help="seed of the checks (>= 0)")
     p.add_argument("--no-cache", action="store_true", help="recompute every check")
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     p.set_defaults(func=_cmd)

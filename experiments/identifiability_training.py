@@ -22,8 +22,95 @@ def load_corpus(spec: str) -> str:
     p = Path(spec)
     if not p.is_file():
         from approxtheory.errors import ConfigError
-        raise ConfigError(f"corpus file not found: {spec}")
+        raise ConfigError(f"corpus file not found: {spec}" if not p.exists() else
+                          f"the corpus must be a text file (got {spec})")
     return p.read_text(encoding="utf-8", errors="replace")
+
+
+def min_corpus_chars(T: int) -> int:
+    """The shortest corpus the cell can train on with sequence length T: the first 90 % (train)
+    and the rest (validation) must each hold a window of T + 1 characters with room to move."""
+    n = 10 * (T + 1)
+    while not _corpus_long_enough(n, T):
+        n += 1
+    while n > 1 and _corpus_long_enough(n - 1, T):
+        n -= 1
+    return n
+
+
+def _corpus_long_enough(n: int, T: int) -> bool:
+    n_train = int(0.9 * n)
+    return n_train - T - 1 >= 1 and n - T - 1 > n_train
+
+
+def check_corpus_length(n: int, T: int, spec: str = "") -> None:
+    if not _corpus_long_enough(n, T):
+        from approxtheory.errors import ConfigError
+        name = f"the corpus {spec}" if spec else "the corpus"
+        raise ConfigError(f"{name} has {n} characters; with T={T} it needs at least "
+                          f"{min_corpus_chars(T)} (90 % for training, 10 % for validation, each "
+                          f"longer than T + 1 characters)")
+
+
+# one character of a corpus in the cell: the text (>= 1 byte), its index list (an 8-byte slot)
+# and the index tensor (8 bytes), for ASCII text
+_BYTES_PER_CHAR = 17
+
+
+def _corpus_stats(spec: str) -> tuple[int, int]:
+    """(characters, distinct characters) of the corpus, read after its size was checked."""
+    import os
+    key = spec
+    if spec not in ("pydoc", "", None) and Path(spec).is_file():
+        st = os.stat(spec)
+        key = (spec, st.st_mtime_ns, st.st_size)
+    if key not in _STATS:
+        text = load_corpus(spec)
+        _STATS.clear()
+        _STATS[key] = (len(text), len(set(text)))
+    return _STATS[key]
+
+
+_STATS: dict = {}
+
+
+def check_cell(cfg: dict) -> dict:
+    """Validate a cell's config before running it (typed errors) and estimate what it needs:
+    ``{"bytes": ..., "seconds": ...}`` (see :func:`approxtheory.experiment.check_cells`)."""
+    import os
+    from approxtheory.errors import ConfigError
+    from approxtheory.model import LayerSpec, ModelConfig
+    from approxtheory.resources import FLOPS_PER_SECOND, array_bytes, model_param_count, require
+    for k in ("E", "H", "T", "batch", "steps", "log_every", "rebalance_every"):
+        v = cfg[k]
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ConfigError(f"{k} must be a positive integer (got {v!r})")
+    if cfg["optimizer"] not in ("sgd", "sgd_wd", "adamw", "adamw_rebalance"):
+        raise ConfigError(f"optimizer must be sgd, sgd_wd, adamw or adamw_rebalance "
+                          f"(got {cfg['optimizer']!r})")
+    lr = cfg["lr_sgd"]
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < float("inf"):
+        raise ConfigError(f"lr_sgd must be a positive number (got {lr!r})")
+    if cfg["H"] > cfg["E"]:
+        raise ConfigError(f"H must be <= E (got H={cfg['H']}, E={cfg['E']})")
+    spec = cfg["corpus"]
+    if spec not in ("pydoc", "", None):
+        size = os.path.getsize(spec) if Path(spec).is_file() else 0
+        require(bytes=_BYTES_PER_CHAR * size, what=f"reading the corpus {spec}")
+    n, V = _corpus_stats(spec)
+    check_corpus_length(n, cfg["T"], "" if spec in ("pydoc", "", None) else spec)
+    T, E, H, B = cfg["T"], cfg["E"], cfg["H"], cfg["batch"]
+    mc = ModelConfig(d_in=V, width=E, seq_len=T, positions="learned", readout="tokens",
+                     causal=True, embed_bias=False, head_bias=False, ffn_bias=False,
+                     layers=[LayerSpec(H, E // H, ffn_hidden=(2 * E,)) for _ in range(2)],
+                     d_out=V, dtype="float64")
+    P = model_param_count(mc)
+    # parameters, gradients and two optimizer moments; the one-hot batch; per layer the saved
+    # activations (attention probabilities B·H·T², the stream and FFN B·T·4E) for the backward
+    b = (array_bytes(4, P) + array_bytes(B, T, V) + _BYTES_PER_CHAR * n
+         + 2 * (array_bytes(B, H, T, T) + array_bytes(B, T, 4 * E)))
+    flops = cfg["steps"] * (6 * B * T * P + 2 * 12 * B * T * T * E)
+    return {"bytes": b, "seconds": flops / FLOPS_PER_SECOND}
 
 
 def _diagnostics(model, before):
@@ -63,6 +150,7 @@ def train_cell(cfg: dict) -> dict:
     from approxtheory.model import LayerSpec, ModelConfig, Transformer
 
     text = load_corpus(cfg["corpus"])
+    check_corpus_length(len(text), cfg["T"])
     chars = sorted(set(text))
     idx = torch.tensor([chars.index(c) for c in text], dtype=torch.long)
     n_train = int(0.9 * len(idx))
@@ -140,6 +228,8 @@ def train_plot(rows: list, out: Path, trace: list | None = None) -> list:
                                        "logy": logy}, out / f"{y}.png"))
     return paths
 
+
+train_cell.check = check_cell      # validated and sized before a run (experiment.check_cells)
 
 register_experiment(Experiment(
     name="identifiability_training",

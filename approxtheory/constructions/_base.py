@@ -9,7 +9,8 @@ import numpy as np
 
 from ..errors import ConfigError
 
-__all__ = ["Construction", "Knob", "REGISTRY", "register", "build", "names", "verdict"]
+__all__ = ["Construction", "Knob", "REGISTRY", "ESTIMATES", "register", "build", "names",
+           "verdict"]
 
 # Float round-off allowed when a bound is compared with a float64 measurement.
 ATOL = 1e-12
@@ -79,11 +80,21 @@ def verdict(measured: float, bound: float, kind: str) -> str:
 
 
 REGISTRY: dict[str, tuple[Callable, dict[str, Knob], str, str]] = {}
+# name -> estimator(**knob values) -> bytes, or {"bytes": ..., "seconds": ...}: the memory the
+# build needs, checked (approxtheory.resources.require) before building
+ESTIMATES: dict[str, Callable[..., Any]] = {}
 
 
-def register(name: str, claim: str, summary: str, **knobs: Knob):
+def register(name: str, claim: str, summary: str, estimate: Callable | None = None,
+             **knobs: Knob):
+    """Register a construction; ``estimate(**knobs)`` (optional) gives the bytes its build needs,
+    so that :func:`build` refuses oversized knobs before allocating."""
     def deco(fn):
         REGISTRY[name] = (fn, knobs, claim, summary)
+        if estimate is not None:
+            ESTIMATES[name] = estimate
+        else:
+            ESTIMATES.pop(name, None)
         fn.construction_name = name
         return fn
     return deco
@@ -96,6 +107,12 @@ def names() -> list[str]:
 def _coerce(name: str, knob: Knob, value):
     if value is None:
         return knob.default
+    if isinstance(value, (bool, np.bool_)) and knob.type is not bool:
+        # bool is an int subclass: True would silently become 1
+        raise ConfigError(f"{name} must be of type {knob.type.__name__}, not a boolean "
+                          f"(got {value!r})")
+    if knob.type is bool and not isinstance(value, (bool, np.bool_, str)):
+        raise ConfigError(f"{name} must be true or false (got {value!r})")
     try:
         if knob.type is bool and isinstance(value, str):
             if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
@@ -132,6 +149,13 @@ def build(name: str, **knobs) -> Construction:
         raise ConfigError(f"{name} has no knob {', '.join(sorted(unknown))}; its knobs are: "
                           f"{', '.join(spec) or 'none'}")
     values = {k: _coerce(k, spec[k], knobs.get(k)) for k in spec}
+    estimate = ESTIMATES.get(name)
+    if estimate is not None:
+        from ..resources import require
+        e = estimate(**values)
+        e = e if isinstance(e, dict) else {"bytes": e}
+        require(bytes=e.get("bytes", 0), seconds=e.get("seconds"),
+                what=f"building {name} ({', '.join(f'{k}={v}' for k, v in values.items())})")
     c = fn(**values)
     c.knobs = values
     return c

@@ -6,15 +6,17 @@ from __future__ import annotations
 import argparse
 import json
 
+from .. import _cliargs
 from ..errors import ConfigError
 
-_GLOBAL = {"--budget": int, "--seed": int}
+# options shared by every construction, with their range checks (see approxtheory._cliargs)
+_GLOBAL = {"--budget": _cliargs.count, "--seed": _cliargs.seed, "--max-memory": _cliargs.mem_size}
 
 
 def _parse_knobs(name: str, argv: list[str]):
     from . import REGISTRY
     _fn, spec, _c, _s = REGISTRY[name]
-    knobs, glob = {}, {"json": False, "budget": 4096, "seed": 0}
+    knobs, glob = {}, {"json": False, "budget": 4096, "seed": 0, "max_memory": None}
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -32,10 +34,7 @@ def _parse_knobs(name: str, argv: list[str]):
             i += 1
         i += 1
         if "--" + key in _GLOBAL:
-            try:
-                glob[key] = _GLOBAL["--" + key](val)
-            except ValueError:
-                raise ConfigError(f"--{key} must be an integer (got {val!r})") from None
+            glob[key.replace("-", "_")] = _cliargs.check(_GLOBAL["--" + key], "--" + key, val)
             continue
         key = key.replace("-", "_")
         if key not in spec:
@@ -43,6 +42,15 @@ def _parse_knobs(name: str, argv: list[str]):
                               f"{', '.join('--' + k for k in spec)}")
         knobs[key] = val
     return knobs, glob
+
+
+def _require_measure(c, budget: int) -> None:
+    """Refuse a measurement whose memory exceeds the limit, before it starts: the construction's
+    own estimate (``measure_fn.estimate_bytes(budget)``) or that of ``measure.sup_error``."""
+    from ..resources import require, sup_error_bytes
+    est = getattr(c.measure_fn, "estimate_bytes", None)
+    need = est(budget) if est is not None else sup_error_bytes(c.model, c.task, budget)
+    require(bytes=need, what=f"measuring {c.name} with --budget {budget} (T={c.task.T})")
 
 
 def _cmd(args) -> int:
@@ -68,15 +76,18 @@ def _cmd(args) -> int:
             ch = f" (one of {', '.join(v['choices'])})" if "choices" in v else ""
             print(f"  --{k} {v['type'].upper()}  {v['help']}{ch} [default {v['default']}]")
         print("  --budget N  random sequences for the error search [default 4096]")
-        print("  --seed S    seed of the error search [default 0]")
+        print("  --seed S    seed of the error search (>= 0) [default 0]")
+        print("  --max-memory SIZE  refuse work estimated to need more memory (e.g. 16G) "
+              "[default: APPROXTHEORY_MAX_BYTES or a quarter of this machine's memory]")
         print("  --json      machine-readable output")
         return 0
     knobs, glob = _parse_knobs(args.name, args.options)
     use_json = glob["json"] or args.json
-    c = build(args.name, **knobs)
-    if glob["budget"] < 1:
-        raise ConfigError(f"--budget must be >= 1 (got {glob['budget']})")
-    rep = c.report(budget=glob["budget"], seed=glob["seed"])
+    from ..resources import limits
+    with limits(max_bytes=glob["max_memory"]):
+        c = build(args.name, **knobs)          # refuses oversized knobs before allocating
+        _require_measure(c, glob["budget"])
+        rep = c.report(budget=glob["budget"], seed=glob["seed"])
     if use_json:
         print(json.dumps(rep, indent=2, default=str))
         return 0

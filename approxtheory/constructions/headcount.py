@@ -17,6 +17,73 @@ from ..errors import ConfigError
 from ..model import LayerSpec, ModelConfig, Transformer
 from ..tasks import GeneralizedRetrieval, MaxPlusMin, Memorize, ScalarMax, SyntheticMaxSum
 from ._base import Construction, Knob, at_least, positive, register
+from ..resources import array_bytes, model_bytes
+
+# One position of the tasks' index sets S_i, built in Python: list(range(T)) (an 8-byte slot and a
+# 28-byte int), the set that dedups it (>= 26 bytes an entry) and the sorted list (8 bytes).
+_PY_INDEX_BYTES = 70
+
+
+def _k1_config(T: int, D: int, d: int, gated: bool) -> ModelConfig:
+    E = 2 * D
+    return ModelConfig(d_in=d, width=E, layers=[LayerSpec(heads=D, head_dim=2)], d_out=1,
+                       seq_len=T if gated else None, positions="onehot" if gated else "none",
+                       attn_scale=1.0, residual=True)
+
+
+def k1_bytes(T: int, D: int, d: int, gated: bool) -> int:
+    """HC-K1's build: the model (E = 2D), the numpy encoder E x (d [+ T]) and the task's D index
+    sets of T positions."""
+    return (model_bytes(_k1_config(T, D, d, gated)) + array_bytes(2 * D, d + (T if gated else 0))
+            + _PY_INDEX_BYTES * D * T)
+
+
+def _hc_k1_estimate(T, beta, gate, sets, h):
+    return k1_bytes(T, 2, 1, gated=sets == "split")
+
+
+def _hc_k1_synthetic_estimate(T, beta, D, d, seed, h):
+    return k1_bytes(T, D, d, gated=False)
+
+
+def _memorizing_config(T: int, d: int, head_hidden=(), d_out=1) -> ModelConfig:
+    E = T * d
+    return ModelConfig(d_in=d, width=E, layers=[LayerSpec(heads=1, head_dim=E)], d_out=d_out,
+                       seq_len=T, positions="onehot", embed_hidden=(E,), head_hidden=head_hidden,
+                       attn_scale=1.0)
+
+
+def hc_k2_bytes(T: int, d: int) -> int:
+    """HC-K2's build: the model of width E = T·d (its weight matrices are E x E) plus two E x E
+    numpy temporaries (an identity and the scaled read-out)."""
+    E = T * d
+    return model_bytes(_memorizing_config(T, d, d_out=E)) + array_bytes(2, E, E)
+
+
+def _hc_k2_estimate(T, d):
+    return hc_k2_bytes(T, d)
+
+
+def _grid_levels(eps: float) -> int:
+    from fractions import Fraction
+    f = Fraction(str(eps))
+    return -(-f.denominator // f.numerator)          # ceil(1/eps), exactly as the catalogue
+
+
+def hc_l9_bytes(T: int, eps: float) -> int:
+    """HC-L9's build: the model with read-out widths T·n_g and 2·n_g (n_g = ⌈1/ε⌉; the T·n_g x
+    2·n_g layer makes it grow like T/ε²) plus the numpy copies of its two big layers."""
+    ng = _grid_levels(eps)
+    return (model_bytes(_memorizing_config(T, 1, head_hidden=(T * ng, 2 * ng), d_out=1))
+            + array_bytes(T * ng, T) + array_bytes(2 * ng, T * ng))
+
+
+def _hc_l9_estimate(T, eps):
+    return hc_l9_bytes(T, eps)
+
+
+def _softmax_retrieval_estimate(T, beta):
+    return _PY_INDEX_BYTES * T          # the task's index set; the model has 11 parameters
 
 
 def _paper_params(model: Transformer) -> int:
@@ -46,10 +113,7 @@ def build_hc_k1_model(task: GeneralizedRetrieval, beta: float, gate: float = -1.
     D, d, T = task.D, task.d, task.T
     E = 2 * D
     gated = any(len(S) < T for S in task.sets)
-    cfg = ModelConfig(d_in=d, width=E, layers=[LayerSpec(heads=D, head_dim=2)], d_out=1,
-                      seq_len=T if gated else None, positions="onehot" if gated else "none",
-                      attn_scale=1.0, residual=True)
-    m = Transformer(cfg).zero_()
+    m = Transformer(_k1_config(T, D, d, gated)).zero_()
     sign = -1.0 if task.mode == "min" else 1.0
     enc_W = np.zeros((E, d + (T if gated else 0)))
     enc_b = np.zeros(E)
@@ -98,6 +162,7 @@ def _check_beta_regime(beta):
 
 @register("hc_k1", "HC-K1", "D heads of width 2, one per feature, position-gated (digest §4.1); "
           "default task: max over the first half + min over the second half (D = 2)",
+          estimate=_hc_k1_estimate,
           T=Knob(int, 8, "sequence length", at_least(4)),
           beta=Knob(float, 100.0, "softmax inverse temperature β (>= 1)", positive),
           gate=Knob(float, -1.0, "position-gate value r_i(t) outside S_i (paper: -1)"),
@@ -123,12 +188,12 @@ def hc_k1(T, beta, gate, sets, h):
 
 
 @register("hc_k1_synthetic", "HC-K1", "direct instance of HC-K1 for y = Σ_i max_t a_iᵀx(t) "
-          "(D = 4, d = 4): no gate, F̂ is the sum",
+          "(D = 4, d = 4): no gate, F̂ is the sum", estimate=_hc_k1_synthetic_estimate,
           T=Knob(int, 16, "sequence length", at_least(1)),
           beta=Knob(float, 100.0, "softmax inverse temperature β (>= 1)", positive),
           D=Knob(int, 4, "number of features (heads)", at_least(1)),
           d=Knob(int, 4, "token dimension", at_least(1)),
-          seed=Knob(int, 0, "seed of the a_i"),
+          seed=Knob(int, 0, "seed of the a_i (>= 0)", at_least(0)),
           h=Knob(int, 0, "number of heads (0: D); HC-K1 uses exactly h = D", at_least(0)))
 def hc_k1_synthetic(T, beta, D, d, seed, h):
     _check_beta_regime(beta)
@@ -148,10 +213,7 @@ def _memorizing_attention(T: int, d: int, head_hidden=(), d_out=1) -> Transforme
     The encoder realises e_t ⊗ x with one ReLU layer: unit (t', j) = ReLU(x_j + onehot_{t'}(t) - 1),
     which is x_j when t = t' and 0 otherwise, for x in [0, 1]."""
     E = T * d
-    cfg = ModelConfig(d_in=d, width=E, layers=[LayerSpec(heads=1, head_dim=E)], d_out=d_out,
-                      seq_len=T, positions="onehot", embed_hidden=(E,), head_hidden=head_hidden,
-                      attn_scale=1.0)
-    m = Transformer(cfg).zero_()
+    m = Transformer(_memorizing_config(T, d, head_hidden, d_out)).zero_()
     W1 = np.zeros((E, d + T))
     for t in range(T):
         for j in range(d):
@@ -164,7 +226,7 @@ def _memorizing_attention(T: int, d: int, head_hidden=(), d_out=1) -> Transforme
 
 
 @register("hc_k2", "HC-K2", "single head of width T·d memorizes the sequence: the attention "
-          "output is vec(X)/T and a linear read-out returns X (HC-P1)",
+          "output is vec(X)/T and a linear read-out returns X (HC-P1)", estimate=_hc_k2_estimate,
           T=Knob(int, 16, "sequence length", at_least(1)),
           d=Knob(int, 2, "token dimension", at_least(1)))
 def hc_k2(T, d):
@@ -178,7 +240,7 @@ def hc_k2(T, d):
 
 
 @register("hc_l9", "HC-L9", "HC-K2's memorizing head followed by HC-L9's ReLU max network "
-          "(widths T⌈1/ε⌉ and 2⌈1/ε⌉): max_t x(t) to within 1/⌈1/ε⌉",
+          "(widths T⌈1/ε⌉ and 2⌈1/ε⌉): max_t x(t) to within 1/⌈1/ε⌉", estimate=_hc_l9_estimate,
           T=Knob(int, 8, "sequence length", at_least(1)),
           eps=Knob(float, 0.1, "target precision ε (the grid has ⌈1/ε⌉ levels)", positive))
 def hc_l9(T, eps):
@@ -230,6 +292,7 @@ def build_softmax_retrieval_model(T: int, beta: float) -> Transformer:
 
 @register("softmax_retrieval", "IF-T2", "one softmax head retrieving max_t x(t) (scalar tokens "
           "in [0, 1]); error <= (1 + ln(βT))/β, ~1/β at near-ties (HC-P2)",
+          estimate=_softmax_retrieval_estimate,
           T=Knob(int, 8, "sequence length", at_least(1)),
           beta=Knob(float, 100.0, "softmax inverse temperature β", positive))
 def softmax_retrieval(T, beta):

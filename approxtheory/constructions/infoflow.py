@@ -10,6 +10,7 @@ from ..catalogue import claim
 from ..model import LayerSpec, ModelConfig, Transformer
 from ..tasks import KthLargest, PairwiseMax
 from ._base import Construction, Knob, at_least, positive, register
+from ..resources import array_bytes, model_bytes
 
 _F = {
     "identity": (lambda u: u, 1.0),
@@ -28,9 +29,48 @@ def _interpolant(f_np, N: int):
     return u, c, fu[0]
 
 
+def _second_largest_config(T: int, N: int) -> ModelConfig:
+    E = T + 5
+    return ModelConfig(d_in=1, width=E, seq_len=T, positions="onehot", attn_scale=1.0,
+                       layers=[LayerSpec(heads=1, head_dim=T + 1, value_dim=1, ffn_hidden=(2,)),
+                               LayerSpec(heads=1, head_dim=1, value_dim=1)],
+                       head_hidden=(N,), d_out=1)
+
+
+def second_largest_bytes(T: int, N: int) -> int:
+    """IF-K1's build: the model (width T+5, query/key blocks (T+1) x (T+5)) and its numpy
+    blocks: the encoder, W_Q, W_K and the read-out's first layer."""
+    E = T + 5
+    return (model_bytes(_second_largest_config(T, N)) + array_bytes(E, 1 + T)
+            + array_bytes(2, T + 1, E) + array_bytes(N, E))
+
+
+def _if_second_largest_estimate(T, beta, N, f):
+    return second_largest_bytes(T, N)
+
+
+def _pairwise_config(d: int, D: int) -> ModelConfig:
+    E = d + D * d + D + 2
+    return ModelConfig(d_in=d, width=E, attn_scale=1.0, ffn_kind="bilinear", ffn_bias=False,
+                       layers=[LayerSpec(heads=D, head_dim=d, value_dim=d, ffn_hidden=(D * d,)),
+                               LayerSpec(heads=D, head_dim=1, value_dim=1)], d_out=1)
+
+
+def pairwise_bytes(d: int, D: int) -> int:
+    """IF-K2's build: the model (width E = d + Dd + D + 2) and the numpy FFN blocks (3 x Dd x E)
+    and the task's A_i (D x d x d)."""
+    E = d + D * d + D + 2
+    return model_bytes(_pairwise_config(d, D)) + array_bytes(3, D * d, E) + array_bytes(D, d, d)
+
+
+def _if_pairwise_max_estimate(T, d, D, beta, seed):
+    return pairwise_bytes(d, D)
+
+
 @register("if_second_largest", "IF-K1", "f(2nd largest) with two layers of one head each: layer 1 "
           "retrieves max_{s≠t} g_s (positional self-exclusion), FFN 1 forms min(g_t, m_{-t}), "
           "layer 2 takes the max at CLS, F̂ interpolates f with N knots (digest §4.1)",
+          estimate=_if_second_largest_estimate,
           T=Knob(int, 8, "sequence length", at_least(2)),
           beta=Knob(float, 1e4, "softmax inverse temperature β", positive),
           N=Knob(int, 128, "knots of the read-out interpolant (FFN width)", at_least(2)),
@@ -41,11 +81,7 @@ def if_second_largest(T, beta, N, f):
     G, P0, ONE, SM, SV, SO = 0, 1, 1 + T, 2 + T, 3 + T, 4 + T
     E = T + 5
     M = 2 * beta + 50.0          # self-exclusion penalty: e^{-(M - β)} is negligible
-    cfg = ModelConfig(d_in=1, width=E, seq_len=T, positions="onehot", attn_scale=1.0,
-                      layers=[LayerSpec(heads=1, head_dim=T + 1, value_dim=1, ffn_hidden=(2,)),
-                              LayerSpec(heads=1, head_dim=1, value_dim=1)],
-                      head_hidden=(N,), d_out=1)
-    m = Transformer(cfg).zero_()
+    m = Transformer(_second_largest_config(T, N)).zero_()
     enc = np.zeros((E, 1 + T)); enc[G, 0] = 1.0
     for t in range(T):
         enc[P0 + t, 1 + t] = 1.0
@@ -92,22 +128,19 @@ def if_second_largest(T, beta, N, f):
 
 @register("if_pairwise_max", "IF-K2", "Σ_i max_{s,t} x(s)ᵀA_i x(t) with D heads in each of two "
           "layers: layer 1 retrieves the argmax key per token, a bilinear FFN forms the score, "
-          "layer 2 takes the max at CLS (digest §4.2)",
+          "layer 2 takes the max at CLS (digest §4.2)", estimate=_if_pairwise_max_estimate,
           T=Knob(int, 8, "sequence length", at_least(1)),
           d=Knob(int, 4, "token dimension", at_least(1)),
           D=Knob(int, 1, "number of terms (heads per layer)", at_least(1)),
           beta=Knob(float, 1e3, "softmax inverse temperature β", positive),
-          seed=Knob(int, 0, "seed of the A_i"))
+          seed=Knob(int, 0, "seed of the A_i (>= 0)", at_least(0)))
 def if_pairwise_max(T, d, D, beta, seed):
     task = PairwiseMax(T, d=d, D=D, seed=seed)
     # Residual stream: [x (d), r_1..r_D (d each), u_1..u_D, const, out]
     X0, R0, U0 = 0, d, d + D * d
     ONE, OUT = U0 + D, U0 + D + 1
     E = OUT + 1
-    cfg = ModelConfig(d_in=d, width=E, attn_scale=1.0, ffn_kind="bilinear", ffn_bias=False,
-                      layers=[LayerSpec(heads=D, head_dim=d, value_dim=d, ffn_hidden=(D * d,)),
-                              LayerSpec(heads=D, head_dim=1, value_dim=1)], d_out=1)
-    m = Transformer(cfg).zero_()
+    m = Transformer(_pairwise_config(d, D)).zero_()
     enc = np.zeros((E, d)); enc[X0:X0 + d, :] = np.eye(d)
     enc_b = np.zeros(E); enc_b[ONE] = 1.0
     cls = np.zeros(E); cls[ONE] = 1.0

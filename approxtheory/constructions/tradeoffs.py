@@ -13,6 +13,7 @@ from ..errors import ConfigError
 from ..model import LayerSpec, ModelConfig, Transformer
 from ..tasks import LagExtraction, Task
 from ._base import Construction, Knob, at_least, positive, register
+from ..resources import array_bytes, model_bytes, sup_error_bytes
 
 
 def _features(T: int, F: int) -> np.ndarray:
@@ -23,6 +24,41 @@ def _features(T: int, F: int) -> np.ndarray:
     P[:, 0::2] = np.cos(w * t)
     P[:, 1::2] = np.sin(w * t)
     return P / np.sqrt(F), w[0]
+
+
+def _lag_config(T: int, F: int) -> ModelConfig:
+    return ModelConfig(d_in=1, width=1 + 2 * F, seq_len=T, positions="onehot",
+                       readout="tokens", causal=True, attn_scale=1.0,
+                       layers=[LayerSpec(heads=1, head_dim=2 * F, value_dim=1)], d_out=1)
+
+
+def lag_model_bytes(T: int, F: int) -> int:
+    """One lag head: the model (width E = 1 + 2F, encoder E x (1 + T)), its numpy encoder, the
+    features (T x 2F) and A (2F x 2F)."""
+    E = 1 + 2 * F
+    return (model_bytes(_lag_config(T, F)) + array_bytes(E, 1 + T) + array_bytes(T, 2 * F)
+            + array_bytes(2 * F, 2 * F))
+
+
+def lag_head_bytes(T: int, F: int) -> int:
+    """lag_head's build: one lag head plus the attention rows of one sequence: the one-hot input
+    (T x (1 + T)), the logits and probabilities (T x T each) and the causal mask."""
+    return lag_model_bytes(T, F) + array_bytes(T, 1 + T) + array_bytes(2, T, T) + T * T
+
+
+def svd_truncation_bytes(T: int, F: int) -> int:
+    """svd_truncation's build: two lag heads, M = W_Qᵀ W_K and its SVD factors (E x E each) and
+    the embedded features (T x E)."""
+    E = 1 + 2 * F
+    return 2 * lag_model_bytes(T, F) + array_bytes(4, E, E) + array_bytes(T, E)
+
+
+def _lag_head_estimate(T, k, F, B):
+    return lag_head_bytes(T, F)
+
+
+def _svd_truncation_estimate(T, k, F, B, r, decay):
+    return svd_truncation_bytes(T, F)
 
 
 def build_lag_model(T: int, k: int, F: int, B: float, c: float = 1.0, decay: float = 1.0):
@@ -40,10 +76,7 @@ def build_lag_model(T: int, k: int, F: int, B: float, c: float = 1.0, decay: flo
         th = w[i] * k
         A[2 * i:2 * i + 2, 2 * i:2 * i + 2] = Bi[i] * np.array([[np.cos(th), -np.sin(th)],
                                                              [np.sin(th), np.cos(th)]])
-    cfg = ModelConfig(d_in=1, width=E, seq_len=T, positions="onehot", readout="tokens",
-                      causal=True, attn_scale=1.0,
-                      layers=[LayerSpec(heads=1, head_dim=2 * F, value_dim=1)], d_out=1)
-    m = Transformer(cfg).zero_()
+    m = Transformer(_lag_config(T, F)).zero_()
     enc = np.zeros((E, 1 + T)); enc[0, 0] = 1.0
     enc[1:, 1:] = P.T
     m.set_weights({"embed.0.weight": enc})
@@ -68,6 +101,7 @@ def _attention_rows(m: Transformer, T: int) -> np.ndarray:
 @register("lag_head", "TO-X2", "positional lag-k extraction head with logits bounded by B "
           "(digest §5 C1); its error for i.i.d. unit-variance tokens, with the best read-out, "
           "must stay above the floor q/(1+q), q = (L-1)e^{-4B} (TO-X2); weights obey TO-X1",
+          estimate=_lag_head_estimate,
           T=Knob(int, 64, "sequence length", at_least(4)),
           k=Knob(int, 2, "lag", at_least(0)),
           F=Knob(int, 8, "frequency pairs (head dim 2F)", at_least(1)),
@@ -107,6 +141,9 @@ def lag_head(T, k, F, B):
                 "n_evals": r.n_evals, "TO-X1_weight_cap_holds": cap_ok,
                 "max_weight_over_cap": float((att[rows].max(-1) / caps).max())}
 
+    # memory of measure(budget=...): the error search runs with at most 1024 sequences
+    measure.estimate_bytes = lambda budget: sup_error_bytes(m, task, min(budget, 1024))
+
     return Construction("lag_head", "TO-X2", m, task, {}, m.count_params(["layers"]),
                         "attention weights of the head (4 blocks)", float(floors.mean()),
                         "lower", "mean over rows of " + sp.sstr(x2.expr("floor")),
@@ -132,7 +169,7 @@ class ModelTarget(Task):
 
 @register("svd_truncation", "TO-C1", "truncated-SVD compression of the lag head's QK circuit to "
           "rank r: the logit change is <= σ_{r+1} R² and the output change <= |c| max|x| "
-          "(e^{2σ_{r+1}R²} - 1) (TO-C1)",
+          "(e^{2σ_{r+1}R²} - 1) (TO-C1)", estimate=_svd_truncation_estimate,
           T=Knob(int, 32, "sequence length", at_least(4)),
           k=Knob(int, 2, "lag", at_least(0)),
           F=Knob(int, 8, "frequency pairs of the original head (rank 2F)", at_least(1)),
@@ -184,6 +221,11 @@ def svd_truncation(T, k, F, B, r, decay):
         return {"sup_error": r_.value, "witness": r_.witness.tolist(), "n_evals": r_.n_evals,
                 "max_logit_change": float(dl.max()), "logit_change_bound": dlogit,
                 "logit_bound_holds": bool(float(dl.max()) <= dlogit * (1 + 1e-9) + 1e-12)}
+
+    # memory of measure(budget=...): the logit changes of min(budget, 2048) sequences (B x T x T,
+    # twice: the product and its absolute value) next to the error search itself
+    measure.estimate_bytes = lambda budget: (array_bytes(2, min(budget, 2048), T, T)
+                                             + sup_error_bytes(m, task, budget))
 
     return Construction("svd_truncation", "TO-C1", m, task, {}, 2 * r * (1 + 2 * F),
                         "QK parameters after truncation (2 r E)", bound, "upper",

@@ -1,0 +1,314 @@
+"""Resource estimates, checked before allocating.
+
+Work whose estimated memory (or time) exceeds a limit is refused with a
+:class:`~approxtheory.errors.ResourceLimitError` *before* anything big is allocated; the message
+gives the estimate, the limit and how to raise it.
+
+Example::
+
+    >>> from approxtheory.resources import array_bytes, require
+    >>> array_bytes(1000, 1000)                 # one float64 matrix
+    8000000
+    >>> require(bytes=array_bytes(1000, 1000), what="a small matrix")   # fits: no error
+    >>> require(bytes=array_bytes(10**6, 10**6), what="a huge matrix")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    approxtheory.errors.ResourceLimitError: a huge matrix needs about 7.3 TiB of memory, ...
+
+Limits, in order of precedence: the ``limit=`` / ``seconds_limit=`` arguments of :func:`require`;
+the innermost :func:`limits` context (the CLI's ``--max-memory SIZE`` option uses it); the
+environment variables ``APPROXTHEORY_MAX_BYTES`` (a size such as ``8G``, ``512M`` or a byte
+count; ``unlimited`` turns the check off) and ``APPROXTHEORY_MAX_SECONDS``; the defaults, a quarter
+of this machine's memory (the cgroup limit where there is one) and 24 hours.
+
+Estimates are lower bounds of the dominant allocations (float64 unless stated): a refusal means the
+work certainly does not fit; passing does not promise that it does.
+
+Measurements: ``approxtheory.measure`` calls ``require_sup_error(model, task, budget,
+batch=batch)`` at the top of ``sup_error`` and ``require_errors(model, task, len(X),
+batch=batch)`` at the top of ``errors``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import re
+from typing import Iterator
+
+from .errors import ConfigError, ResourceLimitError
+
+__all__ = ["ENV_BYTES", "ENV_SECONDS", "DEFAULT_MEMORY_FRACTION", "DEFAULT_MAX_SECONDS",
+           "FLOPS_PER_SECOND", "require", "limits", "max_bytes", "max_seconds", "machine_memory",
+           "parse_size", "format_bytes", "format_seconds", "array_bytes", "model_param_count",
+           "model_bytes", "forward_bytes", "sup_error_bytes", "errors_bytes",
+           "require_sup_error", "require_errors", "require_model"]
+
+ENV_BYTES = "APPROXTHEORY_MAX_BYTES"
+ENV_SECONDS = "APPROXTHEORY_MAX_SECONDS"
+DEFAULT_MEMORY_FRACTION = 0.25
+DEFAULT_MAX_SECONDS = 24 * 3600.0
+# An optimistic float64 rate, so that time estimates stay lower bounds.
+FLOPS_PER_SECOND = 1e11
+
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
+_UNLIMITED = ("unlimited", "none", "inf", "off")
+_override: list[tuple[int | None, float | None]] = []   # stack of limits() contexts
+
+
+# ------------------------------------------------------------------------------------ formats
+def parse_size(text, name: str = "size") -> int | None:
+    """``8G``, ``8GiB``, ``8GB``, ``1.5t``, ``512M``, ``4096`` (bytes; binary units) -> bytes;
+    ``unlimited`` -> None."""
+    s = str(text).strip().lower()
+    if s in _UNLIMITED:
+        return None
+    m = re.fullmatch(r"(\d+(?:\.\d*)?|\.\d+)\s*(?:([kmgtp])(?:i?b)?|b)?", s)
+    if m is None:
+        raise ConfigError(f"{name} must be a size such as 8G, 512M, 1.5T or a number of bytes, "
+                          f"or 'unlimited' (got {text!r})")
+    n = int(float(m.group(1)) * _UNITS[m.group(2) or ""])
+    if n < 1:
+        raise ConfigError(f"{name} must be at least 1 byte (got {text!r})")
+    return n
+
+
+def format_bytes(n) -> str:
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if n < 1024:
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.3g} ZiB"
+
+
+def format_seconds(s) -> str:
+    s = float(s)
+    if s < 120:
+        return f"{s:.0f} s"
+    if s < 7200:
+        return f"{s / 60:.0f} min"
+    if s < 3 * 86400:
+        return f"{s / 3600:.1f} h"
+    if s < 3e9:
+        return f"{s / 86400:.3g} days"
+    return f"{s / 3.15e7:.2g} years"
+
+
+# ------------------------------------------------------------------------------------- limits
+def machine_memory() -> int:
+    """Physical memory, or the cgroup's limit when that is lower."""
+    total = None
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        pass
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(path, encoding="ascii") as f:
+                v = f.read().strip()
+        except OSError:
+            continue
+        if v.isdigit() and int(v) > 0 and (total is None or int(v) < total):
+            total = int(v)
+    return int(total) if total else 16 << 30
+
+
+def _default_bytes() -> int:
+    return max(1 << 30, int(DEFAULT_MEMORY_FRACTION * machine_memory()))
+
+
+def max_bytes() -> int | None:
+    """The memory limit in force (None: unlimited)."""
+    for b, _s in reversed(_override):
+        if b is not None:
+            return None if b == -1 else b
+    env = os.environ.get(ENV_BYTES, "").strip()
+    if env:
+        return parse_size(env, ENV_BYTES)
+    return _default_bytes()
+
+
+def max_seconds() -> float | None:
+    """The time limit in force (None: unlimited)."""
+    for _b, s in reversed(_override):
+        if s is not None:
+            return None if s == -1 else s
+    env = os.environ.get(ENV_SECONDS, "").strip()
+    if env:
+        if env.lower() in _UNLIMITED:
+            return None
+        try:
+            v = float(env)
+        except ValueError:
+            v = float("nan")
+        if not (math.isfinite(v) and v > 0):
+            raise ConfigError(f"{ENV_SECONDS} must be a positive number of seconds or "
+                              f"'unlimited' (got {env!r})")
+        return v
+    return DEFAULT_MAX_SECONDS
+
+
+@contextlib.contextmanager
+def limits(max_bytes: int | str | None = None, max_seconds: float | None = None) -> Iterator[None]:
+    """Limits for the work inside the block (None: keep the one in force; ``"unlimited"``: none).
+    The CLI's ``--max-memory SIZE`` runs its command inside ``limits(max_bytes=SIZE)``."""
+    b = max_bytes
+    if isinstance(b, str):
+        b = parse_size(b, "--max-memory")
+        b = -1 if b is None else b
+    elif b is not None and (isinstance(b, bool) or not isinstance(b, int) or b < 1):
+        raise ConfigError(f"max_bytes must be a positive integer, a size string or None "
+                          f"(got {max_bytes!r})")
+    s = max_seconds
+    if isinstance(s, str) and s.strip().lower() in _UNLIMITED:
+        s = -1
+    elif s is not None and (isinstance(s, bool) or not isinstance(s, (int, float))
+                            or not (math.isfinite(s) and s > 0)):
+        raise ConfigError(f"max_seconds must be a positive number or None (got {max_seconds!r})")
+    _override.append((b, s))
+    try:
+        yield
+    finally:
+        _override.pop()
+
+
+def _how_to_raise_memory() -> str:
+    return (f"use smaller sizes, or raise the limit with {ENV_BYTES}=SIZE in the environment or "
+            f"--max-memory SIZE on the command line (e.g. 32G, or 'unlimited')")
+
+
+def require(bytes: int = 0, seconds: float | None = None, what: str = "this work",
+            limit: int | None = None, seconds_limit: float | None = None) -> None:
+    """Raise :class:`ResourceLimitError` unless ``bytes`` (and ``seconds``) fit the limits.
+
+    ``limit``/``seconds_limit`` override the limits in force for this call only."""
+    need = int(bytes)
+    lim = max_bytes() if limit is None else int(limit)
+    if lim is not None and need > lim:
+        src = ("the limit given" if limit is not None else
+               "--max-memory" if any(b is not None for b, _ in _override) else
+               ENV_BYTES if os.environ.get(ENV_BYTES, "").strip() else
+               f"default: a quarter of this machine's {format_bytes(machine_memory())}")
+        raise ResourceLimitError(
+            f"{what} needs about {format_bytes(need)} of memory, more than the limit of "
+            f"{format_bytes(lim)} ({src}); {_how_to_raise_memory()}",
+            needed=need, limit=lim, kind="memory", what=what)
+    if seconds is None:
+        return
+    slim = max_seconds() if seconds_limit is None else float(seconds_limit)
+    if slim is not None and float(seconds) > slim:
+        raise ResourceLimitError(
+            f"{what} would take at least {format_seconds(seconds)} (estimated), more than the "
+            f"limit of {format_seconds(slim)}; use smaller sizes, or raise the limit with "
+            f"{ENV_SECONDS}=SECONDS in the environment (or 'unlimited')",
+            needed=float(seconds), limit=slim, kind="time", what=what)
+
+
+# ---------------------------------------------------------------------------------- estimates
+def array_bytes(*shape, itemsize: int = 8) -> int:
+    """Bytes of a dense array of this shape (exact integer arithmetic: no overflow)."""
+    n = 1
+    for s in shape:
+        n *= max(0, int(s))
+    return n * int(itemsize)
+
+
+def _mlp_params(d_in: int, hidden, d_out: int, bias: bool) -> int:
+    dims = [int(d_in), *map(int, hidden), int(d_out)]
+    return sum(a * b + (b if bias else 0) for a, b in zip(dims, dims[1:]))
+
+
+def model_param_count(cfg) -> int:
+    """Parameters of ``Transformer(cfg)``, computed from the config (nothing is allocated)."""
+    E = int(cfg.width)
+    d_embed_in = int(cfg.d_in) + (int(cfg.seq_len) if cfg.positions == "onehot" else 0)
+    n = _mlp_params(d_embed_in, cfg.embed_hidden, E, cfg.embed_bias)
+    n += int(cfg.seq_len) * E if cfg.positions == "learned" else 0
+    n += E if cfg.readout == "cls" else 0
+    for s in cfg.layers:
+        h, d, c, g = int(s.heads), int(s.head_dim), int(s.value_dim or s.head_dim), \
+            int(s.kv_groups or s.heads)
+        n += E * (h * d + g * d + g * c) + h * c * E
+        n += (h * d + g * d + g * c + E) if cfg.bias else 0
+        n += 2 * E if cfg.layernorm else 0
+        if s.ffn_hidden:
+            if cfg.ffn_kind in ("swiglu", "bilinear"):
+                w = int(s.ffn_hidden[0])
+                n += 3 * E * w + ((2 * w + E) if cfg.ffn_bias else 0)
+            else:
+                n += _mlp_params(E, s.ffn_hidden, E, cfg.ffn_bias)
+            n += 2 * E if cfg.layernorm else 0
+    n += _mlp_params(E, cfg.head_hidden, cfg.d_out, cfg.head_bias)
+    return n
+
+
+def _itemsize(cfg) -> int:
+    return 4 if getattr(cfg, "dtype", "float64") == "float32" else 8
+
+
+def model_bytes(cfg) -> int:
+    """Bytes of the parameters of ``Transformer(cfg)``."""
+    return model_param_count(cfg) * _itemsize(cfg)
+
+
+def forward_bytes(cfg, batch: int, T: int, attention_weights: bool = False) -> int:
+    """Lower bound of the activation memory of one forward pass on ``(batch, T, d_in)``: twice
+    the largest activation (a layer's input and output are alive together), plus the attention
+    probabilities when they are returned."""
+    B, T, E = int(batch), int(T), int(cfg.width)
+    Tc = T + (1 if cfg.readout == "cls" else 0)
+    terms = [B * T * int(cfg.d_in), B * Tc * E]
+    if cfg.positions == "onehot":
+        terms.append(B * T * (int(cfg.d_in) + T))
+    terms += [B * T * int(w) for w in cfg.embed_hidden]
+    att = 0
+    for s in cfg.layers:
+        h, d, c = int(s.heads), int(s.head_dim), int(s.value_dim or s.head_dim)
+        terms.append(B * Tc * h * max(d, c))
+        terms += [B * Tc * int(w) for w in s.ffn_hidden]
+        if attention_weights:
+            att += B * h * Tc * Tc
+    Tout = 1 if cfg.readout == "cls" else T
+    terms += [B * Tout * int(w) for w in (*cfg.head_hidden, cfg.d_out)]
+    return (2 * max(terms) + att) * _itemsize(cfg)
+
+
+def _task_shape(task) -> tuple[int, int]:
+    return int(getattr(task, "T", 1)), int(getattr(task, "d", 1))
+
+
+def errors_bytes(model, task, n: int, batch: int = 4096) -> int:
+    """``measure.errors`` on ``n`` sequences: the float64 input copy, one batch's forward pass and
+    the ``n`` errors."""
+    T, d = _task_shape(task)
+    b = array_bytes(n, T, d) + array_bytes(n)
+    cfg = getattr(model, "cfg", None)
+    if cfg is not None and n > 0:
+        b += forward_bytes(cfg, min(int(n), int(batch)), T)
+    return b
+
+
+def sup_error_bytes(model, task, budget: int, batch: int = 4096) -> int:
+    """``measure.sup_error`` with this budget: the ``budget`` random sequences drawn at once (and
+    their float64 copy in ``errors``), plus one batch's forward pass."""
+    T, d = _task_shape(task)
+    return array_bytes(budget, T, d) + errors_bytes(model, task, budget, batch)
+
+
+def require_errors(model, task, n: int, batch: int = 4096, what: str | None = None) -> None:
+    require(bytes=errors_bytes(model, task, n, batch),
+            what=what or f"measuring the error of {int(n)} sequences (T={_task_shape(task)[0]})")
+
+
+def require_sup_error(model, task, budget: int, batch: int = 4096,
+                      what: str | None = None) -> None:
+    require(bytes=sup_error_bytes(model, task, budget, batch),
+            what=what or f"the error search with budget {int(budget)} "
+                         f"(T={_task_shape(task)[0]}, d={_task_shape(task)[1]})")
+
+
+def require_model(cfg, what: str = "the model", extra_bytes: int = 0) -> None:
+    """Refuse a ``Transformer(cfg)`` whose parameters (plus ``extra_bytes``) do not fit."""
+    require(bytes=model_bytes(cfg) + int(extra_bytes), what=what)
