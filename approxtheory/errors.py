@@ -12,8 +12,11 @@ __all__ = [
     "UnknownSymbolError",
     "MissingSymbolError",
     "InvalidValueError",
+    "ParseError",
+    "ValueRangeError",
     "RegimeError",
     "NotAPowerLawError",
+    "SolveError",
     "ConfigError",
     "ResourceLimitError",
 ]
@@ -42,6 +45,16 @@ class InvalidValueError(ApproxTheoryError):
     """A value violates its symbol's assumptions (e.g. a non-positive epsilon)."""
 
 
+class ParseError(InvalidValueError):
+    """A value string that is not a number expression the parser accepts (bad syntax, an unknown
+    name, a disallowed construct, too long or too deeply nested). See :mod:`approxtheory.parse`."""
+
+
+class ValueRangeError(InvalidValueError):
+    """A value, or a result computed from values, beyond the sizes the toolkit handles (e.g. an
+    integer above 10^30, an exponent above 100 in a value string, a result above 10^4000)."""
+
+
 class RegimeError(ApproxTheoryError):
     """The values lie outside the regime where the claim applies (e.g. HC-T2b with s >= D)."""
 
@@ -50,8 +63,13 @@ class NotAPowerLawError(ApproxTheoryError):
     """``exponent`` was asked of an expression that is not a power law in that symbol."""
 
 
+class SolveError(ApproxTheoryError):
+    """``solve_for``/``compare`` met an equation sympy cannot solve in closed form."""
+
+
 class ConfigError(ApproxTheoryError):
     """An architecture, task or construction knob outside its valid range."""
+
 
 class ResourceLimitError(ApproxTheoryError):
     """Work refused before allocating: its estimated memory (or time) exceeds the limit.

@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -78,3 +79,85 @@ def test_console_script_runs_without_traceback():
     r = subprocess.run([sys.executable, "-m", "approxtheory", "claims", "eval", "HC-T2b", "T=64",
                         "s=3", "n=2", "D=2"], capture_output=True, text=True)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "s < D" in r.stderr
+
+
+# --- hardening: values are parsed, never evaluated; nothing hangs --------------------------------
+def _run_all(argvs, timeout=90):
+    """Run ``python -m approxtheory ARGV`` for every ARGV at once; (rc, stderr, seconds) each.
+
+    A run still going after ``timeout`` seconds fails the test (these commands used to run until
+    killed); the bound is generous because interpreter start-up and imports take several seconds
+    on a loaded machine, while the evaluation itself is checked in-process to take < 5 s."""
+    t0 = time.perf_counter()
+    procs = [subprocess.Popen([sys.executable, "-m", "approxtheory", *argv],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for argv in argvs]
+    out = []
+    try:
+        for p in procs:
+            _, err = p.communicate(timeout=max(1.0, timeout - (time.perf_counter() - t0)))
+            out.append((p.returncode, err, time.perf_counter() - t0))
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"still running after {timeout} s: {[p.args for p in procs]}")
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    return out
+
+
+def test_injection_does_not_execute(tmp_path):
+    marker = tmp_path / "pwned"
+    payloads = (f"__import__('os').system('touch {marker}')",
+                f"__import__('pathlib').Path('{marker}').touch()",
+                f"exec(\"open('{marker}','w')\")")
+    results = _run_all([["claims", "eval", "HC-T2b", f"T={p}", "s=1", "n=2", "D=2"]
+                        for p in payloads])
+    for rc, err, _ in results:
+        assert rc == 2, err
+        assert "Traceback" not in err and "must be a real number" in err
+    assert not marker.exists()
+
+
+HANGS = [
+    (["HC-T2a", "epsilon=0.1", "C=1", "gamma=1e9"], "too large"),
+    (["HC-T2b", "T=10**10**10", "s=1", "n=2", "D=2"], "exponent"),
+    (["HC-T2b", "T=1e999999999", "s=1", "n=2", "D=2"], "exponent"),
+    (["HC-T2b", "--expr", "M_min", "T=10**30", "s=1", "n=2", "D=2", "C=1", "epsilon=1/2"],
+     "too large"),
+]
+
+
+def test_former_hangs_exit_2_with_one_line():
+    results = _run_all([["claims", "eval", *argv] for argv, _ in HANGS])
+    for (argv, needle), (rc, err, _) in zip(HANGS, results):
+        lines = [l for l in err.splitlines() if l.strip()]
+        assert rc == 2, (argv, err)
+        assert len(lines) == 1 and needle in lines[0] and "Traceback" not in err, (argv, err)
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["HC-T2a", "epsilon=0.1", "C=1", "gamma=1e9"], "too large"),
+    (["HC-T2b", "T=10**10**10", "s=1", "n=2", "D=2"], "exponent"),
+    (["HC-T2b", "T=1e999999999", "s=1", "n=2", "D=2"], "exponent"),
+    (["HC-T2b", "T=1/0", "s=1", "n=2", "D=2"], "division by zero"),
+    (["HC-T2b", "T=True", "s=1", "n=2", "D=2"], "unknown name 'True'"),
+    (["HC-T2b", "T=inf", "s=1", "n=2", "D=2"], "finite"),
+    (["HC-T2b", "T=64", "s=1", "n=2", "D=2", "expr=k"], "no symbol 'expr'"),
+])
+def test_bad_values_exit_2_quickly_in_process(capsys, argv, needle):
+    t0 = time.perf_counter()
+    rc, out, err = run(capsys, "claims", "eval", *argv)
+    assert time.perf_counter() - t0 < 5
+    lines = [l for l in err.splitlines() if l.strip()]
+    assert rc == 2 and len(lines) == 1 and needle in lines[0], err
+
+
+def test_value_strings_are_exact(capsys):
+    # k = T/16 - 3/2 at s=1, n=2, D=2; T = 2^6 = 64 gives 5/2
+    rc, out, _ = run(capsys, "claims", "eval", "HC-T2b", "T=2^6", "s=1", "n=4/2", "D=2")
+    assert rc == 0 and out.strip() == "5/2"
+    # T = 10^30: 10^30/16 - 3/2 = 62500000000000000000000000000 - 3/2
+    rc, out, _ = run(capsys, "claims", "eval", "HC-T2b", "T=10**30", "s=1", "n=2", "D=2")
+    assert rc == 0 and out.strip() == "124999999999999999999999999997/2"

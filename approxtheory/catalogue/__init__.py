@@ -17,8 +17,25 @@ from typing import Any
 
 import sympy as sp
 
-from ..errors import ApproxTheoryError, UnknownClaimError
-from ._claim import KINDS, PAPERS, PROVENANCES, Claim, Condition
+from ..errors import (
+    ApproxTheoryError,
+    InvalidValueError,
+    MissingSymbolError,
+    SolveError,
+    UnknownClaimError,
+    UnknownSymbolError,
+)
+from ._claim import (
+    ALIASES,
+    KINDS,
+    PAPERS,
+    PROVENANCES,
+    Claim,
+    Condition,
+    _solve,
+    _truth,
+    substitute,
+)
 from . import headcount, identification, infoflow, prism, tradeoffs
 
 __all__ = ["Claim", "Condition", "claim", "claims", "compare", "Comparison", "KINDS", "PAPERS",
@@ -36,6 +53,10 @@ for _m in _MODULES:
 def paper_id(paper: str) -> str:
     """Normalise a paper reference: an arXiv id (``2510.06662``, ``arXiv:2510.06662v1``) or a
     short name (``headcount``)."""
+    if not isinstance(paper, str):
+        known = ", ".join(f"{a} ({s})" for a, (s, _) in PAPERS.items())
+        raise ApproxTheoryError(f"a paper must be given as a string (got {paper!r}); known "
+                                f"papers: {known}")
     p = paper.strip()
     low = p.lower()
     if low.startswith("arxiv:"):
@@ -77,11 +98,11 @@ def claims(paper: str | None = None, kind: str | None = None,
         pid = paper_id(paper)
         out = [c for c in out if c.paper == pid]
     if kind is not None:
-        if kind not in KINDS:
+        if not isinstance(kind, str) or kind not in KINDS:
             raise ApproxTheoryError(f"unknown kind {kind!r}; kinds are: {', '.join(KINDS)}")
         out = [c for c in out if c.kind == kind]
     if provenance is not None:
-        if provenance not in PROVENANCES:
+        if not isinstance(provenance, str) or provenance not in PROVENANCES:
             raise ApproxTheoryError(
                 f"unknown provenance {provenance!r}; allowed: {', '.join(PROVENANCES)}")
         out = [c for c in out if c.provenance == provenance]
@@ -123,25 +144,50 @@ def _quantity(c: Claim, quantity: str):
     return c.expr(quantity)
 
 
-def compare(a: str | Claim, b: str | Claim, variable: str, quantity: str = "exponent",
-            **values) -> Comparison:
+def compare(a: str | Claim, b: str | Claim, variable: str | None = None,
+            quantity: str | None = None, /, **values) -> Comparison:
     """Find where one bound overtakes another as ``variable`` grows.
 
     ``quantity`` is ``"exponent"`` (each claim's rate exponent in 1/ε, the default), ``"value"``
-    (the primary expressions) or an expression name common to both. Example: the h >= D upper
-    bound of HC-T2a against the h < D lower bound of HC-T2b as T grows::
+    (the primary expressions) or an expression name common to both. ``variable`` and ``quantity``
+    may also be given as keywords. Every other keyword is a value for a symbol of at least one of
+    the two claims (numbers or strings such as ``"3/4"``, parsed by :mod:`approxtheory.parse`);
+    a name that is a symbol of neither raises :class:`UnknownSymbolError`. Example: the h >= D
+    upper bound of HC-T2a against the h < D lower bound of HC-T2b as T grows::
 
         >>> compare("HC-T2a", "HC-T2b", "T", gamma=2, s=1, n=2, D=2).crossings
         (56,)
     """
+    if variable is None:
+        variable = values.pop("variable", None)
+    if quantity is None:
+        quantity = values.pop("quantity", "exponent")
     ca = a if isinstance(a, Claim) else claim(a)
     cb = b if isinstance(b, Claim) else claim(b)
+    both = ", ".join(sorted(set(ca.symbols) | set(cb.symbols))) or "none"
+    if not isinstance(variable, str):
+        raise UnknownSymbolError(f"compare needs the name of the variable as a string (got "
+                                 f"{variable!r}); symbols of {ca.id} and {cb.id}: {both}")
+    variable = ALIASES.get(variable, variable)
+    if not (_has(ca, variable) or _has(cb, variable)):
+        raise UnknownSymbolError(f"neither {ca.id} nor {cb.id} has a symbol {variable!r}; their "
+                                 f"symbols are: {both}")
+    if not isinstance(quantity, str):
+        raise UnknownSymbolError(f"quantity must be 'exponent', 'value' or an expression name "
+                                 f"(got {quantity!r})")
+    unknown = sorted(k for k in values if not (_has(ca, k) or _has(cb, k)))
+    if unknown:
+        raise UnknownSymbolError(f"neither {ca.id} nor {cb.id} has a symbol "
+                                 f"{', '.join(repr(u) for u in unknown)}; their symbols are: "
+                                 f"{both}")
+    if any(ALIASES.get(k, k) == variable for k in values):
+        raise InvalidValueError(f"compare: {variable} is the variable and cannot also be given a "
+                                f"value; allowed: values for the other symbols")
     ea, eb = _quantity(ca, quantity), _quantity(cb, quantity)
 
     def subs_for(c: Claim, e):
         vals = {k: v for k, v in values.items() if _has(c, k)}
-        s = c._subs(vals)
-        return e.subs(s)
+        return substitute(e, c._subs(vals), what=f"{c.id}: {quantity}")
 
     ea, eb = subs_for(ca, ea), subs_for(cb, eb)
     xs = {s for s in (ea.free_symbols | eb.free_symbols) if s.name == variable}
@@ -150,23 +196,25 @@ def compare(a: str | Claim, b: str | Claim, variable: str, quantity: str = "expo
             f"neither {ca.id} nor {cb.id} depends on {variable!r} after substitution")
     others = {s.name for s in (ea.free_symbols | eb.free_symbols)} - {variable}
     if others:
-        raise ApproxTheoryError(f"compare needs values for {', '.join(sorted(others))}")
+        raise MissingSymbolError(f"compare needs values for {', '.join(sorted(others))}")
     x = sp.Symbol(variable, positive=True)
     ea = ea.subs({s: x for s in xs})
     eb = eb.subs({s: x for s in xs})
-    diff = sp.simplify(ea - eb)
+    what = f"compare {ca.id} with {cb.id} in {variable}"
     try:
-        sols = sp.solve(sp.Eq(diff, 0), x)
-    except NotImplementedError:
+        sols = _solve(ea - eb, x, what=what, simplify=True)
+    except SolveError:
         sols = []
     crossings = tuple(sorted(s for s in sols if s.is_real and s.is_positive))
     pts = [sp.Integer(0), *crossings, sp.oo]
     regions = []
     for lo, hi in zip(pts[:-1], pts[1:]):
         mid = (lo + hi) / 2 if hi != sp.oo else (lo + 1) * 2
-        v = diff.subs(x, mid)
-        v = sp.N(v)
-        w = "equal" if v == 0 else ("a" if v > 0 else "b")
+        v = sp.N(substitute(ea - eb, {x: mid}, what=f"{what} at {variable}={sp.sstr(mid)}"))
+        if not v.is_real:
+            raise ApproxTheoryError(f"{what}: the difference is not a real number at "
+                                    f"{variable}={sp.sstr(mid)} ({sp.sstr(v)})")
+        w = "equal" if v == 0 else ("a" if _truth(v > 0) else "b")
         regions.append((lo, hi, w))
     return Comparison(ca.id, cb.id, variable, quantity, ea, eb, crossings, tuple(regions))
 

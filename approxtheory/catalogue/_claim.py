@@ -6,9 +6,7 @@ the expressions stored here.
 
 from __future__ import annotations
 
-import fractions
-import decimal
-import numbers
+import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
@@ -19,10 +17,28 @@ from ..errors import (
     MissingSymbolError,
     NotAPowerLawError,
     RegimeError,
+    SolveError,
     UnknownSymbolError,
+    ValueRangeError,
 )
+from ..parse import log10_abs, to_number
 
-__all__ = ["Claim", "Condition", "KINDS", "PROVENANCES", "PAPERS", "to_exact"]
+__all__ = ["Claim", "Condition", "KINDS", "PROVENANCES", "PAPERS", "to_exact", "substitute",
+           "MAX_EXACT_DIGITS", "MAX_RESULT_LOG10"]
+
+#: an exact power whose result would have more digits than this (estimated from the sizes of base
+#: and exponent before anything is computed) is computed in floating point instead
+MAX_EXACT_DIGITS = 1000
+#: results, and powers computed on the way, above 10**MAX_RESULT_LOG10 in magnitude are refused
+#: (below Python's 4300-digit limit for printing an int)
+MAX_RESULT_LOG10 = 4000
+_MAX_EXACT_BITS = int(MAX_RESULT_LOG10 * 3.3219) + 4
+#: digits of a Float power computed instead of an exact one (plus the exponent's digits)
+_FLOAT_POW_DIGITS = 30
+#: exponents of the unknown that ``solve_for``/``compare`` hand to sympy as they are; larger or
+#: non-rational ones are replaced by a positive placeholder symbol first (sympy would otherwise
+#: expand x**(1249/7) into a polynomial of degree 1249 and never finish)
+_SMALL_EXPONENT = 4
 
 KINDS = (
     "upper", "lower", "exact", "ratio", "rate", "lemma", "theorem", "conjecture", "empirical",
@@ -64,7 +80,7 @@ class Condition:
         """True/False when decidable with ``subs``; None when symbols are missing."""
         if not self.free_symbols <= set(subs):
             return None
-        val = self.expr.subs(subs)
+        val = substitute(self.expr, subs, what=f"the condition {self.text()}")
         if val in (sp.true, True):
             return True
         if val in (sp.false, False):
@@ -80,42 +96,168 @@ class Condition:
 def to_exact(value: Any, name: str = "value"):
     """Convert a user value to a sympy number, exactly where the input is exact.
 
-    ints, Fractions, Decimals and decimal strings (``"0.1"``, ``"3/4"``, ``"1e-3"``) give exact
-    rationals; Python floats stay floats (they are not exact inputs).
+    Kept for compatibility; see :func:`approxtheory.parse.to_number` (strings are parsed by the
+    safe parser of :mod:`approxtheory.parse`, never evaluated).
     """
-    if isinstance(value, bool):
-        raise InvalidValueError(f"{name} must be a number (got {value!r})")
-    if isinstance(value, sp.Basic):
-        if not value.is_number:
-            raise InvalidValueError(f"{name} must be a number (got {value})")
-        return value
-    if isinstance(value, numbers.Integral):
-        return sp.Integer(int(value))
-    if isinstance(value, fractions.Fraction):
-        return sp.Rational(value.numerator, value.denominator)
-    if isinstance(value, decimal.Decimal):
-        return sp.Rational(str(value))
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            raise InvalidValueError(f"{name} must be finite (got {value})")
-        return sp.Float(value)
-    if isinstance(value, numbers.Real):  # numpy scalars
-        return to_exact(value.item() if hasattr(value, "item") else float(value), name)
-    if isinstance(value, str):
-        s = value.strip()
-        try:
-            return sp.Rational(s)
-        except (TypeError, ValueError):
-            pass
-        try:
-            v = sp.sympify(s, rational=True)
-        except (sp.SympifyError, SyntaxError, TypeError, ValueError):
-            v = None
-        if v is None or not getattr(v, "is_number", False) or not v.is_real:
-            raise InvalidValueError(
-                f"{name} must be a real number such as 64, 0.1, 3/4, 1e-3 or log(2) (got {value!r})")
+    return to_number(value, name)
+
+
+# --------------------------------------------------------------------------- guarded evaluation
+def _too_large(what: str, lg: float) -> ValueRangeError:
+    mag = f"{lg:.0f}" if lg < 1e15 else f"{lg:.3g}"
+    return ValueRangeError(
+        f"{what} would be about 10^{mag}, too large to evaluate; allowed: results up to "
+        f"10^{MAX_RESULT_LOG10} (use smaller values)")
+
+
+def _exact_pow_digits(b, e) -> float:
+    """Estimated digits of the exact b**e (e Rational), without computing it."""
+    if b.is_Rational:
+        if b.is_zero or abs(b) == 1:
+            return 0.0
+        # digits of the larger of numerator and denominator (b is not 0 or +-1, so > 0)
+        size = max(math.log10(abs(int(b.p))) if abs(int(b.p)).bit_length() < 1000 else
+                   abs(int(b.p)).bit_length() * 0.302,
+                   math.log10(int(b.q)) if int(b.q).bit_length() < 1000 else
+                   int(b.q).bit_length() * 0.302)
+        return abs(int(e.p)) / int(e.q) * size if abs(int(e.p)).bit_length() < 1000 else math.inf
+    # an exact irrational base (sqrt(2), pi, ...): sympy may expand sqrt(2)**n into 2**(n/2)
+    return math.inf if abs(e) > MAX_EXACT_DIGITS else 0.0
+
+
+def _pow(b, e, what: str):
+    if (b.is_number and e.is_number and e.is_Rational and not b.is_Float
+            and _exact_pow_digits(b, e) > MAX_EXACT_DIGITS):
+        prec = _FLOAT_POW_DIGITS + len(str(abs(int(e.p)))) + len(str(int(e.q)))
+        out = sp.Pow(sp.Float(b.evalf(prec), prec), e)
+        if out.is_Float:
+            lg = log10_abs(out)
+            if lg > MAX_RESULT_LOG10:
+                raise _too_large(what, lg)
+        return out
+    out = sp.Pow(b, e)
+    if out.is_Float and log10_abs(out) > MAX_RESULT_LOG10:
+        raise _too_large(what, log10_abs(out))
+    return out
+
+
+def substitute(expr, subs: Mapping, what: str = "the value"):
+    """``expr.subs(subs)`` that never computes a huge exact number.
+
+    The expression is rebuilt bottom-up; a power whose exact value would have more than
+    :data:`MAX_EXACT_DIGITS` digits (estimated from its base and exponent before computing) is
+    computed in floating point, and a Float above ``10**MAX_RESULT_LOG10`` raises
+    :class:`ValueRangeError` naming ``what``. Sympy's own ``subs`` would compute e.g.
+    ``(1/10)**(-10**9)`` exactly and not return.
+    """
+    subs = dict(subs)
+    if not subs:
+        return expr
+
+    def rec(e):
+        if e in subs:
+            return subs[e]
+        if e.is_Atom or not e.args:
+            return e
+        args = [rec(a) for a in e.args]
+        if all(a is b for a, b in zip(args, e.args)):
+            return e
+        if isinstance(e, sp.Pow):
+            return _pow(args[0], args[1], what)
+        out = e.func(*args)
+        if isinstance(out, sp.Float) and log10_abs(out) > MAX_RESULT_LOG10:
+            raise _too_large(what, log10_abs(out))
+        if isinstance(out, sp.Rational) and max(abs(int(out.p)).bit_length(),
+                                                int(out.q).bit_length()) > _MAX_EXACT_BITS:
+            raise _too_large(what, log10_abs(out)) if log10_abs(out) > MAX_RESULT_LOG10 else \
+                ValueRangeError(f"{what} would be an exact number with more than "
+                                f"{MAX_RESULT_LOG10} digits; allowed: up to {MAX_RESULT_LOG10} "
+                                f"digits (pass float values for a floating-point result)")
+        return out
+
+    return rec(expr)
+
+
+def _check_result(v, what: str):
+    """Refuse undefined, infinite and too-large results; return ``v``."""
+    if not isinstance(v, sp.Basic) or not v.is_number:
         return v
-    raise InvalidValueError(f"{name} must be a number (got {value!r})")
+    if v.has(sp.nan):
+        raise InvalidValueError(f"{what} is undefined at these values (got nan)")
+    if v.has(sp.zoo, sp.oo, -sp.oo):
+        raise InvalidValueError(f"{what} is infinite at these values (a division by zero); "
+                                f"allowed: values where it is finite")
+    if isinstance(v, sp.Rational):
+        for part in (v.p, v.q):
+            if abs(int(part)).bit_length() > _MAX_EXACT_BITS:
+                raise ValueRangeError(
+                    f"{what} is an exact number with more than {MAX_RESULT_LOG10} digits; "
+                    f"allowed: up to {MAX_RESULT_LOG10} digits (pass float values for a "
+                    f"floating-point result)")
+    try:
+        lg = log10_abs(v)
+    except InvalidValueError:
+        try:
+            lg = log10_abs(sp.Abs(v))
+        except InvalidValueError:
+            return v  # not numerically evaluable: nothing large was computed
+    if lg > MAX_RESULT_LOG10:
+        raise _too_large(what, lg)
+    return v
+
+
+def _truth(rel) -> bool | None:
+    if rel in (sp.true, True):
+        return True
+    if rel in (sp.false, False):
+        return False
+    return None
+
+
+def _limit_point(at):
+    if at in (sp.oo, math.inf) or (isinstance(at, str) and at.strip() in ("oo", "inf", "+oo",
+                                                                          "+inf", "infinity")):
+        return sp.oo
+    if at in (-sp.oo, -math.inf) or (isinstance(at, str) and at.strip() in ("-oo", "-inf",
+                                                                            "-infinity")):
+        return -sp.oo
+    return to_number(at, "at")
+
+
+def _is_small_exponent(p) -> bool:
+    return p.is_Rational and abs(p.p) <= _SMALL_EXPONENT and p.q <= _SMALL_EXPONENT
+
+
+def _solve(expr, x, what: str, simplify: bool = False) -> list:
+    """Real-or-positive solutions of ``expr == 0`` for ``x``, never handing sympy a power of
+    ``x`` with a large or non-rational numeric exponent (sympy turns x**(1249/7) into a
+    polynomial of degree 1249 and does not return): such exponents are replaced by positive
+    placeholder symbols, solved for symbolically, and substituted back with :func:`substitute`."""
+    placeholders: dict = {}
+
+    def is_big_power(node):
+        return (isinstance(node, sp.Pow) and node.base.has(x) and node.exp.is_number
+                and not _is_small_exponent(node.exp))
+
+    def to_placeholder(node):
+        p = node.exp
+        key = abs(p)
+        if key not in placeholders:
+            placeholders[key] = sp.Dummy("p", positive=True)
+        rho = placeholders[key]
+        neg = _truth(sp.Lt(p, 0))
+        return node.base ** (-rho if neg else rho)
+
+    expr = expr.replace(is_big_power, to_placeholder)
+    if simplify:
+        expr = sp.simplify(expr)
+    try:
+        sols = sp.solve(sp.Eq(expr, 0), x, dict=False)
+    except NotImplementedError as err:
+        raise SolveError(f"{what}: sympy cannot solve this equation in closed form; allowed: "
+                         f"equations sympy solves (try giving values for more symbols)") from err
+    back = {rho: key for key, rho in placeholders.items()}
+    return [substitute(s, back, what=what) if back else s for s in sols]
 
 
 def _fmt(v) -> str:
@@ -170,6 +312,9 @@ class Claim:
         """The named expression (default: the primary one)."""
         if not self.expressions:
             raise MissingSymbolError(f"{self.id} has no formula ({self.kind}: {self.statement})")
+        if name is not None and not isinstance(name, str):
+            raise UnknownSymbolError(f"{self.id}: an expression name must be a string (got "
+                                     f"{type(name).__name__}); it has: {', '.join(self.expressions)}")
         name = name or self.primary_name
         if name not in self.expressions:
             raise UnknownSymbolError(
@@ -180,24 +325,38 @@ class Claim:
         """The declared sympy symbol called ``name`` (aliases such as ``eps`` accepted)."""
         if isinstance(name, sp.Symbol):
             name = name.name
+        allowed = ", ".join(sorted(self.symbols)) or "none"
+        if not isinstance(name, str):
+            raise UnknownSymbolError(f"{self.id}: a symbol name must be a string (got "
+                                     f"{type(name).__name__}); its symbols are: {allowed}")
         name = ALIASES.get(name, name)
         if name not in self.symbols:
-            allowed = ", ".join(sorted(self.symbols)) or "none"
             raise UnknownSymbolError(f"{self.id} has no symbol {name!r}; its symbols are: {allowed}")
         return self.symbols[name][0]
 
     # ----------------------------------------------------------------------------- evaluation
     def _subs(self, values: Mapping[str, Any], allow_expr_names: bool = False) -> dict:
-        subs = {}
+        """Check and convert user values: ``{name: value}`` -> ``{Symbol: sympy number}``.
+
+        Every name must be a symbol of the claim (:class:`UnknownSymbolError`); every value is
+        converted by :func:`approxtheory.parse.to_number` (strings parsed, never evaluated;
+        booleans, NaN and infinities refused) and checked against its symbol's assumptions.
+        """
+        subs: dict = {}
+        keys: dict = {}
         for key, raw in values.items():
             name = ALIASES.get(key, key)
             if allow_expr_names and name in self.expressions and name not in self.symbols:
                 continue
             sym = self.symbol(name)
-            v = to_exact(raw, name)
-            if sym.is_positive and not bool(v > 0):
+            if sym in subs:
+                raise InvalidValueError(f"{self.id}: {sym.name} given twice (as {keys[sym]} and "
+                                        f"{key}); allowed: one value per symbol")
+            keys[sym] = key
+            v = to_number(raw, name)
+            if sym.is_positive and not _truth(sp.Gt(v, 0)):
                 raise InvalidValueError(f"{name} must be positive (got {name}={_fmt(v)})")
-            if sym.is_nonnegative and not bool(v >= 0):
+            if sym.is_nonnegative and not _truth(sp.Ge(v, 0)):
                 raise InvalidValueError(f"{name} must be non-negative (got {name}={_fmt(v)})")
             if sym.is_integer and not v.is_integer:
                 raise InvalidValueError(f"{name} must be an integer (got {name}={_fmt(v)})")
@@ -216,20 +375,30 @@ class Claim:
                     raise RegimeError(f"{self.id}: {text} (got {got})")
                 raise RegimeError(f"{self.id} applies only where {text} (got {got})")
 
-    def in_regime(self, **values) -> bool:
-        """True when the values satisfy every decidable regime condition."""
+    def in_regime(self, /, **values) -> bool:
+        """True when the values satisfy every decidable regime condition.
+
+        Bad values (unknown symbols, non-numbers, ...) raise their typed errors; only a
+        :class:`RegimeError` turns into ``False``.
+        """
         try:
             self._subs(values)
         except RegimeError:
             return False
         return True
 
-    def evaluate(self, expr: str | None = None, **values):
+    def evaluate(self, expr: str | None = None, /, **values):
         """Evaluate the primary (or named) expression; exact inputs give exact results.
 
+        Values may be numbers or strings (``"3/4"``, ``"1e-3"``, ``"2^10"``, parsed by
+        :mod:`approxtheory.parse`). Exact powers too large to compute exactly are computed in
+        floating point; results above ``10**MAX_RESULT_LOG10`` raise :class:`ValueRangeError`.
+
         Raises :class:`MissingSymbolError`, :class:`UnknownSymbolError`, :class:`InvalidValueError`
-        or :class:`RegimeError` with a message naming what was wrong.
+        (and its subclasses) or :class:`RegimeError` with a message naming what was wrong.
         """
+        if expr is None and "expr" in values and "expr" not in self.symbols:
+            expr = values.pop("expr")
         e = self.expr(expr)
         subs = self._subs(values)
         missing = sorted(s.name for s in e.free_symbols if s not in subs)
@@ -237,36 +406,60 @@ class Claim:
             raise MissingSymbolError(
                 f"{self.id}: no value for {', '.join(missing)} (needed: "
                 f"{', '.join(sorted(s.name for s in e.free_symbols))})")
-        out = e.subs(subs)
+        what = f"{self.id}: {self.expr_name(expr)}"
+        out = substitute(e, subs, what=what)
         # numbers are already in canonical exact form; simplify() on large exponentials is slow
-        return out if out.is_number else sp.simplify(out)
+        out = out if out.is_number else sp.simplify(out)
+        return _check_result(out, what)
 
-    def evaluate_float(self, expr: str | None = None, **values) -> float:
+    def evaluate_float(self, expr: str | None = None, /, **values) -> float:
+        if expr is None and "expr" in values and "expr" not in self.symbols:
+            expr = values.pop("expr")
         return float(sp.N(self.evaluate(expr, **values), 17))
 
-    def solve_for(self, symbol: str, expr: str | None = None, equals: Any = None, **values):
+    def solve_for(self, symbol: str, expr: str | None = None, equals: Any = None, /, **values):
         """Solve ``expression == value`` for ``symbol``.
 
         The value is given as ``equals=`` or under the expression's name, e.g.
         ``claim("HC-T2b").solve_for("T", k=0, s=1, n=2, D=2) == [24]``. Returns the list of
-        solutions compatible with the symbol's assumptions.
+        solutions compatible with the symbol's assumptions (sign and reality; an integer symbol
+        gets its real thresholds).
         """
-        name = expr or self.primary_name
-        e = self.expr(name)
+        if expr is None and "expr" in values and "expr" not in self.symbols:
+            expr = values.pop("expr")
+        if equals is None and "equals" in values and "equals" not in self.symbols:
+            equals = values.pop("equals")
+        name = self.expr_name(expr)
+        e = self.expr(expr)
         if equals is None:
-            if name in values:
+            if name in values and name not in self.symbols:
                 equals = values.pop(name)
             else:
                 equals = 0
         target = self.symbol(symbol)
-        subs = self._subs({k: v for k, v in values.items() if k != symbol})
-        rhs = to_exact(equals, name)
+        given = {k for k in values if ALIASES.get(k, k) == target.name}
+        if given:
+            raise InvalidValueError(
+                f"{self.id}: solve_for({target.name!r}) was also given a value for "
+                f"{target.name}; allowed: values for the other symbols only")
+        subs = self._subs(values)
+        rhs = to_number(equals, name)
+        what = f"{self.id}: {name}"
         # solve over the reals (an integer symbol such as T may be asked for a real threshold),
         # keeping the sign assumption
         x = sp.Dummy(target.name, positive=True) if target.is_positive else \
             sp.Dummy(target.name, real=True)
-        eq = sp.Eq(e.subs(subs).subs(target, x), rhs)
-        return [sp.simplify(s) for s in sp.solve(eq, x, dict=False)]
+        lhs = substitute(e, subs, what=what).subs(target, x)
+        sols = _solve(lhs - rhs, x, what=f"{self.id}: solving {name} = {_fmt(rhs)} for "
+                                        f"{target.name}")
+        out = []
+        for sol in sols:
+            if sol.is_real is False or (target.is_positive and sol.is_positive is False) or \
+                    (target.is_nonnegative and sol.is_negative):
+                continue
+            out.append(_check_result(sol if sol.has(sp.Float) or sp.count_ops(sol) > 60
+                                     else sp.simplify(sol), what))
+        return out
 
     def exponent(self, symbol: str, expr: str | None = None):
         """The power-law exponent p of the expression in ``symbol`` (expression ∝ symbol**p).
@@ -285,14 +478,26 @@ class Claim:
                 f"{self.id}: {self.expr_name(expr)} = {sp.sstr(e)} is not a power law in {x.name}")
         return p
 
-    def asymptotic_exponent(self, symbol: str, expr: str | None = None, at=sp.oo, **values):
+    def asymptotic_exponent(self, symbol: str, expr: str | None = None, at=sp.oo, /,
+                            **values):
         """lim x·d log(e)/dx as x -> ``at`` (oo or 0): the power-law exponent the expression
-        approaches, e.g. -1 for HC-K1's (|S|-1)/(eβ) + T e^{-β} as β -> oo."""
+        approaches, e.g. -1 for HC-K1's (|S|-1)/(eβ) + T e^{-β} as β -> oo.
+
+        ``at`` is ``sp.oo``, ``"oo"``/``"inf"``/``float("inf")`` or a finite number (parsed like
+        every value; a string is never evaluated)."""
+        if expr is None and "expr" in values and "expr" not in self.symbols:
+            expr = values.pop("expr")
+        if "at" in values and "at" not in self.symbols:
+            at = values.pop("at")
         e = self.expr(expr)
-        subs = self._subs(values)
         x = self.symbol(symbol)
-        e = e.subs(subs)
-        return sp.limit(sp.simplify(x * sp.diff(sp.log(e), x)), x, at)
+        if any(ALIASES.get(k, k) == x.name for k in values):
+            raise InvalidValueError(f"{self.id}: asymptotic_exponent({x.name!r}) was also given "
+                                    f"a value for {x.name}; allowed: values for the other symbols")
+        point = _limit_point(at)
+        subs = self._subs(values)
+        e = substitute(e, subs, what=f"{self.id}: {self.expr_name(expr)}")
+        return sp.limit(sp.simplify(x * sp.diff(sp.log(e), x)), x, point)
 
     def expr_name(self, expr: str | None = None) -> str:
         return expr or self.primary_name or ""
@@ -305,16 +510,24 @@ class Claim:
         return sp.simplify(-self.exponent(sym.name, expr=name))
 
     # ----------------------------------------------------------------------------- vacuity
-    def is_vacuous(self, **values) -> bool:
+    def is_vacuous(self, /, **values) -> bool:
         """True where the claim says nothing at these values (e.g. HC-T2b with k <= 0)."""
         if self.vacuous_if is None:
+            # still check the values: a bad value is an error, not a silent False
+            self._subs(values)
             return False
         subs = self._subs(values)
         missing = sorted(s.name for s in self.vacuous_if.free_symbols if s not in subs)
         if missing:
             raise MissingSymbolError(f"{self.id}: vacuity needs values for {', '.join(missing)}")
-        v = sp.simplify(self.vacuous_if.subs(subs))
-        return bool(v)
+        v = substitute(self.vacuous_if, subs, what=f"{self.id}: the vacuity condition")
+        t = _truth(v)
+        if t is None:
+            t = _truth(sp.simplify(v))
+        if t is None:
+            raise InvalidValueError(f"{self.id}: cannot decide the vacuity condition "
+                                    f"{sp.sstr(self.vacuous_if)} at these values")
+        return t
 
     def vacuous_region(self, symbol: str | None = None):
         """The region where the claim is vacuous, as a sympy condition (None if never vacuous).
