@@ -1228,7 +1228,7 @@ class _Lower:
 
 
 def upper_bracket(model, task, *, max_splits: int = 2000, time_limit: float = 30.0,
-                  tol: float = 0.05, atol: float = 1e-12, lo=None, hi=None, points=None,
+                  tol: float = 0.05, atol: float = 1e-9, lo=None, hi=None, points=None,
                   batch: int = 16, branch_candidates: int = 6, seed: int = 0) -> BracketResult:
     """Certified upper bound of ``sup_X ||model(X) - task.target(X)||_∞`` over the input box.
 

@@ -3,6 +3,7 @@ and random points, per-layer containment on random models, tightness on the cons
 mutant that the soundness checks must catch, unsupported configurations and argument checks."""
 
 import itertools
+import os
 
 import numpy as np
 import pytest
@@ -18,6 +19,8 @@ from approxtheory.model import LayerSpec, ModelConfig, Transformer
 from approxtheory.tasks import GeneralizedRetrieval, MaxPlusMin, ScalarMax
 
 torch.set_num_threads(1)
+# BOUNDS_EXAMPLES=k multiplies every Hypothesis example count (a thorough soundness run)
+_K = int(os.environ.get("BOUNDS_EXAMPLES", "1"))
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -67,7 +70,7 @@ def _perturb(model, scale, seed):
 
 # ----------------------------------------------------------------------------- building blocks
 @given(seed=st.integers(0, 10**6), J=st.integers(1, 6), big=st.sampled_from([1.0, 30.0, 1e4]))
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40 * _K, deadline=None)
 def test_softmax_bounds_are_exact_and_contain(seed, J, big):
     rng = np.random.default_rng(seed)
     a, b = rng.normal(size=J) * big, rng.normal(size=J) * big
@@ -87,7 +90,7 @@ def test_softmax_bounds_are_exact_and_contain(seed, J, big):
 
 
 @given(seed=st.integers(0, 10**6), J=st.integers(1, 7))
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40 * _K, deadline=None)
 def test_simplex_lp_greedy_is_the_lp_optimum(seed, J):
     rng = np.random.default_rng(seed)
     p0 = rng.dirichlet(np.ones(J))
@@ -123,7 +126,7 @@ def _ratio_brute(dL, dU, al, gL, eL, e0, phis, n=40):
 
 
 @given(seed=st.integers(0, 10**6), shared=st.booleans())
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25 * _K, deadline=None)
 def test_ratio_lower_bound_is_sound_and_tight(seed, shared):
     rng = np.random.default_rng(seed)
     J = 2
@@ -194,10 +197,18 @@ def _check_layer_containment(m, T, d, seed, n_boxes=2, n_pts=64):
 
 
 @given(random_models())
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=10 * _K, deadline=None)
 def test_layer_bounds_contain_every_layer_on_random_models(mt):
     m, T, d, seed = mt
     assert _check_layer_containment(m, T, d, seed)
+    if d == 1 and m.cfg.d_out == 1:          # and the error bound against a retrieval target
+        task = MaxPlusMin(T)
+        rng = np.random.default_rng(seed)
+        lo, hi = _random_box(rng, T, d, 0.0, 1.0)
+        L, U = error_bounds(m, task, lo, hi)
+        E = _errors(m, task, lo + (hi - lo) * rng.random((100, T, d)))
+        tol = 1e-12 * (1 + E.abs())
+        assert (E >= L - tol).all() and (E <= U + tol).all()
 
 
 @st.composite
@@ -218,7 +229,7 @@ def perturbed_constructions(draw):
 
 
 @given(perturbed_constructions())
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=10 * _K, deadline=None)
 def test_error_bounds_contain_the_error_on_random_sub_boxes(case):
     model, task, seed = case
     rng = np.random.default_rng(seed)
@@ -300,7 +311,7 @@ def test_exact_construction_gets_a_round_off_sized_bound():
 def test_generic_path_is_sound_on_a_relu_read_out():
     """hc_l9 (ReLU max network after a memorizing head): the affine path, brute-forced."""
     c = build("hc_l9", T=2, eps=0.25)
-    r = upper_bracket(c.model, c.task, time_limit=2.0, max_splits=200)
+    r = upper_bracket(c.model, c.task, time_limit=2.0, max_splits=100)
     assert r.upper is not None and r.method == "affine"
     assert soundness_violation(c.model, c.task, r.upper, np.random.default_rng(2)) <= 0
 
@@ -399,3 +410,9 @@ def test_sub_box_and_points_arguments():
     r2 = upper_bracket(c.model, c.task, points=np.full((1, 2, 1), 0.5), time_limit=2.0)
     assert r2.lower >= 0 and r2.upper >= r2.lower
     assert r2.to_dict()["upper"] == r2.upper
+
+
+def test_module_docstring_example_runs():
+    import doctest
+    r = doctest.testmod(bd, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert r.attempted >= 3 and r.failed == 0
