@@ -78,6 +78,8 @@ def _err_per_sample(model, task, X: torch.Tensor) -> torch.Tensor:
 def errors(model, task, X, batch: int = 4096) -> np.ndarray:
     """ℓ∞ error of each input sequence (no gradient); ``inf`` where the model's output is NaN or
     infinite."""
+    from .resources import require_errors
+    require_errors(model, task, len(X), batch=batch)
     X = torch.as_tensor(np.asarray(X), dtype=torch.float64)
     out = []
     with torch.no_grad():
@@ -467,6 +469,8 @@ def sup_error(model, task, budget: int = 4096, seed: int = 0, local_starts: int 
         raise ConfigError(f"lr must be a positive finite number (got {lr!r})")
     if any(not (0 < f <= 1) for f in continuation):
         raise ConfigError(f"continuation factors must lie in (0, 1] (got {tuple(continuation)})")
+    from .resources import require_sup_error
+    require_sup_error(model, task, budget, batch=batch)     # refuse before allocating
     rng = np.random.default_rng(seed)
     model.eval()
     S = _Search(model, task, batch)

@@ -58,11 +58,14 @@ def _record(c, v: dict, key: str) -> dict:
          "evidence": v["evidence"], "covered": v.get("covered", ""),
          "measured": v.get("measured"), "claimed": v.get("claimed"),
          "witness": v.get("witness"), "check": v.get("check", ""), "cache_key": key,
+         "scope": v.get("scope", "none"), "mutants": list(v.get("mutants", [])),
+         "falsified_by": list(v.get("falsified_by", [])),
          "rows": v.get("rows", []), "plot": v.get("plot"), "slopes": v.get("slopes", [])})
 
 
 _FIELDS = {"paper": str, "kind": str, "statement": str, "provenance": str, "evidence": str,
-           "covered": str, "check": str, "rows": list, "slopes": list}
+           "covered": str, "check": str, "rows": list, "slopes": list, "scope": str,
+           "mutants": list, "falsified_by": list}
 _ANY = ("measured", "claimed", "witness", "plot")
 
 
@@ -93,10 +96,64 @@ def _cached(path: Path, cid: str, key: str) -> tuple[dict, float] | None:
     return rec, duration if isinstance(duration, (int, float)) else 0.0
 
 
+def _run_check(CHECKS, cid: str, ctx) -> dict:
+    try:
+        return CHECKS[cid](ctx).to_dict()
+    except Exception as e:  # a crashed check is reported, the others still run
+        tb = traceback.format_exc().strip().splitlines()
+        return {"verdict": "error", "evidence": f"the check crashed: {type(e).__name__}: {e}",
+                "covered": " | ".join(tb[-3:]), "scope": "none",
+                "check": getattr(CHECKS[cid], "source_fn", None).__name__}
+
+
+def _cached_or_run(CHECKS, check_hash, c, ctx, out: Path, use_cache: bool, timings: dict,
+                   label: str) -> dict:
+    key = check_hash(c.id, ctx)
+    cache = out / ".cache" / f"{label}.{key}.json"
+    hit = _cached(cache, c.id, key) if use_cache else None
+    if hit is not None:
+        timings[label] = {"cached": True, "duration_s": hit[1]}
+        return hit[0]
+    t1 = time.time()
+    rec = _record(c, _run_check(CHECKS, c.id, ctx), key)
+    timings[label] = {"cached": False, "duration_s": round(time.time() - t1, 3)}
+    if rec["verdict"] != "error":   # overwrites an unreadable entry; keeps the rows' order
+        atomic_write_checked_json(cache, {**rec, "duration_s": timings[label]["duration_s"]})
+    return rec
+
+
+MUTANT_NOTE = ("[downgraded from {v}: none of the declared mutants ({names}) flips this check, "
+               "so it cannot earn a verified verdict] ")
+
+
+def _apply_mutants(CHECKS, MUTANTS, check_hash, flips, c, rec: dict, ctx, out: Path,
+                   use_cache: bool, timings: dict) -> dict:
+    """Run the claim's declared mutants; name those that flip its verdict (``falsified_by``)
+    and downgrade a verified verdict that none of them flips."""
+    from dataclasses import replace
+    declared = MUTANTS.get(c.id, {})
+    results = []
+    for name, what in declared.items():
+        m = _cached_or_run(CHECKS, check_hash, c, replace(ctx, mutant=name), out, use_cache,
+                           timings, f"{c.id}~{name}")
+        results.append({"name": name, "breaks": what, "verdict": m["verdict"],
+                        "flips": flips(rec["verdict"], m["verdict"])})
+    rec = dict(rec)
+    rec["mutant_results"] = results
+    rec["falsified_by"] = [r["name"] for r in results if r["flips"]]
+    if rec["verdict"].startswith("verified") and not rec["falsified_by"]:
+        rec["evidence"] = MUTANT_NOTE.format(v=rec["verdict"], names=", ".join(declared) or
+                                             "none") + rec["evidence"]
+        rec["verdict"] = "consistent-empirical"
+    return rec
+
+
 def run_verify(profile: str = "quick", only: Sequence[str] | None = None, out: str | Path =
                "report", fail_on: str | None = None, seed: int = 0, progress: bool = True,
-               use_cache: bool = True) -> int:
-    from proofs_check import CHECKS, PROFILES, Context, check_hash
+               use_cache: bool = True, mutants: bool = False) -> int:
+    """Run the checks (and with ``mutants=True`` each passing check's declared mutants, naming
+    in ``falsified_by`` the ones that flip it) and write the report."""
+    from proofs_check import CHECKS, MUTANTS, PASSING, PROFILES, Context, check_hash, flips
     from proofs_check._core import KEY_PACKAGES
     from . import __version__
     from .report import plot_from_csv, render_html, render_markdown, slope_plot, write_csv
@@ -116,25 +173,11 @@ def run_verify(profile: str = "quick", only: Sequence[str] | None = None, out: s
                file=sys.stderr)
     for c in bar:
         bar.set_postfix_str(c.id)
-        key = check_hash(c.id, ctx)
-        cache = out / ".cache" / f"{c.id}.{key}.json"
-        hit = _cached(cache, c.id, key) if use_cache else None
-        if hit is not None:
-            records.append(hit[0])
-            timings[c.id] = {"cached": True, "duration_s": hit[1]}
-            continue
-        t1 = time.time()
-        try:
-            v = CHECKS[c.id](ctx).to_dict()
-        except Exception as e:  # a crashed check is reported, the others still run
-            tb = traceback.format_exc().strip().splitlines()
-            v = {"verdict": "error", "evidence": f"the check crashed: {type(e).__name__}: {e}",
-                 "covered": " | ".join(tb[-3:]), "check": getattr(CHECKS[c.id], "source_fn",
-                                                                  None).__name__}
-        rec = _record(c, v, key)
-        timings[c.id] = {"cached": False, "duration_s": round(time.time() - t1, 3)}
-        if rec["verdict"] != "error":   # overwrites an unreadable entry; keeps the rows' order
-            atomic_write_checked_json(cache, {**rec, "duration_s": timings[c.id]["duration_s"]})
+        rec = _cached_or_run(CHECKS, check_hash, c, ctx, out, use_cache, timings, c.id)
+        if mutants and rec["verdict"] in PASSING:
+            bar.set_postfix_str(f"{c.id} mutants")
+            rec = _apply_mutants(CHECKS, MUTANTS, check_hash, flips, c, rec, ctx, out,
+                                 use_cache, timings)
         records.append(rec)
     # data files and plots, drawn from the CSVs only
     for rec in records:
@@ -157,6 +200,7 @@ def run_verify(profile: str = "quick", only: Sequence[str] | None = None, out: s
     # verdicts.json holds no timings (identical bytes for cached, fresh and resumed runs)
     libs = libraries()
     meta = {"schema_version": SCHEMA_VERSION, "profile": profile, "seed": seed,
+            "mutants": mutants,
             "version": __version__, "git": git_revision(),
             "source": source_fingerprint(KEY_PACKAGES)[:16], "python": libs["python"],
             "libraries": {k: libs[k] for k in ("torch", "sympy", "numpy", "scipy")},
@@ -190,7 +234,8 @@ def run_verify(profile: str = "quick", only: Sequence[str] | None = None, out: s
 
 def _cmd(args) -> int:
     return run_verify(profile=args.profile, only=args.only, out=args.out, fail_on=args.fail_on,
-                      seed=args.seed, progress=not args.quiet, use_cache=not args.no_cache)
+                      seed=args.seed, progress=not args.quiet, use_cache=not args.no_cache,
+                      mutants=args.mutants)
 
 
 def register(sub) -> None:
@@ -207,4 +252,8 @@ def register(sub) -> None:
     p.add_argument("--seed", type=seed, default=0, help="seed of the checks (>= 0)")
     p.add_argument("--no-cache", action="store_true", help="recompute every check")
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    p.add_argument("--mutants", action="store_true",
+                   help="also run each passing check against its declared mutants (broken "
+                        "variants) and name those that flip it; a verified verdict that no "
+                        "mutant flips is downgraded")
     p.set_defaults(func=_cmd)

@@ -137,3 +137,37 @@ def test_bad_domain_and_shape_are_typed_errors():
     other = build("hc_k2", T=4, d=1)            # output of size 4, target of size 1
     with pytest.raises(ConfigError, match="shape"):
         sup_error(other.model, build("softmax_retrieval", T=4, beta=10.0).task, budget=8)
+
+
+# ------------------------------------------------------------------- verdicts and the dtype
+
+def test_verdict_tolerance_follows_the_dtype_and_flags_vacuous_bounds():
+    from approxtheory.constructions import verdict
+    # float64: round-off of 1e-12 absolute is allowed, 1e-6 is not
+    assert verdict(1e-3 + 5e-13, 1e-3, "upper") == "within-bound"
+    assert verdict(1e-3 + 1e-6, 1e-3, "upper") == "refuted"
+    # float32: the same excess of 1e-6 is round-off
+    assert verdict(1e-3 + 1e-6, 1e-3, "upper", "float32") == "within-bound"
+    # a bound below the dtype's resolution is reported as such, unless clearly violated
+    assert verdict(1e-7, 1e-9, "upper", "float32") == "below-tolerance"
+    assert verdict(0.4, 1e-9, "upper", "float32") == "refuted"
+    assert verdict(0.0, 0.0, "upper") == "below-tolerance"
+    assert verdict(0.0, 0.0, "exact") == "within-bound"
+    # vacuous bounds, and NaN/inf measurements
+    assert verdict(0.3, float("inf"), "upper") == "vacuous-bound"
+    assert verdict(0.3, 0.0, "lower") == "vacuous-bound"
+    assert verdict(float("nan"), 1.0, "upper") == "refuted"
+    assert verdict(float("inf"), 1.0, "lower") == "refuted"
+    with pytest.raises(ConfigError, match="bound kind"):
+        verdict(0.1, 1.0, "upperish")
+
+
+def test_float32_model_at_huge_beta_is_not_refuted_by_rounding_alone():
+    """At β = 1e9 the bound (~2e-8) is below float32 resolution: inputs alone round by ~6e-8."""
+    c = build("softmax_retrieval", T=8, beta=1e9)
+    c.model.cfg.dtype = "float32"
+    c.model.float()
+    m = c.measure(budget=64, local_steps=0, discrete_evals=0)
+    assert m["tolerance"]["dtype"] == "float32"
+    assert m["verdict"] in ("within-bound", "below-tolerance")
+    assert m["sup_error"] > c.claimed_bound      # float64 rules would have refuted it

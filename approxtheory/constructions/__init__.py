@@ -15,12 +15,12 @@ A construction is a pure function of its knobs returning a :class:`Construction`
 parameter count by the paper's convention, claimed bound); measuring is separate (``.measure``).
 """
 
-from ._base import Construction, Knob, REGISTRY, build, names, verdict
+from ._base import Construction, Knob, REGISTRY, build, names, tolerance, verdict
 from . import headcount, infoflow, tradeoffs  # noqa: F401  (registers the constructions)
 from .headcount import build_hc_k1_model, build_softmax_retrieval_model
 from .tradeoffs import build_lag_model
 
-__all__ = ["Construction", "Knob", "REGISTRY", "build", "names", "verdict", "describe",
+__all__ = ["Construction", "Knob", "REGISTRY", "build", "names", "tolerance", "verdict", "describe",
            "build_hc_k1_model", "build_softmax_retrieval_model", "build_lag_model"]
 
 

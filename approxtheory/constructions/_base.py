@@ -12,9 +12,13 @@ from ..errors import ConfigError
 __all__ = ["Construction", "Knob", "REGISTRY", "ESTIMATES", "register", "build", "names",
            "verdict"]
 
-# Float round-off allowed when a bound is compared with a float64 measurement.
+# Float round-off allowed when a bound is compared with a measurement: it follows the model's
+# dtype (``tolerance``); these are the float64 values, kept for callers that import them.
 ATOL = 1e-12
 RTOL = 1e-9
+_ULPS = 4096            # round-off budget in units of the dtype's machine epsilon
+
+VERDICTS = ("within-bound", "refuted", "vacuous-bound", "below-tolerance")
 
 
 @dataclass(frozen=True)
@@ -57,26 +61,98 @@ class Construction:
             m = {"sup_error": r.value, "witness": r.witness.tolist(),
                  "witness_output": np.asarray(r.model_output).tolist(),
                  "witness_target": np.asarray(r.target).tolist(), "n_evals": r.n_evals,
-                 "by_source": r.by_source}
+                 "by_source": r.by_source, "evals_by_source": r.evals_by_source,
+                 "nonfinite": r.nonfinite}
         m.setdefault("measured", m["sup_error"])
-        m["verdict"] = verdict(m["measured"], self.claimed_bound, self.bound_kind)
+        dtype = getattr(getattr(self.model, "cfg", None), "dtype", "float64")
+        target = np.asarray(m.get("witness_target", 1.0), dtype=np.float64)
+        scale = float(np.nanmax(np.abs(target))) if target.size and \
+            np.isfinite(target).any() else 1.0
+        atol, rtol = tolerance(dtype, scale)
+        m["tolerance"] = {"dtype": dtype, "atol": atol, "rtol": rtol}
+        m["verdict"] = verdict(m["measured"], self.claimed_bound, self.bound_kind, dtype, scale)
         return m
 
-    def report(self, budget: int = 4096, seed: int = 0) -> dict:
+    def certify(self, time_limit: float = 10.0, witness=None) -> dict:
+        """A certified upper bracket of the sup error over the whole input box
+        (:func:`approxtheory.bounds.upper_bracket`), where feasible: box domains with T <= 16 and
+        d <= 2 (beyond that the branch-and-bound does not close in seconds). Returns
+        ``sup_error_upper`` (None with ``sup_error_upper_reason`` where not computed) and, when
+        the bracket is at or below an upper-kind claimed bound, ``certified`` saying what was
+        certified and on what domain."""
+        T, d = self.task.T, self.task.d
+        if self.task.domain != "box" or T > 16 or d > 2:
+            return {"sup_error_upper": None,
+                    "sup_error_upper_reason": f"not computed: the certified bracket is computed "
+                    f"for box domains with T <= 16 and d <= 2 (here T={T}, d={d}, "
+                    f"{self.task.domain} domain)"}
+        from ..bounds import upper_bracket
+        pts = None if witness is None else np.asarray(witness, dtype=np.float64)[None]
+        b = upper_bracket(self.model, self.task, time_limit=time_limit, points=pts)
+        out = {"sup_error_upper": b.upper,
+               "sup_error_upper_reason": b.reason if b.upper is None else
+               f"bound propagation ({b.method}) with branch-and-bound: {b.splits} splits, "
+               f"{b.seconds:.1f} s, stopped: {b.stop}"}
+        if b.upper is not None and self.bound_kind in ("upper", "exact"):
+            atol, rtol = tolerance(getattr(getattr(self.model, "cfg", None), "dtype",
+                                           "float64"))
+            if b.upper <= self.claimed_bound + atol + rtol * abs(self.claimed_bound):
+                out["certified"] = (f"sup over the whole box [{self.task.lo:g}, "
+                                    f"{self.task.hi:g}]^({T}x{d}) of |model - target| <= "
+                                    f"{b.upper:.6g} <= claimed bound {self.claimed_bound:.6g}")
+        return out
+
+    def report(self, budget: int = 4096, seed: int = 0, upper: bool = True,
+               upper_time: float = 10.0) -> dict:
         m = self.measure(budget=budget, seed=seed)
+        cert = self.certify(time_limit=upper_time, witness=m.get("witness")) if upper else \
+            {"sup_error_upper": None, "sup_error_upper_reason": "not requested"}
         return {"construction": self.name, "claim": self.claim, "knobs": self.knobs,
                 "task": self.task.describe(), "params": self.params,
                 "params_convention": self.params_convention,
                 "claimed_bound": self.claimed_bound, "bound_kind": self.bound_kind,
                 "bound_expr": self.bound_expr, "budget": budget, "seed": seed,
-                **m, "extra": self.extra}
+                **m, **cert, "extra": self.extra}
 
 
-def verdict(measured: float, bound: float, kind: str) -> str:
-    slack = ATOL + RTOL * abs(bound)
+def tolerance(dtype: str = "float64", scale: float = 1.0) -> tuple[float, float]:
+    """(absolute, relative) round-off allowed when a measurement in ``dtype`` is compared with a
+    bound; the absolute part scales with the size of the outputs (``scale``). float64 gives
+    (1e-12, 1e-9) for outputs of size <= 1; float32 about (4.9e-4, 4.9e-4)."""
+    if dtype not in ("float64", "float32"):
+        raise ConfigError(f"dtype must be float64 or float32 (got {dtype!r})")
+    eps = float(np.finfo(dtype).eps)
+    scale = max(1.0, abs(float(scale))) if np.isfinite(scale) else 1.0
+    return max(ATOL, _ULPS * eps) * scale, max(RTOL, _ULPS * eps)
+
+
+def verdict(measured: float, bound: float, kind: str, dtype: str = "float64",
+            scale: float = 1.0) -> str:
+    """Compare a measured error with a bound of kind ``upper``, ``lower`` or ``exact``.
+
+    * ``refuted``: the measurement violates the bound beyond round-off, or is NaN/inf (a model
+      whose output is NaN is a failure, never "within" anything);
+    * ``vacuous-bound``: the bound says nothing (infinite or NaN; a lower bound <= 0);
+    * ``below-tolerance``: an upper bound smaller than the dtype's round-off, met by the
+      measurement but not resolvable at this precision;
+    * ``within-bound`` otherwise.
+    """
+    if kind not in ("upper", "lower", "exact"):
+        raise ConfigError(f"bound kind must be upper, lower or exact (got {kind!r})")
+    measured, bound = float(measured), float(bound)
+    if not np.isfinite(measured):
+        return "refuted"
+    if not np.isfinite(bound) or (kind == "lower" and bound <= 0):
+        return "vacuous-bound"
+    atol, rtol = tolerance(dtype, scale)
+    slack = atol + rtol * abs(bound)
     if kind == "lower":
         return "within-bound" if measured >= bound - slack else "refuted"
-    return "within-bound" if measured <= bound + slack else "refuted"
+    if measured > bound + slack:
+        return "refuted"
+    if kind == "upper" and bound < atol:
+        return "below-tolerance"
+    return "within-bound"
 
 
 REGISTRY: dict[str, tuple[Callable, dict[str, Knob], str, str]] = {}
