@@ -17,7 +17,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-__all__ = ["bench_model", "bench_search", "register"]
+__all__ = ["bench_model", "bench_planted", "bench_search", "register"]
 
 WIDTH = 64
 ELEMS_BUDGET = 2 ** 26   # cap on B·h·T² score entries (float64: 512 MiB) -> smaller batches
@@ -73,7 +73,7 @@ def bench_model(Ts=(32, 256, 1024), hs=(1, 4, 8), batch=4096, reps=3, seed=0, pr
     return rows
 
 
-def bench_search(T: int = 2, beta: float = 20.0, seed: int = 0, max_budget: int = 2 ** 16):
+def bench_planted(T: int = 2, beta: float = 20.0, seed: int = 0, max_budget: int = 2 ** 16):
     """Evaluations ``sup_error`` needs to come within 1 % of a planted worst case.
 
     Planted case: the softmax retrieval head on two scalar tokens, whose error
@@ -90,7 +90,7 @@ def bench_search(T: int = 2, beta: float = 20.0, seed: int = 0, max_budget: int 
     while budget <= max_budget:
         for local in (0, 60):
             r = sup_error(c.model, c.task, budget=budget, seed=seed, local_steps=local,
-                          include_structured=False)
+                          include_structured=False, families=False, discrete_evals=0)
             rows.append({"budget": budget, "local_steps": local, "n_evals": r.n_evals,
                          "found": float(r.value), "true_sup": float(true_sup),
                          "within_1pct": bool(r.value >= 0.99 * true_sup)})
@@ -115,7 +115,7 @@ def _cmd(args) -> int:
         print(f"# float64, width {WIDTH}, torch {torch.__version__}, {args.threads} thread(s); "
               f"batch 4096 capped at B·h·T² <= 2^26")
     rows = bench_model(Ts=Ts, reps=args.reps, progress=say)
-    search = bench_search()
+    search = bench_planted()
     if args.json:
         print(json.dumps({"rows": rows, "search": search, "threads": args.threads,
                           "torch": torch.__version__}, indent=2))
@@ -213,6 +213,46 @@ def _cmd_ident(args) -> int:
     return 0
 
 
+def bench_search(budget: int = 4096, seed: int = 0, upper: bool = True, only: str | None = None,
+                 progress=None) -> dict:
+    """The search panel (:mod:`approxtheory.search_bench`): every case's known worst error, the
+    error ``sup_error`` finds at ``budget``, the ratio (goal >= 0.95), evaluations, seconds and,
+    for T <= 16 and d <= 2, the certified upper bracket."""
+    from .search_bench import run_case, panel
+    rows = []
+    for case in panel():
+        if only and only not in case.label and only != case.construction:
+            continue
+        row = run_case(case, budget=budget, seed=seed, upper=upper)
+        rows.append(row)
+        if progress:
+            progress(row)
+    worst = min((r["ratio"] for r in rows if r["ratio"] is not None), default=None)
+    return {"budget": budget, "seed": seed, "goal_ratio": 0.95, "worst_ratio": worst,
+            "meets_goal": worst is not None and worst >= 0.95, "rows": rows,
+            "threads": torch.get_num_threads(), "torch": torch.__version__}
+
+
+def _cmd_search(args) -> int:
+    torch.set_num_threads(args.threads)
+    say = None if args.json else (lambda r: print(
+        f"{r['case']:<36} known {r['known']:<11.5g} found {r['found']:<11.5g} "
+        f"ratio {r['ratio']:.4f}  {r['evals']:6d} evals {r['seconds']:6.2f} s  upper "
+        + (f"{r['upper']:.5g} ({r['upper']/r['known']:.2f}x known)" if r["upper"] is not None
+           else "-"), flush=True))
+    if not args.json:
+        print(f"# sup_error at budget {args.budget}, seed {args.seed}, {args.threads} thread(s); "
+              "known worst from closed forms or enumeration (approxtheory/search_bench.py)")
+    res = bench_search(budget=args.budget, seed=args.seed, upper=not args.no_upper,
+                       only=args.only, progress=say)
+    if args.json:
+        print(json.dumps(res, indent=2, default=str))
+    elif res["rows"]:
+        print(f"worst ratio found/known: {res['worst_ratio']:.4f} (goal >= 0.95): "
+              f"{'met' if res['meets_goal'] else 'NOT met'}")
+    return 0
+
+
 def register(sub) -> None:
     p = sub.add_parser("bench", help="benchmarks that print figures")
     from ._cliargs import count, nonneg_int, threads
@@ -228,6 +268,16 @@ def register(sub) -> None:
     pv.add_argument("--threads", type=threads, default=2)
     pv.add_argument("--json", action="store_true")
     pv.set_defaults(func=_cmd_verify)
+    ps = bsub.add_parser("search", help="sup_error against cases with exactly known worst "
+                                        "errors (ratio found/known, goal >= 0.95)")
+    ps.add_argument("--json", action="store_true")
+    ps.add_argument("--threads", type=threads, default=2)
+    ps.add_argument("--budget", type=count, default=4096, help="sup_error budget (default 4096)")
+    ps.add_argument("--seed", type=nonneg_int, default=0)
+    ps.add_argument("--only", help="cases whose label contains this text, or a construction")
+    ps.add_argument("--no-upper", action="store_true",
+                    help="skip the certified upper bracket (it takes up to 10 s per small case)")
+    ps.set_defaults(func=_cmd_search)
     pi = bsub.add_parser("identifiability", help="structured rank certificate vs dense "
                                                   "Jacobian + SVD (time, peak memory)")
     pi.add_argument("--json", action="store_true")

@@ -2,7 +2,7 @@
 
 import json
 
-from approxtheory.bench import bench_model, bench_search
+from approxtheory.bench import bench_model, bench_planted, bench_search
 
 
 def test_bench_model_rows_and_equal_outputs():
@@ -15,6 +15,17 @@ def test_bench_model_rows_and_equal_outputs():
 
 
 def test_bench_search_is_json_serialisable():
-    s = bench_search(max_budget=16)
+    s = bench_planted(max_budget=16)
     d = json.loads(json.dumps(s))
     assert d["true_sup"] > 0 and d["rows"]
+
+
+def test_bench_search_rows_and_json(capsys):
+    from approxtheory.cli import main
+    rc = main(["bench", "search", "--json", "--only", "hc_l9 T=4", "--threads", "1"])
+    out = capsys.readouterr().out
+    res = json.loads(out)
+    assert rc == 0 and len(res["rows"]) == 1
+    row = res["rows"][0]
+    assert abs(row["known"] - 0.75 / 10) < 1e-15 and row["ratio"] >= 0.95
+    assert row["upper"] is None or row["upper"] >= row["found"]
