@@ -24,6 +24,10 @@ def _parse_knobs(name: str, argv: list[str]):
             glob["json"] = True
             i += 1
             continue
+        if a == "--no-upper":
+            glob["no_upper"] = True
+            i += 1
+            continue
         if not a.startswith("--"):
             raise ConfigError(f"unexpected argument {a!r}; knobs are given as --NAME VALUE")
         key, _, val = a[2:].partition("=")
@@ -80,6 +84,7 @@ def _cmd(args) -> int:
         print("  --max-memory SIZE  refuse work estimated to need more memory (e.g. 16G) "
               "[default: APPROXTHEORY_MAX_BYTES or a quarter of this machine's memory]")
         print("  --json      machine-readable output")
+        print("  --no-upper  skip the certified upper bracket (computed for T <= 16, d <= 2)")
         return 0
     knobs, glob = _parse_knobs(args.name, args.options)
     use_json = glob["json"] or args.json
@@ -87,7 +92,8 @@ def _cmd(args) -> int:
     with limits(max_bytes=glob["max_memory"]):
         c = build(args.name, **knobs)          # refuses oversized knobs before allocating
         _require_measure(c, glob["budget"])
-        rep = c.report(budget=glob["budget"], seed=glob["seed"])
+        rep = c.report(budget=glob["budget"], seed=glob["seed"],
+                       upper=not glob.get("no_upper", False))
     if use_json:
         print(json.dumps(rep, indent=2, default=str))
         return 0
@@ -98,6 +104,13 @@ def _cmd(args) -> int:
     print(f"  {kind[rep['bound_kind']]}: {rep['claimed_bound']:.6g}   [{rep['bound_expr']}]")
     print(f"  measured: {rep['measured']:.6g}   (sup error {rep['sup_error']:.6g}, "
           f"{rep['n_evals']} evaluations)")
+    if rep.get("sup_error_upper") is not None:
+        print(f"  certified upper bracket: {rep['sup_error_upper']:.6g}   "
+              f"({rep['sup_error_upper_reason']})")
+    else:
+        print(f"  certified upper bracket: none ({rep.get('sup_error_upper_reason')})")
+    if rep.get("certified"):
+        print(f"  certified: {rep['certified']}")
     print(f"  verdict: {rep['verdict']}")
     if rep["verdict"] == "refuted":
         print(f"  witness: {rep['witness']}")
