@@ -72,8 +72,11 @@ with ``γ_k = (k + 8)·2.3e-16`` for a k-term sum, covering ``k·u/(1 - k·u)``)
 rounded outward (relative 4·2^-53 plus 1e-300 absolute), softmax bounds are widened by a relative
 ``1e-14·(1 + |logits|)``, the ratio bound only accepts a λ whose Dinkelbach sum exceeds
 ``(1e-10 + 1e-15·max|δ|)`` times the sum of the absolute values of its terms' parts, and the final
-upper bound is multiplied by ``1 + 1e-12`` and raised by ``1e-300``. The float64 evaluation of the model itself differs from the exact function by
-round-off of relative order 1e-15 (float32 models: 1e-7, not included).
+upper bound is multiplied by ``1 + 1e-12`` and raised by ``1e-300``. The float64 evaluation of
+the model itself differs from the exact function by round-off of relative order 1e-15 (float32
+models: 1e-7, not included). The tests check soundness against brute force (grids and random
+points), per layer on random models, and with a deliberately narrowed softmax bound (a mutant
+that the checks must catch).
 
 Unsupported (``upper=None`` with ``reason``): LayerNorm, RoPE, causal masks, per-token read-out,
 GELU/SwiGLU activations, non-box domains, and targets other than affine generalized retrieval
@@ -262,7 +265,7 @@ class _AF:
 
 
 def _dot(x: _AF, y: _AF, xeq: str, yeq: str, out: str) -> _AF:
-    """Σ over the contracted index of x·y for two forms, as an einsum (e.g. 'bhqd','bhkd','bhqk')."""
+    """Σ over the contracted index of x·y for two forms, as an einsum (e.g. bhqd, bhkd -> bhqk)."""
     xa, ya = x.c.abs(), y.c.abs()
     rx, ry = x.rad(), y.rad()
     c = torch.einsum(f"{xeq},{yeq}->{out}", x.c, y.c)
@@ -485,9 +488,11 @@ def _ratio_lower(dL, dU, al, gL, eL, e0L, valid, phi=None, iters: int = 5,
     def mirror():
         return hi - torch.maximum(2.0 * last[0], 1e-13 * (hi.abs() + lo.abs()))
 
-    steps = [newton_hi, mirror, chord]
+    def bisect():
+        return 0.5 * lo + 0.5 * hi
+
     for it in range(iters):
-        for k, step in enumerate(steps + ([lambda: 0.5 * lo + 0.5 * hi] if it % 3 == 2 else [])):
+        for k, step in enumerate([newton_hi, mirror, chord] + ([bisect] if it % 3 == 2 else [])):
             x = step()
             x = torch.where(torch.isfinite(x), x, 0.5 * lo + 0.5 * hi)
             if k > 0:      # meant to move lo: keep it a little left of hi (float ties)
@@ -593,7 +598,7 @@ def _input_af(lo, hi):
 
 def _embed(model, x: _AF) -> _AF:
     cfg = model.cfg
-    B, T, d = x.shape
+    B, T, _ = x.shape
     n = x.n
     h = x
     if cfg.positions == "onehot":
@@ -618,7 +623,7 @@ def _key_count(model, T_tot):
 def _qkv(attn, h: _AF, hq: _AF, Jk: int):
     B, Tq = hq.shape[0], hq.shape[1]
     H, n, c, G = attn.h, attn.n, attn.c, attn.g
-    bias = lambda lin: None if lin.bias is None else _t(lin.bias)  # noqa: E731
+    bias = lambda lin: None if lin.bias is None else _t(lin.bias)
     hk = h.narrow(1, 0, Jk)
     q = hq.linear(_t(attn.q.weight), bias(attn.q)).reshape(B, Tq, H, n).transpose(1, 2)
     k = hk.linear(_t(attn.k.weight), bias(attn.k)).reshape(B, Jk, G, n).transpose(1, 2)
@@ -633,7 +638,6 @@ def _attend(logits: _AF, v: _AF) -> _AF:
     """Σ_j softmax(logits)_j v_j for logits (B, H, Tq, J) and values (B, H, J, c)."""
     B, H, Tq, J = logits.shape
     c = v.shape[-1]
-    n = v.n
     lL, lU = logits.bounds()
     pl, pu = softmax_bounds(lL, lU)                                   # (B, H, Tq, J)
     ph = torch.softmax(logits.c, -1).clamp(min=0.0)
@@ -671,7 +675,7 @@ def _attend(logits: _AF, v: _AF) -> _AF:
 
 def _ffn_forward(ffn, cfg, x: _AF) -> _AF:
     if cfg.ffn_kind == "bilinear":
-        b = lambda lin: None if lin.bias is None else _t(lin.bias)  # noqa: E731
+        b = lambda lin: None if lin.bias is None else _t(lin.bias)
         a1 = x.linear(_t(ffn.w1.weight), b(ffn.w1))
         a3 = x.linear(_t(ffn.w3.weight), b(ffn.w3))
         return a1.mul(a3).linear(_t(ffn.w2.weight), b(ffn.w2))
@@ -858,7 +862,7 @@ class _Ctx:
         blk = model.layers[-1]
         attn = blk.attn
         B = h.shape[0]
-        hq, q, k, v, logits = _block(model, blk, h, n_query=1, stop_after_attn_logits=True)
+        hq, _, _, v, logits = _block(model, blk, h, n_query=1, stop_after_attn_logits=True)
         s = logits.reshape(B, attn.h, -1)                              # (B, H, T)
         W_head = _t(model.head[0].weight)                              # (1, E)
         b_head = None if model.head[0].bias is None else _t(model.head[0].bias)
@@ -972,7 +976,6 @@ def _invert(x: _AF, rows, iters: int = 300):
         res = (c + torch.einsum("brn,bn->br", A, eps) - tgt) * w
         grad = torch.einsum("brn,br->bn", A, res)
         eps = (eps - grad / lip[:, None]).clamp(-1.0, 1.0)
-    B, T, d = x.shape
     X = x.c + torch.einsum("btdn,bn->btd", x.A, eps)
     return X
 
@@ -1091,7 +1094,7 @@ def _retrieval_term(s: _AF, u: _AF, g: _AF, S, opt: str, slices: int = 8,
         ku_ = _proj_coef(g, u)
         ruL, _ = (g - u.scale(ku_)).bounds()
         shp = (B, C, K, T)
-        ex = lambda t: t[:, None, None, :].expand(shp)               # noqa: E731
+        ex = lambda t: t[:, None, None, :].expand(shp)             
         gbj = gb[..., None].expand(shp)
         gaj = ga[..., None].expand(shp)
         consk = cons[:, :, None, :].expand(shp)
@@ -1267,9 +1270,8 @@ def upper_bracket(model, task, *, max_splits: int = 2000, time_limit: float = 30
         raise ConfigError("the domain bounds lo and hi must be finite")
     if (blo > bhi).any():
         raise ConfigError(f"domain lo must be <= hi (got lo={dlo}, hi={dhi})")
-    if lo is not None or hi is not None:
-        if (blo < task.lo).any() or (bhi > task.hi).any():
-            raise ConfigError(f"lo/hi must lie inside the task's domain [{task.lo}, {task.hi}]")
+    if (lo is not None or hi is not None) and ((blo < task.lo).any() or (bhi > task.hi).any()):
+        raise ConfigError(f"lo/hi must lie inside the task's domain [{task.lo}, {task.hi}]")
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     model.eval()
@@ -1310,8 +1312,9 @@ def upper_bracket(model, task, *, max_splits: int = 2000, time_limit: float = 30
         ub = box_ub(L, U)
         return torch.nan_to_num(ub, nan=math.inf)
 
-    def refine_lower(Lb, Hb, steps=40):
-        """Evaluate witnesses of the bound on these boxes, then ascend from the best starts."""
+    def refine_lower(Lb, Hb, steps=40, n_starts=8):
+        """Evaluate witnesses of the bound on these boxes (and jittered copies), then ascend
+        from the best starts."""
         starts, slo, shi = [0.5 * (Lb + Hb), Lb + (Hb - Lb) * torch.rand_like(Lb)], [Lb, Lb], \
             [Hb, Hb]
         if ctx.coupled:
@@ -1320,17 +1323,20 @@ def upper_bracket(model, task, *, max_splits: int = 2000, time_limit: float = 30
             if Xw is not None:
                 reps = len(Xw) // len(Lb)
                 wl, wh = Lb.repeat(reps, 1, 1), Hb.repeat(reps, 1, 1)
-                starts.append(torch.maximum(torch.minimum(Xw, wh), wl))
-                slo.append(wl)
-                shi.append(wh)
+                for k in range(4):
+                    jit = 0.0 if k == 0 else 0.02 * 0.3 ** (k - 1)
+                    Xj = Xw + jit * (wh - wl) * torch.randn_like(Xw)
+                    starts.append(torch.maximum(torch.minimum(Xj, wh), wl))
+                    slo.append(wl)
+                    shi.append(wh)
         Xs, Ls, Hs = torch.cat(starts), torch.cat(slo), torch.cat(shi)
         e = low.eval(Xs)
-        top = torch.argsort(e, descending=True)[:8]
+        top = torch.argsort(e, descending=True)[:n_starts]
         low.ascend(Xs[top], Ls[top], Hs[top], steps=steps)
 
     try:
         ub0 = bound_boxes(blo_t[None], bhi_t[None])
-        refine_lower(blo_t[None], bhi_t[None], steps=60)
+        refine_lower(blo_t[None], bhi_t[None], steps=60, n_starts=16)
     except _Unsupported as e:
         return BracketResult(None, low.value, None if low.X is None else low.X.numpy(),
                              seconds=time.perf_counter() - t0, reason=str(e), method=ctx.method)

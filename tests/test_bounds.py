@@ -137,7 +137,7 @@ def test_ratio_lower_bound_is_sound_and_tight(seed, shared):
     eL = np.where(rng.random(J) < 0.5, -1e9, rng.normal(size=J))
     e0 = float(rng.normal())
     phis = np.sort(rng.normal(size=2) * 2) if shared else np.zeros(2)
-    t = lambda x: torch.tensor(x, dtype=torch.float64)  # noqa: E731
+    t = lambda x: torch.tensor(x, dtype=torch.float64)
     lam = float(bd._ratio_lower(t(dL), t(dU), t(al), t(gL), t(eL), t(e0),
                                 torch.ones(J, dtype=torch.bool),
                                 phi=(t(phis[0]), t(phis[1]))))
