@@ -135,7 +135,7 @@ def _log10_int(n: int) -> float:
 
 
 def _log10_mpf(mpf) -> float:
-    sign, man, exp, bc = mpf
+    _sign, man, exp, bc = mpf
     if not man:
         if exp == 0:
             return -math.inf  # zero
@@ -515,7 +515,7 @@ def _safe_structure(v) -> bool:
             e = node.exp
             if not (e.is_Rational and abs(e.p) <= MAX_EXPONENT and e.q <= MAX_EXPONENT):
                 return False
-        elif isinstance(node, (sp.Add, sp.Mul)) or isinstance(node, _SAFE_FUNCS):
+        elif isinstance(node, (sp.Add, sp.Mul, *_SAFE_FUNCS)):
             continue
         elif node.is_Atom:
             if node is not sp.S.ImaginaryUnit:

@@ -2,7 +2,6 @@
 properties (monotonicity, vacuity boundaries, exact ratios), and the hardened API (values parsed,
 never evaluated; typed errors; no hangs)."""
 
-import math
 import re
 import time
 from pathlib import Path
@@ -68,7 +67,7 @@ def test_every_id_defined_by_a_digest_is_a_claim(fname):
     assert len(ids) >= 3, f"{DIGEST_IDS_FILE} lists too few ids for {fname}"
     known = {c.id for c in at.claims()}
     # TO-R names the group of rules R1-R3, catalogued one by one
-    missing = {i for i in ids if i not in known and not (i == "TO-R")}
+    missing = {i for i in ids if i not in known and i != "TO-R"}
     assert not missing, f"ids in {fname} without a claim: {sorted(missing)}"
     if "TO-R" in ids:
         assert {"TO-R1", "TO-R2", "TO-R3"} <= known
@@ -117,6 +116,16 @@ def _hc_c1(draw):
     return dict(D1=D1, D2=D2, T=50 * (D1 ** 2 + D2 ** 2) + draw(I(0, 100)))  # D1²+D2² <= T/50
 
 
+def _hc_t2c(draw):
+    T, d = draw(I(1, 50)), draw(I(1, 10))
+    return dict(T=T, d=d, n=T * d + draw(I(0, 10)))  # n >= T*d
+
+
+def _hc_conj1(draw):
+    L, h = draw(I(1, 5)), draw(I(1, 5))
+    return dict(L=L, h=h, D=L * h + draw(I(1, 10)))  # L*h < D
+
+
 def _hc_k1(draw):
     T = draw(I(1, 3000))
     return dict(beta=1 + draw(frac), T=T, S=draw(I(-(-T // 4), T)))  # T/4 <= S <= T, beta >= 1
@@ -163,10 +172,8 @@ REGIME_VALUES = {
     "HC-C1": _hc_c1,
     "HC-T2a": _at_least("h", "D"),                    # h >= D
     "HC-T2b": _at_least("D", "s", lo_gap=1),          # s < D
-    "HC-T2c": lambda draw: (lambda T, d: dict(T=T, d=d, n=T * d + draw(I(0, 10))))(
-        draw(I(1, 50)), draw(I(1, 10))),              # n >= T*d
-    "HC-Conj1": lambda draw: (lambda L, h: dict(L=L, h=h, D=L * h + draw(I(1, 10))))(
-        draw(I(1, 5)), draw(I(1, 5))),                # L*h < D
+    "HC-T2c": _hc_t2c,
+    "HC-Conj1": _hc_conj1,
     "HC-K1": _hc_k1,
     "TO-X2": lambda draw: dict(L=2 + draw(I(0, 100))),  # L >= 2
     "IF-T2": _if_t2,
