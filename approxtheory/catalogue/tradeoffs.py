@@ -1,9 +1,15 @@
 """Claims of *Performance-Efficiency Tradeoffs in Transformers* (arXiv 2510.03784).
 
 Source: ``shared/papers/tradeoffs.md``. The body of the paper was not available to the digest: the
-paper-level claims are known from the abstract and reviews, their formulas are the digest's
-templates (**[DER]** -> ``reconstructed``), and the surrogates X1-X4 are derivations made for the
-digest (**[X]** -> ``derived``).
+paper-level claims are known from the abstract [A], the public reviews [R] and third-party summaries
+[S]. Provenance follows the catalogue scheme:
+
+* every formula here is the digest's own: the templates (**[DER]**: TO-T1's error template, TO-C1's
+  truncation procedure) and the surrogates X1-X4 (**[X]**) are ``derived``; so are TO-T1, TO-T2 and
+  TO-C1, whose only formulas are those stand-ins (the paper's Eq. (3), Theorem 5.1 and Corollary
+  5.1 were not recovered), so no label there is stronger than its source;
+* the allocation rules and the logit-growth observation, known only from reviews and summaries,
+  are ``reconstructed``.
 """
 
 from __future__ import annotations
@@ -39,41 +45,50 @@ q = (L - 1) * sp.exp(-4 * B)
 a_star = sp.exp(2 * B) / (sp.exp(2 * B) + L - 1)
 
 P.claim(
-    "TO-T1", section="§4, Eq. (3)", kind="theorem", provenance="reconstructed",
+    "TO-T1", section="§4, Eq. (3)", kind="theorem", provenance="derived",
     statement="Under a budget D = Σ H_m d_m, extraction error trades head count against head "
               "dimension; the optimal head count H* balances the two terms.",
     expressions={"H_star": H_star, "error": E_T1, "d_star": Dbud / H_star},
-    notes="Template E = Σ_m [a H_m^-α + b d_m^-β]; the paper's Eq. (3) was not recovered. The "
-          "paper's Eq. (3) predicts 32 heads where its Fig. 2 shows 8 best (a reviewer's remark).",
+    notes="Formulas are the digest's [DER] template E = Σ_m [a H_m^-α + b d_m^-β] (symmetric "
+          "groups); the paper's Eq. (3) was not recovered, hence 'derived'. The paper's Eq. (3) "
+          "predicts 32 heads where its Fig. 2 shows 8 best (a reviewer's remark).",
 )
 P.claim(
-    "TO-T2", section="§5 Theorem 5.1", kind="theorem", provenance="reconstructed",
+    "TO-T2", section="§5 Theorem 5.1", kind="theorem", provenance="derived",
     statement="Softmax saturation: with bounded logits, increasing the head dimension gives "
               "diminishing returns, more so for long sequences.",
     expressions={"rms_gain_bound": sigma * sp.sqrt(2 * sp.exp(2 * B) / L)},
-    notes="Formula is surrogate X3; the paper's statement was not recovered. Whether the effect "
-          "strengthens with L depends on L versus e^{4B} (digest §10).",
+    notes="Formula is the digest's surrogate X3 [X] (hence 'derived'); the paper's statement was "
+          "not recovered. Whether the effect strengthens with L depends on L versus e^{4B} "
+          "(digest §10).",
     depends_on=("TO-X3",),
 )
 P.claim(
-    "TO-C1", section="§5 Corollary 5.1", kind="construction", provenance="reconstructed",
+    "TO-C1", section="§5 Corollary 5.1", kind="construction", provenance="derived",
     statement="A low-rank (truncated SVD) version of a head exists; the logit change is at most "
               "σ_{r+1} R², and the output weights change by a factor at most e^{2δ} - 1.",
     expressions={"logit_change": s_r1 * R**2,
                  "weight_change_factor": sp.exp(2 * s_r1 * R**2) - 1,
                  "mse_bound": sv**2 * (sp.exp(2 * s_r1 * R**2) - 1) ** 2 * sp.exp(2 * B) / L},
+    notes="The procedure is the digest's [DER] truncated SVD of the QK circuit and the bounds are "
+          "its [X] consequences of X4 (hence 'derived'); the paper's Corollary 5.1 was not "
+          "recovered. mse_bound assumes position-only logits bounded by B and i.i.d. values.",
     depends_on=("TO-X4",),
 )
 P.claim(
-    "TO-R1", section="§4 / abstract", kind="empirical", provenance="stated",
+    "TO-R1", section="§4 / abstract", kind="empirical", provenance="reconstructed",
     statement="Early layers need enough attention width to extract information; split it between "
               "heads and head dimension by the TO-T1 balance (grouped heads).",
+    notes="The abstract [A] gives the thesis; the Eq. (3) balance and the grouped heads are known "
+          "only from reviews [R] and summaries [S], hence 'reconstructed'.",
     depends_on=("TO-T1",),
 )
 P.claim(
-    "TO-R2", section="§5 / abstract", kind="empirical", provenance="stated",
+    "TO-R2", section="§5 / abstract", kind="empirical", provenance="reconstructed",
     statement="Later layers can run with smaller head dimension and be compressed by per-head SVD "
               "truncation.",
+    notes="'Smaller head dimension in later layers' is the abstract's [A]; the per-head SVD "
+          "truncation is known only from reviews [R] and summaries [S], hence 'reconstructed'.",
     depends_on=("TO-C1", "TO-T2"),
 )
 P.claim(
@@ -101,8 +116,18 @@ P.claim(
 )
 P.claim(
     "TO-X4", section="digest §4 X4", kind="upper", provenance="derived",
-    statement="A logit perturbation of sup-norm δ changes the softmax by at most e^{2δ} - 1 in ℓ1.",
-    expressions={"l1_change": sp.exp(2 * delta) - 1},
+    statement="A logit perturbation of sup-norm δ changes the softmax by at most e^{2δ} - 1 in "
+              "ℓ1, and every weight by a factor in [e^{-2δ}, e^{2δ}].",
+    expressions={"l1_change": sp.exp(2 * delta) - 1, "weight_ratio": sp.exp(2 * delta)},
+    notes="weight_ratio: every weight changes by a factor in [e^{-2δ}, e^{2δ}] (digest X4).",
+)
+P.claim(
+    "TO-E5", section="App. Fig. 10 (reviewer 3) [R]", kind="empirical",
+    provenance="reconstructed",
+    statement="The attention logit norms of trained models grow with the sequence length L, which "
+              "strains the bounded-logit assumption of Theorem 5.1.",
+    notes="Known only from a reviewer's description of the paper's Fig. 10 (digest §2, §6 E5, "
+          "P5); the models, the norm and the lengths were not recovered.",
 )
 
 CLAIMS = P.claims
