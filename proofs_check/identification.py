@@ -1,20 +1,90 @@
 """Checks of arXiv 2609.01231 (ID-*): counts against numeric Jacobian ranks of the shared model's
-attention layer, invariances, inert biases, conservation and rebalancing."""
+attention layer, invariances, inert biases, conservation and rebalancing.
+
+Every count, ratio and closed form is read from the catalogue (``claim(id).expr``); the checks
+only measure and compare. Mutants are of two kinds: a broken *construction* (the layer measured has
+a tied, missing or extra structure; the invariance or rebalancing is implemented with a plausible
+bug) and a broken *formula* (a catalogue expression with a changed constant, a forgotten term or the
+wrong symmetry group), which ``_ev`` applies to the expression it reads."""
 
 from __future__ import annotations
+
+import dataclasses
+import math
 
 import numpy as np
 import sympy as sp
 import torch
 
 from approxtheory import claim
-from approxtheory.identifiability import (AttentionConfig, build_layer, imbalance, rebalance,
-                                          sylvester_projection, unidentified_dim)
+from approxtheory.identifiability import (
+    AttentionConfig,
+    bias_aliasing,
+    build_layer,
+    imbalance,
+    rebalance,
+    sylvester_projection,
+    unidentified_dim,
+)
 from approxtheory.measure import fit_rate
 
-from ._core import Context, Verdict, check, memo
+from ._core import Context, Verdict, check, memo, slope_row
 
 
+# ------------------------------------------------------------------------ formula mutants
+def _ov_orthogonal(e):
+    """C² -> C(C-1)/2: the orbit of O(C) instead of GL(C)."""
+    return sp.expand((e - sp.sqrt(e)) / 2)
+
+
+#: (mutant, claim, expression name) -> the broken expression, given the catalogue's one
+FORMULA_MUTANTS = {
+    ("qk-only-count", "ID-T4.5", "U"): lambda e: e / 2,
+    ("qk-only-count", "ID-T4.5", "ratio"): lambda e: e / 2,
+    ("orthogonal-ov", "ID-L4.6", "U"): _ov_orthogonal,
+    ("value-bias-identified", "ID-B4.7.2", "U"):
+        lambda e: e - claim("ID-B4.7.2").expr("U_value_bias").subs(
+            {claim("ID-B4.7.2").symbol("C"): claim("ID-B4.7.2").symbol("E")
+             / claim("ID-B4.7.2").symbol("H")}),
+    ("per-head-count", "ID-GQA4.9", "U"):
+        lambda e: e.subs(claim("ID-GQA4.9").symbol("G"), claim("ID-GQA4.9").symbol("H")),
+    ("per-head-count", "ID-GQA4.9", "ratio"):
+        lambda e: e.subs(claim("ID-GQA4.9").symbol("G"), claim("ID-GQA4.9").symbol("H")),
+    ("repeated-constant", "ID-P4.8", "U_qk_repeated_pair"): lambda e: e - 2,
+    ("gqa-count", "ID-RG", "U"): lambda e: claim("ID-GQA4.9").expr("U"),
+    ("gqa-count", "ID-RG", "ratio"): lambda e: claim("ID-GQA4.9").expr("ratio"),
+    ("split-ratio", "ID-X4.8.1", "ratio"):
+        lambda e: e.subs(claim("ID-X4.8.1").symbol("D"),
+                         claim("ID-X4.8.1").symbol("E") / claim("ID-X4.8.1").symbol("H")),
+    ("half-ratio", "ID-SH3.2", "ratio"): lambda e: sp.Rational(1, 2),
+    ("orthogonal-count", "ID-L4.1", "U"): _ov_orthogonal,
+    ("count-constant", "ID-E4.1", "U"): lambda e: e - 1,
+    ("uncapped", "ID-L4.1w", "U"): lambda e: claim("ID-L4.1w").symbol("D") ** 2,
+    ("one-constraint-set", "ID-L4.2", "dof"):
+        lambda e: e + claim("ID-L4.2").symbol("D") * (claim("ID-L4.2").symbol("D") + 1) / 2,
+    ("trivial-excluded", "ID-L4.3", "null_dim"): lambda e: e - 1,
+    ("rho-constant", "ID-S5.1", "rho_isotropic"): lambda e: 2 * e,
+    ("sha-symmetry-dropped", "ID-EQ4.10", "U_sha"): lambda e: sp.Integer(0),
+    ("mha-qk-only", "ID-EQ4.10", "P_mha"): lambda e: e / 2,
+    ("decay-exponent", "ID-L5.1d", "decay_factor"): lambda e: sp.sqrt(e),
+}
+
+
+def _expr(ctx: Context, cid: str, name: str):
+    """The catalogue's expression, broken if the context's mutant breaks it."""
+    e = claim(cid).expr(name)
+    f = FORMULA_MUTANTS.get((ctx.mutant, cid, name))
+    return f(e) if f is not None else e
+
+
+def _ev(ctx: Context, cid: str, name: str, **values):
+    """The (possibly mutated) catalogue expression at exact integer values."""
+    c = claim(cid)
+    e = _expr(ctx, cid, name).subs({c.symbol(k): sp.Integer(v) for k, v in values.items()})
+    return sp.nsimplify(sp.simplify(e))
+
+
+# ---------------------------------------------------------------- Jacobian-rank counts
 CONFIGS = {
     "ID-T4.5": [AttentionConfig(8, h) for h in (1, 2, 4, 8)] + [AttentionConfig(8, 2, causal=True)],
     "ID-L4.6": [AttentionConfig(8, h) for h in (1, 2, 4)],
@@ -25,52 +95,226 @@ CONFIGS = {
                 AttentionConfig(8, 1, rope="repeated"), AttentionConfig(8, 1, rope="partial:4")],
     "ID-RG": [AttentionConfig(8, 4, G=2, rope="full"), AttentionConfig(8, 4, G=1, rope="full")],
     "ID-X4.8.1": [AttentionConfig(8, 2, fat=True), AttentionConfig(4, 4, fat=True)],
+    "ID-SH3.2": [AttentionConfig(4, 1, no_output=True), AttentionConfig(6, 1, no_output=True)],
+}
+
+#: construction mutants: the layer actually built (and measured) for a configuration
+CONSTRUCTION_MUTANTS = {
+    # pairs of heads share one W_K and one W_V (a tied parameter), counted as independent heads
+    "tied-kv": lambda c: dataclasses.replace(c, G=c.H // 2) if c.H >= 2 and c.groups == c.H
+    else c,
+    # the paper's §3.2 head: a square W_V without W_O, counted as a head with W_O
+    "no-output": lambda c: dataclasses.replace(c, no_output=True) if c.H == 1 and not c.bias
+    else c,
+    "kv-untied": lambda c: dataclasses.replace(c, G=None),
+    "rope-off": lambda c: dataclasses.replace(c, rope=None),
+    "repeated-freq": lambda c: dataclasses.replace(c, rope="repeated") if c.rope == "full" else c,
+    "split-heads": lambda c: dataclasses.replace(c, fat=False),
+    "with-output": lambda c: dataclasses.replace(c, no_output=False),
+}
+
+TIED = "heads 2i and 2i+1 share one W_K and one W_V (a tied parameter), counted as independent"
+RANK_MUTANTS = {
+    "ID-T4.5": {"tied-kv": TIED,
+                "qk-only-count": "the count keeps only the QK orbit: U = E²/H (constant 2 -> 1; "
+                                 "the OV orbit's C² per head forgotten)"},
+    "ID-L4.6": {"orthogonal-ov": "the OV orbit counted as O(C), C(C-1)/2 per head, not GL(C)",
+                "no-output": "the H = 1 layer built with a square W_V and no W_O (the paper's "
+                             "§3.2 head), counted as a W_O W_V head"},
+    "ID-B4.7.2": {"value-bias-identified": "the count leaves out the H·C value-bias entries "
+                                           "aliased with b_O",
+                  "tied-kv": TIED},
+    "ID-GQA4.9": {"per-head-count": "symmetries counted per query head (G -> H in U and the "
+                                    "ratio: the MHA count)",
+                  "kv-untied": "the layer built with one K/V per query head (no sharing)"},
+    "ID-P4.8": {"rope-off": "the layer built without RoPE (GL(D) back in QK)",
+                "repeated-freq": "the full-RoPE layers built with one repeated frequency pair",
+                "repeated-constant": "the repeated-pair count D + 4 written D + 2"},
+    "ID-RG": {"rope-off": "the layer built without RoPE",
+              "kv-untied": "the layer built with one K/V per query head (no sharing)",
+              "gqa-count": "the RoPE+GQA count taken as the GQA count G(D² + C²) (the paper's "
+                           "Llama-2 figures)"},
+    "ID-X4.8.1": {"split-heads": "the layer built with D = E/H instead of fat heads D = E",
+                  "split-ratio": "the ratio D/(2E) evaluated at D = E/H (1/(2H)) for fat heads"},
+    "ID-SH3.2": {"with-output": "the single head built with a W_O (4E² weights)",
+                 "half-ratio": "the abstract's 1/2 taken for the §3.2 head"},
 }
 
 
 @memo
-def _rank(cfg):
-    return unidentified_dim(cfg)
+def _rank(cfg, seed):
+    return unidentified_dim(cfg, seed=seed)
 
 
-@check(*CONFIGS)
+def _predicted(ctx: Context, cid: str, cfg: AttentionConfig):
+    """(U, P, ratio or None) for a configuration, from the catalogue's expressions."""
+    E, H, G, D = cfg.E, cfg.H, cfg.groups, cfg.head_dim
+    C = D
+    ev = lambda name, c=cid, **v: _ev(ctx, c, name, **v)
+    if cid in ("ID-T4.5", "ID-B4.7.2"):
+        return ev("U", E=E, H=H), ev("P", E=E, H=H), ev("ratio", E=E, H=H)
+    if cid in ("ID-GQA4.9", "ID-RG"):
+        return ev("U", E=E, H=H, G=G), ev("P", E=E, H=H, G=G), ev("ratio", E=E, H=H, G=G)
+    if cid == "ID-L4.6":      # per head: QK orbit (ID-L4.1) + OV orbit (this claim)
+        return (H * (ev("U", "ID-L4.1", D=D) + ev("U", C=C)),
+                H * (ev("P", "ID-L4.1", D=D, E=E) + ev("P", C=C, E=E)), None)
+    if cid == "ID-P4.8":
+        if cfg.rope == "full":
+            return ev("U", E=E, H=H), ev("P", E=E, H=H), ev("ratio", E=E, H=H)
+        qk = ev("U_qk_repeated_pair", D=D) if cfg.rope == "repeated" else \
+            ev("U_qk_partial", D=D, D_r=cfg.rope_dims)
+        return H * (qk + ev("U", "ID-L4.6", C=C)), ev("P", E=E, H=H), None
+    if cid == "ID-X4.8.1":
+        return ev("U", D=D, H=H), ev("P", D=D, E=E, H=H), ev("ratio", D=D, E=E)
+    if cid == "ID-SH3.2":
+        return ev("U", E=E), ev("P", E=E), ev("ratio", E=E)
+    raise KeyError(cid)
+
+
+def _describe(c: AttentionConfig) -> str:
+    s = f"E={c.E} H={c.H}"
+    s += f" G={c.groups}" if c.groups != c.H else ""
+    s += " bias" if c.bias else ""
+    s += " causal" if c.causal else ""
+    s += f" rope={c.rope}" if c.rope else ""
+    s += " fat" if c.fat else ""
+    s += " no-W_O" if c.no_output else ""
+    return s
+
+
+def _aliasing(ctx: Context):
+    cfgs = [CONSTRUCTION_MUTANTS.get(ctx.mutant, lambda c: c)(c) for c in CONFIGS["ID-B4.7.2"]]
+    return [bias_aliasing(c, seed=ctx.seed) for c in cfgs]
+
+
+
 def jacobian_rank(ctx: Context, cid):
     rows = []
+    build = CONSTRUCTION_MUTANTS.get(ctx.mutant, lambda c: c)
     for cfg in CONFIGS[cid]:
-        r = _rank(cfg)
-        rows.append({"E": cfg.E, "H": cfg.H, "G": cfg.groups, "bias": cfg.bias,
-                     "causal": cfg.causal, "rope": cfg.rope or "none", "fat": cfg.fat,
-                     "total": r["total"], "predicted": r["predicted"], "measured": r["measured"],
+        built = build(cfg)
+        r = _rank(built, ctx.seed)
+        U, P, ratio = _predicted(ctx, cid, cfg)
+        meas_ratio = sp.Rational(r["measured"], r["total"])
+        ok = U == r["measured"] and P == r["total"] and (ratio is None or ratio == meas_ratio)
+        rows.append({"config": _describe(cfg), "built": _describe(built), "E": cfg.E, "H": cfg.H,
+                     "G": cfg.groups, "P_claimed": int(P), "P_measured": r["total"],
+                     "U_claimed": int(U), "U_measured": r["measured"],
+                     "ratio_claimed": str(ratio) if ratio is not None else "",
+                     "ratio_measured": str(meas_ratio), "agrees": bool(ok),
                      "gap": r["singular_value_gap"], "method": r["method"]})
-    ok = all(r["predicted"] == r["measured"] for r in rows)
-    # the closed-form ratio of the claim at the first configuration
-    c = claim(cid)
-    formula = ""
-    if "ratio" in c.expressions and not CONFIGS[cid][0].fat and cid != "ID-P4.8":
-        cfg = CONFIGS[cid][0]
-        vals = {"E": cfg.E, "H": cfg.H}
-        if "G" in c.symbols:
-            vals["G"] = cfg.groups
-        if "D" in c.symbols and cid == "ID-X4.8.1":
-            vals["D"] = cfg.head_dim
-        ratio = c.evaluate("ratio", **vals)
-        meas = sp.Rational(rows[0]["measured"], rows[0]["total"])
-        ok = ok and ratio == meas
-        formula = f"; ratio {ratio} from the catalogue equals the measured {meas}"
-    bad = [r for r in rows if r["predicted"] != r["measured"]]
+    bad = [r for r in rows if not r["agrees"]]
+    ok = not bad
+    extra = ""
+    if cid == "ID-B4.7.2":    # the aliasing itself: b_K inert, b_V^h only through b_O
+        al = _aliasing(ctx)
+        worst = max(max(a["key_bias_output_change"], a["value_bias_aliasing_output_change"],
+                        a["key_bias_grad"]) for a in al)
+        ok = ok and worst < 1e-10
+        extra = (f"; replacing b_K, or moving δ_h into b_V^h and -Σ_h W_O^h δ_h into b_O, "
+                 f"changes the outputs by at most {worst:.1e} (criterion < 1e-10)")
+    if cid == "ID-T4.5":      # "never 0": the catalogue's ratio is positive for every H
+        pos = _expr(ctx, cid, "ratio").is_positive
+        ok = ok and bool(pos)
+        extra = f"; the ratio {_expr(ctx, cid, 'ratio')} is positive for every H (never 0)"
     return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"unidentified dimension = P - rank(Jacobian) matches the count in "
-                   f"{len(rows) - len(bad)}/{len(rows)} configurations (singular-value gap >= "
-                   f"{min(r['gap'] for r in rows):.1e}){formula}",
-                   covered="; ".join(f"E={r['E']} H={r['H']} G={r['G']} bias={r['bias']} "
-                                     f"rope={r['rope']} fat={r['fat']} ({r['method']})"
-                                     for r in rows) +
+                   f"the catalogue's unidentified count U, total P"
+                   f"{' and ratio' if any(r['ratio_claimed'] for r in rows) else ''} equal "
+                   f"P - rank(Jacobian) of the layer in {len(rows) - len(bad)}/{len(rows)} "
+                   f"configurations (singular-value gap >= {min(r['gap'] for r in rows):.1e})"
+                   + extra,
+                   covered="; ".join(f"{r['built']} ({r['method']})" for r in rows) +
                            " — float64 Jacobian ranks on random sequences (dense: the full "
                            "Jacobian's singular values; structured: the per-head certificate)",
-                   measured=[r["measured"] for r in rows], claimed=[r["predicted"] for r in rows],
-                   witness=bad[0] if bad else None, rows=rows)
+                   measured=[r["U_measured"] for r in rows], claimed=[r["U_claimed"] for r in rows],
+                   witness=bad[0] if bad else None, rows=rows,
+                   scope="partial: the count at " + "; ".join(r["config"] for r in rows)
+                         + " (one random draw of weights and inputs each)")
 
 
+for _cid, _muts in RANK_MUTANTS.items():
+    check(_cid, mutants=_muts)(jacobian_rank)
+
+
+# ----------------------------------------------- the QK block of a layer, any D and E
+@memo
+def _qk_layer(E: int, D: int, seed: int, tie: bool = False, seq_len: int = 7) -> dict:
+    """P - rank of the Jacobian of a one-head layer of the shared model (width E, query/key dim
+    D, value dim E, no residual, float64) with respect to its query/key weights only, on random
+    sequences. ``tie`` builds the layer with W_K tied to W_Q (one parameter)."""
+    from torch.func import functional_call, jacrev
+
+    from approxtheory.model import LayerSpec, ModelConfig, Transformer
+    mc = ModelConfig(d_in=E, width=E, readout="tokens", residual=False,
+                     layers=[LayerSpec(heads=1, head_dim=D, value_dim=E)], d_out=E,
+                     attn_scale=1.0, embed_bias=False, head_bias=False)
+    m = Transformer(mc)
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in m.parameters():
+            p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64) / math.sqrt(E))
+        m.embed[0].weight.copy_(torch.eye(E, dtype=torch.float64))
+        m.head[0].weight.copy_(torch.eye(E, dtype=torch.float64))
+    a = m.layers[0].attn
+    parts = [a.q.weight.detach().reshape(-1)] + ([] if tie else [a.k.weight.detach().reshape(-1)])
+    theta = torch.cat(parts).clone()
+    P = theta.numel()
+    n_seq = max(12, -(-2 * P // (seq_len * E)))
+    X = torch.randn(n_seq, seq_len, E, generator=g, dtype=torch.float64)
+
+    def f(th):
+        wq = th[:D * E].view(D, E)
+        wk = wq if tie else th[D * E:].view(D, E)
+        out = functional_call(m, {"layers.0.attn.q.weight": wq, "layers.0.attn.k.weight": wk},
+                              (X,), {"return_attention": True})
+        return out[0].reshape(-1)
+
+    sv = torch.linalg.svdvals(jacrev(f)(theta).detach())
+    rank = int((sv > 1e-8 * sv[0]).sum())
+    gap = float(sv[rank - 1] / sv[rank]) if rank < len(sv) and sv[rank] > 0 else float("inf")
+    return {"P": P, "rank": rank, "U": P - rank, "gap": gap}
+
+
+def _qk_rows(ctx: Context, cid: str, grid):
+    rows = []
+    tie = ctx.mutant == "tied-qk"
+    for D, E in grid:
+        r = _qk_layer(E, D, ctx.seed, tie)
+        vals = {"D": D} if cid == "ID-E4.1" else {"D": D, "E": E}
+        U, P = _ev(ctx, cid, "U", **vals), _ev(ctx, cid, "P", **vals)
+        rows.append({"D": D, "E": E, "U_claimed": int(U), "U_measured": r["U"],
+                     "P_claimed": int(P), "P_measured": r["P"], "gap": r["gap"],
+                     "agrees": U == r["U"] and P == r["P"]})
+    return rows
+
+
+TIED_QK = "the layer built with W_K tied to W_Q (one shared parameter), counted as two"
+
+
+@check("ID-E4.1", mutants={"tied-qk": TIED_QK,
+                           "count-constant": "the count 2D - 1 written 2D - 2"})
+@check("ID-L4.1w", mutants={"tied-qk": TIED_QK,
+                            "uncapped": "the D <= E count D² used at every D (no cap at the "
+                                        "rank E of W_Kᵀ W_Q)"})
+def qk_count(ctx: Context, cid):
+    grid = [(1, 1), (2, 1), (3, 1), (5, 1)] if cid == "ID-E4.1" else \
+        [(2, 4), (4, 4), (5, 3), (7, 5), (6, 2)]
+    rows = _qk_rows(ctx, cid, grid)
+    bad = [r for r in rows if not r["agrees"]]
+    wide = [r for r in rows if r["D"] > r["E"]]
+    return Verdict(cid, "verified-numeric" if not bad else "refuted",
+                   f"P - rank of the layer's Jacobian in (W_Q, W_K) equals the catalogue's U (and "
+                   f"P = 2DE) in {len(rows) - len(bad)}/{len(rows)} cases, {len(wide)} of them "
+                   f"with D > E (singular-value gap >= {min(r['gap'] for r in rows):.1e})",
+                   covered="(D, E) = " + ", ".join(f"({r['D']},{r['E']})" for r in rows) +
+                           ": one-head layer of the shared model, float64, random weights and "
+                           "sequences",
+                   measured=[r["U_measured"] for r in rows], claimed=[r["U_claimed"] for r in rows],
+                   witness=bad[0] if bad else None, rows=rows,
+                   scope="partial: (D, E) = " + ", ".join(f"({r['D']},{r['E']})" for r in rows))
+
+
+# ------------------------------------------------------------------------- invariances
 def _qk(m, h):
     a = m.layers[0].attn
     n = a.n
@@ -78,7 +322,16 @@ def _qk(m, h):
         a.k.weight.detach()[h * n:(h + 1) * n].numpy().copy()
 
 
-@check("ID-L4.1", "ID-B4.6")
+TRANSPOSE = "the key transform S^{-1} W_K instead of S^{-T} W_K (the transpose the paper's " \
+            "proof of Lemma 4.1 drops)"
+
+
+@check("ID-L4.1", mutants={"transpose-dropped": TRANSPOSE,
+                           "orthogonal-count": "the per-head count D² replaced by O(D)'s "
+                                               "D(D-1)/2 (rotations only)"})
+@check("ID-B4.6", mutants={"transpose-dropped": TRANSPOSE,
+                           "bias-untransformed": "W_Q, W_K transformed but b_Q, b_K left as "
+                                                 "they were"})
 def invariance(ctx: Context, cid):
     cfg = AttentionConfig(8, 2, bias=(cid == "ID-B4.6"))
     m = build_layer(cfg, seed=ctx.seed)
@@ -90,13 +343,14 @@ def invariance(ctx: Context, cid):
         rng = np.random.default_rng(ctx.seed)
         for h in range(2):
             S = rng.standard_normal((4, 4)) + 3 * np.eye(4)
+            Sk = np.linalg.inv(S) if ctx.is_mutant("transpose-dropped") else np.linalg.inv(S).T
             Wq, Wk = _qk(m, h)
-            a.set_head(h, q=S @ Wq, k=np.linalg.inv(S).T @ Wk)
-            if cfg.bias:
+            a.set_head(h, q=S @ Wq, k=Sk @ Wk)
+            if cfg.bias and not ctx.is_mutant("bias-untransformed"):
                 bq = a.q.bias[h * 4:(h + 1) * 4].numpy().copy()
                 bk = a.k.bias[h * 4:(h + 1) * 4].numpy().copy()
                 a.q.bias[h * 4:(h + 1) * 4] = torch.from_numpy(S @ bq)
-                a.k.bias[h * 4:(h + 1) * 4] = torch.from_numpy(np.linalg.inv(S).T @ bk)
+                a.k.bias[h * 4:(h + 1) * 4] = torch.from_numpy(Sk @ bk)
         y1 = m(X)
         # control: transforming W_Q alone is not an invariance
         a.set_head(0, q=2 * _qk(m, 0)[0])
@@ -104,81 +358,201 @@ def invariance(ctx: Context, cid):
     d = float((y1 - y0).abs().max())
     ctrl = float((y2 - y0).abs().max())
     ok = d < 1e-10 and ctrl > 1e-3
+    count, scope = "", "partial: E = 8, H = 2 with biases, one random S in GL(4) per head"
+    if cid == "ID-L4.1":       # the orbit's dimension: the QK block of a layer
+        rows = _qk_rows(ctx, "ID-L4.1", [(2, 5), (4, 8), (3, 3)])
+        ok = ok and all(r["agrees"] for r in rows)
+        count = "; per-head count " + ", ".join(
+            f"(D,E)=({r['D']},{r['E']}): U {r['U_measured']} measured vs {r['U_claimed']}"
+            for r in rows)
+        scope = ("partial: the GL(D) action at E = 8, H = 2 (one random S per head) and the "
+                 "count D² of 2DE at (D, E) = (2,5), (4,8), (3,3)")
     return Verdict(cid, "verified-numeric" if ok else "refuted",
                    f"(S W_Q, S^-T W_K){' with (S b_Q, S^-T b_K)' if cfg.bias else ''} leaves "
-                   f"outputs unchanged to {d:.1e}; control (W_Q alone) changes them by {ctrl:.2f}",
-                   covered="E = 8, H = 2, random S in GL(4)", measured=d, claimed=0.0)
+                   f"outputs unchanged to {d:.1e} (criterion < 1e-10); control (W_Q alone) "
+                   f"changes them by {ctrl:.2f}" + count,
+                   covered="E = 8, H = 2, random S in GL(4)", measured=d, claimed=0.0,
+                   scope=scope)
 
 
-@check("ID-E4.1")
-def trivial_example(ctx: Context, cid):
-    c = claim("ID-E4.1")
-    D = c.symbol("D")
-    ok = sp.simplify(c.expr("ratio") - (2 * D - 1) / (2 * D)) == 0
-    cfg_rank = _rank(AttentionConfig(1, 1))
-    # E = 1: QK has 2 numbers (D = 1), one identified product; OV likewise
-    return Verdict(cid, "verified-symbolic" if ok and cfg_rank["measured"] == 2 else "refuted",
-                   f"ratio (2D-1)/(2D); at E = D = 1 the Jacobian rank leaves "
-                   f"{cfg_rank['measured']} of {cfg_rank['total']} unidentified (QK and OV)",
-                   covered="symbolic + E = 1 Jacobian")
+# ------------------------------------------------------------------------- rebalancing
+UNEVEN = "the rebalanced pair returned as (1.1 W_Q, W_K / 1.1): Σ split unevenly"
+ONE_SIDE = "the Procrustes rotation applied to W_Q only (a random orthogonal R on W_Q)"
 
 
-@check("ID-L4.2", "ID-S5.2")
+def _rebalanced(ctx: Context, Wq, Wk, rng):
+    q2, k2 = rebalance(Wq, Wk)
+    if ctx.is_mutant("uneven-split"):
+        q2, k2 = 1.1 * q2, k2 / 1.1
+    if ctx.is_mutant("rotation-one-side"):
+        R = np.linalg.qr(rng.standard_normal((Wq.shape[0],) * 2))[0]
+        q2 = R @ q2
+    return q2, k2
+
+
+@check("ID-L4.2", mutants={"uneven-split": UNEVEN, "rotation-one-side": ONE_SIDE,
+                           "one-constraint-set": "2DE + D - D(D+1)/2: only one set of "
+                                                 "orthonormality constraints subtracted"})
+@check("ID-S5.2", mutants={"uneven-split": UNEVEN, "rotation-one-side": ONE_SIDE})
+@check("ID-S5.2n", mutants={"uneven-split": UNEVEN, "rotation-one-side": ONE_SIDE})
 def balanced_representative(ctx: Context, cid):
     rng = np.random.default_rng(ctx.seed)
-    worst_M, worst_b = 0.0, 0.0
-    for _ in range(ctx.pick(20, 200)):
-        D, E = 8, 32
+    D, E = 8, 32
+    worst = {"M": 0.0, "beta": 0.0, "tau": 0.0, "norm": 0.0, "orbit_below": 0.0}
+    n = ctx.pick(20, 200)
+    for _ in range(n):
         Wq = rng.standard_normal((D, E)) * rng.uniform(0.2, 3)
         Wk = rng.standard_normal((D, E)) * rng.uniform(0.2, 3)
         M = Wk.T @ Wq
-        q2, k2 = rebalance(Wq, Wk)
-        dM = np.linalg.norm(k2.T @ q2 - M) / np.linalg.norm(M)
-        beta = np.linalg.norm(imbalance(q2, k2))
+        q2, k2 = _rebalanced(ctx, Wq, Wk, rng)
+        C0 = np.linalg.norm(imbalance(Wq, Wk))
+        worst["M"] = max(worst["M"], np.linalg.norm(k2.T @ q2 - M) / np.linalg.norm(M))
+        worst["beta"] = max(worst["beta"], np.linalg.norm(imbalance(q2, k2)) / C0)
+        worst["tau"] = max(worst["tau"], abs(np.trace(imbalance(q2, k2))) / C0)
         nuc = 2 * np.linalg.norm(M, "nuc")
         norm = np.linalg.norm(q2) ** 2 + np.linalg.norm(k2) ** 2
-        worst_M = max(worst_M, dM)
-        worst_b = max(worst_b, beta / np.linalg.norm(imbalance(Wq, Wk)), abs(norm - nuc) / nuc)
-    ok = worst_M < 1e-12 and worst_b < 1e-10
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"rebalancing keeps W_Kᵀ W_Q (relative change {worst_M:.1e}), zeroes the "
-                   f"imbalance and reaches ||W_Q||² + ||W_K||² = 2||M||_* (max rel. deviation "
-                   f"{worst_b:.1e})", covered="random unbalanced pairs, D = 8, E = 32",
-                   measured=worst_M, claimed=0.0)
+        worst["norm"] = max(worst["norm"], abs(norm - nuc) / nuc)
+        if cid == "ID-S5.2n":   # other points of the orbit are not smaller
+            for scale in (0.1, 1.0):
+                S = np.eye(D) + scale * rng.standard_normal((D, D))
+                other = np.linalg.norm(S @ q2) ** 2 + np.linalg.norm(np.linalg.inv(S).T @ k2) ** 2
+                worst["orbit_below"] = max(worst["orbit_below"], (norm - other) / nuc)
+    tol_M, tol_b = 1e-12, 1e-10
+    parts = {"M kept": worst["M"] < tol_M}
+    if cid in ("ID-L4.2", "ID-S5.2"):
+        parts["β = 0"] = worst["beta"] < tol_b
+    if cid == "ID-S5.2":
+        parts["τ = 0"] = worst["tau"] < tol_b
+    if cid == "ID-S5.2n":
+        parts["norm = 2||M||_*"] = worst["norm"] < tol_b
+        parts["no orbit point below"] = worst["orbit_below"] < tol_b
+    extra, scope = "", (f"partial: {n} random unbalanced pairs, D = 8, E = 32")
+    if cid == "ID-L4.2":        # the degrees of freedom: the identified QK dimension of a layer
+        rows = []
+        for d, e in [(2, 5), (4, 8), (3, 3)]:
+            r = _qk_layer(e, d, ctx.seed)
+            dof = _ev(ctx, cid, "dof", D=d, E=e)
+            rows.append((d, e, r["rank"], dof))
+        parts["dof = rank"] = all(rk == dof for _, _, rk, dof in rows)
+        extra = "; identified dimension (rank) vs dof: " + ", ".join(
+            f"(D,E)=({d},{e}): {rk} vs {dof}" for d, e, rk, dof in rows)
+        scope += "; dof at (D, E) = (2,5), (4,8), (3,3)"
+    failed = [k for k, v in parts.items() if not v]
+    return Verdict(cid, "verified-numeric" if not failed else "refuted",
+                   f"after rebalancing: relative change of W_Kᵀ W_Q {worst['M']:.1e} (< {tol_M}), "
+                   f"β/β₀ {worst['beta']:.1e}, |τ|/β₀ {worst['tau']:.1e}, ||W_Q||² + ||W_K||² "
+                   f"vs 2||M||_* {worst['norm']:.1e}"
+                   + (f", largest relative drop to another orbit point {worst['orbit_below']:.1e}"
+                      if cid == "ID-S5.2n" else "") + f" (criteria < {tol_b})" + extra
+                   + (f". Failed: {', '.join(failed)}" if failed else ""),
+                   covered=f"{n} random unbalanced pairs, D = 8, E = 32",
+                   measured=worst["M"], claimed=0.0, scope=scope)
 
 
-@check("ID-L4.3", "ID-S5.1")
+# -------------------------------------------------------------- null directions, projection
+def _dM(Wq, Wk):
+    """The Jacobian of (W_Q, W_K) -> W_Kᵀ W_Q as an E² x 2DE matrix."""
+    D, E = Wq.shape
+    eye = np.eye(E)
+    JQ = np.einsum("di,jk->ijdk", Wk, eye).reshape(E * E, D * E)   # W_Kᵀ dW_Q
+    JK = np.einsum("ik,dj->ijdk", eye, Wq).reshape(E * E, D * E)   # dW_Kᵀ W_Q
+    return np.concatenate([JQ, JK], axis=1)
+
+
+@check("ID-L4.3", mutants={"sign-flipped": "the directions (A W_Q, +Aᵀ W_K) (sign of the key "
+                                           "part flipped)",
+                           "trivial-excluded": "the null dimension D² - 1: the trivial "
+                                               "direction (W_Q, -W_K) (A = I) not counted"})
 def null_directions(ctx: Context, cid):
+    rng = np.random.default_rng(ctx.seed)
+    sign = 1.0 if ctx.is_mutant("sign-flipped") else -1.0
+    rows = []
+    for D, E in [(2, 5), (4, 8), (8, 16)]:
+        Wq, Wk = rng.standard_normal((D, E)), rng.standard_normal((D, E))
+        J = _dM(Wq, Wk)
+        sv = np.linalg.svd(J, compute_uv=False)
+        null = 2 * D * E - int((sv > 1e-10 * sv[0]).sum())
+        # the D² directions (E_ij W_Q, ∓E_ijᵀ W_K) of the parametrization
+        dirs = []
+        for i in range(D):
+            for j in range(D):
+                A = np.zeros((D, D))
+                A[i, j] = 1.0
+                dirs.append(np.concatenate([(A @ Wq).ravel(), (sign * A.T @ Wk).ravel()]))
+        N = np.array(dirs).T
+        first = float(np.linalg.norm(J @ N) / (np.linalg.norm(J) * np.linalg.norm(N)))
+        span = int(np.linalg.matrix_rank(N))
+        claimed = _ev(ctx, cid, "null_dim", D=D)
+        rows.append({"D": D, "E": E, "null_dim": null, "claimed": int(claimed),
+                     "first_order": first, "span": span,
+                     "agrees": null == claimed and span == claimed and first < 1e-12})
+    bad = [r for r in rows if not r["agrees"]]
+    return Verdict(cid, "verified-numeric" if not bad else "refuted",
+                   "the null space of d(W_Kᵀ W_Q) has the catalogue's dimension and is spanned by "
+                   "{(A W_Q, -Aᵀ W_K)}: " + "; ".join(
+                       f"(D,E)=({r['D']},{r['E']}): null {r['null_dim']} vs {r['claimed']}, "
+                       f"span {r['span']}, first-order change {r['first_order']:.1e}"
+                       for r in rows) + " (criteria: equal, equal, < 1e-12)",
+                   covered="random full-rank (W_Q, W_K), (D, E) = (2,5), (4,8), (8,16)",
+                   measured=[r["null_dim"] for r in rows], claimed=[r["claimed"] for r in rows],
+                   witness=bad[0] if bad else None,
+                   scope="partial: one random full-rank pair at each (D, E) = (2,5), (4,8), "
+                         "(8,16)")
+
+
+def _projection(ctx: Context, Wq, Wk, dq, dk):
+    """ρ of an update, by the library's projection, or by a plausibly broken one."""
+    if ctx.is_mutant("paper-sign"):        # Cm = δW_Q W_Qᵀ + W_K δW_Kᵀ
+        return sylvester_projection(Wq, Wk, dq, -dk)[1]
+    if ctx.is_mutant("paper-indices"):     # Ã_ij = R_ij / (λ_Q,i + λ_K,j)
+        lq, Uq = np.linalg.eigh(Wq @ Wq.T)
+        lk, Uk = np.linalg.eigh(Wk @ Wk.T)
+        R = Uk.T @ (dq @ Wq.T - Wk @ dk.T) @ Uq
+        A = Uk @ (R / (lq[:, None] + lk[None, :])) @ Uq.T
+        num = np.linalg.norm(A @ Wq) ** 2 + np.linalg.norm(A.T @ Wk) ** 2
+        return float(num / (np.linalg.norm(dq) ** 2 + np.linalg.norm(dk) ** 2))
+    return sylvester_projection(Wq, Wk, dq, dk)[1]
+
+
+@check("ID-S5.1", mutants={
+    "paper-sign": "the projection's objective with the OCR'd sign: Cm = δW_Q W_Qᵀ + W_K δW_Kᵀ",
+    "paper-indices": "the elementwise solve with the paper's printed (swapped) eigenvalue "
+                     "indices",
+    "rho-constant": "the isotropic baseline 1/(2H) written 1/H"})
+def projection(ctx: Context, cid):
     rng = np.random.default_rng(ctx.seed)
     D, E = 8, 32
     Wq, Wk = rng.standard_normal((D, E)), rng.standard_normal((D, E))
     A = rng.standard_normal((D, D))
-    dq, dk = A @ Wq, -A.T @ Wk
-    first_order = np.linalg.norm(Wk.T @ dq + dk.T @ Wq)
-    _, rho_null = sylvester_projection(Wq, Wk, dq, dk)
+    rho_null = _projection(ctx, Wq, Wk, A @ Wq, -A.T @ Wk)
     G = rng.standard_normal((E, E))                    # gradient of a loss of M = W_Kᵀ W_Q
-    _, rho_grad = sylvester_projection(Wq, Wk, Wk @ G, Wq @ G.T)
-    rhos = [sylvester_projection(Wq, Wk, rng.standard_normal((D, E)),
-                                 rng.standard_normal((D, E)))[1] for _ in range(ctx.pick(400, 4000))]
-    pred = float(claim("ID-S5.1").evaluate("rho_isotropic", E=E, H=E // D))
+    rho_grad = _projection(ctx, Wq, Wk, Wk @ G, Wq @ G.T)
+    rhos = [_projection(ctx, Wq, Wk, rng.standard_normal((D, E)), rng.standard_normal((D, E)))
+            for _ in range(ctx.pick(400, 4000))]
+    pred = float(_ev(ctx, cid, "rho_isotropic", E=E, H=E // D))
     mean = float(np.mean(rhos))
     se = float(np.std(rhos) / np.sqrt(len(rhos)))
-    ok = first_order < 1e-10 and abs(rho_null - 1) < 1e-10 and rho_grad < 1e-12 and \
-        abs(mean - pred) < 4 * se
+    ok = abs(rho_null - 1) < 1e-10 and rho_grad < 1e-12 and abs(mean - pred) < 4 * se
     return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"(A W_Q, -Aᵀ W_K) leaves W_Kᵀ W_Q unchanged to first order ({first_order:.1e}); "
-                   f"ρ = {rho_null:.12f} for a null step, {rho_grad:.1e} for a gradient step, mean "
-                   f"{mean:.4f} ± {se:.4f} for isotropic steps (predicted D/(2E) = {pred})",
+                   f"ρ = {rho_null:.12f} for a step in the subspace (criterion |ρ - 1| < 1e-10), "
+                   f"{rho_grad:.1e} for a gradient step (< 1e-12), mean {mean:.4f} ± {se:.4f} for "
+                   f"isotropic steps vs the catalogue's {pred} (within 4 standard errors)",
                    covered=f"D = 8, E = 32, {len(rhos)} isotropic steps", measured=mean,
-                   claimed=pred)
+                   claimed=pred,
+                   scope=f"partial: one random pair at D = 8, E = 32 (H = 4); {len(rhos)} "
+                         "isotropic steps")
 
 
-@check("ID-F4.7")
+# ------------------------------------------------------------------------- inert key bias
+@check("ID-F4.7", mutants={"rope-key-bias": "a layer with RoPE after the biased key projection: "
+                                            "the rotated key bias is no longer a constant shift"})
 def key_bias_inert(ctx: Context, cid):
     worst_out, worst_grad = 0.0, 0.0
     g = torch.Generator().manual_seed(ctx.seed)
+    rope = "full" if ctx.is_mutant("rope-key-bias") else None
     for causal in (False, True):
-        m = build_layer(AttentionConfig(8, 2, bias=True, causal=causal), seed=ctx.seed)
+        m = build_layer(AttentionConfig(8, 2, bias=True, causal=causal, rope=rope),
+                        seed=ctx.seed)
         X = torch.randn(4, 6, 8, dtype=torch.float64, generator=g)
         y0 = m(X)
         loss = (y0 ** 2).sum()
@@ -190,74 +564,168 @@ def key_bias_inert(ctx: Context, cid):
     ok = worst_out < 1e-10 and worst_grad < 1e-10
     return Verdict(cid, "verified-numeric" if ok else "refuted",
                    f"changing b_K by 10·N(0,1) moves outputs by {worst_out:.1e}; ∂L/∂b_K = "
-                   f"{worst_grad:.1e}", covered="E = 8, H = 2, causal and not",
-                   measured=max(worst_out, worst_grad), claimed=0.0)
+                   f"{worst_grad:.1e} (criteria < 1e-10)", covered="E = 8, H = 2, causal and not",
+                   measured=max(worst_out, worst_grad), claimed=0.0,
+                   scope="partial: E = 8, H = 2, causal and not, one random layer and b_K shift "
+                         "each")
 
 
-@check("ID-EQ4.10")
+# ------------------------------------------------------------------- single head equivalence
+@check("ID-EQ4.10", mutants={
+    "sha-symmetry-dropped": "the single head's count without its QK orbit (U_sha = 0)",
+    "mha-qk-only": "the MHA's weights counted from the QK blocks only (2HDE, constant 4 -> 2)"})
 def single_head_equivalence(ctx: Context, cid):
-    c = claim("ID-EQ4.10")
-    H, eta = c.symbol("H"), c.symbol("eta")
-    lhs_max = sp.maximum(c.expr("fixed_width_lhs"), eta, sp.Interval(0, 1))
-    rhs_min = c.expr("fixed_width_rhs").subs(H, 2)
-    ok = lhs_max == 2 and rhs_min == 3 and sp.diff(c.expr("fixed_width_rhs"), H).is_positive
+    c = claim(cid)
+    E, H, D, E0, D0, eta = (c.symbol(s) for s in ("E", "H", "D", "E_0", "D_0", "eta"))
+    # identified = P - U, from the catalogue's counts (one source of truth)
+    ident_sha = _expr(ctx, cid, "P_sha") - _expr(ctx, cid, "U_sha")
+    ident_mha = (_expr(ctx, cid, "P_mha") - _expr(ctx, cid, "U_mha")).subs(D, E / H)
+    # (a) equal widths: D0 = E0, solve for E0
+    sols = [s for s in sp.solve(sp.Eq(ident_sha.subs(D0, E0), ident_mha), E0)
+            if s.is_positive is not False]
+    ratio = sp.simplify(sols[0] / E) if len(sols) == 1 else None
+    ok_a = ratio is not None and sp.simplify(ratio - c.expr("E0_over_E")) == 0 and \
+        sp.simplify(ratio.subs(H, 1)) == 1
+    # (b) fixed width: E0 = E, D0 = eta E; maximise the single head's side over eta in [0, 1]
+    lhs = sp.simplify(ident_sha.subs({E0: E, D0: eta * E}) / E**2)
+    rhs = sp.simplify(ident_mha / E**2)
+    lhs_max = sp.maximum(lhs, eta, sp.Interval(0, 1))
+    rhs_2 = rhs.subs(H, 2)
+    increasing = sp.simplify(sp.diff(rhs, H)).is_positive
+    ok_b = bool(lhs_max < rhs_2) and bool(increasing) and rhs.subs(H, 1) == lhs_max
+    ok_stated = sp.simplify(lhs - c.expr("fixed_width_lhs")) == 0 and \
+        sp.simplify(rhs - c.expr("fixed_width_rhs")) == 0
+    ok = ok_a and ok_b and ok_stated
+    verdict_b = ("so no single head matches for H >= 2 (equality at H = 1)" if ok_b else
+                 "so the impossibility does NOT follow from these counts")
     r12 = float(c.evaluate("E0_over_E", H=12))
     return Verdict(cid, "verified-symbolic" if ok else "refuted",
-                   f"at fixed width the single head's identified count (max 2 at η = 1) never "
-                   f"reaches the MHA's (3 at H = 2, increasing in H); E0/E = {r12:.3f} at H = 12 "
-                   "(the paper's 'roughly 60% larger' matches neither this nor the parameter "
-                   f"ratio {r12 ** 2:.3f})", covered="symbolic over η in [0,1], H >= 2")
+                   f"from the catalogue's counts (identified = P - U): equal widths need "
+                   f"E0/E = {ratio} (stated {c.expr('E0_over_E')}; 1 at H = 1); at fixed width "
+                   f"the single head's side {lhs} has maximum {lhs_max} on η ∈ [0, 1], the MHA's "
+                   f"side {rhs} is {rhs_2} at H = 2 and "
+                   f"{'increasing' if increasing else 'not increasing'} in H, {verdict_b}; "
+                   f"derived sides equal the paper's "
+                   f"printed ones: {ok_stated}. E0/E = {r12:.3f} at H = 12 (the paper's "
+                   f"'roughly 60% larger' matches neither this nor the parameter ratio "
+                   f"{r12 ** 2:.3f})",
+                   covered="symbolic over η in [0,1], H >= 1",
+                   scope="full")
 
 
-@check("ID-L5.1")
-def conservation(ctx: Context, cid):
+# ------------------------------------------------------------------------- conservation
+def _flow_rows(ctx: Context):
+    rows = []
+    for causal in (False, True):
+        bias = ctx.is_mutant("qk-bias")
+        m = build_layer(AttentionConfig(8, 2, causal=causal, bias=bias), seed=ctx.seed)
+        g = torch.Generator().manual_seed(ctx.seed + 1)
+        X = torch.randn(6, 7, 8, dtype=torch.float64, generator=g)
+        T = torch.randn(6, 7, 8, dtype=torch.float64, generator=g)
+        loss = ((m(X) - T) ** 2).sum()
+        loss.backward()
+        a = m.layers[0].attn
+        for h in range(a.h):
+            sl = slice(h * a.n, (h + 1) * a.n)
+            Wq, Wk = a.q.weight.detach()[sl].numpy(), a.k.weight.detach()[sl].numpy()
+            gq, gk = a.q.weight.grad[sl].numpy(), a.k.weight.grad[sl].numpy()
+            if ctx.is_mutant("sign-flow"):
+                gq, gk = np.sign(gq), np.sign(gk)
+            # d/dt (W_Q W_Qᵀ - W_K W_Kᵀ) along dW/dt = -∇L
+            dC = -(gq @ Wq.T + Wq @ gq.T) + (gk @ Wk.T + Wk @ gk.T)
+            scale = np.linalg.norm(gq @ Wq.T) + np.linalg.norm(gk @ Wk.T)
+            rows.append({"causal": causal, "head": h, "dC_dt": float(np.linalg.norm(dC)),
+                         "relative": float(np.linalg.norm(dC) / scale)})
+    return rows
+
+
+@check("ID-L5.1", mutants={
+    "qk-bias": "the layer with query/key biases (the paper's experiments): the W-only "
+               "quantity is then not the conserved one",
+    "sign-flow": "the flow of a sign-preconditioned (Adam-like) update instead of the "
+                 "gradient"})
+def conservation_flow(ctx: Context, cid):
+    rows = _flow_rows(ctx)
+    worst = max(r["relative"] for r in rows)
+    ok = worst < 1e-12
+    return Verdict(cid, "verified-numeric" if ok else "refuted",
+                   f"along -∇L of a squared loss, d/dt (W_Q W_Qᵀ - W_K W_Kᵀ) is {worst:.1e} "
+                   f"relative to its two cancelling terms (criterion < 1e-12), every head",
+                   covered="E = 8, H = 2 layers (causal and not), random target, float64",
+                   measured=worst, claimed=0.0, rows=rows,
+                   scope="partial: the flow's derivative at one random point of an E = 8, H = 2 "
+                         "layer (causal and not) for a squared loss")
+
+
+@check("ID-L5.1d", mutants={
+    "sign-step": "gradient descent replaced by sign descent (an Adam-like elementwise "
+                 "normalised step)",
+    "decay-exponent": "the weight-decay factor (1 - lr λ)² written (1 - lr λ)"})
+def conservation_discrete(ctx: Context, cid):
     rng = np.random.default_rng(ctx.seed)
     D, E = 4, 8
     Wq0, Wk0 = rng.standard_normal((D, E)) * 0.5, rng.standard_normal((D, E)) * 0.5
     Tgt = rng.standard_normal((E, E)) * 0.3
+    sign = ctx.is_mutant("sign-step")
+
+    def step(Wq, Wk, lr, wd=0.0):
+        G = Wk.T @ Wq - Tgt                           # dL/dM for L = ½||M - Tgt||²
+        gq, gk = Wk @ G, Wq @ G.T
+        if sign:
+            gq, gk = np.sign(gq), np.sign(gk)
+        return (1 - lr * wd) * Wq - lr * gq, (1 - lr * wd) * Wk - lr * gk, G
+
     rows = []
     for lr in (1e-2, 3e-3, 1e-3, 3e-4):
         Wq, Wk = Wq0.copy(), Wk0.copy()
         C0 = imbalance(Wq, Wk)
-        for _ in range(int(round(0.5 / lr))):            # fixed time horizon 0.5
-            G = Wk.T @ Wq - Tgt                           # dL/dM for L = ½||M - Tgt||²
-            Wq, Wk = Wq - lr * (Wk @ G), Wk - lr * (Wq @ G.T)
+        for _ in range(round(0.5 / lr)):                 # fixed time horizon 0.5
+            Wq, Wk, _ = step(Wq, Wk, lr)
         rows.append({"lr": lr, "drift": float(np.linalg.norm(imbalance(Wq, Wk) - C0))})
-    fit = fit_rate([r["lr"] for r in rows], [r["drift"] for r in rows])
-    # one gradient step with weight decay: exactly C_1 = (1 - lr λ)² C_0 + lr² (W_K G Gᵀ W_Kᵀ -
-    # W_Q Gᵀ G W_Qᵀ), i.e. the decay factor of the catalogue plus the O(lr²) discretisation term
+    fit = fit_rate([r["lr"] for r in rows], [r["drift"] for r in rows], seed=ctx.seed)
+    c = claim(cid)
+    p = float(c.exponent("lr", expr="horizon_drift"))
+    tol = 0.1
+    ok_rate = fit.ci_low >= p - tol
+    # one step with weight decay: exactly C_1 = f C_0 + lr² (W_K G Gᵀ W_Kᵀ - W_Q Gᵀ G W_Qᵀ),
+    # f the catalogue's decay factor
     lam, lr = 0.1, 0.01
-    Wq, Wk = Wq0.copy(), Wk0.copy()
-    C0 = imbalance(Wq, Wk)
-    G = Wk.T @ Wq - Tgt
-    Wq1 = (1 - lr * lam) * Wq - lr * (Wk @ G)
-    Wk1 = (1 - lr * lam) * Wk - lr * (Wq @ G.T)
-    factor = float(claim("ID-L5.1").evaluate("decay_factor", lr=sp.Rational(1, 100),
-                                             **{"lambda": sp.Rational(1, 10)}))
-    second_order = lr ** 2 * (Wk @ G @ G.T @ Wk.T - Wq @ G.T @ G @ Wq.T)
-    ok_decay = np.allclose(imbalance(Wq1, Wk1), factor * C0 + second_order, atol=1e-12)
-    ok = 0.8 <= fit.slope <= 1.2 and ok_decay
+    C0 = imbalance(Wq0, Wk0)
+    Wq1, Wk1, G = step(Wq0, Wk0, lr, lam)
+    factor = float(_expr(ctx, cid, "decay_factor").subs(
+        {c.symbol("lr"): sp.Rational(1, 100), c.symbol("lambda"): sp.Rational(1, 10)}))
+    second_order = lr ** 2 * (Wk0 @ G @ G.T @ Wk0.T - Wq0 @ G.T @ G @ Wq0.T)
+    err = float(np.abs(imbalance(Wq1, Wk1) - (factor * C0 + second_order)).max())
+    ok_decay = err < 1e-12
+    ok = ok_rate and ok_decay
     return Verdict(cid, "verified-numeric" if ok else "refuted",
                    f"gradient descent over a fixed time drifts like lr^{fit.slope:.2f} "
-                   f"[{fit.ci_low:.2f}, {fit.ci_high:.2f}] (flow: conserved; per step O(lr²)); "
-                   f"weight decay scales the imbalance by (1 - lr λ)²",
+                   f"[{fit.ci_low:.2f}, {fit.ci_high:.2f}]; criterion: the interval lies at or "
+                   f"above the catalogue's exponent {p:g} - {tol} (it must exclude slopes below "
+                   f"{p - tol:g}, e.g. 0: a drift that does not vanish with lr); one step with "
+                   f"weight decay equals (1 - lr λ)² C + lr²(W_K G Gᵀ W_Kᵀ - W_Q Gᵀ G W_Qᵀ) to "
+                   f"{err:.1e} (< 1e-12)",
                    covered="D = 4, E = 8, lr in {1e-2..3e-4}, horizon 0.5", rows=rows,
-                   plot={"x": "lr", "y": ["drift"], "title": "ID-L5.1: imbalance drift",
-                         "xlabel": "learning rate", "ylabel": "||C_t - C_0||"})
+                   slopes=[slope_row(fit, "fixed-horizon drift", p)],
+                   plot={"x": "lr", "y": ["drift"], "title": "ID-L5.1d: imbalance drift",
+                         "xlabel": "learning rate", "ylabel": "||C_t - C_0||"},
+                   scope="partial: a loss ½||W_Kᵀ W_Q - T||² at D = 4, E = 8, four learning "
+                         "rates, horizon 0.5; one weight-decay step")
 
 
+# ------------------------------------------------------------------------- training (§5)
 @check("ID-E5")
 def training_diagnostics(ctx: Context, cid):
-    """Runs the identifiability_training experiment (quick: 150 steps per optimizer) and tests
-    the paper's qualitative findings on it."""
-    import tempfile
-    from approxtheory.experiment import run_experiment
-    with tempfile.TemporaryDirectory() as d:
-        r = run_experiment("identifiability_training", profile="quick", out=d,
-                           progress=False)
-        from approxtheory.report import read_csv
-        rows = read_csv(r["csv"])
-        trace = read_csv(str(r["csv"]).replace(".csv", ".trace.csv"))
+    """Runs the cells of the identifiability_training experiment (quick grid: 150 steps per
+    optimizer) with the run's seed and tests the paper's qualitative findings on them."""
+    from approxtheory.experiment import cells, get
+    exp = get("identifiability_training")
+    rows, trace = [], []
+    for cfg in cells(exp, "quick"):
+        cfg = {**cfg, "seed": ctx.seed}        # the run's seed, not the experiment's default
+        res = exp.cell(dict(cfg))
+        rows.append({**cfg, **{k: v for k, v in res.items() if k != "trace"}})
+        trace += [{"optimizer": cfg["optimizer"], **t} for t in res["trace"]]
     by = {row["optimizer"]: row for row in rows}
     drift = {}
     for opt in by:
@@ -288,4 +756,7 @@ def training_diagnostics(ctx: Context, cid):
                          for t in trace],
                    plot={"x": "step", "y": ["rho"], "group": "optimizer", "logx": False,
                          "title": "ID-E5: invariant fraction ρ per step", "xlabel": "step",
-                         "ylabel": "ρ"})
+                         "ylabel": "ρ"},
+                   scope=f"surrogate: a 2-layer E = 32, H = 4 character model on pydoc text, "
+                         f"{int(rows[0]['steps'])} steps per optimizer, one seed, stands in for "
+                         "nanoGPT (6 layers, E = 384) on tiny-shakespeare, 5000 steps")
