@@ -214,9 +214,13 @@ def svd_truncation(T, k, F, B, r, decay):
         from ..measure import sup_error
         rng = np.random.default_rng(seed)
         Xs = torch.tensor(base.sample(min(budget, 2048), rng), dtype=torch.float64)
+        # the logit change of the model as it stands (not of the intended truncation), so that
+        # an edited or mis-built head is measured as it is
+        qk = c.model.layers[0].attn
         with torch.no_grad():
-            e = m.embed_tokens(Xs)
-            dl = (e @ torch.from_numpy(M - (Ur * Sr) @ Vr) @ e.transpose(1, 2)).abs()
+            e = c.model.embed_tokens(Xs)
+            M_now = qk.q.weight.T @ qk.k.weight
+            dl = (e @ (torch.from_numpy(M) - M_now) @ e.transpose(1, 2)).abs()
         r_ = sup_error(c.model, c.task, budget=budget, seed=seed, **kw)
         return {"sup_error": r_.value, "witness": r_.witness.tolist(), "n_evals": r_.n_evals,
                 "max_logit_change": float(dl.max()), "logit_change_bound": dlogit,
