@@ -161,6 +161,8 @@ def render_markdown(records: Sequence[dict], meta: dict) -> str:
     for r in records:
         plots = " ".join(f"[{Path(p).stem}]({p})" for p in r.get("plots", []))
         ev = r["evidence"] + (f" *Covered:* {r['covered']}" if r.get("covered") else "")
+        if r.get("volatile"):
+            ev += " *This run:* " + "; ".join(f"{k}: {v}" for k, v in r["volatile"].items())
         if r.get("witness") is not None and r["verdict"] == "refuted":
             ev += f" *Witness:* `{r['witness']}`"
         lines.append(f"| {r['claim']} | {_md_cell(r['statement'])} | {r['provenance']} | "
@@ -180,6 +182,9 @@ def render_html(records: Sequence[dict], meta: dict) -> str:
         if r.get("witness") is not None and r["verdict"] == "refuted":
             wit = f"<br><b>Witness:</b> <code>{e(str(r['witness']))}</code>"
         cov = f"<br><i>Covered:</i> {e(r['covered'])}" if r.get("covered") else ""
+        if r.get("volatile"):
+            cov += "<br><i>This run:</i> " + e("; ".join(f"{k}: {v}"
+                                                         for k, v in r["volatile"].items()))
         rows.append(
             f"<tr><td><b>{e(r['claim'])}</b><br><small>{e(r['paper'])}</small></td>"
             f"<td>{e(r['statement'])}</td><td>{e(r['provenance'])}</td>"

@@ -59,7 +59,7 @@ def _record(c, v: dict, key: str) -> dict:
          "measured": v.get("measured"), "claimed": v.get("claimed"),
          "witness": v.get("witness"), "check": v.get("check", ""), "cache_key": key,
          "scope": v.get("scope", "none"), "mutants": list(v.get("mutants", [])),
-         "falsified_by": list(v.get("falsified_by", [])),
+         "falsified_by": list(v.get("falsified_by", [])), "volatile": v.get("volatile", {}),
          "rows": v.get("rows", []), "plot": v.get("plot"), "slopes": v.get("slopes", [])})
 
 
@@ -205,13 +205,18 @@ def run_verify(profile: str = "quick", only: Sequence[str] | None = None, out: s
             "source": source_fingerprint(KEY_PACKAGES)[:16], "python": libs["python"],
             "libraries": {k: libs[k] for k in ("torch", "sympy", "numpy", "scipy")},
             "claims": len(records)}
-    public = [{k: v for k, v in r.items() if k not in ("rows", "plot")} for r in records]
+    for r in records:   # run-dependent figures go with the timings, not into verdicts.json
+        if r.get("volatile"):
+            timings.setdefault(r["claim"], {})["volatile"] = r["volatile"]
+    public = [{k: v for k, v in r.items() if k not in ("rows", "plot", "volatile")}
+              for r in records]
+    shown_records = [{**p, "volatile": r.get("volatile", {})} for p, r in zip(public, records)]
     atomic_write_json(out / "verdicts.json", {"meta": meta, "verdicts": public})
     wall = time.time() - t0
     atomic_write_json(out / "timings.json", {"wall_s": round(wall, 3), "claims": timings})
     shown = {**meta, "wall_s": wall}
-    atomic_write_text(out / "report.md", render_markdown(public, shown))
-    atomic_write_text(out / "report.html", render_html(public, shown))
+    atomic_write_text(out / "report.md", render_markdown(shown_records, shown))
+    atomic_write_text(out / "report.html", render_html(shown_records, shown))
     crashed = [r["claim"] for r in records if r["verdict"] == "error"]
     refuted = [r["claim"] for r in records if r["verdict"] == "refuted"]
     if progress:

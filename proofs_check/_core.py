@@ -47,6 +47,9 @@ class Verdict:
     # "none" (not-checkable, error); empty means the check did not say (an error in _call)
     scope: str = ""
     mutants: list = field(default_factory=list)        # declared mutants (names)
+    # run-dependent figures (timings, throughput): shown in the report and timings.json, kept
+    # out of verdicts.json so that reruns write the same bytes
+    volatile: dict = field(default_factory=dict)
     falsified_by: list = field(default_factory=list)   # mutants that flip it (verify --mutants)
 
     def __post_init__(self):
