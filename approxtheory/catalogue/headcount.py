@@ -1,8 +1,14 @@
 """Claims of *The Effect of Attention Head Count on Transformer Approximation* (arXiv 2510.06662).
 
 Source: ``shared/papers/headcount.md``. Section numbers are the digest's; equations are the
-camera-ready's where the digest gives them. Provenance follows the digest's marks: plain text is
-``stated``, **[reconstructed]** is ``reconstructed``, **[derived]** is ``derived``.
+camera-ready's where the digest gives them.
+
+Provenance (the catalogue's one scheme, ``PROVENANCES``): ``stated`` where the digest gives the
+paper's own statement; ``reconstructed`` where the digest marks **[reconstructed]** or the
+extraction as garbled/ambiguous (the paper's equation is not legible in the digest and was rebuilt);
+``derived`` for what the digest or this project derived (**[derived]**, the §6 predictions, the
+gate-corrected HC-K1c); ``conjecture`` for Conjecture 1. A claim built from parts of different
+provenance carries the weakest one, except where a note names a derived extra expression.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ w_m = P.sym("w_m", "m-th smallest value of the coordinate", nonnegative=True)
 q = P.sym("q", "sharpness of the smooth selector (q -> infinity)")
 Y = P.sym("Y", "Y_{t,j} of Lemma 2", nonnegative=True)
 Z = P.sym("Z", "Z_{t,j} of Lemma 2", nonnegative=True)
+gate = P.sym("c", "position-gate value r_i(t) of HC-K1 outside S_i (the paper: -1)", real=True)
 
 ARXIV = P.paper
 
@@ -100,8 +107,12 @@ P.claim(
     expressions={"M_suff": C / eps**gamma},
     regime=[cond(sp.Ge(h, D), "h >= D (h = D as stated; extra heads switched off [derived])")],
     rate=("M_suff", eps),
-    notes="T enters only the constant (positional gate table, the β needed).",
-    depends_on=("HC-K1",),
+    notes="T enters only the constant (positional gate table, the β needed). The proof rests on "
+          "HC-K1's softmax bound, which fails at the paper's gate c = -1 (an out-of-set token with "
+          "f = 0 ties with in-set tokens at f = 1; see the HC-K1 verdict's witness); with the "
+          "corrected bound HC-K1c a gate c < -1 restores the proof (c <= -2 recovers the paper's "
+          "T e^(-β) term), at the cost of β_ε growing by the factor 1/|1+c| in the out-of-set term.",
+    depends_on=("HC-K1", "HC-K1c"),
 )
 P.claim(
     "HC-T2b", section="§3 Theorem 2(2)", kind="lower", provenance="stated",
@@ -114,6 +125,39 @@ P.claim(
     notes="Nontrivial only for k > 0, i.e. T > 4D + 4ns + 8s. Needs Assumptions 1 and 2 only. "
           "For the paper's synthetic experiments (n = 8, D = 4, s <= 3, T <= 128) k <= 1.8 "
           "[derived].",
+)
+P.claim(
+    "HC-TR1", section="§3 Theorem 2, tightness remark (i)", kind="theorem", provenance="stated",
+    statement="With Heaviside activations in F̂, upper bounds matching the lower bound of HC-T2b "
+              "can be built (impractical).",
+    depends_on=("HC-T2b",),
+)
+P.claim(
+    "HC-TR2", section="§3 Theorem 2, tightness remark (ii)", kind="upper",
+    provenance="reconstructed",
+    statement="If parameter norms may grow like O(T^(1/ε)) (extraction ambiguous: possibly "
+              "O(T/ε)), the parameter count drops to O(1/ε^(γ+1)).",
+    expressions={"M_suff": C / eps ** (gamma + 1)},
+    rate=("M_suff", eps),
+    notes="The norm growth is garbled in the digest's source (its ambiguity 6): reconstructed.",
+    depends_on=("HC-T2b",),
+)
+P.claim(
+    "HC-TR3", section="§3 Theorem 2, tightness remark (iii)", kind="lower", provenance="stated",
+    statement="If F̂ may have up to 5 layers, the lower bound becomes Ω(1/ε^(k/4)), k of HC-T2b.",
+    expressions={"k_5layer": k / 4, "M_min": C * eps ** (-k / 4)},
+    vacuous_if=sp.Le(k, 0),
+    rate=("M_min", eps),
+    depends_on=("HC-T2b",),
+)
+P.claim(
+    "HC-A3", section="§2.4 Assumption 3 (justification)", kind="upper", provenance="stated",
+    statement="The FFN approximation exponent γ of Assumption 3 (width <= C/δ^γ): γ = 2 under a "
+              "finite Barron norm; γ = max(d, D) in the worst case (grid-like rates).",
+    expressions={"gamma_barron": sp.Integer(2), "gamma_worst": sp.Max(d, D),
+                 "width": C / eps ** gamma},
+    notes="Justified in the paper by Cybenko; δ here is the symbol epsilon. For f_i the worst "
+          "case is d (input dimension), for F_0 it is D.",
 )
 P.claim(
     "HC-T2c", section="§3 Theorem 2(3)", kind="upper", provenance="stated",
@@ -178,12 +222,37 @@ P.claim(
               "readout exceeds min_{S_i} by at most (|S_i|-1)/(eβ) + T e^(-β).",
     expressions={"err_bound": (S - 1) / (sp.E * beta) + T * sp.exp(-beta),
                  "err_gap": S * sp.exp(-beta * g),
-                 "beta_eps": sp.Max(1, 4 * T * L0 * D / eps, sp.log(4 * T * L0 * D / eps))},
+                 "beta_eps": sp.Max(1, 4 * T * L0 * D / eps, sp.log(4 * T * L0 * D / eps)),
+                 "gate": sp.Integer(-1)},
     regime=[cond(sp.Ge(beta, 1), "beta >= 1"), cond(sp.Le(S, T), "S <= T"),
             cond(sp.Ge(4 * S, T), "S >= T/4")],
-    notes="Gate value -1 as stated (a parameter of the construction). err_gap is [derived]: with "
-          "a gap g above the minimum the in-set error falls to about |S_i| e^(-βg). Without a "
-          "gap the error decays only like 1/β.",
+    notes="The gate value c = -1 is the paper's (expression 'gate'; the construction's knob). The "
+          "bound is stated for it and fails there: an out-of-set token with f = 0 scores β·c = -β, "
+          "the same as in-set tokens with f = 1, so it is not suppressed (HC-K1c gives the bound "
+          "as a function of c). err_gap is [derived] (kept here because the constructions' tests "
+          "read it): with a gap g above the minimum the in-set error falls to about |S_i| e^(-βg). "
+          "Without a gap the error decays only like 1/β.",
+)
+P.claim(
+    "HC-K1c", section="§4.1, eqs. 14-16, corrected [derived]", kind="construction",
+    provenance="derived",
+    statement="HC-K1 with gate value c outside S_i (f_i in [0, 1], β > 0): each head's readout "
+              "satisfies |z̃_i - min_{S_i} f_i| <= (|S_i|-1)/(eβ) + (T-|S_i|) e^(β(1+c)).",
+    expressions={"err_bound": (S - 1) / (sp.E * beta) + (T - S) * sp.exp(beta * (1 + gate)),
+                 "out_of_set": (T - S) * sp.exp(beta * (1 + gate)),
+                 "in_set": (S - 1) / (sp.E * beta)},
+    vacuous_if=sp.Ge(gate, -1),
+    notes="Derivation: weights relative to the in-set minimiser t* (score -β a*): an in-set token "
+          "with excess b = a_t - a* >= 0 weighs e^(-βb) and adds at most b e^(-βb) <= 1/(eβ); an "
+          "out-of-set token weighs e^(β(c - a_t + a*)), so one below a* by u in (0, 1] pulls the "
+          "readout down by at most u e^(β(c+u)) <= e^(β(1+c)), and one above a* adds at most "
+          "e^(βc)/(eβ) <= e^(β(1+c)). The normaliser is >= 1 (t*'s weight), so the two sides give "
+          "the bound (the paper omitted the factor e^(βa*) of the normalisation, i.e. wrote "
+          "e^(βc) for the out-of-set weight). It decays only for c < -1 (margin 1+c < 0); for "
+          "c <= -2 it is at most the paper's (|S|-1)/(eβ) + T e^(-β); at c = -1 the out-of-set "
+          "term is T - |S| >= 1 and says nothing (the error there is of order 1). Conditions: "
+          "|S_i| <= T, features in [0, 1].",
+    depends_on=("HC-K1",),
 )
 P.claim(
     "HC-K2", section="§4.2", kind="construction", provenance="stated",
@@ -226,8 +295,11 @@ P.claim(
     "HC-P6", section="§6 P6", kind="exact", provenance="derived",
     statement="HC-T2b's exponent has slope 1/(4((n+1)s+1)) in T and is vacuous for "
               "T <= 4D + 4ns + 8s; for the paper's synthetic set-up it is <= 1.8.",
-    expressions={"slope_in_T": sp.simplify(sp.diff(k, T)),
-                 "vacuity_boundary": sp.solve(sp.Eq(k, 0), T)[0]},
+    # the digest's stated forms (§3 HC-T2b, §6 P6), written independently of k: the check
+    # derives them from HC-T2b's k and compares
+    expressions={"slope_in_T": 1 / (4 * ((n + 1) * s + 1)),
+                 "vacuity_boundary": 4 * D + 4 * n * s + 8 * s,
+                 "paper_max_k": sp.Rational(9, 5)},
     depends_on=("HC-T2b",),
 )
 P.claim(

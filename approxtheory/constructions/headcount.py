@@ -149,6 +149,24 @@ def _k1_bound(task, beta) -> tuple[float, str]:
     return total, "sum_i |c_i| * (" + sp.sstr(k1.expr("err_bound")) + ")"
 
 
+def _k1_gate_bound(task, beta, gate) -> tuple[float, str]:
+    """Σ_i |∂F_0/∂z_i| · ((|S_i|-1)/(eβ) + (T-|S_i|) e^{β(1+c)}): the gate-corrected bound of
+    HC-K1c [derived] at the construction's gate c (the paper's HC-K1 bound is the claimed one)."""
+    from ..errors import ValueRangeError
+    kc = claim("HC-K1c")
+    c, _ = task.outer_affine
+    try:
+        total = sum(abs(c[i]) * kc.evaluate_float("err_bound", S=len(S), T=task.T, beta=beta,
+                                                  c=gate) for i, S in enumerate(task.sets))
+    except ValueRangeError:          # a gate above -1 at large β: the bound is astronomically big
+        total = float("inf")
+    return total, "sum_i |c_i| * (" + sp.sstr(kc.expr("err_bound")) + ")"
+
+
+#: the paper's gate value (HC-K1's 'gate' expression)
+PAPER_GATE = float(claim("HC-K1").expr("gate"))
+
+
 def _check_heads(h, D):
     if h != D:
         raise ConfigError(f"HC-K1 uses one head per feature: h must equal D (got h={h}, D={D}); "
@@ -165,7 +183,8 @@ def _check_beta_regime(beta):
           estimate=_hc_k1_estimate,
           T=Knob(int, 8, "sequence length", at_least(4)),
           beta=Knob(float, 100.0, "softmax inverse temperature β (>= 1)", positive),
-          gate=Knob(float, -1.0, "position-gate value r_i(t) outside S_i (paper: -1)"),
+          gate=Knob(float, PAPER_GATE, "position-gate value c = r_i(t) outside S_i (paper: "
+                    "-1, where its bound fails; HC-K1c gives the bound as a function of c)"),
           sets=Knob(str, "split", "S_i: 'split' (halves) or 'all' (every position)",
                     choices=("split", "all")),
           h=Knob(int, 2, "number of heads; HC-K1 uses exactly h = D = 2", at_least(1)))
@@ -182,9 +201,12 @@ def hc_k1(T, beta, gate, sets, h):
         task.name = "max_first_half_plus_min_second_half"
     model = build_hc_k1_model(task, beta, gate)
     bound, expr = _k1_bound(task, beta)
+    gate_bound, gate_expr = _k1_gate_bound(task, beta, gate)
     return Construction("hc_k1", "HC-K1", model, task, {}, _paper_params(model),
                         "encoder + F̂ (attention not counted, §1.4)", bound, "upper", expr,
-                        extra={"heads": task.D, "head_dim": 2, "width": 2 * task.D})
+                        extra={"heads": task.D, "head_dim": 2, "width": 2 * task.D,
+                               "gate": gate, "gate_bound": gate_bound,
+                               "gate_bound_expr": gate_expr + f" at c = {gate:g} (HC-K1c)"})
 
 
 @register("hc_k1_synthetic", "HC-K1", "direct instance of HC-K1 for y = Σ_i max_t a_iᵀx(t) "
