@@ -19,9 +19,13 @@ from .errors import (
     InvalidValueError,
     MissingSymbolError,
     NotAPowerLawError,
+    ParseError,
     RegimeError,
+    ResourceLimitError,
+    SolveError,
     UnknownClaimError,
     UnknownSymbolError,
+    ValueRangeError,
 )
 
 __version__ = "0.1.0"
@@ -29,6 +33,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Claim", "Comparison", "claim", "claims", "compare",
     "ApproxTheoryError", "ConfigError", "InvalidValueError", "MissingSymbolError",
-    "NotAPowerLawError", "RegimeError", "UnknownClaimError", "UnknownSymbolError",
+    "NotAPowerLawError", "ParseError", "RegimeError", "ResourceLimitError", "SolveError",
+    "UnknownClaimError", "UnknownSymbolError", "ValueRangeError",
     "__version__",
 ]

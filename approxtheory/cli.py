@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import sys
@@ -126,8 +127,10 @@ def _cmd_claims_eval(args) -> int:
     value = c.evaluate(name, **values)
     try:
         fval = float(sp.N(value, 17))
-    except TypeError:
+    except (TypeError, OverflowError):
         fval = None
+    if fval is not None and not math.isfinite(fval):
+        fval = None          # beyond float64 (JSON has no Infinity): the exact value is in "value"
     try:
         vac = c.is_vacuous(**values)
     except MissingSymbolError:
