@@ -136,3 +136,23 @@ def test_every_hc_check_that_can_verify_declares_mutants():
         if fn.source_fn.__name__.startswith("not_checkable"):
             continue
         assert MUTANTS[cid], cid
+
+
+def _fake_phase(nmse):
+    rows = tuple({"heads": h, "T": T, "hidden": 32, "steps": 300, "seed": 0, "device": "cpu",
+                  "val_nmse": v} for (h, T), v in nmse.items())
+    return lambda profile: (rows, 0.0, "fake")
+
+
+def test_p8_criterion_can_pass_and_fail(monkeypatch):
+    """The P8 decision rule on stated tables: a clean transition at h = D = 2 passes and its
+    mutant (head labels reversed) fails; a transition at h = 3 fails."""
+    clean = {(1, 8): 0.2, (1, 32): 0.35, (2, 8): 1e-3, (2, 32): 1.1e-3, (3, 8): 8e-4,
+             (3, 32): 9e-4}
+    monkeypatch.setattr(hcc, "_phase_rows", _fake_phase(clean))
+    assert run_check("HC-P8", Context()).verdict == "consistent-empirical"
+    assert run_check("HC-P8", Context(mutant="heads-relabelled")).verdict == "refuted"
+    late = {(1, 8): 0.2, (1, 32): 0.35, (2, 8): 0.18, (2, 32): 0.3, (3, 8): 1e-3, (3, 32): 1e-3}
+    monkeypatch.setattr(hcc, "_phase_rows", _fake_phase(late))
+    v = run_check("HC-P8", Context())
+    assert v.verdict == "refuted" and "(a)" in v.evidence
