@@ -252,8 +252,10 @@ class _AF:
         r = r + _gam(4 + self.n) * (self.c.abs() + rx) * (o.c.abs() + ry)
         return _AF(c, A, r)
 
-    def relu(self):
-        lo, hi = self.bounds()
+    def relu(self, bounds=None):
+        """Zonotope ReLU; ``bounds``: sound (lo, hi) of the input, tighter than the form's own
+        (e.g. from back-substitution), used for the slopes and the offsets."""
+        lo, hi = self.bounds() if bounds is None else bounds
         pos, neg = lo >= 0, hi <= 0
         cross = ~pos & ~neg
         lam = torch.where(cross, hi / torch.where(cross, hi - lo, torch.ones_like(hi)),
@@ -587,6 +589,147 @@ def _mlp_forward(mlp, h: _AF) -> _AF:
     return h
 
 
+# ============================================================================== back-substitution
+def _mlp_ops(mlp):
+    """The MLP as a list of ('lin', W, b) and ('relu',) steps (Identity dropped)."""
+    ops = []
+    for mod in mlp:
+        if isinstance(mod, torch.nn.Linear):
+            ops.append(("lin", _t(mod.weight), None if mod.bias is None else _t(mod.bias)))
+        elif isinstance(mod, torch.nn.ReLU):
+            ops.append(("relu",))
+        elif isinstance(mod, torch.nn.Identity):
+            pass
+        else:
+            raise _Unsupported(f"layer {type(mod).__name__} is not supported")
+    return ops
+
+
+def _relu_relax(lo, hi, alpha=None):
+    """Linear relaxation of relu(z) on [lo, hi]: (upper slope, upper offset, lower slope) with
+    ``slope_l·z <= relu(z) <= slope_u·z + off_u`` for every real z in [lo, hi]. Unstable units:
+    the chord above (its offset re-derived from both ends, rounded up, so any float slope is
+    sound) and ``α z`` below, α ∈ [0, 1] (default: 1 where hi >= -lo, else 0)."""
+    on, off = lo >= 0, hi <= 0
+    cross = ~on & ~off
+    den = torch.where(cross, hi - lo, torch.ones_like(hi))
+    s = torch.where(cross, hi / den, on.to(_DT)).clamp(0.0, 1.0)
+    t = torch.maximum(-s * lo, hi - s * hi).clamp_min(0.0)
+    t = t + 4 * _U * (s * lo.abs() + 2 * hi.abs()) + 4 * _TINY
+    t = torch.where(cross, t, torch.zeros_like(t))
+    if alpha is None:
+        alpha = (hi >= -lo).to(_DT)
+    a = torch.where(cross, alpha.clamp(0.0, 1.0), on.to(_DT))
+    return s, t, a
+
+
+def _backsub(ops, relax, mags, x0: _AF, Lam, nu):
+    """Upper bound of ``Λ·y + ν`` (Λ: (B, R, w), ν: (B, R)) where y = ops(x), x ∈ x0, as a form
+    ``κ + G ε`` (returned as an :class:`_AF` with r = 0 whose upper end bounds it): walk the ops
+    backwards; a linear step is exact (plus a rounding allowance γ·|Λ||W|·|input|), a ReLU
+    uses the chord where its coefficient is >= 0 and α z where it is < 0 (CROWN).
+    ``relax[i]``: (s, t, a) of the i-th op if a ReLU; ``mags[i]``: a bound of |input of op i|."""
+    for i in range(len(ops) - 1, -1, -1):
+        op = ops[i]
+        if op[0] == "lin":
+            W, b = op[1], op[2]
+            m = W.shape[0]
+            La = Lam.abs()
+            err = _gam(m + 2) * (torch.einsum("brm,mk->brk", La, W.abs()) * mags[i][:, None, :]
+                                 ).sum(-1)
+            new = torch.einsum("brm,mk->brk", Lam, W)
+            if b is not None:
+                nb = torch.einsum("brm,m->br", Lam, b)
+                err = err + _gam(m + 2) * (torch.einsum("brm,m->br", La, b.abs()) + nu.abs())
+                nu = nu + nb
+            nu = nu + err * (1 + 4 * _U) + _TINY
+            Lam = new
+        else:
+            s, t, a = relax[i]
+            P, N = Lam.clamp_min(0.0), Lam.clamp_max(0.0)
+            new = P * s[:, None, :] + N * a[:, None, :]
+            off = (P * t[:, None, :]).sum(-1)
+            w = Lam.shape[-1]
+            err = _gam(w + 2) * (off + (new.abs() * mags[i][:, None, :]).sum(-1))
+            nu = nu + off + err * (1 + 4 * _U) + _TINY
+            Lam = new
+    k = x0.shape[-1]
+    La = Lam.abs()
+    G = torch.einsum("brk,bkn->brn", Lam, x0.A)
+    kap = nu + torch.einsum("brk,bk->br", Lam, x0.c) + torch.einsum("brk,bk->br", La, x0.r)
+    err = _gam(k + x0.n + 4) * (torch.einsum("brk,bk->br", La, x0.mag()) + nu.abs())
+    kap = kap + err * (1 + 4 * _U) + _TINY
+    return _AF(kap, G, torch.zeros_like(kap))
+
+
+def _alpha_choices(ops, i):
+    """Lower-slope choices for the ReLUs before op i: each a dict {op index: 'a'|'0'|'1'}
+    ('a': adaptive, '0'/'1': constant); all combinations for up to two ReLUs, else the three
+    uniform choices."""
+    idx = [k for k in range(i) if ops[k][0] == "relu"]
+    if len(idx) <= 2:
+        import itertools
+        return [dict(zip(idx, c)) for c in itertools.product("a01", repeat=len(idx))]
+    return [{k: c for k in idx} for c in "a01"]
+
+
+def _crown_mlp(ops, x0: _AF):
+    """CROWN bounds of an MLP (``ops`` from :func:`_mlp_ops`) on the input form x0 (B, k):
+    every ReLU's input bounds by back-substitution to x0 (intersected with the zonotope's),
+    then the outputs'; each back-substitution is run for a few choices of the lower slopes
+    (:func:`_alpha_choices`) and the tightest bound per row is kept (each one is valid).
+    Returns (U, L, z): forms whose upper (U) / lower (L) end bound every output from above /
+    below as linear functions of the noise symbols (the best choice per box and output), and
+    the zonotope output z (propagated with the tightened bounds)."""
+    ranges, mags = {}, {}
+    h = x0
+
+    def relaxations(choice):
+        out = {}
+        for k, (lo, hi) in ranges.items():
+            c = choice.get(k, "a")
+            al = None if c == "a" else torch.full_like(lo, float(c))
+            out[k] = _relu_relax(lo, hi, al)
+        return out
+
+    def best(upto, Lam):
+        """Per row the tightest back-substituted upper form over the slope choices."""
+        B, R = Lam.shape[:2]
+        f = None
+        for choice in _alpha_choices(ops, upto):
+            g = _backsub(ops[:upto], relaxations(choice), mags, x0, Lam,
+                         torch.zeros(B, R, dtype=_DT))
+            if f is None:
+                f, fu = g, g.bounds()[1]
+            else:
+                gu = g.bounds()[1]
+                f = _AF.where(gu < fu, g, f)
+                fu = torch.minimum(fu, gu)
+        return f, fu
+
+    for i, op in enumerate(ops):
+        lo, hi = h.bounds()
+        if op[0] == "relu":
+            if any(o[0] == "relu" for o in ops[:i]):
+                B, w = h.shape
+                eye = torch.eye(w, dtype=_DT)
+                _, fu = best(i, torch.cat([eye, -eye])[None].expand(B, 2 * w, w))
+                lo, hi = torch.maximum(lo, -fu[:, w:]), torch.minimum(hi, fu[:, :w])
+                hi = torch.maximum(hi, lo)
+            mags[i] = torch.maximum(lo.abs(), hi.abs())
+            ranges[i] = (lo, hi)
+            h = h.relu((lo, hi))
+        else:
+            mags[i] = torch.maximum(lo.abs(), hi.abs())
+            h = h.linear(op[1], op[2])
+    B, m = h.shape
+    eye = torch.eye(m, dtype=_DT)
+    f, _ = best(len(ops), torch.cat([eye, -eye])[None].expand(B, 2 * m, m))
+    U = f.narrow(1, 0, m)
+    L = -f.narrow(1, m, m)
+    return U, L, h
+
+
 def _input_af(lo, hi):
     """Input boxes (B, T, d) as affine forms with one noise symbol per coordinate."""
     B, T, d = lo.shape
@@ -655,6 +798,10 @@ def _attend(logits: _AF, v: _AF) -> _AF:
     affine = v_r + e.scale(ph[..., None]).sum(3)
     dev = (prad[..., None] * emax).sum(3) * (1 + _gam(J))
     affine = affine.add_interval(-dev, dev)
+    if bool((logits.A == 0).all()) and bool((logits.r == 0).all()):
+        # constant logits (e.g. W_Q = 0): p = softmax(c) up to the softmax slack, so the
+        # affine form is exact up to round-off and no interval of F can be narrower
+        return affine
     # (i) LP over the simplex ∩ box and (ii) coupled ratio bound: an interval for F
     plx, pux = pl[..., None, :].expand(B, H, Tq, c, J), pu[..., None, :].expand(B, H, Tq, c, J)
     FU = simplex_lp_max(eU.transpose(-1, -2), plx, pux)
@@ -703,7 +850,7 @@ def _block(model, blk, h: _AF, n_query: int | None = None, stop_after_attn_logit
     return x
 
 
-def _forward_af(model, x: _AF, all_states=False):
+def _forward_af(model, x: _AF, all_states=False, head_input=False):
     h = _embed(model, x)
     states = [h]
     L = len(model.layers)
@@ -711,6 +858,8 @@ def _forward_af(model, x: _AF, all_states=False):
         last_only = (not all_states) and model.cls is not None and i == L - 1
         h = _block(model, blk, h, n_query=1 if last_only else None)
         states.append(h)
+    if head_input:
+        return h.narrow(1, h.shape[1] - 1, 1).reshape(h.shape[0], -1)
     out = _mlp_forward(model.head, h.narrow(1, h.shape[1] - 1, 1).reshape(h.shape[0], -1)
                        if model.cls is not None else h)
     return (out, states) if all_states else out
@@ -833,6 +982,73 @@ def _target_af(task, x: _AF) -> _AF:
     raise _Unsupported(_target_reason(task) or "unsupported target")
 
 
+# ============================================================================== model minus max
+def _greedy_lambda(F: _AF, g: _AF):
+    """Heuristic weights λ on the simplex (B, C) for ``min_λ max_ε F(ε) - Σ_t λ_t g_t(ε)``
+    (F: (B,), g: (B, C) forms): exact when every noise symbol enters one g_t only (features of
+    single tokens), where the objective is separable and convex piecewise linear in each λ_t,
+    so the greedy fill of its segments by increasing slope is optimal. Soundness never
+    depends on λ (any point of the simplex gives a valid bound)."""
+    B, C = g.shape
+    n = g.n
+    Aa = g.A.abs()                                                    # (B, C, n)
+    own = Aa.argmax(1, keepdim=True)                                  # (B, 1, n)
+    w = torch.where(torch.arange(C)[None, :, None] == own, Aa, torch.zeros_like(Aa))
+    nz = w > 0
+    beta = torch.where(nz, F.A[:, None, :] / torch.where(nz, g.A, torch.ones_like(g.A)),
+                       torch.full_like(Aa, math.inf))
+    beta = beta.clamp(0.0, 1.0)
+    bs, order = beta.sort(-1)
+    ws = w.gather(-1, order)
+    s0 = g.r - g.c - w.sum(-1)                                        # (B, C)
+    slopes = torch.cat([s0[..., None], s0[..., None] + 2 * ws.cumsum(-1)], -1)
+    edges = torch.cat([torch.zeros(B, C, 1, dtype=_DT), bs, torch.ones(B, C, 1, dtype=_DT)], -1)
+    lens = (edges[..., 1:] - edges[..., :-1]).clamp_min(0.0)          # (B, C, n + 1)
+    fs, fo = slopes.reshape(B, -1).sort(-1)
+    fl = lens.reshape(B, -1).gather(-1, fo)
+    before = fl.cumsum(-1) - fl
+    alloc = torch.minimum(fl, (1.0 - before).clamp_min(0.0))
+    a = torch.zeros_like(fl).scatter(-1, fo, alloc).reshape(B, C, n + 1).sum(-1)
+    a = a.clamp_min(0.0)
+    tot = a.sum(-1, keepdim=True)
+    return torch.where(tot > 0, a / torch.where(tot > 0, tot, torch.ones_like(tot)),
+                       torch.full_like(a, 1.0 / C))
+
+
+def _minus_mix_upper(F: _AF, g: _AF, lam):
+    """Upper bounds of ``F(ε) - max_t g_t(ε)`` via ``max_t g_t >= Σ_t λ_t g_t`` for each row of
+    weights ``lam`` (B, K, C) (λ >= 0, Σ λ = 1 up to rounding, allowed for). Returns (B, K)."""
+    B, C = g.shape
+    gm = g.mag()
+    c = torch.einsum("bkc,bc->bk", lam, g.c)
+    A = torch.einsum("bkc,bcn->bkn", lam, g.A)
+    r = torch.einsum("bkc,bc->bk", lam, g.r)
+    r = r + _gam(C + g.n + 4) * torch.einsum("bkc,bc->bk", lam, gm) + _TINY
+    K = lam.shape[1]
+    D = F.unsqueeze(1).expand_to((B, K)) - _AF(c, A, r)
+    s = lam.sum(-1)
+    gmax = gm.amax(-1, keepdim=True)
+    return D.bounds()[1] + ((s - 1).abs() + _gam(C + 4)) * gmax * (1 + 8 * _U)
+
+
+def _minus_opt(F: _AF, g: _AF, opt: str, side: str):
+    """Bound of ``F(ε) - opt_t g_t(ε)`` over ε ∈ [-1, 1]^n (F: (B,), g: (B, C) forms):
+    ``side='upper'``: an upper bound of the upper end, ``'lower'``: a lower bound of the lower
+    end. Where opt_t g_t is convex in ε (max on the upper side, min on the lower side) the
+    bound is the LP dual ``min_λ max_ε F - Σ λ_t g_t`` (λ on the simplex: the greedy λ and the
+    vertices); otherwise it is exact by enumerating t."""
+    B, C = g.shape
+    if (opt == "max") != (side == "upper"):
+        D = F.unsqueeze(1).expand_to((B, C)) - g
+        lo, hi = D.bounds()
+        return lo.amin(-1) if side == "lower" else hi.amax(-1)
+    if side == "lower":            # F - min g >= -(max_λ ... ): negate to the upper case
+        return -_minus_opt(-F, -g, "max", "upper")
+    lam = torch.cat([_greedy_lambda(F, g)[:, None, :],
+                     torch.eye(C, dtype=_DT)[None].expand(B, C, C)], 1)
+    return _minus_mix_upper(F, g, lam).amin(-1)
+
+
 # ============================================================================== error bounds
 class _Ctx:
     """Everything fixed for one (model, task): support check, method, head matching."""
@@ -851,6 +1067,88 @@ class _Ctx:
         self.match = None
         self.slices = 8
         self.method = "coupled" if self.coupled else "affine"
+        # generic path: CROWN on a ReLU read-out after the CLS state
+        self.head_ops = _mlp_ops(model.head)
+        self.crown = (not self.coupled and model.cls is not None
+                      and any(o[0] == "relu" for o in self.head_ops))
+        # generic path: a one-term generalized retrieval target is bounded exactly (LP / t)
+        self.one_term = None
+        if isinstance(task, GeneralizedRetrieval) and cfg.d_out == 1:
+            nz = [i for i in range(task.D) if task.outer_affine[0][i] != 0]
+            if len(nz) == 1:
+                self.one_term = nz[0]
+
+    def split_points(self, lo, hi):
+        """Where to split each coordinate of the boxes (B, T, d): the midpoint, or, on the
+        generic path with a ReLU read-out, the zero crossing of a first-layer read-out ReLU
+        that is unstable on the box and depends mainly on that coordinate (the one nearest
+        the midpoint), so that the children make it stable (branching on the activation)."""
+        mid = 0.5 * lo + 0.5 * hi
+        if not self.crown or self.head_ops[0][0] != "lin":
+            return mid, None
+        B, T, d = lo.shape
+        x = _input_af(lo, hi)
+        h = _forward_af(self.model, x, head_input=True)
+        # smear: how much each noise symbol moves the CROWN bounds (input-split heuristic)
+        U, L, _ = _crown_mlp(self.head_ops, h)
+        smear = (U.A.abs() + L.A.abs()).sum(1)                        # (B, n)
+        z = h.linear(self.head_ops[0][1], self.head_ops[0][2])        # (B, w)
+        Aa = z.A.abs()
+        tot = Aa.sum(-1, keepdim=True) + z.r[..., None]
+        dom = (Aa >= 0.5 * tot) & (Aa > 0)
+        es = -z.c[..., None] / torch.where(dom, z.A, torch.ones_like(z.A))   # (B, w, n)
+        es = torch.where(dom & (es.abs() < 0.9), es, torch.full_like(es, math.inf))
+        best = es.gather(1, es.abs().argmin(1, keepdim=True))[:, 0]       # (B, n)
+        n = x.n
+        if n != T * d:
+            return mid, None
+        half = torch.diagonal(x.A.reshape(B, n, n), dim1=-2, dim2=-1).reshape(B, T, d)
+        pt = x.c + best.reshape(B, T, d) * half
+        ok = torch.isfinite(best.reshape(B, T, d)) & (pt > lo) & (pt < hi)
+        w = (hi - lo).reshape(B, n)
+        wmax = w.amax(-1, keepdim=True).clamp_min(1e-300)
+        smear = smear / smear.amax(-1, keepdim=True).clamp_min(1e-300) + 1e-3 * w / wmax
+        # never a coordinate much narrower than the widest (slivers shave the bound by tiny
+        # amounts that greedy strong branching would prefer to real progress)
+        smear = torch.where(w > 0.05 * wmax, smear, -torch.ones_like(smear))
+        return torch.where(ok, pt, mid), smear
+
+    def _generic(self, x: _AF):
+        """(errL, errU) on the generic path: the zonotope output and, with a ReLU read-out,
+        CROWN's linear bounds, each against the target (exactly for a one-term retrieval
+        target), intersected."""
+        if self.crown:
+            h = _forward_af(self.model, x, head_input=True)
+            U, Lf, out = _crown_mlp(self.head_ops, h)
+            pairs = [(out, out), (Lf, U)]
+        else:
+            out = _forward_af(self.model, x)
+            pairs = [(out, out)]
+        if self.one_term is None:
+            y = _target_af(self.task, x)
+            if out.shape != y.shape:
+                raise _Unsupported(f"model output shape {tuple(out.shape[1:])} does not match "
+                                   f"the target's {tuple(y.shape[1:])}")
+        else:
+            if out.shape[-1] != 1:
+                raise _Unsupported(f"model output shape {tuple(out.shape[1:])} does not match "
+                                   f"the target's (1,)")
+            parts = _retrieval_parts(self.task, x)
+            g, S, opt = parts[0]
+            gS = g.index(1, torch.tensor(S))
+            c0 = float(self.task.outer_affine[1])
+        L = U = None
+        for lo_f, hi_f in pairs:
+            if self.one_term is None:
+                l_ = (lo_f - y).bounds()[0]
+                u_ = (hi_f - y).bounds()[1]
+            else:
+                B = lo_f.shape[0]
+                l_ = _minus_opt(lo_f.reshape(B) - c0, gS, opt, "lower")[:, None]
+                u_ = _minus_opt(hi_f.reshape(B) - c0, gS, opt, "upper")[:, None]
+            L = l_ if L is None else torch.maximum(L, l_)
+            U = u_ if U is None else torch.minimum(U, u_)
+        return L, U
 
     # ---- coupled path pieces
     def _last_layer_terms(self, x: _AF):
@@ -906,12 +1204,7 @@ class _Ctx:
         (coupled path only) also candidate inputs (n, T, d) near the bound's extremes."""
         x = _input_af(lo, hi)
         if not self.coupled:
-            out = _forward_af(self.model, x)
-            y = _target_af(self.task, x)
-            if out.shape != y.shape:
-                raise _Unsupported(f"model output shape {tuple(out.shape[1:])} does not match "
-                                   f"the target's {tuple(y.shape[1:])}")
-            L, U = (out - y).bounds()
+            L, U = self._generic(x)
             return (L, U, None) if want_witness else (L, U)
         s, u, K = self._last_layer_terms(x)
         parts = _retrieval_parts(self.task, x)
@@ -1370,12 +1663,16 @@ def upper_bracket(model, task, *, max_splits: int = 2000, time_limit: float = 30
         Hi = torch.stack([it[3] for it in items])
         width = (Hi - Lo).reshape(nb, ndim)
         kc = min(branch_candidates, ndim)
-        cand = torch.argsort(width + 1e-9 * torch.rand(nb, ndim, dtype=_DT), -1,
+        with torch.no_grad():
+            sp, smear = ctx.split_points(Lo, Hi)
+        key = width if smear is None else smear
+        cand = torch.argsort(key + 1e-9 * key.amax(-1, keepdim=True).clamp_min(1e-300)
+                             * torch.rand(nb, ndim, dtype=_DT), -1,
                              descending=True)[:, :kc]                 # (nb, kc)
         # children for every candidate split: (nb, kc, 2)
         Lc = Lo.reshape(nb, 1, 1, ndim).repeat(1, kc, 2, 1)
         Hc = Hi.reshape(nb, 1, 1, ndim).repeat(1, kc, 2, 1)
-        mid = 0.5 * (Lo.reshape(nb, ndim).gather(1, cand) + Hi.reshape(nb, ndim).gather(1, cand))
+        mid = sp.reshape(nb, ndim).gather(1, cand)
         ar = torch.arange(nb)[:, None].expand(nb, kc)
         ak = torch.arange(kc)[None, :].expand(nb, kc)
         Hc[ar, ak, 0, cand] = mid
@@ -1390,6 +1687,11 @@ def upper_bracket(model, task, *, max_splits: int = 2000, time_limit: float = 30
                                  method=ctx.method)
         res["boxes"] += nb * kc * 2
         score = ub.amax(-1) + 1e-3 * ub.sum(-1)
+        # a split at an end of the coordinate's range (zero width) makes no progress
+        inside = (mid > Lo.reshape(nb, ndim).gather(1, cand)) \
+            & (mid < Hi.reshape(nb, ndim).gather(1, cand)) & (key.gather(1, cand) >= 0)
+        score = torch.where(inside | ~inside.any(-1, keepdim=True), score,
+                            torch.full_like(score, math.inf))
         best = score.argmin(-1)                                       # (nb,)
         Lc = Lc.reshape(nb, kc, 2, T, d)[torch.arange(nb), best]       # (nb, 2, T, d)
         Hc = Hc.reshape(nb, kc, 2, T, d)[torch.arange(nb), best]
