@@ -1230,6 +1230,8 @@ def phase_transition(ctx: Context, cid):
                            f"N = 32, h in {hs}, T in {Ts}; trained through the runner (cached "
                            "cells reused)",
                    rows=table,
+                   witness=None if ok else {"failed": failed, "min_nmse": {
+                       f"h={h},T={T}": v for (h, T), v in sorted(best.items())}},
                    plot={"x": "T", "y": ["min_nmse"], "group": "heads",
                          "title": f"{cid}: trained NMSE vs T", "xlabel": "T",
                          "ylabel": "min-over-seeds NMSE"},
