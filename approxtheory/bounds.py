@@ -647,7 +647,7 @@ def _backsub(ops, relax, mags, x0: _AF, Lam, nu):
         else:
             s, t, a = relax[i]
             P, N = Lam.clamp_min(0.0), Lam.clamp_max(0.0)
-            new = P * s[:, None, :] + N * a[:, None, :]
+            new = P * s[:, None, :] + N * (a[:, None, :] if a.dim() == 2 else a)
             off = (P * t[:, None, :]).sum(-1)
             w = Lam.shape[-1]
             err = _gam(w + 2) * (off + (new.abs() * mags[i][:, None, :]).sum(-1))
@@ -684,28 +684,30 @@ def _crown_mlp(ops, x0: _AF):
     ranges, mags = {}, {}
     h = x0
 
-    def relaxations(choice):
-        out = {}
-        for k, (lo, hi) in ranges.items():
-            c = choice.get(k, "a")
-            al = None if c == "a" else torch.full_like(lo, float(c))
-            out[k] = _relu_relax(lo, hi, al)
-        return out
-
     def best(upto, Lam):
-        """Per row the tightest back-substituted upper form over the slope choices."""
+        """Per row the tightest back-substituted upper form over the slope choices (all
+        choices in one pass, stacked along the rows, each row with its own lower slopes)."""
         B, R = Lam.shape[:2]
-        f = None
-        for choice in _alpha_choices(ops, upto):
-            g = _backsub(ops[:upto], relaxations(choice), mags, x0, Lam,
-                         torch.zeros(B, R, dtype=_DT))
-            if f is None:
-                f, fu = g, g.bounds()[1]
-            else:
-                gu = g.bounds()[1]
-                f = _AF.where(gu < fu, g, f)
-                fu = torch.minimum(fu, gu)
-        return f, fu
+        choices = _alpha_choices(ops, upto)
+        K = len(choices)
+        relax = {}
+        for k, (lo, hi) in ranges.items():
+            if k >= upto:
+                continue
+            s, t, a = _relu_relax(lo, hi)
+            rows = []
+            for ch in choices:
+                c = ch.get(k, "a")
+                ak = a if c == "a" else _relu_relax(lo, hi, torch.full_like(lo, float(c)))[2]
+                rows.append(ak[:, None, :].expand(B, R, ak.shape[-1]))
+            relax[k] = (s, t, torch.cat(rows, 1))
+        g = _backsub(ops[:upto], relax, mags, x0, Lam.repeat(1, K, 1),
+                     torch.zeros(B, K * R, dtype=_DT))
+        gu = g.bounds()[1].reshape(B, K, R)
+        j = gu.argmin(1)                                              # (B, R)
+        idx = (j * R + torch.arange(R)[None, :])                      # rows of g
+        f = g.gather(1, idx)
+        return f, gu.amin(1)
 
     for i, op in enumerate(ops):
         lo, hi = h.bounds()
@@ -1004,7 +1006,7 @@ def _greedy_lambda(F: _AF, g: _AF):
     slopes = torch.cat([s0[..., None], s0[..., None] + 2 * ws.cumsum(-1)], -1)
     edges = torch.cat([torch.zeros(B, C, 1, dtype=_DT), bs, torch.ones(B, C, 1, dtype=_DT)], -1)
     lens = (edges[..., 1:] - edges[..., :-1]).clamp_min(0.0)          # (B, C, n + 1)
-    fs, fo = slopes.reshape(B, -1).sort(-1)
+    _, fo = slopes.reshape(B, -1).sort(-1)
     fl = lens.reshape(B, -1).gather(-1, fo)
     before = fl.cumsum(-1) - fl
     alloc = torch.minimum(fl, (1.0 - before).clamp_min(0.0))
@@ -1099,6 +1101,8 @@ class _Ctx:
         es = -z.c[..., None] / torch.where(dom, z.A, torch.ones_like(z.A))   # (B, w, n)
         es = torch.where(dom & (es.abs() < 0.9), es, torch.full_like(es, math.inf))
         best = es.gather(1, es.abs().argmin(1, keepdim=True))[:, 0]       # (B, n)
+        nun = (dom & ((-z.c[..., None] / torch.where(dom, z.A, torch.ones_like(z.A))).abs()
+                      < 1)).sum(1).to(_DT)                                # (B, n)
         n = x.n
         if n != T * d:
             return mid, None
@@ -1107,7 +1111,9 @@ class _Ctx:
         ok = torch.isfinite(best.reshape(B, T, d)) & (pt > lo) & (pt < hi)
         w = (hi - lo).reshape(B, n)
         wmax = w.amax(-1, keepdim=True).clamp_min(1e-300)
-        smear = smear / smear.amax(-1, keepdim=True).clamp_min(1e-300) + 1e-3 * w / wmax
+        # unstable ReLUs that a split of the coordinate can fix first, then the smear
+        smear = (nun / nun.amax(-1, keepdim=True).clamp_min(1.0)
+                 + 0.5 * smear / smear.amax(-1, keepdim=True).clamp_min(1e-300) + 1e-3 * w / wmax)
         # never a coordinate much narrower than the widest (slivers shave the bound by tiny
         # amounts that greedy strong branching would prefer to real progress)
         smear = torch.where(w > 0.05 * wmax, smear, -torch.ones_like(smear))
@@ -1662,9 +1668,10 @@ def upper_bracket(model, task, *, max_splits: int = 2000, time_limit: float = 30
         Lo = torch.stack([it[2] for it in items])                     # (nb, T, d)
         Hi = torch.stack([it[3] for it in items])
         width = (Hi - Lo).reshape(nb, ndim)
-        kc = min(branch_candidates, ndim)
         with torch.no_grad():
             sp, smear = ctx.split_points(Lo, Hi)
+        # the generic path ranks its candidates by the split heuristic: fewer are enough
+        kc = min(branch_candidates if smear is None else min(branch_candidates, 3), ndim)
         key = width if smear is None else smear
         cand = torch.argsort(key + 1e-9 * key.amax(-1, keepdim=True).clamp_min(1e-300)
                              * torch.rand(nb, ndim, dtype=_DT), -1,
@@ -1687,6 +1694,10 @@ def upper_bracket(model, task, *, max_splits: int = 2000, time_limit: float = 30
                                  method=ctx.method)
         res["boxes"] += nb * kc * 2
         score = ub.amax(-1) + 1e-3 * ub.sum(-1)
+        if smear is not None:        # near-ties go to the coordinate the heuristic prefers
+            pub = torch.tensor([-it[0] for it in items], dtype=_DT)[:, None]
+            pub = torch.where(torch.isfinite(pub), pub, ub.amax(-1))
+            score = score - 0.02 * pub * key.gather(1, cand).clamp_min(0.0)
         # a split at an end of the coordinate's range (zero width) makes no progress
         inside = (mid > Lo.reshape(nb, ndim).gather(1, cand)) \
             & (mid < Hi.reshape(nb, ndim).gather(1, cand)) & (key.gather(1, cand) >= 0)

@@ -316,6 +316,154 @@ def test_generic_path_is_sound_on_a_relu_read_out():
     assert soundness_violation(c.model, c.task, r.upper, np.random.default_rng(2)) <= 0
 
 
+# ----------------------------------------------------------------------------- CROWN (generic path)
+def _random_mlp(seed, k, widths, scale):
+    g = torch.Generator().manual_seed(seed)
+    mods, a = [], k
+    for b in widths:
+        lin = torch.nn.Linear(a, b).double()
+        with torch.no_grad():
+            lin.weight.copy_(scale * torch.randn(b, a, generator=g, dtype=torch.float64))
+            lin.bias.copy_(torch.randn(b, generator=g, dtype=torch.float64))
+        mods += [lin, torch.nn.ReLU()]
+        a = b
+    return torch.nn.Sequential(*mods[:-1])
+
+
+def _crown_contains(mlp, lo, hi, rng, n=3000):
+    """CROWN's linear bounds (and its zonotope) contain the MLP's outputs at sampled points
+    of the boxes lo <= x <= hi (B, k), corners included."""
+    B, k = lo.shape
+    x0 = bd._input_af(lo[:, None, :], hi[:, None, :]).reshape(B, k)
+    U, L, z = bd._crown_mlp(bd._mlp_ops(mlp), x0)
+    e = torch.tensor(rng.random((B, n, k)))
+    corners = torch.tensor(list(itertools.product([0.0, 1.0], repeat=k)), dtype=torch.float64)
+    e[:, :len(corners)] = corners
+    X = lo[:, None] + (hi - lo)[:, None] * e
+    eps = 2 * e - 1
+    with torch.no_grad():
+        Y = mlp(X)
+    tol = 1e-11 * (1 + Y.abs())
+    Uv = U.c[:, None, :] + torch.einsum("bmn,bpn->bpm", U.A, eps)
+    Lv = L.c[:, None, :] + torch.einsum("bmn,bpn->bpm", L.A, eps)
+    zl, zh = z.bounds()
+    return bool((Y <= Uv + tol).all() and (Y >= Lv - tol).all()
+                and (Y <= zh[:, None] + tol).all() and (Y >= zl[:, None] - tol).all())
+
+
+@given(seed=st.integers(0, 10**6), k=st.integers(1, 4),
+       widths=st.lists(st.integers(1, 7), min_size=1, max_size=3),
+       scale=st.sampled_from([0.3, 1.0, 3.0]))
+@settings(max_examples=40 * _K, deadline=None)
+def test_crown_bounds_contain_random_relu_mlps(seed, k, widths, scale):
+    rng = np.random.default_rng(seed)
+    mlp = _random_mlp(seed, k, widths + [2], scale)
+    a, b = rng.normal(size=(2, 3, k))
+    lo = torch.tensor(np.minimum(a, b))
+    hi = lo + torch.tensor(np.abs(a - b) * rng.random((3, 1)) ** 2)
+    assert _crown_contains(mlp, lo, hi, rng)
+
+
+def test_crown_is_tighter_than_the_zonotope_on_a_deep_stack():
+    mlp = _random_mlp(3, 4, [16, 16, 16, 1], 1.0)
+    lo, hi = -torch.ones(1, 4, dtype=torch.float64), torch.ones(1, 4, dtype=torch.float64)
+    x0 = bd._input_af(lo[:, None, :], hi[:, None, :]).reshape(1, 4)
+    U, L, z = bd._crown_mlp(bd._mlp_ops(mlp), x0)
+    zl, zh = z.bounds()
+    assert float(U.bounds()[1] - L.bounds()[0]) < float(zh - zl)
+
+
+@given(seed=st.integers(0, 10**6), C=st.integers(1, 4), d=st.integers(1, 2),
+       opt=st.sampled_from(["max", "min"]))
+@settings(max_examples=30 * _K, deadline=None)
+def test_minus_opt_is_sound_and_the_lp_is_tight(seed, C, d, opt):
+    """F(ε) - opt_t g_t(ε) over the box: the bounds contain it at sampled ε and, for
+    single-token features (separable), the LP side is within grid resolution of the sup."""
+    rng = np.random.default_rng(seed)
+    n = C * d
+    t = lambda x: torch.tensor(x, dtype=torch.float64)
+    F = bd._AF(t(rng.normal(size=1)), t(rng.normal(size=(1, n))), t(np.zeros(1)))
+    A = np.zeros((1, C, n))
+    for c in range(C):
+        A[0, c, c * d:(c + 1) * d] = rng.normal(size=d)
+    g = bd._AF(t(rng.normal(size=(1, C))), t(A), t(np.zeros((1, C))))
+    lo = float(bd._minus_opt(F, g, opt, "lower")[0])
+    hi = float(bd._minus_opt(F, g, opt, "upper")[0])
+    axes = [np.linspace(-1, 1, 9 if n <= 4 else 5)] * n
+    E = np.array(list(itertools.product(*axes)))
+    E = np.concatenate([E, rng.uniform(-1, 1, (2000, n))])
+    Fv = F.c.numpy()[0] + E @ F.A.numpy()[0]
+    gv = g.c.numpy()[0] + E @ A[0].T
+    v = Fv - (gv.max(-1) if opt == "max" else gv.min(-1))
+    tol = 1e-12 * (1 + np.abs(v))
+    assert (v <= hi + tol).all() and (v >= lo - tol).all()
+    scale = 1 + np.abs(A).sum() + np.abs(F.A.numpy()).sum()
+    tight = hi if opt == "max" else lo                   # the LP side
+    brute = v.max() if opt == "max" else v.min()
+    assert abs(tight - brute) <= 0.3 * scale / 8
+
+
+def _relu_head_model(T, seed, hidden=(5, 4), scale=1.0):
+    cfg = ModelConfig(d_in=1, width=3, layers=[LayerSpec(heads=1, head_dim=2)], d_out=1,
+                      seq_len=T, head_hidden=hidden, attn_scale=1.0)
+    m = Transformer(cfg)
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in m.parameters():
+            p.copy_(scale * torch.randn(p.shape, generator=g, dtype=p.dtype))
+    return m
+
+
+@given(seed=st.integers(0, 10**6), T=st.integers(1, 3), mode=st.sampled_from(["max", "min"]),
+       sign=st.sampled_from([1.0, -2.0]), hidden=st.sampled_from([(5,), (5, 4)]))
+@settings(max_examples=15 * _K, deadline=None)
+def test_generic_error_bounds_with_a_relu_read_out_are_sound(seed, T, mode, sign, hidden):
+    """ReLU read-out after attention, one-term retrieval target (max or min, either sign):
+    CROWN + the exact LP/enumeration against the target contain the error."""
+    m = _relu_head_model(T, seed, hidden)
+    task = GeneralizedRetrieval(T, 1, sets=[list(range(T))], affine=([[1.5]], [0.1]),
+                                outer_affine=([sign], 0.3), mode=mode)
+    rng = np.random.default_rng(seed)
+    for _ in range(2):
+        lo, hi = _random_box(rng, T, 1, 0.0, 1.0)
+        L, U = error_bounds(m, task, lo, hi)
+        X = lo + (hi - lo) * rng.random((400, T, 1))
+        E = _errors(m, task, np.concatenate([X, lo[None], hi[None]]))
+        tol = 1e-12 * (1 + E.abs())
+        assert (E >= L - tol).all() and (E <= U + tol).all()
+
+
+def test_hc_l9_upper_bracket_within_twice_the_known_worst_case():
+    """hc_l9 (memorizing head + ReLU max network): the CROWN path brackets the closed-form
+    sup error (1 - 1/T)/n_g within 2x."""
+    from approxtheory.search_bench import known_hc_l9
+    for T, eps, tl in ((4, 0.25, 6.0), (3, 0.1, 8.0)):
+        c = build("hc_l9", T=T, eps=eps)
+        known = known_hc_l9(T, eps)
+        ng = int(np.ceil(1 / eps - 1e-12))
+        X = np.full((1, T, 1), (ng - 1) / ng + 1 / (T * ng))    # a worst case: all equal
+        r = upper_bracket(c.model, c.task, time_limit=tl, tol=0.9, points=X)
+        assert r.upper is not None and r.method == "affine"
+        assert known * (1 - 1e-9) <= r.upper <= 2 * known, (T, eps, r.upper, known)
+
+
+def test_mutant_crown_without_the_chord_offset_is_caught(monkeypatch):
+    """A ReLU relaxation whose upper line drops its offset (the chord through the origin)
+    must make the CROWN containment check fail."""
+    rng = np.random.default_rng(0)
+    cases = [(_random_mlp(s, 2, [6, 6, 1], 1.5), s) for s in range(4)]
+    lo, hi = -torch.ones(2, 2, dtype=torch.float64), torch.ones(2, 2, dtype=torch.float64)
+    assert all(_crown_contains(m, lo, hi, rng) for m, _ in cases)
+    real = bd._relu_relax
+
+    def no_offset(lo_, hi_, alpha=None):
+        s, t, a = real(lo_, hi_, alpha)
+        return s, torch.zeros_like(t), a
+
+    monkeypatch.setattr(bd, "_relu_relax", no_offset)
+    assert not all(_crown_contains(m, lo, hi, rng) for m, _ in cases)
+
+
 # ----------------------------------------------------------------------------- mutants
 def test_mutant_narrow_ratio_bound_is_caught(monkeypatch):
     """A too-narrow coupled softmax bound must turn the brute-force soundness check red."""
