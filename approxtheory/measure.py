@@ -280,6 +280,17 @@ def _families(S: _Search, rng, beta) -> None:
             e = S.eval(X, "families").reshape(len(ks), len(coarse))
             for ki, k in enumerate(ks):
                 scored.append((float(e[ki].max()), ai, order, int(k)))
+    # all tokens equal, moving along a line of the domain (an all-equal block at every level):
+    # 257 levels, then a fine grid around the best one
+    for ai, (u, w, b) in enumerate(anchors[:2]):
+        s_grid = np.linspace(0.0, 1.0, 257)
+        line = b[None, :] + s_grid[:, None] * (u - b)[None, :]             # (n, d)
+        X = task.project(np.repeat(line[:, None, :], task.T, axis=1))
+        e = S.eval(X, "families")
+        i = int(np.argmax(e))
+        s_fine = np.clip(s_grid[i] + np.linspace(-1 / 256, 1 / 256, 129), 0.0, 1.0)
+        line = b[None, :] + s_fine[:, None] * (u - b)[None, :]
+        S.eval(task.project(np.repeat(line[:, None, :], task.T, axis=1)), "families")
     scored.sort(key=lambda r: -r[0])
     fine = _gap_grid(width, beta, coarse=False)
     done = set()
@@ -443,7 +454,8 @@ def sup_error(model, task, budget: int = 4096, seed: int = 0, local_starts: int 
     3. ``families``: near-tie families: one token at an extreme u (a vertex of the box), k tokens
        at gap δ from it, the rest at the opposite vertex, for every k (a geometric grid of k when
        T > 25) and δ on a log grid plus a grid matched to the model's logit scale (δ ~ c/β),
-       refined around the best combinations.
+       refined around the best combinations; and all tokens equal, at 257 levels along a line
+       of the domain, refined around the best level.
     4. ``discrete``: greedy coordinate-wise local search with restarts among candidate values
        (bounds, other tokens' values, small offsets from them) from the best inputs so far
        (``discrete_evals`` evaluations, default ``max(1024, 2·budget)``).
@@ -457,6 +469,8 @@ def sup_error(model, task, budget: int = 4096, seed: int = 0, local_starts: int 
     """
     if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
         raise ConfigError(f"budget must be an integer >= 1 (got {budget!r})")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ConfigError(f"seed must be an integer >= 0 (got {seed!r})")
     for name, v in (("local_starts", local_starts), ("local_steps", local_steps),
                     ("batch", batch)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < (1 if name ==

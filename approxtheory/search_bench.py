@@ -117,7 +117,7 @@ def _synthetic_known(c) -> float:
 
 
 def panel() -> list[Case]:
-    """The benchmark panel (issue 8): 13 cases with known worst errors."""
+    """The benchmark panel (issue 8): 14 cases with known worst errors."""
     cases = []
     for T in (4, 64, 1024):
         for beta in (1e2, 1e4):
@@ -130,10 +130,10 @@ def panel() -> list[Case]:
                           {"T": T, "beta": 1000.0, "gate": -1.0},
                           lambda c, T=T: known_hc_k1_vertices(T, 1000.0, -1.0)[0],
                           "exhaustive over {0,1}^T (counts per half)", upper=T <= 16))
-    for T in (4, 16):
-        cases.append(Case(f"hc_l9 T={T} ε=0.1", "hc_l9", {"T": T, "eps": 0.1},
-                          lambda c, T=T: known_hc_l9(T, 0.1), "closed form (1−1/T)/n_g",
-                          upper=T <= 16))
+    for T, eps in ((4, 0.1), (16, 0.1), (4, 0.25)):
+        cases.append(Case(f"hc_l9 T={T} ε={eps}", "hc_l9", {"T": T, "eps": eps},
+                          lambda c, T=T, eps=eps: known_hc_l9(T, eps),
+                          "closed form (1−1/T)/n_g", upper=T <= 16))
     for d in (2, 4):
         cases.append(Case(f"hc_k1_synthetic D=1 d={d} T=16 β=1e2", "hc_k1_synthetic",
                           {"T": 16, "D": 1, "d": d, "beta": 100.0}, _synthetic_known,
