@@ -1073,6 +1073,7 @@ class _Ctx:
         self.head_ops = _mlp_ops(model.head)
         self.crown = (not self.coupled and model.cls is not None
                       and any(o[0] == "relu" for o in self.head_ops))
+        self.split_heur = None
         # generic path: a one-term generalized retrieval target is bounded exactly (LP / t)
         self.one_term = None
         if isinstance(task, GeneralizedRetrieval) and cfg.d_out == 1:
@@ -1086,34 +1087,38 @@ class _Ctx:
         that is unstable on the box and depends mainly on that coordinate (the one nearest
         the midpoint), so that the children make it stable (branching on the activation)."""
         mid = 0.5 * lo + 0.5 * hi
-        if not self.crown or self.head_ops[0][0] != "lin":
+        if not self.crown or self.head_ops[0][0] != "lin" or self.split_heur is False:
             return mid, None
         B, T, d = lo.shape
         x = _input_af(lo, hi)
         h = _forward_af(self.model, x, head_input=True)
-        # smear: how much each noise symbol moves the CROWN bounds (input-split heuristic)
-        U, L, _ = _crown_mlp(self.head_ops, h)
-        smear = (U.A.abs() + L.A.abs()).sum(1)                        # (B, n)
         z = h.linear(self.head_ops[0][1], self.head_ops[0][2])        # (B, w)
         Aa = z.A.abs()
         tot = Aa.sum(-1, keepdim=True) + z.r[..., None]
-        dom = (Aa >= 0.5 * tot) & (Aa > 0)
+        dom = (Aa >= 0.99 * tot) & (Aa > 0)
+        if self.split_heur is None:
+            # decided once, on the first boxes: do the read-out's first ReLUs each read
+            # (almost) one input coordinate? Otherwise keep the default branching.
+            self.split_heur = bool((dom.any(-1) | (tot[..., 0] == 0)).to(_DT).mean() >= 0.9)
+            if not self.split_heur:
+                return mid, None
         es = -z.c[..., None] / torch.where(dom, z.A, torch.ones_like(z.A))   # (B, w, n)
         es = torch.where(dom & (es.abs() < 0.9), es, torch.full_like(es, math.inf))
         best = es.gather(1, es.abs().argmin(1, keepdim=True))[:, 0]       # (B, n)
         nun = (dom & ((-z.c[..., None] / torch.where(dom, z.A, torch.ones_like(z.A))).abs()
                       < 1)).sum(1).to(_DT)                                # (B, n)
         n = x.n
-        if n != T * d:
+        if n != T * d or not bool((nun > 0).all()):
+            # some box has no unstable read-out ReLU tied to one coordinate: the default
+            # (widest coordinates, midpoints)
             return mid, None
         half = torch.diagonal(x.A.reshape(B, n, n), dim1=-2, dim2=-1).reshape(B, T, d)
         pt = x.c + best.reshape(B, T, d) * half
         ok = torch.isfinite(best.reshape(B, T, d)) & (pt > lo) & (pt < hi)
         w = (hi - lo).reshape(B, n)
         wmax = w.amax(-1, keepdim=True).clamp_min(1e-300)
-        # unstable ReLUs that a split of the coordinate can fix first, then the smear
-        smear = (nun / nun.amax(-1, keepdim=True).clamp_min(1.0)
-                 + 0.5 * smear / smear.amax(-1, keepdim=True).clamp_min(1e-300) + 1e-3 * w / wmax)
+        # unstable ReLUs that a split of the coordinate can fix, then the width
+        smear = nun / nun.amax(-1, keepdim=True).clamp_min(1.0) + 1e-3 * w / wmax
         # never a coordinate much narrower than the widest (slivers shave the bound by tiny
         # amounts that greedy strong branching would prefer to real progress)
         smear = torch.where(w > 0.05 * wmax, smear, -torch.ones_like(smear))
