@@ -90,6 +90,43 @@ def test_key_bias_inert_and_value_bias_aliased(cfg):
     assert r["value_bias_aliasing_output_change"] < 1e-12
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_bias_symmetries_recomputed_with_positive_controls(causal):
+    """ID-F4.7 / ID-B4.7.2 redone here on the layer: a key-bias shift leaves every output
+    unchanged while a query-bias shift of the same size does not; a value-bias shift δ_h alone
+    moves every output by exactly Σ_h W_O^h δ_h (attention rows sum to 1), so subtracting that
+    from b_O undoes it."""
+    cfg = AttentionConfig(8, 2, bias=True, causal=causal)
+    m = build_layer(cfg, seed=5)
+    a = m.layers[0].attn
+    g = torch.Generator().manual_seed(11)
+    X = torch.randn(3, 6, 8, generator=g, dtype=torch.float64)
+
+    def out():
+        with torch.no_grad():
+            return m(X).clone()
+    y0 = out()
+    shift = torch.randn(a.k.bias.shape, generator=g, dtype=torch.float64)
+    with torch.no_grad():
+        a.k.bias.add_(shift)
+    assert float((out() - y0).abs().max()) < 1e-12
+    with torch.no_grad():
+        a.k.bias.sub_(shift)
+        a.q.bias.add_(shift)
+    assert float((out() - y0).abs().max()) > 1e-3
+    with torch.no_grad():
+        a.q.bias.sub_(shift)
+        delta = torch.randn(a.v.bias.shape, generator=g, dtype=torch.float64)
+        a.v.bias.add_(delta)
+    moved = out() - y0
+    expected = (a.o.weight.detach() @ delta).expand_as(moved)       # head_i = I (identity read-out)
+    assert float(expected.abs().max()) > 1e-3
+    assert torch.allclose(moved, expected, atol=1e-12, rtol=0)
+    with torch.no_grad():
+        a.o.bias.sub_(a.o.weight @ delta)
+    assert float((out() - y0).abs().max()) < 1e-12
+
+
 def test_update_projection_conventions():
     rng = np.random.default_rng(0)
     Wq, Wk = rng.standard_normal((4, 16)), rng.standard_normal((4, 16))
@@ -106,11 +143,19 @@ def test_rebalancing_leaves_the_function_unchanged():
         m.layers[0].attn.q.weight.mul_(3.0)          # unbalance
         m.layers[0].attn.k.weight.div_(3.0)
     X = torch.randn(5, 7, 16, dtype=torch.float64)
+    a = m.layers[0].attn
+    heads = [slice(4 * h, 4 * (h + 1)) for h in range(4)]
+    before = [(a.q.weight.detach().numpy()[sl].copy(), a.k.weight.detach().numpy()[sl].copy())
+              for sl in heads]
+    assert min(np.linalg.norm(imbalance(Wq, Wk)) for Wq, Wk in before) > 1.0
     with torch.no_grad():
         y0 = m(X)
         dM = rebalance_model(m)
         y1 = m(X)
     assert dM < 1e-12 and float((y1 - y0).abs().max()) < 1e-12
-    a = m.layers[0].attn
-    Wq, Wk = a.q.weight.detach().numpy()[:4], a.k.weight.detach().numpy()[:4]
-    assert np.linalg.norm(imbalance(Wq, Wk)) < 1e-10
+    for sl, (Wq0, Wk0) in zip(heads, before):
+        Wq, Wk = a.q.weight.detach().numpy()[sl], a.k.weight.detach().numpy()[sl]
+        assert np.linalg.norm(imbalance(Wq, Wk)) < 1e-10          # balanced: W_Q W_Qᵀ = W_K W_Kᵀ
+        # the same circuit W_Kᵀ W_Q (recomputed here), reached by new weights
+        assert np.allclose(Wk.T @ Wq, Wk0.T @ Wq0, atol=1e-12, rtol=0)
+        assert np.abs(Wq - Wq0).max() > 1e-3
