@@ -31,7 +31,8 @@ space, so it is stable at β = 1e4 and beyond). An attention output ``Σ_j p_j v
 e_j`` is bounded three ways, of which the tightest is kept: (i) the LP over
 ``{l <= p <= u, Σ p = 1}`` solved by the greedy sort (:func:`simplex_lp_max`); (ii) the coupled
 ratio bound below; (iii) an affine form ``Σ_j p̂_j e_j`` at the centre weights p̂ plus
-``Σ_j |p_j - p̂_j| max|e_j|`` (exact when the logits are constant on the box, e.g. ``W_Q = 0``).
+``Σ_j |p_j - p̂_j| max|e_j|`` (exact when the logits are constant on the box, e.g. ``W_Q = 0``;
+then (i) and (ii) are skipped, as they cannot be narrower).
 
 *Coupled ratio bound.* With ``δ_j = s_j - s_r`` (logit differences) and weights ``w_j = e^{δ_j}``,
 ``F = (e_r + Σ_{j≠r} w_j e_j) / (1 + Σ_{j≠r} w_j)``. For any λ, ``F >= λ`` iff
@@ -57,10 +58,34 @@ head this is exact at the root box (up to the bisection). Otherwise the target i
 (affine features; a min/max over tokens becomes the form of one token plus a one-sided interval)
 and the error bound is the concretised ``model - target`` form.
 
+*ReLU read-out (generic path): CROWN.* When the read-out after the CLS state is a ReLU MLP, it
+is also bounded by back-substitution (CROWN): the CLS state is the zonotope form above; every
+ReLU's input bounds come from back-substituting its rows to that form (intersected with the
+zonotope's), and the outputs' bounds are linear functions of the noise symbols,
+``L(ε) <= out <= U(ε)``. An unstable ReLU on ``[l, u]`` is bounded above by its chord, whose
+offset is re-derived from both ends and rounded up (any float slope stays sound), and below by
+``α z`` with α ∈ {adaptive, 0, 1} per ReLU layer: all combinations (up to two ReLU layers, else
+the three uniform ones) run in one stacked pass and the tightest per box and row is kept (each
+is a valid bound). The zonotope is also propagated with the tightened ReLU bounds; the final
+bounds are the intersection of the two.
+
+*Model minus a max (generic path).* For a one-term retrieval target ``c0 + opt_{t∈S} g_t``
+(g_t affine in token t) the error is bounded without an interval for the target: where
+``-opt`` is concave in ε (max on the upper side, min on the lower side) by LP duality,
+``max_ε F(ε) - max_t g_t(ε) <= min_{λ∈Δ} max_ε F(ε) - Σ_t λ_t g_t(ε)``, with λ the greedy
+optimum of that separable piecewise-linear problem (:func:`_greedy_lambda`) and the vertices
+(any λ in the simplex is valid; a rounding error in Σλ is paid for with
+``|Σλ - 1|·max|g|``); on the other side exactly, by enumerating t.
+
 *Branch-and-bound.* Boxes sit in a priority queue keyed by their error bound; the worst boxes are
 split along the coordinate (token, dim) whose split lowers the children's bound most among the
 widest few ("strong branching"); the model is evaluated at box centres and at points found by a
-short projected gradient ascent, which gives ``lower``; boxes whose bound is at most ``lower``
+short projected gradient ascent, which gives ``lower``. On the generic path, where the
+read-out's first ReLUs each read (almost) one input coordinate (decided once, on the root), a
+coordinate is split at the zero crossing of such an unstable ReLU nearest its midpoint (so the
+children make it stable), the candidates are the coordinates with most such ReLUs (never one
+much narrower than the widest: slivers shave the bound by tiny amounts that greedy strong
+branching would prefer to progress), two per box, and near-ties go to the heuristic's choice; boxes whose bound is at most ``lower``
 are pruned. The search stops when ``upper <= (1 + tol) lower``, ``upper <= atol``, or the split or
 time budget is spent.
 
@@ -72,11 +97,15 @@ with ``γ_k = (k + 8)·2.3e-16`` for a k-term sum, covering ``k·u/(1 - k·u)``)
 rounded outward (relative 4·2^-53 plus 1e-300 absolute), softmax bounds are widened by a relative
 ``1e-14·(1 + |logits|)``, the ratio bound only accepts a λ whose Dinkelbach sum exceeds
 ``(1e-10 + 1e-15·max|δ|)`` times the sum of the absolute values of its terms' parts, and the final
-upper bound is multiplied by ``1 + 1e-12`` and raised by ``1e-300``. The float64 evaluation of
+upper bound is multiplied by ``1 + 1e-12`` and raised by ``1e-300``. CROWN's back-substitution
+adds, at every step, ``γ·(|Λ||W|·|input| + |Λ||b| + |ν|)`` (linear) or ``γ·(|Λ'|·|z| + Σ Λ⁺t)``
+(ReLU) to the row's offset, with |input| from the zonotope bounds, so the float products stand
+for the exact ones. The float64 evaluation of
 the model itself differs from the exact function by round-off of relative order 1e-15 (float32
 models: 1e-7, not included). The tests check soundness against brute force (grids and random
 points), per layer on random models, and with a deliberately narrowed softmax bound (a mutant
-that the checks must catch).
+that the checks must catch; and a ReLU chord without its offset, that the CROWN containment
+check on random MLPs must catch).
 
 Unsupported (``upper=None`` with ``reason``): LayerNorm, RoPE, causal masks, per-token read-out,
 GELU/SwiGLU activations, non-box domains, and targets other than affine generalized retrieval
@@ -1676,7 +1705,7 @@ def upper_bracket(model, task, *, max_splits: int = 2000, time_limit: float = 30
         with torch.no_grad():
             sp, smear = ctx.split_points(Lo, Hi)
         # the generic path ranks its candidates by the split heuristic: fewer are enough
-        kc = min(branch_candidates if smear is None else min(branch_candidates, 3), ndim)
+        kc = min(branch_candidates if smear is None else min(branch_candidates, 2), ndim)
         key = width if smear is None else smear
         cand = torch.argsort(key + 1e-9 * key.amax(-1, keepdim=True).clamp_min(1e-300)
                              * torch.rand(nb, ndim, dtype=_DT), -1,
