@@ -23,8 +23,8 @@ from ..errors import (
 )
 from ..parse import log10_abs, to_number
 
-__all__ = ["Claim", "Condition", "KINDS", "PROVENANCES", "PAPERS", "to_exact", "substitute",
-           "MAX_EXACT_DIGITS", "MAX_RESULT_LOG10"]
+__all__ = ["Claim", "Condition", "KINDS", "PROVENANCES", "PROVENANCE_MEANING", "PAPERS",
+           "to_exact", "substitute", "MAX_EXACT_DIGITS", "MAX_RESULT_LOG10"]
 
 #: an exact power whose result would have more digits than this (estimated from the sizes of base
 #: and exponent before anything is computed) is computed in floating point instead
@@ -45,6 +45,18 @@ KINDS = (
     "construction",
 )
 PROVENANCES = ("stated", "reconstructed", "derived", "conjecture")
+
+#: The one provenance scheme of the catalogue (every paper module applies it; a claim takes the
+#: label of its weakest part, and a label is never stronger than its source).
+PROVENANCE_MEANING = {
+    "stated": "the paper states it (its own text, equation or table, as the digest quotes it)",
+    "reconstructed": "a claim of the paper rebuilt from secondary sources (reviews, summaries, "
+                     "the authors' code, garbled or OCR'd text) because the paper's own statement "
+                     "is not available in the digest",
+    "derived": "derived by the digest or by this project (the digests' [DER], [X], [I] marks; "
+               "corrected forms; stand-ins for a theorem)",
+    "conjecture": "a conjecture, of the paper or of the digest",
+}
 
 #: arXiv id -> (short name, title)
 PAPERS: dict[str, tuple[str, str]] = {
