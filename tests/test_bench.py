@@ -22,7 +22,7 @@ def test_bench_search_is_json_serialisable():
 
 def test_bench_search_rows_and_json(capsys):
     from approxtheory.cli import main
-    rc = main(["bench", "search", "--json", "--only", "hc_l9 T=4", "--threads", "1"])
+    rc = main(["bench", "search", "--json", "--only", "hc_l9 T=4 ε=0.1", "--threads", "1"])
     out = capsys.readouterr().out
     res = json.loads(out)
     assert rc == 0 and len(res["rows"]) == 1
