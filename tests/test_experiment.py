@@ -13,7 +13,8 @@ from approxtheory.report import read_csv
 
 
 def test_run_resume_and_files(tmp_path):
-    n = len(cells(get("softmax_beta_sweep"), "quick"))
+    n = 9                                  # quick grid: T in {2, 16, 128} x β in {10, 100, 1000}
+    assert len(cells(get("softmax_beta_sweep"), "quick")) == n
     part = run_experiment("softmax_beta_sweep", out=tmp_path, progress=False, max_cells=4)
     assert part["computed"] == 4 and not part["complete"] and part["plots"] == []
     full = run_experiment("softmax_beta_sweep", out=tmp_path, progress=False)

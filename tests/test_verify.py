@@ -102,7 +102,9 @@ def test_only_filters_and_fail_on_refuted(tmp_path):
                  "--fail-on", "refuted"]) == 1
     assert main(["verify", "--only", "prism", "--out", str(tmp_path), "--quiet"]) == 0
     d = json.loads((tmp_path / "verdicts.json").read_text())
-    assert {r["claim"] for r in d["verdicts"]} == {c.id for c in at.claims(paper="prism")}
+    # the Prism paper's claims, by their id prefix (not through the filter under test)
+    prism = {c.id for c in at.claims() if c.id.startswith("PR-")}
+    assert len(prism) >= 5 and {r["claim"] for r in d["verdicts"]} == prism
 
 
 def test_a_crashing_check_exits_1_and_the_others_still_run(tmp_path, monkeypatch):
