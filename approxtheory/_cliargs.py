@@ -48,7 +48,17 @@ def integer(text) -> int:
 
 nonneg_int = int_at_least(0)
 pos_int = int_at_least(1)
-seed = nonneg_int        # --seed: int >= 0
+MAX_SEED = 2 ** 32 - 1   # every generator seeded from it (numpy, torch, with offsets) takes it
+
+
+def seed(text) -> int:
+    """--seed: an integer from 0 to :data:`MAX_SEED`."""
+    v = nonneg_int(text)
+    if v > MAX_SEED:
+        raise _Err(f"must be an integer from 0 to {MAX_SEED} (got {text!r})")
+    return v
+
+
 threads = pos_int        # --threads: int >= 1
 count = pos_int          # --reps, --budget and other counts: int >= 1
 
@@ -89,6 +99,8 @@ def _writable_dir(d: Path) -> bool:
 def _check_creatable(d: Path, text) -> None:
     """Directory ``d`` exists, or can be created: its nearest existing ancestor must be a writable
     directory."""
+    if "\x00" in str(text):   # no file name holds one (os functions raise ValueError)
+        raise _Err(f"must not contain a NUL byte (got {text!r})")
     anc = _nearest_existing(d)
     if not anc.is_dir():
         raise _Err(f"cannot be created: {str(anc)!r} is a file, not a directory (got {text!r})")
@@ -116,6 +128,8 @@ def out_file(text) -> str:
     p = Path(text)
     if p.is_dir():
         raise _Err(f"must be a file, but {text!r} is a directory")
+    if p.exists() and not p.is_file():   # an atomic write would replace a device node (/dev/null)
+        raise _Err(f"must be a regular file (got {text!r})")
     _check_creatable(p.absolute().parent, text)
     return str(text)
 

@@ -153,6 +153,8 @@ def _cmd_docs(args) -> int:
         from ._cliargs import check, out_file
         check(out_file, "--out", args.out)
     if args.check:
+        if path.exists() and not (path.is_file() or path.is_dir()):   # a FIFO blocks the read
+            raise ApproxTheoryError(f"--out must be a regular file (got {args.out!r})")
         fresh = render_claims_markdown()
         if not path.exists() or path.read_text(encoding="utf-8") != fresh:
             print(f"approxtheory: {path} is stale; run `approxtheory docs`", file=sys.stderr)
@@ -213,20 +215,25 @@ def _extra_commands():
 
 
 def _one_line(text) -> str:
-    return re.sub(r"\s*\n\s*", " ", str(text).strip()) or "(no message)"
+    # every line boundary of str.splitlines (\r, \v, \f, \x1c-\x1e, \x85, \u2028, \u2029 too)
+    return re.sub(r"\s*[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]\s*", " ",
+                  str(text).strip()) or "(no message)"
 
 
 def _os_error(e: OSError) -> str:
     what = e.strerror or _one_line(e) or type(e).__name__
     files = [f for f in (e.filename, getattr(e, "filename2", None)) if f]
-    return f"{what}: {' -> '.join(map(str, files))}" if files else _one_line(what)
+    return _one_line(f"{what}: {' -> '.join(map(str, files))}" if files else what)
 
 
 def _out_of_memory(e: BaseException) -> bool:
     """torch reports failed allocations as RuntimeError (CPU) or torch.OutOfMemoryError (GPU)."""
     if type(e).__name__ == "OutOfMemoryError":
         return True
+    if isinstance(e, TypeError) and "Overflow when unpacking long" in str(e):
+        return True     # a tensor size beyond int64 (--max-memory unlimited)
     return isinstance(e, RuntimeError) and ("can't allocate memory" in str(e)
+                                            or "Storage size calculation overflowed" in str(e)
                                             or "out of memory" in str(e).lower())
 
 

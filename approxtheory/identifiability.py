@@ -153,6 +153,8 @@ def _check_cfg(cfg) -> None:
 def _check_seed(seed) -> None:
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
         raise ConfigError(f"seed must be an integer >= 0 (got {seed!r})")
+    if seed > 2 ** 32 - 1:   # torch.manual_seed(seed + 7) must not overflow
+        raise ConfigError(f"seed must be an integer from 0 to {2 ** 32 - 1} (got {seed!r})")
 
 
 def _check_args(cfg, seed, rtol, n_seq=None, seq_len=1) -> None:

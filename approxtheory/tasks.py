@@ -94,7 +94,7 @@ class Task:
                 out.append(Y)
             for _ in range(16):  # near-ties: two tokens almost equal, rest random
                 X = self.sample(1, rng)[0]
-                X[1] = self.project(X[0] + 1e-3 * rng.standard_normal(d))
+                X[min(1, T - 1)] = self.project(X[0] + 1e-3 * rng.standard_normal(d))
                 out.append(X)
             return np.stack(out[:max_n])
         # all-equal blocks at several levels

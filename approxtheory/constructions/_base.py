@@ -212,7 +212,7 @@ def _coerce(name: str, knob: Knob, value):
     return v
 
 
-def build(name: str, **knobs) -> Construction:
+def build(name: str, /, **knobs) -> Construction:
     """Build the construction ``name`` with the given knobs (defaults for the rest)."""
     if name not in REGISTRY:
         import difflib

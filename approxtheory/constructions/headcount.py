@@ -121,8 +121,9 @@ def build_hc_k1_model(task: GeneralizedRetrieval, beta: float, gate: float = -1.
         enc_W[2 * i, :d] = W[i]                     # f_i(x) = W_i·x + b_i
         enc_b[2 * i] = b[i]
         if gated:
+            inside = set(task.sets[i])              # (a set: T membership tests, not T^2)
             for t in range(T):                      # r_i(t) from the one-hot position
-                enc_W[2 * i + 1, d + t] = 0.0 if t in task.sets[i] else gate
+                enc_W[2 * i + 1, d + t] = 0.0 if t in inside else gate
     cls = np.zeros(E)
     cls[0::2] = 1.0                                 # ĉ0 carries a 1 that W_{Q,i} reads
     m.set_weights({"embed.0.weight": enc_W, "embed.0.bias": enc_b, "cls": cls})
