@@ -75,6 +75,8 @@ def parse_size(text, name: str = "size") -> int | None:
 
 
 def format_bytes(n) -> str:
+    if isinstance(n, int) and n.bit_length() > 1000:     # beyond float: the power of ten
+        return f"10^{int((n.bit_length() - 1) * math.log10(2))} B"
     n = float(n)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
         if n < 1024:

@@ -50,7 +50,7 @@ from typing import ClassVar
 import numpy as np
 import pytest
 import sympy as sp
-from hypothesis import HealthCheck, Phase, example, given, settings
+from hypothesis import HealthCheck, Phase, assume, example, given, settings
 from hypothesis import strategies as st
 
 import approxtheory
@@ -536,7 +536,9 @@ def bounded(seconds: float = SECONDS, headroom: int = HEADROOM):
         vm = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     lim = vm + headroom if hard == resource.RLIM_INFINITY else min(hard, vm + headroom)
     resource.setrlimit(resource.RLIMIT_AS, (lim, hard))
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # and again every second: an exception raised where Python cannot propagate it (a gc
+    # callback, a __del__) is only reported as unraisable
+    signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
     try:
         yield
     finally:
@@ -738,6 +740,7 @@ def check_cli(argv, base: Path, seconds: float = SECONDS):
 @example(argv=["docs", "--out", "a\x00b"])            # ValueError: embedded null byte
 @example(argv=["claims", "eval", "HC-T2c", "-T=5", "\x85"])       # a 2-line error (\x85 = NEL)
 @example(argv=["docs", "--out", "/proc/approxtheory\nfuzz/x.md"])  # 2 lines: OSError's file name
+@example(argv=["construct", "hc_l9", "--eps", "1e-320"])  # OverflowError: a 10^642-byte estimate
 def test_cli_fuzz_short(fuzz_env, argv):
     check_cli(argv, fuzz_env)
 
@@ -754,6 +757,9 @@ def test_cli_construct_runs_short(fuzz_env, argv):
 def api_call(fn, *args, seconds: float = SECONDS, **kwargs):
     """Call ``fn``: it returns, or raises an ApproxTheoryError, within ``seconds``."""
     t0 = time.monotonic()
+    if os.environ.get("APPROXTHEORY_FUZZ_LOG"):     # log the call first: a hang shows up last
+        with open(os.environ["APPROXTHEORY_FUZZ_LOG"], "a", encoding="utf-8") as log:
+            log.write(f"api\t{fn.__qualname__}\t{args!r}\t{kwargs!r}\n"[:2000])
     try:
         with warnings.catch_warnings(), bounded(seconds):
             warnings.simplefilter("ignore")
@@ -886,6 +892,7 @@ def _build(name, knobs):
 @settings(max_examples=25, **SHORT)
 @given(call=build_call())
 @example(call=("hc_k1", {"name": 1}))     # TypeError: build() got multiple values for 'name'
+@example(call=("hc_l9", {"eps": 1e-297}))  # OverflowError formatting a 10^594-byte estimate
 def test_api_build_fuzz_short(fuzz_env, call):
     name, knobs = call
     api_call(_build, name, knobs)
@@ -1008,13 +1015,30 @@ def test_cli_real_runs_long(fuzz_env, argv):
 @settings(max_examples=LONG_EXAMPLES, **LONG)
 @given(call=st.one_of(claim_call(), compare_call().map(lambda t: ("compare",) + t)))
 def test_api_claims_fuzz_long(fuzz_env, call):
+    # symbolic work (simplify, limits) is slow on a loaded machine: a minute per call
     if call[0] == "compare":
         _, a, b, variable, quantity, values = call
-        api_call(approxtheory.compare, a, b, variable, quantity, **values)
+        assume(not _open_compare_hang(values))
+        api_call(approxtheory.compare, a, b, variable, quantity, seconds=60.0, **values)
     else:
         cid, method, args, values = call
-        api_call(_claim_method, cid, method, *args, **values)
+        assume(method != "asymptotic_exponent")      # open: test_open_limit_hang
+        api_call(_claim_method, cid, method, *args, seconds=60.0, **values)
     assert not os.path.exists(MARKER)
+
+
+def _open_compare_hang(values) -> bool:
+    """A value of magnitude beyond 10^4 (or below 10^-4) in ``compare``: the known open hang
+    (test_open_compare_hang), left out of the long run so that it tests everything else."""
+    from approxtheory.parse import parse_value
+    for v in values.values():
+        try:
+            x = abs(float(parse_value(v) if isinstance(v, str) else v))
+        except (ApproxTheoryError, TypeError, ValueError, OverflowError):
+            continue
+        if x > 1e4 or 0 < x < 1e-4:
+            return True
+    return False
 
 
 @pytest.mark.slow
@@ -1046,3 +1070,26 @@ def test_api_sup_error_fuzz_long(fuzz_env, name, budget, seed):
                    "a later stage (structured inputs, families, discrete search) is refused")
 def test_open_late_refusal_small_budget(fuzz_env):
     check_cli(["construct", "softmax_retrieval", "--T", "100000", "--budget", "1"], fuzz_env)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="open: compare() hangs in sympy's solve (simplify -> "
+                   "logcombine turns c*log(T) with c = 10^9 into an exact power T**(10^9))")
+def test_open_compare_hang(fuzz_env):
+    api_call(approxtheory.compare, "IF-T2", "HC-P3", "T", "value", beta="1000000000", delta=1,
+             epsilon=2, g=1)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="open: asymptotic_exponent() hangs in sympy's limit "
+                   "(x*d(log e)/dx of 2*T*ceiling(1/epsilon) as epsilon -> oo)")
+def test_open_limit_hang(fuzz_env):
+    api_call(_claim_method, "HC-L9", "asymptotic_exponent", "epsilon", "width_bound")
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=False, reason="open: exponent() runs sympy's simplify on "
+                   "x*d(log e)/dx; for HC-L3's x_tilde (exponentials) that takes ~30 s on a "
+                   "loaded machine before NotAPowerLawError (passes on an idle one)")
+def test_open_slow_exponent(fuzz_env):
+    api_call(_claim_method, "HC-L3", "exponent", "Z", "x_tilde")

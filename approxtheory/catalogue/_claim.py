@@ -509,7 +509,13 @@ class Claim:
         point = _limit_point(at)
         subs = self._subs(values)
         e = substitute(e, subs, what=f"{self.id}: {self.expr_name(expr)}")
-        return sp.limit(sp.simplify(x * sp.diff(sp.log(e), x)), x, point)
+        try:
+            return sp.limit(sp.simplify(x * sp.diff(sp.log(e), x)), x, point)
+        except (NotImplementedError, ValueError, TypeError) as err:
+            # sympy's limit gives up on some expressions (Min, Max, Heaviside, ...)
+            raise NotAPowerLawError(
+                f"{self.id}: no asymptotic exponent of {self.expr_name(expr)} in {x.name} as "
+                f"{x.name} -> {point} in closed form (sympy: {type(err).__name__})") from None
 
     def expr_name(self, expr: str | None = None) -> str:
         return expr or self.primary_name or ""
