@@ -18,6 +18,7 @@ __all__ = [
     "NotAPowerLawError",
     "SolveError",
     "ConfigError",
+    "DeviceUnavailableError",
     "ResourceLimitError",
 ]
 
@@ -69,6 +70,10 @@ class SolveError(ApproxTheoryError):
 
 class ConfigError(ApproxTheoryError):
     """An architecture, task or construction knob outside its valid range."""
+
+
+class DeviceUnavailableError(ConfigError):
+    """A device was asked for (``cuda``) that torch cannot see on this machine."""
 
 
 class ResourceLimitError(ApproxTheoryError):
