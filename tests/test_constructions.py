@@ -444,6 +444,58 @@ def test_bad_knobs_raise_typed_errors(name, knobs, needle):
         build(name, **knobs)
 
 
+def test_every_numeric_knob_has_a_range_that_coerce_enforces():
+    """Knob.low/high/log (read by the strategies to draw knob values) are filled in for every
+    numeric knob, include the default, and _coerce refuses a value just outside them."""
+    from approxtheory.constructions._base import REGISTRY, _coerce
+    for name in names():
+        for kname, knob in REGISTRY[name][1].items():
+            if knob.type not in (int, float) or kname == "gate":   # the gate is any real
+                continue
+            assert knob.low is not None, (name, kname)
+            assert _coerce(kname, knob, knob.default) == knob.default
+            if not knob.exclude_low:
+                assert _coerce(kname, knob, knob.low) == knob.low
+            step = 1 if knob.type is int else 1e-9 * max(1.0, abs(knob.low))
+            below = knob.low if knob.exclude_low else knob.low - step
+            with pytest.raises(ConfigError, match=rf"^{kname} must be .*\(got {kname}="):
+                _coerce(kname, knob, below)
+            if knob.high is not None:
+                with pytest.raises(ConfigError, match=rf"^{kname} must be in "):
+                    _coerce(kname, knob, knob.high + step)
+            if knob.log:
+                assert knob.type is float and knob.low >= 0
+
+
+@pytest.mark.parametrize("kw,value,message", [
+    (dict(low=0, exclude_low=True), 0.0, "must be positive"),
+    (dict(low=1), 0.5, "must be >= 1"),
+    (dict(low=1, exclude_low=True), 1.0, "must be > 1"),
+    (dict(high=2.5), 3.0, "must be <= 2.5"),
+    (dict(high=2.5, exclude_high=True), 2.5, "must be < 2.5"),
+    (dict(low=0, exclude_low=True, high=1), 0.0, r"must be in \(0, 1\]"),
+    (dict(low=0, high=1, exclude_high=True), 1.0, r"must be in \[0, 1\)"),
+])
+def test_knob_range_messages(kw, value, message):
+    from approxtheory.constructions import Knob
+    from approxtheory.constructions._base import _coerce
+    knob = Knob(type=float, default=0.5, help="x", **kw)
+    with pytest.raises(ConfigError, match=rf"^x {message} \(got x={value}\)$"):
+        _coerce("x", knob, value)
+
+
+@pytest.mark.parametrize("kw,needle", [
+    (dict(low=2, high=1), "range is empty"),
+    (dict(log=True), "log-scale knob needs low >= 0"),
+    (dict(low=-1, log=True), "log-scale knob needs low >= 0"),
+    (dict(low=0, choices=("a",)), "either choices or a range"),
+])
+def test_knob_definitions_are_checked(kw, needle):
+    from approxtheory.constructions import Knob
+    with pytest.raises(ConfigError, match=needle):
+        Knob(type=float, default=1.0, help="x", **kw)
+
+
 # claim realised and verdict of every construction at its default knobs (budget 64, seed 0):
 # hc_k1's default is the paper's gate -1, refuted (test_hc_k1_paper_gate_...); the rest hold
 EXPECTED_DEFAULTS = {
@@ -496,6 +548,6 @@ def test_cli_construct_certified_bracket_contains_the_exact_sup(capsys):
 def test_cli_construct_bad_input_exits_2(capsys):
     assert main(["construct", "hc_k1", "--beta", "-1"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "beta must be positive" in err
+    assert err.count("\n") == 1 and "beta must be >= 1" in err
     assert main(["construct", "hc_k1", "--T"]) == 2
     assert main(["construct", "bogus"]) == 2

@@ -25,9 +25,12 @@ __all__ = ["Construction", "Knob", "REGISTRY", "build", "names", "tolerance", "v
 
 
 def describe(name: str) -> dict:
-    """Claim, summary and knobs (type, default, help) of a construction."""
+    """Claim, summary and knobs (type, default, help, choices or range) of a construction."""
     fn, knobs, claim, summary = REGISTRY[name]
     return {"name": name, "claim": claim, "summary": summary,
             "knobs": {k: {"type": v.type.__name__, "default": v.default, "help": v.help,
-                          **({"choices": list(v.choices)} if v.choices else {})}
+                          **({"choices": list(v.choices)} if v.choices else {}),
+                          **{f: getattr(v, f) for f in ("low", "high") if getattr(v, f) is not None},
+                          **{f: True for f in ("exclude_low", "exclude_high", "log")
+                             if getattr(v, f)}}
                       for k, v in knobs.items()}}

@@ -21,13 +21,54 @@ _ULPS = 4096            # round-off budget in units of the dtype's machine epsil
 VERDICTS = ("within-bound", "refuted", "vacuous-bound", "below-tolerance")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Knob:
+    """One knob of a construction: its type, default, help text and the values it accepts.
+
+    ``low``/``high`` bound the value (inclusive; None: unbounded on that side); ``exclude_low``/
+    ``exclude_high`` make an end open (``low=0, exclude_low=True``: positive). ``log`` says the
+    knob is naturally drawn on a log scale (an inverse temperature, a precision); such a knob has
+    ``low >= 0``. ``choices`` lists the allowed values of a string knob. :func:`build` enforces
+    all of these; property-based strategies read them to draw knob values.
+    """
+
     type: type
     default: Any
     help: str
-    check: Callable[[Any], str | None] | None = None   # returns an error message or None
+    low: float | None = None
+    high: float | None = None
+    exclude_low: bool = False
+    exclude_high: bool = False
+    log: bool = False
     choices: tuple | None = None
+
+    def __post_init__(self):
+        if self.low is not None and self.high is not None and self.low > self.high:
+            raise ConfigError(f"knob range is empty: low={self.low} > high={self.high}")
+        if self.log and (self.low is None or self.low < 0):
+            raise ConfigError(f"a log-scale knob needs low >= 0 (got low={self.low})")
+        if self.choices is not None and (self.low is not None or self.high is not None):
+            raise ConfigError("a knob has either choices or a range, not both")
+
+    def range_error(self, v) -> str | None:
+        """Why ``v`` is outside the knob's range (e.g. ``must be positive``), or None."""
+        lo, hi = self.low, self.high
+        below = lo is not None and (v <= lo if self.exclude_low else v < lo)
+        above = hi is not None and (v >= hi if self.exclude_high else v > hi)
+        if not (below or above):
+            return None
+        if hi is None:
+            if lo == 0 and self.exclude_low:
+                return "must be positive"
+            return f"must be {'>' if self.exclude_low else '>='} {_num(lo)}"
+        if lo is None:
+            return f"must be {'<' if self.exclude_high else '<='} {_num(hi)}"
+        return (f"must be in {'(' if self.exclude_low else '['}{_num(lo)}, {_num(hi)}"
+                f"{')' if self.exclude_high else ']'}")
+
+
+def _num(x) -> str:
+    return f"{x:g}" if isinstance(x, float) else str(x)
 
 
 @dataclass
@@ -205,10 +246,9 @@ def _coerce(name: str, knob: Knob, value):
     if knob.choices is not None and v not in knob.choices:
         raise ConfigError(f"{name} must be one of {', '.join(map(str, knob.choices))} "
                           f"(got {v!r})")
-    if knob.check is not None:
-        msg = knob.check(v)
-        if msg:
-            raise ConfigError(f"{name} {msg} (got {name}={v})")
+    msg = knob.range_error(v)
+    if msg:
+        raise ConfigError(f"{name} {msg} (got {name}={v})")
     return v
 
 
@@ -235,11 +275,3 @@ def build(name: str, /, **knobs) -> Construction:
     c = fn(**values)
     c.knobs = values
     return c
-
-
-def positive(v):
-    return None if v > 0 else "must be positive"
-
-
-def at_least(n):
-    return lambda v: None if v >= n else f"must be >= {n}"

@@ -16,7 +16,7 @@ from ..catalogue import claim
 from ..errors import ConfigError
 from ..model import LayerSpec, ModelConfig, Transformer
 from ..tasks import GeneralizedRetrieval, MaxPlusMin, Memorize, ScalarMax, SyntheticMaxSum
-from ._base import Construction, Knob, at_least, positive, register
+from ._base import Construction, Knob, register
 from ..resources import array_bytes, model_bytes
 
 # One position of the tasks' index sets S_i, built in Python: list(range(T)) (an 8-byte slot and a
@@ -182,13 +182,16 @@ def _check_beta_regime(beta):
 @register("hc_k1", "HC-K1", "D heads of width 2, one per feature, position-gated (digest §4.1); "
           "default task: max over the first half + min over the second half (D = 2)",
           estimate=_hc_k1_estimate,
-          T=Knob(int, 8, "sequence length", at_least(4)),
-          beta=Knob(float, 100.0, "softmax inverse temperature β (>= 1)", positive),
-          gate=Knob(float, PAPER_GATE, "position-gate value c = r_i(t) outside S_i (paper: "
-                    "-1, where its bound fails; HC-K1c gives the bound as a function of c)"),
-          sets=Knob(str, "split", "S_i: 'split' (halves) or 'all' (every position)",
+          T=Knob(type=int, default=8, help="sequence length", low=4),
+          beta=Knob(type=float, default=100.0, help="softmax inverse temperature β (>= 1)",
+                    low=1, log=True),
+          gate=Knob(type=float, default=PAPER_GATE,
+                    help="position-gate value c = r_i(t) outside S_i (paper: -1, where its bound "
+                    "fails; HC-K1c gives the bound as a function of c)"),
+          sets=Knob(type=str, default="split",
+                    help="S_i: 'split' (halves) or 'all' (every position)",
                     choices=("split", "all")),
-          h=Knob(int, 2, "number of heads; HC-K1 uses exactly h = D = 2", at_least(1)))
+          h=Knob(type=int, default=2, help="number of heads; HC-K1 uses exactly h = D = 2", low=1))
 def hc_k1(T, beta, gate, sets, h):
     _check_beta_regime(beta)
     _check_heads(h, 2)
@@ -212,12 +215,14 @@ def hc_k1(T, beta, gate, sets, h):
 
 @register("hc_k1_synthetic", "HC-K1", "direct instance of HC-K1 for y = Σ_i max_t a_iᵀx(t) "
           "(D = 4, d = 4): no gate, F̂ is the sum", estimate=_hc_k1_synthetic_estimate,
-          T=Knob(int, 16, "sequence length", at_least(1)),
-          beta=Knob(float, 100.0, "softmax inverse temperature β (>= 1)", positive),
-          D=Knob(int, 4, "number of features (heads)", at_least(1)),
-          d=Knob(int, 4, "token dimension", at_least(1)),
-          seed=Knob(int, 0, "seed of the a_i (>= 0)", at_least(0)),
-          h=Knob(int, 0, "number of heads (0: D); HC-K1 uses exactly h = D", at_least(0)))
+          T=Knob(type=int, default=16, help="sequence length", low=1),
+          beta=Knob(type=float, default=100.0, help="softmax inverse temperature β (>= 1)",
+                    low=1, log=True),
+          D=Knob(type=int, default=4, help="number of features (heads)", low=1),
+          d=Knob(type=int, default=4, help="token dimension", low=1),
+          seed=Knob(type=int, default=0, help="seed of the a_i (>= 0)", low=0),
+          h=Knob(type=int, default=0, help="number of heads (0: D); HC-K1 uses exactly h = D",
+                 low=0))
 def hc_k1_synthetic(T, beta, D, d, seed, h):
     _check_beta_regime(beta)
     _check_heads(h or D, D)
@@ -250,8 +255,8 @@ def _memorizing_attention(T: int, d: int, head_hidden=(), d_out=1) -> Transforme
 
 @register("hc_k2", "HC-K2", "single head of width T·d memorizes the sequence: the attention "
           "output is vec(X)/T and a linear read-out returns X (HC-P1)", estimate=_hc_k2_estimate,
-          T=Knob(int, 16, "sequence length", at_least(1)),
-          d=Knob(int, 2, "token dimension", at_least(1)))
+          T=Knob(type=int, default=16, help="sequence length", low=1),
+          d=Knob(type=int, default=2, help="token dimension", low=1))
 def hc_k2(T, d):
     m = _memorizing_attention(T, d, d_out=T * d)
     m.set_weights({"head.0.weight": T * np.eye(T * d), "head.0.bias": np.zeros(T * d)})
@@ -264,11 +269,10 @@ def hc_k2(T, d):
 
 @register("hc_l9", "HC-L9", "HC-K2's memorizing head followed by HC-L9's ReLU max network "
           "(widths T⌈1/ε⌉ and 2⌈1/ε⌉): max_t x(t) to within 1/⌈1/ε⌉", estimate=_hc_l9_estimate,
-          T=Knob(int, 8, "sequence length", at_least(1)),
-          eps=Knob(float, 0.1, "target precision ε (the grid has ⌈1/ε⌉ levels)", positive))
+          T=Knob(type=int, default=8, help="sequence length", low=1),
+          eps=Knob(type=float, default=0.1, help="target precision ε (the grid has ⌈1/ε⌉ levels)",
+                   low=0, exclude_low=True, high=1, log=True))
 def hc_l9(T, eps):
-    if eps > 1:
-        raise ConfigError(f"eps must be in (0, 1] (got eps={eps})")
     l9 = claim("HC-L9")
     ng = int(l9.evaluate("width2", epsilon=sp.Rational(str(eps))) // 2)
     m = _memorizing_attention(T, 1, head_hidden=(T * ng, 2 * ng), d_out=1)
@@ -316,8 +320,9 @@ def build_softmax_retrieval_model(T: int, beta: float) -> Transformer:
 @register("softmax_retrieval", "IF-T2", "one softmax head retrieving max_t x(t) (scalar tokens "
           "in [0, 1]); error <= (1 + ln(βT))/β, ~1/β at near-ties (HC-P2)",
           estimate=_softmax_retrieval_estimate,
-          T=Knob(int, 8, "sequence length", at_least(1)),
-          beta=Knob(float, 100.0, "softmax inverse temperature β", positive))
+          T=Knob(type=int, default=8, help="sequence length", low=1),
+          beta=Knob(type=float, default=100.0, help="softmax inverse temperature β",
+                    low=0, exclude_low=True, log=True))
 def softmax_retrieval(T, beta):
     m = build_softmax_retrieval_model(T, beta)
     c = claim("IF-T2")

@@ -9,7 +9,7 @@ import sympy as sp
 from ..catalogue import claim
 from ..model import LayerSpec, ModelConfig, Transformer
 from ..tasks import KthLargest, PairwiseMax
-from ._base import Construction, Knob, at_least, positive, register
+from ._base import Construction, Knob, register
 from ..resources import array_bytes, model_bytes
 
 _F = {
@@ -71,10 +71,13 @@ def _if_pairwise_max_estimate(T, d, D, beta, seed):
           "retrieves max_{s≠t} g_s (positional self-exclusion), FFN 1 forms min(g_t, m_{-t}), "
           "layer 2 takes the max at CLS, F̂ interpolates f with N knots (digest §4.1)",
           estimate=_if_second_largest_estimate,
-          T=Knob(int, 8, "sequence length", at_least(2)),
-          beta=Knob(float, 1e4, "softmax inverse temperature β", positive),
-          N=Knob(int, 128, "knots of the read-out interpolant (FFN width)", at_least(2)),
-          f=Knob(str, "sin", "read-out function: identity or sin (sin 6u + 0.5|u-0.3|)",
+          T=Knob(type=int, default=8, help="sequence length", low=2),
+          beta=Knob(type=float, default=1e4, help="softmax inverse temperature β",
+                    low=0, exclude_low=True, log=True),
+          N=Knob(type=int, default=128, help="knots of the read-out interpolant (FFN width)",
+                 low=2),
+          f=Knob(type=str, default="sin",
+                 help="read-out function: identity or sin (sin 6u + 0.5|u-0.3|)",
                  choices=tuple(_F)))
 def if_second_largest(T, beta, N, f):
     # Residual stream per token: [g, p (one-hot, T), 1, slot_m, slot_v, slot_out]; CLS: const 1.
@@ -129,11 +132,12 @@ def if_second_largest(T, beta, N, f):
 @register("if_pairwise_max", "IF-K2", "Σ_i max_{s,t} x(s)ᵀA_i x(t) with D heads in each of two "
           "layers: layer 1 retrieves the argmax key per token, a bilinear FFN forms the score, "
           "layer 2 takes the max at CLS (digest §4.2)", estimate=_if_pairwise_max_estimate,
-          T=Knob(int, 8, "sequence length", at_least(1)),
-          d=Knob(int, 4, "token dimension", at_least(1)),
-          D=Knob(int, 1, "number of terms (heads per layer)", at_least(1)),
-          beta=Knob(float, 1e3, "softmax inverse temperature β", positive),
-          seed=Knob(int, 0, "seed of the A_i (>= 0)", at_least(0)))
+          T=Knob(type=int, default=8, help="sequence length", low=1),
+          d=Knob(type=int, default=4, help="token dimension", low=1),
+          D=Knob(type=int, default=1, help="number of terms (heads per layer)", low=1),
+          beta=Knob(type=float, default=1e3, help="softmax inverse temperature β",
+                    low=0, exclude_low=True, log=True),
+          seed=Knob(type=int, default=0, help="seed of the A_i (>= 0)", low=0))
 def if_pairwise_max(T, d, D, beta, seed):
     task = PairwiseMax(T, d=d, D=D, seed=seed)
     # Residual stream: [x (d), r_1..r_D (d each), u_1..u_D, const, out]

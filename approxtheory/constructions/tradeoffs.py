@@ -12,7 +12,7 @@ from ..catalogue import claim
 from ..errors import ConfigError
 from ..model import LayerSpec, ModelConfig, Transformer
 from ..tasks import LagExtraction, Task
-from ._base import Construction, Knob, at_least, positive, register
+from ._base import Construction, Knob, register
 from ..resources import array_bytes, model_bytes, sup_error_bytes
 
 
@@ -102,10 +102,11 @@ def _attention_rows(m: Transformer, T: int) -> np.ndarray:
           "(digest §5 C1); its error for i.i.d. unit-variance tokens, with the best read-out, "
           "must stay above the floor q/(1+q), q = (L-1)e^{-4B} (TO-X2); weights obey TO-X1",
           estimate=_lag_head_estimate,
-          T=Knob(int, 64, "sequence length", at_least(4)),
-          k=Knob(int, 2, "lag", at_least(0)),
-          F=Knob(int, 8, "frequency pairs (head dim 2F)", at_least(1)),
-          B=Knob(float, 2.0, "logit bound B", positive))
+          T=Knob(type=int, default=64, help="sequence length", low=4),
+          k=Knob(type=int, default=2, help="lag", low=0),
+          F=Knob(type=int, default=8, help="frequency pairs (head dim 2F)", low=1),
+          B=Knob(type=float, default=2.0, help="logit bound B",
+                 low=0, exclude_low=True, log=True))
 def lag_head(T, k, F, B):
     if k >= T // 2:
         raise ConfigError(f"k must be < T/2 so that every scored row has a target (got k={k}, "
@@ -170,13 +171,16 @@ class ModelTarget(Task):
 @register("svd_truncation", "TO-C1", "truncated-SVD compression of the lag head's QK circuit to "
           "rank r: the logit change is <= σ_{r+1} R² and the output change <= |c| max|x| "
           "(e^{2σ_{r+1}R²} - 1) (TO-C1)", estimate=_svd_truncation_estimate,
-          T=Knob(int, 32, "sequence length", at_least(4)),
-          k=Knob(int, 2, "lag", at_least(0)),
-          F=Knob(int, 8, "frequency pairs of the original head (rank 2F)", at_least(1)),
-          B=Knob(float, 2.0, "logit bound B of the original head", positive),
-          r=Knob(int, 8, "kept rank", at_least(0)),
-          decay=Knob(float, 0.3, "ratio of successive frequency weights B_i (spectrum decay)",
-                     lambda v: None if 0 < v <= 1 else "must be in (0, 1]"))
+          T=Knob(type=int, default=32, help="sequence length", low=4),
+          k=Knob(type=int, default=2, help="lag", low=0),
+          F=Knob(type=int, default=8, help="frequency pairs of the original head (rank 2F)",
+                 low=1),
+          B=Knob(type=float, default=2.0, help="logit bound B of the original head",
+                 low=0, exclude_low=True, log=True),
+          r=Knob(type=int, default=8, help="kept rank", low=0),
+          decay=Knob(type=float, default=0.3,
+                     help="ratio of successive frequency weights B_i (spectrum decay)",
+                     low=0, exclude_low=True, high=1))
 def svd_truncation(T, k, F, B, r, decay):
     if r > 2 * F:
         raise ConfigError(f"r must be <= 2F = {2 * F} (got r={r})")
