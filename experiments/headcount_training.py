@@ -1,8 +1,8 @@
 """HC-P8 scaled down: one-layer models trained on Σ_i max_t a_iᵀx(t) (D = 2, d = 2) with
 h = 1..3 heads of width 8, no residual, no LayerNorm, no positions, CLS read-out (headcount digest
-§5.1 / §6 P8, cheaper D = 2 variant). Validation NMSE is measured in float64; training runs in
-float32 for speed. Hyper-parameters are not from the paper (it gives none): Adam, lr 1e-3,
-batch 256."""
+§5.1 / §6 P8, cheaper D = 2 variant), trained with :func:`approxtheory.train.train`. Validation
+NMSE is measured in float64; training runs in float32 for speed. Hyper-parameters are not from the
+paper (it gives none): Adam, lr 1e-3, batch 256."""
 
 from __future__ import annotations
 
@@ -13,35 +13,26 @@ from approxtheory.experiment import Experiment, register_experiment
 
 def train_cell(cfg: dict) -> dict:
     import numpy as np
-    import torch
-    from approxtheory.measure import nmse
     from approxtheory.model import LayerSpec, ModelConfig, Transformer
     from approxtheory.tasks import SyntheticMaxSum
+    from approxtheory.train import TaskData, TrainConfig, train
 
-    from ._rng import init_linear_
-    rng = np.random.default_rng(cfg["seed"])
     task = SyntheticMaxSum(cfg["T"], d=2, D=2, seed=123)
     h, N = cfg["heads"], cfg["hidden"]
     mc = ModelConfig(d_in=2, width=8 * h, layers=[LayerSpec(h, 8)], embed_hidden=(N,),
                      head_hidden=(N,), head_activation="gelu", residual=False, dtype="float32")
-    model = Transformer(mc)
-    init_linear_(model, cfg["seed"])      # = torch.manual_seed(seed) + build, without global state
-    model = model.to(cfg["device"])
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    Xtr = torch.tensor(task.sample_gaussian(8000, rng), dtype=torch.float32)
-    ytr = task.target(Xtr.double()).float()
-    for step in range(cfg["steps"]):
-        idx = torch.from_numpy(rng.integers(0, len(Xtr), 256))
-        xb, yb = Xtr[idx].to(cfg["device"]), ytr[idx].to(cfg["device"])
-        loss = ((model(xb)[:, 0] - yb) ** 2).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    model = model.cpu().double()
-    model.cfg.dtype = "float64"
+    # a fixed training set of 8000 Gaussian inputs, batches of 256 drawn from it; the weights
+    # drawn from the cell's seed as torch.manual_seed(seed) + build would (no global state)
     Xva = task.sample_gaussian(2000, np.random.default_rng(10_000 + cfg["seed"]))
-    return {"val_nmse": nmse(model, task, X=Xva), "params": model.count_params(),
-            "final_train_loss": float(loss.detach())}
+    data = TaskData(task=task, sampler=task.sample_gaussian, train_size=8000, val_inputs=Xva)
+    res = train(Transformer(mc), data, TrainConfig(steps=cfg["steps"], batch=256, lr=1e-3,
+                                                   optimizer="adam", seed=cfg["seed"],
+                                                   device=cfg.get("device", "cpu")))
+    if not res.ok:
+        from approxtheory.errors import ApproxTheoryError
+        raise ApproxTheoryError(f"headcount_phase cell {cfg}: {res.message}")
+    return {"val_nmse": res.evals[-1]["val_nmse"], "params": res.model.count_params(),
+            "final_train_loss": res.final_loss}
 
 
 def train_plot(rows: list, out: Path) -> list:

@@ -113,41 +113,12 @@ def check_cell(cfg: dict) -> dict:
     return {"bytes": b, "seconds": flops / FLOPS_PER_SECOND}
 
 
-def _diagnostics(model, before):
-    import numpy as np
-    from approxtheory.identifiability import imbalance, sylvester_projection
-    rhos, betas = [], []
-    for li, blk in enumerate(model.layers):
-        a = blk.attn
-        for h in range(a.h):
-            sl = slice(h * a.n, (h + 1) * a.n)
-            Wq = a.q.weight.detach()[sl].double().numpy()
-            Wk = a.k.weight.detach()[sl].double().numpy()
-            Wq0, Wk0 = before[(li, h)]
-            dq, dk = Wq - Wq0, Wk - Wk0
-            if np.linalg.norm(dq) + np.linalg.norm(dk) > 0:
-                rhos.append(sylvester_projection(Wq0, Wk0, dq, dk)[1])
-            betas.append(np.linalg.norm(imbalance(Wq, Wk)))
-    return float(np.mean(rhos)) if rhos else 0.0, float(np.mean(betas))
-
-
-def _snapshot(model):
-    out = {}
-    for li, blk in enumerate(model.layers):
-        a = blk.attn
-        for h in range(a.h):
-            sl = slice(h * a.n, (h + 1) * a.n)
-            out[(li, h)] = (a.q.weight.detach()[sl].double().numpy().copy(),
-                            a.k.weight.detach()[sl].double().numpy().copy())
-    return out
-
-
 def train_cell(cfg: dict) -> dict:
     import numpy as np
     import torch
-    import torch.nn.functional as F
     from approxtheory.identifiability import rebalance_model
     from approxtheory.model import LayerSpec, ModelConfig, Transformer
+    from approxtheory.train import InvariantFraction, TokenData, TrainConfig, train
 
     text = load_corpus(cfg["corpus"])
     check_corpus_length(len(text), cfg["T"])
@@ -155,61 +126,48 @@ def train_cell(cfg: dict) -> dict:
     idx = torch.tensor([chars.index(c) for c in text], dtype=torch.long)
     n_train = int(0.9 * len(idx))
     V, T, E, H = len(chars), cfg["T"], cfg["E"], cfg["H"]
-    from ._rng import init_linear_
     mc = ModelConfig(d_in=V, width=E, seq_len=T, positions="learned", readout="tokens",
                      causal=True, embed_bias=False, head_bias=False, ffn_bias=False,
                      layers=[LayerSpec(H, E // H, ffn_hidden=(2 * E,)) for _ in range(2)],
                      d_out=V, dtype="float64")
-    model = Transformer(mc)
-    g_init = init_linear_(model, cfg["seed"])    # the cell's seed, no global torch state
-    with torch.no_grad():
-        for p in model.parameters():
-            if p.dim() > 1:
-                torch.nn.init.normal_(p, std=0.2, generator=g_init)
     opt_name = cfg["optimizer"]
     if opt_name.startswith("sgd"):
-        opt = torch.optim.SGD(model.parameters(), lr=cfg["lr_sgd"],
-                              weight_decay=4e-4 if opt_name == "sgd_wd" else 0.0)
+        tc = dict(optimizer="sgd", lr=cfg["lr_sgd"], weight_decay=4e-4 if opt_name == "sgd_wd"
+                  else 0.0)
     else:
-        opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.1)
-    g = torch.Generator().manual_seed(cfg["seed"])
-    eye = torch.eye(V, dtype=torch.float64)
-
-    def batch(lo, hi, n):
-        starts = torch.randint(lo, hi - T - 1, (n,), generator=g)
-        x = torch.stack([idx[s:s + T] for s in starts])
-        y = torch.stack([idx[s + 1:s + T + 1] for s in starts])
-        return eye[x], y
-
-    C0 = None
+        tc = dict(optimizer="adamw", lr=1e-3, weight_decay=0.1)
+    # float64 training (the imbalance is conserved by gradient flow: ID-L5.1); weights drawn
+    # from the cell's seed (PyTorch's default, then N(0, 0.2²) for every matrix)
+    config = TrainConfig(steps=cfg["steps"], batch=cfg["batch"], dtype="float64",
+                         seed=cfg["seed"], init_std=0.2, device=cfg.get("device", "cpu"),
+                         **tc)
+    data = TokenData(tokens=idx[:n_train], vocab=V, seq_len=T, val_tokens=idx[n_train:],
+                     val_windows=64)
+    hooks = []
+    if opt_name == "adamw_rebalance":
+        def rebalance(step, model, opt):
+            if (step + 1) % cfg["rebalance_every"] == 0:
+                with torch.no_grad():
+                    for blk_i in range(len(model.layers)):
+                        rebalance_model(model, blk_i)
+                # the paper (and its code) also drop the optimizer's moments after rebalancing
+                opt.state.clear()
+        hooks.append(rebalance)
+    # diagnostics of the optimizer's step itself (callbacks run before the rebalancing hook)
+    res = train(Transformer(mc), data, config, hooks=hooks,
+                callbacks=[InvariantFraction(every=cfg["log_every"])])
+    if not res.ok:
+        from approxtheory.errors import ApproxTheoryError
+        raise ApproxTheoryError(f"identifiability_training cell {cfg}: {res.message}")
     trace = []
-    for step in range(cfg["steps"]):
-        xb, yb = batch(0, n_train, cfg["batch"])
-        before = _snapshot(model)
-        logits = model(xb)
-        loss = F.cross_entropy(logits.reshape(-1, V), yb.reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        # diagnostics of the optimizer's step itself (before any rebalancing)
-        if step % cfg["log_every"] == 0 or step == cfg["steps"] - 1:
-            rho, beta = _diagnostics(model, before)
-            if C0 is None:
-                C0 = beta
-            trace.append({"step": step, "loss": float(loss.detach()), "rho": rho, "beta": beta,
-                          "beta_drift": abs(beta - C0) / max(C0, 1e-300)})
-        if opt_name == "adamw_rebalance" and (step + 1) % cfg["rebalance_every"] == 0:
-            with torch.no_grad():
-                for blk_i in range(len(model.layers)):
-                    rebalance_model(model, blk_i)
-            # the paper (and its code) also drop the optimizer's moments after rebalancing
-            opt.state.clear()
-    with torch.no_grad():
-        xv, yv = batch(n_train, len(idx), 64)
-        val = float(F.cross_entropy(model(xv).reshape(-1, V), yv.reshape(-1)))
+    for r in res.records:
+        C0 = trace[0]["beta"] if trace else r["beta"]
+        trace.append({"step": r["step"], "loss": res.losses[r["step"]], "rho": r["rho"],
+                      "beta": r["beta"], "beta_drift": abs(r["beta"] - C0) / max(C0, 1e-300)})
     rho_mean = float(np.mean([t["rho"] for t in trace[1:]])) if len(trace) > 1 else 0.0
-    return {"val_loss": val, "mean_rho": rho_mean, "final_beta": trace[-1]["beta"],
-            "rho_baseline": 1 / (2 * H), "vocab": V, "trace": trace}
+    return {"val_loss": res.evals[-1]["val_loss"], "mean_rho": rho_mean,
+            "final_beta": trace[-1]["beta"], "rho_baseline": 1 / (2 * H), "vocab": V,
+            "trace": trace}
 
 
 def train_plot(rows: list, out: Path, trace: list | None = None) -> list:
