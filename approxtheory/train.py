@@ -152,8 +152,8 @@ class TrainConfig:
         if self.init_std is not None:
             _real("init_std", self.init_std, 0, what="None or a finite number > 0")
             if self.init != "default":
-                raise ConfigError("init_std needs init default (with init keep the weights "
-                                  "are trained as given)")
+                raise ConfigError(f"init_std needs init default (got init {self.init!r}, "
+                                  f"which trains the weights as given)")
         _int("eval_every", self.eval_every, 0, what="an integer >= 0 (0: only after the "
                                                     "last step)")
         for name in ("compile", "progress"):
