@@ -20,6 +20,7 @@ __all__ = [
     "ConfigError",
     "DeviceUnavailableError",
     "ResourceLimitError",
+    "did_you_mean",
 ]
 
 
@@ -87,3 +88,27 @@ class ResourceLimitError(ApproxTheoryError):
                  what: str = ""):
         super().__init__(message)
         self.needed, self.limit, self.kind, self.what = needed, limit, kind, what
+
+
+def did_you_mean(name: object, known, *, n: int = 3, cutoff: float = 0.6,
+                 ignore_case: bool = False) -> str:
+    """The "; did you mean a, b?" hint for an unknown ``name`` among ``known`` (the closest
+    ``n`` by :func:`difflib.get_close_matches`), or ``""`` when nothing is close. With
+    ``ignore_case`` names are compared case-insensitively and suggested in their known spelling.
+
+    >>> did_you_mean("hc_k11", ["hc_k1", "hc_k2", "lag_head"])
+    '; did you mean hc_k1, hc_k2?'
+    >>> did_you_mean("hc-t2x", ["HC-T2a", "HC-K1"], ignore_case=True)
+    '; did you mean HC-T2a?'
+    >>> did_you_mean("zzz", ["hc_k1"])
+    ''
+    """
+    import difflib
+    known = [str(k) for k in known]
+    if ignore_case:
+        spelled = {k.upper(): k for k in known}
+        close = [spelled[c] for c in difflib.get_close_matches(str(name).upper(), list(spelled),
+                                                                n=n, cutoff=cutoff)]
+    else:
+        close = difflib.get_close_matches(str(name), known, n=n, cutoff=cutoff)
+    return f"; did you mean {', '.join(close)}?" if close else ""

@@ -1,9 +1,17 @@
-"""The experiment runner shared by ``verify`` and every experiment.
+"""The experiment registry and runner shared by ``verify`` and every experiment.
+
+The runner imports no experiment: an experiment module registers itself
+(:func:`register_experiment`) when it is imported. The built-in ones live in
+:mod:`approxtheory.experiments` (the folder ``experiments/``), imported by the layers above (the
+commands, the checks); other distributions contribute theirs through the entry-point group
+``approxtheory.experiments`` (a module that registers experiments when imported), which
+:func:`load_plugins` imports on the first lookup. The project declares its own built-ins in that
+group too, so ``run_experiment("softmax_beta_sweep")`` works without importing them first.
 
 An experiment is declarative: a grid of cells per profile (``quick``/``full``), seeds, and a pure
 cell function (config in, record out). The runner caches every cell by a key covering everything
 the cell depends on (:func:`cell_hash`: the experiment, the cell's config, the whole source of
-``approxtheory`` and ``experiments`` and the library versions); a cell file that cannot be read or
+``approxtheory`` and ``approxtheory.experiments`` and the library versions); a cell file that cannot be read or
 is not a record of that cell is a miss and is recomputed; a killed run resumes where it stopped;
 results are a tidy CSV plus one JSON per run (schema version, config, seeds, library versions, git
 revision, timings). Timings stay out of the CSV (they are in the cell files and the run JSON), so
@@ -12,12 +20,12 @@ a cached, resumed or fresh run writes the same CSV. Plots are regenerated from t
 Example::
 
     >>> from approxtheory.experiment import run_experiment
+    >>> import approxtheory.experiments      # registers the built-in experiments
     >>> res = run_experiment("softmax_beta_sweep", profile="quick", out="results")  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import sys
@@ -26,12 +34,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .errors import ApproxTheoryError
 from . import provenance
+from .errors import ApproxTheoryError, ConfigError
 from .io import atomic_write_checked_json, atomic_write_json, json_roundtrip, read_checked_json
 
-__all__ = ["Experiment", "EXPERIMENTS", "register_experiment", "run_experiment",
-           "plot_experiment", "cells", "SCHEMA_VERSION"]
+__all__ = ["Experiment", "EXPERIMENTS", "ENTRY_POINT_GROUP", "register_experiment",
+           "load_plugins", "all_experiments", "get", "run_experiment", "plot_experiment", "cells",
+           "check_cells", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
 
@@ -49,24 +58,63 @@ class Experiment:
 
 EXPERIMENTS: dict[str, Experiment] = {}
 
+#: the entry-point group of modules that register experiments when imported
+ENTRY_POINT_GROUP = "approxtheory.experiments"
+
+
+def _origin(exp: Experiment) -> str:
+    return f"{getattr(exp.cell, '__module__', '?')}.{getattr(exp.cell, '__qualname__', '?')}"
+
 
 def register_experiment(exp: Experiment) -> Experiment:
+    """Add ``exp`` to the registry (an experiment module calls this when it is imported).
+
+    Registering the same cell function again (a module reloaded) replaces the entry; another
+    experiment of the same name, or the same module imported under a second name (the built-in
+    experiments as ``experiments`` besides ``approxtheory.experiments``), raises ConfigError."""
+    old = EXPERIMENTS.get(exp.name)
+    if old is not None and _origin(old) != _origin(exp):
+        raise ConfigError(f"experiment {exp.name!r} is registered twice: by {_origin(old)} and "
+                          f"by {_origin(exp)} (import the built-in experiments as "
+                          f"approxtheory.experiments only)")
     EXPERIMENTS[exp.name] = exp
     return exp
 
 
-def _load_all():
-    import experiments  # noqa: F401  (registers the project's experiments)
+_plugins_loaded = False
+
+
+def load_plugins() -> None:
+    """Import, once per process, every module of the entry-point group ``approxtheory.experiments``
+    of the installed distributions (the project's own first); each registers its experiments.
+    A module that fails to import raises ConfigError naming it."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    from importlib.metadata import entry_points
+    eps = sorted(entry_points(group=ENTRY_POINT_GROUP),
+                 key=lambda ep: (not ep.value.startswith("approxtheory."), ep.name))
+    for ep in eps:
+        try:
+            ep.load()
+        except Exception as e:
+            raise ConfigError(f"the experiments of entry point {ep.name!r} ({ep.value}) failed "
+                              f"to load: {type(e).__name__}: {e}") from e
+
+
+def all_experiments() -> dict[str, Experiment]:
+    """Every registered experiment by name (the installed plugins loaded first)."""
+    load_plugins()
+    return dict(EXPERIMENTS)
 
 
 def get(name: str) -> Experiment:
-    _load_all()
+    load_plugins()
     if name not in EXPERIMENTS:
-        import difflib
-        close = difflib.get_close_matches(name, EXPERIMENTS, n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise ApproxTheoryError(f"unknown experiment {name!r}{hint} (known: "
-                                f"{', '.join(EXPERIMENTS) or 'none'})")
+        from .errors import did_you_mean
+        raise ApproxTheoryError(f"unknown experiment {name!r}{did_you_mean(name, EXPERIMENTS)} "
+                                f"(known: {', '.join(EXPERIMENTS) or 'none'})")
     return EXPERIMENTS[name]
 
 
@@ -90,22 +138,18 @@ def cells(exp: Experiment, profile: str, device: str = "cpu",
 
 
 #: the packages whose source is part of every cell's cache key (a cell may call anything in them)
-KEY_PACKAGES = ("approxtheory", "experiments")
+KEY_PACKAGES = ("approxtheory", "approxtheory.experiments")
 
 CACHE_SCHEME = "cell-cache-2"
 
 
 def cell_hash(exp: Experiment, config: dict) -> str:
     """A cell's cache key: the experiment, the config (grid point, seed, device), the
-    fingerprint of the whole source of ``approxtheory`` and ``experiments`` (the cell function's
-    code included) and the library versions."""
-    h = hashlib.sha256()
-    for part in (CACHE_SCHEME, exp.name, json.dumps(config, sort_keys=True, default=str),
-                 provenance.source_fingerprint(KEY_PACKAGES),
-                 json.dumps(provenance.libraries(), sort_keys=True)):
-        h.update(part.encode("utf-8"))
-        h.update(b"\0")
-    return h.hexdigest()[:16]
+    fingerprint of the whole source of ``approxtheory`` and ``approxtheory.experiments`` (the
+    cell function's code included) and the library versions (:func:`provenance.cache_key`)."""
+    return provenance.cache_key(CACHE_SCHEME, exp.name,
+                                json.dumps(config, sort_keys=True, default=str),
+                                packages=KEY_PACKAGES)
 
 
 _TIMING = ("seconds",)     # per-cell timing: kept in the cell file and the run JSON, not the CSV
@@ -147,9 +191,9 @@ def run_experiment(name: str, profile: str = "quick", device: str = "cpu",
     (root / "cells").mkdir(parents=True, exist_ok=True)
     t0 = time.time()
     computed, cached, records = 0, 0, []
-    from tqdm import tqdm
-    for cfg in tqdm(todo, desc=f"{name} ({profile})", unit="cell", disable=not progress,
-                    file=sys.stderr):
+    from .progress import progress_bar
+    for cfg in progress_bar(todo, desc=f"{name} ({profile})", unit="cell",
+                            disable=not progress, file=sys.stderr):
         key = cell_hash(exp, cfg)
         path = root / "cells" / f"{key}.json"
         rec = _cached_cell(path, key, json_roundtrip(cfg))
@@ -204,52 +248,6 @@ def plot_experiment(name: str, profile: str = "quick", out: str | Path = "result
     return exp.plot(read_csv(csv_path), Path(out) / name / f"plots-{profile}", **kw)
 
 
-def _override_value(key: str, text: str, like: list):
-    """``--set KEY=TEXT`` parsed with the type of the profile's values for KEY; a number must be
-    positive when every value it replaces is (sizes, counts, rates)."""
-    from . import _cliargs
-    opt = f"--set {key}"
-    if like and all(isinstance(v, bool) for v in like):
-        t = text.strip().lower()
-        if t not in ("true", "false", "1", "0", "yes", "no"):
-            raise ApproxTheoryError(f"{opt} must be true or false (got {text!r})")
-        return t in ("true", "1", "yes")
-    numbers = [v for v in like if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    if like and len(numbers) == len(like):
-        positive = all(v > 0 for v in numbers)
-        if all(isinstance(v, int) for v in numbers):
-            return _cliargs.check(_cliargs.pos_int if positive else _cliargs.integer, opt, text)
-        return _cliargs.check(_cliargs.positive_float if positive else _cliargs.finite_float,
-                              opt, text)
-    return text
-
-
-def _parse_overrides(exp: Experiment, profile: str, items, corpus: str | None = None) -> dict:
-    """``--set NAME=VALUE`` (repeatable) and ``--corpus PATH`` -> the overrides of the profile's
-    grid, each parsed with the type of the values it replaces."""
-    if profile not in exp.grids:
-        raise ApproxTheoryError(f"{exp.name} has no profile {profile!r} (has: "
-                                f"{', '.join(exp.grids)})")
-    grid = exp.grids[profile]
-    out = {}
-    for it in items:
-        key, eq, text = it.partition("=")
-        key = key.strip()
-        if not eq or not key:
-            raise ApproxTheoryError(f"--set takes NAME=VALUE (got {it!r}; e.g. --set steps=50)")
-        if key not in grid:
-            raise ApproxTheoryError(f"{exp.name} has no parameter {key!r} to override (has: "
-                                    f"{', '.join(grid)})")
-        if key in out:
-            raise ApproxTheoryError(f"--set {key} given twice")
-        out[key] = _override_value(key, text, list(grid[key]))
-    if corpus is not None:
-        if "corpus" in out:
-            raise ApproxTheoryError("the corpus is given twice (--corpus and --set corpus=...)")
-        out["corpus"] = corpus
-    return out or None
-
-
 def check_cells(name: str, profile: str = "quick", device: str = "cpu",
                 overrides: dict | None = None) -> dict:
     """Validate every cell of a run before it starts and refuse it when it does not fit.
@@ -274,53 +272,3 @@ def check_cells(name: str, profile: str = "quick", device: str = "cpu",
             what=f"experiment {name} --profile {profile} ({len(todo)} cells"
                  + (f"; {set_}" if set_ else "") + ")")
     return {"cells": len(todo), "bytes": need, "seconds": seconds}
-
-
-def _cmd(args) -> int:
-    if args.action == "list":
-        _load_all()
-        for e in EXPERIMENTS.values():
-            n = {p: len(cells(e, p)) for p in e.grids}
-            print(f"{e.name:<24} {e.description} [cells: " +
-                  ", ".join(f"{k} {v}" for k, v in n.items()) + "]")
-        return 0
-    if not args.name:
-        raise ApproxTheoryError(f"experiment {args.action} needs a NAME (see `approxtheory "
-                                "experiment list`)")
-    if args.set and args.action != "run":
-        raise ApproxTheoryError(f"--set applies to `experiment run` only (got `experiment "
-                                f"{args.action}`)")
-    if args.action == "run":
-        overrides = _parse_overrides(get(args.name), args.profile, args.set or [], args.corpus)
-        check_cells(args.name, args.profile, args.device, overrides)
-        r = run_experiment(args.name, profile=args.profile, device=args.device, out=args.out,
-                           progress=not args.quiet, overrides=overrides)
-        print(f"{args.name}: {r['cells']} cells ({r['computed']} computed, {r['cached']} cached) "
-              f"in {r['wall_s']:.1f} s -> {r['csv']}" +
-              (f"; plots: {', '.join(r['plots'])}" if r["plots"] else ""))
-        return 0
-    paths = plot_experiment(args.name, args.profile, args.out)
-    print("\n".join(str(p) for p in paths) or "this experiment has no plots")
-    return 0
-
-
-def register(sub) -> None:
-    p = sub.add_parser("experiment", help="declarative experiments: list, run, plot")
-    p.add_argument("action", choices=["list", "run", "plot"])
-    p.add_argument("name", nargs="?")
-    p.add_argument("--profile", default="quick", choices=["quick", "full"])
-    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    from ._cliargs import mem_size, out_dir, readable_file
-    # a Path default is not run through out_dir: `experiment list` works in a read-only place
-    p.add_argument("--out", default=Path("results"), metavar="DIR", type=out_dir)
-    p.add_argument("--corpus", metavar="PATH", type=readable_file,
-                   help="text file for experiments that train on a corpus (default: CPython's "
-                        "pydoc topics)")
-    p.add_argument("--set", action="append", metavar="NAME=VALUE",
-                   help="override one grid parameter of the profile for `run` (repeatable; e.g. "
-                        "--set steps=50); parsed with the type of the values it replaces")
-    p.add_argument("--max-memory", type=mem_size, default=None, metavar="SIZE",
-                   help="refuse a run estimated to need more memory (e.g. 16G, 'unlimited'; "
-                        "default: APPROXTHEORY_MAX_BYTES or a quarter of this machine's memory)")
-    p.add_argument("--quiet", action="store_true")
-    p.set_defaults(func=_cmd)

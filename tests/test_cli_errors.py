@@ -151,7 +151,7 @@ def test_corpus_that_is_missing_or_a_directory(capsys, tmp_path):
 
 
 def test_short_corpus_is_a_typed_error_in_the_api(tmp_path):
-    from experiments.identifiability_training import min_corpus_chars, train_cell
+    from approxtheory.experiments.identifiability_training import min_corpus_chars, train_cell
     corpus = tmp_path / "short.txt"
     corpus.write_text("ab" * 100)
     cfg = {"optimizer": "sgd", "E": 8, "H": 2, "T": 32, "batch": 2, "steps": 1, "log_every": 1,
@@ -240,7 +240,7 @@ def test_oversized_measurements_are_refused_before_measuring(argv, capsys, monke
 def test_measurement_estimates_of_the_constructions_own_measures(capsys, monkeypatch):
     """svd_truncation's measure also holds the B x T x T logit changes; lag_head's searches at
     most 1024 sequences whatever the budget."""
-    from approxtheory.constructions.cli import _require_measure
+    from approxtheory.commands.construct import _require_measure
     def boom(*a, **k):
         raise AssertionError("measured before refusing")
     monkeypatch.setattr("approxtheory.measure.sup_error", boom)
@@ -256,12 +256,13 @@ def test_measurement_estimates_of_the_constructions_own_measures(capsys, monkeyp
 
 def test_every_construction_estimate_covers_its_model():
     from approxtheory.constructions import names
-    from approxtheory.constructions._base import ESTIMATES, REGISTRY
+    from approxtheory.constructions import REGISTRY
     for name in names():
-        assert name in ESTIMATES, name
-        defaults = {k: v.default for k, v in REGISTRY[name][1].items()}
+        entry = REGISTRY[name]
+        assert entry.estimate is not None, name
+        defaults = {k: v.default for k, v in entry.knobs.items()}
         c = build(name)
-        assert ESTIMATES[name](**defaults) >= c.model.count_params() * 8, name
+        assert entry.estimate(**defaults) >= c.model.count_params() * 8, name
 
 
 def test_endless_experiment_is_refused(capsys, tmp_path, no_allocation):

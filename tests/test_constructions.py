@@ -449,7 +449,7 @@ def test_every_numeric_knob_has_a_range_that_coerce_enforces():
     numeric knob, include the default, and _coerce refuses a value just outside them."""
     from approxtheory.constructions._base import REGISTRY, _coerce
     for name in names():
-        for kname, knob in REGISTRY[name][1].items():
+        for kname, knob in REGISTRY[name].knobs.items():
             if knob.type not in (int, float) or kname == "gate":   # the gate is any real
                 continue
             assert knob.low is not None, (name, kname)

@@ -126,7 +126,7 @@ JUNK_IDS = ["", "hc-t2b", "HC-T2", "HC-T2b ", "NOPE", "ID-T4.5\x00", "../../etc/
 
 def _constructions():
     from approxtheory.constructions import REGISTRY
-    return {n: spec for n, (_fn, spec, _c, _s) in REGISTRY.items()}
+    return {n: entry.knobs for n, entry in REGISTRY.items()}
 
 
 CONSTRUCTIONS = _constructions()
@@ -138,9 +138,9 @@ QUICK_CONSTRUCTIONS = {"hc_k2": {"T": [1, 2], "d": [1, 2]},
 
 
 def _experiments():
-    from approxtheory.experiment import EXPERIMENTS, _load_all
-    _load_all()
-    return {n: e for n, e in EXPERIMENTS.items()}
+    import approxtheory.experiments  # noqa: F401  (registers the built-in experiments)
+    from approxtheory.experiment import all_experiments
+    return all_experiments()
 
 
 EXPERIMENTS = _experiments()

@@ -11,7 +11,6 @@ Example::
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +23,7 @@ from ..errors import (
     SolveError,
     UnknownClaimError,
     UnknownSymbolError,
+    did_you_mean,
 )
 from ._claim import (
     ALIASES,
@@ -84,8 +84,7 @@ def claim(id: str) -> Claim:
     upper = {k.upper(): k for k in _REGISTRY}
     if key.upper() in upper:
         return _REGISTRY[upper[key.upper()]]
-    close = difflib.get_close_matches(key.upper(), list(upper), n=4, cutoff=0.5)
-    hint = f"; did you mean {', '.join(upper[c] for c in close)}?" if close else \
+    hint = did_you_mean(key, _REGISTRY, n=4, cutoff=0.5, ignore_case=True) or \
         "; run `approxtheory claims list` to see every id"
     raise UnknownClaimError(f"unknown claim id {id!r}{hint}")
 

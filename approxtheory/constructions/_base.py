@@ -7,9 +7,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, did_you_mean
 
-__all__ = ["Construction", "Knob", "REGISTRY", "ESTIMATES", "register", "build", "names",
+__all__ = ["Construction", "Knob", "Registered", "REGISTRY", "register", "build", "names",
            "verdict"]
 
 # Float round-off allowed when a bound is compared with a measurement: it follows the model's
@@ -71,26 +71,34 @@ def _num(x) -> str:
     return f"{x:g}" if isinstance(x, float) else str(x)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Construction:
-    """Weights that realise a claim, plus what the paper says about their error.
+    """Weights that realise a claim, plus what the paper says about their error (built with
+    keywords).
 
     ``bound_kind`` is ``upper`` (measured sup error must not exceed ``claimed_bound``),
     ``lower`` (a floor the measured error must not beat) or ``exact`` (zero up to round-off).
+    ``params`` counts parameters as ``params_convention`` says; ``knobs`` are filled in by
+    :func:`build`; ``measure_fn(construction, budget=, seed=, **kw)`` replaces the default
+    adversarial sup-error search where given.
     """
 
     name: str
     claim: str
     model: Any
     task: Any
-    knobs: dict
     params: int
     params_convention: str
     claimed_bound: float
     bound_kind: str = "upper"
     bound_expr: str = ""
+    knobs: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
     measure_fn: Callable | None = None
+
+    def __post_init__(self):
+        if self.bound_kind not in ("upper", "lower", "exact"):
+            raise ConfigError(f"bound kind must be upper, lower or exact (got {self.bound_kind!r})")
 
     def measure(self, budget: int = 4096, seed: int = 0, **kw) -> dict:
         """Measure the error (adversarially for sup-norm claims) and give the verdict."""
@@ -196,22 +204,34 @@ def verdict(measured: float, bound: float, kind: str, dtype: str = "float64",
     return "within-bound"
 
 
-REGISTRY: dict[str, tuple[Callable, dict[str, Knob], str, str]] = {}
-# name -> estimator(**knob values) -> bytes, or {"bytes": ..., "seconds": ...}: the memory the
-# build needs, checked (approxtheory.resources.require) before building
-ESTIMATES: dict[str, Callable[..., Any]] = {}
+@dataclass(frozen=True, kw_only=True)
+class Registered:
+    """A registered construction: ``build(**knob values) -> Construction``, its knobs, the claim
+    it realises, a one-line summary and, optionally, ``estimate(**knob values)``: the bytes (or
+    ``{"bytes": ..., "seconds": ...}``) its build needs, checked before building."""
+
+    name: str
+    build: Callable[..., "Construction"]
+    knobs: dict[str, Knob]
+    claim: str
+    summary: str
+    estimate: Callable[..., Any] | None = None
+
+
+REGISTRY: dict[str, Registered] = {}
 
 
 def register(name: str, claim: str, summary: str, estimate: Callable | None = None,
              **knobs: Knob):
     """Register a construction; ``estimate(**knobs)`` (optional) gives the bytes its build needs,
     so that :func:`build` refuses oversized knobs before allocating."""
+    for k, v in knobs.items():
+        if not isinstance(v, Knob):
+            raise ConfigError(f"construction {name} knob {k} must be a Knob (got {v!r})")
+
     def deco(fn):
-        REGISTRY[name] = (fn, knobs, claim, summary)
-        if estimate is not None:
-            ESTIMATES[name] = estimate
-        else:
-            ESTIMATES.pop(name, None)
+        REGISTRY[name] = Registered(name=name, build=fn, knobs=knobs, claim=claim,
+                                    summary=summary, estimate=estimate)
         fn.construction_name = name
         return fn
     return deco
@@ -255,23 +275,21 @@ def _coerce(name: str, knob: Knob, value):
 def build(name: str, /, **knobs) -> Construction:
     """Build the construction ``name`` with the given knobs (defaults for the rest)."""
     if name not in REGISTRY:
-        import difflib
-        close = difflib.get_close_matches(name, REGISTRY, n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise ConfigError(f"unknown construction {name!r}{hint} (known: {', '.join(REGISTRY)})")
-    fn, spec, _claim, _summary = REGISTRY[name]
+        raise ConfigError(f"unknown construction {name!r}{did_you_mean(name, REGISTRY)} "
+                          f"(known: {', '.join(REGISTRY)})")
+    entry = REGISTRY[name]
+    spec = entry.knobs
     unknown = set(knobs) - set(spec)
     if unknown:
         raise ConfigError(f"{name} has no knob {', '.join(sorted(unknown))}; its knobs are: "
                           f"{', '.join(spec) or 'none'}")
     values = {k: _coerce(k, spec[k], knobs.get(k)) for k in spec}
-    estimate = ESTIMATES.get(name)
-    if estimate is not None:
+    if entry.estimate is not None:
         from ..resources import require
-        e = estimate(**values)
+        e = entry.estimate(**values)
         e = e if isinstance(e, dict) else {"bytes": e}
         require(bytes=e.get("bytes", 0), seconds=e.get("seconds"),
                 what=f"building {name} ({', '.join(f'{k}={v}' for k, v in values.items())})")
-    c = fn(**values)
+    c = entry.build(**values)
     c.knobs = values
     return c

@@ -15,7 +15,7 @@ _GLOBAL = {"--budget": _cliargs.count, "--seed": _cliargs.seed, "--max-memory": 
 
 def _parse_knobs(name: str, argv: list[str]):
     from . import REGISTRY
-    _fn, spec, _c, _s = REGISTRY[name]
+    spec = REGISTRY[name].knobs
     knobs, glob = {}, {"json": False, "budget": 4096, "seed": 0, "max_memory": None}
     i = 0
     while i < len(argv):

@@ -206,8 +206,10 @@ def hc_k1(T, beta, gate, sets, h):
     model = build_hc_k1_model(task, beta, gate)
     bound, expr = _k1_bound(task, beta)
     gate_bound, gate_expr = _k1_gate_bound(task, beta, gate)
-    return Construction("hc_k1", "HC-K1", model, task, {}, _paper_params(model),
-                        "encoder + F̂ (attention not counted, §1.4)", bound, "upper", expr,
+    return Construction(name="hc_k1", claim="HC-K1", model=model, task=task,
+                        params=_paper_params(model),
+                        params_convention="encoder + F̂ (attention not counted, §1.4)",
+                        claimed_bound=bound, bound_kind="upper", bound_expr=expr,
                         extra={"heads": task.D, "head_dim": 2, "width": 2 * task.D,
                                "gate": gate, "gate_bound": gate_bound,
                                "gate_bound_expr": gate_expr + f" at c = {gate:g} (HC-K1c)"})
@@ -229,9 +231,12 @@ def hc_k1_synthetic(T, beta, D, d, seed, h):
     task = SyntheticMaxSum(T, d=d, D=D, seed=seed)
     model = build_hc_k1_model(task, beta)
     bound, expr = _k1_bound(task, beta)
-    return Construction("hc_k1_synthetic", "HC-K1", model, task, {}, _paper_params(model),
-                        "encoder + F̂ (attention not counted, §1.4); identical for every T",
-                        bound, "upper", expr, extra={"heads": D, "width": 2 * D})
+    return Construction(name="hc_k1_synthetic", claim="HC-K1", model=model, task=task,
+                        params=_paper_params(model),
+                        params_convention="encoder + F̂ (attention not counted, §1.4); "
+                        "identical for every T",
+                        claimed_bound=bound, bound_kind="upper", bound_expr=expr,
+                        extra={"heads": D, "width": 2 * D})
 
 
 def _memorizing_attention(T: int, d: int, head_hidden=(), d_out=1) -> Transformer:
@@ -261,9 +266,11 @@ def hc_k2(T, d):
     m = _memorizing_attention(T, d, d_out=T * d)
     m.set_weights({"head.0.weight": T * np.eye(T * d), "head.0.bias": np.zeros(T * d)})
     task = Memorize(T, d)
-    return Construction("hc_k2", "HC-K2", m, task, {}, _paper_params(m),
-                        "encoder + F̂ (attention not counted, §1.4)", 0.0, "exact",
-                        "attention_error = 0 (float64 round-off allowed: 1e-12)",
+    return Construction(name="hc_k2", claim="HC-K2", model=m, task=task,
+                        params=_paper_params(m),
+                        params_convention="encoder + F̂ (attention not counted, §1.4)",
+                        claimed_bound=0.0, bound_kind="exact",
+                        bound_expr="attention_error = 0 (float64 round-off allowed: 1e-12)",
                         extra={"width": T * d})
 
 
@@ -294,10 +301,11 @@ def hc_l9(T, eps):
                    "head.2.bias": b2, "head.4.weight": W3, "head.4.bias": [0.0]})
     bound = l9.evaluate_float("err_bound", epsilon=sp.Rational(str(eps)))
     nonzero = int(sum(int((p != 0).sum()) for p in m.head.parameters()))
-    return Construction("hc_l9", "HC-L9", m, ScalarMax(T), {}, nonzero,
-                        "nonzero weights of the ReLU max network F̂ (the network is sparse; a "
-                        "dense net of these widths has O(T/ε²) weights)", bound, "upper",
-                        sp.sstr(l9.expr("err_bound")),
+    return Construction(name="hc_l9", claim="HC-L9", model=m, task=ScalarMax(T), params=nonzero,
+                        params_convention="nonzero weights of the ReLU max network F̂ (the "
+                        "network is sparse; a dense net of these widths has O(T/ε²) weights)",
+                        claimed_bound=bound, bound_kind="upper",
+                        bound_expr=sp.sstr(l9.expr("err_bound")),
                         extra={"n_g": ng, "widths": [T * ng, 2 * ng],
                                "dense_params": m.count_params(["head"]),
                                "width_bound": int(l9.evaluate("width_bound", T=T,
@@ -332,6 +340,7 @@ def softmax_retrieval(T, beta):
     k1 = claim("HC-K1")
     extra = {"hc_k1_bound": k1.evaluate_float("err_bound", S=T, T=T, beta=beta) if beta >= 1
              else None}
-    return Construction("softmax_retrieval", "IF-T2", m, ScalarMax(T), {}, 0,
-                        "no FFN parameters (attention is free, §1.4)", bound, "upper",
-                        sp.sstr(c.expr("err_attn")), extra=extra)
+    return Construction(name="softmax_retrieval", claim="IF-T2", model=m, task=ScalarMax(T),
+                        params=0, params_convention="no FFN parameters (attention is free, §1.4)",
+                        claimed_bound=bound, bound_kind="upper",
+                        bound_expr=sp.sstr(c.expr("err_attn")), extra=extra)

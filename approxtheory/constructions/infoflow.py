@@ -122,10 +122,12 @@ def if_second_largest(T, beta, N, f):
     task = KthLargest(T, 2, f=f_t, f_name=f)
     cl = claim("IF-K1")
     bound = cl.evaluate_float("err_bound", L_f=sp.Rational(str(Lf)), beta=beta, T=T, N=N)
-    return Construction("if_second_largest", "IF-K1", m, task, {},
-                        m.count_params(["head", "ffn"]),
-                        "FFN + read-out parameters (attention free); the positional encoder "
-                        "adds O(T)", bound, "upper", sp.sstr(cl.expr("err_bound")),
+    return Construction(name="if_second_largest", claim="IF-K1", model=m, task=task,
+                        params=m.count_params(["head", "ffn"]),
+                        params_convention="FFN + read-out parameters (attention free); the "
+                        "positional encoder adds O(T)",
+                        claimed_bound=bound, bound_kind="upper",
+                        bound_expr=sp.sstr(cl.expr("err_bound")),
                         extra={"L_f": Lf, "M": M, "width": E})
 
 
@@ -174,6 +176,8 @@ def if_pairwise_max(T, d, D, beta, seed):
     m.set_weights({"head.0.weight": H})
     cl = claim("IF-K2")
     bound = cl.evaluate_float("err_bound", D=D, beta=beta, T=T)
-    return Construction("if_pairwise_max", "IF-K2", m, task, {}, m.count_params(["ffn", "head"]),
-                        "FFN + read-out parameters (attention free)", bound, "upper",
-                        sp.sstr(cl.expr("err_bound")), extra={"width": E})
+    return Construction(name="if_pairwise_max", claim="IF-K2", model=m, task=task,
+                        params=m.count_params(["ffn", "head"]),
+                        params_convention="FFN + read-out parameters (attention free)",
+                        claimed_bound=bound, bound_kind="upper",
+                        bound_expr=sp.sstr(cl.expr("err_bound")), extra={"width": E})

@@ -145,9 +145,11 @@ def lag_head(T, k, F, B):
     # memory of measure(budget=...): the error search runs with at most 1024 sequences
     measure.estimate_bytes = lambda budget: sup_error_bytes(m, task, min(budget, 1024))
 
-    return Construction("lag_head", "TO-X2", m, task, {}, m.count_params(["layers"]),
-                        "attention weights of the head (4 blocks)", float(floors.mean()),
-                        "lower", "mean over rows of " + sp.sstr(x2.expr("floor")),
+    return Construction(name="lag_head", claim="TO-X2", model=m, task=task,
+                        params=m.count_params(["layers"]),
+                        params_convention="attention weights of the head (4 blocks)",
+                        claimed_bound=float(floors.mean()), bound_kind="lower",
+                        bound_expr="mean over rows of " + sp.sstr(x2.expr("floor")),
                         extra={"readout_c": c_best, "head_dim": 2 * F},
                         measure_fn=measure)
 
@@ -235,8 +237,10 @@ def svd_truncation(T, k, F, B, r, decay):
     measure.estimate_bytes = lambda budget: (array_bytes(2, min(budget, 2048), T, T)
                                              + sup_error_bytes(m, task, budget))
 
-    return Construction("svd_truncation", "TO-C1", m, task, {}, 2 * r * (1 + 2 * F),
-                        "QK parameters after truncation (2 r E)", bound, "upper",
-                        "|c| max|x| (" + sp.sstr(c1.expr("weight_change_factor")) + ")",
+    return Construction(name="svd_truncation", claim="TO-C1", model=m, task=task,
+                        params=2 * r * (1 + 2 * F),
+                        params_convention="QK parameters after truncation (2 r E)",
+                        claimed_bound=bound, bound_kind="upper",
+                        bound_expr="|c| max|x| (" + sp.sstr(c1.expr("weight_change_factor")) + ")",
                         extra={"singular_values": S.tolist(), "sigma_r1": sigma, "R": R},
                         measure_fn=measure)
