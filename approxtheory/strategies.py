@@ -3,140 +3,601 @@
 
 Example::
 
-    >>> from hypothesis import given
+    >>> from hypothesis import given, settings
     >>> from approxtheory import strategies as ats
-    >>> @given(ats.retrieval_inputs(T=8, margin=0.1))
+    >>> @settings(max_examples=20)
+    ... @given(ats.retrieval_inputs(T=8, margin=0.1))
     ... def test(X):
     ...     top2 = sorted(X[:, 0])[-2:]
     ...     assert top2[1] - top2[0] >= 0.1
+    >>> test()
 
 Retrieval strategies control the **logit margin** — the gap between the top score and the rest —
 because a softmax head's error is governed by it: without control, rates are invisible.
+
+The strategies draw *values* (the margin, the top value, the slack of every other entry, the top
+position, the feature vectors), never a seed that numpy expands into an array, so a failing case
+shrinks: the margin toward its lower bound, the other entries toward a near-tie with the top one,
+the top position toward 0.
+
+An impossible argument raises :class:`hypothesis.errors.InvalidArgument`, saying what was wrong
+and what is allowed: at once where the argument is a plain value, when the value is drawn where
+it is a strategy (hypothesis's own convention).
 """
 
 from __future__ import annotations
 
+import math
+from numbers import Integral, Real
+
 import numpy as np
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+from hypothesis.extra.numpy import arrays
 from hypothesis.strategies import SearchStrategy
 
 from .model import LayerSpec, ModelConfig
 from .tasks import MaxPlusMin, PairwiseMax, ScalarMax, SyntheticMaxSum
 
-__all__ = ["retrieval_inputs", "max_tasks", "architectures", "layer_specs",
-           "construction_knobs", "betas"]
+__all__ = ["retrieval_inputs", "margins", "max_tasks", "architectures", "layer_specs",
+           "construction_knobs", "betas", "minimal"]
 
+_KINDS = ("scalar_max", "max_plus_min", "synthetic", "pairwise")
+_SEED_MAX = 2**32 - 1          # the seeds the rest of the package accepts (numpy, torch)
+
+
+# --- validation -------------------------------------------------------------------------------
 
 def _s(x) -> SearchStrategy:
     return x if isinstance(x, SearchStrategy) else st.just(x)
 
 
+def _values(**args) -> dict:
+    """The arguments that are plain values (strategies are checked once drawn)."""
+    return {k: v for k, v in args.items() if not isinstance(v, SearchStrategy)}
+
+
+def _int(name: str, v, low: int | None = None, high: int | None = None, why: str = "") -> int:
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, Integral):
+        raise InvalidArgument(f"{name} must be an integer{_range(low, high)} (got {v!r})")
+    if (low is not None and v < low) or (high is not None and v > high):
+        raise InvalidArgument(f"{name} must be an integer{_range(low, high)}{why} (got {v!r})")
+    return int(v)
+
+
+def _range(low, high) -> str:
+    if low is not None and high is not None:
+        return f" in {low}..{high}"
+    if low is not None:
+        return f" >= {low}"
+    if high is not None:
+        return f" <= {high}"
+    return ""
+
+
+def _real(name: str, v) -> float:
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, Real):
+        raise InvalidArgument(f"{name} must be a finite real number (got {v!r})")
+    if not math.isfinite(float(v)):
+        raise InvalidArgument(f"{name} must be a finite real number (got {v!r})")
+    return float(v)
+
+
+def _bool(name: str, v) -> bool:
+    if not isinstance(v, (bool, np.bool_)):
+        raise InvalidArgument(f"{name} must be True or False (got {v!r})")
+    return bool(v)
+
+
+def _one_of(name: str, v, allowed) -> None:
+    if not any(v is a or (type(v) is type(a) and v == a) for a in allowed):
+        raise InvalidArgument(f"{name} must be one of {', '.join(map(repr, allowed))} "
+                              f"(got {v!r})")
+
+
+def minimal(strategy: SearchStrategy, condition=lambda _: True, max_examples: int = 200):
+    """The simplest example of ``strategy`` satisfying ``condition``, as Hypothesis shrinks it
+    (:func:`hypothesis.find` without the example database, so the answer is reproducible).
+
+    >>> minimal(betas(10, 1e3))
+    10.0
+    """
+    from hypothesis import find, settings
+    return find(strategy, condition,
+                settings=settings(database=None, max_examples=max_examples, deadline=None))
+
+
+# --- retrieval inputs ----------------------------------------------------------------------------
+
+def _check_retrieval(v: dict) -> None:
+    v = {k: x for k, x in v.items() if not (k in ("margin", "position") and x is None)}
+    if "T" in v:
+        _int("T", v["T"], 1, why=" (the sequence length)")
+    if "d" in v:
+        _int("d", v["d"], 1, why=" (the token dimension; the score is the first coordinate)")
+    if "minimum" in v:
+        _bool("minimum", v["minimum"])
+    for k in ("lo", "hi", "margin"):
+        if k in v:
+            _real(k, v[k])
+    if "margin" in v and v["margin"] < 0:
+        raise InvalidArgument(f"margin must be >= 0 (got {v['margin']!r})")
+    if "lo" in v and "hi" in v:
+        lo, hi = float(v["lo"]), float(v["hi"])
+        if not lo < hi:
+            raise InvalidArgument(f"lo must be less than hi (got lo={v['lo']!r}, hi={v['hi']!r})")
+        if not math.isfinite(hi - lo):
+            raise InvalidArgument(f"hi - lo must be a finite number (got lo={v['lo']!r}, "
+                                  f"hi={v['hi']!r})")
+        if "margin" in v and not v["margin"] < hi - lo:
+            raise InvalidArgument(
+                f"margin must be less than hi - lo = {hi - lo!r} (got margin={v['margin']!r}, "
+                f"lo={v['lo']!r}, hi={v['hi']!r}): 0 <= margin < hi - lo")
+    if "position" in v:
+        T = v.get("T")
+        _int("position", v["position"], 0, None if T is None else T - 1,
+             why="" if T is None else f" (a position of a sequence of length T={T})")
+
+
+def _check_margins(v: dict) -> None:
+    for k in ("min_value", "max_value"):
+        if k in v:
+            x = _real(k, v[k])
+            if x < 0:
+                raise InvalidArgument(f"{k} must be >= 0: a margin is a gap (got {v[k]!r})")
+    if "min_value" in v and "max_value" in v and v["min_value"] > v["max_value"]:
+        raise InvalidArgument(f"min_value must be <= max_value (got min_value="
+                              f"{v['min_value']!r}, max_value={v['max_value']!r})")
+
+
+def margins(min_value=0.0, max_value=0.5) -> SearchStrategy[float]:
+    """Margins in ``[min_value, max_value]`` (0 <= min_value <= max_value, finite) that shrink to
+    ``min_value`` exactly — the nearest admissible tie — where ``st.floats(a, b)`` shrinks to the
+    float Hypothesis finds simplest (an integer, 0.0625, ...), not to ``a``.
+
+    >>> from hypothesis import strategies as st
+    >>> small = lambda m: m < 0.1
+    >>> minimal(margins(0.01, 0.5), small), minimal(st.floats(0.01, 0.5), small)
+    (0.01, 0.0625)
+    """
+    v = _values(min_value=min_value, max_value=max_value)
+    _check_margins(v)
+    if len(v) < 2:
+        return st.tuples(_s(min_value), _s(max_value)).flatmap(lambda b: margins(*b))
+    lo, hi = float(min_value), float(max_value)
+    return st.floats(0.0, hi - lo).map(lambda u: min(lo + u, hi))
+
+
+def retrieval_inputs(T=st.integers(2, 64), margin=None, d=1, lo=0.0, hi=1.0,
+                     minimum=False, position=None) -> SearchStrategy[np.ndarray]:
+    """An input ``(T, d)`` in ``[lo, hi]`` whose first coordinate has its largest value (smallest
+    if ``minimum``) at ``position`` exceeding (below) every other by at least ``margin`` — the
+    score margin before scaling by β.
+
+    >>> from hypothesis import strategies as st
+    >>> X = minimal(retrieval_inputs(T=4, margin=st.floats(0.0, 0.5)),
+    ...             lambda X: float(np.ptp(X[:, 0])) < 1e-3)
+    >>> X[:, 0]  # shrunk to the smallest margin: a tie at the top
+    array([1., 1., 1., 1.])
+    >>> minimal(retrieval_inputs(T=3, margin=0.25, minimum=True))[:, 0]
+    array([0.  , 0.25, 0.25])
+
+    * ``T`` (>= 1), ``d`` (>= 1): the shape;
+    * ``margin``: ``0 <= margin < hi - lo``; default ``margins(0, (hi - lo) / 2)``;
+    * ``lo < hi``: finite ends of the value range;
+    * ``position``: where the top (bottom) value sits, ``0 <= position < T``; default any;
+    * ``minimum``: the bottom value is separated instead of the top one.
+
+    Each argument is a value or a strategy. Shrinking moves the margin to its lower bound, the
+    top value to ``hi`` (bottom to ``lo``), every other entry to exactly ``margin`` below the
+    top (a near-tie), the position to 0 and the other coordinates to simple values.
+    """
+    _check_retrieval(_values(T=T, margin=margin, d=d, lo=lo, hi=hi, minimum=minimum,
+                             position=position))
+    return _retrieval_inputs(T, margin, d, lo, hi, minimum, position)
+
+
 @st.composite
-def retrieval_inputs(draw, T=st.integers(2, 64), margin=st.floats(0.0, 0.5), d=1,
-                     lo: float = 0.0, hi: float = 1.0, minimum: bool = False):
-    """An input ``(T, d)`` whose first coordinate has its largest value (smallest if ``minimum``)
-    exceeding every other by at least ``margin`` (the score margin before scaling by β)."""
-    T = draw(_s(T))
-    d = draw(_s(d))
-    g = draw(_s(margin))
-    g = min(float(g), (hi - lo) * 0.999)
-    seed = draw(st.integers(0, 2**32 - 1))
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(lo, hi, size=(T, d))
-    top = rng.uniform(lo + g, hi) if T > 1 else hi
-    rest = rng.uniform(lo, top - g, size=T - 1) if T > 1 else np.zeros(0)
-    pos = draw(st.integers(0, T - 1))
-    col = np.insert(rest, pos, top)
-    X[:, 0] = (lo + hi - col) if minimum else col
+def _retrieval_inputs(draw, T, margin, d, lo, hi, minimum, position):
+    T, d, lo, hi = (draw(_s(x)) for x in (T, d, lo, hi))
+    _check_retrieval(dict(T=T, d=d, lo=lo, hi=hi))
+    g = draw(margins(0.0, 0.5 * (float(hi) - float(lo))) if margin is None else _s(margin))
+    minimum = draw(_s(minimum))
+    _check_retrieval(dict(lo=lo, hi=hi, margin=g, minimum=minimum))
+    T, d, lo, hi, g = int(T), int(d), float(lo), float(hi), float(g)
+    pos = draw(st.integers(0, T - 1) if position is None else _s(position))
+    _check_retrieval(dict(T=T, position=pos))
+    # the separated value, at distance t from its end of the range (t shrinks to 0)
+    room = hi - lo - g if T > 1 else hi - lo
+    t = draw(st.floats(0.0, max(room, 0.0)))
+    if T == 1:
+        top = hi - t if not minimum else lo + t
+        edge = span = 0.0
+    elif not minimum:
+        top = min(max(hi - t, lo), hi)
+        while top - lo < g:           # rounding: keep lo admissible for the rest
+            top = np.nextafter(top, np.inf)
+        edge = max(top - g, lo)                  # the largest admissible value of the rest
+        while top - edge < g:
+            edge = np.nextafter(edge, -np.inf)
+        edge = max(edge, lo)
+        span = edge - lo
+    else:
+        top = max(min(lo + t, hi), lo)
+        while hi - top < g:
+            top = np.nextafter(top, -np.inf)
+        edge = min(top + g, hi)                  # the smallest admissible value of the rest
+        while edge - top < g:
+            edge = np.nextafter(edge, np.inf)
+        edge = min(edge, hi)
+        span = hi - edge
+    # the rest: each at a slack s >= 0 beyond the edge (s shrinks to 0: a near-tie)
+    slack = draw(arrays(np.float64, T - 1, elements=st.floats(0.0, max(float(span), 0.0))))
+    rest = np.clip(edge - slack, lo, edge) if not minimum else np.clip(edge + slack, edge, hi)
+    X = np.empty((T, d))
+    X[:, 0] = np.insert(rest, pos, top)
+    if d > 1:
+        X[:, 1:] = draw(arrays(np.float64, (T, d - 1), elements=st.floats(lo, hi)))
     return X
 
 
+# --- tasks and inverse temperatures --------------------------------------------------------------
+
+def _check_task(v: dict) -> None:
+    if "T" in v:
+        _int("T", v["T"], 1, why=" (the sequence length)")
+    if "kind" in v:
+        _one_of("kind", v["kind"], _KINDS)
+    if "d" in v:
+        _int("d", v["d"], 1, why=" (the token dimension)")
+    if "D" in v:
+        _int("D", v["D"], 1, why=" (the number of features)")
+    if "seed" in v and v["seed"] is not None:
+        _int("seed", v["seed"], 0, _SEED_MAX)
+
+
+def max_tasks(T=st.integers(2, 32), kind=st.sampled_from(_KINDS), d=st.integers(1, 4),
+              D=st.integers(1, 4), seed=None) -> SearchStrategy:
+    """A retrieval task instance: scalar max, max + min, synthetic Σ_i max_t a_iᵀx(t) or pairwise
+    Σ_i max_{s,t} x(s)ᵀA_i x(t).
+
+    >>> task = minimal(max_tasks(kind="synthetic", d=2, D=1))
+    >>> task.T, task.a  # shrunk: the shortest sequence, the first unit vector
+    (2, array([[1., 0.]]))
+
+    * ``T`` (>= 1), ``d`` (>= 1), ``D`` (>= 1); ``kind`` one of ``scalar_max``,
+      ``max_plus_min``, ``synthetic``, ``pairwise``;
+    * ``seed``: ``None`` (default) draws the features a_i (A_i) themselves as values — entries
+      in [-1, 1], a zero row (matrix) read as e₁ (the identity), normalised as the task does —
+      so they shrink; an integer in 0..2³²-1 uses the task's own seeded features instead.
+    """
+    _check_task(_values(T=T, kind=kind, d=d, D=D, seed=seed))
+    return _max_tasks(T, kind, d, D, seed)
+
+
 @st.composite
-def max_tasks(draw, T=st.integers(2, 32), kind=st.sampled_from(["scalar_max", "max_plus_min",
-                                                                    "synthetic", "pairwise"]),
-              d=st.integers(1, 4), D=st.integers(1, 4), seed=st.integers(0, 1000)):
-    """A retrieval task instance (scalar max, max + min, synthetic Σ max aᵀx, pairwise max)."""
+def _max_tasks(draw, T, kind, d, D, seed):
     T, kind, d, D, seed = (draw(_s(v)) for v in (T, kind, d, D, seed))
+    _check_task(dict(T=T, kind=kind, d=d, D=D, seed=seed))
     if kind == "scalar_max":
         return ScalarMax(T)
     if kind == "max_plus_min":
         return MaxPlusMin(T)
+    unit = st.floats(-1.0, 1.0)
     if kind == "synthetic":
-        return SyntheticMaxSum(T, d=d, D=D, seed=seed)
-    return PairwiseMax(T, d=d, D=D, seed=seed)
+        if seed is not None:
+            return SyntheticMaxSum(T, d=d, D=D, seed=seed)
+        a = draw(arrays(np.float64, (D, d), elements=unit))
+        a[~a.any(axis=1)] = np.eye(d)[0]
+        return SyntheticMaxSum(T, d=d, D=D, a=a / np.linalg.norm(a, axis=1, keepdims=True))
+    if seed is not None:
+        return PairwiseMax(T, d=d, D=D, seed=seed)
+    A = draw(arrays(np.float64, (D, d, d), elements=unit))
+    A[~A.any(axis=(1, 2))] = np.eye(d)
+    return PairwiseMax(T, d=d, D=D, A=np.stack([0.5 * m / np.linalg.norm(m, 2) for m in A]))
 
 
-def betas(min_value: float = 1.0, max_value: float = 1e6) -> SearchStrategy:
-    """Inverse temperatures on a log scale."""
-    return st.floats(np.log10(min_value), np.log10(max_value)).map(lambda e: float(10 ** e))
+def _check_betas(v: dict) -> None:
+    for k in ("min_value", "max_value"):
+        if k in v:
+            x = _real(k, v[k])
+            if not x > 0:
+                raise InvalidArgument(f"{k} must be positive: inverse temperatures are drawn on "
+                                      f"a log scale (got {v[k]!r})")
+    if "min_value" in v and "max_value" in v and v["min_value"] > v["max_value"]:
+        raise InvalidArgument(f"min_value must be <= max_value (got min_value="
+                              f"{v['min_value']!r}, max_value={v['max_value']!r})")
+
+
+def betas(min_value=1.0, max_value=1e6) -> SearchStrategy[float]:
+    """Inverse temperatures β in ``[min_value, max_value]`` (0 < min_value <= max_value, finite),
+    uniform on a log scale; β shrinks to ``min_value`` (the softest softmax, its largest error).
+
+    >>> minimal(betas(10, 1e3)), minimal(betas(0.1, 10), lambda b: b > 5)
+    (10.0, 10.0)
+    """
+    v = _values(min_value=min_value, max_value=max_value)
+    _check_betas(v)
+    if len(v) < 2:
+        return st.tuples(_s(min_value), _s(max_value)).flatmap(lambda b: betas(*b))
+    lo, hi = float(min_value), float(max_value)
+    return st.floats(0.0, math.log10(hi) - math.log10(lo)).map(
+        lambda e: float(min(max(lo * 10.0 ** e, lo), hi)))
+
+
+# --- architectures -------------------------------------------------------------------------------
+
+def _check_layer(v: dict) -> None:
+    if "heads" in v:
+        _int("heads", v["heads"], 1)
+    if "head_dim" in v:
+        _int("head_dim", v["head_dim"], 1)
+    if v.get("kv_groups") is not None:
+        g = _int("kv_groups", v["kv_groups"], 1)
+        if "heads" in v and v["heads"] % g:
+            raise InvalidArgument(f"kv_groups must divide heads (got kv_groups={g}, "
+                                  f"heads={v['heads']})")
+    if "ffn_hidden" in v:
+        w = v["ffn_hidden"]
+        if isinstance(w, (str, bytes)) or not hasattr(w, "__iter__"):
+            raise InvalidArgument(f"ffn_hidden must be a sequence of positive integers (the FFN "
+                                  f"hidden widths; empty: no FFN) (got {w!r})")
+        for x in w:
+            _int("every ffn_hidden width", x, 1)
+
+
+def layer_specs(heads=st.integers(1, 8), head_dim=st.integers(1, 16), kv_groups=None,
+                ffn_hidden=st.lists(st.integers(1, 32), max_size=2)) -> SearchStrategy[LayerSpec]:
+    """A :class:`~approxtheory.model.LayerSpec`: ``heads`` (>= 1) heads of width ``head_dim``
+    (>= 1), ``kv_groups`` key/value groups dividing ``heads`` (default: any divisor), FFN hidden
+    widths ``ffn_hidden`` (a sequence of positive integers).
+
+    >>> minimal(layer_specs())
+    LayerSpec(heads=1, head_dim=1, value_dim=1, kv_groups=1, ffn_hidden=())
+    >>> minimal(layer_specs(heads=6), lambda s: s.kv_groups > 2).kv_groups
+    3
+    """
+    _check_layer(_values(heads=heads, head_dim=head_dim, kv_groups=kv_groups,
+                         ffn_hidden=ffn_hidden))
+    return _layer_specs(heads, head_dim, kv_groups, ffn_hidden)
 
 
 @st.composite
-def layer_specs(draw, heads=st.integers(1, 8), head_dim=st.integers(1, 16),
-                kv_groups=None, ffn_hidden=st.lists(st.integers(1, 32), max_size=2)):
+def _layer_specs(draw, heads, head_dim, kv_groups, ffn_hidden):
     h = draw(_s(heads))
     n = draw(_s(head_dim))
+    _check_layer(dict(heads=h, head_dim=n))
     if kv_groups is None:
-        divisors = [g for g in range(1, h + 1) if h % g == 0]
-        g = draw(st.sampled_from(divisors))
+        g = draw(st.sampled_from([g for g in range(1, h + 1) if h % g == 0]))
     else:
         g = draw(_s(kv_groups))
-    return LayerSpec(heads=h, head_dim=n, kv_groups=g, ffn_hidden=tuple(draw(_s(ffn_hidden))))
+    w = draw(_s(ffn_hidden))
+    _check_layer(dict(heads=h, kv_groups=g, ffn_hidden=w))
+    return LayerSpec(heads=int(h), head_dim=int(n), kv_groups=int(g),
+                     ffn_hidden=tuple(int(x) for x in w))
+
+
+_READOUTS = ("cls", "tokens")
+_DTYPES = ("float64", "float32")
+
+
+def _check_arch(v: dict) -> None:
+    for k in ("d_in", "width", "layers"):
+        if k in v:
+            _int(k, v[k], 1)
+    for k in ("causal", "bias", "layernorm"):
+        if k in v:
+            _bool(k, v[k])
+    if "rope" in v:
+        r = v["rope"]
+        if not (r is None or r == "full"):
+            _int("rope", r, 0, why=" (or None, or 'full': the number of rotated dims per head)")
+            if r % 2:
+                raise InvalidArgument(f"rope must be None, 'full' or an even number of rotated "
+                                      f"dims (got {r!r})")
+    if "readout" in v:
+        _one_of("readout", v["readout"], _READOUTS)
+    if "dtype" in v:
+        _one_of("dtype", v["dtype"], _DTYPES)
+    if v.get("layer") is not None and not isinstance(v["layer"], LayerSpec):
+        raise InvalidArgument(f"layer must be None, a LayerSpec or a strategy of LayerSpecs "
+                              f"(got {v['layer']!r})")
+
+
+def architectures(d_in=st.integers(1, 4), width=st.integers(2, 32), layers=st.integers(1, 3),
+                  layer=None, causal=st.booleans(), rope=st.sampled_from([None, "full"]),
+                  bias=st.booleans(), layernorm=st.booleans(),
+                  readout=st.sampled_from(_READOUTS), dtype="float64"
+                  ) -> SearchStrategy[ModelConfig]:
+    """A :class:`~approxtheory.model.ModelConfig`: ``layers`` layers, each drawn from ``layer``
+    (a LayerSpec or a strategy; default :func:`layer_specs`, so head counts and widths vary per
+    layer: uniform, Prism-style and fat-head models alike). RoPE widens odd head widths by one
+    (``rope='full'``) or to the rotated width (an even integer ``rope``).
+
+    >>> cfg = minimal(architectures())
+    >>> cfg.d_in, cfg.width, len(cfg.layers), cfg.rope, cfg.readout
+    (1, 2, 1, None, 'cls')
+
+    Arguments (values or strategies): ``d_in``, ``width``, ``layers`` (>= 1); ``causal``,
+    ``bias``, ``layernorm`` (booleans); ``rope`` (None, ``'full'`` or an even integer >= 0);
+    ``readout`` (``'cls'`` or ``'tokens'``); ``dtype`` (``'float64'`` or ``'float32'``).
+    """
+    _check_arch(_values(d_in=d_in, width=width, layers=layers, layer=layer, causal=causal,
+                        rope=rope, bias=bias, layernorm=layernorm, readout=readout,
+                        dtype=dtype))
+    return _architectures(d_in, width, layers, layer, causal, rope, bias, layernorm, readout,
+                          dtype)
 
 
 @st.composite
-def architectures(draw, d_in=st.integers(1, 4), width=st.integers(2, 32),
-                  layers=st.integers(1, 3), layer=None, causal=st.booleans(),
-                  rope=st.sampled_from([None, "full"]), bias=st.booleans(),
-                  layernorm=st.booleans(), readout=st.sampled_from(["cls", "tokens"]),
-                  dtype="float64"):
-    """A :class:`ModelConfig`: per-layer head counts and widths drawn independently (uniform,
-    Prism-style and fat-head models alike). RoPE forces even head widths."""
+def _architectures(draw, d_in, width, layers, layer, causal, rope, bias, layernorm, readout,
+                   dtype):
     nl = draw(_s(layers))
     r = draw(_s(rope))
+    _check_arch(dict(layers=nl, rope=r))
     specs = []
     for _ in range(nl):
-        spec = draw(layer if layer is not None else layer_specs())
-        if r is not None and spec.head_dim % 2:
-            spec = LayerSpec(spec.heads, spec.head_dim + 1, kv_groups=spec.kv_groups,
+        spec = draw(layer_specs() if layer is None else _s(layer))
+        _check_arch(dict(layer=spec))
+        need = spec.head_dim + spec.head_dim % 2 if r == "full" else \
+            max(spec.head_dim, r) if r is not None else spec.head_dim
+        if need != spec.head_dim:
+            spec = LayerSpec(spec.heads, need, kv_groups=spec.kv_groups,
                              ffn_hidden=spec.ffn_hidden)
         specs.append(spec)
-    return ModelConfig(d_in=draw(_s(d_in)), width=draw(_s(width)), layers=specs,
-                       causal=draw(_s(causal)), rope=r, bias=draw(_s(bias)),
-                       layernorm=draw(_s(layernorm)), readout=draw(_s(readout)),
-                       dtype=draw(_s(dtype)))
+    v = dict(d_in=draw(_s(d_in)), width=draw(_s(width)), causal=draw(_s(causal)),
+             bias=draw(_s(bias)), layernorm=draw(_s(layernorm)), readout=draw(_s(readout)),
+             dtype=draw(_s(dtype)))
+    _check_arch(v)
+    return ModelConfig(layers=specs, rope=r, **v)
 
 
-_KNOB_STRATS = {
-    "T": st.integers(2, 32),
-    "beta": betas(1.0, 1e4),
-    "gate": st.floats(-4.0, -0.5),
-    "D": st.integers(1, 3),
-    "d": st.integers(1, 4),
-    "seed": st.integers(0, 100),
-    "eps": st.floats(0.02, 0.5),
-    "N": st.integers(8, 256),
-    "F": st.integers(1, 8),
-    "B": st.floats(0.5, 3.0),
-    "k": st.integers(0, 3),
-}
+# --- construction knobs --------------------------------------------------------------------------
+
+# Ranges for knob ends declared open (None), chosen by the strategy so that builds stay small;
+# each range is then widened to hold the knob's default, where draws shrink to:
+_INT_SPAN = 30          # integers: low..low + 30 (low=2: 2..32); no low end: high - 30..high
+_FLOAT_SPAN = 10.0      # floats: the default ± 10, clipped to the declared end
+_LOG_DECADES = 2        # log scale: two decades beyond the default (β, default 100, low 1:
+                        # 1..10⁴); a low end of 0 (a positive knob) becomes default·10⁻²
+
+
+def _registry():
+    from .constructions import REGISTRY
+    return REGISTRY
+
+
+def _knob_table(name) -> dict:
+    entry = _registry()[name]
+    knobs = getattr(entry, "knobs", None)
+    return knobs if knobs is not None else entry[1]
+
+
+def _coerce(name: str, knob, value):
+    """The construction package's own per-knob validation, as InvalidArgument."""
+    from .constructions import _base
+    from .errors import ConfigError
+    coerce = getattr(_base, "_coerce", None) or getattr(_base, "coerce")
+    try:
+        return coerce(name, knob, value)
+    except ConfigError as e:
+        raise InvalidArgument(f"knob {e}") from None
+
+
+def _check_knobs(name, overrides: dict, values: bool) -> None:
+    reg = _registry()
+    if not isinstance(name, str) or name not in reg:
+        import difflib
+        close = difflib.get_close_matches(str(name), list(reg), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise InvalidArgument(f"unknown construction {name!r}{hint} (known: {', '.join(reg)})")
+    table = _knob_table(name)
+    unknown = sorted(set(overrides) - set(table))
+    if unknown:
+        raise InvalidArgument(f"{name} has no knob {', '.join(unknown)}; its knobs are: "
+                              f"{', '.join(table) or 'none'}")
+    if values:
+        for k, v in overrides.items():
+            if not isinstance(v, SearchStrategy):
+                _coerce(k, table[k], v)
+
+
+def _knob_strategy(key: str, knob) -> SearchStrategy:
+    """Draw the knob from the range it declares: ``low``/``high`` (inclusive unless
+    ``exclude_low``/``exclude_high``; an open end is closed as ``_INT_SPAN`` etc. say), on a log
+    scale where ``log``; a knob with ``choices`` from its choices. Every draw shrinks to the knob's
+    default (its nearest admissible value), so a failing case names only the knobs that matter."""
+    if knob.choices:
+        return st.sampled_from([knob.default] + [c for c in knob.choices if c != knob.default])
+    if knob.type is bool:
+        return st.booleans() if not knob.default else st.sampled_from([True, False])
+    if knob.type not in (int, float):
+        return st.just(knob.default)
+    low, high = getattr(knob, "low", None), getattr(knob, "high", None)
+    x_low = bool(getattr(knob, "exclude_low", False)) and low is not None
+    x_high = bool(getattr(knob, "exclude_high", False)) and high is not None
+    log = bool(getattr(knob, "log", False))
+    default = knob.default
+    if knob.type is int:
+        lo_ = None if low is None else math.ceil(low) + (x_low and low == math.ceil(low))
+        hi_ = None if high is None else math.floor(high) - (x_high and high == math.floor(high))
+        if log:
+            lo_ = max(lo_ if lo_ is not None else 1, 1)
+            if hi_ is None:
+                hi_ = max(lo_, default) * 10 ** _LOG_DECADES
+        else:
+            if lo_ is None:
+                lo_ = min(hi_ if hi_ is not None else default, default) - _INT_SPAN
+            if hi_ is None:
+                hi_ = max(lo_ + _INT_SPAN, default)
+        if lo_ > hi_:
+            raise InvalidArgument(f"knob {key}: its declared range holds no integer"
+                                  f"{' >= 1 (log scale)' if log else ''}")
+        t = min(max(int(default), lo_), hi_)
+        if not log:
+            return st.integers(lo_ - t, hi_ - t).map(lambda u: t + u)
+        return st.floats(math.log(lo_ / t), math.log(hi_ / t)).map(
+            lambda e: min(max(int(round(t * math.exp(e))), lo_), hi_))
+    if log:
+        anchor = float(default) if default > 0 else 1.0
+        lo_ = float(low) if low is not None and low > 0 else anchor * 10.0 ** -_LOG_DECADES
+        hi_ = float(high) if high is not None else max(lo_, anchor) * 10.0 ** _LOG_DECADES
+    else:
+        lo_ = float(low) if low is not None else min(default, high if high is not None
+                                                     else default) - _FLOAT_SPAN
+        hi_ = float(high) if high is not None else max(default, lo_) + _FLOAT_SPAN
+    x_lo, x_hi = x_low and lo_ == low, x_high and hi_ == high
+    if lo_ > hi_ or (lo_ == hi_ and (x_lo or x_hi)):
+        raise InvalidArgument(f"knob {key}: its declared range is empty")
+    t = min(max(float(default), lo_), hi_)
+    if (x_lo and t == lo_) or (x_hi and t == hi_):
+        t = math.sqrt(lo_ * hi_) if log else (lo_ + hi_) / 2
+
+    def inside(v):
+        v = min(max(v, lo_), hi_)
+        if x_lo and v <= lo_:
+            v = float(np.nextafter(lo_, np.inf))
+        if x_hi and v >= hi_:
+            v = float(np.nextafter(hi_, -np.inf))
+        return v
+    if log:
+        return st.floats(math.log10(lo_) - math.log10(t), math.log10(hi_) - math.log10(t)).map(
+            lambda e: inside(t * 10.0 ** e))
+    return st.floats(lo_ - t, hi_ - t).map(lambda u: inside(t + u))
+
+
+def construction_knobs(name, **overrides) -> SearchStrategy[dict]:
+    """Knobs for the registered construction ``name`` (a value or a strategy): each knob from
+    ``overrides`` (a value or a strategy) or drawn from the range its :class:`Knob` declares.
+
+    >>> from hypothesis import strategies as st
+    >>> from approxtheory.constructions import build
+    >>> knobs = minimal(construction_knobs("softmax_retrieval", T=st.integers(2, 4)))
+    >>> knobs, build("softmax_retrieval", **knobs).claim
+    ({'T': 2, 'beta': 100.0}, 'IF-T2')
+
+    Unknown construction names, overrides for knobs the construction does not have, and override
+    values the knob refuses raise InvalidArgument. A knob is drawn from the range it declares
+    (``low``, ``high``, ``exclude_low``, ``exclude_high``, ``log``); an open end is closed here:
+    integers low..low + 30 (low=2: 2..32), floats default ± 10, log scale two decades beyond the
+    default (a low end of 0: default·10⁻²), each widened to hold the default. Every knob shrinks
+    to its default, so a failing case differs from ``build(name)`` only in the knobs that matter.
+    Constraints between knobs (say, k < T/2) are the construction's, checked by ``build``.
+    """
+    if not isinstance(name, SearchStrategy):
+        _check_knobs(name, overrides, values=True)
+    return _construction_knobs(name, overrides)
 
 
 @st.composite
-def construction_knobs(draw, name, **overrides):
-    """Knobs for the construction ``name``: each knob from ``overrides`` (value or strategy) or a
-    default strategy in its valid range."""
-    from .constructions import REGISTRY
+def _construction_knobs(draw, name, overrides):
     name = draw(_s(name))
-    _fn, spec, _c, _s_ = REGISTRY[name]
+    _check_knobs(name, overrides, values=False)
     out = {}
-    for k, knob in spec.items():
+    for k, knob in _knob_table(name).items():
         if k in overrides:
             out[k] = draw(_s(overrides[k]))
-        elif knob.choices:
-            out[k] = knob.default
-        elif k in _KNOB_STRATS:
-            out[k] = draw(_KNOB_STRATS[k])
+            _coerce(k, knob, out[k])
         else:
-            out[k] = knob.default
+            out[k] = draw(_knob_strategy(k, knob))
     return out
