@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, asdict
-from typing import Mapping, Sequence
+from typing import Mapping, NamedTuple, Sequence
 
 import numpy as np
 import torch
@@ -33,7 +33,8 @@ import torch.nn.functional as F
 
 from .errors import ConfigError
 
-__all__ = ["LayerSpec", "ModelConfig", "Transformer", "Attention", "FeedForward", "MLP"]
+__all__ = ["LayerSpec", "ModelConfig", "Transformer", "Attention", "Block", "FeedForward", "MLP",
+           "HeadWeights", "ResidualLayout"]
 
 _ACTS = ("relu", "gelu", "identity")
 _FFN_KINDS = ("relu", "gelu", "swiglu", "bilinear")
@@ -143,7 +144,10 @@ def _act(name: str):
 
 
 class MLP(nn.Sequential):
-    """Linear layers with ``activation`` between them: widths ``d_in -> *hidden -> d_out``."""
+    """Linear layers with ``activation`` between them: widths ``d_in -> *hidden -> d_out``.
+
+    ``linear(i)`` is the i-th linear map (0 = the first; activations are not counted) and
+    ``set_linear(i, weight=, bias=)`` writes it with shape checks."""
 
     def __init__(self, d_in: int, hidden: Sequence[int], d_out: int, activation: str = "relu",
                  bias: bool = True):
@@ -154,6 +158,29 @@ class MLP(nn.Sequential):
             if i < len(dims) - 2:
                 mods.append(_act(activation))
         super().__init__(*mods)
+
+    @property
+    def linears(self) -> list[nn.Linear]:
+        """The linear maps, in order."""
+        return [m for m in self if isinstance(m, nn.Linear)]
+
+    def linear(self, i: int = 0, what: str = "MLP") -> nn.Linear:
+        lin = self.linears
+        if not isinstance(i, (int, np.integer)) or isinstance(i, bool) or \
+                not -len(lin) <= i < len(lin):
+            raise ConfigError(f"{what} has {len(lin)} linear map{'s' * (len(lin) != 1)}: linear "
+                              f"must be in [0, {len(lin)}) (got {i!r})")
+        return lin[i]
+
+    def set_linear(self, i: int = 0, weight=None, bias=None, what: str = "MLP") -> None:
+        """Write the i-th linear map's ``weight`` (out x in) and/or ``bias`` (out,)."""
+        lin = self.linear(i, what)
+        _write(lin.weight, weight, f"{what} linear {i} weight")
+        if bias is not None:
+            if lin.bias is None:
+                raise ConfigError(f"{what} linear {i} has no bias (the model was configured "
+                                  f"without one)")
+            _write(lin.bias, bias, f"{what} linear {i} bias")
 
 
 def rope_frequencies(n_pairs: int, base: float, explicit: Sequence[float] | None = None):
@@ -197,8 +224,8 @@ class Attention(nn.Module):
     def set_head(self, i: int, q=None, k=None, v=None, o=None):
         """Set head i's blocks: q, k of shape (n, E); v (c, E); o (E, c). For GQA, k and v set
         the KV head of head i's group."""
-        if not 0 <= i < self.h:
-            raise ConfigError(f"head index must be in [0, {self.h}) (got {i})")
+        if not isinstance(i, (int, np.integer)) or not 0 <= i < self.h:
+            raise ConfigError(f"head index must be in [0, {self.h}) (got {i!r})")
         gi = i // (self.h // self.g)
         with torch.no_grad():
             for name, blk, rows, w in (("q", q, slice(i * self.n, (i + 1) * self.n), self.q),
@@ -219,6 +246,18 @@ class Attention(nn.Module):
                     raise ConfigError(f"head {i} o block must have shape {exp} "
                                       f"(got {tuple(t.shape)})")
                 self.o.weight[:, i * self.c:(i + 1) * self.c] = t
+
+    def head_weights(self, i: int) -> "HeadWeights":
+        """Copies of head i's blocks: q, k (n, E), v (c, E), o (E, c) (for GQA, k and v are its
+        group's KV head)."""
+        if not isinstance(i, (int, np.integer)) or not 0 <= i < self.h:
+            raise ConfigError(f"head index must be in [0, {self.h}) (got {i!r})")
+        gi = i // (self.h // self.g)
+        with torch.no_grad():
+            return HeadWeights(q=self.q.weight[i * self.n:(i + 1) * self.n].clone(),
+                               k=self.k.weight[gi * self.n:(gi + 1) * self.n].clone(),
+                               v=self.v.weight[gi * self.c:(gi + 1) * self.c].clone(),
+                               o=self.o.weight[:, i * self.c:(i + 1) * self.c].clone())
 
     def _qkv(self, x, positions, n_query: int | None = None):
         """Queries of the last ``n_query`` tokens (all when None), keys and values of all."""
@@ -276,6 +315,32 @@ class FeedForward(nn.Module):
             self.w2 = nn.Linear(hidden[0], E, bias=cfg.ffn_bias)
         else:
             self.mlp = MLP(E, hidden, E, cfg.ffn_kind, bias=cfg.ffn_bias)
+
+    @property
+    def gated(self) -> bool:
+        return self.kind in ("swiglu", "bilinear")
+
+    def set_linear(self, i: int = 0, weight=None, bias=None, what: str = "FFN") -> None:
+        """Write the i-th linear map of a ReLU/GELU FFN (see :meth:`MLP.set_linear`)."""
+        if self.gated:
+            raise ConfigError(f"{what} is gated (ffn_kind={self.kind}): set its w1, w3, w2 with "
+                              f"set_gated_ffn")
+        self.mlp.set_linear(i, weight, bias, what)
+
+    def set_gated(self, w1=None, w3=None, w2=None, b1=None, b3=None, b2=None,
+                  what: str = "FFN") -> None:
+        """Write a gated FFN ``w2(act(w1 x) * w3 x)``: w1, w3 (hidden, E), w2 (E, hidden) and
+        their biases."""
+        if not self.gated:
+            raise ConfigError(f"{what} is not gated (ffn_kind={self.kind}): set its linear maps "
+                              f"with set_ffn")
+        for name, lin, w, b in (("w1", self.w1, w1, b1), ("w3", self.w3, w3, b3),
+                                ("w2", self.w2, w2, b2)):
+            _write(lin.weight, w, f"{what} {name} weight")
+            if b is not None:
+                if lin.bias is None:
+                    raise ConfigError(f"{what} {name} has no bias (ffn_bias=False)")
+                _write(lin.bias, b, f"{what} {name} bias")
 
     def forward(self, x):
         if self.kind == "swiglu":
@@ -346,21 +411,120 @@ class Transformer(nn.Module):
             if missing:
                 raise ConfigError(f"strict=True but no value for: {', '.join(missing)}")
 
+    # ------------------------------------------------------------------ the editing surface
+    # Named, shape-checked access to every part of the model; constructions and analyses use
+    # these instead of parameter paths ("embed.0.weight") or reaching into ``layers[i]``.
+    def _layer_index(self, layer: int) -> int:
+        L = len(self.layers)
+        if not isinstance(layer, (int, np.integer)) or isinstance(layer, bool) or \
+                not -L <= layer < L:
+            raise ConfigError(f"layer must be in [0, {L}) for this {L}-layer model "
+                              f"(got {layer!r})")
+        return int(layer) % L
+
+    def block(self, layer: int) -> Block:
+        """Layer ``layer``'s block (attention + optional FFN); negative counts from the end."""
+        return self.layers[self._layer_index(layer)]
+
+    def attention(self, layer: int) -> Attention:
+        """Layer ``layer``'s multi-head attention (W_Q, W_K, W_V, W_O as ``.q .k .v .o``)."""
+        return self.block(layer).attn
+
+    def feed_forward(self, layer: int) -> FeedForward:
+        """Layer ``layer``'s feed-forward block; ConfigError if the layer has none."""
+        ffn = self.block(layer).ffn
+        if ffn is None:
+            raise ConfigError(f"layer {self._layer_index(layer)} has no feed-forward block "
+                              f"(its LayerSpec has ffn_hidden=())")
+        return ffn
+
+    def set_head(self, layer: int, head: int, *, q=None, k=None, v=None, o=None) -> None:
+        """Set head ``head`` of layer ``layer``: q, k of shape (head_dim, E), v (value_dim, E),
+        o (E, value_dim); None leaves a block as it is (see :meth:`Attention.set_head`)."""
+        self.attention(layer).set_head(head, q=q, k=k, v=v, o=o)
+
+    def head_weights(self, layer: int, head: int) -> HeadWeights:
+        """Copies of the q, k, v, o blocks of head ``head`` in layer ``layer``."""
+        return self.attention(layer).head_weights(head)
+
+    def embedding_linear(self, linear: int = 0) -> nn.Linear:
+        """The encoder P_φ's ``linear``-th linear map (0: the one reading ``[x(t), onehot(t)]``)."""
+        return self.embed.linear(linear, "the embedding")
+
+    def set_embedding(self, weight=None, bias=None, *, linear: int = 0) -> None:
+        """Write the encoder's ``linear``-th linear map: weight (out, in), bias (out,). The first
+        map reads ``[x(t), onehot(t)]`` (d_in + seq_len columns with one-hot positions)."""
+        self.embed.set_linear(linear, weight, bias, "the embedding")
+
+    def set_cls(self, vector) -> None:
+        """Write the CLS token ĉ0 (shape (E,))."""
+        if self.cls is None:
+            raise ConfigError("this model has no CLS token (readout='tokens')")
+        _write(self.cls, vector, "the CLS vector")
+
+    def set_positions(self, matrix) -> None:
+        """Write the learned position embeddings (shape (seq_len, E))."""
+        if self.pos is None:
+            raise ConfigError(f"this model has no learned positions (positions="
+                              f"{self.cfg.positions!r})")
+        _write(self.pos, matrix, "the learned positions")
+
+    def readout_linear(self, linear: int = 0) -> nn.Linear:
+        """The read-out F̂'s ``linear``-th linear map (0: the one reading the residual stream)."""
+        return self.head.linear(linear, "the read-out")
+
+    def set_readout(self, weight=None, bias=None, *, linear: int = 0) -> None:
+        """Write the read-out F̂'s ``linear``-th linear map: weight (out, in), bias (out,)."""
+        self.head.set_linear(linear, weight, bias, "the read-out")
+
+    def set_ffn(self, layer: int, weight=None, bias=None, *, linear: int = 0) -> None:
+        """Write the ``linear``-th linear map of layer ``layer``'s ReLU/GELU FFN: weight
+        (out, in), bias (out,) (for gated FFNs see :meth:`set_gated_ffn`)."""
+        self.feed_forward(layer).set_linear(linear, weight, bias,
+                                            f"layer {self._layer_index(layer)}'s FFN")
+
+    def set_gated_ffn(self, layer: int, *, w1=None, w3=None, w2=None, b1=None, b3=None,
+                      b2=None) -> None:
+        """Write layer ``layer``'s gated FFN ``w2(act(w1 x) * w3 x)`` (ffn_kind swiglu or
+        bilinear): w1, w3 (hidden, E), w2 (E, hidden), biases b1, b3 (hidden,), b2 (E,)."""
+        self.feed_forward(layer).set_gated(w1, w3, w2, b1, b3, b2,
+                                           f"layer {self._layer_index(layer)}'s FFN")
+
+    def parameter_name(self, param: torch.Tensor) -> str:
+        """The registered name of ``param`` (a parameter of this model), e.g. for
+        ``torch.func.functional_call``: ``{model.parameter_name(model.attention(0).q.weight): w}``."""
+        for name, p in self.named_parameters():
+            if p is param:
+                return name
+        raise ConfigError("not a parameter of this model")
+
+    def attention_parameters(self, layer: int) -> dict[str, nn.Parameter]:
+        """Layer ``layer``'s attention parameters by their registered names (for optimisers and
+        ``functional_call``)."""
+        attn = self.attention(layer)
+        ids = {id(p) for p in attn.parameters()}
+        return {n: p for n, p in self.named_parameters() if id(p) in ids}
+
     def zero_(self) -> "Transformer":
         with torch.no_grad():
             for p in self.parameters():
                 p.zero_()
         return self
 
-    def count_params(self, parts: Sequence[str] | None = None) -> int:
+    def count_params(self, parts: Sequence[str] | None = None, layer: int | None = None) -> int:
         """Number of parameters, optionally only in the named top-level parts
-        (``embed``, ``pos``, ``cls``, ``layers``, ``head``, or ``attn`` / ``ffn`` of all layers)."""
+        (``embed``, ``pos``, ``cls``, ``layers``, ``head``, or ``attn`` / ``ffn`` of all layers),
+        or only in layer ``layer`` (with ``parts``: that layer's ``attn`` / ``ffn``)."""
+        if layer is not None:
+            li = self._layer_index(layer)
         total = 0
         for name, p in self.named_parameters():
+            segs = name.split(".")
+            if layer is not None and (segs[0] != "layers" or int(segs[1]) != li):
+                continue
             if parts is None:
                 total += p.numel()
                 continue
-            segs = name.split(".")
             tags = {segs[0]} | ({segs[2]} if segs[0] == "layers" else set())
             if tags & set(parts):
                 total += p.numel()
@@ -427,6 +591,175 @@ class Transformer(nn.Module):
             h, _ = blk(h, mask, positions)
             out.append(h)
         return out
+
+
+def _write(param: torch.Tensor, value, what: str) -> None:
+    """Copy ``value`` into ``param`` (no-op for None), or ConfigError naming the expected shape."""
+    if value is None:
+        return
+    t = _as_tensor(value, param)
+    if tuple(t.shape) != tuple(param.shape):
+        raise ConfigError(f"{what} must have shape {tuple(param.shape)} (got {tuple(t.shape)})")
+    with torch.no_grad():
+        param.copy_(t)
+
+
+class HeadWeights(NamedTuple):
+    """One attention head's blocks: q, k (head_dim, E), v (value_dim, E), o (E, value_dim)."""
+
+    q: torch.Tensor
+    k: torch.Tensor
+    v: torch.Tensor
+    o: torch.Tensor
+
+
+class ResidualLayout:
+    """Names for coordinate blocks of a vector space, as tracr names basis directions: the
+    residual stream (width E), a head's query/key space, the encoder's input ``[x, onehot(t)]``.
+
+    Blocks are laid out in keyword order; a size ``(count, size)`` is ``count`` sub-blocks of
+    ``size`` (one per head, per position, ...). :meth:`interleaved` repeats a group of blocks
+    (block i of each name next to each other). A construction then writes what it means::
+
+        >>> lay = ResidualLayout(value=1, score=1, pos=3)
+        >>> lay.width, lay["pos"], lay.index("score"), lay.index("pos", 2)
+        (5, slice(2, 5, None), 1, 4)
+        >>> lay.vector(score=1.0)
+        array([0., 1., 0., 0., 0.])
+        >>> per_head = ResidualLayout(x=2, r=(3, 2), u=3)       # r: 3 sub-blocks of width 2
+        >>> per_head.block("r", 1), per_head.index("u", 2)
+        (slice(4, 6, None), 10)
+        >>> feat = ResidualLayout.interleaved(3, value=1, gate=1)   # value_0, gate_0, value_1, ...
+        >>> feat["value"], feat.index("gate", 2)
+        (slice(0, 5, 2), 5)
+    """
+
+    def __init__(self, **blocks: int | tuple[int, int]):
+        self._coords: dict[str, np.ndarray] = {}
+        self._sub: dict[str, int] = {}
+        at = 0
+        for name, size in blocks.items():
+            count, sub = self._parse(name, size)
+            self._coords[name] = np.arange(at, at + count * sub, dtype=np.int64)
+            self._sub[name] = sub
+            at += count * sub
+        self._width = at
+
+    @staticmethod
+    def _parse(name, size) -> tuple[int, int]:
+        """(number of sub-blocks, sub-block size): an int s is s sub-blocks of 1."""
+        pair = size if isinstance(size, tuple) and len(size) == 2 else (size, 1)
+        if isinstance(size, tuple) and len(size) != 2 or \
+                any(not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 0
+                    for v in pair):
+            raise ConfigError(f"block {name} must have a size >= 0 or (count, size) with "
+                              f"integers >= 0 (got {size!r})")
+        return int(pair[0]), int(pair[1])
+
+    @classmethod
+    def interleaved(cls, count: int, **blocks: int) -> "ResidualLayout":
+        """``count`` copies of the group of blocks, one after another: with ``value=1, gate=1``
+        the coordinates are value_0, gate_0, value_1, gate_1, ...; ``block(name, i)`` is copy i."""
+        if not isinstance(count, (int, np.integer)) or isinstance(count, bool) or count < 0:
+            raise ConfigError(f"count must be an integer >= 0 (got {count!r})")
+        lay = cls()
+        group = 0
+        offsets = {}
+        for name, size in blocks.items():
+            if isinstance(size, tuple):
+                raise ConfigError(f"interleaved block {name} must have a single size "
+                                  f"(got {size!r})")
+            n, _ = cls._parse(name, size)
+            offsets[name] = (group, n)
+            group += n
+        for name, (off, n) in offsets.items():
+            lay._coords[name] = np.array([c * group + off + j for c in range(count)
+                                          for j in range(n)], dtype=np.int64)
+            lay._sub[name] = n
+        lay._width = int(count) * group
+        return lay
+
+    @property
+    def width(self) -> int:
+        """Total number of coordinates."""
+        return self._width
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._coords)
+
+    def __contains__(self, name) -> bool:
+        return name in self._coords
+
+    def _get(self, name: str) -> np.ndarray:
+        if name not in self._coords:
+            from .errors import did_you_mean
+            raise ConfigError(f"no block {name!r} in this layout{did_you_mean(name, self._coords)} "
+                              f"(blocks: {', '.join(self._coords) or 'none'})")
+        return self._coords[name]
+
+    def size(self, name: str) -> int:
+        """Number of coordinates of block ``name``."""
+        return int(self._get(name).size)
+
+    def count(self, name: str) -> int:
+        """Number of sub-blocks of block ``name``."""
+        c = self._get(name)
+        return int(c.size // self._sub[name]) if self._sub[name] else 0
+
+    def __getitem__(self, name: str) -> slice | np.ndarray:
+        """Block ``name``'s coordinates: a slice (an index array if they are not evenly
+        spaced), usable to index numpy arrays and tensors."""
+        return _as_slice(self._get(name))
+
+    def indices(self, name: str) -> np.ndarray:
+        """Block ``name``'s coordinates as an integer array."""
+        return self._get(name).copy()
+
+    def index(self, name: str, i: int = 0) -> int:
+        """The i-th coordinate of block ``name`` (the block's only one by default)."""
+        c = self._get(name)
+        if not isinstance(i, (int, np.integer)) or isinstance(i, bool) or not 0 <= i < c.size:
+            raise ConfigError(f"block {name} has {c.size} coordinate{'s' * (c.size != 1)}: "
+                              f"index must be in [0, {c.size}) (got {i!r})")
+        return int(c[i])
+
+    def block(self, name: str, i: int) -> slice | np.ndarray:
+        """The i-th sub-block of block ``name`` (for a ``(count, size)`` block: ``size``
+        coordinates; for a plain block: its i-th coordinate, as a length-1 slice)."""
+        c = self._get(name)
+        sub = self._sub[name]
+        n = c.size // sub if sub else 0
+        if not isinstance(i, (int, np.integer)) or isinstance(i, bool) or not 0 <= i < n:
+            raise ConfigError(f"block {name} has {n} sub-block{'s' * (n != 1)}: index must be "
+                              f"in [0, {n}) (got {i!r})")
+        return _as_slice(c[i * sub:(i + 1) * sub])
+
+    def vector(self, **values) -> np.ndarray:
+        """A zero vector of this width with the named blocks set (a scalar fills a block)."""
+        out = np.zeros(self._width)
+        for name, v in values.items():
+            out[self[name]] = v
+        return out
+
+    def __repr__(self) -> str:
+        parts = []
+        for name, c in self._coords.items():
+            sub = self._sub[name]
+            parts.append(f"{name}={c.size}" if sub == 1 or c.size == sub or not c.size else
+                         f"{name}=({c.size // sub}, {sub})")
+        return f"ResidualLayout({', '.join(parts)}; width={self._width})"
+
+
+def _as_slice(c: np.ndarray) -> slice | np.ndarray:
+    if c.size == 0:
+        return slice(0, 0)
+    if c.size == 1:
+        return slice(int(c[0]), int(c[0]) + 1)
+    step = int(c[1] - c[0])
+    if step > 0 and np.array_equal(c, np.arange(c[0], c[-1] + 1, step)):
+        return slice(int(c[0]), int(c[-1]) + 1, None if step == 1 else step)
+    return c.copy()
 
 
 def _as_tensor(value, like: torch.Tensor) -> torch.Tensor:
