@@ -313,13 +313,10 @@ class Callback:
 def _heads_qk(model):
     """(layer, head, W_Q block, W_K block) of every head, float64 numpy copies."""
     out = []
-    for li, blk in enumerate(model.layers):
-        a = blk.attn
-        Wq, Wk = a.q.weight.detach().double().cpu().numpy(), a.k.weight.detach().double().cpu().numpy()
-        per = a.h // a.g
-        for h in range(a.h):
-            out.append((li, h, Wq[h * a.n:(h + 1) * a.n].copy(),
-                        Wk[(h // per) * a.n:(h // per + 1) * a.n].copy()))
+    for li in range(len(model.layers)):
+        for h in range(model.attention(li).h):
+            w = model.head_weights(li, h)
+            out.append((li, h, w.q.double().cpu().numpy(), w.k.double().cpu().numpy()))
     return out
 
 
@@ -352,14 +349,15 @@ class InvariantFraction(Callback):
 
 
 def _attention_logits(model, x):
-    """Every layer's pre-softmax attention logits ``(B, h, Tq, Tk)`` on inputs ``x``."""
+    """Every layer's pre-softmax attention logits ``(B, h, T', T')`` on inputs ``x`` (through
+    the model's own projection path, RoPE and KV groups included)."""
     logits = []
     with torch.no_grad():
         hs = model.hidden_states(x.to(next(model.parameters()).dtype))
-        for blk, h in zip(model.layers, hs[:-1]):
-            T = h.shape[1]
-            q, k, _ = blk.attn._qkv(blk.ln1(h), torch.arange(T, device=h.device))
-            logits.append((q @ k.transpose(-2, -1)) * blk.attn.scale)
+        for li, h in enumerate(hs[:-1]):
+            blk, attn = model.block(li), model.attention(li)
+            q, k, _ = attn._qkv(blk.ln1(h), torch.arange(h.shape[1], device=h.device))
+            logits.append((q @ k.transpose(-2, -1)) * attn.scale)
     return logits
 
 

@@ -63,6 +63,30 @@ def test_token_stream_is_deterministic_and_learns_a_periodic_stream():
     assert c.losses != a.losses
 
 
+@pytest.mark.parametrize("kind", ["task", "fixed-set", "tokens"])
+def test_the_batches_come_from_the_seed(kind):
+    """Same starting weights (init keep), different seeds: different batches from step 0 on;
+    the same seed: the same batches."""
+    if kind == "tokens":
+        stream = torch.arange(600) % 5
+        data, make = TokenData(tokens=stream, vocab=5, seq_len=6), lambda: lm_model(5, 6)
+    else:
+        data = TaskData(task=MaxPlusMin(T=4), train_size=64 if kind == "fixed-set" else None)
+        make = small_model
+    ref = make()
+    seen = {}
+    for seed in (0, 0, 1):
+        m = make()
+        m.load_state_dict(ref.state_dict())
+        got = []
+        train(m, data, TrainConfig(steps=2, batch=4, seed=seed, init="keep"),
+              callbacks=[lambda s, mo, l, b: got.append(b[0].clone())])
+        seen.setdefault(seed, []).append(got)
+    (a, b), (c,) = seen[0], seen[1]
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    assert not torch.equal(a[0], c[0])
+
+
 def test_default_init_is_what_manual_seed_and_build_give():
     cfg = ModelConfig(d_in=2, width=8, layers=[LayerSpec(2, 4)], embed_hidden=(5,))
     with torch.random.fork_rng():
