@@ -13,7 +13,6 @@ Goal: ratio >= 0.9 on CPU.
 
 from __future__ import annotations
 
-import math
 import statistics
 import time
 
