@@ -627,8 +627,8 @@ class ResidualLayout:
         >>> lay.vector(score=1.0)
         array([0., 1., 0., 0., 0.])
         >>> per_head = ResidualLayout(x=2, r=(3, 2), u=3)       # r: 3 sub-blocks of width 2
-        >>> per_head.block("r", 1), per_head.index("u", 2)
-        (slice(4, 6, None), 10)
+        >>> per_head.block("r", 1), per_head.index("u", 2), per_head.grid("r").tolist()
+        (slice(4, 6, None), 10, [[2, 3], [4, 5], [6, 7]])
         >>> feat = ResidualLayout.interleaved(3, value=1, gate=1)   # value_0, gate_0, value_1, ...
         >>> feat["value"], feat.index("gate", 2)
         (slice(0, 5, 2), 5)
@@ -715,6 +715,13 @@ class ResidualLayout:
     def indices(self, name: str) -> np.ndarray:
         """Block ``name``'s coordinates as an integer array."""
         return self._get(name).copy()
+
+    def grid(self, name: str) -> np.ndarray:
+        """Block ``name``'s coordinates as a (sub-blocks, sub-block size) integer array:
+        ``grid("r")[i, j]`` is coordinate j of sub-block i."""
+        c = self._get(name)
+        sub = self._sub[name]
+        return c.reshape(c.size // sub if sub else 0, sub)
 
     def index(self, name: str, i: int = 0) -> int:
         """The i-th coordinate of block ``name`` (the block's only one by default)."""

@@ -14,7 +14,7 @@ import sympy as sp
 
 from ..catalogue import claim
 from ..errors import ConfigError
-from ..model import LayerSpec, ModelConfig, Transformer
+from ..model import LayerSpec, ModelConfig, ResidualLayout, Transformer
 from ..tasks import GeneralizedRetrieval, MaxPlusMin, Memorize, ScalarMax, SyntheticMaxSum
 from ._base import Construction, Knob, register
 from ..resources import array_bytes, model_bytes
@@ -115,28 +115,34 @@ def build_hc_k1_model(task: GeneralizedRetrieval, beta: float, gate: float = -1.
     gated = any(len(S) < T for S in task.sets)
     m = Transformer(_k1_config(T, D, d, gated)).zero_()
     sign = -1.0 if task.mode == "min" else 1.0
-    enc_W = np.zeros((E, d + (T if gated else 0)))
-    enc_b = np.zeros(E)
+    res = ResidualLayout.interleaved(D, value=1, gate=1)   # block i: (f_i(x(t)), r_i(t))
+    inp = ResidualLayout(x=d, pos=T if gated else 0)       # the encoder reads [x(t), onehot(t)]
+    head = ResidualLayout(score=1, unused=1)               # a head's query/key coordinates
+    val = ResidualLayout(value=1, gate=1)                  # a head's value coordinates
+    enc_W = np.zeros((res.width, inp.width))
+    enc_b = np.zeros(res.width)
     for i in range(D):
-        enc_W[2 * i, :d] = W[i]                     # f_i(x) = W_i·x + b_i
-        enc_b[2 * i] = b[i]
+        enc_W[res.index("value", i), inp["x"]] = W[i]      # f_i(x) = W_i·x + b_i
+        enc_b[res.index("value", i)] = b[i]
         if gated:
             inside = set(task.sets[i])              # (a set: T membership tests, not T^2)
             for t in range(T):                      # r_i(t) from the one-hot position
-                enc_W[2 * i + 1, d + t] = 0.0 if t in inside else gate
-    cls = np.zeros(E)
-    cls[0::2] = 1.0                                 # ĉ0 carries a 1 that W_{Q,i} reads
-    m.set_weights({"embed.0.weight": enc_W, "embed.0.bias": enc_b, "cls": cls})
+                enc_W[res.index("gate", i), inp.index("pos", t)] = 0.0 if t in inside else gate
+    m.set_embedding(enc_W, enc_b)
+    m.set_cls(res.vector(value=1.0))                # ĉ0 carries a 1 that W_{Q,i} reads
     for i in range(D):
-        q = np.zeros((2, E)); q[0, 2 * i] = beta
-        k = np.zeros((2, E)); k[0, 2 * i] = sign; k[0, 2 * i + 1] = 1.0
-        v = np.zeros((2, E)); v[0, 2 * i] = 1.0; v[1, 2 * i + 1] = 1.0
-        o = np.zeros((E, 2)); o[2 * i, 0] = 1.0; o[2 * i + 1, 1] = 1.0
-        m.layers[0].attn.set_head(i, q=q, k=k, v=v, o=o)
+        value_i, gate_i = res.index("value", i), res.index("gate", i)
+        q = np.zeros((head.width, E)); q[head.index("score"), value_i] = beta
+        k = np.zeros((head.width, E)); k[head.index("score"), value_i] = sign
+        k[head.index("score"), gate_i] = 1.0
+        v = np.zeros((val.width, E)); o = np.zeros((E, val.width))
+        v[val.index("value"), value_i] = 1.0; v[val.index("gate"), gate_i] = 1.0
+        o[value_i, val.index("value")] = 1.0; o[gate_i, val.index("gate")] = 1.0
+        m.set_head(0, i, q=q, k=k, v=v, o=o)
     # F̂: drop ĉ0's constant from each block's first coordinate, then the affine F_0
     head_W = np.zeros((1, E))
-    head_W[0, 0::2] = c
-    m.set_weights({"head.0.weight": head_W, "head.0.bias": [c0 - float(np.sum(c))]})
+    head_W[0, res["value"]] = c
+    m.set_readout(head_W, [c0 - float(np.sum(c))])
     return m
 
 
@@ -247,14 +253,15 @@ def _memorizing_attention(T: int, d: int, head_hidden=(), d_out=1) -> Transforme
     which is x_j when t = t' and 0 otherwise, for x in [0, 1]."""
     E = T * d
     m = Transformer(_memorizing_config(T, d, head_hidden, d_out)).zero_()
-    W1 = np.zeros((E, d + T))
-    for t in range(T):
-        for j in range(d):
-            W1[t * d + j, j] = 1.0
-            W1[t * d + j, d + t] = 1.0
-    m.set_weights({"embed.0.weight": W1, "embed.0.bias": -np.ones(E),
-                   "embed.2.weight": np.eye(E), "embed.2.bias": np.zeros(E)})
-    m.layers[0].attn.set_head(0, v=np.eye(E), o=np.eye(E))      # W_Q = W_K = 0: uniform weights
+    res = ResidualLayout(tokens=(T, d))             # sub-block t holds x(t): e_t ⊗ x(t)
+    inp = ResidualLayout(x=d, pos=T)                # the encoder reads [x(t), onehot(t)]
+    W1 = np.zeros((res.width, inp.width))
+    for t in range(T):                              # unit (t, j) = ReLU(x_j + onehot_t(t) - 1)
+        W1[res.block("tokens", t), inp["x"]] = np.eye(d)
+        W1[res.block("tokens", t), inp.index("pos", t)] = 1.0
+    m.set_embedding(W1, -np.ones(E))
+    m.set_embedding(np.eye(E), np.zeros(E), linear=1)
+    m.set_head(0, 0, v=np.eye(E), o=np.eye(E))      # W_Q = W_K = 0: uniform weights
     return m
 
 
@@ -264,7 +271,7 @@ def _memorizing_attention(T: int, d: int, head_hidden=(), d_out=1) -> Transforme
           d=Knob(type=int, default=2, help="token dimension", low=1))
 def hc_k2(T, d):
     m = _memorizing_attention(T, d, d_out=T * d)
-    m.set_weights({"head.0.weight": T * np.eye(T * d), "head.0.bias": np.zeros(T * d)})
+    m.set_readout(weight=T * np.eye(T * d), bias=np.zeros(T * d))
     task = Memorize(T, d)
     return Construction(name="hc_k2", claim="HC-K2", model=m, task=task,
                         params=_paper_params(m),
@@ -284,21 +291,25 @@ def hc_l9(T, eps):
     ng = int(l9.evaluate("width2", epsilon=sp.Rational(str(eps))) // 2)
     m = _memorizing_attention(T, 1, head_hidden=(T * ng, 2 * ng), d_out=1)
     # HC-L9 (App. A.3): h1(t, i) = ReLU(x_t - i/n_g); the attention output is x/T, so read T·u_t.
-    W1 = np.zeros((T * ng, T)); b1 = np.zeros(T * ng)
+    res = ResidualLayout(tokens=T)                  # the CLS state: u_t = x_t / T
+    h1 = ResidualLayout(unit=(T, ng)).grid("unit")  # h1[t, i]: ReLU(T·u_t - i/n_g)
+    h2 = ResidualLayout.interleaved(ng, up=1, down=1)   # (ReLU(S_j), ReLU(S_j - 1/n_g)) per j
+    W1 = np.zeros((h1.size, res.width)); b1 = np.zeros(h1.size)
     for t in range(T):
         for i in range(ng):
-            W1[t * ng + i, t] = T
-            b1[t * ng + i] = -i / ng
+            W1[h1[t, i], res.index("tokens", t)] = T
+            b1[h1[t, i]] = -i / ng
     # S_j = Σ_t h1(t, j); h2 = (ReLU(S_j), ReLU(S_j - 1/n_g)); output Σ_j ReLU(S_j) - ReLU(S_j - 1/n_g)
-    W2 = np.zeros((2 * ng, T * ng)); b2 = np.zeros(2 * ng)
+    W2 = np.zeros((h2.width, h1.size)); b2 = np.zeros(h2.width)
     for j in range(ng):
         for t in range(T):
-            W2[2 * j, t * ng + j] = 1.0
-            W2[2 * j + 1, t * ng + j] = 1.0
-        b2[2 * j + 1] = -1.0 / ng
-    W3 = np.zeros((1, 2 * ng)); W3[0, 0::2] = 1.0; W3[0, 1::2] = -1.0
-    m.set_weights({"head.0.weight": W1, "head.0.bias": b1, "head.2.weight": W2,
-                   "head.2.bias": b2, "head.4.weight": W3, "head.4.bias": [0.0]})
+            W2[h2.index("up", j), h1[t, j]] = 1.0
+            W2[h2.index("down", j), h1[t, j]] = 1.0
+        b2[h2.index("down", j)] = -1.0 / ng
+    W3 = np.zeros((1, h2.width)); W3[0, h2["up"]] = 1.0; W3[0, h2["down"]] = -1.0
+    m.set_readout(W1, b1)
+    m.set_readout(W2, b2, linear=1)
+    m.set_readout(W3, [0.0], linear=2)
     bound = l9.evaluate_float("err_bound", epsilon=sp.Rational(str(eps)))
     nonzero = int(sum(int((p != 0).sum()) for p in m.head.parameters()))
     return Construction(name="hc_l9", claim="HC-L9", model=m, task=ScalarMax(T), params=nonzero,
@@ -318,10 +329,13 @@ def build_softmax_retrieval_model(T: int, beta: float) -> Transformer:
     cfg = ModelConfig(d_in=1, width=2, layers=[LayerSpec(heads=1, head_dim=1)], d_out=1,
                       attn_scale=1.0)
     m = Transformer(cfg).zero_()
-    m.set_weights({"embed.0.weight": [[1.0], [0.0]], "cls": [0.0, 1.0],
-                   "head.0.weight": [[1.0, 0.0]]})
-    m.layers[0].attn.set_head(0, q=[[0.0, beta]], k=[[1.0, 0.0]], v=[[1.0, 0.0]],
-                              o=[[1.0], [0.0]])
+    res = ResidualLayout(x=1, one=1)
+    m.set_embedding(res.vector(x=1.0)[:, None])     # x̂(t) = (x(t), 0)
+    m.set_cls(res.vector(one=1.0))                  # ĉ0 = (0, 1)
+    m.set_readout(res.vector(x=1.0)[None, :])       # read the retrieved x
+    # one query/key/value coordinate: W_Q ĉ0 = β, W_K x̂(t) = x(t), value x(t) back onto x
+    m.set_head(0, 0, q=res.vector(one=beta)[None, :], k=res.vector(x=1.0)[None, :],
+               v=res.vector(x=1.0)[None, :], o=res.vector(x=1.0)[:, None])
     return m
 
 

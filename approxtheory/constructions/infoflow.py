@@ -7,7 +7,7 @@ import numpy as np
 import sympy as sp
 
 from ..catalogue import claim
-from ..model import LayerSpec, ModelConfig, Transformer
+from ..model import LayerSpec, ModelConfig, ResidualLayout, Transformer
 from ..tasks import KthLargest, PairwiseMax
 from ._base import Construction, Knob, register
 from ..resources import array_bytes, model_bytes
@@ -81,44 +81,44 @@ def _if_pairwise_max_estimate(T, d, D, beta, seed):
                  choices=tuple(_F)))
 def if_second_largest(T, beta, N, f):
     # Residual stream per token: [g, p (one-hot, T), 1, slot_m, slot_v, slot_out]; CLS: const 1.
-    G, P0, ONE, SM, SV, SO = 0, 1, 1 + T, 2 + T, 3 + T, 4 + T
-    E = T + 5
+    res = ResidualLayout(g=1, pos=T, one=1, slot_m=1, slot_v=1, slot_out=1)
+    inp = ResidualLayout(g=1, pos=T)                 # the encoder reads [g, onehot(t)]
+    E = res.width
     M = 2 * beta + 50.0          # self-exclusion penalty: e^{-(M - β)} is negligible
     m = Transformer(_second_largest_config(T, N)).zero_()
-    enc = np.zeros((E, 1 + T)); enc[G, 0] = 1.0
+    enc = np.zeros((E, inp.width)); enc[res.index("g"), inp.index("g")] = 1.0
     for t in range(T):
-        enc[P0 + t, 1 + t] = 1.0
-    enc_b = np.zeros(E); enc_b[ONE] = 1.0
-    cls = np.zeros(E); cls[ONE] = 1.0
-    m.set_weights({"embed.0.weight": enc, "embed.0.bias": enc_b, "cls": cls})
+        enc[res.index("pos", t), inp.index("pos", t)] = 1.0
+    m.set_embedding(enc, res.vector(one=1.0))
+    m.set_cls(res.vector(one=1.0))
     # Layer 1: score(t, s) = β g_s - M <p_t, p_s>; value g_s -> slot_m.
-    q = np.zeros((T + 1, E)); q[0, ONE] = beta
-    k = np.zeros((T + 1, E)); k[0, G] = 1.0
+    head = ResidualLayout(score=1, pos=T)            # layer 1's query/key coordinates
+    q = np.zeros((head.width, E)); q[head.index("score"), res.index("one")] = beta
+    k = np.zeros((head.width, E)); k[head.index("score"), res.index("g")] = 1.0
     for t in range(T):
-        q[1 + t, P0 + t] = -M
-        k[1 + t, P0 + t] = 1.0
-    v = np.zeros((1, E)); v[0, G] = 1.0
-    o = np.zeros((E, 1)); o[SM, 0] = 1.0
-    m.layers[0].attn.set_head(0, q=q, k=k, v=v, o=o)
+        q[head.index("pos", t), res.index("pos", t)] = -M
+        k[head.index("pos", t), res.index("pos", t)] = 1.0
+    m.set_head(0, 0, q=q, k=k, v=res.vector(g=1.0)[None, :], o=res.vector(slot_m=1.0)[:, None])
     # FFN 1: slot_v += ReLU(g) - ReLU(g - m) = min(g, m_{-t}) for g in [0, 1]  (exact)
-    W1 = np.zeros((2, E)); W1[0, G] = 1.0; W1[1, G] = 1.0; W1[1, SM] = -1.0
-    W2 = np.zeros((E, 2)); W2[SV, 0] = 1.0; W2[SV, 1] = -1.0
-    m.set_weights({"layers.0.ffn.mlp.0.weight": W1, "layers.0.ffn.mlp.0.bias": np.zeros(2),
-                   "layers.0.ffn.mlp.2.weight": W2, "layers.0.ffn.mlp.2.bias": np.zeros(E)})
+    hid = ResidualLayout(g=1, g_minus_m=1)
+    W1 = np.zeros((hid.width, E)); W1[hid.index("g"), res.index("g")] = 1.0
+    W1[hid.index("g_minus_m"), res.index("g")] = 1.0
+    W1[hid.index("g_minus_m"), res.index("slot_m")] = -1.0
+    W2 = np.zeros((E, hid.width)); W2[res.index("slot_v"), hid.index("g")] = 1.0
+    W2[res.index("slot_v"), hid.index("g_minus_m")] = -1.0
+    m.set_ffn(0, W1, np.zeros(hid.width))
+    m.set_ffn(0, W2, np.zeros(E), linear=1)
     # Layer 2 (CLS query): score β v_t, value v_t -> slot_out; max_t min(g_t, max_{s≠t} g_s)
     # is exactly the second largest g.
-    q2 = np.zeros((1, E)); q2[0, ONE] = beta
-    k2 = np.zeros((1, E)); k2[0, SV] = 1.0
-    v2 = np.zeros((1, E)); v2[0, SV] = 1.0
-    o2 = np.zeros((E, 1)); o2[SO, 0] = 1.0
-    m.layers[1].attn.set_head(0, q=q2, k=k2, v=v2, o=o2)
+    m.set_head(1, 0, q=res.vector(one=beta)[None, :], k=res.vector(slot_v=1.0)[None, :],
+               v=res.vector(slot_v=1.0)[None, :], o=res.vector(slot_out=1.0)[:, None])
     # F̂: interpolant of f on slot_out
     f_t, Lf = _F[f]
     import torch
     u, c, f0 = _interpolant(lambda a: f_t(torch.from_numpy(a)).numpy(), N)
-    H1 = np.zeros((N, E)); H1[:, SO] = 1.0
-    m.set_weights({"head.0.weight": H1, "head.0.bias": -u,
-                   "head.2.weight": c[None, :], "head.2.bias": [f0]})
+    H1 = np.zeros((N, E)); H1[:, res.index("slot_out")] = 1.0
+    m.set_readout(H1, -u)
+    m.set_readout(c[None, :], [f0], linear=1)
     task = KthLargest(T, 2, f=f_t, f_name=f)
     cl = claim("IF-K1")
     bound = cl.evaluate_float("err_bound", L_f=sp.Rational(str(Lf)), beta=beta, T=T, N=N)
@@ -143,37 +143,33 @@ def if_second_largest(T, beta, N, f):
 def if_pairwise_max(T, d, D, beta, seed):
     task = PairwiseMax(T, d=d, D=D, seed=seed)
     # Residual stream: [x (d), r_1..r_D (d each), u_1..u_D, const, out]
-    X0, R0, U0 = 0, d, d + D * d
-    ONE, OUT = U0 + D, U0 + D + 1
-    E = OUT + 1
+    res = ResidualLayout(x=d, r=(D, d), u=D, one=1, out=1)
+    E = res.width
     m = Transformer(_pairwise_config(d, D)).zero_()
-    enc = np.zeros((E, d)); enc[X0:X0 + d, :] = np.eye(d)
-    enc_b = np.zeros(E); enc_b[ONE] = 1.0
-    cls = np.zeros(E); cls[ONE] = 1.0
-    m.set_weights({"embed.0.weight": enc, "embed.0.bias": enc_b, "cls": cls})
-    W1 = np.zeros((D * d, E)); W3 = np.zeros((D * d, E)); W2 = np.zeros((E, D * d))
+    enc = np.zeros((E, d)); enc[res["x"], :] = np.eye(d)
+    m.set_embedding(enc, res.vector(one=1.0))
+    m.set_cls(res.vector(one=1.0))
+    prod = ResidualLayout(prod=(D, d)).grid("prod")     # FFN unit prod[i, j]: r_i[j] (A_i x)[j]
+    r = res.grid("r")                                   # r[i, j]: coordinate j of r_i
+    W1 = np.zeros((prod.size, E)); W3 = np.zeros((prod.size, E)); W2 = np.zeros((E, prod.size))
     for i, A in enumerate(task.A):
         # Layer 1, head i: q_t = β A_i x(t), k_s = x(s): score β x(s)ᵀ A_i x(t); value x(s) -> r_i
-        q = np.zeros((d, E)); q[:, X0:X0 + d] = beta * A
-        k = np.zeros((d, E)); k[:, X0:X0 + d] = np.eye(d)
-        v = np.zeros((d, E)); v[:, X0:X0 + d] = np.eye(d)
-        o = np.zeros((E, d)); o[R0 + i * d:R0 + (i + 1) * d, :] = np.eye(d)
-        m.layers[0].attn.set_head(i, q=q, k=k, v=v, o=o)
+        q = np.zeros((d, E)); q[:, res["x"]] = beta * A
+        k = np.zeros((d, E)); k[:, res["x"]] = np.eye(d)
+        v = np.zeros((d, E)); v[:, res["x"]] = np.eye(d)
+        o = np.zeros((E, d)); o[res.block("r", i), :] = np.eye(d)
+        m.set_head(0, i, q=q, k=k, v=v, o=o)
         # FFN 1 (bilinear): u_i = Σ_j r_i[j] (A_i x)[j] = r_iᵀ A_i x(t)  (exact)
         for j in range(d):
-            W1[i * d + j, R0 + i * d + j] = 1.0
-            W3[i * d + j, X0:X0 + d] = A[j]
-            W2[U0 + i, i * d + j] = 1.0
+            W1[prod[i, j], r[i, j]] = 1.0
+            W3[prod[i, j], res["x"]] = A[j]
+            W2[res.index("u", i), prod[i, j]] = 1.0
         # Layer 2, head i (CLS query): score β u_i(t), value u_i(t) -> out (heads add up)
-        q2 = np.zeros((1, E)); q2[0, ONE] = beta
-        k2 = np.zeros((1, E)); k2[0, U0 + i] = 1.0
-        v2 = np.zeros((1, E)); v2[0, U0 + i] = 1.0
-        o2 = np.zeros((E, 1)); o2[OUT, 0] = 1.0
-        m.layers[1].attn.set_head(i, q=q2, k=k2, v=v2, o=o2)
-    m.set_weights({"layers.0.ffn.w1.weight": W1, "layers.0.ffn.w3.weight": W3,
-                   "layers.0.ffn.w2.weight": W2})
-    H = np.zeros((1, E)); H[0, OUT] = 1.0
-    m.set_weights({"head.0.weight": H})
+        k2 = np.zeros((1, E)); k2[0, res.index("u", i)] = 1.0
+        m.set_head(1, i, q=res.vector(one=beta)[None, :], k=k2, v=k2.copy(),
+                   o=res.vector(out=1.0)[:, None])
+    m.set_gated_ffn(0, w1=W1, w3=W3, w2=W2)
+    m.set_readout(res.vector(out=1.0)[None, :])
     cl = claim("IF-K2")
     bound = cl.evaluate_float("err_bound", D=D, beta=beta, T=T)
     return Construction(name="if_pairwise_max", claim="IF-K2", model=m, task=task,

@@ -10,7 +10,7 @@ import torch
 
 from ..catalogue import claim
 from ..errors import ConfigError
-from ..model import LayerSpec, ModelConfig, Transformer
+from ..model import LayerSpec, ModelConfig, ResidualLayout, Transformer
 from ..tasks import LagExtraction, Task
 from ._base import Construction, Knob, register
 from ..resources import array_bytes, model_bytes, sup_error_bytes
@@ -77,18 +77,26 @@ def build_lag_model(T: int, k: int, F: int, B: float, c: float = 1.0, decay: flo
         A[2 * i:2 * i + 2, 2 * i:2 * i + 2] = Bi[i] * np.array([[np.cos(th), -np.sin(th)],
                                                              [np.sin(th), np.cos(th)]])
     m = Transformer(_lag_config(T, F)).zero_()
-    enc = np.zeros((E, 1 + T)); enc[0, 0] = 1.0
-    enc[1:, 1:] = P.T
-    m.set_weights({"embed.0.weight": enc})
-    q = np.zeros((2 * F, E)); q[:, 1:] = A.T          # q_t = Aᵀ p_t
-    kk = np.zeros((2 * F, E)); kk[:, 1:] = np.eye(2 * F)
-    v = np.zeros((1, E)); v[0, 0] = 1.0
-    o = np.zeros((E, 1)); o[0, 0] = 1.0
-    m.layers[0].attn.set_head(0, q=q, k=kk, v=v, o=o)
-    m.set_weights({"head.0.weight": [[0.0] * E]})
-    with torch.no_grad():
-        m.head[0].weight[0, 0] = c
+    res = _lag_layout(F)
+    inp = ResidualLayout(x=1, pos=T)                   # the encoder reads [x(t), onehot(t)]
+    enc = np.zeros((E, inp.width)); enc[res.index("x"), inp.index("x")] = 1.0
+    enc[res["pos"], inp["pos"]] = P.T                  # onehot(t) -> p_t
+    m.set_embedding(enc)
+    q = np.zeros((2 * F, E)); q[:, res["pos"]] = A.T   # q_t = Aᵀ p_t
+    kk = np.zeros((2 * F, E)); kk[:, res["pos"]] = np.eye(2 * F)
+    m.set_head(0, 0, q=q, k=kk, v=res.vector(x=1.0)[None, :], o=res.vector(x=1.0)[:, None])
+    _set_lag_readout(m, F, c)
     return m, A
+
+
+def _lag_layout(F: int) -> ResidualLayout:
+    """The lag head's residual stream: the token x and its positional features p_t."""
+    return ResidualLayout(x=1, pos=2 * F)
+
+
+def _set_lag_readout(m: Transformer, F: int, c: float) -> None:
+    """Per-token read-out c · (attention output on x)."""
+    m.set_readout(_lag_layout(F).vector(x=c)[None, :])
 
 
 def _attention_rows(m: Transformer, T: int) -> np.ndarray:
@@ -117,8 +125,7 @@ def lag_head(T, k, F, B):
     a_t = att[rows, rows - k]
     sq = (att[rows] ** 2).sum(-1)
     c_best = float(a_t.mean() / sq.mean())             # best common read-out for these rows
-    with torch.no_grad():
-        m.head[0].weight[0, 0] = c_best
+    _set_lag_readout(m, F, c_best)
     x2, x1 = claim("TO-X2"), claim("TO-X1")
     floors = np.array([x2.evaluate_float("floor", L=int(t) + 1, B=sp.Rational(str(B)))
                        for t in rows])
@@ -190,8 +197,8 @@ def svd_truncation(T, k, F, B, r, decay):
         raise ConfigError(f"k must be < T (got k={k}, T={T})")
     ref, _ = build_lag_model(T, k, F, B, decay=decay)
     m, _ = build_lag_model(T, k, F, B, decay=decay)
-    att = m.layers[0].attn
-    Wq, Wk = att.q.weight.detach().numpy(), att.k.weight.detach().numpy()
+    head = m.head_weights(0, 0)                        # the only head: W_Q, W_K whole
+    Wq, Wk = head.q.numpy(), head.k.numpy()
     M = Wq.T @ Wk                                      # logits e_tᵀ M e_s, M = W_Qᵀ W_K (E x E)
     U, S, Vt = np.linalg.svd(M)
     Ur, Sr, Vr = U[:, :r], S[:r], Vt[:r]
@@ -199,7 +206,7 @@ def svd_truncation(T, k, F, B, r, decay):
     Wq2 = np.zeros_like(Wq); Wk2 = np.zeros_like(Wk)
     Wq2[:r] = (Ur * np.sqrt(Sr)).T
     Wk2[:r] = (Vr.T * np.sqrt(Sr)).T
-    m.set_weights({"layers.0.attn.q.weight": Wq2, "layers.0.attn.k.weight": Wk2})
+    m.set_head(0, 0, q=Wq2, k=Wk2)
     sigma = float(S[r]) if r < len(S) else 0.0
     xmax = float(np.sqrt(3.0))
     # R bounds the part of e_t that M acts on: M's rows and columns vanish on the x coordinate, so
@@ -222,7 +229,7 @@ def svd_truncation(T, k, F, B, r, decay):
         Xs = torch.tensor(base.sample(min(budget, 2048), rng), dtype=torch.float64)
         # the logit change of the model as it stands (not of the intended truncation), so that
         # an edited or mis-built head is measured as it is
-        qk = c.model.layers[0].attn
+        qk = c.model.attention(0)
         with torch.no_grad():
             e = c.model.embed_tokens(Xs)
             M_now = qk.q.weight.T @ qk.k.weight
