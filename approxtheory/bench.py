@@ -54,7 +54,7 @@ def bench_model(Ts=(32, 256, 1024), hs=(1, 4, 8), batch=4096, reps=3, seed=0, pr
                               residual=False, layers=[LayerSpec(heads=h, head_dim=WIDTH // h)],
                               d_out=WIDTH)
             m = Transformer(cfg)
-            attn = m.layers[0].attn
+            attn = m.attention(0)
             x = torch.randn(B, T, WIDTH, dtype=torch.float64, generator=g)
             W = [attn.q.weight, attn.k.weight, attn.v.weight, attn.o.weight]
             with torch.no_grad():

@@ -1091,7 +1091,7 @@ class _Ctx:
             raise _Unsupported(r)
         from .tasks import GeneralizedRetrieval
         cfg = model.cfg
-        last = model.layers[-1] if len(model.layers) else None
+        last = model.block(-1) if len(model.layers) else None
         self.coupled = (isinstance(task, GeneralizedRetrieval) and last is not None
                         and last.ffn is None and not cfg.cls_is_key and model.cls is not None
                         and len(model.head) == 1 and cfg.d_out == 1)
@@ -1195,15 +1195,16 @@ class _Ctx:
         model = self.model
         cfg = model.cfg
         h = _embed(model, x)
-        for blk in model.layers[:-1]:
-            h = _block(model, blk, h)
-        blk = model.layers[-1]
+        *first, blk = model.layers
+        for b in first:
+            h = _block(model, b, h)
         attn = blk.attn
         B = h.shape[0]
         hq, _, _, v, logits = _block(model, blk, h, n_query=1, stop_after_attn_logits=True)
         s = logits.reshape(B, attn.h, -1)                              # (B, H, T)
-        W_head = _t(model.head[0].weight)                              # (1, E)
-        b_head = None if model.head[0].bias is None else _t(model.head[0].bias)
+        readout = model.readout_linear(0)
+        W_head = _t(readout.weight)                                    # (1, E)
+        b_head = None if readout.bias is None else _t(readout.bias)
         Wo = _t(attn.o.weight)                                         # (E, H·c)
         Wr = (W_head @ Wo).reshape(attn.h, attn.c)                     # (H, c)
         # u[b, h, j] = Σ_c Wr[h, c] v[b, h, j, c]

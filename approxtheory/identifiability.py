@@ -132,17 +132,16 @@ def build_layer(cfg: AttentionConfig, seed: int = 0) -> Transformer:
         # saturated and the Jacobian's rank is numerically visible
         for name, p in m.named_parameters():
             p.copy_(torch.randn(p.shape, generator=g, dtype=p.dtype) / math.sqrt(cfg.E))
-        m.embed[0].weight.copy_(torch.eye(cfg.E))
-        m.head[0].weight.copy_(torch.eye(cfg.E))
+        m.set_embedding(torch.eye(cfg.E))
+        m.set_readout(torch.eye(cfg.E))
         if cfg.no_output:
-            m.layers[0].attn.o.weight.copy_(torch.eye(cfg.E))   # W_O fixed: not a parameter
+            m.attention(0).o.weight.copy_(torch.eye(cfg.E))     # W_O fixed: not a parameter
     return m
 
 
 def _attn_params(m: Transformer, cfg: AttentionConfig | None = None):
-    skip = {"layers.0.attn.o.weight"} if cfg is not None and cfg.no_output else set()
-    return {n: p for n, p in m.named_parameters() if n.startswith("layers.0.attn.")
-            and n not in skip}
+    fixed = m.attention(0).o.weight if cfg is not None and cfg.no_output else None
+    return {n: p for n, p in m.attention_parameters(0).items() if p is not fixed}
 
 
 def _check_cfg(cfg) -> None:
@@ -335,7 +334,7 @@ def structured_unidentified_dim(cfg: AttentionConfig, seed: int = 0, seq_len: in
     E, H, D = cfg.E, cfg.H, cfg.head_dim
     C = D
     m = build_layer(cfg, seed)
-    a = m.layers[0].attn
+    a = m.attention(0)
     Wq = a.q.weight.detach().view(H, D, E)
     Wk = a.k.weight.detach().view(H, D, E)
     Wv = a.v.weight.detach().view(H, C, E)
@@ -455,7 +454,7 @@ def bias_aliasing(cfg: AttentionConfig, seed: int = 0) -> dict:
     if not cfg.bias:
         raise ConfigError("bias aliasing needs a configuration with biases (bias=True)")
     m = build_layer(cfg, seed)
-    a = m.layers[0].attn
+    a = m.attention(0)
     g = torch.Generator().manual_seed(seed + 7)
     X = torch.randn(4, 6, cfg.E, generator=g, dtype=torch.float64)
     y0 = m(X)
@@ -511,7 +510,7 @@ def rebalance(Wq, Wk):
 def rebalance_model(m: Transformer, layer: int = 0) -> float:
     """Rebalance every head's (W_Q, W_K) of ``layer`` in place (float64); returns the largest
     relative change of any head's W_Kᵀ W_Q. The function the model computes is unchanged."""
-    a = m.layers[layer].attn
+    a = m.attention(layer)
     if a.g != a.h:
         raise ConfigError("rebalancing per head needs one KV head per query head (no GQA)")
     if a.freqs.numel():

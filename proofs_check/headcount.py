@@ -259,9 +259,9 @@ def corollary_arithmetic(ctx: Context, cid):
 # ------------------------------------------------------------------------------ HC-K1 cells
 _K1_MUTATIONS = {
     # W_V scaled: the readout is 1.02 × the softmax average
-    "value-scale": lambda c: c.model.layers[0].attn.v.weight.data.mul_(1.02),
+    "value-scale": lambda c: c.model.attention(0).v.weight.data.mul_(1.02),
     # attention logits divided by T (a sequence-length normalisation bug)
-    "logit-scale-1/T": lambda c: c.model.layers[0].attn.q.weight.data.div_(c.task.T),
+    "logit-scale-1/T": lambda c: c.model.attention(0).q.weight.data.div_(c.task.T),
 }
 
 
@@ -658,7 +658,7 @@ def exponent_table(ctx: Context, cid):
 # ------------------------------------------------------------------------ HC-L9, P4, T2c
 _L9_MUTATIONS = {
     # h2's clip at 2/n_g instead of 1/n_g: each level contributes up to twice its step
-    "clip-2/n_g": lambda c: c.model.head[2].bias.data.mul_(2.0),
+    "clip-2/n_g": lambda c: c.model.readout_linear(1).bias.data.mul_(2.0),
     # the params counted as all weights of the dense layers (a counting bug)
     "dense-count": lambda c: setattr(c, "params", c.extra["dense_params"]),
 }
@@ -1053,9 +1053,9 @@ def memorization(ctx: Context, cid):
         c = build("hc_k2", T=T, d=2)
         with torch.no_grad():
             if ctx.is_mutant("value-perturbed"):
-                c.model.layers[0].attn.v.weight.mul_(1 + 1e-6)
+                c.model.attention(0).v.weight.mul_(1 + 1e-6)
             if ctx.is_mutant("position-block-missing"):
-                c.model.embed[0].weight[:2].zero_()
+                c.model.embedding_linear(0).weight[:2].zero_()
         X = torch.rand(256, T, 2, dtype=torch.float64, generator=g)
         with torch.no_grad():
             cls = c.model.hidden_states(X)[-1][:, -1]

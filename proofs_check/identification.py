@@ -253,9 +253,9 @@ def _qk_layer(E: int, D: int, seed: int, tie: bool = False, seq_len: int = 7) ->
     with torch.no_grad():
         for p in m.parameters():
             p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64) / math.sqrt(E))
-        m.embed[0].weight.copy_(torch.eye(E, dtype=torch.float64))
-        m.head[0].weight.copy_(torch.eye(E, dtype=torch.float64))
-    a = m.layers[0].attn
+        m.set_embedding(torch.eye(E, dtype=torch.float64))
+        m.set_readout(torch.eye(E, dtype=torch.float64))
+    a = m.attention(0)
     parts = [a.q.weight.detach().reshape(-1)] + ([] if tie else [a.k.weight.detach().reshape(-1)])
     theta = torch.cat(parts).clone()
     P = theta.numel()
@@ -265,7 +265,8 @@ def _qk_layer(E: int, D: int, seed: int, tie: bool = False, seq_len: int = 7) ->
     def f(th):
         wq = th[:D * E].view(D, E)
         wk = wq if tie else th[D * E:].view(D, E)
-        out = functional_call(m, {"layers.0.attn.q.weight": wq, "layers.0.attn.k.weight": wk},
+        out = functional_call(m, {m.parameter_name(a.q.weight): wq,
+                                  m.parameter_name(a.k.weight): wk},
                               (X,), {"return_attention": True})
         return out[0].reshape(-1)
 
@@ -316,7 +317,7 @@ def qk_count(ctx: Context, cid):
 
 # ------------------------------------------------------------------------- invariances
 def _qk(m, h):
-    a = m.layers[0].attn
+    a = m.attention(0)
     n = a.n
     return a.q.weight.detach()[h * n:(h + 1) * n].numpy().copy(), \
         a.k.weight.detach()[h * n:(h + 1) * n].numpy().copy()
@@ -339,7 +340,7 @@ def invariance(ctx: Context, cid):
                     generator=torch.Generator().manual_seed(ctx.seed))
     with torch.no_grad():
         y0 = m(X)
-        a = m.layers[0].attn
+        a = m.attention(0)
         rng = np.random.default_rng(ctx.seed)
         for h in range(2):
             S = rng.standard_normal((4, 4)) + 3 * np.eye(4)
@@ -557,9 +558,9 @@ def key_bias_inert(ctx: Context, cid):
         y0 = m(X)
         loss = (y0 ** 2).sum()
         loss.backward()
-        worst_grad = max(worst_grad, float(m.layers[0].attn.k.bias.grad.abs().max()))
+        worst_grad = max(worst_grad, float(m.attention(0).k.bias.grad.abs().max()))
         with torch.no_grad():
-            m.layers[0].attn.k.bias.add_(10 * torch.randn(8, dtype=torch.float64, generator=g))
+            m.attention(0).k.bias.add_(10 * torch.randn(8, dtype=torch.float64, generator=g))
             worst_out = max(worst_out, float((m(X) - y0).abs().max()))
     ok = worst_out < 1e-10 and worst_grad < 1e-10
     return Verdict(cid, "verified-numeric" if ok else "refuted",
@@ -624,7 +625,7 @@ def _flow_rows(ctx: Context):
         T = torch.randn(6, 7, 8, dtype=torch.float64, generator=g)
         loss = ((m(X) - T) ** 2).sum()
         loss.backward()
-        a = m.layers[0].attn
+        a = m.attention(0)
         for h in range(a.h):
             sl = slice(h * a.n, (h + 1) * a.n)
             Wq, Wk = a.q.weight.detach()[sl].numpy(), a.k.weight.detach()[sl].numpy()

@@ -56,9 +56,9 @@ def _decay_fit(x, y, bound, predicted: float):
 def _retrieval_mutation(mutant):
     """IF-T2's mutants, applied to the built softmax head (W_Q = [0, β], W_V = [1, 0])."""
     if mutant == "value-gain":
-        return lambda c: c.model.layers[0].attn.v.weight.data.mul_(1.05)
+        return lambda c: c.model.attention(0).v.weight.data.mul_(1.05)
     if mutant == "beta-dropped":
-        return lambda c: c.model.layers[0].attn.q.weight.data.clamp_(max=1.0)
+        return lambda c: c.model.attention(0).q.weight.data.clamp_(max=1.0)
     return None
 
 
@@ -115,10 +115,10 @@ def _second_largest_mutation(mutant):
     """IF-K1's mutants, applied to the built two-layer construction (digest §4.1)."""
     if mutant == "no-self-exclusion":
         # layer 1's query rows 1..T carry -M p_t: without them token t may retrieve itself
-        return lambda c: c.model.layers[0].attn.q.weight.data[1:].zero_()
+        return lambda c: c.model.attention(0).q.weight.data[1:].zero_()
     if mutant == "readout-gain":
         # the interpolant's slope changes c_j scaled by 1.05: an error floor 0.05 |f(u) - f(0)|
-        return lambda c: c.model.head[2].weight.data.mul_(1.05)
+        return lambda c: c.model.readout_linear(1).weight.data.mul_(1.05)
     return None
 
 
@@ -188,12 +188,12 @@ def _pairwise_mutation(mutant):
     if mutant == "bilinear-transposed":
         def fn(c):
             d = c.task.d
-            w3 = c.model.layers[0].ffn.w3.weight.data       # rows i*d..: A_i, columns x
+            w3 = c.model.feed_forward(0).w3.weight.data     # rows i*d..: A_i, columns x
             for i, A in enumerate(c.task.A):
                 w3[i * d:(i + 1) * d, :d] = torch.from_numpy(A.T.copy())
         return fn
     if mutant == "query-sign":
-        return lambda c: c.model.layers[0].attn.q.weight.data.neg_()
+        return lambda c: c.model.attention(0).q.weight.data.neg_()
     return None
 
 

@@ -66,7 +66,7 @@ def _h_free(expr) -> bool:
 
 
 def _layer_params(m, i, part):
-    return sum(p.numel() for n, p in m.named_parameters() if n.startswith(f"layers.{i}.{part}."))
+    return m.count_params([part], layer=i)
 
 
 @check("PR-N1", mutants={

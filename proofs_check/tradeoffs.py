@@ -531,10 +531,10 @@ def _c1_mutate(mutant: str | None, r: int):
     def fn(c):
         if mutant is None:
             return
-        ra = c.task.reference.layers[0].attn
+        ra = c.task.reference.attention(0)
         M = ra.q.weight.detach().numpy().T @ ra.k.weight.detach().numpy()
         U, S, Vt = np.linalg.svd(M)
-        att = c.model.layers[0].attn
+        att = c.model.attention(0)
         Wq = np.zeros(tuple(att.q.weight.shape))
         Wk = np.zeros(tuple(att.k.weight.shape))
         if mutant == "swapped-factors":
@@ -543,7 +543,7 @@ def _c1_mutate(mutant: str | None, r: int):
         elif mutant == "sigma-on-both":
             Wq[:r] = (U[:, :r] * S[:r]).T
             Wk[:r] = (Vt[:r].T * S[:r]).T
-        c.model.set_weights({"layers.0.attn.q.weight": Wq, "layers.0.attn.k.weight": Wk})
+        c.model.set_head(0, 0, q=Wq, k=Wk)                 # the lag model's only head
     return fn
 
 
@@ -560,10 +560,9 @@ def _c1_rows(profile: str, seed: int, mutant: str | None):
         c = build("svd_truncation", r=r, T=T, B=B)
         _c1_mutate(mutant, r)(c)
         ref, m = c.task.reference, c.model
-        Mref = ref.layers[0].attn.q.weight.detach().numpy().T @ \
-            ref.layers[0].attn.k.weight.detach().numpy()
-        Mnew = m.layers[0].attn.q.weight.detach().numpy().T @ m.layers[0].attn.k.weight.detach() \
-            .numpy()
+        ra, ma = ref.attention(0), m.attention(0)
+        Mref = ra.q.weight.detach().numpy().T @ ra.k.weight.detach().numpy()
+        Mnew = ma.q.weight.detach().numpy().T @ ma.k.weight.detach().numpy()
         S = np.linalg.svd(Mref, compute_uv=False)
         sig = float(S[r]) if r < len(S) else 0.0
         R = float(c.extra["R"])

@@ -312,9 +312,9 @@ def test_an_edited_construction_is_recomputed_not_served_from_cache(tmp_path):
     assert run()[1]["cached"]                                     # unchanged code: served
     construction = src / "approxtheory" / "constructions" / "headcount.py"
     text = construction.read_text()
-    old = '"head.0.weight": T * np.eye(T * d)'
+    old = 'm.set_readout(weight=T * np.eye(T * d)'
     assert text.count(old) == 1, "HC-K2's read-out moved: update this test"
-    construction.write_text(text.replace(old, '"head.0.weight": 2 * T * np.eye(T * d)'))
+    construction.write_text(text.replace(old, 'm.set_readout(weight=2 * T * np.eye(T * d)'))
     after, t = run()
     assert after["cache_key"] != before["cache_key"]
     assert not t["cached"] and after["verdict"] == "refuted"
