@@ -60,6 +60,24 @@ def run_page(path: Path, cwd: Path, out=None) -> doctest.TestResults:
 
 CHECKED = [p for p in pages() if "```pycon" in p.read_text(encoding="utf-8")]
 
+#: registries a page may add to (the contributor guide registers an example experiment); each is
+#: restored after the page, so that no other test sees the page's additions
+REGISTRIES = [("approxtheory.experiment", "EXPERIMENTS"),
+              ("approxtheory.constructions", "REGISTRY"),
+              ("approxtheory.proofs_check", "CHECKS"), ("approxtheory.proofs_check", "MUTANTS")]
+
+
+def _registries() -> list[tuple[dict, dict]]:
+    import importlib
+    out = []
+    for module, name in REGISTRIES:
+        try:
+            reg = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            continue
+        out.append((reg, dict(reg)))
+    return out
+
 
 @pytest.mark.parametrize("page", CHECKED, ids=[str(p.relative_to(DOCS)) for p in CHECKED])
 def test_page_output_is_what_the_code_prints(page, tmp_path, monkeypatch):
@@ -67,9 +85,13 @@ def test_page_output_is_what_the_code_prints(page, tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     before = set(sys.modules)
+    saved = _registries()
     try:
         r = run_page(page, tmp_path)
     finally:
+        for reg, copy in saved:
+            reg.clear()
+            reg.update(copy)
         for mod in set(sys.modules) - before:       # modules the page wrote and imported
             if getattr(sys.modules[mod], "__file__", "") and \
                     str(tmp_path) in str(sys.modules[mod].__file__):
