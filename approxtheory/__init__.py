@@ -28,7 +28,9 @@ from .errors import (
     ValueRangeError,
 )
 
-__version__ = "0.1.0"
+from .provenance import package_version
+
+__version__ = package_version()      # from the package metadata; the version is in pyproject.toml
 
 __all__ = [
     "Claim", "Comparison", "claim", "claims", "compare",

@@ -17,7 +17,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-__all__ = ["bench_model", "bench_planted", "bench_search", "register"]
+__all__ = ["bench_model", "bench_planted", "bench_search", "bench_identifiability", "WIDTH"]
 
 WIDTH = 64
 ELEMS_BUDGET = 2 ** 26   # cap on B·h·T² score entries (float64: 512 MiB) -> smaller batches
@@ -101,52 +101,6 @@ def bench_planted(T: int = 2, beta: float = 20.0, seed: int = 0, max_budget: int
             "evals_to_1pct_random_only": first[0], "evals_to_1pct_with_local_search": first[60]}
 
 
-def _cmd(args) -> int:
-    from .errors import ConfigError
-    if args.threads < 1:
-        raise ConfigError(f"--threads must be >= 1 (got {args.threads})")
-    torch.set_num_threads(args.threads)
-    Ts = (32, 256) if args.quick else (32, 256, 1024)
-    say = (lambda r: None) if args.json else (lambda r: print(
-        f"T={r['T']:5d} h={r['h']} batch={r['batch']:5d}  model {r['model_seq_per_s']:10.1f} "
-        f"seq/s  reference {r['reference_seq_per_s']:10.1f} seq/s  ratio {r['ratio']:.3f}  "
-        f"max|diff| {r['max_abs_diff']:.1e}", flush=True))
-    if not args.json:
-        print(f"# float64, width {WIDTH}, torch {torch.__version__}, {args.threads} thread(s); "
-              f"batch 4096 capped at B·h·T² <= 2^26")
-    rows = bench_model(Ts=Ts, reps=args.reps, progress=say)
-    search = bench_planted()
-    if args.json:
-        print(json.dumps({"rows": rows, "search": search, "threads": args.threads,
-                          "torch": torch.__version__}, indent=2))
-    else:
-        worst = min(r["ratio"] for r in rows)
-        print(f"worst ratio model/reference: {worst:.3f} (target >= 0.8)")
-        print(f"sup_error on a planted worst case (softmax head, T=2, β=20, sup "
-              f"{search['true_sup']:.6f}): within 1 % after "
-              f"{search['evals_to_1pct_with_local_search']} evaluations with local search, "
-              f"{search['evals_to_1pct_random_only']} with random sampling only")
-    return 0
-
-
-def _cmd_verify(args) -> int:
-    import tempfile
-    from .verify import run_verify
-    torch.set_num_threads(args.threads)
-    with tempfile.TemporaryDirectory() as d:
-        t0 = time.perf_counter()
-        rc = run_verify(profile=args.profile, out=d, progress=False, use_cache=False)
-        wall = time.perf_counter() - t0
-    row = {"profile": args.profile, "threads": args.threads, "wall_s": round(wall, 2),
-           "exit_code": rc, "target_s": 180 if args.profile == "quick" else None}
-    if args.json:
-        print(json.dumps(row, indent=2))
-    else:
-        print(f"verify --profile {args.profile}: {wall:.1f} s wall on {args.threads} thread(s), "
-              f"no cache (exit {rc})" + ("; target <= 180 s" if args.profile == "quick" else ""))
-    return 0
-
-
 _IDENT_CHILD = """
 import json, resource, sys, time, torch
 torch.set_num_threads({threads})
@@ -195,24 +149,6 @@ def bench_identifiability(Es=(8, 16, 32, 64), head_dim=8, dense_max_E=32, thread
     return rows
 
 
-def _cmd_ident(args) -> int:
-    from .errors import ConfigError
-    if args.threads < 1:
-        raise ConfigError(f"--threads must be >= 1 (got {args.threads})")
-    say = (lambda r: None) if args.json else (lambda r: print(
-        f"E={r['E']:3d} H={r['H']} P={r['params']:6d}  structured {r['structured_s']:7.2f} s "
-        f"{r['structured_peak_mb']:7.0f} MB (U={r['structured_measured']}, predicted "
-        f"{r['predicted']})" + (f"  dense {r['dense_s']:7.2f} s {r['dense_peak_mb']:7.0f} MB "
-                                f"(U={r['dense_measured']})  speed-up {r['speedup']:.1f}x"
-                                if "dense_s" in r else f"  dense: {r.get('dense_error', 'skipped (--dense-max-E)')}"),
-        flush=True))
-    rows = bench_identifiability(dense_max_E=args.dense_max_E, threads=args.threads,
-                                 progress=say)
-    if args.json:
-        print(json.dumps(rows, indent=2))
-    return 0
-
-
 def bench_search(budget: int = 4096, seed: int = 0, upper: bool = True, only: str | None = None,
                  progress=None) -> dict:
     """The search panel (:mod:`approxtheory.search_bench`): every case's known worst error, the
@@ -231,57 +167,3 @@ def bench_search(budget: int = 4096, seed: int = 0, upper: bool = True, only: st
     return {"budget": budget, "seed": seed, "goal_ratio": 0.95, "worst_ratio": worst,
             "meets_goal": worst is not None and worst >= 0.95, "rows": rows,
             "threads": torch.get_num_threads(), "torch": torch.__version__}
-
-
-def _cmd_search(args) -> int:
-    torch.set_num_threads(args.threads)
-    say = None if args.json else (lambda r: print(
-        f"{r['case']:<36} known {r['known']:<11.5g} found {r['found']:<11.5g} "
-        f"ratio {r['ratio']:.4f}  {r['evals']:6d} evals {r['seconds']:6.2f} s  upper "
-        + (f"{r['upper']:.5g} ({r['upper']/r['known']:.2f}x known)" if r["upper"] is not None
-           else "-"), flush=True))
-    if not args.json:
-        print(f"# sup_error at budget {args.budget}, seed {args.seed}, {args.threads} thread(s); "
-              "known worst from closed forms or enumeration (approxtheory/search_bench.py)")
-    res = bench_search(budget=args.budget, seed=args.seed, upper=not args.no_upper,
-                       only=args.only, progress=say)
-    if args.json:
-        print(json.dumps(res, indent=2, default=str))
-    elif res["rows"]:
-        print(f"worst ratio found/known: {res['worst_ratio']:.4f} (goal >= 0.95): "
-              f"{'met' if res['meets_goal'] else 'NOT met'}")
-    return 0
-
-
-def register(sub) -> None:
-    p = sub.add_parser("bench", help="benchmarks that print figures")
-    from ._cliargs import count, nonneg_int, threads
-    bsub = p.add_subparsers(dest="bench_command", metavar="WHAT")
-    pm = bsub.add_parser("model", help="attention layer throughput vs a raw SDPA reference")
-    pm.add_argument("--json", action="store_true")
-    pm.add_argument("--threads", type=threads, default=2, help="torch threads (default 2)")
-    pm.add_argument("--reps", type=count, default=3, help="timed repetitions (best is kept)")
-    pm.add_argument("--quick", action="store_true", help="skip T = 1024")
-    pm.set_defaults(func=_cmd)
-    pv = bsub.add_parser("verify", help="wall time of `verify` from scratch (no cache)")
-    pv.add_argument("--profile", default="quick", choices=["quick", "full"])
-    pv.add_argument("--threads", type=threads, default=2)
-    pv.add_argument("--json", action="store_true")
-    pv.set_defaults(func=_cmd_verify)
-    ps = bsub.add_parser("search", help="sup_error against cases with exactly known worst "
-                                        "errors (ratio found/known, goal >= 0.95)")
-    ps.add_argument("--json", action="store_true")
-    ps.add_argument("--threads", type=threads, default=2)
-    ps.add_argument("--budget", type=count, default=4096, help="sup_error budget (default 4096)")
-    ps.add_argument("--seed", type=nonneg_int, default=0)
-    ps.add_argument("--only", help="cases whose label contains this text, or a construction")
-    ps.add_argument("--no-upper", action="store_true",
-                    help="skip the certified upper bracket (it takes up to 10 s per small case)")
-    ps.set_defaults(func=_cmd_search)
-    pi = bsub.add_parser("identifiability", help="structured rank certificate vs dense "
-                                                  "Jacobian + SVD (time, peak memory)")
-    pi.add_argument("--json", action="store_true")
-    pi.add_argument("--threads", type=threads, default=2)
-    pi.add_argument("--dense-max-E", type=nonneg_int, default=32,
-                    help="largest width for the dense baseline (E = 64 takes very long)")
-    pi.set_defaults(func=_cmd_ident)

@@ -11,11 +11,12 @@ group too, so ``run_experiment("softmax_beta_sweep")`` works without importing t
 An experiment is declarative: a grid of cells per profile (``quick``/``full``), seeds, and a pure
 cell function (config in, record out). The runner caches every cell by a key covering everything
 the cell depends on (:func:`cell_hash`: the experiment, the cell's config, the whole source of
-``approxtheory`` and ``approxtheory.experiments`` and the library versions); a cell file that cannot be read or
-is not a record of that cell is a miss and is recomputed; a killed run resumes where it stopped;
-results are a tidy CSV plus one JSON per run (schema version, config, seeds, library versions, git
-revision, timings). Timings stay out of the CSV (they are in the cell files and the run JSON), so
-a cached, resumed or fresh run writes the same CSV. Plots are regenerated from the CSV only.
+``approxtheory`` and ``approxtheory.experiments`` and the library versions); a cell file that
+cannot be read or is not a record of that cell is a miss and is recomputed; a killed run resumes
+where it stopped; results are a tidy CSV plus one JSON per run (schema version, config, seeds,
+library versions, git revision, timings). Timings stay out of the CSV (they are in the cell files
+and the run JSON), so a cached, resumed or fresh run writes the same CSV. Plots are regenerated
+from the CSV only.
 
 Example::
 

@@ -5,10 +5,11 @@ itself crashed (the others still run; the report says which), 2 for bad argument
 ``--fail-on refuted`` makes refutations exit 1.
 
 Each check's result is cached under ``OUT/.cache`` by a key covering everything the verdict
-depends on (see :func:`proofs_check.check_hash`: the claim, the whole source of the packages,
-the library versions, profile and seed): a rerun skips what is unchanged, and a killed run loses
-nothing already written (every file is written atomically). A cache entry that cannot be read or
-does not have the record's shape is a miss: the check runs again and the entry is rewritten.
+depends on (see :func:`approxtheory.proofs_check.check_hash`: the claim, the whole source of the
+packages, the library versions, profile and seed): a rerun skips what is unchanged, and a killed
+run loses nothing already written (every file is written atomically). A cache entry that cannot be
+read or does not have the record's shape is a miss: the check runs again and the entry is
+rewritten.
 
 ``verdicts.json`` and the CSVs hold no timings, so a rerun from the cache, a ``--no-cache`` rerun
 and a resumed run write them byte for byte the same; timings go to ``timings.json``.
@@ -25,9 +26,9 @@ from typing import Sequence
 from .errors import ApproxTheoryError
 from .io import atomic_write_checked_json, atomic_write_json, atomic_write_text, json_roundtrip, \
     read_checked_json
-from .provenance import git_revision, libraries, source_fingerprint
+from .provenance import git_revision, libraries, package_version, source_fingerprint
 
-__all__ = ["run_verify", "select_claims", "register", "git_revision"]  # git_revision: re-export
+__all__ = ["run_verify", "select_claims"]
 
 SCHEMA_VERSION = 1
 
@@ -73,7 +74,7 @@ def _cached(path: Path, cid: str, key: str) -> tuple[dict, float] | None:
     """The cached record and the seconds it took to compute, or None (a miss) when the entry is
     missing, unreadable, not JSON, does not match its digest, or is not a complete record for
     this claim and key."""
-    from proofs_check import VERDICTS
+    from .proofs_check import VERDICTS
     rec = read_checked_json(path)
     if not isinstance(rec, dict) or rec.get("schema_version") != SCHEMA_VERSION or \
             rec.get("claim") != cid or rec.get("cache_key") != key or \
@@ -153,9 +154,8 @@ def run_verify(profile: str = "quick", only: Sequence[str] | None = None, out: s
                use_cache: bool = True, mutants: bool = False) -> int:
     """Run the checks (and with ``mutants=True`` each passing check's declared mutants, naming
     in ``falsified_by`` the ones that flip it) and write the report."""
-    from proofs_check import CHECKS, MUTANTS, PASSING, PROFILES, Context, check_hash, flips
-    from proofs_check._core import KEY_PACKAGES
-    from . import __version__
+    from .proofs_check import CHECKS, MUTANTS, PASSING, PROFILES, Context, check_hash, flips
+    from .proofs_check._core import KEY_PACKAGES
     from .report import plot_from_csv, render_html, render_markdown, slope_plot, write_csv
     if profile not in PROFILES:
         raise ApproxTheoryError(f"profile must be one of {', '.join(PROFILES)} (got {profile!r})")
@@ -168,9 +168,9 @@ def run_verify(profile: str = "quick", only: Sequence[str] | None = None, out: s
     ctx = Context(profile=profile, seed=seed)
     t0 = time.time()
     records, timings = [], {}
-    from tqdm import tqdm
-    bar = tqdm(selected, desc=f"verify ({profile})", unit="claim", disable=not progress,
-               file=sys.stderr)
+    from .progress import progress_bar
+    bar = progress_bar(selected, desc=f"verify ({profile})", unit="claim", disable=not progress,
+                       file=sys.stderr)
     for c in bar:
         bar.set_postfix_str(c.id)
         rec = _cached_or_run(CHECKS, check_hash, c, ctx, out, use_cache, timings, c.id)
@@ -201,7 +201,7 @@ def run_verify(profile: str = "quick", only: Sequence[str] | None = None, out: s
     libs = libraries()
     meta = {"schema_version": SCHEMA_VERSION, "profile": profile, "seed": seed,
             "mutants": mutants,
-            "version": __version__, "git": git_revision(),
+            "version": package_version(), "git": git_revision(),
             "source": source_fingerprint(KEY_PACKAGES)[:16], "python": libs["python"],
             "libraries": {k: libs[k] for k in ("torch", "sympy", "numpy", "scipy")},
             "claims": len(records)}
@@ -235,30 +235,3 @@ def run_verify(profile: str = "quick", only: Sequence[str] | None = None, out: s
     if fail_on == "refuted" and refuted:
         return 1
     return 0
-
-
-def _cmd(args) -> int:
-    return run_verify(profile=args.profile, only=args.only, out=args.out, fail_on=args.fail_on,
-                      seed=args.seed, progress=not args.quiet, use_cache=not args.no_cache,
-                      mutants=args.mutants)
-
-
-def register(sub) -> None:
-    p = sub.add_parser("verify", help="check every claim and write a report (the main job)",
-                       description="Run every claim's check and write DIR/report.md, "
-                                   "DIR/report.html, DIR/verdicts.json, CSVs and plots.")
-    p.add_argument("--profile", default="quick", choices=["quick", "full"])
-    p.add_argument("--only", nargs="+", metavar="ID_OR_PAPER",
-                   help="claim ids or papers (arXiv id or short name)")
-    from ._cliargs import out_dir, seed
-    p.add_argument("--out", default="report", metavar="DIR", type=out_dir)
-    p.add_argument("--fail-on", choices=["refuted"], default=None,
-                   help="exit 1 when a claim is refuted")
-    p.add_argument("--seed", type=seed, default=0, help="seed of the checks (>= 0)")
-    p.add_argument("--no-cache", action="store_true", help="recompute every check")
-    p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
-    p.add_argument("--mutants", action="store_true",
-                   help="also run each passing check against its declared mutants (broken "
-                        "variants) and name those that flip it; a verified verdict that no "
-                        "mutant flips is downgraded")
-    p.set_defaults(func=_cmd)

@@ -1,8 +1,17 @@
-"""The project's declarative experiments (see :mod:`approxtheory.experiment`).
+"""The project's declarative experiments (see :mod:`approxtheory.experiment`); importing this
+package registers them with the runner.
 
 Run ``approxtheory experiment list`` to see them, ``approxtheory experiment run NAME [--profile
 quick|full] [--device cpu|cuda]`` to run one, ``approxtheory experiment plot NAME`` to redraw its
 plots from the CSV.
+
+Installed as ``approxtheory.experiments`` from the top-level folder ``experiments/`` (see
+``[tool.setuptools.package-dir]`` in pyproject.toml): no generic top-level ``experiments`` name
+goes into site-packages. Imported under a second name, every experiment would register twice.
 """
 
-from . import constructions, headcount_training, identifiability_training  # noqa: F401
+if __name__ != "approxtheory.experiments":      # e.g. `import experiments` from the repo root
+    raise ImportError(f"the built-in experiments are the package approxtheory.experiments; "
+                      f"import that, not {__name__!r} (install the project: pip install -e .)")
+
+from . import constructions, headcount_training, identifiability_training  # noqa: E402, F401

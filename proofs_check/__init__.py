@@ -4,14 +4,21 @@ a :class:`Verdict`: ``verified-symbolic``, ``verified-numeric``, ``consistent-em
 
 Example::
 
-    >>> from proofs_check import run_check, Context
+    >>> from approxtheory.proofs_check import run_check, Context
     >>> run_check("HC-P6", Context()).verdict
     'verified-symbolic'
+
+Installed as ``approxtheory.proofs_check`` from the top-level folder ``proofs_check/`` (see
+``[tool.setuptools.package-dir]`` in pyproject.toml); there is no top-level ``proofs_check``.
 """
 
-from ._core import (CHECKS, FAILING, MUTANTS, PASSING, PROFILES, SCOPES, VERDICTS, VERIFIED,
-                    Context, Verdict, check_hash, flips)
-from . import headcount, identification, infoflow, prism, tradeoffs  # noqa: F401
+if __name__ != "approxtheory.proofs_check":      # e.g. `import proofs_check` from the repo root
+    raise ImportError(f"the checks are the package approxtheory.proofs_check; import that, not "
+                      f"{__name__!r} (install the project: pip install -e .)")
+
+from ._core import (CHECKS, FAILING, MUTANTS, PASSING, PROFILES, SCOPES, VERDICTS,  # noqa: E402
+                    VERIFIED, Context, Verdict, check_hash, flips)
+from . import headcount, identification, infoflow, prism, tradeoffs  # noqa: E402, F401
 
 __all__ = ["CHECKS", "MUTANTS", "PROFILES", "VERDICTS", "PASSING", "VERIFIED", "FAILING",
            "SCOPES", "Context", "Verdict", "check_hash", "flips", "run_check", "missing_checks"]

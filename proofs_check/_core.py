@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import inspect
 import itertools
 from dataclasses import asdict, dataclass, field
@@ -156,8 +155,8 @@ def not_checkable(*claim_ids: str, reason: str):
 
 
 #: the packages whose source is part of every verify cache key (a check may call anything in
-#: them; ``experiments`` because checks of trained networks run experiments)
-KEY_PACKAGES = ("approxtheory", "proofs_check", "experiments")
+#: them; the experiments because checks of trained networks run experiments)
+KEY_PACKAGES = ("approxtheory", "approxtheory.proofs_check", "approxtheory.experiments")
 
 CACHE_SCHEME = "verify-cache-2"
 
@@ -167,20 +166,15 @@ def check_hash(cid: str, ctx: Context) -> str:
 
     The claim id, the check function and its not-checkable reason, every field of the context
     (profile, seed, any later setting), the fingerprint of the whole source of ``approxtheory``,
-    ``proofs_check`` and ``experiments`` (any edit anywhere changes every key) and the library
-    versions (torch, numpy, scipy, sympy, python, approxtheory)."""
+    ``approxtheory.proofs_check`` and ``approxtheory.experiments`` (any edit anywhere changes
+    every key) and the library versions (torch, numpy, scipy, sympy, python, approxtheory), by
+    :func:`approxtheory.provenance.cache_key`."""
     import json
-    from approxtheory.provenance import libraries, source_fingerprint
+    from approxtheory.provenance import cache_key
     fn = CHECKS[cid].source_fn  # type: ignore[attr-defined]
-    h = hashlib.sha256()
-    for part in (CACHE_SCHEME, cid, f"{fn.__module__}.{fn.__name__}",
-                 getattr(fn, "__reason__", ""),
-                 json.dumps(asdict(ctx), sort_keys=True),
-                 source_fingerprint(KEY_PACKAGES),
-                 json.dumps(libraries(), sort_keys=True)):
-        h.update(part.encode("utf-8"))
-        h.update(b"\0")
-    return h.hexdigest()[:16]
+    return cache_key(CACHE_SCHEME, cid, f"{fn.__module__}.{fn.__name__}",
+                     getattr(fn, "__reason__", ""), json.dumps(asdict(ctx), sort_keys=True),
+                     packages=KEY_PACKAGES)
 
 
 def slope_row(fit, label: str, predicted: float) -> dict:

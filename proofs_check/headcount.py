@@ -574,6 +574,7 @@ def beta_needed_vs_T(ctx: Context, cid):
 def _phase_cells(profile: str) -> list[dict]:
     """The (T, s) cells where this toolkit trains models with fewer heads than features (the
     headcount_phase experiment: D = 2, per-head width n = 8, h < D)."""
+    import approxtheory.experiments  # noqa: F401  (registers the built-in experiments)
     from approxtheory.experiment import get
     grid = get("headcount_phase").grids[profile]
     return [{"T": T, "s": h, "n": 8, "D": 2} for h in grid["heads"] if h < 2 for T in grid["T"]]
@@ -1160,6 +1161,7 @@ def _phase_rows(profile: str) -> tuple:
     import tempfile
     import time
     from pathlib import Path
+    import approxtheory.experiments  # noqa: F401  (registers the built-in experiments)
     from approxtheory.experiment import run_experiment
     from approxtheory.report import read_csv
     t0 = time.time()

@@ -719,6 +719,7 @@ def conservation_discrete(ctx: Context, cid):
 def training_diagnostics(ctx: Context, cid):
     """Runs the cells of the identifiability_training experiment (quick grid: 150 steps per
     optimizer) with the run's seed and tests the paper's qualitative findings on them."""
+    import approxtheory.experiments  # noqa: F401  (registers the built-in experiments)
     from approxtheory.experiment import cells, get
     exp = get("identifiability_training")
     rows, trace = [], []

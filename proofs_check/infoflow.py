@@ -228,7 +228,7 @@ def _spa_run(seed: int, steps: int, mutant: str | None) -> dict:
     """Train one layer, one head, learned positions on F = x(1) + x(2) + x(3) (T = 10, x ~
     N(0, I_2)) and measure the CLS attention on fresh inputs. Every draw comes from ``seed``."""
     from approxtheory.model import LayerSpec, ModelConfig, Transformer
-    from experiments._rng import init_linear_
+    from approxtheory.experiments._rng import init_linear_
     T, d = 10, 2
     first = 1 if mutant == "target-off-by-one" else 0         # 0-indexed first summed token
     cfg = ModelConfig(d_in=d, width=16, seq_len=T,

@@ -24,7 +24,7 @@ from approxtheory import provenance
 from approxtheory.cli import main
 from approxtheory.experiment import cell_hash, cells, get, run_experiment
 from approxtheory.io import DIGEST_FIELD, content_digest
-from proofs_check import CHECKS, Context, check_hash
+from approxtheory.proofs_check import CHECKS, Context, check_hash
 
 ROOT = Path(__file__).resolve().parents[1]
 # fast claims that draw random numbers (HC-L8, HC-K2, the identifiability ones) plus HC-K1,
@@ -291,14 +291,16 @@ def test_source_fingerprint_sees_every_file(tmp_path):
 def test_an_edited_construction_is_recomputed_not_served_from_cache(tmp_path):
     """Doubling HC-K2's read-out in a copy of the source: same settings, new key, refuted."""
     src = tmp_path / "src"
-    for pkg in ("approxtheory", "proofs_check", "experiments"):
-        shutil.copytree(ROOT / pkg, src / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    # the installed layout: the folders proofs_check/ and experiments/ go under the package
+    for pkg, to in (("approxtheory", "approxtheory"), ("proofs_check", "approxtheory/proofs_check"),
+                    ("experiments", "approxtheory/experiments")):
+        shutil.copytree(ROOT / pkg, src / to, ignore=shutil.ignore_patterns("__pycache__"))
     env = {**os.environ, "PYTHONPATH": str(src), "OMP_NUM_THREADS": "1"}
     out = tmp_path / "out"
 
     def run():
-        code = ("import sys, approxtheory, proofs_check; from approxtheory.cli import main; "
-                "print(approxtheory.__file__, proofs_check.__file__); "
+        code = ("import sys, approxtheory, approxtheory.proofs_check as pc; "
+                "from approxtheory.cli import main; print(approxtheory.__file__, pc.__file__); "
                 f"sys.exit(main(['verify', '--only', 'HC-K2', '--out', {str(out)!r}, '--quiet']))")
         r = subprocess.run([sys.executable, "-c", code], cwd=src, env=env, timeout=300,
                            capture_output=True, text=True)

@@ -11,9 +11,9 @@ import pytest
 import sympy as sp
 
 import approxtheory as at
+from approxtheory.proofs_check import CHECKS, MUTANTS, VERIFIED, Context, run_check
+from approxtheory.proofs_check import headcount as hcc
 from approxtheory.search_bench import known_hc_k1_vertices
-from proofs_check import CHECKS, MUTANTS, VERIFIED, Context, run_check
-from proofs_check import headcount as hcc
 
 CHEAP = ["HC-L1", "HC-L2", "HC-L3", "HC-C1", "HC-P6", "HC-L5", "HC-L6", "HC-L8", "HC-A3"]
 

@@ -7,8 +7,8 @@ import pytest
 import sympy as sp
 
 import approxtheory as at
-from proofs_check import MUTANTS, PASSING, Context, run_check
-from proofs_check import identification as idc
+from approxtheory.proofs_check import MUTANTS, PASSING, Context, run_check
+from approxtheory.proofs_check import identification as idc
 
 FAST = sorted(c for c in MUTANTS if c.startswith("ID-") and c != "ID-E5")
 

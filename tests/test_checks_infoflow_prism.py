@@ -9,9 +9,9 @@ import pytest
 
 import approxtheory as at
 from approxtheory.constructions import build
-from proofs_check import CHECKS, MUTANTS, Context, run_check
-from proofs_check import infoflow as ifc
-from proofs_check import prism as prc
+from approxtheory.proofs_check import CHECKS, MUTANTS, Context, run_check
+from approxtheory.proofs_check import infoflow as ifc
+from approxtheory.proofs_check import prism as prc
 
 # ------------------------------------------------------------------------- the rate criterion
 

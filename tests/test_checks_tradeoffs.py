@@ -8,7 +8,7 @@ import math
 import pytest
 
 import approxtheory as at
-from proofs_check import MUTANTS, PASSING, VERIFIED, Context, run_check
+from approxtheory.proofs_check import MUTANTS, PASSING, VERIFIED, Context, run_check
 
 
 @functools.cache

@@ -10,9 +10,10 @@ import json
 
 import pytest
 
+from approxtheory.proofs_check import (CHECKS, MUTANTS, SCOPES, VERIFIED, Context, Verdict,
+                                       check_hash)
+from approxtheory.proofs_check import _core
 from approxtheory.verify import run_verify
-from proofs_check import CHECKS, MUTANTS, SCOPES, VERIFIED, Context, Verdict, check_hash
-from proofs_check import _core
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import approxtheory as at
 from approxtheory.cli import main
 from approxtheory.constructions import build
 from approxtheory.measure import errors
-from proofs_check import CHECKS, VERDICTS, missing_checks
+from approxtheory.proofs_check import CHECKS, VERDICTS, missing_checks
 
 # verdicts fixed by what the constructions' tests establish independently (test_constructions):
 # HC-K1's stated gate is refuted by a hand witness; the other constructions meet their bounds

@@ -1,5 +1,5 @@
 """``approxtheory construct NAME [--KNOB VALUE ...] [--budget N] [--seed S] [--json]`` and
-``approxtheory construct --list``."""
+``approxtheory construct --list`` (the constructions are :mod:`approxtheory.constructions`)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,14 @@ import json
 from .. import _cliargs
 from ..errors import ConfigError
 
+__all__ = ["register"]
+
 # options shared by every construction, with their range checks (see approxtheory._cliargs)
 _GLOBAL = {"--budget": _cliargs.count, "--seed": _cliargs.seed, "--max-memory": _cliargs.mem_size}
 
 
 def _parse_knobs(name: str, argv: list[str]):
-    from . import REGISTRY
+    from ..constructions import REGISTRY
     spec = REGISTRY[name].knobs
     knobs, glob = {}, {"json": False, "budget": 4096, "seed": 0, "max_memory": None}
     i = 0
@@ -58,7 +60,7 @@ def _require_measure(c, budget: int) -> None:
 
 
 def _cmd(args) -> int:
-    from . import REGISTRY, build, describe, names
+    from ..constructions import REGISTRY, build, describe, names
     if args.list or not args.name:
         if args.name is None and not args.list:
             raise ConfigError("name a construction, or use --list to see them")
