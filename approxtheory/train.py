@@ -126,7 +126,8 @@ class TrainConfig:
               what="a number in [0, 1)")
         if self.momentum and self.optimizer != "sgd":
             raise ConfigError(f"momentum applies to optimizer sgd only (got momentum="
-                              f"{self.momentum!r} with {self.optimizer}; adam and adamw take betas)")
+                              f"{self.momentum!r} with {self.optimizer}; adam and adamw take "
+                              f"betas)")
         if (not isinstance(self.betas, (tuple, list)) or len(self.betas) != 2
                 or not all(_is_real(b) and 0 <= b < 1 for b in self.betas)):
             raise ConfigError(f"betas must be two numbers in [0, 1) (got {self.betas!r})")

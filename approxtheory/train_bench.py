@@ -21,7 +21,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-__all__ = ["PlainBlock", "PlainModel", "plain_train", "bench_train", "GOAL_RATIO"]
+__all__ = ["PlainBlock", "PlainModel", "plain_train", "bench_train", "plain_names",
+           "GOAL_RATIO"]
 
 GOAL_RATIO = 0.9
 
@@ -79,6 +80,14 @@ def plain_train(model, tokens, V, T, B, steps, lr, g):
         loss.backward()
         opt.step()
     return time.perf_counter() - t0
+
+
+def plain_names(name: str) -> str:
+    """The plain model's name of a parameter of the benchmark's Transformer (same network)."""
+    for a, b in (("layers.", "blocks."), (".attn.", "."), (".ffn.mlp.0.", ".fc."),
+                 (".ffn.mlp.2.", ".proj."), ("embed.0.", "embed."), ("head.0.", "head.")):
+        name = name.replace(a, b)
+    return name
 
 
 def _shared(V, E, H, T, layers, hidden):

@@ -396,3 +396,30 @@ def test_compile_trains_like_eager():
     a = train(small_model(), MaxPlusMin(T=4), TrainConfig(compile=True, **cfg))
     b = train(small_model(), MaxPlusMin(T=4), TrainConfig(**cfg))
     assert a.ok and np.allclose(a.losses, b.losses, rtol=1e-4)
+
+
+def test_bench_train_command(capsys):
+    """`approxtheory bench train --json` reports both rates and the ratio (no timing asserted)."""
+    import json
+
+    from approxtheory.cli import main
+    assert main(["bench", "train", "--json", "--steps", "2", "--rounds", "2", "--warmup", "0"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert {"ours_steps_per_s", "plain_steps_per_s", "ratio", "goal_ratio", "threads"} <= set(res)
+    assert res["ours_steps_per_s"] > 0 and res["plain_steps_per_s"] > 0 and res["threads"] == 1
+    assert res["shapes"]["params_ours"] == res["shapes"]["params_plain"]
+    assert [r["round"] for r in res["rounds"]] == [0, 1]
+    assert main(["bench", "train", "--rounds", "0"]) == 2
+    assert "--rounds must be a positive integer" in capsys.readouterr().err
+
+
+def test_bench_plain_model_computes_the_same_network():
+    """The benchmark's baseline is the same function as our model on its config (fair)."""
+    from approxtheory.train_bench import PlainModel, _shared, plain_names
+    ours, plain = _shared(7, 8, 2, 5, 2, 12), PlainModel(7, 8, 2, 5, 2, 12)
+    g = torch.Generator().manual_seed(0)
+    sd = {k: torch.randn(v.shape, generator=g) for k, v in ours.state_dict().items()}
+    ours.load_state_dict(sd)
+    plain.load_state_dict({plain_names(k): v for k, v in sd.items()})
+    x = torch.randn(3, 5, 7, generator=g)
+    assert torch.allclose(ours(x), plain(x), atol=1e-5)

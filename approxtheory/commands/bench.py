@@ -1,5 +1,6 @@
-"""``approxtheory bench model|verify|search|identifiability``: benchmarks that print figures
-(:mod:`approxtheory.bench`; ``bench verify`` times :func:`approxtheory.verify.run_verify`)."""
+"""``approxtheory bench model|verify|search|identifiability|train``: benchmarks that print figures
+(:mod:`approxtheory.bench`; ``bench verify`` times :func:`approxtheory.verify.run_verify`;
+``bench train`` is :func:`approxtheory.train_bench.bench_train`)."""
 
 from __future__ import annotations
 
@@ -98,6 +99,29 @@ def _cmd_search(args) -> int:
     return 0
 
 
+def _cmd_train(args) -> int:
+    from ..train_bench import bench_train
+    say = None if args.json else (lambda r: print(
+        f"round {r['round']}: ours {r['ours_steps_per_s']:8.2f} steps/s  plain "
+        f"{r['plain_steps_per_s']:8.2f} steps/s  ratio {r['ratio']:.3f}", flush=True))
+    if not args.json:
+        print(f"# training steps/s of approxtheory.train (shared Transformer) against a plain "
+              f"nanoGPT-style SDPA loop, same shapes and batches; float32, CPU, {args.threads} "
+              f"thread(s), {args.rounds} alternating rounds of {args.steps} steps, torch "
+              f"{torch.__version__}")
+    res = bench_train(steps=args.steps, rounds=args.rounds, threads=args.threads,
+                      warmup=args.warmup, seed=args.seed, progress=say)
+    if args.json:
+        print(json.dumps(res, indent=2))
+    else:
+        print(f"ours {res['ours_steps_per_s']:.2f} steps/s, plain {res['plain_steps_per_s']:.2f} "
+              f"steps/s (medians); ratio ours/plain {res['ratio']:.3f} (rounds "
+              f"{res['ratio_min']:.3f}..{res['ratio_max']:.3f}; best rounds "
+              f"{res['ratio_of_best']:.3f}); goal >= {res['goal_ratio']}: "
+              f"{'met' if res['meets_goal'] else 'NOT met'}")
+    return 0
+
+
 def register(sub) -> None:
     p = sub.add_parser("bench", help="benchmarks that print figures")
     from .._cliargs import count, nonneg_int, threads
@@ -130,3 +154,14 @@ def register(sub) -> None:
     pi.add_argument("--dense-max-E", type=nonneg_int, default=32,
                     help="largest width for the dense baseline (E = 64 takes very long)")
     pi.set_defaults(func=_cmd_ident)
+    pt = bsub.add_parser("train", help="training steps/s of approxtheory.train vs a plain "
+                                       "nanoGPT-style SDPA loop (ratio, goal >= 0.9)")
+    pt.add_argument("--json", action="store_true")
+    pt.add_argument("--threads", type=threads, default=1,
+                    help="torch threads (default 1: least disturbed on a shared machine)")
+    pt.add_argument("--steps", type=count, default=40, help="steps per timed round (default 40)")
+    pt.add_argument("--rounds", type=count, default=6, help="alternating rounds (default 6)")
+    pt.add_argument("--warmup", type=nonneg_int, default=10,
+                    help="untimed steps of each loop first (default 10)")
+    pt.add_argument("--seed", type=nonneg_int, default=0)
+    pt.set_defaults(func=_cmd_train)
