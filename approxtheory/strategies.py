@@ -215,19 +215,19 @@ def _retrieval_inputs(draw, T, margin, d, lo, hi, minimum, position):
         edge = span = 0.0
     elif not minimum:
         top = min(max(hi - t, lo), hi)
-        while top - lo < g:           # rounding: keep lo admissible for the rest
+        while top - lo < g and top < hi:  # rounding: keep lo admissible for the rest
             top = np.nextafter(top, np.inf)
         edge = max(top - g, lo)                  # the largest admissible value of the rest
-        while top - edge < g:
+        while top - edge < g and edge > lo:
             edge = np.nextafter(edge, -np.inf)
         edge = max(edge, lo)
         span = edge - lo
     else:
         top = max(min(lo + t, hi), lo)
-        while hi - top < g:
+        while hi - top < g and top > lo:
             top = np.nextafter(top, -np.inf)
         edge = min(top + g, hi)                  # the smallest admissible value of the rest
-        while edge - top < g:
+        while edge - top < g and edge < hi:
             edge = np.nextafter(edge, np.inf)
         edge = min(edge, hi)
         span = hi - edge
@@ -468,16 +468,13 @@ def _registry():
 
 
 def _knob_table(name) -> dict:
-    entry = _registry()[name]
-    knobs = getattr(entry, "knobs", None)
-    return knobs if knobs is not None else entry[1]
+    return _registry()[name].knobs
 
 
 def _coerce(name: str, knob, value):
     """The construction package's own per-knob validation, as InvalidArgument."""
-    from .constructions import _base
+    from .constructions._base import _coerce as coerce
     from .errors import ConfigError
-    coerce = getattr(_base, "_coerce", None) or getattr(_base, "coerce")
     try:
         return coerce(name, knob, value)
     except ConfigError as e:
@@ -487,10 +484,9 @@ def _coerce(name: str, knob, value):
 def _check_knobs(name, overrides: dict, values: bool) -> None:
     reg = _registry()
     if not isinstance(name, str) or name not in reg:
-        import difflib
-        close = difflib.get_close_matches(str(name), list(reg), n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise InvalidArgument(f"unknown construction {name!r}{hint} (known: {', '.join(reg)})")
+        from .errors import did_you_mean
+        raise InvalidArgument(f"unknown construction {name!r}{did_you_mean(name, reg)} "
+                              f"(known: {', '.join(reg)})")
     table = _knob_table(name)
     unknown = sorted(set(overrides) - set(table))
     if unknown:
@@ -513,11 +509,8 @@ def _knob_strategy(key: str, knob) -> SearchStrategy:
         return st.booleans() if not knob.default else st.sampled_from([True, False])
     if knob.type not in (int, float):
         return st.just(knob.default)
-    low, high = getattr(knob, "low", None), getattr(knob, "high", None)
-    x_low = bool(getattr(knob, "exclude_low", False)) and low is not None
-    x_high = bool(getattr(knob, "exclude_high", False)) and high is not None
-    log = bool(getattr(knob, "log", False))
-    default = knob.default
+    low, high, log, default = knob.low, knob.high, knob.log, knob.default
+    x_low, x_high = knob.exclude_low and low is not None, knob.exclude_high and high is not None
     if knob.type is int:
         lo_ = None if low is None else math.ceil(low) + (x_low and low == math.ceil(low))
         hi_ = None if high is None else math.floor(high) - (x_high and high == math.floor(high))

@@ -4,15 +4,13 @@ drawn from the ranges their Knob declares."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis.errors import InvalidArgument
 
 from approxtheory import strategies as ats
-from approxtheory.constructions import REGISTRY, build, names
+from approxtheory.constructions import REGISTRY, Knob, build, names
 from approxtheory.constructions import _base
 from approxtheory.model import LayerSpec
 from approxtheory.tasks import PairwiseMax, SyntheticMaxSum
@@ -258,7 +256,7 @@ def test_impossible_drawn_values_raise_when_drawn(case):
 
 @pytest.mark.parametrize("name", names())
 def test_drawn_knobs_pass_the_constructions_own_validation(name):
-    table = getattr(REGISTRY[name], "knobs", None) or REGISTRY[name][1]
+    table = REGISTRY[name].knobs
 
     @settings(max_examples=30, deadline=None, database=None)
     @given(ats.construction_knobs(name))
@@ -278,26 +276,18 @@ def test_drawn_knobs_build(knobs):
     assert c.knobs == knobs
 
 
-@dataclass(frozen=True)
-class _Knob:
-    """A stand-in for the constructions' Knob: only the fields the strategy reads."""
-    type: type
-    default: object
-    low: float | None = None
-    high: float | None = None
-    exclude_low: bool = False
-    exclude_high: bool = False
-    log: bool = False
-    choices: tuple | None = None
-
-
 def test_knob_ranges_come_from_the_knob(monkeypatch):
-    knobs = {"T": _Knob(int, 6, low=5, high=7), "beta": _Knob(float, 3.0, low=2, high=8, log=True),
-             "B": _Knob(float, 1.0, low=0, high=1, exclude_low=True),
-             "N": _Knob(int, 4, low=2), "gate": _Knob(float, -1.0),
-             "eps": _Knob(float, 0.1, low=0, exclude_low=True, high=1, log=True),
-             "f": _Knob(str, "sin", choices=("identity", "sin")), "flag": _Knob(bool, False)}
-    monkeypatch.setitem(REGISTRY, "_strategy_test", (None, knobs, "X", "test"))
+    knobs = {"T": Knob(type=int, default=6, help="", low=5, high=7),
+             "beta": Knob(type=float, default=3.0, help="", low=2, high=8, log=True),
+             "B": Knob(type=float, default=1.0, help="", low=0, high=1, exclude_low=True),
+             "N": Knob(type=int, default=4, help="", low=2),
+             "gate": Knob(type=float, default=-1.0, help=""),
+             "eps": Knob(type=float, default=0.1, help="", low=0, exclude_low=True, high=1,
+                         log=True),
+             "f": Knob(type=str, default="sin", help="", choices=("identity", "sin")),
+             "flag": Knob(type=bool, default=False, help="")}
+    monkeypatch.setitem(REGISTRY, "_strategy_test", _base.Registered(
+        name="_strategy_test", build=None, knobs=knobs, claim="X", summary="test"))
 
     @settings(max_examples=100, deadline=None, database=None)
     @given(ats.construction_knobs("_strategy_test"))
@@ -325,5 +315,5 @@ def test_knob_ranges_come_from_the_knob(monkeypatch):
 
 def test_drawn_knobs_shrink_to_the_registered_defaults():
     for name in ("hc_k1", "softmax_retrieval", "lag_head"):
-        table = getattr(REGISTRY[name], "knobs", None) or REGISTRY[name][1]
+        table = REGISTRY[name].knobs
         assert minimal(ats.construction_knobs(name)) == {k: v.default for k, v in table.items()}
