@@ -44,6 +44,22 @@ __all__ = ["retrieval_inputs", "margins", "max_tasks", "architectures", "layer_s
 
 _KINDS = ("scalar_max", "max_plus_min", "synthetic", "pairwise")
 _SEED_MAX = 2**32 - 1          # the seeds the rest of the package accepts (numpy, torch)
+_READOUTS = ("cls", "tokens")
+_DTYPES = ("float64", "float32")
+
+# default strategies of the arguments (module-level singletons: strategies are immutable)
+_T_RETRIEVAL = st.integers(2, 64)
+_T_TASK = st.integers(2, 32)
+_KIND = st.sampled_from(_KINDS)
+_SMALL = st.integers(1, 4)
+_HEADS = st.integers(1, 8)
+_HEAD_DIM = st.integers(1, 16)
+_FFN = st.lists(st.integers(1, 32), max_size=2)
+_WIDTH = st.integers(2, 32)
+_LAYERS = st.integers(1, 3)
+_BOOL = st.booleans()
+_ROPE = st.sampled_from([None, "full"])
+_READOUT = st.sampled_from(_READOUTS)
 
 
 # --- validation -------------------------------------------------------------------------------
@@ -60,9 +76,10 @@ def _values(**args) -> dict:
 def _int(name: str, v, low: int | None = None, high: int | None = None, why: str = "") -> int:
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, Integral):
         raise InvalidArgument(f"{name} must be an integer{_range(low, high)} (got {v!r})")
-    if (low is not None and v < low) or (high is not None and v > high):
+    iv = int(v)
+    if (low is not None and iv < low) or (high is not None and iv > high):
         raise InvalidArgument(f"{name} must be an integer{_range(low, high)}{why} (got {v!r})")
-    return int(v)
+    return iv
 
 
 def _range(low, high) -> str:
@@ -168,7 +185,7 @@ def margins(min_value=0.0, max_value=0.5) -> SearchStrategy[float]:
     return st.floats(0.0, hi - lo).map(lambda u: min(lo + u, hi))
 
 
-def retrieval_inputs(T=st.integers(2, 64), margin=None, d=1, lo=0.0, hi=1.0,
+def retrieval_inputs(T=_T_RETRIEVAL, margin=None, d=1, lo=0.0, hi=1.0,
                      minimum=False, position=None) -> SearchStrategy[np.ndarray]:
     """An input ``(T, d)`` in ``[lo, hi]`` whose first coordinate has its largest value (smallest
     if ``minimum``) at ``position`` exceeding (below) every other by at least ``margin`` — the
@@ -256,8 +273,7 @@ def _check_task(v: dict) -> None:
         _int("seed", v["seed"], 0, _SEED_MAX)
 
 
-def max_tasks(T=st.integers(2, 32), kind=st.sampled_from(_KINDS), d=st.integers(1, 4),
-              D=st.integers(1, 4), seed=None) -> SearchStrategy:
+def max_tasks(T=_T_TASK, kind=_KIND, d=_SMALL, D=_SMALL, seed=None) -> SearchStrategy:
     """A retrieval task instance: scalar max, max + min, synthetic Σ_i max_t a_iᵀx(t) or pairwise
     Σ_i max_{s,t} x(s)ᵀA_i x(t).
 
@@ -346,8 +362,8 @@ def _check_layer(v: dict) -> None:
             _int("every ffn_hidden width", x, 1)
 
 
-def layer_specs(heads=st.integers(1, 8), head_dim=st.integers(1, 16), kv_groups=None,
-                ffn_hidden=st.lists(st.integers(1, 32), max_size=2)) -> SearchStrategy[LayerSpec]:
+def layer_specs(heads=_HEADS, head_dim=_HEAD_DIM, kv_groups=None,
+                ffn_hidden=_FFN) -> SearchStrategy[LayerSpec]:
     """A :class:`~approxtheory.model.LayerSpec`: ``heads`` (>= 1) heads of width ``head_dim``
     (>= 1), ``kv_groups`` key/value groups dividing ``heads`` (default: any divisor), FFN hidden
     widths ``ffn_hidden`` (a sequence of positive integers).
@@ -377,9 +393,6 @@ def _layer_specs(draw, heads, head_dim, kv_groups, ffn_hidden):
                      ffn_hidden=tuple(int(x) for x in w))
 
 
-_READOUTS = ("cls", "tokens")
-_DTYPES = ("float64", "float32")
-
 
 def _check_arch(v: dict) -> None:
     for k in ("d_in", "width", "layers"):
@@ -404,11 +417,9 @@ def _check_arch(v: dict) -> None:
                               f"(got {v['layer']!r})")
 
 
-def architectures(d_in=st.integers(1, 4), width=st.integers(2, 32), layers=st.integers(1, 3),
-                  layer=None, causal=st.booleans(), rope=st.sampled_from([None, "full"]),
-                  bias=st.booleans(), layernorm=st.booleans(),
-                  readout=st.sampled_from(_READOUTS), dtype="float64"
-                  ) -> SearchStrategy[ModelConfig]:
+def architectures(d_in=_SMALL, width=_WIDTH, layers=_LAYERS, layer=None, causal=_BOOL,
+                  rope=_ROPE, bias=_BOOL, layernorm=_BOOL, readout=_READOUT,
+                  dtype="float64") -> SearchStrategy[ModelConfig]:
     """A :class:`~approxtheory.model.ModelConfig`: ``layers`` layers, each drawn from ``layer``
     (a LayerSpec or a strategy; default :func:`layer_specs`, so head counts and widths vary per
     layer: uniform, Prism-style and fat-head models alike). RoPE widens odd head widths by one
@@ -498,6 +509,18 @@ def _check_knobs(name, overrides: dict, values: bool) -> None:
                 _coerce(k, table[k], v)
 
 
+def _int_knob(key: str, lo: int, hi: int, default: int, log: bool) -> SearchStrategy[int]:
+    """Integers in lo..hi (on a log scale where ``log``) shrinking to ``default`` (clipped)."""
+    if lo > hi:
+        raise InvalidArgument(f"knob {key}: its declared range holds no integer"
+                              f"{' >= 1 (log scale)' if log else ''}")
+    t = min(max(default, lo), hi)
+    if not log:
+        return st.integers(lo - t, hi - t).map(lambda u: t + u)
+    return st.floats(math.log(lo / t), math.log(hi / t)).map(
+        lambda e: min(max(int(round(t * math.exp(e))), lo), hi))
+
+
 def _knob_strategy(key: str, knob) -> SearchStrategy:
     """Draw the knob from the range it declares: ``low``/``high`` (inclusive unless
     ``exclude_low``/``exclude_high``; an open end is closed as ``_INT_SPAN`` etc. say), on a log
@@ -512,25 +535,16 @@ def _knob_strategy(key: str, knob) -> SearchStrategy:
     low, high, log, default = knob.low, knob.high, knob.log, knob.default
     x_low, x_high = knob.exclude_low and low is not None, knob.exclude_high and high is not None
     if knob.type is int:
-        lo_ = None if low is None else math.ceil(low) + (x_low and low == math.ceil(low))
-        hi_ = None if high is None else math.floor(high) - (x_high and high == math.floor(high))
+        ilo = None if low is None else math.ceil(low) + (x_low and low == math.ceil(low))
+        ihi = None if high is None else math.floor(high) - (x_high and high == math.floor(high))
         if log:
-            lo_ = max(lo_ if lo_ is not None else 1, 1)
-            if hi_ is None:
-                hi_ = max(lo_, default) * 10 ** _LOG_DECADES
+            lo_i = max(ilo if ilo is not None else 1, 1)
+            hi_i = ihi if ihi is not None else max(lo_i, int(default)) * 10 ** _LOG_DECADES
         else:
-            if lo_ is None:
-                lo_ = min(hi_ if hi_ is not None else default, default) - _INT_SPAN
-            if hi_ is None:
-                hi_ = max(lo_ + _INT_SPAN, default)
-        if lo_ > hi_:
-            raise InvalidArgument(f"knob {key}: its declared range holds no integer"
-                                  f"{' >= 1 (log scale)' if log else ''}")
-        t = min(max(int(default), lo_), hi_)
-        if not log:
-            return st.integers(lo_ - t, hi_ - t).map(lambda u: t + u)
-        return st.floats(math.log(lo_ / t), math.log(hi_ / t)).map(
-            lambda e: min(max(int(round(t * math.exp(e))), lo_), hi_))
+            lo_i = ilo if ilo is not None else \
+                min(ihi if ihi is not None else int(default), int(default)) - _INT_SPAN
+            hi_i = ihi if ihi is not None else max(lo_i + _INT_SPAN, int(default))
+        return _int_knob(key, lo_i, hi_i, int(default), log)
     if log:
         anchor = float(default) if default > 0 else 1.0
         lo_ = float(low) if low is not None and low > 0 else anchor * 10.0 ** -_LOG_DECADES

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from approxtheory import strategies as ats
-from approxtheory.constructions import REGISTRY, Knob, build, names
-from approxtheory.constructions import _base
+from approxtheory.constructions import REGISTRY, Knob, _base, build, names
 from approxtheory.model import LayerSpec
 from approxtheory.tasks import PairwiseMax, SyntheticMaxSum
 
@@ -307,7 +307,7 @@ def test_knob_ranges_come_from_the_knob(monkeypatch):
         "flag": False}
     assert minimal(ats.construction_knobs("_strategy_test"), lambda k: k["f"] != "sin")["f"] \
         == "identity"
-    assert {minimal(ats.construction_knobs("_strategy_test"), lambda k: k["T"] == t)["T"]
+    assert {minimal(ats.construction_knobs("_strategy_test"), lambda k, t=t: k["T"] == t)["T"]
             for t in (5, 6, 7)} == {5, 6, 7}
     small = minimal(ats.construction_knobs("_strategy_test"), lambda k: k["beta"] < 2.5)
     assert 2 <= small["beta"] < 2.5 and small["T"] == 6      # the others stay at their defaults
