@@ -317,3 +317,29 @@ def test_drawn_knobs_shrink_to_the_registered_defaults():
     for name in ("hc_k1", "softmax_retrieval", "lag_head"):
         table = REGISTRY[name].knobs
         assert minimal(ats.construction_knobs(name)) == {k: v.default for k, v in table.items()}
+
+
+@settings(max_examples=30, deadline=None)
+@given(ats.max_tasks(T=st.integers(1, 6)), st.data())
+def test_drawn_tasks_are_well_formed(task, data):
+    if isinstance(task, SyntheticMaxSum):
+        np.testing.assert_allclose(np.linalg.norm(task.a, axis=1), 1.0, rtol=1e-12)
+    if isinstance(task, PairwiseMax):
+        np.testing.assert_allclose([np.linalg.norm(m, 2) for m in task.A], 0.5, rtol=1e-12)
+    seeded = data.draw(ats.max_tasks(kind=st.sampled_from(["synthetic", "pairwise"]),
+                                     seed=st.integers(0, 3)))
+    assert isinstance(seeded, (SyntheticMaxSum, PairwiseMax))
+
+
+@settings(max_examples=30, deadline=None)
+@given(ats.architectures(rope=st.sampled_from([None, "full", 0, 2, 4]), dtype=st.just("float32"),
+                         layer=ats.layer_specs(heads=st.integers(1, 4),
+                                               head_dim=st.integers(1, 5))))
+def test_drawn_architectures_are_valid_configs(cfg):
+    assert cfg.dtype == "float32" and 1 <= len(cfg.layers) <= 3
+    for spec in cfg.layers:
+        assert spec.heads % spec.kv_groups == 0
+        if cfg.rope == "full":
+            assert spec.head_dim % 2 == 0
+        elif cfg.rope is not None:
+            assert spec.head_dim >= cfg.rope
