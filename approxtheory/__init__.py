@@ -27,15 +27,27 @@ from .errors import (
     UnknownSymbolError,
     ValueRangeError,
 )
-
 from .provenance import package_version
 
-__version__ = package_version()      # from the package metadata; the version is in pyproject.toml
+__version__ = package_version()  # from the package metadata; the version is in pyproject.toml
 
 __all__ = [
-    "Claim", "Comparison", "claim", "claims", "compare",
-    "ApproxTheoryError", "ConfigError", "InvalidValueError", "MissingSymbolError",
-    "NotAPowerLawError", "ParseError", "RegimeError", "ResourceLimitError", "SolveError",
-    "UnknownClaimError", "UnknownSymbolError", "ValueRangeError",
+    "Claim",
+    "Comparison",
+    "claim",
+    "claims",
+    "compare",
+    "ApproxTheoryError",
+    "ConfigError",
+    "InvalidValueError",
+    "MissingSymbolError",
+    "NotAPowerLawError",
+    "ParseError",
+    "RegimeError",
+    "ResourceLimitError",
+    "SolveError",
+    "UnknownClaimError",
+    "UnknownSymbolError",
+    "ValueRangeError",
     "__version__",
 ]

@@ -15,8 +15,22 @@ from pathlib import Path
 
 from .errors import ConfigError
 
-__all__ = ["int_at_least", "integer", "nonneg_int", "pos_int", "seed", "threads", "count",
-           "finite_float", "positive_float", "out_dir", "out_file", "readable_file", "mem_size", "check"]
+__all__ = [
+    "int_at_least",
+    "integer",
+    "nonneg_int",
+    "pos_int",
+    "seed",
+    "threads",
+    "count",
+    "finite_float",
+    "positive_float",
+    "out_dir",
+    "out_file",
+    "readable_file",
+    "mem_size",
+    "check",
+]
 
 _Err = argparse.ArgumentTypeError
 
@@ -31,12 +45,14 @@ def _int(text) -> int:
 
 def int_at_least(lo: int):
     """An integer >= ``lo`` (``must be a positive integer`` when ``lo == 1``)."""
+
     def parse(text) -> int:
         v = _int(text)
         if v < lo:
             what = "a positive integer" if lo == 1 else f"an integer >= {lo}"
             raise _Err(f"must be {what} (got {text!r})")
         return v
+
     parse.__name__ = "integer" if lo <= 0 else "positive integer" if lo == 1 else f"int>={lo}"
     return parse
 
@@ -48,7 +64,7 @@ def integer(text) -> int:
 
 nonneg_int = int_at_least(0)
 pos_int = int_at_least(1)
-MAX_SEED = 2 ** 32 - 1   # every generator seeded from it (numpy, torch, with offsets) takes it
+MAX_SEED = 2**32 - 1  # every generator seeded from it (numpy, torch, with offsets) takes it
 
 
 def seed(text) -> int:
@@ -59,8 +75,8 @@ def seed(text) -> int:
     return v
 
 
-threads = pos_int        # --threads: int >= 1
-count = pos_int          # --reps, --budget and other counts: int >= 1
+threads = pos_int  # --threads: int >= 1
+count = pos_int  # --reps, --budget and other counts: int >= 1
 
 
 def finite_float(text) -> float:
@@ -92,14 +108,14 @@ def _writable_dir(d: Path) -> bool:
         return False
     try:
         return not (os.statvfs(d).f_flag & os.ST_RDONLY)
-    except (AttributeError, OSError):   # no statvfs (Windows)
+    except (AttributeError, OSError):  # no statvfs (Windows)
         return True
 
 
 def _check_creatable(d: Path, text) -> None:
     """Directory ``d`` exists, or can be created: its nearest existing ancestor must be a writable
     directory."""
-    if "\x00" in str(text):   # no file name holds one (os functions raise ValueError)
+    if "\x00" in str(text):  # no file name holds one (os functions raise ValueError)
         raise _Err(f"must not contain a NUL byte (got {text!r})")
     anc = _nearest_existing(d)
     if not anc.is_dir():
@@ -128,7 +144,7 @@ def out_file(text) -> str:
     p = Path(text)
     if p.is_dir():
         raise _Err(f"must be a file, but {text!r} is a directory")
-    if p.exists() and not p.is_file():   # an atomic write would replace a device node (/dev/null)
+    if p.exists() and not p.is_file():  # an atomic write would replace a device node (/dev/null)
         raise _Err(f"must be a regular file (got {text!r})")
     _check_creatable(p.absolute().parent, text)
     return str(text)
@@ -149,11 +165,14 @@ def readable_file(text) -> str:
 def mem_size(text):
     """A memory size for ``--max-memory``: ``8G``, ``512M``, bytes, or ``unlimited``."""
     from .resources import parse_size
+
     try:
         parse_size(text)
     except ConfigError:
-        raise _Err(f"must be a size such as 8G, 512M, 1.5T or a number of bytes, or 'unlimited' "
-                   f"(got {text!r})") from None
+        raise _Err(
+            f"must be a size such as 8G, 512M, 1.5T or a number of bytes, or 'unlimited' "
+            f"(got {text!r})"
+        ) from None
     return str(text)
 
 

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 __all__ = ["bench_model", "bench_planted", "bench_search", "bench_identifiability", "WIDTH"]
 
 WIDTH = 64
-ELEMS_BUDGET = 2 ** 26   # cap on B·h·T² score entries (float64: 512 MiB) -> smaller batches
+ELEMS_BUDGET = 2**26  # cap on B·h·T² score entries (float64: 512 MiB) -> smaller batches
 
 
 def _reference(x, Wq, Wk, Wv, Wo, h):
@@ -45,14 +45,21 @@ def _time(fn, reps):
 
 def bench_model(Ts=(32, 256, 1024), hs=(1, 4, 8), batch=4096, reps=3, seed=0, progress=None):
     from .model import LayerSpec, ModelConfig, Transformer
+
     rows = []
     g = torch.Generator().manual_seed(seed)
     for T in Ts:
         for h in hs:
             B = int(max(1, min(batch, ELEMS_BUDGET // (h * T * T))))
-            cfg = ModelConfig(d_in=WIDTH, width=WIDTH, readout="tokens", cls_is_key=True,
-                              residual=False, layers=[LayerSpec(heads=h, head_dim=WIDTH // h)],
-                              d_out=WIDTH)
+            cfg = ModelConfig(
+                d_in=WIDTH,
+                width=WIDTH,
+                readout="tokens",
+                cls_is_key=True,
+                residual=False,
+                layers=[LayerSpec(heads=h, head_dim=WIDTH // h)],
+                d_out=WIDTH,
+            )
             m = Transformer(cfg)
             attn = m.attention(0)
             x = torch.randn(B, T, WIDTH, dtype=torch.float64, generator=g)
@@ -60,45 +67,83 @@ def bench_model(Ts=(32, 256, 1024), hs=(1, 4, 8), batch=4096, reps=3, seed=0, pr
             with torch.no_grad():
                 mask = m._mask(T, x.device)
                 pos = torch.arange(T)
-                ours = lambda: attn(x, mask, pos)[0]            # noqa: E731
-                ref = lambda: _reference(x, *W, h)              # noqa: E731
+                ours = lambda: attn(x, mask, pos)[0]  # noqa: E731
+                ref = lambda: _reference(x, *W, h)  # noqa: E731
                 diff = float((ours() - ref()).abs().max())
                 t_m = _time(ours, reps)
                 t_r = _time(ref, reps)
-            row = {"T": T, "h": h, "batch": B, "model_seq_per_s": B / t_m,
-                   "reference_seq_per_s": B / t_r, "ratio": t_r / t_m, "max_abs_diff": diff}
+            row = {
+                "T": T,
+                "h": h,
+                "batch": B,
+                "model_seq_per_s": B / t_m,
+                "reference_seq_per_s": B / t_r,
+                "ratio": t_r / t_m,
+                "max_abs_diff": diff,
+            }
             rows.append(row)
             if progress:
                 progress(row)
     return rows
 
 
-def bench_planted(T: int = 2, beta: float = 20.0, seed: int = 0, max_budget: int = 2 ** 16):
+def bench_planted(T: int = 2, beta: float = 20.0, seed: int = 0, max_budget: int = 2**16):
     """Evaluations ``sup_error`` needs to come within 1 % of a planted worst case.
 
     Planted case: the softmax retrieval head on two scalar tokens, whose error
     ``b/(1 + e^{βb})`` at gap b has a known maximiser (solved with scipy)."""
     from scipy.optimize import minimize_scalar
+
     from .constructions import build
     from .measure import sup_error
-    res = minimize_scalar(lambda b: -b / (1 + math.exp(beta * b)), bounds=(0, 1),
-                          method="bounded", options={"xatol": 1e-12})
+
+    res = minimize_scalar(
+        lambda b: -b / (1 + math.exp(beta * b)),
+        bounds=(0, 1),
+        method="bounded",
+        options={"xatol": 1e-12},
+    )
     true_sup = -res.fun
     c = build("softmax_retrieval", T=T, beta=beta)
     rows = []
     budget = 1
     while budget <= max_budget:
         for local in (0, 60):
-            r = sup_error(c.model, c.task, budget=budget, seed=seed, local_steps=local,
-                          include_structured=False, families=False, discrete_evals=0)
-            rows.append({"budget": budget, "local_steps": local, "n_evals": r.n_evals,
-                         "found": float(r.value), "true_sup": float(true_sup),
-                         "within_1pct": bool(r.value >= 0.99 * true_sup)})
+            r = sup_error(
+                c.model,
+                c.task,
+                budget=budget,
+                seed=seed,
+                local_steps=local,
+                include_structured=False,
+                families=False,
+                discrete_evals=0,
+            )
+            rows.append(
+                {
+                    "budget": budget,
+                    "local_steps": local,
+                    "n_evals": r.n_evals,
+                    "found": float(r.value),
+                    "true_sup": float(true_sup),
+                    "within_1pct": bool(r.value >= 0.99 * true_sup),
+                }
+            )
         budget *= 4
-    first = {loc: next((r["n_evals"] for r in rows if r["local_steps"] == loc and
-                        r["within_1pct"]), None) for loc in (0, 60)}
-    return {"true_sup": true_sup, "beta": beta, "T": T, "rows": rows,
-            "evals_to_1pct_random_only": first[0], "evals_to_1pct_with_local_search": first[60]}
+    first = {
+        loc: next(
+            (r["n_evals"] for r in rows if r["local_steps"] == loc and r["within_1pct"]), None
+        )
+        for loc in (0, 60)
+    }
+    return {
+        "true_sup": true_sup,
+        "beta": beta,
+        "T": T,
+        "rows": rows,
+        "evals_to_1pct_random_only": first[0],
+        "evals_to_1pct_with_local_search": first[60],
+    }
 
 
 _IDENT_CHILD = """
@@ -113,33 +158,46 @@ print(json.dumps(r))
 """
 
 
-def bench_identifiability(Es=(8, 16, 32, 64), head_dim=8, dense_max_E=32, threads=2,
-                          progress=None):
+def bench_identifiability(Es=(8, 16, 32, 64), head_dim=8, dense_max_E=32, threads=2, progress=None):
     """Time and peak memory (each run in a fresh process) of the structured rank certificate
     versus the dense Jacobian + SVD baseline, which must give the same answer."""
     import subprocess
+
     rows = []
     for E in Es:
         H = max(1, E // head_dim)
         row = {"E": E, "H": H}
-        for name, fn in (("structured", "structured_unidentified_dim"),
-                         ("dense", "dense_unidentified_dim")):
+        for name, fn in (
+            ("structured", "structured_unidentified_dim"),
+            ("dense", "dense_unidentified_dim"),
+        ):
             if name == "dense" and E > dense_max_E:
                 continue
-            out = subprocess.run([sys.executable, "-c", _IDENT_CHILD.format(
-                threads=threads, fn=fn, E=E, H=H)], capture_output=True, text=True)
+            out = subprocess.run(
+                [sys.executable, "-c", _IDENT_CHILD.format(threads=threads, fn=fn, E=E, H=H)],
+                capture_output=True,
+                text=True,
+            )
             if out.returncode != 0:
-                msg = (f"exit {out.returncode}" + (" (killed: out of memory?)"
-                                                   if out.returncode in (-9, 137) else "")
-                       + (f": {out.stderr.strip()[-300:]}" if out.stderr.strip() else ""))
+                msg = (
+                    f"exit {out.returncode}"
+                    + (" (killed: out of memory?)" if out.returncode in (-9, 137) else "")
+                    + (f": {out.stderr.strip()[-300:]}" if out.stderr.strip() else "")
+                )
                 if name == "structured":
                     raise RuntimeError(f"structured run failed, {msg}")
-                row["dense_error"] = msg      # the baseline may not fit: say so, keep going
+                row["dense_error"] = msg  # the baseline may not fit: say so, keep going
                 continue
             r = json.loads(out.stdout.strip().splitlines()[-1])
-            row.update({"params": r["total"], "predicted": r["predicted"],
-                        f"{name}_measured": r["measured"], f"{name}_s": r["seconds"],
-                        f"{name}_peak_mb": r["peak_rss_mb"]})
+            row.update(
+                {
+                    "params": r["total"],
+                    "predicted": r["predicted"],
+                    f"{name}_measured": r["measured"],
+                    f"{name}_s": r["seconds"],
+                    f"{name}_peak_mb": r["peak_rss_mb"],
+                }
+            )
         if "dense_s" in row:
             row["speedup"] = row["dense_s"] / row["structured_s"]
             row["agree"] = row["dense_measured"] == row["structured_measured"]
@@ -149,12 +207,14 @@ def bench_identifiability(Es=(8, 16, 32, 64), head_dim=8, dense_max_E=32, thread
     return rows
 
 
-def bench_search(budget: int = 4096, seed: int = 0, upper: bool = True, only: str | None = None,
-                 progress=None) -> dict:
+def bench_search(
+    budget: int = 4096, seed: int = 0, upper: bool = True, only: str | None = None, progress=None
+) -> dict:
     """The search panel (:mod:`approxtheory.search_bench`): every case's known worst error, the
     error ``sup_error`` finds at ``budget``, the ratio (goal >= 0.95), evaluations, seconds and,
     for T <= 16 and d <= 2, the certified upper bracket."""
-    from .search_bench import run_case, panel
+    from .search_bench import panel, run_case
+
     rows = []
     for case in panel():
         if only and only not in case.label and only != case.construction:
@@ -164,6 +224,13 @@ def bench_search(budget: int = 4096, seed: int = 0, upper: bool = True, only: st
         if progress:
             progress(row)
     worst = min((r["ratio"] for r in rows if r["ratio"] is not None), default=None)
-    return {"budget": budget, "seed": seed, "goal_ratio": 0.95, "worst_ratio": worst,
-            "meets_goal": worst is not None and worst >= 0.95, "rows": rows,
-            "threads": torch.get_num_threads(), "torch": torch.__version__}
+    return {
+        "budget": budget,
+        "seed": seed,
+        "goal_ratio": 0.95,
+        "worst_ratio": worst,
+        "meets_goal": worst is not None and worst >= 0.95,
+        "rows": rows,
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+    }

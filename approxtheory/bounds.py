@@ -126,10 +126,17 @@ import torch
 
 from .errors import ConfigError
 
-__all__ = ["BracketResult", "upper_bracket", "error_bounds", "layer_bounds", "softmax_bounds",
-           "simplex_lp_max", "unsupported_reason"]
+__all__ = [
+    "BracketResult",
+    "upper_bracket",
+    "error_bounds",
+    "layer_bounds",
+    "softmax_bounds",
+    "simplex_lp_max",
+    "unsupported_reason",
+]
 
-_U = 2.0 ** -53
+_U = 2.0**-53
 _TINY = 1e-300
 _DT = torch.float64
 
@@ -161,12 +168,12 @@ class _AF:
         return self.c.shape
 
     @staticmethod
-    def const(c, n: int) -> "_AF":
+    def const(c, n: int) -> _AF:
         c = c.to(_DT)
         return _AF(c, c.new_zeros(*c.shape, n), c.new_zeros(c.shape))
 
     @staticmethod
-    def interval(lo, hi, n: int) -> "_AF":
+    def interval(lo, hi, n: int) -> _AF:
         c = 0.5 * lo + 0.5 * hi
         r = torch.maximum(hi - c, c - lo) * (1 + 4 * _U) + _TINY
         return _AF(c, c.new_zeros(*c.shape, n), r)
@@ -188,20 +195,29 @@ class _AF:
         return dim - 1 if dim < 0 else dim
 
     def narrow(self, dim, start, length):
-        return _AF(self.c.narrow(dim, start, length), self.A.narrow(self._ad(dim), start, length),
-                   self.r.narrow(dim, start, length))
+        return _AF(
+            self.c.narrow(dim, start, length),
+            self.A.narrow(self._ad(dim), start, length),
+            self.r.narrow(dim, start, length),
+        )
 
     def index(self, dim, idx):
         """index_select along dim with a 1-D LongTensor."""
-        return _AF(self.c.index_select(dim, idx), self.A.index_select(self._ad(dim), idx),
-                   self.r.index_select(dim, idx))
+        return _AF(
+            self.c.index_select(dim, idx),
+            self.A.index_select(self._ad(dim), idx),
+            self.r.index_select(dim, idx),
+        )
 
     def reshape(self, *shape):
         return _AF(self.c.reshape(*shape), self.A.reshape(*shape, self.n), self.r.reshape(*shape))
 
     def transpose(self, d1, d2):
-        return _AF(self.c.transpose(d1, d2), self.A.transpose(self._ad(d1), self._ad(d2)),
-                   self.r.transpose(d1, d2))
+        return _AF(
+            self.c.transpose(d1, d2),
+            self.A.transpose(self._ad(d1), self._ad(d2)),
+            self.r.transpose(d1, d2),
+        )
 
     def unsqueeze(self, dim):
         return _AF(self.c.unsqueeze(dim), self.A.unsqueeze(self._ad(dim)), self.r.unsqueeze(dim))
@@ -212,19 +228,25 @@ class _AF:
     def gather(self, dim, idx):
         """torch.gather along dim (idx has the shape of the result)."""
         Ai = idx.unsqueeze(-1).expand(*idx.shape, self.n)
-        return _AF(self.c.gather(dim, idx), self.A.gather(self._ad(dim), Ai),
-                   self.r.gather(dim, idx))
+        return _AF(
+            self.c.gather(dim, idx), self.A.gather(self._ad(dim), Ai), self.r.gather(dim, idx)
+        )
 
     @staticmethod
     def cat(forms, dim):
-        return _AF(torch.cat([f.c for f in forms], dim),
-                   torch.cat([f.A for f in forms], _AF._ad(dim)),
-                   torch.cat([f.r for f in forms], dim))
+        return _AF(
+            torch.cat([f.c for f in forms], dim),
+            torch.cat([f.A for f in forms], _AF._ad(dim)),
+            torch.cat([f.r for f in forms], dim),
+        )
 
     @staticmethod
-    def where(cond, a: "_AF", b: "_AF") -> "_AF":
-        return _AF(torch.where(cond, a.c, b.c), torch.where(cond[..., None], a.A, b.A),
-                   torch.where(cond, a.r, b.r))
+    def where(cond, a: _AF, b: _AF) -> _AF:
+        return _AF(
+            torch.where(cond, a.c, b.c),
+            torch.where(cond[..., None], a.A, b.A),
+            torch.where(cond, a.r, b.r),
+        )
 
     # ---- arithmetic
     def __add__(self, o):
@@ -246,14 +268,16 @@ class _AF:
         """Elementwise product with a constant tensor s (broadcast on S)."""
         s = torch.as_tensor(s, dtype=_DT)
         sa = s.abs()
-        return _AF(self.c * s, self.A * s[..., None],
-                   self.r * sa + _gam(2) * sa * self.mag())
+        return _AF(self.c * s, self.A * s[..., None], self.r * sa + _gam(2) * sa * self.mag())
 
     def add_interval(self, lo, hi):
         mid = 0.5 * lo + 0.5 * hi
         half = torch.maximum(hi - mid, mid - lo)
-        return _AF(self.c + mid, self.A,
-                   self.r + half + _gam(4) * (self.c.abs() + mid.abs() + half) + _TINY)
+        return _AF(
+            self.c + mid,
+            self.A,
+            self.r + half + _gam(4) * (self.c.abs() + mid.abs() + half) + _TINY,
+        )
 
     def linear(self, W, b=None):
         """x @ W.T + b on the last dim of S."""
@@ -269,10 +293,13 @@ class _AF:
 
     def sum(self, dim):
         k = self.c.shape[dim]
-        return _AF(self.c.sum(dim), self.A.sum(self._ad(dim)),
-                   self.r.sum(dim) + _gam(k + self.n) * self.mag().sum(dim))
+        return _AF(
+            self.c.sum(dim),
+            self.A.sum(self._ad(dim)),
+            self.r.sum(dim) + _gam(k + self.n) * self.mag().sum(dim),
+        )
 
-    def mul(self, o: "_AF") -> "_AF":
+    def mul(self, o: _AF) -> _AF:
         """Elementwise product of two forms (broadcast on S)."""
         rx, ry = self.rad(), o.rad()
         c = self.c * o.c
@@ -287,8 +314,9 @@ class _AF:
         lo, hi = self.bounds() if bounds is None else bounds
         pos, neg = lo >= 0, hi <= 0
         cross = ~pos & ~neg
-        lam = torch.where(cross, hi / torch.where(cross, hi - lo, torch.ones_like(hi)),
-                          pos.to(_DT)).clamp(0.0, 1.0)
+        lam = torch.where(
+            cross, hi / torch.where(cross, hi - lo, torch.ones_like(hi)), pos.to(_DT)
+        ).clamp(0.0, 1.0)
         off = torch.where(cross, torch.maximum(-lam * lo, (1 - lam) * hi), torch.zeros_like(hi))
         off = off * (1 + 8 * _U)
         y = self.scale(lam)
@@ -300,10 +328,14 @@ def _dot(x: _AF, y: _AF, xeq: str, yeq: str, out: str) -> _AF:
     xa, ya = x.c.abs(), y.c.abs()
     rx, ry = x.rad(), y.rad()
     c = torch.einsum(f"{xeq},{yeq}->{out}", x.c, y.c)
-    A = (torch.einsum(f"{xeq}z,{yeq}->{out}z", x.A, y.c)
-         + torch.einsum(f"{xeq},{yeq}z->{out}z", x.c, y.A))
-    r = (torch.einsum(f"{xeq},{yeq}->{out}", xa, y.r) + torch.einsum(f"{xeq},{yeq}->{out}", x.r, ya)
-         + torch.einsum(f"{xeq},{yeq}->{out}", rx, ry))
+    A = torch.einsum(f"{xeq}z,{yeq}->{out}z", x.A, y.c) + torch.einsum(
+        f"{xeq},{yeq}z->{out}z", x.c, y.A
+    )
+    r = (
+        torch.einsum(f"{xeq},{yeq}->{out}", xa, y.r)
+        + torch.einsum(f"{xeq},{yeq}->{out}", x.r, ya)
+        + torch.einsum(f"{xeq},{yeq}->{out}", rx, ry)
+    )
     k = 1
     for ch in xeq:
         if ch in yeq and ch not in out:
@@ -317,8 +349,7 @@ def _proj_coef(a: _AF, b: _AF):
     num = (a.A * b.A).sum(-1)
     den = (b.A * b.A).sum(-1)
     ok = den > 1e-300
-    return torch.where(ok, num / torch.where(ok, den, torch.ones_like(den)),
-                       torch.zeros_like(den))
+    return torch.where(ok, num / torch.where(ok, den, torch.ones_like(den)), torch.zeros_like(den))
 
 
 # ============================================================================== softmax pieces
@@ -342,8 +373,9 @@ def softmax_bounds(lo, hi):
     smax = torch.maximum(scale_l.amax(-1, keepdim=True), scale_u.amax(-1, keepdim=True))
     slack = 1e-14 * (1.0 + smax) + _gam(J) * math.log(max(J, 2))
     pl = torch.where(fin_l, torch.exp(lo - lse_low - slack), torch.zeros_like(lo))
-    pu = torch.where(fin_u, torch.exp(torch.clamp(hi - lse_up + slack, max=0.0)),
-                     torch.zeros_like(hi))
+    pu = torch.where(
+        fin_u, torch.exp(torch.clamp(hi - lse_up + slack, max=0.0)), torch.zeros_like(hi)
+    )
     return pl.clamp(0.0, 1.0), pu.clamp(0.0, 1.0)
 
 
@@ -371,8 +403,7 @@ def _lse2(a, b):
     return m + torch.log(torch.exp(a - m) + torch.exp(b - m))
 
 
-def _ratio_lower(dL, dU, al, gL, eL, e0L, valid, phi=None, iters: int = 5,
-                 want_arg: bool = False):
+def _ratio_lower(dL, dU, al, gL, eL, e0L, valid, phi=None, iters: int = 5, want_arg: bool = False):
     """Certified lower bound of ``F = (e0 + e^φ Σ_j w_j e_j) / (1 + e^φ Σ_j w_j)``,
     ``w_j = exp(δ_j)``, over ``e0 >= e0L``, a common ``φ ∈ [phi[0], phi[1]]`` (default 0) and, per
     valid key j, ``δ_j ∈ [dL, dU]``, ``e_j >= max(eL, al·δ_j + gL)`` (keys independent).
@@ -415,8 +446,9 @@ def _ratio_lower(dL, dU, al, gL, eL, e0L, valid, phi=None, iters: int = 5,
     inf = torch.full_like(dL, math.inf)
     ninf = -inf
     # F is a convex combination of e0 and the e_j: bracket from the reachable values
-    emin = torch.minimum(torch.where(A_ok, torch.minimum(al * A_lo, al * A_hi) + gL, inf),
-                         torch.where(B_ok, eL, inf))
+    emin = torch.minimum(
+        torch.where(A_ok, torch.minimum(al * A_lo, al * A_hi) + gL, inf), torch.where(B_ok, eL, inf)
+    )
     emin = torch.minimum(emin, eL.clamp_min(torch.minimum(al * dL, al * dU) + gL))
     lo_l = torch.minimum(e0L, torch.where(valid, emin, inf).amin(-1))
     top = torch.maximum(eL, torch.maximum(al * dL, al * dU) + gL)
@@ -424,13 +456,16 @@ def _ratio_lower(dL, dU, al, gL, eL, e0L, valid, phi=None, iters: int = 5,
     hi_l = torch.maximum(hi_l, lo_l)
     lo_l = lo_l - _gam(4) * lo_l.abs() - _TINY
     stp = pos & A_ok
-    st_lo = torch.where(stp, gL + al * (A_lo + 1.0), inf)             # δ* ∈ [A_lo, A_hi]
+    st_lo = torch.where(stp, gL + al * (A_lo + 1.0), inf)  # δ* ∈ [A_lo, A_hi]
     st_hi = torch.where(stp, gL + al * (A_hi + 1.0), ninf)
     inv_al = torch.where(stp, 1.0 / torch.where(stp, al, torch.ones_like(al)), z)
     log_al = torch.log(torch.where(stp, al, torch.ones_like(al)))
-    dmax = torch.where(valid, torch.maximum(dL.abs(), dU.abs()), z).amax(-1) \
-        if dL.shape[-1] else torch.zeros(dL.shape[:-1], dtype=_DT)
-    eta = torch.log(1e-10 + 1e-15 * dmax)                             # log relative margin
+    dmax = (
+        torch.where(valid, torch.maximum(dL.abs(), dU.abs()), z).amax(-1)
+        if dL.shape[-1]
+        else torch.zeros(dL.shape[:-1], dtype=_DT)
+    )
+    eta = torch.log(1e-10 + 1e-15 * dmax)  # log relative margin
     A_okf, B_okf = A_ok, B_ok
 
     def keyterms(lam):
@@ -439,15 +474,21 @@ def _ratio_lower(dL, dU, al, gL, eL, e0L, valid, phi=None, iters: int = 5,
         cands = []
         for dd, ok in ((A_lo, A_okf), (A_hi, A_okf)):
             v = al * dd + gL - lj
-            cands.append((torch.sign(v), dd + torch.log(v.abs()), dd, ok,
-                          al.abs() * dd.abs() + gL.abs() + lj.abs()))
+            cands.append(
+                (
+                    torch.sign(v),
+                    dd + torch.log(v.abs()),
+                    dd,
+                    ok,
+                    al.abs() * dd.abs() + gL.abs() + lj.abs(),
+                )
+            )
         ds = (lj - gL) * inv_al - 1.0
         st = stp & (lj >= st_lo) & (lj <= st_hi)
         cands.append((-torch.ones_like(ds), ds + log_al, ds, st, al.abs() * ds.abs()))
         q = eL - lj
         dB = torch.where(q >= 0, B_lo, B_hi)
-        cands.append((torch.sign(q), dB + torch.log(q.abs()), dB, B_okf,
-                      eL.abs() + lj.abs()))
+        cands.append((torch.sign(q), dB + torch.log(q.abs()), dB, B_okf, eL.abs() + lj.abs()))
         # minimum: the largest negative, else a zero, else the smallest positive
         best_s = torch.ones_like(dL)
         best_l = inf.clone()
@@ -455,8 +496,11 @@ def _ratio_lower(dL, dU, al, gL, eL, e0L, valid, phi=None, iters: int = 5,
         best_m = z.clone()
         for sg, lg, dd, ok, mg in cands:
             lg = torch.where(sg == 0, ninf, lg)
-            better = ok & ((sg < best_s) | ((sg == best_s) & (sg < 0) & (lg > best_l))
-                           | ((sg == best_s) & (sg > 0) & (lg < best_l)))
+            better = ok & (
+                (sg < best_s)
+                | ((sg == best_s) & (sg < 0) & (lg > best_l))
+                | ((sg == best_s) & (sg > 0) & (lg < best_l))
+            )
             best_s = torch.where(better, sg, best_s)
             best_l = torch.where(better, lg, best_l)
             best_d = torch.where(better, dd, best_d)
@@ -478,7 +522,7 @@ def _ratio_lower(dL, dU, al, gL, eL, e0L, valid, phi=None, iters: int = 5,
         M = _lse2(Mk + ph, torch.log(e0L.abs() + lam.abs() + _TINY))
         Nm = _lse2(N, M + eta)
         Wk = torch.logsumexp(torch.where(valid & (sg != 0) | valid, dd, ninf), -1)
-        S = _lse2(torch.zeros_like(Wk), Wk + ph)                      # log |dH/dλ|
+        S = _lse2(torch.zeros_like(Wk), Wk + ph)  # log |dH/dλ|
         return P, Nm, N, S
 
     def newton(lam, P, N, S):
@@ -526,10 +570,10 @@ def _ratio_lower(dL, dU, al, gL, eL, e0L, valid, phi=None, iters: int = 5,
         for k, step in enumerate([newton_hi, mirror, chord] + ([bisect] if it % 3 == 2 else [])):
             x = step()
             x = torch.where(torch.isfinite(x), x, 0.5 * lo + 0.5 * hi)
-            if k > 0:      # meant to move lo: keep it a little left of hi (float ties)
+            if k > 0:  # meant to move lo: keep it a little left of hi (float ties)
                 x = torch.minimum(x, hi - 1e-13 * (hi.abs() + lo.abs()) - 1e-300)
             x = torch.minimum(torch.maximum(x, lo), hi)
-            Px, Nx, _, Sx = H(x)        # N includes the margin: iterate on the margined H
+            Px, Nx, _, Sx = H(x)  # N includes the margin: iterate on the margined H
             good = Px >= Nx
             mv_lo = good & (x > lo)
             mv_hi = ~good & (x < hi)
@@ -555,8 +599,9 @@ def _ratio_bounds(dL, dU, al, gL, gU, eL, eU, e0L, e0U, valid, phi=None, want_ar
     return lower, -upper
 
 
-def _coupled_F(delta: _AF, e: _AF, e0L, e0U, valid, dL=None, dU=None, eL=None, eU=None,
-               want_arg=False):
+def _coupled_F(
+    delta: _AF, e: _AF, e0L, e0U, valid, dL=None, dU=None, eL=None, eU=None, want_arg=False
+):
     """Bounds of Σ_j p_j e_j (+ reference term e0) with logit differences ``delta`` (..., J)."""
     if dL is None:
         dL, dU = delta.bounds()
@@ -664,8 +709,9 @@ def _backsub(ops, relax, mags, x0: _AF, Lam, nu):
             W, b = op[1], op[2]
             m = W.shape[0]
             La = Lam.abs()
-            err = _gam(m + 2) * (torch.einsum("brm,mk->brk", La, W.abs()) * mags[i][:, None, :]
-                                 ).sum(-1)
+            err = _gam(m + 2) * (
+                torch.einsum("brm,mk->brk", La, W.abs()) * mags[i][:, None, :]
+            ).sum(-1)
             new = torch.einsum("brm,mk->brk", Lam, W)
             if b is not None:
                 nb = torch.einsum("brm,m->br", Lam, b)
@@ -698,6 +744,7 @@ def _alpha_choices(ops, i):
     idx = [k for k in range(i) if ops[k][0] == "relu"]
     if len(idx) <= 2:
         import itertools
+
         return [dict(zip(idx, c)) for c in itertools.product("a01", repeat=len(idx))]
     return [{k: c for k in idx} for c in "a01"]
 
@@ -730,11 +777,12 @@ def _crown_mlp(ops, x0: _AF):
                 ak = a if c == "a" else _relu_relax(lo, hi, torch.full_like(lo, float(c)))[2]
                 rows.append(ak[:, None, :].expand(B, R, ak.shape[-1]))
             relax[k] = (s, t, torch.cat(rows, 1))
-        g = _backsub(ops[:upto], relax, mags, x0, Lam.repeat(1, K, 1),
-                     torch.zeros(B, K * R, dtype=_DT))
+        g = _backsub(
+            ops[:upto], relax, mags, x0, Lam.repeat(1, K, 1), torch.zeros(B, K * R, dtype=_DT)
+        )
         gu = g.bounds()[1].reshape(B, K, R)
-        j = gu.argmin(1)                                              # (B, R)
-        idx = (j * R + torch.arange(R)[None, :])                      # rows of g
+        j = gu.argmin(1)  # (B, R)
+        idx = j * R + torch.arange(R)[None, :]  # rows of g
         f = g.gather(1, idx)
         return f, gu.amin(1)
 
@@ -813,14 +861,14 @@ def _attend(logits: _AF, v: _AF) -> _AF:
     B, H, Tq, J = logits.shape
     c = v.shape[-1]
     lL, lU = logits.bounds()
-    pl, pu = softmax_bounds(lL, lU)                                   # (B, H, Tq, J)
+    pl, pu = softmax_bounds(lL, lU)  # (B, H, Tq, J)
     ph = torch.softmax(logits.c, -1).clamp(min=0.0)
     ph = torch.minimum(torch.maximum(ph, pl), pu)
-    ref = logits.c.argmax(-1)                                         # (B, H, Tq)
+    ref = logits.c.argmax(-1)  # (B, H, Tq)
     vq = v.unsqueeze(2).expand_to((B, H, Tq, J, c))
     idx = ref[..., None, None].expand(B, H, Tq, 1, c)
-    v_r = vq.gather(3, idx)                                           # (B, H, Tq, 1, c)
-    e = vq - v_r.expand_to((B, H, Tq, J, c))                          # (B, H, Tq, J, c)
+    v_r = vq.gather(3, idx)  # (B, H, Tq, 1, c)
+    e = vq - v_r.expand_to((B, H, Tq, J, c))  # (B, H, Tq, J, c)
     v_r = v_r.reshape(B, H, Tq, c)
     eL, eU = e.bounds()
     emax = torch.maximum(eL.abs(), eU.abs())
@@ -871,7 +919,7 @@ def _block(model, blk, h: _AF, n_query: int | None = None, stop_after_attn_logit
     logits = _dot(q, k, "bhqd", "bhkd", "bhqk").scale(torch.tensor(attn.scale, dtype=_DT))
     if stop_after_attn_logits:
         return hq, q, k, v, logits
-    y = _attend(logits, v)                                            # (B, H, Tq, c)
+    y = _attend(logits, v)  # (B, H, Tq, c)
     y = y.transpose(1, 2).reshape(B, Tq, attn.h * attn.c)
     o = y.linear(_t(attn.o.weight), None if attn.o.bias is None else _t(attn.o.bias))
     x = hq + o if cfg.residual else o
@@ -891,8 +939,10 @@ def _forward_af(model, x: _AF, all_states=False, head_input=False):
         states.append(h)
     if head_input:
         return h.narrow(1, h.shape[1] - 1, 1).reshape(h.shape[0], -1)
-    out = _mlp_forward(model.head, h.narrow(1, h.shape[1] - 1, 1).reshape(h.shape[0], -1)
-                       if model.cls is not None else h)
+    out = _mlp_forward(
+        model.head,
+        h.narrow(1, h.shape[1] - 1, 1).reshape(h.shape[0], -1) if model.cls is not None else h,
+    )
     return (out, states) if all_states else out
 
 
@@ -913,17 +963,22 @@ def layer_bounds(model, lo, hi):
 # ============================================================================== targets
 def _target_reason(task) -> str | None:
     from .tasks import GeneralizedRetrieval, KthLargest, Memorize
+
     if isinstance(task, GeneralizedRetrieval):
         if task.affine is None or task.outer_affine is None:
-            return ("the target's features or outer map are not affine; the bound needs "
-                    "GeneralizedRetrieval(affine=..., outer_affine=...)")
+            return (
+                "the target's features or outer map are not affine; the bound needs "
+                "GeneralizedRetrieval(affine=..., outer_affine=...)"
+            )
         return None
     if isinstance(task, Memorize):
         return None
     if isinstance(task, KthLargest):
         if _kth_f(task) is None:
-            return ("KthLargest with a read-out f other than the identity or the digest's "
-                    "sin 6u + 0.5|u - 0.3| cannot be bounded")
+            return (
+                "KthLargest with a read-out f other than the identity or the digest's "
+                "sin 6u + 0.5|u - 0.3| cannot be bounded"
+            )
         return None
     return f"target {type(task).__name__} ({getattr(task, 'name', '?')}) has no bound"
 
@@ -934,8 +989,11 @@ def _kth_f(task):
     with torch.no_grad():
         fu = task.f(u)
     for name, g in (("identity", u), ("sin", torch.sin(6 * u) + 0.5 * (u - 0.3).abs())):
-        if torch.is_tensor(fu) and fu.shape == u.shape and torch.allclose(fu, g, atol=1e-12,
-                                                                          rtol=0):
+        if (
+            torch.is_tensor(fu)
+            and fu.shape == u.shape
+            and torch.allclose(fu, g, atol=1e-12, rtol=0)
+        ):
             return name
     return None
 
@@ -958,12 +1016,12 @@ def _sin_range(a, b):
 def _opt_af(g: _AF, S, opt: str) -> _AF:
     """opt_{t∈S} g_t (g: (B, T)) as an affine form: one token's form plus a one-sided interval."""
     idx = torch.tensor(S)
-    gs = g.index(1, idx)                                              # (B, |S|)
+    gs = g.index(1, idx)  # (B, |S|)
     sign = 1.0 if opt == "max" else -1.0
     gs = gs.scale(torch.tensor(sign, dtype=_DT)) if sign < 0 else gs
-    star = gs.c.argmax(-1)                                            # (B,)
-    g_star = gs.gather(1, star[:, None])                              # (B, 1)
-    diffU = (gs - g_star.expand_to(gs.shape)).bounds()[1].clamp_min(0.0).amax(-1)   # (B,)
+    star = gs.c.argmax(-1)  # (B,)
+    g_star = gs.gather(1, star[:, None])  # (B, 1)
+    diffU = (gs - g_star.expand_to(gs.shape)).bounds()[1].clamp_min(0.0).amax(-1)  # (B,)
     m = g_star.reshape(-1).add_interval(torch.zeros_like(diffU), diffU)
     return m.scale(torch.tensor(sign, dtype=_DT)) if sign < 0 else m
 
@@ -987,6 +1045,7 @@ def _retrieval_parts(task, x: _AF):
 def _target_af(task, x: _AF) -> _AF:
     """The target on the boxes as an affine form, shape (B, m)."""
     from .tasks import GeneralizedRetrieval, KthLargest, Memorize
+
     B, T, d = x.shape
     if isinstance(task, GeneralizedRetrieval):
         y = _AF.const(torch.full((B,), float(task.outer_affine[1]), dtype=_DT), x.n)
@@ -1003,8 +1062,9 @@ def _target_af(task, x: _AF) -> _AF:
         if _kth_f(task) == "sin":
             slo, shi = _sin_range(6 * vlo, 6 * vhi)
             a, b = vlo - 0.3, vhi - 0.3
-            alo = torch.where((a <= 0) & (b >= 0), torch.zeros_like(a),
-                              torch.minimum(a.abs(), b.abs()))
+            alo = torch.where(
+                (a <= 0) & (b >= 0), torch.zeros_like(a), torch.minimum(a.abs(), b.abs())
+            )
             ahi = torch.maximum(a.abs(), b.abs())
             vlo, vhi = slo + 0.5 * alo, shi + 0.5 * ahi
             e = 1e-15 * (1 + vlo.abs() + vhi.abs())
@@ -1022,19 +1082,22 @@ def _greedy_lambda(F: _AF, g: _AF):
     depends on λ (any point of the simplex gives a valid bound)."""
     B, C = g.shape
     n = g.n
-    Aa = g.A.abs()                                                    # (B, C, n)
-    own = Aa.argmax(1, keepdim=True)                                  # (B, 1, n)
+    Aa = g.A.abs()  # (B, C, n)
+    own = Aa.argmax(1, keepdim=True)  # (B, 1, n)
     w = torch.where(torch.arange(C)[None, :, None] == own, Aa, torch.zeros_like(Aa))
     nz = w > 0
-    beta = torch.where(nz, F.A[:, None, :] / torch.where(nz, g.A, torch.ones_like(g.A)),
-                       torch.full_like(Aa, math.inf))
+    beta = torch.where(
+        nz,
+        F.A[:, None, :] / torch.where(nz, g.A, torch.ones_like(g.A)),
+        torch.full_like(Aa, math.inf),
+    )
     beta = beta.clamp(0.0, 1.0)
     bs, order = beta.sort(-1)
     ws = w.gather(-1, order)
-    s0 = g.r - g.c - w.sum(-1)                                        # (B, C)
+    s0 = g.r - g.c - w.sum(-1)  # (B, C)
     slopes = torch.cat([s0[..., None], s0[..., None] + 2 * ws.cumsum(-1)], -1)
     edges = torch.cat([torch.zeros(B, C, 1, dtype=_DT), bs, torch.ones(B, C, 1, dtype=_DT)], -1)
-    lens = (edges[..., 1:] - edges[..., :-1]).clamp_min(0.0)          # (B, C, n + 1)
+    lens = (edges[..., 1:] - edges[..., :-1]).clamp_min(0.0)  # (B, C, n + 1)
     _, fo = slopes.reshape(B, -1).sort(-1)
     fl = lens.reshape(B, -1).gather(-1, fo)
     before = fl.cumsum(-1) - fl
@@ -1042,8 +1105,9 @@ def _greedy_lambda(F: _AF, g: _AF):
     a = torch.zeros_like(fl).scatter(-1, fo, alloc).reshape(B, C, n + 1).sum(-1)
     a = a.clamp_min(0.0)
     tot = a.sum(-1, keepdim=True)
-    return torch.where(tot > 0, a / torch.where(tot > 0, tot, torch.ones_like(tot)),
-                       torch.full_like(a, 1.0 / C))
+    return torch.where(
+        tot > 0, a / torch.where(tot > 0, tot, torch.ones_like(tot)), torch.full_like(a, 1.0 / C)
+    )
 
 
 def _minus_mix_upper(F: _AF, g: _AF, lam):
@@ -1073,10 +1137,11 @@ def _minus_opt(F: _AF, g: _AF, opt: str, side: str):
         D = F.unsqueeze(1).expand_to((B, C)) - g
         lo, hi = D.bounds()
         return lo.amin(-1) if side == "lower" else hi.amax(-1)
-    if side == "lower":            # F - min g >= -(max_λ ... ): negate to the upper case
+    if side == "lower":  # F - min g >= -(max_λ ... ): negate to the upper case
         return -_minus_opt(-F, -g, "max", "upper")
-    lam = torch.cat([_greedy_lambda(F, g)[:, None, :],
-                     torch.eye(C, dtype=_DT)[None].expand(B, C, C)], 1)
+    lam = torch.cat(
+        [_greedy_lambda(F, g)[:, None, :], torch.eye(C, dtype=_DT)[None].expand(B, C, C)], 1
+    )
     return _minus_mix_upper(F, g, lam).amin(-1)
 
 
@@ -1090,18 +1155,28 @@ class _Ctx:
         if r:
             raise _Unsupported(r)
         from .tasks import GeneralizedRetrieval
+
         cfg = model.cfg
         last = model.block(-1) if len(model.layers) else None
-        self.coupled = (isinstance(task, GeneralizedRetrieval) and last is not None
-                        and last.ffn is None and not cfg.cls_is_key and model.cls is not None
-                        and len(model.head) == 1 and cfg.d_out == 1)
+        self.coupled = (
+            isinstance(task, GeneralizedRetrieval)
+            and last is not None
+            and last.ffn is None
+            and not cfg.cls_is_key
+            and model.cls is not None
+            and len(model.head) == 1
+            and cfg.d_out == 1
+        )
         self.match = None
         self.slices = 8
         self.method = "coupled" if self.coupled else "affine"
         # generic path: CROWN on a ReLU read-out after the CLS state
         self.head_ops = _mlp_ops(model.head)
-        self.crown = (not self.coupled and model.cls is not None
-                      and any(o[0] == "relu" for o in self.head_ops))
+        self.crown = (
+            not self.coupled
+            and model.cls is not None
+            and any(o[0] == "relu" for o in self.head_ops)
+        )
         self.split_heur = None
         # generic path: a one-term generalized retrieval target is bounded exactly (LP / t)
         self.one_term = None
@@ -1121,7 +1196,7 @@ class _Ctx:
         B, T, d = lo.shape
         x = _input_af(lo, hi)
         h = _forward_af(self.model, x, head_input=True)
-        z = h.linear(self.head_ops[0][1], self.head_ops[0][2])        # (B, w)
+        z = h.linear(self.head_ops[0][1], self.head_ops[0][2])  # (B, w)
         Aa = z.A.abs()
         tot = Aa.sum(-1, keepdim=True) + z.r[..., None]
         dom = (Aa >= 0.99 * tot) & (Aa > 0)
@@ -1131,11 +1206,14 @@ class _Ctx:
             self.split_heur = bool((dom.any(-1) | (tot[..., 0] == 0)).to(_DT).mean() >= 0.9)
             if not self.split_heur:
                 return mid, None
-        es = -z.c[..., None] / torch.where(dom, z.A, torch.ones_like(z.A))   # (B, w, n)
+        es = -z.c[..., None] / torch.where(dom, z.A, torch.ones_like(z.A))  # (B, w, n)
         es = torch.where(dom & (es.abs() < 0.9), es, torch.full_like(es, math.inf))
-        best = es.gather(1, es.abs().argmin(1, keepdim=True))[:, 0]       # (B, n)
-        nun = (dom & ((-z.c[..., None] / torch.where(dom, z.A, torch.ones_like(z.A))).abs()
-                      < 1)).sum(1).to(_DT)                                # (B, n)
+        best = es.gather(1, es.abs().argmin(1, keepdim=True))[:, 0]  # (B, n)
+        nun = (
+            (dom & ((-z.c[..., None] / torch.where(dom, z.A, torch.ones_like(z.A))).abs() < 1))
+            .sum(1)
+            .to(_DT)
+        )  # (B, n)
         n = x.n
         if n != T * d or not bool((nun > 0).all()):
             # some box has no unstable read-out ReLU tied to one coordinate: the default
@@ -1167,12 +1245,15 @@ class _Ctx:
         if self.one_term is None:
             y = _target_af(self.task, x)
             if out.shape != y.shape:
-                raise _Unsupported(f"model output shape {tuple(out.shape[1:])} does not match "
-                                   f"the target's {tuple(y.shape[1:])}")
+                raise _Unsupported(
+                    f"model output shape {tuple(out.shape[1:])} does not match "
+                    f"the target's {tuple(y.shape[1:])}"
+                )
         else:
             if out.shape[-1] != 1:
-                raise _Unsupported(f"model output shape {tuple(out.shape[1:])} does not match "
-                                   f"the target's (1,)")
+                raise _Unsupported(
+                    f"model output shape {tuple(out.shape[1:])} does not match the target's (1,)"
+                )
             parts = _retrieval_parts(self.task, x)
             g, S, opt = parts[0]
             gS = g.index(1, torch.tensor(S))
@@ -1201,17 +1282,16 @@ class _Ctx:
         attn = blk.attn
         B = h.shape[0]
         hq, _, _, v, logits = _block(model, blk, h, n_query=1, stop_after_attn_logits=True)
-        s = logits.reshape(B, attn.h, -1)                              # (B, H, T)
+        s = logits.reshape(B, attn.h, -1)  # (B, H, T)
         readout = model.readout_linear(0)
-        W_head = _t(readout.weight)                                    # (1, E)
+        W_head = _t(readout.weight)  # (1, E)
         b_head = None if readout.bias is None else _t(readout.bias)
-        Wo = _t(attn.o.weight)                                         # (E, H·c)
-        Wr = (W_head @ Wo).reshape(attn.h, attn.c)                     # (H, c)
+        Wo = _t(attn.o.weight)  # (E, H·c)
+        Wr = (W_head @ Wo).reshape(attn.h, attn.c)  # (H, c)
         # u[b, h, j] = Σ_c Wr[h, c] v[b, h, j, c]
-        u = v.scale(Wr[None, :, None, :]).sum(3)                       # (B, H, T)
+        u = v.scale(Wr[None, :, None, :]).sum(3)  # (B, H, T)
         cls = hq.reshape(B, -1)
-        base = cls if cfg.residual else _AF.const(torch.zeros(B, cls.shape[-1], dtype=_DT),
-                                                   x.n)
+        base = cls if cfg.residual else _AF.const(torch.zeros(B, cls.shape[-1], dtype=_DT), x.n)
         if attn.o.bias is not None:
             base = base + _t(attn.o.bias)
         K = base.linear(W_head, b_head).reshape(B)
@@ -1223,8 +1303,9 @@ class _Ctx:
         for hh in range(H):
             for i, (g, S, opt) in enumerate(parts):
                 idx = torch.tensor(S)
-                diff = u.index(1, torch.tensor([hh])).reshape(u.shape[0], -1).index(1, idx) \
-                    - g.index(1, idx)
+                diff = u.index(1, torch.tensor([hh])).reshape(u.shape[0], -1).index(
+                    1, idx
+                ) - g.index(1, idx)
                 dl, du = diff.bounds()
                 gl, gu = g.index(1, idx).bounds()
                 scale = float((gu.amax() - gl.amin()).clamp_min(1e-12))
@@ -1274,8 +1355,9 @@ class _Ctx:
                 J = sh.shape[1]
                 valid = ~torch.nn.functional.one_hot(ref, J).bool()
                 z = torch.zeros(B, dtype=_DT)
-                l_, u_ = _coupled_F(sh - s_r.expand_to(sh.shape), uh - u_r.expand_to(uh.shape),
-                                    z, z, valid)
+                l_, u_ = _coupled_F(
+                    sh - s_r.expand_to(sh.shape), uh - u_r.expand_to(uh.shape), z, z, valid
+                )
                 total = total + u_r.reshape(B)
             L, U = L + l_, U + u_
         for i, (g, S, opt) in enumerate(parts):
@@ -1294,8 +1376,8 @@ class _Ctx:
 def _invert(x: _AF, rows, iters: int = 300):
     """Inputs whose logit gaps match the bound's extremal gaps: box-constrained least squares
     ``min Σ (c + A ε - δ*)²`` over ε ∈ [-1, 1]^n by projected gradient (heuristic)."""
-    c = torch.cat([r[0] for r in rows], 1)                            # (B, R)
-    A = torch.cat([r[1] for r in rows], 1)                            # (B, R, n)
+    c = torch.cat([r[0] for r in rows], 1)  # (B, R)
+    A = torch.cat([r[1] for r in rows], 1)  # (B, R, n)
     tgt = torch.cat([r[2] for r in rows], 1)
     w = torch.cat([r[3] for r in rows], 1).to(_DT)
     # keys whose weight at the extremum is negligible hardly matter where they sit
@@ -1304,7 +1386,7 @@ def _invert(x: _AF, rows, iters: int = 300):
     w = w * fin
     tgt = torch.where(fin, tgt, torch.zeros_like(tgt))
     c = torch.where(fin, c, torch.zeros_like(c))
-    lip = ((A * A).sum((1, 2)) * 1.0).clamp_min(1e-300)               # >= ||A||_2²
+    lip = ((A * A).sum((1, 2)) * 1.0).clamp_min(1e-300)  # >= ||A||_2²
     eps = torch.zeros(A.shape[0], A.shape[2], dtype=_DT)
     for _ in range(iters):
         res = (c + torch.einsum("brn,bn->br", A, eps) - tgt) * w
@@ -1329,11 +1411,12 @@ def _tighten(lo, hi, kap, rhoL, bound, active):
 def _ref_slices(F: _AF, ar, ref_idx, a, zmid, zhalf):
     """Interval of the form F (B, C) on each slice ``a·ε_ref ∈ [zmid - zhalf, zmid + zhalf]``
     of its candidate's reference symbols: returns (lo, hi) of shape (B, C, K)."""
-    FA = F.A[:, ar[:, None], ref_idx]                                 # (B, C, d)
+    FA = F.A[:, ar[:, None], ref_idx]  # (B, C, d)
     aa = (a * a).sum(-1)
     ok = aa > 0
-    kap = torch.where(ok, (FA * a).sum(-1) / torch.where(ok, aa, torch.ones_like(aa)),
-                      torch.zeros_like(aa))
+    kap = torch.where(
+        ok, (FA * a).sum(-1) / torch.where(ok, aa, torch.ones_like(aa)), torch.zeros_like(aa)
+    )
     ka = kap[..., None] * a
     perp = (FA - ka).abs().sum(-1) + _gam(FA.shape[-1]) * (FA.abs() + ka.abs()).sum(-1)
     Aall = F.A.abs().sum(-1)
@@ -1344,8 +1427,7 @@ def _ref_slices(F: _AF, ar, ref_idx, a, zmid, zhalf):
     return c - rad - m, c + rad + m
 
 
-def _retrieval_term(s: _AF, u: _AF, g: _AF, S, opt: str, slices: int = 8,
-                    want_arg: bool = False):
+def _retrieval_term(s: _AF, u: _AF, g: _AF, S, opt: str, slices: int = 8, want_arg: bool = False):
     """Bounds of ``Σ_j softmax(s)_j u_j - opt_{t∈S} g_t`` (all (B, T) forms), per box (B,).
 
     For each candidate t' in S that can attain the max, on the region where it does: the
@@ -1373,7 +1455,7 @@ def _retrieval_term(s: _AF, u: _AF, g: _AF, S, opt: str, slices: int = 8,
     gj = g.unsqueeze(1).expand_to((B, C, T))
     delta = sj - s_t
     e = uj - g_t
-    con = gj - g_t                                                    # <= 0 for j in S
+    con = gj - g_t  # <= 0 for j in S
     self_mask = torch.zeros(C, T, dtype=torch.bool)
     self_mask[torch.arange(C), Sidx] = True
     valid = (~self_mask)[None].expand(B, C, T)
@@ -1381,7 +1463,7 @@ def _retrieval_term(s: _AF, u: _AF, g: _AF, S, opt: str, slices: int = 8,
     dL, dU = delta.bounds()
     eL, eU = e.bounds()
     cL, _ = con.bounds()
-    feasible = ~((cL > 0) & cons).any(-1)                             # (B, C)
+    feasible = ~((cL > 0) & cons).any(-1)  # (B, C)
     zero = torch.zeros_like(dL)
     for base in ("d", "e"):
         x = delta if base == "d" else e
@@ -1392,7 +1474,7 @@ def _retrieval_term(s: _AF, u: _AF, g: _AF, S, opt: str, slices: int = 8,
         else:
             eL, eU = _tighten(eL, eU, kap, rL, zero, cons)
     feasible = feasible & ~((dL > dU) & valid).any(-1) & ~((eL > eU) & valid).any(-1)
-    e0 = u.index(1, Sidx) - g.index(1, Sidx)                          # (B, C)
+    e0 = u.index(1, Sidx) - g.index(1, Sidx)  # (B, C)
     e0L, e0U = e0.bounds()
     r = _coupled_F(delta, e, e0L, e0U, valid, dL, dU, eL, eU, want_arg=want_arg)
     lo, hi = r[0], r[1]
@@ -1401,16 +1483,16 @@ def _retrieval_term(s: _AF, u: _AF, g: _AF, S, opt: str, slices: int = 8,
         d = s.n // T
         K = int(slices)
         ar = torch.arange(C)
-        ref_idx = Sidx[:, None] * d + torch.arange(d)[None, :]        # (C, d)
+        ref_idx = Sidx[:, None] * d + torch.arange(d)[None, :]  # (C, d)
         sig = s.index(1, Sidx)
         gam = g.index(1, Sidx)
-        a = gam.A[:, ar[:, None], ref_idx]                            # (B, C, d)
+        a = gam.A[:, ar[:, None], ref_idx]  # (B, C, d)
         a_s = sig.A[:, ar[:, None], ref_idx]
-        use_s = (a.abs().sum(-1, keepdim=True) == 0)
+        use_s = a.abs().sum(-1, keepdim=True) == 0
         a = torch.where(use_s, a_s, a)
-        zmax = a.abs().sum(-1) * (1 + _gam(d))                        # (B, C): |a·ε| <= zmax
+        zmax = a.abs().sum(-1) * (1 + _gam(d))  # (B, C): |a·ε| <= zmax
         ks = torch.arange(K, dtype=_DT)
-        zlo = -zmax[..., None] + 2 * zmax[..., None] * ks / K         # (B, C, K)
+        zlo = -zmax[..., None] + 2 * zmax[..., None] * ks / K  # (B, C, K)
         zhi = -zmax[..., None] + 2 * zmax[..., None] * (ks + 1) / K
         zmid = 0.5 * (zlo + zhi)
         zhalf = torch.maximum(zhi - zmid, zmid - zlo) + _gam(8) * zmax[..., None] + _TINY
@@ -1428,7 +1510,7 @@ def _retrieval_term(s: _AF, u: _AF, g: _AF, S, opt: str, slices: int = 8,
         ku_ = _proj_coef(g, u)
         ruL, _ = (g - u.scale(ku_)).bounds()
         shp = (B, C, K, T)
-        ex = lambda t: t[:, None, None, :].expand(shp)             
+        ex = lambda t: t[:, None, None, :].expand(shp)
         gbj = gb[..., None].expand(shp)
         gaj = ga[..., None].expand(shp)
         consk = cons[:, :, None, :].expand(shp)
@@ -1442,10 +1524,11 @@ def _retrieval_term(s: _AF, u: _AF, g: _AF, S, opt: str, slices: int = 8,
         lUk = ex(nuU) - gaj
         slack = _gam(4) * (eLk.abs() + eUk.abs() + lLk.abs() + lUk.abs() + gbj.abs()) + _TINY
         eLk, eUk, lLk, lUk = eLk - slack, eUk + slack, lLk - slack, lUk + slack
-        lo_k, hi_k = _ratio_bounds(sL2, sU2, ex(al), lLk, lUk, eLk, eUk, e0a, e0b, validk,
-                                   phi=(-sb, -sa))
+        lo_k, hi_k = _ratio_bounds(
+            sL2, sU2, ex(al), lLk, lUk, eLk, eUk, e0a, e0b, validk, phi=(-sb, -sa)
+        )
         inf = torch.full_like(lo_k, math.inf)
-        lo_s = torch.where(feas_k, lo_k, inf).amin(-1)                # (B, C)
+        lo_s = torch.where(feas_k, lo_k, inf).amin(-1)  # (B, C)
         hi_s = torch.where(feas_k, hi_k, -inf).amax(-1)
         lo, hi = torch.maximum(lo, lo_s), torch.minimum(hi, hi_s)
     inf = torch.full_like(lo, math.inf)
@@ -1454,7 +1537,7 @@ def _retrieval_term(s: _AF, u: _AF, g: _AF, S, opt: str, slices: int = 8,
     lo_b, hi_b = lo_c.amin(-1), hi_c.amax(-1)
     if not want_arg:
         return lo_b, hi_b
-    cl, cu = lo_c.argmin(-1), hi_c.argmax(-1)                         # (B,)
+    cl, cu = lo_c.argmin(-1), hi_c.argmax(-1)  # (B,)
     bi = torch.arange(B)
     # (δ form rows, target δ, valid) of the worst candidate per side
     argl = (delta.c[bi, cl], delta.A[bi, cl], r[2][bi, cl], valid[bi, cl])
@@ -1493,14 +1576,14 @@ class BracketResult:
     upper: float | None
     lower: float | None
     witness: np.ndarray | None = None
-    boxes: int = 0                 # boxes whose bound was computed
+    boxes: int = 0  # boxes whose bound was computed
     splits: int = 0
-    open_boxes: int = 0            # boxes left unresolved when the search stopped
+    open_boxes: int = 0  # boxes left unresolved when the search stopped
     seconds: float = 0.0
-    reason: str | None = None      # why upper is None (unsupported, or no finite bound)
-    method: str = ""               # "coupled" (model minus target jointly) or "affine"
-    converged: bool = False        # upper <= (1 + tol) lower (or <= atol)
-    stop: str = ""                 # why the search stopped
+    reason: str | None = None  # why upper is None (unsupported, or no finite bound)
+    method: str = ""  # "coupled" (model minus target jointly) or "affine"
+    converged: bool = False  # upper <= (1 + tol) lower (or <= atol)
+    stop: str = ""  # why the search stopped
     extra: dict = field(default_factory=dict)
 
     @property
@@ -1510,11 +1593,20 @@ class BracketResult:
         return self.upper / self.lower
 
     def to_dict(self) -> dict:
-        return {"upper": self.upper, "lower": self.lower, "ratio": self.ratio,
-                "witness": None if self.witness is None else self.witness.tolist(),
-                "boxes": self.boxes, "splits": self.splits, "open_boxes": self.open_boxes,
-                "seconds": self.seconds, "reason": self.reason, "method": self.method,
-                "converged": self.converged, "stop": self.stop}
+        return {
+            "upper": self.upper,
+            "lower": self.lower,
+            "ratio": self.ratio,
+            "witness": None if self.witness is None else self.witness.tolist(),
+            "boxes": self.boxes,
+            "splits": self.splits,
+            "open_boxes": self.open_boxes,
+            "seconds": self.seconds,
+            "reason": self.reason,
+            "method": self.method,
+            "converged": self.converged,
+            "stop": self.stop,
+        }
 
 
 def _err(model, task, X: torch.Tensor) -> torch.Tensor:
@@ -1564,9 +1656,21 @@ class _Lower:
         self.eval(X.detach())
 
 
-def upper_bracket(model, task, *, max_splits: int = 2000, time_limit: float = 30.0,
-                  tol: float = 0.05, atol: float = 1e-9, lo=None, hi=None, points=None,
-                  batch: int = 16, branch_candidates: int = 6, seed: int = 0) -> BracketResult:
+def upper_bracket(
+    model,
+    task,
+    *,
+    max_splits: int = 2000,
+    time_limit: float = 30.0,
+    tol: float = 0.05,
+    atol: float = 1e-9,
+    lo=None,
+    hi=None,
+    points=None,
+    batch: int = 16,
+    branch_candidates: int = 6,
+    seed: int = 0,
+) -> BracketResult:
     """Certified upper bound of ``sup_X ||model(X) - task.target(X)||_∞`` over the input box.
 
     The box is ``task.lo <= x(t)_k <= task.hi`` unless ``lo``/``hi`` (scalars or (T, d) arrays)
@@ -1578,8 +1682,11 @@ def upper_bracket(model, task, *, max_splits: int = 2000, time_limit: float = 30
     and the floating-point argument. Unsupported models or tasks give ``upper=None`` and a
     ``reason``."""
     t0 = time.perf_counter()
-    if isinstance(max_splits, bool) or not isinstance(max_splits, (int, np.integer)) \
-            or max_splits <= 0:
+    if (
+        isinstance(max_splits, bool)
+        or not isinstance(max_splits, (int, np.integer))
+        or max_splits <= 0
+    ):
         raise ConfigError(f"max_splits must be a positive integer (got {max_splits!r})")
     if not (isinstance(time_limit, (int, float)) and time_limit > 0 and math.isfinite(time_limit)):
         raise ConfigError(f"time_limit must be a positive number of seconds (got {time_limit!r})")
@@ -1590,8 +1697,9 @@ def upper_bracket(model, task, *, max_splits: int = 2000, time_limit: float = 30
     if not isinstance(batch, (int, np.integer)) or batch < 1:
         raise ConfigError(f"batch must be a positive integer (got {batch!r})")
     if not isinstance(branch_candidates, (int, np.integer)) or branch_candidates < 1:
-        raise ConfigError(f"branch_candidates must be a positive integer (got "
-                          f"{branch_candidates!r})")
+        raise ConfigError(
+            f"branch_candidates must be a positive integer (got {branch_candidates!r})"
+        )
     T, d = task.T, task.d
     dlo = task.lo if lo is None else lo
     dhi = task.hi if hi is None else hi
@@ -1613,8 +1721,10 @@ def upper_bracket(model, task, *, max_splits: int = 2000, time_limit: float = 30
     blo_t, bhi_t = torch.from_numpy(blo), torch.from_numpy(bhi)
     # initial points: the centre, random points, the task's structured inputs, given points
     try:
-        X0 = [torch.from_numpy(0.5 * (blo + bhi))[None],
-              blo_t + (bhi_t - blo_t) * torch.rand(256, T, d, dtype=_DT)]
+        X0 = [
+            torch.from_numpy(0.5 * (blo + bhi))[None],
+            blo_t + (bhi_t - blo_t) * torch.rand(256, T, d, dtype=_DT),
+        ]
         if getattr(task, "domain", "box") == "box":
             Xs = torch.from_numpy(np.clip(task.structured(rng, max_n=256), blo, bhi))
             X0.append(Xs)
@@ -1623,22 +1733,26 @@ def upper_bracket(model, task, *, max_splits: int = 2000, time_limit: float = 30
             X0.append(torch.maximum(torch.minimum(P, bhi_t), blo_t))
         X0 = torch.cat(X0)
         e0 = low.eval(X0)
-    except Exception:                   # noqa: BLE001  (the target may not be evaluable)
+    except Exception:  # noqa: BLE001  (the target may not be evaluable)
         e0 = None
     res = dict(method="", boxes=0, splits=0)
     try:
         ctx = _Ctx(model, task)
     except _Unsupported as e:
-        return BracketResult(None, low.value if low.X is not None else None,
-                             None if low.X is None else low.X.numpy(), seconds=time.perf_counter()
-                             - t0, reason=str(e))
+        return BracketResult(
+            None,
+            low.value if low.X is not None else None,
+            None if low.X is None else low.X.numpy(),
+            seconds=time.perf_counter() - t0,
+            reason=str(e),
+        )
     res["method"] = ctx.method
     if e0 is not None:
         top = torch.argsort(e0, descending=True)[:8]
         low.ascend(X0[top], blo_t.expand(len(top), T, d), bhi_t.expand(len(top), T, d))
 
     def box_ub(L, U):
-        return torch.maximum(U, -L).amax(-1)                         # (B,)
+        return torch.maximum(U, -L).amax(-1)  # (B,)
 
     def bound_boxes(Lo, Hi):
         with torch.no_grad():
@@ -1649,8 +1763,11 @@ def upper_bracket(model, task, *, max_splits: int = 2000, time_limit: float = 30
     def refine_lower(Lb, Hb, steps=40, n_starts=8):
         """Evaluate witnesses of the bound on these boxes (and jittered copies), then ascend
         from the best starts."""
-        starts, slo, shi = [0.5 * (Lb + Hb), Lb + (Hb - Lb) * torch.rand_like(Lb)], [Lb, Lb], \
-            [Hb, Hb]
+        starts, slo, shi = (
+            [0.5 * (Lb + Hb), Lb + (Hb - Lb) * torch.rand_like(Lb)],
+            [Lb, Lb],
+            [Hb, Hb],
+        )
         if ctx.coupled:
             with torch.no_grad():
                 Xw = ctx.bounds(Lb, Hb, want_witness=True)[2]
@@ -1672,10 +1789,16 @@ def upper_bracket(model, task, *, max_splits: int = 2000, time_limit: float = 30
         ub0 = bound_boxes(blo_t[None], bhi_t[None])
         refine_lower(blo_t[None], bhi_t[None], steps=60, n_starts=16)
     except _Unsupported as e:
-        return BracketResult(None, low.value, None if low.X is None else low.X.numpy(),
-                             seconds=time.perf_counter() - t0, reason=str(e), method=ctx.method)
+        return BracketResult(
+            None,
+            low.value,
+            None if low.X is None else low.X.numpy(),
+            seconds=time.perf_counter() - t0,
+            reason=str(e),
+            method=ctx.method,
+        )
     res["boxes"] = 1
-    heap = []            # (-ub, counter, lo, hi)
+    heap = []  # (-ub, counter, lo, hi)
     counter = 0
     pruned_max = -math.inf
     heapq.heappush(heap, (-float(ub0[0]), counter, blo_t, bhi_t))
@@ -1700,7 +1823,7 @@ def upper_bracket(model, task, *, max_splits: int = 2000, time_limit: float = 30
         rounds += 1
         nb = min(batch, len(heap), max_splits - res["splits"])
         items = [heapq.heappop(heap) for _ in range(nb)]
-        Lo = torch.stack([it[2] for it in items])                     # (nb, T, d)
+        Lo = torch.stack([it[2] for it in items])  # (nb, T, d)
         Hi = torch.stack([it[3] for it in items])
         width = (Hi - Lo).reshape(nb, ndim)
         with torch.no_grad():
@@ -1708,9 +1831,12 @@ def upper_bracket(model, task, *, max_splits: int = 2000, time_limit: float = 30
         # the generic path ranks its candidates by the split heuristic: fewer are enough
         kc = min(branch_candidates if smear is None else min(branch_candidates, 2), ndim)
         key = width if smear is None else smear
-        cand = torch.argsort(key + 1e-9 * key.amax(-1, keepdim=True).clamp_min(1e-300)
-                             * torch.rand(nb, ndim, dtype=_DT), -1,
-                             descending=True)[:, :kc]                 # (nb, kc)
+        cand = torch.argsort(
+            key
+            + 1e-9 * key.amax(-1, keepdim=True).clamp_min(1e-300) * torch.rand(nb, ndim, dtype=_DT),
+            -1,
+            descending=True,
+        )[:, :kc]  # (nb, kc)
         # children for every candidate split: (nb, kc, 2)
         Lc = Lo.reshape(nb, 1, 1, ndim).repeat(1, kc, 2, 1)
         Hc = Hi.reshape(nb, 1, 1, ndim).repeat(1, kc, 2, 1)
@@ -1724,24 +1850,33 @@ def upper_bracket(model, task, *, max_splits: int = 2000, time_limit: float = 30
         try:
             ub = bound_boxes(Lc, Hc).reshape(nb, kc, 2)
         except _Unsupported as e:
-            return BracketResult(None, low.value, None if low.X is None else low.X.numpy(),
-                                 seconds=time.perf_counter() - t0, reason=str(e),
-                                 method=ctx.method)
+            return BracketResult(
+                None,
+                low.value,
+                None if low.X is None else low.X.numpy(),
+                seconds=time.perf_counter() - t0,
+                reason=str(e),
+                method=ctx.method,
+            )
         res["boxes"] += nb * kc * 2
         score = ub.amax(-1) + 1e-3 * ub.sum(-1)
-        if smear is not None:        # near-ties go to the coordinate the heuristic prefers
+        if smear is not None:  # near-ties go to the coordinate the heuristic prefers
             pub = torch.tensor([-it[0] for it in items], dtype=_DT)[:, None]
             pub = torch.where(torch.isfinite(pub), pub, ub.amax(-1))
             score = score - 0.02 * pub * key.gather(1, cand).clamp_min(0.0)
         # a split at an end of the coordinate's range (zero width) makes no progress
-        inside = (mid > Lo.reshape(nb, ndim).gather(1, cand)) \
-            & (mid < Hi.reshape(nb, ndim).gather(1, cand)) & (key.gather(1, cand) >= 0)
-        score = torch.where(inside | ~inside.any(-1, keepdim=True), score,
-                            torch.full_like(score, math.inf))
-        best = score.argmin(-1)                                       # (nb,)
-        Lc = Lc.reshape(nb, kc, 2, T, d)[torch.arange(nb), best]       # (nb, 2, T, d)
+        inside = (
+            (mid > Lo.reshape(nb, ndim).gather(1, cand))
+            & (mid < Hi.reshape(nb, ndim).gather(1, cand))
+            & (key.gather(1, cand) >= 0)
+        )
+        score = torch.where(
+            inside | ~inside.any(-1, keepdim=True), score, torch.full_like(score, math.inf)
+        )
+        best = score.argmin(-1)  # (nb,)
+        Lc = Lc.reshape(nb, kc, 2, T, d)[torch.arange(nb), best]  # (nb, 2, T, d)
         Hc = Hc.reshape(nb, kc, 2, T, d)[torch.arange(nb), best]
-        ubc = ub[torch.arange(nb), best]                               # (nb, 2)
+        ubc = ub[torch.arange(nb), best]  # (nb, 2)
         res["splits"] += nb
         # lower bound: centres of the children, witnesses and ascent in the worst boxes
         low.eval((0.5 * (Lc + Hc)).reshape(-1, T, d))
@@ -1768,13 +1903,32 @@ def upper_bracket(model, task, *, max_splits: int = 2000, time_limit: float = 30
     upper = max(open_max, pruned_max)
     conv = reason == "converged"
     if not math.isfinite(upper):
-        if upper == -math.inf:          # every box infeasible cannot happen; be safe
+        if upper == -math.inf:  # every box infeasible cannot happen; be safe
             upper = math.inf
-        return BracketResult(None, low.value, None if low.X is None else low.X.numpy(),
-                             res["boxes"], res["splits"], len(heap), time.perf_counter() - t0,
-                             "no finite bound within the budget: " + str(reason), ctx.method,
-                             stop=str(reason))
+        return BracketResult(
+            None,
+            low.value,
+            None if low.X is None else low.X.numpy(),
+            res["boxes"],
+            res["splits"],
+            len(heap),
+            time.perf_counter() - t0,
+            "no finite bound within the budget: " + str(reason),
+            ctx.method,
+            stop=str(reason),
+        )
     upper = upper * (1 + 1e-12) + _TINY
-    return BracketResult(upper, low.value, None if low.X is None else low.X.numpy(),
-                         res["boxes"], res["splits"], len(heap), time.perf_counter() - t0,
-                         None, ctx.method, conv, reason, extra={"rounds": rounds})
+    return BracketResult(
+        upper,
+        low.value,
+        None if low.X is None else low.X.numpy(),
+        res["boxes"],
+        res["splits"],
+        len(heap),
+        time.perf_counter() - t0,
+        None,
+        ctx.method,
+        conv,
+        reason,
+        extra={"rounds": rounds},
+    )

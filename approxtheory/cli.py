@@ -27,7 +27,7 @@ import argparse
 import os
 import re
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from .commands import register_all
 from .commands._parser import Parser as _Parser
@@ -38,9 +38,12 @@ __all__ = ["main", "build_parser"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="approxtheory",
-                description="Approximation theory of transformers: claims, constructions, checks.")
+    p = _Parser(
+        prog="approxtheory",
+        description="Approximation theory of transformers: claims, constructions, checks.",
+    )
     from . import __version__
+
     p.add_argument("--version", action="version", version=f"approxtheory {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     register_all(sub)
@@ -49,8 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _one_line(text) -> str:
     # every line boundary of str.splitlines (\r, \v, \f, \x1c-\x1e, \x85, \u2028, \u2029 too)
-    return re.sub(r"\s*[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]\s*", " ",
-                  str(text).strip()) or "(no message)"
+    return (
+        re.sub(r"\s*[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]\s*", " ", str(text).strip())
+        or "(no message)"
+    )
 
 
 def _os_error(e: OSError) -> str:
@@ -64,41 +69,49 @@ def _out_of_memory(e: BaseException) -> bool:
     if type(e).__name__ == "OutOfMemoryError":
         return True
     if isinstance(e, TypeError) and "Overflow when unpacking long" in str(e):
-        return True     # a tensor size beyond int64 (--max-memory unlimited)
-    return isinstance(e, RuntimeError) and ("can't allocate memory" in str(e)
-                                            or "Storage size calculation overflowed" in str(e)
-                                            or "out of memory" in str(e).lower())
+        return True  # a tensor size beyond int64 (--max-memory unlimited)
+    return isinstance(e, RuntimeError) and (
+        "can't allocate memory" in str(e)
+        or "Storage size calculation overflowed" in str(e)
+        or "out of memory" in str(e).lower()
+    )
 
 
 def _run(parser, argv) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:
         # NAME=VALUE pairs may follow options (`claims eval ID --expr X T=64`)
-        if getattr(args, "values", None) is not None and all("=" in e and not
-                                                             e.startswith("-") for e in extra):
+        if getattr(args, "values", None) is not None and all(
+            "=" in e and not e.startswith("-") for e in extra
+        ):
             args.values = list(args.values) + extra
         else:
-            raise _UsageError(f"unrecognized arguments: {' '.join(extra)} "
-                              "(see `approxtheory --help`)")
+            raise _UsageError(
+                f"unrecognized arguments: {' '.join(extra)} (see `approxtheory --help`)"
+            )
     if not getattr(args, "func", None):
         # a command group without its action: one line, like every other usage error
         cmd = getattr(args, "command", None)
         where = f"approxtheory {cmd}" if cmd else "approxtheory"
-        raise _UsageError(f"`{where}` needs {'an action' if cmd else 'a command'} "
-                          f"(see `{where} --help`)")
+        raise _UsageError(
+            f"`{where}` needs {'an action' if cmd else 'a command'} (see `{where} --help`)"
+        )
     from .resources import limits
+
     with limits(max_bytes=getattr(args, "max_memory", None)):
         return int(args.func(args) or 0)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (see the module docstring for the error boundary)."""
+
     def fail(msg: str) -> int:
         print(f"approxtheory: error: {msg}", file=sys.stderr)
         return 2
+
     try:
         return _run(build_parser(), argv)
-    except (_UsageError, ApproxTheoryError) as e:    # incl. ResourceLimitError
+    except (_UsageError, ApproxTheoryError) as e:  # incl. ResourceLimitError
         return fail(_one_line(e))
     except BrokenPipeError:
         # stdout went away (`approxtheory claims list | head`): not an error worth a message
@@ -111,8 +124,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as e:
         return fail(_os_error(e))
     except MemoryError:
-        return fail("out of memory; use smaller sizes (the estimates that refuse oversized work "
-                    "before allocating are lower bounds, see --max-memory)")
+        return fail(
+            "out of memory; use smaller sizes (the estimates that refuse oversized work "
+            "before allocating are lower bounds, see --max-memory)"
+        )
     except KeyboardInterrupt:
         print("approxtheory: interrupted", file=sys.stderr)
         return 130
@@ -120,10 +135,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if _out_of_memory(e):
             return fail(f"out of memory ({_one_line(e)[:200]}); use smaller sizes")
         debug = os.environ.get("APPROXTHEORY_DEBUG", "").strip() not in ("", "0")
-        print(f"approxtheory: internal error: {type(e).__name__}: {_one_line(e)[:500]} (this is "
-              f"a bug; please report it" + ("" if debug else ", with the traceback that "
-                                                              "APPROXTHEORY_DEBUG=1 prints") + ")",
-              file=sys.stderr)
+        print(
+            f"approxtheory: internal error: {type(e).__name__}: {_one_line(e)[:500]} (this is "
+            f"a bug; please report it"
+            + ("" if debug else ", with the traceback that APPROXTHEORY_DEBUG=1 prints")
+            + ")",
+            file=sys.stderr,
+        )
         if debug:
             raise
         return 1

@@ -84,14 +84,16 @@ class ResourceLimitError(ApproxTheoryError):
     the message names the estimate, the limit and how to raise it (see
     :mod:`approxtheory.resources`)."""
 
-    def __init__(self, message: str, *, needed=None, limit=None, kind: str = "memory",
-                 what: str = ""):
+    def __init__(
+        self, message: str, *, needed=None, limit=None, kind: str = "memory", what: str = ""
+    ):
         super().__init__(message)
         self.needed, self.limit, self.kind, self.what = needed, limit, kind, what
 
 
-def did_you_mean(name: object, known, *, n: int = 3, cutoff: float = 0.6,
-                 ignore_case: bool = False) -> str:
+def did_you_mean(
+    name: object, known, *, n: int = 3, cutoff: float = 0.6, ignore_case: bool = False
+) -> str:
     """The "; did you mean a, b?" hint for an unknown ``name`` among ``known`` (the closest
     ``n`` by :func:`difflib.get_close_matches`), or ``""`` when nothing is close. With
     ``ignore_case`` names are compared case-insensitively and suggested in their known spelling.
@@ -104,11 +106,14 @@ def did_you_mean(name: object, known, *, n: int = 3, cutoff: float = 0.6,
     ''
     """
     import difflib
+
     known = [str(k) for k in known]
     if ignore_case:
         spelled = {k.upper(): k for k in known}
-        close = [spelled[c] for c in difflib.get_close_matches(str(name).upper(), list(spelled),
-                                                                n=n, cutoff=cutoff)]
+        close = [
+            spelled[c]
+            for c in difflib.get_close_matches(str(name).upper(), list(spelled), n=n, cutoff=cutoff)
+        ]
     else:
         close = difflib.get_close_matches(str(name), known, n=n, cutoff=cutoff)
     return f"; did you mean {', '.join(close)}?" if close else ""

@@ -31,17 +31,28 @@ import itertools
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from . import provenance
 from .errors import ApproxTheoryError, ConfigError
 from .io import atomic_write_checked_json, atomic_write_json, json_roundtrip, read_checked_json
 
-__all__ = ["Experiment", "EXPERIMENTS", "ENTRY_POINT_GROUP", "register_experiment",
-           "load_plugins", "all_experiments", "get", "run_experiment", "plot_experiment", "cells",
-           "check_cells", "SCHEMA_VERSION"]
+__all__ = [
+    "Experiment",
+    "EXPERIMENTS",
+    "ENTRY_POINT_GROUP",
+    "register_experiment",
+    "load_plugins",
+    "all_experiments",
+    "get",
+    "run_experiment",
+    "plot_experiment",
+    "cells",
+    "check_cells",
+    "SCHEMA_VERSION",
+]
 
 SCHEMA_VERSION = 1
 
@@ -50,8 +61,8 @@ SCHEMA_VERSION = 1
 class Experiment:
     name: str
     description: str
-    grids: dict                       # profile -> {param: [values]}
-    cell: Callable[[dict], dict]      # pure: config -> record (numbers)
+    grids: dict  # profile -> {param: [values]}
+    cell: Callable[[dict], dict]  # pure: config -> record (numbers)
     seeds: dict = field(default_factory=lambda: {"quick": [0], "full": [0, 1, 2]})
     plot: Callable[[list, Path], list] | None = None
     claims: tuple = ()
@@ -75,9 +86,11 @@ def register_experiment(exp: Experiment) -> Experiment:
     experiments as ``experiments`` besides ``approxtheory.experiments``), raises ConfigError."""
     old = EXPERIMENTS.get(exp.name)
     if old is not None and _origin(old) != _origin(exp):
-        raise ConfigError(f"experiment {exp.name!r} is registered twice: by {_origin(old)} and "
-                          f"by {_origin(exp)} (import the built-in experiments as "
-                          f"approxtheory.experiments only)")
+        raise ConfigError(
+            f"experiment {exp.name!r} is registered twice: by {_origin(old)} and "
+            f"by {_origin(exp)} (import the built-in experiments as "
+            f"approxtheory.experiments only)"
+        )
     EXPERIMENTS[exp.name] = exp
     return exp
 
@@ -94,14 +107,19 @@ def load_plugins() -> None:
         return
     _plugins_loaded = True
     from importlib.metadata import entry_points
-    eps = sorted(entry_points(group=ENTRY_POINT_GROUP),
-                 key=lambda ep: (not ep.value.startswith("approxtheory."), ep.name))
+
+    eps = sorted(
+        entry_points(group=ENTRY_POINT_GROUP),
+        key=lambda ep: (not ep.value.startswith("approxtheory."), ep.name),
+    )
     for ep in eps:
         try:
             ep.load()
         except Exception as e:
-            raise ConfigError(f"the experiments of entry point {ep.name!r} ({ep.value}) failed "
-                              f"to load: {type(e).__name__}: {e}") from e
+            raise ConfigError(
+                f"the experiments of entry point {ep.name!r} ({ep.value}) failed "
+                f"to load: {type(e).__name__}: {e}"
+            ) from e
 
 
 def all_experiments() -> dict[str, Experiment]:
@@ -114,21 +132,27 @@ def get(name: str) -> Experiment:
     load_plugins()
     if name not in EXPERIMENTS:
         from .errors import did_you_mean
-        raise ApproxTheoryError(f"unknown experiment {name!r}{did_you_mean(name, EXPERIMENTS)} "
-                                f"(known: {', '.join(EXPERIMENTS) or 'none'})")
+
+        raise ApproxTheoryError(
+            f"unknown experiment {name!r}{did_you_mean(name, EXPERIMENTS)} "
+            f"(known: {', '.join(EXPERIMENTS) or 'none'})"
+        )
     return EXPERIMENTS[name]
 
 
-def cells(exp: Experiment, profile: str, device: str = "cpu",
-          overrides: dict | None = None) -> list[dict]:
+def cells(
+    exp: Experiment, profile: str, device: str = "cpu", overrides: dict | None = None
+) -> list[dict]:
     if profile not in exp.grids:
-        raise ApproxTheoryError(f"{exp.name} has no profile {profile!r} (has: "
-                                f"{', '.join(exp.grids)})")
+        raise ApproxTheoryError(
+            f"{exp.name} has no profile {profile!r} (has: {', '.join(exp.grids)})"
+        )
     grid = dict(exp.grids[profile])
     for k, v in (overrides or {}).items():
         if k not in grid:
-            raise ApproxTheoryError(f"{exp.name} has no parameter {k!r} to override (has: "
-                                    f"{', '.join(grid)})")
+            raise ApproxTheoryError(
+                f"{exp.name} has no parameter {k!r} to override (has: {', '.join(grid)})"
+            )
         grid[k] = [v]
     keys = list(grid)
     out = []
@@ -148,12 +172,15 @@ def cell_hash(exp: Experiment, config: dict) -> str:
     """A cell's cache key: the experiment, the config (grid point, seed, device), the
     fingerprint of the whole source of ``approxtheory`` and ``approxtheory.experiments`` (the
     cell function's code included) and the library versions (:func:`provenance.cache_key`)."""
-    return provenance.cache_key(CACHE_SCHEME, exp.name,
-                                json.dumps(config, sort_keys=True, default=str),
-                                packages=KEY_PACKAGES)
+    return provenance.cache_key(
+        CACHE_SCHEME,
+        exp.name,
+        json.dumps(config, sort_keys=True, default=str),
+        packages=KEY_PACKAGES,
+    )
 
 
-_TIMING = ("seconds",)     # per-cell timing: kept in the cell file and the run JSON, not the CSV
+_TIMING = ("seconds",)  # per-cell timing: kept in the cell file and the run JSON, not the CSV
 
 
 def _cached_cell(path: Path, key: str, cfg: dict) -> dict | None:
@@ -165,26 +192,35 @@ def _cached_cell(path: Path, key: str, cfg: dict) -> dict | None:
         return None
     if any(k not in rec or rec[k] != v for k, v in cfg.items()):
         return None
-    if "trace" in rec and not (isinstance(rec["trace"], list) and
-                               all(isinstance(t, dict) for t in rec["trace"])):
+    if "trace" in rec and not (
+        isinstance(rec["trace"], list) and all(isinstance(t, dict) for t in rec["trace"])
+    ):
         return None
-    if len(set(rec) - set(cfg) - {"cell", "trace", *_TIMING}) == 0:   # no result at all
+    if len(set(rec) - set(cfg) - {"cell", "trace", *_TIMING}) == 0:  # no result at all
         return None
     return rec
 
 
-def run_experiment(name: str, profile: str = "quick", device: str = "cpu",
-                   out: str | Path = "results", progress: bool = True,
-                   max_cells: int | None = None, overrides: dict | None = None) -> dict:
+def run_experiment(
+    name: str,
+    profile: str = "quick",
+    device: str = "cpu",
+    out: str | Path = "results",
+    progress: bool = True,
+    max_cells: int | None = None,
+    overrides: dict | None = None,
+) -> dict:
     """Run (or resume) an experiment; returns a summary with paths and counts.
 
     ``max_cells`` stops after computing that many new cells (a controlled interruption)."""
     from .report import write_csv
+
     exp = get(name)
     if device not in ("cpu", "cuda"):
         raise ApproxTheoryError(f"device must be cpu or cuda (got {device!r})")
     if device == "cuda":
         import torch
+
         if not torch.cuda.is_available():
             raise ApproxTheoryError("--device cuda asked for, but torch sees no CUDA device")
     todo = cells(exp, profile, device, overrides)
@@ -193,8 +229,10 @@ def run_experiment(name: str, profile: str = "quick", device: str = "cpu",
     t0 = time.time()
     computed, cached, records = 0, 0, []
     from .progress import progress_bar
-    for cfg in progress_bar(todo, desc=f"{name} ({profile})", unit="cell",
-                            disable=not progress, file=sys.stderr):
+
+    for cfg in progress_bar(
+        todo, desc=f"{name} ({profile})", unit="cell", disable=not progress, file=sys.stderr
+    ):
         key = cell_hash(exp, cfg)
         path = root / "cells" / f"{key}.json"
         rec = _cached_cell(path, key, json_roundtrip(cfg))
@@ -221,14 +259,24 @@ def run_experiment(name: str, profile: str = "quick", device: str = "cpu",
     trace = [{**{k: r[k] for k in keys}, **t} for r in records for t in r.get("trace", [])]
     if trace:
         write_csv(root / f"{profile}.trace.csv", trace)
-    run = {"schema_version": SCHEMA_VERSION, "experiment": name, "profile": profile,
-           "device": device, "description": exp.description, "grid": exp.grids[profile],
-           "seeds": exp.seeds.get(profile, [0]), "claims": list(exp.claims),
-           "libraries": provenance.libraries(), "git": provenance.git_revision(),
-           "cells": len(todo),
-           "computed": computed, "cached": cached, "complete": complete,
-           "wall_s": round(time.time() - t0, 3),
-           "cell_seconds": round(sum(r.get("seconds", 0) for r in records), 3)}
+    run = {
+        "schema_version": SCHEMA_VERSION,
+        "experiment": name,
+        "profile": profile,
+        "device": device,
+        "description": exp.description,
+        "grid": exp.grids[profile],
+        "seeds": exp.seeds.get(profile, [0]),
+        "claims": list(exp.claims),
+        "libraries": provenance.libraries(),
+        "git": provenance.git_revision(),
+        "cells": len(todo),
+        "computed": computed,
+        "cached": cached,
+        "complete": complete,
+        "wall_s": round(time.time() - t0, 3),
+        "cell_seconds": round(sum(r.get("seconds", 0) for r in records), 3),
+    }
     atomic_write_json(root / f"{profile}.json", run)
     plots = plot_experiment(name, profile, out) if complete and exp.plot else []
     return {**run, "csv": str(csv_path), "plots": [str(p) for p in plots]}
@@ -237,11 +285,14 @@ def run_experiment(name: str, profile: str = "quick", device: str = "cpu",
 def plot_experiment(name: str, profile: str = "quick", out: str | Path = "results") -> list:
     """Regenerate an experiment's plots from its CSV (never from memory)."""
     from .report import read_csv
+
     exp = get(name)
     csv_path = Path(out) / name / f"{profile}.csv"
     if not csv_path.exists():
-        raise ApproxTheoryError(f"no results at {csv_path}; run `approxtheory experiment run "
-                                f"{name} --profile {profile}` first")
+        raise ApproxTheoryError(
+            f"no results at {csv_path}; run `approxtheory experiment run "
+            f"{name} --profile {profile}` first"
+        )
     if exp.plot is None:
         return []
     trace_path = Path(out) / name / f"{profile}.trace.csv"
@@ -249,8 +300,9 @@ def plot_experiment(name: str, profile: str = "quick", out: str | Path = "result
     return exp.plot(read_csv(csv_path), Path(out) / name / f"plots-{profile}", **kw)
 
 
-def check_cells(name: str, profile: str = "quick", device: str = "cpu",
-                overrides: dict | None = None) -> dict:
+def check_cells(
+    name: str, profile: str = "quick", device: str = "cpu", overrides: dict | None = None
+) -> dict:
     """Validate every cell of a run before it starts and refuse it when it does not fit.
 
     A cell function may carry ``cell.check(config)``: it raises a typed error for a bad config
@@ -259,6 +311,7 @@ def check_cells(name: str, profile: str = "quick", device: str = "cpu",
     cell's memory and the sum of their times (checked with :func:`approxtheory.resources.require`).
     """
     from .resources import require
+
     exp = get(name)
     todo = cells(exp, profile, device, overrides)
     check = getattr(exp.cell, "check", None)
@@ -269,7 +322,11 @@ def check_cells(name: str, profile: str = "quick", device: str = "cpu",
             need = max(need, int(e.get("bytes", 0)))
             seconds += float(e.get("seconds", 0.0))
     set_ = ", ".join(f"{k}={v}" for k, v in (overrides or {}).items())
-    require(bytes=need, seconds=seconds if check is not None else None,
-            what=f"experiment {name} --profile {profile} ({len(todo)} cells"
-                 + (f"; {set_}" if set_ else "") + ")")
+    require(
+        bytes=need,
+        seconds=seconds if check is not None else None,
+        what=f"experiment {name} --profile {profile} ({len(todo)} cells"
+        + (f"; {set_}" if set_ else "")
+        + ")",
+    )
     return {"cells": len(todo), "bytes": need, "seconds": seconds}

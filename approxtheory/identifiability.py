@@ -25,10 +25,22 @@ from .catalogue import claim
 from .errors import ConfigError
 from .model import LayerSpec, ModelConfig, Transformer
 
-__all__ = ["AttentionConfig", "build_layer", "unidentified_dim", "predicted_unidentified_dim",
-           "sylvester_projection", "rebalance", "imbalance", "bias_aliasing", "rebalance_model",
-           "structured_unidentified_dim", "dense_unidentified_dim",
-           "attention_param_count", "dense_estimate", "structured_estimate"]
+__all__ = [
+    "AttentionConfig",
+    "build_layer",
+    "unidentified_dim",
+    "predicted_unidentified_dim",
+    "sylvester_projection",
+    "rebalance",
+    "imbalance",
+    "bias_aliasing",
+    "rebalance_model",
+    "structured_unidentified_dim",
+    "dense_unidentified_dim",
+    "attention_param_count",
+    "dense_estimate",
+    "structured_estimate",
+]
 
 # Distinct, well-separated RoPE frequencies (the digest's numerical check used these).
 ROPE_FREQS = (1.0, 0.37, 0.61, 0.23, 0.83, 0.17, 0.47, 0.71, 0.29, 0.53, 0.11, 0.93)
@@ -38,12 +50,12 @@ ROPE_FREQS = (1.0, 0.37, 0.61, 0.23, 0.83, 0.17, 0.47, 0.71, 0.29, 0.53, 0.11, 0
 class AttentionConfig:
     E: int
     H: int
-    G: int | None = None           # KV groups (GQA); default H
+    G: int | None = None  # KV groups (GQA); default H
     bias: bool = False
     causal: bool = False
-    rope: str | None = None        # None, "full", "partial:N", "repeated"
-    fat: bool = False              # head width E at any H
-    no_output: bool = False        # the paper's §3.2 single head: square W_V, no W_O (H = 1)
+    rope: str | None = None  # None, "full", "partial:N", "repeated"
+    fat: bool = False  # head width E at any H
+    no_output: bool = False  # the paper's §3.2 single head: square W_V, no W_O (H = 1)
 
     def __post_init__(self):
         for name in ("E", "H"):
@@ -56,13 +68,16 @@ class AttentionConfig:
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be True or False (got {getattr(self, name)!r})")
         if self.rope is not None and not isinstance(self.rope, str):
-            raise ConfigError(f"rope must be None, 'full', 'partial:N' or 'repeated' "
-                              f"(got {self.rope!r})")
+            raise ConfigError(
+                f"rope must be None, 'full', 'partial:N' or 'repeated' (got {self.rope!r})"
+            )
         if not self.fat and self.E % self.H:
             raise ConfigError(f"H must divide E (got H={self.H}, E={self.E})")
         if self.no_output and (self.H != 1 or self.G not in (None, 1) or self.bias):
-            raise ConfigError("the head without an output matrix is the paper's single head: "
-                              f"it needs H = 1 and no biases (got H={self.H}, bias={self.bias})")
+            raise ConfigError(
+                "the head without an output matrix is the paper's single head: "
+                f"it needs H = 1 and no biases (got H={self.H}, bias={self.bias})"
+            )
         G = self.H if self.G is None else self.G
         if not isinstance(G, int) or G < 1 or self.H % G:
             raise ConfigError(f"G must divide H (got G={G}, H={self.H})")
@@ -76,8 +91,9 @@ class AttentionConfig:
                 try:
                     r = int(str(self.rope).split(":", 1)[1])
                 except ValueError:
-                    raise ConfigError(f"partial RoPE needs a number: partial:N "
-                                      f"(got {self.rope!r})") from None
+                    raise ConfigError(
+                        f"partial RoPE needs a number: partial:N (got {self.rope!r})"
+                    ) from None
                 if r < 0 or r > D or r % 2:
                     raise ConfigError(f"partial RoPE dims must be even and <= {D} (got {r})")
             if self.rope == "repeated" and D < 4:
@@ -109,12 +125,28 @@ def _layer_config(cfg: AttentionConfig) -> ModelConfig:
         freqs = list(ROPE_FREQS[: max(1, rope // 2)])
         if cfg.rope == "repeated":
             freqs[1] = freqs[0]
-    mc = ModelConfig(d_in=cfg.E, width=cfg.E, readout="tokens", residual=False,
-                     layers=[LayerSpec(heads=cfg.H, head_dim=D, kv_groups=cfg.groups,
-                                       value_dim=cfg.E if cfg.no_output else D)],
-                     d_out=cfg.E, causal=cfg.causal, bias=cfg.bias, rope=rope,
-                     rope_freqs=tuple(freqs) if freqs else None, attn_scale=1.0,
-                     embed_bias=False, head_bias=False)
+    mc = ModelConfig(
+        d_in=cfg.E,
+        width=cfg.E,
+        readout="tokens",
+        residual=False,
+        layers=[
+            LayerSpec(
+                heads=cfg.H,
+                head_dim=D,
+                kv_groups=cfg.groups,
+                value_dim=cfg.E if cfg.no_output else D,
+            )
+        ],
+        d_out=cfg.E,
+        causal=cfg.causal,
+        bias=cfg.bias,
+        rope=rope,
+        rope_freqs=tuple(freqs) if freqs else None,
+        attn_scale=1.0,
+        embed_bias=False,
+        head_bias=False,
+    )
     return mc
 
 
@@ -124,6 +156,7 @@ def build_layer(cfg: AttentionConfig, seed: int = 0) -> Transformer:
     _check_seed(seed)
     mc = _layer_config(cfg)
     from .resources import require_model
+
     require_model(mc, what=f"the attention layer E={cfg.E} H={cfg.H}")
     m = Transformer(mc)
     g = torch.Generator().manual_seed(seed)
@@ -135,7 +168,7 @@ def build_layer(cfg: AttentionConfig, seed: int = 0) -> Transformer:
         m.set_embedding(torch.eye(cfg.E))
         m.set_readout(torch.eye(cfg.E))
         if cfg.no_output:
-            m.attention(0).o.weight.copy_(torch.eye(cfg.E))     # W_O fixed: not a parameter
+            m.attention(0).o.weight.copy_(torch.eye(cfg.E))  # W_O fixed: not a parameter
     return m
 
 
@@ -152,21 +185,25 @@ def _check_cfg(cfg) -> None:
 def _check_seed(seed) -> None:
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
         raise ConfigError(f"seed must be an integer >= 0 (got {seed!r})")
-    if seed > 2 ** 32 - 1:   # torch.manual_seed(seed + 7) must not overflow
-        raise ConfigError(f"seed must be an integer from 0 to {2 ** 32 - 1} (got {seed!r})")
+    if seed > 2**32 - 1:  # torch.manual_seed(seed + 7) must not overflow
+        raise ConfigError(f"seed must be an integer from 0 to {2**32 - 1} (got {seed!r})")
 
 
 def _check_args(cfg, seed, rtol, n_seq=None, seq_len=1) -> None:
     """Typed errors for the measurement's arguments (booleans are not integers here)."""
     _check_cfg(cfg)
     _check_seed(seed)
-    if isinstance(rtol, bool) or not isinstance(rtol, (int, float, np.floating)) or \
-            not 0 < rtol < 1:
-        raise ConfigError(f"rtol must be a number in (0, 1): the relative singular-value "
-                          f"threshold of the rank (got {rtol!r})")
+    if (
+        isinstance(rtol, bool)
+        or not isinstance(rtol, (int, float, np.floating))
+        or not 0 < rtol < 1
+    ):
+        raise ConfigError(
+            f"rtol must be a number in (0, 1): the relative singular-value "
+            f"threshold of the rank (got {rtol!r})"
+        )
     for name, v in (("n_seq", n_seq), ("seq_len", seq_len)):
-        if v is not None and (not isinstance(v, (int, np.integer)) or isinstance(v, bool)
-                              or v < 1):
+        if v is not None and (not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1):
             none = " or None" if name == "n_seq" else ""
             raise ConfigError(f"{name} must be a positive integer{none} (got {v!r})")
 
@@ -194,6 +231,7 @@ def dense_estimate(cfg: AttentionConfig, n_seq: int | None = None, seq_len: int 
     """Memory (bytes) and a lower bound of the time (s) of :func:`dense_unidentified_dim`: the
     layer, the float64 Jacobian (outputs x P) and one block of it; the SVD's ~4·rows·P² flops."""
     from .resources import FLOPS_PER_SECOND, array_bytes, model_bytes
+
     P, n_seq, rows, block = _dense_sizes(cfg, n_seq, seq_len)
     b = model_bytes(_layer_config(cfg)) + array_bytes(rows, P) + array_bytes(block, P)
     m, n = max(rows, P), min(rows, P)
@@ -206,21 +244,33 @@ def structured_estimate(cfg: AttentionConfig, seq_len: int = 8) -> dict:
     query/key Jacobian with jacrev's batched intermediates and the E x E x 2DE blocks of
     ``_dprod``."""
     from .resources import array_bytes, model_bytes
+
     E, H, D = cfg.E, cfg.H, cfg.head_dim
     C = D
     need = H * E + 2 * -(-(2 * D * E) // C)
     n_seq = -(-need // seq_len)
     NL = n_seq * seq_len
     out = C * max(NL - H * E, 0)
-    base = (model_bytes(_layer_config(cfg)) + array_bytes(NL, E) + array_bytes(H, NL, seq_len)
-            + array_bytes(NL, H * E) + array_bytes(NL, NL))
+    base = (
+        model_bytes(_layer_config(cfg))
+        + array_bytes(NL, E)
+        + array_bytes(H, NL, seq_len)
+        + array_bytes(NL, H * E)
+        + array_bytes(NL, NL)
+    )
     jm = array_bytes(out, 2 * D * E)
     head = max(jm + array_bytes(out, NL, seq_len), jm + array_bytes(6, E, E, D, E))
     return {"bytes": base + head, "rows": NL}
 
 
-def unidentified_dim(cfg: AttentionConfig, n_seq: int | None = None, seq_len: int = 7,
-                     seed: int = 0, rtol: float = 1e-8, method: str = "auto") -> dict:
+def unidentified_dim(
+    cfg: AttentionConfig,
+    n_seq: int | None = None,
+    seq_len: int = 7,
+    seed: int = 0,
+    rtol: float = 1e-8,
+    method: str = "auto",
+) -> dict:
     """P - rank of the Jacobian of the layer's outputs w.r.t. its attention parameters.
 
     ``method="dense"`` forms the whole Jacobian and takes its singular values (the baseline);
@@ -234,30 +284,43 @@ def unidentified_dim(cfg: AttentionConfig, n_seq: int | None = None, seq_len: in
         r = structured_unidentified_dim(cfg, seed=seed, rtol=rtol)
         if r is not None or method == "structured":
             if r is None:
-                raise ConfigError("the structured certificate did not close for this draw; "
-                                  "use method='dense'")
+                raise ConfigError(
+                    "the structured certificate did not close for this draw; use method='dense'"
+                )
             return r
     elif method == "structured":
-        raise ConfigError("the structured method needs no biases, no RoPE, no GQA, a W_O and "
-                          "H·head_dim <= E; use method='dense'")
+        raise ConfigError(
+            "the structured method needs no biases, no RoPE, no GQA, a W_O and "
+            "H·head_dim <= E; use method='dense'"
+        )
     return dense_unidentified_dim(cfg, n_seq=n_seq, seq_len=seq_len, seed=seed, rtol=rtol)
 
 
-def dense_unidentified_dim(cfg: AttentionConfig, n_seq: int | None = None, seq_len: int = 7,
-                           seed: int = 0, rtol: float = 1e-8) -> dict:
+def dense_unidentified_dim(
+    cfg: AttentionConfig,
+    n_seq: int | None = None,
+    seq_len: int = 7,
+    seed: int = 0,
+    rtol: float = 1e-8,
+) -> dict:
     """The baseline: the full Jacobian (``torch.func.jacrev``) and its singular values."""
     from torch.func import functional_call, jacrev
+
     from .resources import require
+
     _check_args(cfg, seed, rtol, n_seq, seq_len)
     est = dense_estimate(cfg, n_seq, seq_len)
-    require(bytes=est["bytes"], seconds=est["seconds"],
-            what=f"the dense Jacobian ({est['outputs']} outputs x P={est['P']} parameters, "
-                 f"float64) of the layer E={cfg.E} H={cfg.H}")
+    require(
+        bytes=est["bytes"],
+        seconds=est["seconds"],
+        what=f"the dense Jacobian ({est['outputs']} outputs x P={est['P']} parameters, "
+        f"float64) of the layer E={cfg.E} H={cfg.H}",
+    )
     m = build_layer(cfg, seed)
     params = _attn_params(m, cfg)
     names = list(params)
     P_total = sum(p.numel() for p in params.values())
-    if n_seq is None:   # enough outputs (with a margin) for the rank to be visible
+    if n_seq is None:  # enough outputs (with a margin) for the rank to be visible
         n_seq = max(12, -(-int(1.25 * P_total) // (seq_len * cfg.E)))
     shapes = [params[n].shape for n in names]
     flat = torch.cat([params[n].detach().reshape(-1) for n in names])
@@ -268,7 +331,7 @@ def dense_unidentified_dim(cfg: AttentionConfig, n_seq: int | None = None, seq_l
         out, i = {}, 0
         for n, s in zip(names, shapes):
             k = int(np.prod(s))
-            out[n] = theta[i:i + k].reshape(s)
+            out[n] = theta[i : i + k].reshape(s)
             i += k
         # the manual attention path (same outputs as the fused one; vmap-friendly)
         return functional_call(m, out, (Xc,), {"return_attention": True})[0].reshape(-1)
@@ -277,28 +340,42 @@ def dense_unidentified_dim(cfg: AttentionConfig, n_seq: int | None = None, seq_l
     # then take its singular values in place (LAPACK gesdd without vectors), so the memory is
     # about one copy of J
     import scipy.linalg
+
     rows_per_seq = seq_len * cfg.E
     J = np.empty((n_seq * rows_per_seq, flat.numel()), dtype=np.float64, order="F")
     step = max(1, 2048 // rows_per_seq)
     for i in range(0, n_seq, step):
-        Xc = X[i:i + step]
+        Xc = X[i : i + step]
         Jc = jacrev(lambda th: f(th, Xc), chunk_size=1024)(flat)
-        J[i * rows_per_seq:(i + len(Xc)) * rows_per_seq] = Jc.detach().numpy()
+        J[i * rows_per_seq : (i + len(Xc)) * rows_per_seq] = Jc.detach().numpy()
         del Jc
-    sv = scipy.linalg.svd(J, compute_uv=False, overwrite_a=True, check_finite=False,
-                          lapack_driver="gesdd")
+    sv = scipy.linalg.svd(
+        J, compute_uv=False, overwrite_a=True, check_finite=False, lapack_driver="gesdd"
+    )
     del J
     P = flat.numel()
     rank = int((sv > rtol * sv[0]).sum())
     gap = float(sv[rank - 1] / sv[rank]) if rank < len(sv) and sv[rank] > 0 else float("inf")
     pred = predicted_unidentified_dim(cfg)
-    return {"total": P, "rank": rank, "measured": P - rank, "predicted": pred,
-            "ratio": (P - rank) / P, "singular_value_gap": gap, "method": "dense"}
+    return {
+        "total": P,
+        "rank": rank,
+        "measured": P - rank,
+        "predicted": pred,
+        "ratio": (P - rank) / P,
+        "singular_value_gap": gap,
+        "method": "dense",
+    }
 
 
 def structured_applies(cfg: AttentionConfig) -> bool:
-    return (not cfg.bias and cfg.rope is None and cfg.groups == cfg.H and not cfg.no_output
-            and cfg.H * cfg.head_dim <= cfg.E)
+    return (
+        not cfg.bias
+        and cfg.rope is None
+        and cfg.groups == cfg.H
+        and not cfg.no_output
+        and cfg.H * cfg.head_dim <= cfg.E
+    )
 
 
 def _rank(A: torch.Tensor, rtol: float):
@@ -308,8 +385,9 @@ def _rank(A: torch.Tensor, rtol: float):
     return r, gap
 
 
-def structured_unidentified_dim(cfg: AttentionConfig, seed: int = 0, seq_len: int = 8,
-                                rtol: float = 1e-8) -> dict | None:
+def structured_unidentified_dim(
+    cfg: AttentionConfig, seed: int = 0, seq_len: int = 8, rtol: float = 1e-8
+) -> dict | None:
     """The same rank as the dense Jacobian, certified from small per-head blocks.
 
     In row form the layer is Y = Σ_h A_h(X; W_Q^h, W_K^h) X W_V^hᵀ W_O^hᵀ. With K = [A_h X]_h
@@ -323,14 +401,20 @@ def structured_unidentified_dim(cfg: AttentionConfig, seed: int = 0, seq_len: in
     agree the rank is certified; otherwise None (use the dense method).
     """
     from torch.func import jacrev
+
     from .resources import require
+
     _check_args(cfg, seed, rtol, None, seq_len)
     if cfg.bias or cfg.rope is not None or cfg.groups != cfg.H:
-        raise ConfigError("the structured certificate needs no biases, no RoPE and no GQA "
-                          f"(got bias={cfg.bias}, rope={cfg.rope}, G={cfg.groups}, H={cfg.H}); "
-                          "use dense_unidentified_dim")
-    require(bytes=structured_estimate(cfg, seq_len)["bytes"],
-            what=f"the structured rank certificate of the layer E={cfg.E} H={cfg.H}")
+        raise ConfigError(
+            "the structured certificate needs no biases, no RoPE and no GQA "
+            f"(got bias={cfg.bias}, rope={cfg.rope}, G={cfg.groups}, H={cfg.H}); "
+            "use dense_unidentified_dim"
+        )
+    require(
+        bytes=structured_estimate(cfg, seq_len)["bytes"],
+        what=f"the structured rank certificate of the layer E={cfg.E} H={cfg.H}",
+    )
     E, H, D = cfg.E, cfg.H, cfg.head_dim
     C = D
     m = build_layer(cfg, seed)
@@ -338,16 +422,16 @@ def structured_unidentified_dim(cfg: AttentionConfig, seed: int = 0, seq_len: in
     Wq = a.q.weight.detach().view(H, D, E)
     Wk = a.k.weight.detach().view(H, D, E)
     Wv = a.v.weight.detach().view(H, C, E)
-    Wo = a.o.weight.detach().view(E, H, C).permute(1, 0, 2)          # (H, E, C)
+    Wo = a.o.weight.detach().view(E, H, C).permute(1, 0, 2)  # (H, E, C)
     P = sum(p.numel() for p in _attn_params(m, cfg).values())
-    need = H * E + 2 * -(-(2 * D * E) // C)                          # rows: HE + margin
+    need = H * E + 2 * -(-(2 * D * E) // C)  # rows: HE + margin
     n_seq = -(-need // seq_len)
     g = torch.Generator().manual_seed(seed + 1)
     X = torch.randn(n_seq, seq_len, E, generator=g, dtype=torch.float64)
     mask = torch.tril(torch.ones(seq_len, seq_len, dtype=torch.bool)) if cfg.causal else None
 
     def probs(wq, wk):
-        lg = (X @ wq.T) @ (X @ wk.T).transpose(1, 2)                   # (N, L, L)
+        lg = (X @ wq.T) @ (X @ wk.T).transpose(1, 2)  # (N, L, L)
         if mask is not None:
             lg = lg.masked_fill(~mask, float("-inf"))
         return torch.softmax(lg, dim=-1)
@@ -358,26 +442,27 @@ def structured_unidentified_dim(cfg: AttentionConfig, seed: int = 0, seq_len: in
         y = sum((A[h] @ X @ Wv[h].T) @ Wo[h].T for h in range(H))
         y_model = m(X)
     if not torch.allclose(y, y_model, atol=1e-10, rtol=1e-10):
-        raise RuntimeError("structured identifiability: layer reconstruction disagrees with the "
-                           "model")
-    K = torch.cat([(A[h] @ X).reshape(-1, E) for h in range(H)], dim=1)   # (NL, HE)
+        raise RuntimeError(
+            "structured identifiability: layer reconstruction disagrees with the model"
+        )
+    K = torch.cat([(A[h] @ X).reshape(-1, E) for h in range(H)], dim=1)  # (NL, HE)
     rK, _ = _rank(K, rtol)
     rO, _ = _rank(a.o.weight.detach(), rtol)
     if rK < H * E or rO < H * C:
         return None
     Qfull, _ = torch.linalg.qr(K, mode="complete")
-    Qperp = Qfull[:, H * E:]                                          # basis of col(K)^⊥
+    Qperp = Qfull[:, H * E :]  # basis of col(K)^⊥
     lower, upper, gaps = 0, 0, []
     for h in range(H):
-        Vx = X @ Wv[h].T                                              # (N, L, C)
+        Vx = X @ Wv[h].T  # (N, L, C)
 
         def zproj(theta, h=h, Vx=Vx):
-            wq, wk = theta[: D * E].view(D, E), theta[D * E:].view(D, E)
-            z = (probs(wq, wk) @ Vx).reshape(-1, C)                   # (NL, C)
+            wq, wk = theta[: D * E].view(D, E), theta[D * E :].view(D, E)
+            z = (probs(wq, wk) @ Vx).reshape(-1, C)  # (NL, C)
             return (Qperp.T @ z).reshape(-1)
 
         theta = torch.cat([Wq[h].reshape(-1), Wk[h].reshape(-1)])
-        Jm = jacrev(zproj)(theta)                                     # (C (NL-HE), 2DE)
+        Jm = jacrev(zproj)(theta)  # (C (NL-HE), 2DE)
         rm, gm = _rank(Jm, rtol)
         gaps.append(gm)
         # upper bounds: d(W_Kᵀ W_Q) and d(W_O W_V) as explicit E² x 2DE matrices
@@ -392,9 +477,15 @@ def structured_unidentified_dim(cfg: AttentionConfig, seed: int = 0, seq_len: in
         return None
     rank = lower
     pred = predicted_unidentified_dim(cfg)
-    return {"total": P, "rank": rank, "measured": P - rank, "predicted": pred,
-            "ratio": (P - rank) / P, "singular_value_gap": float(min(gaps)),
-            "method": "structured"}
+    return {
+        "total": P,
+        "rank": rank,
+        "measured": P - rank,
+        "predicted": pred,
+        "ratio": (P - rank) / P,
+        "singular_value_gap": float(min(gaps)),
+        "method": "structured",
+    }
 
 
 def _dprod(B: torch.Tensor, A: torch.Tensor, E: int, D: int) -> torch.Tensor:
@@ -407,16 +498,32 @@ def _dprod(B: torch.Tensor, A: torch.Tensor, E: int, D: int) -> torch.Tensor:
     eye = torch.eye(E, dtype=torch.float64)
     JA = torch.einsum("di,jk->ijdk", B, eye).reshape(E, E, D * E)
     JB = torch.einsum("ik,dj->ijdk", eye, A).reshape(E, E, D * E)
-    J = torch.cat([JA, JB], dim=2)                                    # (E, E, 2DE)
-    if D >= E:                      # nothing to compress: keep every coordinate
+    J = torch.cat([JA, JB], dim=2)  # (E, E, 2DE)
+    if D >= E:  # nothing to compress: keep every coordinate
         return J.reshape(E * E, -1)
-    T = torch.linalg.qr(torch.cat([B.T, torch.randn(E, E - D, dtype=torch.float64,
-                                                    generator=torch.Generator().manual_seed(0))],
-                                  dim=1))[0]
-    S = torch.linalg.qr(torch.cat([A.T, torch.randn(E, E - D, dtype=torch.float64,
-                                                    generator=torch.Generator().manual_seed(1))],
-                                  dim=1))[0]
-    Jt = torch.einsum("ia,ijp,jb->abp", T, J, S)                      # Tᵀ (.) S
+    T = torch.linalg.qr(
+        torch.cat(
+            [
+                B.T,
+                torch.randn(
+                    E, E - D, dtype=torch.float64, generator=torch.Generator().manual_seed(0)
+                ),
+            ],
+            dim=1,
+        )
+    )[0]
+    S = torch.linalg.qr(
+        torch.cat(
+            [
+                A.T,
+                torch.randn(
+                    E, E - D, dtype=torch.float64, generator=torch.Generator().manual_seed(1)
+                ),
+            ],
+            dim=1,
+        )
+    )[0]
+    Jt = torch.einsum("ia,ijp,jb->abp", T, J, S)  # Tᵀ (.) S
     top = Jt[:D].reshape(D * E, -1)
     left = Jt[D:, :D].reshape((E - D) * D, -1)
     return torch.cat([top, left], dim=0)
@@ -437,9 +544,12 @@ def predicted_unidentified_dim(cfg: AttentionConfig) -> int:
     elif cfg.rope == "repeated":
         qk_head = claim("ID-P4.8").evaluate("U_qk_repeated_pair", D=D)
     else:
-        qk_head = claim("ID-P4.8").evaluate("U_qk_partial", D=D, D_r=cfg.rope_dims) \
-            if cfg.rope_dims > 0 else sp.Integer(D) ** 2
-    U = G * qk_head + G * C ** 2                # QK and OV symmetries, one per KV group
+        qk_head = (
+            claim("ID-P4.8").evaluate("U_qk_partial", D=D, D_r=cfg.rope_dims)
+            if cfg.rope_dims > 0
+            else sp.Integer(D) ** 2
+        )
+    U = G * qk_head + G * C**2  # QK and OV symmetries, one per KV group
     if cfg.bias:
         # inert key biases (D per KV head) + value biases aliased with b_O (C per KV head)
         U += G * D + G * C
@@ -458,7 +568,7 @@ def bias_aliasing(cfg: AttentionConfig, seed: int = 0) -> dict:
     g = torch.Generator().manual_seed(seed + 7)
     X = torch.randn(4, 6, cfg.E, generator=g, dtype=torch.float64)
     y0 = m(X)
-    (y0 ** 2).sum().backward()
+    (y0**2).sum().backward()
     grad_bk = float(a.k.bias.grad.abs().max())
     with torch.no_grad():
         y0 = y0.detach()
@@ -467,11 +577,14 @@ def bias_aliasing(cfg: AttentionConfig, seed: int = 0) -> dict:
         delta = torch.randn(a.v.bias.shape, generator=g, dtype=torch.float64)
         a.v.bias.add_(delta)
         rep = a.h // a.g
-        full = delta.view(a.g, a.c).repeat_interleave(rep, dim=0).reshape(-1)   # per query head
+        full = delta.view(a.g, a.c).repeat_interleave(rep, dim=0).reshape(-1)  # per query head
         a.o.bias.sub_(a.o.weight @ full)
         value = float((m(X) - y0).abs().max())
-    return {"key_bias_output_change": key, "key_bias_grad": grad_bk,
-            "value_bias_aliasing_output_change": value}
+    return {
+        "key_bias_output_change": key,
+        "key_bias_grad": grad_bk,
+        "value_bias_aliasing_output_change": value,
+    }
 
 
 def imbalance(Wq: np.ndarray, Wk: np.ndarray) -> np.ndarray:
@@ -514,8 +627,10 @@ def rebalance_model(m: Transformer, layer: int = 0) -> float:
     if a.g != a.h:
         raise ConfigError("rebalancing per head needs one KV head per query head (no GQA)")
     if a.freqs.numel():
-        raise ConfigError("rebalancing with RoPE changes the function (the symmetry group is "
-                          "smaller); not supported")
+        raise ConfigError(
+            "rebalancing with RoPE changes the function (the symmetry group is "
+            "smaller); not supported"
+        )
     worst = 0.0
     for h in range(a.h):
         sl = slice(h * a.n, (h + 1) * a.n)

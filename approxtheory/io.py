@@ -8,8 +8,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_write_text", "atomic_write_bytes", "atomic_write_json", "json_roundtrip",
-           "read_json", "atomic_write_checked_json", "read_checked_json", "content_digest"]
+__all__ = [
+    "atomic_write_text",
+    "atomic_write_bytes",
+    "atomic_write_json",
+    "json_roundtrip",
+    "read_json",
+    "atomic_write_checked_json",
+    "read_checked_json",
+    "content_digest",
+]
 
 
 def atomic_write_bytes(path: Path | str, data: bytes) -> Path:
@@ -38,8 +46,9 @@ def atomic_write_text(path: Path | str, text: str) -> Path:
 def atomic_write_json(path: Path | str, obj: Any, sort_keys: bool = True) -> Path:
     """``sort_keys=False`` keeps the dicts' order (cache files: a cached record must read back
     exactly as the fresh one, column order of its rows included)."""
-    return atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=sort_keys, default=str)
-                             + "\n")
+    return atomic_write_text(
+        path, json.dumps(obj, indent=2, sort_keys=sort_keys, default=str) + "\n"
+    )
 
 
 def json_roundtrip(obj: Any) -> Any:
@@ -56,6 +65,7 @@ def content_digest(obj: Any) -> str:
     """SHA-256 of ``obj``'s JSON text, dict order included (the same before and after a JSON
     round trip)."""
     import hashlib
+
     text = json.dumps(obj, default=str, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -81,5 +91,5 @@ def read_json(path: Path | str) -> Any:
     entry that cannot be read is a miss, never a crash)."""
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):      # ValueError covers JSONDecodeError and UnicodeDecodeError
+    except (OSError, ValueError):  # ValueError covers JSONDecodeError and UnicodeDecodeError
         return None

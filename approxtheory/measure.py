@@ -18,8 +18,9 @@ returns the estimate *and the worst input found* (the witness).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -27,28 +28,41 @@ import torch
 
 from .errors import ConfigError
 
-__all__ = ["SupErrorResult", "sup_error", "errors", "nmse", "RateFit", "fit_rate",
-           "compare_exponent"]
+__all__ = [
+    "SupErrorResult",
+    "sup_error",
+    "errors",
+    "nmse",
+    "RateFit",
+    "fit_rate",
+    "compare_exponent",
+]
 
 
 @dataclass
 class SupErrorResult:
-    value: float                  # the largest error found: max over outputs of |model - target|
-    witness: np.ndarray           # the input (T, d) that attains it
+    value: float  # the largest error found: max over outputs of |model - target|
+    witness: np.ndarray  # the input (T, d) that attains it
     model_output: Any
     target: Any
-    n_evals: int                  # forward evaluations (sequences) spent
-    by_source: dict = field(default_factory=dict)   # best error per search stage
+    n_evals: int  # forward evaluations (sequences) spent
+    by_source: dict = field(default_factory=dict)  # best error per search stage
     budget: int = 0
-    evals_by_source: dict = field(default_factory=dict)   # evaluations spent per stage
-    nonfinite: bool = False       # the model's output at the witness is NaN or inf (a failure)
+    evals_by_source: dict = field(default_factory=dict)  # evaluations spent per stage
+    nonfinite: bool = False  # the model's output at the witness is NaN or inf (a failure)
 
     def to_dict(self) -> dict:
-        return {"sup_error": self.value, "witness": self.witness.tolist(),
-                "model_output": np.asarray(self.model_output).tolist(),
-                "target": np.asarray(self.target).tolist(), "n_evals": self.n_evals,
-                "by_source": self.by_source, "evals_by_source": self.evals_by_source,
-                "nonfinite": self.nonfinite, "budget": self.budget}
+        return {
+            "sup_error": self.value,
+            "witness": self.witness.tolist(),
+            "model_output": np.asarray(self.model_output).tolist(),
+            "target": np.asarray(self.target).tolist(),
+            "n_evals": self.n_evals,
+            "by_source": self.by_source,
+            "evals_by_source": self.evals_by_source,
+            "nonfinite": self.nonfinite,
+            "budget": self.budget,
+        }
 
 
 def _err_per_sample(model, task, X: torch.Tensor) -> torch.Tensor:
@@ -64,8 +78,10 @@ def _err_per_sample(model, task, X: torch.Tensor) -> torch.Tensor:
     if out.dim() == 2 and y.dim() == 1 and out.shape[-1] == 1:
         out = out[:, 0]
     if out.shape != y.shape:
-        raise ConfigError(f"model output shape {tuple(out.shape)} does not match the task's "
-                          f"target shape {tuple(y.shape)}")
+        raise ConfigError(
+            f"model output shape {tuple(out.shape)} does not match the task's "
+            f"target shape {tuple(y.shape)}"
+        )
     no_target = torch.isnan(y)
     failed = ~torch.isfinite(out) & ~no_target
     e = (out - y).abs().masked_fill(no_target, 0.0)
@@ -79,18 +95,20 @@ def errors(model, task, X, batch: int = 4096) -> np.ndarray:
     """ℓ∞ error of each input sequence (no gradient); ``inf`` where the model's output is NaN or
     infinite."""
     from .resources import require_errors
+
     require_errors(model, task, len(X), batch=batch)
     X = torch.as_tensor(np.asarray(X), dtype=torch.float64)
     out = []
     with torch.no_grad():
         for i in range(0, len(X), batch):
-            out.append(_err_per_sample(model, task, X[i:i + batch]))
+            out.append(_err_per_sample(model, task, X[i : i + batch]))
     return torch.cat(out).numpy() if out else np.zeros(0)
 
 
 # ------------------------------------------------------------------------------- the search
 def _attention_modules(model):
     from .model import Attention
+
     return [m for m in model.modules() if isinstance(m, Attention)]
 
 
@@ -160,7 +178,7 @@ class _Search:
         if count:
             self.n_evals += len(Xs)
             self.evals_by_source[source] = self.evals_by_source.get(source, 0) + len(Xs)
-        e = np.where(np.isnan(e), np.inf, e)        # never let NaN hide in a max
+        e = np.where(np.isnan(e), np.inf, e)  # never let NaN hide in a max
         i = int(np.argmax(e))
         self.by_source[source] = max(self.by_source.get(source, -np.inf), float(e[i]))
         if e[i] > self.best_e:
@@ -190,8 +208,7 @@ class _Search:
         i = 0
         while len(out) < n and any(i < len(p) for p in pools):
             for p in pools:
-                if i < len(p) and len(out) < n and \
-                        not any(np.array_equal(p[i][1], X) for X in out):
+                if i < len(p) and len(out) < n and not any(np.array_equal(p[i][1], X) for X in out):
                     out.append(p[i][1])
             i += 1
         return out
@@ -223,7 +240,7 @@ def _anchors(task, rng, n_max: int = 8) -> list[tuple[np.ndarray, np.ndarray, np
     if task.domain == "sphere":
         dirs = [np.eye(d)[i] * s for i in range(min(d, 4)) for s in (1.0, -1.0)]
         dirs += [task.project(rng.standard_normal(d)) for _ in range(2)]
-        for u in dirs[:max(2, n_max // 2)]:
+        for u in dirs[: max(2, n_max // 2)]:
             w = rng.standard_normal(d)
             w -= (w @ u) * u
             w /= max(np.linalg.norm(w), 1e-12)
@@ -233,8 +250,9 @@ def _anchors(task, rng, n_max: int = 8) -> list[tuple[np.ndarray, np.ndarray, np
     if d <= 3:
         verts = [np.array(v, dtype=float) for v in itertools.product((lo, hi), repeat=d)]
     else:
-        verts = [np.full(d, hi), np.full(d, lo)] + [rng.choice([lo, hi], size=d)
-                                                   for _ in range(n_max - 2)]
+        verts = [np.full(d, hi), np.full(d, lo)] + [
+            rng.choice([lo, hi], size=d) for _ in range(n_max - 2)
+        ]
     for v in verts[:n_max]:
         w = (c - v) / max(np.linalg.norm(c - v), 1e-12)
         out.append((v, w, 2 * c - v))
@@ -254,10 +272,10 @@ def _family_inputs(task, anchor, ks, gaps, order: str) -> np.ndarray:
             tie = u + g * w
             if order == "front":
                 X[0] = u
-                X[1:k + 1] = tie
+                X[1 : k + 1] = tie
             else:
                 X[T - 1] = u
-                X[T - 1 - k:T - 1] = tie
+                X[T - 1 - k : T - 1] = tie
             out[i] = X
             i += 1
     return task.project(out)
@@ -284,7 +302,7 @@ def _families(S: _Search, rng, beta) -> None:
     # 257 levels, then a fine grid around the best one
     for ai, (u, w, b) in enumerate(anchors[:2]):
         s_grid = np.linspace(0.0, 1.0, 257)
-        line = b[None, :] + s_grid[:, None] * (u - b)[None, :]             # (n, d)
+        line = b[None, :] + s_grid[:, None] * (u - b)[None, :]  # (n, d)
         X = task.project(np.repeat(line[:, None, :], task.T, axis=1))
         e = S.eval(X, "families")
         i = int(np.argmax(e))
@@ -315,7 +333,7 @@ def _block_seeds(task, rng) -> np.ndarray:
         for combo in itertools.product(levels, repeat=m):
             X = np.empty((T, task.d))
             for j in range(m):
-                X[cuts[j]:cuts[j + 1]] = combo[j]
+                X[cuts[j] : cuts[j + 1]] = combo[j]
             out.append(X)
     return np.stack(out)
 
@@ -371,7 +389,7 @@ def _discrete(S: _Search, rng, beta, max_evals: int, n_starts: int = 4) -> None:
     si = 0
     while S.n_evals - spent0 < max_evals and starts:
         X = np.array(starts[si % len(starts)])
-        if si >= len(starts):       # a restart: kick a random block to a bound
+        if si >= len(starts):  # a restart: kick a random block to a bound
             a = int(rng.integers(0, task.T))
             b = int(rng.integers(a, task.T)) + 1
             lv = (task.lo, task.hi) if task.domain == "box" else (-1.0, 1.0)
@@ -386,8 +404,9 @@ def _discrete(S: _Search, rng, beta, max_evals: int, n_starts: int = 4) -> None:
             probe = _cell_candidates(task, X, int(order[0]), gaps)
             group = max(1, 512 // max(1, len(probe)))
             for g0 in range(0, task.T, group):
-                cands = np.concatenate([_cell_candidates(task, X, int(t), gaps)
-                                        for t in order[g0:g0 + group]])
+                cands = np.concatenate(
+                    [_cell_candidates(task, X, int(t), gaps) for t in order[g0 : g0 + group]]
+                )
                 if not len(cands):
                     continue
                 e = S.eval(cands, "discrete")
@@ -398,8 +417,9 @@ def _discrete(S: _Search, rng, beta, max_evals: int, n_starts: int = 4) -> None:
                     break
 
 
-def _ascent(S: _Search, starts: list[np.ndarray], factors, steps: int, base_lr: float,
-            source: str, beta) -> list[np.ndarray]:
+def _ascent(
+    S: _Search, starts: list[np.ndarray], factors, steps: int, base_lr: float, source: str, beta
+) -> list[np.ndarray]:
     """Projected Adam ascent on the input; for each temperature factor f (continuation: the
     model's logits times f, then anneal f to 1) ``steps`` steps. The true error (f = 1) of every
     iterate is what is recorded. Returns the best input per start."""
@@ -438,10 +458,20 @@ def _ascent(S: _Search, starts: list[np.ndarray], factors, steps: int, base_lr: 
     return list(best_X)
 
 
-def sup_error(model, task, budget: int = 4096, seed: int = 0, local_starts: int = 8,
-              local_steps: int = 60, lr: float | None = None, include_structured: bool = True,
-              batch: int = 4096, families: bool = True, discrete_evals: int | None = None,
-              continuation: Sequence[float] = (1 / 64, 1 / 16, 1 / 4, 1.0)) -> SupErrorResult:
+def sup_error(
+    model,
+    task,
+    budget: int = 4096,
+    seed: int = 0,
+    local_starts: int = 8,
+    local_steps: int = 60,
+    lr: float | None = None,
+    include_structured: bool = True,
+    batch: int = 4096,
+    families: bool = True,
+    discrete_evals: int | None = None,
+    continuation: Sequence[float] = (1 / 64, 1 / 16, 1 / 4, 1.0),
+) -> SupErrorResult:
     """Estimate ``sup_X ||model(X) - task(X)||_∞`` over the task's domain (a lower bound on the
     supremum: the error at the worst input found, which is returned as the witness).
 
@@ -471,20 +501,24 @@ def sup_error(model, task, budget: int = 4096, seed: int = 0, local_starts: int 
         raise ConfigError(f"budget must be an integer >= 1 (got {budget!r})")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ConfigError(f"seed must be an integer >= 0 (got {seed!r})")
-    for name, v in (("local_starts", local_starts), ("local_steps", local_steps),
-                    ("batch", batch)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < (1 if name ==
-                                                                                "batch" else 0):
+    for name, v in (("local_starts", local_starts), ("local_steps", local_steps), ("batch", batch)):
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, (int, np.integer))
+            or v < (1 if name == "batch" else 0)
+        ):
             raise ConfigError(f"{name} must be a non-negative integer (got {v!r})")
     if not (np.isfinite(task.lo) and np.isfinite(task.hi)) or task.lo > task.hi:
-        raise ConfigError(f"the task's domain must have finite lo <= hi (got lo={task.lo}, "
-                          f"hi={task.hi})")
+        raise ConfigError(
+            f"the task's domain must have finite lo <= hi (got lo={task.lo}, hi={task.hi})"
+        )
     if lr is not None and not (np.isfinite(lr) and lr > 0):
         raise ConfigError(f"lr must be a positive finite number (got {lr!r})")
     if any(not (0 < f <= 1) for f in continuation):
         raise ConfigError(f"continuation factors must lie in (0, 1] (got {tuple(continuation)})")
     from .resources import require_sup_error
-    require_sup_error(model, task, budget, batch=batch)     # refuse before allocating
+
+    require_sup_error(model, task, budget, batch=batch)  # refuse before allocating
     rng = np.random.default_rng(seed)
     model.eval()
     S = _Search(model, task, batch)
@@ -503,10 +537,12 @@ def sup_error(model, task, budget: int = 4096, seed: int = 0, local_starts: int 
     width = float(task.hi - task.lo) if task.domain == "box" else 1.0
     if local_steps > 0 and local_starts > 0:
         starts = S.starts(local_starts)
-        if starts:          # also jitter the best start
+        if starts:  # also jitter the best start
             scale = 0.02 * width
-            starts += [task.project(starts[0] + scale * rng.standard_normal(starts[0].shape))
-                       for _ in range(max(1, local_starts // 2))]
+            starts += [
+                task.project(starts[0] + scale * rng.standard_normal(starts[0].shape))
+                for _ in range(max(1, local_starts // 2))
+            ]
         if continuation and beta:
             per = max(1, local_steps // (2 * len(continuation)))
             _ascent(S, starts, continuation, per, 0.05 * width, "continuation", beta)
@@ -520,11 +556,23 @@ def sup_error(model, task, budget: int = 4096, seed: int = 0, local_starts: int 
         Xt = torch.tensor(best_X[None], dtype=torch.float64)
         out = model(Xt)[0].numpy()
         y = task.target(Xt)[0].numpy()
-    nonfinite = bool(not np.all(np.isfinite(out[~np.isnan(y)]))) if np.ndim(y) else \
-        bool(not np.all(np.isfinite(out)))
+    nonfinite = (
+        bool(not np.all(np.isfinite(out[~np.isnan(y)])))
+        if np.ndim(y)
+        else bool(not np.all(np.isfinite(out)))
+    )
     by_source = {k: float(v) for k, v in S.by_source.items()}
-    return SupErrorResult(float(S.best_e), best_X, out, y, S.n_evals, by_source, budget,
-                          dict(S.evals_by_source), nonfinite)
+    return SupErrorResult(
+        float(S.best_e),
+        best_X,
+        out,
+        y,
+        S.n_evals,
+        by_source,
+        budget,
+        dict(S.evals_by_source),
+        nonfinite,
+    )
 
 
 def nmse(model, task, n: int = 4096, seed: int = 0, X=None) -> float:
@@ -565,8 +613,9 @@ class RateFit:
         return dict(self.__dict__)
 
 
-def fit_rate(x: Sequence[float], y: Sequence[float], n_boot: int = 2000, level: float = 0.95,
-             seed: int = 0) -> RateFit:
+def fit_rate(
+    x: Sequence[float], y: Sequence[float], n_boot: int = 2000, level: float = 0.95, seed: int = 0
+) -> RateFit:
     """Log-log least squares of y against x with a residual-bootstrap interval for the slope."""
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -584,26 +633,33 @@ def fit_rate(x: Sequence[float], y: Sequence[float], n_boot: int = 2000, level: 
     rng = np.random.default_rng(seed)
     fitted = intercept + slope * lx
     resid = ly - fitted
-    resid = resid * np.sqrt(len(x) / (len(x) - 2))     # small-sample variance correction
+    resid = resid * np.sqrt(len(x) / (len(x) - 2))  # small-sample variance correction
     boots = [np.polyfit(lx, fitted + rng.choice(resid, len(x)), 1)[0] for _ in range(n_boot)]
     a = (1 - level) / 2
     lo, hi = np.quantile(boots, [a, 1 - a])
     # the interval always contains the point estimate
-    return RateFit(float(slope), float(intercept), float(min(lo, slope)), float(max(hi, slope)),
-                   level, len(x))
+    return RateFit(
+        float(slope), float(intercept), float(min(lo, slope)), float(max(hi, slope)), level, len(x)
+    )
 
 
 def compare_exponent(fit: RateFit, predicted, **values) -> dict:
     """Compare a fitted slope with a predicted exponent (a number, a sympy expression evaluated at
     ``values``, or a claim id whose ``rate_exponent`` is used with the sign of a decay in ε)."""
     from .catalogue import Claim, claim
+
     if isinstance(predicted, str):
         predicted = claim(predicted)
     if isinstance(predicted, Claim):
         predicted = predicted.rate_exponent().subs(
-            {predicted.symbol(k): v for k, v in values.items()})
+            {predicted.symbol(k): v for k, v in values.items()}
+        )
     elif isinstance(predicted, sp.Basic):
         predicted = predicted.subs(values)
     p = float(sp.N(predicted))
-    return {"predicted": p, "fitted": fit.slope, "ci": [fit.ci_low, fit.ci_high],
-            "within_ci": fit.contains(p)}
+    return {
+        "predicted": p,
+        "fitted": fit.slope,
+        "ci": [fit.ci_low, fit.ci_high],
+        "within_ci": fit.contains(p),
+    }

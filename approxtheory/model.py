@@ -23,8 +23,9 @@ is not attended to, as in arXiv 2510.06662 eq. (4). Logits use ``attn_scale`` (d
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, asdict
-from typing import Mapping, NamedTuple, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -33,8 +34,17 @@ import torch.nn.functional as F
 
 from .errors import ConfigError
 
-__all__ = ["LayerSpec", "ModelConfig", "Transformer", "Attention", "Block", "FeedForward", "MLP",
-           "HeadWeights", "ResidualLayout"]
+__all__ = [
+    "LayerSpec",
+    "ModelConfig",
+    "Transformer",
+    "Attention",
+    "Block",
+    "FeedForward",
+    "MLP",
+    "HeadWeights",
+    "ResidualLayout",
+]
 
 _ACTS = ("relu", "gelu", "identity")
 _FFN_KINDS = ("relu", "gelu", "swiglu", "bilinear")
@@ -64,8 +74,9 @@ class LayerSpec:
         if self.kv_groups is None:
             self.kv_groups = self.heads
         if self.kv_groups < 1 or self.heads % self.kv_groups:
-            raise ConfigError(f"kv_groups must divide heads (got kv_groups={self.kv_groups}, "
-                              f"heads={self.heads})")
+            raise ConfigError(
+                f"kv_groups must divide heads (got kv_groups={self.kv_groups}, heads={self.heads})"
+            )
         self.ffn_hidden = tuple(int(w) for w in self.ffn_hidden)
         if any(w < 1 for w in self.ffn_hidden):
             raise ConfigError(f"ffn_hidden widths must be positive (got {self.ffn_hidden})")
@@ -77,26 +88,26 @@ class ModelConfig:
     width: int
     layers: list[LayerSpec]
     d_out: int = 1
-    seq_len: int | None = None          # needed only for one-hot positions or learned positions
-    positions: str = "none"             # "none", "onehot" (concatenated to x), "learned" (added)
+    seq_len: int | None = None  # needed only for one-hot positions or learned positions
+    positions: str = "none"  # "none", "onehot" (concatenated to x), "learned" (added)
     embed_hidden: tuple[int, ...] = ()  # encoder P_φ hidden widths (ReLU); () = linear
     embed_bias: bool = True
-    head_hidden: tuple[int, ...] = ()   # read-out F̂ hidden widths
+    head_hidden: tuple[int, ...] = ()  # read-out F̂ hidden widths
     head_activation: str = "relu"
     head_bias: bool = True
-    readout: str = "cls"                # "cls" or "tokens"
+    readout: str = "cls"  # "cls" or "tokens"
     cls_is_key: bool = False
     causal: bool = False
-    rope: str | int | None = None       # None, "full", or the number of rotated dims per head
+    rope: str | int | None = None  # None, "full", or the number of rotated dims per head
     rope_base: float = 10000.0
     rope_freqs: tuple[float, ...] | None = None  # explicit per-pair frequencies (overrides base)
-    bias: bool = False                  # biases on q, k, v, o
+    bias: bool = False  # biases on q, k, v, o
     residual: bool = True
-    layernorm: bool = False             # pre-norm LayerNorm before attention and FFN
+    layernorm: bool = False  # pre-norm LayerNorm before attention and FFN
     ffn_kind: str = "relu"
     ffn_residual: bool = True
     ffn_bias: bool = True
-    attn_scale: float | None = None     # None: 1/sqrt(head_dim)
+    attn_scale: float | None = None  # None: 1/sqrt(head_dim)
     dtype: str = "float64"
 
     def __post_init__(self):
@@ -112,8 +123,9 @@ class ModelConfig:
         if self.readout not in ("cls", "tokens"):
             raise ConfigError(f"readout must be cls or tokens (got {self.readout!r})")
         if self.ffn_kind not in _FFN_KINDS:
-            raise ConfigError(f"ffn_kind must be one of {', '.join(_FFN_KINDS)} "
-                              f"(got {self.ffn_kind!r})")
+            raise ConfigError(
+                f"ffn_kind must be one of {', '.join(_FFN_KINDS)} (got {self.ffn_kind!r})"
+            )
         if self.head_activation not in _ACTS:
             raise ConfigError(f"head_activation must be one of {', '.join(_ACTS)}")
         if self.dtype not in ("float64", "float32"):
@@ -122,11 +134,15 @@ class ModelConfig:
             if self.rope is not None:
                 rd = l.head_dim if self.rope == "full" else self.rope
                 if not isinstance(rd, (int, np.integer)) or rd < 0 or rd > l.head_dim:
-                    raise ConfigError(f"rope must be 'full' or a number of dims <= head_dim "
-                                      f"(got {self.rope!r}, head_dim={l.head_dim} in layer {i})")
+                    raise ConfigError(
+                        f"rope must be 'full' or a number of dims <= head_dim "
+                        f"(got {self.rope!r}, head_dim={l.head_dim} in layer {i})"
+                    )
                 if rd % 2:
-                    raise ConfigError(f"RoPE needs an even number of rotated dims (got {rd} in "
-                                      f"layer {i}, head_dim={l.head_dim})")
+                    raise ConfigError(
+                        f"RoPE needs an even number of rotated dims (got {rd} in "
+                        f"layer {i}, head_dim={l.head_dim})"
+                    )
         if self.attn_scale is not None and not self.attn_scale > 0:
             raise ConfigError(f"attn_scale must be positive (got {self.attn_scale})")
 
@@ -149,8 +165,14 @@ class MLP(nn.Sequential):
     ``linear(i)`` is the i-th linear map (0 = the first; activations are not counted) and
     ``set_linear(i, weight=, bias=)`` writes it with shape checks."""
 
-    def __init__(self, d_in: int, hidden: Sequence[int], d_out: int, activation: str = "relu",
-                 bias: bool = True):
+    def __init__(
+        self,
+        d_in: int,
+        hidden: Sequence[int],
+        d_out: int,
+        activation: str = "relu",
+        bias: bool = True,
+    ):
         mods: list[nn.Module] = []
         dims = [d_in, *hidden, d_out]
         for i in range(len(dims) - 1):
@@ -166,10 +188,15 @@ class MLP(nn.Sequential):
 
     def linear(self, i: int = 0, what: str = "MLP") -> nn.Linear:
         lin = self.linears
-        if not isinstance(i, (int, np.integer)) or isinstance(i, bool) or \
-                not -len(lin) <= i < len(lin):
-            raise ConfigError(f"{what} has {len(lin)} linear map{'s' * (len(lin) != 1)}: linear "
-                              f"must be in [0, {len(lin)}) (got {i!r})")
+        if (
+            not isinstance(i, (int, np.integer))
+            or isinstance(i, bool)
+            or not -len(lin) <= i < len(lin)
+        ):
+            raise ConfigError(
+                f"{what} has {len(lin)} linear map{'s' * (len(lin) != 1)}: linear "
+                f"must be in [0, {len(lin)}) (got {i!r})"
+            )
         return lin[i]
 
     def set_linear(self, i: int = 0, weight=None, bias=None, what: str = "MLP") -> None:
@@ -178,8 +205,9 @@ class MLP(nn.Sequential):
         _write(lin.weight, weight, f"{what} linear {i} weight")
         if bias is not None:
             if lin.bias is None:
-                raise ConfigError(f"{what} linear {i} has no bias (the model was configured "
-                                  f"without one)")
+                raise ConfigError(
+                    f"{what} linear {i} has no bias (the model was configured without one)"
+                )
             _write(lin.bias, bias, f"{what} linear {i} bias")
 
 
@@ -201,8 +229,9 @@ def apply_rope(x, freqs, positions):
     xr = x[..., : 2 * n].reshape(*x.shape[:-1], n, 2)
     x0, x1 = xr[..., 0], xr[..., 1]
     rot = torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1).reshape(
-        *x.shape[:-1], 2 * n)
-    return torch.cat((rot, x[..., 2 * n:]), dim=-1)
+        *x.shape[:-1], 2 * n
+    )
+    return torch.cat((rot, x[..., 2 * n :]), dim=-1)
 
 
 class Attention(nn.Module):
@@ -218,8 +247,9 @@ class Attention(nn.Module):
         self.o = nn.Linear(self.h * self.c, E, bias=cfg.bias)
         self.scale = cfg.attn_scale if cfg.attn_scale is not None else 1.0 / math.sqrt(self.n)
         rd = 0 if cfg.rope is None else (self.n if cfg.rope == "full" else int(cfg.rope))
-        self.register_buffer("freqs", rope_frequencies(rd // 2, cfg.rope_base, cfg.rope_freqs),
-                             persistent=False)
+        self.register_buffer(
+            "freqs", rope_frequencies(rd // 2, cfg.rope_base, cfg.rope_freqs), persistent=False
+        )
 
     def set_head(self, i: int, q=None, k=None, v=None, o=None):
         """Set head i's blocks: q, k of shape (n, E); v (c, E); o (E, c). For GQA, k and v set
@@ -228,74 +258,79 @@ class Attention(nn.Module):
             raise ConfigError(f"head index must be in [0, {self.h}) (got {i!r})")
         gi = i // (self.h // self.g)
         with torch.no_grad():
-            for name, blk, rows, w in (("q", q, slice(i * self.n, (i + 1) * self.n), self.q),
-                                       ("k", k, slice(gi * self.n, (gi + 1) * self.n), self.k),
-                                       ("v", v, slice(gi * self.c, (gi + 1) * self.c), self.v)):
+            for name, blk, rows, w in (
+                ("q", q, slice(i * self.n, (i + 1) * self.n), self.q),
+                ("k", k, slice(gi * self.n, (gi + 1) * self.n), self.k),
+                ("v", v, slice(gi * self.c, (gi + 1) * self.c), self.v),
+            ):
                 if blk is None:
                     continue
                 t = _as_tensor(blk, w.weight)
                 exp = tuple(w.weight[rows].shape)
                 if tuple(t.shape) != exp:
-                    raise ConfigError(f"head {i} {name} block must have shape {exp} "
-                                      f"(got {tuple(t.shape)})")
+                    raise ConfigError(
+                        f"head {i} {name} block must have shape {exp} (got {tuple(t.shape)})"
+                    )
                 w.weight[rows] = t
             if o is not None:
                 t = _as_tensor(o, self.o.weight)
-                exp = tuple(self.o.weight[:, i * self.c:(i + 1) * self.c].shape)
+                exp = tuple(self.o.weight[:, i * self.c : (i + 1) * self.c].shape)
                 if tuple(t.shape) != exp:
-                    raise ConfigError(f"head {i} o block must have shape {exp} "
-                                      f"(got {tuple(t.shape)})")
-                self.o.weight[:, i * self.c:(i + 1) * self.c] = t
+                    raise ConfigError(
+                        f"head {i} o block must have shape {exp} (got {tuple(t.shape)})"
+                    )
+                self.o.weight[:, i * self.c : (i + 1) * self.c] = t
 
-    def head_weights(self, i: int) -> "HeadWeights":
+    def head_weights(self, i: int) -> HeadWeights:
         """Copies of head i's blocks: q, k (n, E), v (c, E), o (E, c) (for GQA, k and v are its
         group's KV head)."""
         if not isinstance(i, (int, np.integer)) or not 0 <= i < self.h:
             raise ConfigError(f"head index must be in [0, {self.h}) (got {i!r})")
         gi = i // (self.h // self.g)
         with torch.no_grad():
-            return HeadWeights(q=self.q.weight[i * self.n:(i + 1) * self.n].clone(),
-                               k=self.k.weight[gi * self.n:(gi + 1) * self.n].clone(),
-                               v=self.v.weight[gi * self.c:(gi + 1) * self.c].clone(),
-                               o=self.o.weight[:, i * self.c:(i + 1) * self.c].clone())
+            return HeadWeights(
+                q=self.q.weight[i * self.n : (i + 1) * self.n].clone(),
+                k=self.k.weight[gi * self.n : (gi + 1) * self.n].clone(),
+                v=self.v.weight[gi * self.c : (gi + 1) * self.c].clone(),
+                o=self.o.weight[:, i * self.c : (i + 1) * self.c].clone(),
+            )
 
     def _qkv(self, x, positions, n_query: int | None = None):
         """Queries of the last ``n_query`` tokens (all when None), keys and values of all."""
         B, T, _ = x.shape
-        xq = x if n_query is None else x[:, T - n_query:]
+        xq = x if n_query is None else x[:, T - n_query :]
         Tq = xq.shape[1]
         q = self.q(xq).view(B, Tq, self.h, self.n).transpose(1, 2)  # (B, h, Tq, n)
-        k = self.k(x).view(B, T, self.g, self.n).transpose(1, 2)   # (B, g, T, n)
-        v = self.v(x).view(B, T, self.g, self.c).transpose(1, 2)   # (B, g, T, c)
+        k = self.k(x).view(B, T, self.g, self.n).transpose(1, 2)  # (B, g, T, n)
+        v = self.v(x).view(B, T, self.g, self.c).transpose(1, 2)  # (B, g, T, c)
         if self.freqs.numel():
-            q = apply_rope(q, self.freqs, positions[T - Tq:])
+            q = apply_rope(q, self.freqs, positions[T - Tq :])
             k = apply_rope(k, self.freqs, positions)
         if self.g != self.h:
             rep = self.h // self.g
-            k = k.repeat_interleave(rep, dim=1)                      # (B, h, T, n)
-            v = v.repeat_interleave(rep, dim=1)                      # (B, h, T, c)
+            k = k.repeat_interleave(rep, dim=1)  # (B, h, T, n)
+            v = v.repeat_interleave(rep, dim=1)  # (B, h, T, c)
         return q, k, v
 
-    def forward(self, x, mask, positions, need_weights: bool = False,
-                n_query: int | None = None):
+    def forward(self, x, mask, positions, need_weights: bool = False, n_query: int | None = None):
         """Attention output for every token, or only for the last ``n_query`` tokens (the CLS
         read-out needs one row of the last layer: O(T) instead of O(T²), same values)."""
         B = x.shape[0]
         q, k, v = self._qkv(x, positions, n_query)
         T = q.shape[2]
         if mask is not None and n_query is not None:
-            mask = mask[mask.shape[0] - n_query:]                      # (Tq, T)
+            mask = mask[mask.shape[0] - n_query :]  # (Tq, T)
         if need_weights:
             # manual path: log-space softmax (torch.softmax subtracts the row max)
-            logits = (q @ k.transpose(-2, -1)) * self.scale           # (B, h, T, T)
+            logits = (q @ k.transpose(-2, -1)) * self.scale  # (B, h, T, T)
             if mask is not None:
                 logits = logits.masked_fill(~mask, float("-inf"))
             att = torch.softmax(logits, dim=-1)
-            y = att @ v                                                # (B, h, T, c)
+            y = att @ v  # (B, h, T, c)
         else:
             att = None
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=self.scale)
-        y = y.transpose(1, 2).reshape(B, T, self.h * self.c)         # (B, T, h·c)
+        y = y.transpose(1, 2).reshape(B, T, self.h * self.c)  # (B, T, h·c)
         return self.o(y), att
 
 
@@ -308,8 +343,9 @@ class FeedForward(nn.Module):
         self.kind = cfg.ffn_kind
         if self.kind in ("swiglu", "bilinear"):
             if len(hidden) != 1:
-                raise ConfigError(f"ffn_kind={self.kind} takes exactly one hidden width "
-                                  f"(got {tuple(hidden)})")
+                raise ConfigError(
+                    f"ffn_kind={self.kind} takes exactly one hidden width (got {tuple(hidden)})"
+                )
             self.w1 = nn.Linear(E, hidden[0], bias=cfg.ffn_bias)
             self.w3 = nn.Linear(E, hidden[0], bias=cfg.ffn_bias)
             self.w2 = nn.Linear(hidden[0], E, bias=cfg.ffn_bias)
@@ -323,19 +359,25 @@ class FeedForward(nn.Module):
     def set_linear(self, i: int = 0, weight=None, bias=None, what: str = "FFN") -> None:
         """Write the i-th linear map of a ReLU/GELU FFN (see :meth:`MLP.set_linear`)."""
         if self.gated:
-            raise ConfigError(f"{what} is gated (ffn_kind={self.kind}): set its w1, w3, w2 with "
-                              f"set_gated_ffn")
+            raise ConfigError(
+                f"{what} is gated (ffn_kind={self.kind}): set its w1, w3, w2 with set_gated_ffn"
+            )
         self.mlp.set_linear(i, weight, bias, what)
 
-    def set_gated(self, w1=None, w3=None, w2=None, b1=None, b3=None, b2=None,
-                  what: str = "FFN") -> None:
+    def set_gated(
+        self, w1=None, w3=None, w2=None, b1=None, b3=None, b2=None, what: str = "FFN"
+    ) -> None:
         """Write a gated FFN ``w2(act(w1 x) * w3 x)``: w1, w3 (hidden, E), w2 (E, hidden) and
         their biases."""
         if not self.gated:
-            raise ConfigError(f"{what} is not gated (ffn_kind={self.kind}): set its linear maps "
-                              f"with set_ffn")
-        for name, lin, w, b in (("w1", self.w1, w1, b1), ("w3", self.w3, w3, b3),
-                                ("w2", self.w2, w2, b2)):
+            raise ConfigError(
+                f"{what} is not gated (ffn_kind={self.kind}): set its linear maps with set_ffn"
+            )
+        for name, lin, w, b in (
+            ("w1", self.w1, w1, b1),
+            ("w3", self.w3, w3, b3),
+            ("w2", self.w2, w2, b2),
+        ):
             _write(lin.weight, w, f"{what} {name} weight")
             if b is not None:
                 if lin.bias is None:
@@ -357,13 +399,14 @@ class Block(nn.Module):
         self.attn = Attention(cfg, spec)
         self.ln1 = nn.LayerNorm(cfg.width) if cfg.layernorm else nn.Identity()
         self.ffn = FeedForward(cfg, spec.ffn_hidden) if spec.ffn_hidden else None
-        self.ln2 = nn.LayerNorm(cfg.width) if (cfg.layernorm and self.ffn is not None) \
-            else nn.Identity()
+        self.ln2 = (
+            nn.LayerNorm(cfg.width) if (cfg.layernorm and self.ffn is not None) else nn.Identity()
+        )
 
     def forward(self, x, mask, positions, need_weights=False, n_query: int | None = None):
         a, att = self.attn(self.ln1(x), mask, positions, need_weights, n_query)
         if n_query is not None:
-            x = x[:, x.shape[1] - n_query:]
+            x = x[:, x.shape[1] - n_query :]
         x = x + a if self.cfg.residual else a
         if self.ffn is not None:
             f = self.ffn(self.ln2(x))
@@ -383,8 +426,7 @@ class Transformer(nn.Module):
         E = cfg.width
         d_embed_in = cfg.d_in + (cfg.seq_len if cfg.positions == "onehot" else 0)
         self.embed = MLP(d_embed_in, cfg.embed_hidden, E, "relu", bias=cfg.embed_bias)
-        self.pos = nn.Parameter(torch.zeros(cfg.seq_len, E)) if cfg.positions == "learned" \
-            else None
+        self.pos = nn.Parameter(torch.zeros(cfg.seq_len, E)) if cfg.positions == "learned" else None
         self.cls = nn.Parameter(torch.zeros(E)) if cfg.readout == "cls" else None
         self.layers = nn.ModuleList([Block(cfg, s) for s in cfg.layers])
         self.head = MLP(E, cfg.head_hidden, cfg.d_out, cfg.head_activation, bias=cfg.head_bias)
@@ -398,8 +440,10 @@ class Transformer(nn.Module):
         for name, value in weights.items():
             if name not in params:
                 close = [p for p in params if p.split(".")[-1] == name.split(".")[-1]][:4]
-                raise ConfigError(f"no parameter named {name!r}" +
-                                  (f"; similar: {', '.join(close)}" if close else ""))
+                raise ConfigError(
+                    f"no parameter named {name!r}"
+                    + (f"; similar: {', '.join(close)}" if close else "")
+                )
             p = params[name]
             t = _as_tensor(value, p)
             if tuple(t.shape) != tuple(p.shape):
@@ -416,10 +460,12 @@ class Transformer(nn.Module):
     # these instead of parameter paths ("embed.0.weight") or reaching into ``layers[i]``.
     def _layer_index(self, layer: int) -> int:
         L = len(self.layers)
-        if not isinstance(layer, (int, np.integer)) or isinstance(layer, bool) or \
-                not -L <= layer < L:
-            raise ConfigError(f"layer must be in [0, {L}) for this {L}-layer model "
-                              f"(got {layer!r})")
+        if (
+            not isinstance(layer, (int, np.integer))
+            or isinstance(layer, bool)
+            or not -L <= layer < L
+        ):
+            raise ConfigError(f"layer must be in [0, {L}) for this {L}-layer model (got {layer!r})")
         return int(layer) % L
 
     def block(self, layer: int) -> Block:
@@ -434,8 +480,10 @@ class Transformer(nn.Module):
         """Layer ``layer``'s feed-forward block; ConfigError if the layer has none."""
         ffn = self.block(layer).ffn
         if ffn is None:
-            raise ConfigError(f"layer {self._layer_index(layer)} has no feed-forward block "
-                              f"(its LayerSpec has ffn_hidden=())")
+            raise ConfigError(
+                f"layer {self._layer_index(layer)} has no feed-forward block "
+                f"(its LayerSpec has ffn_hidden=())"
+            )
         return ffn
 
     def set_head(self, layer: int, head: int, *, q=None, k=None, v=None, o=None) -> None:
@@ -465,8 +513,9 @@ class Transformer(nn.Module):
     def set_positions(self, matrix) -> None:
         """Write the learned position embeddings (shape (seq_len, E))."""
         if self.pos is None:
-            raise ConfigError(f"this model has no learned positions (positions="
-                              f"{self.cfg.positions!r})")
+            raise ConfigError(
+                f"this model has no learned positions (positions={self.cfg.positions!r})"
+            )
         _write(self.pos, matrix, "the learned positions")
 
     def readout_linear(self, linear: int = 0) -> nn.Linear:
@@ -480,15 +529,18 @@ class Transformer(nn.Module):
     def set_ffn(self, layer: int, weight=None, bias=None, *, linear: int = 0) -> None:
         """Write the ``linear``-th linear map of layer ``layer``'s ReLU/GELU FFN: weight
         (out, in), bias (out,) (for gated FFNs see :meth:`set_gated_ffn`)."""
-        self.feed_forward(layer).set_linear(linear, weight, bias,
-                                            f"layer {self._layer_index(layer)}'s FFN")
+        self.feed_forward(layer).set_linear(
+            linear, weight, bias, f"layer {self._layer_index(layer)}'s FFN"
+        )
 
-    def set_gated_ffn(self, layer: int, *, w1=None, w3=None, w2=None, b1=None, b3=None,
-                      b2=None) -> None:
+    def set_gated_ffn(
+        self, layer: int, *, w1=None, w3=None, w2=None, b1=None, b3=None, b2=None
+    ) -> None:
         """Write layer ``layer``'s gated FFN ``w2(act(w1 x) * w3 x)`` (ffn_kind swiglu or
         bilinear): w1, w3 (hidden, E), w2 (E, hidden), biases b1, b3 (hidden,), b2 (E,)."""
-        self.feed_forward(layer).set_gated(w1, w3, w2, b1, b3, b2,
-                                           f"layer {self._layer_index(layer)}'s FFN")
+        self.feed_forward(layer).set_gated(
+            w1, w3, w2, b1, b3, b2, f"layer {self._layer_index(layer)}'s FFN"
+        )
 
     def parameter_name(self, param: torch.Tensor) -> str:
         """The registered name of ``param`` (a parameter of this model), e.g. for
@@ -505,7 +557,7 @@ class Transformer(nn.Module):
         ids = {id(p) for p in attn.parameters()}
         return {n: p for n, p in self.named_parameters() if id(p) in ids}
 
-    def zero_(self) -> "Transformer":
+    def zero_(self) -> Transformer:
         with torch.no_grad():
             for p in self.parameters():
                 p.zero_()
@@ -547,12 +599,13 @@ class Transformer(nn.Module):
         cfg = self.cfg
         B, T, _ = x.shape
         if cfg.positions != "none" and T != cfg.seq_len:
-            raise ConfigError(f"this model was built for sequences of length {cfg.seq_len} "
-                              f"(got T={T})")
+            raise ConfigError(
+                f"this model was built for sequences of length {cfg.seq_len} (got T={T})"
+            )
         if cfg.positions == "onehot":
             eye = torch.eye(T, dtype=x.dtype, device=x.device).expand(B, T, T)
-            x = torch.cat((x, eye), dim=-1)                            # (B, T, d_in + T)
-        h = self.embed(x)                                              # (B, T, E)
+            x = torch.cat((x, eye), dim=-1)  # (B, T, d_in + T)
+        h = self.embed(x)  # (B, T, E)
         if self.pos is not None:
             h = h + self.pos
         return h
@@ -561,12 +614,13 @@ class Transformer(nn.Module):
         """Checked input -> residual stream with the CLS token appended, its mask and positions."""
         cfg = self.cfg
         if x.dim() != 3 or x.shape[-1] != cfg.d_in:
-            raise ConfigError(f"input must have shape (batch, T, {cfg.d_in}) "
-                              f"(got {tuple(x.shape)})")
-        h = self.embed_tokens(x.to(cfg.torch_dtype))                   # (B, T, E)
+            raise ConfigError(
+                f"input must have shape (batch, T, {cfg.d_in}) (got {tuple(x.shape)})"
+            )
+        h = self.embed_tokens(x.to(cfg.torch_dtype))  # (B, T, E)
         B, T, E = h.shape
         if self.cls is not None:
-            h = torch.cat((h, self.cls.expand(B, 1, E)), dim=1)         # (B, T+1, E)
+            h = torch.cat((h, self.cls.expand(B, 1, E)), dim=1)  # (B, T+1, E)
         positions = torch.arange(h.shape[1], device=h.device)
         return h, self._mask(h.shape[1], h.device), positions
 
@@ -575,12 +629,12 @@ class Transformer(nn.Module):
         atts = []
         for i, blk in enumerate(self.layers):
             # the CLS read-out uses only the CLS row of the last layer: compute just that row
-            last_only = (self.cls is not None and not return_attention
-                         and i == len(self.layers) - 1)
-            h, att = blk(h, mask, positions, need_weights=return_attention,
-                         n_query=1 if last_only else None)
+            last_only = self.cls is not None and not return_attention and i == len(self.layers) - 1
+            h, att = blk(
+                h, mask, positions, need_weights=return_attention, n_query=1 if last_only else None
+            )
             atts.append(att)
-        out = self.head(h[:, -1] if self.cls is not None else h)      # (B, d_out) | (B, T, d_out)
+        out = self.head(h[:, -1] if self.cls is not None else h)  # (B, d_out) | (B, T, d_out)
         return (out, atts) if return_attention else out
 
     def hidden_states(self, x):
@@ -649,15 +703,21 @@ class ResidualLayout:
     def _parse(name, size) -> tuple[int, int]:
         """(number of sub-blocks, sub-block size): an int s is s sub-blocks of 1."""
         pair = size if isinstance(size, tuple) and len(size) == 2 else (size, 1)
-        if isinstance(size, tuple) and len(size) != 2 or \
-                any(not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 0
-                    for v in pair):
-            raise ConfigError(f"block {name} must have a size >= 0 or (count, size) with "
-                              f"integers >= 0 (got {size!r})")
+        if (
+            isinstance(size, tuple)
+            and len(size) != 2
+            or any(
+                not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 0 for v in pair
+            )
+        ):
+            raise ConfigError(
+                f"block {name} must have a size >= 0 or (count, size) with "
+                f"integers >= 0 (got {size!r})"
+            )
         return int(pair[0]), int(pair[1])
 
     @classmethod
-    def interleaved(cls, count: int, **blocks: int) -> "ResidualLayout":
+    def interleaved(cls, count: int, **blocks: int) -> ResidualLayout:
         """``count`` copies of the group of blocks, one after another: with ``value=1, gate=1``
         the coordinates are value_0, gate_0, value_1, gate_1, ...; ``block(name, i)`` is copy i."""
         if not isinstance(count, (int, np.integer)) or isinstance(count, bool) or count < 0:
@@ -667,14 +727,16 @@ class ResidualLayout:
         offsets = {}
         for name, size in blocks.items():
             if isinstance(size, tuple):
-                raise ConfigError(f"interleaved block {name} must have a single size "
-                                  f"(got {size!r})")
+                raise ConfigError(
+                    f"interleaved block {name} must have a single size (got {size!r})"
+                )
             n, _ = cls._parse(name, size)
             offsets[name] = (group, n)
             group += n
         for name, (off, n) in offsets.items():
-            lay._coords[name] = np.array([c * group + off + j for c in range(count)
-                                          for j in range(n)], dtype=np.int64)
+            lay._coords[name] = np.array(
+                [c * group + off + j for c in range(count) for j in range(n)], dtype=np.int64
+            )
             lay._sub[name] = n
         lay._width = int(count) * group
         return lay
@@ -694,8 +756,11 @@ class ResidualLayout:
     def _get(self, name: str) -> np.ndarray:
         if name not in self._coords:
             from .errors import did_you_mean
-            raise ConfigError(f"no block {name!r} in this layout{did_you_mean(name, self._coords)} "
-                              f"(blocks: {', '.join(self._coords) or 'none'})")
+
+            raise ConfigError(
+                f"no block {name!r} in this layout{did_you_mean(name, self._coords)} "
+                f"(blocks: {', '.join(self._coords) or 'none'})"
+            )
         return self._coords[name]
 
     def size(self, name: str) -> int:
@@ -727,8 +792,10 @@ class ResidualLayout:
         """The i-th coordinate of block ``name`` (the block's only one by default)."""
         c = self._get(name)
         if not isinstance(i, (int, np.integer)) or isinstance(i, bool) or not 0 <= i < c.size:
-            raise ConfigError(f"block {name} has {c.size} coordinate{'s' * (c.size != 1)}: "
-                              f"index must be in [0, {c.size}) (got {i!r})")
+            raise ConfigError(
+                f"block {name} has {c.size} coordinate{'s' * (c.size != 1)}: "
+                f"index must be in [0, {c.size}) (got {i!r})"
+            )
         return int(c[i])
 
     def block(self, name: str, i: int) -> slice | np.ndarray:
@@ -738,9 +805,11 @@ class ResidualLayout:
         sub = self._sub[name]
         n = c.size // sub if sub else 0
         if not isinstance(i, (int, np.integer)) or isinstance(i, bool) or not 0 <= i < n:
-            raise ConfigError(f"block {name} has {n} sub-block{'s' * (n != 1)}: index must be "
-                              f"in [0, {n}) (got {i!r})")
-        return _as_slice(c[i * sub:(i + 1) * sub])
+            raise ConfigError(
+                f"block {name} has {n} sub-block{'s' * (n != 1)}: index must be "
+                f"in [0, {n}) (got {i!r})"
+            )
+        return _as_slice(c[i * sub : (i + 1) * sub])
 
     def vector(self, **values) -> np.ndarray:
         """A zero vector of this width with the named blocks set (a scalar fills a block)."""
@@ -753,8 +822,11 @@ class ResidualLayout:
         parts = []
         for name, c in self._coords.items():
             sub = self._sub[name]
-            parts.append(f"{name}={c.size}" if sub == 1 or c.size == sub or not c.size else
-                         f"{name}=({c.size // sub}, {sub})")
+            parts.append(
+                f"{name}={c.size}"
+                if sub == 1 or c.size == sub or not c.size
+                else f"{name}=({c.size // sub}, {sub})"
+            )
         return f"ResidualLayout({', '.join(parts)}; width={self._width})"
 
 

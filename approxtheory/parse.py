@@ -60,15 +60,24 @@ import sympy as sp
 from .errors import InvalidValueError, ParseError, ValueRangeError
 
 __all__ = [
-    "parse_value", "to_number", "check_number", "log10_abs",
-    "MAX_LENGTH", "MAX_ABS", "MAX_DIGITS", "MAX_EXPONENT", "MAX_DEPTH", "FLOAT_DIGITS",
-    "CONSTANTS", "FUNCTIONS",
+    "parse_value",
+    "to_number",
+    "check_number",
+    "log10_abs",
+    "MAX_LENGTH",
+    "MAX_ABS",
+    "MAX_DIGITS",
+    "MAX_EXPONENT",
+    "MAX_DEPTH",
+    "FLOAT_DIGITS",
+    "CONSTANTS",
+    "FUNCTIONS",
 ]
 
 #: longest value string accepted
 MAX_LENGTH = 200
 #: largest magnitude of a value (and of every intermediate result while parsing)
-MAX_ABS = 10 ** 30
+MAX_ABS = 10**30
 #: most digits in the numerator or the denominator of an exact value
 MAX_DIGITS = 100
 #: largest |n| of an exponent in ``a^n``
@@ -89,20 +98,27 @@ FUNCTIONS = ("sqrt", "log", "exp")
 _NAME_ALIASES = {"π": "pi"}
 _REFUSED_NAMES = {"inf", "infinity", "oo", "nan", "Infinity", "NaN", "Inf", "INF", "NAN"}
 
-_ALLOWED = ("numbers such as 64, 0.1, 3/4, 1e-3; the constants pi and e; the functions sqrt, log "
-            "and exp; + - * / ^ ** and parentheses")
+_ALLOWED = (
+    "numbers such as 64, 0.1, 3/4, 1e-3; the constants pi and e; the functions sqrt, log "
+    "and exp; + - * / ^ ** and parentheses"
+)
 
-_TOKEN = re.compile(r"""
+_TOKEN = re.compile(
+    r"""
     (?P<ws>\s+)
   | (?P<num>(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)
   | (?P<name>[A-Za-z_π][A-Za-z_0-9]*)
   | (?P<op>\*\*|[-+*/^()−])
-""", re.VERBOSE)
+""",
+    re.VERBOSE,
+)
 
 
 def _syntax(text: str, name: str, why: str) -> ParseError:
-    return ParseError(f"{name} must be a real number such as 64, 0.1, 3/4, 1e-3 or log(2) "
-                      f"(got {text!r}: {why}); allowed: {_ALLOWED}")
+    return ParseError(
+        f"{name} must be a real number such as 64, 0.1, 3/4, 1e-3 or log(2) "
+        f"(got {text!r}: {why}); allowed: {_ALLOWED}"
+    )
 
 
 # ------------------------------------------------------------------------------------ sizes
@@ -140,8 +156,11 @@ def _log10_mpf(mpf) -> float:
         if exp == 0:
             return -math.inf  # zero
         raise InvalidValueError("value is not finite")
-    return math.log10(man) + exp * math.log10(2) if bc <= 1000 else \
-        _log10_int(man) + exp * math.log10(2)
+    return (
+        math.log10(man) + exp * math.log10(2)
+        if bc <= 1000
+        else _log10_int(man) + exp * math.log10(2)
+    )
 
 
 def _digits(n: int) -> int:
@@ -162,21 +181,28 @@ def check_number(v, name: str = "value", *, what: str | None = None):
         if not v.is_finite or v != v:
             raise InvalidValueError(f"{label} must be finite (got {sp.sstr(v)})")
         if v._prec > MAX_FLOAT_DIGITS * 3.33 + 10:
-            raise ValueRangeError(f"{label} has a precision above {MAX_FLOAT_DIGITS} digits; "
-                                  f"allowed: at most {MAX_FLOAT_DIGITS}")
+            raise ValueRangeError(
+                f"{label} has a precision above {MAX_FLOAT_DIGITS} digits; "
+                f"allowed: at most {MAX_FLOAT_DIGITS}"
+            )
     if isinstance(v, sp.Rational):
         for part, which in ((v.p, "numerator"), (v.q, "denominator")):
-            if abs(int(part)).bit_length() > MAX_DIGITS * 3.33 + 4 or _digits(int(part)) > MAX_DIGITS:
+            if (
+                abs(int(part)).bit_length() > MAX_DIGITS * 3.33 + 4
+                or _digits(int(part)) > MAX_DIGITS
+            ):
                 raise ValueRangeError(
                     f"{label} is too long an exact number (its {which} has more than "
                     f"{MAX_DIGITS} digits); allowed: exact values with at most {MAX_DIGITS} digits "
-                    f"in numerator and denominator and magnitude at most 10^{int(_MAX_LOG10)}")
+                    f"in numerator and denominator and magnitude at most 10^{int(_MAX_LOG10)}"
+                )
     lg = log10_abs(v)
     too_large = abs(v) > MAX_ABS if isinstance(v, sp.Rational) else lg > _MAX_LOG10 + 1e-9
     if too_large:
         raise ValueRangeError(
             f"{label} is too large (about 10^{_fmt_exp(lg)}); allowed: magnitudes up to "
-            f"10^{int(_MAX_LOG10)}")
+            f"10^{int(_MAX_LOG10)}"
+        )
     return v
 
 
@@ -235,8 +261,10 @@ class _Parser:
     def enter(self):
         self.depth += 1
         if self.depth > MAX_DEPTH:
-            raise ParseError(f"{self.name}: {_short(self.text)} nests parentheses, functions or "
-                             f"powers more than {MAX_DEPTH} deep; allowed: at most {MAX_DEPTH}")
+            raise ParseError(
+                f"{self.name}: {_short(self.text)} nests parentheses, functions or "
+                f"powers more than {MAX_DEPTH} deep; allowed: at most {MAX_DEPTH}"
+            )
 
     # -- grammar
     def parse(self):
@@ -267,7 +295,8 @@ class _Parser:
                 if w.is_zero:
                     raise InvalidValueError(
                         f"{self.name}: division by zero in {_short(self.text)}; "
-                        f"allowed: a divisor that is not 0")
+                        f"allowed: a divisor that is not 0"
+                    )
                 v = self.check(v / w)
         return v
 
@@ -294,16 +323,20 @@ class _Parser:
             raise ValueRangeError(
                 f"{self.name}: exponent {sp.sstr(exp)} in {_short(self.text)} is not an integer; "
                 f"allowed: integer exponents from -{MAX_EXPONENT} to {MAX_EXPONENT} "
-                f"(use sqrt(x) for square roots)")
+                f"(use sqrt(x) for square roots)"
+            )
         if abs(exp) > MAX_EXPONENT:
             raise ValueRangeError(
                 f"{self.name}: exponent {sp.sstr(exp)} in {_short(self.text)} is too large; "
-                f"allowed: integer exponents from -{MAX_EXPONENT} to {MAX_EXPONENT}")
+                f"allowed: integer exponents from -{MAX_EXPONENT} to {MAX_EXPONENT}"
+            )
         if base.is_zero and exp < 0:
-            raise InvalidValueError(f"{self.name}: division by zero (0 to a negative power) in "
-                                    f"{_short(self.text)}; allowed: a non-zero base")
+            raise InvalidValueError(
+                f"{self.name}: division by zero (0 to a negative power) in "
+                f"{_short(self.text)}; allowed: a non-zero base"
+            )
         # the operands are within the limits, so this is at most ~10^4 digits: cheap
-        return self.check(base ** exp)
+        return self.check(base**exp)
 
     def atom(self):
         kind, val, pos = self.take()
@@ -319,8 +352,9 @@ class _Parser:
             key = _NAME_ALIASES.get(val, val)
             if key in FUNCTIONS:
                 if not (self.peek()[0] == "op" and self.peek()[1] == "("):
-                    raise self.err(f"function {key} needs an argument in parentheses, "
-                                   f"e.g. {key}(2)")
+                    raise self.err(
+                        f"function {key} needs an argument in parentheses, e.g. {key}(2)"
+                    )
                 self.take()
                 self.enter()
                 arg = self.expr()
@@ -334,7 +368,8 @@ class _Parser:
             if key in _REFUSED_NAMES or key.lower() in _REFUSED_NAMES:
                 raise InvalidValueError(
                     f"{self.name} must be finite (got {_short(self.text)}); infinities and NaN "
-                    f"are not values; allowed: {_ALLOWED}")
+                    f"are not values; allowed: {_ALLOWED}"
+                )
             if key == "E":
                 raise self.err("unknown name 'E' (write e for Euler's number)")
             raise self.err(f"unknown name {val!r}")
@@ -349,33 +384,43 @@ class _Parser:
             raise ValueRangeError(
                 f"{self.name}: the decimal exponent of {lit} is too large; allowed: magnitudes up "
                 f"to 10^{int(_MAX_LOG10)} (e.g. 1e30) and exponents from -{MAX_LITERAL_EXPONENT} "
-                f"to {MAX_LITERAL_EXPONENT}")
+                f"to {MAX_LITERAL_EXPONENT}"
+            )
         mant = int((intpart + frac) or "0")
         scale = int(expo or 0) - len(frac)
-        v = sp.Integer(mant) * sp.Integer(10) ** scale if scale >= 0 else \
-            sp.Rational(mant, 10 ** (-scale))
+        v = (
+            sp.Integer(mant) * sp.Integer(10) ** scale
+            if scale >= 0
+            else sp.Rational(mant, 10 ** (-scale))
+        )
         return check_number(v, self.name, what=f"{self.name}={lit}")
 
     def call(self, fn: str, arg):
         if fn == "sqrt":
             if arg < 0:
-                raise InvalidValueError(f"{self.name}: sqrt of a negative number "
-                                        f"({sp.sstr(arg)}) in {_short(self.text)}; allowed: "
-                                        f"sqrt(x) with x >= 0")
+                raise InvalidValueError(
+                    f"{self.name}: sqrt of a negative number "
+                    f"({sp.sstr(arg)}) in {_short(self.text)}; allowed: "
+                    f"sqrt(x) with x >= 0"
+                )
             v = sp.sqrt(arg)
             return self.check(v if v.is_Rational or v.is_Float else _float(v))
         if fn == "log":
             if arg <= 0:
-                raise InvalidValueError(f"{self.name}: log of a non-positive number "
-                                        f"({sp.sstr(arg)}) in {_short(self.text)}; allowed: "
-                                        f"log(x) with x > 0")
+                raise InvalidValueError(
+                    f"{self.name}: log of a non-positive number "
+                    f"({sp.sstr(arg)}) in {_short(self.text)}; allowed: "
+                    f"log(x) with x > 0"
+                )
             if arg == 1 and arg.is_Rational:
                 return sp.Integer(0)
             return self.check(sp.log(_float(arg)))
         # exp: refuse before computing when the result would exceed MAX_ABS
         if arg > _MAX_LOG10 * math.log(10) + 1:
-            raise ValueRangeError(f"{self.name}: exp({sp.sstr(arg)}) in {_short(self.text)} is "
-                                  f"too large; allowed: magnitudes up to 10^{int(_MAX_LOG10)}")
+            raise ValueRangeError(
+                f"{self.name}: exp({sp.sstr(arg)}) in {_short(self.text)} is "
+                f"too large; allowed: magnitudes up to 10^{int(_MAX_LOG10)}"
+            )
         if arg.is_zero and arg.is_Rational:
             return sp.Integer(1)
         return self.check(sp.exp(_float(arg)))
@@ -403,8 +448,9 @@ def parse_value(text: str, name: str = "value"):
         raise InvalidValueError(f"{name}: parse_value takes a string (got {type(text).__name__})")
     s = text.strip()
     if len(s) > MAX_LENGTH:
-        raise ParseError(f"{name}: value string too long ({len(s)} characters); allowed: at most "
-                         f"{MAX_LENGTH}")
+        raise ParseError(
+            f"{name}: value string too long ({len(s)} characters); allowed: at most {MAX_LENGTH}"
+        )
     return _Parser(s, name).parse()
 
 
@@ -424,8 +470,9 @@ def to_number(value: Any, name: str = "value"):
     :class:`InvalidValueError`; sizes beyond the limits with :class:`ValueRangeError`.
     """
     if isinstance(value, bool) or type(value).__name__ in ("bool", "bool_", "bool8"):
-        raise InvalidValueError(f"{name} must be a number; booleans are not numbers "
-                                f"(got {value!r})")
+        raise InvalidValueError(
+            f"{name} must be a number; booleans are not numbers (got {value!r})"
+        )
     if isinstance(value, str):
         return parse_value(value, name)
     if isinstance(value, sp.Basic):
@@ -433,15 +480,18 @@ def to_number(value: Any, name: str = "value"):
     if isinstance(value, numbers.Integral):
         iv = int(value)
         if iv.bit_length() > 110 or abs(iv) > MAX_ABS:
-            raise ValueRangeError(f"{name} is too large (an integer with {_digits(iv)} digits); "
-                                  f"allowed: magnitudes up to 10^{int(_MAX_LOG10)}")
+            raise ValueRangeError(
+                f"{name} is too large (an integer with {_digits(iv)} digits); "
+                f"allowed: magnitudes up to 10^{int(_MAX_LOG10)}"
+            )
         return sp.Integer(iv)
     if isinstance(value, fractions.Fraction):
         for part in (value.numerator, value.denominator):
             if abs(part).bit_length() > MAX_DIGITS * 3.33 + 4:
                 raise ValueRangeError(
                     f"{name} is too long an exact number (more than {MAX_DIGITS} digits in "
-                    f"numerator or denominator); allowed: at most {MAX_DIGITS} digits")
+                    f"numerator or denominator); allowed: at most {MAX_DIGITS} digits"
+                )
         return check_number(sp.Rational(value.numerator, value.denominator), name)
     if isinstance(value, decimal.Decimal):
         if not value.is_finite():
@@ -457,8 +507,10 @@ def to_number(value: Any, name: str = "value"):
         return _from_float(f, name)
     if isinstance(value, (complex, numbers.Complex)):
         raise InvalidValueError(f"{name} must be a real number (got {value!r})")
-    raise InvalidValueError(f"{name} must be a number or a string such as '3/4' "
-                            f"(got {type(value).__name__} {_safe_repr(value)})")
+    raise InvalidValueError(
+        f"{name} must be a number or a string such as '3/4' "
+        f"(got {type(value).__name__} {_safe_repr(value)})"
+    )
 
 
 def _from_float(f: float, name: str):
@@ -467,8 +519,9 @@ def _from_float(f: float, name: str):
     if f in (math.inf, -math.inf):
         raise InvalidValueError(f"{name} must be finite (got {f})")
     if abs(f) > MAX_ABS:
-        raise ValueRangeError(f"{name} is too large ({f:g}); allowed: magnitudes up to "
-                              f"10^{int(_MAX_LOG10)}")
+        raise ValueRangeError(
+            f"{name} is too large ({f:g}); allowed: magnitudes up to 10^{int(_MAX_LOG10)}"
+        )
     return sp.Float(f)
 
 

@@ -10,7 +10,8 @@ otherwise; a run without tqdm computes and writes the same results, silently.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 __all__ = ["progress_bar", "NoBar"]
 

@@ -23,11 +23,19 @@ import importlib.util
 import json
 import platform
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
-__all__ = ["package_version", "git_revision", "libraries", "source_fingerprint", "fingerprint_dirs",
-           "package_dir", "cache_key", "PACKAGES"]
+__all__ = [
+    "package_version",
+    "git_revision",
+    "libraries",
+    "source_fingerprint",
+    "fingerprint_dirs",
+    "package_dir",
+    "cache_key",
+    "PACKAGES",
+]
 
 #: the packages a verdict or an experiment cell can depend on (the built-in experiments and the
 #: checks are installed under ``approxtheory`` from the top-level folders ``experiments/`` and
@@ -38,7 +46,7 @@ PACKAGES = ("approxtheory", "approxtheory.proofs_check", "approxtheory.experimen
 UNKNOWN_VERSION = "0+unknown"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def package_version() -> str:
     """The installed version of approxtheory, read from the package metadata (written once, in
     ``pyproject.toml``); ``0+unknown`` for a source tree that is not installed."""
@@ -51,23 +59,34 @@ def package_version() -> str:
 def git_revision() -> str | None:
     """The short git revision of the checkout the package runs from (None outside git)."""
     try:
-        r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                           cwd=Path(__file__).resolve().parent, timeout=5)
+        r = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).resolve().parent,
+            timeout=5,
+        )
         return r.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def libraries() -> dict:
     """Versions of python and of the libraries a result depends on."""
     import numpy
     import scipy
     import sympy
     import torch
-    return {"approxtheory": package_version(), "torch": torch.__version__,
-            "numpy": numpy.__version__, "scipy": scipy.__version__, "sympy": sympy.__version__,
-            "python": platform.python_version()}
+
+    return {
+        "approxtheory": package_version(),
+        "torch": torch.__version__,
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+        "sympy": sympy.__version__,
+        "python": platform.python_version(),
+    }
 
 
 def package_dir(name: str) -> Path | None:
@@ -75,7 +94,7 @@ def package_dir(name: str) -> Path | None:
     imported); None if absent."""
     try:
         spec = importlib.util.find_spec(name)
-    except ModuleNotFoundError:     # the parent of a dotted name is missing
+    except ModuleNotFoundError:  # the parent of a dotted name is missing
         return None
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -92,8 +111,10 @@ def fingerprint_dirs(dirs: Iterable[tuple[str, Path | None]]) -> str:
         if d is None or not Path(d).is_dir():
             h.update(b"absent\0")
             continue
-        files = sorted((p for p in Path(d).rglob("*.py") if "__pycache__" not in p.parts),
-                       key=lambda p: p.relative_to(d).as_posix())
+        files = sorted(
+            (p for p in Path(d).rglob("*.py") if "__pycache__" not in p.parts),
+            key=lambda p: p.relative_to(d).as_posix(),
+        )
         for p in files:
             data = p.read_bytes()
             h.update(f"{name}/{p.relative_to(d).as_posix()}\0{len(data)}\0".encode())
@@ -101,7 +122,7 @@ def fingerprint_dirs(dirs: Iterable[tuple[str, Path | None]]) -> str:
     return h.hexdigest()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def source_fingerprint(packages: tuple[str, ...] = PACKAGES) -> str:
     """The fingerprint of the packages' source, computed once per process (a run sees one
     consistent code version even if files change while it runs)."""
@@ -113,8 +134,7 @@ def cache_key(*parts: str, packages: tuple[str, ...] = PACKAGES) -> str:
     settings), the fingerprint of the source of ``packages`` and the library versions: a result
     stored under it is only reused by the code, libraries and settings that produced it."""
     h = hashlib.sha256()
-    for part in (*parts, source_fingerprint(packages),
-                 json.dumps(libraries(), sort_keys=True)):
+    for part in (*parts, source_fingerprint(packages), json.dumps(libraries(), sort_keys=True)):
         h.update(part.encode("utf-8"))
         h.update(b"\0")
     return h.hexdigest()[:16]

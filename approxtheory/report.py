@@ -9,13 +9,20 @@ from __future__ import annotations
 import csv
 import html
 import io
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from .io import atomic_write_bytes, atomic_write_text
 
-__all__ = ["write_csv", "read_csv", "plot_from_csv", "slope_plot", "render_markdown",
-           "render_html", "STYLE"]
+__all__ = [
+    "write_csv",
+    "read_csv",
+    "plot_from_csv",
+    "slope_plot",
+    "render_markdown",
+    "render_html",
+    "STYLE",
+]
 
 STYLE = Path(__file__).with_name("plot.mplstyle")
 
@@ -51,16 +58,21 @@ def read_csv(path: Path) -> list[dict]:
 
 def _plt():
     import matplotlib
+
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
+
     return plt
 
 
 def _save(fig, path: Path):
     buf = io.BytesIO()
     fmt = path.suffix.lstrip(".") or "png"
-    meta = {"Software": None} if fmt == "png" else {"Creator": None, "Producer": None,
-                                                    "CreationDate": None}
+    meta = (
+        {"Software": None}
+        if fmt == "png"
+        else {"Creator": None, "Producer": None, "CreationDate": None}
+    )
     fig.savefig(buf, format=fmt, metadata=meta)
     atomic_write_bytes(path, buf.getvalue())
 
@@ -79,16 +91,20 @@ def plot_from_csv(csv_path: Path, spec: dict, out: Path) -> Path:
             sub = [r for r in rows if group is None or r[group] == gv]
             sub.sort(key=lambda r: r[x])
             color = f"C{gi % 7}"
-            lab = "" if group is None else f" {group}={gv:g}" if isinstance(gv, float) else \
-                f" {group}={gv}"
+            lab = (
+                ""
+                if group is None
+                else f" {group}={gv:g}"
+                if isinstance(gv, float)
+                else f" {group}={gv}"
+            )
             for yi, y in enumerate(ys):
                 xs = [r[x] for r in sub if isinstance(r.get(y), float)]
                 vs = [r[y] for r in sub if isinstance(r.get(y), float)]
                 if spec.get("logy", True):
                     pts = [(a, b) for a, b in zip(xs, vs) if b > 0]
                     xs, vs = [p[0] for p in pts], [p[1] for p in pts]
-                ax.plot(xs, vs, marker="os^v"[yi % 4], color=color, alpha=0.9,
-                        label=f"{y}{lab}")
+                ax.plot(xs, vs, marker="os^v"[yi % 4], color=color, alpha=0.9, label=f"{y}{lab}")
             if bound:
                 bx = [r[x] for r in sub if isinstance(r.get(bound), float) and r[bound] > 0]
                 bv = [r[bound] for r in sub if isinstance(r.get(bound), float) and r[bound] > 0]
@@ -112,11 +128,25 @@ def slope_plot(slopes: Sequence[dict], title: str, out: Path) -> Path:
     with plt.style.context(str(STYLE)):
         fig, ax = plt.subplots(figsize=(5.2, 0.6 + 0.5 * len(slopes)))
         for i, s in enumerate(slopes):
-            ax.errorbar([s["fitted"]], [i], xerr=[[s["fitted"] - s["lo"]], [s["hi"] - s["fitted"]]],
-                        fmt="o", color="C0", capsize=3, label="fitted (CI)" if i == 0 else None)
+            ax.errorbar(
+                [s["fitted"]],
+                [i],
+                xerr=[[s["fitted"] - s["lo"]], [s["hi"] - s["fitted"]]],
+                fmt="o",
+                color="C0",
+                capsize=3,
+                label="fitted (CI)" if i == 0 else None,
+            )
             if s.get("predicted") is not None:
-                ax.plot([s["predicted"]], [i], marker="x", color="C1", markersize=8,
-                        linestyle="none", label="predicted" if i == 0 else None)
+                ax.plot(
+                    [s["predicted"]],
+                    [i],
+                    marker="x",
+                    color="C1",
+                    markersize=8,
+                    linestyle="none",
+                    label="predicted" if i == 0 else None,
+                )
         ax.set_yticks(range(len(slopes)), [s["label"] for s in slopes])
         ax.set_xlabel("exponent")
         ax.set_title(title)
@@ -126,9 +156,15 @@ def slope_plot(slopes: Sequence[dict], title: str, out: Path) -> Path:
     return out
 
 
-_BADGE = {"verified-symbolic": "#2e7d32", "verified-numeric": "#388e3c",
-          "consistent-empirical": "#689f38", "refuted": "#c62828", "vacuous-here": "#f9a825",
-          "not-checkable": "#757575", "error": "#6a1b9a"}
+_BADGE = {
+    "verified-symbolic": "#2e7d32",
+    "verified-numeric": "#388e3c",
+    "consistent-empirical": "#689f38",
+    "refuted": "#c62828",
+    "vacuous-here": "#f9a825",
+    "not-checkable": "#757575",
+    "error": "#6a1b9a",
+}
 
 
 def _md_cell(s) -> str:
@@ -151,13 +187,18 @@ def render_markdown(records: Sequence[dict], meta: dict) -> str:
     counts = {}
     for r in records:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
-    lines = ["# approxtheory verify report", "",
-             f"Profile `{meta['profile']}`, seed {meta['seed']}, {len(records)} claims, "
-             f"approxtheory {meta['version']}, git {meta.get('git') or 'unknown'}, "
-             f"{meta['wall_s']:.1f} s.", "",
-             "Verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + ".", "",
-             "| claim | statement | provenance | verdict | scope | falsified by | evidence | plot |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# approxtheory verify report",
+        "",
+        f"Profile `{meta['profile']}`, seed {meta['seed']}, {len(records)} claims, "
+        f"approxtheory {meta['version']}, git {meta.get('git') or 'unknown'}, "
+        f"{meta['wall_s']:.1f} s.",
+        "",
+        "Verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + ".",
+        "",
+        "| claim | statement | provenance | verdict | scope | falsified by | evidence | plot |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in records:
         plots = " ".join(f"[{Path(p).stem}]({p})" for p in r.get("plots", []))
         ev = r["evidence"] + (f" *Covered:* {r['covered']}" if r.get("covered") else "")
@@ -165,9 +206,11 @@ def render_markdown(records: Sequence[dict], meta: dict) -> str:
             ev += " *This run:* " + "; ".join(f"{k}: {v}" for k, v in r["volatile"].items())
         if r.get("witness") is not None and r["verdict"] == "refuted":
             ev += f" *Witness:* `{r['witness']}`"
-        lines.append(f"| {r['claim']} | {_md_cell(r['statement'])} | {r['provenance']} | "
-                     f"**{r['verdict']}** | {_md_cell(r.get('scope', ''))} | "
-                     f"{_md_cell(_falsified(r, meta))} | {_md_cell(ev)} | {plots} |")
+        lines.append(
+            f"| {r['claim']} | {_md_cell(r['statement'])} | {r['provenance']} | "
+            f"**{r['verdict']}** | {_md_cell(r.get('scope', ''))} | "
+            f"{_md_cell(_falsified(r, meta))} | {_md_cell(ev)} | {plots} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -175,27 +218,32 @@ def render_html(records: Sequence[dict], meta: dict) -> str:
     e = html.escape
     rows = []
     for r in records:
-        plots = " ".join(f'<a href="{e(p)}"><img src="{e(p)}" width="260"></a>'
-                         for p in r.get("plots", []))
+        plots = " ".join(
+            f'<a href="{e(p)}"><img src="{e(p)}" width="260"></a>' for p in r.get("plots", [])
+        )
         csvs = " ".join(f'<a href="{e(p)}">{e(Path(p).name)}</a>' for p in r.get("csv", []))
         wit = ""
         if r.get("witness") is not None and r["verdict"] == "refuted":
             wit = f"<br><b>Witness:</b> <code>{e(str(r['witness']))}</code>"
         cov = f"<br><i>Covered:</i> {e(r['covered'])}" if r.get("covered") else ""
         if r.get("volatile"):
-            cov += "<br><i>This run:</i> " + e("; ".join(f"{k}: {v}"
-                                                         for k, v in r["volatile"].items()))
+            cov += "<br><i>This run:</i> " + e(
+                "; ".join(f"{k}: {v}" for k, v in r["volatile"].items())
+            )
         rows.append(
             f"<tr><td><b>{e(r['claim'])}</b><br><small>{e(r['paper'])}</small></td>"
             f"<td>{e(r['statement'])}</td><td>{e(r['provenance'])}</td>"
-            f"<td><span class=badge style=\"background:{_BADGE.get(r['verdict'], '#555')}\">"
+            f'<td><span class=badge style="background:{_BADGE.get(r["verdict"], "#555")}">'
             f"{e(r['verdict'])}</span></td><td>{e(r.get('scope', ''))}</td>"
             f"<td>{e(_falsified(r, meta))}</td>"
             f"<td>{e(r['evidence'])}{cov}{wit}<br>{csvs}</td>"
-            f"<td>{plots}</td></tr>")
-    head = (f"Profile <code>{e(meta['profile'])}</code>, seed {meta['seed']}, "
-            f"{len(records)} claims, approxtheory {e(meta['version'])}, "
-            f"git {e(meta.get('git') or 'unknown')}, {meta['wall_s']:.1f} s")
+            f"<td>{plots}</td></tr>"
+        )
+    head = (
+        f"Profile <code>{e(meta['profile'])}</code>, seed {meta['seed']}, "
+        f"{len(records)} claims, approxtheory {e(meta['version'])}, "
+        f"git {e(meta.get('git') or 'unknown')}, {meta['wall_s']:.1f} s"
+    )
     return f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>approxtheory verify report</title>
 <style>

@@ -35,15 +35,34 @@ import contextlib
 import math
 import os
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from .errors import ConfigError, ResourceLimitError
 
-__all__ = ["ENV_BYTES", "ENV_SECONDS", "DEFAULT_MEMORY_FRACTION", "DEFAULT_MAX_SECONDS",
-           "FLOPS_PER_SECOND", "require", "limits", "max_bytes", "max_seconds", "machine_memory",
-           "parse_size", "format_bytes", "format_seconds", "array_bytes", "model_param_count",
-           "model_bytes", "forward_bytes", "sup_error_bytes", "errors_bytes",
-           "require_sup_error", "require_errors", "require_model"]
+__all__ = [
+    "ENV_BYTES",
+    "ENV_SECONDS",
+    "DEFAULT_MEMORY_FRACTION",
+    "DEFAULT_MAX_SECONDS",
+    "FLOPS_PER_SECOND",
+    "require",
+    "limits",
+    "max_bytes",
+    "max_seconds",
+    "machine_memory",
+    "parse_size",
+    "format_bytes",
+    "format_seconds",
+    "array_bytes",
+    "model_param_count",
+    "model_bytes",
+    "forward_bytes",
+    "sup_error_bytes",
+    "errors_bytes",
+    "require_sup_error",
+    "require_errors",
+    "require_model",
+]
 
 ENV_BYTES = "APPROXTHEORY_MAX_BYTES"
 ENV_SECONDS = "APPROXTHEORY_MAX_SECONDS"
@@ -54,7 +73,7 @@ FLOPS_PER_SECOND = 1e11
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
 _UNLIMITED = ("unlimited", "none", "inf", "off")
-_override: list[tuple[int | None, float | None]] = []   # stack of limits() contexts
+_override: list[tuple[int | None, float | None]] = []  # stack of limits() contexts
 
 
 # ------------------------------------------------------------------------------------ formats
@@ -66,8 +85,10 @@ def parse_size(text, name: str = "size") -> int | None:
         return None
     m = re.fullmatch(r"(\d+(?:\.\d*)?|\.\d+)\s*(?:([kmgtp])(?:i?b)?|b)?", s)
     if m is None:
-        raise ConfigError(f"{name} must be a size such as 8G, 512M, 1.5T or a number of bytes, "
-                          f"or 'unlimited' (got {text!r})")
+        raise ConfigError(
+            f"{name} must be a size such as 8G, 512M, 1.5T or a number of bytes, "
+            f"or 'unlimited' (got {text!r})"
+        )
     n = int(float(m.group(1)) * _UNITS[m.group(2) or ""])
     if n < 1:
         raise ConfigError(f"{name} must be at least 1 byte (got {text!r})")
@@ -75,7 +96,7 @@ def parse_size(text, name: str = "size") -> int | None:
 
 
 def format_bytes(n) -> str:
-    if isinstance(n, int) and n.bit_length() > 1000:     # beyond float: the power of ten
+    if isinstance(n, int) and n.bit_length() > 1000:  # beyond float: the power of ten
         return f"10^{int((n.bit_length() - 1) * math.log10(2))} B"
     n = float(n)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
@@ -146,8 +167,9 @@ def max_seconds() -> float | None:
         except ValueError:
             v = float("nan")
         if not (math.isfinite(v) and v > 0):
-            raise ConfigError(f"{ENV_SECONDS} must be a positive number of seconds or "
-                              f"'unlimited' (got {env!r})")
+            raise ConfigError(
+                f"{ENV_SECONDS} must be a positive number of seconds or 'unlimited' (got {env!r})"
+            )
         return v
     return DEFAULT_MAX_SECONDS
 
@@ -161,13 +183,15 @@ def limits(max_bytes: int | str | None = None, max_seconds: float | None = None)
         b = parse_size(b, "--max-memory")
         b = -1 if b is None else b
     elif b is not None and (isinstance(b, bool) or not isinstance(b, int) or b < 1):
-        raise ConfigError(f"max_bytes must be a positive integer, a size string or None "
-                          f"(got {max_bytes!r})")
+        raise ConfigError(
+            f"max_bytes must be a positive integer, a size string or None (got {max_bytes!r})"
+        )
     s = max_seconds
     if isinstance(s, str) and s.strip().lower() in _UNLIMITED:
         s = -1
-    elif s is not None and (isinstance(s, bool) or not isinstance(s, (int, float))
-                            or not (math.isfinite(s) and s > 0)):
+    elif s is not None and (
+        isinstance(s, bool) or not isinstance(s, (int, float)) or not (math.isfinite(s) and s > 0)
+    ):
         raise ConfigError(f"max_seconds must be a positive number or None (got {max_seconds!r})")
     _override.append((b, s))
     try:
@@ -177,26 +201,42 @@ def limits(max_bytes: int | str | None = None, max_seconds: float | None = None)
 
 
 def _how_to_raise_memory() -> str:
-    return (f"use smaller sizes, or raise the limit with {ENV_BYTES}=SIZE in the environment or "
-            f"--max-memory SIZE on the command line (e.g. 32G, or 'unlimited')")
+    return (
+        f"use smaller sizes, or raise the limit with {ENV_BYTES}=SIZE in the environment or "
+        f"--max-memory SIZE on the command line (e.g. 32G, or 'unlimited')"
+    )
 
 
-def require(bytes: int = 0, seconds: float | None = None, what: str = "this work",
-            limit: int | None = None, seconds_limit: float | None = None) -> None:
+def require(
+    bytes: int = 0,
+    seconds: float | None = None,
+    what: str = "this work",
+    limit: int | None = None,
+    seconds_limit: float | None = None,
+) -> None:
     """Raise :class:`ResourceLimitError` unless ``bytes`` (and ``seconds``) fit the limits.
 
     ``limit``/``seconds_limit`` override the limits in force for this call only."""
     need = int(bytes)
     lim = max_bytes() if limit is None else int(limit)
     if lim is not None and need > lim:
-        src = ("the limit given" if limit is not None else
-               "--max-memory" if any(b is not None for b, _ in _override) else
-               ENV_BYTES if os.environ.get(ENV_BYTES, "").strip() else
-               f"default: a quarter of this machine's {format_bytes(machine_memory())}")
+        src = (
+            "the limit given"
+            if limit is not None
+            else "--max-memory"
+            if any(b is not None for b, _ in _override)
+            else ENV_BYTES
+            if os.environ.get(ENV_BYTES, "").strip()
+            else f"default: a quarter of this machine's {format_bytes(machine_memory())}"
+        )
         raise ResourceLimitError(
             f"{what} needs about {format_bytes(need)} of memory, more than the limit of "
             f"{format_bytes(lim)} ({src}); {_how_to_raise_memory()}",
-            needed=need, limit=lim, kind="memory", what=what)
+            needed=need,
+            limit=lim,
+            kind="memory",
+            what=what,
+        )
     if seconds is None:
         return
     slim = max_seconds() if seconds_limit is None else float(seconds_limit)
@@ -205,7 +245,11 @@ def require(bytes: int = 0, seconds: float | None = None, what: str = "this work
             f"{what} would take at least {format_seconds(seconds)} (estimated), more than the "
             f"limit of {format_seconds(slim)}; use smaller sizes, or raise the limit with "
             f"{ENV_SECONDS}=SECONDS in the environment (or 'unlimited')",
-            needed=float(seconds), limit=slim, kind="time", what=what)
+            needed=float(seconds),
+            limit=slim,
+            kind="time",
+            what=what,
+        )
 
 
 # ---------------------------------------------------------------------------------- estimates
@@ -230,8 +274,12 @@ def model_param_count(cfg) -> int:
     n += int(cfg.seq_len) * E if cfg.positions == "learned" else 0
     n += E if cfg.readout == "cls" else 0
     for s in cfg.layers:
-        h, d, c, g = int(s.heads), int(s.head_dim), int(s.value_dim or s.head_dim), \
-            int(s.kv_groups or s.heads)
+        h, d, c, g = (
+            int(s.heads),
+            int(s.head_dim),
+            int(s.value_dim or s.head_dim),
+            int(s.kv_groups or s.heads),
+        )
         n += E * (h * d + g * d + g * c) + h * c * E
         n += (h * d + g * d + g * c + E) if cfg.bias else 0
         n += 2 * E if cfg.layernorm else 0
@@ -300,15 +348,19 @@ def sup_error_bytes(model, task, budget: int, batch: int = 4096) -> int:
 
 
 def require_errors(model, task, n: int, batch: int = 4096, what: str | None = None) -> None:
-    require(bytes=errors_bytes(model, task, n, batch),
-            what=what or f"measuring the error of {int(n)} sequences (T={_task_shape(task)[0]})")
+    require(
+        bytes=errors_bytes(model, task, n, batch),
+        what=what or f"measuring the error of {int(n)} sequences (T={_task_shape(task)[0]})",
+    )
 
 
-def require_sup_error(model, task, budget: int, batch: int = 4096,
-                      what: str | None = None) -> None:
-    require(bytes=sup_error_bytes(model, task, budget, batch),
-            what=what or f"the error search with budget {int(budget)} "
-                         f"(T={_task_shape(task)[0]}, d={_task_shape(task)[1]})")
+def require_sup_error(model, task, budget: int, batch: int = 4096, what: str | None = None) -> None:
+    require(
+        bytes=sup_error_bytes(model, task, budget, batch),
+        what=what
+        or f"the error search with budget {int(budget)} "
+        f"(T={_task_shape(task)[0]}, d={_task_shape(task)[1]})",
+    )
 
 
 def require_model(cfg, what: str = "the model", extra_bytes: int = 0) -> None:

@@ -35,18 +35,26 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
-__all__ = ["Case", "panel", "known_softmax_max", "known_hc_k1_vertices", "known_hc_l9",
-           "run_case", "run_panel"]
+__all__ = [
+    "Case",
+    "panel",
+    "known_softmax_max",
+    "known_hc_k1_vertices",
+    "known_hc_l9",
+    "run_case",
+    "run_panel",
+]
 
 
 def known_softmax_max(T: int, beta: float, width: float = 1.0) -> float:
     """sup over [0, width]^T of max_t x_t − Σ_t softmax(βx)_t x_t (closed form, see module doc)."""
     from scipy.special import lambertw
+
     if T < 2:
         return 0.0
     w = float(lambertw((T - 1) / math.e).real)
@@ -85,7 +93,7 @@ def known_hc_k1_vertices(T: int, beta: float, gate: float = -1.0) -> tuple[float
             max1 = 1.0 if a > 0 else 0.0
             min2 = 0.0 if b < n2 else 1.0
             target = max1 + min2
-            model = (1 - (1 - avg[0])) + avg[1]      # (1 − z̃₁) + z̃₂ with z̃₁ = avg(1 − x)
+            model = (1 - (1 - avg[0])) + avg[1]  # (1 − z̃₁) + z̃₂ with z̃₁ = avg(1 − x)
             e = abs(model - target)
             if e > best:
                 best, arg = e, (a, b)
@@ -103,9 +111,9 @@ class Case:
     label: str
     construction: str
     knobs: dict
-    known: Callable[[object], float]      # construction -> known worst error
+    known: Callable[[object], float]  # construction -> known worst error
     how: str
-    upper: bool = True                    # try the certified upper bracket (small cases)
+    upper: bool = True  # try the certified upper bracket (small cases)
     extra: dict = field(default_factory=dict)
 
 
@@ -121,43 +129,79 @@ def panel() -> list[Case]:
     cases = []
     for T in (4, 64, 1024):
         for beta in (1e2, 1e4):
-            cases.append(Case(f"softmax T={T} β={beta:.0e}", "softmax_retrieval",
-                              {"T": T, "beta": beta},
-                              lambda c, T=T, beta=beta: known_softmax_max(T, beta),
-                              "closed form W((T−1)/e)/β", upper=T <= 16))
+            cases.append(
+                Case(
+                    f"softmax T={T} β={beta:.0e}",
+                    "softmax_retrieval",
+                    {"T": T, "beta": beta},
+                    lambda c, T=T, beta=beta: known_softmax_max(T, beta),
+                    "closed form W((T−1)/e)/β",
+                    upper=T <= 16,
+                )
+            )
     for T in (8, 32, 64):
-        cases.append(Case(f"hc_k1 gate=-1 T={T} β=1e3", "hc_k1",
-                          {"T": T, "beta": 1000.0, "gate": -1.0},
-                          lambda c, T=T: known_hc_k1_vertices(T, 1000.0, -1.0)[0],
-                          "exhaustive over {0,1}^T (counts per half)", upper=T <= 16))
+        cases.append(
+            Case(
+                f"hc_k1 gate=-1 T={T} β=1e3",
+                "hc_k1",
+                {"T": T, "beta": 1000.0, "gate": -1.0},
+                lambda c, T=T: known_hc_k1_vertices(T, 1000.0, -1.0)[0],
+                "exhaustive over {0,1}^T (counts per half)",
+                upper=T <= 16,
+            )
+        )
     for T, eps in ((4, 0.1), (16, 0.1), (4, 0.25)):
-        cases.append(Case(f"hc_l9 T={T} ε={eps}", "hc_l9", {"T": T, "eps": eps},
-                          lambda c, T=T, eps=eps: known_hc_l9(T, eps),
-                          "closed form (1−1/T)/n_g", upper=T <= 16))
+        cases.append(
+            Case(
+                f"hc_l9 T={T} ε={eps}",
+                "hc_l9",
+                {"T": T, "eps": eps},
+                lambda c, T=T, eps=eps: known_hc_l9(T, eps),
+                "closed form (1−1/T)/n_g",
+                upper=T <= 16,
+            )
+        )
     for d in (2, 4):
-        cases.append(Case(f"hc_k1_synthetic D=1 d={d} T=16 β=1e2", "hc_k1_synthetic",
-                          {"T": 16, "D": 1, "d": d, "beta": 100.0}, _synthetic_known,
-                          "closed form on the feature interval [−‖a‖₁, ‖a‖₁]",
-                          upper=d <= 2))
+        cases.append(
+            Case(
+                f"hc_k1_synthetic D=1 d={d} T=16 β=1e2",
+                "hc_k1_synthetic",
+                {"T": 16, "D": 1, "d": d, "beta": 100.0},
+                _synthetic_known,
+                "closed form on the feature interval [−‖a‖₁, ‖a‖₁]",
+                upper=d <= 2,
+            )
+        )
     return cases
 
 
-def run_case(case: Case, budget: int = 4096, seed: int = 0, upper: bool = True,
-             upper_time: float = 10.0) -> dict:
+def run_case(
+    case: Case, budget: int = 4096, seed: int = 0, upper: bool = True, upper_time: float = 10.0
+) -> dict:
     """Build, compute the known worst, search, and (optionally) bracket from above with
     :meth:`Construction.certify` (T <= 16, d <= 2)."""
     from .constructions import build
     from .measure import sup_error
+
     c = build(case.construction, **case.knobs)
     known = float(case.known(c))
     t0 = time.perf_counter()
     r = sup_error(c.model, c.task, budget=budget, seed=seed)
     secs = time.perf_counter() - t0
-    row = {"case": case.label, "construction": case.construction, "knobs": case.knobs,
-           "known": known, "how_known": case.how, "found": r.value,
-           "ratio": r.value / known if known > 0 else None, "evals": r.n_evals,
-           "seconds": round(secs, 3), "by_source": r.by_source,
-           "upper": None, "upper_reason": "not requested"}
+    row = {
+        "case": case.label,
+        "construction": case.construction,
+        "knobs": case.knobs,
+        "known": known,
+        "how_known": case.how,
+        "found": r.value,
+        "ratio": r.value / known if known > 0 else None,
+        "evals": r.n_evals,
+        "seconds": round(secs, 3),
+        "by_source": r.by_source,
+        "upper": None,
+        "upper_reason": "not requested",
+    }
     if upper:
         t1 = time.perf_counter()
         cert = c.certify(time_limit=upper_time, witness=r.witness)
@@ -167,8 +211,13 @@ def run_case(case: Case, budget: int = 4096, seed: int = 0, upper: bool = True,
     return row
 
 
-def run_panel(budget: int = 4096, seed: int = 0, upper: bool = True, progress: bool = False,
-              only: str | None = None) -> list[dict]:
+def run_panel(
+    budget: int = 4096,
+    seed: int = 0,
+    upper: bool = True,
+    progress: bool = False,
+    only: str | None = None,
+) -> list[dict]:
     rows = []
     for case in panel():
         if only and only not in case.label and only != case.construction:
@@ -176,7 +225,11 @@ def run_panel(budget: int = 4096, seed: int = 0, upper: bool = True, progress: b
         row = run_case(case, budget=budget, seed=seed, upper=upper)
         if progress:
             import sys
-            print(f"  {row['case']:<34} known {row['known']:.4g}  found {row['found']:.4g}  "
-                  f"ratio {row['ratio']:.3f}  {row['seconds']:.1f} s", file=sys.stderr)
+
+            print(
+                f"  {row['case']:<34} known {row['known']:.4g}  found {row['found']:.4g}  "
+                f"ratio {row['ratio']:.3f}  {row['seconds']:.1f} s",
+                file=sys.stderr,
+            )
         rows.append(row)
     return rows

@@ -18,15 +18,25 @@ domain, near-ties and all-equal blocks, where sup-norm errors of softmax constru
 from __future__ import annotations
 
 import itertools
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
 
 from .errors import ConfigError
 
-__all__ = ["Task", "GeneralizedRetrieval", "MaxPlusMin", "SyntheticMaxSum", "KthLargest",
-           "PairwiseMax", "LagExtraction", "ScalarMax", "Memorize", "TASKS"]
+__all__ = [
+    "Task",
+    "GeneralizedRetrieval",
+    "MaxPlusMin",
+    "SyntheticMaxSum",
+    "KthLargest",
+    "PairwiseMax",
+    "LagExtraction",
+    "ScalarMax",
+    "Memorize",
+    "TASKS",
+]
 
 
 def _check_int(name, v, lo=1):
@@ -40,7 +50,7 @@ class Task:
 
     name = "task"
     per_token = False
-    domain = "box"          # "box" (lo..hi per coordinate) or "sphere" (unit-norm tokens)
+    domain = "box"  # "box" (lo..hi per coordinate) or "sphere" (unit-norm tokens)
     lo, hi = 0.0, 1.0
 
     def __init__(self, T: int, d: int):
@@ -62,8 +72,10 @@ class Task:
 
     def _check(self, X):
         if X.ndim != 3 or X.shape[1] != self.T or X.shape[2] != self.d:
-            raise ConfigError(f"{self.name} expects inputs of shape (batch, {self.T}, {self.d}) "
-                              f"(got {tuple(X.shape)})")
+            raise ConfigError(
+                f"{self.name} expects inputs of shape (batch, {self.T}, {self.d}) "
+                f"(got {tuple(X.shape)})"
+            )
 
     # --- the domain ---------------------------------------------------------------------------
     def project(self, X):
@@ -157,9 +169,17 @@ class GeneralizedRetrieval(Task):
 
     name = "generalized_retrieval"
 
-    def __init__(self, T: int, d: int, features: Sequence[Callable] | None = None,
-                 sets: Sequence[Sequence[int]] | None = None, outer: Callable | None = None,
-                 mode: str = "min", affine=None, outer_affine=None):
+    def __init__(
+        self,
+        T: int,
+        d: int,
+        features: Sequence[Callable] | None = None,
+        sets: Sequence[Sequence[int]] | None = None,
+        outer: Callable | None = None,
+        mode: str = "min",
+        affine=None,
+        outer_affine=None,
+    ):
         super().__init__(T, d)
         if mode not in ("min", "max"):
             raise ConfigError(f"mode must be min or max (got {mode!r})")
@@ -203,17 +223,21 @@ class GeneralizedRetrieval(Task):
             self._masks[i, S] = True
 
     def z(self, X: torch.Tensor) -> torch.Tensor:
-        vals = torch.stack([f(X) for f in self.features], dim=-1)     # (B, T, D)
+        vals = torch.stack([f(X) for f in self.features], dim=-1)  # (B, T, D)
         fill = float("inf") if self.mode == "min" else float("-inf")
         vals = vals.masked_fill(~self._masks.T[None], fill)
-        return vals.amin(dim=1) if self.mode == "min" else vals.amax(dim=1)   # (B, D)
+        return vals.amin(dim=1) if self.mode == "min" else vals.amax(dim=1)  # (B, D)
 
     def _target(self, X):
         return self.outer(self.z(X))
 
     def describe(self):
-        return {**super().describe(), "D": self.D, "mode": self.mode,
-                "set_sizes": [len(s) for s in self.sets]}
+        return {
+            **super().describe(),
+            "D": self.D,
+            "mode": self.mode,
+            "set_sizes": [len(s) for s in self.sets],
+        }
 
 
 class MaxPlusMin(GeneralizedRetrieval):
@@ -225,8 +249,9 @@ class MaxPlusMin(GeneralizedRetrieval):
     name = "max_plus_min"
 
     def __init__(self, T: int):
-        super().__init__(T, 1, affine=([[-1.0], [1.0]], [1.0, 0.0]),
-                         outer_affine=([-1.0, 1.0], 1.0), mode="min")
+        super().__init__(
+            T, 1, affine=([[-1.0], [1.0]], [1.0, 0.0]), outer_affine=([-1.0, 1.0], 1.0), mode="min"
+        )
 
 
 class SyntheticMaxSum(GeneralizedRetrieval):
@@ -249,8 +274,9 @@ class SyntheticMaxSum(GeneralizedRetrieval):
         if a.ndim != 2 or a.shape[1] != d:
             raise ConfigError(f"a must have shape (D, d={d}) (got {a.shape})")
         self.a = a
-        super().__init__(T, d, affine=(a, np.zeros(len(a))), outer_affine=(np.ones(len(a)), 0.0),
-                         mode="max")
+        super().__init__(
+            T, d, affine=(a, np.zeros(len(a))), outer_affine=(np.ones(len(a)), 0.0), mode="max"
+        )
 
     def sample_gaussian(self, n, rng):
         return rng.standard_normal((n, self.T, self.d))
@@ -336,7 +362,7 @@ class LagExtraction(Task):
 
     def _target(self, X):
         y = torch.full(X.shape[:2], float("nan"), dtype=X.dtype)
-        y[:, self.k:] = X[:, : self.T - self.k, 0]
+        y[:, self.k :] = X[:, : self.T - self.k, 0]
         return y
 
     def describe(self):
@@ -352,5 +378,16 @@ class Memorize(Task):
         return X.reshape(X.shape[0], -1)
 
 
-TASKS = {c.name: c for c in (GeneralizedRetrieval, MaxPlusMin, SyntheticMaxSum, ScalarMax,
-                             KthLargest, PairwiseMax, LagExtraction, Memorize)}
+TASKS = {
+    c.name: c
+    for c in (
+        GeneralizedRetrieval,
+        MaxPlusMin,
+        SyntheticMaxSum,
+        ScalarMax,
+        KthLargest,
+        PairwiseMax,
+        LagExtraction,
+        Memorize,
+    )
+}

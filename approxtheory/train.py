@@ -32,8 +32,9 @@ from __future__ import annotations
 import copy
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -42,15 +43,29 @@ import torch.nn.functional as F
 
 from .errors import ConfigError, DeviceUnavailableError
 
-__all__ = ["TrainConfig", "TaskData", "TokenData", "TrainResult", "Callback", "train",
-           "lr_at", "resolve_device", "float64_copy", "default_init_", "InvariantFraction",
-           "LogitNorms", "AttentionMaps", "OPTIMIZERS", "SCHEDULES"]
+__all__ = [
+    "TrainConfig",
+    "TaskData",
+    "TokenData",
+    "TrainResult",
+    "Callback",
+    "train",
+    "lr_at",
+    "resolve_device",
+    "float64_copy",
+    "default_init_",
+    "InvariantFraction",
+    "LogitNorms",
+    "AttentionMaps",
+    "OPTIMIZERS",
+    "SCHEDULES",
+]
 
 OPTIMIZERS = ("adam", "adamw", "sgd")
 SCHEDULES = ("constant", "cosine", "warmup")
 DTYPES = ("float32", "float64")
 INITS = ("default", "keep")
-SEED_MAX = 2 ** 32 - 1
+SEED_MAX = 2**32 - 1
 
 
 # ------------------------------------------------------------------------------------ config
@@ -122,41 +137,54 @@ class TrainConfig:
         _real("lr", self.lr, 0, what="a finite number > 0")
         _choice("optimizer", self.optimizer, OPTIMIZERS)
         _real("weight_decay", self.weight_decay, 0, lo_open=False, what="a finite number >= 0")
-        _real("momentum", self.momentum, 0, 1, lo_open=False, hi_open=True,
-              what="a number in [0, 1)")
+        _real(
+            "momentum", self.momentum, 0, 1, lo_open=False, hi_open=True, what="a number in [0, 1)"
+        )
         if self.momentum and self.optimizer != "sgd":
-            raise ConfigError(f"momentum applies to optimizer sgd only (got momentum="
-                              f"{self.momentum!r} with {self.optimizer}; adam and adamw take "
-                              f"betas)")
-        if (not isinstance(self.betas, (tuple, list)) or len(self.betas) != 2
-                or not all(_is_real(b) and 0 <= b < 1 for b in self.betas)):
+            raise ConfigError(
+                f"momentum applies to optimizer sgd only (got momentum="
+                f"{self.momentum!r} with {self.optimizer}; adam and adamw take "
+                f"betas)"
+            )
+        if (
+            not isinstance(self.betas, (tuple, list))
+            or len(self.betas) != 2
+            or not all(_is_real(b) and 0 <= b < 1 for b in self.betas)
+        ):
             raise ConfigError(f"betas must be two numbers in [0, 1) (got {self.betas!r})")
         _choice("schedule", self.schedule, SCHEDULES)
         _int("warmup_steps", self.warmup_steps, 0)
         if self.schedule == "warmup" and self.warmup_steps < 1:
             raise ConfigError("schedule warmup needs warmup_steps >= 1 (got 0)")
         if self.schedule == "constant" and self.warmup_steps:
-            raise ConfigError(f"schedule constant takes no warmup_steps (got "
-                              f"{self.warmup_steps}); use schedule warmup or cosine")
-        _real("min_lr_ratio", self.min_lr_ratio, 0, 1, lo_open=False,
-              what="a number in [0, 1]")
+            raise ConfigError(
+                f"schedule constant takes no warmup_steps (got "
+                f"{self.warmup_steps}); use schedule warmup or cosine"
+            )
+        _real("min_lr_ratio", self.min_lr_ratio, 0, 1, lo_open=False, what="a number in [0, 1]")
         if self.clip_grad_norm is not None:
-            _real("clip_grad_norm", self.clip_grad_norm, 0,
-                  what="None (no clipping) or a finite number > 0")
+            _real(
+                "clip_grad_norm",
+                self.clip_grad_norm,
+                0,
+                what="None (no clipping) or a finite number > 0",
+            )
         _choice("dtype", self.dtype, DTYPES)
         if not isinstance(self.device, str) or not (
-                self.device in ("cpu", "cuda") or (self.device.startswith("cuda:")
-                                                   and self.device[5:].isdigit())):
+            self.device in ("cpu", "cuda")
+            or (self.device.startswith("cuda:") and self.device[5:].isdigit())
+        ):
             raise ConfigError(f"device must be cpu, cuda or cuda:N (got {self.device!r})")
         _int("seed", self.seed, 0, SEED_MAX)
         _choice("init", self.init, INITS)
         if self.init_std is not None:
             _real("init_std", self.init_std, 0, what="None or a finite number > 0")
             if self.init != "default":
-                raise ConfigError(f"init_std needs init default (got init {self.init!r}, "
-                                  f"which trains the weights as given)")
-        _int("eval_every", self.eval_every, 0, what="an integer >= 0 (0: only after the "
-                                                    "last step)")
+                raise ConfigError(
+                    f"init_std needs init default (got init {self.init!r}, "
+                    f"which trains the weights as given)"
+                )
+        _int("eval_every", self.eval_every, 0, what="an integer >= 0 (0: only after the last step)")
         for name in ("compile", "progress"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be True or False (got {getattr(self, name)!r})")
@@ -183,12 +211,14 @@ def resolve_device(device: str) -> torch.device:
     if device == "cpu":
         return torch.device("cpu")
     if not torch.cuda.is_available():
-        raise DeviceUnavailableError(f"device {device} asked for, but torch sees no CUDA device "
-                                     f"(use device cpu)")
+        raise DeviceUnavailableError(
+            f"device {device} asked for, but torch sees no CUDA device (use device cpu)"
+        )
     dev = torch.device(device)
     if dev.index is not None and dev.index >= torch.cuda.device_count():
-        raise DeviceUnavailableError(f"device {device} asked for, but torch sees "
-                                     f"{torch.cuda.device_count()} CUDA device(s)")
+        raise DeviceUnavailableError(
+            f"device {device} asked for, but torch sees {torch.cuda.device_count()} CUDA device(s)"
+        )
     return dev
 
 
@@ -210,8 +240,12 @@ class TaskData:
         if not hasattr(self.task, "target"):
             raise ConfigError(f"task must be an approxtheory.tasks task (got {self.task!r})")
         if self.train_size is not None:
-            _int("train_size", self.train_size, 1, what="None (fresh inputs every step) or an "
-                                                         "integer >= 1")
+            _int(
+                "train_size",
+                self.train_size,
+                1,
+                what="None (fresh inputs every step) or an integer >= 1",
+            )
         if self.sampler is not None and not callable(self.sampler):
             raise ConfigError("sampler must be a function (n, rng) -> array of inputs")
 
@@ -242,8 +276,10 @@ class TokenData:
         if t.dim() != 1 or t.dtype.is_floating_point or t.dtype == torch.bool:
             raise ConfigError(f"{name} must be a 1-D sequence of integer token ids")
         if len(t) < self.seq_len + 2:
-            raise ConfigError(f"{name} has {len(t)} tokens; windows of seq_len={self.seq_len} "
-                              f"need at least {self.seq_len + 2}")
+            raise ConfigError(
+                f"{name} has {len(t)} tokens; windows of seq_len={self.seq_len} "
+                f"need at least {self.seq_len + 2}"
+            )
         if len(t) and (int(t.min()) < 0 or int(t.max()) >= self.vocab):
             raise ConfigError(f"{name} must hold ids in 0..{self.vocab - 1}")
         return t.long()
@@ -288,7 +324,8 @@ class TrainResult:
             rows.setdefault(e["step"], {"step": e["step"]}).update(e)
         for r in self.records:
             rows.setdefault(r["step"], {"step": r["step"]}).update(
-                {k: v for k, v in r.items() if k != "callback"})
+                {k: v for k, v in r.items() if k != "callback"}
+            )
         return [rows[s] for s in sorted(rows)]
 
 
@@ -339,6 +376,7 @@ class InvariantFraction(Callback):
 
     def __call__(self, step, model, loss, batch):
         from .identifiability import imbalance, sylvester_projection
+
         rhos, betas = [], []
         for li, h, Wq, Wk in _heads_qk(model):
             Wq0, Wk0 = self._before[(li, h)]
@@ -407,7 +445,7 @@ def default_init_(model: nn.Module, generator: torch.Generator, std: float | Non
     (drawn in float64 whatever the model's dtype)."""
     with torch.no_grad():
         for m in model.modules():
-            if isinstance(m, nn.Linear):            # drawn in float32 on the CPU, then cast
+            if isinstance(m, nn.Linear):  # drawn in float32 on the CPU, then cast
                 w = torch.empty(m.weight.shape)
                 nn.init.kaiming_uniform_(w, a=math.sqrt(5), generator=generator)
                 m.weight.copy_(w)
@@ -496,8 +534,10 @@ class _TaskBatches:
             ok = torch.isfinite(y)
             err = ((out - y)[ok] ** 2).mean()
             var = y[ok].var()
-        return {"val_mse": float(err), "val_nmse": float(err / var) if float(var) > 0
-                else float("nan")}
+        return {
+            "val_mse": float(err),
+            "val_nmse": float(err / var) if float(var) > 0 else float("nan"),
+        }
 
 
 class _TokenBatches:
@@ -509,17 +549,17 @@ class _TokenBatches:
         self.ar = torch.arange(self.T, device=dev)
         self.val = None
         if data.val_tokens is not None:
-            gv = torch.Generator().manual_seed(int(np.random.SeedSequence(
-                [cfg.seed, 1]).generate_state(1)[0]))
+            gv = torch.Generator().manual_seed(
+                int(np.random.SeedSequence([cfg.seed, 1]).generate_state(1)[0])
+            )
             vt = data.val_tokens.to(dev)
             starts = torch.randint(0, len(vt) - self.T - 1, (data.val_windows,), generator=gv)
             offs = starts.to(dev)[:, None] + self.ar
-            self.val = (torch.eye(self.V, dtype=torch.float64, device=dev)[vt[offs]],
-                        vt[offs + 1])
+            self.val = (torch.eye(self.V, dtype=torch.float64, device=dev)[vt[offs]], vt[offs + 1])
 
     def __call__(self):
         starts = torch.randint(0, len(self.tokens) - self.T - 1, (self.B,), generator=self.g)
-        offs = starts.to(self.dev)[:, None] + self.ar                # (B, T)
+        offs = starts.to(self.dev)[:, None] + self.ar  # (B, T)
         return self.eye[self.tokens[offs]], self.tokens[offs + 1]
 
     def loss(self, out, y):
@@ -540,15 +580,22 @@ def _cb_name(cb) -> str:
 def _make_optimizer(model, cfg: TrainConfig):
     params = [p for p in model.parameters() if p.requires_grad]
     if cfg.optimizer == "sgd":
-        return torch.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum,
-                               weight_decay=cfg.weight_decay)
+        return torch.optim.SGD(
+            params, lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay
+        )
     cls = torch.optim.Adam if cfg.optimizer == "adam" else torch.optim.AdamW
     return cls(params, lr=cfg.lr, betas=tuple(cfg.betas), weight_decay=cfg.weight_decay)
 
 
-def train(model: nn.Module, data, config: TrainConfig | None = None, *,
-          callbacks: Sequence[Callable] = (), hooks: Sequence[Callable] = (),
-          evaluate: Callable[[nn.Module], dict] | None = None) -> TrainResult:
+def train(
+    model: nn.Module,
+    data,
+    config: TrainConfig | None = None,
+    *,
+    callbacks: Sequence[Callable] = (),
+    hooks: Sequence[Callable] = (),
+    evaluate: Callable[[nn.Module], dict] | None = None,
+) -> TrainResult:
     """Train ``model`` in place on ``data`` (a :class:`TaskData`, a task, or a
     :class:`TokenData`) under ``config`` (default :class:`TrainConfig()`).
 
@@ -581,14 +628,17 @@ def train(model: nn.Module, data, config: TrainConfig | None = None, *,
     model.to(dev)
     model.train()
     batches = (_TokenBatches if isinstance(data, TokenData) else _TaskBatches)(
-        data, cfg, dev, dtype)
+        data, cfg, dev, dtype
+    )
     loss_fn = batches.loss
     opt = _make_optimizer(model, cfg)
     fwd = torch.compile(model) if cfg.compile else model
 
     callbacks, hooks = list(callbacks), list(hooks)
-    timed = [(cb, getattr(cb, "every", 1), getattr(cb, "before_step", None), _cb_name(cb))
-             for cb in callbacks]
+    timed = [
+        (cb, getattr(cb, "every", 1), getattr(cb, "before_step", None), _cb_name(cb))
+        for cb in callbacks
+    ]
     for cb, every, _, _ in timed:
         _int(f"{_cb_name(cb)}.every", every, 1)
     pre = [t for t in timed if t[2] is not None]
@@ -618,6 +668,7 @@ def train(model: nn.Module, data, config: TrainConfig | None = None, *,
     bar = None
     if cfg.progress:
         from tqdm import tqdm
+
         bar = tqdm(it, desc="train", unit="step", leave=False, mininterval=0.5)
         it = bar
     t_loop = time.perf_counter()
@@ -634,8 +685,10 @@ def train(model: nn.Module, data, config: TrainConfig | None = None, *,
         if not math.isfinite(lv):
             opt.zero_grad(set_to_none=True)
             status = "nonfinite"
-            message = (f"the training loss was {lv} at step {step}; training stopped before "
-                       f"that step's update (the model holds the weights after {step} steps)")
+            message = (
+                f"the training loss was {lv} at step {step}; training stopped before "
+                f"that step's update (the model holds the weights after {step} steps)"
+            )
             break
         if clip is not None:
             torch.nn.utils.clip_grad_norm_(params, clip)
@@ -663,7 +716,16 @@ def train(model: nn.Module, data, config: TrainConfig | None = None, *,
     if not evals or evals[-1]["step"] != done:
         do_eval(done)
     total = time.perf_counter() - t_start
-    return TrainResult(model=model, config=cfg, status=status, message=message,
-                       steps_done=done, losses=losses, evals=evals, records=records,
-                       seconds=total, train_seconds=loop_s,
-                       steps_per_s=done / loop_s if loop_s > 0 and done else 0.0)
+    return TrainResult(
+        model=model,
+        config=cfg,
+        status=status,
+        message=message,
+        steps_done=done,
+        losses=losses,
+        evals=evals,
+        records=records,
+        seconds=total,
+        train_seconds=loop_s,
+        steps_per_s=done / loop_s if loop_s > 0 and done else 0.0,
+    )

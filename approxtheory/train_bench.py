@@ -21,8 +21,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-__all__ = ["PlainBlock", "PlainModel", "plain_train", "bench_train", "plain_names",
-           "GOAL_RATIO"]
+__all__ = ["PlainBlock", "PlainModel", "plain_train", "bench_train", "plain_names", "GOAL_RATIO"]
 
 GOAL_RATIO = 0.9
 
@@ -82,34 +81,76 @@ def plain_train(model, tokens, V, T, B, steps, lr, g):
     return time.perf_counter() - t0
 
 
-def plain_names(name: str) -> str:
-    """The plain model's name of a parameter of the benchmark's Transformer (same network)."""
-    for a, b in (("layers.", "blocks."), (".attn.", "."), (".ffn.mlp.0.", ".fc."),
-                 (".ffn.mlp.2.", ".proj."), ("embed.0.", "embed."), ("head.0.", "head.")):
+def plain_names(name: str, model) -> str:
+    """The plain model's name of a parameter ``name`` of the benchmark's Transformer ``model``
+    (the same network). The encoder's and read-out's prefixes come from the model's surface."""
+
+    def prefix(linear) -> str:
+        return model.parameter_name(linear.weight).rsplit(".", 1)[0] + "."
+
+    for a, b in (
+        ("layers.", "blocks."),
+        (".attn.", "."),
+        (".ffn.mlp.0.", ".fc."),
+        (".ffn.mlp.2.", ".proj."),
+        (prefix(model.embedding_linear()), "embed."),
+        (prefix(model.readout_linear()), "head."),
+    ):
         name = name.replace(a, b)
     return name
 
 
 def _shared(V, E, H, T, layers, hidden):
     from .model import LayerSpec, ModelConfig, Transformer
-    mc = ModelConfig(d_in=V, width=E, seq_len=T, positions="learned", readout="tokens",
-                     causal=True, layernorm=True, bias=True, ffn_kind="gelu",
-                     layers=[LayerSpec(H, E // H, ffn_hidden=(hidden,)) for _ in range(layers)],
-                     d_out=V, dtype="float32")
+
+    mc = ModelConfig(
+        d_in=V,
+        width=E,
+        seq_len=T,
+        positions="learned",
+        readout="tokens",
+        causal=True,
+        layernorm=True,
+        bias=True,
+        ffn_kind="gelu",
+        layers=[LayerSpec(H, E // H, ffn_hidden=(hidden,)) for _ in range(layers)],
+        d_out=V,
+        dtype="float32",
+    )
     return Transformer(mc)
 
 
-def bench_train(vocab: int = 64, width: int = 64, heads: int = 4, seq_len: int = 64,
-                layers: int = 2, batch: int = 16, steps: int = 40, rounds: int = 6,
-                warmup: int = 10, threads: int = 1, seed: int = 0, progress=None) -> dict:
+def bench_train(
+    vocab: int = 64,
+    width: int = 64,
+    heads: int = 4,
+    seq_len: int = 64,
+    layers: int = 2,
+    batch: int = 16,
+    steps: int = 40,
+    rounds: int = 6,
+    warmup: int = 10,
+    threads: int = 1,
+    seed: int = 0,
+    progress=None,
+) -> dict:
     """Steps per second of our loop and of the plain loop (float32, CPU), same shapes, same
     batch; see the module docstring for the protocol."""
     from .errors import ConfigError
     from .train import TokenData, TrainConfig, train
-    for name, v, lo in (("vocab", vocab, 2), ("width", width, 1), ("heads", heads, 1),
-                        ("seq_len", seq_len, 1), ("layers", layers, 1), ("batch", batch, 1),
-                        ("steps", steps, 1), ("rounds", rounds, 1), ("warmup", warmup, 0),
-                        ("threads", threads, 1)):
+
+    for name, v, lo in (
+        ("vocab", vocab, 2),
+        ("width", width, 1),
+        ("heads", heads, 1),
+        ("seq_len", seq_len, 1),
+        ("layers", layers, 1),
+        ("batch", batch, 1),
+        ("steps", steps, 1),
+        ("rounds", rounds, 1),
+        ("warmup", warmup, 0),
+        ("threads", threads, 1),
+    ):
         if not isinstance(v, int) or isinstance(v, bool) or v < lo:
             raise ConfigError(f"{name} must be an integer >= {lo} (got {v!r})")
     if width % heads:
@@ -128,13 +169,19 @@ def bench_train(vocab: int = 64, width: int = 64, heads: int = 4, seq_len: int =
         lr = 1e-3
 
         def run_ours(n, r):
-            res = train(ours, data, TrainConfig(steps=n, batch=batch, lr=lr, seed=seed + r,
-                                                init="keep" if r else "default"))
+            res = train(
+                ours,
+                data,
+                TrainConfig(
+                    steps=n, batch=batch, lr=lr, seed=seed + r, init="keep" if r else "default"
+                ),
+            )
             return res.train_seconds
 
         def run_plain(n, r):
-            return plain_train(plain, tokens, vocab, seq_len, batch, n, lr,
-                               torch.Generator().manual_seed(seed + r))
+            return plain_train(
+                plain, tokens, vocab, seq_len, batch, n, lr, torch.Generator().manual_seed(seed + r)
+            )
 
         if warmup:
             run_ours(warmup, 0)
@@ -156,16 +203,35 @@ def bench_train(vocab: int = 64, width: int = 64, heads: int = 4, seq_len: int =
         ratio = statistics.median(r["ratio"] for r in rows)
         best_ours = max(r["ours_steps_per_s"] for r in rows)
         best_plain = max(r["plain_steps_per_s"] for r in rows)
-        return {"ours_steps_per_s": ours_rate, "plain_steps_per_s": plain_rate,
-                "ratio": ratio, "ratio_min": min(r["ratio"] for r in rows),
-                "ratio_max": max(r["ratio"] for r in rows),
-                "best_ours_steps_per_s": best_ours, "best_plain_steps_per_s": best_plain,
-                "ratio_of_best": best_ours / best_plain, "goal_ratio": GOAL_RATIO,
-                "meets_goal": ratio >= GOAL_RATIO, "rounds": rows,
-                "shapes": {"vocab": vocab, "width": width, "heads": heads, "seq_len": seq_len,
-                           "layers": layers, "ffn_hidden": hidden, "batch": batch,
-                           "params_ours": n_ours, "params_plain": n_plain},
-                "steps_per_round": steps, "warmup_steps": warmup, "threads": threads,
-                "dtype": "float32", "device": "cpu", "torch": torch.__version__}
+        return {
+            "ours_steps_per_s": ours_rate,
+            "plain_steps_per_s": plain_rate,
+            "ratio": ratio,
+            "ratio_min": min(r["ratio"] for r in rows),
+            "ratio_max": max(r["ratio"] for r in rows),
+            "best_ours_steps_per_s": best_ours,
+            "best_plain_steps_per_s": best_plain,
+            "ratio_of_best": best_ours / best_plain,
+            "goal_ratio": GOAL_RATIO,
+            "meets_goal": ratio >= GOAL_RATIO,
+            "rounds": rows,
+            "shapes": {
+                "vocab": vocab,
+                "width": width,
+                "heads": heads,
+                "seq_len": seq_len,
+                "layers": layers,
+                "ffn_hidden": hidden,
+                "batch": batch,
+                "params_ours": n_ours,
+                "params_plain": n_plain,
+            },
+            "steps_per_round": steps,
+            "warmup_steps": warmup,
+            "threads": threads,
+            "dtype": "float32",
+            "device": "cpu",
+            "torch": torch.__version__,
+        }
     finally:
         torch.set_num_threads(old_threads)

@@ -20,12 +20,17 @@ from __future__ import annotations
 import sys
 import time
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from .errors import ApproxTheoryError
-from .io import atomic_write_checked_json, atomic_write_json, atomic_write_text, json_roundtrip, \
-    read_checked_json
+from .io import (
+    atomic_write_checked_json,
+    atomic_write_json,
+    atomic_write_text,
+    json_roundtrip,
+    read_checked_json,
+)
 from .provenance import git_revision, libraries, package_version, source_fingerprint
 
 __all__ = ["run_verify", "select_claims"]
@@ -36,6 +41,7 @@ SCHEMA_VERSION = 1
 def select_claims(only: Sequence[str] | None):
     """Claims named by ids or papers (arXiv id or short name); all when ``only`` is empty."""
     from .catalogue import claim, claims, paper_id
+
     if not only:
         return claims()
     out, seen = [], set()
@@ -43,7 +49,7 @@ def select_claims(only: Sequence[str] | None):
         try:
             cs = claims(paper=paper_id(item))
         except ApproxTheoryError:
-            cs = [claim(item)]    # raises UnknownClaimError with suggestions
+            cs = [claim(item)]  # raises UnknownClaimError with suggestions
         for c in cs:
             if c.id not in seen:
                 seen.add(c.id)
@@ -54,19 +60,46 @@ def select_claims(only: Sequence[str] | None):
 def _record(c, v: dict, key: str) -> dict:
     """A verdict record, normalised as it reads back from the cache (fresh == cached)."""
     return json_roundtrip(
-        {"schema_version": SCHEMA_VERSION, "claim": c.id, "paper": c.paper, "kind": c.kind,
-         "statement": c.statement, "provenance": c.provenance, "verdict": v["verdict"],
-         "evidence": v["evidence"], "covered": v.get("covered", ""),
-         "measured": v.get("measured"), "claimed": v.get("claimed"),
-         "witness": v.get("witness"), "check": v.get("check", ""), "cache_key": key,
-         "scope": v.get("scope", "none"), "mutants": list(v.get("mutants", [])),
-         "falsified_by": list(v.get("falsified_by", [])), "volatile": v.get("volatile", {}),
-         "rows": v.get("rows", []), "plot": v.get("plot"), "slopes": v.get("slopes", [])})
+        {
+            "schema_version": SCHEMA_VERSION,
+            "claim": c.id,
+            "paper": c.paper,
+            "kind": c.kind,
+            "statement": c.statement,
+            "provenance": c.provenance,
+            "verdict": v["verdict"],
+            "evidence": v["evidence"],
+            "covered": v.get("covered", ""),
+            "measured": v.get("measured"),
+            "claimed": v.get("claimed"),
+            "witness": v.get("witness"),
+            "check": v.get("check", ""),
+            "cache_key": key,
+            "scope": v.get("scope", "none"),
+            "mutants": list(v.get("mutants", [])),
+            "falsified_by": list(v.get("falsified_by", [])),
+            "volatile": v.get("volatile", {}),
+            "rows": v.get("rows", []),
+            "plot": v.get("plot"),
+            "slopes": v.get("slopes", []),
+        }
+    )
 
 
-_FIELDS = {"paper": str, "kind": str, "statement": str, "provenance": str, "evidence": str,
-           "covered": str, "check": str, "rows": list, "slopes": list, "scope": str,
-           "mutants": list, "falsified_by": list}
+_FIELDS = {
+    "paper": str,
+    "kind": str,
+    "statement": str,
+    "provenance": str,
+    "evidence": str,
+    "covered": str,
+    "check": str,
+    "rows": list,
+    "slopes": list,
+    "scope": str,
+    "mutants": list,
+    "falsified_by": list,
+}
 _ANY = ("measured", "claimed", "witness", "plot")
 
 
@@ -75,23 +108,36 @@ def _cached(path: Path, cid: str, key: str) -> tuple[dict, float] | None:
     missing, unreadable, not JSON, does not match its digest, or is not a complete record for
     this claim and key."""
     from .proofs_check import VERDICTS
+
     rec = read_checked_json(path)
-    if not isinstance(rec, dict) or rec.get("schema_version") != SCHEMA_VERSION or \
-            rec.get("claim") != cid or rec.get("cache_key") != key or \
-            rec.get("verdict") not in VERDICTS or rec["verdict"] == "error":
+    if (
+        not isinstance(rec, dict)
+        or rec.get("schema_version") != SCHEMA_VERSION
+        or rec.get("claim") != cid
+        or rec.get("cache_key") != key
+        or rec.get("verdict") not in VERDICTS
+        or rec["verdict"] == "error"
+    ):
         return None
-    if any(not isinstance(rec.get(k), t) for k, t in _FIELDS.items()) or \
-            any(k not in rec for k in _ANY):
+    if any(not isinstance(rec.get(k), t) for k, t in _FIELDS.items()) or any(
+        k not in rec for k in _ANY
+    ):
         return None
     if not all(isinstance(r, dict) for r in rec["rows"]):
         return None
-    if not all(isinstance(s, dict) and isinstance(s.get("label"), str) and
-               all(isinstance(s.get(k), (int, float)) for k in ("fitted", "lo", "hi"))
-               for s in rec["slopes"]):
+    if not all(
+        isinstance(s, dict)
+        and isinstance(s.get("label"), str)
+        and all(isinstance(s.get(k), (int, float)) for k in ("fitted", "lo", "hi"))
+        for s in rec["slopes"]
+    ):
         return None
     plot = rec["plot"]
-    if plot is not None and not (isinstance(plot, dict) and isinstance(plot.get("x"), str) and
-                                 isinstance(plot.get("y"), list)):
+    if plot is not None and not (
+        isinstance(plot, dict)
+        and isinstance(plot.get("x"), str)
+        and isinstance(plot.get("y"), list)
+    ):
         return None
     duration = rec.pop("duration_s", None)
     return rec, duration if isinstance(duration, (int, float)) else 0.0
@@ -102,13 +148,18 @@ def _run_check(CHECKS, cid: str, ctx) -> dict:
         return CHECKS[cid](ctx).to_dict()
     except Exception as e:  # a crashed check is reported, the others still run
         tb = traceback.format_exc().strip().splitlines()
-        return {"verdict": "error", "evidence": f"the check crashed: {type(e).__name__}: {e}",
-                "covered": " | ".join(tb[-3:]), "scope": "none",
-                "check": getattr(CHECKS[cid], "source_fn", None).__name__}
+        return {
+            "verdict": "error",
+            "evidence": f"the check crashed: {type(e).__name__}: {e}",
+            "covered": " | ".join(tb[-3:]),
+            "scope": "none",
+            "check": getattr(CHECKS[cid], "source_fn", None).__name__,
+        }
 
 
-def _cached_or_run(CHECKS, check_hash, c, ctx, out: Path, use_cache: bool, timings: dict,
-                   label: str) -> dict:
+def _cached_or_run(
+    CHECKS, check_hash, c, ctx, out: Path, use_cache: bool, timings: dict, label: str
+) -> dict:
     key = check_hash(c.id, ctx)
     cache = out / ".cache" / f"{label}.{key}.json"
     hit = _cached(cache, c.id, key) if use_cache else None
@@ -118,45 +169,73 @@ def _cached_or_run(CHECKS, check_hash, c, ctx, out: Path, use_cache: bool, timin
     t1 = time.time()
     rec = _record(c, _run_check(CHECKS, c.id, ctx), key)
     timings[label] = {"cached": False, "duration_s": round(time.time() - t1, 3)}
-    if rec["verdict"] != "error":   # overwrites an unreadable entry; keeps the rows' order
+    if rec["verdict"] != "error":  # overwrites an unreadable entry; keeps the rows' order
         atomic_write_checked_json(cache, {**rec, "duration_s": timings[label]["duration_s"]})
     return rec
 
 
-MUTANT_NOTE = ("[downgraded from {v}: none of the declared mutants ({names}) flips this check, "
-               "so it cannot earn a verified verdict] ")
+MUTANT_NOTE = (
+    "[downgraded from {v}: none of the declared mutants ({names}) flips this check, "
+    "so it cannot earn a verified verdict] "
+)
 
 
-def _apply_mutants(CHECKS, MUTANTS, check_hash, flips, c, rec: dict, ctx, out: Path,
-                   use_cache: bool, timings: dict) -> dict:
+def _apply_mutants(
+    CHECKS, MUTANTS, check_hash, flips, c, rec: dict, ctx, out: Path, use_cache: bool, timings: dict
+) -> dict:
     """Run the claim's declared mutants; name those that flip its verdict (``falsified_by``)
     and downgrade a verified verdict that none of them flips."""
     from dataclasses import replace
+
     declared = MUTANTS.get(c.id, {})
     results = []
     for name, what in declared.items():
-        m = _cached_or_run(CHECKS, check_hash, c, replace(ctx, mutant=name), out, use_cache,
-                           timings, f"{c.id}~{name}")
-        results.append({"name": name, "breaks": what, "verdict": m["verdict"],
-                        "flips": flips(rec["verdict"], m["verdict"])})
+        m = _cached_or_run(
+            CHECKS,
+            check_hash,
+            c,
+            replace(ctx, mutant=name),
+            out,
+            use_cache,
+            timings,
+            f"{c.id}~{name}",
+        )
+        results.append(
+            {
+                "name": name,
+                "breaks": what,
+                "verdict": m["verdict"],
+                "flips": flips(rec["verdict"], m["verdict"]),
+            }
+        )
     rec = dict(rec)
     rec["mutant_results"] = results
     rec["falsified_by"] = [r["name"] for r in results if r["flips"]]
     if rec["verdict"].startswith("verified") and not rec["falsified_by"]:
-        rec["evidence"] = MUTANT_NOTE.format(v=rec["verdict"], names=", ".join(declared) or
-                                             "none") + rec["evidence"]
+        rec["evidence"] = (
+            MUTANT_NOTE.format(v=rec["verdict"], names=", ".join(declared) or "none")
+            + rec["evidence"]
+        )
         rec["verdict"] = "consistent-empirical"
     return rec
 
 
-def run_verify(profile: str = "quick", only: Sequence[str] | None = None, out: str | Path =
-               "report", fail_on: str | None = None, seed: int = 0, progress: bool = True,
-               use_cache: bool = True, mutants: bool = False) -> int:
+def run_verify(
+    profile: str = "quick",
+    only: Sequence[str] | None = None,
+    out: str | Path = "report",
+    fail_on: str | None = None,
+    seed: int = 0,
+    progress: bool = True,
+    use_cache: bool = True,
+    mutants: bool = False,
+) -> int:
     """Run the checks (and with ``mutants=True`` each passing check's declared mutants, naming
     in ``falsified_by`` the ones that flip it) and write the report."""
     from .proofs_check import CHECKS, MUTANTS, PASSING, PROFILES, Context, check_hash, flips
     from .proofs_check._core import KEY_PACKAGES
     from .report import plot_from_csv, render_html, render_markdown, slope_plot, write_csv
+
     if profile not in PROFILES:
         raise ApproxTheoryError(f"profile must be one of {', '.join(PROFILES)} (got {profile!r})")
     if fail_on not in (None, "refuted"):
@@ -169,15 +248,18 @@ def run_verify(profile: str = "quick", only: Sequence[str] | None = None, out: s
     t0 = time.time()
     records, timings = [], {}
     from .progress import progress_bar
-    bar = progress_bar(selected, desc=f"verify ({profile})", unit="claim", disable=not progress,
-                       file=sys.stderr)
+
+    bar = progress_bar(
+        selected, desc=f"verify ({profile})", unit="claim", disable=not progress, file=sys.stderr
+    )
     for c in bar:
         bar.set_postfix_str(c.id)
         rec = _cached_or_run(CHECKS, check_hash, c, ctx, out, use_cache, timings, c.id)
         if mutants and rec["verdict"] in PASSING:
             bar.set_postfix_str(f"{c.id} mutants")
-            rec = _apply_mutants(CHECKS, MUTANTS, check_hash, flips, c, rec, ctx, out,
-                                 use_cache, timings)
+            rec = _apply_mutants(
+                CHECKS, MUTANTS, check_hash, flips, c, rec, ctx, out, use_cache, timings
+            )
         records.append(rec)
     # data files and plots, drawn from the CSVs only
     for rec in records:
@@ -199,17 +281,24 @@ def run_verify(profile: str = "quick", only: Sequence[str] | None = None, out: s
             rec["plots"].append(str(png.relative_to(out)))
     # verdicts.json holds no timings (identical bytes for cached, fresh and resumed runs)
     libs = libraries()
-    meta = {"schema_version": SCHEMA_VERSION, "profile": profile, "seed": seed,
-            "mutants": mutants,
-            "version": package_version(), "git": git_revision(),
-            "source": source_fingerprint(KEY_PACKAGES)[:16], "python": libs["python"],
-            "libraries": {k: libs[k] for k in ("torch", "sympy", "numpy", "scipy")},
-            "claims": len(records)}
-    for r in records:   # run-dependent figures go with the timings, not into verdicts.json
+    meta = {
+        "schema_version": SCHEMA_VERSION,
+        "profile": profile,
+        "seed": seed,
+        "mutants": mutants,
+        "version": package_version(),
+        "git": git_revision(),
+        "source": source_fingerprint(KEY_PACKAGES)[:16],
+        "python": libs["python"],
+        "libraries": {k: libs[k] for k in ("torch", "sympy", "numpy", "scipy")},
+        "claims": len(records),
+    }
+    for r in records:  # run-dependent figures go with the timings, not into verdicts.json
         if r.get("volatile"):
             timings.setdefault(r["claim"], {})["volatile"] = r["volatile"]
-    public = [{k: v for k, v in r.items() if k not in ("rows", "plot", "volatile")}
-              for r in records]
+    public = [
+        {k: v for k, v in r.items() if k not in ("rows", "plot", "volatile")} for r in records
+    ]
     shown_records = [{**p, "volatile": r.get("volatile", {})} for p, r in zip(public, records)]
     atomic_write_json(out / "verdicts.json", {"meta": meta, "verdicts": public})
     wall = time.time() - t0
@@ -223,8 +312,11 @@ def run_verify(profile: str = "quick", only: Sequence[str] | None = None, out: s
         counts = {}
         for r in records:
             counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
-        print(f"verify: {len(records)} claims in {wall:.1f} s: " +
-              ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), file=sys.stderr)
+        print(
+            f"verify: {len(records)} claims in {wall:.1f} s: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())),
+            file=sys.stderr,
+        )
         if refuted:
             print(f"refuted: {', '.join(refuted)}", file=sys.stderr)
         if crashed:

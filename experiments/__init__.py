@@ -10,8 +10,10 @@ Installed as ``approxtheory.experiments`` from the top-level folder ``experiment
 goes into site-packages. Imported under a second name, every experiment would register twice.
 """
 
-if __name__ != "approxtheory.experiments":      # e.g. `import experiments` from the repo root
-    raise ImportError(f"the built-in experiments are the package approxtheory.experiments; "
-                      f"import that, not {__name__!r} (install the project: pip install -e .)")
+if __name__ != "approxtheory.experiments":  # e.g. `import experiments` from the repo root
+    raise ImportError(
+        f"the built-in experiments are the package approxtheory.experiments; "
+        f"import that, not {__name__!r} (install the project: pip install -e .)"
+    )
 
 from . import constructions, headcount_training, identifiability_training  # noqa: E402, F401

@@ -13,10 +13,11 @@ def init_linear_(model, seed: int):
     Bit for bit the weights ``torch.manual_seed(seed)`` followed by building the model gives
     (for models whose only random parameters are ``nn.Linear``), without touching global state."""
     import torch
+
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for m in model.modules():
-            if isinstance(m, torch.nn.Linear):    # drawn in the default dtype, then cast
+            if isinstance(m, torch.nn.Linear):  # drawn in the default dtype, then cast
                 w = torch.empty(m.weight.shape)
                 torch.nn.init.kaiming_uniform_(w, a=math.sqrt(5), generator=g)
                 m.weight.copy_(w)

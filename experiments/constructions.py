@@ -9,26 +9,53 @@ from approxtheory.experiment import Experiment, register_experiment
 
 def softmax_cell(cfg: dict) -> dict:
     from approxtheory.constructions import build
+
     c = build("softmax_retrieval", T=cfg["T"], beta=cfg["beta"])
     m = c.measure(budget=cfg.get("budget", 512), seed=cfg["seed"])
-    return {"sup_error": m["sup_error"], "claimed_bound": c.claimed_bound,
-            "verdict": m["verdict"], "n_evals": m["n_evals"]}
+    return {
+        "sup_error": m["sup_error"],
+        "claimed_bound": c.claimed_bound,
+        "verdict": m["verdict"],
+        "n_evals": m["n_evals"],
+    }
 
 
 def softmax_plot(rows: list, out: Path) -> list:
     from approxtheory.report import plot_from_csv, write_csv
+
     out.mkdir(parents=True, exist_ok=True)
     tmp = write_csv(out / "data.csv", rows)
-    return [plot_from_csv(tmp, {"x": "beta", "y": ["sup_error"], "bound": "claimed_bound",
-                                "group": "T", "title": "softmax max retrieval (IF-T2)",
-                                "xlabel": "β", "ylabel": "sup error"}, out / "sup_error.png")]
+    return [
+        plot_from_csv(
+            tmp,
+            {
+                "x": "beta",
+                "y": ["sup_error"],
+                "bound": "claimed_bound",
+                "group": "T",
+                "title": "softmax max retrieval (IF-T2)",
+                "xlabel": "β",
+                "ylabel": "sup error",
+            },
+            out / "sup_error.png",
+        )
+    ]
 
 
-register_experiment(Experiment(
-    name="softmax_beta_sweep",
-    description="sup error of one softmax head retrieving the max, against (1 + ln βT)/β",
-    grids={"quick": {"T": [2, 16, 128], "beta": [10.0, 100.0, 1000.0]},
-           "full": {"T": [2, 4, 16, 64, 256, 1024],
-                    "beta": [10.0, 30.0, 100.0, 300.0, 1e3, 3e3, 1e4, 1e5]}},
-    seeds={"quick": [0], "full": [0, 1]},
-    cell=softmax_cell, plot=softmax_plot, claims=("IF-T2", "HC-P2")))
+register_experiment(
+    Experiment(
+        name="softmax_beta_sweep",
+        description="sup error of one softmax head retrieving the max, against (1 + ln βT)/β",
+        grids={
+            "quick": {"T": [2, 16, 128], "beta": [10.0, 100.0, 1000.0]},
+            "full": {
+                "T": [2, 4, 16, 64, 256, 1024],
+                "beta": [10.0, 30.0, 100.0, 300.0, 1e3, 3e3, 1e4, 1e5],
+            },
+        },
+        seeds={"quick": [0], "full": [0, 1]},
+        cell=softmax_cell,
+        plot=softmax_plot,
+        claims=("IF-T2", "HC-P2"),
+    )
+)

@@ -18,12 +18,17 @@ from approxtheory.experiment import Experiment, register_experiment
 def load_corpus(spec: str) -> str:
     if spec in ("pydoc", "", None):
         from pydoc_data import topics
+
         return "\n\n".join(topics.topics[k] for k in sorted(topics.topics))
     p = Path(spec)
     if not p.is_file():
         from approxtheory.errors import ConfigError
-        raise ConfigError(f"corpus file not found: {spec}" if not p.exists() else
-                          f"the corpus must be a text file (got {spec})")
+
+        raise ConfigError(
+            f"corpus file not found: {spec}"
+            if not p.exists()
+            else f"the corpus must be a text file (got {spec})"
+        )
     return p.read_text(encoding="utf-8", errors="replace")
 
 
@@ -46,10 +51,13 @@ def _corpus_long_enough(n: int, T: int) -> bool:
 def check_corpus_length(n: int, T: int, spec: str = "") -> None:
     if not _corpus_long_enough(n, T):
         from approxtheory.errors import ConfigError
+
         name = f"the corpus {spec}" if spec else "the corpus"
-        raise ConfigError(f"{name} has {n} characters; with T={T} it needs at least "
-                          f"{min_corpus_chars(T)} (90 % for training, 10 % for validation, each "
-                          f"longer than T + 1 characters)")
+        raise ConfigError(
+            f"{name} has {n} characters; with T={T} it needs at least "
+            f"{min_corpus_chars(T)} (90 % for training, 10 % for validation, each "
+            f"longer than T + 1 characters)"
+        )
 
 
 # one character of a corpus in the cell: the text (>= 1 byte), its index list (an 8-byte slot)
@@ -60,6 +68,7 @@ _BYTES_PER_CHAR = 17
 def _corpus_stats(spec: str) -> tuple[int, int]:
     """(characters, distinct characters) of the corpus, read after its size was checked."""
     import os
+
     key = spec
     if spec not in ("pydoc", "", None) and Path(spec).is_file():
         st = os.stat(spec)
@@ -78,16 +87,19 @@ def check_cell(cfg: dict) -> dict:
     """Validate a cell's config before running it (typed errors) and estimate what it needs:
     ``{"bytes": ..., "seconds": ...}`` (see :func:`approxtheory.experiment.check_cells`)."""
     import os
+
     from approxtheory.errors import ConfigError
     from approxtheory.model import LayerSpec, ModelConfig
     from approxtheory.resources import FLOPS_PER_SECOND, array_bytes, model_param_count, require
+
     for k in ("E", "H", "T", "batch", "steps", "log_every", "rebalance_every"):
         v = cfg[k]
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise ConfigError(f"{k} must be a positive integer (got {v!r})")
     if cfg["optimizer"] not in ("sgd", "sgd_wd", "adamw", "adamw_rebalance"):
-        raise ConfigError(f"optimizer must be sgd, sgd_wd, adamw or adamw_rebalance "
-                          f"(got {cfg['optimizer']!r})")
+        raise ConfigError(
+            f"optimizer must be sgd, sgd_wd, adamw or adamw_rebalance (got {cfg['optimizer']!r})"
+        )
     lr = cfg["lr_sgd"]
     if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < float("inf"):
         raise ConfigError(f"lr_sgd must be a positive number (got {lr!r})")
@@ -100,15 +112,29 @@ def check_cell(cfg: dict) -> dict:
     n, V = _corpus_stats(spec)
     check_corpus_length(n, cfg["T"], "" if spec in ("pydoc", "", None) else spec)
     T, E, H, B = cfg["T"], cfg["E"], cfg["H"], cfg["batch"]
-    mc = ModelConfig(d_in=V, width=E, seq_len=T, positions="learned", readout="tokens",
-                     causal=True, embed_bias=False, head_bias=False, ffn_bias=False,
-                     layers=[LayerSpec(H, E // H, ffn_hidden=(2 * E,)) for _ in range(2)],
-                     d_out=V, dtype="float64")
+    mc = ModelConfig(
+        d_in=V,
+        width=E,
+        seq_len=T,
+        positions="learned",
+        readout="tokens",
+        causal=True,
+        embed_bias=False,
+        head_bias=False,
+        ffn_bias=False,
+        layers=[LayerSpec(H, E // H, ffn_hidden=(2 * E,)) for _ in range(2)],
+        d_out=V,
+        dtype="float64",
+    )
     P = model_param_count(mc)
     # parameters, gradients and two optimizer moments; the one-hot batch; per layer the saved
     # activations (attention probabilities B·H·T², the stream and FFN B·T·4E) for the backward
-    b = (array_bytes(4, P) + array_bytes(B, T, V) + _BYTES_PER_CHAR * n
-         + 2 * (array_bytes(B, H, T, T) + array_bytes(B, T, 4 * E)))
+    b = (
+        array_bytes(4, P)
+        + array_bytes(B, T, V)
+        + _BYTES_PER_CHAR * n
+        + 2 * (array_bytes(B, H, T, T) + array_bytes(B, T, 4 * E))
+    )
     flops = cfg["steps"] * (6 * B * T * P + 2 * 12 * B * T * T * E)
     return {"bytes": b, "seconds": flops / FLOPS_PER_SECOND}
 
@@ -116,6 +142,7 @@ def check_cell(cfg: dict) -> dict:
 def train_cell(cfg: dict) -> dict:
     import numpy as np
     import torch
+
     from approxtheory.identifiability import rebalance_model
     from approxtheory.model import LayerSpec, ModelConfig, Transformer
     from approxtheory.train import InvariantFraction, TokenData, TrainConfig, train
@@ -126,25 +153,44 @@ def train_cell(cfg: dict) -> dict:
     idx = torch.tensor([chars.index(c) for c in text], dtype=torch.long)
     n_train = int(0.9 * len(idx))
     V, T, E, H = len(chars), cfg["T"], cfg["E"], cfg["H"]
-    mc = ModelConfig(d_in=V, width=E, seq_len=T, positions="learned", readout="tokens",
-                     causal=True, embed_bias=False, head_bias=False, ffn_bias=False,
-                     layers=[LayerSpec(H, E // H, ffn_hidden=(2 * E,)) for _ in range(2)],
-                     d_out=V, dtype="float64")
+    mc = ModelConfig(
+        d_in=V,
+        width=E,
+        seq_len=T,
+        positions="learned",
+        readout="tokens",
+        causal=True,
+        embed_bias=False,
+        head_bias=False,
+        ffn_bias=False,
+        layers=[LayerSpec(H, E // H, ffn_hidden=(2 * E,)) for _ in range(2)],
+        d_out=V,
+        dtype="float64",
+    )
     opt_name = cfg["optimizer"]
     if opt_name.startswith("sgd"):
-        tc = dict(optimizer="sgd", lr=cfg["lr_sgd"], weight_decay=4e-4 if opt_name == "sgd_wd"
-                  else 0.0)
+        tc = dict(
+            optimizer="sgd", lr=cfg["lr_sgd"], weight_decay=4e-4 if opt_name == "sgd_wd" else 0.0
+        )
     else:
         tc = dict(optimizer="adamw", lr=1e-3, weight_decay=0.1)
     # float64 training (the imbalance is conserved by gradient flow: ID-L5.1); weights drawn
     # from the cell's seed (PyTorch's default, then N(0, 0.2²) for every matrix)
-    config = TrainConfig(steps=cfg["steps"], batch=cfg["batch"], dtype="float64",
-                         seed=cfg["seed"], init_std=0.2, device=cfg.get("device", "cpu"),
-                         **tc)
-    data = TokenData(tokens=idx[:n_train], vocab=V, seq_len=T, val_tokens=idx[n_train:],
-                     val_windows=64)
+    config = TrainConfig(
+        steps=cfg["steps"],
+        batch=cfg["batch"],
+        dtype="float64",
+        seed=cfg["seed"],
+        init_std=0.2,
+        device=cfg.get("device", "cpu"),
+        **tc,
+    )
+    data = TokenData(
+        tokens=idx[:n_train], vocab=V, seq_len=T, val_tokens=idx[n_train:], val_windows=64
+    )
     hooks = []
     if opt_name == "adamw_rebalance":
+
         def rebalance(step, model, opt):
             if (step + 1) % cfg["rebalance_every"] == 0:
                 with torch.no_grad():
@@ -152,52 +198,111 @@ def train_cell(cfg: dict) -> dict:
                         rebalance_model(model, blk_i)
                 # the paper (and its code) also drop the optimizer's moments after rebalancing
                 opt.state.clear()
+
         hooks.append(rebalance)
     # diagnostics of the optimizer's step itself (callbacks run before the rebalancing hook)
-    res = train(Transformer(mc), data, config, hooks=hooks,
-                callbacks=[InvariantFraction(every=cfg["log_every"])])
+    res = train(
+        Transformer(mc),
+        data,
+        config,
+        hooks=hooks,
+        callbacks=[InvariantFraction(every=cfg["log_every"])],
+    )
     if not res.ok:
         from approxtheory.errors import ApproxTheoryError
+
         raise ApproxTheoryError(f"identifiability_training cell {cfg}: {res.message}")
     trace = []
     for r in res.records:
         C0 = trace[0]["beta"] if trace else r["beta"]
-        trace.append({"step": r["step"], "loss": res.losses[r["step"]], "rho": r["rho"],
-                      "beta": r["beta"], "beta_drift": abs(r["beta"] - C0) / max(C0, 1e-300)})
+        trace.append(
+            {
+                "step": r["step"],
+                "loss": res.losses[r["step"]],
+                "rho": r["rho"],
+                "beta": r["beta"],
+                "beta_drift": abs(r["beta"] - C0) / max(C0, 1e-300),
+            }
+        )
     rho_mean = float(np.mean([t["rho"] for t in trace[1:]])) if len(trace) > 1 else 0.0
-    return {"val_loss": res.evals[-1]["val_loss"], "mean_rho": rho_mean,
-            "final_beta": trace[-1]["beta"], "rho_baseline": 1 / (2 * H), "vocab": V,
-            "trace": trace}
+    return {
+        "val_loss": res.evals[-1]["val_loss"],
+        "mean_rho": rho_mean,
+        "final_beta": trace[-1]["beta"],
+        "rho_baseline": 1 / (2 * H),
+        "vocab": V,
+        "trace": trace,
+    }
 
 
 def train_plot(rows: list, out: Path, trace: list | None = None) -> list:
     from approxtheory.report import plot_from_csv, write_csv
+
     out.mkdir(parents=True, exist_ok=True)
     if not trace:
         return []
     p = write_csv(out / "trace.csv", trace)
     paths = []
-    for y, lab, logy in (("rho", "ρ (invariant fraction of the update)", True),
-                         ("beta", "β = ||W_Q W_Qᵀ - W_K W_Kᵀ||", False),
-                         ("loss", "training loss", False)):
-        paths.append(plot_from_csv(p, {"x": "step", "y": [y], "group": "optimizer",
-                                       "title": f"identifiability diagnostics: {y}",
-                                       "xlabel": "step", "ylabel": lab, "logx": False,
-                                       "logy": logy}, out / f"{y}.png"))
+    for y, lab, logy in (
+        ("rho", "ρ (invariant fraction of the update)", True),
+        ("beta", "β = ||W_Q W_Qᵀ - W_K W_Kᵀ||", False),
+        ("loss", "training loss", False),
+    ):
+        paths.append(
+            plot_from_csv(
+                p,
+                {
+                    "x": "step",
+                    "y": [y],
+                    "group": "optimizer",
+                    "title": f"identifiability diagnostics: {y}",
+                    "xlabel": "step",
+                    "ylabel": lab,
+                    "logx": False,
+                    "logy": logy,
+                },
+                out / f"{y}.png",
+            )
+        )
     return paths
 
 
-train_cell.check = check_cell      # validated and sized before a run (experiment.check_cells)
+train_cell.check = check_cell  # validated and sized before a run (experiment.check_cells)
 
-register_experiment(Experiment(
-    name="identifiability_training",
-    description="ρ, imbalance drift and loss per step for SGD, SGD+wd, AdamW, AdamW+rebalancing "
-                "on a character-level model (ID-E5)",
-    grids={"quick": {"optimizer": ["sgd", "sgd_wd", "adamw", "adamw_rebalance"], "E": [32],
-                     "H": [4], "T": [32], "batch": [16], "steps": [150], "log_every": [5],
-                     "rebalance_every": [50], "lr_sgd": [0.25], "corpus": ["pydoc"]},
-           "full": {"optimizer": ["sgd", "sgd_wd", "adamw", "adamw_rebalance"], "E": [64],
-                    "H": [4], "T": [64], "batch": [32], "steps": [2000], "log_every": [10],
-                    "rebalance_every": [200], "lr_sgd": [0.25], "corpus": ["pydoc"]}},
-    seeds={"quick": [0], "full": [0]},
-    cell=train_cell, plot=train_plot, claims=("ID-E5", "ID-L5.1", "ID-S5.1", "ID-S5.2")))
+register_experiment(
+    Experiment(
+        name="identifiability_training",
+        description="ρ, imbalance drift and loss per step for SGD, SGD+wd, AdamW, AdamW+rebalancing "
+        "on a character-level model (ID-E5)",
+        grids={
+            "quick": {
+                "optimizer": ["sgd", "sgd_wd", "adamw", "adamw_rebalance"],
+                "E": [32],
+                "H": [4],
+                "T": [32],
+                "batch": [16],
+                "steps": [150],
+                "log_every": [5],
+                "rebalance_every": [50],
+                "lr_sgd": [0.25],
+                "corpus": ["pydoc"],
+            },
+            "full": {
+                "optimizer": ["sgd", "sgd_wd", "adamw", "adamw_rebalance"],
+                "E": [64],
+                "H": [4],
+                "T": [64],
+                "batch": [32],
+                "steps": [2000],
+                "log_every": [10],
+                "rebalance_every": [200],
+                "lr_sgd": [0.25],
+                "corpus": ["pydoc"],
+            },
+        },
+        seeds={"quick": [0], "full": [0]},
+        cell=train_cell,
+        plot=train_plot,
+        claims=("ID-E5", "ID-L5.1", "ID-S5.1", "ID-S5.2"),
+    )
+)

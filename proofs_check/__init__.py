@@ -12,24 +12,54 @@ Installed as ``approxtheory.proofs_check`` from the top-level folder ``proofs_ch
 ``[tool.setuptools.package-dir]`` in pyproject.toml); there is no top-level ``proofs_check``.
 """
 
-if __name__ != "approxtheory.proofs_check":      # e.g. `import proofs_check` from the repo root
-    raise ImportError(f"the checks are the package approxtheory.proofs_check; import that, not "
-                      f"{__name__!r} (install the project: pip install -e .)")
+if __name__ != "approxtheory.proofs_check":  # e.g. `import proofs_check` from the repo root
+    raise ImportError(
+        f"the checks are the package approxtheory.proofs_check; import that, not "
+        f"{__name__!r} (install the project: pip install -e .)"
+    )
 
-from ._core import (CHECKS, FAILING, MUTANTS, PASSING, PROFILES, SCOPES, VERDICTS,  # noqa: E402
-                    VERIFIED, Context, Verdict, check_hash, flips)
 from . import headcount, identification, infoflow, prism, tradeoffs  # noqa: E402, F401
+from ._core import (
+    CHECKS,
+    FAILING,
+    MUTANTS,
+    PASSING,
+    PROFILES,
+    SCOPES,
+    VERDICTS,  # noqa: E402
+    VERIFIED,
+    Context,
+    Verdict,
+    check_hash,
+    flips,
+)
 
-__all__ = ["CHECKS", "MUTANTS", "PROFILES", "VERDICTS", "PASSING", "VERIFIED", "FAILING",
-           "SCOPES", "Context", "Verdict", "check_hash", "flips", "run_check", "missing_checks"]
+__all__ = [
+    "CHECKS",
+    "MUTANTS",
+    "PROFILES",
+    "VERDICTS",
+    "PASSING",
+    "VERIFIED",
+    "FAILING",
+    "SCOPES",
+    "Context",
+    "Verdict",
+    "check_hash",
+    "flips",
+    "run_check",
+    "missing_checks",
+]
 
 
 def run_check(claim_id: str, ctx: Context | None = None) -> Verdict:
     from approxtheory import claim
+
     c = claim(claim_id)
     return CHECKS[c.id](ctx or Context())
 
 
 def missing_checks() -> list[str]:
     from approxtheory import claims
+
     return [c.id for c in claims() if c.id not in CHECKS]

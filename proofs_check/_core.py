@@ -5,11 +5,19 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-VERDICTS = ("verified-symbolic", "verified-numeric", "consistent-empirical", "refuted",
-            "vacuous-here", "not-checkable", "error")
+VERDICTS = (
+    "verified-symbolic",
+    "verified-numeric",
+    "consistent-empirical",
+    "refuted",
+    "vacuous-here",
+    "not-checkable",
+    "error",
+)
 
 #: verdicts that say the claim held; a mutant "flips" a check when it turns one into a FAILING one
 PASSING = ("verified-symbolic", "verified-numeric", "consistent-empirical")
@@ -40,16 +48,16 @@ class Verdict:
     witness: Any = None
     rows: list = field(default_factory=list)
     plot: dict | None = None
-    slopes: list = field(default_factory=list)   # fitted vs predicted exponents (rate claims)
+    slopes: list = field(default_factory=list)  # fitted vs predicted exponents (rate claims)
     check: str = ""
     # "full", "partial: <the part checked>", "surrogate: <what stands in for the claim>" or
     # "none" (not-checkable, error); empty means the check did not say (an error in _call)
     scope: str = ""
-    mutants: list = field(default_factory=list)        # declared mutants (names)
+    mutants: list = field(default_factory=list)  # declared mutants (names)
     # run-dependent figures (timings, throughput): shown in the report and timings.json, kept
     # out of verdicts.json so that reruns write the same bytes
     volatile: dict = field(default_factory=dict)
-    falsified_by: list = field(default_factory=list)   # mutants that flip it (verify --mutants)
+    falsified_by: list = field(default_factory=list)  # mutants that flip it (verify --mutants)
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -98,6 +106,7 @@ def check(*claim_ids: str, mutants: dict[str, str] | None = None):
     declares no mutant cannot return ``verified-*``: it is downgraded to
     ``consistent-empirical`` with the reason. ``verify --mutants`` runs them and names the
     mutants that flip each verdict."""
+
     def deco(fn):
         for cid in claim_ids:
             if cid in CHECKS:
@@ -106,22 +115,27 @@ def check(*claim_ids: str, mutants: dict[str, str] | None = None):
             CHECKS[cid].source_fn = fn  # type: ignore[attr-defined]
             MUTANTS[cid] = dict(mutants or {})
         return fn
+
     return deco
 
 
-NO_MUTANT_NOTE = ("[downgraded from {v}: no mutant shows that this check can fail, so it "
-                  "cannot earn a verified verdict] ")
+NO_MUTANT_NOTE = (
+    "[downgraded from {v}: no mutant shows that this check can fail, so it "
+    "cannot earn a verified verdict] "
+)
 
 
 def _call(fn, cid, ctx):
     if ctx.mutant is not None and ctx.mutant not in MUTANTS.get(cid, {}):
-        raise ValueError(f"{cid} declares no mutant {ctx.mutant!r} (declared: "
-                         f"{', '.join(MUTANTS.get(cid, {})) or 'none'})")
+        raise ValueError(
+            f"{cid} declares no mutant {ctx.mutant!r} (declared: "
+            f"{', '.join(MUTANTS.get(cid, {})) or 'none'})"
+        )
     v = fn(ctx, cid)
     v.claim = cid
     v.check = f"{fn.__module__}.{fn.__name__}"
     v.mutants = sorted(MUTANTS.get(cid, {}))
-    if not v.scope:     # tests/test_mutants.py fails on any check that leaves it unstated
+    if not v.scope:  # tests/test_mutants.py fails on any check that leaves it unstated
         v.scope = "unstated"
     cells = [r for r in v.rows if isinstance(r, dict) and "certified" in r]
     tried = [r for r in cells if r.get("sup_error_upper") is not None]
@@ -131,7 +145,8 @@ def _call(fn, cid, ctx):
             f"certified upper bracket (bound propagation with branch-and-bound over the whole "
             f"input box, not a search) at or below the claimed bound in {k} of {len(tried)} "
             f"cells where it was computed ({len(cells)} cells in all; computed for T <= 16, "
-            f"d <= 2, at most {CERTIFY_CELLS} per grid, {CERTIFY_SECONDS} s each)")
+            f"d <= 2, at most {CERTIFY_CELLS} per grid, {CERTIFY_SECONDS} s each)"
+        )
     if ctx.mutant is None and v.verdict in VERIFIED and not v.mutants:
         v.evidence = NO_MUTANT_NOTE.format(v=v.verdict) + v.evidence
         v.verdict = "consistent-empirical"
@@ -145,10 +160,13 @@ def flips(original: str, mutated: str) -> bool:
 
 def not_checkable(*claim_ids: str, reason: str):
     def fn(ctx, cid):
-        return Verdict(cid, "not-checkable", reason, covered="nothing: see the reason",
-                       scope="none")
-    fn.__name__ = "not_checkable_" + "_".join(c.replace("-", "_").replace(".", "_")
-                                              for c in claim_ids)
+        return Verdict(
+            cid, "not-checkable", reason, covered="nothing: see the reason", scope="none"
+        )
+
+    fn.__name__ = "not_checkable_" + "_".join(
+        c.replace("-", "_").replace(".", "_") for c in claim_ids
+    )
     fn.__module__ = inspect.stack()[1].frame.f_globals.get("__name__", __name__)
     fn.__reason__ = reason
     return check(*claim_ids)(fn)
@@ -170,17 +188,30 @@ def check_hash(cid: str, ctx: Context) -> str:
     every key) and the library versions (torch, numpy, scipy, sympy, python, approxtheory), by
     :func:`approxtheory.provenance.cache_key`."""
     import json
+
     from approxtheory.provenance import cache_key
+
     fn = CHECKS[cid].source_fn  # type: ignore[attr-defined]
-    return cache_key(CACHE_SCHEME, cid, f"{fn.__module__}.{fn.__name__}",
-                     getattr(fn, "__reason__", ""), json.dumps(asdict(ctx), sort_keys=True),
-                     packages=KEY_PACKAGES)
+    return cache_key(
+        CACHE_SCHEME,
+        cid,
+        f"{fn.__module__}.{fn.__name__}",
+        getattr(fn, "__reason__", ""),
+        json.dumps(asdict(ctx), sort_keys=True),
+        packages=KEY_PACKAGES,
+    )
 
 
 def slope_row(fit, label: str, predicted: float) -> dict:
     """A fitted exponent with its interval next to the predicted one (for the slope plots)."""
-    return {"label": label, "fitted": fit.slope, "lo": fit.ci_low, "hi": fit.ci_high,
-            "predicted": predicted, "within_ci": fit.contains(predicted)}
+    return {
+        "label": label,
+        "fitted": fit.slope,
+        "lo": fit.ci_low,
+        "hi": fit.ci_high,
+        "predicted": predicted,
+        "within_ci": fit.contains(predicted),
+    }
 
 
 # shared measurements used by several checks, computed once per run
@@ -193,9 +224,15 @@ CERTIFY_SECONDS = 1.5
 CERTIFY_CELLS = 4
 
 
-def construction_grid(name: str, axes: dict, budget: int, fixed: dict | None = None,
-                      extra: Callable | None = None, mutate: Callable | None = None,
-                      certify: bool = True):
+def construction_grid(
+    name: str,
+    axes: dict,
+    budget: int,
+    fixed: dict | None = None,
+    extra: Callable | None = None,
+    mutate: Callable | None = None,
+    certify: bool = True,
+):
     """Build the construction ``name`` at every point of the grid ``axes`` (knob -> values),
     measure it, and return tidy rows plus the witness of every cell (keyed by the grid point).
 
@@ -207,6 +244,7 @@ def construction_grid(name: str, axes: dict, budget: int, fixed: dict | None = N
     (``CERTIFY_SECONDS`` of branch-and-bound) into the columns ``sup_error_upper`` and
     ``certified`` (the bracket is at or below the claimed bound); the verdict then says so."""
     from approxtheory.constructions import build
+
     rows, witnesses = [], {}
     keys = list(axes)
     attempts = 0
@@ -216,13 +254,22 @@ def construction_grid(name: str, axes: dict, budget: int, fixed: dict | None = N
         if mutate is not None:
             mutate(c)
         m = c.measure(budget=budget)
-        row = {**point, "params": c.params, "sup_error": m["sup_error"],
-               "claimed_bound": c.claimed_bound, "verdict": m["verdict"]}
+        row = {
+            **point,
+            "params": c.params,
+            "sup_error": m["sup_error"],
+            "claimed_bound": c.claimed_bound,
+            "verdict": m["verdict"],
+        }
         if certify:
             row["sup_error_upper"], row["certified"] = None, False
             small = c.task.domain == "box" and c.task.T <= 16 and c.task.d <= 2
-            if small and m["verdict"] == "within-bound" and c.bound_kind == "upper" and \
-                    attempts < CERTIFY_CELLS:
+            if (
+                small
+                and m["verdict"] == "within-bound"
+                and c.bound_kind == "upper"
+                and attempts < CERTIFY_CELLS
+            ):
                 attempts += 1
                 cert = c.certify(time_limit=CERTIFY_SECONDS, witness=m.get("witness"))
                 row["sup_error_upper"] = cert["sup_error_upper"]

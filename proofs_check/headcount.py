@@ -20,29 +20,46 @@ from approxtheory import claim
 from approxtheory.constructions import build
 from approxtheory.measure import errors, fit_rate
 
-from ._core import (Context, Verdict, check, construction_grid, memo, not_checkable,
-                    slope_row)
+from ._core import Context, Verdict, check, construction_grid, memo, not_checkable, slope_row
 
 # tolerance on fitted exponents (rate criteria): the interval must lie within this of the
 # predicted exponent on the stated side
 RATE_TOL = 0.1
 
-not_checkable("HC-T1", reason="density theorem: no rate or constant to measure; the D it needs is "
-              "of order d·C(T, T/4)")
-not_checkable("HC-Conj1", reason="conjecture about trained multi-layer models; its constants a_L, "
-              "b_L are unspecified and no multi-layer training experiment exists here")
-not_checkable("HC-P7", reason="heuristic attention-collision search on trained heads; not "
-              "implemented")
-not_checkable("HC-P9", "HC-P10", reason="needs trained networks beyond the headcount_phase "
-              "experiment: P9 sweeps the hidden size N at h = D - 1 and P10 needs the fixed-width, "
-              "D = 3 and 2-layer variants; headcount_phase trains only h = 1..3(4) at N = 32 on the "
-              "D = 2 task, so neither sweep exists")
-not_checkable("HC-P11", reason="a refit of the paper's result tables, which are not shipped with "
-              "the toolkit")
-not_checkable("HC-TR1", reason="existential: the remark asserts that Heaviside-activation "
-              "networks can match the lower bound but gives no construction to build or measure")
-not_checkable("HC-TR2", reason="the norm-growth condition is garbled in the source (O(T^(1/ε)) or "
-              "O(T/ε)) and the remark gives no construction; nothing concrete to build")
+not_checkable(
+    "HC-T1",
+    reason="density theorem: no rate or constant to measure; the D it needs is "
+    "of order d·C(T, T/4)",
+)
+not_checkable(
+    "HC-Conj1",
+    reason="conjecture about trained multi-layer models; its constants a_L, "
+    "b_L are unspecified and no multi-layer training experiment exists here",
+)
+not_checkable(
+    "HC-P7", reason="heuristic attention-collision search on trained heads; not implemented"
+)
+not_checkable(
+    "HC-P9",
+    "HC-P10",
+    reason="needs trained networks beyond the headcount_phase "
+    "experiment: P9 sweeps the hidden size N at h = D - 1 and P10 needs the fixed-width, "
+    "D = 3 and 2-layer variants; headcount_phase trains only h = 1..3(4) at N = 32 on the "
+    "D = 2 task, so neither sweep exists",
+)
+not_checkable(
+    "HC-P11", reason="a refit of the paper's result tables, which are not shipped with the toolkit"
+)
+not_checkable(
+    "HC-TR1",
+    reason="existential: the remark asserts that Heaviside-activation "
+    "networks can match the lower bound but gives no construction to build or measure",
+)
+not_checkable(
+    "HC-TR2",
+    reason="the norm-growth condition is garbled in the source (O(T^(1/ε)) or "
+    "O(T/ε)) and the remark gives no construction; nothing concrete to build",
+)
 
 
 def _fit_ok(fit, predicted: float, side: str, tol: float = RATE_TOL) -> bool:
@@ -56,34 +73,49 @@ def _fit_ok(fit, predicted: float, side: str, tol: float = RATE_TOL) -> bool:
 
 
 # ------------------------------------------------------------------------------------ HC-L1
-@check("HC-L1", mutants={"topk-sum": "the selector returns the sum of the two smallest entries "
-                                     "(a top-k sum instead of the k-th value)"})
+@check(
+    "HC-L1",
+    mutants={
+        "topk-sum": "the selector returns the sum of the two smallest entries "
+        "(a top-k sum instead of the k-th value)"
+    },
+)
 def min_is_lipschitz(ctx: Context, cid):
     """Lemma 1's key step: u -> min_{t in S} u_t is 1-Lipschitz in the sup-norm."""
     rng = np.random.default_rng(ctx.seed)
     n = ctx.pick(20000, 200000)
     U = rng.uniform(0, 1, (n, 16))
     V = U + rng.uniform(-0.1, 0.1, (n, 16)) * (rng.uniform(size=(n, 1)) < 0.5)
-    V[: n // 4] = U[: n // 4] + rng.choice([-0.05, 0.05], (n // 4, 1))   # shifts: equality case
+    V[: n // 4] = U[: n // 4] + rng.choice([-0.05, 0.05], (n // 4, 1))  # shifts: equality case
 
     def sel(A):
         if ctx.is_mutant("topk-sum"):
             return np.sort(A, axis=1)[:, :2].sum(1)
         return A.min(1)
+
     ratio = np.abs(sel(U) - sel(V)) / np.maximum(np.abs(U - V).max(1), 1e-300)
     worst = float(ratio.max())
     ok = worst <= 1 + 1e-12
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"max |min u - min v| / ||u - v||_inf = {worst:.6f} (<= 1 required)",
-                   covered=f"{n} random pairs in [0,1]^16, a quarter of them constant shifts",
-                   measured=worst, claimed=1.0,
-                   scope="partial: the 1-Lipschitz step u -> min_S u; the Stone-Weierstrass, "
-                         "bump and diffeomorphism steps are existential and not checked")
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"max |min u - min v| / ||u - v||_inf = {worst:.6f} (<= 1 required)",
+        covered=f"{n} random pairs in [0,1]^16, a quarter of them constant shifts",
+        measured=worst,
+        claimed=1.0,
+        scope="partial: the 1-Lipschitz step u -> min_S u; the Stone-Weierstrass, "
+        "bump and diffeomorphism steps are existential and not checked",
+    )
 
 
 # ------------------------------------------------------------------------------------ HC-L2
-@check("HC-L2", mutants={"max-for-min": "Y = max(x_t, v_m) instead of min(x_t, v_m)",
-                         "rank-off-by-one": "v_m taken as the (m+1)-th largest value"})
+@check(
+    "HC-L2",
+    mutants={
+        "max-for-min": "Y = max(x_t, v_m) instead of min(x_t, v_m)",
+        "rank-off-by-one": "v_m taken as the (m+1)-th largest value",
+    },
+)
 def order_statistics(ctx: Context, cid):
     rng = np.random.default_rng(ctx.seed)
     T, m = 8, 2
@@ -99,7 +131,7 @@ def order_statistics(ctx: Context, cid):
     for _ in range(n):
         x = rng.uniform(0, 1, T)
         if rng.uniform() < 0.3:
-            x[rng.integers(0, T, 3)] = x[0]          # ties
+            x[rng.integers(0, T, 3)] = x[0]  # ties
         srt = np.sort(x)
         v, w = srt[-rank], srt[m - 1]
         for t in range(T):
@@ -108,11 +140,16 @@ def order_statistics(ctx: Context, cid):
             Z = max(min(1 - x[u] for u in A) for A in subsets)
             worst = max(worst, abs(Y - float(fy(x[t], v))), abs((1 - Z) - float(fz(x[t], w))))
     ok = worst < 1e-12
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"brute force over all m-subsets against Y = min(x_t, v_m) and 1 - Z = "
-                   f"max(x_t, w_m): max deviation {worst:.2e} (< 1e-12 required)", covered=f"{n} random sequences, T = 8, m = 2, "
-                   "with ties", measured=worst, claimed=0.0,
-                   scope="full")
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"brute force over all m-subsets against Y = min(x_t, v_m) and 1 - Z = "
+        f"max(x_t, w_m): max deviation {worst:.2e} (< 1e-12 required)",
+        covered=f"{n} random sequences, T = 8, m = 2, with ties",
+        measured=worst,
+        claimed=0.0,
+        scope="full",
+    )
 
 
 # ------------------------------------------------------------------------------------ HC-L3
@@ -131,22 +168,23 @@ def _stable_softmax_mix(expr, args):
         with np.errstate(over="ignore", invalid="ignore"):
             a = np.max(np.stack(np.broadcast_arrays(*[p(*vals) for p in parts])), axis=0)
             return f(*vals, a)
+
     return ev
 
 
 def _l3_inputs(T, m, rng, n_rand):
     X = rng.uniform(0, 1, (n_rand, T))
-    X[: n_rand // 4, 1] = X[: n_rand // 4, 0] + 1e-3          # near-ties
+    X[: n_rand // 4, 1] = X[: n_rand // 4, 0] + 1e-3  # near-ties
     fam = []
     deltas = np.concatenate([np.logspace(-4, 0, 41), -np.logspace(-4, 0, 41)])
     for c0 in np.linspace(0, 1, 11):
         for dl in deltas:
-            x = np.full(T, c0)                                 # every middle rank tied at c0
+            x = np.full(T, c0)  # every middle rank tied at c0
             x[0] = np.clip(c0 + dl, 0, 1)
             fam.append(x)
-            y = np.full(T, c0)                                 # extremes away, middle tied
-            y[1:m - 1] = 1.0
-            y[m - 1:2 * m - 2] = 0.0
+            y = np.full(T, c0)  # extremes away, middle tied
+            y[1 : m - 1] = 1.0
+            y[m - 1 : 2 * m - 2] = 0.0
             y[0] = np.clip(c0 + dl, 0, 1)
             fam.append(y)
     return np.concatenate([X, np.array(fam)])
@@ -160,13 +198,19 @@ def _l3_errors(X, q, m, sel, fy, fz):
     return np.abs(xt - X).max(1)
 
 
-@check("HC-L3", mutants={"exp-sign": "the selector's weights e^{-q(.)²} (sign of q flipped)",
-                         "swap-v-w": "the weights compare 1 - Z with v_m and Y with w_m"})
+@check(
+    "HC-L3",
+    mutants={
+        "exp-sign": "the selector's weights e^{-q(.)²} (sign of q flipped)",
+        "swap-v-w": "the weights compare 1 - Z with v_m and Y with w_m",
+    },
+)
 def smooth_selector(ctx: Context, cid):
     """Uniform convergence of the smooth selector, searched adversarially: besides random
     sequences, families with every middle rank tied (v_m = w_m) and the token at distance δ from
     them, δ on a log grid and refined, where the error is largest (~ q^(-1/2))."""
     from scipy.optimize import minimize_scalar
+
     rng = np.random.default_rng(ctx.seed)
     T, m = 16, 4
     c3, c2 = claim("HC-L3"), claim("HC-L2")
@@ -190,12 +234,18 @@ def smooth_selector(ctx: Context, cid):
         # refine the tied-middle-rank family around the best distance found
         c0, dl = float(np.median(wit)), float(wit[0] - np.median(wit))
         if dl != 0:
+
             def neg(a, c0=c0, sgn=np.sign(dl)):
                 x = np.full((1, T), c0)
                 x[0, 0] = np.clip(c0 + sgn * a, 0, 1)
                 return -float(_l3_errors(x, q, m, sel, fy, fz)[0])
-            r = minimize_scalar(neg, bounds=(abs(dl) / 3, min(3 * abs(dl), 1.0)),
-                                method="bounded", options={"xatol": 1e-12})
+
+            r = minimize_scalar(
+                neg,
+                bounds=(abs(dl) / 3, min(3 * abs(dl), 1.0)),
+                method="bounded",
+                options={"xatol": 1e-12},
+            )
             if -r.fun > best:
                 best = -r.fun
                 wit = np.full(T, c0)
@@ -207,33 +257,48 @@ def smooth_selector(ctx: Context, cid):
     decreasing = all(e2 < e1 for e1, e2 in zip(errs, errs[1:]))
     # uniform convergence: the sup falls with q and the fitted exponent's interval excludes 0
     ok = decreasing and fit.ci_high < 0
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"sup error over the searched inputs: {', '.join(f'{e:.2e}' for e in errs)} "
-                   f"at q = {', '.join(f'{q:g}' for q in qs)}; log-log slope {fit.slope:.3f} "
-                   f"[{fit.ci_low:.3f}, {fit.ci_high:.3f}] (criterion: decreasing and the "
-                   "interval excludes 0). The worst inputs tie every middle rank (v_m = w_m) with "
-                   "the token at distance δ ~ q^(-1/2): error δ/(1+e^(qδ²)), so the convergence is "
-                   "uniform but only at rate q^(-1/2) [derived]",
-                   covered=f"T = {T}, m = {m}: {len(X)} sequences per q (random, near-ties, "
-                           "tied-middle-rank families on a δ log grid, both signs) + bounded "
-                           "refinement of δ",
-                   measured=errs[-1], witness=witnesses[-1], rows=rows,
-                   slopes=[slope_row(fit, "sup error vs q", -0.5)],
-                   plot={"x": "q", "y": ["sup_error"], "title": "HC-L3 smooth selector",
-                         "xlabel": "q", "ylabel": "sup |x̃_q - x|"},
-                   scope="full")
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"sup error over the searched inputs: {', '.join(f'{e:.2e}' for e in errs)} "
+        f"at q = {', '.join(f'{q:g}' for q in qs)}; log-log slope {fit.slope:.3f} "
+        f"[{fit.ci_low:.3f}, {fit.ci_high:.3f}] (criterion: decreasing and the "
+        "interval excludes 0). The worst inputs tie every middle rank (v_m = w_m) with "
+        "the token at distance δ ~ q^(-1/2): error δ/(1+e^(qδ²)), so the convergence is "
+        "uniform but only at rate q^(-1/2) [derived]",
+        covered=f"T = {T}, m = {m}: {len(X)} sequences per q (random, near-ties, "
+        "tied-middle-rank families on a δ log grid, both signs) + bounded "
+        "refinement of δ",
+        measured=errs[-1],
+        witness=witnesses[-1],
+        rows=rows,
+        slopes=[slope_row(fit, "sup error vs q", -0.5)],
+        plot={
+            "x": "q",
+            "y": ["sup_error"],
+            "title": "HC-L3 smooth selector",
+            "xlabel": "q",
+            "ylabel": "sup |x̃_q - x|",
+        },
+        scope="full",
+    )
 
 
 # ------------------------------------------------------------------------------------ HC-C1
-@check("HC-C1", mutants={"size-constant-5": "the size condition read as D1² + D2² <= T/5 "
-                                            "(the reconstructed '501 T' misread)"})
+@check(
+    "HC-C1",
+    mutants={
+        "size-constant-5": "the size condition read as D1² + D2² <= T/5 "
+        "(the reconstructed '501 T' misread)"
+    },
+)
 def corollary_arithmetic(ctx: Context, cid):
     """Under D1² + D2² <= T/50 and D1 < D2, the proof needs k > gamma with gamma <= max(D1, D2)."""
     c = claim("HC-C1")
     T, D1s, D2s = c.symbol("T"), c.symbol("D1"), c.symbol("D2")
     size = c.regime[0].expr
     if ctx.is_mutant("size-constant-5"):
-        size = size.subs(T, 10 * T)                    # T/50 -> T/5
+        size = size.subs(T, 10 * T)  # T/50 -> T/5
     T_min = sp.solve(sp.Eq(size.lhs, size.rhs), T)[0]  # the smallest T the condition allows
     kf = sp.lambdify([T, D1s, D2s], c.expr("k"), "math")
     tmin = sp.lambdify([D1s, D2s], T_min, "math")
@@ -241,19 +306,24 @@ def corollary_arithmetic(ctx: Context, cid):
     worst = None
     for D1 in range(1, Dmax):
         for D2 in range(D1 + 1, Dmax + 1):
-            Tm = math.ceil(tmin(D1, D2))               # k grows with T: the smallest T is worst
+            Tm = math.ceil(tmin(D1, D2))  # k grows with T: the smallest T is worst
             margin = kf(Tm, D1, D2) - D2
             if worst is None or margin < worst[0]:
                 worst = (margin, D1, D2, Tm)
     ok = worst[0] > 0
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"k - max(D1, D2) >= {float(worst[0]):.3f} at the smallest allowed T "
-                   f"(worst at D1={worst[1]}, D2={worst[2]}, T={worst[3]}); > 0 required",
-                   covered=f"all 1 <= D1 < D2 <= {Dmax} at the smallest T with {size}",
-                   measured=float(worst[0]), claimed=0.0, witness=list(worst[1:]),
-                   scope="partial: the corollary's arithmetic k > max(D1, D2) under the size "
-                         "condition; the step gamma <= max(D1, D2) (loosely justified by the "
-                         "paper) and the two bounds it combines are not tested")
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"k - max(D1, D2) >= {float(worst[0]):.3f} at the smallest allowed T "
+        f"(worst at D1={worst[1]}, D2={worst[2]}, T={worst[3]}); > 0 required",
+        covered=f"all 1 <= D1 < D2 <= {Dmax} at the smallest T with {size}",
+        measured=float(worst[0]),
+        claimed=0.0,
+        witness=list(worst[1:]),
+        scope="partial: the corollary's arithmetic k > max(D1, D2) under the size "
+        "condition; the step gamma <= max(D1, D2) (loosely justified by the "
+        "paper) and the two bounds it combines are not tested",
+    )
 
 
 # ------------------------------------------------------------------------------ HC-K1 cells
@@ -266,24 +336,31 @@ _K1_MUTATIONS = {
 
 
 @memo
-def _k1_cell(T: int, beta: float, gate: float, budget: int, seed: int,
-             mutation: str | None = None) -> dict:
+def _k1_cell(
+    T: int, beta: float, gate: float, budget: int, seed: int, mutation: str | None = None
+) -> dict:
     """One HC-K1 (max first half + min second half, D = 2) cell, measured adversarially."""
     c = build("hc_k1", T=T, beta=beta, gate=gate)
     if mutation is not None:
         _K1_MUTATIONS[mutation](c)
     m = c.measure(budget=budget, seed=seed)
-    return {"T": T, "beta": beta, "gate": gate, "params": c.params,
-            "sup_error": m["sup_error"], "claimed_bound": c.claimed_bound,
-            "verdict": m["verdict"], "witness": m["witness"],
-            "set_sizes": [len(S) for S in c.task.sets],
-            "outer": [float(x) for x in c.task.outer_affine[0]]}
+    return {
+        "T": T,
+        "beta": beta,
+        "gate": gate,
+        "params": c.params,
+        "sup_error": m["sup_error"],
+        "claimed_bound": c.claimed_bound,
+        "verdict": m["verdict"],
+        "witness": m["witness"],
+        "set_sizes": [len(S) for S in c.task.sets],
+        "outer": [float(x) for x in c.task.outer_affine[0]],
+    }
 
 
 def _k1_rows(ctx, Ts, betas, gates, mutation=None):
     budget = ctx.pick(256, 2048)
-    return [_k1_cell(T, b, g, budget, ctx.seed, mutation)
-            for g in gates for T in Ts for b in betas]
+    return [_k1_cell(T, b, g, budget, ctx.seed, mutation) for g in gates for T in Ts for b in betas]
 
 
 @check("HC-K1", "HC-P2")
@@ -296,40 +373,66 @@ def k1_construction(ctx: Context, cid):
     fit = fit_rate([r["beta"] for r in fixed], [r["sup_error"] for r in fixed], seed=ctx.seed)
     pred = float(claim("HC-K1").asymptotic_exponent("beta", "err_bound", S=4, T=8))
     slopes = [slope_row(fit, "sup error vs β (gate -2)", pred)]
-    table = [{k: r[k] for k in ("gate", "beta", "sup_error", "claimed_bound", "verdict")}
-             for r in rows]
-    plot = {"x": "beta", "y": ["sup_error"], "bound": "claimed_bound", "group": "gate",
-            "title": f"{cid}: HC-K1 (gate -1 vs -2)", "xlabel": "β", "ylabel": "sup error"}
+    table = [
+        {k: r[k] for k in ("gate", "beta", "sup_error", "claimed_bound", "verdict")} for r in rows
+    ]
+    plot = {
+        "x": "beta",
+        "y": ["sup_error"],
+        "bound": "claimed_bound",
+        "group": "gate",
+        "title": f"{cid}: HC-K1 (gate -1 vs -2)",
+        "xlabel": "β",
+        "ylabel": "sup error",
+    }
     bad = [r for r in paper if r["verdict"] == "refuted"]
     fixed_ok = all(x["verdict"] == "within-bound" for x in fixed)
     if bad:
         r = max(bad, key=lambda r: r["sup_error"] / r["claimed_bound"])
-        return Verdict(cid, "refuted",
-                       f"with the stated gate -1 the error reaches {r['sup_error']:.3g} against the "
-                       f"claimed {r['claimed_bound']:.3g} (β = {r['beta']:g}, T = 8): an "
-                       "out-of-set token with f = 0 ties with in-set tokens at f = 1, so the "
-                       "T e^{-β} term is wrong (the corrected bound as a function of the gate is "
-                       "HC-K1c). With gate -2 the stated bound "
-                       f"{'holds in every cell' if fixed_ok else 'still fails'}",
-                       covered="T = 8, S_1 = first half, S_2 = second half, β grid, gates -1 and "
-                               "-2, adversarial search per cell",
-                       measured=r["sup_error"], claimed=r["claimed_bound"],
-                       witness=r["witness"], rows=table, slopes=slopes, plot=plot,
-                       scope="full")
-    return Verdict(cid, "consistent-empirical",
-                   "sup error within the stated bound at gate -1 in every cell", rows=table,
-                   slopes=slopes, plot=plot, scope="full")
+        return Verdict(
+            cid,
+            "refuted",
+            f"with the stated gate -1 the error reaches {r['sup_error']:.3g} against the "
+            f"claimed {r['claimed_bound']:.3g} (β = {r['beta']:g}, T = 8): an "
+            "out-of-set token with f = 0 ties with in-set tokens at f = 1, so the "
+            "T e^{-β} term is wrong (the corrected bound as a function of the gate is "
+            "HC-K1c). With gate -2 the stated bound "
+            f"{'holds in every cell' if fixed_ok else 'still fails'}",
+            covered="T = 8, S_1 = first half, S_2 = second half, β grid, gates -1 and "
+            "-2, adversarial search per cell",
+            measured=r["sup_error"],
+            claimed=r["claimed_bound"],
+            witness=r["witness"],
+            rows=table,
+            slopes=slopes,
+            plot=plot,
+            scope="full",
+        )
+    return Verdict(
+        cid,
+        "consistent-empirical",
+        "sup error within the stated bound at gate -1 in every cell",
+        rows=table,
+        slopes=slopes,
+        plot=plot,
+        scope="full",
+    )
 
 
-@check("HC-K1c", mutants={
-    "paper-normalisation": "out-of-set weight not normalised by the minimiser's: (T-|S|) e^(βc) "
-                           "in place of (T-|S|) e^(β(1+c)) (the paper's slip)",
-    "in-set-only": "the out-of-set term dropped: (|S|-1)/(eβ) alone"})
+@check(
+    "HC-K1c",
+    mutants={
+        "paper-normalisation": "out-of-set weight not normalised by the minimiser's: (T-|S|) e^(βc) "
+        "in place of (T-|S|) e^(β(1+c)) (the paper's slip)",
+        "in-set-only": "the out-of-set term dropped: (|S|-1)/(eβ) alone",
+    },
+)
 def k1_gate_bound(ctx: Context, cid):
     """The derived bound as a function of the gate c, against the adversarial sup error (and the
     exact worst case over the vertices {0,1}^T, enumerated independently by search_bench) on a
     grid of c and β."""
     from approxtheory.search_bench import known_hc_k1_vertices
+
     kc = claim(cid)
     expr = kc.expr("err_bound")
     c_s = kc.symbol("c")
@@ -344,17 +447,28 @@ def k1_gate_bound(ctx: Context, cid):
     rows = []
     for r in _k1_rows(ctx, [T], betas, gates):
         vertex, _ = known_hc_k1_vertices(T, r["beta"], r["gate"])
-        sup = max(r["sup_error"], vertex)          # both are errors attained at real inputs
-        bound = sum(abs(o) * bound_of(S, T, r["beta"], r["gate"])
-                    for o, S in zip(r["outer"], r["set_sizes"]))
-        rows.append({"gate": r["gate"], "beta": r["beta"], "sup_error": sup,
-                     "search": r["sup_error"], "vertex_worst": vertex, "derived_bound": bound,
-                     "vacuous": bool(kc.is_vacuous(c=r["gate"])),
-                     "holds": sup <= bound * (1 + 1e-9) + 1e-12})
+        sup = max(r["sup_error"], vertex)  # both are errors attained at real inputs
+        bound = sum(
+            abs(o) * bound_of(S, T, r["beta"], r["gate"])
+            for o, S in zip(r["outer"], r["set_sizes"])
+        )
+        rows.append(
+            {
+                "gate": r["gate"],
+                "beta": r["beta"],
+                "sup_error": sup,
+                "search": r["sup_error"],
+                "vertex_worst": vertex,
+                "derived_bound": bound,
+                "vacuous": bool(kc.is_vacuous(c=r["gate"])),
+                "holds": sup <= bound * (1 + 1e-9) + 1e-12,
+            }
+        )
     viol = [r for r in rows if not r["holds"]]
     rate_rows = [r for r in rows if r["gate"] == -2.0]
-    fit = fit_rate([r["beta"] for r in rate_rows], [r["sup_error"] for r in rate_rows],
-                   seed=ctx.seed)
+    fit = fit_rate(
+        [r["beta"] for r in rate_rows], [r["sup_error"] for r in rate_rows], seed=ctx.seed
+    )
     pred = float(kc.asymptotic_exponent("beta", "err_bound", S=T // 2, T=T, c=-2))
     rate_ok = _fit_ok(fit, pred, "below")
     nonvac = [r for r in rows if not r["vacuous"]]
@@ -362,31 +476,51 @@ def k1_gate_bound(ctx: Context, cid):
     ok = not viol and rate_ok
     if viol:
         w = max(viol, key=lambda r: r["sup_error"] / r["derived_bound"])
-        msg = (f"the bound fails: sup error {w['sup_error']:.3g} > {w['derived_bound']:.3g} at "
-               f"c = {w['gate']:g}, β = {w['beta']:g}")
+        msg = (
+            f"the bound fails: sup error {w['sup_error']:.3g} > {w['derived_bound']:.3g} at "
+            f"c = {w['gate']:g}, β = {w['beta']:g}"
+        )
     else:
         msg = "sup error <= Σ_i |∂F_0/∂z_i| · bound in every cell"
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"{msg}; vacuous (c >= -1) in {sum(r['vacuous'] for r in rows)}/{len(rows)} "
-                   f"cells; largest sup/bound where non-vacuous {tight:.2f}. Decay at c = -2: "
-                   f"β^{fit.slope:.3f} [{fit.ci_low:.3f}, {fit.ci_high:.3f}] against the "
-                   f"predicted {pred:g} (the interval must lie at or below {pred:g} + "
-                   f"{RATE_TOL}, excluding slower decay)",
-                   covered=f"T = 8 (S_i halves, D = 2), c in {gates}, β in {betas}; adversarial "
-                           "search per cell plus the exact vertex worst case",
-                   measured=max(r["sup_error"] for r in rows), rows=rows,
-                   witness=(_k1_cell(T, viol[0]["beta"], viol[0]["gate"], ctx.pick(256, 2048),
-                                     ctx.seed)["witness"] if viol else None),
-                   slopes=[slope_row(fit, "sup error vs β (c = -2)", pred)],
-                   plot={"x": "beta", "y": ["sup_error"], "bound": "derived_bound",
-                         "group": "gate", "title": f"{cid}: error vs the gate-corrected bound",
-                         "xlabel": "β", "ylabel": "sup error"},
-                   scope="full")
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"{msg}; vacuous (c >= -1) in {sum(r['vacuous'] for r in rows)}/{len(rows)} "
+        f"cells; largest sup/bound where non-vacuous {tight:.2f}. Decay at c = -2: "
+        f"β^{fit.slope:.3f} [{fit.ci_low:.3f}, {fit.ci_high:.3f}] against the "
+        f"predicted {pred:g} (the interval must lie at or below {pred:g} + "
+        f"{RATE_TOL}, excluding slower decay)",
+        covered=f"T = 8 (S_i halves, D = 2), c in {gates}, β in {betas}; adversarial "
+        "search per cell plus the exact vertex worst case",
+        measured=max(r["sup_error"] for r in rows),
+        rows=rows,
+        witness=(
+            _k1_cell(T, viol[0]["beta"], viol[0]["gate"], ctx.pick(256, 2048), ctx.seed)["witness"]
+            if viol
+            else None
+        ),
+        slopes=[slope_row(fit, "sup error vs β (c = -2)", pred)],
+        plot={
+            "x": "beta",
+            "y": ["sup_error"],
+            "bound": "derived_bound",
+            "group": "gate",
+            "title": f"{cid}: error vs the gate-corrected bound",
+            "xlabel": "β",
+            "ylabel": "sup error",
+        },
+        scope="full",
+    )
 
 
 # ------------------------------------------------------------------------- HC-T2a and HC-P3
-@check("HC-T2a", mutants={"gate-minus-1": "the construction built with the paper's gate -1",
-                          "value-scale": "W_V scaled by 1.02 (the readout is off by 2 %)"})
+@check(
+    "HC-T2a",
+    mutants={
+        "gate-minus-1": "the construction built with the paper's gate -1",
+        "value-scale": "W_V scaled by 1.02 (the readout is off by 2 %)",
+    },
+)
 def d_heads_gated(ctx: Context, cid):
     """The gated D-head construction (gate -2, S_i = halves) with the positional table counted:
     for every T the error falls below ε by raising β alone (β is not a parameter), the count does
@@ -404,8 +538,9 @@ def d_heads_gated(ctx: Context, cid):
     pred_beta = float(claim("HC-K1c").asymptotic_exponent("beta", "err_bound", S=4, T=8, c=-2))
     for T in Ts:
         sub = [r for r in rows if r["T"] == T]
-        fits[T] = fit_rate([r["beta"] for r in sub], [max(r["sup_error"], 1e-300) for r in sub],
-                           seed=ctx.seed)
+        fits[T] = fit_rate(
+            [r["beta"] for r in sub], [max(r["sup_error"], 1e-300) for r in sub], seed=ctx.seed
+        )
         decays[T] = _fit_ok(fits[T], pred_beta, "below")
     params = {T: {r["params"] for r in rows if r["T"] == T} for T in Ts}
     eps_free = all(len(p) == 1 for p in params.values())
@@ -414,37 +549,54 @@ def d_heads_gated(ctx: Context, cid):
     linear = _fit_ok(pfit, 1.0, "below")
     ungated = build("hc_k1_synthetic", T=Ts[0], beta=10.0, D=2, d=1).params
     ok = all(reached.values()) and all(decays.values()) and eps_free and linear
-    failed = ([f"ε = {eps} not reached at T = {[T for T in Ts if not reached[T]]}"]
-              if not all(reached.values()) else []) + \
-        ([f"error does not decay like β^{pred_beta:g} at T = "
-          f"{[T for T in Ts if not decays[T]]}"] if not all(decays.values()) else []) + \
-        (["count depends on β"] if not eps_free else []) + \
-        ([f"count grows faster than T (slope {pfit.ci_high:.2f})"] if not linear else [])
+    failed = (
+        (
+            [f"ε = {eps} not reached at T = {[T for T in Ts if not reached[T]]}"]
+            if not all(reached.values())
+            else []
+        )
+        + (
+            [f"error does not decay like β^{pred_beta:g} at T = {[T for T in Ts if not decays[T]]}"]
+            if not all(decays.values())
+            else []
+        )
+        + (["count depends on β"] if not eps_free else [])
+        + ([f"count grows faster than T (slope {pfit.ci_high:.2f})"] if not linear else [])
+    )
     wit = max(rows, key=lambda r: r["sup_error"] if r["beta"] == max(betas) else -1)["witness"]
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"gate {gate:g}: parameter count (encoder with the positional gate table + "
-                   f"F̂) {dict(zip(Ts, pT))}, the same at every β, i.e. every ε (exponent 0 in 1/ε "
-                   f"<= gamma); its log-log slope in T is {pfit.slope:.2f} [{pfit.ci_low:.2f}, "
-                   f"{pfit.ci_high:.2f}] (must lie at or below 1 + {RATE_TOL}: the table is "
-                   f"O(DT), no exponential T; without the table, S_i = [T], it is {ungated}). "
-                   f"Sup error at the largest β per T: "
-                   f"{', '.join(f'{best_err[T]:.2e}' for T in Ts)}"
-                   f" (<= {eps} required); decay in β per T: "
-                   f"{', '.join(f'{fits[T].slope:.2f}' for T in Ts)} (interval at or below "
-                   f"{pred_beta:g} + {RATE_TOL}). Exact features make gamma play no role; the "
-                   "proof's HC-K1 step needs a gate below -1 (HC-K1c)"
-                   + (". Failed: " + "; ".join(failed) if failed else ""),
-                   covered=f"hc_k1 (D = 2, d = 1, max first half + min second half), gate "
-                           f"{gate:g}, T in {Ts}, β in {betas}, adversarial search per cell",
-                   rows=table, witness=None if ok else wit,
-                   slopes=[slope_row(pfit, "params vs T (gated)", 1.0)] +
-                          [slope_row(fits[T], f"sup error vs β (T={T})", pred_beta) for T in Ts],
-                   plot={"x": "beta", "y": ["sup_error"], "group": "T",
-                         "title": f"{cid}: gated D-head construction (gate {gate:g})",
-                         "xlabel": "β", "ylabel": "sup error"},
-                   scope="partial: exact (affine) features and outer map, so gamma does not "
-                         "enter; checks that at a count independent of ε and linear in T (the "
-                         "positional table counted) the error falls below ε by β alone")
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"gate {gate:g}: parameter count (encoder with the positional gate table + "
+        f"F̂) {dict(zip(Ts, pT))}, the same at every β, i.e. every ε (exponent 0 in 1/ε "
+        f"<= gamma); its log-log slope in T is {pfit.slope:.2f} [{pfit.ci_low:.2f}, "
+        f"{pfit.ci_high:.2f}] (must lie at or below 1 + {RATE_TOL}: the table is "
+        f"O(DT), no exponential T; without the table, S_i = [T], it is {ungated}). "
+        f"Sup error at the largest β per T: "
+        f"{', '.join(f'{best_err[T]:.2e}' for T in Ts)}"
+        f" (<= {eps} required); decay in β per T: "
+        f"{', '.join(f'{fits[T].slope:.2f}' for T in Ts)} (interval at or below "
+        f"{pred_beta:g} + {RATE_TOL}). Exact features make gamma play no role; the "
+        "proof's HC-K1 step needs a gate below -1 (HC-K1c)"
+        + (". Failed: " + "; ".join(failed) if failed else ""),
+        covered=f"hc_k1 (D = 2, d = 1, max first half + min second half), gate "
+        f"{gate:g}, T in {Ts}, β in {betas}, adversarial search per cell",
+        rows=table,
+        witness=None if ok else wit,
+        slopes=[slope_row(pfit, "params vs T (gated)", 1.0)]
+        + [slope_row(fits[T], f"sup error vs β (T={T})", pred_beta) for T in Ts],
+        plot={
+            "x": "beta",
+            "y": ["sup_error"],
+            "group": "T",
+            "title": f"{cid}: gated D-head construction (gate {gate:g})",
+            "xlabel": "β",
+            "ylabel": "sup error",
+        },
+        scope="partial: exact (affine) features and outer map, so gamma does not "
+        "enter; checks that at a count independent of ε and linear in T (the "
+        "positional table counted) the error falls below ε by β alone",
+    )
 
 
 def _gapped_inputs(T: int, g: float, rng, n_rand: int) -> np.ndarray:
@@ -468,8 +620,7 @@ def _gapped_inputs(T: int, g: float, rng, n_rand: int) -> np.ndarray:
         u, v = rng.uniform(g, 1), rng.uniform(0, 1 - g)
         x = np.empty(T)
         x[:half] = np.clip(u - g - rng.exponential(rng.choice([0.01, 0.1, 1.0]), half), 0, None)
-        x[half:] = np.clip(v + g + rng.exponential(rng.choice([0.01, 0.1, 1.0]), T - half),
-                           None, 1)
+        x[half:] = np.clip(v + g + rng.exponential(rng.choice([0.01, 0.1, 1.0]), T - half), None, 1)
         x[0], x[half] = u, v
         X.append(x)
     return np.array(X)[..., None]
@@ -483,8 +634,9 @@ def _gapped_errors(T, beta, X, mutation):
 
 
 @memo
-def _beta_needed(T: int, eps: float, g: float, seed: int, mutation: str | None,
-                 lo: float = 1.0, hi: float = 1e4) -> tuple[float, list]:
+def _beta_needed(
+    T: int, eps: float, g: float, seed: int, mutation: str | None, lo: float = 1.0, hi: float = 1e4
+) -> tuple[float, list]:
     """The smallest β (to 0.1 % in log β) at which the worst error over gapped inputs is <= ε.
     The bisection runs on the worst candidates found at β = 10, 100, 1000; the final β is then
     checked on the whole input set (and the bisection redone with its worst inputs if needed).
@@ -513,9 +665,13 @@ def _beta_needed(T: int, eps: float, g: float, seed: int, mutation: str | None,
     raise RuntimeError("β bisection did not settle on the whole input set")
 
 
-@check("HC-P3", mutants={"logit-scale-1/T": "attention logits divided by T (a sequence-length "
-                                            "normalisation bug)",
-                         "value-scale": "W_V scaled by 1.02 (the readout is off by 2 %)"})
+@check(
+    "HC-P3",
+    mutants={
+        "logit-scale-1/T": "attention logits divided by T (a sequence-length normalisation bug)",
+        "value-scale": "W_V scaled by 1.02 (the readout is off by 2 %)",
+    },
+)
 def beta_needed_vs_T(ctx: Context, cid):
     """β needed at fixed ε and minimum gap g, against T: the claim says log(T/ε)/g. Fitted as
     exp(g·β_needed) against T/ε on log-log axes, whose predicted slope is the exponent of T/ε in
@@ -531,43 +687,64 @@ def beta_needed_vs_T(ctx: Context, cid):
     for T in Ts:
         for eps in epss:
             b, w = _beta_needed(T, eps, g, ctx.seed, mutation)
-            rows.append({"T": T, "eps": eps, "beta_needed": b,
-                         "log_T_over_eps_over_g": math.log(T / eps) / g})
+            rows.append(
+                {
+                    "T": T,
+                    "eps": eps,
+                    "beta_needed": b,
+                    "log_T_over_eps_over_g": math.log(T / eps) / g,
+                }
+            )
             if not math.isfinite(b) and wit is None:
                 wit = w
     syn = {T: build("hc_k1_synthetic", T=T, beta=10.0, D=2, d=1).params for T in Ts}
     gated = {T: build("hc_k1", T=T, beta=10.0, gate=-2.0).params for T in Ts}
     finite = all(math.isfinite(r["beta_needed"]) for r in rows)
     if finite:
-        fit = fit_rate([r["T"] / r["eps"] for r in rows],
-                       [math.exp(g * r["beta_needed"]) for r in rows], seed=ctx.seed)
+        fit = fit_rate(
+            [r["T"] / r["eps"] for r in rows],
+            [math.exp(g * r["beta_needed"]) for r in rows],
+            seed=ctx.seed,
+        )
         ok = _fit_ok(fit, pred, "within")
-        fit_txt = (f"g·β_needed against log(T/ε): slope {fit.slope:.3f} [{fit.ci_low:.3f}, "
-                   f"{fit.ci_high:.3f}], predicted {pred:g}; the interval must lie within "
-                   f"{pred:g} ± {RATE_TOL} (excluding growth faster than log(T/ε)/g, e.g. a β "
-                   "needed polynomial in T, and a T-blind β)")
+        fit_txt = (
+            f"g·β_needed against log(T/ε): slope {fit.slope:.3f} [{fit.ci_low:.3f}, "
+            f"{fit.ci_high:.3f}], predicted {pred:g}; the interval must lie within "
+            f"{pred:g} ± {RATE_TOL} (excluding growth faster than log(T/ε)/g, e.g. a β "
+            "needed polynomial in T, and a T-blind β)"
+        )
         slopes = [slope_row(fit, "g·β_needed vs log(T/ε)", pred)]
     else:
         ok, slopes = False, []
         bad = [(r["T"], r["eps"]) for r in rows if not math.isfinite(r["beta_needed"])]
         fit_txt = f"no β <= 1e4 reaches ε at (T, ε) = {bad}"
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"{fit_txt}. β_needed: "
-                   + ", ".join(f"T={r['T']}, ε={r['eps']:g}: {r['beta_needed']:.1f}"
-                               for r in rows)
-                   + f". Parameter count with S_i = [T] (no positional table) {syn} — "
-                     f"T-independent by construction, not a measurement; with the positional "
-                     f"table (gated, as measured here) {gated}, linear in T",
-                   covered=f"hc_k1 gate -2 (D = 2, d = 1), gap g = {g} in both sets, T in {Ts}, "
-                           f"ε in {epss}; per (T, ε) a bisection on β over "
-                           "structured and random gapped inputs",
-                   rows=rows, slopes=slopes, witness=wit,
-                   plot={"x": "T", "y": ["beta_needed"], "group": "eps", "logy": False,
-                         "title": f"{cid}: β needed at gap g = {g}", "xlabel": "T",
-                         "ylabel": "β needed"},
-                   scope="partial: β_needed(T, ε) at gap g on the gated D = 2 construction, "
-                         "fitted against log(T/ε)/g; the T-independent count holds by "
-                         "construction when S_i = [T] and is only reported")
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"{fit_txt}. β_needed: "
+        + ", ".join(f"T={r['T']}, ε={r['eps']:g}: {r['beta_needed']:.1f}" for r in rows)
+        + f". Parameter count with S_i = [T] (no positional table) {syn} — "
+        f"T-independent by construction, not a measurement; with the positional "
+        f"table (gated, as measured here) {gated}, linear in T",
+        covered=f"hc_k1 gate -2 (D = 2, d = 1), gap g = {g} in both sets, T in {Ts}, "
+        f"ε in {epss}; per (T, ε) a bisection on β over "
+        "structured and random gapped inputs",
+        rows=rows,
+        slopes=slopes,
+        witness=wit,
+        plot={
+            "x": "T",
+            "y": ["beta_needed"],
+            "group": "eps",
+            "logy": False,
+            "title": f"{cid}: β needed at gap g = {g}",
+            "xlabel": "T",
+            "ylabel": "β needed",
+        },
+        scope="partial: β_needed(T, ε) at gap g on the gated D = 2 construction, "
+        "fitted against log(T/ε)/g; the T-independent count holds by "
+        "construction when S_i = [T] and is only reported",
+    )
 
 
 # ------------------------------------------------------------------------ HC-T2b and HC-TR3
@@ -576,6 +753,7 @@ def _phase_cells(profile: str) -> list[dict]:
     headcount_phase experiment: D = 2, per-head width n = 8, h < D)."""
     import approxtheory.experiments  # noqa: F401  (registers the built-in experiments)
     from approxtheory.experiment import get
+
     grid = get("headcount_phase").grids[profile]
     return [{"T": T, "s": h, "n": 8, "D": 2} for h in grid["heads"] if h < 2 for T in grid["T"]]
 
@@ -595,30 +773,44 @@ def lower_bound_vacuity(ctx: Context, cid):
     paper = [(s_, T_) for s_ in (1, 2, 3) for T_ in (8, 16, 32, 64, 128)]
     pk = [float(t2b.evaluate("k", T=T_, s=s_, n=8, D=4)) for s_, T_ in paper]
     pvac = sum(t2b.is_vacuous(T=T_, s=s_, n=8, D=4) for s_, T_ in paper)
-    where = (f"in the paper's synthetic set-up (n = 8, D = 4, s <= 3, T <= 128) k <= 0 in "
-             f"{pvac}/{len(paper)} cells and k <= {max(pk):.2f} elsewhere")
+    where = (
+        f"in the paper's synthetic set-up (n = 8, D = 4, s <= 3, T <= 128) k <= 0 in "
+        f"{pvac}/{len(paper)} cells and k <= {max(pk):.2f} elsewhere"
+    )
     cells_txt = ", ".join(f"T={r['T']} s={r['s']}: {r['exponent']:.2f}" for r in cells)
     if all(r["vacuous"] for r in cells):
-        return Verdict(cid, "vacuous-here",
-                       f"the exponent is <= 0 in every cell where models are trained here "
-                       f"(headcount_phase, D = 2, n = 8, h = 1: {cells_txt}), so the bound says "
-                       f"nothing there; {where}. The bound itself (a minimum over all models) "
-                       "is not tested anywhere",
-                       covered=f"{len(cells)} headcount_phase cells + the paper's 15 cells",
-                       rows=cells,
-                       scope="partial: where the exponent is <= 0 (vacuous) in the cells models "
-                             "are trained in; the lower bound itself is not tested")
+        return Verdict(
+            cid,
+            "vacuous-here",
+            f"the exponent is <= 0 in every cell where models are trained here "
+            f"(headcount_phase, D = 2, n = 8, h = 1: {cells_txt}), so the bound says "
+            f"nothing there; {where}. The bound itself (a minimum over all models) "
+            "is not tested anywhere",
+            covered=f"{len(cells)} headcount_phase cells + the paper's 15 cells",
+            rows=cells,
+            scope="partial: where the exponent is <= 0 (vacuous) in the cells models "
+            "are trained in; the lower bound itself is not tested",
+        )
     live = [r for r in cells if not r["vacuous"]]
-    return Verdict(cid, "not-checkable",
-                   f"non-vacuous in {len(live)} trained cell(s) ({cells_txt}), but a minimum of "
-                   f"the parameter count over all models cannot be measured; {where}",
-                   covered=f"{len(cells)} headcount_phase cells", rows=cells, scope="none")
+    return Verdict(
+        cid,
+        "not-checkable",
+        f"non-vacuous in {len(live)} trained cell(s) ({cells_txt}), but a minimum of "
+        f"the parameter count over all models cannot be measured; {where}",
+        covered=f"{len(cells)} headcount_phase cells",
+        rows=cells,
+        scope="none",
+    )
 
 
 # ------------------------------------------------------------------------------------ HC-P6
-@check("HC-P6", mutants={"k-T-over-2": "HC-T2b's k with T/2 in place of T/4",
-                         "k-denominator-ns": "HC-T2b's k with denominator n·s + 1 in place of "
-                                             "(n+1)s + 1"})
+@check(
+    "HC-P6",
+    mutants={
+        "k-T-over-2": "HC-T2b's k with T/2 in place of T/4",
+        "k-denominator-ns": "HC-T2b's k with denominator n·s + 1 in place of (n+1)s + 1",
+    },
+)
 def exponent_table(ctx: Context, cid):
     """The digest's stated forms (slope, vacuity boundary, paper maximum, worked examples) against
     what follows from HC-T2b's k."""
@@ -629,7 +821,7 @@ def exponent_table(ctx: Context, cid):
     if ctx.is_mutant("k-T-over-2"):
         k = k.subs(T, 2 * T)
     if ctx.is_mutant("k-denominator-ns"):
-        k = (hc.expr("T0") / (n * s + 1) - 1)
+        k = hc.expr("T0") / (n * s + 1) - 1
     slope_ok = sp.simplify(sp.diff(k, T) - c.expr("slope_in_T")) == 0
     boundary = sp.solve(sp.Eq(k, 0), T)
     bound_ok = len(boundary) == 1 and sp.simplify(boundary[0] - c.expr("vacuity_boundary")) == 0
@@ -642,18 +834,28 @@ def exponent_table(ctx: Context, cid):
     cpu = {32: 0.5, 64: 2.5, 128: 6.5}
     cpu_ok = all(abs(kf(T_, 2, 2, 1) - v) < 1e-12 for T_, v in cpu.items())
     ok = slope_ok and bound_ok and max_ok and ex_ok and cpu_ok
-    failed = [name for name, good in (("slope", slope_ok), ("vacuity boundary", bound_ok),
-                                      ("paper maximum <= 1.8", max_ok),
-                                      ("threshold examples", ex_ok), ("CPU k values", cpu_ok))
-              if not good]
-    return Verdict(cid, "verified-symbolic" if ok else "refuted",
-                   f"from HC-T2b's k: dk/dT = {sp.simplify(sp.diff(k, T))}, k = 0 at T = "
-                   f"{boundary}; paper set-up max k = {max(ks):.2f}; the digest's thresholds "
-                   f"(T > 56, 96, 136; 24; 20) and CPU values k = 0.5, 2.5, 6.5 "
-                   f"{'agree' if ex_ok and cpu_ok else 'disagree'}"
-                   + (f". Failed: {', '.join(failed)}" if failed else ""),
-                   covered="symbolic in T, D, n, s + the digest's worked examples",
-                   scope="full")
+    failed = [
+        name
+        for name, good in (
+            ("slope", slope_ok),
+            ("vacuity boundary", bound_ok),
+            ("paper maximum <= 1.8", max_ok),
+            ("threshold examples", ex_ok),
+            ("CPU k values", cpu_ok),
+        )
+        if not good
+    ]
+    return Verdict(
+        cid,
+        "verified-symbolic" if ok else "refuted",
+        f"from HC-T2b's k: dk/dT = {sp.simplify(sp.diff(k, T))}, k = 0 at T = "
+        f"{boundary}; paper set-up max k = {max(ks):.2f}; the digest's thresholds "
+        f"(T > 56, 96, 136; 24; 20) and CPU values k = 0.5, 2.5, 6.5 "
+        f"{'agree' if ex_ok and cpu_ok else 'disagree'}"
+        + (f". Failed: {', '.join(failed)}" if failed else ""),
+        covered="symbolic in T, D, n, s + the digest's worked examples",
+        scope="full",
+    )
 
 
 # ------------------------------------------------------------------------ HC-L9, P4, T2c
@@ -669,17 +871,26 @@ _L9_MUTATIONS = {
 def _l9_grid(profile, mutation=None):
     quick = profile == "quick"
     return construction_grid(
-        "hc_l9", {"T": [4, 16] if quick else [4, 16, 64],
-                  "eps": [0.5, 0.2, 0.1] if quick else [0.5, 0.2, 0.1, 0.05, 0.02, 0.01]},
+        "hc_l9",
+        {
+            "T": [4, 16] if quick else [4, 16, 64],
+            "eps": [0.5, 0.2, 0.1] if quick else [0.5, 0.2, 0.1, 0.05, 0.02, 0.01],
+        },
         budget=256 if quick else 2048,
         mutate=_L9_MUTATIONS[mutation] if mutation else None,
-        extra=lambda c, m: {"inv_eps": 1 / c.knobs["eps"],
-                            "dense_params": c.extra["dense_params"]})[0]
+        extra=lambda c, m: {"inv_eps": 1 / c.knobs["eps"], "dense_params": c.extra["dense_params"]},
+    )[0]
 
 
-@check("HC-L9", "HC-P4", "HC-T2c", mutants={
-    "clip-2/n_g": "h2 clips at 2/n_g instead of 1/n_g",
-    "dense-count": "the parameter count includes the zero weights of the dense layers"})
+@check(
+    "HC-L9",
+    "HC-P4",
+    "HC-T2c",
+    mutants={
+        "clip-2/n_g": "h2 clips at 2/n_g instead of 1/n_g",
+        "dense-count": "the parameter count includes the zero weights of the dense layers",
+    },
+)
 def relu_max_network(ctx: Context, cid):
     rows = _l9_grid(ctx.profile, ctx.mutant)
     within = all(r["verdict"] == "within-bound" for r in rows)
@@ -696,36 +907,57 @@ def relu_max_network(ctx: Context, cid):
     coef, *_ = np.linalg.lstsq(A, y, rcond=None)
     affine_ok = bool(np.abs(A @ coef - y).max() < 1e-6) and coef[0] > 0
     ok = within and rate_ok and affine_ok
-    what = {"HC-T2c": "one head of width T·d (memorizing, HC-K2) + HC-L9's ReLU F̂: ",
-            "HC-L9": "", "HC-P4": ""}[cid]
+    what = {
+        "HC-T2c": "one head of width T·d (memorizing, HC-K2) + HC-L9's ReLU F̂: ",
+        "HC-L9": "",
+        "HC-P4": "",
+    }[cid]
     worst = max(rows, key=lambda r: r["sup_error"] / r["claimed_bound"])
-    scope = {"HC-L9": "full", "HC-P4": "full",
-             "HC-T2c": "partial: D = 1 with f = identity and F_0 = identity (gamma = 0): the "
-                       "memorizing head + HC-L9's network; the FFN approximations F1, F3 of "
-                       "f_i and F_0 are not built"}[cid]
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"{what}sup error <= 1/⌈1/ε⌉ in {'every' if within else 'not every'} cell "
-                   f"(worst ratio {worst['sup_error'] / worst['claimed_bound']:.3f}); the counted "
-                   f"weights are {'exactly' if affine_ok else 'NOT'} "
-                   f"{coef[0]:.0f}·T·n_g + {coef[1]:.0f}·n_g + {coef[2]:.0f}·T + {coef[3]:.0f} "
-                   f"with n_g = ⌈1/ε⌉; log-log slope in 1/ε at T = {T0}: {fit.slope:.2f} "
-                   f"[{fit.ci_low:.2f}, {fit.ci_high:.2f}] (claimed exponent 1 = 1 + gamma with "
-                   f"exact features; the interval must lie at or below 1 + {RATE_TOL}). A dense "
-                   "net of the stated widths would have O(T/ε²) weights: O(T/ε) holds for the "
-                   "sparse network",
-                   covered=f"T in {sorted({r['T'] for r in rows})}, eps in "
-                           f"{sorted({r['eps'] for r in rows})}",
-                   rows=rows, slopes=[slope_row(fit, f"params vs 1/ε (T={T0})", 1.0)],
-                   witness=None if within else worst.get("witness"),
-                   plot={"x": "eps", "y": ["sup_error"], "bound": "claimed_bound",
-                         "group": "T", "title": f"{cid}: ReLU max network",
-                         "xlabel": "ε", "ylabel": "sup error"}, scope=scope)
+    scope = {
+        "HC-L9": "full",
+        "HC-P4": "full",
+        "HC-T2c": "partial: D = 1 with f = identity and F_0 = identity (gamma = 0): the "
+        "memorizing head + HC-L9's network; the FFN approximations F1, F3 of "
+        "f_i and F_0 are not built",
+    }[cid]
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"{what}sup error <= 1/⌈1/ε⌉ in {'every' if within else 'not every'} cell "
+        f"(worst ratio {worst['sup_error'] / worst['claimed_bound']:.3f}); the counted "
+        f"weights are {'exactly' if affine_ok else 'NOT'} "
+        f"{coef[0]:.0f}·T·n_g + {coef[1]:.0f}·n_g + {coef[2]:.0f}·T + {coef[3]:.0f} "
+        f"with n_g = ⌈1/ε⌉; log-log slope in 1/ε at T = {T0}: {fit.slope:.2f} "
+        f"[{fit.ci_low:.2f}, {fit.ci_high:.2f}] (claimed exponent 1 = 1 + gamma with "
+        f"exact features; the interval must lie at or below 1 + {RATE_TOL}). A dense "
+        "net of the stated widths would have O(T/ε²) weights: O(T/ε) holds for the "
+        "sparse network",
+        covered=f"T in {sorted({r['T'] for r in rows})}, eps in {sorted({r['eps'] for r in rows})}",
+        rows=rows,
+        slopes=[slope_row(fit, f"params vs 1/ε (T={T0})", 1.0)],
+        witness=None if within else worst.get("witness"),
+        plot={
+            "x": "eps",
+            "y": ["sup_error"],
+            "bound": "claimed_bound",
+            "group": "T",
+            "title": f"{cid}: ReLU max network",
+            "xlabel": "ε",
+            "ylabel": "sup error",
+        },
+        scope=scope,
+    )
 
 
 # ------------------------------------------------------------------------- HC-L4 and HC-P5
-@check("HC-L4", "HC-P5", mutants={
-    "bound-without-sqrt-n": "the Lipschitz constant written p instead of p·sqrt(n)",
-    "weights-up-to-2": "the nets' entries bounded by 2 instead of 1 (bound not enforced)"})
+@check(
+    "HC-L4",
+    "HC-P5",
+    mutants={
+        "bound-without-sqrt-n": "the Lipschitz constant written p instead of p·sqrt(n)",
+        "weights-up-to-2": "the nets' entries bounded by 2 instead of 1 (bound not enforced)",
+    },
+)
 def lipschitz_counting(ctx: Context, cid):
     """|F(v1) - F(v2)|_inf <= p sqrt(n) ||v1 - v2||_2 for two-layer nets with entries <= 1: random
     nets and the extremal ones (all entries ±1, where it is tight), with pairs found by gradient
@@ -741,7 +973,7 @@ def lipschitz_counting(ctx: Context, cid):
     gen = torch.Generator().manual_seed(ctx.seed)
     for i in range(trials):
         p, n = int(rng.integers(1, 32)), int(rng.integers(1, 16))
-        if i % 3 == 0:          # extremal: all entries at the bound, bias 0
+        if i % 3 == 0:  # extremal: all entries at the bound, bias 0
             U = torch.full((p, n), scale, dtype=torch.float64)
             b = torch.zeros(p, dtype=torch.float64)
             V = torch.full((3, p), scale, dtype=torch.float64)
@@ -749,7 +981,7 @@ def lipschitz_counting(ctx: Context, cid):
             U = torch.tensor(rng.uniform(-scale, scale, (p, n)))
             b = torch.tensor(rng.uniform(-scale, scale, p))
             V = torch.tensor(rng.uniform(-scale, scale, (3, p)))
-        f = lambda x: torch.relu(x @ U.T + b) @ V.T      # noqa: E731
+        f = lambda x: torch.relu(x @ U.T + b) @ V.T  # noqa: E731
         v1 = (torch.rand(64, n, dtype=torch.float64, generator=gen) * 4 - 1).requires_grad_()
         v2 = (torch.rand(64, n, dtype=torch.float64, generator=gen) * 4 - 1).requires_grad_()
         opt = torch.optim.Adam([v1, v2], lr=0.05)
@@ -764,15 +996,23 @@ def lipschitz_counting(ctx: Context, cid):
         if ratio > worst:
             worst, worst_net = ratio, {"p": p, "n": n, "extremal": i % 3 == 0}
     ok = worst <= 1 + 1e-9
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"largest |ΔF|_inf / (p sqrt(n) ||Δv||) found by gradient ascent: {worst:.4f} "
-                   f"(<= 1 required; the extremal all-ones nets make it tight), at {worst_net}",
-                   covered=f"{trials} nets (a third extremal, the rest random with entries in "
-                           "[-1,1]), p <= 31, n <= 15, 64 pairs each, 40 ascent steps",
-                   measured=worst, claimed=1.0, witness=None if ok else worst_net,
-                   scope=("partial: the Lipschitz inequality |ΔF| <= p sqrt(n) ||Δv||; the width "
-                          "count Ω(B/(A sqrt(n))) follows by division") if cid == "HC-L4"
-                   else "full")
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"largest |ΔF|_inf / (p sqrt(n) ||Δv||) found by gradient ascent: {worst:.4f} "
+        f"(<= 1 required; the extremal all-ones nets make it tight), at {worst_net}",
+        covered=f"{trials} nets (a third extremal, the rest random with entries in "
+        "[-1,1]), p <= 31, n <= 15, 64 pairs each, 40 ascent steps",
+        measured=worst,
+        claimed=1.0,
+        witness=None if ok else worst_net,
+        scope=(
+            "partial: the Lipschitz inequality |ΔF| <= p sqrt(n) ||Δv||; the width "
+            "count Ω(B/(A sqrt(n))) follows by division"
+        )
+        if cid == "HC-L4"
+        else "full",
+    )
 
 
 # ------------------------------------------------------------------------------------ HC-L5
@@ -787,16 +1027,21 @@ def _random_c2(d, rng, isotropic=False):
     a, b = rng.standard_normal(d), rng.standard_normal(d)
     kappa, mu, rho = rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(0, 1)
 
-    def f(Y):                                          # Y: (..., d)
+    def f(Y):  # Y: (..., d)
         quad = 0.5 * np.einsum("...i,ij,...j->...", Y, H, Y)
         ay, by, yy = Y @ a, Y @ b, (Y * Y).sum(-1)
-        return quad + kappa * ay ** 3 + mu * yy ** 2 + rho * (1 - np.cos(by) - by ** 2 / 2)
+        return quad + kappa * ay**3 + mu * yy**2 + rho * (1 - np.cos(by) - by**2 / 2)
+
     return f, H
 
 
-@check("HC-L5", mutants={"segment-from-minimiser": "the segment taken as t in [0, r/2] (starting "
-                                                   "at the minimiser)",
-                         "constant-1": "L_i = λ_min·r (constant 1 in place of 1/8)"})
+@check(
+    "HC-L5",
+    mutants={
+        "segment-from-minimiser": "the segment taken as t in [0, r/2] (starting at the minimiser)",
+        "constant-1": "L_i = λ_min·r (constant 1 in place of 1/8)",
+    },
+)
 def monotone_segment(ctx: Context, cid):
     """For non-quadratic C² functions: for each r on a log grid, is there a unit direction v with
     |f(x) - f(y)| >= L_i ||x - y|| and f > z on {x* + t v : t in [r/4, r/2]}? R is the largest
@@ -822,7 +1067,7 @@ def monotone_segment(ctx: Context, cid):
         R, ratio_small = 0.0, None
         for r in rs:
             ts = np.linspace(t_lo * r, r / 2, 201)
-            vals = f(ts[None, :, None] * dirs[:, None, :])          # (dirs, t)
+            vals = f(ts[None, :, None] * dirs[:, None, :])  # (dirs, t)
             slopes = np.abs(np.diff(vals, axis=1)) / np.diff(ts)[None, :]
             mono = (np.sign(np.diff(vals, axis=1)) == np.sign(np.diff(vals, axis=1))[:, :1]).all(1)
             L = Lf(lam, r)
@@ -832,30 +1077,38 @@ def monotone_segment(ctx: Context, cid):
             if not good.any():
                 break
             R = float(r)
-        rows.append({"f": i, "d": d, "lambda_min": lam, "R": R, "ratio_at_smallest_r":
-                     ratio_small})
+        rows.append({"f": i, "d": d, "lambda_min": lam, "R": R, "ratio_at_smallest_r": ratio_small})
         if R == 0.0:
             fails.append(i)
     ok = not fails
     Rs = [r["R"] for r in rows]
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"{nf - len(fails)}/{nf} functions have a monotone segment with slope >= "
-                   f"L_i = λ_min r/8 for every grid r below R (R > 0 required); R ranges "
-                   f"{min(Rs):.2g}..{max(Rs):.2g} (median {np.median(Rs):.2g}); best slope/L_i "
-                   f"at r = 1e-4: min {min(r['ratio_at_smallest_r'] for r in rows):.2f} (the "
-                   "constant 1/8 leaves a factor 2 near the minimiser)",
-                   covered=f"{nf} random non-quadratic C^∞ functions (quadratic + cubic + quartic "
-                           "+ cosine terms, a quarter near-isotropic), d <= 3, r on a log grid "
-                           "1e-4..1, eigen- and random directions",
-                   rows=rows, witness=rows[fails[0]] if fails else None,
-                   scope="partial: the slope constant L_i = λ_min r/8 and f > z on the segment "
-                         "near the minimiser, for concrete C² functions; R is found per "
-                         "function on a grid")
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"{nf - len(fails)}/{nf} functions have a monotone segment with slope >= "
+        f"L_i = λ_min r/8 for every grid r below R (R > 0 required); R ranges "
+        f"{min(Rs):.2g}..{max(Rs):.2g} (median {np.median(Rs):.2g}); best slope/L_i "
+        f"at r = 1e-4: min {min(r['ratio_at_smallest_r'] for r in rows):.2f} (the "
+        "constant 1/8 leaves a factor 2 near the minimiser)",
+        covered=f"{nf} random non-quadratic C^∞ functions (quadratic + cubic + quartic "
+        "+ cosine terms, a quarter near-isotropic), d <= 3, r on a log grid "
+        "1e-4..1, eigen- and random directions",
+        rows=rows,
+        witness=rows[fails[0]] if fails else None,
+        scope="partial: the slope constant L_i = λ_min r/8 and f > z on the segment "
+        "near the minimiser, for concrete C² functions; R is found per "
+        "function on a grid",
+    )
 
 
 # ------------------------------------------------------------------------------------ HC-L6
-@check("HC-L6", mutants={"L0-without-half": "L_0 = min_i |∂_i F_0(z)| (the ½ dropped)",
-                         "max-not-min": "L_0 = ½ max_i |∂_i F_0(z)|"})
+@check(
+    "HC-L6",
+    mutants={
+        "L0-without-half": "L_0 = min_i |∂_i F_0(z)| (the ½ dropped)",
+        "max-not-min": "L_0 = ½ max_i |∂_i F_0(z)|",
+    },
+)
 def outer_sensitivity(ctx: Context, cid):
     """For non-linear C¹ outer maps and the full range of δ (log grid 1e-6..1, both signs, inside
     [0,1]^D): r_0 is the largest |δ| below which every grid δ satisfies |F_0(z+δe_i) - F_0(z)| >=
@@ -879,41 +1132,45 @@ def outer_sensitivity(ctx: Context, cid):
         z = torch.tensor(rng.uniform(0.1, 0.9, D), requires_grad=True)
         F0(z).backward()
         grad = z.grad.detach().abs().numpy()
-        if grad.min() < 0.05:                          # Assumption 2.4: no vanishing partial
+        if grad.min() < 0.05:  # Assumption 2.4: no vanishing partial
             skipped += 1
             continue
         agg = grad.max() if ctx.is_mutant("max-not-min") else grad.min()
         L0 = L0f(float(agg))
         zd = z.detach()
         # every (coordinate, sign, δ) at once; perturbations leaving [0,1]^D are not tested
-        sd = torch.tensor(np.concatenate([deltas, -deltas]))              # (2K,)
+        sd = torch.tensor(np.concatenate([deltas, -deltas]))  # (2K,)
         P = zd + sd[None, :, None] * torch.eye(D, dtype=torch.float64)[:, None, :]  # (D, 2K, D)
         with torch.no_grad():
-            ratio = ((F0(P) - F0(zd)).abs() / (L0 * sd.abs())).numpy()    # (D, 2K)
+            ratio = ((F0(P) - F0(zd)).abs() / (L0 * sd.abs())).numpy()  # (D, 2K)
         inside = ((P >= 0) & (P <= 1)).all(-1).numpy()
         ok_at = np.where(inside, ratio >= 1, True).reshape(D, 2, -1).all((0, 1))  # per |δ|
         n_ok = int(np.argmin(ok_at)) if not ok_at.all() else len(deltas)
         r0 = float(deltas[n_ok - 1]) if n_ok else None
         below = np.abs(sd.numpy()) <= (r0 or 0)
         min_ratio = float(np.where(inside & below[None], ratio, np.inf).min())
-        rows.append({"map": j, "D": D, "L_0": L0, "r_0": r0 or 0.0, "min_ratio_below_r0":
-                     min_ratio})
+        rows.append(
+            {"map": j, "D": D, "L_0": L0, "r_0": r0 or 0.0, "min_ratio_below_r0": min_ratio}
+        )
         if r0 is None:
             fails.append(j)
     ok = bool(rows) and not fails
     r0s = [r["r_0"] for r in rows]
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"{len(rows) - len(fails)}/{len(rows)} outer maps satisfy |F_0(z+δe_i) - "
-                   f"F_0(z)| >= L_0|δ| for every grid δ below r_0 > 0; r_0 ranges "
-                   f"{min(r0s):.2g}..{max(r0s):.2g} (median {np.median(r0s):.2g}), so r_0 is a "
-                   f"real restriction; {skipped} maps skipped for a partial below 0.05 "
-                   "(Assumption 2.4)",
-                   covered=f"{n_maps} random F_0 = tanh(c·z) + Σ a_i sin(w_i z_i) + b (Σz)³, "
-                           "D <= 5, δ on a log grid 1e-6..1, both signs",
-                   rows=rows, witness=rows[[r["map"] for r in rows].index(fails[0])]
-                   if fails else None,
-                   scope="partial: the sensitivity inequality with L_0 = ½ min|∂_i F_0| for "
-                         "concrete non-linear C¹ maps; r_0 is found per map on a grid")
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"{len(rows) - len(fails)}/{len(rows)} outer maps satisfy |F_0(z+δe_i) - "
+        f"F_0(z)| >= L_0|δ| for every grid δ below r_0 > 0; r_0 ranges "
+        f"{min(r0s):.2g}..{max(r0s):.2g} (median {np.median(r0s):.2g}), so r_0 is a "
+        f"real restriction; {skipped} maps skipped for a partial below 0.05 "
+        "(Assumption 2.4)",
+        covered=f"{n_maps} random F_0 = tanh(c·z) + Σ a_i sin(w_i z_i) + b (Σz)³, "
+        "D <= 5, δ on a log grid 1e-6..1, both signs",
+        rows=rows,
+        witness=rows[[r["map"] for r in rows].index(fails[0])] if fails else None,
+        scope="partial: the sensitivity inequality with L_0 = ½ min|∂_i F_0| for "
+        "concrete non-linear C¹ maps; r_0 is found per map on a grid",
+    )
 
 
 # ------------------------------------------------------------------------------------ HC-L7
@@ -921,13 +1178,13 @@ def _basin_functions(D, d, rng, tied):
     """f_i(x) = ||x - x_i||²(||x - y_i||² + η)/scale: a C^∞ function on [0,1]^d with its global
     minimum 0 at x_i and a second, shallower well near y_i (η > 0); η = 0 makes y_i a second
     global minimiser."""
-    while True:                        # minimisers at least 0.1 apart (Assumption 2.2, with room)
+    while True:  # minimisers at least 0.1 apart (Assumption 2.2, with room)
         xs = rng.uniform(0.1, 0.9, (D, d))
         dmin = min(np.linalg.norm(xs[i] - xs[k]) for i in range(D) for k in range(i))
         if dmin >= 0.1:
             break
     ys = np.empty((D, d))
-    for i in range(D):                 # the second well outside the ball B(x_i, dmin/2)
+    for i in range(D):  # the second well outside the ball B(x_i, dmin/2)
         while True:
             ys[i] = rng.uniform(0, 1, d)
             if np.linalg.norm(ys[i] - xs[i]) >= dmin / 2 + 0.05:
@@ -936,15 +1193,21 @@ def _basin_functions(D, d, rng, tied):
     return xs, ys, eta
 
 
-@check("HC-L7", mutants={"R0-without-half": "R_0 = min_{i≠j} ||x^(i) - x^(j)|| (the ½ dropped)",
-                         "second-global-minimiser": "each f_i has a second global minimiser "
-                                                    "(its shallow well as deep as the main one)"})
+@check(
+    "HC-L7",
+    mutants={
+        "R0-without-half": "R_0 = min_{i≠j} ||x^(i) - x^(j)|| (the ½ dropped)",
+        "second-global-minimiser": "each f_i has a second global minimiser "
+        "(its shallow well as deep as the main one)",
+    },
+)
 def basins(ctx: Context, cid):
     """For concrete f_i with a second local well: the balls B(x^(i), R_0) are disjoint and the
     margin ε_0 = ½ min_i (min_{x ∉ B_i} f_i - z_i) is positive (found by a grid over the
     complement of the ball, its boundary sphere, and local refinement), so f_i > z_i + ε_0
     outside B_i."""
     from scipy.optimize import minimize
+
     rng = np.random.default_rng(ctx.seed)
     c = claim(cid)
     expr = c.expr("R_0")
@@ -959,94 +1222,134 @@ def basins(ctx: Context, cid):
         xs, ys, eta = _basin_functions(D, d, rng, tied)
         dmin = min(np.linalg.norm(xs[i] - xs[k]) for i in range(D) for k in range(i))
         R0 = R0f(float(dmin))
-        disjoint = all(np.linalg.norm(xs[i] - xs[k]) >= 2 * R0 - 1e-12
-                       for i in range(D) for k in range(i))
-        grid = (np.linspace(0, 1, 20001)[:, None] if d == 1 else
-                np.stack(np.meshgrid(np.linspace(0, 1, 201), np.linspace(0, 1, 201)),
-                         -1).reshape(-1, 2))
+        disjoint = all(
+            np.linalg.norm(xs[i] - xs[k]) >= 2 * R0 - 1e-12 for i in range(D) for k in range(i)
+        )
+        grid = (
+            np.linspace(0, 1, 20001)[:, None]
+            if d == 1
+            else np.stack(np.meshgrid(np.linspace(0, 1, 201), np.linspace(0, 1, 201)), -1).reshape(
+                -1, 2
+            )
+        )
         gaps = []
         for i in range(D):
+
             def f(X, i=i):
                 X = np.atleast_2d(X)
-                return (((X - xs[i]) ** 2).sum(-1) * (((X - ys[i]) ** 2).sum(-1) + eta))
+                return ((X - xs[i]) ** 2).sum(-1) * (((X - ys[i]) ** 2).sum(-1) + eta)
+
             z = float(f(xs[i])[0])
             ang = rng.standard_normal((2000, d))
             sphere = xs[i] + R0 * ang / np.linalg.norm(ang, axis=1, keepdims=True)
             pts = np.concatenate([grid, sphere, ys[i][None]])
-            pts = pts[((pts >= 0) & (pts <= 1)).all(1)
-                      & (np.linalg.norm(pts - xs[i], axis=1) >= R0)]
-            if not len(pts):                           # the ball covers the whole box
+            pts = pts[
+                ((pts >= 0) & (pts <= 1)).all(1) & (np.linalg.norm(pts - xs[i], axis=1) >= R0)
+            ]
+            if not len(pts):  # the ball covers the whole box
                 gaps.append(math.inf)
                 continue
             vals = f(pts)
             best = float(vals.min())
-            for s0 in pts[np.argsort(vals)[:3]]:       # refine, staying outside the ball
-                res = minimize(lambda x: float(f(x)[0]), s0, bounds=[(0, 1)] * d,
-                               constraints=[{"type": "ineq", "fun":
-                                             lambda x: np.linalg.norm(x - xs[i]) - R0}],
-                               method="SLSQP")
+            for s0 in pts[np.argsort(vals)[:3]]:  # refine, staying outside the ball
+                res = minimize(
+                    lambda x: float(f(x)[0]),
+                    s0,
+                    bounds=[(0, 1)] * d,
+                    constraints=[{"type": "ineq", "fun": lambda x: np.linalg.norm(x - xs[i]) - R0}],
+                    method="SLSQP",
+                )
                 if res.success and np.linalg.norm(res.x - xs[i]) >= R0 - 1e-12:
                     best = min(best, float(f(res.x)[0]))
             gaps.append(best - z)
         eps0 = 0.5 * min(gaps)
         margin_ok = eps0 > 1e-9
-        rows.append({"config": j, "D": D, "d": d, "R_0": R0, "disjoint": disjoint,
-                     "eps_0": eps0})
+        rows.append({"config": j, "D": D, "d": d, "R_0": R0, "disjoint": disjoint, "eps_0": eps0})
         if not (disjoint and margin_ok):
             bad.append(rows[-1])
     ok = not bad
     e0 = [r["eps_0"] for r in rows]
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"{n - len(bad)}/{n} configurations: balls of radius R_0 = δ_min/2 disjoint "
-                   f"and ε_0 > 0 (beyond round-off, 1e-9), ε_0 ranging {min(e0):.2g}..{max(e0):.2g}"
-                   + (f"; first failure {bad[0]}" if bad else ""),
-                   covered=f"{n} random sets of D <= 4 functions on [0,1]^d, d <= 2, each with a "
-                           "second local well; min over the complement of the ball by grid + "
-                           "sphere + SLSQP refinement",
-                   rows=rows, witness=bad[0] if bad else None,
-                   scope="partial: disjoint balls and a positive margin ε_0 for concrete f_i "
-                         "(d <= 2) with a second local well")
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"{n - len(bad)}/{n} configurations: balls of radius R_0 = δ_min/2 disjoint "
+        f"and ε_0 > 0 (beyond round-off, 1e-9), ε_0 ranging {min(e0):.2g}..{max(e0):.2g}"
+        + (f"; first failure {bad[0]}" if bad else ""),
+        covered=f"{n} random sets of D <= 4 functions on [0,1]^d, d <= 2, each with a "
+        "second local well; min over the complement of the ball by grid + "
+        "sphere + SLSQP refinement",
+        rows=rows,
+        witness=bad[0] if bad else None,
+        scope="partial: disjoint balls and a positive margin ε_0 for concrete f_i "
+        "(d <= 2) with a second local well",
+    )
 
 
 # ------------------------------------------------------------------------------------ HC-L8
-@check("HC-L8", mutants={"bias-not-propagated": "the merged layer's bias omits W_b·b_a",
-                         "missing-unit": "one hidden unit of the 3-layer part dropped"})
+@check(
+    "HC-L8",
+    mutants={
+        "bias-not-propagated": "the merged layer's bias omits W_b·b_a",
+        "missing-unit": "one hidden unit of the 3-layer part dropped",
+    },
+)
 def composition(ctx: Context, cid):
     from approxtheory.model import MLP
+
     g = torch.Generator().manual_seed(ctx.seed)
     a, b, c = MLP(3, [5], 4).double(), MLP(4, [6, 7], 2).double(), MLP(2, [8], 1).double()
-    with torch.no_grad():                     # weights drawn from the run's seed, not torch's
+    with torch.no_grad():  # weights drawn from the run's seed, not torch's
         for p in [*a.parameters(), *b.parameters(), *c.parameters()]:
             p.copy_(torch.randn(p.shape, dtype=p.dtype, generator=g) / 2)
-    la, lb, lc = [m for m in a if isinstance(m, torch.nn.Linear)], \
-        [m for m in b if isinstance(m, torch.nn.Linear)], [m for m in c if isinstance(m, torch.nn.Linear)]
+    la, lb, lc = (
+        [m for m in a if isinstance(m, torch.nn.Linear)],
+        [m for m in b if isinstance(m, torch.nn.Linear)],
+        [m for m in c if isinstance(m, torch.nn.Linear)],
+    )
     merged = MLP(3, [5, 6, 7, 8], 1).double()
     lm = [m for m in merged if isinstance(m, torch.nn.Linear)]
     with torch.no_grad():
-        lm[0].weight.copy_(la[0].weight); lm[0].bias.copy_(la[0].bias)
+        lm[0].weight.copy_(la[0].weight)
+        lm[0].bias.copy_(la[0].bias)
         lm[1].weight.copy_(lb[0].weight @ la[1].weight)
-        lm[1].bias.copy_(lb[0].bias if ctx.is_mutant("bias-not-propagated")
-                         else lb[0].weight @ la[1].bias + lb[0].bias)
-        lm[2].weight.copy_(lb[1].weight); lm[2].bias.copy_(lb[1].bias)
+        lm[1].bias.copy_(
+            lb[0].bias
+            if ctx.is_mutant("bias-not-propagated")
+            else lb[0].weight @ la[1].bias + lb[0].bias
+        )
+        lm[2].weight.copy_(lb[1].weight)
+        lm[2].bias.copy_(lb[1].bias)
         if ctx.is_mutant("missing-unit"):
-            lm[2].weight[0].zero_(); lm[2].bias[0] = -1e3
+            lm[2].weight[0].zero_()
+            lm[2].bias[0] = -1e3
         lm[3].weight.copy_(lc[0].weight @ lb[2].weight)
         lm[3].bias.copy_(lc[0].weight @ lb[2].bias + lc[0].bias)
-        lm[4].weight.copy_(lc[1].weight); lm[4].bias.copy_(lc[1].bias)
+        lm[4].weight.copy_(lc[1].weight)
+        lm[4].bias.copy_(lc[1].bias)
         x = torch.randn(1000, 3, dtype=torch.float64, generator=g)
         diff = float((merged(x) - c(b(a(x)))).abs().max())
     ok = diff < 1e-12
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"2-, 3- and 2-layer nets merge into one 5-layer net with hidden widths "
-                   f"(5, 6, 7, 8); max deviation {diff:.1e} (< 1e-12 required)",
-                   covered="1000 random inputs, one random triple of nets",
-                   measured=diff, claimed=0.0, scope="full")
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"2-, 3- and 2-layer nets merge into one 5-layer net with hidden widths "
+        f"(5, 6, 7, 8); max deviation {diff:.1e} (< 1e-12 required)",
+        covered="1000 random inputs, one random triple of nets",
+        measured=diff,
+        claimed=0.0,
+        scope="full",
+    )
 
 
 # ------------------------------------------------------------------------- HC-K2 and HC-P1
-@check("HC-K2", "HC-P1", mutants={"value-perturbed": "W_V scaled by 1 + 1e-6",
-                                  "position-block-missing": "the encoder's block for position 1 "
-                                                            "is dropped (a missing unit)"})
+@check(
+    "HC-K2",
+    "HC-P1",
+    mutants={
+        "value-perturbed": "W_V scaled by 1 + 1e-6",
+        "position-block-missing": "the encoder's block for position 1 is dropped (a missing unit)",
+    },
+)
 def memorization(ctx: Context, cid):
     rows = []
     g = torch.Generator().manual_seed(ctx.seed)
@@ -1067,18 +1370,28 @@ def memorization(ctx: Context, cid):
         rows.append({"T": T, "attention_error": err, "readout_sup_error": sup})
     worst = max(max(r["attention_error"], np.nan_to_num(r["readout_sup_error"])) for r in rows)
     ok = worst < 1e-12
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"attention output equals vec(X)/T and the linear read-out returns X; max "
-                   f"deviation {worst:.1e} (< 1e-12 required)",
-                   covered="T in {4, 16, 64}, d = 2: 256 random sequences per T; adversarial "
-                           "search of the read-out at T = 4, 16",
-                   measured=worst, claimed=0.0, rows=rows,
-                   plot={"x": "T", "y": ["attention_error", "readout_sup_error"],
-                         "title": f"{cid}: memorizing head (exact up to round-off)",
-                         "xlabel": "T", "ylabel": "max deviation (0 not shown)"},
-                   scope="full" if cid == "HC-P1" else
-                   "partial: the memorizing attention (e_t ⊗ x, zero query -> vec(X)/T) and its "
-                   "linear read-out; F1-F3 of the 5-layer F̂ are checked under HC-L9 / HC-L8")
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"attention output equals vec(X)/T and the linear read-out returns X; max "
+        f"deviation {worst:.1e} (< 1e-12 required)",
+        covered="T in {4, 16, 64}, d = 2: 256 random sequences per T; adversarial "
+        "search of the read-out at T = 4, 16",
+        measured=worst,
+        claimed=0.0,
+        rows=rows,
+        plot={
+            "x": "T",
+            "y": ["attention_error", "readout_sup_error"],
+            "title": f"{cid}: memorizing head (exact up to round-off)",
+            "xlabel": "T",
+            "ylabel": "max deviation (0 not shown)",
+        },
+        scope="full"
+        if cid == "HC-P1"
+        else "partial: the memorizing attention (e_t ⊗ x, zero query -> vec(X)/T) and its "
+        "linear read-out; F1-F3 of the 5-layer F̂ are checked under HC-L9 / HC-L8",
+    )
 
 
 # ------------------------------------------------------------------------------------ HC-A3
@@ -1088,26 +1401,34 @@ def ffn_exponent(ctx: Context, cid):
     width N interpolating a C² function on N knots; its sup error δ must fall at least like
     N^(-1/γ_worst) (width <= C/δ^γ)."""
     from approxtheory.model import MLP
+
     c = claim(cid)
     gamma_w = float(c.evaluate("gamma_worst", d=1, D=1))
-    pred = -1 / gamma_w                     # δ ~ N^(-1/γ) when the width grows like δ^(-γ)
+    pred = -1 / gamma_w  # δ ~ N^(-1/γ) when the width grows like δ^(-γ)
     rng = np.random.default_rng(ctx.seed)
     Ns = [4, 8, 16, 32, 64, 128]
     xs = np.linspace(0, 1, 20001)
     funcs = []
     for _ in range(ctx.pick(4, 16)):
-        a, w, ph, s2 = rng.uniform(0.2, 0.5), rng.uniform(1, 8), rng.uniform(0, 6), \
-            rng.uniform(0.02, 0.2)
+        a, w, ph, s2 = (
+            rng.uniform(0.2, 0.5),
+            rng.uniform(1, 8),
+            rng.uniform(0, 6),
+            rng.uniform(0.02, 0.2),
+        )
         x0 = rng.uniform(0.2, 0.8)
-        funcs.append(lambda x, a=a, w=w, ph=ph, s2=s2, x0=x0:
-                     0.5 + a * np.sin(w * x + ph) * np.exp(-(x - x0) ** 2 / s2) / 1.5)
+        funcs.append(
+            lambda x, a=a, w=w, ph=ph, s2=s2, x0=x0: (
+                0.5 + a * np.sin(w * x + ph) * np.exp(-((x - x0) ** 2) / s2) / 1.5
+            )
+        )
     rows, slopes, fits = [], [], []
     for j, f in enumerate(funcs):
         deltas = []
         for N in Ns:
             knots = np.linspace(0, 1, N + 1)
             vals = f(knots)
-            s = np.diff(vals) / np.diff(knots)                    # slope on each cell
+            s = np.diff(vals) / np.diff(knots)  # slope on each cell
             net = MLP(1, [N], 1).double()
             lin = [m for m in net if isinstance(m, torch.nn.Linear)]
             with torch.no_grad():
@@ -1127,21 +1448,29 @@ def ffn_exponent(ctx: Context, cid):
         slopes.append(slope_row(fit, f"sup error vs width (f{j})", pred))
     ok = all(_fit_ok(f, pred, "below") for f in fits)
     got = [f"{f.slope:.2f} [{f.ci_low:.2f}, {f.ci_high:.2f}]" for f in fits]
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"sup error δ vs width N, fitted exponent per function: {', '.join(got)}; "
-                   f"width <= C/δ^γ with γ_worst = max(d, D) = {gamma_w:g} means δ falls at "
-                   f"least like N^{pred:g}: each interval must lie at or below {pred:g} + "
-                   f"{RATE_TOL} (excluding slower decay). C² targets give ≈ -2 (piecewise-"
-                   "linear interpolation), i.e. γ ≈ 1/2",
-                   covered=f"{len(funcs)} random C^∞ functions on [0,1], widths {Ns}, sup over "
-                           "20001 points",
-                   rows=rows, slopes=slopes,
-                   plot={"x": "N", "y": ["sup_error"], "group": "f",
-                         "title": f"{cid}: two-layer ReLU interpolant", "xlabel": "width N",
-                         "ylabel": "sup error"},
-                   scope="partial: γ_worst = max(d, D) as an upper exponent for d = D = 1 with "
-                         "an explicit two-layer ReLU interpolant; the Barron value γ = 2 and "
-                         "d > 1 are not tested")
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"sup error δ vs width N, fitted exponent per function: {', '.join(got)}; "
+        f"width <= C/δ^γ with γ_worst = max(d, D) = {gamma_w:g} means δ falls at "
+        f"least like N^{pred:g}: each interval must lie at or below {pred:g} + "
+        f"{RATE_TOL} (excluding slower decay). C² targets give ≈ -2 (piecewise-"
+        "linear interpolation), i.e. γ ≈ 1/2",
+        covered=f"{len(funcs)} random C^∞ functions on [0,1], widths {Ns}, sup over 20001 points",
+        rows=rows,
+        slopes=slopes,
+        plot={
+            "x": "N",
+            "y": ["sup_error"],
+            "group": "f",
+            "title": f"{cid}: two-layer ReLU interpolant",
+            "xlabel": "width N",
+            "ylabel": "sup error",
+        },
+        scope="partial: γ_worst = max(d, D) as an upper exponent for d = D = 1 with "
+        "an explicit two-layer ReLU interpolant; the Barron value γ = 2 and "
+        "d > 1 are not tested",
+    )
 
 
 # ------------------------------------------------------------------------------------ HC-P8
@@ -1161,16 +1490,23 @@ def _phase_rows(profile: str) -> tuple:
     import tempfile
     import time
     from pathlib import Path
+
     import approxtheory.experiments  # noqa: F401  (registers the built-in experiments)
     from approxtheory.experiment import run_experiment
     from approxtheory.report import read_csv
+
     t0 = time.time()
     with tempfile.TemporaryDirectory() as d:
         cached = Path(PHASE_CACHE) / "headcount_phase" / "cells"
         if cached.is_dir():
             shutil.copytree(cached, Path(d) / "headcount_phase" / "cells")
-        r = run_experiment("headcount_phase", profile=profile, out=d, progress=False,
-                           max_cells=None if profile == "quick" else 0)
+        r = run_experiment(
+            "headcount_phase",
+            profile=profile,
+            out=d,
+            progress=False,
+            max_cells=None if profile == "quick" else 0,
+        )
         note = f"{r['cached']} cell(s) from the cache, {r['computed']} computed"
         if not r["complete"]:
             return None, time.time() - t0, note
@@ -1178,8 +1514,12 @@ def _phase_rows(profile: str) -> tuple:
     return tuple(dict(x) for x in rows), time.time() - t0, note
 
 
-@check("HC-P8", mutants={"heads-relabelled": "the results' head counts read in reverse order "
-                                             "(a bookkeeping bug)"})
+@check(
+    "HC-P8",
+    mutants={
+        "heads-relabelled": "the results' head counts read in reverse order (a bookkeeping bug)"
+    },
+)
 def phase_transition(ctx: Context, cid):
     """Trained one-layer models (the headcount_phase experiment, D = 2): min-over-seeds NMSE per
     (h, T). Criterion (digest §6 P8, for D = 2): (a) at the largest T the largest drop of log
@@ -1189,12 +1529,16 @@ def phase_transition(ctx: Context, cid):
     D = 2
     raw, secs, note = _phase_rows(ctx.profile)
     if raw is None:
-        return Verdict(cid, "not-checkable",
-                       f"the {ctx.profile} profile of headcount_phase (48 cells of 3000 Adam steps, "
-                       "about 25 min on one core) was not run and is not cached for the current "
-                       f"source ({note}); run `approxtheory experiment run headcount_phase "
-                       f"--profile {ctx.profile}` first (cells are read from ./{PHASE_CACHE})",
-                       covered="nothing was trained", scope="none")
+        return Verdict(
+            cid,
+            "not-checkable",
+            f"the {ctx.profile} profile of headcount_phase (48 cells of 3000 Adam steps, "
+            "about 25 min on one core) was not run and is not cached for the current "
+            f"source ({note}); run `approxtheory experiment run headcount_phase "
+            f"--profile {ctx.profile}` first (cells are read from ./{PHASE_CACHE})",
+            covered="nothing was trained",
+            scope="none",
+        )
     rows = [dict(r) for r in raw]
     if ctx.is_mutant("heads-relabelled"):
         hs = sorted({int(r["heads"]) for r in rows})
@@ -1215,28 +1559,46 @@ def phase_transition(ctx: Context, cid):
     c = all(growth[h] < min(growth[x] for x in hs if x < D) for h in hs if h >= D)
     ok = a and b and c
     table = [{"heads": h, "T": T, "min_nmse": best[(h, T)]} for h in hs for T in Ts]
-    failed = [t for t, good in (("(a) the largest drop is not at h = D", a),
-                                ("(b) NMSE does not grow with T below D", b),
-                                ("(c) NMSE grows as much with T at h >= D", c)) if not good]
+    failed = [
+        t
+        for t, good in (
+            ("(a) the largest drop is not at h = D", a),
+            ("(b) NMSE does not grow with T below D", b),
+            ("(c) NMSE grows as much with T at h >= D", c),
+        )
+        if not good
+    ]
     steps = int(raw[0]["steps"])
     seeds = len({int(r["seed"]) for r in raw})
-    return Verdict(cid, "consistent-empirical" if ok else "refuted",
-                   f"min-over-seeds NMSE {', '.join(f'h={h} T={T}: {v:.3g}' for (h, T), v in sorted(best.items()))}; "
-                   f"log-drops at T = {Tmax}: "
-                   f"{', '.join(f'{h1}->{h2}: {v:.2f}' for (h1, h2), v in drops.items())}; growth "
-                   f"T = {Tmin} -> {Tmax}: {', '.join(f'h={h}: x{v:.2f}' for h, v in growth.items())}"
-                   + (". Failed: " + "; ".join(failed) if failed else "")
-                   + f". {steps} Adam steps, {seeds} seed(s) per cell (the paper gives no "
-                     "training budget; a short run may not reach the regime it describes)",
-                   covered=f"headcount_phase ({ctx.profile}): D = 2, d = 2, per-head width 8, "
-                           f"N = 32, h in {hs}, T in {Ts}; trained through the runner (cached "
-                           "cells reused)",
-                   rows=table,
-                   witness=None if ok else {"failed": failed, "min_nmse": {
-                       f"h={h},T={T}": v for (h, T), v in sorted(best.items())}},
-                   plot={"x": "T", "y": ["min_nmse"], "group": "heads",
-                         "title": f"{cid}: trained NMSE vs T", "xlabel": "T",
-                         "ylabel": "min-over-seeds NMSE"},
-                   scope=f"surrogate: the digest's scaled-down D = 2 variant (headcount_phase, "
-                         f"{steps} steps, {seeds} seed(s)) stands in for the paper's D = 4 "
-                         "Fig. 1a")
+    return Verdict(
+        cid,
+        "consistent-empirical" if ok else "refuted",
+        f"min-over-seeds NMSE {', '.join(f'h={h} T={T}: {v:.3g}' for (h, T), v in sorted(best.items()))}; "
+        f"log-drops at T = {Tmax}: "
+        f"{', '.join(f'{h1}->{h2}: {v:.2f}' for (h1, h2), v in drops.items())}; growth "
+        f"T = {Tmin} -> {Tmax}: {', '.join(f'h={h}: x{v:.2f}' for h, v in growth.items())}"
+        + (". Failed: " + "; ".join(failed) if failed else "")
+        + f". {steps} Adam steps, {seeds} seed(s) per cell (the paper gives no "
+        "training budget; a short run may not reach the regime it describes)",
+        covered=f"headcount_phase ({ctx.profile}): D = 2, d = 2, per-head width 8, "
+        f"N = 32, h in {hs}, T in {Ts}; trained through the runner (cached "
+        "cells reused)",
+        rows=table,
+        witness=None
+        if ok
+        else {
+            "failed": failed,
+            "min_nmse": {f"h={h},T={T}": v for (h, T), v in sorted(best.items())},
+        },
+        plot={
+            "x": "T",
+            "y": ["min_nmse"],
+            "group": "heads",
+            "title": f"{cid}: trained NMSE vs T",
+            "xlabel": "T",
+            "ylabel": "min-over-seeds NMSE",
+        },
+        scope=f"surrogate: the digest's scaled-down D = 2 variant (headcount_phase, "
+        f"{steps} steps, {seeds} seed(s)) stands in for the paper's D = 4 "
+        "Fig. 1a",
+    )

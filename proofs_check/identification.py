@@ -42,26 +42,37 @@ FORMULA_MUTANTS = {
     ("qk-only-count", "ID-T4.5", "U"): lambda e: e / 2,
     ("qk-only-count", "ID-T4.5", "ratio"): lambda e: e / 2,
     ("orthogonal-ov", "ID-L4.6", "U"): _ov_orthogonal,
-    ("value-bias-identified", "ID-B4.7.2", "U"):
-        lambda e: e - claim("ID-B4.7.2").expr("U_value_bias").subs(
-            {claim("ID-B4.7.2").symbol("C"): claim("ID-B4.7.2").symbol("E")
-             / claim("ID-B4.7.2").symbol("H")}),
-    ("per-head-count", "ID-GQA4.9", "U"):
-        lambda e: e.subs(claim("ID-GQA4.9").symbol("G"), claim("ID-GQA4.9").symbol("H")),
-    ("per-head-count", "ID-GQA4.9", "ratio"):
-        lambda e: e.subs(claim("ID-GQA4.9").symbol("G"), claim("ID-GQA4.9").symbol("H")),
+    ("value-bias-identified", "ID-B4.7.2", "U"): lambda e: (
+        e
+        - claim("ID-B4.7.2")
+        .expr("U_value_bias")
+        .subs(
+            {
+                claim("ID-B4.7.2").symbol("C"): claim("ID-B4.7.2").symbol("E")
+                / claim("ID-B4.7.2").symbol("H")
+            }
+        )
+    ),
+    ("per-head-count", "ID-GQA4.9", "U"): lambda e: e.subs(
+        claim("ID-GQA4.9").symbol("G"), claim("ID-GQA4.9").symbol("H")
+    ),
+    ("per-head-count", "ID-GQA4.9", "ratio"): lambda e: e.subs(
+        claim("ID-GQA4.9").symbol("G"), claim("ID-GQA4.9").symbol("H")
+    ),
     ("repeated-constant", "ID-P4.8", "U_qk_repeated_pair"): lambda e: e - 2,
     ("gqa-count", "ID-RG", "U"): lambda e: claim("ID-GQA4.9").expr("U"),
     ("gqa-count", "ID-RG", "ratio"): lambda e: claim("ID-GQA4.9").expr("ratio"),
-    ("split-ratio", "ID-X4.8.1", "ratio"):
-        lambda e: e.subs(claim("ID-X4.8.1").symbol("D"),
-                         claim("ID-X4.8.1").symbol("E") / claim("ID-X4.8.1").symbol("H")),
+    ("split-ratio", "ID-X4.8.1", "ratio"): lambda e: e.subs(
+        claim("ID-X4.8.1").symbol("D"),
+        claim("ID-X4.8.1").symbol("E") / claim("ID-X4.8.1").symbol("H"),
+    ),
     ("half-ratio", "ID-SH3.2", "ratio"): lambda e: sp.Rational(1, 2),
     ("orthogonal-count", "ID-L4.1", "U"): _ov_orthogonal,
     ("count-constant", "ID-E4.1", "U"): lambda e: e - 1,
     ("uncapped", "ID-L4.1w", "U"): lambda e: claim("ID-L4.1w").symbol("D") ** 2,
-    ("one-constraint-set", "ID-L4.2", "dof"):
-        lambda e: e + claim("ID-L4.2").symbol("D") * (claim("ID-L4.2").symbol("D") + 1) / 2,
+    ("one-constraint-set", "ID-L4.2", "dof"): lambda e: (
+        e + claim("ID-L4.2").symbol("D") * (claim("ID-L4.2").symbol("D") + 1) / 2
+    ),
     ("trivial-excluded", "ID-L4.3", "null_dim"): lambda e: e - 1,
     ("rho-constant", "ID-S5.1", "rho_isotropic"): lambda e: 2 * e,
     ("sha-symmetry-dropped", "ID-EQ4.10", "U_sha"): lambda e: sp.Integer(0),
@@ -89,10 +100,18 @@ CONFIGS = {
     "ID-T4.5": [AttentionConfig(8, h) for h in (1, 2, 4, 8)] + [AttentionConfig(8, 2, causal=True)],
     "ID-L4.6": [AttentionConfig(8, h) for h in (1, 2, 4)],
     "ID-B4.7.2": [AttentionConfig(8, h, bias=True) for h in (1, 2, 4)],
-    "ID-GQA4.9": [AttentionConfig(8, 4, G=2), AttentionConfig(8, 4, G=1), AttentionConfig(8, 8, G=2),
-                  AttentionConfig(8, 8, G=1)],
-    "ID-P4.8": [AttentionConfig(8, 1, rope="full"), AttentionConfig(8, 2, rope="full"),
-                AttentionConfig(8, 1, rope="repeated"), AttentionConfig(8, 1, rope="partial:4")],
+    "ID-GQA4.9": [
+        AttentionConfig(8, 4, G=2),
+        AttentionConfig(8, 4, G=1),
+        AttentionConfig(8, 8, G=2),
+        AttentionConfig(8, 8, G=1),
+    ],
+    "ID-P4.8": [
+        AttentionConfig(8, 1, rope="full"),
+        AttentionConfig(8, 2, rope="full"),
+        AttentionConfig(8, 1, rope="repeated"),
+        AttentionConfig(8, 1, rope="partial:4"),
+    ],
     "ID-RG": [AttentionConfig(8, 4, G=2, rope="full"), AttentionConfig(8, 4, G=1, rope="full")],
     "ID-X4.8.1": [AttentionConfig(8, 2, fat=True), AttentionConfig(4, 4, fat=True)],
     "ID-SH3.2": [AttentionConfig(4, 1, no_output=True), AttentionConfig(6, 1, no_output=True)],
@@ -101,11 +120,9 @@ CONFIGS = {
 #: construction mutants: the layer actually built (and measured) for a configuration
 CONSTRUCTION_MUTANTS = {
     # pairs of heads share one W_K and one W_V (a tied parameter), counted as independent heads
-    "tied-kv": lambda c: dataclasses.replace(c, G=c.H // 2) if c.H >= 2 and c.groups == c.H
-    else c,
+    "tied-kv": lambda c: dataclasses.replace(c, G=c.H // 2) if c.H >= 2 and c.groups == c.H else c,
     # the paper's §3.2 head: a square W_V without W_O, counted as a head with W_O
-    "no-output": lambda c: dataclasses.replace(c, no_output=True) if c.H == 1 and not c.bias
-    else c,
+    "no-output": lambda c: dataclasses.replace(c, no_output=True) if c.H == 1 and not c.bias else c,
     "kv-untied": lambda c: dataclasses.replace(c, G=None),
     "rope-off": lambda c: dataclasses.replace(c, rope=None),
     "repeated-freq": lambda c: dataclasses.replace(c, rope="repeated") if c.rope == "full" else c,
@@ -115,29 +132,44 @@ CONSTRUCTION_MUTANTS = {
 
 TIED = "heads 2i and 2i+1 share one W_K and one W_V (a tied parameter), counted as independent"
 RANK_MUTANTS = {
-    "ID-T4.5": {"tied-kv": TIED,
-                "qk-only-count": "the count keeps only the QK orbit: U = E²/H (constant 2 -> 1; "
-                                 "the OV orbit's C² per head forgotten)"},
-    "ID-L4.6": {"orthogonal-ov": "the OV orbit counted as O(C), C(C-1)/2 per head, not GL(C)",
-                "no-output": "the H = 1 layer built with a square W_V and no W_O (the paper's "
-                             "§3.2 head), counted as a W_O W_V head"},
-    "ID-B4.7.2": {"value-bias-identified": "the count leaves out the H·C value-bias entries "
-                                           "aliased with b_O",
-                  "tied-kv": TIED},
-    "ID-GQA4.9": {"per-head-count": "symmetries counted per query head (G -> H in U and the "
-                                    "ratio: the MHA count)",
-                  "kv-untied": "the layer built with one K/V per query head (no sharing)"},
-    "ID-P4.8": {"rope-off": "the layer built without RoPE (GL(D) back in QK)",
-                "repeated-freq": "the full-RoPE layers built with one repeated frequency pair",
-                "repeated-constant": "the repeated-pair count D + 4 written D + 2"},
-    "ID-RG": {"rope-off": "the layer built without RoPE",
-              "kv-untied": "the layer built with one K/V per query head (no sharing)",
-              "gqa-count": "the RoPE+GQA count taken as the GQA count G(D² + C²) (the paper's "
-                           "Llama-2 figures)"},
-    "ID-X4.8.1": {"split-heads": "the layer built with D = E/H instead of fat heads D = E",
-                  "split-ratio": "the ratio D/(2E) evaluated at D = E/H (1/(2H)) for fat heads"},
-    "ID-SH3.2": {"with-output": "the single head built with a W_O (4E² weights)",
-                 "half-ratio": "the abstract's 1/2 taken for the §3.2 head"},
+    "ID-T4.5": {
+        "tied-kv": TIED,
+        "qk-only-count": "the count keeps only the QK orbit: U = E²/H (constant 2 -> 1; "
+        "the OV orbit's C² per head forgotten)",
+    },
+    "ID-L4.6": {
+        "orthogonal-ov": "the OV orbit counted as O(C), C(C-1)/2 per head, not GL(C)",
+        "no-output": "the H = 1 layer built with a square W_V and no W_O (the paper's "
+        "§3.2 head), counted as a W_O W_V head",
+    },
+    "ID-B4.7.2": {
+        "value-bias-identified": "the count leaves out the H·C value-bias entries aliased with b_O",
+        "tied-kv": TIED,
+    },
+    "ID-GQA4.9": {
+        "per-head-count": "symmetries counted per query head (G -> H in U and the "
+        "ratio: the MHA count)",
+        "kv-untied": "the layer built with one K/V per query head (no sharing)",
+    },
+    "ID-P4.8": {
+        "rope-off": "the layer built without RoPE (GL(D) back in QK)",
+        "repeated-freq": "the full-RoPE layers built with one repeated frequency pair",
+        "repeated-constant": "the repeated-pair count D + 4 written D + 2",
+    },
+    "ID-RG": {
+        "rope-off": "the layer built without RoPE",
+        "kv-untied": "the layer built with one K/V per query head (no sharing)",
+        "gqa-count": "the RoPE+GQA count taken as the GQA count G(D² + C²) (the paper's "
+        "Llama-2 figures)",
+    },
+    "ID-X4.8.1": {
+        "split-heads": "the layer built with D = E/H instead of fat heads D = E",
+        "split-ratio": "the ratio D/(2E) evaluated at D = E/H (1/(2H)) for fat heads",
+    },
+    "ID-SH3.2": {
+        "with-output": "the single head built with a W_O (4E² weights)",
+        "half-ratio": "the abstract's 1/2 taken for the §3.2 head",
+    },
 }
 
 
@@ -155,14 +187,20 @@ def _predicted(ctx: Context, cid: str, cfg: AttentionConfig):
         return ev("U", E=E, H=H), ev("P", E=E, H=H), ev("ratio", E=E, H=H)
     if cid in ("ID-GQA4.9", "ID-RG"):
         return ev("U", E=E, H=H, G=G), ev("P", E=E, H=H, G=G), ev("ratio", E=E, H=H, G=G)
-    if cid == "ID-L4.6":      # per head: QK orbit (ID-L4.1) + OV orbit (this claim)
-        return (H * (ev("U", "ID-L4.1", D=D) + ev("U", C=C)),
-                H * (ev("P", "ID-L4.1", D=D, E=E) + ev("P", C=C, E=E)), None)
+    if cid == "ID-L4.6":  # per head: QK orbit (ID-L4.1) + OV orbit (this claim)
+        return (
+            H * (ev("U", "ID-L4.1", D=D) + ev("U", C=C)),
+            H * (ev("P", "ID-L4.1", D=D, E=E) + ev("P", C=C, E=E)),
+            None,
+        )
     if cid == "ID-P4.8":
         if cfg.rope == "full":
             return ev("U", E=E, H=H), ev("P", E=E, H=H), ev("ratio", E=E, H=H)
-        qk = ev("U_qk_repeated_pair", D=D) if cfg.rope == "repeated" else \
-            ev("U_qk_partial", D=D, D_r=cfg.rope_dims)
+        qk = (
+            ev("U_qk_repeated_pair", D=D)
+            if cfg.rope == "repeated"
+            else ev("U_qk_partial", D=D, D_r=cfg.rope_dims)
+        )
         return H * (qk + ev("U", "ID-L4.6", C=C)), ev("P", E=E, H=H), None
     if cid == "ID-X4.8.1":
         return ev("U", D=D, H=H), ev("P", D=D, E=E, H=H), ev("ratio", D=D, E=E)
@@ -187,7 +225,6 @@ def _aliasing(ctx: Context):
     return [bias_aliasing(c, seed=ctx.seed) for c in cfgs]
 
 
-
 def jacobian_rank(ctx: Context, cid):
     rows = []
     build = CONSTRUCTION_MUTANTS.get(ctx.mutant, lambda c: c)
@@ -197,39 +234,64 @@ def jacobian_rank(ctx: Context, cid):
         U, P, ratio = _predicted(ctx, cid, cfg)
         meas_ratio = sp.Rational(r["measured"], r["total"])
         ok = U == r["measured"] and P == r["total"] and (ratio is None or ratio == meas_ratio)
-        rows.append({"config": _describe(cfg), "built": _describe(built), "E": cfg.E, "H": cfg.H,
-                     "G": cfg.groups, "P_claimed": int(P), "P_measured": r["total"],
-                     "U_claimed": int(U), "U_measured": r["measured"],
-                     "ratio_claimed": str(ratio) if ratio is not None else "",
-                     "ratio_measured": str(meas_ratio), "agrees": bool(ok),
-                     "gap": r["singular_value_gap"], "method": r["method"]})
+        rows.append(
+            {
+                "config": _describe(cfg),
+                "built": _describe(built),
+                "E": cfg.E,
+                "H": cfg.H,
+                "G": cfg.groups,
+                "P_claimed": int(P),
+                "P_measured": r["total"],
+                "U_claimed": int(U),
+                "U_measured": r["measured"],
+                "ratio_claimed": str(ratio) if ratio is not None else "",
+                "ratio_measured": str(meas_ratio),
+                "agrees": bool(ok),
+                "gap": r["singular_value_gap"],
+                "method": r["method"],
+            }
+        )
     bad = [r for r in rows if not r["agrees"]]
     ok = not bad
     extra = ""
-    if cid == "ID-B4.7.2":    # the aliasing itself: b_K inert, b_V^h only through b_O
+    if cid == "ID-B4.7.2":  # the aliasing itself: b_K inert, b_V^h only through b_O
         al = _aliasing(ctx)
-        worst = max(max(a["key_bias_output_change"], a["value_bias_aliasing_output_change"],
-                        a["key_bias_grad"]) for a in al)
+        worst = max(
+            max(
+                a["key_bias_output_change"],
+                a["value_bias_aliasing_output_change"],
+                a["key_bias_grad"],
+            )
+            for a in al
+        )
         ok = ok and worst < 1e-10
-        extra = (f"; replacing b_K, or moving δ_h into b_V^h and -Σ_h W_O^h δ_h into b_O, "
-                 f"changes the outputs by at most {worst:.1e} (criterion < 1e-10)")
-    if cid == "ID-T4.5":      # "never 0": the catalogue's ratio is positive for every H
+        extra = (
+            f"; replacing b_K, or moving δ_h into b_V^h and -Σ_h W_O^h δ_h into b_O, "
+            f"changes the outputs by at most {worst:.1e} (criterion < 1e-10)"
+        )
+    if cid == "ID-T4.5":  # "never 0": the catalogue's ratio is positive for every H
         pos = _expr(ctx, cid, "ratio").is_positive
         ok = ok and bool(pos)
         extra = f"; the ratio {_expr(ctx, cid, 'ratio')} is positive for every H (never 0)"
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"the catalogue's unidentified count U, total P"
-                   f"{' and ratio' if any(r['ratio_claimed'] for r in rows) else ''} equal "
-                   f"P - rank(Jacobian) of the layer in {len(rows) - len(bad)}/{len(rows)} "
-                   f"configurations (singular-value gap >= {min(r['gap'] for r in rows):.1e})"
-                   + extra,
-                   covered="; ".join(f"{r['built']} ({r['method']})" for r in rows) +
-                           " — float64 Jacobian ranks on random sequences (dense: the full "
-                           "Jacobian's singular values; structured: the per-head certificate)",
-                   measured=[r["U_measured"] for r in rows], claimed=[r["U_claimed"] for r in rows],
-                   witness=bad[0] if bad else None, rows=rows,
-                   scope="partial: the count at " + "; ".join(r["config"] for r in rows)
-                         + " (one random draw of weights and inputs each)")
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"the catalogue's unidentified count U, total P"
+        f"{' and ratio' if any(r['ratio_claimed'] for r in rows) else ''} equal "
+        f"P - rank(Jacobian) of the layer in {len(rows) - len(bad)}/{len(rows)} "
+        f"configurations (singular-value gap >= {min(r['gap'] for r in rows):.1e})" + extra,
+        covered="; ".join(f"{r['built']} ({r['method']})" for r in rows)
+        + " — float64 Jacobian ranks on random sequences (dense: the full "
+        "Jacobian's singular values; structured: the per-head certificate)",
+        measured=[r["U_measured"] for r in rows],
+        claimed=[r["U_claimed"] for r in rows],
+        witness=bad[0] if bad else None,
+        rows=rows,
+        scope="partial: the count at "
+        + "; ".join(r["config"] for r in rows)
+        + " (one random draw of weights and inputs each)",
+    )
 
 
 for _cid, _muts in RANK_MUTANTS.items():
@@ -245,9 +307,18 @@ def _qk_layer(E: int, D: int, seed: int, tie: bool = False, seq_len: int = 7) ->
     from torch.func import functional_call, jacrev
 
     from approxtheory.model import LayerSpec, ModelConfig, Transformer
-    mc = ModelConfig(d_in=E, width=E, readout="tokens", residual=False,
-                     layers=[LayerSpec(heads=1, head_dim=D, value_dim=E)], d_out=E,
-                     attn_scale=1.0, embed_bias=False, head_bias=False)
+
+    mc = ModelConfig(
+        d_in=E,
+        width=E,
+        readout="tokens",
+        residual=False,
+        layers=[LayerSpec(heads=1, head_dim=D, value_dim=E)],
+        d_out=E,
+        attn_scale=1.0,
+        embed_bias=False,
+        head_bias=False,
+    )
     m = Transformer(mc)
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
@@ -263,11 +334,14 @@ def _qk_layer(E: int, D: int, seed: int, tie: bool = False, seq_len: int = 7) ->
     X = torch.randn(n_seq, seq_len, E, generator=g, dtype=torch.float64)
 
     def f(th):
-        wq = th[:D * E].view(D, E)
-        wk = wq if tie else th[D * E:].view(D, E)
-        out = functional_call(m, {m.parameter_name(a.q.weight): wq,
-                                  m.parameter_name(a.k.weight): wk},
-                              (X,), {"return_attention": True})
+        wq = th[: D * E].view(D, E)
+        wk = wq if tie else th[D * E :].view(D, E)
+        out = functional_call(
+            m,
+            {m.parameter_name(a.q.weight): wq, m.parameter_name(a.k.weight): wk},
+            (X,),
+            {"return_attention": True},
+        )
         return out[0].reshape(-1)
 
     sv = torch.linalg.svdvals(jacrev(f)(theta).detach())
@@ -283,61 +357,92 @@ def _qk_rows(ctx: Context, cid: str, grid):
         r = _qk_layer(E, D, ctx.seed, tie)
         vals = {"D": D} if cid == "ID-E4.1" else {"D": D, "E": E}
         U, P = _ev(ctx, cid, "U", **vals), _ev(ctx, cid, "P", **vals)
-        rows.append({"D": D, "E": E, "U_claimed": int(U), "U_measured": r["U"],
-                     "P_claimed": int(P), "P_measured": r["P"], "gap": r["gap"],
-                     "agrees": U == r["U"] and P == r["P"]})
+        rows.append(
+            {
+                "D": D,
+                "E": E,
+                "U_claimed": int(U),
+                "U_measured": r["U"],
+                "P_claimed": int(P),
+                "P_measured": r["P"],
+                "gap": r["gap"],
+                "agrees": U == r["U"] and P == r["P"],
+            }
+        )
     return rows
 
 
 TIED_QK = "the layer built with W_K tied to W_Q (one shared parameter), counted as two"
 
 
-@check("ID-E4.1", mutants={"tied-qk": TIED_QK,
-                           "count-constant": "the count 2D - 1 written 2D - 2"})
-@check("ID-L4.1w", mutants={"tied-qk": TIED_QK,
-                            "uncapped": "the D <= E count D² used at every D (no cap at the "
-                                        "rank E of W_Kᵀ W_Q)"})
+@check("ID-E4.1", mutants={"tied-qk": TIED_QK, "count-constant": "the count 2D - 1 written 2D - 2"})
+@check(
+    "ID-L4.1w",
+    mutants={
+        "tied-qk": TIED_QK,
+        "uncapped": "the D <= E count D² used at every D (no cap at the rank E of W_Kᵀ W_Q)",
+    },
+)
 def qk_count(ctx: Context, cid):
-    grid = [(1, 1), (2, 1), (3, 1), (5, 1)] if cid == "ID-E4.1" else \
-        [(2, 4), (4, 4), (5, 3), (7, 5), (6, 2)]
+    grid = (
+        [(1, 1), (2, 1), (3, 1), (5, 1)]
+        if cid == "ID-E4.1"
+        else [(2, 4), (4, 4), (5, 3), (7, 5), (6, 2)]
+    )
     rows = _qk_rows(ctx, cid, grid)
     bad = [r for r in rows if not r["agrees"]]
     wide = [r for r in rows if r["D"] > r["E"]]
-    return Verdict(cid, "verified-numeric" if not bad else "refuted",
-                   f"P - rank of the layer's Jacobian in (W_Q, W_K) equals the catalogue's U (and "
-                   f"P = 2DE) in {len(rows) - len(bad)}/{len(rows)} cases, {len(wide)} of them "
-                   f"with D > E (singular-value gap >= {min(r['gap'] for r in rows):.1e})",
-                   covered="(D, E) = " + ", ".join(f"({r['D']},{r['E']})" for r in rows) +
-                           ": one-head layer of the shared model, float64, random weights and "
-                           "sequences",
-                   measured=[r["U_measured"] for r in rows], claimed=[r["U_claimed"] for r in rows],
-                   witness=bad[0] if bad else None, rows=rows,
-                   scope="partial: (D, E) = " + ", ".join(f"({r['D']},{r['E']})" for r in rows))
+    return Verdict(
+        cid,
+        "verified-numeric" if not bad else "refuted",
+        f"P - rank of the layer's Jacobian in (W_Q, W_K) equals the catalogue's U (and "
+        f"P = 2DE) in {len(rows) - len(bad)}/{len(rows)} cases, {len(wide)} of them "
+        f"with D > E (singular-value gap >= {min(r['gap'] for r in rows):.1e})",
+        covered="(D, E) = "
+        + ", ".join(f"({r['D']},{r['E']})" for r in rows)
+        + ": one-head layer of the shared model, float64, random weights and "
+        "sequences",
+        measured=[r["U_measured"] for r in rows],
+        claimed=[r["U_claimed"] for r in rows],
+        witness=bad[0] if bad else None,
+        rows=rows,
+        scope="partial: (D, E) = " + ", ".join(f"({r['D']},{r['E']})" for r in rows),
+    )
 
 
 # ------------------------------------------------------------------------- invariances
 def _qk(m, h):
     a = m.attention(0)
     n = a.n
-    return a.q.weight.detach()[h * n:(h + 1) * n].numpy().copy(), \
-        a.k.weight.detach()[h * n:(h + 1) * n].numpy().copy()
+    return a.q.weight.detach()[h * n : (h + 1) * n].numpy().copy(), a.k.weight.detach()[
+        h * n : (h + 1) * n
+    ].numpy().copy()
 
 
-TRANSPOSE = "the key transform S^{-1} W_K instead of S^{-T} W_K (the transpose the paper's " \
-            "proof of Lemma 4.1 drops)"
+TRANSPOSE = (
+    "the key transform S^{-1} W_K instead of S^{-T} W_K (the transpose the paper's "
+    "proof of Lemma 4.1 drops)"
+)
 
 
-@check("ID-L4.1", mutants={"transpose-dropped": TRANSPOSE,
-                           "orthogonal-count": "the per-head count D² replaced by O(D)'s "
-                                               "D(D-1)/2 (rotations only)"})
-@check("ID-B4.6", mutants={"transpose-dropped": TRANSPOSE,
-                           "bias-untransformed": "W_Q, W_K transformed but b_Q, b_K left as "
-                                                 "they were"})
+@check(
+    "ID-L4.1",
+    mutants={
+        "transpose-dropped": TRANSPOSE,
+        "orthogonal-count": "the per-head count D² replaced by O(D)'s D(D-1)/2 (rotations only)",
+    },
+)
+@check(
+    "ID-B4.6",
+    mutants={
+        "transpose-dropped": TRANSPOSE,
+        "bias-untransformed": "W_Q, W_K transformed but b_Q, b_K left as they were",
+    },
+)
 def invariance(ctx: Context, cid):
     cfg = AttentionConfig(8, 2, bias=(cid == "ID-B4.6"))
     m = build_layer(cfg, seed=ctx.seed)
-    X = torch.randn(4, 6, 8, dtype=torch.float64,
-                    generator=torch.Generator().manual_seed(ctx.seed))
+    X = torch.randn(4, 6, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(ctx.seed))
     with torch.no_grad():
         y0 = m(X)
         a = m.attention(0)
@@ -348,10 +453,10 @@ def invariance(ctx: Context, cid):
             Wq, Wk = _qk(m, h)
             a.set_head(h, q=S @ Wq, k=Sk @ Wk)
             if cfg.bias and not ctx.is_mutant("bias-untransformed"):
-                bq = a.q.bias[h * 4:(h + 1) * 4].numpy().copy()
-                bk = a.k.bias[h * 4:(h + 1) * 4].numpy().copy()
-                a.q.bias[h * 4:(h + 1) * 4] = torch.from_numpy(S @ bq)
-                a.k.bias[h * 4:(h + 1) * 4] = torch.from_numpy(Sk @ bk)
+                bq = a.q.bias[h * 4 : (h + 1) * 4].numpy().copy()
+                bk = a.k.bias[h * 4 : (h + 1) * 4].numpy().copy()
+                a.q.bias[h * 4 : (h + 1) * 4] = torch.from_numpy(S @ bq)
+                a.k.bias[h * 4 : (h + 1) * 4] = torch.from_numpy(Sk @ bk)
         y1 = m(X)
         # control: transforming W_Q alone is not an invariance
         a.set_head(0, q=2 * _qk(m, 0)[0])
@@ -360,20 +465,28 @@ def invariance(ctx: Context, cid):
     ctrl = float((y2 - y0).abs().max())
     ok = d < 1e-10 and ctrl > 1e-3
     count, scope = "", "partial: E = 8, H = 2 with biases, one random S in GL(4) per head"
-    if cid == "ID-L4.1":       # the orbit's dimension: the QK block of a layer
+    if cid == "ID-L4.1":  # the orbit's dimension: the QK block of a layer
         rows = _qk_rows(ctx, "ID-L4.1", [(2, 5), (4, 8), (3, 3)])
         ok = ok and all(r["agrees"] for r in rows)
         count = "; per-head count " + ", ".join(
             f"(D,E)=({r['D']},{r['E']}): U {r['U_measured']} measured vs {r['U_claimed']}"
-            for r in rows)
-        scope = ("partial: the GL(D) action at E = 8, H = 2 (one random S per head) and the "
-                 "count D² of 2DE at (D, E) = (2,5), (4,8), (3,3)")
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"(S W_Q, S^-T W_K){' with (S b_Q, S^-T b_K)' if cfg.bias else ''} leaves "
-                   f"outputs unchanged to {d:.1e} (criterion < 1e-10); control (W_Q alone) "
-                   f"changes them by {ctrl:.2f}" + count,
-                   covered="E = 8, H = 2, random S in GL(4)", measured=d, claimed=0.0,
-                   scope=scope)
+            for r in rows
+        )
+        scope = (
+            "partial: the GL(D) action at E = 8, H = 2 (one random S per head) and the "
+            "count D² of 2DE at (D, E) = (2,5), (4,8), (3,3)"
+        )
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"(S W_Q, S^-T W_K){' with (S b_Q, S^-T b_K)' if cfg.bias else ''} leaves "
+        f"outputs unchanged to {d:.1e} (criterion < 1e-10); control (W_Q alone) "
+        f"changes them by {ctrl:.2f}" + count,
+        covered="E = 8, H = 2, random S in GL(4)",
+        measured=d,
+        claimed=0.0,
+        scope=scope,
+    )
 
 
 # ------------------------------------------------------------------------- rebalancing
@@ -391,9 +504,15 @@ def _rebalanced(ctx: Context, Wq, Wk, rng):
     return q2, k2
 
 
-@check("ID-L4.2", mutants={"uneven-split": UNEVEN, "rotation-one-side": ONE_SIDE,
-                           "one-constraint-set": "2DE + D - D(D+1)/2: only one set of "
-                                                 "orthonormality constraints subtracted"})
+@check(
+    "ID-L4.2",
+    mutants={
+        "uneven-split": UNEVEN,
+        "rotation-one-side": ONE_SIDE,
+        "one-constraint-set": "2DE + D - D(D+1)/2: only one set of "
+        "orthonormality constraints subtracted",
+    },
+)
 @check("ID-S5.2", mutants={"uneven-split": UNEVEN, "rotation-one-side": ONE_SIDE})
 @check("ID-S5.2n", mutants={"uneven-split": UNEVEN, "rotation-one-side": ONE_SIDE})
 def balanced_representative(ctx: Context, cid):
@@ -413,7 +532,7 @@ def balanced_representative(ctx: Context, cid):
         nuc = 2 * np.linalg.norm(M, "nuc")
         norm = np.linalg.norm(q2) ** 2 + np.linalg.norm(k2) ** 2
         worst["norm"] = max(worst["norm"], abs(norm - nuc) / nuc)
-        if cid == "ID-S5.2n":   # other points of the orbit are not smaller
+        if cid == "ID-S5.2n":  # other points of the orbit are not smaller
             for scale in (0.1, 1.0):
                 S = np.eye(D) + scale * rng.standard_normal((D, D))
                 other = np.linalg.norm(S @ q2) ** 2 + np.linalg.norm(np.linalg.inv(S).T @ k2) ** 2
@@ -428,7 +547,7 @@ def balanced_representative(ctx: Context, cid):
         parts["norm = 2||M||_*"] = worst["norm"] < tol_b
         parts["no orbit point below"] = worst["orbit_below"] < tol_b
     extra, scope = "", (f"partial: {n} random unbalanced pairs, D = 8, E = 32")
-    if cid == "ID-L4.2":        # the degrees of freedom: the identified QK dimension of a layer
+    if cid == "ID-L4.2":  # the degrees of freedom: the identified QK dimension of a layer
         rows = []
         for d, e in [(2, 5), (4, 8), (3, 3)]:
             r = _qk_layer(e, d, ctx.seed)
@@ -436,18 +555,29 @@ def balanced_representative(ctx: Context, cid):
             rows.append((d, e, r["rank"], dof))
         parts["dof = rank"] = all(rk == dof for _, _, rk, dof in rows)
         extra = "; identified dimension (rank) vs dof: " + ", ".join(
-            f"(D,E)=({d},{e}): {rk} vs {dof}" for d, e, rk, dof in rows)
+            f"(D,E)=({d},{e}): {rk} vs {dof}" for d, e, rk, dof in rows
+        )
         scope += "; dof at (D, E) = (2,5), (4,8), (3,3)"
     failed = [k for k, v in parts.items() if not v]
-    return Verdict(cid, "verified-numeric" if not failed else "refuted",
-                   f"after rebalancing: relative change of W_Kᵀ W_Q {worst['M']:.1e} (< {tol_M}), "
-                   f"β/β₀ {worst['beta']:.1e}, |τ|/β₀ {worst['tau']:.1e}, ||W_Q||² + ||W_K||² "
-                   f"vs 2||M||_* {worst['norm']:.1e}"
-                   + (f", largest relative drop to another orbit point {worst['orbit_below']:.1e}"
-                      if cid == "ID-S5.2n" else "") + f" (criteria < {tol_b})" + extra
-                   + (f". Failed: {', '.join(failed)}" if failed else ""),
-                   covered=f"{n} random unbalanced pairs, D = 8, E = 32",
-                   measured=worst["M"], claimed=0.0, scope=scope)
+    return Verdict(
+        cid,
+        "verified-numeric" if not failed else "refuted",
+        f"after rebalancing: relative change of W_Kᵀ W_Q {worst['M']:.1e} (< {tol_M}), "
+        f"β/β₀ {worst['beta']:.1e}, |τ|/β₀ {worst['tau']:.1e}, ||W_Q||² + ||W_K||² "
+        f"vs 2||M||_* {worst['norm']:.1e}"
+        + (
+            f", largest relative drop to another orbit point {worst['orbit_below']:.1e}"
+            if cid == "ID-S5.2n"
+            else ""
+        )
+        + f" (criteria < {tol_b})"
+        + extra
+        + (f". Failed: {', '.join(failed)}" if failed else ""),
+        covered=f"{n} random unbalanced pairs, D = 8, E = 32",
+        measured=worst["M"],
+        claimed=0.0,
+        scope=scope,
+    )
 
 
 # -------------------------------------------------------------- null directions, projection
@@ -455,15 +585,19 @@ def _dM(Wq, Wk):
     """The Jacobian of (W_Q, W_K) -> W_Kᵀ W_Q as an E² x 2DE matrix."""
     D, E = Wq.shape
     eye = np.eye(E)
-    JQ = np.einsum("di,jk->ijdk", Wk, eye).reshape(E * E, D * E)   # W_Kᵀ dW_Q
-    JK = np.einsum("ik,dj->ijdk", eye, Wq).reshape(E * E, D * E)   # dW_Kᵀ W_Q
+    JQ = np.einsum("di,jk->ijdk", Wk, eye).reshape(E * E, D * E)  # W_Kᵀ dW_Q
+    JK = np.einsum("ik,dj->ijdk", eye, Wq).reshape(E * E, D * E)  # dW_Kᵀ W_Q
     return np.concatenate([JQ, JK], axis=1)
 
 
-@check("ID-L4.3", mutants={"sign-flipped": "the directions (A W_Q, +Aᵀ W_K) (sign of the key "
-                                           "part flipped)",
-                           "trivial-excluded": "the null dimension D² - 1: the trivial "
-                                               "direction (W_Q, -W_K) (A = I) not counted"})
+@check(
+    "ID-L4.3",
+    mutants={
+        "sign-flipped": "the directions (A W_Q, +Aᵀ W_K) (sign of the key part flipped)",
+        "trivial-excluded": "the null dimension D² - 1: the trivial "
+        "direction (W_Q, -W_K) (A = I) not counted",
+    },
+)
 def null_directions(ctx: Context, cid):
     rng = np.random.default_rng(ctx.seed)
     sign = 1.0 if ctx.is_mutant("sign-flipped") else -1.0
@@ -484,28 +618,42 @@ def null_directions(ctx: Context, cid):
         first = float(np.linalg.norm(J @ N) / (np.linalg.norm(J) * np.linalg.norm(N)))
         span = int(np.linalg.matrix_rank(N))
         claimed = _ev(ctx, cid, "null_dim", D=D)
-        rows.append({"D": D, "E": E, "null_dim": null, "claimed": int(claimed),
-                     "first_order": first, "span": span,
-                     "agrees": null == claimed and span == claimed and first < 1e-12})
+        rows.append(
+            {
+                "D": D,
+                "E": E,
+                "null_dim": null,
+                "claimed": int(claimed),
+                "first_order": first,
+                "span": span,
+                "agrees": null == claimed and span == claimed and first < 1e-12,
+            }
+        )
     bad = [r for r in rows if not r["agrees"]]
-    return Verdict(cid, "verified-numeric" if not bad else "refuted",
-                   "the null space of d(W_Kᵀ W_Q) has the catalogue's dimension and is spanned by "
-                   "{(A W_Q, -Aᵀ W_K)}: " + "; ".join(
-                       f"(D,E)=({r['D']},{r['E']}): null {r['null_dim']} vs {r['claimed']}, "
-                       f"span {r['span']}, first-order change {r['first_order']:.1e}"
-                       for r in rows) + " (criteria: equal, equal, < 1e-12)",
-                   covered="random full-rank (W_Q, W_K), (D, E) = (2,5), (4,8), (8,16)",
-                   measured=[r["null_dim"] for r in rows], claimed=[r["claimed"] for r in rows],
-                   witness=bad[0] if bad else None,
-                   scope="partial: one random full-rank pair at each (D, E) = (2,5), (4,8), "
-                         "(8,16)")
+    return Verdict(
+        cid,
+        "verified-numeric" if not bad else "refuted",
+        "the null space of d(W_Kᵀ W_Q) has the catalogue's dimension and is spanned by "
+        "{(A W_Q, -Aᵀ W_K)}: "
+        + "; ".join(
+            f"(D,E)=({r['D']},{r['E']}): null {r['null_dim']} vs {r['claimed']}, "
+            f"span {r['span']}, first-order change {r['first_order']:.1e}"
+            for r in rows
+        )
+        + " (criteria: equal, equal, < 1e-12)",
+        covered="random full-rank (W_Q, W_K), (D, E) = (2,5), (4,8), (8,16)",
+        measured=[r["null_dim"] for r in rows],
+        claimed=[r["claimed"] for r in rows],
+        witness=bad[0] if bad else None,
+        scope="partial: one random full-rank pair at each (D, E) = (2,5), (4,8), (8,16)",
+    )
 
 
 def _projection(ctx: Context, Wq, Wk, dq, dk):
     """ρ of an update, by the library's projection, or by a plausibly broken one."""
-    if ctx.is_mutant("paper-sign"):        # Cm = δW_Q W_Qᵀ + W_K δW_Kᵀ
+    if ctx.is_mutant("paper-sign"):  # Cm = δW_Q W_Qᵀ + W_K δW_Kᵀ
         return sylvester_projection(Wq, Wk, dq, -dk)[1]
-    if ctx.is_mutant("paper-indices"):     # Ã_ij = R_ij / (λ_Q,i + λ_K,j)
+    if ctx.is_mutant("paper-indices"):  # Ã_ij = R_ij / (λ_Q,i + λ_K,j)
         lq, Uq = np.linalg.eigh(Wq @ Wq.T)
         lk, Uk = np.linalg.eigh(Wk @ Wk.T)
         R = Uk.T @ (dq @ Wq.T - Wk @ dk.T) @ Uq
@@ -515,66 +663,87 @@ def _projection(ctx: Context, Wq, Wk, dq, dk):
     return sylvester_projection(Wq, Wk, dq, dk)[1]
 
 
-@check("ID-S5.1", mutants={
-    "paper-sign": "the projection's objective with the OCR'd sign: Cm = δW_Q W_Qᵀ + W_K δW_Kᵀ",
-    "paper-indices": "the elementwise solve with the paper's printed (swapped) eigenvalue "
-                     "indices",
-    "rho-constant": "the isotropic baseline 1/(2H) written 1/H"})
+@check(
+    "ID-S5.1",
+    mutants={
+        "paper-sign": "the projection's objective with the OCR'd sign: Cm = δW_Q W_Qᵀ + W_K δW_Kᵀ",
+        "paper-indices": "the elementwise solve with the paper's printed (swapped) eigenvalue "
+        "indices",
+        "rho-constant": "the isotropic baseline 1/(2H) written 1/H",
+    },
+)
 def projection(ctx: Context, cid):
     rng = np.random.default_rng(ctx.seed)
     D, E = 8, 32
     Wq, Wk = rng.standard_normal((D, E)), rng.standard_normal((D, E))
     A = rng.standard_normal((D, D))
     rho_null = _projection(ctx, Wq, Wk, A @ Wq, -A.T @ Wk)
-    G = rng.standard_normal((E, E))                    # gradient of a loss of M = W_Kᵀ W_Q
+    G = rng.standard_normal((E, E))  # gradient of a loss of M = W_Kᵀ W_Q
     rho_grad = _projection(ctx, Wq, Wk, Wk @ G, Wq @ G.T)
-    rhos = [_projection(ctx, Wq, Wk, rng.standard_normal((D, E)), rng.standard_normal((D, E)))
-            for _ in range(ctx.pick(400, 4000))]
+    rhos = [
+        _projection(ctx, Wq, Wk, rng.standard_normal((D, E)), rng.standard_normal((D, E)))
+        for _ in range(ctx.pick(400, 4000))
+    ]
     pred = float(_ev(ctx, cid, "rho_isotropic", E=E, H=E // D))
     mean = float(np.mean(rhos))
     se = float(np.std(rhos) / np.sqrt(len(rhos)))
     ok = abs(rho_null - 1) < 1e-10 and rho_grad < 1e-12 and abs(mean - pred) < 4 * se
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"ρ = {rho_null:.12f} for a step in the subspace (criterion |ρ - 1| < 1e-10), "
-                   f"{rho_grad:.1e} for a gradient step (< 1e-12), mean {mean:.4f} ± {se:.4f} for "
-                   f"isotropic steps vs the catalogue's {pred} (within 4 standard errors)",
-                   covered=f"D = 8, E = 32, {len(rhos)} isotropic steps", measured=mean,
-                   claimed=pred,
-                   scope=f"partial: one random pair at D = 8, E = 32 (H = 4); {len(rhos)} "
-                         "isotropic steps")
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"ρ = {rho_null:.12f} for a step in the subspace (criterion |ρ - 1| < 1e-10), "
+        f"{rho_grad:.1e} for a gradient step (< 1e-12), mean {mean:.4f} ± {se:.4f} for "
+        f"isotropic steps vs the catalogue's {pred} (within 4 standard errors)",
+        covered=f"D = 8, E = 32, {len(rhos)} isotropic steps",
+        measured=mean,
+        claimed=pred,
+        scope=f"partial: one random pair at D = 8, E = 32 (H = 4); {len(rhos)} isotropic steps",
+    )
 
 
 # ------------------------------------------------------------------------- inert key bias
-@check("ID-F4.7", mutants={"rope-key-bias": "a layer with RoPE after the biased key projection: "
-                                            "the rotated key bias is no longer a constant shift"})
+@check(
+    "ID-F4.7",
+    mutants={
+        "rope-key-bias": "a layer with RoPE after the biased key projection: "
+        "the rotated key bias is no longer a constant shift"
+    },
+)
 def key_bias_inert(ctx: Context, cid):
     worst_out, worst_grad = 0.0, 0.0
     g = torch.Generator().manual_seed(ctx.seed)
     rope = "full" if ctx.is_mutant("rope-key-bias") else None
     for causal in (False, True):
-        m = build_layer(AttentionConfig(8, 2, bias=True, causal=causal, rope=rope),
-                        seed=ctx.seed)
+        m = build_layer(AttentionConfig(8, 2, bias=True, causal=causal, rope=rope), seed=ctx.seed)
         X = torch.randn(4, 6, 8, dtype=torch.float64, generator=g)
         y0 = m(X)
-        loss = (y0 ** 2).sum()
+        loss = (y0**2).sum()
         loss.backward()
         worst_grad = max(worst_grad, float(m.attention(0).k.bias.grad.abs().max()))
         with torch.no_grad():
             m.attention(0).k.bias.add_(10 * torch.randn(8, dtype=torch.float64, generator=g))
             worst_out = max(worst_out, float((m(X) - y0).abs().max()))
     ok = worst_out < 1e-10 and worst_grad < 1e-10
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"changing b_K by 10·N(0,1) moves outputs by {worst_out:.1e}; ∂L/∂b_K = "
-                   f"{worst_grad:.1e} (criteria < 1e-10)", covered="E = 8, H = 2, causal and not",
-                   measured=max(worst_out, worst_grad), claimed=0.0,
-                   scope="partial: E = 8, H = 2, causal and not, one random layer and b_K shift "
-                         "each")
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"changing b_K by 10·N(0,1) moves outputs by {worst_out:.1e}; ∂L/∂b_K = "
+        f"{worst_grad:.1e} (criteria < 1e-10)",
+        covered="E = 8, H = 2, causal and not",
+        measured=max(worst_out, worst_grad),
+        claimed=0.0,
+        scope="partial: E = 8, H = 2, causal and not, one random layer and b_K shift each",
+    )
 
 
 # ------------------------------------------------------------------- single head equivalence
-@check("ID-EQ4.10", mutants={
-    "sha-symmetry-dropped": "the single head's count without its QK orbit (U_sha = 0)",
-    "mha-qk-only": "the MHA's weights counted from the QK blocks only (2HDE, constant 4 -> 2)"})
+@check(
+    "ID-EQ4.10",
+    mutants={
+        "sha-symmetry-dropped": "the single head's count without its QK orbit (U_sha = 0)",
+        "mha-qk-only": "the MHA's weights counted from the QK blocks only (2HDE, constant 4 -> 2)",
+    },
+)
 def single_head_equivalence(ctx: Context, cid):
     c = claim(cid)
     E, H, D, E0, D0, eta = (c.symbol(s) for s in ("E", "H", "D", "E_0", "D_0", "eta"))
@@ -582,11 +751,17 @@ def single_head_equivalence(ctx: Context, cid):
     ident_sha = _expr(ctx, cid, "P_sha") - _expr(ctx, cid, "U_sha")
     ident_mha = (_expr(ctx, cid, "P_mha") - _expr(ctx, cid, "U_mha")).subs(D, E / H)
     # (a) equal widths: D0 = E0, solve for E0
-    sols = [s for s in sp.solve(sp.Eq(ident_sha.subs(D0, E0), ident_mha), E0)
-            if s.is_positive is not False]
+    sols = [
+        s
+        for s in sp.solve(sp.Eq(ident_sha.subs(D0, E0), ident_mha), E0)
+        if s.is_positive is not False
+    ]
     ratio = sp.simplify(sols[0] / E) if len(sols) == 1 else None
-    ok_a = ratio is not None and sp.simplify(ratio - c.expr("E0_over_E")) == 0 and \
-        sp.simplify(ratio.subs(H, 1)) == 1
+    ok_a = (
+        ratio is not None
+        and sp.simplify(ratio - c.expr("E0_over_E")) == 0
+        and sp.simplify(ratio.subs(H, 1)) == 1
+    )
     # (b) fixed width: E0 = E, D0 = eta E; maximise the single head's side over eta in [0, 1]
     lhs = sp.simplify(ident_sha.subs({E0: E, D0: eta * E}) / E**2)
     rhs = sp.simplify(ident_mha / E**2)
@@ -594,24 +769,32 @@ def single_head_equivalence(ctx: Context, cid):
     rhs_2 = rhs.subs(H, 2)
     increasing = sp.simplify(sp.diff(rhs, H)).is_positive
     ok_b = bool(lhs_max < rhs_2) and bool(increasing) and rhs.subs(H, 1) == lhs_max
-    ok_stated = sp.simplify(lhs - c.expr("fixed_width_lhs")) == 0 and \
-        sp.simplify(rhs - c.expr("fixed_width_rhs")) == 0
+    ok_stated = (
+        sp.simplify(lhs - c.expr("fixed_width_lhs")) == 0
+        and sp.simplify(rhs - c.expr("fixed_width_rhs")) == 0
+    )
     ok = ok_a and ok_b and ok_stated
-    verdict_b = ("so no single head matches for H >= 2 (equality at H = 1)" if ok_b else
-                 "so the impossibility does NOT follow from these counts")
+    verdict_b = (
+        "so no single head matches for H >= 2 (equality at H = 1)"
+        if ok_b
+        else "so the impossibility does NOT follow from these counts"
+    )
     r12 = float(c.evaluate("E0_over_E", H=12))
-    return Verdict(cid, "verified-symbolic" if ok else "refuted",
-                   f"from the catalogue's counts (identified = P - U): equal widths need "
-                   f"E0/E = {ratio} (stated {c.expr('E0_over_E')}; 1 at H = 1); at fixed width "
-                   f"the single head's side {lhs} has maximum {lhs_max} on η ∈ [0, 1], the MHA's "
-                   f"side {rhs} is {rhs_2} at H = 2 and "
-                   f"{'increasing' if increasing else 'not increasing'} in H, {verdict_b}; "
-                   f"derived sides equal the paper's "
-                   f"printed ones: {ok_stated}. E0/E = {r12:.3f} at H = 12 (the paper's "
-                   f"'roughly 60% larger' matches neither this nor the parameter ratio "
-                   f"{r12 ** 2:.3f})",
-                   covered="symbolic over η in [0,1], H >= 1",
-                   scope="full")
+    return Verdict(
+        cid,
+        "verified-symbolic" if ok else "refuted",
+        f"from the catalogue's counts (identified = P - U): equal widths need "
+        f"E0/E = {ratio} (stated {c.expr('E0_over_E')}; 1 at H = 1); at fixed width "
+        f"the single head's side {lhs} has maximum {lhs_max} on η ∈ [0, 1], the MHA's "
+        f"side {rhs} is {rhs_2} at H = 2 and "
+        f"{'increasing' if increasing else 'not increasing'} in H, {verdict_b}; "
+        f"derived sides equal the paper's "
+        f"printed ones: {ok_stated}. E0/E = {r12:.3f} at H = 12 (the paper's "
+        f"'roughly 60% larger' matches neither this nor the parameter ratio "
+        f"{r12**2:.3f})",
+        covered="symbolic over η in [0,1], H >= 1",
+        scope="full",
+    )
 
 
 # ------------------------------------------------------------------------- conservation
@@ -635,33 +818,51 @@ def _flow_rows(ctx: Context):
             # d/dt (W_Q W_Qᵀ - W_K W_Kᵀ) along dW/dt = -∇L
             dC = -(gq @ Wq.T + Wq @ gq.T) + (gk @ Wk.T + Wk @ gk.T)
             scale = np.linalg.norm(gq @ Wq.T) + np.linalg.norm(gk @ Wk.T)
-            rows.append({"causal": causal, "head": h, "dC_dt": float(np.linalg.norm(dC)),
-                         "relative": float(np.linalg.norm(dC) / scale)})
+            rows.append(
+                {
+                    "causal": causal,
+                    "head": h,
+                    "dC_dt": float(np.linalg.norm(dC)),
+                    "relative": float(np.linalg.norm(dC) / scale),
+                }
+            )
     return rows
 
 
-@check("ID-L5.1", mutants={
-    "qk-bias": "the layer with query/key biases (the paper's experiments): the W-only "
-               "quantity is then not the conserved one",
-    "sign-flow": "the flow of a sign-preconditioned (Adam-like) update instead of the "
-                 "gradient"})
+@check(
+    "ID-L5.1",
+    mutants={
+        "qk-bias": "the layer with query/key biases (the paper's experiments): the W-only "
+        "quantity is then not the conserved one",
+        "sign-flow": "the flow of a sign-preconditioned (Adam-like) update instead of the gradient",
+    },
+)
 def conservation_flow(ctx: Context, cid):
     rows = _flow_rows(ctx)
     worst = max(r["relative"] for r in rows)
     ok = worst < 1e-12
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"along -∇L of a squared loss, d/dt (W_Q W_Qᵀ - W_K W_Kᵀ) is {worst:.1e} "
-                   f"relative to its two cancelling terms (criterion < 1e-12), every head",
-                   covered="E = 8, H = 2 layers (causal and not), random target, float64",
-                   measured=worst, claimed=0.0, rows=rows,
-                   scope="partial: the flow's derivative at one random point of an E = 8, H = 2 "
-                         "layer (causal and not) for a squared loss")
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"along -∇L of a squared loss, d/dt (W_Q W_Qᵀ - W_K W_Kᵀ) is {worst:.1e} "
+        f"relative to its two cancelling terms (criterion < 1e-12), every head",
+        covered="E = 8, H = 2 layers (causal and not), random target, float64",
+        measured=worst,
+        claimed=0.0,
+        rows=rows,
+        scope="partial: the flow's derivative at one random point of an E = 8, H = 2 "
+        "layer (causal and not) for a squared loss",
+    )
 
 
-@check("ID-L5.1d", mutants={
-    "sign-step": "gradient descent replaced by sign descent (an Adam-like elementwise "
-                 "normalised step)",
-    "decay-exponent": "the weight-decay factor (1 - lr λ)² written (1 - lr λ)"})
+@check(
+    "ID-L5.1d",
+    mutants={
+        "sign-step": "gradient descent replaced by sign descent (an Adam-like elementwise "
+        "normalised step)",
+        "decay-exponent": "the weight-decay factor (1 - lr λ)² written (1 - lr λ)",
+    },
+)
 def conservation_discrete(ctx: Context, cid):
     rng = np.random.default_rng(ctx.seed)
     D, E = 4, 8
@@ -670,7 +871,7 @@ def conservation_discrete(ctx: Context, cid):
     sign = ctx.is_mutant("sign-step")
 
     def step(Wq, Wk, lr, wd=0.0):
-        G = Wk.T @ Wq - Tgt                           # dL/dM for L = ½||M - Tgt||²
+        G = Wk.T @ Wq - Tgt  # dL/dM for L = ½||M - Tgt||²
         gq, gk = Wk @ G, Wq @ G.T
         if sign:
             gq, gk = np.sign(gq), np.sign(gk)
@@ -680,7 +881,7 @@ def conservation_discrete(ctx: Context, cid):
     for lr in (1e-2, 3e-3, 1e-3, 3e-4):
         Wq, Wk = Wq0.copy(), Wk0.copy()
         C0 = imbalance(Wq, Wk)
-        for _ in range(round(0.5 / lr)):                 # fixed time horizon 0.5
+        for _ in range(round(0.5 / lr)):  # fixed time horizon 0.5
             Wq, Wk, _ = step(Wq, Wk, lr)
         rows.append({"lr": lr, "drift": float(np.linalg.norm(imbalance(Wq, Wk) - C0))})
     fit = fit_rate([r["lr"] for r in rows], [r["drift"] for r in rows], seed=ctx.seed)
@@ -693,25 +894,37 @@ def conservation_discrete(ctx: Context, cid):
     lam, lr = 0.1, 0.01
     C0 = imbalance(Wq0, Wk0)
     Wq1, Wk1, G = step(Wq0, Wk0, lr, lam)
-    factor = float(_expr(ctx, cid, "decay_factor").subs(
-        {c.symbol("lr"): sp.Rational(1, 100), c.symbol("lambda"): sp.Rational(1, 10)}))
-    second_order = lr ** 2 * (Wk0 @ G @ G.T @ Wk0.T - Wq0 @ G.T @ G @ Wq0.T)
+    factor = float(
+        _expr(ctx, cid, "decay_factor").subs(
+            {c.symbol("lr"): sp.Rational(1, 100), c.symbol("lambda"): sp.Rational(1, 10)}
+        )
+    )
+    second_order = lr**2 * (Wk0 @ G @ G.T @ Wk0.T - Wq0 @ G.T @ G @ Wq0.T)
     err = float(np.abs(imbalance(Wq1, Wk1) - (factor * C0 + second_order)).max())
     ok_decay = err < 1e-12
     ok = ok_rate and ok_decay
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"gradient descent over a fixed time drifts like lr^{fit.slope:.2f} "
-                   f"[{fit.ci_low:.2f}, {fit.ci_high:.2f}]; criterion: the interval lies at or "
-                   f"above the catalogue's exponent {p:g} - {tol} (it must exclude slopes below "
-                   f"{p - tol:g}, e.g. 0: a drift that does not vanish with lr); one step with "
-                   f"weight decay equals (1 - lr λ)² C + lr²(W_K G Gᵀ W_Kᵀ - W_Q Gᵀ G W_Qᵀ) to "
-                   f"{err:.1e} (< 1e-12)",
-                   covered="D = 4, E = 8, lr in {1e-2..3e-4}, horizon 0.5", rows=rows,
-                   slopes=[slope_row(fit, "fixed-horizon drift", p)],
-                   plot={"x": "lr", "y": ["drift"], "title": "ID-L5.1d: imbalance drift",
-                         "xlabel": "learning rate", "ylabel": "||C_t - C_0||"},
-                   scope="partial: a loss ½||W_Kᵀ W_Q - T||² at D = 4, E = 8, four learning "
-                         "rates, horizon 0.5; one weight-decay step")
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"gradient descent over a fixed time drifts like lr^{fit.slope:.2f} "
+        f"[{fit.ci_low:.2f}, {fit.ci_high:.2f}]; criterion: the interval lies at or "
+        f"above the catalogue's exponent {p:g} - {tol} (it must exclude slopes below "
+        f"{p - tol:g}, e.g. 0: a drift that does not vanish with lr); one step with "
+        f"weight decay equals (1 - lr λ)² C + lr²(W_K G Gᵀ W_Kᵀ - W_Q Gᵀ G W_Qᵀ) to "
+        f"{err:.1e} (< 1e-12)",
+        covered="D = 4, E = 8, lr in {1e-2..3e-4}, horizon 0.5",
+        rows=rows,
+        slopes=[slope_row(fit, "fixed-horizon drift", p)],
+        plot={
+            "x": "lr",
+            "y": ["drift"],
+            "title": "ID-L5.1d: imbalance drift",
+            "xlabel": "learning rate",
+            "ylabel": "||C_t - C_0||",
+        },
+        scope="partial: a loss ½||W_Kᵀ W_Q - T||² at D = 4, E = 8, four learning "
+        "rates, horizon 0.5; one weight-decay step",
+    )
 
 
 # ------------------------------------------------------------------------- training (§5)
@@ -721,10 +934,11 @@ def training_diagnostics(ctx: Context, cid):
     optimizer) with the run's seed and tests the paper's qualitative findings on them."""
     import approxtheory.experiments  # noqa: F401  (registers the built-in experiments)
     from approxtheory.experiment import cells, get
+
     exp = get("identifiability_training")
     rows, trace = [], []
     for cfg in cells(exp, "quick"):
-        cfg = {**cfg, "seed": ctx.seed}        # the run's seed, not the experiment's default
+        cfg = {**cfg, "seed": ctx.seed}  # the run's seed, not the experiment's default
         res = exp.cell(dict(cfg))
         rows.append({**cfg, **{k: v for k, v in res.items() if k != "trace"}})
         trace += [{"optimizer": cfg["optimizer"], **t} for t in res["trace"]]
@@ -736,29 +950,38 @@ def training_diagnostics(ctx: Context, cid):
     base = by["sgd"]["rho_baseline"]
     checks = {
         "SGD steps lie outside the invariant subspace (ρ ≈ 0)": by["sgd"]["mean_rho"] < 1e-10,
-        "ρ ordering SGD < SGD+wd < AdamW": by["sgd"]["mean_rho"] < by["sgd_wd"]["mean_rho"]
+        "ρ ordering SGD < SGD+wd < AdamW": by["sgd"]["mean_rho"]
+        < by["sgd_wd"]["mean_rho"]
         < by["adamw"]["mean_rho"],
         "SGD conserves β better than AdamW": drift["sgd"] < drift["adamw"],
-        "rebalancing does not hurt the loss (within 5 %)":
-            by["adamw_rebalance"]["val_loss"] <= 1.05 * by["adamw"]["val_loss"],
+        "rebalancing does not hurt the loss (within 5 %)": by["adamw_rebalance"]["val_loss"]
+        <= 1.05 * by["adamw"]["val_loss"],
     }
     failed = [k for k, v in checks.items() if not v]
     verdict = "consistent-empirical" if not failed else "refuted"
-    return Verdict(cid, verdict,
-                   f"mean ρ: SGD {by['sgd']['mean_rho']:.1e}, SGD+wd {by['sgd_wd']['mean_rho']:.3f}, "
-                   f"AdamW {by['adamw']['mean_rho']:.3f} (reference 1/(2H) = {base:.3f}); β drift: "
-                   f"SGD {drift['sgd']:.1e}, AdamW {drift['adamw']:.1e}; val loss AdamW "
-                   f"{by['adamw']['val_loss']:.3f} vs rebalanced {by['adamw_rebalance']['val_loss']:.3f}"
-                   + (f". Failed: {'; '.join(failed)}" if failed else "") +
-                   ". AdamW stays well below the 1/(2H) reference here, while the paper reports "
-                   "it comes closest to it",
-                   covered=f"character-level model (pydoc topics), E = 32, H = 4, 2 layers, "
-                           f"{int(rows[0]['steps'])} steps per optimizer, one seed",
-                   rows=[{k: t[k] for k in ("optimizer", "step", "rho", "beta", "loss")}
-                         for t in trace],
-                   plot={"x": "step", "y": ["rho"], "group": "optimizer", "logx": False,
-                         "title": "ID-E5: invariant fraction ρ per step", "xlabel": "step",
-                         "ylabel": "ρ"},
-                   scope=f"surrogate: a 2-layer E = 32, H = 4 character model on pydoc text, "
-                         f"{int(rows[0]['steps'])} steps per optimizer, one seed, stands in for "
-                         "nanoGPT (6 layers, E = 384) on tiny-shakespeare, 5000 steps")
+    return Verdict(
+        cid,
+        verdict,
+        f"mean ρ: SGD {by['sgd']['mean_rho']:.1e}, SGD+wd {by['sgd_wd']['mean_rho']:.3f}, "
+        f"AdamW {by['adamw']['mean_rho']:.3f} (reference 1/(2H) = {base:.3f}); β drift: "
+        f"SGD {drift['sgd']:.1e}, AdamW {drift['adamw']:.1e}; val loss AdamW "
+        f"{by['adamw']['val_loss']:.3f} vs rebalanced {by['adamw_rebalance']['val_loss']:.3f}"
+        + (f". Failed: {'; '.join(failed)}" if failed else "")
+        + ". AdamW stays well below the 1/(2H) reference here, while the paper reports "
+        "it comes closest to it",
+        covered=f"character-level model (pydoc topics), E = 32, H = 4, 2 layers, "
+        f"{int(rows[0]['steps'])} steps per optimizer, one seed",
+        rows=[{k: t[k] for k in ("optimizer", "step", "rho", "beta", "loss")} for t in trace],
+        plot={
+            "x": "step",
+            "y": ["rho"],
+            "group": "optimizer",
+            "logx": False,
+            "title": "ID-E5: invariant fraction ρ per step",
+            "xlabel": "step",
+            "ylabel": "ρ",
+        },
+        scope=f"surrogate: a 2-layer E = 32, H = 4 character model on pydoc text, "
+        f"{int(rows[0]['steps'])} steps per optimizer, one seed, stands in for "
+        "nanoGPT (6 layers, E = 384) on tiny-shakespeare, 5000 steps",
+    )

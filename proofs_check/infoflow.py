@@ -26,20 +26,35 @@ from ._core import (
     slope_row,
 )
 
-not_checkable("IF-T3", reason="lower bound over all one-layer models with an unresolved rate "
-              "([A] says exponential in T, [Q2] writes Ω(ε^{-(k-1)/n})); needs the paper")
-not_checkable("IF-T4", reason="decoding-cost lower bound whose exponent |I|d/E comes from a "
-              "secondary summary; no construction or constant to measure")
-not_checkable("IF-P1", "IF-P2", reason="framework-level claim (InfoFlow recovers earlier "
-              "results); only qualitative")
-not_checkable("IF-P3", "IF-P4", reason="needs trained two-layer networks; the training "
-              "experiments are not implemented yet")
-not_checkable("IF-E2", reason="needs converged trained two-layer models on a D-retrieval task "
-              "(minutes per run, the digest's §7 item 5 model) and a probe protocol the sources do "
-              "not give (layer, token, whether the own position counts, probe sample size). A "
-              "pilot here (PMAX, d = 4, T = 8-16, 400-1500 steps, unconverged NMSE 0.04-0.37) gave "
-              "argmax ratios 0.52-0.97 and runner-up ratios 0.82-1.09 depending on the "
-              "configuration: inconclusive either way")
+not_checkable(
+    "IF-T3",
+    reason="lower bound over all one-layer models with an unresolved rate "
+    "([A] says exponential in T, [Q2] writes Ω(ε^{-(k-1)/n})); needs the paper",
+)
+not_checkable(
+    "IF-T4",
+    reason="decoding-cost lower bound whose exponent |I|d/E comes from a "
+    "secondary summary; no construction or constant to measure",
+)
+not_checkable(
+    "IF-P1",
+    "IF-P2",
+    reason="framework-level claim (InfoFlow recovers earlier results); only qualitative",
+)
+not_checkable(
+    "IF-P3",
+    "IF-P4",
+    reason="needs trained two-layer networks; the training experiments are not implemented yet",
+)
+not_checkable(
+    "IF-E2",
+    reason="needs converged trained two-layer models on a D-retrieval task "
+    "(minutes per run, the digest's §7 item 5 model) and a probe protocol the sources do "
+    "not give (layer, token, whether the own position counts, probe sample size). A "
+    "pilot here (PMAX, d = 4, T = 8-16, 400-1500 steps, unconverged NMSE 0.04-0.37) gave "
+    "argmax ratios 0.52-0.97 and runner-up ratios 0.82-1.09 depending on the "
+    "configuration: inconclusive either way",
+)
 
 
 def _decay_fit(x, y, bound, predicted: float):
@@ -52,6 +67,7 @@ def _decay_fit(x, y, bound, predicted: float):
 
 
 # ------------------------------------------------------------------------------- IF-T2
+
 
 def _retrieval_mutation(mutant):
     """IF-T2's mutants, applied to the built softmax head (W_Q = [0, β], W_V = [1, 0])."""
@@ -67,16 +83,23 @@ def _retrieval_grid(profile, mutant=None):
     quick = profile == "quick"
     return construction_grid(
         "softmax_retrieval",
-        {"T": [4, 64, 1024] if quick else [4, 16, 64, 256, 1024],
-         "beta": [10.0, 100.0, 1e3, 1e4] if quick else [10.0, 30.0, 100.0, 300.0, 1e3, 3e3,
-                                                        1e4]},
-        budget=256 if quick else 1024, mutate=_retrieval_mutation(mutant))[0]
+        {
+            "T": [4, 64, 1024] if quick else [4, 16, 64, 256, 1024],
+            "beta": [10.0, 100.0, 1e3, 1e4] if quick else [10.0, 30.0, 100.0, 300.0, 1e3, 3e3, 1e4],
+        },
+        budget=256 if quick else 1024,
+        mutate=_retrieval_mutation(mutant),
+    )[0]
 
 
-@check("IF-T2", mutants={
-    "value-gain": "the value weight of the head is 1.05 instead of 1: the head returns 1.05 x "
-                  "the softmax average (a perturbed weight)",
-    "beta-dropped": "W_Q carries 1 instead of β: the inverse temperature is never applied"})
+@check(
+    "IF-T2",
+    mutants={
+        "value-gain": "the value weight of the head is 1.05 instead of 1: the head returns 1.05 x "
+        "the softmax average (a perturbed weight)",
+        "beta-dropped": "W_Q carries 1 instead of β: the inverse temperature is never applied",
+    },
+)
 def max_retrieval(ctx: Context, cid):
     rows = _retrieval_grid(ctx.profile, ctx.mutant)
     c = claim("IF-T2")
@@ -85,31 +108,52 @@ def max_retrieval(ctx: Context, cid):
     for T in sorted({r["T"] for r in rows}):
         sub = [r for r in rows if r["T"] == T]
         pred = float(c.asymptotic_exponent("beta", "err_attn", T=T))
-        fit, tol, ok = _decay_fit([r["beta"] for r in sub], [r["sup_error"] for r in sub],
-                                  [r["claimed_bound"] for r in sub], pred)
+        fit, tol, ok = _decay_fit(
+            [r["beta"] for r in sub],
+            [r["sup_error"] for r in sub],
+            [r["claimed_bound"] for r in sub],
+            pred,
+        )
         rate_ok &= ok
-        fits.append(f"T={T}: β^{fit.slope:.3f} [{fit.ci_low:.3f}, {fit.ci_high:.3f}] vs "
-                    f"<= {pred:+.0f} + {tol:.3f}{'' if ok else ' FAILS'}")
+        fits.append(
+            f"T={T}: β^{fit.slope:.3f} [{fit.ci_low:.3f}, {fit.ci_high:.3f}] vs "
+            f"<= {pred:+.0f} + {tol:.3f}{'' if ok else ' FAILS'}"
+        )
         slopes.append(slope_row(fit, f"sup error vs β (T={T})", pred))
     bad = [r for r in rows if r["verdict"] != "within-bound"]
     ok = within and rate_ok
     return Verdict(
-        cid, "verified-numeric" if ok else "refuted", slopes=slopes, scope="full",
-        evidence=(f"max - softmax average <= (1 + ln(βT))/β in "
-                  f"{'every cell' if within else f'{len(rows) - len(bad)}/{len(rows)} cells'}; "
-                  f"rate (the slope's 95% interval must lie at or below the predicted exponent "
-                  f"plus the ln(βT) factor's share of the bound's own slope over the grid, so it "
-                  f"excludes any slower decay such as β^-1/2): " + "; ".join(fits)),
-        witness=None if not bad else {k: bad[0][k] for k in ("T", "beta", "sup_error",
-                                                             "claimed_bound")},
+        cid,
+        "verified-numeric" if ok else "refuted",
+        slopes=slopes,
+        scope="full",
+        evidence=(
+            f"max - softmax average <= (1 + ln(βT))/β in "
+            f"{'every cell' if within else f'{len(rows) - len(bad)}/{len(rows)} cells'}; "
+            f"rate (the slope's 95% interval must lie at or below the predicted exponent "
+            f"plus the ln(βT) factor's share of the bound's own slope over the grid, so it "
+            f"excludes any slower decay such as β^-1/2): " + "; ".join(fits)
+        ),
+        witness=None
+        if not bad
+        else {k: bad[0][k] for k in ("T", "beta", "sup_error", "claimed_bound")},
         covered=f"T in {sorted({r['T'] for r in rows})}, β in "
-                f"{sorted({r['beta'] for r in rows})}, adversarial search",
-        rows=rows, plot={"x": "beta", "y": ["sup_error"], "bound": "claimed_bound",
-                         "group": "T", "title": "IF-T2: softmax max retrieval",
-                         "xlabel": "β", "ylabel": "sup error"})
+        f"{sorted({r['beta'] for r in rows})}, adversarial search",
+        rows=rows,
+        plot={
+            "x": "beta",
+            "y": ["sup_error"],
+            "bound": "claimed_bound",
+            "group": "T",
+            "title": "IF-T2: softmax max retrieval",
+            "xlabel": "β",
+            "ylabel": "sup error",
+        },
+    )
 
 
 # ------------------------------------------------------------------------ IF-K1, IF-T1
+
 
 def _second_largest_mutation(mutant):
     """IF-K1's mutants, applied to the built two-layer construction (digest §4.1)."""
@@ -127,17 +171,26 @@ def _second_largest_grid(profile, mutant=None):
     quick = profile == "quick"
     return construction_grid(
         "if_second_largest",
-        {"T": [4, 16, 64] if quick else [4, 16, 64, 256],
-         "N": [8, 32, 128] if quick else [8, 16, 32, 64, 128, 256, 512]},
-        budget=256 if quick else 1024, fixed={"beta": 1e4},
-        mutate=_second_largest_mutation(mutant))[0]
+        {
+            "T": [4, 16, 64] if quick else [4, 16, 64, 256],
+            "N": [8, 32, 128] if quick else [8, 16, 32, 64, 128, 256, 512],
+        },
+        budget=256 if quick else 1024,
+        fixed={"beta": 1e4},
+        mutate=_second_largest_mutation(mutant),
+    )[0]
 
 
-@check("IF-K1", "IF-T1", mutants={
-    "no-self-exclusion": "layer 1 loses its positional self-exclusion (-M<p_t, p_s>): each token "
-                         "may retrieve itself, so the construction computes the largest value",
-    "readout-gain": "the read-out interpolant's output weights are 1.05 x the slope changes: an "
-                    "error floor that does not shrink with the knots N"})
+@check(
+    "IF-K1",
+    "IF-T1",
+    mutants={
+        "no-self-exclusion": "layer 1 loses its positional self-exclusion (-M<p_t, p_s>): each token "
+        "may retrieve itself, so the construction computes the largest value",
+        "readout-gain": "the read-out interpolant's output weights are 1.05 x the slope changes: an "
+        "error floor that does not shrink with the knots N",
+    },
+)
 def two_layer_second_largest(ctx: Context, cid):
     rows = _second_largest_grid(ctx.profile, ctx.mutant)
     within = all(r["verdict"] == "within-bound" for r in rows)
@@ -152,68 +205,117 @@ def two_layer_second_largest(ctx: Context, cid):
     slope_rows, parts, rate_ok = [], [], True
     for T in sorted({r["T"] for r in rows}):
         sub = [r for r in rows if r["T"] == T]
-        fit, tol, ok = _decay_fit([r["N"] for r in sub], [r["sup_error"] for r in sub],
-                                  [r["claimed_bound"] for r in sub], pred)
+        fit, tol, ok = _decay_fit(
+            [r["N"] for r in sub],
+            [r["sup_error"] for r in sub],
+            [r["claimed_bound"] for r in sub],
+            pred,
+        )
         rate_ok &= ok
-        parts.append(f"T={T}: N^{fit.slope:.2f} [{fit.ci_low:.2f}, {fit.ci_high:.2f}] vs <= "
-                     f"{pred:+.0f} + {tol:.3f}{'' if ok else ' FAILS'}")
+        parts.append(
+            f"T={T}: N^{fit.slope:.2f} [{fit.ci_low:.2f}, {fit.ci_high:.2f}] vs <= "
+            f"{pred:+.0f} + {tol:.3f}{'' if ok else ' FAILS'}"
+        )
         slope_rows.append(slope_row(fit, f"sup error vs N (T={T})", pred))
     bad = [r for r in rows if r["verdict"] != "within-bound"]
     verdict = "verified-numeric" if within and rate_ok else "refuted"
-    where = ("within the bound in every cell" if within else
-             f"outside the bound in {len(bad)}/{len(rows)} cells")
-    scope = ("partial: the two-layer, one-head-per-layer O(ε^-1) upper side, on the digest's "
-             "candidate separation task TASK-KTH(2) (construction IF-K1); the one-layer lower "
-             "bound ε^{-k(T)} is not tested") if cid == "IF-T1" else "full"
-    return Verdict(cid, verdict,
-                   f"two layers, one head each, compute f(2nd largest) {where}; "
-                   f"rate from {source} (predicted slope {pred:+.0f}; the 95% interval must lie "
-                   f"at or below it plus the attention floor's share of the bound's own slope, "
-                   f"so it excludes N^-1/2 (an ε^-2 count) and a flat floor): "
-                   + "; ".join(parts),
-                   covered=f"T in {sorted({r['T'] for r in rows})}, N in "
-                           f"{sorted({r['N'] for r in rows})}, β = 1e4, f = sin 6u + "
-                           "0.5|u-0.3|, adversarial search", slopes=slope_rows, scope=scope,
-                   witness=None if not bad else {k: bad[0][k] for k in
-                                                 ("T", "N", "sup_error", "claimed_bound")},
-                   rows=rows, plot={"x": "N", "y": ["sup_error"], "bound": "claimed_bound",
-                                    "group": "T", "title": f"{cid}: 2nd largest, two layers",
-                                    "xlabel": "knots N (∝ parameters)", "ylabel": "sup error"})
+    where = (
+        "within the bound in every cell"
+        if within
+        else f"outside the bound in {len(bad)}/{len(rows)} cells"
+    )
+    scope = (
+        (
+            "partial: the two-layer, one-head-per-layer O(ε^-1) upper side, on the digest's "
+            "candidate separation task TASK-KTH(2) (construction IF-K1); the one-layer lower "
+            "bound ε^{-k(T)} is not tested"
+        )
+        if cid == "IF-T1"
+        else "full"
+    )
+    return Verdict(
+        cid,
+        verdict,
+        f"two layers, one head each, compute f(2nd largest) {where}; "
+        f"rate from {source} (predicted slope {pred:+.0f}; the 95% interval must lie "
+        f"at or below it plus the attention floor's share of the bound's own slope, "
+        f"so it excludes N^-1/2 (an ε^-2 count) and a flat floor): " + "; ".join(parts),
+        covered=f"T in {sorted({r['T'] for r in rows})}, N in "
+        f"{sorted({r['N'] for r in rows})}, β = 1e4, f = sin 6u + "
+        "0.5|u-0.3|, adversarial search",
+        slopes=slope_rows,
+        scope=scope,
+        witness=None
+        if not bad
+        else {k: bad[0][k] for k in ("T", "N", "sup_error", "claimed_bound")},
+        rows=rows,
+        plot={
+            "x": "N",
+            "y": ["sup_error"],
+            "bound": "claimed_bound",
+            "group": "T",
+            "title": f"{cid}: 2nd largest, two layers",
+            "xlabel": "knots N (∝ parameters)",
+            "ylabel": "sup error",
+        },
+    )
 
 
 # ------------------------------------------------------------------------------- IF-K2
 
+
 def _pairwise_mutation(mutant):
     """IF-K2's mutants, applied to the built pairwise-max construction (digest §4.2)."""
     if mutant == "bilinear-transposed":
+
         def fn(c):
             d = c.task.d
-            w3 = c.model.feed_forward(0).w3.weight.data     # rows i*d..: A_i, columns x
+            w3 = c.model.feed_forward(0).w3.weight.data  # rows i*d..: A_i, columns x
             for i, A in enumerate(c.task.A):
-                w3[i * d:(i + 1) * d, :d] = torch.from_numpy(A.T.copy())
+                w3[i * d : (i + 1) * d, :d] = torch.from_numpy(A.T.copy())
+
         return fn
     if mutant == "query-sign":
         return lambda c: c.model.attention(0).q.weight.data.neg_()
     return None
 
 
-@check("IF-K2", mutants={
-    "bilinear-transposed": "FFN 1 forms r_iᵀ A_iᵀ x(t) instead of r_iᵀ A_i x(t) (A_i transposed)",
-    "query-sign": "layer 1's query is -β A_i x(t): each token retrieves the argmin key"})
+@check(
+    "IF-K2",
+    mutants={
+        "bilinear-transposed": "FFN 1 forms r_iᵀ A_iᵀ x(t) instead of r_iᵀ A_i x(t) (A_i transposed)",
+        "query-sign": "layer 1's query is -β A_i x(t): each token retrieves the argmin key",
+    },
+)
 def two_layer_pairwise(ctx: Context, cid):
-    rows, _ = construction_grid("if_pairwise_max", {"D": [1, 2], "T": [8, 64],
-                                                     "beta": [1e2, 1e3, 1e4]},
-                                budget=ctx.pick(128, 1024), mutate=_pairwise_mutation(ctx.mutant))
+    rows, _ = construction_grid(
+        "if_pairwise_max",
+        {"D": [1, 2], "T": [8, 64], "beta": [1e2, 1e3, 1e4]},
+        budget=ctx.pick(128, 1024),
+        mutate=_pairwise_mutation(ctx.mutant),
+    )
     bad = [r for r in rows if r["verdict"] != "within-bound"]
-    return Verdict(cid, "refuted" if bad else "verified-numeric",
-                   "Σ_i max_{s,t} x(s)ᵀA_i x(t) with D heads per layer stays within 2D(1 + "
-                   f"ln(βT))/β in {len(rows) - len(bad)}/{len(rows)} cells",
-                   covered="D in {1,2}, T in {8,64}, β in {1e2,1e3,1e4}, unit-norm tokens, "
-                   "adversarial search", rows=rows, scope="full",
-                   witness=None if not bad else {k: bad[0][k] for k in
-                                                 ("D", "T", "beta", "sup_error", "claimed_bound")},
-                   plot={"x": "beta", "y": ["sup_error"], "bound": "claimed_bound", "group": "T",
-                         "title": "IF-K2: pairwise max", "xlabel": "β", "ylabel": "sup error"})
+    return Verdict(
+        cid,
+        "refuted" if bad else "verified-numeric",
+        "Σ_i max_{s,t} x(s)ᵀA_i x(t) with D heads per layer stays within 2D(1 + "
+        f"ln(βT))/β in {len(rows) - len(bad)}/{len(rows)} cells",
+        covered="D in {1,2}, T in {8,64}, β in {1e2,1e3,1e4}, unit-norm tokens, adversarial search",
+        rows=rows,
+        scope="full",
+        witness=None
+        if not bad
+        else {k: bad[0][k] for k in ("D", "T", "beta", "sup_error", "claimed_bound")},
+        plot={
+            "x": "beta",
+            "y": ["sup_error"],
+            "bound": "claimed_bound",
+            "group": "T",
+            "title": "IF-K2: pairwise max",
+            "xlabel": "β",
+            "ylabel": "sup error",
+        },
+    )
 
 
 # ------------------------------------------------------------------------------- IF-E1
@@ -227,13 +329,20 @@ SPA_REST = 0.02
 def _spa_run(seed: int, steps: int, mutant: str | None) -> dict:
     """Train one layer, one head, learned positions on F = x(1) + x(2) + x(3) (T = 10, x ~
     N(0, I_2)) and measure the CLS attention on fresh inputs. Every draw comes from ``seed``."""
-    from approxtheory.model import LayerSpec, ModelConfig, Transformer
     from approxtheory.experiments._rng import init_linear_
+    from approxtheory.model import LayerSpec, ModelConfig, Transformer
+
     T, d = 10, 2
-    first = 1 if mutant == "target-off-by-one" else 0         # 0-indexed first summed token
-    cfg = ModelConfig(d_in=d, width=16, seq_len=T,
-                      positions="none" if mutant == "no-positional-encoding" else "learned",
-                      layers=[LayerSpec(heads=1, head_dim=8)], readout="cls", d_out=d)
+    first = 1 if mutant == "target-off-by-one" else 0  # 0-indexed first summed token
+    cfg = ModelConfig(
+        d_in=d,
+        width=16,
+        seq_len=T,
+        positions="none" if mutant == "no-positional-encoding" else "learned",
+        layers=[LayerSpec(heads=1, head_dim=8)],
+        readout="cls",
+        d_out=d,
+    )
     m = Transformer(cfg)
     g = init_linear_(m, seed)
     with torch.no_grad():
@@ -244,7 +353,7 @@ def _spa_run(seed: int, steps: int, mutant: str | None) -> dict:
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
     for _ in range(steps):
         X = torch.randn(128, T, d, generator=g, dtype=torch.float64)
-        loss = ((m(X) - X[:, first:first + 3].sum(1)) ** 2).mean()
+        loss = ((m(X) - X[:, first : first + 3].sum(1)) ** 2).mean()
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -252,41 +361,60 @@ def _spa_run(seed: int, steps: int, mutant: str | None) -> dict:
     Xv = torch.randn(1024, T, d, generator=g, dtype=torch.float64)
     with torch.no_grad():
         out, atts = m(Xv, return_attention=True)
-        y = Xv[:, first:first + 3].sum(1)
+        y = Xv[:, first : first + 3].sum(1)
         nmse = float(((out - y) ** 2).mean() / y.var(0).mean())
-    a = atts[0][:, 0, -1, :T]                    # CLS row over the T input tokens (B, T)
+    a = atts[0][:, 0, -1, :T]  # CLS row over the T input tokens (B, T)
     rest = a[:, 3:].sum(1)
-    return {"seed": seed, "steps": steps, "nmse": nmse,
-            **{f"w{t + 1}": float(a[:, t].mean()) for t in range(T)},
-            "rest": float(rest.mean()), "rest_max": float(rest.max()),
-            "w123_sd": float(a[:, :3].std(0).max())}
+    return {
+        "seed": seed,
+        "steps": steps,
+        "nmse": nmse,
+        **{f"w{t + 1}": float(a[:, t].mean()) for t in range(T)},
+        "rest": float(rest.mean()),
+        "rest_max": float(rest.max()),
+        "w123_sd": float(a[:, :3].std(0).max()),
+    }
 
 
-@check("IF-E1", mutants={
-    "no-positional-encoding": "the model is built without positional encoding: a content-only "
-                              "score cannot single out positions 1-3",
-    "target-off-by-one": "the task sums x(2) + x(3) + x(4) (an off-by-one in the target)"})
+@check(
+    "IF-E1",
+    mutants={
+        "no-positional-encoding": "the model is built without positional encoding: a content-only "
+        "score cannot single out positions 1-3",
+        "target-off-by-one": "the task sums x(2) + x(3) + x(4) (an off-by-one in the target)",
+    },
+)
 def specific_position_aggregation(ctx: Context, cid):
     steps = ctx.pick(400, 2000)
     seeds = [ctx.seed] if not ctx.full else [ctx.seed + i for i in range(3)]
     rows = [_spa_run(s, steps, ctx.mutant) for s in seeds]
     third = float(claim("IF-E1").evaluate("weight_per_position"))
     lo, hi = SPA_BAND
-    fails = [r["seed"] for r in rows
-             if not (all(lo <= r[f"w{t}"] <= hi for t in (1, 2, 3)) and r["rest"] < SPA_REST)]
-    desc = "; ".join(f"seed {r['seed']}: CLS weights on positions 1-3 = "
-                     f"{r['w1']:.3f}/{r['w2']:.3f}/{r['w3']:.3f} (claimed {third:.3f} each; "
-                     f"s.d. across inputs <= {r['w123_sd']:.3f}), on the other 7 = {r['rest']:.4f} "
-                     f"(max over inputs {r['rest_max']:.4f}), validation NMSE {r['nmse']:.1e}"
-                     for r in rows)
-    return Verdict(cid, "refuted" if fails else "consistent-empirical",
-                   f"{desc}. The digest's test: each of positions 1-3 in [{lo}, {hi}] and < "
-                   f"{SPA_REST} in total on the rest (means over 1024 fresh inputs)"
-                   + (f"; fails for seeds {fails}" if fails else ""),
-                   covered=f"one layer, one head (E = 16, head width 8), learned positions, T = "
-                           f"10, d = 2, AdamW lr 1e-2 (the paper: 1e-3 for 2000 epochs), cosine, "
-                           f"batch 128, {steps} steps, seeds {seeds}",
-                   measured=rows, witness=None if not fails else rows[seeds.index(fails[0])],
-                   rows=rows, scope=f"partial: the CLS attention pattern after {steps} training "
-                   "steps per seed; the paper's 2000 epochs and its (unreported) validation MSE "
-                   "are not reproduced")
+    fails = [
+        r["seed"]
+        for r in rows
+        if not (all(lo <= r[f"w{t}"] <= hi for t in (1, 2, 3)) and r["rest"] < SPA_REST)
+    ]
+    desc = "; ".join(
+        f"seed {r['seed']}: CLS weights on positions 1-3 = "
+        f"{r['w1']:.3f}/{r['w2']:.3f}/{r['w3']:.3f} (claimed {third:.3f} each; "
+        f"s.d. across inputs <= {r['w123_sd']:.3f}), on the other 7 = {r['rest']:.4f} "
+        f"(max over inputs {r['rest_max']:.4f}), validation NMSE {r['nmse']:.1e}"
+        for r in rows
+    )
+    return Verdict(
+        cid,
+        "refuted" if fails else "consistent-empirical",
+        f"{desc}. The digest's test: each of positions 1-3 in [{lo}, {hi}] and < "
+        f"{SPA_REST} in total on the rest (means over 1024 fresh inputs)"
+        + (f"; fails for seeds {fails}" if fails else ""),
+        covered=f"one layer, one head (E = 16, head width 8), learned positions, T = "
+        f"10, d = 2, AdamW lr 1e-2 (the paper: 1e-3 for 2000 epochs), cosine, "
+        f"batch 128, {steps} steps, seeds {seeds}",
+        measured=rows,
+        witness=None if not fails else rows[seeds.index(fails[0])],
+        rows=rows,
+        scope=f"partial: the CLS attention pattern after {steps} training "
+        "steps per seed; the paper's 2000 epochs and its (unreported) validation MSE "
+        "are not reproduced",
+    )

@@ -22,39 +22,67 @@ from approxtheory.model import LayerSpec, ModelConfig, Transformer
 
 from ._core import Context, Verdict, check, not_checkable
 
-not_checkable("PR-E1", reason="needs paired training runs of uniform and progressive schedules "
-              "(the Prism experiment is not implemented yet)")
-not_checkable("PR-E2", reason="attention distance of trained models; needs the Prism training "
-              "experiment (not implemented yet)")
-not_checkable("PR-N3", reason="throughput is a property of the paper's hardware and kernels (8x "
-              "H100, bf16, FlashAttention via SDPA, whose head-dim limit the digest suspects "
-              "behind the d_h = 384 slowdown); a CPU toy measurement can neither confirm nor "
-              "refute it. PR-N2's evidence reports the CPU forward+backward tokens/s of both "
-              "schedules and their ratio, as evidence only")
-not_checkable("PR-E3", reason="needs 124M-757M models trained on FineWeb (3 seeds each) and the LM "
-              "Evaluation Harness; the paper reports means without error bars, and gains of "
-              "0.1-1.1 points are within about one standard error of benchmarks of 1.3k-2.4k "
-              "items")
+not_checkable(
+    "PR-E1",
+    reason="needs paired training runs of uniform and progressive schedules "
+    "(the Prism experiment is not implemented yet)",
+)
+not_checkable(
+    "PR-E2",
+    reason="attention distance of trained models; needs the Prism training "
+    "experiment (not implemented yet)",
+)
+not_checkable(
+    "PR-N3",
+    reason="throughput is a property of the paper's hardware and kernels (8x "
+    "H100, bf16, FlashAttention via SDPA, whose head-dim limit the digest suspects "
+    "behind the d_h = 384 slowdown); a CPU toy measurement can neither confirm nor "
+    "refute it. PR-N2's evidence reports the CPU forward+backward tokens/s of both "
+    "schedules and their ratio, as evidence only",
+)
+not_checkable(
+    "PR-E3",
+    reason="needs 124M-757M models trained on FineWeb (3 seeds each) and the LM "
+    "Evaluation Harness; the paper reports means without error bars, and gains of "
+    "0.1-1.1 points are within about one standard error of benchmarks of 1.3k-2.4k "
+    "items",
+)
 
 D_MODEL, FFN = 64, 170
-SCHEDULES = {"uniform": [4, 4, 4, 4], "prism": [1, 2, 4, 4], "reversed": [4, 4, 2, 1],
-             "wide": [2, 2, 2, 2]}
+SCHEDULES = {
+    "uniform": [4, 4, 4, 4],
+    "prism": [1, 2, 4, 4],
+    "reversed": [4, 4, 2, 1],
+    "wide": [2, 2, 2, 2],
+}
 H_BASE = 4
 
 NOT_RESCALED = "head-width-not-rescaled"
-_NOT_RESCALED_WHAT = ("every layer keeps the baseline head width d/h_base = 16 whatever its head "
-                      "count, so h_l·d_h != d (the reshape bug a schedule must avoid)")
+_NOT_RESCALED_WHAT = (
+    "every layer keeps the baseline head width d/h_base = 16 whatever its head "
+    "count, so h_l·d_h != d (the reshape bug a schedule must avoid)"
+)
 
 
 def _model(heads, mutant=None, dtype="float64"):
     def width(h):
         return D_MODEL // H_BASE if mutant == NOT_RESCALED else D_MODEL // h
-    return Transformer(ModelConfig(d_in=8, width=D_MODEL, bias=True, ffn_kind="swiglu",
-                                   ffn_bias=False,
-                                   layers=[LayerSpec(h, width(h), ffn_hidden=(FFN,))
-                                           for h in heads],
-                                   readout="tokens", causal=True, rope="full", d_out=8,
-                                   dtype=dtype))
+
+    return Transformer(
+        ModelConfig(
+            d_in=8,
+            width=D_MODEL,
+            bias=True,
+            ffn_kind="swiglu",
+            ffn_bias=False,
+            layers=[LayerSpec(h, width(h), ffn_hidden=(FFN,)) for h in heads],
+            readout="tokens",
+            causal=True,
+            rope="full",
+            d_out=8,
+            dtype=dtype,
+        )
+    )
 
 
 def _h_free(expr) -> bool:
@@ -69,16 +97,20 @@ def _layer_params(m, i, part):
     return m.count_params([part], layer=i)
 
 
-@check("PR-N1", mutants={
-    NOT_RESCALED: _NOT_RESCALED_WHAT,
-    "per-head-output-block": "the formula counts W_O per head as a d_h x d_h block (h_l d_h² "
-                             "instead of h_l d_h d)"})
+@check(
+    "PR-N1",
+    mutants={
+        NOT_RESCALED: _NOT_RESCALED_WHAT,
+        "per-head-output-block": "the formula counts W_O per head as a d_h x d_h block (h_l d_h² "
+        "instead of h_l d_h d)",
+    },
+)
 def parameter_neutrality(ctx: Context, cid):
     c = claim("PR-N1")
     n_attn, n_mlp, n_layer = c.expr("N_attn"), c.expr("N_mlp"), c.expr("N_layer")
     if ctx.is_mutant("per-head-output-block"):
         dh = cat.d / cat.h_l
-        fix = cat.h_l * dh ** 2 - cat.h_l * dh * cat.d
+        fix = cat.h_l * dh**2 - cat.h_l * dh * cat.d
         n_attn, n_layer = n_attn + fix, n_layer + fix
     symbolic = _h_free(n_layer)
     counts, mismatches = {}, []
@@ -93,24 +125,30 @@ def parameter_neutrality(ctx: Context, cid):
                     mismatches.append(f"{name} layer {i} (h={h}) {part}: {got} != {want}")
     equal = len(set(counts.values())) == 1
     ok = symbolic and equal and not mismatches
-    return Verdict(cid, "verified-symbolic" if ok else "refuted",
-                   f"the per-layer formula summed over a schedule of 6 symbolic head counts "
-                   f"{'has no' if symbolic else 'KEEPS a'} head count (sympy); every layer of the "
-                   f"shared model has the attention (N_attn, I_bias = 1) and SwiGLU (N_mlp) "
-                   f"counts of the formula"
-                   + (f" except {mismatches[:4]}" if mismatches else "")
-                   + f"; whole-model counts {counts}"
-                   + ("" if equal else " DIFFER across schedules"),
-                   covered="symbolic (any schedule of 6 layers) + 4 schedules at d = 64, L = 4 "
-                           "(RoPE, SwiGLU without biases, attention biases; the shared model has "
-                           "no norms and no vocabulary embedding, whose terms hold no h_l)",
-                   measured=counts, witness=mismatches[:4] or None, scope="full")
+    return Verdict(
+        cid,
+        "verified-symbolic" if ok else "refuted",
+        f"the per-layer formula summed over a schedule of 6 symbolic head counts "
+        f"{'has no' if symbolic else 'KEEPS a'} head count (sympy); every layer of the "
+        f"shared model has the attention (N_attn, I_bias = 1) and SwiGLU (N_mlp) "
+        f"counts of the formula"
+        + (f" except {mismatches[:4]}" if mismatches else "")
+        + f"; whole-model counts {counts}"
+        + ("" if equal else " DIFFER across schedules"),
+        covered="symbolic (any schedule of 6 layers) + 4 schedules at d = 64, L = 4 "
+        "(RoPE, SwiGLU without biases, attention biases; the shared model has "
+        "no norms and no vocabulary embedding, whose terms hold no h_l)",
+        measured=counts,
+        witness=mismatches[:4] or None,
+        scope="full",
+    )
 
 
 def _flop_counts(heads, X, mutant):
     """Forward matmul FLOPs of every layer, forward+backward total, and the number of attention
     probabilities of every layer, on the explicit attention path."""
     from torch.utils.flop_counter import FlopCounterMode
+
     m = _model(heads, mutant)
     with FlopCounterMode(display=False) as fc:
         _, atts = m(X, return_attention=True)
@@ -134,8 +172,9 @@ def _throughput(seed: int, budget_s: float = 1.5) -> dict:
     def step(m):
         m.zero_grad(set_to_none=True)
         m(X).sum().backward()
+
     for m in models.values():
-        step(m)                                   # warm-up
+        step(m)  # warm-up
     t_end = time.perf_counter() + budget_s
     while time.perf_counter() < t_end or min(len(v) for v in times.values()) < 3:
         for k, m in models.items():
@@ -146,24 +185,31 @@ def _throughput(seed: int, budget_s: float = 1.5) -> dict:
             break
     med = {k: sorted(v)[len(v) // 2] for k, v in times.items()}
     tps = {k: B * T / v for k, v in med.items()}
-    return {"tokens_per_s": {k: round(v) for k, v in tps.items()},
-            "ratio_prism_over_uniform": round(tps["prism"] / tps["uniform"], 3),
-            "rounds": min(len(v) for v in times.values()), "batch": B, "T": T}
+    return {
+        "tokens_per_s": {k: round(v) for k, v in tps.items()},
+        "ratio_prism_over_uniform": round(tps["prism"] / tps["uniform"], 3),
+        "rounds": min(len(v) for v in times.values()),
+        "batch": B,
+        "T": T,
+    }
 
 
-@check("PR-N2", mutants={
-    NOT_RESCALED: _NOT_RESCALED_WHAT,
-    "scores-full-width": "the formula counts each head's scores QKᵀ over the full width d "
-                         "instead of d_h (h_l·2T²d instead of h_l·2T²d_h)"})
+@check(
+    "PR-N2",
+    mutants={
+        NOT_RESCALED: _NOT_RESCALED_WHAT,
+        "scores-full-width": "the formula counts each head's scores QKᵀ over the full width d "
+        "instead of d_h (h_l·2T²d instead of h_l·2T²d_h)",
+    },
+)
 def flop_neutrality(ctx: Context, cid):
     c = claim("PR-N2")
     f_layer, f_soft = c.expr("F_layer"), c.expr("F_softmax")
     if ctx.is_mutant("scores-full-width"):
-        f_layer = f_layer + (cat.h_l - 1) * 2 * cat.T ** 2 * cat.d
+        f_layer = f_layer + (cat.h_l - 1) * 2 * cat.T**2 * cat.d
     symbolic = _h_free(f_layer)
     B, T = 2, 32
-    X = torch.randn(B, T, 8, dtype=torch.float64,
-                    generator=torch.Generator().manual_seed(ctx.seed))
+    X = torch.randn(B, T, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(ctx.seed))
     per_layer, softmax, totals, mismatches = {}, {}, {}, []
     for name, heads in SCHEDULES.items():
         fwd, sm, tot = _flop_counts(heads, X, ctx.mutant)
@@ -180,35 +226,44 @@ def flop_neutrality(ctx: Context, cid):
     ok = symbolic and equal and not mismatches
     thr = _throughput(ctx.seed)
     sm_tot = {k: sum(v) for k, v in softmax.items()}
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   "matmul FLOPs counted with the attention matmuls (explicit path, "
-                   "FlopCounterMode): every layer's forward count equals B·F_layer of the "
-                   "catalogue at its head count"
-                   + (f" except {mismatches[:4]}" if mismatches else "")
-                   + "; F_layer summed over 6 symbolic head counts "
-                   + ("has no" if symbolic else "KEEPS a")
-                   + f" head count; forward+backward totals {totals}"
-                   + ("" if equal else " DIFFER across schedules")
-                   + f". Softmax work (probabilities per forward, = B·F_softmax/c of the "
-                   f"catalogue in every layer) does scale with h: {sm_tot}. Throughput of both "
-                   f"schedules is measured side by side (fused SDPA path, float32, forward+"
-                   f"backward, CPU, evidence only; the paper's d_h = 384 schedules were 4-8% "
-                   f"slower on H100): see this run's figures",
-                   covered=f"4 schedules {SCHEDULES} at d = 64, L = 4, f = {FFN}, batch {B}, "
-                           f"T = {T} (full score matrix, causal mask applied after QKᵀ); "
-                           f"throughput: batch {thr['batch']}, T = {thr['T']}, "
-                           f"{thr['rounds']} interleaved rounds, median",
-                   measured={"fwd_flops_per_layer": per_layer, "fwd_bwd_total": totals,
-                             "softmax_scores_per_layer": softmax},
-                   volatile={"throughput tokens/s": thr["tokens_per_s"],
-                             "Prism/uniform": thr["ratio_prism_over_uniform"]},
-                   witness=mismatches[:4] or None, scope="full")
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        "matmul FLOPs counted with the attention matmuls (explicit path, "
+        "FlopCounterMode): every layer's forward count equals B·F_layer of the "
+        "catalogue at its head count"
+        + (f" except {mismatches[:4]}" if mismatches else "")
+        + "; F_layer summed over 6 symbolic head counts "
+        + ("has no" if symbolic else "KEEPS a")
+        + f" head count; forward+backward totals {totals}"
+        + ("" if equal else " DIFFER across schedules")
+        + f". Softmax work (probabilities per forward, = B·F_softmax/c of the "
+        f"catalogue in every layer) does scale with h: {sm_tot}. Throughput of both "
+        f"schedules is measured side by side (fused SDPA path, float32, forward+"
+        f"backward, CPU, evidence only; the paper's d_h = 384 schedules were 4-8% "
+        f"slower on H100): see this run's figures",
+        covered=f"4 schedules {SCHEDULES} at d = 64, L = 4, f = {FFN}, batch {B}, "
+        f"T = {T} (full score matrix, causal mask applied after QKᵀ); "
+        f"throughput: batch {thr['batch']}, T = {thr['T']}, "
+        f"{thr['rounds']} interleaved rounds, median",
+        measured={
+            "fwd_flops_per_layer": per_layer,
+            "fwd_bwd_total": totals,
+            "softmax_scores_per_layer": softmax,
+        },
+        volatile={
+            "throughput tokens/s": thr["tokens_per_s"],
+            "Prism/uniform": thr["ratio_prism_over_uniform"],
+        },
+        witness=mismatches[:4] or None,
+        scope="full",
+    )
 
 
 RULE_MUTANTS = {
     "divisibility-dropped": "the rule set without h_l | d (the regime condition removed)",
     "medium-swapped": "the Medium schedule transcribed with layers 3 and 4 swapped "
-                      "(4,4,8,4,8,8,16,...)",
+    "(4,4,8,4,8,8,16,...)",
 }
 
 
@@ -216,11 +271,12 @@ RULE_MUTANTS = {
 def schedule_rules(ctx: Context, cid):
     c = claim("PR-S")
     if ctx.is_mutant("divisibility-dropped"):
-        c = dataclasses.replace(c, regime=tuple(r for r in c.regime
-                                                if not r.expr.has(sp.Mod)))
-    table = {"small": (768, 12, 12, [3, 3, 6, 6, 8, 8] + [12] * 6),
-             "medium": (1024, 24, 16, [4] * 3 + [8] * 3 + [16] * 18),
-             "large": (1536, 24, 16, [6] * 3 + [12] * 3 + [16] * 18)}
+        c = dataclasses.replace(c, regime=tuple(r for r in c.regime if not r.expr.has(sp.Mod)))
+    table = {
+        "small": (768, 12, 12, [3, 3, 6, 6, 8, 8] + [12] * 6),
+        "medium": (1024, 24, 16, [4] * 3 + [8] * 3 + [16] * 18),
+        "large": (1536, 24, 16, [6] * 3 + [12] * 3 + [16] * 18),
+    }
     if ctx.is_mutant("medium-swapped"):
         s = table["medium"][3]
         s[2], s[3] = s[3], s[2]
@@ -236,23 +292,26 @@ def schedule_rules(ctx: Context, cid):
         runs = [len(list(g)) for _, g in itertools.groupby(sched)]
         if min(runs) < 2:
             problems.append(f"{name}: a head count held for a single layer")
-        dims[name] = sorted({int(c.evaluate("d_head", d=d, h_l=h, h_base=hb))
-                             for h in set(sched)}, reverse=True)
+        dims[name] = sorted(
+            {int(c.evaluate("d_head", d=d, h_l=h, h_base=hb)) for h in set(sched)}, reverse=True
+        )
     try:
         c.evaluate(d=768, h_l=5, h_base=12)
         rejects = False
     except RegimeError:
         rejects = True
     ok = not problems and rejects
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   "the paper's three schedules (Table 4) "
-                   + ("satisfy" if not problems else "do NOT all satisfy")
-                   + " divisibility, monotonicity, ending at h_base, blocks of >= 2 layers and "
-                   "the >= L/2 rule"
-                   + ("; h = 5 at d = 768 is rejected" if rejects else
-                      "; h = 5 at d = 768 is NOT rejected")
-                   + (f"; problems: {problems}" if problems else "")
-                   + f". Per-head widths {dims}: the 'powers of two early' preference (rule 6) "
-                   "is a hardware preference the Small schedule itself does not follow (d_h = 96)",
-                   covered="Small/Medium/Large schedules of Table 4; rules 1-5",
-                   scope="full")
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        "the paper's three schedules (Table 4) "
+        + ("satisfy" if not problems else "do NOT all satisfy")
+        + " divisibility, monotonicity, ending at h_base, blocks of >= 2 layers and "
+        "the >= L/2 rule"
+        + ("; h = 5 at d = 768 is rejected" if rejects else "; h = 5 at d = 768 is NOT rejected")
+        + (f"; problems: {problems}" if problems else "")
+        + f". Per-head widths {dims}: the 'powers of two early' preference (rule 6) "
+        "is a hardware preference the Small schedule itself does not follow (d_h = 96)",
+        covered="Small/Medium/Large schedules of Table 4; rules 1-5",
+        scope="full",
+    )

@@ -19,8 +19,13 @@ from approxtheory.constructions import build
 
 from ._core import Context, Verdict, check, memo, not_checkable
 
-not_checkable("TO-R1", "TO-R2", "TO-R3", reason="allocation rules about trained models; the "
-              "training experiments (digest P3, P4, P6, P7) are not implemented yet")
+not_checkable(
+    "TO-R1",
+    "TO-R2",
+    "TO-R3",
+    reason="allocation rules about trained models; the "
+    "training experiments (digest P3, P4, P6, P7) are not implemented yet",
+)
 
 
 def _lambdify(cid: str, name: str, *symbols: str, expr=None):
@@ -32,10 +37,13 @@ def _lambdify(cid: str, name: str, *symbols: str, expr=None):
 
 
 # ------------------------------------------------------------------------------------- TO-T1
-@check("TO-T1", mutants={
-    "hstar-exponent": "H* with D^(α/(α+β)) in place of D^(β/(α+β)) (the exponents swapped)",
-    "hstar-no-M": "H* without the group factor M^α (the symmetric-groups substitution dropped)",
-})
+@check(
+    "TO-T1",
+    mutants={
+        "hstar-exponent": "H* with D^(α/(α+β)) in place of D^(β/(α+β)) (the exponents swapped)",
+        "hstar-no-M": "H* without the group factor M^α (the symmetric-groups substitution dropped)",
+    },
+)
 def balance_rule(ctx: Context, cid):
     c = claim("TO-T1")
     H, D, M = c.symbol("H"), c.symbol("D"), c.symbol("M")
@@ -55,12 +63,12 @@ def balance_rule(ctx: Context, cid):
         if len(terms) == 2:
             t1, t2 = sorted(terms, key=lambda t: not t.is_positive)
             if t1.is_positive and t2.is_negative:
-                diff = sp.expand_log(sp.log(t1.subs(H, Hs)) - sp.log(-t2.subs(H, Hs)),
-                                     force=True)
+                diff = sp.expand_log(sp.log(t1.subs(H, Hs)) - sp.log(-t2.subs(H, Hs)), force=True)
                 symbolic = sp.simplify(diff) == 0
     # where simplify cannot close it, evaluate at random positive points (30 digits); and check
     # that H* is the minimum: E'(H*/2) < 0 < E'(2 H*) (E' is increasing on (0, oo))
     import mpmath
+
     names = ("a", "b", "alpha", "beta", "D", "M")
     args = [c.symbol(n) for n in names]
     dE_f = sp.lambdify([H] + args, dE, "mpmath")
@@ -76,29 +84,45 @@ def balance_rule(ctx: Context, cid):
             g, lo, hi = dE_f(hs, *vals), dE_f(hs / 2, *vals), dE_f(2 * hs, *vals)
             rel = float(abs(g) / (abs(hi) + mpmath.mpf(10) ** -30))
             if rel > worst:
-                worst, witness = rel, {**{n: float(v) for n, v in zip(names, vals)},
-                                       "H_star": float(hs), "dE/dH at H*": float(g)}
+                worst, witness = (
+                    rel,
+                    {
+                        **{n: float(v) for n, v in zip(names, vals)},
+                        "H_star": float(hs),
+                        "dE/dH at H*": float(g),
+                    },
+                )
             not_min += not (lo < 0 < hi)
     ok = (symbolic or worst < 1e-20) and not_min == 0
     how = "exactly (sympy)" if symbolic else f"numerically (relative residual {worst:.1e})"
-    what = ("What was verified is the digest's [DER] template only, not the paper's Eq. (3): "
-            "for E(H) = M (a (H/M)^-α + b (D/H)^-β) ")
-    tail = ("The paper's Eq. (3) was not recovered; it reportedly predicts 32 heads where the "
-            "paper's experiment finds 8 best, which nothing here can confirm or refute")
-    return Verdict(cid, ("verified-symbolic" if symbolic else "verified-numeric") if ok
-                   else "refuted",
-                   (what + f"the catalogue's closed-form H* solves dE/dH = 0 {how} and is the "
-                    f"minimum (E' < 0 below it, > 0 above it at all {n_pts} random points). "
-                    + tail) if ok else
-                   (f"The catalogue's H* is not the optimum of the template: relative residual "
-                    f"of dE/dH at H* up to {worst:.2e} (must be < 1e-20), not a minimum at "
-                    f"{not_min} of {n_pts} random points. " + tail),
-                   covered="symbolic, all positive a, b, α, β, D; numerically at random a, b, "
-                           "α, β, D in [0.2, 3], M in {2..5} (30 digits)",
-                   witness=None if ok else witness,
-                   scope="surrogate: the digest's [DER] additive template E = Σ_m [a H_m^-α + "
-                         "b d_m^-β] with symmetric groups stands in for the paper's Eq. (3); "
-                         "its stationary point and minimality are checked")
+    what = (
+        "What was verified is the digest's [DER] template only, not the paper's Eq. (3): "
+        "for E(H) = M (a (H/M)^-α + b (D/H)^-β) "
+    )
+    tail = (
+        "The paper's Eq. (3) was not recovered; it reportedly predicts 32 heads where the "
+        "paper's experiment finds 8 best, which nothing here can confirm or refute"
+    )
+    return Verdict(
+        cid,
+        ("verified-symbolic" if symbolic else "verified-numeric") if ok else "refuted",
+        (
+            what + f"the catalogue's closed-form H* solves dE/dH = 0 {how} and is the "
+            f"minimum (E' < 0 below it, > 0 above it at all {n_pts} random points). " + tail
+        )
+        if ok
+        else (
+            f"The catalogue's H* is not the optimum of the template: relative residual "
+            f"of dE/dH at H* up to {worst:.2e} (must be < 1e-20), not a minimum at "
+            f"{not_min} of {n_pts} random points. " + tail
+        ),
+        covered="symbolic, all positive a, b, α, β, D; numerically at random a, b, "
+        "α, β, D in [0.2, 3], M in {2..5} (30 digits)",
+        witness=None if ok else witness,
+        scope="surrogate: the digest's [DER] additive template E = Σ_m [a H_m^-α + "
+        "b d_m^-β] with symmetric groups stands in for the paper's Eq. (3); "
+        "its stationary point and minimality are checked",
+    )
 
 
 # ------------------------------------------------------------------------------------- helpers
@@ -126,11 +150,10 @@ def _errors(z, valid, tgt, c=None):
     key of each row (n,); ``c``: read-out per row (None: the best one, α_tgt / Σ_s α_s²)."""
     a = torch.softmax(z.masked_fill(~valid, float("-inf")), -1)
     at = a.gather(-1, tgt.expand(*a.shape[:-1]).unsqueeze(-1)).squeeze(-1)
-    others = (a ** 2).masked_fill(torch.nn.functional.one_hot(tgt, a.shape[-1]).bool(), 0.0) \
-        .sum(-1)
+    others = (a**2).masked_fill(torch.nn.functional.one_hot(tgt, a.shape[-1]).bool(), 0.0).sum(-1)
     if c is None:
-        c = at / (at ** 2 + others)
-    return (1 - c * at) ** 2 + c ** 2 * others
+        c = at / (at**2 + others)
+    return (1 - c * at) ** 2 + c**2 * others
 
 
 def _causal_rows(T: int, rows, k: int):
@@ -141,10 +164,13 @@ def _causal_rows(T: int, rows, k: int):
 
 
 # ------------------------------------------------------------------------------------- TO-X1
-@check("TO-X1", mutants={
-    "cap-exponent": "cap e^B/(e^B + L - 1): the logit range 2B taken as B",
-    "cap-count": "cap e^{2B}/(e^{2B} + L): the competing tokens counted as L, not L - 1",
-})
+@check(
+    "TO-X1",
+    mutants={
+        "cap-exponent": "cap e^B/(e^B + L - 1): the logit range 2B taken as B",
+        "cap-count": "cap e^{2B}/(e^{2B} + L): the competing tokens counted as L, not L - 1",
+    },
+)
 def weight_cap(ctx: Context, cid):
     c = claim("TO-X1")
     e = c.expr("max_weight")
@@ -160,7 +186,7 @@ def weight_cap(ctx: Context, cid):
         for L in (2, 8, 64, 512):
             z = rng.uniform(-B, B, (ctx.pick(2000, 20000), L))
             z[:10] = -B
-            z[:10, 0] = B                                  # the extremal configuration
+            z[:10, 0] = B  # the extremal configuration
             cap = float(cap_f(B, L))
             p = _softmax(z)
             i = int(p.max(-1).argmax())
@@ -169,25 +195,34 @@ def weight_cap(ctx: Context, cid):
                 worst, wit = m / cap, {"B": B, "L": L, "logits": z[i].tolist()[:16]}
             rows.append({"B": B, "L": L, "max_weight": m, "cap": cap})
     ok = worst <= 1 + 1e-12
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"max attention weight / cap = {worst:.6f} (must be <= 1 + 1e-12); the cap is "
-                   "attained by one logit at B and the rest at -B",
-                   covered="B in {0.5,1,2,4}, L in {2..512}, random + extremal logits",
-                   measured=worst, claimed=1.0, rows=rows, witness=None if ok else wit,
-                   scope="full")
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"max attention weight / cap = {worst:.6f} (must be <= 1 + 1e-12); the cap is "
+        "attained by one logit at B and the rest at -B",
+        covered="B in {0.5,1,2,4}, L in {2..512}, random + extremal logits",
+        measured=worst,
+        claimed=1.0,
+        rows=rows,
+        witness=None if ok else wit,
+        scope="full",
+    )
 
 
 # ------------------------------------------------------------------------------------- TO-X3
-@check("TO-X3", mutants={
-    "rate-1/L^2": "bound 2σ² e^{2B}/L²: the decay in L taken as L^-2",
-    "no-exp-factor": "bound 2σ²/L: the e^{2B} factor of the weight cap dropped",
-})
+@check(
+    "TO-X3",
+    mutants={
+        "rate-1/L^2": "bound 2σ² e^{2B}/L²: the decay in L taken as L^-2",
+        "no-exp-factor": "bound 2σ²/L: the e^{2B} factor of the weight cap dropped",
+    },
+)
 def head_difference(ctx: Context, cid):
     c = claim("TO-X3")
     e = c.expr("mse_difference")
     Bs, Ls = c.symbol("B"), c.symbol("L")
     if ctx.is_mutant("rate-1/L^2"):
-        e = e.subs(Ls, Ls ** 2)
+        e = e.subs(Ls, Ls**2)
     elif ctx.is_mutant("no-exp-factor"):
         e = e.subs(Bs, 0)
     bound_f = _lambdify("TO-X3", "mse_difference", "sigma", "B", "L", expr=e)
@@ -197,37 +232,64 @@ def head_difference(ctx: Context, cid):
         for L in (8, 32, 128, 512):
             n = ctx.pick(500, 5000)
             za, zb = rng.uniform(-B, B, (n, L)), rng.uniform(-B, B, (n, L))
-            za[0], zb[0] = -B, -B                          # extremal: peaks at different tokens
+            za[0], zb[0] = -B, -B  # extremal: peaks at different tokens
             za[0, 0], zb[0, 1] = B, B
             a, b = _softmax(za), _softmax(zb)
-            sq = ((a - b) ** 2).sum(-1)                    # E||o-o'||²/σ² for isotropic values
+            sq = ((a - b) ** 2).sum(-1)  # E||o-o'||²/σ² for isotropic values
             i = int(sq.argmax())
             val = float(sq[i])
             bound = float(bound_f(1.0, B, L))
             if val / bound > worst:
-                worst, wit = val / bound, {"B": B, "L": L, "logits_a": za[i].tolist()[:16],
-                                           "logits_b": zb[i].tolist()[:16]}
+                worst, wit = (
+                    val / bound,
+                    {
+                        "B": B,
+                        "L": L,
+                        "logits_a": za[i].tolist()[:16],
+                        "logits_b": zb[i].tolist()[:16],
+                    },
+                )
             rows.append({"B": B, "L": L, "max_sq_diff": val, "bound": bound})
     ok = worst <= 1 + 1e-12
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   (f"Σ(Δα)² <= 2e^(2B)/L in every draw (largest ratio {worst:.3f}, must be <= "
-                    "1 + 1e-12): two bounded-logit heads with the same value map differ by "
-                    "O(L^(-1/2)) in RMS") if ok else
-                   (f"a pair of bounded-logit heads exceeds the bound: Σ(Δα)² / bound = "
-                    f"{worst:.3f} at B = {wit['B']}, L = {wit['L']}"),
-                   covered="random + extremal bounded logits, B in {0.5,1,2}, L in {8..512}",
-                   measured=worst, claimed=1.0, rows=rows, witness=None if ok else wit,
-                   scope="full",
-                   plot={"x": "L", "y": ["max_sq_diff"], "bound": "bound", "group": "B",
-                         "title": f"{cid}: head difference vs L", "xlabel": "L",
-                         "ylabel": "max Σ(Δα)²"})
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        (
+            f"Σ(Δα)² <= 2e^(2B)/L in every draw (largest ratio {worst:.3f}, must be <= "
+            "1 + 1e-12): two bounded-logit heads with the same value map differ by "
+            "O(L^(-1/2)) in RMS"
+        )
+        if ok
+        else (
+            f"a pair of bounded-logit heads exceeds the bound: Σ(Δα)² / bound = "
+            f"{worst:.3f} at B = {wit['B']}, L = {wit['L']}"
+        ),
+        covered="random + extremal bounded logits, B in {0.5,1,2}, L in {8..512}",
+        measured=worst,
+        claimed=1.0,
+        rows=rows,
+        witness=None if ok else wit,
+        scope="full",
+        plot={
+            "x": "L",
+            "y": ["max_sq_diff"],
+            "bound": "bound",
+            "group": "B",
+            "title": f"{cid}: head difference vs L",
+            "xlabel": "L",
+            "ylabel": "max Σ(Δα)²",
+        },
+    )
 
 
 # ------------------------------------------------------------------------------------- TO-X4
-@check("TO-X4", mutants={
-    "ratio-half": "weight-ratio bound e^δ: the normaliser's own shift (the second δ) forgotten",
-    "l1-delta-squared": "ℓ1 bound e^{2δ²} - 1: the exponent 2δ typed as 2δ²",
-})
+@check(
+    "TO-X4",
+    mutants={
+        "ratio-half": "weight-ratio bound e^δ: the normaliser's own shift (the second δ) forgotten",
+        "l1-delta-squared": "ℓ1 bound e^{2δ²} - 1: the exponent 2δ typed as 2δ²",
+    },
+)
 def logit_perturbation(ctx: Context, cid):
     c = claim("TO-X4")
     ds = c.symbol("delta")
@@ -235,7 +297,7 @@ def logit_perturbation(ctx: Context, cid):
     if ctx.is_mutant("ratio-half"):
         e_ratio = e_ratio.subs(ds, ds / 2)
     elif ctx.is_mutant("l1-delta-squared"):
-        e_l1 = e_l1.subs(ds, ds ** 2)
+        e_l1 = e_l1.subs(ds, ds**2)
     l1_f = _lambdify("TO-X4", "l1_change", "delta", expr=e_l1)
     ratio_f = _lambdify("TO-X4", "weight_ratio", "delta", expr=e_ratio)
     rng = np.random.default_rng(ctx.seed)
@@ -251,27 +313,42 @@ def logit_perturbation(ctx: Context, cid):
         ratio = float(np.maximum(p2 / p, p / p2).max())
         b1, br = float(l1_f(delta)), float(ratio_f(delta))
         worst_l1, worst_ratio = max(worst_l1, l1 / b1), max(worst_ratio, ratio / br)
-        rows.append({"delta": delta, "max_l1": l1, "l1_bound": b1, "max_ratio": ratio,
-                     "ratio_bound": br})
+        rows.append(
+            {"delta": delta, "max_l1": l1, "l1_bound": b1, "max_ratio": ratio, "ratio_bound": br}
+        )
     ok = worst_l1 <= 1 + 1e-12 and worst_ratio <= 1 + 1e-12
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   f"largest ||softmax(z+dz) - softmax(z)||_1 / (e^(2δ) - 1) = {worst_l1:.3f} "
-                   f"and largest weight ratio / e^(2δ) = {worst_ratio:.4f}; both must be "
-                   "<= 1 + 1e-12" + ("" if ok else ": a bound is exceeded"),
-                   covered="δ in {0.01, 0.1, 0.5, 1}, random and sign-pattern perturbations of "
-                           "16 logits",
-                   measured={"l1": worst_l1, "ratio": worst_ratio}, claimed=1.0, rows=rows,
-                   scope="full")
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"largest ||softmax(z+dz) - softmax(z)||_1 / (e^(2δ) - 1) = {worst_l1:.3f} "
+        f"and largest weight ratio / e^(2δ) = {worst_ratio:.4f}; both must be "
+        "<= 1 + 1e-12" + ("" if ok else ": a bound is exceeded"),
+        covered="δ in {0.01, 0.1, 0.5, 1}, random and sign-pattern perturbations of 16 logits",
+        measured={"l1": worst_l1, "ratio": worst_ratio},
+        claimed=1.0,
+        rows=rows,
+        scope="full",
+    )
 
 
 # ------------------------------------------------------------------------------------- TO-X2
 #: the X2 attack: position-only heads optimised (head and read-out) to beat the floor
 _X2_K = 2
 _X2_GRID = {
-    "quick": {"Bs": (0.25, 0.5, 1.0, 2.0, 3.0), "restarts": 3, "steps": 300, "Ts": (8, 32, 64),
-              "Ls_free": (2, 3, 5, 9, 17, 33, 65, 129, 257)},
-    "full": {"Bs": (0.25, 0.5, 1.0, 2.0, 3.0), "restarts": 8, "steps": 600, "Ts": (8, 32, 128),
-             "Ls_free": (2, 3, 5, 9, 17, 33, 65, 129, 257, 513, 1025)},
+    "quick": {
+        "Bs": (0.25, 0.5, 1.0, 2.0, 3.0),
+        "restarts": 3,
+        "steps": 300,
+        "Ts": (8, 32, 64),
+        "Ls_free": (2, 3, 5, 9, 17, 33, 65, 129, 257),
+    },
+    "full": {
+        "Bs": (0.25, 0.5, 1.0, 2.0, 3.0),
+        "restarts": 8,
+        "steps": 600,
+        "Ts": (8, 32, 128),
+        "Ls_free": (2, 3, 5, 9, 17, 33, 65, 129, 257, 513, 1025),
+    },
 }
 
 
@@ -291,7 +368,7 @@ def _adam(params, loss_fn, steps: int, lr: float, stop=None):
             for p, mi, vi in zip(params, m, v):
                 mi.mul_(0.9).add_(p.grad, alpha=0.1)
                 vi.mul_(0.999).addcmul_(p.grad, p.grad, value=0.001)
-                p.sub_(lr * (mi / (1 - 0.9 ** i)) / ((vi / (1 - 0.999 ** i)).sqrt() + 1e-8))
+                p.sub_(lr * (mi / (1 - 0.9**i)) / ((vi / (1 - 0.999**i)).sqrt() + 1e-8))
     return steps
 
 
@@ -314,8 +391,10 @@ def _x2_attack(profile: str, seed: int, squash: float):
         for i, L in enumerate(Ls):
             key = (B, int(L))
             if key not in best or err[i] < best[key][0]:
-                best[key] = (float(err[i]), {"head": label, "logits": logits[i][:int(L)]
-                                             .tolist()[:32]})
+                best[key] = (
+                    float(err[i]),
+                    {"head": label, "logits": logits[i][: int(L)].tolist()[:32]},
+                )
 
     # 1. free logit rows, target = key 0 (for free logits the target's position is irrelevant)
     Ls_free = G["Ls_free"]
@@ -326,17 +405,22 @@ def _x2_attack(profile: str, seed: int, squash: float):
     tgt = torch.zeros(len(grid), dtype=torch.long)
     w = torch.randn(len(grid), max(Ls_free), generator=g, dtype=torch.float64).requires_grad_()
     c = torch.ones(len(grid), dtype=torch.float64, requires_grad=True)
-    _adam([w, c], lambda: torch.log(_errors(squash * Bv * torch.tanh(w), valid, tgt, c)).sum(),
-          steps, 0.1)
+    _adam(
+        [w, c],
+        lambda: torch.log(_errors(squash * Bv * torch.tanh(w), valid, tgt, c)).sum(),
+        steps,
+        0.1,
+    )
     with torch.no_grad():
         z = squash * Bv * torch.tanh(w)
         for cc, tag in ((c, "optimised read-out"), (None, "best read-out")):
             err = _errors(z, valid, tgt, cc).numpy()
             for i, (B, L) in enumerate(grid):
-                record(B, [L], err[i:i + 1], f"free logits, {tag}", z[i:i + 1])
+                record(B, [L], err[i : i + 1], f"free logits, {tag}", z[i : i + 1])
 
     # 2. the C1 lag head and rank-d heads on the C1 features, causal rows t >= k of length T
     from approxtheory.constructions.tradeoffs import build_lag_model
+
     for T in Ts:
         rows = torch.arange(k, T)
         valid, tgt = _causal_rows(T, rows, k)
@@ -346,11 +430,12 @@ def _x2_attack(profile: str, seed: int, squash: float):
             m, _ = build_lag_model(T, k, F, B)
             with torch.no_grad():
                 _, att = m(torch.zeros(1, T, 1, dtype=torch.float64), return_attention=True)
-            z = squash * torch.log(att[0][0, 0][rows].clamp_min(1e-300))   # logits up to shift
+            z = squash * torch.log(att[0][0, 0][rows].clamp_min(1e-300))  # logits up to shift
             record(B, Ls, _errors(z, valid, tgt).numpy(), "C1 lag head, best read-out", z)
         for d in ds:
-            Bv = torch.tensor([B for B in Bs for _ in range(max(2, restarts // 2))],
-                              dtype=torch.float64)[:, None, None]
+            Bv = torch.tensor(
+                [B for B in Bs for _ in range(max(2, restarts // 2))], dtype=torch.float64
+            )[:, None, None]
             n = len(Bv)
             U = torch.randn(n, 2 * F, d, generator=g, dtype=torch.float64).requires_grad_()
             V = torch.randn(n, 2 * F, d, generator=g, dtype=torch.float64).requires_grad_()
@@ -361,22 +446,31 @@ def _x2_attack(profile: str, seed: int, squash: float):
 
             def loss(c=c, valid=valid, tgt=tgt, logits=logits):
                 return torch.log(_errors(logits(), valid, tgt, c)).sum()
+
             _adam([U, V, c], loss, steps // 2, 0.1)
             with torch.no_grad():
                 z = logits()
                 for cc, tag in ((c, "optimised read-out"), (None, "best read-out")):
                     err = _errors(z, valid, tgt, cc).numpy()
                     for i in range(n):
-                        record(float(Bv[i]), Ls, err[i], f"rank-{d} C1-feature head (T = {T}), "
-                               f"{tag}", z[i])
+                        record(
+                            float(Bv[i]),
+                            Ls,
+                            err[i],
+                            f"rank-{d} C1-feature head (T = {T}), {tag}",
+                            z[i],
+                        )
     return best
 
 
-@check("TO-X2", mutants={
-    "head-bound-2B": "the optimised heads squash their logits to [-2B, 2B] instead of [-B, B] "
-                     "(a head whose logit bound leaks)",
-    "floor-exponent": "floor with q = (L-1)e^{-2B}: the logit range 2B taken as B",
-})
+@check(
+    "TO-X2",
+    mutants={
+        "head-bound-2B": "the optimised heads squash their logits to [-2B, 2B] instead of [-B, B] "
+        "(a head whose logit bound leaks)",
+        "floor-exponent": "floor with q = (L-1)e^{-2B}: the logit range 2B taken as B",
+    },
+)
 def retrieval_floor(ctx: Context, cid):
     c = claim("TO-X2")
     e = c.expr("floor")
@@ -395,30 +489,49 @@ def retrieval_floor(ctx: Context, cid):
             worst = err / floor
             wit = {"B": B, "L": L, "error": err, "floor": floor, **how}
     ok = worst >= 1 - tol
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   (f"no optimised bounded-logit head beats the floor q/(1+q) at any (B, L) "
-                    f"(closest error/floor {worst:.9f}, must be >= 1 - {tol:g}); the optimum "
-                    "approaches the floor, which is attained by one logit at B and the rest at "
-                    "-B") if ok else
-                   (f"an optimised head beats the floor: error/floor = {worst:.6f} at B = "
-                    f"{wit['B']}, L = {wit['L']} ({wit['head']})"),
-                   covered="position-only heads with logits B·tanh(·) and linear read-outs: free "
-                           "logit rows (every head dimension at once), rank-1/4 heads on the C1 "
-                           f"features (T in {G['Ts']}, every causal row t >= {_X2_K}) and the C1 "
-                           f"lag head; {G['restarts']} Adam restarts ({G['steps']} steps), "
-                           "float64, read-out also set to its closed-form best; B in "
-                           f"{G['Bs']}, L from 2 to {max(G['Ls_free'])}; scalar tokens "
-                           "(isotropic vector tokens decouple per coordinate)",
-                   measured=worst, claimed=1.0, witness=None if ok else wit, rows=rows,
-                   scope="full",
-                   plot={"x": "L", "y": ["error"], "bound": "floor", "group": "B",
-                         "title": "TO-X2: optimised heads vs floor", "xlabel": "L",
-                         "ylabel": "relative MSE"})
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        (
+            f"no optimised bounded-logit head beats the floor q/(1+q) at any (B, L) "
+            f"(closest error/floor {worst:.9f}, must be >= 1 - {tol:g}); the optimum "
+            "approaches the floor, which is attained by one logit at B and the rest at "
+            "-B"
+        )
+        if ok
+        else (
+            f"an optimised head beats the floor: error/floor = {worst:.6f} at B = "
+            f"{wit['B']}, L = {wit['L']} ({wit['head']})"
+        ),
+        covered="position-only heads with logits B·tanh(·) and linear read-outs: free "
+        "logit rows (every head dimension at once), rank-1/4 heads on the C1 "
+        f"features (T in {G['Ts']}, every causal row t >= {_X2_K}) and the C1 "
+        f"lag head; {G['restarts']} Adam restarts ({G['steps']} steps), "
+        "float64, read-out also set to its closed-form best; B in "
+        f"{G['Bs']}, L from 2 to {max(G['Ls_free'])}; scalar tokens "
+        "(isotropic vector tokens decouple per coordinate)",
+        measured=worst,
+        claimed=1.0,
+        witness=None if ok else wit,
+        rows=rows,
+        scope="full",
+        plot={
+            "x": "L",
+            "y": ["error"],
+            "bound": "floor",
+            "group": "B",
+            "title": "TO-X2: optimised heads vs floor",
+            "xlabel": "L",
+            "ylabel": "relative MSE",
+        },
+    )
 
 
 # ------------------------------------------------------------------------------------- TO-T2
-_T2_GRID = {"quick": {"Ts": (16, 64, 128), "restarts": 2, "steps": 100},
-            "full": {"Ts": (16, 64, 256), "restarts": 4, "steps": 300}}
+_T2_GRID = {
+    "quick": {"Ts": (16, 64, 128), "restarts": 2, "steps": 100},
+    "full": {"Ts": (16, 64, 256), "restarts": 4, "steps": 300},
+}
 
 
 @memo
@@ -436,8 +549,9 @@ def _d_gain(profile: str, seed: int, bounded: bool):
         rows = torch.arange(T // 2, T)
         valid, tgt = _causal_rows(T, rows, 2)
         P = torch.from_numpy(_features(T, F))
-        Bv = torch.tensor([B for B in Bs for _ in range(restarts)],
-                          dtype=torch.float64)[:, None, None]
+        Bv = torch.tensor([B for B in Bs for _ in range(restarts)], dtype=torch.float64)[
+            :, None, None
+        ]
         one = torch.ones(len(rows), dtype=torch.float64)
         E = {}
         for d in ds:
@@ -450,28 +564,38 @@ def _d_gain(profile: str, seed: int, bounded: bool):
 
             def loss(valid=valid, tgt=tgt, one=one, logits=logits):
                 return _errors(logits(), valid, tgt, one).mean(-1).sum()
+
             _adam([U, V], loss, steps, 0.05)
             with torch.no_grad():
                 e = _errors(logits(), valid, tgt, one).mean(-1).numpy().reshape(len(Bs), -1)
             E[d] = e.min(1)
         for j, B in enumerate(Bs):
             env = np.minimum.accumulate([E[d][j] for d in ds])
-            out.append({"B": B, "T": T, **{f"E_d{d}": float(v) for d, v in zip(ds, env)},
-                        "Ls": (rows.numpy() + 1)})
+            out.append(
+                {
+                    "B": B,
+                    "T": T,
+                    **{f"E_d{d}": float(v) for d, v in zip(ds, env)},
+                    "Ls": (rows.numpy() + 1),
+                }
+            )
     return out
 
 
-@check("TO-T2", mutants={
-    "unbounded-heads": "the heads' logit squash B·tanh(z/B) dropped (heads outside the "
-                       "bounded-logit assumption they are checked under)",
-    "gain-rate-1/L": "RMS gain bound σ sqrt(2e^{2B}/L²): the O(L^-1/2) decay taken as O(L^-1)",
-})
+@check(
+    "TO-T2",
+    mutants={
+        "unbounded-heads": "the heads' logit squash B·tanh(z/B) dropped (heads outside the "
+        "bounded-logit assumption they are checked under)",
+        "gain-rate-1/L": "RMS gain bound σ sqrt(2e^{2B}/L²): the O(L^-1/2) decay taken as O(L^-1)",
+    },
+)
 def saturation(ctx: Context, cid):
     c = claim("TO-T2")
     e = c.expr("rms_gain_bound")
     Ls_ = c.symbol("L")
     if ctx.is_mutant("gain-rate-1/L"):
-        e = e.subs(Ls_, Ls_ ** 2)
+        e = e.subs(Ls_, Ls_**2)
     bound_f = _lambdify("TO-T2", "rms_gain_bound", "sigma", "B", "L", expr=e)
     res = _d_gain(ctx.profile, ctx.seed, not ctx.is_mutant("unbounded-heads"))
     G = _T2_GRID[ctx.profile]
@@ -483,42 +607,70 @@ def saturation(ctx: Context, cid):
         bound = float(np.sqrt(np.mean(bound_f(1.0, B, r["Ls"].astype(np.float64)) ** 2)))
         e1, ehi = r["E_d1"], r["E_d8"]
         gain = float(np.sqrt(e1) - np.sqrt(ehi))
-        vacuous = bound >= np.sqrt(e1)          # the gain can never exceed sqrt(E(1))
+        vacuous = bound >= np.sqrt(e1)  # the gain can never exceed sqrt(E(1))
         informative += not vacuous
         if gain / bound > worst:
             worst, wit = gain / bound, {"B": B, "T": T, "E_d1": e1, "E_d8": ehi}
-        rows.append({"B": B, "T": T, "E_d1": e1, "E_d2": r["E_d2"], "E_d4": r["E_d4"],
-                     "E_d8": ehi, "rms_gain": gain, "bound": bound, "vacuous": vacuous,
-                     "rel_gain": (e1 - ehi) / e1})
-    trend = "; ".join(f"B = {B}: rel. gain " + ", ".join(
-        f"{x['rel_gain']:.2f}" for x in rows if x["B"] == B) + f" at T = {G['Ts']}"
-        for B in sorted({x["B"] for x in rows}))
+        rows.append(
+            {
+                "B": B,
+                "T": T,
+                "E_d1": e1,
+                "E_d2": r["E_d2"],
+                "E_d4": r["E_d4"],
+                "E_d8": ehi,
+                "rms_gain": gain,
+                "bound": bound,
+                "vacuous": vacuous,
+                "rel_gain": (e1 - ehi) / e1,
+            }
+        )
+    trend = "; ".join(
+        f"B = {B}: rel. gain "
+        + ", ".join(f"{x['rel_gain']:.2f}" for x in rows if x["B"] == B)
+        + f" at T = {G['Ts']}"
+        for B in sorted({x["B"] for x in rows})
+    )
     if not informative:
         verdict = "vacuous-here"
     else:
         verdict = "verified-numeric" if worst <= 1 + 1e-12 else "refuted"
-    return Verdict(cid, verdict,
-                   "What was checked is the digest's surrogate X3 applied to head dimension, "
-                   "not the paper's Theorem 5.1 (not recovered): the RMS error gain "
-                   "sqrt(E(1)) - sqrt(E(8)) of optimised bounded-logit heads (same value map) "
-                   + ("stays below σ sqrt(2e^(2B)/L) in every cell" if verdict != "refuted" else
-                      f"EXCEEDS σ sqrt(2e^(2B)/L) at B = {wit['B']}, T = {wit['T']}")
-                   + f" (largest gain/bound {worst:.3f}, must be <= 1 + 1e-12; {informative} of "
-                   f"{len(rows)} cells informative). Trend of the relative gain "
-                   "[E(1) - E(8)]/E(1) with T (reported, not decided: its direction depends on "
-                   f"T versus e^(4B), digest §10): {trend}",
-                   covered="rank-d position-only heads (d in {1,2,4,8}) on the C1 features, "
-                           "logits B·tanh(·), read-out 1, lag 2, rows t >= T/2, B in {0.5, 1, 2}, "
-                           f"T in {G['Ts']}, {G['restarts']} Adam restarts per d ({G['steps']} "
-                           "steps), float64",
-                   measured=worst, claimed=1.0, rows=rows, witness=None if verdict != "refuted"
-                   else wit,
-                   scope="surrogate: the digest's X3 bound on what head dimension can buy "
-                         "(|sqrt(E_d) - sqrt(E_d')| <= σ sqrt(2e^{2B}/L) for bounded-logit "
-                         "positional heads) stands in for Theorem 5.1's saturation",
-                   plot={"x": "T", "y": ["rms_gain"], "bound": "bound", "group": "B",
-                         "title": "TO-T2: RMS gain from head dim vs bound", "xlabel": "T",
-                         "ylabel": "sqrt(E(1)) - sqrt(E(8))"})
+    return Verdict(
+        cid,
+        verdict,
+        "What was checked is the digest's surrogate X3 applied to head dimension, "
+        "not the paper's Theorem 5.1 (not recovered): the RMS error gain "
+        "sqrt(E(1)) - sqrt(E(8)) of optimised bounded-logit heads (same value map) "
+        + (
+            "stays below σ sqrt(2e^(2B)/L) in every cell"
+            if verdict != "refuted"
+            else f"EXCEEDS σ sqrt(2e^(2B)/L) at B = {wit['B']}, T = {wit['T']}"
+        )
+        + f" (largest gain/bound {worst:.3f}, must be <= 1 + 1e-12; {informative} of "
+        f"{len(rows)} cells informative). Trend of the relative gain "
+        "[E(1) - E(8)]/E(1) with T (reported, not decided: its direction depends on "
+        f"T versus e^(4B), digest §10): {trend}",
+        covered="rank-d position-only heads (d in {1,2,4,8}) on the C1 features, "
+        "logits B·tanh(·), read-out 1, lag 2, rows t >= T/2, B in {0.5, 1, 2}, "
+        f"T in {G['Ts']}, {G['restarts']} Adam restarts per d ({G['steps']} "
+        "steps), float64",
+        measured=worst,
+        claimed=1.0,
+        rows=rows,
+        witness=None if verdict != "refuted" else wit,
+        scope="surrogate: the digest's X3 bound on what head dimension can buy "
+        "(|sqrt(E_d) - sqrt(E_d')| <= σ sqrt(2e^{2B}/L) for bounded-logit "
+        "positional heads) stands in for Theorem 5.1's saturation",
+        plot={
+            "x": "T",
+            "y": ["rms_gain"],
+            "bound": "bound",
+            "group": "B",
+            "title": "TO-T2: RMS gain from head dim vs bound",
+            "xlabel": "T",
+            "ylabel": "sqrt(E(1)) - sqrt(E(8))",
+        },
+    )
 
 
 # ------------------------------------------------------------------------------------- TO-C1
@@ -528,6 +680,7 @@ _C1 = {"T": 32, "B": 2.0}
 def _c1_mutate(mutant: str | None, r: int):
     """A broken truncated-SVD head: factors swapped (W_Q' from V, W_K' from U) or Σ put on both
     factors instead of Σ^(1/2); applied to the built construction's model."""
+
     def fn(c):
         if mutant is None:
             return
@@ -543,7 +696,8 @@ def _c1_mutate(mutant: str | None, r: int):
         elif mutant == "sigma-on-both":
             Wq[:r] = (U[:, :r] * S[:r]).T
             Wk[:r] = (Vt[:r].T * S[:r]).T
-        c.model.set_head(0, 0, q=Wq, k=Wk)                 # the lag model's only head
+        c.model.set_head(0, 0, q=Wq, k=Wk)  # the lag model's only head
+
     return fn
 
 
@@ -567,55 +721,72 @@ def _c1_rows(profile: str, seed: int, mutant: str | None):
         sig = float(S[r]) if r < len(S) else 0.0
         R = float(c.extra["R"])
         dlogit = c1.evaluate_float("logit_change", sigma_r1=sig, R=R) if sig else 0.0
-        Xs = torch.tensor(np.concatenate([np.zeros((1, T, 1)), c.task.base.sample(256, rng)]),
-                          dtype=torch.float64)
+        Xs = torch.tensor(
+            np.concatenate([np.zeros((1, T, 1)), c.task.base.sample(256, rng)]), dtype=torch.float64
+        )
         with torch.no_grad():
             e = m.embed_tokens(Xs)
             dl = float((e @ torch.from_numpy(Mref - Mnew) @ e.transpose(1, 2)).abs().max())
             _, a_ref = ref(Xs, return_attention=True)
             _, a_new = m(Xs, return_attention=True)
-            a_ref, a_new = a_ref[0][:, 0], a_new[0][:, 0]              # (n, T, T)
-            position_only = bool(max(float((a_ref - a_ref[:1]).abs().max()),
-                                     float((a_new - a_new[:1]).abs().max())) < 1e-12)
+            a_ref, a_new = a_ref[0][:, 0], a_new[0][:, 0]  # (n, T, T)
+            position_only = bool(
+                max(float((a_ref - a_ref[:1]).abs().max()), float((a_new - a_new[:1]).abs().max()))
+                < 1e-12
+            )
             dA = (a_new[0] - a_ref[0]).numpy()
             # the largest output change of row t over the input box: x_s = hi · sign(Δα_ts)
             # (exact for position-only logits; a lower bound on the sup otherwise), evaluated on
             # the two models
             Xstar = torch.from_numpy(c.task.base.hi * np.sign(dA)[:, :, None])
-            diff = (m(Xstar) - ref(Xstar))[..., 0].abs().numpy()           # (T rows x, T t)
+            diff = (m(Xstar) - ref(Xstar))[..., 0].abs().numpy()  # (T rows x, T t)
             per_row = diff[np.arange(T), np.arange(T)]
         sup_out, out_wit = float(per_row.max()), Xstar[int(per_row.argmax()), :, 0].tolist()
         how = "exact (maximising input per row)"
-        if not position_only:   # logits depend on the tokens: also search adversarially
+        if not position_only:  # logits depend on the tokens: also search adversarially
             meas = c.measure(budget=budget, seed=seed)
             how = "maximising input per row and adversarial search"
             if meas["sup_error"] > sup_out:
                 sup_out, out_wit = float(meas["sup_error"]), meas.get("witness")
         # E||Δo||² for i.i.d. unit-variance values: Σ_s (Δα_ts)², position-only logits
-        dsq = (dA ** 2).sum(-1)
+        dsq = (dA**2).sum(-1)
         t = np.arange(1, T)
         mse_b = mse_f(1.0, sig, R, B, t + 1.0) if sig else np.zeros(len(t))
         j = int(np.argmax(dsq[1:] - mse_b))
-        rows.append({"r": r, "sigma_r1": sig, "max_logit_change": dl, "logit_bound": dlogit,
-                     "sup_output_change": sup_out, "bound": c.claimed_bound,
-                     "output_how": how, "position_only": position_only,
-                     "output_ok": sup_out <= c.claimed_bound * (1 + 1e-9) + 1e-12,
-                     "max_mse_ratio": float(np.max(dsq[1:] / np.maximum(mse_b, 1e-300))),
-                     "mse_ok": bool(position_only and (dsq[1:] <= mse_b * (1 + 1e-9)
-                                                       + 1e-15).all()),
-                     "logit_ok": dl <= dlogit * (1 + 1e-9) + 1e-12,
-                     "worst_row": {"t": int(t[j]), "sq_change": float(dsq[1:][j]),
-                                   "mse_bound": float(mse_b[j])},
-                     "output_witness": out_wit})
+        rows.append(
+            {
+                "r": r,
+                "sigma_r1": sig,
+                "max_logit_change": dl,
+                "logit_bound": dlogit,
+                "sup_output_change": sup_out,
+                "bound": c.claimed_bound,
+                "output_how": how,
+                "position_only": position_only,
+                "output_ok": sup_out <= c.claimed_bound * (1 + 1e-9) + 1e-12,
+                "max_mse_ratio": float(np.max(dsq[1:] / np.maximum(mse_b, 1e-300))),
+                "mse_ok": bool(position_only and (dsq[1:] <= mse_b * (1 + 1e-9) + 1e-15).all()),
+                "logit_ok": dl <= dlogit * (1 + 1e-9) + 1e-12,
+                "worst_row": {
+                    "t": int(t[j]),
+                    "sq_change": float(dsq[1:][j]),
+                    "mse_bound": float(mse_b[j]),
+                },
+                "output_witness": out_wit,
+            }
+        )
     return rows
 
 
-@check("TO-C1", mutants={
-    "swapped-factors": "the truncated head built with W_Q' from V and W_K' from U (realises "
-                       "M_rᵀ, not M_r)",
-    "sigma-on-both": "the truncated head built with Σ_r on both factors instead of Σ_r^(1/2) "
-                     "(realises U Σ² Vᵀ)",
-})
+@check(
+    "TO-C1",
+    mutants={
+        "swapped-factors": "the truncated head built with W_Q' from V and W_K' from U (realises "
+        "M_rᵀ, not M_r)",
+        "sigma-on-both": "the truncated head built with Σ_r on both factors instead of Σ_r^(1/2) "
+        "(realises U Σ² Vᵀ)",
+    },
+)
 def svd_truncation(ctx: Context, cid):
     rows = _c1_rows(ctx.profile, ctx.seed, ctx.mutant)
     bad = [x for x in rows if not (x["output_ok"] and x["logit_ok"] and x["mse_ok"])]
@@ -624,36 +795,70 @@ def svd_truncation(ctx: Context, cid):
     wit = None
     if bad:
         x = bad[0]
-        wit = {k: x[k] for k in ("r", "max_logit_change", "logit_bound", "sup_output_change",
-                                 "bound", "worst_row")}
+        wit = {
+            k: x[k]
+            for k in (
+                "r",
+                "max_logit_change",
+                "logit_bound",
+                "sup_output_change",
+                "bound",
+                "worst_row",
+            )
+        }
         wit["output_witness"] = x["output_witness"]
-    return Verdict(cid, "verified-numeric" if ok else "refuted",
-                   ("What was verified is the digest's truncated-SVD procedure with its [X] "
-                    "bounds, not the paper's Corollary 5.1 (not recovered): truncating the QK "
-                    "circuit of the C1 lag head to rank r changes logits by <= σ_{r+1}R² "
-                    "(measured on the built model), outputs by <= max|x|(e^(2σ_{r+1}R²) - 1) "
-                    "(exact sup over the input box: the logits are position-only) and "
-                    "E||Δo||² by <= (e^{2δ}-1)² e^{2B}/L in every row, for every r") if ok else
-                   (f"the truncated head violates a bound at r = {bad[0]['r']}: logit change "
-                    f"{bad[0]['max_logit_change']:.3g} (bound {bad[0]['logit_bound']:.3g}), "
-                    f"output change {bad[0]['sup_output_change']:.3g} (bound "
-                    f"{bad[0]['bound']:.3g}), worst-row E||Δo||² ratio "
-                    f"{bad[0]['max_mse_ratio']:.3g}"),
-                   covered=f"lag head (F = 8, decay 0.3, T = {_C1['T']}, B = {_C1['B']}), r in "
-                           f"{[x['r'] for x in rows]}, logit change on 257 sequences, output "
-                           "change exactly (the maximising input of each row, run through both "
-                           "models), E||Δo||² exactly per row",
-                   rows=show, witness=wit, scope="surrogate: the digest's [DER] truncated SVD "
-                   "of the QK circuit and its [X] logit/output/mean-square bounds on the C1 lag "
-                   "head stand in for Corollary 5.1",
-                   plot={"x": "r", "y": ["sup_output_change"], "bound": "bound",
-                         "title": "TO-C1: SVD truncation", "xlabel": "kept rank r",
-                         "ylabel": "sup output change", "logx": False})
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        (
+            "What was verified is the digest's truncated-SVD procedure with its [X] "
+            "bounds, not the paper's Corollary 5.1 (not recovered): truncating the QK "
+            "circuit of the C1 lag head to rank r changes logits by <= σ_{r+1}R² "
+            "(measured on the built model), outputs by <= max|x|(e^(2σ_{r+1}R²) - 1) "
+            "(exact sup over the input box: the logits are position-only) and "
+            "E||Δo||² by <= (e^{2δ}-1)² e^{2B}/L in every row, for every r"
+        )
+        if ok
+        else (
+            f"the truncated head violates a bound at r = {bad[0]['r']}: logit change "
+            f"{bad[0]['max_logit_change']:.3g} (bound {bad[0]['logit_bound']:.3g}), "
+            f"output change {bad[0]['sup_output_change']:.3g} (bound "
+            f"{bad[0]['bound']:.3g}), worst-row E||Δo||² ratio "
+            f"{bad[0]['max_mse_ratio']:.3g}"
+        ),
+        covered=f"lag head (F = 8, decay 0.3, T = {_C1['T']}, B = {_C1['B']}), r in "
+        f"{[x['r'] for x in rows]}, logit change on 257 sequences, output "
+        "change exactly (the maximising input of each row, run through both "
+        "models), E||Δo||² exactly per row",
+        rows=show,
+        witness=wit,
+        scope="surrogate: the digest's [DER] truncated SVD "
+        "of the QK circuit and its [X] logit/output/mean-square bounds on the C1 lag "
+        "head stand in for Corollary 5.1",
+        plot={
+            "x": "r",
+            "y": ["sup_output_change"],
+            "bound": "bound",
+            "title": "TO-C1: SVD truncation",
+            "xlabel": "kept rank r",
+            "ylabel": "sup output change",
+            "logx": False,
+        },
+    )
 
 
 # ------------------------------------------------------------------------------------- TO-E5
-_E5 = {"Ls": (8, 32, 128), "seeds": 3, "target_loss": 0.05, "max_steps": 200, "lr": 0.01,
-       "d_model": 16, "head_dim": 8, "lag": 2, "bound": 1.0}
+_E5 = {
+    "Ls": (8, 32, 128),
+    "seeds": 3,
+    "target_loss": 0.05,
+    "max_steps": 200,
+    "lr": 0.01,
+    "d_model": 16,
+    "head_dim": 8,
+    "lag": 2,
+    "bound": 1.0,
+}
 
 
 def _train_head(T: int, seed: int, mutant: str | None) -> dict:
@@ -666,7 +871,7 @@ def _train_head(T: int, seed: int, mutant: str | None) -> dict:
     dm, d, k = cfg["d_model"], cfg["head_dim"], cfg["lag"]
     P = torch.randn(T, dm, generator=g, dtype=torch.float64)
     Wq = torch.zeros(d, dm, dtype=torch.float64)
-    Wk = torch.randn(d, dm, generator=g, dtype=torch.float64) / dm ** 0.5
+    Wk = torch.randn(d, dm, generator=g, dtype=torch.float64) / dm**0.5
     c = torch.ones(1, dtype=torch.float64)
     trained = [c] if mutant == "frozen-attention" else [P, Wq, Wk, c]
     for p in trained:
@@ -675,26 +880,37 @@ def _train_head(T: int, seed: int, mutant: str | None) -> dict:
     valid, tgt = _causal_rows(T, rows, k)
 
     def logits():
-        z = (P[rows] @ Wq.T) @ (P @ Wk.T).T / d ** 0.5
+        z = (P[rows] @ Wq.T) @ (P @ Wk.T).T / d**0.5
         if mutant == "bounded-logits":
             z = cfg["bound"] * torch.tanh(z / cfg["bound"])
         return z
-    steps = _adam(trained, lambda: _errors(logits(), valid, tgt, c.expand(len(rows))).mean(),
-                  cfg["max_steps"], cfg["lr"], stop=lambda loss: loss <= cfg["target_loss"])
+
+    steps = _adam(
+        trained,
+        lambda: _errors(logits(), valid, tgt, c.expand(len(rows))).mean(),
+        cfg["max_steps"],
+        cfg["lr"],
+        stop=lambda loss: loss <= cfg["target_loss"],
+    )
     with torch.no_grad():
         z = logits()
-        rng_ = (torch.where(valid, z, -torch.inf).max(-1).values
-                - torch.where(valid, z, torch.inf).min(-1).values)
+        rng_ = (
+            torch.where(valid, z, -torch.inf).max(-1).values
+            - torch.where(valid, z, torch.inf).min(-1).values
+        )
         loss = float(_errors(z, valid, tgt, c.expand(len(rows))).mean())
     return {"loss": loss, "logit_range": float(rng_.mean()), "steps": steps}
 
 
-@check("TO-E5", mutants={
-    "frozen-attention": "the positions, W_Q and W_K never updated (left out of the optimiser): "
-                        "the logits stay at their initialisation",
-    "bounded-logits": "the trained head squashes its logits to [-1, 1] (the bounded-logit "
-                      "assumption of Theorem 5.1 built into the head)",
-})
+@check(
+    "TO-E5",
+    mutants={
+        "frozen-attention": "the positions, W_Q and W_K never updated (left out of the optimiser): "
+        "the logits stay at their initialisation",
+        "bounded-logits": "the trained head squashes its logits to [-1, 1] (the bounded-logit "
+        "assumption of Theorem 5.1 built into the head)",
+    },
+)
 def logit_growth(ctx: Context, cid):
     cfg = _E5
     rows = []
@@ -708,23 +924,37 @@ def logit_growth(ctx: Context, cid):
     fails = [s for s in steps_ok if not s[3] > s[2]]
     ok = not fails
     means = ", ".join(f"L = {L}: {np.mean(v):.2f}" for L, v in by_L.items())
-    return Verdict(cid, "consistent-empirical" if ok else "refuted",
-                   (f"trained logit ranges grow with L (mean over seeds: {means}); every seed's "
-                    "range at each L exceeds every seed's range at the previous L") if ok else
-                   (f"trained logit ranges do not grow with L (mean over seeds: {means}); at L = "
-                    f"{fails[0][0]} -> {fails[0][1]} the largest range {fails[0][2]:.3f} is not "
-                    f"below the smallest {fails[0][3]:.3f}"),
-                   covered=f"1-head positional attention (d_model {cfg['d_model']}, head dim "
-                           f"{cfg['head_dim']}, learned positions), lag-{cfg['lag']} retrieval, "
-                           f"exact loss, Adam lr {cfg['lr']} until loss <= {cfg['target_loss']} "
-                           f"(cap {cfg['max_steps']} steps), L in {cfg['Ls']}, {cfg['seeds']} "
-                           "seeds; logit norm = row range max_s z - min_s z (shift-invariant; "
-                           "2B for logits in [-B, B]), mean over rows t >= L/2",
-                   rows=rows, witness=None if ok else {"L_pair": fails[0][:2],
-                                                       "ranges": {L: by_L[L]
-                                                                  for L in fails[0][:2]}},
-                   scope="surrogate: one positional attention head trained to a fixed loss on "
-                         "lag retrieval stands in for the paper's trained models of Fig. 10 "
-                         "(not recovered)",
-                   plot={"x": "L", "y": ["logit_range"], "title": "TO-E5: trained logit range "
-                         "vs L", "xlabel": "L", "ylabel": "mean row logit range"})
+    return Verdict(
+        cid,
+        "consistent-empirical" if ok else "refuted",
+        (
+            f"trained logit ranges grow with L (mean over seeds: {means}); every seed's "
+            "range at each L exceeds every seed's range at the previous L"
+        )
+        if ok
+        else (
+            f"trained logit ranges do not grow with L (mean over seeds: {means}); at L = "
+            f"{fails[0][0]} -> {fails[0][1]} the largest range {fails[0][2]:.3f} is not "
+            f"below the smallest {fails[0][3]:.3f}"
+        ),
+        covered=f"1-head positional attention (d_model {cfg['d_model']}, head dim "
+        f"{cfg['head_dim']}, learned positions), lag-{cfg['lag']} retrieval, "
+        f"exact loss, Adam lr {cfg['lr']} until loss <= {cfg['target_loss']} "
+        f"(cap {cfg['max_steps']} steps), L in {cfg['Ls']}, {cfg['seeds']} "
+        "seeds; logit norm = row range max_s z - min_s z (shift-invariant; "
+        "2B for logits in [-B, B]), mean over rows t >= L/2",
+        rows=rows,
+        witness=None
+        if ok
+        else {"L_pair": fails[0][:2], "ranges": {L: by_L[L] for L in fails[0][:2]}},
+        scope="surrogate: one positional attention head trained to a fixed loss on "
+        "lag retrieval stands in for the paper's trained models of Fig. 10 "
+        "(not recovered)",
+        plot={
+            "x": "L",
+            "y": ["logit_range"],
+            "title": "TO-E5: trained logit range vs L",
+            "xlabel": "L",
+            "ylabel": "mean row logit range",
+        },
+    )

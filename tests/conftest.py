@@ -4,10 +4,12 @@ from hypothesis import HealthCheck, settings
 
 # `CI=true` makes Hypothesis load its built-in "ci" profile; we only register "dev" and load it
 # when not on CI (or when HYPOTHESIS_PROFILE names another profile).
-settings.register_profile("dev", max_examples=60, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("thorough", max_examples=500, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "dev", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "thorough", max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 if os.environ.get("HYPOTHESIS_PROFILE"):
     settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
 elif not os.environ.get("CI"):

@@ -2,7 +2,7 @@
 
 import json
 
-from approxtheory.bench import bench_model, bench_planted, bench_search
+from approxtheory.bench import bench_model, bench_planted
 
 
 def test_bench_model_rows_and_equal_outputs():
@@ -10,7 +10,7 @@ def test_bench_model_rows_and_equal_outputs():
     for r in rows:
         for key in ("T", "h", "model_seq_per_s", "reference_seq_per_s", "ratio"):
             assert key in r
-        assert r["max_abs_diff"] < 1e-12          # same computation as the raw SDPA reference
+        assert r["max_abs_diff"] < 1e-12  # same computation as the raw SDPA reference
     json.dumps(rows)
 
 
@@ -22,6 +22,7 @@ def test_bench_search_is_json_serialisable():
 
 def test_bench_search_rows_and_json(capsys):
     from approxtheory.cli import main
+
     rc = main(["bench", "search", "--json", "--only", "hc_l9 T=4 ε=0.1", "--threads", "1"])
     out = capsys.readouterr().out
     res = json.loads(out)

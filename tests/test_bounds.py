@@ -8,12 +8,18 @@ import os
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from approxtheory import ConfigError
 from approxtheory import bounds as bd
-from approxtheory.bounds import error_bounds, layer_bounds, simplex_lp_max, softmax_bounds, \
-    upper_bracket
+from approxtheory.bounds import (
+    error_bounds,
+    layer_bounds,
+    simplex_lp_max,
+    softmax_bounds,
+    upper_bracket,
+)
 from approxtheory.constructions import build
 from approxtheory.model import LayerSpec, ModelConfig, Transformer
 from approxtheory.tasks import GeneralizedRetrieval, MaxPlusMin, ScalarMax
@@ -31,7 +37,7 @@ def _errors(model, task, X):
         y = task.target(X)
     if out.dim() == 2 and y.dim() == 1:
         out = out[:, 0]
-    return (out - y).reshape(len(X), -1)                       # signed, (n, m)
+    return (out - y).reshape(len(X), -1)  # signed, (n, m)
 
 
 def _grid_and_random(task, n_grid, n_rand, rng, lo=None, hi=None):
@@ -56,7 +62,7 @@ def soundness_violation(model, task, upper, rng, n_grid=21, n_rand=4000):
 def _random_box(rng, T, d, lo, hi):
     a = lo + (hi - lo) * rng.random((T, d))
     b = lo + (hi - lo) * rng.random((T, d))
-    w = rng.random() ** 2          # sometimes tiny boxes
+    w = rng.random() ** 2  # sometimes tiny boxes
     return np.minimum(a, b), np.minimum(a, b) + w * np.abs(a - b)
 
 
@@ -79,8 +85,8 @@ def test_softmax_bounds_are_exact_and_contain(seed, J, big):
     S = lo + (hi - lo) * rng.random((500, J))
     P = torch.softmax(torch.tensor(S), -1)
     assert (P >= pl - 1e-15).all() and (P <= pu + 1e-15).all()
-    tol = 1e-13 * (1 + np.abs(np.concatenate([lo, hi])).max())    # the documented widening
-    for j in range(J):        # attained at the vertex: own logit low (high), others high (low)
+    tol = 1e-13 * (1 + np.abs(np.concatenate([lo, hi])).max())  # the documented widening
+    for j in range(J):  # attained at the vertex: own logit low (high), others high (low)
         v = hi.copy()
         v[j] = lo[j]
         assert abs(float(torch.softmax(torch.tensor(v), -1)[j]) - float(pl[j])) <= tol
@@ -115,7 +121,7 @@ def test_simplex_lp_greedy_is_the_lp_optimum(seed, J):
 def _ratio_brute(dL, dU, al, gL, eL, e0, phis, n=40):
     """min over a grid of F = (e0 + e^φ Σ w_j e_j)/(1 + e^φ Σ w_j), e_j = max(eL, al δ + gL)."""
     grids = [np.linspace(dL[j], dU[j], n) for j in range(len(dL))]
-    D = np.array(list(itertools.product(*grids)))                 # (n^J, J)
+    D = np.array(list(itertools.product(*grids)))  # (n^J, J)
     W = np.exp(D)
     E = np.maximum(eL, al * D + gL)
     best = np.inf
@@ -138,12 +144,21 @@ def test_ratio_lower_bound_is_sound_and_tight(seed, shared):
     e0 = float(rng.normal())
     phis = np.sort(rng.normal(size=2) * 2) if shared else np.zeros(2)
     t = lambda x: torch.tensor(x, dtype=torch.float64)
-    lam = float(bd._ratio_lower(t(dL), t(dU), t(al), t(gL), t(eL), t(e0),
-                                torch.ones(J, dtype=torch.bool),
-                                phi=(t(phis[0]), t(phis[1]))))
+    lam = float(
+        bd._ratio_lower(
+            t(dL),
+            t(dU),
+            t(al),
+            t(gL),
+            t(eL),
+            t(e0),
+            torch.ones(J, dtype=torch.bool),
+            phi=(t(phis[0]), t(phis[1])),
+        )
+    )
     brute = _ratio_brute(dL, dU, al, gL, eL, e0, np.linspace(phis[0], phis[1], 9))
     assert lam <= brute + 1e-12
-    assert lam >= brute - 0.05 * (1 + abs(brute))    # the grid is coarse; the bound is exact
+    assert lam >= brute - 0.05 * (1 + abs(brute))  # the grid is coarse; the bound is exact
 
 
 # ----------------------------------------------------------------------------- random models
@@ -156,17 +171,29 @@ def random_models(draw):
     specs = []
     for _ in range(n_layers):
         heads = draw(st.integers(1, 2))
-        specs.append(LayerSpec(heads=heads, head_dim=draw(st.integers(1, 2)),
-                               kv_groups=draw(st.sampled_from([1, heads])),
-                               ffn_hidden=draw(st.sampled_from([(), (3,)]))))
-    cfg = ModelConfig(d_in=d, width=draw(st.integers(2, 4)), layers=specs,
-                      d_out=draw(st.integers(1, 2)), seq_len=T,
-                      positions=draw(st.sampled_from(["none", "onehot", "learned"])),
-                      embed_hidden=draw(st.sampled_from([(), (3,)])),
-                      head_hidden=draw(st.sampled_from([(), (3,)])),
-                      cls_is_key=draw(st.booleans()), bias=draw(st.booleans()),
-                      residual=draw(st.booleans()),
-                      ffn_kind=draw(st.sampled_from(["relu", "bilinear"])), attn_scale=1.0)
+        specs.append(
+            LayerSpec(
+                heads=heads,
+                head_dim=draw(st.integers(1, 2)),
+                kv_groups=draw(st.sampled_from([1, heads])),
+                ffn_hidden=draw(st.sampled_from([(), (3,)])),
+            )
+        )
+    cfg = ModelConfig(
+        d_in=d,
+        width=draw(st.integers(2, 4)),
+        layers=specs,
+        d_out=draw(st.integers(1, 2)),
+        seq_len=T,
+        positions=draw(st.sampled_from(["none", "onehot", "learned"])),
+        embed_hidden=draw(st.sampled_from([(), (3,)])),
+        head_hidden=draw(st.sampled_from([(), (3,)])),
+        cls_is_key=draw(st.booleans()),
+        bias=draw(st.booleans()),
+        residual=draw(st.booleans()),
+        ffn_kind=draw(st.sampled_from(["relu", "bilinear"])),
+        attn_scale=1.0,
+    )
     m = Transformer(cfg)
     g = torch.Generator().manual_seed(seed)
     scale = draw(st.sampled_from([0.5, 1.5, 4.0]))
@@ -201,7 +228,7 @@ def _check_layer_containment(m, T, d, seed, n_boxes=2, n_pts=64):
 def test_layer_bounds_contain_every_layer_on_random_models(mt):
     m, T, d, seed = mt
     assert _check_layer_containment(m, T, d, seed)
-    if d == 1 and m.cfg.d_out == 1:          # and the error bound against a retrieval target
+    if d == 1 and m.cfg.d_out == 1:  # and the error bound against a retrieval target
         task = MaxPlusMin(T)
         rng = np.random.default_rng(seed)
         lo, hi = _random_box(rng, T, d, 0.0, 1.0)
@@ -218,14 +245,27 @@ def perturbed_constructions(draw):
     if kind == "softmax_retrieval":
         c = build(kind, T=draw(st.integers(1, 3)), beta=max(beta, 1.0))
     elif kind == "hc_k1":
-        c = build(kind, T=4, beta=beta, gate=draw(st.sampled_from([-2.0, -1.0, 0.5])),
-                  sets=draw(st.sampled_from(["split", "all"])))
+        c = build(
+            kind,
+            T=4,
+            beta=beta,
+            gate=draw(st.sampled_from([-2.0, -1.0, 0.5])),
+            sets=draw(st.sampled_from(["split", "all"])),
+        )
     else:
-        c = build(kind, T=draw(st.integers(1, 3)), d=draw(st.integers(1, 2)),
-                  D=draw(st.integers(1, 2)), beta=beta)
+        c = build(
+            kind,
+            T=draw(st.integers(1, 3)),
+            d=draw(st.integers(1, 2)),
+            D=draw(st.integers(1, 2)),
+            beta=beta,
+        )
     scale = draw(st.sampled_from([0.0, 1e-3, 0.05, 0.5]))
-    return _perturb(c.model, scale, draw(st.integers(0, 10**6))), c.task, draw(
-        st.integers(0, 10**6))
+    return (
+        _perturb(c.model, scale, draw(st.integers(0, 10**6))),
+        c.task,
+        draw(st.integers(0, 10**6)),
+    )
 
 
 @given(perturbed_constructions())
@@ -295,6 +335,7 @@ def test_upper_bracket_within_twice_an_attained_error(name, knobs):
 
 def test_upper_bracket_matches_sup_error_on_softmax_retrieval():
     from approxtheory.measure import sup_error
+
     c = build("softmax_retrieval", T=4, beta=100.0)
     found = sup_error(c.model, c.task, budget=512, seed=0).value
     r = upper_bracket(c.model, c.task, time_limit=2.0)
@@ -338,7 +379,7 @@ def _crown_contains(mlp, lo, hi, rng, n=3000):
     U, L, z = bd._crown_mlp(bd._mlp_ops(mlp), x0)
     e = torch.tensor(rng.random((B, n, k)))
     corners = torch.tensor(list(itertools.product([0.0, 1.0], repeat=k)), dtype=torch.float64)
-    e[:, :len(corners)] = corners
+    e[:, : len(corners)] = corners
     X = lo[:, None] + (hi - lo)[:, None] * e
     eps = 2 * e - 1
     with torch.no_grad():
@@ -347,13 +388,20 @@ def _crown_contains(mlp, lo, hi, rng, n=3000):
     Uv = U.c[:, None, :] + torch.einsum("bmn,bpn->bpm", U.A, eps)
     Lv = L.c[:, None, :] + torch.einsum("bmn,bpn->bpm", L.A, eps)
     zl, zh = z.bounds()
-    return bool((Y <= Uv + tol).all() and (Y >= Lv - tol).all()
-                and (Y <= zh[:, None] + tol).all() and (Y >= zl[:, None] - tol).all())
+    return bool(
+        (Y <= Uv + tol).all()
+        and (Y >= Lv - tol).all()
+        and (Y <= zh[:, None] + tol).all()
+        and (Y >= zl[:, None] - tol).all()
+    )
 
 
-@given(seed=st.integers(0, 10**6), k=st.integers(1, 4),
-       widths=st.lists(st.integers(1, 7), min_size=1, max_size=3),
-       scale=st.sampled_from([0.3, 1.0, 3.0]))
+@given(
+    seed=st.integers(0, 10**6),
+    k=st.integers(1, 4),
+    widths=st.lists(st.integers(1, 7), min_size=1, max_size=3),
+    scale=st.sampled_from([0.3, 1.0, 3.0]),
+)
 @settings(max_examples=40 * _K, deadline=None)
 def test_crown_bounds_contain_random_relu_mlps(seed, k, widths, scale):
     rng = np.random.default_rng(seed)
@@ -373,8 +421,12 @@ def test_crown_is_tighter_than_the_zonotope_on_a_deep_stack():
     assert float(U.bounds()[1] - L.bounds()[0]) < float(zh - zl)
 
 
-@given(seed=st.integers(0, 10**6), C=st.integers(1, 4), d=st.integers(1, 2),
-       opt=st.sampled_from(["max", "min"]))
+@given(
+    seed=st.integers(0, 10**6),
+    C=st.integers(1, 4),
+    d=st.integers(1, 2),
+    opt=st.sampled_from(["max", "min"]),
+)
 @settings(max_examples=30 * _K, deadline=None)
 def test_minus_opt_is_sound_and_the_lp_is_tight(seed, C, d, opt):
     """F(ε) - opt_t g_t(ε) over the box: the bounds contain it at sampled ε and, for
@@ -385,7 +437,7 @@ def test_minus_opt_is_sound_and_the_lp_is_tight(seed, C, d, opt):
     F = bd._AF(t(rng.normal(size=1)), t(rng.normal(size=(1, n))), t(np.zeros(1)))
     A = np.zeros((1, C, n))
     for c in range(C):
-        A[0, c, c * d:(c + 1) * d] = rng.normal(size=d)
+        A[0, c, c * d : (c + 1) * d] = rng.normal(size=d)
     g = bd._AF(t(rng.normal(size=(1, C))), t(A), t(np.zeros((1, C))))
     lo = float(bd._minus_opt(F, g, opt, "lower")[0])
     hi = float(bd._minus_opt(F, g, opt, "upper")[0])
@@ -398,14 +450,21 @@ def test_minus_opt_is_sound_and_the_lp_is_tight(seed, C, d, opt):
     tol = 1e-12 * (1 + np.abs(v))
     assert (v <= hi + tol).all() and (v >= lo - tol).all()
     scale = 1 + np.abs(A).sum() + np.abs(F.A.numpy()).sum()
-    tight = hi if opt == "max" else lo                   # the LP side
+    tight = hi if opt == "max" else lo  # the LP side
     brute = v.max() if opt == "max" else v.min()
     assert abs(tight - brute) <= 0.3 * scale / 8
 
 
 def _relu_head_model(T, seed, hidden=(5, 4), scale=1.0):
-    cfg = ModelConfig(d_in=1, width=3, layers=[LayerSpec(heads=1, head_dim=2)], d_out=1,
-                      seq_len=T, head_hidden=hidden, attn_scale=1.0)
+    cfg = ModelConfig(
+        d_in=1,
+        width=3,
+        layers=[LayerSpec(heads=1, head_dim=2)],
+        d_out=1,
+        seq_len=T,
+        head_hidden=hidden,
+        attn_scale=1.0,
+    )
     m = Transformer(cfg)
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
@@ -414,15 +473,21 @@ def _relu_head_model(T, seed, hidden=(5, 4), scale=1.0):
     return m
 
 
-@given(seed=st.integers(0, 10**6), T=st.integers(1, 3), mode=st.sampled_from(["max", "min"]),
-       sign=st.sampled_from([1.0, -2.0]), hidden=st.sampled_from([(5,), (5, 4)]))
+@given(
+    seed=st.integers(0, 10**6),
+    T=st.integers(1, 3),
+    mode=st.sampled_from(["max", "min"]),
+    sign=st.sampled_from([1.0, -2.0]),
+    hidden=st.sampled_from([(5,), (5, 4)]),
+)
 @settings(max_examples=15 * _K, deadline=None)
 def test_generic_error_bounds_with_a_relu_read_out_are_sound(seed, T, mode, sign, hidden):
     """ReLU read-out after attention, one-term retrieval target (max or min, either sign):
     CROWN + the exact LP/enumeration against the target contain the error."""
     m = _relu_head_model(T, seed, hidden)
-    task = GeneralizedRetrieval(T, 1, sets=[list(range(T))], affine=([[1.5]], [0.1]),
-                                outer_affine=([sign], 0.3), mode=mode)
+    task = GeneralizedRetrieval(
+        T, 1, sets=[list(range(T))], affine=([[1.5]], [0.1]), outer_affine=([sign], 0.3), mode=mode
+    )
     rng = np.random.default_rng(seed)
     for _ in range(2):
         lo, hi = _random_box(rng, T, 1, 0.0, 1.0)
@@ -437,11 +502,12 @@ def test_hc_l9_upper_bracket_within_twice_the_known_worst_case():
     """hc_l9 (memorizing head + ReLU max network): the CROWN path brackets the closed-form
     sup error (1 - 1/T)/n_g within 2x."""
     from approxtheory.search_bench import known_hc_l9
+
     for T, eps, tl in ((4, 0.25, 6.0), (3, 0.1, 8.0)):
         c = build("hc_l9", T=T, eps=eps)
         known = known_hc_l9(T, eps)
         ng = int(np.ceil(1 / eps - 1e-12))
-        X = np.full((1, T, 1), (ng - 1) / ng + 1 / (T * ng))    # a worst case: all equal
+        X = np.full((1, T, 1), (ng - 1) / ng + 1 / (T * ng))  # a worst case: all equal
         r = upper_bracket(c.model, c.task, time_limit=tl, tol=0.9, points=X)
         assert r.upper is not None and r.method == "affine"
         assert known * (1 - 1e-9) <= r.upper <= 2 * known, (T, eps, r.upper, known)
@@ -483,13 +549,15 @@ def test_mutant_narrow_ratio_bound_is_caught(monkeypatch):
 
 def test_mutant_narrow_softmax_interval_is_caught(monkeypatch):
     """A softmax interval that drops its lower end must make layer containment fail."""
-    cfg = ModelConfig(d_in=1, width=2, layers=[LayerSpec(heads=1, head_dim=1)], d_out=1,
-                      attn_scale=1.0)
+    cfg = ModelConfig(
+        d_in=1, width=2, layers=[LayerSpec(heads=1, head_dim=1)], d_out=1, attn_scale=1.0
+    )
     m = Transformer(cfg)
     with torch.no_grad():
         for p in m.parameters():
-            p.copy_(3 * torch.randn(p.shape, generator=torch.Generator().manual_seed(0),
-                                    dtype=p.dtype))
+            p.copy_(
+                3 * torch.randn(p.shape, generator=torch.Generator().manual_seed(0), dtype=p.dtype)
+            )
     assert _check_layer_containment(m, 3, 1, 0)
     real = bd.softmax_bounds
 
@@ -498,26 +566,27 @@ def test_mutant_narrow_softmax_interval_is_caught(monkeypatch):
         return pl + 0.5 * (pu - pl), pu
 
     monkeypatch.setattr(bd, "softmax_bounds", narrow)
-    monkeypatch.setattr(bd, "_coupled_F", lambda *a, **k: (torch.tensor(-1e9),
-                                                           torch.tensor(1e9)))
+    monkeypatch.setattr(bd, "_coupled_F", lambda *a, **k: (torch.tensor(-1e9), torch.tensor(1e9)))
     assert not _check_layer_containment(m, 3, 1, 0)
 
 
 # ----------------------------------------------------------------------------- unsupported
 def _tiny_cfg(**kw):
-    base = dict(d_in=1, width=2, layers=[LayerSpec(heads=1, head_dim=2)], d_out=1,
-                attn_scale=1.0)
+    base = dict(d_in=1, width=2, layers=[LayerSpec(heads=1, head_dim=2)], d_out=1, attn_scale=1.0)
     base.update(kw)
     return ModelConfig(**base)
 
 
-@pytest.mark.parametrize("kw,match", [
-    (dict(layernorm=True), "LayerNorm"),
-    (dict(rope="full"), "RoPE"),
-    (dict(causal=True), "causal"),
-    (dict(readout="tokens"), "per-token"),
-    (dict(layers=[LayerSpec(heads=1, head_dim=2, ffn_hidden=(2,))], ffn_kind="gelu"), "gelu"),
-])
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        (dict(layernorm=True), "LayerNorm"),
+        (dict(rope="full"), "RoPE"),
+        (dict(causal=True), "causal"),
+        (dict(readout="tokens"), "per-token"),
+        (dict(layers=[LayerSpec(heads=1, head_dim=2, ffn_hidden=(2,))], ffn_kind="gelu"), "gelu"),
+    ],
+)
 def test_unsupported_models_give_none_with_a_reason(kw, match):
     m = Transformer(_tiny_cfg(**kw))
     r = upper_bracket(m, ScalarMax(3), time_limit=1.0)
@@ -536,14 +605,17 @@ def test_unsupported_tasks_give_none_with_a_reason():
         error_bounds(m, task, np.zeros((3, 1)), np.ones((3, 1)))
 
 
-@pytest.mark.parametrize("kw,match", [
-    (dict(max_splits=0), "max_splits"),
-    (dict(max_splits=-3), "max_splits"),
-    (dict(time_limit=0), "time_limit"),
-    (dict(time_limit=-1.0), "time_limit"),
-    (dict(lo=0.8, hi=0.2), "lo must be <= hi"),
-    (dict(tol=-0.1), "tol"),
-])
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        (dict(max_splits=0), "max_splits"),
+        (dict(max_splits=-3), "max_splits"),
+        (dict(time_limit=0), "time_limit"),
+        (dict(time_limit=-1.0), "time_limit"),
+        (dict(lo=0.8, hi=0.2), "lo must be <= hi"),
+        (dict(tol=-0.1), "tol"),
+    ],
+)
 def test_invalid_arguments_raise_config_error(kw, match):
     c = build("softmax_retrieval", T=2, beta=10.0)
     with pytest.raises(ConfigError, match=match):
@@ -562,5 +634,6 @@ def test_sub_box_and_points_arguments():
 
 def test_module_docstring_example_runs():
     import doctest
+
     r = doctest.testmod(bd, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert r.attempted >= 3 and r.failed == 0

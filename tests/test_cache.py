@@ -63,12 +63,14 @@ CORRUPTIONS = {
     "json-list": lambda b: b"[1, 2, 3]\n",
     "json-null": lambda b: b"null",
     "missing-key": lambda b: _edit(b, lambda d: d.pop("rows", None) or d.pop("sup_error", None)),
-    "wrong-type": lambda b: _edit(b, lambda d: d.update(rows="oops") if "rows" in d
-                                  else d.update(trace=7)),
+    "wrong-type": lambda b: _edit(
+        b, lambda d: d.update(rows="oops") if "rows" in d else d.update(trace=7)
+    ),
     "other-claim": lambda b: _edit(b, lambda d: d.update(claim="XX-1", cell="0" * 16)),
     # self-consistent (digest recomputed) but not a record of this claim / cell
-    "schema-redigested": lambda b: _edit(b, lambda d: d.pop("rows", None) is not None or
-                                         d.pop("seed"), redigest=True),
+    "schema-redigested": lambda b: _edit(
+        b, lambda d: d.pop("rows", None) is not None or d.pop("seed"), redigest=True
+    ),
 }
 
 
@@ -98,12 +100,12 @@ def test_unreadable_verify_cache_entries_are_misses(verify_cache, tmp_path, kind
     for p in entries:
         p.write_bytes(CORRUPTIONS[kind](p.read_bytes()))
     assert verify(out, "HC-L8", "HC-K1", "ID-F4.7") == 0
-    assert all(not t["cached"] for t in timings(out).values())       # all recomputed
+    assert all(not t["cached"] for t in timings(out).values())  # all recomputed
     assert snapshot(out) == before
-    for p in entries:                                                  # rewritten valid
+    for p in entries:  # rewritten valid
         rec = json.loads(p.read_text())
         assert rec["claim"] == p.name.rsplit(".", 2)[0] and isinstance(rec["rows"], list)
-    assert verify(out, "HC-L8", "HC-K1", "ID-F4.7") == 0                # and now served
+    assert verify(out, "HC-L8", "HC-K1", "ID-F4.7") == 0  # and now served
     assert all(t["cached"] for t in timings(out).values())
     assert sorted(p.name for p in (out / ".cache").iterdir()) == [p.name for p in entries]
 
@@ -134,6 +136,7 @@ def test_unreadable_cell_files_are_misses(exp_cache, tmp_path, kind):
 
 # ----------------------------------------------------------------------------- determinism
 
+
 @pytest.fixture(scope="module")
 def fresh(tmp_path_factory):
     """One fresh verify run of FAST (global RNG disturbed first) and its files."""
@@ -147,10 +150,10 @@ def fresh(tmp_path_factory):
 def test_verify_is_byte_identical_fresh_cached_and_no_cache(fresh, tmp_path):
     assert any(k.startswith("data/") for k in fresh) and "timings.json" not in fresh
     disturb_global_rng(2)
-    assert verify(tmp_path / "a", extra=["--no-cache"]) == 0           # fresh, elsewhere
+    assert verify(tmp_path / "a", extra=["--no-cache"]) == 0  # fresh, elsewhere
     assert snapshot(tmp_path / "a") == fresh
     disturb_global_rng(3)
-    assert verify(tmp_path / "a") == 0                                 # from the cache
+    assert verify(tmp_path / "a") == 0  # from the cache
     assert all(t["cached"] for t in timings(tmp_path / "a").values())
     assert snapshot(tmp_path / "a") == fresh
     d = json.loads(fresh["verdicts.json"])
@@ -169,9 +172,25 @@ def _strip_code_identity(data: bytes) -> bytes:
 
 
 def test_verify_in_a_fresh_process_gives_the_same_results(fresh, tmp_path):
-    r = subprocess.run([sys.executable, "-m", "approxtheory", "verify", "--only", *FAST, "--out",
-                        str(tmp_path), "--quiet", "--no-cache"], cwd=ROOT, timeout=300,
-                       capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "approxtheory",
+            "verify",
+            "--only",
+            *FAST,
+            "--out",
+            str(tmp_path),
+            "--quiet",
+            "--no-cache",
+        ],
+        cwd=ROOT,
+        timeout=300,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     assert r.returncode == 0, r.stderr
     other = snapshot(tmp_path)
     assert other.keys() == fresh.keys()
@@ -190,41 +209,43 @@ def test_checks_do_not_depend_on_global_random_state():
             runs.append(CHECKS[cid](Context()).to_dict())
         assert runs[0] == runs[1], cid
         other = CHECKS[cid](Context(seed=1)).to_dict()
-        assert other["evidence"] != runs[0]["evidence"] or other["measured"] != \
-            runs[0]["measured"], f"{cid} ignores ctx.seed"
+        assert (
+            other["evidence"] != runs[0]["evidence"] or other["measured"] != runs[0]["measured"]
+        ), f"{cid} ignores ctx.seed"
 
 
 def test_runner_csv_is_byte_identical_fresh_and_cached(exp_cache, tmp_path):
     first = (exp_cache / EXP / "quick.csv").read_bytes()
-    assert b"seconds" not in first.splitlines()[0]                      # timings stay out
+    assert b"seconds" not in first.splitlines()[0]  # timings stay out
     shutil.copytree(exp_cache, tmp_path / "c")
     r = run_experiment(EXP, out=tmp_path / "c", progress=False)
     assert r["cached"] == r["cells"]
     assert (tmp_path / "c" / EXP / "quick.csv").read_bytes() == first
     run = json.loads((tmp_path / "c" / EXP / "quick.json").read_text())
-    assert run["wall_s"] >= 0 and run["cell_seconds"] > 0                # timings are here
+    assert run["wall_s"] >= 0 and run["cell_seconds"] > 0  # timings are here
 
 
 # ----------------------------------------------------------------------------- killed runs
 
+
 def test_verify_killed_midway_resumes_to_the_fresh_result(fresh, tmp_path, monkeypatch):
     def killed(ctx):
         raise KeyboardInterrupt
+
     killed.source_fn = CHECKS["ID-B4.6"].source_fn
     with monkeypatch.context() as m:
         m.setitem(CHECKS, "ID-B4.6", killed)
-        assert verify(tmp_path / "a") == 130                          # interrupted
+        assert verify(tmp_path / "a") == 130  # interrupted
     done = sorted(p.name.rsplit(".", 2)[0] for p in (tmp_path / "a" / ".cache").glob("*.json"))
-    assert done == ["HC-L8", "ID-L4.1"]                               # kept what it finished
-    assert not list((tmp_path / "a" / ".cache").glob(".*"))            # no half-written files
-    assert verify(tmp_path / "a") == 0                                 # resume
+    assert done == ["HC-L8", "ID-L4.1"]  # kept what it finished
+    assert not list((tmp_path / "a" / ".cache").glob(".*"))  # no half-written files
+    assert verify(tmp_path / "a") == 0  # resume
     t = timings(tmp_path / "a")
     assert [c for c in FAST if t[c]["cached"]] == ["HC-L8", "ID-L4.1"]
     assert snapshot(tmp_path / "a") == fresh
 
 
-def test_experiment_killed_midway_resumes_to_the_fresh_result(exp_cache, tmp_path,
-                                                                monkeypatch):
+def test_experiment_killed_midway_resumes_to_the_fresh_result(exp_cache, tmp_path, monkeypatch):
     exp = get(EXP)
     calls = []
 
@@ -233,6 +254,7 @@ def test_experiment_killed_midway_resumes_to_the_fresh_result(exp_cache, tmp_pat
         if len(calls) == 4:
             raise KeyboardInterrupt
         return cell(cfg)
+
     cell = exp.cell
     monkeypatch.setattr(exp, "cell", dies_on_the_fourth)
     with pytest.raises(KeyboardInterrupt):
@@ -241,11 +263,13 @@ def test_experiment_killed_midway_resumes_to_the_fresh_result(exp_cache, tmp_pat
     monkeypatch.setattr(exp, "cell", cell)
     r = run_experiment(EXP, out=tmp_path, progress=False)
     assert r["complete"] and r["cached"] == 3 and r["computed"] == r["cells"] - 3
-    assert (tmp_path / EXP / "quick.csv").read_bytes() == \
-        (exp_cache / EXP / "quick.csv").read_bytes()
+    assert (tmp_path / EXP / "quick.csv").read_bytes() == (
+        exp_cache / EXP / "quick.csv"
+    ).read_bytes()
 
 
 # ----------------------------------------------------------------------------- stale caches
+
 
 def test_cache_keys_cover_settings_source_and_libraries(monkeypatch):
     base = check_hash("HC-K2", Context())
@@ -277,14 +301,14 @@ def test_source_fingerprint_sees_every_file(tmp_path):
     assert fp() == base
     (pkg / "__pycache__").mkdir()
     (pkg / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0junk")
-    assert fp() == base                                            # compiled files don't count
+    assert fp() == base  # compiled files don't count
     (pkg / "sub" / "b.py").write_text("y = 3\n")
     assert fp() != base
     (pkg / "sub" / "b.py").write_text("y = 2\n")
     assert fp() == base
     (pkg / "sub" / "b.py").rename(pkg / "sub" / "c.py")
     assert fp() != base
-    assert provenance.source_fingerprint() == provenance.source_fingerprint()   # once per process
+    assert provenance.source_fingerprint() == provenance.source_fingerprint()  # once per process
     assert provenance.source_fingerprint.cache_info().currsize >= 1
 
 
@@ -292,31 +316,42 @@ def test_an_edited_construction_is_recomputed_not_served_from_cache(tmp_path):
     """Doubling HC-K2's read-out in a copy of the source: same settings, new key, refuted."""
     src = tmp_path / "src"
     # the installed layout: the folders proofs_check/ and experiments/ go under the package
-    for pkg, to in (("approxtheory", "approxtheory"), ("proofs_check", "approxtheory/proofs_check"),
-                    ("experiments", "approxtheory/experiments")):
+    for pkg, to in (
+        ("approxtheory", "approxtheory"),
+        ("proofs_check", "approxtheory/proofs_check"),
+        ("experiments", "approxtheory/experiments"),
+    ):
         shutil.copytree(ROOT / pkg, src / to, ignore=shutil.ignore_patterns("__pycache__"))
     env = {**os.environ, "PYTHONPATH": str(src), "OMP_NUM_THREADS": "1"}
     out = tmp_path / "out"
 
     def run():
-        code = ("import sys, approxtheory, approxtheory.proofs_check as pc; "
-                "from approxtheory.cli import main; print(approxtheory.__file__, pc.__file__); "
-                f"sys.exit(main(['verify', '--only', 'HC-K2', '--out', {str(out)!r}, '--quiet']))")
-        r = subprocess.run([sys.executable, "-c", code], cwd=src, env=env, timeout=300,
-                           capture_output=True, text=True)
+        code = (
+            "import sys, approxtheory, approxtheory.proofs_check as pc; "
+            "from approxtheory.cli import main; print(approxtheory.__file__, pc.__file__); "
+            f"sys.exit(main(['verify', '--only', 'HC-K2', '--out', {str(out)!r}, '--quiet']))"
+        )
+        r = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=src,
+            env=env,
+            timeout=300,
+            capture_output=True,
+            text=True,
+        )
         assert r.returncode == 0, r.stderr
-        assert r.stdout.count(str(src)) == 2, r.stdout           # the copy is what runs
+        assert r.stdout.count(str(src)) == 2, r.stdout  # the copy is what runs
         v = json.loads((out / "verdicts.json").read_text())["verdicts"][0]
         return v, json.loads((out / "timings.json").read_text())["claims"]["HC-K2"]
 
     before, t = run()
     assert before["verdict"] == "verified-numeric" and not t["cached"]
-    assert run()[1]["cached"]                                     # unchanged code: served
+    assert run()[1]["cached"]  # unchanged code: served
     construction = src / "approxtheory" / "constructions" / "headcount.py"
     text = construction.read_text()
-    old = 'm.set_readout(weight=T * np.eye(T * d)'
+    old = "m.set_readout(weight=T * np.eye(T * d)"
     assert text.count(old) == 1, "HC-K2's read-out moved: update this test"
-    construction.write_text(text.replace(old, 'm.set_readout(weight=2 * T * np.eye(T * d)'))
+    construction.write_text(text.replace(old, "m.set_readout(weight=2 * T * np.eye(T * d)"))
     after, t = run()
     assert after["cache_key"] != before["cache_key"]
     assert not t["cached"] and after["verdict"] == "refuted"
@@ -324,11 +359,30 @@ def test_an_edited_construction_is_recomputed_not_served_from_cache(tmp_path):
 
 
 # calls that draw from (or reseed) torch's, numpy's or python's global random state
-_TORCH_DRAWS = {"rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
-                "poisson", "rand_like", "randn_like", "randint_like"}
+_TORCH_DRAWS = {
+    "rand",
+    "randn",
+    "randint",
+    "randperm",
+    "normal",
+    "bernoulli",
+    "multinomial",
+    "poisson",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+}
 _NP_OK = {"default_rng", "Generator", "SeedSequence", "PCG64", "Philox", "BitGenerator"}
-_INPLACE = {"normal_", "uniform_", "random_", "bernoulli_", "exponential_", "cauchy_",
-            "log_normal_", "geometric_"}
+_INPLACE = {
+    "normal_",
+    "uniform_",
+    "random_",
+    "bernoulli_",
+    "exponential_",
+    "cauchy_",
+    "log_normal_",
+    "geometric_",
+}
 
 
 def _dotted(node) -> str:
@@ -349,26 +403,41 @@ def global_random_draws(source: str) -> list[str]:
         name = _dotted(node.func)
         head, _, last = name.rpartition(".")
         seeded = any(k.arg == "generator" for k in node.keywords)
-        bad = (name in ("torch.manual_seed", "torch.seed", "torch.cuda.manual_seed",
-                        "torch.cuda.manual_seed_all", "torch.random.manual_seed")
-               or (head == "torch" and last in _TORCH_DRAWS and not seeded)
-               or (head in ("np.random", "numpy.random") and last not in _NP_OK)
-               or head == "random"
-               or (head.endswith("nn.init") and not seeded and last not in
-                   ("calculate_gain", "zeros_", "ones_", "constant_", "eye_", "dirac_"))
-               or (last in _INPLACE and not seeded))
+        bad = (
+            name
+            in (
+                "torch.manual_seed",
+                "torch.seed",
+                "torch.cuda.manual_seed",
+                "torch.cuda.manual_seed_all",
+                "torch.random.manual_seed",
+            )
+            or (head == "torch" and last in _TORCH_DRAWS and not seeded)
+            or (head in ("np.random", "numpy.random") and last not in _NP_OK)
+            or head == "random"
+            or (
+                head.endswith("nn.init")
+                and not seeded
+                and last not in ("calculate_gain", "zeros_", "ones_", "constant_", "eye_", "dirac_")
+            )
+            or (last in _INPLACE and not seeded)
+        )
         if bad:
             found.append(f"line {node.lineno}: {name}")
     return found
 
 
 def test_global_random_draws_are_recognised():
-    bad = ("import torch, numpy as np, random\ntorch.manual_seed(0)\ntorch.randn(3)\n"
-           "np.random.rand(2)\nrandom.random()\ntorch.nn.init.normal_(w)\nw.uniform_(0, 1)\n")
+    bad = (
+        "import torch, numpy as np, random\ntorch.manual_seed(0)\ntorch.randn(3)\n"
+        "np.random.rand(2)\nrandom.random()\ntorch.nn.init.normal_(w)\nw.uniform_(0, 1)\n"
+    )
     assert len(global_random_draws(bad)) == 6
-    good = ("g = torch.Generator().manual_seed(s)\ntorch.randn(3, generator=g)\n"
-            "rng = np.random.default_rng(s)\nrng.standard_normal(3)\n"
-            "torch.nn.init.normal_(w, generator=g)\nw.uniform_(0, 1, generator=g)\n")
+    good = (
+        "g = torch.Generator().manual_seed(s)\ntorch.randn(3, generator=g)\n"
+        "rng = np.random.default_rng(s)\nrng.standard_normal(3)\n"
+        "torch.nn.init.normal_(w, generator=g)\nw.uniform_(0, 1, generator=g)\n"
+    )
     assert global_random_draws(good) == []
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 import sympy as sp
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 import approxtheory as at
 from approxtheory.catalogue import KINDS, PAPERS, PROVENANCES
@@ -16,8 +17,12 @@ from approxtheory.parse import log10_abs
 
 PAPERS_DIR = Path(__file__).resolve().parents[2] / "shared" / "papers"
 DIGEST_IDS_FILE = Path(__file__).resolve().parent / "data" / "digest_claim_ids.txt"
-DIGESTS = {"headcount.md": "HC", "tradeoffs.md": "TO", "infoflow.md": "IF",
-           "identification.md": "ID"}
+DIGESTS = {
+    "headcount.md": "HC",
+    "tradeoffs.md": "TO",
+    "infoflow.md": "IF",
+    "identification.md": "ID",
+}
 #: a claim id as the digests write it: HC-T2a, HC-Conj1, ID-B4.7.2, ID-RG, TO-R (a group)
 DIGEST_ID_PATTERN = r"\b{prefix}-[A-Za-z]+[0-9]*(?:\.[0-9]+)*[a-z]?\b"
 
@@ -78,7 +83,8 @@ def test_every_id_defined_by_a_digest_is_a_claim(fname):
 def test_stored_digest_ids_match_the_live_digests(fname):
     live = digest_claim_ids((PAPERS_DIR / fname).read_text(encoding="utf-8"), DIGESTS[fname])
     assert live == stored_digest_ids()[fname], (
-        f"{DIGEST_IDS_FILE.name} is stale for {fname}; regenerate it (see its header)")
+        f"{DIGEST_IDS_FILE.name} is stale for {fname}; regenerate it (see its header)"
+    )
 
 
 def test_symbols_are_declared_and_expressions_use_only_them():
@@ -107,13 +113,14 @@ def _value_strategy(sym):
 
 I = st.integers
 frac = st.fractions(min_value=0, max_value=7, max_denominator=8).map(
-    lambda f: sp.Rational(f.numerator, f.denominator))
+    lambda f: sp.Rational(f.numerator, f.denominator)
+)
 
 
 def _hc_c1(draw):
     D1 = draw(I(1, 10))
     D2 = D1 + draw(I(1, 10))  # D1 < D2
-    return dict(D1=D1, D2=D2, T=50 * (D1 ** 2 + D2 ** 2) + draw(I(0, 100)))  # D1²+D2² <= T/50
+    return dict(D1=D1, D2=D2, T=50 * (D1**2 + D2**2) + draw(I(0, 100)))  # D1²+D2² <= T/50
 
 
 def _hc_t2c(draw):
@@ -140,6 +147,7 @@ def _divides(big, small, lo=1, hi=16):
     def build(draw):
         h = draw(I(lo, hi))
         return {small: h, big: h * draw(I(1, 16))}
+
     return build
 
 
@@ -163,6 +171,7 @@ def _at_least(name, other, lo_gap=0):
     def build(draw):
         v = draw(I(1, 50))
         return {other: v, name: v + draw(I(lo_gap, 50))}
+
     return build
 
 
@@ -170,21 +179,26 @@ def _at_least(name, other, lo_gap=0):
 #: regime must have an entry, and the test asserts in_regime() of what it builds
 REGIME_VALUES = {
     "HC-C1": _hc_c1,
-    "HC-T2a": _at_least("h", "D"),                    # h >= D
-    "HC-T2b": _at_least("D", "s", lo_gap=1),          # s < D
+    "HC-T2a": _at_least("h", "D"),  # h >= D
+    "HC-T2b": _at_least("D", "s", lo_gap=1),  # s < D
     "HC-T2c": _hc_t2c,
     "HC-Conj1": _hc_conj1,
     "HC-K1": _hc_k1,
     "TO-X2": lambda draw: dict(L=2 + draw(I(0, 100))),  # L >= 2
     "IF-T2": _if_t2,
-    "IF-T3": lambda draw: dict(k=2 + draw(I(0, 20))),   # k >= 2
-    "ID-L4.1": _at_least("E", "D"), "ID-L4.2": _at_least("E", "D"),   # D <= E
-    "ID-L4.3": _at_least("E", "D"), "ID-X4.8.1": _at_least("E", "D"),
-    "ID-T4.5": _divides("E", "H"), "ID-B4.7.2": _divides("E", "H"),  # H | E
+    "IF-T3": lambda draw: dict(k=2 + draw(I(0, 20))),  # k >= 2
+    "ID-L4.1": _at_least("E", "D"),
+    "ID-L4.2": _at_least("E", "D"),  # D <= E
+    "ID-L4.3": _at_least("E", "D"),
+    "ID-X4.8.1": _at_least("E", "D"),
+    "ID-T4.5": _divides("E", "H"),
+    "ID-B4.7.2": _divides("E", "H"),  # H | E
     "ID-S5.1": _divides("E", "H"),
     "ID-P4.8": _id_p48,
-    "ID-GQA4.9": _gqa, "ID-RG": _gqa,
-    "PR-N1": _divides("d", "h_l"), "PR-N2": _divides("d", "h_l"),   # h_l | d
+    "ID-GQA4.9": _gqa,
+    "ID-RG": _gqa,
+    "PR-N1": _divides("d", "h_l"),
+    "PR-N2": _divides("d", "h_l"),  # h_l | d
     "PR-S": _pr_s,
 }
 
@@ -278,8 +292,7 @@ def test_solve_for_gives_real_thresholds_for_integer_symbols():
 
 def test_hc_t2b_paper_examples_of_boundary():
     # digest: n=8, D=4 needs T > 56 (s=1), 96 (s=2), 136 (s=3); n=2,D=2,s=1: 24; n=1: 20
-    for (n, D, s, b) in [(8, 4, 1, 56), (8, 4, 2, 96), (8, 4, 3, 136), (2, 2, 1, 24),
-                         (1, 2, 1, 20)]:
+    for n, D, s, b in [(8, 4, 1, 56), (8, 4, 2, 96), (8, 4, 3, 136), (2, 2, 1, 24), (1, 2, 1, 20)]:
         assert hc.solve_for("T", k=0, n=n, D=D, s=s) == [b]
 
 
@@ -297,8 +310,7 @@ def test_identifiability_ratios_reduce_exactly():
     assert sp.simplify(at.claim("ID-GQA4.9").expr("ratio") - G / (H * (H + G))) == 0
     assert sp.simplify(at.claim("ID-B4.7.2").expr("ratio") - (E + H) / (2 * H * (E + 1))) == 0
     assert sp.simplify(at.claim("ID-P4.8").expr("ratio") - (E + H) / (4 * E * H)) == 0
-    assert sp.simplify(at.claim("ID-RG").expr("ratio")
-                       - G * (E + H) / (2 * E * H * (G + H))) == 0
+    assert sp.simplify(at.claim("ID-RG").expr("ratio") - G * (E + H) / (2 * E * H * (G + H))) == 0
     # G = H recovers 1/(2H); MQA gives 1/(H(H+1)); bias version is 1/2 at H = 1
     assert sp.simplify(at.claim("ID-GQA4.9").expr("ratio").subs(G, H) - 1 / (2 * H)) == 0
     assert sp.simplify(at.claim("ID-GQA4.9").expr("ratio").subs(G, 1) - 1 / (H * (H + 1))) == 0
@@ -321,6 +333,7 @@ def test_head_count_not_dividing_width_is_rejected():
 @given(schedule=st.lists(st.sampled_from([1, 2, 3, 4, 6, 8, 12]), min_size=1, max_size=12))
 def test_pr_n1_parameter_count_independent_of_schedule(schedule):
     from approxtheory.catalogue import prism
+
     total = sum(prism.N_layer.subs(prism.h_l, h) for h in schedule)
     uniform = len(schedule) * prism.N_layer.subs(prism.h_l, prism.h_base)
     assert sp.simplify(total - uniform) == 0
@@ -391,6 +404,7 @@ def test_latex_and_jupyter_rendering():
 
 def test_to_dict_is_json_serialisable():
     import json
+
     for c in at.claims():
         d = json.loads(json.dumps(c.to_dict()))
         assert d["id"] == c.id and d["provenance"] in PROVENANCES
@@ -402,20 +416,22 @@ def test_string_values_are_parsed():
     assert hc.evaluate(T="2^6", s="1", n="4/2", D="2") == sp.Rational(5, 2)
     # HC-T2a: C/eps^gamma = 1/(1/1000)^2 = 10^6, exactly
     v = at.claim("HC-T2a").evaluate(epsilon="1e-3", C=1, gamma="2")
-    assert v == 10 ** 6 and v.is_Integer
+    assert v == 10**6 and v.is_Integer
 
 
 def test_injection_through_the_api_does_not_execute(tmp_path):
     marker = tmp_path / "pwned"
     payload = f"__import__('os').system('touch {marker}')"
-    for call in (lambda: hc.evaluate(T=payload, s=1, n=2, D=2),
-                 lambda: hc.evaluate_float(T=payload, s=1, n=2, D=2),
-                 lambda: hc.is_vacuous(T=payload, s=1, n=2, D=2),
-                 lambda: hc.in_regime(T=payload, s=1, n=2, D=2),
-                 lambda: hc.solve_for("T", k=payload, s=1, n=2, D=2),
-                 lambda: hc.solve_for("T", equals=payload, s=1, n=2, D=2),
-                 lambda: at.compare("HC-T2a", "HC-T2b", "T", gamma=payload, s=1, n=2, D=2),
-                 lambda: at.claim("HC-K1").asymptotic_exponent("beta", at=payload, S=3, T=10)):
+    for call in (
+        lambda: hc.evaluate(T=payload, s=1, n=2, D=2),
+        lambda: hc.evaluate_float(T=payload, s=1, n=2, D=2),
+        lambda: hc.is_vacuous(T=payload, s=1, n=2, D=2),
+        lambda: hc.in_regime(T=payload, s=1, n=2, D=2),
+        lambda: hc.solve_for("T", k=payload, s=1, n=2, D=2),
+        lambda: hc.solve_for("T", equals=payload, s=1, n=2, D=2),
+        lambda: at.compare("HC-T2a", "HC-T2b", "T", gamma=payload, s=1, n=2, D=2),
+        lambda: at.claim("HC-K1").asymptotic_exponent("beta", at=payload, S=3, T=10),
+    ):
         with pytest.raises(at.errors.ParseError):
             call()
     assert not marker.exists()
@@ -424,9 +440,16 @@ def test_injection_through_the_api_does_not_execute(tmp_path):
 @pytest.mark.parametrize("method", ["evaluate", "evaluate_float", "is_vacuous", "in_regime"])
 def test_booleans_nan_and_infinity_are_rejected(method):
     f = getattr(hc, method)
-    for bad, needle in [(True, "booleans are not numbers"), (False, "booleans are not numbers"),
-                        (float("nan"), "NaN"), (float("inf"), "finite"), ("nan", "finite"),
-                        (sp.nan, "nan"), (sp.oo, "finite"), (None, "must be a number")]:
+    for bad, needle in [
+        (True, "booleans are not numbers"),
+        (False, "booleans are not numbers"),
+        (float("nan"), "NaN"),
+        (float("inf"), "finite"),
+        ("nan", "finite"),
+        (sp.nan, "nan"),
+        (sp.oo, "finite"),
+        (None, "must be a number"),
+    ]:
         with pytest.raises(at.InvalidValueError, match=needle):
             f(T=bad, s=1, n=2, D=2)
 
@@ -441,16 +464,18 @@ def test_booleans_rejected_in_solve_for_and_compare():
 
 
 def test_unknown_symbols_are_rejected_everywhere():
-    for call in (lambda: hc.evaluate(T=64, s=1, n=2, D=2, zz=1),
-                 lambda: hc.evaluate_float(T=64, s=1, n=2, D=2, zz=1),
-                 lambda: hc.is_vacuous(T=64, s=1, n=2, D=2, zz=1),
-                 lambda: hc.in_regime(T=64, s=1, n=2, D=2, zz=1),
-                 lambda: hc.solve_for("T", k=0, s=1, n=2, D=2, zz=1),
-                 lambda: hc.solve_for("zz", k=0, s=1, n=2, D=2),
-                 lambda: at.claim("HC-T1").is_vacuous(zz=1),  # no vacuity condition: still checked
-                 lambda: at.claim("HC-K1").asymptotic_exponent("beta", S=3, T=10, zz=1),
-                 lambda: hc.evaluate(T=64, s=1, n=2, D=2, self=1),
-                 lambda: hc.evaluate(T=64, s=1, n=2, D=2, expr="nope")):
+    for call in (
+        lambda: hc.evaluate(T=64, s=1, n=2, D=2, zz=1),
+        lambda: hc.evaluate_float(T=64, s=1, n=2, D=2, zz=1),
+        lambda: hc.is_vacuous(T=64, s=1, n=2, D=2, zz=1),
+        lambda: hc.in_regime(T=64, s=1, n=2, D=2, zz=1),
+        lambda: hc.solve_for("T", k=0, s=1, n=2, D=2, zz=1),
+        lambda: hc.solve_for("zz", k=0, s=1, n=2, D=2),
+        lambda: at.claim("HC-T1").is_vacuous(zz=1),  # no vacuity condition: still checked
+        lambda: at.claim("HC-K1").asymptotic_exponent("beta", S=3, T=10, zz=1),
+        lambda: hc.evaluate(T=64, s=1, n=2, D=2, self=1),
+        lambda: hc.evaluate(T=64, s=1, n=2, D=2, expr="nope"),
+    ):
         with pytest.raises(at.UnknownSymbolError):
             call()
 
@@ -470,24 +495,51 @@ def test_compare_rejects_unknown_symbols_and_variables():
     assert at.compare("HC-T2a", "HC-T2b", variable="T", gamma=2, s=1, n=2, D=2).crossings == (56,)
 
 
-@pytest.mark.parametrize("call,error", [
-    # (1/10)^(-10^9) = 10^(10^9): sympy computed this exactly and never returned
-    (lambda: at.claim("HC-T2a").evaluate(epsilon="0.1", C=1, gamma="1e9"), at.errors.ValueRangeError),
-    (lambda: at.claim("HC-T2a").evaluate(epsilon=0.1, C=1, gamma=1e9), at.errors.ValueRangeError),
-    (lambda: at.claim("HC-T2a").evaluate_float(epsilon="1/2", C=1, gamma=10 ** 30),
-     at.errors.ValueRangeError),
-    # parsing itself: a giant power and a giant literal are refused before they are computed
-    (lambda: hc.evaluate(T="10**10**10", s=1, n=2, D=2), at.errors.ValueRangeError),
-    (lambda: hc.evaluate(T="1e999999999", s=1, n=2, D=2), at.errors.ValueRangeError),
-    (lambda: hc.evaluate(T=10 ** 10 ** 4, s=1, n=2, D=2), at.errors.ValueRangeError),
-    (lambda: hc.evaluate(T="1/0", s=1, n=2, D=2), at.InvalidValueError),
-    # M_min = C eps^(-k) with k ~ T/16 = 6e28
-    (lambda: hc.evaluate("M_min", T="10**30", s=1, n=2, D=2, C=1, epsilon="1/2"),
-     at.errors.ValueRangeError),
-    (lambda: at.compare("HC-T2a", "HC-T2b", "T", "value", gamma=10 ** 6, s=1, n=2, D=2, C=1,
-                        epsilon="0.1"), at.errors.ValueRangeError),
-], ids=["T2a-gamma-1e9-string", "T2a-gamma-1e9-float", "T2a-gamma-1e30", "T-10**10**10",
-        "T-1e999999999", "T-int-10**10**4", "T-1/0", "M_min-T-10**30", "compare-gamma-1e6"])
+@pytest.mark.parametrize(
+    "call,error",
+    [
+        # (1/10)^(-10^9) = 10^(10^9): sympy computed this exactly and never returned
+        (
+            lambda: at.claim("HC-T2a").evaluate(epsilon="0.1", C=1, gamma="1e9"),
+            at.errors.ValueRangeError,
+        ),
+        (
+            lambda: at.claim("HC-T2a").evaluate(epsilon=0.1, C=1, gamma=1e9),
+            at.errors.ValueRangeError,
+        ),
+        (
+            lambda: at.claim("HC-T2a").evaluate_float(epsilon="1/2", C=1, gamma=10**30),
+            at.errors.ValueRangeError,
+        ),
+        # parsing itself: a giant power and a giant literal are refused before they are computed
+        (lambda: hc.evaluate(T="10**10**10", s=1, n=2, D=2), at.errors.ValueRangeError),
+        (lambda: hc.evaluate(T="1e999999999", s=1, n=2, D=2), at.errors.ValueRangeError),
+        (lambda: hc.evaluate(T=10**10**4, s=1, n=2, D=2), at.errors.ValueRangeError),
+        (lambda: hc.evaluate(T="1/0", s=1, n=2, D=2), at.InvalidValueError),
+        # M_min = C eps^(-k) with k ~ T/16 = 6e28
+        (
+            lambda: hc.evaluate("M_min", T="10**30", s=1, n=2, D=2, C=1, epsilon="1/2"),
+            at.errors.ValueRangeError,
+        ),
+        (
+            lambda: at.compare(
+                "HC-T2a", "HC-T2b", "T", "value", gamma=10**6, s=1, n=2, D=2, C=1, epsilon="0.1"
+            ),
+            at.errors.ValueRangeError,
+        ),
+    ],
+    ids=[
+        "T2a-gamma-1e9-string",
+        "T2a-gamma-1e9-float",
+        "T2a-gamma-1e30",
+        "T-10**10**10",
+        "T-1e999999999",
+        "T-int-10**10**4",
+        "T-1/0",
+        "M_min-T-10**30",
+        "compare-gamma-1e6",
+    ],
+)
 def test_huge_values_are_refused_quickly(call, error):
     t0 = time.perf_counter()
     with pytest.raises(error):
@@ -499,7 +551,7 @@ def test_large_values_evaluate_quickly_and_exactly():
     t0 = time.perf_counter()
     # k = T/16 - 3/2 with T = 10^30 (s=1, n=2, D=2): 10^30/16 = 625 * 10^26, minus 3/2
     assert hc.evaluate(T="10**30", s=1, n=2, D=2) == 625 * sp.Integer(10) ** 26 - sp.Rational(3, 2)
-    assert hc.is_vacuous(T=10 ** 30, s=1, n=2, D=2) is False
+    assert hc.is_vacuous(T=10**30, s=1, n=2, D=2) is False
     # 2^2000 has 603 digits: computed exactly. C/eps^gamma = 1/(1/2)^2000 = 2^2000
     assert at.claim("HC-T2a").evaluate(epsilon="1/2", C=1, gamma=2000) == sp.Integer(2) ** 2000
     # 2^5000 (1506 digits) is beyond the exact-power budget: a Float, correct to 25 digits
@@ -509,7 +561,7 @@ def test_large_values_evaluate_quickly_and_exactly():
     # a tiny result is fine: eps^gamma = 10^(-10^9) would be an exact 10^9-digit denominator
     w = at.claim("HC-T2a").evaluate(epsilon=10, C=1, gamma="1e9")
     assert w.is_Float and w > 0
-    assert abs(log10_abs(w) + 10 ** 9) < 1e-6  # log10(10^(-10^9)) = -10^9
+    assert abs(log10_abs(w) + 10**9) < 1e-6  # log10(10^(-10^9)) = -10^9
     assert time.perf_counter() - t0 < 10
 
 
@@ -518,11 +570,11 @@ def test_solve_for_with_large_exponents_returns():
     # (n+1)s+1 = 1301, T/4 - s - D + 1 = 250000 - 40 = 249960, k = 249960/1301 - 1 = 248659/1301.
     # sympy expanded eps^(248659/1301) into a polynomial and never returned.
     t0 = time.perf_counter()
-    sols = hc.solve_for("epsilon", "M_min", M_min=5, C=1, T=10 ** 6, s=20, n=64, D=21)
+    sols = hc.solve_for("epsilon", "M_min", M_min=5, C=1, T=10**6, s=20, n=64, D=21)
     assert len(sols) == 1
     assert sp.simplify(sols[0] - sp.Integer(5) ** sp.Rational(-1301, 248659)) == 0
     # C/eps^gamma = 100 with C = 1, gamma = 10^6: eps = 100^(-1/10^6)
-    sols = at.claim("HC-T2a").solve_for("epsilon", M_suff=100, C=1, gamma=10 ** 6)
+    sols = at.claim("HC-T2a").solve_for("epsilon", M_suff=100, C=1, gamma=10**6)
     assert len(sols) == 1
     assert abs(float(sols[0]) - 100 ** (-1e-6)) < 1e-12
     assert time.perf_counter() - t0 < 20

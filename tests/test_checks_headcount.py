@@ -39,13 +39,19 @@ def test_hc_t2b_and_tr3_say_vacuous_not_verified():
         assert v.scope.startswith("partial:")
         # every checked cell really has k <= 0, by the catalogue's k
         k = at.claim("HC-T2b")
-        assert all(float(k.evaluate("k", T=r["T"], s=r["s"], n=r["n"], D=r["D"])) <= 0
-                   for r in v.rows)
+        assert all(
+            float(k.evaluate("k", T=r["T"], s=r["s"], n=r["n"], D=r["D"])) <= 0 for r in v.rows
+        )
 
 
 def test_new_claims_have_a_check_or_a_reason_and_honest_provenance():
-    for cid, prov in (("HC-K1c", "derived"), ("HC-TR1", "stated"), ("HC-TR2", "reconstructed"),
-                      ("HC-TR3", "stated"), ("HC-A3", "stated")):
+    for cid, prov in (
+        ("HC-K1c", "derived"),
+        ("HC-TR1", "stated"),
+        ("HC-TR2", "reconstructed"),
+        ("HC-TR3", "stated"),
+        ("HC-A3", "stated"),
+    ):
         assert at.claim(cid).provenance == prov
         assert cid in CHECKS
     for cid in ("HC-TR1", "HC-TR2"):
@@ -68,7 +74,7 @@ def test_gate_bound_holds_at_the_exact_vertex_worst_case(gate, beta, T):
 def test_paper_bound_fails_at_gate_minus_one_and_the_derived_one_reduces_to_it():
     k1, kc = at.claim("HC-K1"), at.claim("HC-K1c")
     worst, _ = known_hc_k1_vertices(8, 1000.0, -1.0)
-    assert worst > 2 * k1.evaluate_float("err_bound", S=4, T=8, beta=1000)    # the paper's slip
+    assert worst > 2 * k1.evaluate_float("err_bound", S=4, T=8, beta=1000)  # the paper's slip
     assert float(k1.expr("gate")) == -1.0
     S, T, beta, c = (kc.symbol(x) for x in ("S", "T", "beta", "c"))
     # for c <= -2 the corrected bound is at most the paper's: (T - S) e^(β(1+c)) <= T e^(-β)
@@ -79,10 +85,11 @@ def test_paper_bound_fails_at_gate_minus_one_and_the_derived_one_reduces_to_it()
 
 def test_hc_k1_construction_reports_the_gate_bound():
     from approxtheory.constructions import build
+
     c = build("hc_k1", T=8, beta=100.0, gate=-1.5)
     expect = 2 * at.claim("HC-K1c").evaluate_float("err_bound", S=4, T=8, beta=100, c=-1.5)
     assert c.extra["gate"] == -1.5 and c.extra["gate_bound"] == pytest.approx(expect, rel=1e-12)
-    assert build("hc_k1", T=8, beta=100.0).extra["gate"] == -1.0      # the paper's default
+    assert build("hc_k1", T=8, beta=100.0).extra["gate"] == -1.0  # the paper's default
 
 
 # --------------------------------------------------------------------- search inputs
@@ -90,12 +97,16 @@ def test_l3_search_reaches_the_tied_middle_rank_supremum():
     """The worst error of the smooth selector at tied middle ranks is sup_δ δ/(1+e^(qδ²))
     (derived by hand); HC-L3's search must reach it within 1 %, and it falls like q^(-1/2)."""
     from scipy.optimize import minimize_scalar
+
     v = run_check("HC-L3", Context())
     for r in v.rows:
         q = r["q"]
-        ref = -minimize_scalar(lambda a: -a / (1 + math.exp(min(q * a * a, 700))),
-                               bounds=(0, 1), method="bounded",
-                               options={"xatol": 1e-14}).fun
+        ref = -minimize_scalar(
+            lambda a: -a / (1 + math.exp(min(q * a * a, 700))),
+            bounds=(0, 1),
+            method="bounded",
+            options={"xatol": 1e-14},
+        ).fun
         assert r["sup_error"] >= 0.99 * ref, (q, r["sup_error"], ref)
     assert v.slopes[0]["fitted"] == pytest.approx(-0.5, abs=0.05)
 
@@ -107,8 +118,8 @@ def test_p3_gapped_inputs_have_the_gap(T):
     half = T // 2
     first = np.sort(X[:, :half], axis=1)
     second = np.sort(X[:, half:], axis=1)
-    assert (first[:, -1] - first[:, -2] >= g - 1e-12).all()      # the max beats the rest by g
-    assert (second[:, 1] - second[:, 0] >= g - 1e-12).all()      # the min beats the rest by g
+    assert (first[:, -1] - first[:, -2] >= g - 1e-12).all()  # the max beats the rest by g
+    assert (second[:, 1] - second[:, 0] >= g - 1e-12).all()  # the min beats the rest by g
     assert ((X >= 0) & (X <= 1)).all()
 
 
@@ -116,13 +127,17 @@ def test_p3_beta_needed_matches_the_single_head_formula():
     """With one head's others all at gap g the error is (S-1) g e^(-βg)/(1+(S-1)e^(-βg))
     (the other head exact); β_needed can be no smaller than where that equals ε."""
     from scipy.optimize import brentq
+
     T, g, eps = 16, 0.1, 1e-3
     b, _ = hcc._beta_needed(T, eps, g, 0, None)
     S = T // 2
-    one = brentq(lambda beta: (S - 1) * g * math.exp(-beta * g)
-                 / (1 + (S - 1) * math.exp(-beta * g)) - eps, 1, 1e4)
+    one = brentq(
+        lambda beta: (S - 1) * g * math.exp(-beta * g) / (1 + (S - 1) * math.exp(-beta * g)) - eps,
+        1,
+        1e4,
+    )
     assert b >= one * (1 - 1e-3)
-    assert b <= one * 1.2          # and the search does not overshoot it by much
+    assert b <= one * 1.2  # and the search does not overshoot it by much
 
 
 def test_every_hc_check_that_can_verify_declares_mutants():
@@ -139,16 +154,17 @@ def test_every_hc_check_that_can_verify_declares_mutants():
 
 
 def _fake_phase(nmse):
-    rows = tuple({"heads": h, "T": T, "hidden": 32, "steps": 300, "seed": 0, "device": "cpu",
-                  "val_nmse": v} for (h, T), v in nmse.items())
+    rows = tuple(
+        {"heads": h, "T": T, "hidden": 32, "steps": 300, "seed": 0, "device": "cpu", "val_nmse": v}
+        for (h, T), v in nmse.items()
+    )
     return lambda profile: (rows, 0.0, "fake")
 
 
 def test_p8_criterion_can_pass_and_fail(monkeypatch):
     """The P8 decision rule on stated tables: a clean transition at h = D = 2 passes and its
     mutant (head labels reversed) fails; a transition at h = 3 fails."""
-    clean = {(1, 8): 0.2, (1, 32): 0.35, (2, 8): 1e-3, (2, 32): 1.1e-3, (3, 8): 8e-4,
-             (3, 32): 9e-4}
+    clean = {(1, 8): 0.2, (1, 32): 0.35, (2, 8): 1e-3, (2, 32): 1.1e-3, (3, 8): 8e-4, (3, 32): 9e-4}
     monkeypatch.setattr(hcc, "_phase_rows", _fake_phase(clean))
     assert run_check("HC-P8", Context()).verdict == "consistent-empirical"
     assert run_check("HC-P8", Context(mutant="heads-relabelled")).verdict == "refuted"

@@ -37,7 +37,7 @@ def test_formula_mutants_are_declared_and_name_real_expressions():
     for (mutant, cid, name), f in idc.FORMULA_MUTANTS.items():
         assert mutant in declared, mutant
         e = at.claim(cid).expr(name)
-        assert sp.simplify(f(e) - e) != 0, (mutant, cid, name)     # it really breaks it
+        assert sp.simplify(f(e) - e) != 0, (mutant, cid, name)  # it really breaks it
 
 
 def test_e41_is_measured_with_d_greater_than_e(verdicts):
@@ -78,12 +78,28 @@ def test_checks_follow_the_seed():
 
 
 PROVENANCE = {
-    "ID-L4.1": "stated", "ID-E4.1": "stated", "ID-L4.2": "stated", "ID-L4.3": "stated",
-    "ID-T4.5": "stated", "ID-L4.6": "stated", "ID-B4.6": "stated", "ID-F4.7": "stated",
-    "ID-X4.8.1": "stated", "ID-EQ4.10": "stated", "ID-L5.1": "stated", "ID-E5": "stated",
-    "ID-S5.1": "reconstructed", "ID-S5.2": "reconstructed",
-    "ID-B4.7.2": "derived", "ID-P4.8": "derived", "ID-GQA4.9": "derived", "ID-RG": "derived",
-    "ID-L4.1w": "derived", "ID-SH3.2": "derived", "ID-L5.1d": "derived", "ID-S5.2n": "derived",
+    "ID-L4.1": "stated",
+    "ID-E4.1": "stated",
+    "ID-L4.2": "stated",
+    "ID-L4.3": "stated",
+    "ID-T4.5": "stated",
+    "ID-L4.6": "stated",
+    "ID-B4.6": "stated",
+    "ID-F4.7": "stated",
+    "ID-X4.8.1": "stated",
+    "ID-EQ4.10": "stated",
+    "ID-L5.1": "stated",
+    "ID-E5": "stated",
+    "ID-S5.1": "reconstructed",
+    "ID-S5.2": "reconstructed",
+    "ID-B4.7.2": "derived",
+    "ID-P4.8": "derived",
+    "ID-GQA4.9": "derived",
+    "ID-RG": "derived",
+    "ID-L4.1w": "derived",
+    "ID-SH3.2": "derived",
+    "ID-L5.1d": "derived",
+    "ID-S5.2n": "derived",
 }
 
 

@@ -15,13 +15,14 @@ from approxtheory.proofs_check import prism as prc
 
 # ------------------------------------------------------------------------- the rate criterion
 
+
 def test_decay_fit_requires_the_whole_interval_below_the_prediction():
     x = np.array([8.0, 32.0, 128.0, 512.0])
-    bound = 1.0 / x                                  # a bound decaying exactly like x^-1: tol 0
+    bound = 1.0 / x  # a bound decaying exactly like x^-1: tol 0
     fit, tol, ok = ifc._decay_fit(x, 0.1 / x, bound, -1.0)
     assert ok and tol == 0.0
     fit, tol, ok = ifc._decay_fit(x, 0.1 / np.sqrt(x), bound, -1.0)
-    assert not ok                                    # a decay x^-1/2 is slower than predicted
+    assert not ok  # a decay x^-1/2 is slower than predicted
     # an interval that contains -1 but reaches far above it: the old rule (ci_low <= -1) passes it
     noisy = 0.1 / x * np.array([1.0, 3.0, 0.3, 1.2])
     fit, tol, ok = ifc._decay_fit(x, noisy, bound, -1.0)
@@ -33,10 +34,11 @@ def test_decay_fit_tolerance_is_the_bounds_own_slowdown():
     T = 4
     bound = [at.claim("IF-T2").evaluate_float("err_attn", beta=b, T=T) for b in x]
     _, tol, ok = ifc._decay_fit(x, 1.0 / x, bound, -1.0)
-    assert 0.05 < tol < 0.2 and ok          # ln(βT) makes the bound itself decay like β^-0.87
+    assert 0.05 < tol < 0.2 and ok  # ln(βT) makes the bound itself decay like β^-0.87
 
 
 # ------------------------------------------------------------------ construction mutants (cells)
+
 
 def _measure(name, mutation, **knobs):
     c = build(name, **knobs)
@@ -48,14 +50,17 @@ def _measure(name, mutation, **knobs):
 @pytest.mark.parametrize("mutant", list(MUTANTS["IF-T2"]))
 def test_if_t2_mutants_break_the_bound(mutant):
     assert _measure("softmax_retrieval", None, T=4, beta=1e4)["verdict"] == "within-bound"
-    assert _measure("softmax_retrieval", ifc._retrieval_mutation(mutant), T=4,
-                    beta=1e4)["verdict"] == "refuted"
+    assert (
+        _measure("softmax_retrieval", ifc._retrieval_mutation(mutant), T=4, beta=1e4)["verdict"]
+        == "refuted"
+    )
 
 
 def test_if_k1_self_exclusion_mutant_computes_the_largest():
     ok = _measure("if_second_largest", None, T=4, N=32, beta=1e4)
-    bad = _measure("if_second_largest", ifc._second_largest_mutation("no-self-exclusion"),
-                   T=4, N=32, beta=1e4)
+    bad = _measure(
+        "if_second_largest", ifc._second_largest_mutation("no-self-exclusion"), T=4, N=32, beta=1e4
+    )
     assert ok["verdict"] == "within-bound" and bad["verdict"] == "refuted"
 
 
@@ -63,11 +68,19 @@ def test_if_k1_readout_gain_mutant_fails_the_rate_not_the_bound():
     pred = -1.0 / float(at.claim("IF-K1").rate_exponent())
     rows = {}
     for mutant in (None, "readout-gain"):
-        ms = {N: _measure("if_second_largest", ifc._second_largest_mutation(mutant), T=4, N=N,
-                          beta=1e4) for N in (8, 32, 128)}
-        assert all(m["verdict"] == "within-bound" for m in ms.values())   # the bound holds
-        rows[mutant] = ifc._decay_fit(list(ms), [m["sup_error"] for m in ms.values()],
-                                      [m["claimed_bound"] for m in ms.values()], pred)[2]
+        ms = {
+            N: _measure(
+                "if_second_largest", ifc._second_largest_mutation(mutant), T=4, N=N, beta=1e4
+            )
+            for N in (8, 32, 128)
+        }
+        assert all(m["verdict"] == "within-bound" for m in ms.values())  # the bound holds
+        rows[mutant] = ifc._decay_fit(
+            list(ms),
+            [m["sup_error"] for m in ms.values()],
+            [m["claimed_bound"] for m in ms.values()],
+            pred,
+        )[2]
     assert rows[None] and not rows["readout-gain"]
 
 
@@ -75,8 +88,7 @@ def test_if_k1_readout_gain_mutant_fails_the_rate_not_the_bound():
 def test_if_k2_mutants_break_the_bound(mutant):
     kn = {"D": 2, "T": 8, "beta": 1e3}
     assert _measure("if_pairwise_max", None, **kn)["verdict"] == "within-bound"
-    assert _measure("if_pairwise_max", ifc._pairwise_mutation(mutant), **kn)["verdict"] == \
-        "refuted"
+    assert _measure("if_pairwise_max", ifc._pairwise_mutation(mutant), **kn)["verdict"] == "refuted"
 
 
 # ------------------------------------------------------------------------- whole cheap checks
@@ -94,8 +106,9 @@ def _run(cid, **ctx):
 @pytest.mark.parametrize("cid", ["IF-E1", "PR-N1", "PR-S"])
 def test_cheap_checks_pass_and_every_mutant_refutes(cid):
     v = _run(cid)
-    assert v.verdict in ("verified-symbolic", "verified-numeric", "consistent-empirical"), \
+    assert v.verdict in ("verified-symbolic", "verified-numeric", "consistent-empirical"), (
         v.evidence
+    )
     assert v.scope.split(":")[0] in ("full", "partial", "surrogate")
     assert MUTANTS[cid]
     for mutant in MUTANTS[cid]:
@@ -122,7 +135,7 @@ def test_pr_n2_counts_attention_flops_and_the_neutrality_breaking_mutant_refutes
     # softmax work scales with the head count: Prism's first layer (1 head) does 1/4 of it
     sm = v.measured["softmax_scores_per_layer"]
     assert sm["prism"][0] * 4 == sm["uniform"][0]
-    thr = v.volatile     # run-dependent: kept out of verdicts.json (timings.json, report)
+    thr = v.volatile  # run-dependent: kept out of verdicts.json (timings.json, report)
     assert set(thr["throughput tokens/s"]) == {"uniform", "prism"} and thr["Prism/uniform"] > 0
     assert "throughput" not in v.measured
     assert run_check("PR-N2", Context(mutant="head-width-not-rescaled")).verdict == "refuted"
@@ -132,6 +145,7 @@ def test_sdpa_flops_are_invisible_to_the_counter():
     """Why PR-N2 counts on the explicit path: the fused path's count lacks QKᵀ and AV."""
     import torch
     from torch.utils.flop_counter import FlopCounterMode
+
     m = prc._model([4, 4, 4, 4])
     X = torch.zeros(2, 32, 8, dtype=torch.float64)
     with FlopCounterMode(display=False) as fused:
@@ -143,9 +157,10 @@ def test_sdpa_flops_are_invisible_to_the_counter():
 
 # ------------------------------------------------------------------------------ the catalogue
 
+
 def test_provenance_follows_the_scheme():
     p = {c.id: c.provenance for c in at.claims() if c.id[:3] in ("IF-", "PR-")}
-    assert p["PR-N1"] == p["PR-N2"] == "derived"           # the formulas are the digest's
+    assert p["PR-N1"] == p["PR-N2"] == "derived"  # the formulas are the digest's
     assert p["IF-K1"] == p["IF-K2"] == p["IF-T2"] == "derived"
     assert p["IF-T1"] == "stated" and p["PR-S"] == "stated"
     for cid in ("IF-T3", "IF-T4", "IF-P1", "IF-P2", "IF-P3", "IF-P4", "IF-E1", "IF-E2"):

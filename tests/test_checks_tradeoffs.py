@@ -20,10 +20,16 @@ def _run(cid, mutant=None, seed=0):
 
 TO_CHECKED = ["TO-T1", "TO-T2", "TO-C1", "TO-X1", "TO-X2", "TO-X3", "TO-X4", "TO-E5"]
 #: mutants that rerun an optimisation or a training (seconds each); also run by test_mutants.py
-SLOW_MUTANTS = {("TO-X2", "head-bound-2B"), ("TO-T2", "unbounded-heads"),
-                ("TO-E5", "bounded-logits")}
-PAIRS = [pytest.param(cid, name, marks=[pytest.mark.slow] if (cid, name) in SLOW_MUTANTS else [])
-         for cid in TO_CHECKED for name in MUTANTS[cid]]
+SLOW_MUTANTS = {
+    ("TO-X2", "head-bound-2B"),
+    ("TO-T2", "unbounded-heads"),
+    ("TO-E5", "bounded-logits"),
+}
+PAIRS = [
+    pytest.param(cid, name, marks=[pytest.mark.slow] if (cid, name) in SLOW_MUTANTS else [])
+    for cid in TO_CHECKED
+    for name in MUTANTS[cid]
+]
 
 
 @pytest.mark.parametrize("cid", TO_CHECKED)

@@ -28,19 +28,22 @@ def test_eval_json_fields(capsys):
     assert d["float"] == -0.25 and d["vacuous"] is True
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["claims", "eval", "HC-T2b", "T=64", "s=2", "n=2", "D=2"], "s < D"),
-    (["claims", "eval", "HC-T2b", "T=64", "s=1", "n=2"], "no value for D"),
-    (["claims", "eval", "HC-T2b", "T=64", "s=1", "n=2", "D=2", "q=1"], "no symbol 'q'"),
-    (["claims", "eval", "HC-T2x", "T=64"], "did you mean"),
-    (["claims", "eval", "HC-T2a", "epsilon=0", "C=1", "gamma=2"], "epsilon must be positive"),
-    (["claims", "eval", "ID-T4.5", "E=32", "H=3"], "H must divide E (got H=3, E=32)"),
-    (["claims", "eval", "HC-T2b", "T"], "NAME=VALUE"),
-    (["claims", "eval", "HC-T2b", "T=x", "s=1", "n=2", "D=2"], "must be a real number"),
-    (["claims", "show", "NOPE"], "unknown claim id"),
-    (["claims", "list", "--paper", "1234.5678"], "unknown paper"),
-    (["claims", "frobnicate"], "invalid choice"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["claims", "eval", "HC-T2b", "T=64", "s=2", "n=2", "D=2"], "s < D"),
+        (["claims", "eval", "HC-T2b", "T=64", "s=1", "n=2"], "no value for D"),
+        (["claims", "eval", "HC-T2b", "T=64", "s=1", "n=2", "D=2", "q=1"], "no symbol 'q'"),
+        (["claims", "eval", "HC-T2x", "T=64"], "did you mean"),
+        (["claims", "eval", "HC-T2a", "epsilon=0", "C=1", "gamma=2"], "epsilon must be positive"),
+        (["claims", "eval", "ID-T4.5", "E=32", "H=3"], "H must divide E (got H=3, E=32)"),
+        (["claims", "eval", "HC-T2b", "T"], "NAME=VALUE"),
+        (["claims", "eval", "HC-T2b", "T=x", "s=1", "n=2", "D=2"], "must be a real number"),
+        (["claims", "show", "NOPE"], "unknown claim id"),
+        (["claims", "list", "--paper", "1234.5678"], "unknown paper"),
+        (["claims", "frobnicate"], "invalid choice"),
+    ],
+)
 def test_bad_input_exits_2_with_one_line(capsys, argv, needle):
     rc, out, err = run(capsys, *argv)
     assert rc == 2
@@ -76,8 +79,22 @@ def test_show_text_latex_json(capsys):
 
 
 def test_console_script_runs_without_traceback():
-    r = subprocess.run([sys.executable, "-m", "approxtheory", "claims", "eval", "HC-T2b", "T=64",
-                        "s=3", "n=2", "D=2"], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "approxtheory",
+            "claims",
+            "eval",
+            "HC-T2b",
+            "T=64",
+            "s=3",
+            "n=2",
+            "D=2",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 2 and "Traceback" not in r.stderr and "s < D" in r.stderr
 
 
@@ -89,9 +106,15 @@ def _run_all(argvs, timeout=90):
     killed); the bound is generous because interpreter start-up and imports take several seconds
     on a loaded machine, while the evaluation itself is checked in-process to take < 5 s."""
     t0 = time.perf_counter()
-    procs = [subprocess.Popen([sys.executable, "-m", "approxtheory", *argv],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for argv in argvs]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "approxtheory", *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for argv in argvs
+    ]
     out = []
     try:
         for p in procs:
@@ -109,11 +132,14 @@ def _run_all(argvs, timeout=90):
 
 def test_injection_does_not_execute(tmp_path):
     marker = tmp_path / "pwned"
-    payloads = (f"__import__('os').system('touch {marker}')",
-                f"__import__('pathlib').Path('{marker}').touch()",
-                f"exec(\"open('{marker}','w')\")")
-    results = _run_all([["claims", "eval", "HC-T2b", f"T={p}", "s=1", "n=2", "D=2"]
-                        for p in payloads])
+    payloads = (
+        f"__import__('os').system('touch {marker}')",
+        f"__import__('pathlib').Path('{marker}').touch()",
+        f"exec(\"open('{marker}','w')\")",
+    )
+    results = _run_all(
+        [["claims", "eval", "HC-T2b", f"T={p}", "s=1", "n=2", "D=2"] for p in payloads]
+    )
     for rc, err, _ in results:
         assert rc == 2, err
         assert "Traceback" not in err and "must be a real number" in err
@@ -124,8 +150,10 @@ HANGS = [
     (["HC-T2a", "epsilon=0.1", "C=1", "gamma=1e9"], "too large"),
     (["HC-T2b", "T=10**10**10", "s=1", "n=2", "D=2"], "exponent"),
     (["HC-T2b", "T=1e999999999", "s=1", "n=2", "D=2"], "exponent"),
-    (["HC-T2b", "--expr", "M_min", "T=10**30", "s=1", "n=2", "D=2", "C=1", "epsilon=1/2"],
-     "too large"),
+    (
+        ["HC-T2b", "--expr", "M_min", "T=10**30", "s=1", "n=2", "D=2", "C=1", "epsilon=1/2"],
+        "too large",
+    ),
 ]
 
 
@@ -137,15 +165,18 @@ def test_former_hangs_exit_2_with_one_line():
         assert len(lines) == 1 and needle in lines[0] and "Traceback" not in err, (argv, err)
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["HC-T2a", "epsilon=0.1", "C=1", "gamma=1e9"], "too large"),
-    (["HC-T2b", "T=10**10**10", "s=1", "n=2", "D=2"], "exponent"),
-    (["HC-T2b", "T=1e999999999", "s=1", "n=2", "D=2"], "exponent"),
-    (["HC-T2b", "T=1/0", "s=1", "n=2", "D=2"], "division by zero"),
-    (["HC-T2b", "T=True", "s=1", "n=2", "D=2"], "unknown name 'True'"),
-    (["HC-T2b", "T=inf", "s=1", "n=2", "D=2"], "finite"),
-    (["HC-T2b", "T=64", "s=1", "n=2", "D=2", "expr=k"], "no symbol 'expr'"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["HC-T2a", "epsilon=0.1", "C=1", "gamma=1e9"], "too large"),
+        (["HC-T2b", "T=10**10**10", "s=1", "n=2", "D=2"], "exponent"),
+        (["HC-T2b", "T=1e999999999", "s=1", "n=2", "D=2"], "exponent"),
+        (["HC-T2b", "T=1/0", "s=1", "n=2", "D=2"], "division by zero"),
+        (["HC-T2b", "T=True", "s=1", "n=2", "D=2"], "unknown name 'True'"),
+        (["HC-T2b", "T=inf", "s=1", "n=2", "D=2"], "finite"),
+        (["HC-T2b", "T=64", "s=1", "n=2", "D=2", "expr=k"], "no symbol 'expr'"),
+    ],
+)
 def test_bad_values_exit_2_quickly_in_process(capsys, argv, needle):
     t0 = time.perf_counter()
     rc, out, err = run(capsys, "claims", "eval", *argv)

@@ -17,8 +17,12 @@ from approxtheory import _cliargs, resources
 from approxtheory.cli import main
 from approxtheory.constructions import build
 from approxtheory.errors import ApproxTheoryError, ConfigError, ResourceLimitError
-from approxtheory.identifiability import (AttentionConfig, dense_estimate, dense_unidentified_dim,
-                                          unidentified_dim)
+from approxtheory.identifiability import (
+    AttentionConfig,
+    dense_estimate,
+    dense_unidentified_dim,
+    unidentified_dim,
+)
 from approxtheory.model import LayerSpec, ModelConfig, Transformer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,8 +42,10 @@ def _default_limits(monkeypatch):
 def no_allocation(monkeypatch):
     """Building any model, or starting an experiment run, fails the test: a refusal must come
     first."""
+
     def boom(*a, **k):
         raise AssertionError("allocated before refusing")
+
     monkeypatch.setattr(Transformer, "__init__", boom)
     monkeypatch.setattr("approxtheory.experiment.run_experiment", boom)
 
@@ -67,26 +73,34 @@ def afile(tmp_path):
 
 
 # ------------------------------------------------------------------------- argument validation
-@pytest.mark.parametrize("argv,needle", [
-    (["verify", "--seed", "-1"], "--seed must be an integer >= 0 (got '-1')"),
-    (["verify", "--seed", "1.5"], "--seed must be an integer (got '1.5')"),
-    (["bench", "model", "--threads", "0"], "--threads must be a positive integer (got '0')"),
-    (["bench", "verify", "--threads", "0"], "--threads must be a positive integer"),
-    (["bench", "identifiability", "--threads", "-2"], "--threads must be a positive integer"),
-    (["bench", "model", "--reps", "0"], "--reps must be a positive integer"),
-    (["bench", "identifiability", "--dense-max-E", "-1"], "--dense-max-E must be an integer >= 0"),
-    (["identifiability", "--seed", "-1"], "--seed must be an integer >= 0"),
-    (["identifiability", "--G", "0"], "--G must be a positive integer"),
-    (["identifiability", "--max-memory", "lots"],
-     "--max-memory must be a size such as 8G, 512M, 1.5T or a number of bytes, or 'unlimited' "
-     "(got 'lots') (see `approxtheory identifiability --help`)"),
-    (["experiment", "run", "softmax_beta_sweep", "--max-memory", "0"], "--max-memory must be"),
-    (["construct", "hc_k1", "--budget", "0"], "--budget must be a positive integer (got '0')"),
-    (["construct", "hc_k1", "--seed", "-1"], "--seed must be an integer >= 0 (got '-1')"),
-    (["construct", "hc_k1", "--max-memory", "8X"], "--max-memory must be a size"),
-    (["bench"], "`approxtheory bench` needs an action"),
-    ([], "`approxtheory` needs a command"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["verify", "--seed", "-1"], "--seed must be an integer >= 0 (got '-1')"),
+        (["verify", "--seed", "1.5"], "--seed must be an integer (got '1.5')"),
+        (["bench", "model", "--threads", "0"], "--threads must be a positive integer (got '0')"),
+        (["bench", "verify", "--threads", "0"], "--threads must be a positive integer"),
+        (["bench", "identifiability", "--threads", "-2"], "--threads must be a positive integer"),
+        (["bench", "model", "--reps", "0"], "--reps must be a positive integer"),
+        (
+            ["bench", "identifiability", "--dense-max-E", "-1"],
+            "--dense-max-E must be an integer >= 0",
+        ),
+        (["identifiability", "--seed", "-1"], "--seed must be an integer >= 0"),
+        (["identifiability", "--G", "0"], "--G must be a positive integer"),
+        (
+            ["identifiability", "--max-memory", "lots"],
+            "--max-memory must be a size such as 8G, 512M, 1.5T or a number of bytes, or 'unlimited' "
+            "(got 'lots') (see `approxtheory identifiability --help`)",
+        ),
+        (["experiment", "run", "softmax_beta_sweep", "--max-memory", "0"], "--max-memory must be"),
+        (["construct", "hc_k1", "--budget", "0"], "--budget must be a positive integer (got '0')"),
+        (["construct", "hc_k1", "--seed", "-1"], "--seed must be an integer >= 0 (got '-1')"),
+        (["construct", "hc_k1", "--max-memory", "8X"], "--max-memory must be a size"),
+        (["bench"], "`approxtheory bench` needs an action"),
+        ([], "`approxtheory` needs a command"),
+    ],
+)
 def test_bad_arguments_exit_2_with_one_line(argv, needle, capsys, tmp_path):
     if argv[:1] == ["verify"]:
         argv = argv + ["--out", tmp_path / "r"]
@@ -109,16 +123,18 @@ def test_out_in_a_read_only_place(capsys, tmp_path, monkeypatch):
     ro = tmp_path / "ro"
     ro.mkdir()
     real = os.access
-    monkeypatch.setattr(_cliargs.os, "access",
-                        lambda p, mode: False if Path(p) == ro else real(p, mode))
+    monkeypatch.setattr(
+        _cliargs.os, "access", lambda p, mode: False if Path(p) == ro else real(p, mode)
+    )
     for cmd in (["verify"], ["experiment", "run", "softmax_beta_sweep"]):
         err = cli_error(cmd + ["--out", ro / "new" / "place"], capsys)
         assert "is not writable" in err and "read-only" in err
     assert not (ro / "new").exists()
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
-                    reason="root writes into read-only directories")
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root writes into read-only directories"
+)
 def test_out_in_a_chmod_read_only_directory(capsys, tmp_path):
     ro = tmp_path / "ro"
     ro.mkdir()
@@ -138,10 +154,21 @@ def test_one_character_corpus_is_refused_before_the_run(capsys, tmp_path):
     corpus = tmp_path / "one.txt"
     corpus.write_text("a")
     out = tmp_path / "res"
-    err = cli_error(["experiment", "run", "identifiability_training", "--corpus", corpus,
-                     "--out", out, "--quiet"], capsys)
+    err = cli_error(
+        [
+            "experiment",
+            "run",
+            "identifiability_training",
+            "--corpus",
+            corpus,
+            "--out",
+            out,
+            "--quiet",
+        ],
+        capsys,
+    )
     assert "has 1 characters" in err and "T=32" in err and "needs at least" in err
-    assert not out.exists()                     # refused before the run created anything
+    assert not out.exists()  # refused before the run created anything
 
 
 def test_corpus_that_is_missing_or_a_directory(capsys, tmp_path):
@@ -152,34 +179,49 @@ def test_corpus_that_is_missing_or_a_directory(capsys, tmp_path):
 
 def test_short_corpus_is_a_typed_error_in_the_api(tmp_path):
     from approxtheory.experiments.identifiability_training import min_corpus_chars, train_cell
+
     corpus = tmp_path / "short.txt"
     corpus.write_text("ab" * 100)
-    cfg = {"optimizer": "sgd", "E": 8, "H": 2, "T": 32, "batch": 2, "steps": 1, "log_every": 1,
-           "rebalance_every": 1, "lr_sgd": 0.1, "corpus": str(corpus), "seed": 0}
+    cfg = {
+        "optimizer": "sgd",
+        "E": 8,
+        "H": 2,
+        "T": 32,
+        "batch": 2,
+        "steps": 1,
+        "log_every": 1,
+        "rebalance_every": 1,
+        "lr_sgd": 0.1,
+        "corpus": str(corpus),
+        "seed": 0,
+    }
     with pytest.raises(ConfigError, match="has 200 characters; with T=32 it needs at least"):
         train_cell(cfg)
     # the bound is tight: the shortest accepted corpus trains, one character less does not
     n = min_corpus_chars(32)
     corpus.write_text(("ab" * n)[:n])
     train_cell(cfg)
-    corpus.write_text(("ab" * n)[:n - 1])
+    corpus.write_text(("ab" * n)[: n - 1])
     with pytest.raises(ConfigError, match="needs at least"):
         train_cell(cfg)
 
 
-@pytest.mark.parametrize("sets,needle", [
-    (["foo=1"], "has no parameter 'foo' to override"),
-    (["E"], "--set takes NAME=VALUE"),
-    (["=3"], "--set takes NAME=VALUE"),
-    (["E=abc"], "--set E must be an integer (got 'abc')"),
-    (["E=1.5"], "--set E must be an integer"),
-    (["T=0"], "--set T must be a positive integer"),
-    (["lr_sgd=nan"], "--set lr_sgd must be a finite number"),
-    (["lr_sgd=-1"], "--set lr_sgd must be a positive number"),
-    (["optimizer=newton"], "optimizer must be sgd, sgd_wd, adamw or adamw_rebalance"),
-    (["H=64"], "H must be <= E"),
-    (["E=8", "E=16"], "--set E given twice"),
-])
+@pytest.mark.parametrize(
+    "sets,needle",
+    [
+        (["foo=1"], "has no parameter 'foo' to override"),
+        (["E"], "--set takes NAME=VALUE"),
+        (["=3"], "--set takes NAME=VALUE"),
+        (["E=abc"], "--set E must be an integer (got 'abc')"),
+        (["E=1.5"], "--set E must be an integer"),
+        (["T=0"], "--set T must be a positive integer"),
+        (["lr_sgd=nan"], "--set lr_sgd must be a finite number"),
+        (["lr_sgd=-1"], "--set lr_sgd must be a positive number"),
+        (["optimizer=newton"], "optimizer must be sgd, sgd_wd, adamw or adamw_rebalance"),
+        (["H=64"], "H must be <= E"),
+        (["E=8", "E=16"], "--set E given twice"),
+    ],
+)
 def test_bad_overrides(sets, needle, capsys, tmp_path, no_allocation):
     argv = ["experiment", "run", "identifiability_training", "--out", tmp_path, "--quiet"]
     for s in sets:
@@ -188,51 +230,71 @@ def test_bad_overrides(sets, needle, capsys, tmp_path, no_allocation):
 
 
 def test_set_only_applies_to_run(capsys, tmp_path):
-    err = cli_error(["experiment", "plot", "softmax_beta_sweep", "--set", "T=4",
-                     "--out", tmp_path], capsys)
+    err = cli_error(
+        ["experiment", "plot", "softmax_beta_sweep", "--set", "T=4", "--out", tmp_path], capsys
+    )
     assert "--set applies to `experiment run` only" in err
 
 
 # ---------------------------------------------------------------- oversized work is refused
 def _refusal(err, *needles):
-    for n in ("needs about", "more than the limit of", "--max-memory", resources.ENV_BYTES,
-              *needles):
+    for n in (
+        "needs about",
+        "more than the limit of",
+        "--max-memory",
+        resources.ENV_BYTES,
+        *needles,
+    ):
         assert n in err, (n, err)
 
 
-@pytest.mark.parametrize("argv,needles", [
-    (["construct", "hc_k2", "--T", "100000", "--d", "100"], ("building hc_k2", "PiB")),
-    (["construct", "hc_l9", "--eps", "1e-7"], ("building hc_l9", "eps=1e-07")),
-    (["construct", "hc_l9", "--eps", "1e-4"], ("GiB",)),
-    (["construct", "hc_k1", "--T", "1000000000"], ("building hc_k1",)),
-    (["construct", "softmax_retrieval", "--T", "100000000"], ("building softmax_retrieval",)),
-    (["construct", "if_second_largest", "--T", "100000"], ("building if_second_largest",)),
-    (["construct", "if_pairwise_max", "--D", "100000", "--d", "100"], ("if_pairwise_max",)),
-    (["construct", "lag_head", "--T", "100000"], ("building lag_head",)),
-    (["identifiability", "--E", "100000", "--H", "1"], ("structured rank certificate",)),
-    (["identifiability", "--E", "100000", "--H", "1", "--method", "dense"],
-     ("dense Jacobian", "outputs x P=40000000000")),
-    (["identifiability", "--E", "512", "--H", "64", "--method", "dense"], ("dense Jacobian",)),
-    (["experiment", "run", "identifiability_training", "--set", "E=100000"],
-     ("experiment identifiability_training", "E=100000")),
-    (["experiment", "run", "identifiability_training", "--set", "batch=1000000"],
-     ("batch=1000000",)),
-])
-def test_oversized_work_is_refused_before_allocating(argv, needles, capsys, tmp_path,
-                                                     no_allocation):
+@pytest.mark.parametrize(
+    "argv,needles",
+    [
+        (["construct", "hc_k2", "--T", "100000", "--d", "100"], ("building hc_k2", "PiB")),
+        (["construct", "hc_l9", "--eps", "1e-7"], ("building hc_l9", "eps=1e-07")),
+        (["construct", "hc_l9", "--eps", "1e-4"], ("GiB",)),
+        (["construct", "hc_k1", "--T", "1000000000"], ("building hc_k1",)),
+        (["construct", "softmax_retrieval", "--T", "100000000"], ("building softmax_retrieval",)),
+        (["construct", "if_second_largest", "--T", "100000"], ("building if_second_largest",)),
+        (["construct", "if_pairwise_max", "--D", "100000", "--d", "100"], ("if_pairwise_max",)),
+        (["construct", "lag_head", "--T", "100000"], ("building lag_head",)),
+        (["identifiability", "--E", "100000", "--H", "1"], ("structured rank certificate",)),
+        (
+            ["identifiability", "--E", "100000", "--H", "1", "--method", "dense"],
+            ("dense Jacobian", "outputs x P=40000000000"),
+        ),
+        (["identifiability", "--E", "512", "--H", "64", "--method", "dense"], ("dense Jacobian",)),
+        (
+            ["experiment", "run", "identifiability_training", "--set", "E=100000"],
+            ("experiment identifiability_training", "E=100000"),
+        ),
+        (
+            ["experiment", "run", "identifiability_training", "--set", "batch=1000000"],
+            ("batch=1000000",),
+        ),
+    ],
+)
+def test_oversized_work_is_refused_before_allocating(
+    argv, needles, capsys, tmp_path, no_allocation
+):
     if argv[0] == "experiment":
         argv = argv + ["--out", tmp_path, "--quiet"]
     _refusal(cli_error(argv, capsys), *needles)
 
 
-@pytest.mark.parametrize("argv", [
-    ["construct", "softmax_retrieval", "--T", "1000000"],
-    ["construct", "hc_k1", "--budget", "100000000"],
-    ["construct", "svd_truncation", "--T", "2000"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["construct", "softmax_retrieval", "--T", "1000000"],
+        ["construct", "hc_k1", "--budget", "100000000"],
+        ["construct", "svd_truncation", "--T", "2000"],
+    ],
+)
 def test_oversized_measurements_are_refused_before_measuring(argv, capsys, monkeypatch):
     def boom(*a, **k):
         raise AssertionError("measured before refusing")
+
     monkeypatch.setattr("approxtheory.measure.sup_error", boom)
     _refusal(cli_error(argv, capsys), "measuring")
 
@@ -241,22 +303,26 @@ def test_measurement_estimates_of_the_constructions_own_measures(capsys, monkeyp
     """svd_truncation's measure also holds the B x T x T logit changes; lag_head's searches at
     most 1024 sequences whatever the budget."""
     from approxtheory.commands.construct import _require_measure
+
     def boom(*a, **k):
         raise AssertionError("measured before refusing")
+
     monkeypatch.setattr("approxtheory.measure.sup_error", boom)
     c = build("svd_truncation", T=160)
     with resources.limits(max_bytes="2G"):
-        resources.require_sup_error(c.model, c.task, 4096)       # the generic estimate fits ...
-    _refusal(cli_error(["construct", "svd_truncation", "--T", "160", "--max-memory", "2G"],
-                       capsys), "measuring svd_truncation")       # ... the construction's not
+        resources.require_sup_error(c.model, c.task, 4096)  # the generic estimate fits ...
+    _refusal(
+        cli_error(["construct", "svd_truncation", "--T", "160", "--max-memory", "2G"], capsys),
+        "measuring svd_truncation",
+    )  # ... the construction's not
     c = build("lag_head")
-    assert resources.sup_error_bytes(c.model, c.task, 10 ** 9) > resources.max_bytes()
-    _require_measure(c, 10 ** 9)                                  # capped at 1024: fits
+    assert resources.sup_error_bytes(c.model, c.task, 10**9) > resources.max_bytes()
+    _require_measure(c, 10**9)  # capped at 1024: fits
 
 
 def test_every_construction_estimate_covers_its_model():
-    from approxtheory.constructions import names
-    from approxtheory.constructions import REGISTRY
+    from approxtheory.constructions import REGISTRY, names
+
     for name in names():
         entry = REGISTRY[name]
         assert entry.estimate is not None, name
@@ -266,8 +332,19 @@ def test_every_construction_estimate_covers_its_model():
 
 
 def test_endless_experiment_is_refused(capsys, tmp_path, no_allocation):
-    err = cli_error(["experiment", "run", "identifiability_training", "--set",
-                     f"steps={10 ** 12}", "--out", tmp_path, "--quiet"], capsys)
+    err = cli_error(
+        [
+            "experiment",
+            "run",
+            "identifiability_training",
+            "--set",
+            f"steps={10**12}",
+            "--out",
+            tmp_path,
+            "--quiet",
+        ],
+        capsys,
+    )
     assert "would take at least" in err and "years" in err
     assert resources.ENV_SECONDS in err and "24.0 h" in err
 
@@ -276,8 +353,10 @@ def test_max_memory_option_and_environment(capsys, monkeypatch, no_allocation):
     # a 1 KiB limit refuses even the default construction ...
     err = cli_error(["construct", "hc_k1", "--max-memory", "1K"], capsys)
     assert "limit of 1.0 KiB (--max-memory)" in err
-    for argv in (["identifiability", "--max-memory", "1K"],
-                 ["experiment", "run", "identifiability_training", "--max-memory", "1M"]):
+    for argv in (
+        ["identifiability", "--max-memory", "1K"],
+        ["experiment", "run", "identifiability_training", "--max-memory", "1M"],
+    ):
         assert "(--max-memory)" in cli_error(argv, capsys)
     monkeypatch.setenv(resources.ENV_BYTES, "1K")
     assert f"({resources.ENV_BYTES})" in cli_error(["identifiability"], capsys)
@@ -291,32 +370,56 @@ def test_max_memory_option_and_environment(capsys, monkeypatch, no_allocation):
 def test_construct_subprocess_exit_code_rss_and_time(tmp_path):
     """The real entry point: exit 2, one stderr line, fast, and nothing big was allocated (max RSS
     of the process stays that of the imports)."""
-    script = ("import json, resource, sys\n"
-              "from approxtheory.cli import main\n"
-              "rc = [main(a) for a in json.loads(sys.argv[1])]\n"
-              "print(json.dumps({'rc': rc, 'maxrss_kb': "
-              "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))\n")
-    argvs = [["construct", "hc_k2", "--T", "100000", "--d", "100"],
-             ["construct", "hc_l9", "--eps", "1e-7"],
-             ["identifiability", "--E", "100000", "--H", "1"],
-             ["experiment", "run", "identifiability_training", "--set", "E=100000", "--quiet",
-              "--out", str(tmp_path / "x")]]
+    script = (
+        "import json, resource, sys\n"
+        "from approxtheory.cli import main\n"
+        "rc = [main(a) for a in json.loads(sys.argv[1])]\n"
+        "print(json.dumps({'rc': rc, 'maxrss_kb': "
+        "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))\n"
+    )
+    argvs = [
+        ["construct", "hc_k2", "--T", "100000", "--d", "100"],
+        ["construct", "hc_l9", "--eps", "1e-7"],
+        ["identifiability", "--E", "100000", "--H", "1"],
+        [
+            "experiment",
+            "run",
+            "identifiability_training",
+            "--set",
+            "E=100000",
+            "--quiet",
+            "--out",
+            str(tmp_path / "x"),
+        ],
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     env.pop(resources.ENV_BYTES, None)
     t0 = time.monotonic()
-    p = subprocess.run([sys.executable, "-c", script, json.dumps(argvs)], capture_output=True,
-                       text=True, timeout=120, cwd=ROOT, env=env)
+    p = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(argvs)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env=env,
+    )
     took = time.monotonic() - t0
     out = json.loads(p.stdout.strip().splitlines()[-1])
     assert out["rc"] == [2, 2, 2, 2], p.stderr
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 4 and all(l.startswith("approxtheory: error: ") for l in lines)
     assert all("needs about" in l for l in lines), lines
-    assert out["maxrss_kb"] < 1.5 * 2 ** 20, out     # < 1.5 GiB: only the imports
+    assert out["maxrss_kb"] < 1.5 * 2**20, out  # < 1.5 GiB: only the imports
     assert took < 60, took
     # the console entry point itself
-    p = subprocess.run([sys.executable, "-m", "approxtheory", "construct", "hc_l9", "--eps",
-                        "1e-7"], capture_output=True, text=True, timeout=60, cwd=ROOT, env=env)
+    p = subprocess.run(
+        [sys.executable, "-m", "approxtheory", "construct", "hc_l9", "--eps", "1e-7"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env=env,
+    )
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
 
 
@@ -324,23 +427,39 @@ def test_construct_subprocess_exit_code_rss_and_time(tmp_path):
 def _fail_with(monkeypatch, exc):
     def cmd(args):
         raise exc
+
     monkeypatch.setattr("approxtheory.docs.write_claims_page", lambda path: cmd(None))
 
 
-@pytest.mark.parametrize("exc,needle", [
-    (PermissionError(errno.EACCES, "Permission denied", "/x/claims.md"),
-     "Permission denied: /x/claims.md"),
-    (NotADirectoryError(errno.ENOTDIR, "Not a directory", "/f/claims.md"), "Not a directory"),
-    (OSError(errno.ENOSPC, "No space left on device", "/full/claims.md"),
-     "No space left on device: /full/claims.md"),
-    (MemoryError(), "out of memory"),
-    (RuntimeError("[enforce fail at alloc_cpu.cpp:127] DefaultCPUAllocator: can't allocate "
-                  "memory: you tried to allocate 40000000000 bytes."), "out of memory"),
-    (ResourceLimitError("x needs about 1 TiB of memory\nmore than 1 GiB"),
-     "x needs about 1 TiB of memory more than 1 GiB"),
-])
-def test_filesystem_and_memory_errors_are_one_line_exit_2(exc, needle, capsys, monkeypatch,
-                                                          tmp_path):
+@pytest.mark.parametrize(
+    "exc,needle",
+    [
+        (
+            PermissionError(errno.EACCES, "Permission denied", "/x/claims.md"),
+            "Permission denied: /x/claims.md",
+        ),
+        (NotADirectoryError(errno.ENOTDIR, "Not a directory", "/f/claims.md"), "Not a directory"),
+        (
+            OSError(errno.ENOSPC, "No space left on device", "/full/claims.md"),
+            "No space left on device: /full/claims.md",
+        ),
+        (MemoryError(), "out of memory"),
+        (
+            RuntimeError(
+                "[enforce fail at alloc_cpu.cpp:127] DefaultCPUAllocator: can't allocate "
+                "memory: you tried to allocate 40000000000 bytes."
+            ),
+            "out of memory",
+        ),
+        (
+            ResourceLimitError("x needs about 1 TiB of memory\nmore than 1 GiB"),
+            "x needs about 1 TiB of memory more than 1 GiB",
+        ),
+    ],
+)
+def test_filesystem_and_memory_errors_are_one_line_exit_2(
+    exc, needle, capsys, monkeypatch, tmp_path
+):
     _fail_with(monkeypatch, exc)
     assert needle in cli_error(["docs", "--out", tmp_path / "claims.md"], capsys)
 
@@ -369,13 +488,16 @@ def test_debug_shows_the_traceback(capsys, monkeypatch, tmp_path):
 
 
 # ------------------------------------------------------------------------------- the Python API
-@pytest.mark.parametrize("name,knobs,needle", [
-    ("hc_k1_synthetic", {"seed": -3}, "seed must be >= 0"),
-    ("if_pairwise_max", {"seed": -3}, "seed must be >= 0"),
-    ("hc_k1", {"T": True}, r"T must be of type int, not a boolean \(got True\)"),
-    ("hc_k1", {"beta": False}, "beta must be of type float, not a boolean"),
-    ("hc_l9", {"eps": np.True_}, "not a boolean"),
-])
+@pytest.mark.parametrize(
+    "name,knobs,needle",
+    [
+        ("hc_k1_synthetic", {"seed": -3}, "seed must be >= 0"),
+        ("if_pairwise_max", {"seed": -3}, "seed must be >= 0"),
+        ("hc_k1", {"T": True}, r"T must be of type int, not a boolean \(got True\)"),
+        ("hc_k1", {"beta": False}, "beta must be of type float, not a boolean"),
+        ("hc_l9", {"eps": np.True_}, "not a boolean"),
+    ],
+)
 def test_construction_knobs_reject_booleans_and_negative_seeds(name, knobs, needle):
     with pytest.raises(ConfigError, match=needle):
         build(name, **knobs)
@@ -384,6 +506,7 @@ def test_construction_knobs_reject_booleans_and_negative_seeds(name, knobs, need
 def test_build_refuses_before_building(monkeypatch):
     def boom(*a, **k):
         raise AssertionError("allocated before refusing")
+
     monkeypatch.setattr(Transformer, "__init__", boom)
     with pytest.raises(ResourceLimitError, match="building hc_k2") as e:
         build("hc_k2", T=100000, d=100)
@@ -392,29 +515,35 @@ def test_build_refuses_before_building(monkeypatch):
         build("hc_l9", eps=1e-7)
 
 
-@pytest.mark.parametrize("kw,needle", [
-    ({"E": True, "H": 1}, "E must be a positive integer"),
-    ({"E": 8, "H": True}, "H must be a positive integer"),
-    ({"E": 8, "H": 2, "G": True}, "G must be a positive integer or None"),
-    ({"E": 8, "H": 2, "bias": 1}, "bias must be True or False"),
-    ({"E": 8, "H": 2, "rope": 4}, "rope must be None"),
-])
+@pytest.mark.parametrize(
+    "kw,needle",
+    [
+        ({"E": True, "H": 1}, "E must be a positive integer"),
+        ({"E": 8, "H": True}, "H must be a positive integer"),
+        ({"E": 8, "H": 2, "G": True}, "G must be a positive integer or None"),
+        ({"E": 8, "H": 2, "bias": 1}, "bias must be True or False"),
+        ({"E": 8, "H": 2, "rope": 4}, "rope must be None"),
+    ],
+)
 def test_attention_config_types(kw, needle):
     with pytest.raises(ConfigError, match=needle):
         AttentionConfig(**kw)
 
 
-@pytest.mark.parametrize("kw,needle", [
-    ({"rtol": -1}, r"rtol must be a number in \(0, 1\)"),
-    ({"rtol": 0}, "rtol must be"),
-    ({"rtol": 1}, "rtol must be"),
-    ({"rtol": float("nan")}, "rtol must be"),
-    ({"rtol": True}, "rtol must be"),
-    ({"seed": True}, "seed must be an integer >= 0"),
-    ({"seed": -1}, "seed must be an integer >= 0"),
-    ({"seq_len": 0}, "seq_len must be a positive integer"),
-    ({"n_seq": True}, "n_seq must be a positive integer or None"),
-])
+@pytest.mark.parametrize(
+    "kw,needle",
+    [
+        ({"rtol": -1}, r"rtol must be a number in \(0, 1\)"),
+        ({"rtol": 0}, "rtol must be"),
+        ({"rtol": 1}, "rtol must be"),
+        ({"rtol": float("nan")}, "rtol must be"),
+        ({"rtol": True}, "rtol must be"),
+        ({"seed": True}, "seed must be an integer >= 0"),
+        ({"seed": -1}, "seed must be an integer >= 0"),
+        ({"seq_len": 0}, "seq_len must be a positive integer"),
+        ({"n_seq": True}, "n_seq must be a positive integer or None"),
+    ],
+)
 def test_identifiability_api_arguments(kw, needle):
     for fn in (unidentified_dim, dense_unidentified_dim):
         with pytest.raises(ConfigError, match=needle):
@@ -424,6 +553,7 @@ def test_identifiability_api_arguments(kw, needle):
 def test_identifiability_api_refuses_before_building(monkeypatch):
     def boom(*a, **k):
         raise AssertionError("allocated before refusing")
+
     monkeypatch.setattr(Transformer, "__init__", boom)
     for method in ("auto", "dense", "structured"):
         with pytest.raises(ResourceLimitError):
@@ -432,8 +562,12 @@ def test_identifiability_api_refuses_before_building(monkeypatch):
 
 def test_structured_method_on_configs_it_cannot_handle_is_typed():
     from approxtheory.identifiability import structured_unidentified_dim
-    for cfg in (AttentionConfig(8, 2, bias=True), AttentionConfig(8, 2, rope="full"),
-                AttentionConfig(8, 4, G=2)):
+
+    for cfg in (
+        AttentionConfig(8, 2, bias=True),
+        AttentionConfig(8, 2, rope="full"),
+        AttentionConfig(8, 4, G=2),
+    ):
         with pytest.raises(ConfigError, match="structured certificate needs"):
             structured_unidentified_dim(cfg)
 
@@ -442,7 +576,7 @@ def test_structured_method_on_configs_it_cannot_handle_is_typed():
 def test_array_bytes_by_hand():
     assert resources.array_bytes(3, 4) == 96
     assert resources.array_bytes(3, 4, itemsize=4) == 48
-    assert resources.array_bytes(10 ** 6, 10 ** 6) == 8 * 10 ** 12      # exact, no overflow
+    assert resources.array_bytes(10**6, 10**6) == 8 * 10**12  # exact, no overflow
     assert resources.array_bytes() == 8
 
 
@@ -451,28 +585,56 @@ def test_model_bytes_by_hand():
     cfg = ModelConfig(d_in=1, width=4, layers=[LayerSpec(heads=2, head_dim=2)], d_out=1)
     assert resources.model_param_count(cfg) == 81
     assert resources.model_bytes(cfg) == 648
-    cfg32 = ModelConfig(d_in=1, width=4, layers=[LayerSpec(heads=2, head_dim=2)], d_out=1,
-                        dtype="float32")
+    cfg32 = ModelConfig(
+        d_in=1, width=4, layers=[LayerSpec(heads=2, head_dim=2)], d_out=1, dtype="float32"
+    )
     assert resources.model_bytes(cfg32) == 324
 
 
-@pytest.mark.parametrize("cfg", [
-    ModelConfig(d_in=3, width=8, layers=[LayerSpec(2, 4, kv_groups=1, ffn_hidden=(16, 5))],
-                d_out=2, bias=True, layernorm=True, seq_len=5, positions="onehot",
-                embed_hidden=(7,), head_hidden=(6,)),
-    ModelConfig(d_in=2, width=6, layers=[LayerSpec(3, 2, value_dim=4, ffn_hidden=(9,)),
-                                         LayerSpec(1, 1)], d_out=3, ffn_kind="swiglu",
-                positions="learned", seq_len=7, readout="tokens", ffn_bias=False,
-                embed_bias=False, head_bias=False),
-    ModelConfig(d_in=2, width=6, layers=[LayerSpec(2, 3, ffn_hidden=(4,))], ffn_kind="bilinear",
-                layernorm=True),
-])
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        ModelConfig(
+            d_in=3,
+            width=8,
+            layers=[LayerSpec(2, 4, kv_groups=1, ffn_hidden=(16, 5))],
+            d_out=2,
+            bias=True,
+            layernorm=True,
+            seq_len=5,
+            positions="onehot",
+            embed_hidden=(7,),
+            head_hidden=(6,),
+        ),
+        ModelConfig(
+            d_in=2,
+            width=6,
+            layers=[LayerSpec(3, 2, value_dim=4, ffn_hidden=(9,)), LayerSpec(1, 1)],
+            d_out=3,
+            ffn_kind="swiglu",
+            positions="learned",
+            seq_len=7,
+            readout="tokens",
+            ffn_bias=False,
+            embed_bias=False,
+            head_bias=False,
+        ),
+        ModelConfig(
+            d_in=2,
+            width=6,
+            layers=[LayerSpec(2, 3, ffn_hidden=(4,))],
+            ffn_kind="bilinear",
+            layernorm=True,
+        ),
+    ],
+)
 def test_model_param_count_matches_the_model(cfg):
     assert resources.model_param_count(cfg) == Transformer(cfg).count_params()
 
 
 def test_construction_estimates_by_hand():
     from approxtheory.constructions.headcount import hc_k2_bytes, hc_l9_bytes
+
     # HC-K2, T=4, d=2: E=8; encoder 6x8+8 and 8x8+8, CLS 8, attention 3x8x8 + 8x8, read-out
     # 8x8+8: 464 parameters (3712 B), plus two 8x8 temporaries (1024 B)
     assert hc_k2_bytes(4, 2) == 3712 + 1024
@@ -481,7 +643,7 @@ def test_construction_estimates_by_hand():
     assert hc_l9_bytes(2, 0.5) == 552 + 64 + 128
     assert build("hc_l9", T=2, eps=0.5).model.count_params() * 8 == 552
     # grows like T/eps^2: the 2n_g x T n_g layer (n_g = 10^7), in the model and in numpy
-    assert hc_l9_bytes(8, 1e-7) > 2 * (2 * 10 ** 7) * (8 * 10 ** 7) * 8
+    assert hc_l9_bytes(8, 1e-7) > 2 * (2 * 10**7) * (8 * 10**7) * 8
 
 
 def test_dense_estimate_by_hand_and_against_the_allocated_jacobian(monkeypatch):
@@ -492,8 +654,9 @@ def test_dense_estimate_by_hand_and_against_the_allocated_jacobian(monkeypatch):
     assert est["bytes"] == 96 * 8 + 336 * 64 * 8 + 336 * 64 * 8
     seen = []
     real = np.empty
-    monkeypatch.setattr(np, "empty", lambda shape, *a, **k: seen.append(shape) or
-                        real(shape, *a, **k))
+    monkeypatch.setattr(
+        np, "empty", lambda shape, *a, **k: seen.append(shape) or real(shape, *a, **k)
+    )
     r = dense_unidentified_dim(AttentionConfig(4, 1))
     assert (est["outputs"], est["P"]) in seen and r["total"] == 64
 
@@ -532,7 +695,7 @@ def test_require_message_has_estimate_limit_and_override():
     assert "the thing needs about 3.0 GiB" in msg and "limit of 1.0 GiB" in msg
     assert resources.ENV_BYTES in msg and "--max-memory" in msg
     assert (e.value.needed, e.value.limit, e.value.kind) == (3 << 30, 1 << 30, "memory")
-    resources.require(bytes=1 << 30, limit=1 << 30)             # at the limit: fine
+    resources.require(bytes=1 << 30, limit=1 << 30)  # at the limit: fine
     with pytest.raises(ResourceLimitError, match="would take at least") as e:
         resources.require(seconds=7200, seconds_limit=3600)
     assert e.value.kind == "time" and resources.ENV_SECONDS in str(e.value)
@@ -548,7 +711,7 @@ def test_limit_precedence(monkeypatch):
         assert resources.max_bytes() == 1 << 30
         with resources.limits(max_bytes="unlimited"):
             assert resources.max_bytes() is None
-            resources.require(bytes=10 ** 30)
+            resources.require(bytes=10**30)
         with pytest.raises(ResourceLimitError, match=r"\(--max-memory\)"):
             resources.require(bytes=2 << 30)
     assert resources.max_bytes() == 2 << 30
@@ -566,9 +729,10 @@ def test_valid_defaults_fit():
     """Nothing that worked before is refused at the defaults (estimates of the stock sizes)."""
     from approxtheory.experiment import check_cells
     from approxtheory.identifiability import structured_estimate
+
     for profile in ("quick", "full"):
         r = check_cells("identifiability_training", profile)
         assert 0 < r["bytes"] < resources.max_bytes() and r["seconds"] < 3600
-    assert dense_estimate(AttentionConfig(64, 8))["bytes"] < 4 << 30   # the README's dense E=64
+    assert dense_estimate(AttentionConfig(64, 8))["bytes"] < 4 << 30  # the README's dense E=64
     assert structured_estimate(AttentionConfig(64, 8))["bytes"] < 1 << 30
     assert math.isfinite(dense_estimate(AttentionConfig(64, 8))["seconds"])

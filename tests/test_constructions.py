@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 import sympy as sp
 import torch
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import approxtheory as at
 from approxtheory import ConfigError
@@ -21,8 +22,17 @@ from approxtheory.cli import main
 from approxtheory.constructions import build, names
 from approxtheory.measure import errors, fit_rate, sup_error
 
-ALL = ["hc_k1", "hc_k1_synthetic", "hc_k2", "hc_l9", "softmax_retrieval", "if_second_largest",
-       "if_pairwise_max", "lag_head", "svd_truncation"]
+ALL = [
+    "hc_k1",
+    "hc_k1_synthetic",
+    "hc_k2",
+    "hc_l9",
+    "softmax_retrieval",
+    "if_second_largest",
+    "if_pairwise_max",
+    "lag_head",
+    "svd_truncation",
+]
 
 SLOW_OK = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -44,7 +54,7 @@ def _retrieval_reference(task, beta, X, gate=-1.0):
     the sets are proper), z̃_i = Σ_t σ_t f_i(x(t)), output c·z̃ + c0."""
     W, b = task.affine
     c, c0 = task.outer_affine
-    f = X @ W.T + b                                                 # (B, T, D)
+    f = X @ W.T + b  # (B, T, D)
     r = np.zeros((task.T, task.D))
     if any(len(S) < task.T for S in task.sets):
         for i, S in enumerate(task.sets):
@@ -68,12 +78,21 @@ def _equal_gap_sup(n, beta):
         return (k * w1 + (n - k) * d * w) / (1 + k * w1 + (n - k) * w)
 
     u = np.concatenate([np.linspace(0.0, min(beta, 60.0), 6001), [beta]])
-    best = max(((float(v.max()), k, float(u[v.argmax()] / beta))
-                for k in range(n + 1) for v in [err(k, u / beta)]))
+    best = max(
+
+            (float(v.max()), k, float(u[v.argmax()] / beta))
+            for k in range(n + 1)
+            for v in [err(k, u / beta)]
+
+    )
     v, k, d = best
     step = 2 * min(beta, 60.0) / 6000 / beta
-    r = minimize_scalar(lambda x: -err(k, x), bounds=(max(0.0, d - step), min(1.0, d + step)),
-                        method="bounded", options={"xatol": 1e-15})
+    r = minimize_scalar(
+        lambda x: -err(k, x),
+        bounds=(max(0.0, d - step), min(1.0, d + step)),
+        method="bounded",
+        options={"xatol": 1e-15},
+    )
     return (float(-r.fun), k, float(r.x)) if -r.fun > v else (v, k, d)
 
 
@@ -91,17 +110,22 @@ def _recheck_witness_by_reference(c, rep, reference):
 
 # ------------------------------------------------------------------------------- HC-K1
 @settings(max_examples=25, **SLOW_OK)
-@given(T=st.integers(4, 12), beta=ats.betas(1, 1e3), gate=st.floats(-4.0, -0.25),
-       seed=st.integers(0, 2**32 - 1))
+@given(
+    T=st.integers(4, 12),
+    beta=ats.betas(1, 1e3),
+    gate=st.floats(-4.0, -0.25),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_hc_k1_output_is_the_papers_soft_retrieval(T, beta, gate, seed):
     c = build("hc_k1", T=T, beta=beta, gate=gate)
     rng = np.random.default_rng(seed)
     X = rng.uniform(0, 1, (64, T, 1))
-    X[:16] = rng.choice([0.0, 1.0, rng.uniform()], size=(16, T, 1))    # ties and vertices
+    X[:16] = rng.choice([0.0, 1.0, rng.uniform()], size=(16, T, 1))  # ties and vertices
     with torch.no_grad():
         y = c.model(torch.from_numpy(X))[:, 0].numpy()
-    np.testing.assert_allclose(y, _retrieval_reference(c.task, beta, X, gate), rtol=1e-9,
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        y, _retrieval_reference(c.task, beta, X, gate), rtol=1e-9, atol=1e-12
+    )
     # the claimed bound by hand: |c_i| = 1, |S_1| = T//2, |S_2| = T - T//2
     hand = (T - 2) / (math.e * beta) + 2 * T * math.exp(-beta)
     assert c.claimed_bound == pytest.approx(hand, rel=1e-12)
@@ -117,13 +141,16 @@ def test_hc_k1_sup_error_is_the_hand_derived_near_tie_error_when_gate_le_minus_2
     hand) up to T e^{-β}; the two blocks' in-set errors have opposite signs and do not add."""
     c = build("hc_k1", T=T, beta=beta, gate=gate)
     g, k, d = _equal_gap_sup(T - T // 2 - 1, beta)
-    X = np.ones((T, 1))                              # block 1: all equal (exact)
-    X[T // 2:] = d                                   # block 2: one token at 0, k at 1, rest at δ
+    X = np.ones((T, 1))  # block 1: all equal (exact)
+    X[T // 2 :] = d  # block 2: one token at 0, k at 1, rest at δ
     X[T // 2] = 0.0
-    X[T // 2 + 1:T // 2 + 1 + k] = 1.0
+    X[T // 2 + 1 : T // 2 + 1 + k] = 1.0
     e = _model_error(c, X)
-    assert e == pytest.approx(abs(_retrieval_reference(c.task, beta, X[None], gate)[0]
-                                  - c.task.target(X[None])[0]), rel=1e-9, abs=1e-15)
+    assert e == pytest.approx(
+        abs(_retrieval_reference(c.task, beta, X[None], gate)[0] - c.task.target(X[None])[0]),
+        rel=1e-9,
+        abs=1e-15,
+    )
     slack = T * math.exp(-beta)
     assert g - slack - 1e-12 <= e <= g + slack + 1e-12
     rep = c.measure(budget=256, seed=0)
@@ -142,7 +169,7 @@ def test_hc_k1_gate_at_least_minus_1_is_refuted_by_a_hand_witness(T, beta, gate)
     c = build("hc_k1", T=T, beta=beta, gate=gate)
     m = T - T // 2 - 1
     X = np.zeros((T, 1))
-    X[T // 2:] = 1.0
+    X[T // 2 :] = 1.0
     X[-1] = 0.01
     e = _model_error(c, X)
     ref = abs(_retrieval_reference(c.task, beta, X[None], gate)[0] - c.task.target(X[None])[0])
@@ -166,8 +193,13 @@ def test_hc_k1_paper_gate_is_refuted_by_a_concrete_witness():
 
 
 @settings(max_examples=10, **SLOW_OK)
-@given(T=st.integers(1, 64), beta=ats.betas(1, 1e4), D=st.integers(1, 4), d=st.integers(1, 4),
-       seed=st.integers(0, 100))
+@given(
+    T=st.integers(1, 64),
+    beta=ats.betas(1, 1e4),
+    D=st.integers(1, 4),
+    d=st.integers(1, 4),
+    seed=st.integers(0, 100),
+)
 def test_hc_k1_synthetic_output_params_and_bound_by_hand(T, beta, D, d, seed):
     c = build("hc_k1_synthetic", T=T, beta=beta, D=D, d=d, seed=seed)
     X = np.random.default_rng(seed).uniform(-1, 1, (32, T, d))
@@ -176,8 +208,9 @@ def test_hc_k1_synthetic_output_params_and_bound_by_hand(T, beta, D, d, seed):
     np.testing.assert_allclose(y, _retrieval_reference(c.task, beta, X), rtol=1e-9, atol=1e-12)
     # encoder 2D x d + 2D, read-out 2D + 1, whatever T (HC-K1's T-independent count)
     assert c.params == 2 * D * d + 2 * D + 2 * D + 1
-    assert c.claimed_bound == pytest.approx(D * ((T - 1) / (math.e * beta)
-                                                 + T * math.exp(-beta)), rel=1e-12)
+    assert c.claimed_bound == pytest.approx(
+        D * ((T - 1) / (math.e * beta) + T * math.exp(-beta)), rel=1e-12
+    )
 
 
 @settings(max_examples=4, **SLOW_OK)
@@ -198,7 +231,7 @@ def test_hc_k2_attention_output_is_exactly_vec_x_over_T(T, d):
     assert torch.allclose(cls_state, X.reshape(5, -1) / T, atol=1e-15, rtol=0)
     with torch.no_grad():
         assert torch.allclose(c.model(X), X.reshape(5, -1), atol=1e-14, rtol=0)
-    E = T * d                      # encoder (d+T) -> E -> E, read-out E -> E, with biases
+    E = T * d  # encoder (d+T) -> E -> E, read-out E -> E, with biases
     assert c.params == (d + T) * E + E + E * E + E + E * E + E
     assert c.measure(budget=128)["verdict"] == "within-bound"
 
@@ -233,7 +266,7 @@ def test_softmax_retrieval_sup_error_is_the_hand_derived_equal_gap_error(T, beta
     g, k, d = _equal_gap_sup(T - 1, beta)
     X = np.full((T, 1), 1.0 - d)
     X[0] = 1.0
-    X[1:1 + k] = 0.0
+    X[1 : 1 + k] = 0.0
     assert _model_error(c, X) == pytest.approx(g, rel=1e-9, abs=1e-15)
     # the search reaches the derived sup (>= 0.988 of it over 80 random (T, β)) and no input
     # does worse than it
@@ -243,8 +276,10 @@ def test_softmax_retrieval_sup_error_is_the_hand_derived_equal_gap_error(T, beta
 
 
 @settings(max_examples=20, deadline=None)
-@given(X=ats.retrieval_inputs(T=st.integers(2, 32), margin=st.floats(0.05, 0.5)),
-       beta=ats.betas(10, 1e3))
+@given(
+    X=ats.retrieval_inputs(T=st.integers(2, 32), margin=st.floats(0.05, 0.5)),
+    beta=ats.betas(10, 1e3),
+)
 def test_gap_law_softmax_error_at_most_T_exp_minus_beta_gap(X, beta):
     """The output is Σ_t softmax(βx)_t x(t) (numpy); with a margin g between the top score and
     the rest, the error Σ_t p_t (M - x_t) is at most (T-1) max_{u in [g, 1]} u e^{-βu} (by hand),
@@ -260,8 +295,9 @@ def test_gap_law_softmax_error_at_most_T_exp_minus_beta_gap(X, beta):
     err = errors(c.model, c.task, X[None])[0]
     u = max(g, 1 / beta)
     assert err <= (T - 1) * u * math.exp(-beta * u) + 1e-12
-    bound = at.claim("HC-K1").evaluate_float("err_gap", S=T, beta=beta,
-                                             g=sp.Rational(repr(float(g))))
+    bound = at.claim("HC-K1").evaluate_float(
+        "err_gap", S=T, beta=beta, g=sp.Rational(repr(float(g)))
+    )
     assert err <= bound + 1e-12
 
 
@@ -296,7 +332,7 @@ def _second_largest_reference(X, beta, N, f):
     g = X[..., 0]
     T = g.shape[1]
     M = 2 * beta + 50.0
-    logits = beta * g[:, None, :] - M * np.eye(T)[None]             # (B, t, s)
+    logits = beta * g[:, None, :] - M * np.eye(T)[None]  # (B, t, s)
     m = (_softmax(logits, axis=-1) * g[:, None, :]).sum(-1)
     v = np.minimum(g, m)
     o = (_softmax(beta * v, axis=-1) * v).sum(-1)
@@ -305,8 +341,13 @@ def _second_largest_reference(X, beta, N, f):
 
 
 @settings(max_examples=15, deadline=None)
-@given(T=st.integers(2, 24), beta=ats.betas(10, 1e5), N=st.integers(2, 200),
-       f=st.sampled_from(["identity", "sin"]), seed=st.integers(0, 2**32 - 1))
+@given(
+    T=st.integers(2, 24),
+    beta=ats.betas(10, 1e5),
+    N=st.integers(2, 200),
+    f=st.sampled_from(["identity", "sin"]),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_if_second_largest_output_is_the_digest_formula(T, beta, N, f, seed):
     c = build("if_second_largest", T=T, beta=beta, N=N, f=f)
     rng = np.random.default_rng(seed)
@@ -314,8 +355,7 @@ def test_if_second_largest_output_is_the_digest_formula(T, beta, N, f, seed):
     X[:8] = rng.choice([0.0, 1.0, rng.uniform()], size=(8, T, 1))
     with torch.no_grad():
         y = c.model(torch.from_numpy(X))[:, 0].numpy()
-    np.testing.assert_allclose(y, _second_largest_reference(X, beta, N, f), rtol=1e-9,
-                               atol=1e-10)
+    np.testing.assert_allclose(y, _second_largest_reference(X, beta, N, f), rtol=1e-9, atol=1e-10)
 
 
 def test_if_second_largest_error_is_the_interpolation_error_for_every_T():
@@ -337,14 +377,19 @@ def _pairwise_reference(task, X, beta):
     out = np.zeros(len(X))
     for A in task.A:
         S = np.einsum("bsd,de,bte->bst", X, A, X)
-        u = (_softmax(beta * S, axis=1) * S).sum(1)                     # (B, t)
+        u = (_softmax(beta * S, axis=1) * S).sum(1)  # (B, t)
         out += (_softmax(beta * u, axis=-1) * u).sum(-1)
     return out
 
 
 @settings(max_examples=15, deadline=None)
-@given(T=st.integers(1, 12), d=st.integers(1, 4), D=st.integers(1, 3), beta=ats.betas(1, 1e4),
-       seed=st.integers(0, 100))
+@given(
+    T=st.integers(1, 12),
+    d=st.integers(1, 4),
+    D=st.integers(1, 3),
+    beta=ats.betas(1, 1e4),
+    seed=st.integers(0, 100),
+)
 def test_if_pairwise_max_output_is_the_digest_formula(T, d, D, beta, seed):
     c = build("if_pairwise_max", T=T, d=d, D=D, beta=beta, seed=seed)
     X = c.task.sample(16, np.random.default_rng(seed))
@@ -382,7 +427,7 @@ def test_lag_head_attention_floor_and_cap_by_hand(T, B):
     a = att[rows, rows - k]
     sq = (att[rows] ** 2).sum(-1)
     c_best = a.mean() / sq.mean()
-    per_row = (1 - c_best * a) ** 2 + c_best ** 2 * (sq - a ** 2)
+    per_row = (1 - c_best * a) ** 2 + c_best**2 * (sq - a**2)
     L = rows + 1
     q = (L - 1) * np.exp(-4 * B)
     assert c.claimed_bound == pytest.approx(float((q / (1 + q)).mean()), rel=1e-9)
@@ -390,8 +435,9 @@ def test_lag_head_attention_floor_and_cap_by_hand(T, B):
     assert rep["measured"] == pytest.approx(float(per_row.mean()), rel=1e-9)
     cap = np.exp(2 * B) / (np.exp(2 * B) + L - 1)
     assert rep["TO-X1_weight_cap_holds"] and (att[rows].max(-1) <= cap).all()
-    assert rep["max_weight_over_cap"] == pytest.approx(float((att[rows].max(-1) / cap).max()),
-                                                       rel=1e-9)
+    assert rep["max_weight_over_cap"] == pytest.approx(
+        float((att[rows].max(-1) / cap).max()), rel=1e-9
+    )
     assert rep["verdict"] == "within-bound", rep
 
 
@@ -412,33 +458,37 @@ def test_svd_truncation_is_the_best_rank_r_qk_circuit(r):
     assert np.linalg.norm(M - M2, 2) == pytest.approx(sigma, abs=1e-12)
     assert c.extra["sigma_r1"] == pytest.approx(sigma, abs=1e-12)
     assert c.extra["R"] == pytest.approx(1.0, rel=1e-12)
-    assert c.claimed_bound == pytest.approx(math.sqrt(3) * math.expm1(2 * sigma), rel=1e-9,
-                                            abs=1e-15)
+    assert c.claimed_bound == pytest.approx(
+        math.sqrt(3) * math.expm1(2 * sigma), rel=1e-9, abs=1e-15
+    )
     assert c.params == 2 * r * (1 + 2 * F)
     if r in (2, 14):
         rep = c.measure(budget=256)
         assert rep["verdict"] == "within-bound" and rep["logit_bound_holds"], rep
         assert rep["max_logit_change"] <= sigma + 1e-12
-        assert rep["sup_error"] > 0                    # the truncation changed the function
-    if r == 16:                                        # full rank: nothing is dropped
+        assert rep["sup_error"] > 0  # the truncation changed the function
+    if r == 16:  # full rank: nothing is dropped
         X = torch.from_numpy(c.task.sample(8, np.random.default_rng(0)))
         with torch.no_grad():
             assert torch.allclose(c.model(X), c.task.reference(X), atol=1e-12, rtol=0)
 
 
 # ------------------------------------------------------------------------------- knobs and CLI
-@pytest.mark.parametrize("name,knobs,needle", [
-    ("softmax_retrieval", {"beta": -1.0}, "beta must be positive"),
-    ("hc_k1", {"beta": 0.5}, "beta must be >= 1"),
-    ("hc_k1", {"sets": "odd"}, "sets must be one of"),
-    ("hc_l9", {"eps": 2.0}, "eps must be in"),
-    ("lag_head", {"T": 8, "k": 5}, "k must be < T/2"),
-    ("svd_truncation", {"r": 100}, "r must be <= 2F"),
-    ("hc_k1", {"frob": 1}, "no knob frob"),
-    ("hc_k1", {"h": 1}, "h must equal D"),
-    ("hc_k1_synthetic", {"h": 3, "D": 4}, "h must equal D"),
-    ("nope", {}, "unknown construction"),
-])
+@pytest.mark.parametrize(
+    "name,knobs,needle",
+    [
+        ("softmax_retrieval", {"beta": -1.0}, "beta must be positive"),
+        ("hc_k1", {"beta": 0.5}, "beta must be >= 1"),
+        ("hc_k1", {"sets": "odd"}, "sets must be one of"),
+        ("hc_l9", {"eps": 2.0}, "eps must be in"),
+        ("lag_head", {"T": 8, "k": 5}, "k must be < T/2"),
+        ("svd_truncation", {"r": 100}, "r must be <= 2F"),
+        ("hc_k1", {"frob": 1}, "no knob frob"),
+        ("hc_k1", {"h": 1}, "h must equal D"),
+        ("hc_k1_synthetic", {"h": 3, "D": 4}, "h must equal D"),
+        ("nope", {}, "unknown construction"),
+    ],
+)
 def test_bad_knobs_raise_typed_errors(name, knobs, needle):
     with pytest.raises(ConfigError, match=needle):
         build(name, **knobs)
@@ -448,9 +498,10 @@ def test_every_numeric_knob_has_a_range_that_coerce_enforces():
     """Knob.low/high/log (read by the strategies to draw knob values) are filled in for every
     numeric knob, include the default, and _coerce refuses a value just outside them."""
     from approxtheory.constructions._base import REGISTRY, _coerce
+
     for name in names():
         for kname, knob in REGISTRY[name].knobs.items():
-            if knob.type not in (int, float) or kname == "gate":   # the gate is any real
+            if knob.type not in (int, float) or kname == "gate":  # the gate is any real
                 continue
             assert knob.low is not None, (name, kname)
             assert _coerce(kname, knob, knob.default) == knob.default
@@ -467,31 +518,39 @@ def test_every_numeric_knob_has_a_range_that_coerce_enforces():
                 assert knob.type is float and knob.low >= 0
 
 
-@pytest.mark.parametrize("kw,value,message", [
-    (dict(low=0, exclude_low=True), 0.0, "must be positive"),
-    (dict(low=1), 0.5, "must be >= 1"),
-    (dict(low=1, exclude_low=True), 1.0, "must be > 1"),
-    (dict(high=2.5), 3.0, "must be <= 2.5"),
-    (dict(high=2.5, exclude_high=True), 2.5, "must be < 2.5"),
-    (dict(low=0, exclude_low=True, high=1), 0.0, r"must be in \(0, 1\]"),
-    (dict(low=0, high=1, exclude_high=True), 1.0, r"must be in \[0, 1\)"),
-])
+@pytest.mark.parametrize(
+    "kw,value,message",
+    [
+        (dict(low=0, exclude_low=True), 0.0, "must be positive"),
+        (dict(low=1), 0.5, "must be >= 1"),
+        (dict(low=1, exclude_low=True), 1.0, "must be > 1"),
+        (dict(high=2.5), 3.0, "must be <= 2.5"),
+        (dict(high=2.5, exclude_high=True), 2.5, "must be < 2.5"),
+        (dict(low=0, exclude_low=True, high=1), 0.0, r"must be in \(0, 1\]"),
+        (dict(low=0, high=1, exclude_high=True), 1.0, r"must be in \[0, 1\)"),
+    ],
+)
 def test_knob_range_messages(kw, value, message):
     from approxtheory.constructions import Knob
     from approxtheory.constructions._base import _coerce
+
     knob = Knob(type=float, default=0.5, help="x", **kw)
     with pytest.raises(ConfigError, match=rf"^x {message} \(got x={value}\)$"):
         _coerce("x", knob, value)
 
 
-@pytest.mark.parametrize("kw,needle", [
-    (dict(low=2, high=1), "range is empty"),
-    (dict(log=True), "log-scale knob needs low >= 0"),
-    (dict(low=-1, log=True), "log-scale knob needs low >= 0"),
-    (dict(low=0, choices=("a",)), "either choices or a range"),
-])
+@pytest.mark.parametrize(
+    "kw,needle",
+    [
+        (dict(low=2, high=1), "range is empty"),
+        (dict(log=True), "log-scale knob needs low >= 0"),
+        (dict(low=-1, log=True), "log-scale knob needs low >= 0"),
+        (dict(low=0, choices=("a",)), "either choices or a range"),
+    ],
+)
 def test_knob_definitions_are_checked(kw, needle):
     from approxtheory.constructions import Knob
+
     with pytest.raises(ConfigError, match=needle):
         Knob(type=float, default=1.0, help="x", **kw)
 
@@ -499,19 +558,23 @@ def test_knob_definitions_are_checked(kw, needle):
 # claim realised and verdict of every construction at its default knobs (budget 64, seed 0):
 # hc_k1's default is the paper's gate -1, refuted (test_hc_k1_paper_gate_...); the rest hold
 EXPECTED_DEFAULTS = {
-    "hc_k1": ("HC-K1", "refuted"), "hc_k1_synthetic": ("HC-K1", "within-bound"),
-    "hc_k2": ("HC-K2", "within-bound"), "hc_l9": ("HC-L9", "within-bound"),
-    "softmax_retrieval": ("IF-T2", "within-bound"), "if_second_largest": ("IF-K1", "within-bound"),
-    "if_pairwise_max": ("IF-K2", "within-bound"), "lag_head": ("TO-X2", "within-bound"),
+    "hc_k1": ("HC-K1", "refuted"),
+    "hc_k1_synthetic": ("HC-K1", "within-bound"),
+    "hc_k2": ("HC-K2", "within-bound"),
+    "hc_l9": ("HC-L9", "within-bound"),
+    "softmax_retrieval": ("IF-T2", "within-bound"),
+    "if_second_largest": ("IF-K1", "within-bound"),
+    "if_pairwise_max": ("IF-K2", "within-bound"),
+    "lag_head": ("TO-X2", "within-bound"),
     "svd_truncation": ("TO-C1", "within-bound"),
 }
 # parameters and claimed bound at the default knobs, by hand
 HAND_DEFAULTS = {
-    "hc_k1": (45, 6 / (100 * math.e) + 16 * math.exp(-100)),          # T = 8, β = 100
-    "hc_k1_synthetic": (49, 4 * (15 / (100 * math.e) + 16 * math.exp(-100))),   # T=16, D=d=4
-    "hc_k2": (2720, 0.0),                                               # T = 16, d = 2, E = 32
-    "hc_l9": (342, 0.1),                                                # T = 8, n_g = 10
-    "softmax_retrieval": (0, (1 + math.log(800)) / 100),                # T = 8, β = 100
+    "hc_k1": (45, 6 / (100 * math.e) + 16 * math.exp(-100)),  # T = 8, β = 100
+    "hc_k1_synthetic": (49, 4 * (15 / (100 * math.e) + 16 * math.exp(-100))),  # T=16, D=d=4
+    "hc_k2": (2720, 0.0),  # T = 16, d = 2, E = 32
+    "hc_l9": (342, 0.1),  # T = 8, n_g = 10
+    "softmax_retrieval": (0, (1 + math.log(800)) / 100),  # T = 8, β = 100
 }
 
 

@@ -13,7 +13,7 @@ from approxtheory.report import read_csv
 
 
 def test_run_resume_and_files(tmp_path):
-    n = 9                                  # quick grid: T in {2, 16, 128} x β in {10, 100, 1000}
+    n = 9  # quick grid: T in {2, 16, 128} x β in {10, 100, 1000}
     assert len(cells(get("softmax_beta_sweep"), "quick")) == n
     part = run_experiment("softmax_beta_sweep", out=tmp_path, progress=False, max_cells=4)
     assert part["computed"] == 4 and not part["complete"] and part["plots"] == []
@@ -30,11 +30,13 @@ def test_run_resume_and_files(tmp_path):
     # the softmax head's sup error, which grows with T (more near-tie tokens) and falls with β
     rows = read_csv(tmp_path / "softmax_beta_sweep" / "quick.csv")
     assert sorted((r["T"], r["beta"]) for r in rows) == sorted(
-        (T, b) for T in (2, 16, 128) for b in (10.0, 100.0, 1000.0))
+        (T, b) for T in (2, 16, 128) for b in (10.0, 100.0, 1000.0)
+    )
     sup = {(r["T"], r["beta"]): r["sup_error"] for r in rows}
     for r in rows:
-        assert r["claimed_bound"] == pytest.approx((1 + math.log(r["beta"] * r["T"])) / r["beta"],
-                                                   rel=1e-12)
+        assert r["claimed_bound"] == pytest.approx(
+            (1 + math.log(r["beta"] * r["T"])) / r["beta"], rel=1e-12
+        )
         assert r["verdict"] == "within-bound" and 0 < r["sup_error"] <= r["claimed_bound"]
     for b in (10.0, 100.0, 1000.0):
         assert sup[2, b] < sup[16, b] < sup[128, b]
@@ -65,13 +67,27 @@ def test_cli_and_errors(tmp_path, capsys):
     assert main(["experiment", "run"]) == 2
 
 
-HEADCOUNT_COLUMNS = ["heads", "T", "hidden", "steps", "seed", "device", "val_nmse", "params",
-                     "final_train_loss", "cell"]
+HEADCOUNT_COLUMNS = [
+    "heads",
+    "T",
+    "hidden",
+    "steps",
+    "seed",
+    "device",
+    "val_nmse",
+    "params",
+    "final_train_loss",
+    "cell",
+]
 
 
 def _headcount_cell(out, steps):
-    r = run_experiment("headcount_phase", out=out, progress=False,
-                       overrides={"heads": 1, "T": 8, "hidden": 32, "steps": steps})
+    r = run_experiment(
+        "headcount_phase",
+        out=out,
+        progress=False,
+        overrides={"heads": 1, "T": 8, "hidden": 32, "steps": steps},
+    )
     assert r["complete"] and r["cells"] == 1 and r["computed"] == 1
     assert [Path(p).name for p in r["plots"]] == ["nmse_vs_T.png"]
     assert Path(r["csv"]).read_text().splitlines()[0].split(",") == HEADCOUNT_COLUMNS

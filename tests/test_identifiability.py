@@ -6,13 +6,20 @@ import json
 import numpy as np
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from approxtheory import ConfigError
 from approxtheory.cli import main
-from approxtheory.identifiability import (AttentionConfig, bias_aliasing, build_layer,
-                                          imbalance, rebalance_model, sylvester_projection,
-                                          unidentified_dim)
+from approxtheory.identifiability import (
+    AttentionConfig,
+    bias_aliasing,
+    build_layer,
+    imbalance,
+    rebalance_model,
+    sylvester_projection,
+    unidentified_dim,
+)
 
 
 @st.composite
@@ -21,12 +28,21 @@ def configs(draw):
     E = H * draw(st.sampled_from([2, 4])) if H < 4 else draw(st.sampled_from([4, 8]))
     G = draw(st.sampled_from([g for g in range(1, H + 1) if H % g == 0]))
     D = E // H
-    rope = draw(st.sampled_from([None, "full"] + (["repeated", f"partial:{D // 2 // 2 * 2}"]
-                                                  if D >= 4 else [])))
+    rope = draw(
+        st.sampled_from(
+            [None, "full"] + (["repeated", f"partial:{D // 2 // 2 * 2}"] if D >= 4 else [])
+        )
+    )
     if rope == "partial:0" or D % 2:
         rope = None
-    return AttentionConfig(E=E, H=H, G=G, bias=draw(st.booleans()) if rope is None else False,
-                           causal=draw(st.booleans()), rope=rope)
+    return AttentionConfig(
+        E=E,
+        H=H,
+        G=G,
+        bias=draw(st.booleans()) if rope is None else False,
+        causal=draw(st.booleans()),
+        rope=rope,
+    )
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -37,8 +53,15 @@ def test_measured_equals_predicted(cfg):
     assert r["singular_value_gap"] > 1e6
 
 
-@pytest.mark.parametrize("cfg", [AttentionConfig(8, 2), AttentionConfig(12, 3, causal=True),
-                                 AttentionConfig(16, 8), AttentionConfig(16, 1)])
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        AttentionConfig(8, 2),
+        AttentionConfig(12, 3, causal=True),
+        AttentionConfig(16, 8),
+        AttentionConfig(16, 1),
+    ],
+)
 def test_structured_certificate_agrees_with_dense_jacobian(cfg):
     s = unidentified_dim(cfg, method="structured")
     d = unidentified_dim(cfg, method="dense")
@@ -52,11 +75,14 @@ def test_structured_method_refuses_what_it_cannot_certify():
         unidentified_dim(AttentionConfig(8, 2, bias=True), method="structured")
 
 
-@pytest.mark.parametrize("cfg,total,pred", [
-    (AttentionConfig(8, 4, G=2), 192, 16),          # the issue's example
-    (AttentionConfig(6, 1, no_output=True), 108, 36),  # paper's head without W_O: ratio 1/3
-    (AttentionConfig(8, 2, fat=True), 512, 256),
-])
+@pytest.mark.parametrize(
+    "cfg,total,pred",
+    [
+        (AttentionConfig(8, 4, G=2), 192, 16),  # the issue's example
+        (AttentionConfig(6, 1, no_output=True), 108, 36),  # paper's head without W_O: ratio 1/3
+        (AttentionConfig(8, 2, fat=True), 512, 256),
+    ],
+)
 def test_table_rows(cfg, total, pred):
     r = unidentified_dim(cfg)
     assert (r["total"], r["predicted"], r["measured"]) == (total, pred, pred)
@@ -69,21 +95,25 @@ def test_cli_issue_example(capsys):
     assert d["ratio"] == pytest.approx(16 / 192)
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["--E", "8", "--H", "3"], "H must divide E (got H=3, E=8)"),
-    (["--E", "8", "--H", "4", "--G", "3"], "G must divide H"),
-    (["--E", "6", "--H", "2", "--rope", "full"], "even head width"),
-    (["--E", "-8", "--H", "2"], "E must be a positive integer"),
-    (["--E", "8", "--H", "2", "--rope", "sideways"], "rope must be"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["--E", "8", "--H", "3"], "H must divide E (got H=3, E=8)"),
+        (["--E", "8", "--H", "4", "--G", "3"], "G must divide H"),
+        (["--E", "6", "--H", "2", "--rope", "full"], "even head width"),
+        (["--E", "-8", "--H", "2"], "E must be a positive integer"),
+        (["--E", "8", "--H", "2", "--rope", "sideways"], "rope must be"),
+    ],
+)
 def test_cli_bad_input(capsys, argv, needle):
     assert main(["identifiability", *argv]) == 2
     err = capsys.readouterr().err
     assert needle in err and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("cfg", [AttentionConfig(8, 2, bias=True),
-                                 AttentionConfig(8, 4, G=2, bias=True, causal=True)])
+@pytest.mark.parametrize(
+    "cfg", [AttentionConfig(8, 2, bias=True), AttentionConfig(8, 4, G=2, bias=True, causal=True)]
+)
 def test_key_bias_inert_and_value_bias_aliased(cfg):
     r = bias_aliasing(cfg)
     assert r["key_bias_output_change"] < 1e-12 and r["key_bias_grad"] < 1e-12
@@ -105,6 +135,7 @@ def test_bias_symmetries_recomputed_with_positive_controls(causal):
     def out():
         with torch.no_grad():
             return m(X).clone()
+
     y0 = out()
     shift = torch.randn(a.k.bias.shape, generator=g, dtype=torch.float64)
     with torch.no_grad():
@@ -119,7 +150,7 @@ def test_bias_symmetries_recomputed_with_positive_controls(causal):
         delta = torch.randn(a.v.bias.shape, generator=g, dtype=torch.float64)
         a.v.bias.add_(delta)
     moved = out() - y0
-    expected = (a.o.weight.detach() @ delta).expand_as(moved)       # head_i = I (identity read-out)
+    expected = (a.o.weight.detach() @ delta).expand_as(moved)  # head_i = I (identity read-out)
     assert float(expected.abs().max()) > 1e-3
     assert torch.allclose(moved, expected, atol=1e-12, rtol=0)
     with torch.no_grad():
@@ -140,13 +171,15 @@ def test_update_projection_conventions():
 def test_rebalancing_leaves_the_function_unchanged():
     m = build_layer(AttentionConfig(16, 4), seed=3)
     with torch.no_grad():
-        m.layers[0].attn.q.weight.mul_(3.0)          # unbalance
+        m.layers[0].attn.q.weight.mul_(3.0)  # unbalance
         m.layers[0].attn.k.weight.div_(3.0)
     X = torch.randn(5, 7, 16, dtype=torch.float64)
     a = m.layers[0].attn
     heads = [slice(4 * h, 4 * (h + 1)) for h in range(4)]
-    before = [(a.q.weight.detach().numpy()[sl].copy(), a.k.weight.detach().numpy()[sl].copy())
-              for sl in heads]
+    before = [
+        (a.q.weight.detach().numpy()[sl].copy(), a.k.weight.detach().numpy()[sl].copy())
+        for sl in heads
+    ]
     assert min(np.linalg.norm(imbalance(Wq, Wk)) for Wq, Wk in before) > 1.0
     with torch.no_grad():
         y0 = m(X)
@@ -155,7 +188,7 @@ def test_rebalancing_leaves_the_function_unchanged():
     assert dM < 1e-12 and float((y1 - y0).abs().max()) < 1e-12
     for sl, (Wq0, Wk0) in zip(heads, before):
         Wq, Wk = a.q.weight.detach().numpy()[sl], a.k.weight.detach().numpy()[sl]
-        assert np.linalg.norm(imbalance(Wq, Wk)) < 1e-10          # balanced: W_Q W_Qᵀ = W_K W_Kᵀ
+        assert np.linalg.norm(imbalance(Wq, Wk)) < 1e-10  # balanced: W_Q W_Qᵀ = W_K W_Kᵀ
         # the same circuit W_Kᵀ W_Q (recomputed here), reached by new weights
         assert np.allclose(Wk.T @ Wq, Wk0.T @ Wq0, atol=1e-12, rtol=0)
         assert np.abs(Wq - Wq0).max() > 1e-3

@@ -37,16 +37,35 @@ OLD_NAMES = ("experiments", "proofs_check")
 
 #: lowest first; a module may import from its own layer and the layers before it
 LAYERS: list[tuple[str, list[str]]] = [
-    ("foundation", ["approxtheory.errors", "approxtheory.io", "approxtheory.parse",
-                    "approxtheory.resources", "approxtheory.provenance", "approxtheory.progress",
-                    "approxtheory._cliargs", "approxtheory.report"]),
-    ("catalogue", ["approxtheory.catalogue", "approxtheory.catalogue.*", "approxtheory",
-                   "approxtheory.docs"]),
+    (
+        "foundation",
+        [
+            "approxtheory.errors",
+            "approxtheory.io",
+            "approxtheory.parse",
+            "approxtheory.resources",
+            "approxtheory.provenance",
+            "approxtheory.progress",
+            "approxtheory._cliargs",
+            "approxtheory.report",
+        ],
+    ),
+    (
+        "catalogue",
+        ["approxtheory.catalogue", "approxtheory.catalogue.*", "approxtheory", "approxtheory.docs"],
+    ),
     ("model and tasks", ["approxtheory.model", "approxtheory.tasks"]),
     ("measure and bounds", ["approxtheory.measure", "approxtheory.bounds"]),
     ("constructions", ["approxtheory.constructions", "approxtheory.constructions.*"]),
-    ("analyses", ["approxtheory.identifiability", "approxtheory.search_bench",
-                  "approxtheory.strategies", "approxtheory.bench"]),
+    (
+        "analyses",
+        [
+            "approxtheory.identifiability",
+            "approxtheory.search_bench",
+            "approxtheory.strategies",
+            "approxtheory.bench",
+        ],
+    ),
     ("training", ["approxtheory.train", "approxtheory.train_bench"]),
     ("experiment runner", ["approxtheory.experiment"]),
     ("experiments", ["approxtheory.experiments", "approxtheory.experiments.*"]),
@@ -59,14 +78,16 @@ LAYERS: list[tuple[str, list[str]]] = [
 
 # ------------------------------------------------------------------------------- the graph
 
+
 def package_dirs() -> dict[str, Path]:
     """Import name -> source directory of the package and of the folders mapped under it (which
     must resolve under their package names: the project is installed)."""
     dirs = {PACKAGE: ROOT / PACKAGE}
     for name, folder in MAPPED.items():
         spec = importlib.util.find_spec(name)
-        assert spec is not None and spec.submodule_search_locations, \
+        assert spec is not None and spec.submodule_search_locations, (
             f"{name} does not resolve: reinstall the project (pip install -e .)"
+        )
         dirs[name] = ROOT / folder
     return dirs
 
@@ -79,9 +100,10 @@ def modules(dirs: dict[str, Path] | None = None) -> dict[str, Path]:
     for name, d in dirs.items():
         for p in sorted(d.rglob("*.py")):
             rel = p.relative_to(d)
-            if "__pycache__" in rel.parts or not all((d / Path(*rel.parts[:i]) / "__init__.py")
-                                                     .exists() for i in range(len(rel.parts))):
-                continue                                   # not inside a package
+            if "__pycache__" in rel.parts or not all(
+                (d / Path(*rel.parts[:i]) / "__init__.py").exists() for i in range(len(rel.parts))
+            ):
+                continue  # not inside a package
             parts = list(rel.with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts = parts[:-1]
@@ -98,8 +120,10 @@ def _type_checking_lines(tree: ast.AST) -> set[int]:
     """Line numbers of the statements under ``if TYPE_CHECKING:`` / ``if typing.TYPE_CHECKING:``."""
     lines = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING",
-                                                                   "typing.TYPE_CHECKING"):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in (
+            "TYPE_CHECKING",
+            "typing.TYPE_CHECKING",
+        ):
             for stmt in node.body:
                 for sub in ast.walk(stmt):
                     if hasattr(sub, "lineno"):
@@ -115,7 +139,7 @@ def imports_of(name: str, path: Path, known: set[str]) -> list[tuple[str, int, b
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     roots = (PACKAGE, *OLD_NAMES)
 
-    def resolve(dotted: str) -> str:      # the longest prefix that is a module
+    def resolve(dotted: str) -> str:  # the longest prefix that is a module
         parts = dotted.split(".")
         while len(parts) > 1 and ".".join(parts) not in known:
             parts.pop()
@@ -131,8 +155,9 @@ def imports_of(name: str, path: Path, known: set[str]) -> list[tuple[str, int, b
                 base = ".".join(base + ([node.module] if node.module else []))
             else:
                 base = node.module or ""
-            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base
-                       for a in node.names]
+            targets = [
+                f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names
+            ]
         else:
             continue
         for t in targets:
@@ -149,8 +174,9 @@ def imports_of(name: str, path: Path, known: set[str]) -> list[tuple[str, int, b
     return out
 
 
-def import_graph(mods: dict[str, Path] | None = None, runtime_only: bool = False
-                 ) -> dict[str, dict[str, int]]:
+def import_graph(
+    mods: dict[str, Path] | None = None, runtime_only: bool = False
+) -> dict[str, dict[str, int]]:
     """module -> {imported module of the package: line}."""
     if mods is None:
         return {k: dict(v) for k, v in _package_graph(runtime_only)}
@@ -206,7 +232,7 @@ def cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
     finally:
         sys.setrecursionlimit(limit)
     out = []
-    for comp in comps:                       # a shortest path back to the start, within comp
+    for comp in comps:  # a shortest path back to the start, within comp
         start, members = comp[0], set(comp)
         prev, frontier, found = {start: None}, [start], None
         while frontier and found is None:
@@ -231,8 +257,9 @@ def cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
 
 
 def layer_of(module: str) -> int | None:
-    hits = [i for i, (_, pats) in enumerate(LAYERS)
-            if any(fnmatch.fnmatchcase(module, p) for p in pats)]
+    hits = [
+        i for i, (_, pats) in enumerate(LAYERS) if any(fnmatch.fnmatchcase(module, p) for p in pats)
+    ]
     assert len(hits) <= 1, f"{module} matches several layers: {[LAYERS[i][0] for i in hits]}"
     return hits[0] if hits else None
 
@@ -244,12 +271,15 @@ def layer_violations(graph: dict[str, dict[str, int]], paths: dict[str, Path]) -
         for b, line in sorted(graph[a].items()):
             lb = layer_of(b)
             if la is not None and lb is not None and lb > la:
-                out.append(f"{a} (layer {LAYERS[la][0]!r}) imports {b} (layer {LAYERS[lb][0]!r}, "
-                           f"above it) at {paths[a].relative_to(ROOT)}:{line}")
+                out.append(
+                    f"{a} (layer {LAYERS[la][0]!r}) imports {b} (layer {LAYERS[lb][0]!r}, "
+                    f"above it) at {paths[a].relative_to(ROOT)}:{line}"
+                )
     return out
 
 
 # ------------------------------------------------------------------------------- the tests
+
 
 def test_the_graph_reader_sees_every_kind_of_import(tmp_path):
     """Absolute, relative (one and two levels), ``from pkg import submodule``, function-local,
@@ -258,23 +288,30 @@ def test_the_graph_reader_sees_every_kind_of_import(tmp_path):
     (pkg / "sub").mkdir(parents=True)
     (pkg / "__init__.py").write_text("from .a import x\n")
     (pkg / "a.py").write_text("x = 1\ndef f():\n    from approxtheory.sub import c\n")
-    (pkg / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                              "    from .sub.c import y\nimport experiments\n")
+    (pkg / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from .sub.c import y\nimport experiments\n"
+    )
     (pkg / "sub" / "__init__.py").write_text("")
     (pkg / "sub" / "c.py").write_text("from .. import a, b\nfrom ..a import x\ny = 2\n")
     mods = modules({"approxtheory": pkg})
-    assert set(mods) == {"approxtheory", "approxtheory.a", "approxtheory.b", "approxtheory.sub",
-                         "approxtheory.sub.c"}
+    assert set(mods) == {
+        "approxtheory",
+        "approxtheory.a",
+        "approxtheory.b",
+        "approxtheory.sub",
+        "approxtheory.sub.c",
+    }
     g = import_graph(mods)
     assert g["approxtheory"] == {"approxtheory.a": 1}
     # importing approxtheory.sub.c from outside approxtheory.sub runs approxtheory.sub first
     assert g["approxtheory.a"] == {"approxtheory.sub.c": 3, "approxtheory.sub": 3}
-    assert g["approxtheory.b"] == {"approxtheory.sub.c": 3, "approxtheory.sub": 3,
-                                   "experiments": 4}
+    assert g["approxtheory.b"] == {"approxtheory.sub.c": 3, "approxtheory.sub": 3, "experiments": 4}
     assert g["approxtheory.sub.c"] == {"approxtheory.a": 1, "approxtheory.b": 1}
     assert "approxtheory.sub.c" not in import_graph(mods, runtime_only=True)["approxtheory.b"]
     assert cycles(import_graph(mods, runtime_only=True)) == [
-        ["approxtheory.a", "approxtheory.sub.c", "approxtheory.a"]]
+        ["approxtheory.a", "approxtheory.sub.c", "approxtheory.a"]
+    ]
 
 
 def test_cycles_are_found_and_named():
@@ -290,8 +327,10 @@ def test_the_package_has_no_import_cycle():
 
 def test_every_module_is_in_a_declared_layer():
     missing = [m for m in modules() if layer_of(m) is None]
-    assert not missing, (f"modules in no layer: {missing}; add each to LAYERS in "
-                         f"tests/test_layers.py, in the layer whose modules it may import")
+    assert not missing, (
+        f"modules in no layer: {missing}; add each to LAYERS in "
+        f"tests/test_layers.py, in the layer whose modules it may import"
+    )
 
 
 def test_a_module_imports_only_from_its_layer_or_below():
@@ -305,7 +344,8 @@ def test_a_layer_violation_is_reported():
     paths = {m: ROOT / "approxtheory" / f"{m.split('.')[-1]}.py" for m in g}
     assert layer_violations(g, paths) == [
         "approxtheory.errors (layer 'foundation') imports approxtheory.cli (layer 'cli', above "
-        "it) at approxtheory/errors.py:7"]
+        "it) at approxtheory/errors.py:7"
+    ]
 
 
 def test_only_the_commands_layer_holds_argparse_wiring():
@@ -316,49 +356,80 @@ def test_only_the_commands_layer_holds_argparse_wiring():
         if (layer_of(name) or 0) >= commands:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                    node.func.attr in ("add_parser", "add_argument", "add_subparsers",
-                                       "set_defaults"):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr
+                in ("add_parser", "add_argument", "add_subparsers", "set_defaults")
+            ):
                 found.append(f"{name}:{node.lineno}: .{node.func.attr}()")
-            if isinstance(node, ast.FunctionDef) and node.name == "register" and \
-                    [a.arg for a in node.args.args] == ["sub"]:
+            if (
+                isinstance(node, ast.FunctionDef)
+                and node.name == "register"
+                and [a.arg for a in node.args.args] == ["sub"]
+            ):
                 found.append(f"{name}:{node.lineno}: def register(sub)")
     assert not found, found
 
 
-_OLD_IMPORT = re.compile(r"^\s*(?:>>>\s*)?(?:from\s+(%s)(?:\.|\s)|import\s+(%s)\b)"
-                         % ("|".join(OLD_NAMES), "|".join(OLD_NAMES)), re.M)
+_OLD_IMPORT = re.compile(
+    r"^\s*(?:>>>\s*)?(?:from\s+(%s)(?:\.|\s)|import\s+(%s)\b)"
+    % ("|".join(OLD_NAMES), "|".join(OLD_NAMES)),
+    re.M,
+)
 _OLD_DYNAMIC = re.compile(r"""import_module\(\s*["'](?:%s)\b""" % "|".join(OLD_NAMES))
 
 
 def old_name_imports(text: str) -> list[int]:
     """Line numbers importing ``experiments`` or ``proofs_check`` as top-level names."""
-    return sorted({text.count("\n", 0, m.start()) + 1 for r in (_OLD_IMPORT, _OLD_DYNAMIC)
-                   for m in r.finditer(text)})
+    return sorted(
+        {
+            text.count("\n", 0, m.start()) + 1
+            for r in (_OLD_IMPORT, _OLD_DYNAMIC)
+            for m in r.finditer(text)
+        }
+    )
 
 
 def test_old_name_imports_are_recognised():
-    assert old_name_imports("import experiments\nfrom proofs_check import x\n"
-                            "    from experiments._rng import f\n>>> import proofs_check\n"
-                            "importlib.import_module(%r)\n" % "experiments") == [1, 2, 3, 4, 5]
-    assert old_name_imports("from approxtheory.experiments import x\nimport approxtheory."
-                            "proofs_check\nfrom approxtheory import experiments\n"
-                            "# the experiments folder\nimport experimentsX\n") == []
+    assert old_name_imports(
+        "import experiments\nfrom proofs_check import x\n"
+        "    from experiments._rng import f\n>>> import proofs_check\n"
+        "importlib.import_module(%r)\n" % "experiments"
+    ) == [1, 2, 3, 4, 5]
+    assert (
+        old_name_imports(
+            "from approxtheory.experiments import x\nimport approxtheory."
+            "proofs_check\nfrom approxtheory import experiments\n"
+            "# the experiments folder\nimport experimentsX\n"
+        )
+        == []
+    )
 
 
 def repository_files() -> list[Path]:
     """The files of the checkout (tracked and new, not ignored), relative to the root."""
     try:
-        r = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-                           cwd=ROOT, capture_output=True, timeout=60)
+        r = subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+            cwd=ROOT,
+            capture_output=True,
+            timeout=60,
+        )
         if r.returncode == 0:
-            return [Path(f) for f in sorted(set(r.stdout.decode().split("\0"))) if f and
-                    (ROOT / f).is_file()]
+            return [
+                Path(f)
+                for f in sorted(set(r.stdout.decode().split("\0")))
+                if f and (ROOT / f).is_file()
+            ]
     except OSError:
         pass
     skip = {".git", ".venv", "build", "results", "report", "site", "__pycache__"}
-    return [p.relative_to(ROOT) for p in sorted(ROOT.rglob("*"))
-            if p.is_file() and not set(p.relative_to(ROOT).parts) & skip]
+    return [
+        p.relative_to(ROOT)
+        for p in sorted(ROOT.rglob("*"))
+        if p.is_file() and not set(p.relative_to(ROOT).parts) & skip
+    ]
 
 
 def test_nothing_imports_the_old_top_level_names():
@@ -402,9 +473,16 @@ def test_the_old_names_refuse_to_import_and_experiments_do_not_register_twice(tm
         "    assert 'registered twice' in str(err), err\n"
         "else:\n"
         "    raise SystemExit('registered twice silently')\n"
-        "print('ok')\n")
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                       timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        "print('ok')\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
 
 
@@ -423,8 +501,19 @@ def test_the_declared_packages_are_every_package_of_the_tree():
 # ------------------------------------------------------------------- importing on its own
 
 #: third-party libraries loaded before forking (their import order cannot create a cycle of ours)
-PRELOAD = ("numpy", "scipy", "scipy.optimize", "scipy.linalg", "scipy.stats", "sympy", "torch",
-           "matplotlib", "matplotlib.pyplot", "hypothesis", "tqdm")
+PRELOAD = (
+    "numpy",
+    "scipy",
+    "scipy.optimize",
+    "scipy.linalg",
+    "scipy.stats",
+    "sympy",
+    "torch",
+    "matplotlib",
+    "matplotlib.pyplot",
+    "hypothesis",
+    "tqdm",
+)
 
 _FORK_DRIVER = r"""
 import importlib, json, os, sys, traceback
@@ -467,24 +556,38 @@ print(json.dumps(results))
 """
 
 
-def import_each_forked(mods: list[str], workers: int = 2, timeout: float = 600,
-                       preload: tuple[str, ...] = PRELOAD) -> dict:
+def import_each_forked(
+    mods: list[str], workers: int = 2, timeout: float = 600, preload: tuple[str, ...] = PRELOAD
+) -> dict:
     """Import every module in its own process, forked from a fresh interpreter that loaded only
     the third-party libraries ``preload``: module -> "ok" or the error."""
-    code = (_FORK_DRIVER.replace("PRELOAD", repr(preload)).replace("MODULES", repr(mods))
-            .replace("WORKERS", str(workers)))
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=timeout, cwd=ROOT / "tests",
-                       env={**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"})
+    code = (
+        _FORK_DRIVER.replace("PRELOAD", repr(preload))
+        .replace("MODULES", repr(mods))
+        .replace("WORKERS", str(workers))
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT / "tests",
+        env={**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"},
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 def import_alone(mod: str) -> str:
     """``python -c "import mod"`` in a fresh interpreter: "ok" or the error."""
-    r = subprocess.run([sys.executable, "-c", f"import {mod}"], capture_output=True, text=True,
-                       timeout=600, cwd=ROOT / "tests",
-                       env={**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"})
+    r = subprocess.run(
+        [sys.executable, "-c", f"import {mod}"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT / "tests",
+        env={**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"},
+    )
     return "ok" if r.returncode == 0 else r.stderr.strip()[-2000:]
 
 
@@ -509,7 +612,8 @@ def _import_sweep(mods: list[str]) -> None:
     results = import_each_forked(mods)
     bad = {m: r for m, r in results.items() if r != "ok"}
     assert not bad, "modules that do not import on their own:\n" + "\n".join(
-        f"--- {m}\n{r}" for m, r in bad.items())
+        f"--- {m}\n{r}" for m, r in bad.items()
+    )
     assert set(results) == set(mods)
 
 

@@ -2,7 +2,8 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from approxtheory import ConfigError
 from approxtheory.constructions import build
@@ -14,7 +15,7 @@ from approxtheory.measure import compare_exponent, fit_rate, nmse, sup_error
 def test_fit_rate_recovers_slope(slope, noise, seed):
     rng = np.random.default_rng(seed)
     x = np.geomspace(1, 1e3, 12)
-    y = 2.0 * x ** slope * np.exp(noise * rng.standard_normal(12))
+    y = 2.0 * x**slope * np.exp(noise * rng.standard_normal(12))
     fit = fit_rate(x, y, n_boot=300)
     assert abs(fit.slope - slope) < 0.1 + 10 * noise
 
@@ -24,13 +25,14 @@ def test_fit_rate_interval_has_its_coverage_and_width():
     slope about 95 % of the time (an interval that is too narrow fails), and its width must match
     the textbook OLS t-interval computed independently with scipy (one that is too wide fails)."""
     from scipy import stats
+
     x = np.geomspace(1, 1e3, 12)
     lx = np.log(x)
     true, sigma, hits, ratios = -1.5, 0.2, 0, []
     n = 200
     for seed in range(n):
         rng = np.random.default_rng(seed)
-        y = 3.0 * x ** true * np.exp(sigma * rng.standard_normal(len(x)))
+        y = 3.0 * x**true * np.exp(sigma * rng.standard_normal(len(x)))
         fit = fit_rate(x, y, n_boot=400, seed=seed)
         hits += fit.ci_low <= true <= fit.ci_high
         res = stats.linregress(lx, np.log(y))
@@ -65,8 +67,16 @@ def test_sup_error_is_deterministic_and_reaches_the_analytic_sup():
     true = (bs / (1 + np.exp(20 * bs))).max()
     assert a.value <= true + 1e-9 and a.value >= 0.99 * true
     # random sampling alone (a different seed changes it) stays below what the search finds
-    rnd = sup_error(c.model, c.task, budget=64, seed=4, local_steps=0, include_structured=False,
-                    families=False, discrete_evals=0)
+    rnd = sup_error(
+        c.model,
+        c.task,
+        budget=64,
+        seed=4,
+        local_steps=0,
+        include_structured=False,
+        families=False,
+        discrete_evals=0,
+    )
     assert rnd.value < 0.99 * true
 
 

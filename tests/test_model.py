@@ -7,7 +7,8 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.special import erf
 
 from approxtheory import ConfigError
@@ -50,14 +51,17 @@ def _np_rope(x, pairs, base, explicit):
     x: (B, N, H, n)."""
     if pairs == 0:
         return x
-    th = np.asarray(explicit[:pairs]) if explicit is not None else \
-        base ** (-2.0 * np.arange(pairs) / (2 * pairs))
-    ang = np.arange(x.shape[1])[:, None] * th[None]                  # (N, pairs)
+    th = (
+        np.asarray(explicit[:pairs])
+        if explicit is not None
+        else base ** (-2.0 * np.arange(pairs) / (2 * pairs))
+    )
+    ang = np.arange(x.shape[1])[:, None] * th[None]  # (N, pairs)
     c, s = np.cos(ang)[None, :, None], np.sin(ang)[None, :, None]
     x = x.copy()
-    a, b = x[..., 0:2 * pairs:2].copy(), x[..., 1:2 * pairs:2].copy()
-    x[..., 0:2 * pairs:2] = a * c - b * s
-    x[..., 1:2 * pairs:2] = a * s + b * c
+    a, b = x[..., 0 : 2 * pairs : 2].copy(), x[..., 1 : 2 * pairs : 2].copy()
+    x[..., 0 : 2 * pairs : 2] = a * c - b * s
+    x[..., 1 : 2 * pairs : 2] = a * s + b * c
     return x
 
 
@@ -88,12 +92,13 @@ def np_transformer(m, X):
     for li, spec in enumerate(cfg.layers):
         pre = f"layers.{li}"
         H, n, c, G = spec.heads, spec.head_dim, spec.value_dim, spec.kv_groups
-        x = _np_layernorm(h, P[f"{pre}.ln1.weight"], P[f"{pre}.ln1.bias"]) if cfg.layernorm \
-            else h
+        x = _np_layernorm(h, P[f"{pre}.ln1.weight"], P[f"{pre}.ln1.bias"]) if cfg.layernorm else h
 
         def lin(name, x=x):
-            return x @ P[f"{pre}.attn.{name}.weight"].T + (P[f"{pre}.attn.{name}.bias"]
-                                                          if cfg.bias else 0)
+            return x @ P[f"{pre}.attn.{name}.weight"].T + (
+                P[f"{pre}.attn.{name}.bias"] if cfg.bias else 0
+            )
+
         q = lin("q").reshape(B, N, H, n)
         k = lin("k").reshape(B, N, G, n)
         v = lin("v").reshape(B, N, G, c)
@@ -101,7 +106,7 @@ def np_transformer(m, X):
         q = _np_rope(q, pairs, cfg.rope_base, cfg.rope_freqs)
         k = _np_rope(k, pairs, cfg.rope_base, cfg.rope_freqs)
         group = np.arange(H) // (H // G)
-        k, v = k[:, :, group], v[:, :, group]                          # (B, N, H, ·)
+        k, v = k[:, :, group], v[:, :, group]  # (B, N, H, ·)
         scale = cfg.attn_scale if cfg.attn_scale is not None else 1 / np.sqrt(n)
         logits = np.einsum("bihd,bjhd->bhij", q, k) * scale
         att = _np_softmax(np.where(allowed, logits, -np.inf))
@@ -110,22 +115,36 @@ def np_transformer(m, X):
         a = y @ P[f"{pre}.attn.o.weight"].T + (P[f"{pre}.attn.o.bias"] if cfg.bias else 0)
         h = h + a if cfg.residual else a
         if spec.ffn_hidden:
-            x = _np_layernorm(h, P[f"{pre}.ln2.weight"], P[f"{pre}.ln2.bias"]) \
-                if cfg.layernorm else h
+            x = (
+                _np_layernorm(h, P[f"{pre}.ln2.weight"], P[f"{pre}.ln2.bias"])
+                if cfg.layernorm
+                else h
+            )
             if cfg.ffn_kind in ("swiglu", "bilinear"):
+
                 def g(name):
                     return x @ P[f"{pre}.ffn.{name}.weight"].T + (
-                        P[f"{pre}.ffn.{name}.bias"] if cfg.ffn_bias else 0)
+                        P[f"{pre}.ffn.{name}.bias"] if cfg.ffn_bias else 0
+                    )
+
                 u = g("w1")
                 u = u / (1 + np.exp(-u)) * g("w3") if cfg.ffn_kind == "swiglu" else u * g("w3")
-                f = u @ P[f"{pre}.ffn.w2.weight"].T + (P[f"{pre}.ffn.w2.bias"]
-                                                       if cfg.ffn_bias else 0)
+                f = u @ P[f"{pre}.ffn.w2.weight"].T + (
+                    P[f"{pre}.ffn.w2.bias"] if cfg.ffn_bias else 0
+                )
             else:
-                f = _np_mlp(P, f"{pre}.ffn.mlp", x, len(spec.ffn_hidden) + 1, cfg.ffn_kind,
-                            cfg.ffn_bias)
+                f = _np_mlp(
+                    P, f"{pre}.ffn.mlp", x, len(spec.ffn_hidden) + 1, cfg.ffn_kind, cfg.ffn_bias
+                )
             h = h + f if cfg.ffn_residual else f
-    out = _np_mlp(P, "head", h[:, -1] if cls else h, len(cfg.head_hidden) + 1,
-                  cfg.head_activation, cfg.head_bias)
+    out = _np_mlp(
+        P,
+        "head",
+        h[:, -1] if cls else h,
+        len(cfg.head_hidden) + 1,
+        cfg.head_activation,
+        cfg.head_bias,
+    )
     return out, atts
 
 
@@ -140,12 +159,13 @@ def _randomised(cfg, seed):
 
 def _check_against_numpy(m, B, T, seed):
     cfg = m.cfg
-    x = torch.randn(B, T, cfg.d_in, dtype=torch.float64,
-                    generator=torch.Generator().manual_seed(seed + 1))
+    x = torch.randn(
+        B, T, cfg.d_in, dtype=torch.float64, generator=torch.Generator().manual_seed(seed + 1)
+    )
     ref, ref_atts = np_transformer(m, x.numpy())
     with torch.no_grad():
-        y = m(x)                                   # fused path (CLS row only in the last layer)
-        y2, atts = m(x, return_attention=True)     # manual path
+        y = m(x)  # fused path (CLS row only in the last layer)
+        y2, atts = m(x, return_attention=True)  # manual path
     assert y.dtype == torch.float64
     assert y.shape == ((B, cfg.d_out) if cfg.readout == "cls" else (B, T, cfg.d_out))
     np.testing.assert_allclose(y.numpy(), ref, rtol=1e-9, atol=1e-10)
@@ -161,20 +181,46 @@ def test_both_paths_match_an_independent_numpy_transformer(cfg, B, T, seed):
     _check_against_numpy(_randomised(cfg, seed), B, T, seed)
 
 
-@pytest.mark.parametrize("kw", [
-    dict(positions="onehot", seq_len=5, embed_hidden=(6,), head_hidden=(7,),
-         head_activation="gelu"),
-    dict(positions="learned", seq_len=5, attn_scale=0.7, cls_is_key=True, causal=True),
-    dict(ffn_kind="swiglu", ffn_bias=False, residual=False),
-    dict(ffn_kind="bilinear", ffn_residual=False, layernorm=True, readout="tokens"),
-    dict(ffn_kind="gelu", rope=2, rope_freqs=(0.3, 1.1), bias=True, causal=True),
-    dict(rope="full", rope_base=7.0, embed_bias=False, head_bias=False, cls_is_key=True),
-], ids=["onehot-mlp-gelu", "learned-clskey-causal", "swiglu-noresidual", "bilinear-ln-tokens",
-        "partial-rope-freqs", "rope-base-nobias"])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(
+            positions="onehot",
+            seq_len=5,
+            embed_hidden=(6,),
+            head_hidden=(7,),
+            head_activation="gelu",
+        ),
+        dict(positions="learned", seq_len=5, attn_scale=0.7, cls_is_key=True, causal=True),
+        dict(ffn_kind="swiglu", ffn_bias=False, residual=False),
+        dict(ffn_kind="bilinear", ffn_residual=False, layernorm=True, readout="tokens"),
+        dict(ffn_kind="gelu", rope=2, rope_freqs=(0.3, 1.1), bias=True, causal=True),
+        dict(rope="full", rope_base=7.0, embed_bias=False, head_bias=False, cls_is_key=True),
+    ],
+    ids=[
+        "onehot-mlp-gelu",
+        "learned-clskey-causal",
+        "swiglu-noresidual",
+        "bilinear-ln-tokens",
+        "partial-rope-freqs",
+        "rope-base-nobias",
+    ],
+)
 def test_config_options_match_the_numpy_transformer(kw):
-    cfg = ModelConfig(**{**dict(d_in=3, width=8, d_out=2, layers=[
-        LayerSpec(2, 4, value_dim=3, kv_groups=1, ffn_hidden=(5,)),
-        LayerSpec(4, 2, ffn_hidden=(6,))]), **kw})
+    cfg = ModelConfig(
+        **{
+            **dict(
+                d_in=3,
+                width=8,
+                d_out=2,
+                layers=[
+                    LayerSpec(2, 4, value_dim=3, kv_groups=1, ffn_hidden=(5,)),
+                    LayerSpec(4, 2, ffn_hidden=(6,)),
+                ],
+            ),
+            **kw,
+        }
+    )
     _check_against_numpy(_randomised(cfg, 0), 2, 5, 0)
 
 
@@ -184,12 +230,13 @@ def test_cls_is_not_a_key_by_default():
     torch.nn.init.normal_(m.cls)
     with torch.no_grad():
         _, atts = m(torch.rand(2, 5, 1, dtype=torch.float64), return_attention=True)
-    assert float(atts[0][..., -1].abs().max()) == 0.0   # nobody attends to CLS
-    assert float(atts[0][..., :-1].min()) > 0.0         # every row attends to every token
+    assert float(atts[0][..., -1].abs().max()) == 0.0  # nobody attends to CLS
+    assert float(atts[0][..., :-1].min()) > 0.0  # every row attends to every token
 
 
 def test_causal_mask_and_large_beta_are_finite():
     from approxtheory.constructions import build
+
     for beta in (1.0, 1e3, 1e6):
         c = build("softmax_retrieval", T=16, beta=beta)
         X = torch.rand(64, 16, 1, dtype=torch.float64)
@@ -200,28 +247,37 @@ def test_causal_mask_and_large_beta_are_finite():
     with torch.no_grad():
         y = c.model(X.reshape(1, 16, 1))
     assert float(y[0, 0]) == float(X.max())
-    cfg = ModelConfig(d_in=2, width=4, layers=[LayerSpec(2, 2)], causal=True, readout="tokens",
-                      attn_scale=1e6)
+    cfg = ModelConfig(
+        d_in=2, width=4, layers=[LayerSpec(2, 2)], causal=True, readout="tokens", attn_scale=1e6
+    )
     m = Transformer(cfg)
     with torch.no_grad():
         _, att = m(torch.randn(3, 6, 2, dtype=torch.float64), return_attention=True)
     assert torch.isfinite(att[0]).all()
     assert float(torch.triu(att[0][0, 0], 1).abs().max()) == 0.0
-    assert float(att[0][0, 0, 0, 0]) == 1.0             # the first token sees only itself
+    assert float(att[0][0, 0, 0, 0]) == 1.0  # the first token sees only itself
 
 
 def test_rope_logits_depend_only_on_relative_position():
     """With the same token at every position, RoPE logits q(i)·k(j) depend on i - j only (and do
     depend on it); without RoPE they are all equal."""
+
     def logits(rope):
-        cfg = ModelConfig(d_in=2, width=8, layers=[LayerSpec(4, 2, kv_groups=2)], rope=rope,
-                          readout="tokens", bias=True)
+        cfg = ModelConfig(
+            d_in=2,
+            width=8,
+            layers=[LayerSpec(4, 2, kv_groups=2)],
+            rope=rope,
+            readout="tokens",
+            bias=True,
+        )
         m = _randomised(cfg, 3)
         x = torch.tensor([[[0.3, -1.2]]], dtype=torch.float64).expand(1, 7, 2)
         with torch.no_grad():
             _, att = m(x, return_attention=True)
-        L = att[0][0].log().numpy()                     # logits up to a per-row constant
+        L = att[0][0].log().numpy()  # logits up to a per-row constant
         return L - L[:, :, :1]
+
     L = logits("full")
     for d in range(-6, 7):
         diag = np.array([L[:, i, i - d] - L[:, i, i] for i in range(7) if 0 <= i - d < 7])
@@ -244,21 +300,25 @@ def test_set_weights_checks_names_and_shapes():
         m.set_weights({}, strict=True)
     # set_head writes head i's rows (q, k, v) and columns (o) and nothing else
     m.zero_()
-    m.layers[0].attn.set_head(1, q=np.ones((2, 4)), k=2 * np.ones((2, 4)), v=3 * np.ones((2, 4)),
-                              o=4 * np.ones((4, 2)))
+    m.layers[0].attn.set_head(
+        1, q=np.ones((2, 4)), k=2 * np.ones((2, 4)), v=3 * np.ones((2, 4)), o=4 * np.ones((4, 2))
+    )
     a = m.layers[0].attn
     for w, val in ((a.q.weight, 1.0), (a.k.weight, 2.0), (a.v.weight, 3.0)):
         assert (w[2:] == val).all() and (w[:2] == 0).all()
     assert (a.o.weight[:, 2:] == 4.0).all() and (a.o.weight[:, :2] == 0).all()
 
 
-@pytest.mark.parametrize("kw,needle", [
-    (dict(layers=[dict(heads=4, head_dim=2, kv_groups=3)]), "kv_groups must divide heads"),
-    (dict(layers=[LayerSpec(1, 3)], rope="full"), "even number"),
-    (dict(layers=[LayerSpec(1, 4)], positions="onehot"), "needs seq_len"),
-    (dict(layers=[LayerSpec(1, 4)], ffn_kind="tanh"), "ffn_kind"),
-    (dict(layers=[LayerSpec(1, 4)], width=0), "width must be a positive integer"),
-])
+@pytest.mark.parametrize(
+    "kw,needle",
+    [
+        (dict(layers=[dict(heads=4, head_dim=2, kv_groups=3)]), "kv_groups must divide heads"),
+        (dict(layers=[LayerSpec(1, 3)], rope="full"), "even number"),
+        (dict(layers=[LayerSpec(1, 4)], positions="onehot"), "needs seq_len"),
+        (dict(layers=[LayerSpec(1, 4)], ffn_kind="tanh"), "ffn_kind"),
+        (dict(layers=[LayerSpec(1, 4)], width=0), "width must be a positive integer"),
+    ],
+)
 def test_bad_configs_raise_typed_errors(kw, needle):
     base = dict(d_in=1, width=4)
     base.update(kw)
@@ -277,17 +337,26 @@ def test_prism_schedules_have_the_uniform_parameter_count(schedule):
     """PR-N1 measured on the shared model: any head schedule, same parameter count, by hand:
     encoder 8·16 + 16, CLS 16, read-out 16 + 1; per layer q, k, v, o 16·16 + 16 each and the FFN
     16·32 + 32 + 32·16 + 16 (h heads of width 16/h: h·(16/h) = 16 rows whatever h)."""
+
     def model(heads):
-        return Transformer(ModelConfig(d_in=8, width=16, layers=[
-            LayerSpec(h, 16 // h, ffn_hidden=(32,)) for h in heads], bias=True))
+        return Transformer(
+            ModelConfig(
+                d_in=8,
+                width=16,
+                layers=[LayerSpec(h, 16 // h, ffn_hidden=(32,)) for h in heads],
+                bias=True,
+            )
+        )
+
     per_layer = 4 * (16 * 16 + 16) + (16 * 32 + 32 + 32 * 16 + 16)
     assert model(schedule).count_params() == 8 * 16 + 16 + 16 + 17 + per_layer * len(schedule)
     assert model(schedule).count_params(["attn"]) == 4 * (16 * 16 + 16) * len(schedule)
 
 
 def test_gqa_shares_key_value_heads():
-    cfg = ModelConfig(d_in=2, width=8, layers=[LayerSpec(4, 2, kv_groups=2)], rope="full",
-                      bias=True)
+    cfg = ModelConfig(
+        d_in=2, width=8, layers=[LayerSpec(4, 2, kv_groups=2)], rope="full", bias=True
+    )
     m = Transformer(cfg)
     assert m.layers[0].attn.k.weight.shape == (4, 8)
     assert m.count_params(["attn"]) == (8 * 8 + 8) + 2 * (4 * 8 + 4) + (8 * 8 + 8)
@@ -298,8 +367,9 @@ def test_gqa_shares_key_value_heads():
 
 
 def test_config_round_trips_through_to_dict():
-    cfg = ModelConfig(d_in=2, width=8, layers=[LayerSpec(4, 2, kv_groups=2, ffn_hidden=(3,))],
-                      rope="full")
+    cfg = ModelConfig(
+        d_in=2, width=8, layers=[LayerSpec(4, 2, kv_groups=2, ffn_hidden=(3,))], rope="full"
+    )
     d = cfg.to_dict()
     again = ModelConfig(**{**d, "layers": [LayerSpec(**spec) for spec in d["layers"]]})
     assert dataclasses.asdict(again) == d

@@ -10,9 +10,16 @@ import json
 
 import pytest
 
-from approxtheory.proofs_check import (CHECKS, MUTANTS, SCOPES, VERIFIED, Context, Verdict,
-                                       check_hash)
-from approxtheory.proofs_check import _core
+from approxtheory.proofs_check import (
+    CHECKS,
+    MUTANTS,
+    SCOPES,
+    VERIFIED,
+    Context,
+    Verdict,
+    _core,
+    check_hash,
+)
 from approxtheory.verify import run_verify
 
 
@@ -32,8 +39,7 @@ def test_the_run_completes(mutant_run):
 
 def test_every_verdict_states_its_scope(mutant_run):
     _, recs, _ = mutant_run
-    bad = {c: r["scope"] for c, r in recs.items()
-           if r["scope"].split(":")[0].strip() not in SCOPES}
+    bad = {c: r["scope"] for c, r in recs.items() if r["scope"].split(":")[0].strip() not in SCOPES}
     assert not bad, bad
     for c, r in recs.items():
         if r["scope"].startswith(("partial", "surrogate")):
@@ -50,8 +56,10 @@ def test_every_declared_mutant_of_a_passing_check_flips_it(mutant_run):
     """A declared mutant that does not flip its check is either a weak mutant or a check that
     cannot fail; both must be fixed, not tolerated."""
     _, recs, _ = mutant_run
-    weak = {c: [m["name"] for m in r.get("mutant_results", []) if not m["flips"]]
-            for c, r in recs.items()}
+    weak = {
+        c: [m["name"] for m in r.get("mutant_results", []) if not m["flips"]]
+        for c, r in recs.items()
+    }
     weak = {c: ms for c, ms in weak.items() if ms}
     assert not weak, weak
 
@@ -62,6 +70,7 @@ def test_hc_t2b_is_not_verified_as_a_lower_bound(mutant_run):
 
 
 # ------------------------------------------------------------------------------ the framework
+
 
 @pytest.fixture
 def fake_check(monkeypatch):
@@ -74,6 +83,7 @@ def fake_check(monkeypatch):
         _core.check(cid, mutants=mutants)(verdict_fn)
         added.append(cid)
         return CHECKS[cid]
+
     yield make
     for cid in added:
         CHECKS.pop(cid, None)
@@ -83,6 +93,7 @@ def fake_check(monkeypatch):
 def test_a_check_without_mutants_cannot_be_verified(fake_check):
     def fn(ctx, cid):
         return Verdict(cid, "verified-numeric", "all good", scope="full")
+
     v = fake_check("ZZ-NOMUT", fn)(Context())
     assert v.verdict == "consistent-empirical" and "downgraded" in v.evidence
 
@@ -91,8 +102,8 @@ def test_a_mutant_runs_the_broken_variant_and_flips(fake_check):
     def fn(ctx, cid):
         value = 2.0 if ctx.is_mutant("doubled") else 1.0
         ok = value <= 1.0
-        return Verdict(cid, "verified-numeric" if ok else "refuted", f"value {value}",
-                       scope="full")
+        return Verdict(cid, "verified-numeric" if ok else "refuted", f"value {value}", scope="full")
+
     chk = fake_check("ZZ-MUT", fn, mutants={"doubled": "the value doubled"})
     assert chk(Context()).verdict == "verified-numeric"
     assert chk(Context(mutant="doubled")).verdict == "refuted"

@@ -25,19 +25,25 @@ def _pyproject() -> dict:
 
 def test_the_version_is_written_once_in_pyproject_and_read_from_the_metadata():
     version = _pyproject()["project"]["version"]
-    assert importlib.metadata.version("approxtheory") == version, \
+    assert importlib.metadata.version("approxtheory") == version, (
         "the installed metadata is stale: reinstall (pip install -e .)"
+    )
     assert approxtheory.__version__ == version == provenance.package_version()
     assert provenance.libraries()["approxtheory"] == version
     literal = re.compile(r"""["']%s["']""" % re.escape(version))
-    written = [str(p.relative_to(ROOT)) for d in ("approxtheory", "experiments", "proofs_check")
-               for p in sorted((ROOT / d).rglob("*.py")) if literal.search(p.read_text("utf-8"))]
+    written = [
+        str(p.relative_to(ROOT))
+        for d in ("approxtheory", "experiments", "proofs_check")
+        for p in sorted((ROOT / d).rglob("*.py"))
+        if literal.search(p.read_text("utf-8"))
+    ]
     assert written == [], f"the version is written again in {written}"
 
 
 def test_without_metadata_the_version_says_unknown(monkeypatch):
     def missing(name):
         raise importlib.metadata.PackageNotFoundError(name)
+
     monkeypatch.setattr(importlib.metadata, "version", missing)
     provenance.package_version.cache_clear()
     try:
@@ -58,8 +64,9 @@ def test_tqdm_is_an_optional_extra():
 
 def test_progress_bars_fall_back_to_none_without_tqdm(monkeypatch, tmp_path, capsys):
     import tqdm
+
     assert isinstance(progress_bar([1], disable=True), tqdm.tqdm)
-    monkeypatch.setitem(sys.modules, "tqdm", None)          # `from tqdm import tqdm` fails
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # `from tqdm import tqdm` fails
     bar = progress_bar([1, 2], desc="x", unit="cell", disable=False, file=sys.stderr)
     assert isinstance(bar, NoBar)
     bar.set_postfix_str("HC-P6")
@@ -68,6 +75,7 @@ def test_progress_bars_fall_back_to_none_without_tqdm(monkeypatch, tmp_path, cap
     bar.close()
     assert list(bar) == [1, 2]
     from approxtheory.verify import run_verify
+
     assert run_verify(only=["HC-P6"], out=tmp_path, progress=True) == 0
     err = capsys.readouterr().err
     assert "verify: 1 claims" in err and "it/s" not in err and "claim/s" not in err
@@ -87,13 +95,13 @@ def _plugin(root: Path, dist: str, module: str, source: str) -> None:
     (root / f"{module}.py").write_text(source)
 
 
-PLUGIN = '''
+PLUGIN = """
 from approxtheory.experiment import Experiment, register_experiment
 def cell(cfg):
     return {"y": cfg["x"] * 2}
 register_experiment(Experiment("third_party_double", "x times two", {"quick": {"x": [1, 2]}},
                                cell))
-'''
+"""
 
 
 def test_a_third_party_distribution_adds_experiments(monkeypatch, tmp_path):
@@ -105,8 +113,9 @@ def test_a_third_party_distribution_adds_experiments(monkeypatch, tmp_path):
     exp = experiment.get("third_party_double")
     assert exp.cell({"x": 3}) == {"y": 6}
     names = list(experiment.all_experiments())
-    assert "softmax_beta_sweep" in names and names.index("softmax_beta_sweep") < \
-        names.index("third_party_double")
+    assert "softmax_beta_sweep" in names and names.index("softmax_beta_sweep") < names.index(
+        "third_party_double"
+    )
     r = experiment.run_experiment("third_party_double", out=tmp_path / "out", progress=False)
     assert r["complete"] and r["cells"] == 2
     sys.modules.pop("atplugin_exps", None)
@@ -117,7 +126,10 @@ def test_a_broken_plugin_is_named_in_a_typed_error(monkeypatch, tmp_path):
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(experiment, "EXPERIMENTS", dict(experiment.EXPERIMENTS))
     monkeypatch.setattr(experiment, "_plugins_loaded", False)
-    with pytest.raises(ConfigError, match=r"entry point 'atbroken' \(atbroken_exps\) failed to "
-                                          r"load: RuntimeError: boom"):
+    with pytest.raises(
+        ConfigError,
+        match=r"entry point 'atbroken' \(atbroken_exps\) failed to "
+        r"load: RuntimeError: boom",
+    ):
         experiment.load_plugins()
     sys.modules.pop("atbroken_exps", None)

@@ -14,8 +14,13 @@ import torch
 from approxtheory import ConfigError
 from approxtheory.constructions import build
 from approxtheory.measure import errors, sup_error
-from approxtheory.search_bench import (known_hc_k1_vertices, known_hc_l9, known_softmax_max,
-                                       panel, run_case)
+from approxtheory.search_bench import (
+    known_hc_k1_vertices,
+    known_hc_l9,
+    known_softmax_max,
+    panel,
+    run_case,
+)
 
 # --------------------------------------------------------------------------- the known values
 
@@ -61,11 +66,13 @@ def test_hc_k1_vertex_worst_is_hand_derived(T, frac):
 def test_hc_k1_vertex_enumeration_agrees_with_the_model():
     """The counts formula reproduces the model's error at every vertex of T = 6 (2^6 inputs)."""
     import itertools
+
     T = 6
     c = build("hc_k1", T=T, beta=1000.0, gate=-1.0)
     X = np.array(list(itertools.product((0.0, 1.0), repeat=T)))[..., None]
     assert errors(c.model, c.task, X).max() == pytest.approx(
-        known_hc_k1_vertices(T, 1000.0, -1.0)[0], abs=1e-12)
+        known_hc_k1_vertices(T, 1000.0, -1.0)[0], abs=1e-12
+    )
 
 
 def test_hc_l9_known_worst_is_attained_and_not_beaten_on_a_grid():
@@ -79,31 +86,36 @@ def test_hc_l9_known_worst_is_attained_and_not_beaten_on_a_grid():
 
 # ------------------------------------------------------------------------------- the panel
 
+
 @pytest.mark.parametrize("case", panel(), ids=lambda c: c.label)
 def test_search_reaches_95_percent_of_every_known_worst(case):
     row = run_case(case, upper=False)
-    assert row["found"] <= row["known"] * (1 + 1e-6) + 1e-15, row   # a lower bound, never above
+    assert row["found"] <= row["known"] * (1 + 1e-6) + 1e-15, row  # a lower bound, never above
     assert row["ratio"] >= 0.95, row
 
 
-@pytest.mark.parametrize("name,knobs,known", [
-    ("hc_k1", {"T": 64, "beta": 1000.0, "gate": -1.0}, 31 / 63),
-    ("softmax_retrieval", {"T": 1024, "beta": 1e4}, 4.439870e-4)])
+@pytest.mark.parametrize(
+    "name,knobs,known",
+    [
+        ("hc_k1", {"T": 64, "beta": 1000.0, "gate": -1.0}, 31 / 63),
+        ("softmax_retrieval", {"T": 1024, "beta": 1e4}, 4.439870e-4),
+    ],
+)
 def test_the_old_search_fails_the_panel(name, knobs, known):
     """Mutant: without the structure-aware stages (random + structured + plain ascent, the
     search of the previous release) the panel goal is missed — so the panel test can fail."""
     c = build(name, **knobs)
-    r = sup_error(c.model, c.task, budget=4096, families=False, discrete_evals=0,
-                  continuation=())
+    r = sup_error(c.model, c.task, budget=4096, families=False, discrete_evals=0, continuation=())
     assert r.value < 0.95 * known
 
 
 # --------------------------------------------------------------------- failures are failures
 
+
 def test_nan_output_is_an_infinite_error_with_its_witness():
     c = build("softmax_retrieval", T=4, beta=10.0)
     with torch.no_grad():
-        c.model.layers[0].attn.q.weight.mul_(1e308)      # logits overflow: inf - inf = NaN
+        c.model.layers[0].attn.q.weight.mul_(1e308)  # logits overflow: inf - inf = NaN
     r = sup_error(c.model, c.task, budget=16, seed=0, local_steps=0)
     assert r.value == math.inf and r.nonfinite
     with torch.no_grad():
@@ -119,10 +131,17 @@ def test_lag_rows_without_target_are_skipped_not_failures():
     assert np.isfinite(r.value) and not r.nonfinite
 
 
-@pytest.mark.parametrize("kw,match", [({"budget": 0}, "budget"), ({"budget": True}, "budget"),
-                                      ({"budget": 2.5}, "budget"), ({"lr": -1.0}, "lr"),
-                                      ({"continuation": (0.0,)}, "continuation"),
-                                      ({"local_steps": -1}, "local_steps")])
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        ({"budget": 0}, "budget"),
+        ({"budget": True}, "budget"),
+        ({"budget": 2.5}, "budget"),
+        ({"lr": -1.0}, "lr"),
+        ({"continuation": (0.0,)}, "continuation"),
+        ({"local_steps": -1}, "local_steps"),
+    ],
+)
 def test_bad_search_arguments_are_typed_errors(kw, match):
     c = build("softmax_retrieval", T=4, beta=10.0)
     with pytest.raises(ConfigError, match=match):
@@ -134,15 +153,17 @@ def test_bad_domain_and_shape_are_typed_errors():
     c.task.lo, c.task.hi = 1.0, 0.0
     with pytest.raises(ConfigError, match="lo <= hi"):
         sup_error(c.model, c.task, budget=8)
-    other = build("hc_k2", T=4, d=1)            # output of size 4, target of size 1
+    other = build("hc_k2", T=4, d=1)  # output of size 4, target of size 1
     with pytest.raises(ConfigError, match="shape"):
         sup_error(other.model, build("softmax_retrieval", T=4, beta=10.0).task, budget=8)
 
 
 # ------------------------------------------------------------------- verdicts and the dtype
 
+
 def test_verdict_tolerance_follows_the_dtype_and_flags_vacuous_bounds():
     from approxtheory.constructions import verdict
+
     # float64: round-off of 1e-12 absolute is allowed, 1e-6 is not
     assert verdict(1e-3 + 5e-13, 1e-3, "upper") == "within-bound"
     assert verdict(1e-3 + 1e-6, 1e-3, "upper") == "refuted"
@@ -170,4 +191,4 @@ def test_float32_model_at_huge_beta_is_not_refuted_by_rounding_alone():
     m = c.measure(budget=64, local_steps=0, discrete_evals=0)
     assert m["tolerance"]["dtype"] == "float32"
     assert m["verdict"] in ("within-bound", "below-tolerance")
-    assert m["sup_error"] > c.claimed_bound      # float64 rules would have refuted it
+    assert m["sup_error"] > c.claimed_bound  # float64 rules would have refuted it

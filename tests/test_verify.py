@@ -13,9 +13,15 @@ from approxtheory.proofs_check import CHECKS, VERDICTS, missing_checks
 
 # verdicts fixed by what the constructions' tests establish independently (test_constructions):
 # HC-K1's stated gate is refuted by a hand witness; the other constructions meet their bounds
-PINNED = {"HC-K1": "refuted", "HC-K2": "verified-numeric", "HC-L9": "verified-numeric",
-          "IF-T2": "verified-numeric", "IF-K1": "verified-numeric", "IF-K2": "verified-numeric",
-          "PR-N1": "verified-symbolic"}
+PINNED = {
+    "HC-K1": "refuted",
+    "HC-K2": "verified-numeric",
+    "HC-L9": "verified-numeric",
+    "IF-T2": "verified-numeric",
+    "IF-K1": "verified-numeric",
+    "IF-K2": "verified-numeric",
+    "PR-N1": "verified-symbolic",
+}
 
 
 def test_every_claim_has_a_check():
@@ -39,7 +45,7 @@ def test_quick_verify_writes_a_verdict_for_every_claim(report):
         assert r["verdict"] in VERDICTS and r["verdict"] != "error", r
         assert r["evidence"]
         if r["verdict"] == "not-checkable":
-            assert len(r["evidence"]) > 20          # the reason
+            assert len(r["evidence"]) > 20  # the reason
         if r["verdict"] == "refuted" and r["claimed"] is not None:
             assert r["witness"] is not None and r["measured"] > r["claimed"], r
     v = {r["claim"]: r["verdict"] for r in d["verdicts"]}
@@ -85,7 +91,7 @@ def test_rerun_uses_the_cache(report, capsys):
     csvs = {p.name: p.read_bytes() for p in (out / "data").iterdir()}
     assert main(["verify", "--out", str(out), "--quiet"]) == 0
     after = {p.name: p.stat().st_mtime_ns for p in (out / ".cache").iterdir()}
-    assert before == after                       # nothing recomputed
+    assert before == after  # nothing recomputed
     # the same bytes from the cache (timings are in timings.json, not in these files)
     assert (out / "verdicts.json").read_bytes() == verdicts
     assert {p.name: p.read_bytes() for p in (out / "data").iterdir()} == csvs
@@ -98,8 +104,12 @@ def test_only_filters_and_fail_on_refuted(tmp_path):
     d = json.loads((tmp_path / "verdicts.json").read_text())
     assert [r["claim"] for r in d["verdicts"]] == ["HC-K1", "PR-N1"]
     assert d["verdicts"][0]["verdict"] == "refuted"
-    assert main(["verify", "--only", "HC-K1", "--out", str(tmp_path), "--quiet",
-                 "--fail-on", "refuted"]) == 1
+    assert (
+        main(
+            ["verify", "--only", "HC-K1", "--out", str(tmp_path), "--quiet", "--fail-on", "refuted"]
+        )
+        == 1
+    )
     assert main(["verify", "--only", "prism", "--out", str(tmp_path), "--quiet"]) == 0
     d = json.loads((tmp_path / "verdicts.json").read_text())
     # the Prism paper's claims, by their id prefix (not through the filter under test)
@@ -110,6 +120,7 @@ def test_only_filters_and_fail_on_refuted(tmp_path):
 def test_a_crashing_check_exits_1_and_the_others_still_run(tmp_path, monkeypatch):
     def boom(ctx):
         raise RuntimeError("planted failure")
+
     boom.source_fn = CHECKS["PR-S"].source_fn
     monkeypatch.setitem(CHECKS, "PR-S", boom)
     rc = main(["verify", "--only", "PR-S", "PR-N1", "--out", str(tmp_path), "--quiet"])

@@ -25,6 +25,7 @@ from ..errors import (
     UnknownSymbolError,
     did_you_mean,
 )
+from . import headcount, identification, infoflow, prism, tradeoffs
 from ._claim import (
     ALIASES,
     KINDS,
@@ -36,10 +37,19 @@ from ._claim import (
     _truth,
     substitute,
 )
-from . import headcount, identification, infoflow, prism, tradeoffs
 
-__all__ = ["Claim", "Condition", "claim", "claims", "compare", "Comparison", "KINDS", "PAPERS",
-           "PROVENANCES", "paper_id"]
+__all__ = [
+    "Claim",
+    "Condition",
+    "claim",
+    "claims",
+    "compare",
+    "Comparison",
+    "KINDS",
+    "PAPERS",
+    "PROVENANCES",
+    "paper_id",
+]
 
 _MODULES = (headcount, tradeoffs, infoflow, identification, prism)
 _REGISTRY: dict[str, Claim] = {}
@@ -55,8 +65,9 @@ def paper_id(paper: str) -> str:
     short name (``headcount``)."""
     if not isinstance(paper, str):
         known = ", ".join(f"{a} ({s})" for a, (s, _) in PAPERS.items())
-        raise ApproxTheoryError(f"a paper must be given as a string (got {paper!r}); known "
-                                f"papers: {known}")
+        raise ApproxTheoryError(
+            f"a paper must be given as a string (got {paper!r}); known papers: {known}"
+        )
     p = paper.strip()
     low = p.lower()
     if low.startswith("arxiv:"):
@@ -84,13 +95,16 @@ def claim(id: str) -> Claim:
     upper = {k.upper(): k for k in _REGISTRY}
     if key.upper() in upper:
         return _REGISTRY[upper[key.upper()]]
-    hint = did_you_mean(key, _REGISTRY, n=4, cutoff=0.5, ignore_case=True) or \
-        "; run `approxtheory claims list` to see every id"
+    hint = (
+        did_you_mean(key, _REGISTRY, n=4, cutoff=0.5, ignore_case=True)
+        or "; run `approxtheory claims list` to see every id"
+    )
     raise UnknownClaimError(f"unknown claim id {id!r}{hint}")
 
 
-def claims(paper: str | None = None, kind: str | None = None,
-           provenance: str | None = None) -> list[Claim]:
+def claims(
+    paper: str | None = None, kind: str | None = None, provenance: str | None = None
+) -> list[Claim]:
     """All claims, optionally filtered by paper (arXiv id or short name), kind and provenance."""
     out = list(_REGISTRY.values())
     if paper is not None:
@@ -103,7 +117,8 @@ def claims(paper: str | None = None, kind: str | None = None,
     if provenance is not None:
         if not isinstance(provenance, str) or provenance not in PROVENANCES:
             raise ApproxTheoryError(
-                f"unknown provenance {provenance!r}; allowed: {', '.join(PROVENANCES)}")
+                f"unknown provenance {provenance!r}; allowed: {', '.join(PROVENANCES)}"
+            )
         out = [c for c in out if c.provenance == provenance]
     return out
 
@@ -127,8 +142,10 @@ class Comparison:
             who = {"a": f"{self.a} larger", "b": f"{self.b} larger", "equal": "equal"}[w]
             parts.append(f"{self.variable} in ({sp.sstr(lo)}, {sp.sstr(hi)}): {who}")
         cr = ", ".join(sp.sstr(c) for c in self.crossings) or "none"
-        return (f"{self.quantity}: {self.a} = {sp.sstr(self.expr_a)} vs {self.b} = "
-                f"{sp.sstr(self.expr_b)}; crossings at {self.variable} = {cr}; " + "; ".join(parts))
+        return (
+            f"{self.quantity}: {self.a} = {sp.sstr(self.expr_a)} vs {self.b} = "
+            f"{sp.sstr(self.expr_b)}; crossings at {self.variable} = {cr}; " + "; ".join(parts)
+        )
 
     def overtakes_at(self):
         """The first crossing, or None."""
@@ -143,8 +160,14 @@ def _quantity(c: Claim, quantity: str):
     return c.expr(quantity)
 
 
-def compare(a: str | Claim, b: str | Claim, variable: str | None = None,
-            quantity: str | None = None, /, **values) -> Comparison:
+def compare(
+    a: str | Claim,
+    b: str | Claim,
+    variable: str | None = None,
+    quantity: str | None = None,
+    /,
+    **values,
+) -> Comparison:
     """Find where one bound overtakes another as ``variable`` grows.
 
     ``quantity`` is ``"exponent"`` (each claim's rate exponent in 1/ε, the default), ``"value"``
@@ -165,23 +188,31 @@ def compare(a: str | Claim, b: str | Claim, variable: str | None = None,
     cb = b if isinstance(b, Claim) else claim(b)
     both = ", ".join(sorted(set(ca.symbols) | set(cb.symbols))) or "none"
     if not isinstance(variable, str):
-        raise UnknownSymbolError(f"compare needs the name of the variable as a string (got "
-                                 f"{variable!r}); symbols of {ca.id} and {cb.id}: {both}")
+        raise UnknownSymbolError(
+            f"compare needs the name of the variable as a string (got "
+            f"{variable!r}); symbols of {ca.id} and {cb.id}: {both}"
+        )
     variable = ALIASES.get(variable, variable)
     if not (_has(ca, variable) or _has(cb, variable)):
-        raise UnknownSymbolError(f"neither {ca.id} nor {cb.id} has a symbol {variable!r}; their "
-                                 f"symbols are: {both}")
+        raise UnknownSymbolError(
+            f"neither {ca.id} nor {cb.id} has a symbol {variable!r}; their symbols are: {both}"
+        )
     if not isinstance(quantity, str):
-        raise UnknownSymbolError(f"quantity must be 'exponent', 'value' or an expression name "
-                                 f"(got {quantity!r})")
+        raise UnknownSymbolError(
+            f"quantity must be 'exponent', 'value' or an expression name (got {quantity!r})"
+        )
     unknown = sorted(k for k in values if not (_has(ca, k) or _has(cb, k)))
     if unknown:
-        raise UnknownSymbolError(f"neither {ca.id} nor {cb.id} has a symbol "
-                                 f"{', '.join(repr(u) for u in unknown)}; their symbols are: "
-                                 f"{both}")
+        raise UnknownSymbolError(
+            f"neither {ca.id} nor {cb.id} has a symbol "
+            f"{', '.join(repr(u) for u in unknown)}; their symbols are: "
+            f"{both}"
+        )
     if any(ALIASES.get(k, k) == variable for k in values):
-        raise InvalidValueError(f"compare: {variable} is the variable and cannot also be given a "
-                                f"value; allowed: values for the other symbols")
+        raise InvalidValueError(
+            f"compare: {variable} is the variable and cannot also be given a "
+            f"value; allowed: values for the other symbols"
+        )
     ea, eb = _quantity(ca, quantity), _quantity(cb, quantity)
 
     def subs_for(c: Claim, e):
@@ -192,7 +223,8 @@ def compare(a: str | Claim, b: str | Claim, variable: str | None = None,
     xs = {s for s in (ea.free_symbols | eb.free_symbols) if s.name == variable}
     if not xs:
         raise ApproxTheoryError(
-            f"neither {ca.id} nor {cb.id} depends on {variable!r} after substitution")
+            f"neither {ca.id} nor {cb.id} depends on {variable!r} after substitution"
+        )
     others = {s.name for s in (ea.free_symbols | eb.free_symbols)} - {variable}
     if others:
         raise MissingSymbolError(f"compare needs values for {', '.join(sorted(others))}")
@@ -211,8 +243,10 @@ def compare(a: str | Claim, b: str | Claim, variable: str | None = None,
         mid = (lo + hi) / 2 if hi != sp.oo else (lo + 1) * 2
         v = sp.N(substitute(ea - eb, {x: mid}, what=f"{what} at {variable}={sp.sstr(mid)}"))
         if not v.is_real:
-            raise ApproxTheoryError(f"{what}: the difference is not a real number at "
-                                    f"{variable}={sp.sstr(mid)} ({sp.sstr(v)})")
+            raise ApproxTheoryError(
+                f"{what}: the difference is not a real number at "
+                f"{variable}={sp.sstr(mid)} ({sp.sstr(v)})"
+            )
         w = "equal" if v == 0 else ("a" if _truth(v > 0) else "b")
         regions.append((lo, hi, w))
     return Comparison(ca.id, cb.id, variable, quantity, ea, eb, crossings, tuple(regions))

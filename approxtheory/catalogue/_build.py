@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import sympy as sp
 
@@ -46,10 +47,22 @@ class SymbolTable:
             out.append(self.sym(name.strip(), desc.strip(), **assumptions))
         return out
 
-    def claim(self, id: str, *, section: str, kind: str, statement: str, provenance: str,
-              expressions: dict | None = None, regime: Iterable = (), vacuous_if=None,
-              rate: tuple[str, Any] | None = None, notes: str = "", depends_on: Iterable[str] = (),
-              primary: str | None = None) -> Claim:
+    def claim(
+        self,
+        id: str,
+        *,
+        section: str,
+        kind: str,
+        statement: str,
+        provenance: str,
+        expressions: dict | None = None,
+        regime: Iterable = (),
+        vacuous_if=None,
+        rate: tuple[str, Any] | None = None,
+        notes: str = "",
+        depends_on: Iterable[str] = (),
+        primary: str | None = None,
+    ) -> Claim:
         if kind not in KINDS:
             raise ValueError(f"{id}: kind {kind!r} not in {KINDS}")
         if provenance not in PROVENANCES:
@@ -58,9 +71,21 @@ class SymbolTable:
         regime = tuple(r if isinstance(r, Condition) else Condition(r) for r in regime)
         extra = [vacuous_if] if vacuous_if is not None else []
         symbols = collect_symbols(self.table, list(expressions.values()) + extra, regime)
-        c = Claim(id=id, paper=self.paper, section=section, kind=kind, statement=statement,
-                  provenance=provenance, expressions=expressions, symbols=symbols, regime=regime,
-                  vacuous_if=vacuous_if, rate=rate, notes=notes, depends_on=tuple(depends_on),
-                  primary=primary)
+        c = Claim(
+            id=id,
+            paper=self.paper,
+            section=section,
+            kind=kind,
+            statement=statement,
+            provenance=provenance,
+            expressions=expressions,
+            symbols=symbols,
+            regime=regime,
+            vacuous_if=vacuous_if,
+            rate=rate,
+            notes=notes,
+            depends_on=tuple(depends_on),
+            primary=primary,
+        )
         self.claims.append(c)
         return c

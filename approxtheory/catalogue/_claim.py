@@ -7,8 +7,9 @@ the expressions stored here.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import sympy as sp
 
@@ -23,8 +24,18 @@ from ..errors import (
 )
 from ..parse import log10_abs, to_number
 
-__all__ = ["Claim", "Condition", "KINDS", "PROVENANCES", "PROVENANCE_MEANING", "PAPERS",
-           "to_exact", "substitute", "MAX_EXACT_DIGITS", "MAX_RESULT_LOG10"]
+__all__ = [
+    "Claim",
+    "Condition",
+    "KINDS",
+    "PROVENANCES",
+    "PROVENANCE_MEANING",
+    "PAPERS",
+    "to_exact",
+    "substitute",
+    "MAX_EXACT_DIGITS",
+    "MAX_RESULT_LOG10",
+]
 
 #: an exact power whose result would have more digits than this (estimated from the sizes of base
 #: and exponent before anything is computed) is computed in floating point instead
@@ -41,7 +52,15 @@ _FLOAT_POW_DIGITS = 30
 _SMALL_EXPONENT = 4
 
 KINDS = (
-    "upper", "lower", "exact", "ratio", "rate", "lemma", "theorem", "conjecture", "empirical",
+    "upper",
+    "lower",
+    "exact",
+    "ratio",
+    "rate",
+    "lemma",
+    "theorem",
+    "conjecture",
+    "empirical",
     "construction",
 )
 PROVENANCES = ("stated", "reconstructed", "derived", "conjecture")
@@ -51,10 +70,10 @@ PROVENANCES = ("stated", "reconstructed", "derived", "conjecture")
 PROVENANCE_MEANING = {
     "stated": "the paper states it (its own text, equation or table, as the digest quotes it)",
     "reconstructed": "a claim of the paper rebuilt from secondary sources (reviews, summaries, "
-                     "the authors' code, garbled or OCR'd text) because the paper's own statement "
-                     "is not available in the digest",
+    "the authors' code, garbled or OCR'd text) because the paper's own statement "
+    "is not available in the digest",
     "derived": "derived by the digest or by this project (the digests' [DER], [X], [I] marks; "
-               "corrected forms; stand-ins for a theorem)",
+    "corrected forms; stand-ins for a theorem)",
     "conjecture": "a conjecture, of the paper or of the digest",
 }
 
@@ -63,7 +82,10 @@ PAPERS: dict[str, tuple[str, str]] = {
     "2510.06662": ("headcount", "The Effect of Attention Head Count on Transformer Approximation"),
     "2510.03784": ("tradeoffs", "Performance-Efficiency Tradeoffs in Transformers"),
     "2605.17930": ("infoflow", "InfoFlow: A Framework for Multi-Layer Transformer Analysis"),
-    "2609.01231": ("identification", "Multi-Head Self Attention is a Parameter Identification Mechanism"),
+    "2609.01231": (
+        "identification",
+        "Multi-Head Self Attention is a Parameter Identification Mechanism",
+    ),
     "2606.27449": ("prism", "Prism Transformer: Progressive Head Schedules"),
 }
 
@@ -119,7 +141,8 @@ def _too_large(what: str, lg: float) -> ValueRangeError:
     mag = f"{lg:.0f}" if lg < 1e15 else f"{lg:.3g}"
     return ValueRangeError(
         f"{what} would be about 10^{mag}, too large to evaluate; allowed: results up to "
-        f"10^{MAX_RESULT_LOG10} (use smaller values)")
+        f"10^{MAX_RESULT_LOG10} (use smaller values)"
+    )
 
 
 def _exact_pow_digits(b, e) -> float:
@@ -128,18 +151,25 @@ def _exact_pow_digits(b, e) -> float:
         if b.is_zero or abs(b) == 1:
             return 0.0
         # digits of the larger of numerator and denominator (b is not 0 or +-1, so > 0)
-        size = max(math.log10(abs(int(b.p))) if abs(int(b.p)).bit_length() < 1000 else
-                   abs(int(b.p)).bit_length() * 0.302,
-                   math.log10(int(b.q)) if int(b.q).bit_length() < 1000 else
-                   int(b.q).bit_length() * 0.302)
+        size = max(
+            math.log10(abs(int(b.p)))
+            if abs(int(b.p)).bit_length() < 1000
+            else abs(int(b.p)).bit_length() * 0.302,
+            math.log10(int(b.q)) if int(b.q).bit_length() < 1000 else int(b.q).bit_length() * 0.302,
+        )
         return abs(int(e.p)) / int(e.q) * size if abs(int(e.p)).bit_length() < 1000 else math.inf
     # an exact irrational base (sqrt(2), pi, ...): sympy may expand sqrt(2)**n into 2**(n/2)
     return math.inf if abs(e) > MAX_EXACT_DIGITS else 0.0
 
 
 def _pow(b, e, what: str):
-    if (b.is_number and e.is_number and e.is_Rational and not b.is_Float
-            and _exact_pow_digits(b, e) > MAX_EXACT_DIGITS):
+    if (
+        b.is_number
+        and e.is_number
+        and e.is_Rational
+        and not b.is_Float
+        and _exact_pow_digits(b, e) > MAX_EXACT_DIGITS
+    ):
         prec = _FLOAT_POW_DIGITS + len(str(abs(int(e.p)))) + len(str(int(e.q)))
         out = sp.Pow(sp.Float(b.evalf(prec), prec), e)
         if out.is_Float:
@@ -179,12 +209,19 @@ def substitute(expr, subs: Mapping, what: str = "the value"):
         out = e.func(*args)
         if isinstance(out, sp.Float) and log10_abs(out) > MAX_RESULT_LOG10:
             raise _too_large(what, log10_abs(out))
-        if isinstance(out, sp.Rational) and max(abs(int(out.p)).bit_length(),
-                                                int(out.q).bit_length()) > _MAX_EXACT_BITS:
-            raise _too_large(what, log10_abs(out)) if log10_abs(out) > MAX_RESULT_LOG10 else \
-                ValueRangeError(f"{what} would be an exact number with more than "
-                                f"{MAX_RESULT_LOG10} digits; allowed: up to {MAX_RESULT_LOG10} "
-                                f"digits (pass float values for a floating-point result)")
+        if (
+            isinstance(out, sp.Rational)
+            and max(abs(int(out.p)).bit_length(), int(out.q).bit_length()) > _MAX_EXACT_BITS
+        ):
+            raise (
+                _too_large(what, log10_abs(out))
+                if log10_abs(out) > MAX_RESULT_LOG10
+                else ValueRangeError(
+                    f"{what} would be an exact number with more than "
+                    f"{MAX_RESULT_LOG10} digits; allowed: up to {MAX_RESULT_LOG10} "
+                    f"digits (pass float values for a floating-point result)"
+                )
+            )
         return out
 
     return rec(expr)
@@ -197,15 +234,18 @@ def _check_result(v, what: str):
     if v.has(sp.nan):
         raise InvalidValueError(f"{what} is undefined at these values (got nan)")
     if v.has(sp.zoo, sp.oo, -sp.oo):
-        raise InvalidValueError(f"{what} is infinite at these values (a division by zero); "
-                                f"allowed: values where it is finite")
+        raise InvalidValueError(
+            f"{what} is infinite at these values (a division by zero); "
+            f"allowed: values where it is finite"
+        )
     if isinstance(v, sp.Rational):
         for part in (v.p, v.q):
             if abs(int(part)).bit_length() > _MAX_EXACT_BITS:
                 raise ValueRangeError(
                     f"{what} is an exact number with more than {MAX_RESULT_LOG10} digits; "
                     f"allowed: up to {MAX_RESULT_LOG10} digits (pass float values for a "
-                    f"floating-point result)")
+                    f"floating-point result)"
+                )
     try:
         lg = log10_abs(v)
     except InvalidValueError:
@@ -227,11 +267,13 @@ def _truth(rel) -> bool | None:
 
 
 def _limit_point(at):
-    if at in (sp.oo, math.inf) or (isinstance(at, str) and at.strip() in ("oo", "inf", "+oo",
-                                                                          "+inf", "infinity")):
+    if at in (sp.oo, math.inf) or (
+        isinstance(at, str) and at.strip() in ("oo", "inf", "+oo", "+inf", "infinity")
+    ):
         return sp.oo
-    if at in (-sp.oo, -math.inf) or (isinstance(at, str) and at.strip() in ("-oo", "-inf",
-                                                                            "-infinity")):
+    if at in (-sp.oo, -math.inf) or (
+        isinstance(at, str) and at.strip() in ("-oo", "-inf", "-infinity")
+    ):
         return -sp.oo
     return to_number(at, "at")
 
@@ -248,8 +290,12 @@ def _solve(expr, x, what: str, simplify: bool = False) -> list:
     placeholders: dict = {}
 
     def is_big_power(node):
-        return (isinstance(node, sp.Pow) and node.base.has(x) and node.exp.is_number
-                and not _is_small_exponent(node.exp))
+        return (
+            isinstance(node, sp.Pow)
+            and node.base.has(x)
+            and node.exp.is_number
+            and not _is_small_exponent(node.exp)
+        )
 
     def to_placeholder(node):
         p = node.exp
@@ -266,8 +312,10 @@ def _solve(expr, x, what: str, simplify: bool = False) -> list:
     try:
         sols = sp.solve(sp.Eq(expr, 0), x, dict=False)
     except NotImplementedError as err:
-        raise SolveError(f"{what}: sympy cannot solve this equation in closed form; allowed: "
-                         f"equations sympy solves (try giving values for more symbols)") from err
+        raise SolveError(
+            f"{what}: sympy cannot solve this equation in closed form; allowed: "
+            f"equations sympy solves (try giving values for more symbols)"
+        ) from err
     back = {rho: key for key, rho in placeholders.items()}
     return [substitute(s, back, what=what) if back else s for s in sols]
 
@@ -300,7 +348,9 @@ class Claim:
     symbols: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
     regime: tuple[Condition, ...] = ()
     vacuous_if: Any = None
-    rate: tuple[str, Any] | None = None  # (expression name, precision symbol) of a parameter-count law
+    rate: tuple[str, Any] | None = (
+        None  # (expression name, precision symbol) of a parameter-count law
+    )
     notes: str = ""
     depends_on: tuple[str, ...] = ()
     primary: str | None = None
@@ -325,12 +375,15 @@ class Claim:
         if not self.expressions:
             raise MissingSymbolError(f"{self.id} has no formula ({self.kind}: {self.statement})")
         if name is not None and not isinstance(name, str):
-            raise UnknownSymbolError(f"{self.id}: an expression name must be a string (got "
-                                     f"{type(name).__name__}); it has: {', '.join(self.expressions)}")
+            raise UnknownSymbolError(
+                f"{self.id}: an expression name must be a string (got "
+                f"{type(name).__name__}); it has: {', '.join(self.expressions)}"
+            )
         name = name or self.primary_name
         if name not in self.expressions:
             raise UnknownSymbolError(
-                f"{self.id} has no expression {name!r}; it has: {', '.join(self.expressions)}")
+                f"{self.id} has no expression {name!r}; it has: {', '.join(self.expressions)}"
+            )
         return self.expressions[name]
 
     def symbol(self, name: str | sp.Symbol):
@@ -339,11 +392,15 @@ class Claim:
             name = name.name
         allowed = ", ".join(sorted(self.symbols)) or "none"
         if not isinstance(name, str):
-            raise UnknownSymbolError(f"{self.id}: a symbol name must be a string (got "
-                                     f"{type(name).__name__}); its symbols are: {allowed}")
+            raise UnknownSymbolError(
+                f"{self.id}: a symbol name must be a string (got "
+                f"{type(name).__name__}); its symbols are: {allowed}"
+            )
         name = ALIASES.get(name, name)
         if name not in self.symbols:
-            raise UnknownSymbolError(f"{self.id} has no symbol {name!r}; its symbols are: {allowed}")
+            raise UnknownSymbolError(
+                f"{self.id} has no symbol {name!r}; its symbols are: {allowed}"
+            )
         return self.symbols[name][0]
 
     # ----------------------------------------------------------------------------- evaluation
@@ -362,8 +419,10 @@ class Claim:
                 continue
             sym = self.symbol(name)
             if sym in subs:
-                raise InvalidValueError(f"{self.id}: {sym.name} given twice (as {keys[sym]} and "
-                                        f"{key}); allowed: one value per symbol")
+                raise InvalidValueError(
+                    f"{self.id}: {sym.name} given twice (as {keys[sym]} and "
+                    f"{key}); allowed: one value per symbol"
+                )
             keys[sym] = key
             v = to_number(raw, name)
             if sym.is_positive and not _truth(sp.Gt(v, 0)):
@@ -380,8 +439,10 @@ class Claim:
         for cond in self.regime:
             if cond.holds(subs) is False:
                 text = cond.text()
-                order = sorted(cond.free_symbols,
-                               key=lambda s: (text.find(s.name) if s.name in text else 99, s.name))
+                order = sorted(
+                    cond.free_symbols,
+                    key=lambda s: (text.find(s.name) if s.name in text else 99, s.name),
+                )
                 got = ", ".join(f"{s.name}={_fmt(subs[s])}" for s in order)
                 if cond.description:
                     raise RegimeError(f"{self.id}: {text} (got {got})")
@@ -417,7 +478,8 @@ class Claim:
         if missing:
             raise MissingSymbolError(
                 f"{self.id}: no value for {', '.join(missing)} (needed: "
-                f"{', '.join(sorted(s.name for s in e.free_symbols))})")
+                f"{', '.join(sorted(s.name for s in e.free_symbols))})"
+            )
         what = f"{self.id}: {self.expr_name(expr)}"
         out = substitute(e, subs, what=what)
         # numbers are already in canonical exact form; simplify() on large exponentials is slow
@@ -453,24 +515,35 @@ class Claim:
         if given:
             raise InvalidValueError(
                 f"{self.id}: solve_for({target.name!r}) was also given a value for "
-                f"{target.name}; allowed: values for the other symbols only")
+                f"{target.name}; allowed: values for the other symbols only"
+            )
         subs = self._subs(values)
         rhs = to_number(equals, name)
         what = f"{self.id}: {name}"
         # solve over the reals (an integer symbol such as T may be asked for a real threshold),
         # keeping the sign assumption
-        x = sp.Dummy(target.name, positive=True) if target.is_positive else \
-            sp.Dummy(target.name, real=True)
+        x = (
+            sp.Dummy(target.name, positive=True)
+            if target.is_positive
+            else sp.Dummy(target.name, real=True)
+        )
         lhs = substitute(e, subs, what=what).subs(target, x)
-        sols = _solve(lhs - rhs, x, what=f"{self.id}: solving {name} = {_fmt(rhs)} for "
-                                        f"{target.name}")
+        sols = _solve(
+            lhs - rhs, x, what=f"{self.id}: solving {name} = {_fmt(rhs)} for {target.name}"
+        )
         out = []
         for sol in sols:
-            if sol.is_real is False or (target.is_positive and sol.is_positive is False) or \
-                    (target.is_nonnegative and sol.is_negative):
+            if (
+                sol.is_real is False
+                or (target.is_positive and sol.is_positive is False)
+                or (target.is_nonnegative and sol.is_negative)
+            ):
                 continue
-            out.append(_check_result(sol if sol.has(sp.Float) or sp.count_ops(sol) > 60
-                                     else sp.simplify(sol), what))
+            out.append(
+                _check_result(
+                    sol if sol.has(sp.Float) or sp.count_ops(sol) > 60 else sp.simplify(sol), what
+                )
+            )
         return out
 
     def exponent(self, symbol: str, expr: str | None = None):
@@ -487,11 +560,11 @@ class Claim:
         p = sp.simplify(sp.powsimp(sp.expand_log(p, force=True)))
         if p.has(x):
             raise NotAPowerLawError(
-                f"{self.id}: {self.expr_name(expr)} = {sp.sstr(e)} is not a power law in {x.name}")
+                f"{self.id}: {self.expr_name(expr)} = {sp.sstr(e)} is not a power law in {x.name}"
+            )
         return p
 
-    def asymptotic_exponent(self, symbol: str, expr: str | None = None, at=sp.oo, /,
-                            **values):
+    def asymptotic_exponent(self, symbol: str, expr: str | None = None, at=sp.oo, /, **values):
         """lim x·d log(e)/dx as x -> ``at`` (oo or 0): the power-law exponent the expression
         approaches, e.g. -1 for HC-K1's (|S|-1)/(eβ) + T e^{-β} as β -> oo.
 
@@ -504,8 +577,10 @@ class Claim:
         e = self.expr(expr)
         x = self.symbol(symbol)
         if any(ALIASES.get(k, k) == x.name for k in values):
-            raise InvalidValueError(f"{self.id}: asymptotic_exponent({x.name!r}) was also given "
-                                    f"a value for {x.name}; allowed: values for the other symbols")
+            raise InvalidValueError(
+                f"{self.id}: asymptotic_exponent({x.name!r}) was also given "
+                f"a value for {x.name}; allowed: values for the other symbols"
+            )
         point = _limit_point(at)
         subs = self._subs(values)
         e = substitute(e, subs, what=f"{self.id}: {self.expr_name(expr)}")
@@ -515,7 +590,8 @@ class Claim:
             # sympy's limit gives up on some expressions (Min, Max, Heaviside, ...)
             raise NotAPowerLawError(
                 f"{self.id}: no asymptotic exponent of {self.expr_name(expr)} in {x.name} as "
-                f"{x.name} -> {point} in closed form (sympy: {type(err).__name__})") from None
+                f"{x.name} -> {point} in closed form (sympy: {type(err).__name__})"
+            ) from None
 
     def expr_name(self, expr: str | None = None) -> str:
         return expr or self.primary_name or ""
@@ -543,8 +619,10 @@ class Claim:
         if t is None:
             t = _truth(sp.simplify(v))
         if t is None:
-            raise InvalidValueError(f"{self.id}: cannot decide the vacuity condition "
-                                    f"{sp.sstr(self.vacuous_if)} at these values")
+            raise InvalidValueError(
+                f"{self.id}: cannot decide the vacuity condition "
+                f"{sp.sstr(self.vacuous_if)} at these values"
+            )
         return t
 
     def vacuous_region(self, symbol: str | None = None):
@@ -589,8 +667,11 @@ class Claim:
         head = rf"\textbf{{{self.id}}}\ (\text{{{self.kind}, {self.provenance}}})"
         body = self.latex()
         if body:
-            return rf"$\begin{{aligned}}&{head} \\ &" + body.replace(r" \\ ", r" \\ &") + \
-                r"\end{aligned}$"
+            return (
+                rf"$\begin{{aligned}}&{head} \\ &"
+                + body.replace(r" \\ ", r" \\ &")
+                + r"\end{aligned}$"
+            )
         return f"${head}$"
 
     def __repr__(self) -> str:
@@ -614,8 +695,10 @@ class Claim:
             "expressions": {k: sp.sstr(v) for k, v in self.expressions.items()},
             "latex": {k: sp.latex(v) for k, v in self.expressions.items()},
             "primary": self.primary_name,
-            "symbols": {n: {"description": d, "assumptions": _assumptions(s)}
-                        for n, (s, d) in sorted(self.symbols.items())},
+            "symbols": {
+                n: {"description": d, "assumptions": _assumptions(s)}
+                for n, (s, d) in sorted(self.symbols.items())
+            },
             "regime": [c.text() for c in self.regime],
             "vacuous_if": None if self.vacuous_if is None else sp.sstr(self.vacuous_if),
             "rate_exponent_in_inverse_epsilon": rate,
@@ -625,13 +708,18 @@ class Claim:
 
 
 def _assumptions(s) -> list[str]:
-    return [a for a in ("positive", "nonnegative", "integer", "real") if getattr(s, f"is_{a}")
-            and not (a == "real" and (s.is_positive or s.is_integer))
-            and not (a == "nonnegative" and s.is_positive)]
+    return [
+        a
+        for a in ("positive", "nonnegative", "integer", "real")
+        if getattr(s, f"is_{a}")
+        and not (a == "real" and (s.is_positive or s.is_integer))
+        and not (a == "nonnegative" and s.is_positive)
+    ]
 
 
-def collect_symbols(table: Mapping[str, tuple[Any, str]], exprs: Iterable, conds: Iterable) \
-        -> dict[str, tuple[Any, str]]:
+def collect_symbols(
+    table: Mapping[str, tuple[Any, str]], exprs: Iterable, conds: Iterable
+) -> dict[str, tuple[Any, str]]:
     """The subset of a paper's symbol table used by the given expressions and conditions."""
     used = set()
     for e in exprs:

@@ -61,89 +61,121 @@ T0 = T / sp.Integer(4) - s - D + 1
 k = T0 / ((n + 1) * s + 1) - 1
 
 P.claim(
-    "HC-T1", section="§3 Theorem 1", kind="theorem", provenance="stated",
+    "HC-T1",
+    section="§3 Theorem 1",
+    kind="theorem",
+    provenance="stated",
     statement="For fixed d, T the union over D of the generalized D-retrieval classes is dense in "
-              "C(X_T) under the sup-norm.",
+    "C(X_T) under the sup-norm.",
     notes="The D reached by the proof is combinatorially large, of order d·C(T, T/4); density "
-          "says nothing about small D.",
+    "says nothing about small D.",
 )
 P.claim(
-    "HC-L1", section="App. A.1 Lemma 1", kind="lemma", provenance="stated",
+    "HC-L1",
+    section="App. A.1 Lemma 1",
+    kind="lemma",
+    provenance="stated",
     statement="Relaxation: dropping the regularity of Assumption 2 (keeping f_i continuous into "
-              "[0,1]) does not change the sup-norm closure of the class; total error <= 5η.",
+    "[0,1]) does not change the sup-norm closure of the class; total error <= 5η.",
     notes="Uses that u -> min_{t in S} u_t is 1-Lipschitz in the sup-norm.",
 )
 P.claim(
-    "HC-L2", section="App. A.1 Lemma 2", kind="exact", provenance="stated",
+    "HC-L2",
+    section="App. A.1 Lemma 2",
+    kind="exact",
+    provenance="stated",
     statement="Order statistics: Y_{t,j} = max over m-subsets A containing t of min_{u in A} x(u)_j "
-              "equals min{x(t)_j, v_{m,j}}, and 1 - Z_{t,j} = max{x(t)_j, w_{m,j}} (m = T/4).",
+    "equals min{x(t)_j, v_{m,j}}, and 1 - Z_{t,j} = max{x(t)_j, w_{m,j}} (m = T/4).",
     expressions={"Y": sp.Min(x_t, v_m), "one_minus_Z": sp.Max(x_t, w_m)},
     notes="v_m is the m-th largest and w_m the m-th smallest of the j-th coordinates.",
 )
 P.claim(
-    "HC-L3", section="App. A.1 Lemma 3", kind="lemma", provenance="reconstructed",
+    "HC-L3",
+    section="App. A.1 Lemma 3",
+    kind="lemma",
+    provenance="reconstructed",
     statement="Smooth selector: x̃_q(t)_j, a softmax-weighted mix of 1 - Z and Y, converges "
-              "uniformly to x(t)_j as q -> infinity.",
-    expressions={"x_tilde": (sp.exp(q * (1 - Z - w_m) ** 2) * (1 - Z)
-                             + sp.exp(q * (Y - v_m) ** 2) * Y)
-                 / (sp.exp(q * (1 - Z - w_m) ** 2) + sp.exp(q * (Y - v_m) ** 2))},
+    "uniformly to x(t)_j as q -> infinity.",
+    expressions={
+        "x_tilde": (sp.exp(q * (1 - Z - w_m) ** 2) * (1 - Z) + sp.exp(q * (Y - v_m) ** 2) * Y)
+        / (sp.exp(q * (1 - Z - w_m) ** 2) + sp.exp(q * (Y - v_m) ** 2))
+    },
 )
 P.claim(
-    "HC-C1", section="§3 Corollary 1", kind="theorem", provenance="reconstructed",
+    "HC-C1",
+    section="§3 Corollary 1",
+    kind="theorem",
+    provenance="reconstructed",
     statement="Uniqueness of the intrinsic dimension: two regular representations with "
-              "D1² + D2² <= T/50 have D1 = D2.",
+    "D1² + D2² <= T/50 have D1 = D2.",
     expressions={"k": k.subs({s: D1, n: 2, D: D2}, simultaneous=True)},
-    regime=[cond(sp.Le(D1**2 + D2**2, T / 50), "D1**2 + D2**2 <= T/50"),
-            cond(sp.Lt(D1, D2), "D1 < D2 (the proof's contradiction case)")],
+    regime=[
+        cond(sp.Le(D1**2 + D2**2, T / 50), "D1**2 + D2**2 <= T/50"),
+        cond(sp.Lt(D1, D2), "D1 < D2 (the proof's contradiction case)"),
+    ],
     notes="Proof: HC-T2a with h = D1, n = 2 against HC-T2b with s = D1, n = 2 gives "
-          "k = (T/4 - D1 - D2 + 1)/(3 D1 + 1) - 1 > gamma under the size condition, using the "
-          "loosely justified gamma <= max(D1, D2). The constant 50 is reconstructed from '501 T'.",
+    "k = (T/4 - D1 - D2 + 1)/(3 D1 + 1) - 1 > gamma under the size condition, using the "
+    "loosely justified gamma <= max(D1, D2). The constant 50 is reconstructed from '501 T'.",
     depends_on=("HC-T2a", "HC-T2b"),
 )
 P.claim(
-    "HC-T2a", section="§3 Theorem 2(1)", kind="upper", provenance="stated",
+    "HC-T2a",
+    section="§3 Theorem 2(1)",
+    kind="upper",
+    provenance="stated",
     statement="With h = D heads of width n = 2, any parameter count M > C/ε^γ suffices: the "
-              "rate in ε does not depend on T.",
+    "rate in ε does not depend on T.",
     expressions={"M_suff": C / eps**gamma},
     regime=[cond(sp.Ge(h, D), "h >= D (h = D as stated; extra heads switched off [derived])")],
     rate=("M_suff", eps),
     notes="T enters only the constant (positional gate table, the β needed). The proof rests on "
-          "HC-K1's softmax bound, which fails at the paper's gate c = -1 (an out-of-set token with "
-          "f = 0 ties with in-set tokens at f = 1; see the HC-K1 verdict's witness); with the "
-          "corrected bound HC-K1c a gate c < -1 restores the proof (c <= -2 recovers the paper's "
-          "T e^(-β) term), at the cost of β_ε growing by the factor 1/|1+c| in the out-of-set term.",
+    "HC-K1's softmax bound, which fails at the paper's gate c = -1 (an out-of-set token with "
+    "f = 0 ties with in-set tokens at f = 1; see the HC-K1 verdict's witness); with the "
+    "corrected bound HC-K1c a gate c < -1 restores the proof (c <= -2 recovers the paper's "
+    "T e^(-β) term), at the cost of β_ε growing by the factor 1/|1+c| in the out-of-set term.",
     depends_on=("HC-K1", "HC-K1c"),
 )
 P.claim(
-    "HC-T2b", section="§3 Theorem 2(2)", kind="lower", provenance="stated",
+    "HC-T2b",
+    section="§3 Theorem 2(2)",
+    kind="lower",
+    provenance="stated",
     statement="With s < D heads of width n, ε-approximation needs M >= C·ε^(-k) parameters, "
-              "k = (T/4 - s - D + 1)/((n+1)s + 1) - 1, linear in T.",
+    "k = (T/4 - s - D + 1)/((n+1)s + 1) - 1, linear in T.",
     expressions={"k": k, "M_min": C * eps ** (-k), "T0": T0},
     regime=[cond(sp.Lt(s, D))],
     vacuous_if=sp.Le(k, 0),
     rate=("M_min", eps),
     notes="Nontrivial only for k > 0, i.e. T > 4D + 4ns + 8s. Needs Assumptions 1 and 2 only. "
-          "For the paper's synthetic experiments (n = 8, D = 4, s <= 3, T <= 128) k <= 1.8 "
-          "[derived].",
+    "For the paper's synthetic experiments (n = 8, D = 4, s <= 3, T <= 128) k <= 1.8 "
+    "[derived].",
 )
 P.claim(
-    "HC-TR1", section="§3 Theorem 2, tightness remark (i)", kind="theorem", provenance="stated",
+    "HC-TR1",
+    section="§3 Theorem 2, tightness remark (i)",
+    kind="theorem",
+    provenance="stated",
     statement="With Heaviside activations in F̂, upper bounds matching the lower bound of HC-T2b "
-              "can be built (impractical).",
+    "can be built (impractical).",
     depends_on=("HC-T2b",),
 )
 P.claim(
-    "HC-TR2", section="§3 Theorem 2, tightness remark (ii)", kind="upper",
+    "HC-TR2",
+    section="§3 Theorem 2, tightness remark (ii)",
+    kind="upper",
     provenance="reconstructed",
     statement="If parameter norms may grow like O(T^(1/ε)) (extraction ambiguous: possibly "
-              "O(T/ε)), the parameter count drops to O(1/ε^(γ+1)).",
+    "O(T/ε)), the parameter count drops to O(1/ε^(γ+1)).",
     expressions={"M_suff": C / eps ** (gamma + 1)},
     rate=("M_suff", eps),
     notes="The norm growth is garbled in the digest's source (its ambiguity 6): reconstructed.",
     depends_on=("HC-T2b",),
 )
 P.claim(
-    "HC-TR3", section="§3 Theorem 2, tightness remark (iii)", kind="lower", provenance="stated",
+    "HC-TR3",
+    section="§3 Theorem 2, tightness remark (iii)",
+    kind="lower",
+    provenance="stated",
     statement="If F̂ may have up to 5 layers, the lower bound becomes Ω(1/ε^(k/4)), k of HC-T2b.",
     expressions={"k_5layer": k / 4, "M_min": C * eps ** (-k / 4)},
     vacuous_if=sp.Le(k, 0),
@@ -151,18 +183,27 @@ P.claim(
     depends_on=("HC-T2b",),
 )
 P.claim(
-    "HC-A3", section="§2.4 Assumption 3 (justification)", kind="upper", provenance="stated",
+    "HC-A3",
+    section="§2.4 Assumption 3 (justification)",
+    kind="upper",
+    provenance="stated",
     statement="The FFN approximation exponent γ of Assumption 3 (width <= C/δ^γ): γ = 2 under a "
-              "finite Barron norm; γ = max(d, D) in the worst case (grid-like rates).",
-    expressions={"gamma_barron": sp.Integer(2), "gamma_worst": sp.Max(d, D),
-                 "width": C / eps ** gamma},
+    "finite Barron norm; γ = max(d, D) in the worst case (grid-like rates).",
+    expressions={
+        "gamma_barron": sp.Integer(2),
+        "gamma_worst": sp.Max(d, D),
+        "width": C / eps**gamma,
+    },
     notes="Justified in the paper by Cybenko; δ here is the symbol epsilon. For f_i the worst "
-          "case is d (input dimension), for F_0 it is D.",
+    "case is d (input dimension), for F_0 it is D.",
 )
 P.claim(
-    "HC-T2c", section="§3 Theorem 2(3)", kind="upper", provenance="stated",
+    "HC-T2c",
+    section="§3 Theorem 2(3)",
+    kind="upper",
+    provenance="stated",
     statement="One head of width n >= T·d with a 5-layer ReLU F̂ ε-approximates with "
-              "M > C/ε^(1+γ) parameters (memorization regime).",
+    "M > C/ε^(1+γ) parameters (memorization regime).",
     expressions={"M_suff": C / eps ** (1 + gamma), "M_sharp": C / eps ** sp.Max(1, gamma)},
     regime=[cond(sp.Ge(n, T * d), "n >= T*d")],
     rate=("M_suff", eps),
@@ -170,166 +211,243 @@ P.claim(
     depends_on=("HC-K2", "HC-L9"),
 )
 P.claim(
-    "HC-Conj1", section="§3 Conjecture 1", kind="conjecture", provenance="conjecture",
+    "HC-Conj1",
+    section="§3 Conjecture 1",
+    kind="conjecture",
+    provenance="conjecture",
     statement="With L layers, efficient approximation needs L·h >= D; otherwise "
-              "log(#params) = Ω(|log ε| · a_L/(n h) · T^b_L).",
+    "log(#params) = Ω(|log ε| · a_L/(n h) · T^b_L).",
     expressions={"log_params_lower": sp.Abs(sp.log(eps)) * aL / (n * h) * T**bL},
     regime=[cond(sp.Lt(L * h, D), "L*h < D")],
     notes="Formula reconstructed from garbled text; supported only by Table 5.",
 )
 P.claim(
-    "HC-L4", section="App. A.2 Lemma 4", kind="lemma", provenance="stated",
+    "HC-L4",
+    section="App. A.2 Lemma 4",
+    kind="lemma",
+    provenance="stated",
     statement="A two-layer FFN of width p with entries <= 1 and 1-Lipschitz activation is "
-              "p·sqrt(n)-Lipschitz, so separating outputs by B at input distance A needs "
-              "Ω(B/(A sqrt(n))) hidden units.",
+    "p·sqrt(n)-Lipschitz, so separating outputs by B at input distance A needs "
+    "Ω(B/(A sqrt(n))) hidden units.",
     expressions={"lipschitz": p * sp.sqrt(n), "width_lower": c_m * B / (A * sp.sqrt(n))},
 )
 P.claim(
-    "HC-L5", section="App. A.2 Lemma 5", kind="lemma", provenance="stated",
+    "HC-L5",
+    section="App. A.2 Lemma 5",
+    kind="lemma",
+    provenance="stated",
     statement="Near its minimiser f_i is strictly monotone along a segment of length r/4 with "
-              "slope >= L_i = λ_min r/8.",
+    "slope >= L_i = λ_min r/8.",
     expressions={"L_i": lam * r / 8},
 )
 P.claim(
-    "HC-L6", section="App. A.2 Lemma 6", kind="lemma", provenance="stated",
+    "HC-L6",
+    section="App. A.2 Lemma 6",
+    kind="lemma",
+    provenance="stated",
     statement="The outer map is sensitive in every coordinate: |F_0(z + δe_i) - F_0(z)| >= L_0|δ| "
-              "for small δ, with L_0 = ½ min_i |∂_i F_0(z)|.",
+    "for small δ, with L_0 = ½ min_i |∂_i F_0(z)|.",
     expressions={"L_0": gmin / 2},
 )
 P.claim(
-    "HC-L7", section="App. A.2 Lemma 7", kind="lemma", provenance="stated",
+    "HC-L7",
+    section="App. A.2 Lemma 7",
+    kind="lemma",
+    provenance="stated",
     statement="Balls of radius R_0 = ½ min_{i≠j} ||x^(i) - x^(j)|| around the minimisers are "
-              "disjoint, and f_i > z_i + ε_0 outside its ball.",
+    "disjoint, and f_i > z_i + ε_0 outside its ball.",
     expressions={"R_0": sep / 2},
 )
 P.claim(
-    "HC-L8", section="App. A.3 Lemma 8", kind="lemma", provenance="stated",
+    "HC-L8",
+    section="App. A.3 Lemma 8",
+    kind="lemma",
+    provenance="stated",
     statement="A 2-layer, a 3-layer and a 2-layer fully connected net compose into one 5-layer "
-              "net whose hidden widths are those of the parts.",
+    "net whose hidden widths are those of the parts.",
 )
 ng = sp.ceiling(1 / eps)
 P.claim(
-    "HC-L9", section="App. A.3 Lemma 9", kind="construction", provenance="stated",
+    "HC-L9",
+    section="App. A.3 Lemma 9",
+    kind="construction",
+    provenance="stated",
     statement="A ReLU network with widths T·⌈1/ε⌉ and 2⌈1/ε⌉ computes max_t x_t on [0,1]^T to "
-              "within 1/⌈1/ε⌉ <= ε, with O(T/ε) parameters.",
-    expressions={"err_bound": 1 / ng, "width1": T * ng, "width2": 2 * ng,
-                 "width_bound": 2 * T * ng, "params_order": T / eps},
+    "within 1/⌈1/ε⌉ <= ε, with O(T/ε) parameters.",
+    expressions={
+        "err_bound": 1 / ng,
+        "width1": T * ng,
+        "width2": 2 * ng,
+        "width_bound": 2 * T * ng,
+        "params_order": T / eps,
+    },
     rate=("params_order", eps),
 )
 P.claim(
-    "HC-K1", section="§4.1, eqs. 14-16", kind="construction", provenance="stated",
+    "HC-K1",
+    section="§4.1, eqs. 14-16",
+    kind="construction",
+    provenance="stated",
     statement="D heads of width 2, one per feature, with a position gate: each head's softmax "
-              "readout exceeds min_{S_i} by at most (|S_i|-1)/(eβ) + T e^(-β).",
-    expressions={"err_bound": (S - 1) / (sp.E * beta) + T * sp.exp(-beta),
-                 "err_gap": S * sp.exp(-beta * g),
-                 "beta_eps": sp.Max(1, 4 * T * L0 * D / eps, sp.log(4 * T * L0 * D / eps)),
-                 "gate": sp.Integer(-1)},
-    regime=[cond(sp.Ge(beta, 1), "beta >= 1"), cond(sp.Le(S, T), "S <= T"),
-            cond(sp.Ge(4 * S, T), "S >= T/4")],
+    "readout exceeds min_{S_i} by at most (|S_i|-1)/(eβ) + T e^(-β).",
+    expressions={
+        "err_bound": (S - 1) / (sp.E * beta) + T * sp.exp(-beta),
+        "err_gap": S * sp.exp(-beta * g),
+        "beta_eps": sp.Max(1, 4 * T * L0 * D / eps, sp.log(4 * T * L0 * D / eps)),
+        "gate": sp.Integer(-1),
+    },
+    regime=[
+        cond(sp.Ge(beta, 1), "beta >= 1"),
+        cond(sp.Le(S, T), "S <= T"),
+        cond(sp.Ge(4 * S, T), "S >= T/4"),
+    ],
     notes="The gate value c = -1 is the paper's (expression 'gate'; the construction's knob). The "
-          "bound is stated for it and fails there: an out-of-set token with f = 0 scores β·c = -β, "
-          "the same as in-set tokens with f = 1, so it is not suppressed (HC-K1c gives the bound "
-          "as a function of c). err_gap is [derived] (kept here because the constructions' tests "
-          "read it): with a gap g above the minimum the in-set error falls to about |S_i| e^(-βg). "
-          "Without a gap the error decays only like 1/β.",
+    "bound is stated for it and fails there: an out-of-set token with f = 0 scores β·c = -β, "
+    "the same as in-set tokens with f = 1, so it is not suppressed (HC-K1c gives the bound "
+    "as a function of c). err_gap is [derived] (kept here because the constructions' tests "
+    "read it): with a gap g above the minimum the in-set error falls to about |S_i| e^(-βg). "
+    "Without a gap the error decays only like 1/β.",
 )
 P.claim(
-    "HC-K1c", section="§4.1, eqs. 14-16, corrected [derived]", kind="construction",
+    "HC-K1c",
+    section="§4.1, eqs. 14-16, corrected [derived]",
+    kind="construction",
     provenance="derived",
     statement="HC-K1 with gate value c outside S_i (f_i in [0, 1], β > 0): each head's readout "
-              "satisfies |z̃_i - min_{S_i} f_i| <= (|S_i|-1)/(eβ) + (T-|S_i|) e^(β(1+c)).",
-    expressions={"err_bound": (S - 1) / (sp.E * beta) + (T - S) * sp.exp(beta * (1 + gate)),
-                 "out_of_set": (T - S) * sp.exp(beta * (1 + gate)),
-                 "in_set": (S - 1) / (sp.E * beta)},
+    "satisfies |z̃_i - min_{S_i} f_i| <= (|S_i|-1)/(eβ) + (T-|S_i|) e^(β(1+c)).",
+    expressions={
+        "err_bound": (S - 1) / (sp.E * beta) + (T - S) * sp.exp(beta * (1 + gate)),
+        "out_of_set": (T - S) * sp.exp(beta * (1 + gate)),
+        "in_set": (S - 1) / (sp.E * beta),
+    },
     vacuous_if=sp.Ge(gate, -1),
     notes="Derivation: weights relative to the in-set minimiser t* (score -β a*): an in-set token "
-          "with excess b = a_t - a* >= 0 weighs e^(-βb) and adds at most b e^(-βb) <= 1/(eβ); an "
-          "out-of-set token weighs e^(β(c - a_t + a*)), so one below a* by u in (0, 1] pulls the "
-          "readout down by at most u e^(β(c+u)) <= e^(β(1+c)), and one above a* adds at most "
-          "e^(βc)/(eβ) <= e^(β(1+c)). The normaliser is >= 1 (t*'s weight), so the two sides give "
-          "the bound (the paper omitted the factor e^(βa*) of the normalisation, i.e. wrote "
-          "e^(βc) for the out-of-set weight). It decays only for c < -1 (margin 1+c < 0); for "
-          "c <= -2 it is at most the paper's (|S|-1)/(eβ) + T e^(-β); at c = -1 the out-of-set "
-          "term is T - |S| >= 1 and says nothing (the error there is of order 1). Conditions: "
-          "|S_i| <= T, features in [0, 1].",
+    "with excess b = a_t - a* >= 0 weighs e^(-βb) and adds at most b e^(-βb) <= 1/(eβ); an "
+    "out-of-set token weighs e^(β(c - a_t + a*)), so one below a* by u in (0, 1] pulls the "
+    "readout down by at most u e^(β(c+u)) <= e^(β(1+c)), and one above a* adds at most "
+    "e^(βc)/(eβ) <= e^(β(1+c)). The normaliser is >= 1 (t*'s weight), so the two sides give "
+    "the bound (the paper omitted the factor e^(βa*) of the normalisation, i.e. wrote "
+    "e^(βc) for the out-of-set weight). It decays only for c < -1 (margin 1+c < 0); for "
+    "c <= -2 it is at most the paper's (|S|-1)/(eβ) + T e^(-β); at c = -1 the out-of-set "
+    "term is T - |S| >= 1 and says nothing (the error there is of order 1). Conditions: "
+    "|S_i| <= T, features in [0, 1].",
     depends_on=("HC-K1",),
 )
 P.claim(
-    "HC-K2", section="§4.2", kind="construction", provenance="stated",
+    "HC-K2",
+    section="§4.2",
+    kind="construction",
+    provenance="stated",
     statement="Single head, embedding e_t ⊗ x(t) of width T·d and zero query: the attention output "
-              "is exactly vec(X)/T, so the content is memorized.",
+    "is exactly vec(X)/T, so the content is memorized.",
     expressions={"width": T * d, "attention_error": sp.Integer(0)},
     primary="width",
     depends_on=("HC-L9", "HC-L8"),
 )
 # Predictions of §6 (the digest's checkable list). Formulas are read from the claims above.
 P.claim(
-    "HC-P1", section="§6 P1", kind="exact", provenance="derived",
+    "HC-P1",
+    section="§6 P1",
+    kind="exact",
+    provenance="derived",
     statement="HC-K2's attention output equals vec(X)/T to float precision; a linear readout "
-              "recovers X.", depends_on=("HC-K2",),
+    "recovers X.",
+    depends_on=("HC-K2",),
 )
 P.claim(
-    "HC-P2", section="§6 P2", kind="rate", provenance="derived",
+    "HC-P2",
+    section="§6 P2",
+    kind="rate",
+    provenance="derived",
     statement="A single HC-K1 head's sup error is <= (|S|-1)/(eβ) + T e^(-β) and scales like 1/β "
-              "in the worst case.",
+    "in the worst case.",
     depends_on=("HC-K1",),
 )
 P.claim(
-    "HC-P3", section="§6 P3", kind="rate", provenance="derived",
+    "HC-P3",
+    section="§6 P3",
+    kind="rate",
+    provenance="derived",
     statement="The explicit D-head model has a T-independent parameter count; with a minimum gap "
-              "g the error is about T e^(-βg), so the β needed grows like log(T/ε)/g.",
+    "g the error is about T e^(-βg), so the β needed grows like log(T/ε)/g.",
     expressions={"beta_needed": sp.log(T / eps) / g},
     depends_on=("HC-K1", "HC-T2a"),
 )
 P.claim(
-    "HC-P4", section="§6 P4", kind="construction", provenance="derived",
+    "HC-P4",
+    section="§6 P4",
+    kind="construction",
+    provenance="derived",
     statement="HC-L9's network: sup error <= 1/⌈1/ε⌉ and parameter count linear in T/ε.",
     depends_on=("HC-L9",),
 )
 P.claim(
-    "HC-P5", section="§6 P5", kind="lemma", provenance="derived",
+    "HC-P5",
+    section="§6 P5",
+    kind="lemma",
+    provenance="derived",
     statement="Random two-layer nets with entries in [-1,1] satisfy HC-L4's Lipschitz inequality.",
     depends_on=("HC-L4",),
 )
 P.claim(
-    "HC-P6", section="§6 P6", kind="exact", provenance="derived",
+    "HC-P6",
+    section="§6 P6",
+    kind="exact",
+    provenance="derived",
     statement="HC-T2b's exponent has slope 1/(4((n+1)s+1)) in T and is vacuous for "
-              "T <= 4D + 4ns + 8s; for the paper's synthetic set-up it is <= 1.8.",
+    "T <= 4D + 4ns + 8s; for the paper's synthetic set-up it is <= 1.8.",
     # the digest's stated forms (§3 HC-T2b, §6 P6), written independently of k: the check
     # derives them from HC-T2b's k and compares
-    expressions={"slope_in_T": 1 / (4 * ((n + 1) * s + 1)),
-                 "vacuity_boundary": 4 * D + 4 * n * s + 8 * s,
-                 "paper_max_k": sp.Rational(9, 5)},
+    expressions={
+        "slope_in_T": 1 / (4 * ((n + 1) * s + 1)),
+        "vacuity_boundary": 4 * D + 4 * n * s + 8 * s,
+        "paper_max_k": sp.Rational(9, 5),
+    },
     depends_on=("HC-T2b",),
 )
 P.claim(
-    "HC-P7", section="§6 P7", kind="empirical", provenance="derived",
+    "HC-P7",
+    section="§6 P7",
+    kind="empirical",
+    provenance="derived",
     statement="Heuristic: the Lipschitz constant demanded of F̂ after one head grows with T for "
-              "max+min (h = 1), and stays bounded for the 2-head construction.",
+    "max+min (h = 1), and stays bounded for the 2-head construction.",
     depends_on=("HC-T2b", "HC-L4"),
 )
 P.claim(
-    "HC-P8", section="§6 P8 (Fig. 1a)", kind="empirical", provenance="stated",
+    "HC-P8",
+    section="§6 P8 (Fig. 1a)",
+    kind="empirical",
+    provenance="stated",
     statement="Trained one-layer models show a phase transition at h = D: NMSE grows with T for "
-              "h < D and is flat in T for h >= D.",
+    "h < D and is flat in T for h >= D.",
     depends_on=("HC-T2a", "HC-T2b"),
 )
 P.claim(
-    "HC-P9", section="§6 P9 (Fig. 1b)", kind="empirical", provenance="stated",
+    "HC-P9",
+    section="§6 P9 (Fig. 1b)",
+    kind="empirical",
+    provenance="stated",
     statement="At h = D - 1, log NMSE is about linear in log N and larger T needs more parameters "
-              "for the same error; at h = D the slope is about 0.",
+    "for the same error; at h = D the slope is about 0.",
     depends_on=("HC-T2b",),
 )
 P.claim(
-    "HC-P10", section="§6 P10 (Tables 3-5)", kind="empirical", provenance="stated",
+    "HC-P10",
+    section="§6 P10 (Tables 3-5)",
+    kind="empirical",
+    provenance="stated",
     statement="The transition stays at h = D with fixed total width, moves to h = 3 for D = 3, and "
-              "a 2-layer model needs only L·h >= D.",
+    "a 2-layer model needs only L·h >= D.",
     depends_on=("HC-Conj1",),
 )
 P.claim(
-    "HC-P11", section="§6 P11 (Tables 6-10)", kind="empirical", provenance="stated",
+    "HC-P11",
+    section="§6 P11 (Tables 6-10)",
+    kind="empirical",
+    provenance="stated",
     statement="The reversal score R(h) turns positive at the transition, and MS MARCO error fits "
-              "c T^β exp(α h/T^δ) with α = -1.40, δ = 0.25.",
+    "c T^β exp(α h/T^δ) with α = -1.40, δ = 0.25.",
 )
 
 CLAIMS = P.claims

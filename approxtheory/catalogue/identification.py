@@ -46,13 +46,13 @@ def _ratio(U, Ptot, subs=None):
 
 
 # ---- generic per-head counts (the one place these formulas live) ----------------------------------
-U_qk_head = D**2                       # GL(D) orbit
+U_qk_head = D**2  # GL(D) orbit
 P_qk_head = 2 * D * E
-U_ov_head = C**2                       # GL(C) orbit
-P_mha = H * 2 * E * (D + C)            # Q, K, V, O blocks of all heads
+U_ov_head = C**2  # GL(C) orbit
+P_mha = H * 2 * E * (D + C)  # Q, K, V, O blocks of all heads
 U_mha = H * (D**2 + C**2)
-P_bias = 2 * H * D + H * C + E         # b_Q, b_K, b_V per head, shared b_O (C = D = E/H -> 4E)
-U_bias = H * D + H * C                 # inert key bias + value biases aliased with b_O
+P_bias = 2 * H * D + H * C + E  # b_Q, b_K, b_V per head, shared b_O (C = D = E/H -> 4E)
+U_bias = H * D + H * C  # inert key bias + value biases aliased with b_O
 P_gqa = (H + G) * D * E + (H + G) * C * E
 U_gqa = G * D**2 + G * C**2
 U_rope = H * (D + C**2)
@@ -62,190 +62,281 @@ _m = sp.Min(D, E)
 U_qk_any = P_qk_head - (2 * _m * E - _m**2)
 
 P.claim(
-    "ID-L4.1", section="§4.2 Lemma 4.1", kind="lemma", provenance="stated",
+    "ID-L4.1",
+    section="§4.2 Lemma 4.1",
+    kind="lemma",
+    provenance="stated",
     statement="The QK product W_Kᵀ W_Q is invariant under (S W_Q, S^{-T} W_K), S in GL(D): D² "
-              "unidentified of 2DE query/key weights per head.",
+    "unidentified of 2DE query/key weights per head.",
     expressions={"ratio": _ratio(U_qk_head, P_qk_head), "U": U_qk_head, "P": P_qk_head},
     regime=[D_le_E],
 )
 P.claim(
-    "ID-E4.1", section="§4.1 Example", kind="exact", provenance="stated",
+    "ID-E4.1",
+    section="§4.1 Example",
+    kind="exact",
+    provenance="stated",
     statement="With E = 1 only the scalar W_Kᵀ W_Q matters: 2D - 1 of 2D query/key numbers are "
-              "unidentified.",
+    "unidentified.",
     expressions={"ratio": (2 * D - 1) / (2 * D), "U": 2 * D - 1, "P": 2 * D},
     notes="The paper's example has D > E (= 1); the general D > E count is ID-L4.1w.",
 )
 P.claim(
-    "ID-L4.1w", section="§3 table (D > E) [derived]", kind="exact", provenance="derived",
+    "ID-L4.1w",
+    section="§3 table (D > E) [derived]",
+    kind="exact",
+    provenance="derived",
     statement="For any head dim D, the query/key weights of a head leave 2DE - 2mE + m² "
-              "unidentified, m = min(D, E): D² for D <= E, 2DE - E² for D >= E (the product "
-              "W_Kᵀ W_Q has rank at most E).",
+    "unidentified, m = min(D, E): D² for D <= E, 2DE - E² for D >= E (the product "
+    "W_Kᵀ W_Q has rank at most E).",
     expressions={"U": U_qk_any, "P": P_qk_head, "ratio": U_qk_any / P_qk_head},
     notes="Digest §3: 'If D > E, the QK count becomes U = 2DE - E² [derived, verified]'; the "
-          "paper only remarks that D > E introduces unidentified interactions on purpose. At "
-          "E = 1 it is ID-E4.1's 2D - 1.",
+    "paper only remarks that D > E introduces unidentified interactions on purpose. At "
+    "E = 1 it is ID-E4.1's 2D - 1.",
 )
 P.claim(
-    "ID-L4.2", section="§4.3 Lemma 4.2", kind="lemma", provenance="stated",
+    "ID-L4.2",
+    section="§4.3 Lemma 4.2",
+    kind="lemma",
+    provenance="stated",
     statement="A balanced SVD representative exists; counting it leaves 2DE - D² degrees of "
-              "freedom.",
+    "freedom.",
     expressions={"dof": P_qk_head - U_qk_head},
     regime=[D_le_E],
 )
 P.claim(
-    "ID-L4.3", section="§4.3 Lemma 4.3, Cor. 4.4-4.5", kind="lemma", provenance="stated",
+    "ID-L4.3",
+    section="§4.3 Lemma 4.3, Cor. 4.4-4.5",
+    kind="lemma",
+    provenance="stated",
     statement="The directional derivative of W_Kᵀ W_Q vanishes on a D²-dimensional subspace "
-              "{(A W_Q, -Aᵀ W_K)} of weight directions (full-rank W_Q, W_K).",
+    "{(A W_Q, -Aᵀ W_K)} of weight directions (full-rank W_Q, W_K).",
     expressions={"null_dim": U_qk_head},
     regime=[D_le_E],
 )
 P.claim(
-    "ID-T4.5", section="§4.5 Theorem 4.5", kind="ratio", provenance="stated",
+    "ID-T4.5",
+    section="§4.5 Theorem 4.5",
+    kind="ratio",
+    provenance="stated",
     statement="Heads improve identification: with D = C = E/H the unidentified fraction of an MHA "
-              "layer is 1/(2H), never 0.",
-    expressions={"ratio": _ratio(U_mha, P_mha, split), "U": sp.simplify(U_mha.subs(split)),
-                 "P": sp.simplify(P_mha.subs(split)),
-                 "ratio_general": _ratio(U_mha, P_mha)},
+    "layer is 1/(2H), never 0.",
+    expressions={
+        "ratio": _ratio(U_mha, P_mha, split),
+        "U": sp.simplify(U_mha.subs(split)),
+        "P": sp.simplify(P_mha.subs(split)),
+        "ratio_general": _ratio(U_mha, P_mha),
+    },
     regime=[divides_E],
     notes="The paper's §3.2 single head (square W_V, no W_O) has ratio 1/3, not 1/2 (ID-SH3.2, "
-          "derived); identified fractions: H = 6 -> 11/12 (the paper's 'about 83%' is a slip).",
+    "derived); identified fractions: H = 6 -> 11/12 (the paper's 'about 83%' is a slip).",
 )
-_U_sh = U_qk_head.subs(D, E)                   # QK orbit only: a square W_V alone has no symmetry
+_U_sh = U_qk_head.subs(D, E)  # QK orbit only: a square W_V alone has no symmetry
 _P_sh = P_qk_head.subs(D, E) + E**2
 P.claim(
-    "ID-SH3.2", section="§3.2 single head [derived]", kind="ratio", provenance="derived",
+    "ID-SH3.2",
+    section="§3.2 single head [derived]",
+    kind="ratio",
+    provenance="derived",
     statement="The paper's own single head (D = E, square W_V, no W_O) leaves E² of its 3E² "
-              "weights unidentified: ratio 1/3, not the abstract's 1/2.",
+    "weights unidentified: ratio 1/3, not the abstract's 1/2.",
     expressions={"ratio": sp.simplify(_U_sh / _P_sh), "U": _U_sh, "P": _P_sh},
     notes="Digest §3 and §9.1 [derived from the paper's own counts]; its §4.10 comparison layer "
-          "is this head.",
+    "is this head.",
 )
 P.claim(
-    "ID-L4.6", section="§4.6 Lemma 4.6", kind="lemma", provenance="stated",
+    "ID-L4.6",
+    section="§4.6 Lemma 4.6",
+    kind="lemma",
+    provenance="stated",
     statement="W_O W_V is invariant under (W_O T^{-1}, T W_V), T in GL(C): C² unidentified per head.",
     expressions={"U": U_ov_head, "P": 2 * C * E},
 )
 P.claim(
-    "ID-B4.6", section="§4.6", kind="lemma", provenance="stated",
+    "ID-B4.6",
+    section="§4.6",
+    kind="lemma",
+    provenance="stated",
     statement="With biases, (W_Q, b_Q) -> S(W_Q, b_Q) and (W_K, b_K) -> S^{-T}(W_K, b_K) leaves the "
-              "logits unchanged.",
+    "logits unchanged.",
 )
 P.claim(
-    "ID-F4.7", section="§4.7 Fact 4.7, §4.7.1", kind="exact", provenance="stated",
+    "ID-F4.7",
+    section="§4.7 Fact 4.7, §4.7.1",
+    kind="exact",
+    provenance="stated",
     statement="Softmax is shift invariant, so the key bias b_K has no effect on the outputs and "
-              "∂L/∂b_K ≡ 0, with or without a causal mask: D inert entries per head.",
+    "∂L/∂b_K ≡ 0, with or without a causal mask: D inert entries per head.",
     expressions={"U_key_bias": H * D},
 )
 P.claim(
-    "ID-B4.7.2", section="§4.7.2", kind="ratio", provenance="derived",
+    "ID-B4.7.2",
+    section="§4.7.2",
+    kind="ratio",
+    provenance="derived",
     statement="Value biases act only through Σ_h W_O^h b_V^h + b_O: with all biases the "
-              "unidentified fraction is (E+H)/(2H(E+1)).",
-    expressions={"ratio": _ratio(U_mha + U_bias, P_mha + P_bias, split),
-                 "U": sp.expand((U_mha + U_bias).subs(split)),
-                 "P": sp.expand((P_mha + P_bias).subs(split)),
-                 "U_value_bias": H * C},
+    "unidentified fraction is (E+H)/(2H(E+1)).",
+    expressions={
+        "ratio": _ratio(U_mha + U_bias, P_mha + P_bias, split),
+        "U": sp.expand((U_mha + U_bias).subs(split)),
+        "P": sp.expand((P_mha + P_bias).subs(split)),
+        "U_value_bias": H * C,
+    },
     regime=[divides_E],
     notes="The paper states the bias part (2E); the full count is [derived, verified].",
 )
 P.claim(
-    "ID-X4.8.1", section="§4.8.1", kind="ratio", provenance="stated",
+    "ID-X4.8.1",
+    section="§4.8.1",
+    kind="ratio",
+    provenance="stated",
     statement="For general head dim D (C = D) the unidentified fraction is D/(2E); fat heads "
-              "(D = E) give 1/2 for any H.",
-    expressions={"ratio": _ratio(U_mha, P_mha, {C: D}), "U": sp.expand(U_mha.subs(C, D)),
-                 "P": sp.expand(P_mha.subs(C, D))},
+    "(D = E) give 1/2 for any H.",
+    expressions={
+        "ratio": _ratio(U_mha, P_mha, {C: D}),
+        "U": sp.expand(U_mha.subs(C, D)),
+        "P": sp.expand(P_mha.subs(C, D)),
+    },
     regime=[D_le_E],
 )
 P.claim(
-    "ID-P4.8", section="§4.8 RoPE", kind="ratio", provenance="derived",
+    "ID-P4.8",
+    section="§4.8 RoPE",
+    kind="ratio",
+    provenance="derived",
     statement="RoPE with distinct frequencies shrinks the QK symmetry from GL(D) to a "
-              "D-dimensional commuting group; full layer fraction (E+H)/(4EH).",
-    expressions={"ratio": _ratio(U_rope, P_mha, split), "U": sp.expand(U_rope.subs(split)),
-                 "P": sp.expand(P_mha.subs(split)), "U_qk_head": D, "U_qk_repeated_pair": D + 4,
-                 "U_qk_partial": Dr + (D - Dr) ** 2},
+    "D-dimensional commuting group; full layer fraction (E+H)/(4EH).",
+    expressions={
+        "ratio": _ratio(U_rope, P_mha, split),
+        "U": sp.expand(U_rope.subs(split)),
+        "P": sp.expand(P_mha.subs(split)),
+        "U_qk_head": D,
+        "U_qk_repeated_pair": D + 4,
+        "U_qk_partial": Dr + (D - Dr) ** 2,
+    },
     regime=[divides_E, cond(sp.Eq(sp.Mod(D, 2), 0), "the head dim D must be even for RoPE")],
     notes="Paper: QK part D² -> D [stated]. Full-layer counts, the repeated-pair (+4 per "
-          "repeated 2x2 pair) and partial-RoPE counts are [derived, verified].",
+    "repeated 2x2 pair) and partial-RoPE counts are [derived, verified].",
 )
 P.claim(
-    "ID-GQA4.9", section="§4.9 GQA", kind="ratio", provenance="derived",
+    "ID-GQA4.9",
+    section="§4.9 GQA",
+    kind="ratio",
+    provenance="derived",
     statement="GQA with G KV groups ties the symmetries per group: unidentified fraction "
-              "G/(H(H+G)); MQA (G = 1) gives 1/(H(H+1)).",
-    expressions={"ratio": _ratio(U_gqa, P_gqa, split), "U": sp.expand(U_gqa.subs(split)),
-                 "P": sp.expand(P_gqa.subs(split)), "U_qk": G * D**2},
+    "G/(H(H+G)); MQA (G = 1) gives 1/(H(H+1)).",
+    expressions={
+        "ratio": _ratio(U_gqa, P_gqa, split),
+        "U": sp.expand(U_gqa.subs(split)),
+        "P": sp.expand(P_gqa.subs(split)),
+        "U_qk": G * D**2,
+    },
     regime=[divides_E, G_divides_H],
     notes="The paper counts QK only (G D² vs H D²); the full-layer count is [derived, verified].",
 )
 P.claim(
-    "ID-RG", section="§4.9 RoPE+GQA", kind="ratio", provenance="derived",
+    "ID-RG",
+    section="§4.9 RoPE+GQA",
+    kind="ratio",
+    provenance="derived",
     statement="RoPE with GQA: unidentified G·D + G·C², fraction G(E+H)/(2EH(G+H)).",
-    expressions={"ratio": _ratio(U_rope_gqa, P_gqa, split),
-                 "U": sp.expand(U_rope_gqa.subs(split)), "P": sp.expand(P_gqa.subs(split)),
-                 "U_qk": G * D},
+    expressions={
+        "ratio": _ratio(U_rope_gqa, P_gqa, split),
+        "U": sp.expand(U_rope_gqa.subs(split)),
+        "P": sp.expand(P_gqa.subs(split)),
+        "U_qk": G * D,
+    },
     regime=[divides_E, G_divides_H],
     notes="The paper's Llama-2-70B figures (131,072 vs 1,048,576) are G·D² vs H·D², i.e. GQA "
-          "alone; with RoPE its QK count would be G·D.",
+    "alone; with RoPE its QK count would be G·D.",
 )
 P.claim(
-    "ID-EQ4.10", section="§4.10", kind="exact", provenance="stated",
+    "ID-EQ4.10",
+    section="§4.10",
+    kind="exact",
+    provenance="stated",
     statement="A single head matches an H-head MHA's identified parameter count only with width "
-              "E0 = E sqrt(2 - 1/H); at fixed width it is impossible for H >= 2.",
-    expressions={"E0_over_E": sp.sqrt(2 - 1 / H), "E0": sp.ceiling(E * sp.sqrt(2 - 1 / H)),
-                 "fixed_width_lhs": 1 + 2 * eta - eta**2, "fixed_width_rhs": 2 * (2 - 1 / H),
-                 # the counts the statement is made of (the generic blocks above): the single
-                 # head of width E0, QK dim D0 and a square W_V (no W_O); the MHA with C = D
-                 "P_sha": P_qk_head.subs({D: D0, E: E0}) + E0**2,
-                 "U_sha": U_qk_head.subs(D, D0),
-                 "P_mha": sp.expand(P_mha.subs(C, D)), "U_mha": sp.expand(U_mha.subs(C, D))},
+    "E0 = E sqrt(2 - 1/H); at fixed width it is impossible for H >= 2.",
+    expressions={
+        "E0_over_E": sp.sqrt(2 - 1 / H),
+        "E0": sp.ceiling(E * sp.sqrt(2 - 1 / H)),
+        "fixed_width_lhs": 1 + 2 * eta - eta**2,
+        "fixed_width_rhs": 2 * (2 - 1 / H),
+        # the counts the statement is made of (the generic blocks above): the single
+        # head of width E0, QK dim D0 and a square W_V (no W_O); the MHA with C = D
+        "P_sha": P_qk_head.subs({D: D0, E: E0}) + E0**2,
+        "U_sha": U_qk_head.subs(D, D0),
+        "P_mha": sp.expand(P_mha.subs(C, D)),
+        "U_mha": sp.expand(U_mha.subs(C, D)),
+    },
     notes="E0_over_E, E0 and the fixed-width sides are the paper's printed forms; P/U are the "
-          "counts they should follow from (identified = P - U, D0 = eta E0, D = E/H; D0 <= E0). "
-          "E0/E ≈ 1.384 for H = 12 (parameter ratio ≈ 1.917); the paper's 'roughly 60% larger' "
-          "matches neither.",
+    "counts they should follow from (identified = P - U, D0 = eta E0, D = E/H; D0 <= E0). "
+    "E0/E ≈ 1.384 for H = 12 (parameter ratio ≈ 1.917); the paper's 'roughly 60% larger' "
+    "matches neither.",
 )
 P.claim(
-    "ID-L5.1", section="§5 Lemma 5.1", kind="lemma", provenance="stated",
+    "ID-L5.1",
+    section="§5 Lemma 5.1",
+    kind="lemma",
+    provenance="stated",
     statement="Along gradient flow of any loss of a bias-free attention layer, W_Q W_Qᵀ - W_K W_Kᵀ "
-              "is conserved for every head.",
+    "is conserved for every head.",
     notes="With QK biases the conserved quantity is [W|b][W|b]ᵀ differences [derived]; the "
-          "discrete-step and weight-decay behaviour is ID-L5.1d.",
+    "discrete-step and weight-decay behaviour is ID-L5.1d.",
 )
 P.claim(
-    "ID-L5.1d", section="§5 Lemma 5.1 (discrete) [derived]", kind="rate", provenance="derived",
+    "ID-L5.1d",
+    section="§5 Lemma 5.1 (discrete) [derived]",
+    kind="rate",
+    provenance="derived",
     statement="Gradient descent changes W_Q W_Qᵀ - W_K W_Kᵀ by exactly lr²(W_K G Gᵀ W_Kᵀ - "
-              "W_Q Gᵀ G W_Qᵀ) per step (G = ∂L/∂(W_Kᵀ W_Q)), so its drift over a fixed time is "
-              "O(lr); weight decay λ multiplies it by (1 - lr λ)² per step.",
+    "W_Q Gᵀ G W_Qᵀ) per step (G = ∂L/∂(W_Kᵀ W_Q)), so its drift over a fixed time is "
+    "O(lr); weight decay λ multiplies it by (1 - lr λ)² per step.",
     expressions={"decay_factor": (1 - lr * lam) ** 2, "horizon_drift": lr},
     notes="Digest §4 ID-L5.1 'Discrete gradient descent [derived, verified]'; the paper only "
-          "describes the weight-decay effect as compressive.",
+    "describes the weight-decay effect as compressive.",
 )
 P.claim(
-    "ID-S5.1", section="§5.1", kind="exact", provenance="reconstructed",
+    "ID-S5.1",
+    section="§5.1",
+    kind="exact",
+    provenance="reconstructed",
     statement="Projecting an update on the invariant subspace solves A P + Q A = Cm; the fraction "
-              "ρ is 1 for a step in the subspace, 0 for a pure gradient step and 1/(2H) on "
-              "average for an isotropic step (the paper's reference line).",
+    "ρ is 1 for a step in the subspace, 0 for a pure gradient step and 1/(2H) on "
+    "average for an isotropic step (the paper's reference line).",
     expressions={"rho_isotropic": sp.simplify((D / (2 * E)).subs(split))},
     regime=[divides_E],
     notes="[paper + code]: the printed objective's sign and the elementwise solution's indices "
-          "are corrected from the author's fork (+Aᵀ W_K; row index with K eigenvalues); the "
-          "isotropic mean is the fork's 'null baseline' [verified in the digest].",
+    "are corrected from the author's fork (+Aᵀ W_K; row index with K eigenvalues); the "
+    "isotropic mean is the fork's 'null baseline' [verified in the digest].",
 )
 P.claim(
-    "ID-S5.2", section="§5.2.2", kind="exact", provenance="reconstructed",
+    "ID-S5.2",
+    section="§5.2.2",
+    kind="exact",
+    provenance="reconstructed",
     statement="Rebalancing moves (W_Q, W_K) to a balanced point of its orbit without changing "
-              "W_Kᵀ W_Q: β = τ = 0 after it.",
+    "W_Kᵀ W_Q: β = τ = 0 after it.",
     notes="[paper + code]: the procedure (QR, SVD of R_K R_Qᵀ, Σ^{1/2} split, Procrustes "
-          "orientation) is the paper's §5.2.2 completed from the author's fork; the minimum "
-          "norm of the balanced point is ID-S5.2n [derived].",
+    "orientation) is the paper's §5.2.2 completed from the author's fork; the minimum "
+    "norm of the balanced point is ID-S5.2n [derived].",
 )
 P.claim(
-    "ID-S5.2n", section="§5.2 [derived]", kind="exact", provenance="derived",
+    "ID-S5.2n",
+    section="§5.2 [derived]",
+    kind="exact",
+    provenance="derived",
     statement="The balanced point has the smallest ||W_Q||² + ||W_K||² on its orbit, equal to "
-              "2||W_Kᵀ W_Q||_* (twice the nuclear norm).",
+    "2||W_Kᵀ W_Q||_* (twice the nuclear norm).",
     notes="Digest §5.2 'Additional property [derived, verified]'.",
 )
 P.claim(
-    "ID-E5", section="§5 Figs. 2-4", kind="empirical", provenance="stated",
+    "ID-E5",
+    section="§5 Figs. 2-4",
+    kind="empirical",
+    provenance="stated",
     statement="SGD keeps ρ far below 1/(2H) and conserves β; AdamW steps overlap the invariant "
-              "subspace and break conservation; rebalancing restores it without hurting loss.",
+    "subspace and break conservation; rebalancing restores it without hurting loss.",
     depends_on=("ID-S5.1", "ID-S5.2", "ID-L5.1"),
 )
 

@@ -39,101 +39,141 @@ k_T = a * T + b
 err_attn = (1 + sp.log(beta * T)) / beta
 
 P.claim(
-    "IF-T1", section="main theorem [A]", kind="theorem", provenance="stated",
+    "IF-T1",
+    section="main theorem [A]",
+    kind="theorem",
+    provenance="stated",
     statement="Depth separation: every one-layer transformer needs N >= c1 ε^{-k(T)} with k(T) "
-              "linear in T, while a two-layer model with one head per layer needs N <= C2/ε.",
-    expressions={"N1_lower": c1 * eps ** (-k_T), "N2_upper": C2 / eps,
-                 "separation": c1 * eps ** (-k_T) / (C2 / eps)},
+    "linear in T, while a two-layer model with one head per layer needs N <= C2/ε.",
+    expressions={
+        "N1_lower": c1 * eps ** (-k_T),
+        "N2_upper": C2 / eps,
+        "separation": c1 * eps ** (-k_T) / (C2 / eps),
+    },
     rate=("N1_lower", eps),
     notes="The task family and the slope a are unknown; candidates are TASK-PMAX(1) and "
-          "TASK-KTH(2), both with explicit two-layer constructions (IF-K1, IF-K2).",
+    "TASK-KTH(2), both with explicit two-layer constructions (IF-K1, IF-K2).",
     depends_on=("IF-K1", "IF-K2", "IF-T4"),
 )
 P.claim(
-    "IF-T2", section="[A] + digest §3", kind="upper", provenance="derived",
+    "IF-T2",
+    section="[A] + digest §3",
+    kind="upper",
+    provenance="derived",
     statement="One softmax head retrieves the maximum: max - softmax-average <= δ + T e^{-βδ} for "
-              "every δ, hence <= (1 + ln(βT))/β, with no parameter cost in T.",
+    "every δ, hence <= (1 + ln(βT))/β, with no parameter cost in T.",
     expressions={"err_attn": err_attn, "err_split": delta + T * sp.exp(-beta * delta)},
     regime=[cond(sp.Ge(beta * T, 1), "beta*T >= 1")],
     notes="The statement that max-retrieval is cheap is [A]; the error law is [DER]. "
-          "Solving err_attn = ε gives β ≈ ln(T/ε)/ε.",
+    "Solving err_attn = ε gives β ≈ ln(T/ε)/ε.",
 )
 P.claim(
-    "IF-T3", section="[A]; rate from [Q2]", kind="lower", provenance="reconstructed",
+    "IF-T3",
+    section="[A]; rate from [Q2]",
+    kind="lower",
+    provenance="reconstructed",
     statement="Retrieving the k-th largest score (k >= 2) with one softmax layer costs a parameter "
-              "count exponential in T; [Q2]'s Ω(ε^{-(k-1)/n}) contradicts this and is kept apart.",
+    "count exponential in T; [Q2]'s Ω(ε^{-(k-1)/n}) contradicts this and is kept apart.",
     expressions={"N_lower_A": c3 * eps ** (-k_T), "N_lower_Q2": c3 * eps ** (-(k - 1) / n)},
     regime=[cond(sp.Ge(k, 2), "k >= 2")],
     rate=("N_lower_A", eps),
 )
 P.claim(
-    "IF-T4", section="[A]; rate from [Q2]", kind="lower", provenance="reconstructed",
+    "IF-T4",
+    section="[A]; rate from [Q2]",
+    kind="lower",
+    provenance="reconstructed",
     statement="Decoding a target from a coupled mixture of |I| tokens costs N ~ ε^{-|I| d/E}, "
-              "growing exponentially with |I|.",
+    "growing exponentially with |I|.",
     expressions={"N_decode": C4 * eps ** (-I_size * d / E)},
     rate=("N_decode", eps),
 )
 P.claim(
-    "IF-P1", section="[Q1]", kind="theorem", provenance="reconstructed",
+    "IF-P1",
+    section="[Q1]",
+    kind="theorem",
+    provenance="reconstructed",
     statement="InfoFlow recovers the head-count law: for D-retrieval, h >= D gives a "
-              "T-independent cost, h < D forces global aggregation and ε^{-cT}.",
-    regime=[], depends_on=("IF-T4",),
+    "T-independent cost, h < D forces global aggregation and ε^{-cT}.",
+    regime=[],
+    depends_on=("IF-T4",),
 )
 P.claim(
-    "IF-P2", section="[Q1]", kind="theorem", provenance="reconstructed",
+    "IF-P2",
+    section="[Q1]",
+    kind="theorem",
+    provenance="reconstructed",
     statement="InfoFlow recovers the induction-head separation: two layers are efficient, one "
-              "layer's cost grows with T.",
+    "layer's cost grows with T.",
 )
 P.claim(
-    "IF-P3", section="[Q1],[Q2] §6.1", kind="empirical", provenance="reconstructed",
+    "IF-P3",
+    section="[Q1],[Q2] §6.1",
+    kind="empirical",
+    provenance="reconstructed",
     statement="For TASK-PMAX(D) efficient approximation needs h1 >= D and h2 >= D heads; removing "
-              "a head from either layer raises NMSE by orders of magnitude.",
+    "a head from either layer raises NMSE by orders of magnitude.",
     expressions={"heads_needed": D},
 )
 P.claim(
-    "IF-P4", section="[Q1],[Q2] §6.2", kind="empirical", provenance="reconstructed",
+    "IF-P4",
+    section="[Q1],[Q2] §6.2",
+    kind="empirical",
+    provenance="reconstructed",
     statement="Order-3 comparison (triangle-center) is intractable for fixed-size two-layer models: "
-              "NMSE approaches 1 as T grows, whatever the heads or width.",
+    "NMSE approaches 1 as T grows, whatever the heads or width.",
     expressions={"comparisons": T**3},
 )
 P.claim(
-    "IF-K1", section="digest §4.1", kind="construction", provenance="derived",
+    "IF-K1",
+    section="digest §4.1",
+    kind="construction",
+    provenance="derived",
     statement="Two layers, one head each, with positional self-exclusion compute f(2nd largest) "
-              "with error <= L_f(2 err_attn) + L_f/N: O(ε^{-1}) parameters, T-independent exponent.",
+    "with error <= L_f(2 err_attn) + L_f/N: O(ε^{-1}) parameters, T-independent exponent.",
     expressions={"err_bound": Lf * 2 * err_attn + Lf / N, "params_order": 1 / eps},
     rate=("params_order", eps),
     depends_on=("IF-T2",),
 )
 P.claim(
-    "IF-K2", section="digest §4.2", kind="construction", provenance="derived",
+    "IF-K2",
+    section="digest §4.2",
+    kind="construction",
+    provenance="derived",
     statement="Two layers of D heads compute Σ_i max_{s,t} x(s)ᵀA_i x(t); each term's error is "
-              "one max-retrieval error per layer.",
+    "one max-retrieval error per layer.",
     expressions={"err_bound": 2 * D * err_attn},
     depends_on=("IF-T2",),
     notes="Per term: layer-1 retrieval of the argmax key (error in the score) plus layer-2 max "
-          "over tokens. The bound here assumes scores in [0,1]; the digest measured 7e-3 / "
-          "2.8e-4 / 2.7e-5 at β = 1e2 / 1e3 / 1e4 (D = 1, T = 8).",
+    "over tokens. The bound here assumes scores in [0,1]; the digest measured 7e-3 / "
+    "2.8e-4 / 2.7e-5 at β = 1e2 / 1e3 / 1e4 (D = 1, T = 8).",
 )
 
 P.claim(
-    "IF-E1", section="[Q2] §6.4", kind="empirical", provenance="reconstructed",
+    "IF-E1",
+    section="[Q2] §6.4",
+    kind="empirical",
+    provenance="reconstructed",
     statement="Specific position aggregation: a one-layer, one-head transformer with positional "
-              "encoding trained on x(1) + x(2) + x(3) (T = 10, x ~ N(0, I_2)) puts about 1/3 "
-              "of the CLS attention on each of positions 1, 2, 3 and about 0 elsewhere, "
-              "whatever the content of the tokens.",
+    "encoding trained on x(1) + x(2) + x(3) (T = 10, x ~ N(0, I_2)) puts about 1/3 "
+    "of the CLS attention on each of positions 1, 2, 3 and about 0 elsewhere, "
+    "whatever the content of the tokens.",
     expressions={"weight_per_position": sp.Rational(1, 3)},
     notes="The digest's test (§7 item 7): mean CLS attention on each of positions 1-3 in "
-          "[0.30, 0.37] and < 0.02 in total on the rest. The paper trained 2000 epochs with AdamW "
-          "1e-3; the validation MSE value is not given.",
+    "[0.30, 0.37] and < 0.02 in total on the rest. The paper trained 2000 epochs with AdamW "
+    "1e-3; the validation MSE value is not given.",
 )
 P.claim(
-    "IF-E2", section="[Q2] §6.3", kind="empirical", provenance="reconstructed",
+    "IF-E2",
+    section="[Q2] §6.3",
+    kind="empirical",
+    provenance="reconstructed",
     statement="Argmax probe: in trained two-layer models, a linear probe on token t's "
-              "post-attention state recovers x(argmax_s A(t,s)) much better than at "
-              "initialisation (error ratio trained/init clearly below 1), but not the token with "
-              "the second-largest score (ratio about 1).",
+    "post-attention state recovers x(argmax_s A(t,s)) much better than at "
+    "initialisation (error ratio trained/init clearly below 1), but not the token with "
+    "the second-largest score (ratio about 1).",
     notes="The digest's test (§7 item 8): argmax ratio < 0.9, runner-up ratio in [0.9, 1.1]. "
-          "The probe protocol (layer, token, self position, sample counts) is not given.",
+    "The probe protocol (layer, token, self position, sample counts) is not given.",
 )
 
 CLAIMS = P.claims

@@ -45,89 +45,123 @@ q = (L - 1) * sp.exp(-4 * B)
 a_star = sp.exp(2 * B) / (sp.exp(2 * B) + L - 1)
 
 P.claim(
-    "TO-T1", section="§4, Eq. (3)", kind="theorem", provenance="derived",
+    "TO-T1",
+    section="§4, Eq. (3)",
+    kind="theorem",
+    provenance="derived",
     statement="Under a budget D = Σ H_m d_m, extraction error trades head count against head "
-              "dimension; the optimal head count H* balances the two terms.",
+    "dimension; the optimal head count H* balances the two terms.",
     expressions={"H_star": H_star, "error": E_T1, "d_star": Dbud / H_star},
     notes="Formulas are the digest's [DER] template E = Σ_m [a H_m^-α + b d_m^-β] (symmetric "
-          "groups); the paper's Eq. (3) was not recovered, hence 'derived'. The paper's Eq. (3) "
-          "predicts 32 heads where its Fig. 2 shows 8 best (a reviewer's remark).",
+    "groups); the paper's Eq. (3) was not recovered, hence 'derived'. The paper's Eq. (3) "
+    "predicts 32 heads where its Fig. 2 shows 8 best (a reviewer's remark).",
 )
 P.claim(
-    "TO-T2", section="§5 Theorem 5.1", kind="theorem", provenance="derived",
+    "TO-T2",
+    section="§5 Theorem 5.1",
+    kind="theorem",
+    provenance="derived",
     statement="Softmax saturation: with bounded logits, increasing the head dimension gives "
-              "diminishing returns, more so for long sequences.",
+    "diminishing returns, more so for long sequences.",
     expressions={"rms_gain_bound": sigma * sp.sqrt(2 * sp.exp(2 * B) / L)},
     notes="Formula is the digest's surrogate X3 [X] (hence 'derived'); the paper's statement was "
-          "not recovered. Whether the effect strengthens with L depends on L versus e^{4B} "
-          "(digest §10).",
+    "not recovered. Whether the effect strengthens with L depends on L versus e^{4B} "
+    "(digest §10).",
     depends_on=("TO-X3",),
 )
 P.claim(
-    "TO-C1", section="§5 Corollary 5.1", kind="construction", provenance="derived",
+    "TO-C1",
+    section="§5 Corollary 5.1",
+    kind="construction",
+    provenance="derived",
     statement="A low-rank (truncated SVD) version of a head exists; the logit change is at most "
-              "σ_{r+1} R², and the output weights change by a factor at most e^{2δ} - 1.",
-    expressions={"logit_change": s_r1 * R**2,
-                 "weight_change_factor": sp.exp(2 * s_r1 * R**2) - 1,
-                 "mse_bound": sv**2 * (sp.exp(2 * s_r1 * R**2) - 1) ** 2 * sp.exp(2 * B) / L},
+    "σ_{r+1} R², and the output weights change by a factor at most e^{2δ} - 1.",
+    expressions={
+        "logit_change": s_r1 * R**2,
+        "weight_change_factor": sp.exp(2 * s_r1 * R**2) - 1,
+        "mse_bound": sv**2 * (sp.exp(2 * s_r1 * R**2) - 1) ** 2 * sp.exp(2 * B) / L,
+    },
     notes="The procedure is the digest's [DER] truncated SVD of the QK circuit and the bounds are "
-          "its [X] consequences of X4 (hence 'derived'); the paper's Corollary 5.1 was not "
-          "recovered. mse_bound assumes position-only logits bounded by B and i.i.d. values.",
+    "its [X] consequences of X4 (hence 'derived'); the paper's Corollary 5.1 was not "
+    "recovered. mse_bound assumes position-only logits bounded by B and i.i.d. values.",
     depends_on=("TO-X4",),
 )
 P.claim(
-    "TO-R1", section="§4 / abstract", kind="empirical", provenance="reconstructed",
+    "TO-R1",
+    section="§4 / abstract",
+    kind="empirical",
+    provenance="reconstructed",
     statement="Early layers need enough attention width to extract information; split it between "
-              "heads and head dimension by the TO-T1 balance (grouped heads).",
+    "heads and head dimension by the TO-T1 balance (grouped heads).",
     notes="The abstract [A] gives the thesis; the Eq. (3) balance and the grouped heads are known "
-          "only from reviews [R] and summaries [S], hence 'reconstructed'.",
+    "only from reviews [R] and summaries [S], hence 'reconstructed'.",
     depends_on=("TO-T1",),
 )
 P.claim(
-    "TO-R2", section="§5 / abstract", kind="empirical", provenance="reconstructed",
+    "TO-R2",
+    section="§5 / abstract",
+    kind="empirical",
+    provenance="reconstructed",
     statement="Later layers can run with smaller head dimension and be compressed by per-head SVD "
-              "truncation.",
+    "truncation.",
     notes="'Smaller head dimension in later layers' is the abstract's [A]; the per-head SVD "
-          "truncation is known only from reviews [R] and summaries [S], hence 'reconstructed'.",
+    "truncation is known only from reviews [R] and summaries [S], hence 'reconstructed'.",
     depends_on=("TO-C1", "TO-T2"),
 )
 P.claim(
-    "TO-R3", section="summaries [S]", kind="empirical", provenance="reconstructed",
+    "TO-R3",
+    section="summaries [S]",
+    kind="empirical",
+    provenance="reconstructed",
     statement="Under a parameter cut, cutting head dimension hurts less than cutting head count.",
 )
 P.claim(
-    "TO-X1", section="digest §4 X1", kind="upper", provenance="derived",
+    "TO-X1",
+    section="digest §4 X1",
+    kind="upper",
+    provenance="derived",
     statement="With logits in [-B, B] over L tokens no attention weight exceeds "
-              "e^{2B}/(e^{2B} + L - 1).",
+    "e^{2B}/(e^{2B} + L - 1).",
     expressions={"max_weight": a_star},
 )
 P.claim(
-    "TO-X2", section="digest §4 X2", kind="lower", provenance="derived",
+    "TO-X2",
+    section="digest §4 X2",
+    kind="lower",
+    provenance="derived",
     statement="Positional retrieval of one token with bounded logits has a relative error floor "
-              "q/(1+q), q = (L-1)e^{-4B}, for every head dimension.",
+    "q/(1+q), q = (L-1)e^{-4B}, for every head dimension.",
     expressions={"floor": q / (1 + q), "floor_unit_readout": (1 - a_star) ** 2 * L / (L - 1)},
     regime=[cond(sp.Ge(L, 2), "L >= 2")],
 )
 P.claim(
-    "TO-X3", section="digest §4 X3", kind="upper", provenance="derived",
+    "TO-X3",
+    section="digest §4 X3",
+    kind="upper",
+    provenance="derived",
     statement="Two bounded-logit heads with the same value map differ in output by at most "
-              "2σ² e^{2B}/L in mean square.",
+    "2σ² e^{2B}/L in mean square.",
     expressions={"mse_difference": 2 * sigma**2 * sp.exp(2 * B) / L},
 )
 P.claim(
-    "TO-X4", section="digest §4 X4", kind="upper", provenance="derived",
+    "TO-X4",
+    section="digest §4 X4",
+    kind="upper",
+    provenance="derived",
     statement="A logit perturbation of sup-norm δ changes the softmax by at most e^{2δ} - 1 in "
-              "ℓ1, and every weight by a factor in [e^{-2δ}, e^{2δ}].",
+    "ℓ1, and every weight by a factor in [e^{-2δ}, e^{2δ}].",
     expressions={"l1_change": sp.exp(2 * delta) - 1, "weight_ratio": sp.exp(2 * delta)},
     notes="weight_ratio: every weight changes by a factor in [e^{-2δ}, e^{2δ}] (digest X4).",
 )
 P.claim(
-    "TO-E5", section="App. Fig. 10 (reviewer 3) [R]", kind="empirical",
+    "TO-E5",
+    section="App. Fig. 10 (reviewer 3) [R]",
+    kind="empirical",
     provenance="reconstructed",
     statement="The attention logit norms of trained models grow with the sequence length L, which "
-              "strains the bounded-logit assumption of Theorem 5.1.",
+    "strains the bounded-logit assumption of Theorem 5.1.",
     notes="Known only from a reviewer's description of the paper's Fig. 10 (digest §2, §6 E5, "
-          "P5); the models, the norm and the lengths were not recovered.",
+    "P5); the models, the norm and the lengths were not recovered.",
 )
 
 CLAIMS = P.claims

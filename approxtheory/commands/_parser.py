@@ -17,8 +17,9 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):  # noqa: D401 - argparse API
         # "argument --seed: must be ..." (from a _cliargs type) -> "--seed must be ..."
-        m = re.fullmatch(r"argument (-[-\w]+)(?:/-[-\w]+)*: ((?:must|no such|is|cannot) .*)",
-                         message, flags=re.S)
+        m = re.fullmatch(
+            r"argument (-[-\w]+)(?:/-[-\w]+)*: ((?:must|no such|is|cannot) .*)", message, flags=re.S
+        )
         if m:
             message = f"{m.group(1)} {m.group(2)}"
         raise UsageError(f"{message} (see `{self.prog} --help`)")

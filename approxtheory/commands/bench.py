@@ -15,64 +15,106 @@ __all__ = ["register"]
 def _cmd(args) -> int:
     from ..bench import WIDTH, bench_model, bench_planted
     from ..errors import ConfigError
+
     if args.threads < 1:
         raise ConfigError(f"--threads must be >= 1 (got {args.threads})")
     torch.set_num_threads(args.threads)
     Ts = (32, 256) if args.quick else (32, 256, 1024)
-    say = (lambda r: None) if args.json else (lambda r: print(
-        f"T={r['T']:5d} h={r['h']} batch={r['batch']:5d}  model {r['model_seq_per_s']:10.1f} "
-        f"seq/s  reference {r['reference_seq_per_s']:10.1f} seq/s  ratio {r['ratio']:.3f}  "
-        f"max|diff| {r['max_abs_diff']:.1e}", flush=True))
+    say = (
+        (lambda r: None)
+        if args.json
+        else (
+            lambda r: print(
+                f"T={r['T']:5d} h={r['h']} batch={r['batch']:5d}  model {r['model_seq_per_s']:10.1f} "
+                f"seq/s  reference {r['reference_seq_per_s']:10.1f} seq/s  ratio {r['ratio']:.3f}  "
+                f"max|diff| {r['max_abs_diff']:.1e}",
+                flush=True,
+            )
+        )
+    )
     if not args.json:
-        print(f"# float64, width {WIDTH}, torch {torch.__version__}, {args.threads} thread(s); "
-              f"batch 4096 capped at B·h·T² <= 2^26")
+        print(
+            f"# float64, width {WIDTH}, torch {torch.__version__}, {args.threads} thread(s); "
+            f"batch 4096 capped at B·h·T² <= 2^26"
+        )
     rows = bench_model(Ts=Ts, reps=args.reps, progress=say)
     search = bench_planted()
     if args.json:
-        print(json.dumps({"rows": rows, "search": search, "threads": args.threads,
-                          "torch": torch.__version__}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "rows": rows,
+                    "search": search,
+                    "threads": args.threads,
+                    "torch": torch.__version__,
+                },
+                indent=2,
+            )
+        )
     else:
         worst = min(r["ratio"] for r in rows)
         print(f"worst ratio model/reference: {worst:.3f} (target >= 0.8)")
-        print(f"sup_error on a planted worst case (softmax head, T=2, β=20, sup "
-              f"{search['true_sup']:.6f}): within 1 % after "
-              f"{search['evals_to_1pct_with_local_search']} evaluations with local search, "
-              f"{search['evals_to_1pct_random_only']} with random sampling only")
+        print(
+            f"sup_error on a planted worst case (softmax head, T=2, β=20, sup "
+            f"{search['true_sup']:.6f}): within 1 % after "
+            f"{search['evals_to_1pct_with_local_search']} evaluations with local search, "
+            f"{search['evals_to_1pct_random_only']} with random sampling only"
+        )
     return 0
 
 
 def _cmd_verify(args) -> int:
     import tempfile
+
     from ..verify import run_verify
+
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as d:
         t0 = time.perf_counter()
         rc = run_verify(profile=args.profile, out=d, progress=False, use_cache=False)
         wall = time.perf_counter() - t0
-    row = {"profile": args.profile, "threads": args.threads, "wall_s": round(wall, 2),
-           "exit_code": rc, "target_s": 180 if args.profile == "quick" else None}
+    row = {
+        "profile": args.profile,
+        "threads": args.threads,
+        "wall_s": round(wall, 2),
+        "exit_code": rc,
+        "target_s": 180 if args.profile == "quick" else None,
+    }
     if args.json:
         print(json.dumps(row, indent=2))
     else:
-        print(f"verify --profile {args.profile}: {wall:.1f} s wall on {args.threads} thread(s), "
-              f"no cache (exit {rc})" + ("; target <= 180 s" if args.profile == "quick" else ""))
+        print(
+            f"verify --profile {args.profile}: {wall:.1f} s wall on {args.threads} thread(s), "
+            f"no cache (exit {rc})" + ("; target <= 180 s" if args.profile == "quick" else "")
+        )
     return 0
 
 
 def _cmd_ident(args) -> int:
     from ..bench import bench_identifiability
     from ..errors import ConfigError
+
     if args.threads < 1:
         raise ConfigError(f"--threads must be >= 1 (got {args.threads})")
-    say = (lambda r: None) if args.json else (lambda r: print(
-        f"E={r['E']:3d} H={r['H']} P={r['params']:6d}  structured {r['structured_s']:7.2f} s "
-        f"{r['structured_peak_mb']:7.0f} MB (U={r['structured_measured']}, predicted "
-        f"{r['predicted']})" + (f"  dense {r['dense_s']:7.2f} s {r['dense_peak_mb']:7.0f} MB "
-                                f"(U={r['dense_measured']})  speed-up {r['speedup']:.1f}x"
-                                if "dense_s" in r else f"  dense: {r.get('dense_error', 'skipped (--dense-max-E)')}"),
-        flush=True))
-    rows = bench_identifiability(dense_max_E=args.dense_max_E, threads=args.threads,
-                                 progress=say)
+    say = (
+        (lambda r: None)
+        if args.json
+        else (
+            lambda r: print(
+                f"E={r['E']:3d} H={r['H']} P={r['params']:6d}  structured {r['structured_s']:7.2f} s "
+                f"{r['structured_peak_mb']:7.0f} MB (U={r['structured_measured']}, predicted "
+                f"{r['predicted']})"
+                + (
+                    f"  dense {r['dense_s']:7.2f} s {r['dense_peak_mb']:7.0f} MB "
+                    f"(U={r['dense_measured']})  speed-up {r['speedup']:.1f}x"
+                    if "dense_s" in r
+                    else f"  dense: {r.get('dense_error', 'skipped (--dense-max-E)')}"
+                ),
+                flush=True,
+            )
+        )
+    )
+    rows = bench_identifiability(dense_max_E=args.dense_max_E, threads=args.threads, progress=say)
     if args.json:
         print(json.dumps(rows, indent=2))
     return 0
@@ -80,51 +122,88 @@ def _cmd_ident(args) -> int:
 
 def _cmd_search(args) -> int:
     from ..bench import bench_search
+
     torch.set_num_threads(args.threads)
-    say = None if args.json else (lambda r: print(
-        f"{r['case']:<36} known {r['known']:<11.5g} found {r['found']:<11.5g} "
-        f"ratio {r['ratio']:.4f}  {r['evals']:6d} evals {r['seconds']:6.2f} s  upper "
-        + (f"{r['upper']:.5g} ({r['upper']/r['known']:.2f}x known)" if r["upper"] is not None
-           else "-"), flush=True))
+    say = (
+        None
+        if args.json
+        else (
+            lambda r: print(
+                f"{r['case']:<36} known {r['known']:<11.5g} found {r['found']:<11.5g} "
+                f"ratio {r['ratio']:.4f}  {r['evals']:6d} evals {r['seconds']:6.2f} s  upper "
+                + (
+                    f"{r['upper']:.5g} ({r['upper'] / r['known']:.2f}x known)"
+                    if r["upper"] is not None
+                    else "-"
+                ),
+                flush=True,
+            )
+        )
+    )
     if not args.json:
-        print(f"# sup_error at budget {args.budget}, seed {args.seed}, {args.threads} thread(s); "
-              "known worst from closed forms or enumeration (approxtheory/search_bench.py)")
-    res = bench_search(budget=args.budget, seed=args.seed, upper=not args.no_upper,
-                       only=args.only, progress=say)
+        print(
+            f"# sup_error at budget {args.budget}, seed {args.seed}, {args.threads} thread(s); "
+            "known worst from closed forms or enumeration (approxtheory/search_bench.py)"
+        )
+    res = bench_search(
+        budget=args.budget, seed=args.seed, upper=not args.no_upper, only=args.only, progress=say
+    )
     if args.json:
         print(json.dumps(res, indent=2, default=str))
     elif res["rows"]:
-        print(f"worst ratio found/known: {res['worst_ratio']:.4f} (goal >= 0.95): "
-              f"{'met' if res['meets_goal'] else 'NOT met'}")
+        print(
+            f"worst ratio found/known: {res['worst_ratio']:.4f} (goal >= 0.95): "
+            f"{'met' if res['meets_goal'] else 'NOT met'}"
+        )
     return 0
 
 
 def _cmd_train(args) -> int:
     from ..train_bench import bench_train
-    say = None if args.json else (lambda r: print(
-        f"round {r['round']}: ours {r['ours_steps_per_s']:8.2f} steps/s  plain "
-        f"{r['plain_steps_per_s']:8.2f} steps/s  ratio {r['ratio']:.3f}", flush=True))
+
+    say = (
+        None
+        if args.json
+        else (
+            lambda r: print(
+                f"round {r['round']}: ours {r['ours_steps_per_s']:8.2f} steps/s  plain "
+                f"{r['plain_steps_per_s']:8.2f} steps/s  ratio {r['ratio']:.3f}",
+                flush=True,
+            )
+        )
+    )
     if not args.json:
-        print(f"# training steps/s of approxtheory.train (shared Transformer) against a plain "
-              f"nanoGPT-style SDPA loop, same shapes and batches; float32, CPU, {args.threads} "
-              f"thread(s), {args.rounds} alternating rounds of {args.steps} steps, torch "
-              f"{torch.__version__}")
-    res = bench_train(steps=args.steps, rounds=args.rounds, threads=args.threads,
-                      warmup=args.warmup, seed=args.seed, progress=say)
+        print(
+            f"# training steps/s of approxtheory.train (shared Transformer) against a plain "
+            f"nanoGPT-style SDPA loop, same shapes and batches; float32, CPU, {args.threads} "
+            f"thread(s), {args.rounds} alternating rounds of {args.steps} steps, torch "
+            f"{torch.__version__}"
+        )
+    res = bench_train(
+        steps=args.steps,
+        rounds=args.rounds,
+        threads=args.threads,
+        warmup=args.warmup,
+        seed=args.seed,
+        progress=say,
+    )
     if args.json:
         print(json.dumps(res, indent=2))
     else:
-        print(f"ours {res['ours_steps_per_s']:.2f} steps/s, plain {res['plain_steps_per_s']:.2f} "
-              f"steps/s (medians); ratio ours/plain {res['ratio']:.3f} (rounds "
-              f"{res['ratio_min']:.3f}..{res['ratio_max']:.3f}; best rounds "
-              f"{res['ratio_of_best']:.3f}); goal >= {res['goal_ratio']}: "
-              f"{'met' if res['meets_goal'] else 'NOT met'}")
+        print(
+            f"ours {res['ours_steps_per_s']:.2f} steps/s, plain {res['plain_steps_per_s']:.2f} "
+            f"steps/s (medians); ratio ours/plain {res['ratio']:.3f} (rounds "
+            f"{res['ratio_min']:.3f}..{res['ratio_max']:.3f}; best rounds "
+            f"{res['ratio_of_best']:.3f}); goal >= {res['goal_ratio']}: "
+            f"{'met' if res['meets_goal'] else 'NOT met'}"
+        )
     return 0
 
 
 def register(sub) -> None:
     p = sub.add_parser("bench", help="benchmarks that print figures")
     from .._cliargs import count, nonneg_int, threads
+
     bsub = p.add_subparsers(dest="bench_command", metavar="WHAT")
     pm = bsub.add_parser("model", help="attention layer throughput vs a raw SDPA reference")
     pm.add_argument("--json", action="store_true")
@@ -137,31 +216,54 @@ def register(sub) -> None:
     pv.add_argument("--threads", type=threads, default=2)
     pv.add_argument("--json", action="store_true")
     pv.set_defaults(func=_cmd_verify)
-    ps = bsub.add_parser("search", help="sup_error against cases with exactly known worst "
-                                        "errors (ratio found/known, goal >= 0.95)")
+    ps = bsub.add_parser(
+        "search",
+        help="sup_error against cases with exactly known worst "
+        "errors (ratio found/known, goal >= 0.95)",
+    )
     ps.add_argument("--json", action="store_true")
     ps.add_argument("--threads", type=threads, default=2)
     ps.add_argument("--budget", type=count, default=4096, help="sup_error budget (default 4096)")
     ps.add_argument("--seed", type=nonneg_int, default=0)
     ps.add_argument("--only", help="cases whose label contains this text, or a construction")
-    ps.add_argument("--no-upper", action="store_true",
-                    help="skip the certified upper bracket (it takes up to 10 s per small case)")
+    ps.add_argument(
+        "--no-upper",
+        action="store_true",
+        help="skip the certified upper bracket (it takes up to 10 s per small case)",
+    )
     ps.set_defaults(func=_cmd_search)
-    pi = bsub.add_parser("identifiability", help="structured rank certificate vs dense "
-                                                  "Jacobian + SVD (time, peak memory)")
+    pi = bsub.add_parser(
+        "identifiability",
+        help="structured rank certificate vs dense Jacobian + SVD (time, peak memory)",
+    )
     pi.add_argument("--json", action="store_true")
     pi.add_argument("--threads", type=threads, default=2)
-    pi.add_argument("--dense-max-E", type=nonneg_int, default=32,
-                    help="largest width for the dense baseline (E = 64 takes very long)")
+    pi.add_argument(
+        "--dense-max-E",
+        type=nonneg_int,
+        default=32,
+        help="largest width for the dense baseline (E = 64 takes very long)",
+    )
     pi.set_defaults(func=_cmd_ident)
-    pt = bsub.add_parser("train", help="training steps/s of approxtheory.train vs a plain "
-                                       "nanoGPT-style SDPA loop (ratio, goal >= 0.9)")
+    pt = bsub.add_parser(
+        "train",
+        help="training steps/s of approxtheory.train vs a plain "
+        "nanoGPT-style SDPA loop (ratio, goal >= 0.9)",
+    )
     pt.add_argument("--json", action="store_true")
-    pt.add_argument("--threads", type=threads, default=1,
-                    help="torch threads (default 1: least disturbed on a shared machine)")
+    pt.add_argument(
+        "--threads",
+        type=threads,
+        default=1,
+        help="torch threads (default 1: least disturbed on a shared machine)",
+    )
     pt.add_argument("--steps", type=count, default=40, help="steps per timed round (default 40)")
     pt.add_argument("--rounds", type=count, default=6, help="alternating rounds (default 6)")
-    pt.add_argument("--warmup", type=nonneg_int, default=10,
-                    help="untimed steps of each loop first (default 10)")
+    pt.add_argument(
+        "--warmup",
+        type=nonneg_int,
+        default=10,
+        help="untimed steps of each loop first (default 10)",
+    )
     pt.add_argument("--seed", type=nonneg_int, default=0)
     pt.set_defaults(func=_cmd_train)

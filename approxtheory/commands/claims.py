@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 import sympy as sp
 
@@ -36,6 +36,7 @@ def _print_json(obj) -> None:
 
 def _cmd_claims_list(args) -> int:
     from ..catalogue import claims
+
     cs = claims(paper=args.paper, kind=args.kind, provenance=args.provenance)
     if args.json:
         _print_json([c.to_dict() for c in cs])
@@ -50,6 +51,7 @@ def _cmd_claims_list(args) -> int:
 
 def _cmd_claims_show(args) -> int:
     from ..catalogue import claim
+
     c = claim(args.id)
     if args.json:
         _print_json(c.to_dict())
@@ -82,6 +84,7 @@ def _cmd_claims_show(args) -> int:
 
 def _cmd_claims_eval(args) -> int:
     from ..catalogue import claim
+
     c = claim(args.id)
     values = _parse_assignments(args.values)
     name = args.expr or c.primary_name
@@ -91,14 +94,22 @@ def _cmd_claims_eval(args) -> int:
     except (TypeError, OverflowError):
         fval = None
     if fval is not None and not math.isfinite(fval):
-        fval = None          # beyond float64 (JSON has no Infinity): the exact value is in "value"
+        fval = None  # beyond float64 (JSON has no Infinity): the exact value is in "value"
     try:
         vac = c.is_vacuous(**values)
     except MissingSymbolError:
         vac = None  # the vacuity condition needs symbols the evaluated expression does not
     if args.json:
-        _print_json({"id": c.id, "expression": name, "values": values, "value": sp.sstr(value),
-                     "float": fval, "vacuous": vac})
+        _print_json(
+            {
+                "id": c.id,
+                "expression": name,
+                "values": values,
+                "value": sp.sstr(value),
+                "float": fval,
+                "vacuous": vac,
+            }
+        )
         return 0
     print(sp.sstr(value))
     if vac:
@@ -120,8 +131,9 @@ def register(sub) -> None:
     ps.add_argument("--latex", action="store_true", help="print the formulas as LaTeX")
     ps.add_argument("--json", action="store_true")
     ps.set_defaults(func=_cmd_claims_show)
-    pe = csub.add_parser("eval", help="evaluate a claim's formula, e.g. "
-                                      "`claims eval HC-T2b T=64 s=1 n=2 D=2`")
+    pe = csub.add_parser(
+        "eval", help="evaluate a claim's formula, e.g. `claims eval HC-T2b T=64 s=1 n=2 D=2`"
+    )
     pe.add_argument("id")
     pe.add_argument("values", nargs="*", metavar="NAME=VALUE")
     pe.add_argument("--expr", help="which expression (default: the primary one)")

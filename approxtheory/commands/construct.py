@@ -17,6 +17,7 @@ _GLOBAL = {"--budget": _cliargs.count, "--seed": _cliargs.seed, "--max-memory": 
 
 def _parse_knobs(name: str, argv: list[str]):
     from ..constructions import REGISTRY
+
     spec = REGISTRY[name].knobs
     knobs, glob = {}, {"json": False, "budget": 4096, "seed": 0, "max_memory": None}
     i = 0
@@ -44,8 +45,9 @@ def _parse_knobs(name: str, argv: list[str]):
             continue
         key = key.replace("-", "_")
         if key not in spec:
-            raise ConfigError(f"{name} has no knob --{key}; its knobs are: "
-                              f"{', '.join('--' + k for k in spec)}")
+            raise ConfigError(
+                f"{name} has no knob --{key}; its knobs are: {', '.join('--' + k for k in spec)}"
+            )
         knobs[key] = val
     return knobs, glob
 
@@ -54,6 +56,7 @@ def _require_measure(c, budget: int) -> None:
     """Refuse a measurement whose memory exceeds the limit, before it starts: the construction's
     own estimate (``measure_fn.estimate_bytes(budget)``) or that of ``measure.sup_error``."""
     from ..resources import require, sup_error_bytes
+
     est = getattr(c.measure_fn, "estimate_bytes", None)
     need = est(budget) if est is not None else sup_error_bytes(c.model, c.task, budget)
     require(bytes=need, what=f"measuring {c.name} with --budget {budget} (T={c.task.T})")
@@ -61,6 +64,7 @@ def _require_measure(c, budget: int) -> None:
 
 def _cmd(args) -> int:
     from ..constructions import REGISTRY, build, describe, names
+
     if args.list or not args.name:
         if args.name is None and not args.list:
             raise ConfigError("name a construction, or use --list to see them")
@@ -83,32 +87,42 @@ def _cmd(args) -> int:
             print(f"  --{k} {v['type'].upper()}  {v['help']}{ch} [default {v['default']}]")
         print("  --budget N  random sequences for the error search [default 4096]")
         print("  --seed S    seed of the error search (>= 0) [default 0]")
-        print("  --max-memory SIZE  refuse work estimated to need more memory (e.g. 16G) "
-              "[default: APPROXTHEORY_MAX_BYTES or a quarter of this machine's memory]")
+        print(
+            "  --max-memory SIZE  refuse work estimated to need more memory (e.g. 16G) "
+            "[default: APPROXTHEORY_MAX_BYTES or a quarter of this machine's memory]"
+        )
         print("  --json      machine-readable output")
         print("  --no-upper  skip the certified upper bracket (computed for T <= 16, d <= 2)")
         return 0
     knobs, glob = _parse_knobs(args.name, args.options)
     use_json = glob["json"] or args.json
     from ..resources import limits
+
     with limits(max_bytes=glob["max_memory"]):
-        c = build(args.name, **knobs)          # refuses oversized knobs before allocating
+        c = build(args.name, **knobs)  # refuses oversized knobs before allocating
         _require_measure(c, glob["budget"])
-        rep = c.report(budget=glob["budget"], seed=glob["seed"],
-                       upper=not glob.get("no_upper", False))
+        rep = c.report(
+            budget=glob["budget"], seed=glob["seed"], upper=not glob.get("no_upper", False)
+        )
     if use_json:
         print(json.dumps(rep, indent=2, default=str))
         return 0
-    print(f"{rep['construction']} realises {rep['claim']}  knobs: "
-          + ", ".join(f"{k}={v}" for k, v in rep["knobs"].items()))
+    print(
+        f"{rep['construction']} realises {rep['claim']}  knobs: "
+        + ", ".join(f"{k}={v}" for k, v in rep["knobs"].items())
+    )
     print(f"  parameters ({rep['params_convention']}): {rep['params']}")
     kind = {"upper": "claimed bound", "lower": "claimed floor", "exact": "claimed error"}
     print(f"  {kind[rep['bound_kind']]}: {rep['claimed_bound']:.6g}   [{rep['bound_expr']}]")
-    print(f"  measured: {rep['measured']:.6g}   (sup error {rep['sup_error']:.6g}, "
-          f"{rep['n_evals']} evaluations)")
+    print(
+        f"  measured: {rep['measured']:.6g}   (sup error {rep['sup_error']:.6g}, "
+        f"{rep['n_evals']} evaluations)"
+    )
     if rep.get("sup_error_upper") is not None:
-        print(f"  certified upper bracket: {rep['sup_error_upper']:.6g}   "
-              f"({rep['sup_error_upper_reason']})")
+        print(
+            f"  certified upper bracket: {rep['sup_error_upper']:.6g}   "
+            f"({rep['sup_error_upper_reason']})"
+        )
     else:
         print(f"  certified upper bracket: none ({rep.get('sup_error_upper_reason')})")
     if rep.get("certified"):
@@ -120,11 +134,14 @@ def _cmd(args) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("construct", help="build a paper's construction and measure its error",
-                       description="Build explicit weights realising a claim and measure the "
-                                   "sup-norm error adversarially. `construct --list` names them; "
-                                   "`construct NAME --help` lists a construction's knobs.",
-                       add_help=False)
+    p = sub.add_parser(
+        "construct",
+        help="build a paper's construction and measure its error",
+        description="Build explicit weights realising a claim and measure the "
+        "sup-norm error adversarially. `construct --list` names them; "
+        "`construct NAME --help` lists a construction's knobs.",
+        add_help=False,
+    )
     p.add_argument("name", nargs="?")
     p.add_argument("--list", action="store_true", help="list the constructions")
     p.add_argument("--json", action="store_true")

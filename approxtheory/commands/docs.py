@@ -11,13 +11,16 @@ __all__ = ["register"]
 
 def _cmd_docs(args) -> int:
     from pathlib import Path
+
     from ..docs import render_claims_markdown, write_claims_page
+
     path = Path(args.out)
     if not args.check:
         from .._cliargs import check, out_file
+
         check(out_file, "--out", args.out)
     if args.check:
-        if path.exists() and not (path.is_file() or path.is_dir()):   # a FIFO blocks the read
+        if path.exists() and not (path.is_file() or path.is_dir()):  # a FIFO blocks the read
             raise ApproxTheoryError(f"--out must be a regular file (got {args.out!r})")
         fresh = render_claims_markdown()
         if not path.exists() or path.read_text(encoding="utf-8") != fresh:

@@ -18,6 +18,7 @@ def _override_value(key: str, text: str, like: list):
     """``--set KEY=TEXT`` parsed with the type of the profile's values for KEY; a number must be
     positive when every value it replaces is (sizes, counts, rates)."""
     from .. import _cliargs
+
     opt = f"--set {key}"
     if like and all(isinstance(v, bool) for v in like):
         t = text.strip().lower()
@@ -29,8 +30,9 @@ def _override_value(key: str, text: str, like: list):
         positive = all(v > 0 for v in numbers)
         if all(isinstance(v, int) for v in numbers):
             return _cliargs.check(_cliargs.pos_int if positive else _cliargs.integer, opt, text)
-        return _cliargs.check(_cliargs.positive_float if positive else _cliargs.finite_float,
-                              opt, text)
+        return _cliargs.check(
+            _cliargs.positive_float if positive else _cliargs.finite_float, opt, text
+        )
     return text
 
 
@@ -38,8 +40,9 @@ def _parse_overrides(exp, profile: str, items, corpus: str | None = None) -> dic
     """``--set NAME=VALUE`` (repeatable) and ``--corpus PATH`` -> the overrides of the profile's
     grid, each parsed with the type of the values it replaces."""
     if profile not in exp.grids:
-        raise ApproxTheoryError(f"{exp.name} has no profile {profile!r} (has: "
-                                f"{', '.join(exp.grids)})")
+        raise ApproxTheoryError(
+            f"{exp.name} has no profile {profile!r} (has: {', '.join(exp.grids)})"
+        )
     grid = exp.grids[profile]
     out = {}
     for it in items:
@@ -48,8 +51,9 @@ def _parse_overrides(exp, profile: str, items, corpus: str | None = None) -> dic
         if not eq or not key:
             raise ApproxTheoryError(f"--set takes NAME=VALUE (got {it!r}; e.g. --set steps=50)")
         if key not in grid:
-            raise ApproxTheoryError(f"{exp.name} has no parameter {key!r} to override (has: "
-                                    f"{', '.join(grid)})")
+            raise ApproxTheoryError(
+                f"{exp.name} has no parameter {key!r} to override (has: {', '.join(grid)})"
+            )
         if key in out:
             raise ApproxTheoryError(f"--set {key} given twice")
         out[key] = _override_value(key, text, list(grid[key]))
@@ -61,29 +65,49 @@ def _parse_overrides(exp, profile: str, items, corpus: str | None = None) -> dic
 
 
 def _cmd(args) -> int:
-    from ..experiment import all_experiments, cells, check_cells, get, plot_experiment, \
-        run_experiment
+    from ..experiment import (
+        all_experiments,
+        cells,
+        check_cells,
+        get,
+        plot_experiment,
+        run_experiment,
+    )
+
     _load_builtin()
     if args.action == "list":
         for e in all_experiments().values():
             n = {p: len(cells(e, p)) for p in e.grids}
-            print(f"{e.name:<24} {e.description} [cells: " +
-                  ", ".join(f"{k} {v}" for k, v in n.items()) + "]")
+            print(
+                f"{e.name:<24} {e.description} [cells: "
+                + ", ".join(f"{k} {v}" for k, v in n.items())
+                + "]"
+            )
         return 0
     if not args.name:
-        raise ApproxTheoryError(f"experiment {args.action} needs a NAME (see `approxtheory "
-                                "experiment list`)")
+        raise ApproxTheoryError(
+            f"experiment {args.action} needs a NAME (see `approxtheory experiment list`)"
+        )
     if args.set and args.action != "run":
-        raise ApproxTheoryError(f"--set applies to `experiment run` only (got `experiment "
-                                f"{args.action}`)")
+        raise ApproxTheoryError(
+            f"--set applies to `experiment run` only (got `experiment {args.action}`)"
+        )
     if args.action == "run":
         overrides = _parse_overrides(get(args.name), args.profile, args.set or [], args.corpus)
         check_cells(args.name, args.profile, args.device, overrides)
-        r = run_experiment(args.name, profile=args.profile, device=args.device, out=args.out,
-                           progress=not args.quiet, overrides=overrides)
-        print(f"{args.name}: {r['cells']} cells ({r['computed']} computed, {r['cached']} cached) "
-              f"in {r['wall_s']:.1f} s -> {r['csv']}" +
-              (f"; plots: {', '.join(r['plots'])}" if r["plots"] else ""))
+        r = run_experiment(
+            args.name,
+            profile=args.profile,
+            device=args.device,
+            out=args.out,
+            progress=not args.quiet,
+            overrides=overrides,
+        )
+        print(
+            f"{args.name}: {r['cells']} cells ({r['computed']} computed, {r['cached']} cached) "
+            f"in {r['wall_s']:.1f} s -> {r['csv']}"
+            + (f"; plots: {', '.join(r['plots'])}" if r["plots"] else "")
+        )
         return 0
     paths = plot_experiment(args.name, args.profile, args.out)
     print("\n".join(str(p) for p in paths) or "this experiment has no plots")
@@ -97,16 +121,29 @@ def register(sub) -> None:
     p.add_argument("--profile", default="quick", choices=["quick", "full"])
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     from .._cliargs import mem_size, out_dir, readable_file
+
     # a Path default is not run through out_dir: `experiment list` works in a read-only place
     p.add_argument("--out", default=Path("results"), metavar="DIR", type=out_dir)
-    p.add_argument("--corpus", metavar="PATH", type=readable_file,
-                   help="text file for experiments that train on a corpus (default: CPython's "
-                        "pydoc topics)")
-    p.add_argument("--set", action="append", metavar="NAME=VALUE",
-                   help="override one grid parameter of the profile for `run` (repeatable; e.g. "
-                        "--set steps=50); parsed with the type of the values it replaces")
-    p.add_argument("--max-memory", type=mem_size, default=None, metavar="SIZE",
-                   help="refuse a run estimated to need more memory (e.g. 16G, 'unlimited'; "
-                        "default: APPROXTHEORY_MAX_BYTES or a quarter of this machine's memory)")
+    p.add_argument(
+        "--corpus",
+        metavar="PATH",
+        type=readable_file,
+        help="text file for experiments that train on a corpus (default: CPython's pydoc topics)",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="NAME=VALUE",
+        help="override one grid parameter of the profile for `run` (repeatable; e.g. "
+        "--set steps=50); parsed with the type of the values it replaces",
+    )
+    p.add_argument(
+        "--max-memory",
+        type=mem_size,
+        default=None,
+        metavar="SIZE",
+        help="refuse a run estimated to need more memory (e.g. 16G, 'unlimited'; "
+        "default: APPROXTHEORY_MAX_BYTES or a quarter of this machine's memory)",
+    )
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=_cmd)

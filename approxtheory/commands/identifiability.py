@@ -8,35 +8,64 @@ __all__ = ["register"]
 
 def _cmd(args) -> int:
     import json
+
     from ..identifiability import AttentionConfig, unidentified_dim
-    cfg = AttentionConfig(E=args.E, H=args.H, G=args.G, bias=args.bias, causal=args.causal,
-                          rope=args.rope, fat=args.fat, no_output=args.no_output)
+
+    cfg = AttentionConfig(
+        E=args.E,
+        H=args.H,
+        G=args.G,
+        bias=args.bias,
+        causal=args.causal,
+        rope=args.rope,
+        fat=args.fat,
+        no_output=args.no_output,
+    )
     r = unidentified_dim(cfg, seed=args.seed, method=args.method)
-    r["config"] = {"E": cfg.E, "H": cfg.H, "G": cfg.groups, "bias": cfg.bias,
-                   "causal": cfg.causal, "rope": cfg.rope, "fat": cfg.fat,
-                   "no_output": cfg.no_output, "head_dim": cfg.head_dim}
+    r["config"] = {
+        "E": cfg.E,
+        "H": cfg.H,
+        "G": cfg.groups,
+        "bias": cfg.bias,
+        "causal": cfg.causal,
+        "rope": cfg.rope,
+        "fat": cfg.fat,
+        "no_output": cfg.no_output,
+        "head_dim": cfg.head_dim,
+    }
     r["predicted_ratio"] = r["predicted"] / r["total"]
     if args.json:
         print(json.dumps(r, indent=2))
         return 0
-    print(f"attention layer E={cfg.E} H={cfg.H} G={cfg.groups} head_dim={cfg.head_dim}"
-          f"{' bias' if cfg.bias else ''}{' causal' if cfg.causal else ''}"
-          f"{' rope=' + cfg.rope if cfg.rope else ''}{' fat' if cfg.fat else ''}"
-          f"{' no-W_O' if cfg.no_output else ''}")
+    print(
+        f"attention layer E={cfg.E} H={cfg.H} G={cfg.groups} head_dim={cfg.head_dim}"
+        f"{' bias' if cfg.bias else ''}{' causal' if cfg.causal else ''}"
+        f"{' rope=' + cfg.rope if cfg.rope else ''}{' fat' if cfg.fat else ''}"
+        f"{' no-W_O' if cfg.no_output else ''}"
+    )
     print(f"  total parameters:       {r['total']}")
     print(f"  predicted unidentified: {r['predicted']}")
     print(f"  measured unidentified:  {r['measured']}  (P - rank of the Jacobian)")
     print(f"  ratio:                  {r['ratio']:.6f}")
     print(f"  singular-value gap:     {r['singular_value_gap']:.2e}  (method: {r['method']})")
-    print("  " + ("predicted = measured" if r["predicted"] == r["measured"] else
-                  "MISMATCH between prediction and measurement"))
+    print(
+        "  "
+        + (
+            "predicted = measured"
+            if r["predicted"] == r["measured"]
+            else "MISMATCH between prediction and measurement"
+        )
+    )
     return 0
 
 
 def register(sub) -> None:
-    p = sub.add_parser("identifiability", help="unidentified dimension of an attention layer: "
-                                               "catalogue count vs Jacobian rank")
+    p = sub.add_parser(
+        "identifiability",
+        help="unidentified dimension of an attention layer: catalogue count vs Jacobian rank",
+    )
     from .._cliargs import mem_size, pos_int, seed
+
     p.add_argument("--E", type=pos_int, default=8, help="model width")
     p.add_argument("--H", type=pos_int, default=2, help="heads")
     p.add_argument("--G", type=pos_int, default=None, help="KV groups (GQA; default H)")
@@ -44,14 +73,26 @@ def register(sub) -> None:
     p.add_argument("--rope", default=None, help="full, partial:N or repeated")
     p.add_argument("--causal", action="store_true")
     p.add_argument("--fat", action="store_true", help="head width E at any H")
-    p.add_argument("--no-output", action="store_true",
-                   help="the paper's single head: square W_V, no W_O (H = 1)")
-    p.add_argument("--method", default="auto", choices=["auto", "dense", "structured"],
-                   help="dense Jacobian + SVD, or the structured per-head certificate "
-                        "(auto: structured where it applies)")
+    p.add_argument(
+        "--no-output",
+        action="store_true",
+        help="the paper's single head: square W_V, no W_O (H = 1)",
+    )
+    p.add_argument(
+        "--method",
+        default="auto",
+        choices=["auto", "dense", "structured"],
+        help="dense Jacobian + SVD, or the structured per-head certificate "
+        "(auto: structured where it applies)",
+    )
     p.add_argument("--seed", type=seed, default=0, help="seed of the weights and inputs (>= 0)")
-    p.add_argument("--max-memory", type=mem_size, default=None, metavar="SIZE",
-                   help="refuse work estimated to need more memory (e.g. 16G, 'unlimited'; "
-                        "default: APPROXTHEORY_MAX_BYTES or a quarter of this machine's memory)")
+    p.add_argument(
+        "--max-memory",
+        type=mem_size,
+        default=None,
+        metavar="SIZE",
+        help="refuse work estimated to need more memory (e.g. 16G, 'unlimited'; "
+        "default: APPROXTHEORY_MAX_BYTES or a quarter of this machine's memory)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd)

@@ -8,27 +8,47 @@ __all__ = ["register"]
 
 def _cmd(args) -> int:
     from ..verify import run_verify
-    return run_verify(profile=args.profile, only=args.only, out=args.out, fail_on=args.fail_on,
-                      seed=args.seed, progress=not args.quiet, use_cache=not args.no_cache,
-                      mutants=args.mutants)
+
+    return run_verify(
+        profile=args.profile,
+        only=args.only,
+        out=args.out,
+        fail_on=args.fail_on,
+        seed=args.seed,
+        progress=not args.quiet,
+        use_cache=not args.no_cache,
+        mutants=args.mutants,
+    )
 
 
 def register(sub) -> None:
-    p = sub.add_parser("verify", help="check every claim and write a report (the main job)",
-                       description="Run every claim's check and write DIR/report.md, "
-                                   "DIR/report.html, DIR/verdicts.json, CSVs and plots.")
+    p = sub.add_parser(
+        "verify",
+        help="check every claim and write a report (the main job)",
+        description="Run every claim's check and write DIR/report.md, "
+        "DIR/report.html, DIR/verdicts.json, CSVs and plots.",
+    )
     p.add_argument("--profile", default="quick", choices=["quick", "full"])
-    p.add_argument("--only", nargs="+", metavar="ID_OR_PAPER",
-                   help="claim ids or papers (arXiv id or short name)")
+    p.add_argument(
+        "--only",
+        nargs="+",
+        metavar="ID_OR_PAPER",
+        help="claim ids or papers (arXiv id or short name)",
+    )
     from .._cliargs import out_dir, seed
+
     p.add_argument("--out", default="report", metavar="DIR", type=out_dir)
-    p.add_argument("--fail-on", choices=["refuted"], default=None,
-                   help="exit 1 when a claim is refuted")
+    p.add_argument(
+        "--fail-on", choices=["refuted"], default=None, help="exit 1 when a claim is refuted"
+    )
     p.add_argument("--seed", type=seed, default=0, help="seed of the checks (>= 0)")
     p.add_argument("--no-cache", action="store_true", help="recompute every check")
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
-    p.add_argument("--mutants", action="store_true",
-                   help="also run each passing check against its declared mutants (broken "
-                        "variants) and name those that flip it; a verified verdict that no "
-                        "mutant flips is downgraded")
+    p.add_argument(
+        "--mutants",
+        action="store_true",
+        help="also run each passing check against its declared mutants (broken "
+        "variants) and name those that flip it; a verified verdict that no "
+        "mutant flips is downgraded",
+    )
     p.set_defaults(func=_cmd)

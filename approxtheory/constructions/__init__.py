@@ -15,22 +15,43 @@ A construction is a pure function of its knobs returning a :class:`Construction`
 parameter count by the paper's convention, claimed bound); measuring is separate (``.measure``).
 """
 
-from ._base import REGISTRY, Construction, Knob, Registered, build, names, tolerance, verdict
 from . import headcount, infoflow, tradeoffs  # noqa: F401  (registers the constructions)
+from ._base import REGISTRY, Construction, Knob, Registered, build, names, tolerance, verdict
 from .headcount import build_hc_k1_model, build_softmax_retrieval_model
 from .tradeoffs import build_lag_model
 
-__all__ = ["Construction", "Knob", "Registered", "REGISTRY", "build", "names", "tolerance", "verdict", "describe",
-           "build_hc_k1_model", "build_softmax_retrieval_model", "build_lag_model"]
+__all__ = [
+    "Construction",
+    "Knob",
+    "Registered",
+    "REGISTRY",
+    "build",
+    "names",
+    "tolerance",
+    "verdict",
+    "describe",
+    "build_hc_k1_model",
+    "build_softmax_retrieval_model",
+    "build_lag_model",
+]
 
 
 def describe(name: str) -> dict:
     """Claim, summary and knobs (type, default, help, choices or range) of a construction."""
     entry = REGISTRY[name]
-    return {"name": name, "claim": entry.claim, "summary": entry.summary,
-            "knobs": {k: {"type": v.type.__name__, "default": v.default, "help": v.help,
-                          **({"choices": list(v.choices)} if v.choices else {}),
-                          **{f: getattr(v, f) for f in ("low", "high") if getattr(v, f) is not None},
-                          **{f: True for f in ("exclude_low", "exclude_high", "log")
-                             if getattr(v, f)}}
-                      for k, v in entry.knobs.items()}}
+    return {
+        "name": name,
+        "claim": entry.claim,
+        "summary": entry.summary,
+        "knobs": {
+            k: {
+                "type": v.type.__name__,
+                "default": v.default,
+                "help": v.help,
+                **({"choices": list(v.choices)} if v.choices else {}),
+                **{f: getattr(v, f) for f in ("low", "high") if getattr(v, f) is not None},
+                **{f: True for f in ("exclude_low", "exclude_high", "log") if getattr(v, f)},
+            }
+            for k, v in entry.knobs.items()
+        },
+    }

@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from ..errors import ConfigError, did_you_mean
 
-__all__ = ["Construction", "Knob", "Registered", "REGISTRY", "register", "build", "names",
-           "verdict"]
+__all__ = [
+    "Construction",
+    "Knob",
+    "Registered",
+    "REGISTRY",
+    "register",
+    "build",
+    "names",
+    "verdict",
+]
 
 # Float round-off allowed when a bound is compared with a measurement: it follows the model's
 # dtype (``tolerance``); these are the float64 values, kept for callers that import them.
 ATOL = 1e-12
 RTOL = 1e-9
-_ULPS = 4096            # round-off budget in units of the dtype's machine epsilon
+_ULPS = 4096  # round-off budget in units of the dtype's machine epsilon
 
 VERDICTS = ("within-bound", "refuted", "vacuous-bound", "below-tolerance")
 
@@ -63,8 +72,10 @@ class Knob:
             return f"must be {'>' if self.exclude_low else '>='} {_num(lo)}"
         if lo is None:
             return f"must be {'<' if self.exclude_high else '<='} {_num(hi)}"
-        return (f"must be in {'(' if self.exclude_low else '['}{_num(lo)}, {_num(hi)}"
-                f"{')' if self.exclude_high else ']'}")
+        return (
+            f"must be in {'(' if self.exclude_low else '['}{_num(lo)}, {_num(hi)}"
+            f"{')' if self.exclude_high else ']'}"
+        )
 
 
 def _num(x) -> str:
@@ -106,17 +117,24 @@ class Construction:
             m = self.measure_fn(self, budget=budget, seed=seed, **kw)
         else:
             from ..measure import sup_error
+
             r = sup_error(self.model, self.task, budget=budget, seed=seed, **kw)
-            m = {"sup_error": r.value, "witness": r.witness.tolist(),
-                 "witness_output": np.asarray(r.model_output).tolist(),
-                 "witness_target": np.asarray(r.target).tolist(), "n_evals": r.n_evals,
-                 "by_source": r.by_source, "evals_by_source": r.evals_by_source,
-                 "nonfinite": r.nonfinite}
+            m = {
+                "sup_error": r.value,
+                "witness": r.witness.tolist(),
+                "witness_output": np.asarray(r.model_output).tolist(),
+                "witness_target": np.asarray(r.target).tolist(),
+                "n_evals": r.n_evals,
+                "by_source": r.by_source,
+                "evals_by_source": r.evals_by_source,
+                "nonfinite": r.nonfinite,
+            }
         m.setdefault("measured", m["sup_error"])
         dtype = getattr(getattr(self.model, "cfg", None), "dtype", "float64")
         target = np.asarray(m.get("witness_target", 1.0), dtype=np.float64)
-        scale = float(np.nanmax(np.abs(target))) if target.size and \
-            np.isfinite(target).any() else 1.0
+        scale = (
+            float(np.nanmax(np.abs(target))) if target.size and np.isfinite(target).any() else 1.0
+        )
         atol, rtol = tolerance(dtype, scale)
         m["tolerance"] = {"dtype": dtype, "atol": atol, "rtol": rtol}
         m["verdict"] = verdict(m["measured"], self.claimed_bound, self.bound_kind, dtype, scale)
@@ -131,37 +149,58 @@ class Construction:
         certified and on what domain."""
         T, d = self.task.T, self.task.d
         if self.task.domain != "box" or T > 16 or d > 2:
-            return {"sup_error_upper": None,
-                    "sup_error_upper_reason": f"not computed: the certified bracket is computed "
-                    f"for box domains with T <= 16 and d <= 2 (here T={T}, d={d}, "
-                    f"{self.task.domain} domain)"}
+            return {
+                "sup_error_upper": None,
+                "sup_error_upper_reason": f"not computed: the certified bracket is computed "
+                f"for box domains with T <= 16 and d <= 2 (here T={T}, d={d}, "
+                f"{self.task.domain} domain)",
+            }
         from ..bounds import upper_bracket
+
         pts = None if witness is None else np.asarray(witness, dtype=np.float64)[None]
         b = upper_bracket(self.model, self.task, time_limit=time_limit, points=pts)
-        out = {"sup_error_upper": b.upper,
-               "sup_error_upper_reason": b.reason if b.upper is None else
-               f"bound propagation ({b.method}) with branch-and-bound: {b.splits} splits, "
-               f"{b.seconds:.1f} s, stopped: {b.stop}"}
+        out = {
+            "sup_error_upper": b.upper,
+            "sup_error_upper_reason": b.reason
+            if b.upper is None
+            else f"bound propagation ({b.method}) with branch-and-bound: {b.splits} splits, "
+            f"{b.seconds:.1f} s, stopped: {b.stop}",
+        }
         if b.upper is not None and self.bound_kind in ("upper", "exact"):
-            atol, rtol = tolerance(getattr(getattr(self.model, "cfg", None), "dtype",
-                                           "float64"))
+            atol, rtol = tolerance(getattr(getattr(self.model, "cfg", None), "dtype", "float64"))
             if b.upper <= self.claimed_bound + atol + rtol * abs(self.claimed_bound):
-                out["certified"] = (f"sup over the whole box [{self.task.lo:g}, "
-                                    f"{self.task.hi:g}]^({T}x{d}) of |model - target| <= "
-                                    f"{b.upper:.6g} <= claimed bound {self.claimed_bound:.6g}")
+                out["certified"] = (
+                    f"sup over the whole box [{self.task.lo:g}, "
+                    f"{self.task.hi:g}]^({T}x{d}) of |model - target| <= "
+                    f"{b.upper:.6g} <= claimed bound {self.claimed_bound:.6g}"
+                )
         return out
 
-    def report(self, budget: int = 4096, seed: int = 0, upper: bool = True,
-               upper_time: float = 10.0) -> dict:
+    def report(
+        self, budget: int = 4096, seed: int = 0, upper: bool = True, upper_time: float = 10.0
+    ) -> dict:
         m = self.measure(budget=budget, seed=seed)
-        cert = self.certify(time_limit=upper_time, witness=m.get("witness")) if upper else \
-            {"sup_error_upper": None, "sup_error_upper_reason": "not requested"}
-        return {"construction": self.name, "claim": self.claim, "knobs": self.knobs,
-                "task": self.task.describe(), "params": self.params,
-                "params_convention": self.params_convention,
-                "claimed_bound": self.claimed_bound, "bound_kind": self.bound_kind,
-                "bound_expr": self.bound_expr, "budget": budget, "seed": seed,
-                **m, **cert, "extra": self.extra}
+        cert = (
+            self.certify(time_limit=upper_time, witness=m.get("witness"))
+            if upper
+            else {"sup_error_upper": None, "sup_error_upper_reason": "not requested"}
+        )
+        return {
+            "construction": self.name,
+            "claim": self.claim,
+            "knobs": self.knobs,
+            "task": self.task.describe(),
+            "params": self.params,
+            "params_convention": self.params_convention,
+            "claimed_bound": self.claimed_bound,
+            "bound_kind": self.bound_kind,
+            "bound_expr": self.bound_expr,
+            "budget": budget,
+            "seed": seed,
+            **m,
+            **cert,
+            "extra": self.extra,
+        }
 
 
 def tolerance(dtype: str = "float64", scale: float = 1.0) -> tuple[float, float]:
@@ -175,8 +214,9 @@ def tolerance(dtype: str = "float64", scale: float = 1.0) -> tuple[float, float]
     return max(ATOL, _ULPS * eps) * scale, max(RTOL, _ULPS * eps)
 
 
-def verdict(measured: float, bound: float, kind: str, dtype: str = "float64",
-            scale: float = 1.0) -> str:
+def verdict(
+    measured: float, bound: float, kind: str, dtype: str = "float64", scale: float = 1.0
+) -> str:
     """Compare a measured error with a bound of kind ``upper``, ``lower`` or ``exact``.
 
     * ``refuted``: the measurement violates the bound beyond round-off, or is NaN/inf (a model
@@ -211,7 +251,7 @@ class Registered:
     ``{"bytes": ..., "seconds": ...}``) its build needs, checked before building."""
 
     name: str
-    build: Callable[..., "Construction"]
+    build: Callable[..., Construction]
     knobs: dict[str, Knob]
     claim: str
     summary: str
@@ -221,8 +261,7 @@ class Registered:
 REGISTRY: dict[str, Registered] = {}
 
 
-def register(name: str, claim: str, summary: str, estimate: Callable | None = None,
-             **knobs: Knob):
+def register(name: str, claim: str, summary: str, estimate: Callable | None = None, **knobs: Knob):
     """Register a construction; ``estimate(**knobs)`` (optional) gives the bytes its build needs,
     so that :func:`build` refuses oversized knobs before allocating."""
     for k, v in knobs.items():
@@ -230,10 +269,12 @@ def register(name: str, claim: str, summary: str, estimate: Callable | None = No
             raise ConfigError(f"construction {name} knob {k} must be a Knob (got {v!r})")
 
     def deco(fn):
-        REGISTRY[name] = Registered(name=name, build=fn, knobs=knobs, claim=claim,
-                                    summary=summary, estimate=estimate)
+        REGISTRY[name] = Registered(
+            name=name, build=fn, knobs=knobs, claim=claim, summary=summary, estimate=estimate
+        )
         fn.construction_name = name
         return fn
+
     return deco
 
 
@@ -246,8 +287,9 @@ def _coerce(name: str, knob: Knob, value):
         return knob.default
     if isinstance(value, (bool, np.bool_)) and knob.type is not bool:
         # bool is an int subclass: True would silently become 1
-        raise ConfigError(f"{name} must be of type {knob.type.__name__}, not a boolean "
-                          f"(got {value!r})")
+        raise ConfigError(
+            f"{name} must be of type {knob.type.__name__}, not a boolean (got {value!r})"
+        )
     if knob.type is bool and not isinstance(value, (bool, np.bool_, str)):
         raise ConfigError(f"{name} must be true or false (got {value!r})")
     try:
@@ -264,8 +306,7 @@ def _coerce(name: str, knob: Knob, value):
     if isinstance(v, float) and not np.isfinite(v):
         raise ConfigError(f"{name} must be finite (got {value!r})")
     if knob.choices is not None and v not in knob.choices:
-        raise ConfigError(f"{name} must be one of {', '.join(map(str, knob.choices))} "
-                          f"(got {v!r})")
+        raise ConfigError(f"{name} must be one of {', '.join(map(str, knob.choices))} (got {v!r})")
     msg = knob.range_error(v)
     if msg:
         raise ConfigError(f"{name} {msg} (got {name}={v})")
@@ -275,21 +316,29 @@ def _coerce(name: str, knob: Knob, value):
 def build(name: str, /, **knobs) -> Construction:
     """Build the construction ``name`` with the given knobs (defaults for the rest)."""
     if name not in REGISTRY:
-        raise ConfigError(f"unknown construction {name!r}{did_you_mean(name, REGISTRY)} "
-                          f"(known: {', '.join(REGISTRY)})")
+        raise ConfigError(
+            f"unknown construction {name!r}{did_you_mean(name, REGISTRY)} "
+            f"(known: {', '.join(REGISTRY)})"
+        )
     entry = REGISTRY[name]
     spec = entry.knobs
     unknown = set(knobs) - set(spec)
     if unknown:
-        raise ConfigError(f"{name} has no knob {', '.join(sorted(unknown))}; its knobs are: "
-                          f"{', '.join(spec) or 'none'}")
+        raise ConfigError(
+            f"{name} has no knob {', '.join(sorted(unknown))}; its knobs are: "
+            f"{', '.join(spec) or 'none'}"
+        )
     values = {k: _coerce(k, spec[k], knobs.get(k)) for k in spec}
     if entry.estimate is not None:
         from ..resources import require
+
         e = entry.estimate(**values)
         e = e if isinstance(e, dict) else {"bytes": e}
-        require(bytes=e.get("bytes", 0), seconds=e.get("seconds"),
-                what=f"building {name} ({', '.join(f'{k}={v}' for k, v in values.items())})")
+        require(
+            bytes=e.get("bytes", 0),
+            seconds=e.get("seconds"),
+            what=f"building {name} ({', '.join(f'{k}={v}' for k, v in values.items())})",
+        )
     c = entry.build(**values)
     c.knobs = values
     return c

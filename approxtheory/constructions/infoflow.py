@@ -8,9 +8,9 @@ import sympy as sp
 
 from ..catalogue import claim
 from ..model import LayerSpec, ModelConfig, ResidualLayout, Transformer
+from ..resources import array_bytes, model_bytes
 from ..tasks import KthLargest, PairwiseMax
 from ._base import Construction, Knob, register
-from ..resources import array_bytes, model_bytes
 
 _F = {
     "identity": (lambda u: u, 1.0),
@@ -31,18 +31,31 @@ def _interpolant(f_np, N: int):
 
 def _second_largest_config(T: int, N: int) -> ModelConfig:
     E = T + 5
-    return ModelConfig(d_in=1, width=E, seq_len=T, positions="onehot", attn_scale=1.0,
-                       layers=[LayerSpec(heads=1, head_dim=T + 1, value_dim=1, ffn_hidden=(2,)),
-                               LayerSpec(heads=1, head_dim=1, value_dim=1)],
-                       head_hidden=(N,), d_out=1)
+    return ModelConfig(
+        d_in=1,
+        width=E,
+        seq_len=T,
+        positions="onehot",
+        attn_scale=1.0,
+        layers=[
+            LayerSpec(heads=1, head_dim=T + 1, value_dim=1, ffn_hidden=(2,)),
+            LayerSpec(heads=1, head_dim=1, value_dim=1),
+        ],
+        head_hidden=(N,),
+        d_out=1,
+    )
 
 
 def second_largest_bytes(T: int, N: int) -> int:
     """IF-K1's build: the model (width T+5, query/key blocks (T+1) x (T+5)) and its numpy
     blocks: the encoder, W_Q, W_K and the read-out's first layer."""
     E = T + 5
-    return (model_bytes(_second_largest_config(T, N)) + array_bytes(E, 1 + T)
-            + array_bytes(2, T + 1, E) + array_bytes(N, E))
+    return (
+        model_bytes(_second_largest_config(T, N))
+        + array_bytes(E, 1 + T)
+        + array_bytes(2, T + 1, E)
+        + array_bytes(N, E)
+    )
 
 
 def _if_second_largest_estimate(T, beta, N, f):
@@ -51,9 +64,18 @@ def _if_second_largest_estimate(T, beta, N, f):
 
 def _pairwise_config(d: int, D: int) -> ModelConfig:
     E = d + D * d + D + 2
-    return ModelConfig(d_in=d, width=E, attn_scale=1.0, ffn_kind="bilinear", ffn_bias=False,
-                       layers=[LayerSpec(heads=D, head_dim=d, value_dim=d, ffn_hidden=(D * d,)),
-                               LayerSpec(heads=D, head_dim=1, value_dim=1)], d_out=1)
+    return ModelConfig(
+        d_in=d,
+        width=E,
+        attn_scale=1.0,
+        ffn_kind="bilinear",
+        ffn_bias=False,
+        layers=[
+            LayerSpec(heads=D, head_dim=d, value_dim=d, ffn_hidden=(D * d,)),
+            LayerSpec(heads=D, head_dim=1, value_dim=1),
+        ],
+        d_out=1,
+    )
 
 
 def pairwise_bytes(d: int, D: int) -> int:
@@ -67,97 +89,146 @@ def _if_pairwise_max_estimate(T, d, D, beta, seed):
     return pairwise_bytes(d, D)
 
 
-@register("if_second_largest", "IF-K1", "f(2nd largest) with two layers of one head each: layer 1 "
-          "retrieves max_{s≠t} g_s (positional self-exclusion), FFN 1 forms min(g_t, m_{-t}), "
-          "layer 2 takes the max at CLS, F̂ interpolates f with N knots (digest §4.1)",
-          estimate=_if_second_largest_estimate,
-          T=Knob(type=int, default=8, help="sequence length", low=2),
-          beta=Knob(type=float, default=1e4, help="softmax inverse temperature β",
-                    low=0, exclude_low=True, log=True),
-          N=Knob(type=int, default=128, help="knots of the read-out interpolant (FFN width)",
-                 low=2),
-          f=Knob(type=str, default="sin",
-                 help="read-out function: identity or sin (sin 6u + 0.5|u-0.3|)",
-                 choices=tuple(_F)))
+@register(
+    "if_second_largest",
+    "IF-K1",
+    "f(2nd largest) with two layers of one head each: layer 1 "
+    "retrieves max_{s≠t} g_s (positional self-exclusion), FFN 1 forms min(g_t, m_{-t}), "
+    "layer 2 takes the max at CLS, F̂ interpolates f with N knots (digest §4.1)",
+    estimate=_if_second_largest_estimate,
+    T=Knob(type=int, default=8, help="sequence length", low=2),
+    beta=Knob(
+        type=float,
+        default=1e4,
+        help="softmax inverse temperature β",
+        low=0,
+        exclude_low=True,
+        log=True,
+    ),
+    N=Knob(type=int, default=128, help="knots of the read-out interpolant (FFN width)", low=2),
+    f=Knob(
+        type=str,
+        default="sin",
+        help="read-out function: identity or sin (sin 6u + 0.5|u-0.3|)",
+        choices=tuple(_F),
+    ),
+)
 def if_second_largest(T, beta, N, f):
     # Residual stream per token: [g, p (one-hot, T), 1, slot_m, slot_v, slot_out]; CLS: const 1.
     res = ResidualLayout(g=1, pos=T, one=1, slot_m=1, slot_v=1, slot_out=1)
-    inp = ResidualLayout(g=1, pos=T)                 # the encoder reads [g, onehot(t)]
+    inp = ResidualLayout(g=1, pos=T)  # the encoder reads [g, onehot(t)]
     E = res.width
-    M = 2 * beta + 50.0          # self-exclusion penalty: e^{-(M - β)} is negligible
+    M = 2 * beta + 50.0  # self-exclusion penalty: e^{-(M - β)} is negligible
     m = Transformer(_second_largest_config(T, N)).zero_()
-    enc = np.zeros((E, inp.width)); enc[res.index("g"), inp.index("g")] = 1.0
+    enc = np.zeros((E, inp.width))
+    enc[res.index("g"), inp.index("g")] = 1.0
     for t in range(T):
         enc[res.index("pos", t), inp.index("pos", t)] = 1.0
     m.set_embedding(enc, res.vector(one=1.0))
     m.set_cls(res.vector(one=1.0))
     # Layer 1: score(t, s) = β g_s - M <p_t, p_s>; value g_s -> slot_m.
-    head = ResidualLayout(score=1, pos=T)            # layer 1's query/key coordinates
-    q = np.zeros((head.width, E)); q[head.index("score"), res.index("one")] = beta
-    k = np.zeros((head.width, E)); k[head.index("score"), res.index("g")] = 1.0
+    head = ResidualLayout(score=1, pos=T)  # layer 1's query/key coordinates
+    q = np.zeros((head.width, E))
+    q[head.index("score"), res.index("one")] = beta
+    k = np.zeros((head.width, E))
+    k[head.index("score"), res.index("g")] = 1.0
     for t in range(T):
         q[head.index("pos", t), res.index("pos", t)] = -M
         k[head.index("pos", t), res.index("pos", t)] = 1.0
     m.set_head(0, 0, q=q, k=k, v=res.vector(g=1.0)[None, :], o=res.vector(slot_m=1.0)[:, None])
     # FFN 1: slot_v += ReLU(g) - ReLU(g - m) = min(g, m_{-t}) for g in [0, 1]  (exact)
     hid = ResidualLayout(g=1, g_minus_m=1)
-    W1 = np.zeros((hid.width, E)); W1[hid.index("g"), res.index("g")] = 1.0
+    W1 = np.zeros((hid.width, E))
+    W1[hid.index("g"), res.index("g")] = 1.0
     W1[hid.index("g_minus_m"), res.index("g")] = 1.0
     W1[hid.index("g_minus_m"), res.index("slot_m")] = -1.0
-    W2 = np.zeros((E, hid.width)); W2[res.index("slot_v"), hid.index("g")] = 1.0
+    W2 = np.zeros((E, hid.width))
+    W2[res.index("slot_v"), hid.index("g")] = 1.0
     W2[res.index("slot_v"), hid.index("g_minus_m")] = -1.0
     m.set_ffn(0, W1, np.zeros(hid.width))
     m.set_ffn(0, W2, np.zeros(E), linear=1)
     # Layer 2 (CLS query): score β v_t, value v_t -> slot_out; max_t min(g_t, max_{s≠t} g_s)
     # is exactly the second largest g.
-    m.set_head(1, 0, q=res.vector(one=beta)[None, :], k=res.vector(slot_v=1.0)[None, :],
-               v=res.vector(slot_v=1.0)[None, :], o=res.vector(slot_out=1.0)[:, None])
+    m.set_head(
+        1,
+        0,
+        q=res.vector(one=beta)[None, :],
+        k=res.vector(slot_v=1.0)[None, :],
+        v=res.vector(slot_v=1.0)[None, :],
+        o=res.vector(slot_out=1.0)[:, None],
+    )
     # F̂: interpolant of f on slot_out
     f_t, Lf = _F[f]
     import torch
+
     u, c, f0 = _interpolant(lambda a: f_t(torch.from_numpy(a)).numpy(), N)
-    H1 = np.zeros((N, E)); H1[:, res.index("slot_out")] = 1.0
+    H1 = np.zeros((N, E))
+    H1[:, res.index("slot_out")] = 1.0
     m.set_readout(H1, -u)
     m.set_readout(c[None, :], [f0], linear=1)
     task = KthLargest(T, 2, f=f_t, f_name=f)
     cl = claim("IF-K1")
     bound = cl.evaluate_float("err_bound", L_f=sp.Rational(str(Lf)), beta=beta, T=T, N=N)
-    return Construction(name="if_second_largest", claim="IF-K1", model=m, task=task,
-                        params=m.count_params(["head", "ffn"]),
-                        params_convention="FFN + read-out parameters (attention free); the "
-                        "positional encoder adds O(T)",
-                        claimed_bound=bound, bound_kind="upper",
-                        bound_expr=sp.sstr(cl.expr("err_bound")),
-                        extra={"L_f": Lf, "M": M, "width": E})
+    return Construction(
+        name="if_second_largest",
+        claim="IF-K1",
+        model=m,
+        task=task,
+        params=m.count_params(["head", "ffn"]),
+        params_convention="FFN + read-out parameters (attention free); the "
+        "positional encoder adds O(T)",
+        claimed_bound=bound,
+        bound_kind="upper",
+        bound_expr=sp.sstr(cl.expr("err_bound")),
+        extra={"L_f": Lf, "M": M, "width": E},
+    )
 
 
-@register("if_pairwise_max", "IF-K2", "Σ_i max_{s,t} x(s)ᵀA_i x(t) with D heads in each of two "
-          "layers: layer 1 retrieves the argmax key per token, a bilinear FFN forms the score, "
-          "layer 2 takes the max at CLS (digest §4.2)", estimate=_if_pairwise_max_estimate,
-          T=Knob(type=int, default=8, help="sequence length", low=1),
-          d=Knob(type=int, default=4, help="token dimension", low=1),
-          D=Knob(type=int, default=1, help="number of terms (heads per layer)", low=1),
-          beta=Knob(type=float, default=1e3, help="softmax inverse temperature β",
-                    low=0, exclude_low=True, log=True),
-          seed=Knob(type=int, default=0, help="seed of the A_i (>= 0)", low=0))
+@register(
+    "if_pairwise_max",
+    "IF-K2",
+    "Σ_i max_{s,t} x(s)ᵀA_i x(t) with D heads in each of two "
+    "layers: layer 1 retrieves the argmax key per token, a bilinear FFN forms the score, "
+    "layer 2 takes the max at CLS (digest §4.2)",
+    estimate=_if_pairwise_max_estimate,
+    T=Knob(type=int, default=8, help="sequence length", low=1),
+    d=Knob(type=int, default=4, help="token dimension", low=1),
+    D=Knob(type=int, default=1, help="number of terms (heads per layer)", low=1),
+    beta=Knob(
+        type=float,
+        default=1e3,
+        help="softmax inverse temperature β",
+        low=0,
+        exclude_low=True,
+        log=True,
+    ),
+    seed=Knob(type=int, default=0, help="seed of the A_i (>= 0)", low=0),
+)
 def if_pairwise_max(T, d, D, beta, seed):
     task = PairwiseMax(T, d=d, D=D, seed=seed)
     # Residual stream: [x (d), r_1..r_D (d each), u_1..u_D, const, out]
     res = ResidualLayout(x=d, r=(D, d), u=D, one=1, out=1)
     E = res.width
     m = Transformer(_pairwise_config(d, D)).zero_()
-    enc = np.zeros((E, d)); enc[res["x"], :] = np.eye(d)
+    enc = np.zeros((E, d))
+    enc[res["x"], :] = np.eye(d)
     m.set_embedding(enc, res.vector(one=1.0))
     m.set_cls(res.vector(one=1.0))
-    prod = ResidualLayout(prod=(D, d)).grid("prod")     # FFN unit prod[i, j]: r_i[j] (A_i x)[j]
-    r = res.grid("r")                                   # r[i, j]: coordinate j of r_i
-    W1 = np.zeros((prod.size, E)); W3 = np.zeros((prod.size, E)); W2 = np.zeros((E, prod.size))
+    prod = ResidualLayout(prod=(D, d)).grid("prod")  # FFN unit prod[i, j]: r_i[j] (A_i x)[j]
+    r = res.grid("r")  # r[i, j]: coordinate j of r_i
+    W1 = np.zeros((prod.size, E))
+    W3 = np.zeros((prod.size, E))
+    W2 = np.zeros((E, prod.size))
     for i, A in enumerate(task.A):
         # Layer 1, head i: q_t = β A_i x(t), k_s = x(s): score β x(s)ᵀ A_i x(t); value x(s) -> r_i
-        q = np.zeros((d, E)); q[:, res["x"]] = beta * A
-        k = np.zeros((d, E)); k[:, res["x"]] = np.eye(d)
-        v = np.zeros((d, E)); v[:, res["x"]] = np.eye(d)
-        o = np.zeros((E, d)); o[res.block("r", i), :] = np.eye(d)
+        q = np.zeros((d, E))
+        q[:, res["x"]] = beta * A
+        k = np.zeros((d, E))
+        k[:, res["x"]] = np.eye(d)
+        v = np.zeros((d, E))
+        v[:, res["x"]] = np.eye(d)
+        o = np.zeros((E, d))
+        o[res.block("r", i), :] = np.eye(d)
         m.set_head(0, i, q=q, k=k, v=v, o=o)
         # FFN 1 (bilinear): u_i = Σ_j r_i[j] (A_i x)[j] = r_iᵀ A_i x(t)  (exact)
         for j in range(d):
@@ -165,15 +236,24 @@ def if_pairwise_max(T, d, D, beta, seed):
             W3[prod[i, j], res["x"]] = A[j]
             W2[res.index("u", i), prod[i, j]] = 1.0
         # Layer 2, head i (CLS query): score β u_i(t), value u_i(t) -> out (heads add up)
-        k2 = np.zeros((1, E)); k2[0, res.index("u", i)] = 1.0
-        m.set_head(1, i, q=res.vector(one=beta)[None, :], k=k2, v=k2.copy(),
-                   o=res.vector(out=1.0)[:, None])
+        k2 = np.zeros((1, E))
+        k2[0, res.index("u", i)] = 1.0
+        m.set_head(
+            1, i, q=res.vector(one=beta)[None, :], k=k2, v=k2.copy(), o=res.vector(out=1.0)[:, None]
+        )
     m.set_gated_ffn(0, w1=W1, w3=W3, w2=W2)
     m.set_readout(res.vector(out=1.0)[None, :])
     cl = claim("IF-K2")
     bound = cl.evaluate_float("err_bound", D=D, beta=beta, T=T)
-    return Construction(name="if_pairwise_max", claim="IF-K2", model=m, task=task,
-                        params=m.count_params(["ffn", "head"]),
-                        params_convention="FFN + read-out parameters (attention free)",
-                        claimed_bound=bound, bound_kind="upper",
-                        bound_expr=sp.sstr(cl.expr("err_bound")), extra={"width": E})
+    return Construction(
+        name="if_pairwise_max",
+        claim="IF-K2",
+        model=m,
+        task=task,
+        params=m.count_params(["ffn", "head"]),
+        params_convention="FFN + read-out parameters (attention free)",
+        claimed_bound=bound,
+        bound_kind="upper",
+        bound_expr=sp.sstr(cl.expr("err_bound")),
+        extra={"width": E},
+    )
