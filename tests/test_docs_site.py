@@ -20,19 +20,29 @@ CONFIG = ROOT / "mkdocs.yml"
 def build(config: Path, site: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "OMP_NUM_THREADS": "1"}
     # not --quiet: it hides the warnings, and strict mode counts only the warnings it logs
-    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict",
-                           "-f", str(config), "-d", str(site)],
-                          capture_output=True, text=True, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), "-d", str(site)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
 
 
 def test_site_builds_strict(tmp_path):
     r = build(CONFIG, tmp_path / "site")
     assert r.returncode == 0, r.stdout + r.stderr
     site = tmp_path / "site"
-    for page in ("index.html", "getting-started/index.html", "claims/index.html",
-                 "tutorials/check-a-bound/index.html", "contributing/index.html",
-                 "reference/measure/index.html", "notebooks/checking_bounds.ipynb",
-                 "tutorials/bound-vs-measured.png"):
+    for page in (
+        "index.html",
+        "getting-started/index.html",
+        "claims/index.html",
+        "tutorials/check-a-bound/index.html",
+        "contributing/index.html",
+        "reference/measure/index.html",
+        "notebooks/checking_bounds.ipynb",
+        "tutorials/bound-vs-measured.png",
+    ):
         assert (site / page).is_file(), page
     # the API reference is rendered from the docstrings, not left as a ::: directive
     measure = (site / "reference/measure/index.html").read_text(encoding="utf-8")
@@ -40,6 +50,7 @@ def test_site_builds_strict(tmp_path):
     assert "residual-bootstrap" in measure
     # the generated catalogue lists every claim
     import approxtheory as at
+
     claims = (site / "claims/index.html").read_text(encoding="utf-8")
     assert all(f'id="{c.id.lower().replace(".", "")}"' in claims for c in at.claims())
 
@@ -63,20 +74,26 @@ def _mutant_site(tmp_path: Path, mutate) -> Path:
 
 def _broken_link(docs, cfg):
     p = docs / "getting-started.md"
-    p.write_text(p.read_text(encoding="utf-8") + "\nSee [the missing page](no-such-page.md).\n",
-                 encoding="utf-8")
+    p.write_text(
+        p.read_text(encoding="utf-8") + "\nSee [the missing page](no-such-page.md).\n",
+        encoding="utf-8",
+    )
 
 
 def _broken_anchor(docs, cfg):
     p = docs / "getting-started.md"
-    p.write_text(p.read_text(encoding="utf-8") + "\nSee [a claim](claims.md#no-such-claim).\n",
-                 encoding="utf-8")
+    p.write_text(
+        p.read_text(encoding="utf-8") + "\nSee [a claim](claims.md#no-such-claim).\n",
+        encoding="utf-8",
+    )
 
 
 def _missing_api_object(docs, cfg):
     p = docs / "reference" / "measure.md"
-    p.write_text(p.read_text(encoding="utf-8") + "\n::: approxtheory.measure.no_such_function\n",
-                 encoding="utf-8")
+    p.write_text(
+        p.read_text(encoding="utf-8") + "\n::: approxtheory.measure.no_such_function\n",
+        encoding="utf-8",
+    )
 
 
 def _unknown_nav_page(docs, cfg):

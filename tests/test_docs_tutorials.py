@@ -20,8 +20,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 
-_FENCE = re.compile(r"^```(?P<lang>[\w-]*)(?P<attrs>[^\n]*)\n(?P<body>.*?)^```[ \t]*$",
-                    re.MULTILINE | re.DOTALL)
+_FENCE = re.compile(
+    r"^```(?P<lang>[\w-]*)(?P<attrs>[^\n]*)\n(?P<body>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL
+)
 _TITLE = re.compile(r'title="([^"]+)"')
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
@@ -51,8 +52,9 @@ def run_page(path: Path, cwd: Path, out=None) -> doctest.TestResults:
     text, files = sessions(path.read_text(encoding="utf-8"))
     for name, src in files.items():
         (cwd / name).write_text(src, encoding="utf-8")
-    test = doctest.DocTestParser().get_doctest(text, {"__name__": "__docs__"}, path.name,
-                                               str(path), 0)
+    test = doctest.DocTestParser().get_doctest(
+        text, {"__name__": "__docs__"}, path.name, str(path), 0
+    )
     runner = doctest.DocTestRunner(optionflags=FLAGS)
     runner.run(test, out=out)
     return runner.summarize(verbose=False)
@@ -62,13 +64,17 @@ CHECKED = [p for p in pages() if "```pycon" in p.read_text(encoding="utf-8")]
 
 #: registries a page may add to (the contributor guide registers an example experiment); each is
 #: restored after the page, so that no other test sees the page's additions
-REGISTRIES = [("approxtheory.experiment", "EXPERIMENTS"),
-              ("approxtheory.constructions", "REGISTRY"),
-              ("approxtheory.proofs_check", "CHECKS"), ("approxtheory.proofs_check", "MUTANTS")]
+REGISTRIES = [
+    ("approxtheory.experiment", "EXPERIMENTS"),
+    ("approxtheory.constructions", "REGISTRY"),
+    ("approxtheory.proofs_check", "CHECKS"),
+    ("approxtheory.proofs_check", "MUTANTS"),
+]
 
 
 def _registries() -> list[tuple[dict, dict]]:
     import importlib
+
     out = []
     for module, name in REGISTRIES:
         try:
@@ -92,9 +98,10 @@ def test_page_output_is_what_the_code_prints(page, tmp_path, monkeypatch):
         for reg, copy in saved:
             reg.clear()
             reg.update(copy)
-        for mod in set(sys.modules) - before:       # modules the page wrote and imported
-            if getattr(sys.modules[mod], "__file__", "") and \
-                    str(tmp_path) in str(sys.modules[mod].__file__):
+        for mod in set(sys.modules) - before:  # modules the page wrote and imported
+            if getattr(sys.modules[mod], "__file__", "") and str(tmp_path) in str(
+                sys.modules[mod].__file__
+            ):
                 del sys.modules[mod]
     assert r.attempted > 0
     assert r.failed == 0, f"{r.failed} of {r.attempted} examples of {page.name} failed (above)"
@@ -115,8 +122,11 @@ def test_a_drifted_output_fails(tmp_path):
     """The harness is not vacuous: a page whose printed value is wrong fails, and the fence
     ends the expected output."""
     page = tmp_path / "page.md"
-    page.write_text('# x\n\n```python title="helper.py"\nX = 2\n```\n\n```pycon\n'
-                    '>>> from helper import X\n>>> X + 1\n4\n```\n\nText.\n', encoding="utf-8")
+    page.write_text(
+        '# x\n\n```python title="helper.py"\nX = 2\n```\n\n```pycon\n'
+        ">>> from helper import X\n>>> X + 1\n4\n```\n\nText.\n",
+        encoding="utf-8",
+    )
     sys.path.insert(0, str(tmp_path))
     try:
         runner_out = run_page(page, tmp_path, out=lambda s: None)
@@ -124,4 +134,3 @@ def test_a_drifted_output_fails(tmp_path):
         sys.path.remove(str(tmp_path))
         sys.modules.pop("helper", None)
     assert runner_out == doctest.TestResults(failed=1, attempted=2)
-

@@ -25,9 +25,15 @@ NOTEBOOKS = sorted((ROOT / "docs" / "notebooks").glob("*.ipynb"))
 def kernel(tmp_path, monkeypatch):
     spec = tmp_path / "jupyter" / "kernels" / "python3"
     spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (this interpreter)", "language": "python"}))
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "Python 3 (this interpreter)",
+                "language": "python",
+            }
+        )
+    )
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
     monkeypatch.setenv("JUPYTER_PLATFORM_DIRS", "1")
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
@@ -38,8 +44,13 @@ def kernel(tmp_path, monkeypatch):
 
 def execute(path: Path, kernel_name: str, cwd: Path):
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, kernel_name=kernel_name, timeout=120, allow_errors=False,
-                   resources={"metadata": {"path": str(cwd)}}).execute()
+    NotebookClient(
+        nb,
+        kernel_name=kernel_name,
+        timeout=120,
+        allow_errors=False,
+        resources={"metadata": {"path": str(cwd)}},
+    ).execute()
     return nb
 
 
@@ -53,8 +64,9 @@ def test_stored_without_outputs(path):
     nbformat.validate(nb)
     for cell in nb.cells:
         if cell.cell_type == "code":
-            assert cell.outputs == [] and cell.execution_count is None, \
+            assert cell.outputs == [] and cell.execution_count is None, (
                 f"{path.name} is stored with outputs: clear them before committing"
+            )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
@@ -74,8 +86,9 @@ def test_notebook_runs(path, kernel, tmp_path):
 
 def test_a_failing_cell_fails(kernel, tmp_path):
     """The harness is not vacuous: a notebook with an assertion that fails is an error."""
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"),
-                                         nbformat.v4.new_code_cell("assert x == 2")])
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell("assert x == 2")]
+    )
     path = tmp_path / "bad.ipynb"
     nbformat.write(nb, path)
     with pytest.raises(CellExecutionError, match="AssertionError"):
