@@ -160,6 +160,7 @@ _BADGE = {
     "verified-symbolic": "#2e7d32",
     "verified-numeric": "#388e3c",
     "consistent-empirical": "#689f38",
+    "inconsistent": "#ef6c00",
     "refuted": "#c62828",
     "vacuous-here": "#f9a825",
     "not-checkable": "#757575",
@@ -204,7 +205,7 @@ def render_markdown(records: Sequence[dict], meta: dict) -> str:
         ev = r["evidence"] + (f" *Covered:* {r['covered']}" if r.get("covered") else "")
         if r.get("volatile"):
             ev += " *This run:* " + "; ".join(f"{k}: {v}" for k, v in r["volatile"].items())
-        if r.get("witness") is not None and r["verdict"] == "refuted":
+        if r.get("witness") is not None and r["verdict"] in ("refuted", "inconsistent"):
             ev += f" *Witness:* `{r['witness']}`"
         lines.append(
             f"| {r['claim']} | {_md_cell(r['statement'])} | {r['provenance']} | "
@@ -223,7 +224,7 @@ def render_html(records: Sequence[dict], meta: dict) -> str:
         )
         csvs = " ".join(f'<a href="{e(p)}">{e(Path(p).name)}</a>' for p in r.get("csv", []))
         wit = ""
-        if r.get("witness") is not None and r["verdict"] == "refuted":
+        if r.get("witness") is not None and r["verdict"] in ("refuted", "inconsistent"):
             wit = f"<br><b>Witness:</b> <code>{e(str(r['witness']))}</code>"
         cov = f"<br><i>Covered:</i> {e(r['covered'])}" if r.get("covered") else ""
         if r.get("volatile"):

@@ -308,6 +308,7 @@ def run_verify(
     atomic_write_text(out / "report.html", render_html(shown_records, shown))
     crashed = [r["claim"] for r in records if r["verdict"] == "error"]
     refuted = [r["claim"] for r in records if r["verdict"] == "refuted"]
+    inconsistent = [r["claim"] for r in records if r["verdict"] == "inconsistent"]
     if progress:
         counts = {}
         for r in records:
@@ -319,6 +320,8 @@ def run_verify(
         )
         if refuted:
             print(f"refuted: {', '.join(refuted)}", file=sys.stderr)
+        if inconsistent:
+            print(f"inconsistent: {', '.join(inconsistent)}", file=sys.stderr)
         if crashed:
             print(f"checks that crashed: {', '.join(crashed)}", file=sys.stderr)
         print(f"report: {out / 'report.md'} and {out / 'report.html'}", file=sys.stderr)

@@ -1,5 +1,6 @@
 """Per-claim checks, one module per paper. Every claim of the catalogue has a check that returns
 a :class:`Verdict`: ``verified-symbolic``, ``verified-numeric``, ``consistent-empirical``,
+``inconsistent`` (a trained network's measurement disagrees with a stated prediction),
 ``refuted`` (with the witness), ``vacuous-here`` or ``not-checkable`` (with the reason).
 
 Example::

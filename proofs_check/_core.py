@@ -13,6 +13,7 @@ VERDICTS = (
     "verified-symbolic",
     "verified-numeric",
     "consistent-empirical",
+    "inconsistent",
     "refuted",
     "vacuous-here",
     "not-checkable",
@@ -22,7 +23,10 @@ VERDICTS = (
 #: verdicts that say the claim held; a mutant "flips" a check when it turns one into a FAILING one
 PASSING = ("verified-symbolic", "verified-numeric", "consistent-empirical")
 VERIFIED = ("verified-symbolic", "verified-numeric")
-FAILING = ("refuted",)
+#: ``refuted``: a witness against what the paper proves (or states exactly); ``inconsistent``: a
+#: trained network's measurement disagrees with the claim's stated prediction under the check's
+#: stated criterion (weaker: training budget, seeds and scale can be to blame, not the proof)
+FAILING = ("refuted", "inconsistent")
 
 #: what a verdict speaks about: the whole claim, a named part of it, or the digest's stand-in for
 #: it; ``none`` for verdicts that checked nothing (not-checkable, error)

@@ -1572,7 +1572,7 @@ def phase_transition(ctx: Context, cid):
     seeds = len({int(r["seed"]) for r in raw})
     return Verdict(
         cid,
-        "consistent-empirical" if ok else "refuted",
+        "consistent-empirical" if ok else "inconsistent",
         f"min-over-seeds NMSE {', '.join(f'h={h} T={T}: {v:.3g}' for (h, T), v in sorted(best.items()))}; "
         f"log-drops at T = {Tmax}: "
         f"{', '.join(f'{h1}->{h2}: {v:.2f}' for (h1, h2), v in drops.items())}; growth "

@@ -167,8 +167,8 @@ def test_p8_criterion_can_pass_and_fail(monkeypatch):
     clean = {(1, 8): 0.2, (1, 32): 0.35, (2, 8): 1e-3, (2, 32): 1.1e-3, (3, 8): 8e-4, (3, 32): 9e-4}
     monkeypatch.setattr(hcc, "_phase_rows", _fake_phase(clean))
     assert run_check("HC-P8", Context()).verdict == "consistent-empirical"
-    assert run_check("HC-P8", Context(mutant="heads-relabelled")).verdict == "refuted"
+    assert run_check("HC-P8", Context(mutant="heads-relabelled")).verdict == "inconsistent"
     late = {(1, 8): 0.2, (1, 32): 0.35, (2, 8): 0.18, (2, 32): 0.3, (3, 8): 1e-3, (3, 32): 1e-3}
     monkeypatch.setattr(hcc, "_phase_rows", _fake_phase(late))
     v = run_check("HC-P8", Context())
-    assert v.verdict == "refuted" and "(a)" in v.evidence and v.witness["failed"]
+    assert v.verdict == "inconsistent" and "(a)" in v.evidence and v.witness["failed"]
