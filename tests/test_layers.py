@@ -64,6 +64,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "approxtheory.search_bench",
             "approxtheory.strategies",
             "approxtheory.bench",
+            "approxtheory.headcount_analysis",
         ],
     ),
     ("training", ["approxtheory.train", "approxtheory.train_bench"]),
@@ -372,12 +373,12 @@ def test_only_the_commands_layer_holds_argparse_wiring():
     assert not found, found
 
 
+_OLD_ALTERNATIVES = "|".join(OLD_NAMES)
 _OLD_IMPORT = re.compile(
-    r"^\s*(?:>>>\s*)?(?:from\s+(%s)(?:\.|\s)|import\s+(%s)\b)"
-    % ("|".join(OLD_NAMES), "|".join(OLD_NAMES)),
+    rf"^\s*(?:>>>\s*)?(?:from\s+({_OLD_ALTERNATIVES})(?:\.|\s)|import\s+({_OLD_ALTERNATIVES})\b)",
     re.M,
 )
-_OLD_DYNAMIC = re.compile(r"""import_module\(\s*["'](?:%s)\b""" % "|".join(OLD_NAMES))
+_OLD_DYNAMIC = re.compile(rf"""import_module\(\s*["'](?:{_OLD_ALTERNATIVES})\b""")
 
 
 def old_name_imports(text: str) -> list[int]:
@@ -395,7 +396,7 @@ def test_old_name_imports_are_recognised():
     assert old_name_imports(
         "import experiments\nfrom proofs_check import x\n"
         "    from experiments._rng import f\n>>> import proofs_check\n"
-        "importlib.import_module(%r)\n" % "experiments"
+        f"importlib.import_module({'experiments'!r})\n"
     ) == [1, 2, 3, 4, 5]
     assert (
         old_name_imports(

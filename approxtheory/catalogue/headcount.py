@@ -52,6 +52,14 @@ q = P.sym("q", "sharpness of the smooth selector (q -> infinity)")
 Y = P.sym("Y", "Y_{t,j} of Lemma 2", nonnegative=True)
 Z = P.sym("Z", "Z_{t,j} of Lemma 2", nonnegative=True)
 gate = P.sym("c", "position-gate value r_i(t) of HC-K1 outside S_i (the paper: -1)", real=True)
+err1 = P.sym("e_1", "error err(T1) = 1 - accuracy at the shorter length T1 < T2", nonnegative=True)
+err2 = P.sym("e_2", "error err(T2) at the longer length T2 > T1", nonnegative=True)
+err_max = P.sym("e_max", "max over T of err(T) for one head count", nonnegative=True)
+err_min = P.sym("e_min", "min over T of err(T) for one head count", nonnegative=True)
+c_fit = P.sym("c_fit", "scale c of the fitted error law c·T^β·exp(α h/T^δ)")
+beta_fit = P.sym("beta_fit", "length exponent β of the fitted error law", real=True)
+alpha_fit = P.sym("alpha_fit", "head coefficient α of the fitted error law", real=True)
+delta_fit = P.sym("delta_fit", "length exponent δ of the head term of the fitted error law")
 
 ARXIV = P.paper
 
@@ -84,8 +92,9 @@ P.claim(
     section="App. A.1 Lemma 2",
     kind="exact",
     provenance="stated",
-    statement="Order statistics: Y_{t,j} = max over m-subsets A containing t of min_{u in A} x(u)_j "
-    "equals min{x(t)_j, v_{m,j}}, and 1 - Z_{t,j} = max{x(t)_j, w_{m,j}} (m = T/4).",
+    statement="Order statistics: Y_{t,j} = max over m-subsets A containing t of "
+    "min_{u in A} x(u)_j equals min{x(t)_j, v_{m,j}}, and "
+    "1 - Z_{t,j} = max{x(t)_j, w_{m,j}} (m = T/4).",
     expressions={"Y": sp.Min(x_t, v_m), "one_minus_Z": sp.Max(x_t, w_m)},
     notes="v_m is the m-th largest and w_m the m-th smallest of the j-th coordinates.",
 )
@@ -448,6 +457,17 @@ P.claim(
     provenance="stated",
     statement="The reversal score R(h) turns positive at the transition, and MS MARCO error fits "
     "c T^β exp(α h/T^δ) with α = -1.40, δ = 0.25.",
+    # §5.3: R(h) = (1/w_h) Σ_{T1<T2} max(err(T1) - err(T2), 0), w_h = max_T err - min_T err;
+    # §5.2: Err(h, T) ≈ c·T^β·exp(α h/T^δ), fitted by the paper to Table 6 with α = -1.40,
+    # δ = 0.25 (c, β not reported). The sum over pairs is taken by the code that reads these.
+    expressions={
+        "reversal_term": sp.Max(err1 - err2, 0),
+        "reversal_weight": err_max - err_min,
+        "error_law": c_fit * T**beta_fit * sp.exp(alpha_fit * h / T**delta_fit),
+        "alpha_paper": sp.Rational(-7, 5),
+        "delta_paper": sp.Rational(1, 4),
+    },
+    primary="error_law",
 )
 
 CLAIMS = P.claims

@@ -1,0 +1,558 @@
+"""Trained head-count experiments (headcount digest §5.1, §6 P6-P11), all through
+:func:`approxtheory.train.train` and the runner.
+
+The task is §5.1's Σ_i max_t a_iᵀx(t) with Gaussian tokens, d = D, and the a_i the rows of a
+seeded random orthogonal matrix (the paper does not give its a_i; orthogonal rows keep the D
+features distinct, whereas the default draw of ``SyntheticMaxSum(D=2, seed=123)`` has
+a_1 ≈ -a_2, which one head with a nonlinear value solves as max - min). The model is §5.1's: a
+two-layer ReLU encoder of hidden size N to per-head width n, a trainable CLS token, no
+positions, attention without residual or LayerNorm, a two-layer GELU read-out of hidden size N.
+Training: Adam, cosine schedule, float32; validation NMSE in float64 on 1000 fresh sequences.
+Hyper-parameters are not the paper's (it gives none).
+
+Experiments (quick profile: the smallest runs that decide the checks' criteria; full profile:
+what a GPU user runs, ``--device cuda``):
+
+- ``headcount_phase_d2`` / ``headcount_phase_d4`` (HC-P8): h = 1..D+1 per T, min over seeds;
+  each trained model also gets an attention-collision search (HC-P7, trained heads);
+- ``headcount_width`` (HC-P9): read-out/encoder hidden size N swept at h = D-1 and h = D;
+- ``headcount_variants`` (HC-P10): fixed total width E with per-head width ⌈E/h⌉, D = 3, and
+  two layers (L·h against D);
+- ``headcount_lower_regime`` (HC-P6's non-vacuous regime of HC-T2b): n = 2, D = 2, s = 1,
+  T up to 128, where the lower bound's exponent k > 0 (full profile only);
+- ``headcount_collisions`` (HC-P7, no training): random single heads against the two-head
+  max + min construction;
+- ``headcount_real_data`` (HC-P11, no training): R(h) per table of the paper.
+
+Every experiment's plot also draws the reversal score R(h) of its own results.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from approxtheory.experiment import Experiment, register_experiment
+
+#: training hyper-parameters shared by every trained cell (not the paper's: it gives none)
+LR, BATCH, TRAIN_SIZE, VAL_SIZE = 1e-2, 128, None, 1000
+
+
+def _task(T: int, D: int):
+    import numpy as np
+
+    from approxtheory.tasks import SyntheticMaxSum
+
+    a = np.linalg.qr(np.random.default_rng(1000 + D).standard_normal((D, D)))[0]
+    return SyntheticMaxSum(T, d=D, D=D, a=a)
+
+
+def retrieval_cell(cfg: dict) -> dict:
+    """Train one model on Σ_i max_t a_iᵀx(t): ``D``, ``heads``, per-head width ``head_dim`` (or
+    ``total_width``: per-head ⌈E/h⌉), ``layers``, ``hidden`` N, ``T``, ``steps``, ``seed``;
+    ``collisions``: also run the attention-collision search on the trained model (one layer)."""
+    import numpy as np
+
+    from approxtheory.errors import ApproxTheoryError
+    from approxtheory.model import LayerSpec, ModelConfig, Transformer
+    from approxtheory.train import TaskData, TrainConfig, train
+
+    D, h, T, N = int(cfg["D"]), int(cfg["heads"]), int(cfg["T"]), int(cfg["hidden"])
+    n = int(cfg.get("head_dim", 0)) or math.ceil(int(cfg["total_width"]) / h)
+    L = int(cfg.get("layers", 1))
+    task = _task(T, D)
+    mc = ModelConfig(
+        d_in=D,
+        width=n * h,
+        layers=[LayerSpec(h, n)] * L,
+        embed_hidden=(N,),
+        head_hidden=(N,),
+        head_activation="gelu",
+        residual=False,
+        dtype="float32",
+    )
+    Xva = task.sample_gaussian(VAL_SIZE, np.random.default_rng(10_000 + int(cfg["seed"])))
+    data = TaskData(task=task, sampler=task.sample_gaussian, train_size=TRAIN_SIZE, val_inputs=Xva)
+    res = train(
+        Transformer(mc),
+        data,
+        TrainConfig(
+            steps=int(cfg["steps"]),
+            batch=BATCH,
+            lr=LR,
+            optimizer="adam",
+            schedule="cosine",
+            seed=int(cfg["seed"]),
+            device=cfg.get("device", "cpu"),
+        ),
+    )
+    if not res.ok:
+        raise ApproxTheoryError(f"headcount cell {cfg}: {res.message}")
+    out = {
+        "val_nmse": res.evals[-1]["val_nmse"],
+        "params": res.model.count_params(),
+        "mlp_params": res.model.count_params(["embed", "head"]),
+        "final_train_loss": res.final_loss,
+    }
+    if cfg.get("collisions") and L == 1:
+        from approxtheory.headcount_analysis import collision_search
+        from approxtheory.train import float64_copy
+
+        m = float64_copy(res.model).cpu()
+        y = task.target(Xva)
+        r = collision_search(
+            m,
+            task.target,
+            lambda k, rng: rng.standard_normal((k, T, D)).clip(-3, 3),
+            T,
+            D,
+            delta=0.5 * float(np.std(y)),
+            seed=int(cfg["seed"]),
+            n_samples=128,
+            n_starts=1,
+            steps=20,
+            box=(-3.0, 3.0),
+        )
+        out["collision_lipschitz"] = r["lipschitz"]
+    return out
+
+
+# ------------------------------------------------------------------------------------ plots
+def _min_over_seeds(rows: list, key: str, by: tuple) -> list[dict]:
+    best: dict = {}
+    for r in rows:
+        k = tuple(r[b] for b in by)
+        best[k] = min(best.get(k, math.inf), float(r[key]))
+    return [{**dict(zip(by, k)), key: v} for k, v in sorted(best.items())]
+
+
+def _band(rows: list, key: str, by: tuple) -> list[dict]:
+    """min, median and max over seeds per group (the seed band)."""
+    import numpy as np
+
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault(tuple(r[b] for b in by), []).append(float(r[key]))
+    return [
+        {
+            **dict(zip(by, k)),
+            f"{key}_min": min(v),
+            f"{key}_median": float(np.median(v)),
+            f"{key}_max": max(v),
+        }
+        for k, v in sorted(groups.items())
+    ]
+
+
+def _reversal_rows(best: list[dict], err: str) -> list[dict]:
+    from approxtheory.headcount_analysis import reversal_scores
+
+    return [{"heads": h, "R": v} for h, v in reversal_scores(best, err).items()]
+
+
+def phase_plot(rows: list, out: Path, **_) -> list:
+    """NMSE vs h per T with the seed band, NMSE vs T per h, and R(h), from the CSV."""
+    from approxtheory.report import plot_from_csv, write_csv
+
+    out.mkdir(parents=True, exist_ok=True)
+    band = write_csv(out / "nmse_band.csv", _band(rows, "val_nmse", ("heads", "T")))
+    best = _min_over_seeds(rows, "val_nmse", ("heads", "T"))
+    bp = write_csv(out / "min_over_seeds.csv", best)
+    rp = write_csv(out / "reversal.csv", _reversal_rows(best, "val_nmse"))
+    D = int(rows[0]["D"])
+    return [
+        plot_from_csv(
+            band,
+            {
+                "x": "heads",
+                "y": ["val_nmse_min", "val_nmse_median", "val_nmse_max"],
+                "group": "T",
+                "title": f"D = {D}: validation NMSE vs h per T (seed band: min, median, max)",
+                "xlabel": "heads h",
+                "ylabel": "NMSE",
+                "logx": False,
+            },
+            out / "nmse_vs_h.png",
+        ),
+        plot_from_csv(
+            bp,
+            {
+                "x": "T",
+                "y": ["val_nmse"],
+                "group": "heads",
+                "title": f"D = {D}: min-over-seeds NMSE vs T per h",
+                "xlabel": "T",
+                "ylabel": "NMSE",
+            },
+            out / "nmse_vs_T.png",
+        ),
+        plot_from_csv(
+            rp,
+            {
+                "x": "heads",
+                "y": ["R"],
+                "title": f"D = {D}: weighted reversal score R(h)",
+                "xlabel": "heads h",
+                "ylabel": "R(h)",
+                "logx": False,
+                "logy": False,
+            },
+            out / "reversal.png",
+        ),
+    ]
+
+
+def width_plot(rows: list, out: Path, **_) -> list:
+    """log NMSE vs log MLP parameters per (h, T) with the fitted lines and the theory's
+    exponents: HC-T2a's rate in ε at h = D (ε ~ M^(-1/γ), γ = 2 Barron) and HC-T2b's at
+    h = D - 1 (ε ~ M^(-1/k), drawn only where k > 0: the vacuous region is marked)."""
+    import numpy as np
+
+    from approxtheory.catalogue import claim
+    from approxtheory.report import STYLE, _plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    best = _min_over_seeds(rows, "val_nmse", ("heads", "T", "mlp_params"))
+    D = int(rows[0]["D"])
+    plt = _plt()
+    png = out / "nmse_vs_params.png"
+    with plt.style.context(str(STYLE)):
+        fig, ax = plt.subplots(figsize=(6, 4.2))
+        keys = sorted({(int(r["heads"]), int(r["T"])) for r in best})
+        for i, (h, T) in enumerate(keys):
+            pts = sorted(
+                (float(r["mlp_params"]), r["val_nmse"])
+                for r in best
+                if (r["heads"], r["T"]) == (h, T)
+            )
+            x, y = np.array([p[0] for p in pts]), np.array([p[1] for p in pts])
+            ax.plot(x, y, "o", color=f"C{i}", label=f"h={h} T={T}")
+            if len(x) >= 2:
+                s, b = np.polyfit(np.log(x), np.log(y), 1)
+                ax.plot(x, np.exp(b + s * np.log(x)), "-", color=f"C{i}", alpha=0.7)
+            # the theory's exponent (NMSE ~ ε² ~ M^(-2/γ) or M^(-2/k)) through the first point
+            if h >= D:
+                g = float(claim("HC-A3").evaluate("gamma_barron"))
+                ax.plot(x, y[0] * (x / x[0]) ** (-2 / g), ":", color=f"C{i}", alpha=0.8)
+            else:
+                k = float(
+                    claim("HC-T2b").evaluate(
+                        "k", T=T, s=h, n=int(rows[0].get("head_dim") or 8), D=D
+                    )
+                )
+                if k > 0:
+                    ax.plot(x, y[0] * (x / x[0]) ** (-2 / k), ":", color=f"C{i}", alpha=0.8)
+                else:
+                    ax.annotate(f"h={h} T={T}: k={k:.2f} <= 0 (vacuous)", (x[0], y[0]), fontsize=7)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("MLP parameters (encoder + read-out)")
+        ax.set_ylabel("min-over-seeds NMSE")
+        ax.set_title(f"D = {D}: NMSE vs parameters (lines: fits; dotted: theory)")
+        ax.legend(fontsize=7)
+        from approxtheory.report import _save
+
+        _save(fig, png)
+        plt.close(fig)
+    return [png]
+
+
+# ------------------------------------------------------------------------------ HC-P7 random
+def collisions_cell(cfg: dict) -> dict:
+    """HC-P7 without training: the attention-collision search on max + min (d = 1) for a random
+    single head of width ``head_dim`` (weights from the seed) or the two-head construction."""
+    import numpy as np
+
+    from approxtheory.headcount_analysis import collision_search, max_min_two_heads, random_one_head
+    from approxtheory.tasks import MaxPlusMin
+
+    T = int(cfg["T"])
+    task = MaxPlusMin(T)
+    if cfg["model"] == "two-head":
+        m = max_min_two_heads()
+    else:
+        m = random_one_head(int(cfg["head_dim"]), 7919 * int(cfg["seed"]) + 1)
+
+    def sampler(k, rng):  # spread-out targets: uniform tokens in a random sub-interval
+        a = rng.uniform(0, 1, (k, 1, 1))
+        b = rng.uniform(0, 1, (k, 1, 1))
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        return lo + (hi - lo) * rng.uniform(0, 1, (k, T, 1))
+
+    r = collision_search(
+        m,
+        task.target,
+        sampler,
+        T,
+        1,
+        delta=0.5,
+        seed=int(cfg["seed"]),
+        n_samples=int(cfg["n_samples"]),
+        n_starts=int(cfg["n_starts"]),
+        steps=int(cfg["search_steps"]),
+    )
+    return {"min_dist": r["min_dist"], "lipschitz": r["lipschitz"]}
+
+
+def collisions_plot(rows: list, out: Path, **_) -> list:
+    from approxtheory.report import plot_from_csv, write_csv
+
+    out.mkdir(parents=True, exist_ok=True)
+    agg = _band(rows, "lipschitz", ("model", "T"))
+    p = write_csv(out / "lipschitz.csv", agg)
+    return [
+        plot_from_csv(
+            p,
+            {
+                "x": "T",
+                "y": ["lipschitz_median"],
+                "group": "model",
+                "title": "HC-P7: Lipschitz constant demanded of F̂ (max + min, Δ = 0.5)",
+                "xlabel": "T",
+                "ylabel": "Δ / min ||A(X1) - A(X2)||",
+            },
+            out / "lipschitz_vs_T.png",
+        )
+    ]
+
+
+# ------------------------------------------------------------------------------ HC-P11 tables
+def real_data_cell(cfg: dict) -> dict:
+    """R(h) of one head count in one of the paper's tables (err = 1 - accuracy); ``present`` 0
+    when the table has no such h."""
+    from approxtheory.headcount_analysis import real_data_tables, reversal_score
+
+    rows = [r for r in real_data_tables() if r["table"] == cfg["table"] and r["h"] == cfg["h"]]
+    if not rows:
+        return {"present": 0, "R": float("nan"), "err_min": float("nan"), "err_max": float("nan")}
+    errs = {r["T"]: r["err"] for r in rows}
+    return {
+        "present": 1,
+        "R": reversal_score(errs),
+        "err_min": min(errs.values()),
+        "err_max": max(errs.values()),
+    }
+
+
+def real_data_plot(rows: list, out: Path, **_) -> list:
+    from approxtheory.report import plot_from_csv, write_csv
+
+    out.mkdir(parents=True, exist_ok=True)
+    p = write_csv(
+        out / "reversal.csv",
+        [{"table": r["table"], "heads": r["h"], "R": r["R"]} for r in rows if int(r["present"])],
+    )
+    return [
+        plot_from_csv(
+            p,
+            {
+                "x": "heads",
+                "y": ["R"],
+                "group": "table",
+                "title": "HC-P11: weighted reversal score R(h) per table of the paper",
+                "xlabel": "heads h",
+                "ylabel": "R(h)",
+                "logx": False,
+                "logy": False,
+            },
+            out / "reversal.png",
+        )
+    ]
+
+
+# ------------------------------------------------------------------------------ registration
+_STEPS_Q, _STEPS_F = 500, 4000
+
+register_experiment(
+    Experiment(
+        name="headcount_phase_d2",
+        description="HC-P8 (D = 2 variant): one-layer models on Σ max a_iᵀx, d = D = 2, orthogonal "
+        "a_i, h = 1..3, per-head width 8, N = 16; min-over-seeds NMSE, R(h), trained collisions",
+        grids={
+            "quick": {
+                "D": [2],
+                "heads": [1, 2, 3],
+                "T": [8, 16],
+                "head_dim": [8],
+                "hidden": [16],
+                "steps": [_STEPS_Q],
+                "collisions": [1],
+            },
+            "full": {
+                "D": [2],
+                "heads": [1, 2, 3],
+                "T": [8, 16, 32, 64],
+                "head_dim": [8],
+                "hidden": [32],
+                "steps": [_STEPS_F],
+                "collisions": [1],
+            },
+        },
+        seeds={"quick": [0], "full": [0, 1, 2]},
+        cell=retrieval_cell,
+        plot=phase_plot,
+        claims=("HC-P8", "HC-P7", "HC-P11"),
+    )
+)
+register_experiment(
+    Experiment(
+        name="headcount_phase_d4",
+        description="HC-P8 (D = 4, the paper's Fig. 1a scaled down): h = 1..5 (quick: 3..5), "
+        "per-head width 8; min-over-seeds NMSE and R(h)",
+        grids={
+            "quick": {
+                "D": [4],
+                "heads": [3, 4, 5],
+                "T": [8],
+                "head_dim": [8],
+                "hidden": [16],
+                "steps": [_STEPS_Q],
+                "collisions": [0],
+            },
+            "full": {
+                "D": [4],
+                "heads": [1, 2, 3, 4, 5],
+                "T": [8, 16, 32, 64],
+                "head_dim": [8],
+                "hidden": [32],
+                "steps": [_STEPS_F],
+                "collisions": [0],
+            },
+        },
+        seeds={"quick": [0], "full": [0, 1, 2]},
+        cell=retrieval_cell,
+        plot=phase_plot,
+        claims=("HC-P8", "HC-P11"),
+    )
+)
+register_experiment(
+    Experiment(
+        name="headcount_width",
+        description="HC-P9: hidden size N swept at h = D - 1 and h = D (D = 2), log-log slope of "
+        "NMSE in the MLP parameter count per T, next to HC-T2a/HC-T2b's exponents",
+        grids={
+            "quick": {
+                "D": [2],
+                "heads": [1, 2],
+                "T": [8],
+                "head_dim": [8],
+                "hidden": [4, 8, 32],
+                "steps": [_STEPS_Q],
+                "collisions": [0],
+            },
+            "full": {
+                "D": [2],
+                "heads": [1, 2],
+                "T": [8, 32],
+                "head_dim": [8],
+                "hidden": [4, 8, 16, 32, 64],
+                "steps": [_STEPS_F],
+                "collisions": [0],
+            },
+        },
+        seeds={"quick": [0], "full": [0, 1, 2]},
+        cell=retrieval_cell,
+        plot=width_plot,
+        claims=("HC-P9", "HC-T2a", "HC-T2b"),
+    )
+)
+register_experiment(
+    Experiment(
+        name="headcount_variants",
+        description="HC-P10: D = 3 with fixed total width E = 24 (per-head ⌈E/h⌉), one layer "
+        "(h = 2, 3) and two layers (h = 1, 2: L·h = 2 < D and 4 >= D)",
+        grids={
+            "quick": {
+                "D": [3],
+                "heads": [2, 3],
+                "layers": [1, 2],
+                "T": [8],
+                "total_width": [24],
+                "hidden": [16],
+                "steps": [_STEPS_Q],
+                "collisions": [0],
+            },
+            "full": {
+                "D": [3],
+                "heads": [1, 2, 3, 4],
+                "layers": [1, 2],
+                "T": [8, 16, 32],
+                "total_width": [24],
+                "hidden": [32],
+                "steps": [_STEPS_F],
+                "collisions": [0],
+            },
+        },
+        seeds={"quick": [0], "full": [0, 1, 2]},
+        cell=retrieval_cell,
+        plot=None,
+        claims=("HC-P10", "HC-Conj1"),
+    )
+)
+register_experiment(
+    Experiment(
+        name="headcount_lower_regime",
+        description="HC-P6's non-vacuous regime of HC-T2b: D = 2, per-head width n = 2, s = h = 1 "
+        "against h = 2, T = 16..128 (k > 0 from T > 24); NMSE vs T and R(h)",
+        grids={
+            "full": {
+                "D": [2],
+                "heads": [1, 2],
+                "T": [16, 32, 64, 128],
+                "head_dim": [2],
+                "hidden": [32],
+                "steps": [_STEPS_F],
+                "collisions": [0],
+            },
+        },
+        seeds={"full": [0, 1, 2]},
+        cell=retrieval_cell,
+        plot=phase_plot,
+        claims=("HC-P6", "HC-T2b"),
+    )
+)
+register_experiment(
+    Experiment(
+        name="headcount_collisions",
+        description="HC-P7 without training: attention collisions of random single heads "
+        "(width 2) against the two-head max + min construction, Δ = 0.5",
+        grids={
+            "quick": {
+                "model": ["random-1-head", "two-head"],
+                "T": [4, 8, 16, 32],
+                "head_dim": [2],
+                "n_samples": [256],
+                "n_starts": [2],
+                "search_steps": [30],
+            },
+            "full": {
+                "model": ["random-1-head", "two-head"],
+                "T": [4, 8, 16, 32, 64, 128],
+                "head_dim": [2],
+                "n_samples": [1024],
+                "n_starts": [8],
+                "search_steps": [200],
+            },
+        },
+        seeds={"quick": [0, 1], "full": [0, 1, 2, 3, 4]},
+        cell=collisions_cell,
+        plot=collisions_plot,
+        claims=("HC-P7",),
+    )
+)
+_TABLE_HEADS = [1, 2, 4, 6, 8, 10, 11, 12, 13, 14, 16, 20, 24]
+register_experiment(
+    Experiment(
+        name="headcount_real_data",
+        description="HC-P11: the weighted reversal score R(h) of the paper's MS MARCO (Tables 6-7) "
+        "and CIFAR-10 (Tables 8-9) results (shipped with the package; no training)",
+        grids={
+            "quick": {"table": [6, 7, 8, 9], "h": _TABLE_HEADS},
+            "full": {"table": [6, 7, 8, 9], "h": _TABLE_HEADS},
+        },
+        seeds={"quick": [0], "full": [0]},
+        cell=real_data_cell,
+        plot=real_data_plot,
+        claims=("HC-P11",),
+    )
+)
