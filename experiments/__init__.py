@@ -17,4 +17,5 @@ if __name__ != "approxtheory.experiments":  # e.g. `import experiments` from the
     )
 
 from . import constructions, headcount_training, identifiability_training  # noqa: E402, F401
+from . import tradeoffs_budget, tradeoffs_cuts, tradeoffs_layers  # noqa: E402, F401
 from . import headcount_trained  # noqa: E402, F401

@@ -17,15 +17,7 @@ import torch
 from approxtheory import claim
 from approxtheory.constructions import build
 
-from ._core import Context, Verdict, check, memo, not_checkable
-
-not_checkable(
-    "TO-R1",
-    "TO-R2",
-    "TO-R3",
-    reason="allocation rules about trained models; the "
-    "training experiments (digest P3, P4, P6, P7) are not implemented yet",
-)
+from ._core import Context, Verdict, check, memo
 
 
 def _lambdify(cid: str, name: str, *symbols: str, expr=None):
@@ -958,3 +950,378 @@ def logit_growth(ctx: Context, cid):
             "ylabel": "mean row logit range",
         },
     )
+
+
+# --------------------------------------------------------------------------- trained: TO-R1..R3
+#: where cached cells of the trained experiments are looked for (``approxtheory experiment run``)
+TRAINED_CACHE = "results"
+
+
+def _inconsistent() -> str:
+    """The verdict of a trained measurement that disagrees with the claim under its criterion."""
+    from ._core import VERDICTS
+
+    return "inconsistent" if "inconsistent" in VERDICTS else "refuted"
+
+
+@memo
+def _trained(name: str, profile: str) -> tuple:
+    """An experiment's cells through the runner: cells cached under ``results/<name>`` for the
+    current source are copied into a temporary directory and reused; the quick profile is
+    computed when not cached, the full profile only read from the cache. Returns (rows or None,
+    trace rows, seconds, note)."""
+    import shutil
+    import tempfile
+    import time
+    from importlib import import_module
+    from pathlib import Path
+
+    from approxtheory.experiment import run_experiment
+    from approxtheory.report import read_csv
+
+    import_module(f"approxtheory.experiments.{name}")  # registers the experiment
+    t0 = time.time()
+    with tempfile.TemporaryDirectory() as d:
+        cached = Path(TRAINED_CACHE) / name / "cells"
+        if cached.is_dir():
+            shutil.copytree(cached, Path(d) / name / "cells")
+        r = run_experiment(
+            name,
+            profile=profile,
+            out=d,
+            progress=False,
+            max_cells=None if profile == "quick" else 0,
+        )
+        note = f"{r['cached']} cell(s) from the cache, {r['computed']} computed"
+        if not r["complete"]:
+            return None, (), time.time() - t0, note
+        rows = tuple(dict(x) for x in read_csv(r["csv"]))
+        tp = Path(d) / name / f"{profile}.trace.csv"
+        trace = tuple(dict(x) for x in read_csv(tp)) if tp.exists() else ()
+    return rows, trace, time.time() - t0, note
+
+
+def _not_run(cid: str, name: str, profile: str, note: str) -> Verdict:
+    return Verdict(
+        cid,
+        "not-checkable",
+        f"the {profile} profile of {name} was not run and is not cached for the current source "
+        f"({note}); run `approxtheory experiment run {name} --profile {profile}` first (cells "
+        f"are read from ./{TRAINED_CACHE})",
+        covered="nothing was trained",
+        scope="none",
+    )
+
+
+def _span(vals) -> str:
+    v = [float(x) for x in vals]
+    return f"[{min(v):.3g}, {max(v):.3g}]"
+
+
+# ------------------------------------------------------------------------------------- TO-R1
+def budget_split_verdict(cid: str, rows: list, profile: str, mutant: str | None = None):
+    """TO-R1 from the tradeoffs_budget rows (see its CRITERION): per T the argmin over H of the
+    seed-mean NMSE must be interior and the fitted template's H* within a factor 4 of it."""
+    import math
+
+    from approxtheory.experiments._tradeoffs import fit_template
+    from approxtheory.experiments.tradeoffs_budget import CRITERION, M_LAGS
+
+    c = claim("TO-T1")
+    Hs_e = c.expr("H_star")
+    if mutant == "hstar-D-linear":
+        # H* proportional to D instead of D^(β/(α+β))
+        Hs_e = Hs_e * c.symbol("D") ** (c.symbol("alpha") / (c.symbol("alpha") + c.symbol("beta")))
+    hstar_f = _lambdify("TO-T1", "H_star", "D", "M", "a", "b", "alpha", "beta", expr=Hs_e)
+    rows = [dict(r) for r in rows]
+    table, parts, fails, effects = [], [], [], []
+    for T, D in sorted({(int(r["T"]), int(r["budget"])) for r in rows}):
+        sub = [r for r in rows if int(r["T"]) == T and int(r["budget"]) == D]
+        Hs = sorted({int(r["heads"]) for r in sub})
+        seeds = sorted({int(r["seed"]) for r in sub})
+        per = {
+            h: {int(r["seed"]): float(r["val_nmse"]) for r in sub if int(r["heads"]) == h}
+            for h in Hs
+        }
+        mean = {h: float(np.mean(list(per[h].values()))) for h in Hs}
+        pick = max if mutant == "argmax-for-argmin" else min
+        h_best = pick(Hs, key=lambda h: mean[h])
+        f = fit_template(Hs, [mean[h] for h in Hs], D, M_LAGS)
+        hstar = float(hstar_f(D, M_LAGS, f["a"], f["b"], f["alpha"], f["beta"]))
+        interior = Hs[0] < h_best < Hs[-1]
+        gap = abs(math.log(hstar / h_best, 4))  # <= 1: within a factor 4
+        # effect size: how much worse the better edge (all-dim or all-heads) is than the argmin
+        edge = min(mean[Hs[0]], mean[Hs[-1]])
+        per_seed = [
+            min(per[Hs[0]][s], per[Hs[-1]][s]) / per[h_best][s] for s in seeds if s in per[h_best]
+        ]
+        effects.append(edge / mean[h_best])
+        ok_T = interior and gap <= 1
+        if not interior:
+            fails.append(f"T = {T}: the best H = {h_best} is at the edge of {Hs}")
+        if gap > 1:
+            fails.append(f"T = {T}: fitted H* = {hstar:.3g} is more than 4x from H = {h_best}")
+        parts.append(
+            f"T = {T}, D = {D}: seed-mean NMSE "
+            + ", ".join(f"H={h}: {mean[h]:.3g}" for h in Hs)
+            + f"; argmin H = {h_best} (>= M = {M_LAGS}: {h_best >= M_LAGS}); better edge / "
+            f"argmin = {edge / mean[h_best]:.2f} (per seed {_span(per_seed)}); template fit "
+            f"α = {f['alpha']:.2f}, β = {f['beta']:.2f} (RMS log residual "
+            f"{f['rms_log_resid']:.2f}), H* = {hstar:.3g} (H*/argmin = {hstar / h_best:.2f})"
+            + ("" if ok_T else " [fails]")
+        )
+        for h in Hs:
+            table.append(
+                {
+                    "T": T,
+                    "heads": h,
+                    "nmse_mean": mean[h],
+                    "nmse_min": min(per[h].values()),
+                    "nmse_max": max(per[h].values()),
+                    "template": _template(h, D, M_LAGS, f),
+                    "H_star": hstar,
+                    "argmin_heads": h_best,
+                }
+            )
+    ok = not fails
+    steps = int(rows[0]["steps"])
+    nseeds = len({int(r["seed"]) for r in rows})
+    return Verdict(
+        cid,
+        "consistent-empirical" if ok else _inconsistent(),
+        f"Criterion: {CRITERION}. "
+        + ". ".join(parts)
+        + (". Failed: " + "; ".join(fails) if fails else "")
+        + f". {steps} Adam steps, {nseeds} seed(s) per cell; interval = range over seeds",
+        covered=f"tradeoffs_budget ({profile} profile): one causal attention layer, learned "
+        f"positions, 3-lag extraction y_t = tanh(Σ_j W_j x_(t-j)), H in "
+        f"{sorted({int(r['heads']) for r in rows})} at H·d = "
+        f"{sorted({int(r['budget']) for r in rows})}, T in {sorted({int(r['T']) for r in rows})}",
+        measured={"better_edge_over_argmin": effects},
+        rows=table,
+        witness=None if ok else {"failed": fails},
+        plot={
+            "x": "heads",
+            "y": ["nmse_mean"],
+            "bound": "template",
+            "group": "T",
+            "title": f"{cid}: NMSE vs heads at fixed H·d (dashed: fitted TO-T1 template)",
+            "xlabel": "heads H",
+            "ylabel": "seed-mean validation NMSE",
+        },
+        scope=f"partial: the {profile} profile of tradeoffs_budget (digest P3, {steps} steps, "
+        f"{nseeds} seed(s)); the split of a fixed budget in one trained layer on the digest's "
+        "3-lag task, against the digest's [DER] template standing in for Eq. (3)",
+    )
+
+
+def _template(h, D, M, f) -> float:
+    from approxtheory.experiments._tradeoffs import template_error
+
+    return float(template_error(h, D, M, f["a"], f["b"], f["alpha"], f["beta"]))
+
+
+@check(
+    "TO-R1",
+    mutants={
+        "argmax-for-argmin": "the best head count read as the one with the largest NMSE (a "
+        "bookkeeping bug in the comparison)",
+        "hstar-D-linear": "the template's H* taken proportional to D instead of D^(β/(α+β)) "
+        "(the budget exponent of Eq. (3)'s stand-in dropped)",
+    },
+)
+def budget_split(ctx: Context, cid):
+    rows, _, secs, note = _trained("tradeoffs_budget", ctx.profile)
+    if rows is None:
+        return _not_run(cid, "tradeoffs_budget", ctx.profile, note)
+    v = budget_split_verdict(cid, list(rows), ctx.profile, ctx.mutant)
+    v.covered += f"; {note}"
+    v.volatile = {"seconds": round(secs, 2)}
+    return v
+
+
+# ------------------------------------------------------------------------------------- TO-R2
+def layer_allocation_verdict(cid: str, rows: list, trace: list, profile: str, mutant=None):
+    """TO-R2 from the tradeoffs_layers rows and trace (see its CRITERION)."""
+    from approxtheory.experiments.tradeoffs_layers import CRITERION
+
+    rows = [dict(r) for r in rows]
+    trace = [dict(t) for t in trace if t["schedule"] == "uniform"]
+    if mutant == "layers-reversed":
+        L = max(int(t["layer"]) for t in trace)
+        for t in trace:
+            t["layer"] = L + 1 - int(t["layer"])
+    if mutant == "schedules-swapped":
+        sw = {"front": "back", "back": "front", "uniform": "uniform"}
+        for r in rows:
+            r["schedule"] = sw[r["schedule"]]
+    seeds = sorted({int(t["seed"]) for t in trace})
+    layers = sorted({int(t["layer"]) for t in trace})
+    ranks = sorted({int(t["rank"]) for t in trace})
+    d = {(int(t["layer"]), int(t["rank"]), int(t["seed"])): float(t["dloss"]) for t in trace}
+    table, p6_fail, ratios = [], [], []
+    for r in ranks:
+        mean = {li: float(np.mean([d[(li, r, s)] for s in seeds])) for li in layers}
+        later = max(mean[li] for li in layers[1:])
+        per_seed = [d[(layers[0], r, s)] - max(d[(li, r, s)] for li in layers[1:]) for s in seeds]
+        ratios.append(
+            f"r = {r}: Δ_1 = {mean[layers[0]]:.3g}, max later Δ = {later:.3g} (Δ_1 - max later "
+            f"per seed {_span(per_seed)})"
+        )
+        if not mean[layers[0]] > later:
+            p6_fail.append(f"r = {r}: layer 1 is not the costliest to truncate")
+        for li in layers:
+            table.append({"rank": r, "layer": li, "dloss": mean[li]})
+    loss = {
+        k: {int(x["seed"]): float(x["val_loss"]) for x in rows if x["schedule"] == k}
+        for k in ("uniform", "front", "back")
+    }
+    m = {k: float(np.mean(list(v.values()))) for k, v in loss.items()}
+    diff = [loss["back"][s] - loss["front"][s] for s in sorted(loss["front"])]
+    p7 = m["front"] <= m["back"]
+    fails = p6_fail + ([] if p7 else ["P7: the front-loaded schedule is worse than back-loaded"])
+    ok = not fails
+    steps = int(rows[0]["steps"])
+    return Verdict(
+        cid,
+        "consistent-empirical" if ok else _inconsistent(),
+        f"Criterion: {CRITERION}. P6 (uniform models, seed means): "
+        + "; ".join(ratios)
+        + f". P7 validation loss (seed means): uniform {m['uniform']:.4f}, front "
+        f"{m['front']:.4f}, back {m['back']:.4f}; back - front = {m['back'] - m['front']:.4f} "
+        f"(per seed {_span(diff)}); front <= uniform: {m['front'] <= m['uniform']} (reported, "
+        "not decided)"
+        + (". Failed: " + "; ".join(fails) if fails else "")
+        + f". {steps} AdamW steps, {len(seeds)} seed(s); interval = range over seeds",
+        covered=f"tradeoffs_layers ({profile} profile): {len(layers)}-layer char-level LMs on "
+        f"the corpus {rows[0]['corpus']!r}, width {int(rows[0]['width'])}, "
+        f"{int(rows[0]['heads'])} heads of dim {int(rows[0]['head_dim'])} (uniform); kept ranks "
+        f"{ranks}",
+        measured={
+            "dloss_first_minus_max_later": {
+                r: float(
+                    np.mean([d[(layers[0], r, s)] for s in seeds])
+                    - max(np.mean([d[(li, r, s)] for s in seeds]) for li in layers[1:])
+                )
+                for r in ranks
+            },
+            "back_minus_front": m["back"] - m["front"],
+        },
+        rows=table,
+        witness=None if ok else {"failed": fails},
+        plot={
+            "x": "rank",
+            "y": ["dloss"],
+            "group": "layer",
+            "title": f"{cid}: loss increase from truncating one layer's heads",
+            "xlabel": "kept rank r",
+            "ylabel": "seed-mean validation-loss increase",
+        },
+        scope=f"partial: the {profile} profile of tradeoffs_layers (digest P6 + P7, {steps} "
+        f"steps, {len(seeds)} seed(s)); per-layer SVD compressibility and equal-width "
+        "allocation schedules of small char-level LMs on real text",
+    )
+
+
+@check(
+    "TO-R2",
+    mutants={
+        "layers-reversed": "the truncation profile's layer indices read in reverse (a bookkeeping "
+        "bug: layer 1 taken as the last)",
+        "schedules-swapped": "the front- and back-loaded schedules' results exchanged",
+    },
+)
+def layer_allocation(ctx: Context, cid):
+    rows, trace, secs, note = _trained("tradeoffs_layers", ctx.profile)
+    if rows is None:
+        return _not_run(cid, "tradeoffs_layers", ctx.profile, note)
+    v = layer_allocation_verdict(cid, list(rows), list(trace), ctx.profile, ctx.mutant)
+    v.covered += f"; {note}"
+    v.volatile = {"seconds": round(secs, 2)}
+    return v
+
+
+# ------------------------------------------------------------------------------------- TO-R3
+def cut_order_verdict(cid: str, rows: list, profile: str, mutant=None):
+    """TO-R3 from the tradeoffs_cuts rows (see its CRITERION)."""
+    from approxtheory.experiments.tradeoffs_cuts import CRITERION, summarise
+
+    rows = [dict(r) for r in rows]
+    if mutant == "cuts-swapped":
+        sw = {"cut_dim": "cut_heads", "cut_heads": "cut_dim", "base": "base"}
+        for r in rows:
+            r["variant"] = sw[r["variant"]]
+            if r["variant"] == "base":
+                r["svd_nmse"], r["prune_nmse"] = r["prune_nmse"], r["svd_nmse"]
+    s = summarise(rows)
+    fails = []
+    if not s["trained_ok"]:
+        fails.append("trained: cutting head count gave the lower NMSE")
+    if not s["posthoc_ok"]:
+        fails.append("post hoc: pruning heads cost less than SVD truncation")
+    ok = not fails
+    base = [r for r in rows if r["variant"] == "base"][0]
+    H, d = int(base["heads"]), int(base["head_dim"])
+    tr_diff = [a - b for a, b in s["trained_per_seed"]]
+    ph_diff = [p - q for p, q in zip(s["prune_per_seed"], s["svd_per_seed"])]
+    table = [
+        {
+            "seed": sd,
+            "cut_dim_nmse": a,
+            "cut_heads_nmse": b,
+            "svd_increase": q,
+            "prune_increase": p,
+        }
+        for sd, (a, b), q, p in zip(
+            s["seeds"], s["trained_per_seed"], s["svd_per_seed"], s["prune_per_seed"]
+        )
+    ]
+    steps = int(base["steps"])
+    return Verdict(
+        cid,
+        "consistent-empirical" if ok else _inconsistent(),
+        f"Criterion: {CRITERION}. Trained from scratch (seed means): ({H}, {d}) "
+        f"{s['base']['mean']:.3g}, cut head dim ({H}, {d // 2}) {s['cut_dim']['mean']:.3g}, cut "
+        f"head count ({H // 2}, {d}) {s['cut_heads']['mean']:.3g}; cut_dim - cut_heads per seed "
+        f"{_span(tr_diff)}. Post hoc on ({H}, {d}): NMSE increase from SVD to rank {d // 2} "
+        f"{s['svd_increase']['mean']:.3g}, from pruning {H // 2} heads "
+        f"{s['prune_increase']['mean']:.3g}; prune - SVD per seed {_span(ph_diff)}"
+        + (". Failed: " + "; ".join(fails) if fails else "")
+        + f". {steps} Adam steps, {len(s['seeds'])} seed(s); interval = range over seeds",
+        covered=f"tradeoffs_cuts ({profile} profile): {int(base['layers'])}-layer attention "
+        f"models (width {int(base['width'])}) on 3-lag extraction, baseline ({H}, {d})",
+        measured={
+            "trained_cut_dim_minus_cut_heads": s["cut_dim"]["mean"] - s["cut_heads"]["mean"],
+            "posthoc_prune_minus_svd": s["prune_increase"]["mean"] - s["svd_increase"]["mean"],
+        },
+        rows=table,
+        witness=None if ok else {"failed": fails, "per_seed": table},
+        plot={
+            "x": "seed",
+            "y": ["cut_dim_nmse", "cut_heads_nmse", "svd_increase", "prune_increase"],
+            "title": f"{cid}: cutting head dim vs head count (per seed)",
+            "xlabel": "seed",
+            "ylabel": "NMSE (trained) / NMSE increase (post hoc)",
+            "logx": False,
+        },
+        scope=f"partial: the {profile} profile of tradeoffs_cuts (digest P4, {steps} steps, "
+        f"{len(s['seeds'])} seed(s)); halving the attention width of one trained model size on "
+        "the digest's 3-lag task, trained and post hoc",
+    )
+
+
+@check(
+    "TO-R3",
+    mutants={
+        "cuts-swapped": "the two cuts exchanged in the results (head-dim cut read as head-count "
+        "cut, SVD truncation as pruning)",
+    },
+)
+def cut_order(ctx: Context, cid):
+    rows, _, secs, note = _trained("tradeoffs_cuts", ctx.profile)
+    if rows is None:
+        return _not_run(cid, "tradeoffs_cuts", ctx.profile, note)
+    v = cut_order_verdict(cid, list(rows), ctx.profile, ctx.mutant)
+    v.covered += f"; {note}"
+    v.volatile = {"seconds": round(secs, 2)}
+    return v

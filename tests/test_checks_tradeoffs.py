@@ -56,9 +56,17 @@ def test_paper_level_claims_are_scoped_as_surrogates():
     # T1's verdict speaks about the template only, and says so
     v = _run("TO-T1")
     assert v.verdict in VERIFIED and "not the paper's Eq. (3)" in v.evidence
-    for cid in ("TO-R1", "TO-R2", "TO-R3"):
-        v = _run(cid)
-        assert v.verdict == "not-checkable" and v.scope == "none"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cid", ["TO-R1", "TO-R2", "TO-R3"])
+def test_trained_rules_get_trained_verdicts(cid):
+    """The allocation rules are decided from the trained experiments' quick cells (about a
+    minute of CPU for the three): a trained verdict, scoped to the profile it came from."""
+    v = _run(cid)
+    assert v.verdict in ("consistent-empirical", "inconsistent"), (v.verdict, v.evidence)
+    assert v.scope.startswith("partial: the quick profile of tradeoffs_"), v.scope
+    assert v.evidence.startswith("Criterion: ") and v.rows and v.plot
 
 
 def test_provenance_is_not_stronger_than_the_source():

@@ -1,0 +1,323 @@
+"""Shared pieces of the trade-off experiments (tradeoffs digest §8 P3, P4, P6, P7): the synthetic
+3-lag extraction task, per-head SVD truncation and head pruning of a trained model, the fit of
+the TO-T1 template, and the real-text corpus (the identifiability experiment's default and
+``--corpus``).
+
+Everything random comes from the caller's seed through local generators."""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import torch
+
+from approxtheory.tasks import Task
+
+__all__ = [
+    "LagMix",
+    "lagmix_model",
+    "truncate_head",
+    "prune_heads",
+    "truncate_layer",
+    "head_ov_norms",
+    "fit_template",
+    "template_error",
+    "template_hstar",
+    "lm_config",
+    "lm_val_windows",
+    "lm_val_loss",
+    "corpus_tokens",
+    "lagmix_nmse",
+    "seeds_summary",
+    "line_plot",
+]
+
+
+# ------------------------------------------------------------------------------------ the task
+class LagMix(Task):
+    """The digest's continuous 3-lag extraction (§8 P2/P3): x_t ~ N(0, I_p) i.i.d.,
+    y_t = tanh(Σ_j W_j x_{t-j}) in R^p for the lags j in ``lags`` (x_s = 0 for s < 0), with fixed
+    random W_j drawn from ``task_seed`` (entries N(0, 1/(p·M)), so Σ_j W_j x_{t-j} has unit
+    variance per coordinate). Every lag carries p numbers, so extracting all of them needs M
+    attention peaks and M·p value channels (the digest's C2 grouped-heads picture)."""
+
+    name = "lag_mix"
+    per_token = True
+    domain = "gaussian"
+
+    def __init__(self, T: int, p: int = 4, lags=(1, 2, 3), task_seed: int = 1234):
+        super().__init__(T, p)
+        self.lags = tuple(int(j) for j in lags)
+        M = len(self.lags)
+        g = np.random.default_rng(task_seed)
+        self.W = torch.from_numpy(g.standard_normal((M, p, p)) / math.sqrt(p * M))
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        return rng.standard_normal((n, self.T, self.d))
+
+    def _target(self, X):
+        s = torch.zeros_like(X)
+        for W, j in zip(self.W.to(X.dtype), self.lags):
+            s[:, j:] += X[:, : self.T - j] @ W.T
+        return torch.tanh(s)
+
+
+def lagmix_model(T: int, p: int, width: int, heads: int, head_dim: int, layers: int = 1):
+    """One (or more) causal attention layers on learned absolute positions, per-token GELU
+    read-out (hidden 2·width), no FFN: the digest's P2/P3 model."""
+    from approxtheory.model import LayerSpec, ModelConfig, Transformer
+
+    return Transformer(
+        ModelConfig(
+            d_in=p,
+            width=width,
+            seq_len=T,
+            positions="learned",
+            readout="tokens",
+            causal=True,
+            layers=[LayerSpec(heads, head_dim) for _ in range(layers)],
+            head_hidden=(2 * width,),
+            head_activation="gelu",
+            d_out=p,
+            dtype="float32",
+        )
+    )
+
+
+# ------------------------------------------------------------------------------ compression
+def truncate_head(model, layer: int, head: int, r: int, ov: bool = True) -> None:
+    """Replace head ``head`` of ``layer`` by its rank-``r`` truncated SVD (digest TO-C1 [DER]):
+    the QK circuit M_QK = W_Qᵀ W_K (logits e_tᵀ M_QK e_s · scale) and, with ``ov``, the OV
+    circuit M_OV = W_O W_V, each kept to its r leading singular triplets; the head keeps its width
+    (rows r.. are zero), so the scale 1/sqrt(head_dim) is unchanged and the logits are exactly
+    e_tᵀ M_QK^(r) e_s · scale."""
+    w = model.head_weights(layer, head)
+    Wq, Wk = w.q.double().cpu().numpy(), w.k.double().cpu().numpy()
+    n = Wq.shape[0]
+    r = min(int(r), n)
+    U, S, Vt = np.linalg.svd(Wq.T @ Wk)
+    q2, k2 = np.zeros_like(Wq), np.zeros_like(Wk)
+    q2[:r] = (U[:, :r] * np.sqrt(S[:r])).T
+    k2[:r] = (Vt[:r].T * np.sqrt(S[:r])).T
+    kw = {"q": q2, "k": k2}
+    if ov:
+        Wv, Wo = w.v.double().cpu().numpy(), w.o.double().cpu().numpy()
+        c = Wv.shape[0]
+        rv = min(r, c)
+        U, S, Vt = np.linalg.svd(Wo @ Wv)
+        o2, v2 = np.zeros_like(Wo), np.zeros_like(Wv)
+        o2[:, :rv] = U[:, :rv] * np.sqrt(S[:rv])
+        v2[:rv] = np.sqrt(S[:rv])[:, None] * Vt[:rv]
+        kw.update(v=v2, o=o2)
+    model.set_head(layer, head, **kw)
+
+
+def truncate_layer(model, layer: int, r: int, ov: bool = True) -> None:
+    """Truncate every head of ``layer`` to rank ``r`` (:func:`truncate_head`)."""
+    for h in range(model.attention(layer).h):
+        truncate_head(model, layer, h, r, ov)
+
+
+def head_ov_norms(model, layer: int) -> list[float]:
+    """‖W_O^h W_V^h‖_F of every head of ``layer`` (the digest's pruning score)."""
+    out = []
+    for h in range(model.attention(layer).h):
+        w = model.head_weights(layer, h)
+        out.append(float(torch.linalg.matrix_norm((w.o @ w.v).double())))
+    return out
+
+
+def prune_heads(model, layer: int, n_prune: int) -> list[int]:
+    """Remove the ``n_prune`` heads of ``layer`` with the smallest ‖W_O W_V‖ (their W_O block set
+    to zero, so they contribute nothing); returns the pruned head indices."""
+    norms = head_ov_norms(model, layer)
+    gone = [int(i) for i in np.argsort(norms, kind="stable")[:n_prune]]
+    for h in gone:
+        o = model.head_weights(layer, h).o
+        model.set_head(layer, h, o=torch.zeros_like(o))
+    return sorted(gone)
+
+
+# ------------------------------------------------------------------------------ TO-T1 template
+@functools.cache
+def _template_fn():
+    import sympy as sp
+
+    from approxtheory import claim
+
+    c = claim("TO-T1")
+    return sp.lambdify(
+        [c.symbol(s) for s in ("H", "D", "M", "a", "b", "alpha", "beta")], c.expr("error"), "numpy"
+    )
+
+
+def template_error(H, D: float, M: int, a: float, b: float, alpha: float, beta: float):
+    """The catalogue's TO-T1 template ``error`` at head counts ``H`` (numpy, vectorised)."""
+    return _template_fn()(np.asarray(H, dtype=np.float64), D, M, a, b, alpha, beta)
+
+
+def template_hstar(D: float, M: int, a: float, b: float, alpha: float, beta: float) -> float:
+    """The catalogue's TO-T1 ``H_star`` at the given parameters."""
+    from approxtheory import claim
+
+    return claim("TO-T1").evaluate_float("H_star", D=D, M=M, a=a, b=b, alpha=alpha, beta=beta)
+
+
+def fit_template(H, E, D: float, M: int, restarts: int = 12, seed: int = 0) -> dict:
+    """Least-squares fit of log E to log of the TO-T1 template (a, b > 0; α, β in [0.01, 6]) at a
+    fixed budget D; multistart from a seeded grid. Returns the parameters, the fitted H* (the
+    catalogue's closed form) and the RMS residual in log E."""
+    from scipy.optimize import least_squares
+
+    H = np.asarray(H, dtype=np.float64)
+    lE = np.log(np.asarray(E, dtype=np.float64))
+
+    def resid(th):
+        a, b, al, be = math.exp(th[0]), math.exp(th[1]), th[2], th[3]
+        return np.log(template_error(H, D, M, a, b, al, be)) - lE
+
+    rng = np.random.default_rng(seed)
+    best = None
+    for _ in range(restarts):
+        x0 = [rng.uniform(-4, 1), rng.uniform(-4, 1), rng.uniform(0.1, 3), rng.uniform(0.1, 3)]
+        try:
+            r = least_squares(resid, x0, bounds=([-30, -30, 0.01, 0.01], [10, 10, 6, 6]))
+        except (ValueError, FloatingPointError):  # pragma: no cover - overflow at a start
+            continue
+        if np.isfinite(r.cost) and (best is None or r.cost < best.cost):
+            best = r
+    assert best is not None
+    a, b, al, be = math.exp(best.x[0]), math.exp(best.x[1]), float(best.x[2]), float(best.x[3])
+    return {
+        "a": a,
+        "b": b,
+        "alpha": al,
+        "beta": be,
+        "H_star": template_hstar(D, M, a, b, al, be),
+        "rms_log_resid": float(np.sqrt(np.mean(best.fun**2))),
+    }
+
+
+# ------------------------------------------------------------------------------ language model
+def corpus_tokens(spec: str, T: int):
+    """(train ids, validation ids, vocabulary size) of the corpus ``spec`` ('pydoc': CPython's
+    pydoc topics; else a text file), character level, first 90 % for training; typed errors for
+    a missing, non-text or too short file (the identifiability experiment's loader)."""
+    from approxtheory.experiments.identifiability_training import (
+        check_corpus_length,
+        load_corpus,
+    )
+
+    text = load_corpus(spec)
+    check_corpus_length(len(text), T, "" if spec in ("pydoc", "", None) else spec)
+    chars = sorted(set(text))
+    lut = {c: i for i, c in enumerate(chars)}
+    idx = torch.tensor([lut[c] for c in text], dtype=torch.long)
+    n = int(0.9 * len(idx))
+    return idx[:n], idx[n:], len(chars)
+
+
+def lm_config(V: int, T: int, width: int, specs, ffn_mult: int = 2):
+    """A character-level causal LM of the shared class: learned positions, pre-LayerNorm, one
+    layer per (heads, head_dim) in ``specs`` (value width = head_dim), GELU FFN of
+    ffn_mult·width."""
+    from approxtheory.model import LayerSpec, ModelConfig
+
+    return ModelConfig(
+        d_in=V,
+        width=width,
+        seq_len=T,
+        positions="learned",
+        readout="tokens",
+        causal=True,
+        layernorm=True,
+        ffn_kind="gelu",
+        layers=[LayerSpec(h, d, ffn_hidden=(ffn_mult * width,)) for h, d in specs],
+        d_out=V,
+        dtype="float32",
+    )
+
+
+def lm_val_windows(val_ids, T: int, n: int, seed: int):
+    """``n`` validation windows (offsets, input ids, next-token ids), drawn from ``seed``."""
+    g = torch.Generator().manual_seed(int(seed))
+    starts = torch.randint(0, len(val_ids) - T - 1, (n,), generator=g)
+    offs = starts[:, None] + torch.arange(T)
+    return offs, val_ids[offs], val_ids[offs + 1]
+
+
+def lm_val_loss(model, V: int, windows, chunk: int = 64) -> float:
+    """Cross-entropy (float64) of ``model`` (evaluated as a float64 copy) on ``windows``."""
+    from approxtheory.train import float64_copy
+
+    m = float64_copy(model)
+    _, x, y = windows
+    eye = torch.eye(V, dtype=torch.float64)
+    tot, n = 0.0, 0
+    with torch.no_grad():
+        for i in range(0, len(x), chunk):
+            out = m(eye[x[i : i + chunk]])
+            tot += float(
+                torch.nn.functional.cross_entropy(
+                    out.reshape(-1, V), y[i : i + chunk].reshape(-1), reduction="sum"
+                )
+            )
+            n += y[i : i + chunk].numel()
+    return tot / n
+
+
+def lagmix_nmse(model, task: LagMix, X) -> float:
+    """Validation NMSE (float64 copy of ``model``) on inputs ``X``: mean squared error over every
+    token and coordinate divided by the target's variance."""
+    from approxtheory.train import float64_copy
+
+    m = float64_copy(model)
+    dev = next(m.parameters()).device
+    X = torch.as_tensor(np.asarray(X), dtype=torch.float64)
+    y = task.target(X)
+    with torch.no_grad():
+        out = m(X.to(dev)).cpu()
+    return float(((out - y) ** 2).mean() / y.var())
+
+
+def seeds_summary(values) -> dict:
+    """Mean, min and max of a list of per-seed values (for bands in the plots)."""
+    v = np.asarray(values, dtype=np.float64)
+    return {"mean": float(v.mean()), "lo": float(v.min()), "hi": float(v.max()), "n": int(len(v))}
+
+
+def line_plot(out, series, *, title, xlabel, ylabel, logx=False, logy=True, vlines=()):
+    """A figure in the package style: every series ``{"x", "y", "label"}`` with optional
+    ``"lo"``/``"hi"`` (a shaded band over seeds) and ``"dashed"``; ``vlines`` ``(x, label)``."""
+    from approxtheory.report import STYLE, _plt, _save
+
+    plt = _plt()
+    with plt.style.context(str(STYLE)):
+        fig, ax = plt.subplots()
+        for i, s in enumerate(series):
+            color = s.get("color", f"C{i % 7}")
+            ax.plot(
+                s["x"],
+                s["y"],
+                linestyle="--" if s.get("dashed") else "-",
+                marker=None if s.get("dashed") else "o",
+                color=color,
+                label=s["label"],
+            )
+            if "lo" in s:
+                ax.fill_between(s["x"], s["lo"], s["hi"], color=color, alpha=0.2, linewidth=0)
+        for j, (x, lab) in enumerate(vlines):
+            ax.axvline(x, color=f"C{(j + 4) % 7}", linestyle=":", label=lab)
+        if logx:
+            ax.set_xscale("log", base=2)
+        if logy:
+            ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.legend()
+        _save(fig, out)
+        plt.close(fig)
+    return out

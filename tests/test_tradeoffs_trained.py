@@ -1,0 +1,304 @@
+"""The trained trade-off experiments (tradeoffs digest §8 P3, P4, P6, P7) and the TO-R1..R3
+verdicts built on them: the template fit recovers known parameters, the verdict logic fed
+synthetic rows says what its criterion says (and each mutant flips a passing one), SVD truncation
+and head pruning do exactly what they claim on built models, and trained bounded-logit heads never
+beat the TO-X2 floor (a property test at tiny scale). The quick cells themselves run under the
+``slow`` marker (test_checks_tradeoffs.py)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import approxtheory as at
+from approxtheory.experiments._tradeoffs import (
+    LagMix,
+    fit_template,
+    head_ov_norms,
+    prune_heads,
+    template_error,
+    truncate_head,
+    truncate_layer,
+)
+from approxtheory.model import LayerSpec, ModelConfig, Transformer
+from approxtheory.proofs_check import tradeoffs as chk
+
+FAIL = "inconsistent"
+
+
+# ------------------------------------------------------------------------------ template fit
+@pytest.mark.parametrize(
+    "a,b,alpha,beta,D", [(0.3, 0.05, 1.5, 1.0, 16), (1.0, 0.2, 0.7, 2.0, 32), (0.1, 0.1, 1, 1, 64)]
+)
+def test_template_fit_recovers_known_parameters(a, b, alpha, beta, D):
+    H = [2**i for i in range(int(math.log2(D)) + 1)]
+    E = template_error(H, D, 3, a, b, alpha, beta)
+    f = fit_template(H, E, D, 3)
+    assert f["rms_log_resid"] < 1e-6
+    assert f["alpha"] == pytest.approx(alpha, rel=1e-3)
+    assert f["beta"] == pytest.approx(beta, rel=1e-3)
+    want = at.claim("TO-T1").evaluate_float("H_star", D=D, M=3, a=a, b=b, alpha=alpha, beta=beta)
+    assert f["H_star"] == pytest.approx(want, rel=1e-3)
+    # and H* is the minimiser of the template on a fine grid
+    grid = np.geomspace(0.5, 2 * D, 4001)
+    assert grid[np.argmin(template_error(grid, D, 3, a, b, alpha, beta))] == pytest.approx(
+        want, rel=2e-3
+    )
+
+
+# ------------------------------------------------------------------------------ verdict logic
+def _budget_rows(nmse_of_h, D=16, T=16, seeds=(0, 1)):
+    return [
+        {"T": T, "budget": D, "heads": h, "seed": s, "steps": 10, "val_nmse": nmse_of_h(h, s)}
+        for h in (1, 2, 4, 8, 16)
+        for s in seeds
+    ]
+
+
+def _interior(h, s):
+    return float(template_error(h, 16, 3, 0.05, 0.3, 1.5, 1.0)) * (1 + 0.01 * s)
+
+
+def test_r1_verdict_logic():
+    v = chk.budget_split_verdict("TO-R1", _budget_rows(_interior), "quick")
+    assert v.verdict == "consistent-empirical", v.evidence
+    assert v.evidence.startswith("Criterion: ") and "[fails]" not in v.evidence
+    # all-heads best (monotone decreasing in H): the edge wins
+    v = chk.budget_split_verdict("TO-R1", _budget_rows(lambda h, s: 1 / h), "quick")
+    assert v.verdict == FAIL and "edge" in v.evidence
+    # interior optimum, but far from the template's H* (a spike at H = 2 the template cannot follow)
+    v = chk.budget_split_verdict(
+        "TO-R1", _budget_rows(lambda h, s: 0.01 if h == 2 else 1.0), "quick"
+    )
+    assert v.verdict in ("consistent-empirical", FAIL)  # decided by the fit, never an error
+    for m in ("argmax-for-argmin", "hstar-D-linear"):
+        assert (
+            chk.budget_split_verdict("TO-R1", _budget_rows(_interior), "quick", m).verdict == FAIL
+        )
+
+
+def _layer_rows(front, back, first_cost, later_cost):
+    rows, trace = [], []
+    for s in (0, 1):
+        for k, loss in (("uniform", 2.0), ("front", front), ("back", back)):
+            rows.append(
+                {
+                    "schedule": k,
+                    "seed": s,
+                    "val_loss": loss,
+                    "steps": 10,
+                    "corpus": "pydoc",
+                    "width": 32,
+                    "heads": 2,
+                    "head_dim": 16,
+                }
+            )
+        for li in (1, 2, 3, 4):
+            for r in (1, 2, 4, 8):
+                d = (first_cost if li == 1 else later_cost) / r
+                trace.append({"schedule": "uniform", "seed": s, "layer": li, "rank": r, "dloss": d})
+    return rows, trace
+
+
+def test_r2_verdict_logic():
+    rows, trace = _layer_rows(2.0, 2.1, 1.0, 0.1)
+    v = chk.layer_allocation_verdict("TO-R2", rows, trace, "quick")
+    assert v.verdict == "consistent-empirical", v.evidence
+    for m in ("layers-reversed", "schedules-swapped"):
+        assert chk.layer_allocation_verdict("TO-R2", rows, trace, "quick", m).verdict == FAIL
+    # later layers costlier to compress, or back-loading better: inconsistent
+    for args in ((2.0, 2.1, 0.1, 1.0), (2.2, 2.1, 1.0, 0.1)):
+        rows, trace = _layer_rows(*args)
+        assert chk.layer_allocation_verdict("TO-R2", rows, trace, "quick").verdict == FAIL
+
+
+def _cut_rows(cut_dim, cut_heads, svd, prune):
+    base = {"T": 16, "p": 4, "width": 32, "heads": 8, "head_dim": 8, "layers": 1, "steps": 10}
+    out = []
+    for s in (0, 1):
+        out += [
+            {
+                **base,
+                "variant": "base",
+                "seed": s,
+                "val_nmse": 0.1,
+                "svd_nmse": svd,
+                "prune_nmse": prune,
+            },
+            {
+                **base,
+                "variant": "cut_dim",
+                "seed": s,
+                "val_nmse": cut_dim,
+                "svd_nmse": math.nan,
+                "prune_nmse": math.nan,
+            },
+            {
+                **base,
+                "variant": "cut_heads",
+                "seed": s,
+                "val_nmse": cut_heads,
+                "svd_nmse": math.nan,
+                "prune_nmse": math.nan,
+            },
+        ]
+    return out
+
+
+def test_r3_verdict_logic():
+    good = _cut_rows(0.2, 0.3, 0.15, 0.5)
+    assert chk.cut_order_verdict("TO-R3", good, "quick").verdict == "consistent-empirical"
+    assert chk.cut_order_verdict("TO-R3", good, "quick", "cuts-swapped").verdict == FAIL
+    v = chk.cut_order_verdict("TO-R3", _cut_rows(0.3, 0.2, 0.15, 0.5), "quick")
+    assert v.verdict == FAIL and "trained" in v.witness["failed"][0]
+    v = chk.cut_order_verdict("TO-R3", _cut_rows(0.2, 0.3, 0.5, 0.15), "quick")
+    assert v.verdict == FAIL and "post hoc" in v.witness["failed"][0]
+
+
+# ------------------------------------------------------------------------------ compression
+def _model(seed=0, heads=4, n=6, E=12, layers=2):
+    g = torch.Generator().manual_seed(seed)
+    m = Transformer(
+        ModelConfig(
+            d_in=3,
+            width=E,
+            layers=[LayerSpec(heads, n) for _ in range(layers)],
+            readout="tokens",
+            d_out=2,
+            causal=True,
+        )
+    )
+    with torch.no_grad():
+        for p in m.parameters():
+            p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64) * 0.5)
+    return m
+
+
+def test_truncation_at_full_rank_is_the_identity_and_below_is_eckart_young():
+    m = _model()
+    X = torch.randn(5, 7, 3, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    y0 = m(X)
+    full = _model()
+    truncate_layer(full, 0, 6)
+    truncate_layer(full, 1, 6)
+    assert torch.allclose(full(X), y0, atol=1e-10)
+    for r in (1, 3):
+        t = _model()
+        truncate_head(t, 1, 2, r)
+        w0, w = m.head_weights(1, 2), t.head_weights(1, 2)
+        M0 = (w0.q.T @ w0.k).numpy()
+        U, S, Vt = np.linalg.svd(M0)
+        best = (U[:, :r] * S[:r]) @ Vt[:r]
+        np.testing.assert_allclose((w.q.T @ w.k).numpy(), best, atol=1e-10)
+        assert np.linalg.matrix_rank((w.o @ w.v).numpy(), tol=1e-9) == r
+        # the other heads are untouched
+        for h in (0, 1, 3):
+            assert torch.equal(t.head_weights(1, h).q, m.head_weights(1, h).q)
+
+
+def test_truncation_matches_the_to_c1_construction():
+    from approxtheory.constructions import build
+    from approxtheory.constructions.tradeoffs import build_lag_model
+
+    c = build("svd_truncation", r=5, T=16, B=2.0)
+    m, _ = build_lag_model(16, 2, 8, 2.0, decay=0.3)
+    truncate_head(m, 0, 0, 5, ov=False)
+    w, wc = m.head_weights(0, 0), c.model.head_weights(0, 0)
+    np.testing.assert_allclose((w.q.T @ w.k).numpy(), (wc.q.T @ wc.k).numpy(), atol=1e-12)
+
+
+def test_pruning_removes_the_smallest_heads_only():
+    m = _model(seed=3)
+    norms = head_ov_norms(m, 0)
+    gone = prune_heads(m, 0, 2)
+    assert gone == sorted(np.argsort(norms)[:2].tolist())
+    ref = _model(seed=3)
+    for h in range(4):
+        o = m.head_weights(0, h).o
+        if h in gone:
+            assert float(o.abs().max()) == 0.0
+        else:
+            assert torch.equal(o, ref.head_weights(0, h).o)
+
+
+def test_lagmix_targets_use_the_lags_only():
+    task = LagMix(8, p=2)
+    X = np.random.default_rng(0).standard_normal((3, 8, 2))
+    y = task.target(X)
+    X2 = X.copy()
+    X2[:, -1] += 5.0  # the last token is no lag of any row
+    np.testing.assert_array_equal(task.target(X2), y)
+    X3 = X.copy()
+    X3[:, 4] += 5.0  # token 4 is lag 1, 2, 3 of rows 5, 6, 7
+    changed = np.abs(task.target(X3) - y).max(-1).max(0) > 0
+    assert changed.tolist() == [False] * 5 + [True] * 3
+
+
+# ------------------------------------------------------------------ trained bounded-logit heads
+class _BoundedHead(torch.nn.Module):
+    """A position-only attention head with learned positions (query/key dim d), logits
+    B·tanh(·) in [-B, B], value x, read-out c; outputs the scored rows t >= T/2."""
+
+    def __init__(self, T, d, B, g):
+        super().__init__()
+        self.T, self.B = T, B
+        self.pq = torch.nn.Parameter(torch.randn(T, d, generator=g))
+        self.pk = torch.nn.Parameter(torch.randn(T, d, generator=g))
+        self.c = torch.nn.Parameter(torch.ones(()))
+        self.rows = torch.arange(T // 2, T)
+
+    def attention(self):
+        z = self.B * torch.tanh(self.pq[self.rows] @ self.pk.T)
+        causal = torch.arange(self.T)[None, :] <= self.rows[:, None]
+        return torch.softmax(z.masked_fill(~causal, float("-inf")), -1)
+
+    def forward(self, x):
+        return self.c * (self.attention().to(x.dtype) @ x[..., 0].T).T
+
+
+class _LagRows(at.tasks.Task):
+    name = "lag_rows"
+    lo, hi = -math.sqrt(3.0), math.sqrt(3.0)
+
+    def __init__(self, T, k):
+        super().__init__(T, 1)
+        self.k = k
+
+    def _target(self, X):
+        return X[:, torch.arange(self.T // 2, self.T) - self.k, 0]
+
+
+@settings(max_examples=6, deadline=None)
+@given(
+    B=st.sampled_from([0.5, 1.0, 2.0]),
+    T=st.sampled_from([8, 16]),
+    d=st.integers(1, 4),
+    seed=st.integers(0, 2**16),
+)
+def test_trained_bounded_logit_heads_never_beat_the_x2_floor(B, T, d, seed):
+    from approxtheory.train import TrainConfig, train
+
+    head = _BoundedHead(T, d, B, torch.Generator().manual_seed(seed))
+    res = train(
+        head, _LagRows(T, 2), TrainConfig(steps=60, batch=32, lr=0.05, seed=seed, init="keep")
+    )
+    assert res.ok
+    with torch.no_grad():
+        a = head.attention().double()
+        c = float(head.c)
+    rows = head.rows
+    at_t = a[torch.arange(len(rows)), rows - 2]
+    # exact error per row for i.i.d. unit-variance tokens with read-out c, and with the best one
+    err = (1 - c * at_t) ** 2 + c**2 * ((a**2).sum(-1) - at_t**2)
+    best = 1 - at_t**2 / (a**2).sum(-1)
+    floor = torch.tensor(
+        [at.claim("TO-X2").evaluate_float("floor", L=int(t) + 1, B=B) for t in rows],
+        dtype=torch.float64,
+    )
+    assert (best >= floor * (1 - 1e-9)).all(), (best - floor).min()
+    assert (err >= best - 1e-12).all()
