@@ -63,12 +63,18 @@ def bench_model(Ts=(32, 256, 1024), hs=(1, 4, 8), batch=4096, reps=3, seed=0, pr
             m = Transformer(cfg)
             attn = m.attention(0)
             x = torch.randn(B, T, WIDTH, dtype=torch.float64, generator=g)
-            W = [attn.q.weight, attn.k.weight, attn.v.weight, attn.o.weight]
+            Wq, Wk, Wv, Wo = attn.q.weight, attn.k.weight, attn.v.weight, attn.o.weight
             with torch.no_grad():
                 mask = m._mask(T, x.device)
                 pos = torch.arange(T)
-                ours = lambda: attn(x, mask, pos)[0]  # noqa: E731
-                ref = lambda: _reference(x, *W, h)  # noqa: E731
+
+                # called (and timed) right here; the defaults bind this iteration's values
+                def ours(attn=attn, x=x, mask=mask, pos=pos):
+                    return attn(x, mask, pos)[0]
+
+                def ref(x=x, Wq=Wq, Wk=Wk, Wv=Wv, Wo=Wo, h=h):
+                    return _reference(x, Wq, Wk, Wv, Wo, h)
+
                 diff = float((ours() - ref()).abs().max())
                 t_m = _time(ours, reps)
                 t_r = _time(ref, reps)

@@ -85,9 +85,9 @@ read-out's first ReLUs each read (almost) one input coordinate (decided once, on
 coordinate is split at the zero crossing of such an unstable ReLU nearest its midpoint (so the
 children make it stable), the candidates are the coordinates with most such ReLUs (never one
 much narrower than the widest: slivers shave the bound by tiny amounts that greedy strong
-branching would prefer to progress), two per box, and near-ties go to the heuristic's choice; boxes whose bound is at most ``lower``
-are pruned. The search stops when ``upper <= (1 + tol) lower``, ``upper <= atol``, or the split or
-time budget is spent.
+branching would prefer to progress), two per box, and near-ties go to the heuristic's choice;
+boxes whose bound is at most ``lower`` are pruned. The search stops when
+``upper <= (1 + tol) lower``, ``upper <= atol``, or the split or time budget is spent.
 
 Soundness in floating point
 ---------------------------
@@ -120,6 +120,7 @@ import heapq
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -666,7 +667,7 @@ def _mlp_forward(mlp, h: _AF) -> _AF:
 # ============================================================================== back-substitution
 def _mlp_ops(mlp):
     """The MLP as a list of ('lin', W, b) and ('relu',) steps (Identity dropped)."""
-    ops = []
+    ops: list[tuple] = []
     for mod in mlp:
         if isinstance(mod, torch.nn.Linear):
             ops.append(("lin", _t(mod.weight), None if mod.bias is None else _t(mod.bias)))
@@ -757,7 +758,8 @@ def _crown_mlp(ops, x0: _AF):
     Returns (U, L, z): forms whose upper (U) / lower (L) end bound every output from above /
     below as linear functions of the noise symbols (the best choice per box and output), and
     the zonotope output z (propagated with the tightened bounds)."""
-    ranges, mags = {}, {}
+    ranges: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+    mags: dict[int, torch.Tensor] = {}
     h = x0
 
     def best(upto, Lam):
@@ -1048,6 +1050,7 @@ def _target_af(task, x: _AF) -> _AF:
 
     B, T, d = x.shape
     if isinstance(task, GeneralizedRetrieval):
+        assert task.outer_affine is not None  # _target_reason turned the others away
         y = _AF.const(torch.full((B,), float(task.outer_affine[1]), dtype=_DT), x.n)
         for g, S, opt in _retrieval_parts(task, x):
             y = y + _opt_af(g, S, opt)
@@ -1181,6 +1184,7 @@ class _Ctx:
         # generic path: a one-term generalized retrieval target is bounded exactly (LP / t)
         self.one_term = None
         if isinstance(task, GeneralizedRetrieval) and cfg.d_out == 1:
+            assert task.outer_affine is not None  # _target_reason turned the others away
             nz = [i for i in range(task.D) if task.outer_affine[0][i] != 0]
             if len(nz) == 1:
                 self.one_term = nz[0]
@@ -1301,7 +1305,7 @@ class _Ctx:
         H = s.shape[1]
         cand = []
         for hh in range(H):
-            for i, (g, S, opt) in enumerate(parts):
+            for i, (g, S, _opt) in enumerate(parts):
                 idx = torch.tensor(S)
                 diff = u.index(1, torch.tensor([hh])).reshape(u.shape[0], -1).index(
                     1, idx
@@ -1337,7 +1341,7 @@ class _Ctx:
         L = torch.zeros(B, dtype=_DT)
         U = torch.zeros(B, dtype=_DT)
         matched_parts = set(self.match.values())
-        rows = {"l": [], "u": []}
+        rows: dict[str, list] = {"l": [], "u": []}
         for hh in range(s.shape[1]):
             sh = s.index(1, torch.tensor([hh])).reshape(B, -1)
             uh = u.index(1, torch.tensor([hh])).reshape(B, -1)
@@ -1721,21 +1725,21 @@ def upper_bracket(
     blo_t, bhi_t = torch.from_numpy(blo), torch.from_numpy(bhi)
     # initial points: the centre, random points, the task's structured inputs, given points
     try:
-        X0 = [
+        starts = [
             torch.from_numpy(0.5 * (blo + bhi))[None],
             blo_t + (bhi_t - blo_t) * torch.rand(256, T, d, dtype=_DT),
         ]
         if getattr(task, "domain", "box") == "box":
             Xs = torch.from_numpy(np.clip(task.structured(rng, max_n=256), blo, bhi))
-            X0.append(Xs)
+            starts.append(Xs)
         if points is not None:
             P = torch.as_tensor(np.asarray(points, dtype=np.float64)).reshape(-1, T, d)
-            X0.append(torch.maximum(torch.minimum(P, bhi_t), blo_t))
-        X0 = torch.cat(X0)
+            starts.append(torch.maximum(torch.minimum(P, bhi_t), blo_t))
+        X0 = torch.cat(starts)
         e0 = low.eval(X0)
     except Exception:  # noqa: BLE001  (the target may not be evaluable)
         e0 = None
-    res = dict(method="", boxes=0, splits=0)
+    res: dict[str, Any] = dict(method="", boxes=0, splits=0)
     try:
         ctx = _Ctx(model, task)
     except _Unsupported as e:
@@ -1798,7 +1802,7 @@ def upper_bracket(
             method=ctx.method,
         )
     res["boxes"] = 1
-    heap = []  # (-ub, counter, lo, hi)
+    heap: list[tuple[float, int, torch.Tensor, torch.Tensor]] = []  # (-ub, counter, lo, hi)
     counter = 0
     pruned_max = -math.inf
     heapq.heappush(heap, (-float(ub0[0]), counter, blo_t, bhi_t))

@@ -163,7 +163,7 @@ def build_layer(cfg: AttentionConfig, seed: int = 0) -> Transformer:
     with torch.no_grad():
         # std 1/sqrt(E): logits stay O(sqrt(head_dim)) at any width, so the softmax is not
         # saturated and the Jacobian's rank is numerically visible
-        for name, p in m.named_parameters():
+        for p in m.parameters():
             p.copy_(torch.randn(p.shape, generator=g, dtype=p.dtype) / math.sqrt(cfg.E))
         m.set_embedding(torch.eye(cfg.E))
         m.set_readout(torch.eye(cfg.E))
@@ -346,7 +346,7 @@ def dense_unidentified_dim(
     step = max(1, 2048 // rows_per_seq)
     for i in range(0, n_seq, step):
         Xc = X[i : i + step]
-        Jc = jacrev(lambda th: f(th, Xc), chunk_size=1024)(flat)
+        Jc = jacrev(lambda th, Xc=Xc: f(th, Xc), chunk_size=1024)(flat)
         J[i * rows_per_seq : (i + len(Xc)) * rows_per_seq] = Jc.detach().numpy()
         del Jc
     sv = scipy.linalg.svd(
@@ -569,6 +569,7 @@ def bias_aliasing(cfg: AttentionConfig, seed: int = 0) -> dict:
     X = torch.randn(4, 6, cfg.E, generator=g, dtype=torch.float64)
     y0 = m(X)
     (y0**2).sum().backward()
+    assert a.k.bias.grad is not None  # the backward pass above filled it
     grad_bk = float(a.k.bias.grad.abs().max())
     with torch.no_grad():
         y0 = y0.detach()

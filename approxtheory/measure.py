@@ -220,8 +220,7 @@ def _gap_grid(width: float, beta: float | None, coarse: bool) -> np.ndarray:
     g = list(width * np.logspace(-1, -9, 8 * per_decade + 1))
     if beta:
         g += list(np.geomspace(0.25, 16.0, 7 if coarse else 25) / beta)
-    g = np.array(sorted({float(x) for x in g if 0 < x <= width}), dtype=np.float64)
-    return g
+    return np.array(sorted({float(x) for x in g if 0 < x <= width}), dtype=np.float64)
 
 
 def _k_grid(T: int, coarse_max: int = 24) -> np.ndarray:
@@ -300,7 +299,7 @@ def _families(S: _Search, rng, beta) -> None:
                 scored.append((float(e[ki].max()), ai, order, int(k)))
     # all tokens equal, moving along a line of the domain (an all-equal block at every level):
     # 257 levels, then a fine grid around the best one
-    for ai, (u, w, b) in enumerate(anchors[:2]):
+    for u, _w, b in anchors[:2]:
         s_grid = np.linspace(0.0, 1.0, 257)
         line = b[None, :] + s_grid[:, None] * (u - b)[None, :]  # (n, d)
         X = task.project(np.repeat(line[:, None, :], task.T, axis=1))
@@ -380,10 +379,10 @@ def _discrete(S: _Search, rng, beta, max_evals: int, n_starts: int = 4) -> None:
     of tokens to the domain's bounds while evaluations remain."""
     task = S.task
     width = float(task.hi - task.lo) if task.domain == "box" else 1.0
-    gaps = [1e-2 * width]
+    gap_list = [1e-2 * width]
     if beta:
-        gaps += [0.5 / beta, 2.0 / beta, 6.0 / beta]
-    gaps = np.array(sorted(g for g in gaps if g < width))
+        gap_list += [0.5 / beta, 2.0 / beta, 6.0 / beta]
+    gaps = np.array(sorted(g for g in gap_list if g < width))
     spent0 = S.n_evals
     starts = S.starts(n_starts)
     si = 0
@@ -552,6 +551,7 @@ def sup_error(
         for sc in scales:
             starts = _ascent(S, starts, (1.0,), steps, sc, "local", None)
     best_X = S.best_X
+    assert best_X is not None  # set by the first evaluation (budget >= 1 random inputs)
     with torch.no_grad():
         Xt = torch.tensor(best_X[None], dtype=torch.float64)
         out = model(Xt)[0].numpy()
@@ -595,7 +595,8 @@ def nmse(model, task, n: int = 4096, seed: int = 0, X=None) -> float:
 
 @dataclass
 class RateFit:
-    """log y = intercept + slope · log x, with a residual-bootstrap confidence interval for the slope."""
+    """log y = intercept + slope · log x, with a residual-bootstrap confidence interval for the
+    slope."""
 
     slope: float
     intercept: float
@@ -617,15 +618,15 @@ def fit_rate(
     x: Sequence[float], y: Sequence[float], n_boot: int = 2000, level: float = 0.95, seed: int = 0
 ) -> RateFit:
     """Log-log least squares of y against x with a residual-bootstrap interval for the slope."""
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    if x.shape != y.shape or x.ndim != 1:
-        raise ConfigError(f"x and y must be 1-D of equal length (got {x.shape}, {y.shape})")
-    if len(x) < 3:
-        raise ConfigError(f"a rate fit needs at least 3 points (got {len(x)})")
-    if (x <= 0).any() or (y <= 0).any():
+    xs = np.asarray(x, dtype=np.float64)
+    ys = np.asarray(y, dtype=np.float64)
+    if xs.shape != ys.shape or xs.ndim != 1:
+        raise ConfigError(f"x and y must be 1-D of equal length (got {xs.shape}, {ys.shape})")
+    if len(xs) < 3:
+        raise ConfigError(f"a rate fit needs at least 3 points (got {len(xs)})")
+    if (xs <= 0).any() or (ys <= 0).any():
         raise ConfigError("a log-log fit needs positive x and y")
-    lx, ly = np.log(x), np.log(y)
+    lx, ly = np.log(xs), np.log(ys)
     if np.ptp(lx) == 0:
         raise ConfigError("x values must not all be equal")
     slope, intercept = np.polyfit(lx, ly, 1)
@@ -633,13 +634,13 @@ def fit_rate(
     rng = np.random.default_rng(seed)
     fitted = intercept + slope * lx
     resid = ly - fitted
-    resid = resid * np.sqrt(len(x) / (len(x) - 2))  # small-sample variance correction
-    boots = [np.polyfit(lx, fitted + rng.choice(resid, len(x)), 1)[0] for _ in range(n_boot)]
+    resid = resid * np.sqrt(len(xs) / (len(xs) - 2))  # small-sample variance correction
+    boots = [np.polyfit(lx, fitted + rng.choice(resid, len(xs)), 1)[0] for _ in range(n_boot)]
     a = (1 - level) / 2
     lo, hi = np.quantile(boots, [a, 1 - a])
     # the interval always contains the point estimate
     return RateFit(
-        float(slope), float(intercept), float(min(lo, slope)), float(max(hi, slope)), level, len(x)
+        float(slope), float(intercept), float(min(lo, slope)), float(max(hi, slope)), level, len(xs)
     )
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 import torch
@@ -111,7 +111,7 @@ class ModelConfig:
     dtype: str = "float64"
 
     def __post_init__(self):
-        self.layers = [l if isinstance(l, LayerSpec) else LayerSpec(**l) for l in self.layers]
+        self.layers = [s if isinstance(s, LayerSpec) else LayerSpec(**s) for s in self.layers]
         for name in ("d_in", "width", "d_out"):
             v = getattr(self, name)
             if not isinstance(v, (int, np.integer)) or v < 1:
@@ -130,18 +130,18 @@ class ModelConfig:
             raise ConfigError(f"head_activation must be one of {', '.join(_ACTS)}")
         if self.dtype not in ("float64", "float32"):
             raise ConfigError(f"dtype must be float64 or float32 (got {self.dtype!r})")
-        for i, l in enumerate(self.layers):
+        for i, spec in enumerate(self.layers):
             if self.rope is not None:
-                rd = l.head_dim if self.rope == "full" else self.rope
-                if not isinstance(rd, (int, np.integer)) or rd < 0 or rd > l.head_dim:
+                rd = spec.head_dim if self.rope == "full" else self.rope
+                if not isinstance(rd, (int, np.integer)) or rd < 0 or rd > spec.head_dim:
                     raise ConfigError(
                         f"rope must be 'full' or a number of dims <= head_dim "
-                        f"(got {self.rope!r}, head_dim={l.head_dim} in layer {i})"
+                        f"(got {self.rope!r}, head_dim={spec.head_dim} in layer {i})"
                     )
                 if rd % 2:
                     raise ConfigError(
                         f"RoPE needs an even number of rotated dims (got {rd} in "
-                        f"layer {i}, head_dim={l.head_dim})"
+                        f"layer {i}, head_dim={spec.head_dim})"
                     )
         if self.attn_scale is not None and not self.attn_scale > 0:
             raise ConfigError(f"attn_scale must be positive (got {self.attn_scale})")
@@ -235,11 +235,16 @@ def apply_rope(x, freqs, positions):
 
 
 class Attention(nn.Module):
-    """Multi-head attention; W_Q, W_K ∈ R^{h·n×E} (rows of head i: i·n..(i+1)·n), W_O ∈ R^{E×h·c}."""
+    """Multi-head attention; W_Q, W_K ∈ R^{h·n×E} (rows of head i: i·n..(i+1)·n),
+    W_O ∈ R^{E×h·c}."""
+
+    freqs: torch.Tensor  # RoPE frequencies (a buffer; empty without RoPE)
 
     def __init__(self, cfg: ModelConfig, spec: LayerSpec):
         super().__init__()
         E = cfg.width
+        # LayerSpec.__post_init__ fills value_dim and kv_groups in
+        assert spec.value_dim is not None and spec.kv_groups is not None
         self.h, self.n, self.c, self.g = spec.heads, spec.head_dim, spec.value_dim, spec.kv_groups
         self.q = nn.Linear(E, self.h * self.n, bias=cfg.bias)
         self.k = nn.Linear(E, self.g * self.n, bias=cfg.bias)
@@ -335,7 +340,8 @@ class Attention(nn.Module):
 
 
 class FeedForward(nn.Module):
-    """FFN block: ReLU/GELU MLP of any depth, or a gated one (SwiGLU, bilinear = GLU with identity)."""
+    """FFN block: ReLU/GELU MLP of any depth, or a gated one (SwiGLU, bilinear = GLU with
+    identity)."""
 
     def __init__(self, cfg: ModelConfig, hidden: Sequence[int]):
         super().__init__()
@@ -424,9 +430,10 @@ class Transformer(nn.Module):
         super().__init__()
         self.cfg = cfg
         E = cfg.width
-        d_embed_in = cfg.d_in + (cfg.seq_len if cfg.positions == "onehot" else 0)
+        seq_len = cfg.seq_len or 0  # ModelConfig checks it is set (>= 1) when positions are used
+        d_embed_in = cfg.d_in + (seq_len if cfg.positions == "onehot" else 0)
         self.embed = MLP(d_embed_in, cfg.embed_hidden, E, "relu", bias=cfg.embed_bias)
-        self.pos = nn.Parameter(torch.zeros(cfg.seq_len, E)) if cfg.positions == "learned" else None
+        self.pos = nn.Parameter(torch.zeros(seq_len, E)) if cfg.positions == "learned" else None
         self.cls = nn.Parameter(torch.zeros(E)) if cfg.readout == "cls" else None
         self.layers = nn.ModuleList([Block(cfg, s) for s in cfg.layers])
         self.head = MLP(E, cfg.head_hidden, cfg.d_out, cfg.head_activation, bias=cfg.head_bias)
@@ -470,7 +477,7 @@ class Transformer(nn.Module):
 
     def block(self, layer: int) -> Block:
         """Layer ``layer``'s block (attention + optional FFN); negative counts from the end."""
-        return self.layers[self._layer_index(layer)]
+        return cast(Block, self.layers[self._layer_index(layer)])
 
     def attention(self, layer: int) -> Attention:
         """Layer ``layer``'s multi-head attention (W_Q, W_K, W_V, W_O as ``.q .k .v .o``)."""
@@ -544,7 +551,8 @@ class Transformer(nn.Module):
 
     def parameter_name(self, param: torch.Tensor) -> str:
         """The registered name of ``param`` (a parameter of this model), e.g. for
-        ``torch.func.functional_call``: ``{model.parameter_name(model.attention(0).q.weight): w}``."""
+        ``torch.func.functional_call``:
+        ``{model.parameter_name(model.attention(0).q.weight): w}``."""
         for name, p in self.named_parameters():
             if p is param:
                 return name

@@ -53,7 +53,7 @@ import fractions
 import math
 import numbers
 import re
-from typing import Any
+from typing import Any, cast
 
 import sympy as sp
 
@@ -221,13 +221,13 @@ class _Parser:
 
     # -- tokens
     def _tokenize(self, text: str) -> list[tuple[str, str, int]]:
-        toks = []
+        toks: list[tuple[str, str, int]] = []
         pos = 0
         while pos < len(text):
             m = _TOKEN.match(text, pos)
             if not m:
                 raise self.err(f"unexpected character {text[pos]!r} at position {pos + 1}")
-            kind = m.lastgroup
+            kind = cast(str, m.lastgroup)  # every alternative of _TOKEN is a named group
             if kind != "ws":
                 val = m.group()
                 # normalised operator; error messages quote the text by position
@@ -379,6 +379,7 @@ class _Parser:
 
     def number(self, lit: str):
         m = re.fullmatch(r"([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?", lit)
+        assert m is not None  # lit is a number token, which this pattern matches
         intpart, frac, expo = m.group(1) or "", m.group(2) or "", m.group(3)
         if abs(int(expo or 0)) > MAX_LITERAL_EXPONENT:
             raise ValueRangeError(

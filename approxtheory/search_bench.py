@@ -111,7 +111,8 @@ class Case:
     label: str
     construction: str
     knobs: dict
-    known: Callable[[object], float]  # construction -> known worst error
+    # construction -> known worst error (lambdas bind their knobs as defaults, hence the ...)
+    known: Callable[..., float]
     how: str
     upper: bool = True  # try the certified upper bracket (small cases)
     extra: dict = field(default_factory=dict)

@@ -315,8 +315,8 @@ class KthLargest(Task):
 class PairwiseMax(Task):
     """TASK-PMAX(D): F(X) = Σ_i max_{s,t} x(s)ᵀ A_i x(t), unit-norm tokens.
 
-    The A_i are seeded random matrices scaled to spectral norm ``scale`` (default 1/2, so every score
-    lies in [-1/2, 1/2])."""
+    The A_i are seeded random matrices scaled to spectral norm ``scale`` (default 1/2, so every
+    score lies in [-1/2, 1/2])."""
 
     name = "pairwise_max"
     domain = "sphere"

@@ -339,7 +339,7 @@ class Callback:
     returned dict is stored in ``TrainResult.records`` with the step and the callback's name."""
 
     every = 1
-    name = None
+    name: str | None = None
 
     def before_step(self, step, model, batch):
         pass
@@ -369,7 +369,7 @@ class InvariantFraction(Callback):
     def __init__(self, every: int = 1):
         _int("every", every, 1)
         self.every = every
-        self._before = None
+        self._before: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] | None = None
 
     def before_step(self, step, model, batch):
         self._before = {(li, h): (q, k) for li, h, q, k in _heads_qk(model)}
@@ -378,6 +378,7 @@ class InvariantFraction(Callback):
         from .identifiability import imbalance, sylvester_projection
 
         rhos, betas = [], []
+        assert self._before is not None  # train() calls before_step on the same steps
         for li, h, Wq, Wk in _heads_qk(model):
             Wq0, Wk0 = self._before[(li, h)]
             dq, dk = Wq - Wq0, Wk - Wk0
@@ -509,7 +510,7 @@ class _TaskBatches:
             self.val = (Xv.to(dev), data.task.target(Xv).to(dev))
 
     def __call__(self):
-        if self.X is not None:
+        if self.X is not None and self.y is not None:  # both or neither
             idx = torch.from_numpy(self.rng.integers(0, self.n, self.B))
             if self.dev.type != "cpu":
                 idx = idx.to(self.dev)
@@ -641,7 +642,7 @@ def train(
     ]
     for cb, every, _, _ in timed:
         _int(f"{_cb_name(cb)}.every", every, 1)
-    pre = [t for t in timed if t[2] is not None]
+    pre = [(t, t[2]) for t in timed if t[2] is not None]
 
     losses: list[float] = []
     evals: list[dict] = []
@@ -676,9 +677,9 @@ def train(
     for step in it:
         batch = batches()
         due = [t for t in timed if t[1] == 1 or step % t[1] == 0 or step == last] if timed else ()
-        for t in pre:
+        for t, before_step in pre:
             if t in due:
-                t[2](step, model, batch)
+                before_step(step, model, batch)
         loss = loss_fn(fwd(batch[0]), batch[1])
         loss.backward()
         lv = loss.item()

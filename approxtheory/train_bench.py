@@ -191,7 +191,7 @@ def bench_train(
             order = (("ours", run_ours), ("plain", run_plain))
             if r % 2:
                 order = order[::-1]
-            row = {"round": r}
+            row: dict[str, float] = {"round": r}
             for name, fn in order:
                 row[f"{name}_steps_per_s"] = steps / fn(steps, r + 1)
             row["ratio"] = row["ours_steps_per_s"] / row["plain_steps_per_s"]

@@ -153,7 +153,7 @@ def _run_check(CHECKS, cid: str, ctx) -> dict:
             "evidence": f"the check crashed: {type(e).__name__}: {e}",
             "covered": " | ".join(tb[-3:]),
             "scope": "none",
-            "check": getattr(CHECKS[cid], "source_fn", None).__name__,
+            "check": CHECKS[cid].source_fn.__name__,
         }
 
 
@@ -246,7 +246,8 @@ def run_verify(
         (out / sub).mkdir(parents=True, exist_ok=True)
     ctx = Context(profile=profile, seed=seed)
     t0 = time.time()
-    records, timings = [], {}
+    records: list[dict] = []
+    timings: dict[str, dict] = {}
     from .progress import progress_bar
 
     bar = progress_bar(
@@ -310,7 +311,7 @@ def run_verify(
     refuted = [r["claim"] for r in records if r["verdict"] == "refuted"]
     inconsistent = [r["claim"] for r in records if r["verdict"] == "inconsistent"]
     if progress:
-        counts = {}
+        counts: dict[str, int] = {}
         for r in records:
             counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
         print(

@@ -34,8 +34,9 @@ def train_cell(cfg: dict) -> dict:
     # drawn from the cell's seed as torch.manual_seed(seed) + build would (no global state)
     Xva = task.sample_gaussian(2000, np.random.default_rng(10_000 + cfg["seed"]))
     data = TaskData(task=task, sampler=task.sample_gaussian, train_size=8000, val_inputs=Xva)
+    model = Transformer(mc)
     res = train(
-        Transformer(mc),
+        model,
         data,
         TrainConfig(
             steps=cfg["steps"],
@@ -52,7 +53,7 @@ def train_cell(cfg: dict) -> dict:
         raise ApproxTheoryError(f"headcount_phase cell {cfg}: {res.message}")
     return {
         "val_nmse": res.evals[-1]["val_nmse"],
-        "params": res.model.count_params(),
+        "params": model.count_params(),  # (train() trains it in place)
         "final_train_loss": res.final_loss,
     }
 
@@ -61,7 +62,7 @@ def train_plot(rows: list, out: Path) -> list:
     from approxtheory.report import plot_from_csv, write_csv
 
     out.mkdir(parents=True, exist_ok=True)
-    best = {}
+    best: dict[tuple[int, int], float] = {}
     for r in rows:  # minimum over seeds, as in the paper's Fig. 1a
         k = (r["heads"], r["T"])
         best[k] = min(best.get(k, float("inf")), r["val_nmse"])

@@ -69,7 +69,7 @@ def _corpus_stats(spec: str) -> tuple[int, int]:
     """(characters, distinct characters) of the corpus, read after its size was checked."""
     import os
 
-    key = spec
+    key: str | tuple[str, int, int] = spec
     if spec not in ("pydoc", "", None) and Path(spec).is_file():
         st = os.stat(spec)
         key = (spec, st.st_mtime_ns, st.st_size)
@@ -212,7 +212,7 @@ def train_cell(cfg: dict) -> dict:
         from approxtheory.errors import ApproxTheoryError
 
         raise ApproxTheoryError(f"identifiability_training cell {cfg}: {res.message}")
-    trace = []
+    trace: list[dict[str, float]] = []
     for r in res.records:
         C0 = trace[0]["beta"] if trace else r["beta"]
         trace.append(
@@ -267,13 +267,14 @@ def train_plot(rows: list, out: Path, trace: list | None = None) -> list:
     return paths
 
 
-train_cell.check = check_cell  # validated and sized before a run (experiment.check_cells)
+# validated and sized before a run (experiment.check_cells reads the function attribute)
+train_cell.check = check_cell  # type: ignore[attr-defined]
 
 register_experiment(
     Experiment(
         name="identifiability_training",
-        description="ρ, imbalance drift and loss per step for SGD, SGD+wd, AdamW, AdamW+rebalancing "
-        "on a character-level model (ID-E5)",
+        description="ρ, imbalance drift and loss per step for SGD, SGD+wd, AdamW, "
+        "AdamW+rebalancing on a character-level model (ID-E5)",
         grids={
             "quick": {
                 "optimizer": ["sgd", "sgd_wd", "adamw", "adamw_rebalance"],

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -38,7 +40,8 @@ def _ov_orthogonal(e):
 
 
 #: (mutant, claim, expression name) -> the broken expression, given the catalogue's one
-FORMULA_MUTANTS = {
+# keyed by Context.mutant (None: no mutant, found nowhere)
+FORMULA_MUTANTS: dict[tuple[str | None, str, str], Callable[[Any], Any]] = {
     ("qk-only-count", "ID-T4.5", "U"): lambda e: e / 2,
     ("qk-only-count", "ID-T4.5", "ratio"): lambda e: e / 2,
     ("orthogonal-ov", "ID-L4.6", "U"): _ov_orthogonal,
@@ -118,7 +121,7 @@ CONFIGS = {
 }
 
 #: construction mutants: the layer actually built (and measured) for a configuration
-CONSTRUCTION_MUTANTS = {
+CONSTRUCTION_MUTANTS: dict[str | None, Callable[[AttentionConfig], AttentionConfig]] = {
     # pairs of heads share one W_K and one W_V (a tied parameter), counted as independent heads
     "tied-kv": lambda c: dataclasses.replace(c, G=c.H // 2) if c.H >= 2 and c.groups == c.H else c,
     # the paper's §3.2 head: a square W_V without W_O, counted as a head with W_O
@@ -719,7 +722,9 @@ def key_bias_inert(ctx: Context, cid):
         y0 = m(X)
         loss = (y0**2).sum()
         loss.backward()
-        worst_grad = max(worst_grad, float(m.attention(0).k.bias.grad.abs().max()))
+        grad = m.attention(0).k.bias.grad
+        assert grad is not None  # the backward pass above filled it
+        worst_grad = max(worst_grad, float(grad.abs().max()))
         with torch.no_grad():
             m.attention(0).k.bias.add_(10 * torch.randn(8, dtype=torch.float64, generator=g))
             worst_out = max(worst_out, float((m(X) - y0).abs().max()))
@@ -812,6 +817,7 @@ def _flow_rows(ctx: Context):
         for h in range(a.h):
             sl = slice(h * a.n, (h + 1) * a.n)
             Wq, Wk = a.q.weight.detach()[sl].numpy(), a.k.weight.detach()[sl].numpy()
+            assert a.q.weight.grad is not None and a.k.weight.grad is not None  # backward ran
             gq, gk = a.q.weight.grad[sl].numpy(), a.k.weight.grad[sl].numpy()
             if ctx.is_mutant("sign-flow"):
                 gq, gk = np.sign(gq), np.sign(gk)

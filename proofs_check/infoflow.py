@@ -185,10 +185,10 @@ def _second_largest_grid(profile, mutant=None):
     "IF-K1",
     "IF-T1",
     mutants={
-        "no-self-exclusion": "layer 1 loses its positional self-exclusion (-M<p_t, p_s>): each token "
-        "may retrieve itself, so the construction computes the largest value",
-        "readout-gain": "the read-out interpolant's output weights are 1.05 x the slope changes: an "
-        "error floor that does not shrink with the knots N",
+        "no-self-exclusion": "layer 1 loses its positional self-exclusion (-M<p_t, p_s>): "
+        "each token may retrieve itself, so the construction computes the largest value",
+        "readout-gain": "the read-out interpolant's output weights are 1.05 x the slope "
+        "changes: an error floor that does not shrink with the knots N",
     },
 )
 def two_layer_second_largest(ctx: Context, cid):
@@ -283,7 +283,8 @@ def _pairwise_mutation(mutant):
 @check(
     "IF-K2",
     mutants={
-        "bilinear-transposed": "FFN 1 forms r_iᵀ A_iᵀ x(t) instead of r_iᵀ A_i x(t) (A_i transposed)",
+        "bilinear-transposed": "FFN 1 forms r_iᵀ A_iᵀ x(t) instead of r_iᵀ A_i x(t) "
+        "(A_i transposed)",
         "query-sign": "layer 1's query is -β A_i x(t): each token retrieves the argmin key",
     },
 )
@@ -348,6 +349,7 @@ def _spa_run(seed: int, steps: int, mutant: str | None) -> dict:
     with torch.no_grad():
         if m.pos is not None:
             m.pos.copy_(0.1 * torch.randn(m.pos.shape, generator=g, dtype=torch.float64))
+        assert m.cls is not None  # readout="cls"
         m.cls.copy_(0.1 * torch.randn(m.cls.shape, generator=g, dtype=torch.float64))
     opt = torch.optim.AdamW(m.parameters(), lr=1e-2, weight_decay=1e-2)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)

@@ -167,7 +167,7 @@ def _throughput(seed: int, budget_s: float = 1.5) -> dict:
     B, T = 8, 128
     X = torch.randn(B, T, 8, generator=torch.Generator().manual_seed(seed))
     models = {k: _model(SCHEDULES[k], dtype="float32") for k in ("uniform", "prism")}
-    times = {k: [] for k in models}
+    times: dict[str, list[float]] = {k: [] for k in models}
 
     def step(m):
         m.zero_grad(set_to_none=True)

@@ -90,8 +90,8 @@ def afile(tmp_path):
         (["identifiability", "--G", "0"], "--G must be a positive integer"),
         (
             ["identifiability", "--max-memory", "lots"],
-            "--max-memory must be a size such as 8G, 512M, 1.5T or a number of bytes, or 'unlimited' "
-            "(got 'lots') (see `approxtheory identifiability --help`)",
+            "--max-memory must be a size such as 8G, 512M, 1.5T or a number of bytes, "
+            "or 'unlimited' (got 'lots') (see `approxtheory identifiability --help`)",
         ),
         (["experiment", "run", "softmax_beta_sweep", "--max-memory", "0"], "--max-memory must be"),
         (["construct", "hc_k1", "--budget", "0"], "--budget must be a positive integer (got '0')"),

@@ -94,7 +94,7 @@ def np_transformer(m, X):
         H, n, c, G = spec.heads, spec.head_dim, spec.value_dim, spec.kv_groups
         x = _np_layernorm(h, P[f"{pre}.ln1.weight"], P[f"{pre}.ln1.bias"]) if cfg.layernorm else h
 
-        def lin(name, x=x):
+        def lin(name, x=x, pre=pre):
             return x @ P[f"{pre}.attn.{name}.weight"].T + (
                 P[f"{pre}.attn.{name}.bias"] if cfg.bias else 0
             )
@@ -122,7 +122,7 @@ def np_transformer(m, X):
             )
             if cfg.ffn_kind in ("swiglu", "bilinear"):
 
-                def g(name):
+                def g(name, x=x, pre=pre):
                     return x @ P[f"{pre}.ffn.{name}.weight"].T + (
                         P[f"{pre}.ffn.{name}.bias"] if cfg.ffn_bias else 0
                     )

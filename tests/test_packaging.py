@@ -30,7 +30,7 @@ def test_the_version_is_written_once_in_pyproject_and_read_from_the_metadata():
     )
     assert approxtheory.__version__ == version == provenance.package_version()
     assert provenance.libraries()["approxtheory"] == version
-    literal = re.compile(r"""["']%s["']""" % re.escape(version))
+    literal = re.compile(rf"""["']{re.escape(version)}["']""")
     written = [
         str(p.relative_to(ROOT))
         for d in ("approxtheory", "experiments", "proofs_check")

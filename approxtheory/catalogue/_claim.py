@@ -1,7 +1,7 @@
 """The :class:`Claim` object: one stated result of a paper as data plus sympy expressions.
 
-A claim never restates a formula held elsewhere: the CLI, the docs, the checks and the plots all read
-the expressions stored here.
+A claim never restates a formula held elsewhere: the CLI, the docs, the checks and the plots all
+read the expressions stored here.
 """
 
 from __future__ import annotations
@@ -380,7 +380,7 @@ class Claim:
                 f"{type(name).__name__}); it has: {', '.join(self.expressions)}"
             )
         name = name or self.primary_name
-        if name not in self.expressions:
+        if name is None or name not in self.expressions:
             raise UnknownSymbolError(
                 f"{self.id} has no expression {name!r}; it has: {', '.join(self.expressions)}"
             )

@@ -45,7 +45,7 @@ def _ratio(U, Ptot, subs=None):
     return sp.simplify(r.subs(subs)) if subs else sp.simplify(r)
 
 
-# ---- generic per-head counts (the one place these formulas live) ----------------------------------
+# ---- generic per-head counts (the one place these formulas live) ---------------------------------
 U_qk_head = D**2  # GL(D) orbit
 P_qk_head = 2 * D * E
 U_ov_head = C**2  # GL(C) orbit
@@ -57,7 +57,8 @@ P_gqa = (H + G) * D * E + (H + G) * C * E
 U_gqa = G * D**2 + G * C**2
 U_rope = H * (D + C**2)
 U_rope_gqa = G * D + G * C**2
-# any D (also D > E): the identified QK dimension is the rank of d(W_Kᵀ W_Q), 2 m E - m², m = min(D, E)
+# any D (also D > E): the identified QK dimension is the rank of d(W_Kᵀ W_Q),
+# 2 m E - m², m = min(D, E)
 _m = sp.Min(D, E)
 U_qk_any = P_qk_head - (2 * _m * E - _m**2)
 
@@ -149,7 +150,8 @@ P.claim(
     section="§4.6 Lemma 4.6",
     kind="lemma",
     provenance="stated",
-    statement="W_O W_V is invariant under (W_O T^{-1}, T W_V), T in GL(C): C² unidentified per head.",
+    statement="W_O W_V is invariant under (W_O T^{-1}, T W_V), T in GL(C): "
+    "C² unidentified per head.",
     expressions={"U": U_ov_head, "P": 2 * C * E},
 )
 P.claim(
@@ -157,8 +159,8 @@ P.claim(
     section="§4.6",
     kind="lemma",
     provenance="stated",
-    statement="With biases, (W_Q, b_Q) -> S(W_Q, b_Q) and (W_K, b_K) -> S^{-T}(W_K, b_K) leaves the "
-    "logits unchanged.",
+    statement="With biases, (W_Q, b_Q) -> S(W_Q, b_Q) and (W_K, b_K) -> S^{-T}(W_K, b_K) "
+    "leaves the logits unchanged.",
 )
 P.claim(
     "ID-F4.7",

@@ -25,8 +25,9 @@ def _cmd(args) -> int:
         if args.json
         else (
             lambda r: print(
-                f"T={r['T']:5d} h={r['h']} batch={r['batch']:5d}  model {r['model_seq_per_s']:10.1f} "
-                f"seq/s  reference {r['reference_seq_per_s']:10.1f} seq/s  ratio {r['ratio']:.3f}  "
+                f"T={r['T']:5d} h={r['h']} batch={r['batch']:5d}  "
+                f"model {r['model_seq_per_s']:10.1f} seq/s  "
+                f"reference {r['reference_seq_per_s']:10.1f} seq/s  ratio {r['ratio']:.3f}  "
                 f"max|diff| {r['max_abs_diff']:.1e}",
                 flush=True,
             )
@@ -101,9 +102,9 @@ def _cmd_ident(args) -> int:
         if args.json
         else (
             lambda r: print(
-                f"E={r['E']:3d} H={r['H']} P={r['params']:6d}  structured {r['structured_s']:7.2f} s "
-                f"{r['structured_peak_mb']:7.0f} MB (U={r['structured_measured']}, predicted "
-                f"{r['predicted']})"
+                f"E={r['E']:3d} H={r['H']} P={r['params']:6d}  "
+                f"structured {r['structured_s']:7.2f} s {r['structured_peak_mb']:7.0f} MB "
+                f"(U={r['structured_measured']}, predicted {r['predicted']})"
                 + (
                     f"  dense {r['dense_s']:7.2f} s {r['dense_peak_mb']:7.0f} MB "
                     f"(U={r['dense_measured']})  speed-up {r['speedup']:.1f}x"

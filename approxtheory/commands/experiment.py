@@ -36,7 +36,7 @@ def _override_value(key: str, text: str, like: list):
     return text
 
 
-def _parse_overrides(exp, profile: str, items, corpus: str | None = None) -> dict:
+def _parse_overrides(exp, profile: str, items, corpus: str | None = None) -> dict | None:
     """``--set NAME=VALUE`` (repeatable) and ``--corpus PATH`` -> the overrides of the profile's
     grid, each parsed with the type of the values it replaces."""
     if profile not in exp.grids:

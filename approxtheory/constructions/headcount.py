@@ -245,6 +245,7 @@ def _check_beta_regime(beta):
 def hc_k1(T, beta, gate, sets, h):
     _check_beta_regime(beta)
     _check_heads(h, 2)
+    task: GeneralizedRetrieval
     if sets == "all":
         task = MaxPlusMin(T)
     else:
@@ -394,7 +395,8 @@ def hc_l9(T, eps):
         for i in range(ng):
             W1[h1[t, i], res.index("tokens", t)] = T
             b1[h1[t, i]] = -i / ng
-    # S_j = Σ_t h1(t, j); h2 = (ReLU(S_j), ReLU(S_j - 1/n_g)); output Σ_j ReLU(S_j) - ReLU(S_j - 1/n_g)
+    # S_j = Σ_t h1(t, j); h2 = (ReLU(S_j), ReLU(S_j - 1/n_g));
+    # output Σ_j ReLU(S_j) - ReLU(S_j - 1/n_g)
     W2 = np.zeros((h2.width, h1.size))
     b2 = np.zeros(h2.width)
     for j in range(ng):

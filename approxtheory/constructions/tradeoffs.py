@@ -1,6 +1,6 @@
-"""Constructions of the tradeoffs digest (§5 C1, C3): the positional lag-extraction head with bounded
-logits (checked against the surrogate floor TO-X2 and the weight cap TO-X1) and its truncated-SVD
-compression (TO-C1)."""
+"""Constructions of the tradeoffs digest (§5 C1, C3): the positional lag-extraction head with
+bounded logits (checked against the surrogate floor TO-X2 and the weight cap TO-X1) and its
+truncated-SVD compression (TO-C1)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from ..tasks import LagExtraction, Task
 from ._base import Construction, Knob, register
 
 
-def _features(T: int, F: int) -> np.ndarray:
+def _features(T: int, F: int) -> tuple[np.ndarray, np.ndarray]:
     """p_t = [cos(ω_i t), sin(ω_i t)]_{i=1..F} / sqrt(F), ω_i = 100^{-i/F}; ||p_t|| = 1."""
     t = np.arange(T)[:, None]
     w = 100.0 ** (-np.arange(1, F + 1) / F)[None, :]
@@ -181,7 +181,10 @@ def lag_head(T, k, F, B):
         }
 
     # memory of measure(budget=...): the error search runs with at most 1024 sequences
-    measure.estimate_bytes = lambda budget: sup_error_bytes(m, task, min(budget, 1024))
+    # (a function attribute, read with getattr by `approxtheory construct`)
+    measure.estimate_bytes = (  # type: ignore[attr-defined]
+        lambda budget: sup_error_bytes(m, task, min(budget, 1024))
+    )
 
     return Construction(
         name="lag_head",
@@ -300,7 +303,8 @@ def svd_truncation(T, k, F, B, r, decay):
 
     # memory of measure(budget=...): the logit changes of min(budget, 2048) sequences (B x T x T,
     # twice: the product and its absolute value) next to the error search itself
-    measure.estimate_bytes = lambda budget: (
+    # (a function attribute, read with getattr by `approxtheory construct`)
+    measure.estimate_bytes = lambda budget: (  # type: ignore[attr-defined]
         array_bytes(2, min(budget, 2048), T, T) + sup_error_bytes(m, task, budget)
     )
 
