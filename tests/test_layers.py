@@ -52,7 +52,13 @@ LAYERS: list[tuple[str, list[str]]] = [
     ),
     (
         "catalogue",
-        ["approxtheory.catalogue", "approxtheory.catalogue.*", "approxtheory", "approxtheory.docs"],
+        [
+            "approxtheory.catalogue",
+            "approxtheory.catalogue.*",
+            "approxtheory",
+            "approxtheory.docs",
+            "approxtheory.infoflow",
+        ],
     ),
     ("model and tasks", ["approxtheory.model", "approxtheory.tasks"]),
     ("measure and bounds", ["approxtheory.measure", "approxtheory.bounds"]),
@@ -65,6 +71,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "approxtheory.strategies",
             "approxtheory.bench",
             "approxtheory.headcount_analysis",
+            "approxtheory.schedules",
         ],
     ),
     ("training", ["approxtheory.train", "approxtheory.train_bench"]),

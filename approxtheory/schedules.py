@@ -1,0 +1,458 @@
+"""Per-layer head schedules (Prism, arXiv 2606.27449): generators, the paper's rules, and exact
+and measured neutrality on the shared model.
+
+A schedule is the head count of every layer, ``(h_1, ..., h_L)``, at model width ``d``; layer l
+has ``h_l`` heads of width ``d / h_l``, so every weight matrix keeps its shape::
+
+    >>> from approxtheory import schedules
+    >>> s = schedules.prism(768, 12, 12)            # the paper's Small schedule (Table 4)
+    >>> s.heads
+    (3, 3, 6, 6, 8, 8, 12, 12, 12, 12, 12, 12)
+    >>> s.head_dims[:6]
+    (256, 256, 128, 128, 96, 96)
+    >>> schedules.validate((3, 6, 12, 12), d=768)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    approxtheory.errors.ConfigError: schedule breaks rule 'blocks': every head count must be ...
+
+The rules (:data:`RULES`, paper §2.1-2.2): ``divisibility`` (h_l divides d), ``monotone``
+(h_1 <= ... <= h_L), ``ends-at-h_base`` (h_L = h_base), ``baseline-half`` (at least L/2 layers at
+h_base) and ``blocks`` (each head count held for >= 2 consecutive layers). :func:`uniform`,
+:func:`prism` and :func:`custom` schedules satisfy them; :func:`decreasing` (Prism reversed, a
+control the paper never ran) breaks ``monotone`` and ``ends-at-h_base`` on purpose and is checked
+for divisibility only.
+
+:func:`prism` is the digest's staircase generator: stages of per-head widths ``stage_dims``
+(widest first), ``block`` layers each, then h_base for the rest. Its defaults are a rule derived
+here, not the paper's (the paper's 24-layer schedules came from an unreported grid search):
+``block = max(2, L // 8)``; the stages are the power-of-two widths 256, 128, ... above the
+baseline width d/h_base that divide d, then, while at most L/2 layers are pre-baseline, the
+widths between the narrowest of them and the baseline whose head count divides d, widest first.
+This reproduces Table 4 at all three of the paper's (d, L, h_base) (:data:`PAPER_SCALES`).
+
+:func:`count` builds the shared model for a schedule (on the ``meta`` device: no memory, no
+time) and counts its parameters from the modules and its matmul FLOPs with ``FlopCounterMode``
+on the explicit attention path (QKᵀ and AV are matmuls there; the fused CPU SDPA kernel is
+invisible to the counter), and the softmax work as the number of attention probabilities;
+:func:`catalogue_counts` evaluates PR-N1/PR-N2 of the catalogue for the same model, and
+:func:`throughput` measures forward+backward tokens/s of several schedules side by side.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from .errors import ConfigError
+from .model import LayerSpec, ModelConfig, Transformer
+
+__all__ = [
+    "RULES",
+    "KINDS",
+    "PAPER_SCALES",
+    "Schedule",
+    "uniform",
+    "prism",
+    "decreasing",
+    "custom",
+    "violations",
+    "validate",
+    "default_stages",
+    "parse_heads",
+    "model_config",
+    "count",
+    "catalogue_counts",
+    "throughput",
+]
+
+#: the rules a Prism-style schedule satisfies, in the order they are checked
+RULES = ("divisibility", "monotone", "ends-at-h_base", "baseline-half", "blocks")
+KINDS = ("uniform", "prism", "decreasing", "custom")
+#: the paper's three models (Table 4): (d, L, h_base)
+PAPER_SCALES: dict[str, tuple[int, int, int]] = {
+    "small": (768, 12, 12),
+    "medium": (1024, 24, 16),
+    "large": (1536, 24, 16),
+}
+_MAX_EARLY_DIM = 256  # the widest early head (every scale of the paper; the fused-kernel limit)
+
+
+def _pos_int(name: str, v) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ConfigError(f"{name} must be a positive integer (got {v!r})")
+    return v
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Head counts per layer at width ``d``; ``h_base`` is the baseline head count."""
+
+    heads: tuple[int, ...]
+    d: int
+    h_base: int
+    kind: str = "custom"
+
+    @property
+    def L(self) -> int:
+        return len(self.heads)
+
+    @property
+    def head_dims(self) -> tuple[int, ...]:
+        """Per-head width d / h_l of every layer."""
+        return tuple(self.d // h for h in self.heads)
+
+    def layer_specs(self, ffn_hidden: Sequence[int] = ()) -> list[LayerSpec]:
+        """The shared model's per-layer specs: ``h_l`` heads of width ``d / h_l``."""
+        return [LayerSpec(h, self.d // h, ffn_hidden=tuple(ffn_hidden)) for h in self.heads]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "d": self.d,
+            "layers": self.L,
+            "h_base": self.h_base,
+            "heads": list(self.heads),
+            "head_dims": list(self.head_dims),
+        }
+
+
+def violations(
+    heads: Sequence[int], d: int, h_base: int | None = None, rules: Sequence[str] = RULES
+) -> list[tuple[str, str]]:
+    """Every broken rule of ``rules`` as ``(rule, message)``, in :data:`RULES` order
+    (``h_base`` defaults to the last layer's head count)."""
+    unknown = [r for r in rules if r not in RULES]
+    if unknown:
+        raise ConfigError(f"unknown rule {unknown[0]!r} (rules: {', '.join(RULES)})")
+    _pos_int("d", d)
+    heads = tuple(heads)
+    if not heads:
+        raise ConfigError("a schedule needs at least one layer (got no head counts)")
+    for h in heads:
+        _pos_int("a head count", h)
+    hb = heads[-1] if h_base is None else _pos_int("h_base", h_base)
+    L = len(heads)
+    out: list[tuple[str, str]] = []
+    if "divisibility" in rules:
+        bad = [(i + 1, h) for i, h in enumerate(heads) if d % h]
+        if bad:
+            out.append(
+                (
+                    "divisibility",
+                    f"every head count must divide d={d} (layer {bad[0][0]} has h={bad[0][1]})",
+                )
+            )
+    if "monotone" in rules:
+        drops = [i + 1 for i in range(L - 1) if heads[i] > heads[i + 1]]
+        if drops:
+            i = drops[0]
+            out.append(
+                (
+                    "monotone",
+                    f"head counts must not decrease with depth (layer {i} has "
+                    f"h={heads[i - 1]}, layer {i + 1} has h={heads[i]})",
+                )
+            )
+    if "ends-at-h_base" in rules and heads[-1] != hb:
+        out.append(
+            ("ends-at-h_base", f"the last layer must have h_base={hb} heads (got {heads[-1]})")
+        )
+    if "baseline-half" in rules:
+        n = sum(h == hb for h in heads)
+        if 2 * n < L:
+            out.append(
+                (
+                    "baseline-half",
+                    f"at least L/2 = {L / 2:g} layers must use h_base={hb} (got {n} of {L})",
+                )
+            )
+    if "blocks" in rules:
+        at = 1
+        for h, grp in itertools.groupby(heads):
+            n = len(list(grp))
+            if n < 2:
+                out.append(
+                    (
+                        "blocks",
+                        f"every head count must be kept for a block of >= 2 consecutive "
+                        f"layers (h={h} is held for 1 layer at layer {at})",
+                    )
+                )
+                break
+            at += n
+    return out
+
+
+def validate(
+    heads: Sequence[int], d: int, h_base: int | None = None, rules: Sequence[str] = RULES
+) -> None:
+    """Raise :class:`ConfigError` naming the first broken rule (see :func:`violations`)."""
+    bad = violations(heads, d, h_base, rules)
+    if bad:
+        rule, msg = bad[0]
+        raise ConfigError(f"schedule breaks rule {rule!r}: {msg}")
+
+
+def uniform(d: int, L: int, h: int) -> Schedule:
+    """``h`` heads in every one of ``L`` layers (the baseline)."""
+    heads = (h,) * _pos_int("L", L)
+    validate(heads, d, h)
+    return Schedule(heads, d, h, "uniform")
+
+
+def default_stages(d: int, L: int, h_base: int) -> tuple[tuple[int, ...], int]:
+    """The default ``(stage_dims, block)`` of :func:`prism` (the rule in the module docstring;
+    derived here, not the paper's)."""
+    for name, v in (("d", d), ("L", L), ("h_base", h_base)):
+        _pos_int(name, v)
+    if d % h_base:
+        raise ConfigError(f"h_base={h_base} must divide d={d} (rule 'divisibility')")
+    base_dim = d // h_base
+    block = max(2, L // 8)
+    room = (L // 2) // block  # stages that fit while >= L/2 layers stay at h_base
+    pow2 = []
+    w = _MAX_EARLY_DIM
+    while w > base_dim:
+        if d % w == 0:
+            pow2.append(w)
+        w //= 2
+    stages = pow2[:room]
+    if stages and len(stages) < room:
+        lo = stages[-1]
+        fill = [d // h for h in range(d // lo + 1, h_base) if d % h == 0 and d // h > base_dim]
+        stages += sorted(set(fill), reverse=True)[: room - len(stages)]
+    return tuple(stages), block
+
+
+def prism(
+    d: int,
+    L: int,
+    h_base: int,
+    stage_dims: Sequence[int] | None = None,
+    block: int | None = None,
+) -> Schedule:
+    """The Prism staircase: ``block`` layers of ``d / w`` heads for each per-head width ``w`` in
+    ``stage_dims`` (widest first), then ``h_base`` heads for the remaining layers. Defaults:
+    :func:`default_stages`. Raises :class:`ConfigError` naming the broken rule."""
+    for name, v in (("d", d), ("L", L), ("h_base", h_base)):
+        _pos_int(name, v)
+    dflt_dims, dflt_block = default_stages(d, L, h_base)
+    dims = dflt_dims if stage_dims is None else tuple(stage_dims)
+    b = dflt_block if block is None else _pos_int("block", block)
+    heads: list[int] = []
+    for w in dims:
+        _pos_int("a stage head dim", w)
+        if d % w:
+            raise ConfigError(
+                f"stage head dim {w} does not divide d={d} (rule 'divisibility': the stage "
+                f"would need {d / w:g} heads)"
+            )
+        heads += [d // w] * b
+    if len(heads) > L:
+        raise ConfigError(
+            f"{len(dims)} stages of {b} layers need {len(heads)} layers but the model has L={L} "
+            f"(rule 'baseline-half')"
+        )
+    heads += [h_base] * (L - len(heads))
+    validate(heads, d, h_base)
+    return Schedule(tuple(heads), d, h_base, "prism")
+
+
+def decreasing(
+    d: int,
+    L: int,
+    h_base: int,
+    stage_dims: Sequence[int] | None = None,
+    block: int | None = None,
+) -> Schedule:
+    """Prism reversed (wide heads late): a control. Checked for divisibility only."""
+    p = prism(d, L, h_base, stage_dims, block)
+    return Schedule(p.heads[::-1], d, h_base, "decreasing")
+
+
+def custom(
+    heads: Sequence[int], d: int, h_base: int | None = None, rules: Sequence[str] = RULES
+) -> Schedule:
+    """A user's schedule, validated against ``rules`` (all of :data:`RULES` by default; pass
+    ``("divisibility",)`` for a control such as a reversed or uniform-wide schedule)."""
+    heads = tuple(heads)
+    validate(heads, d, h_base, rules)
+    return Schedule(heads, d, heads[-1] if h_base is None else h_base, "custom")
+
+
+def parse_heads(text: str) -> tuple[int, ...]:
+    """``"3,3,6,6"`` or ``"3x2,6x2,12x8"`` (count x repeats) -> head counts."""
+    out: list[int] = []
+    for part in str(text).split(","):
+        part = part.strip()
+        h, _, rep = part.partition("x")
+        try:
+            hv, rv = int(h), int(rep) if rep else 1
+        except ValueError:
+            raise ConfigError(
+                f"head counts must be integers separated by commas, e.g. 3,3,6,6 or 3x2,6x2 "
+                f"(got {part!r})"
+            ) from None
+        if hv < 1 or rv < 1:
+            raise ConfigError(f"head counts and repeats must be positive (got {part!r})")
+        out += [hv] * rv
+    return tuple(out)
+
+
+# ------------------------------------------------------------------------------- neutrality
+def model_config(
+    schedule: Schedule,
+    ffn: int | None = None,
+    bias: bool = True,
+    dtype: str = "float32",
+    d_io: int = 8,
+) -> ModelConfig:
+    """The shared model for ``schedule``: causal, per-token read-out, RoPE on every head's full
+    width, SwiGLU of hidden width ``ffn`` (default int(8d/3)) without biases, attention biases
+    when ``bias``; ``d_io`` input and output features (the shared model has no vocabulary
+    embedding and no norms: the terms of PR-N1 that hold no head count)."""
+    f = int(8 * schedule.d / 3) if ffn is None else _pos_int("ffn", ffn)
+    return ModelConfig(
+        d_in=d_io,
+        width=schedule.d,
+        layers=schedule.layer_specs(ffn_hidden=(f,)),
+        d_out=d_io,
+        readout="tokens",
+        causal=True,
+        rope="full",
+        ffn_kind="swiglu",
+        ffn_bias=False,
+        bias=bias,
+        dtype=dtype,
+    )
+
+
+def count(
+    schedule: Schedule,
+    T: int = 64,
+    batch: int = 1,
+    ffn: int | None = None,
+    bias: bool = True,
+) -> dict[str, Any]:
+    """Parameters (from the built modules) and FLOPs of the shared model for ``schedule``, built
+    on the ``meta`` device, counted on the explicit attention path (``return_attention=True``:
+    QKᵀ and AV are matmuls there, whereas CPU's fused SDPA kernel counts zero); one forward for
+    the per-layer counts, one forward+backward for the total."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    _pos_int("T", T)
+    _pos_int("batch", batch)
+    cfg = model_config(schedule, ffn, bias)
+    with torch.device("meta"):
+        m = Transformer(cfg)
+        X = torch.zeros(batch, T, cfg.d_in)
+    params = {
+        "total": m.count_params(),
+        "attn": [m.count_params(["attn"], layer=i) for i in range(schedule.L)],
+        "ffn": [m.count_params(["ffn"], layer=i) for i in range(schedule.L)],
+    }
+    with FlopCounterMode(display=False) as fc:
+        _, atts = m(X, return_attention=True)
+    per_module = fc.get_flop_counts()
+    fwd = [int(sum(per_module[f"Transformer.layers.{i}"].values())) for i in range(schedule.L)]
+    fwd_total = int(fc.get_total_flops())
+    with FlopCounterMode(display=False) as fc:
+        out, _ = m(X, return_attention=True)
+        out.sum().backward()
+    softmax = [int(a.numel()) for a in atts]  # attention probabilities computed per forward
+    return {
+        "schedule": schedule.to_dict(),
+        "ffn": cfg.layers[0].ffn_hidden[0],
+        "T": T,
+        "batch": batch,
+        "params": params,
+        "fwd_flops_per_layer": fwd,
+        "fwd_flops": fwd_total,
+        "fwd_bwd_flops": int(fc.get_total_flops()),
+        "softmax_scores_per_layer": softmax,
+        "softmax_scores": sum(softmax),
+    }
+
+
+def catalogue_counts(
+    schedule: Schedule, T: int, batch: int = 1, ffn: int | None = None, bias: bool = True
+) -> dict[str, list[int]]:
+    """PR-N1's N_attn and N_mlp and PR-N2's F_layer and F_softmax (c = 1: probabilities) of the
+    catalogue, evaluated at every layer's head count for the model of :func:`count`."""
+    from . import claim
+
+    f = int(8 * schedule.d / 3) if ffn is None else ffn
+    n1, n2 = claim("PR-N1"), claim("PR-N2")
+    out: dict[str, list[int]] = {"attn": [], "ffn": [], "fwd_flops": [], "softmax": []}
+    for h in schedule.heads:
+        out["attn"].append(int(n1.evaluate("N_attn", d=schedule.d, h_l=h, I_bias=int(bias))))
+        out["ffn"].append(int(n1.evaluate("N_mlp", d=schedule.d, f=f)))
+        v = {"T": T, "d": schedule.d, "f": f, "h_l": h}
+        out["fwd_flops"].append(batch * int(n2.evaluate("F_layer", **v)))
+        out["softmax"].append(batch * int(n2.evaluate("F_softmax", c=1, T=T, h_l=h, d=schedule.d)))
+    return out
+
+
+def throughput(
+    schedules: Sequence[Schedule],
+    T: int = 32,
+    batch: int = 1,
+    reps: int = 3,
+    warmup: int = 1,
+    ffn: int | None = None,
+    seed: int = 0,
+    device: str = "cpu",
+) -> dict[str, Any]:
+    """Forward+backward tokens/s of each schedule on the fused (SDPA) path, float32, measured in
+    interleaved rounds (median per schedule), with each schedule's ratio to the first. A
+    measurement: it depends on the machine, its load and the kernels."""
+    for name, v in (("T", T), ("batch", batch), ("reps", reps)):
+        _pos_int(name, v)
+    if not isinstance(warmup, int) or warmup < 0:
+        raise ConfigError(f"warmup must be an integer >= 0 (got {warmup!r})")
+    gen = torch.Generator().manual_seed(seed)
+    models, X = [], None
+    for s in schedules:
+        torch.manual_seed(seed)  # same shapes, so the same initial weights in every schedule
+        cfg = model_config(s, ffn)
+        models.append(Transformer(cfg).to(device))
+        if X is None:
+            X = torch.randn(batch, T, cfg.d_in, generator=gen).to(device)
+
+    def step(m) -> float:
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        m.zero_grad(set_to_none=True)
+        m(X).sum().backward()
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        return time.perf_counter() - t0
+
+    for m in models:
+        for _ in range(warmup):
+            step(m)
+    times: list[list[float]] = [[] for _ in models]
+    for _ in range(reps):
+        for i, m in enumerate(models):
+            times[i].append(step(m))
+    med = [sorted(t)[len(t) // 2] for t in times]
+    tps = [batch * T / t for t in med]
+    return {
+        "tokens_per_s": [round(v, 1) for v in tps],
+        "median_step_s": [round(v, 5) for v in med],
+        "ratio_to_first": [round(v / tps[0], 4) for v in tps],
+        "T": T,
+        "batch": batch,
+        "reps": reps,
+        "warmup": warmup,
+        "threads": torch.get_num_threads(),
+        "device": device,
+        "dtype": "float32",
+        "path": "fused scaled_dot_product_attention, forward+backward",
+    }
