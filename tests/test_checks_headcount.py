@@ -153,22 +153,36 @@ def test_every_hc_check_that_can_verify_declares_mutants():
         assert MUTANTS[cid], cid
 
 
-def _fake_phase(nmse):
-    rows = tuple(
-        {"heads": h, "T": T, "hidden": 32, "steps": 300, "seed": 0, "device": "cpu", "val_nmse": v}
-        for (h, T), v in nmse.items()
-    )
-    return lambda profile: (rows, 0.0, "fake")
+def _fake_phase(tables):
+    """``tables``: D -> {(h, T): nmse}; the fake runner returns them as headcount_phase_d{D}."""
+
+    def rows(name, profile):
+        D = int(name[-1])
+        return (
+            tuple(
+                {"D": D, "heads": h, "T": T, "steps": 300, "seed": 0, "val_nmse": v}
+                for (h, T), v in tables[D].items()
+            ),
+            0.0,
+            "fake",
+        )
+
+    return rows
+
+
+D4_CLEAN = {
+    (h, T): (0.3 * T / 8 if h < 4 else 1e-3) * (1.2**-h) for h in range(1, 6) for T in (8, 32)
+}
 
 
 def test_p8_criterion_can_pass_and_fail(monkeypatch):
-    """The P8 decision rule on stated tables: a clean transition at h = D = 2 passes and its
-    mutant (head labels reversed) fails; a transition at h = 3 fails."""
+    """The P8 decision rule on stated tables: a clean transition at h = D passes and its
+    mutant (head labels reversed) is inconsistent; a transition at h = 3 for D = 2 is too."""
     clean = {(1, 8): 0.2, (1, 32): 0.35, (2, 8): 1e-3, (2, 32): 1.1e-3, (3, 8): 8e-4, (3, 32): 9e-4}
-    monkeypatch.setattr(hcc, "_phase_rows", _fake_phase(clean))
+    monkeypatch.setattr(hcc, "_exp_rows", _fake_phase({2: clean, 4: D4_CLEAN}))
     assert run_check("HC-P8", Context()).verdict == "consistent-empirical"
     assert run_check("HC-P8", Context(mutant="heads-relabelled")).verdict == "inconsistent"
     late = {(1, 8): 0.2, (1, 32): 0.35, (2, 8): 0.18, (2, 32): 0.3, (3, 8): 1e-3, (3, 32): 1e-3}
-    monkeypatch.setattr(hcc, "_phase_rows", _fake_phase(late))
+    monkeypatch.setattr(hcc, "_exp_rows", _fake_phase({2: late, 4: D4_CLEAN}))
     v = run_check("HC-P8", Context())
-    assert v.verdict == "inconsistent" and "(a)" in v.evidence and v.witness["failed"]
+    assert v.verdict == "inconsistent" and "(a)" in v.evidence and v.witness["D=2"]["failed"]

@@ -1,0 +1,222 @@
+"""Head-count trained experiments and their checks (issue 10): R(h), the error-law refit, the
+collision search, the checks' decision rules on synthetic rows, a tiny trained property test and
+bad input. Long runs are behind ``slow``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
+
+import approxtheory.proofs_check.headcount as hcc
+from approxtheory.cli import main
+from approxtheory.errors import ConfigError
+from approxtheory.headcount_analysis import (
+    collision_search,
+    error_law,
+    fit_error_law,
+    max_min_two_heads,
+    random_one_head,
+    real_data_tables,
+    reversal_score,
+)
+from approxtheory.proofs_check import Context, run_check
+from approxtheory.tasks import MaxPlusMin
+
+
+# ------------------------------------------------------------------------------------ R(h)
+def test_reversal_score_known_values():
+    assert reversal_score({8: 0.3, 16: 0.2, 32: 0.25}) == pytest.approx(1.5)
+    assert reversal_score({8: 0.1, 16: 0.2, 32: 0.3}) == 0.0
+    assert reversal_score({8: 0.2, 16: 0.2}) == 0.0  # no spread: no weight, no reversal
+    with pytest.raises(ConfigError):
+        reversal_score({8: 0.1})
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    errs=st.lists(st.floats(0.0, 1.0), min_size=2, max_size=6),
+    scale=st.floats(0.01, 100.0),
+)
+def test_reversal_score_is_scale_free_and_zero_for_growing_errors(errs, scale):
+    d = {8 * 2**i: e for i, e in enumerate(errs)}
+    assert reversal_score({T: scale * e for T, e in d.items()}) == pytest.approx(
+        reversal_score(d), rel=1e-9, abs=1e-9
+    )
+    assert reversal_score({T: e for T, e in zip(sorted(d), sorted(errs))}) == 0.0
+
+
+def test_paper_tables_reversal_pattern():
+    rows = [r for r in real_data_tables() if r["table"] == 8]
+    pos = sorted(
+        h
+        for h in {r["h"] for r in rows}
+        if reversal_score({r["T"]: r["err"] for r in rows if r["h"] == h}) > 0
+    )
+    assert pos[0] == 10 and all(h >= 10 for h in pos)
+
+
+# ------------------------------------------------------------------------------------ refit
+def test_refit_recovers_known_parameters():
+    rng = np.random.default_rng(3)
+    h = np.repeat([2.0, 4, 6, 8], 4)
+    T = np.tile([8.0, 16, 32, 64], 4)
+    true = dict(c=0.4, beta=0.5, alpha=-1.2, delta=0.3)
+    err = error_law(h, T, **true) * np.exp(rng.normal(0, 0.02, len(h)))
+    fit = fit_error_law(h, T, err)
+    for k in ("beta", "alpha", "delta"):
+        assert fit.contains(k, true[k]), (k, getattr(fit, k), fit.ci[k])
+    assert fit.ci["c"][0] <= true["c"] <= fit.ci["c"][1]
+    with pytest.raises(ConfigError):
+        fit_error_law(h[:4], T[:4], err[:4])
+
+
+# ------------------------------------------------------------------------------------ P7
+def test_collision_search_two_heads_bounded_random_head_not():
+    Ls = {}
+    for T in (4, 8):
+        task = MaxPlusMin(T)
+        kw = dict(seed=0, n_samples=128, n_starts=1, steps=10)
+        two = collision_search(max_min_two_heads(), task.target, task.sample, T, 1, 0.3, **kw)
+        rnd = collision_search(random_one_head(2, 1), task.target, task.sample, T, 1, 0.3, **kw)
+        Ls[T] = (two["lipschitz"], rnd["lipschitz"])
+        # the construction's attention output carries (≈max, ≈min): L is about ||∇F_0|| = √2
+        assert two["lipschitz"] < 2.5
+        assert rnd["lipschitz"] > 2 * two["lipschitz"]
+
+
+# ------------------------------------------------------------------------------------ rules
+def _rows(table, **extra):
+    return tuple({**extra, **k, "val_nmse": v} for k, v in table)
+
+
+def test_phase_criterion_synthetic_rows():
+    good = [
+        ({"heads": h, "T": T, "seed": s, "steps": 1}, (0.3 * T if h < 2 else 1e-3) * 1.01**s)
+        for h in (1, 2, 3)
+        for T in (8, 32)
+        for s in range(3)
+    ]
+    assert hcc.phase_criterion(_rows(good), D=2)["ok"]
+    assert not hcc.phase_criterion(_rows(good), D=3)["ok"]  # transition at the wrong h
+
+
+def _width_rows(slope_lo, slope_hi):
+    out = []
+    for h, sl in ((1, slope_lo), (2, slope_hi)):
+        for i, p in enumerate((100, 200, 400, 800)):
+            v = 0.1 * (p / 100) ** sl * (1 + 0.01 * (-1) ** i)
+            out.append({"heads": h, "T": 8, "mlp_params": p, "seed": 0, "val_nmse": v})
+    return tuple(out)
+
+
+def test_width_criterion_synthetic_rows():
+    assert hcc.width_criterion(_width_rows(-0.8, 0.0), D=2)["ok"]
+    assert not hcc.width_criterion(_width_rows(-0.8, 0.0), D=2, mutant="heads-swapped")["ok"]
+    assert not hcc.width_criterion(_width_rows(0.0, -0.8), D=2)["ok"]
+
+
+def test_variants_criterion_synthetic_rows():
+    def rows(v):
+        return tuple(
+            {"layers": L, "heads": h, "T": 8, "seed": 0, "val_nmse": x} for (L, h), x in v.items()
+        )
+
+    ok = {(1, 2): 0.2, (1, 3): 0.01, (2, 2): 0.01, (2, 3): 0.01}
+    assert hcc.variants_criterion(rows(ok), D=3)["ok"]
+    flat = {(1, 2): 0.2, (1, 3): 0.15, (2, 2): 0.2, (2, 3): 0.1}
+    assert not hcc.variants_criterion(rows(flat), D=3)["ok"]
+
+
+def _fake(tables):
+    def rows(name, profile):
+        return tables.get(name), 0.0, "fake"
+
+    return rows
+
+
+def test_p7_p9_p10_checks_and_their_mutants(monkeypatch):
+    coll = tuple(
+        {"model": m, "T": T, "seed": s, "lipschitz": (T if m == "random-1-head" else 1.5)}
+        for m in ("random-1-head", "two-head")
+        for T in (4, 8, 16, 32)
+        for s in (0, 1)
+    )
+    width = tuple(
+        {**r, "D": 2, "head_dim": 8, "hidden": r["mlp_params"]} for r in _width_rows(-0.8, 0.0)
+    )
+    var = tuple(
+        {"D": 3, "layers": L, "heads": h, "T": 8, "seed": 0, "val_nmse": x}
+        for (L, h), x in {(1, 2): 0.2, (1, 3): 0.01, (2, 2): 0.01, (2, 3): 0.01}.items()
+    )
+    monkeypatch.setattr(
+        hcc,
+        "_exp_rows",
+        _fake({"headcount_collisions": coll, "headcount_width": width, "headcount_variants": var}),
+    )
+    for cid, mutant in (
+        ("HC-P7", "models-swapped"),
+        ("HC-P9", "heads-swapped"),
+        ("HC-P10", "layers-relabelled"),
+    ):
+        v = run_check(cid, Context())
+        assert v.verdict == "consistent-empirical", (cid, v.evidence)
+        assert run_check(cid, Context(mutant=mutant)).verdict == "inconsistent", cid
+
+
+def test_p11_on_the_paper_tables_and_its_mutant():
+    v = run_check("HC-P11", Context())
+    assert v.verdict == "consistent-empirical", v.evidence
+    assert "inside" in v.evidence
+    assert run_check("HC-P11", Context(mutant="T-reversed")).verdict == "inconsistent"
+
+
+# ------------------------------------------------------------------------------------ trained
+@settings(max_examples=1, deadline=None, derandomize=True, database=None, phases=[Phase.generate])
+@given(seed=st.integers(0, 2**16))
+def test_trained_h_equal_D_beats_h_below_D(seed):
+    """For a drawn seed s, on D = 2, T = 4, 300 steps: the min over seeds s, s+1, s+2 (the
+    paper's statistic) of a trained h = D = 2 model's NMSE is at most half that of h = 1 (a
+    stated margin of 2). A single short run of h = 2 does not always learn the two-head solution
+    (about half of the seeds tried at 300 steps), hence the minimum over three."""
+    from approxtheory.experiments.headcount_trained import retrieval_cell
+
+    def best(h):
+        return min(
+            retrieval_cell(
+                dict(D=2, T=4, head_dim=4, hidden=16, steps=300, seed=s, device="cpu", heads=h)
+            )["val_nmse"]
+            for s in (seed, seed + 1, seed + 2)
+        )
+
+    lo, hi = best(1), best(2)
+    assert hi <= lo / 2, (lo, hi)
+
+
+# ------------------------------------------------------------------------------------ bad input
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["experiment", "run", "headcount_nope"],
+        ["experiment", "run", "headcount_width", "--profile", "huge"],
+        ["experiment", "run", "headcount_lower_regime", "--profile", "quick"],
+        ["experiment", "run", "headcount_width", "--set", "bogus=1"],
+    ],
+)
+def test_bad_input_is_one_line_exit_2(args, capsys, tmp_path):
+    assert main([*args, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err and len(err.splitlines()) == 1, err
+
+
+@pytest.mark.slow
+def test_quick_profiles_run_and_write_csv_json_plots(tmp_path):
+    from approxtheory.experiment import run_experiment
+
+    for name in ("headcount_real_data", "headcount_collisions"):
+        r = run_experiment(name, profile="quick", out=tmp_path, progress=False)
+        assert r["complete"] and r["plots"], name
+        assert math.isfinite(len(r["plots"]))
