@@ -420,3 +420,15 @@ def specific_position_aggregation(ctx: Context, cid):
         "steps per seed; the paper's 2000 epochs and its (unreported) validation MSE "
         "are not reproduced",
     )
+
+
+not_checkable(
+    "IF-R1",
+    "IF-R2",
+    "IF-R3",
+    "IF-R4",
+    reason="cost laws of the InfoFlow calculus (digest §5.2: per-mode charges, the Lipschitz "
+    "read-out count, the decode-law variant, max-exponent composition); approxtheory.infoflow "
+    "reads them, and IF-P1/IF-P2 check the predictions built from them against HC-T2a/HC-T2b "
+    "and IF-T1",
+)

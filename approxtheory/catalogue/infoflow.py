@@ -120,8 +120,8 @@ P.claim(
     section="[Q1],[Q2] §6.2",
     kind="empirical",
     provenance="reconstructed",
-    statement="Order-3 comparison (triangle-center) is intractable for fixed-size two-layer models: "
-    "NMSE approaches 1 as T grows, whatever the heads or width.",
+    statement="Order-3 comparison (triangle-center) is intractable for fixed-size two-layer "
+    "models: NMSE approaches 1 as T grows, whatever the heads or width.",
     expressions={"comparisons": T**3},
 )
 P.claim(
@@ -174,6 +174,63 @@ P.claim(
     "the second-largest score (ratio about 1).",
     notes="The digest's test (§7 item 8): argmax ratio < 0.9, runner-up ratio in [0.9, 1.1]. "
     "The probe protocol (layer, token, self position, sample counts) is not given.",
+)
+
+# ------------------------------------------------------------------ the calculus's cost laws
+# The laws approxtheory.infoflow charges per step (digest §5.2); the calculus reads every exponent
+# from these claims and from IF-T4, never from a formula of its own.
+C5 = P.sym("C5", "constant of one step's parameter count")
+m = P.sym("m", "number of scalar inputs of a Lipschitz read-out or FFN map", integer=True)
+
+P.claim(
+    "IF-R1",
+    section="[Q1],[Q2] + digest §5.2",
+    kind="lemma",
+    provenance="reconstructed",
+    statement="Propagation-mode costs: max-position retrieval (MPR) and the residual charge no "
+    "parameters that grow as ε -> 0 (β is free, IF-T2); global information aggregation (GIA) "
+    "couples all T positions into one block, |I| = T, decoded at IF-T4's cost; specific "
+    "position aggregation (SPA) over a fixed set P couples |P| positions, free when the "
+    "consumer needs only the mixture (a linear function of the average), else decoded at "
+    "IF-T4's cost with |I| = |P|.",
+    expressions={"N_mpr": C5, "N_residual": C5, "I_global": T},
+    notes="The sources give only the qualitative labels (MPR efficient, GIA costly and growing "
+    "with T, SPA selects fixed positions); the per-mode charges are the digest's table in §5.2 "
+    "[DER] built on [Q1]/[Q2].",
+    depends_on=("IF-T2", "IF-T4"),
+)
+P.claim(
+    "IF-R2",
+    section="digest §3 (classical building block), §5.2",
+    kind="upper",
+    provenance="derived",
+    statement="A ReLU FFN approximating a Lipschitz function of m decoupled scalar inputs to "
+    "sup-error ε needs Θ(ε^{-m}) parameters (m = 1: a piecewise-linear interpolant with about "
+    "L_f/ε knots); exactly representable maps (min, max, sums, linear maps) cost ε^0.",
+    expressions={"N_lipschitz": C5 * eps ** (-m), "N_exact": C5},
+    rate=("N_lipschitz", eps),
+)
+P.claim(
+    "IF-R3",
+    section="digest §5.2 (decode_law='lipschitz')",
+    kind="lower",
+    provenance="derived",
+    statement="Sensitivity variant of IF-T4 without the width: decoding a coupled mixture of "
+    "|I| tokens of dimension d costs ε^{-|I| d} (the plain Lipschitz count of |I|·d numbers).",
+    expressions={"N_decode": C4 * eps ** (-I_size * d)},
+    rate=("N_decode", eps),
+    notes="The digest marks IF-T4's exponent |I|d/E as uncertain (ambiguity 4) and proposes "
+    "this law as the sensitivity check of predict_rate's decode_law.",
+)
+P.claim(
+    "IF-R4",
+    section="digest §5.2 (composition)",
+    kind="lemma",
+    provenance="derived",
+    statement="Composition: the parameter count is the sum of the steps' counts, "
+    "N(ε) = Σ_j C_j ε^{-α_j}, so the predicted rate is α = max_j α_j (the worst step "
+    "dominates as ε -> 0).",
+    notes="Inferred by the digest (ambiguity 8); the sources give no composition rule.",
 )
 
 CLAIMS = P.claims

@@ -1,0 +1,223 @@
+"""The InfoFlow calculus (:mod:`approxtheory.infoflow`) on the digest's worked examples W1-W11.
+
+Every expected value is copied by hand from ``shared/papers/infoflow.md`` §5.3 (the table) and
+§7 item 9 ("W1 False, W2 True, W3 False, W4 True, W5 True, W6 True, W7 False, W8 False, W9 True,
+W10 True, W11 False", and "alpha(W7) == 1"); nothing here is computed by the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import sympy as sp
+
+from approxtheory.errors import ConfigError
+from approxtheory.infoflow import (
+    Arch,
+    E,
+    T,
+    d,
+    info_table,
+    make_task,
+    parse_heads,
+    parse_task_args,
+    predict_rate,
+)
+
+
+def _linear_in_T_with_positive_slope(e) -> bool:
+    e = sp.sympify(e)
+    return e.has(T) and sp.diff(e, T, 2) == 0 and bool(sp.diff(e, T).is_positive)
+
+
+# ------------------------------------------------------------------- W1, W2 (TASK-GDR)
+
+
+@pytest.mark.parametrize("D,h", [(1, 1), (2, 2), (3, 3), (2, 5)])
+def test_W1_gdr_one_layer_enough_heads_is_T_independent(D, h):
+    # W1: "1 layer, h >= D | D MPR heads, D decoupled items at CLS | T-independent (e.g.
+    # eps^{-D} for Lipschitz F_0)"
+    p = predict_rate(Arch((h,)), make_task("gdr", D=D))
+    assert p.depends_on_T is False
+    assert p.alpha == D
+    assert not p.fallbacks
+    assert sorted(pl.mode for pl in p.schedule) == ["MPR"] * D
+    cls = p.info[1]["CLS"]
+    assert len(cls) == D and not any(b.coupled for b in cls)  # D decoupled items at CLS
+
+
+@pytest.mark.parametrize("D,h", [(2, 1), (3, 2), (4, 1)])
+def test_W2_gdr_one_layer_too_few_heads_falls_back_to_GIA(D, h):
+    # W2: "1 layer, h < D | one head must serve >= 2 argmaxes -> GIA | eps^{-cT}"
+    p = predict_rate(Arch((h,)), make_task("gdr", D=D))
+    assert p.depends_on_T is True
+    assert len(p.fallbacks) == D - h
+    assert p.dominant.mode == "GIA"
+    assert _linear_in_T_with_positive_slope(p.dominant.exponent)
+    assert any(b.coupled and b.size == T for b in p.info[1]["CLS"])
+
+
+# ------------------------------------------------------------------- W3-W5 (TASK-PMAX)
+
+
+@pytest.mark.parametrize("D,heads", [(1, (1, 1)), (2, (2, 2)), (3, (3, 3)), (2, (3, 4))])
+def test_W3_pmax_two_layers_enough_heads_is_T_independent(D, heads):
+    # W3: "2 layers, (h1,h2) >= (D,D) | layer 1: D pairwise MPRs per token; layer 2: D MPRs at
+    # CLS | T-independent; eps^{-1} for D = 1"
+    p = predict_rate(Arch(heads), make_task("pmax", D=D))
+    assert p.depends_on_T is False
+    assert not p.fallbacks
+    assert sorted({pl.layer for pl in p.schedule if pl.query == "tokens"}) == [1]
+    assert sorted({pl.layer for pl in p.schedule if pl.query == "cls"}) == [2]
+    # eps^{-1} is the digest's (IF-T1) upper bound for D = 1: the prediction may not exceed it
+    if D == 1:
+        assert sp.simplify(p.alpha - 1).is_nonpositive
+
+
+@pytest.mark.parametrize("D", [2, 3, 4])
+@pytest.mark.parametrize("which", ["first", "second"])
+def test_W4_pmax_one_head_short_in_either_layer_is_T_dependent(D, which):
+    # W4: "(D-1, D) or (D, D-1) | one term loses its head in one layer -> GIA | T-dependent"
+    heads = (D - 1, D) if which == "first" else (D, D - 1)
+    p = predict_rate(Arch(heads), make_task("pmax", D=D))
+    assert p.depends_on_T is True
+    assert len(p.fallbacks) == 1 and p.dominant.mode == "GIA"
+
+
+def test_W4_an_extra_layer_passes_information_on():
+    # the issue: "Extra layers are allowed: they pass information on through the residual";
+    # (D-1, D) plus a third layer has the slot the missing head took away
+    assert predict_rate(Arch((1, 2, 1)), make_task("pmax", D=2)).depends_on_T is False
+
+
+@pytest.mark.parametrize("D,h", [(1, 1), (1, 8), (2, 2), (3, 16)])
+def test_W5_pmax_one_layer_any_heads_is_T_dependent(D, h):
+    # W5: "1 layer, any h | pairwise scores unavailable -> GIA | T-dependent"
+    p = predict_rate(Arch((h,)), make_task("pmax", D=D))
+    assert p.depends_on_T is True
+    assert p.dominant.mode == "GIA"
+
+
+# ------------------------------------------------------------------- W6, W7 (TASK-KTH(2))
+
+
+@pytest.mark.parametrize("heads", [1, 2, 5])
+@pytest.mark.parametrize("pe", [False, True])
+def test_W6_kth2_one_layer_exponent_linear_in_T(heads, pe):
+    # W6: "1 layer | IF-T3 | exponent linear in T"
+    p = predict_rate(Arch((heads,), pos_enc=pe), make_task("kth", k=2))
+    assert p.depends_on_T is True
+    assert _linear_in_T_with_positive_slope(p.dominant.exponent)
+
+
+def test_W7_kth2_two_layers_one_head_each_with_PE_is_eps_minus_one():
+    # W7: "2 layers (1,1) + PE | §4.1 | eps^{-1}"; §7 item 9: alpha(W7) == 1
+    p = predict_rate(Arch((1, 1), pos_enc=True), make_task("kth", k=2))
+    assert p.alpha == 1
+    assert p.depends_on_T is False
+    assert p.dominant.kind == "readout"
+    assert [(pl.node, pl.layer, pl.head, pl.mode) for pl in p.schedule] == [
+        ("max_other", 1, 1, "MPR"),
+        ("top", 2, 1, "MPR"),
+    ]
+
+
+def test_W7_without_positional_encoding_the_self_exclusion_falls_back():
+    # §4.1: "Without positional encoding, self-exclusion is impossible for a content-only score"
+    p = predict_rate(Arch((1, 1)), make_task("kth", k=2))
+    assert p.depends_on_T is True
+    assert [f.node for f in p.fallbacks] == ["max_other"]
+    assert "positional encoding" in p.fallbacks[0].reason
+
+
+# ------------------------------------------------------------------- W8, W9 (TASK-IND)
+
+
+def test_W8_induction_two_layers_with_PE_is_T_independent():
+    # W8: "2 layers + PE | SPA(prev token) then MPR matching | T-independent"
+    p = predict_rate(Arch((1, 1), pos_enc=True), make_task("ind"))
+    assert p.depends_on_T is False
+    assert [(pl.layer, pl.mode) for pl in p.schedule] == [(1, "SPA"), (2, "MPR")]
+
+
+@pytest.mark.parametrize("heads", [1, 3])
+def test_W9_induction_one_layer_is_T_dependent(heads):
+    # W9: "1 layer | GIA | T-dependent"
+    p = predict_rate(Arch((heads,), pos_enc=True), make_task("ind"))
+    assert p.depends_on_T is True
+    assert p.dominant.mode == "GIA"
+
+
+# ------------------------------------------------------------------- W10 (TASK-TRI)
+
+
+@pytest.mark.parametrize("heads", [(2, 2), (4, 4), (16, 16)])
+@pytest.mark.parametrize("width", [24, 48])
+def test_W10_triangle_center_is_T_dependent_for_any_fixed_size(heads, width):
+    # W10: "2 layers, any fixed (h,E) | order-3, non-separable -> GIA | T-dependent"
+    p = predict_rate(Arch(heads, pos_enc=True, E=width), make_task("tri"))
+    assert p.depends_on_T is True
+    assert p.dominant.mode == "GIA" and p.dominant.node == "inner"
+
+
+# ------------------------------------------------------------------- W11 (TASK-SPA)
+
+
+def test_W11_specific_positions_one_head_with_PE_is_cheap():
+    # W11: "1 layer, 1 head + PE | SPA({1,2,3}); target linear in the average (x3) | cheap"
+    p = predict_rate(Arch((1,), pos_enc=True), make_task("spa"))
+    assert p.depends_on_T is False
+    assert p.alpha == 0
+    assert [(pl.mode, pl.query) for pl in p.schedule] == [("SPA", "cls")]
+    (blk,) = p.info[1]["CLS"]
+    assert blk.items == "{1,2,3}" and blk.size == 3 and blk.coupled
+
+
+# ------------------------------------------------------------------- the decode law
+
+
+def test_decode_law_is_a_parameter_and_recorded():
+    # digest §5.2: decode_law='dE' uses |I|*d/E (IF-T4), 'lipschitz' uses |I|*d
+    task = make_task("kth", k=2)
+    dE = predict_rate(Arch((1,)), task)
+    lip = predict_rate(Arch((1,)), task, decode_law="lipschitz")
+    assert dE.dominant.exponent == T * d / E
+    assert lip.dominant.exponent == T * d
+    assert dE.decode_law == "dE" and "IF-T4" in dE.provenance["decode_law"]
+    assert "IF-R3" in lip.provenance["decode_law"]
+    with pytest.raises(ConfigError, match="allowed: dE, lipschitz"):
+        predict_rate(Arch((1,)), task, decode_law="quadratic")
+
+
+def test_the_record_serialises():
+    p = predict_rate(Arch((1, 1), pos_enc=True), make_task("kth", k=2))
+    out = json.loads(json.dumps(p.to_dict()))
+    assert out["alpha"] == "1" and out["depends_on_T"] is False
+    assert out["dominant"]["kind"] == "readout"
+    assert (2, "CLS", "s*_top(CLS)") in info_table(p)
+
+
+# ------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: make_task("kthh"), "unknown task 'kthh'; did you mean kth"),
+        (lambda: make_task("kth", k=3), "k must be an integer 1..2"),
+        (lambda: make_task("kth", k="x"), "k must be an integer"),
+        (lambda: make_task("pmax", D=0), "D must be an integer >= 1"),
+        (lambda: make_task("pmax", k=1), "allowed: D"),
+        (lambda: parse_heads(""), "comma-separated"),
+        (lambda: parse_heads("1,,2"), "comma-separated"),
+        (lambda: parse_heads("1,a"), "not an integer"),
+        (lambda: parse_heads("1,0"), ">= 1"),
+        (lambda: parse_task_args(["k"]), "NAME=VALUE"),
+        (lambda: Arch(()), "at least one layer"),
+        (lambda: Arch((1, -1)), ">= 1"),
+    ],
+)
+def test_bad_input_is_a_config_error_naming_the_choices(call, match):
+    with pytest.raises(ConfigError, match=match):
+        call()
