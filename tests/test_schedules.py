@@ -1,0 +1,134 @@
+"""approxtheory.schedules (issue 12 items 1-2): the paper's Table 4 schedules, the rules, the
+LayerSpecs, and exact parameter/FLOP neutrality against the catalogue's PR-N1/PR-N2.
+
+The expected schedules are written out by hand from the digest (shared/papers/prism.md, Table 4),
+never computed by the code under test."""
+
+from __future__ import annotations
+
+import pytest
+
+from approxtheory import schedules as S
+from approxtheory.errors import ConfigError
+from approxtheory.model import Transformer
+
+# Table 4 of the paper, by hand: (d, L, h_base) -> heads per layer, per-head dims per layer
+SMALL = (3, 3, 6, 6, 8, 8, 12, 12, 12, 12, 12, 12)
+SMALL_DIMS = (256, 256, 128, 128, 96, 96, 64, 64, 64, 64, 64, 64)
+MEDIUM = (4, 4, 4, 8, 8, 8) + (16,) * 18
+MEDIUM_DIMS = (256, 256, 256, 128, 128, 128) + (64,) * 18
+LARGE = (6, 6, 6, 12, 12, 12) + (16,) * 18
+LARGE_DIMS = (256, 256, 256, 128, 128, 128) + (96,) * 18
+TABLE4 = [
+    ((768, 12, 12), SMALL, SMALL_DIMS),
+    ((1024, 24, 16), MEDIUM, MEDIUM_DIMS),
+    ((1536, 24, 16), LARGE, LARGE_DIMS),
+]
+
+
+@pytest.mark.parametrize("shape,heads,dims", TABLE4, ids=["small", "medium", "large"])
+def test_prism_defaults_reproduce_table4(shape, heads, dims):
+    s = S.prism(*shape)
+    assert s.heads == heads
+    assert s.head_dims == dims
+    assert s.kind == "prism" and s.h_base == shape[2] and s.L == shape[1]
+
+
+@pytest.mark.parametrize(
+    "shape,stages,block,heads",
+    [
+        ((768, 12, 12), (256, 128, 96), 2, SMALL),
+        ((1024, 24, 16), (256, 128), 3, MEDIUM),
+        ((1536, 24, 16), (256, 128), 3, LARGE),
+    ],
+    ids=["small", "medium", "large"],
+)
+def test_prism_with_the_digests_stage_dims(shape, stages, block, heads):
+    assert S.prism(*shape, stage_dims=stages, block=block).heads == heads
+
+
+def test_uniform_decreasing_custom():
+    assert S.uniform(768, 12, 12).heads == (12,) * 12
+    assert S.decreasing(768, 12, 12).heads == tuple(reversed(SMALL))
+    assert S.custom(SMALL, 768).heads == SMALL
+    # a control schedule checked for divisibility only
+    assert S.custom((4, 4, 2, 1), 64, rules=("divisibility",)).heads == (4, 4, 2, 1)
+    assert S.prism(64, 8, 4).heads == (1, 1, 2, 2, 4, 4, 4, 4)  # the digest's toy L = 8
+
+
+@pytest.mark.parametrize(
+    "heads,d,h_base,rule",
+    [
+        ((3, 3, 5, 5, 12, 12, 12, 12), 768, None, "divisibility"),
+        ((6, 6, 3, 3, 12, 12, 12, 12), 768, None, "monotone"),
+        ((6, 6, 6, 6, 12, 12), 768, 6, "ends-at-h_base"),
+        ((3, 3, 6, 6, 8, 8, 12, 12), 768, None, "baseline-half"),
+        ((3, 6, 6, 12, 12, 12), 768, None, "blocks"),
+    ],
+)
+def test_each_rule_is_named(heads, d, h_base, rule):
+    with pytest.raises(ConfigError, match=f"rule '{rule}'"):
+        S.custom(heads, d, h_base)
+    assert [r for r, _ in S.violations(heads, d, h_base)] == [rule]
+
+
+def test_table4_schedules_satisfy_every_rule():
+    for (d, _L, hb), heads, _ in TABLE4:
+        assert S.violations(heads, d, hb) == []
+
+
+def test_bad_generator_inputs():
+    with pytest.raises(ConfigError, match="divisibility"):
+        S.prism(768, 12, 12, stage_dims=(256, 100))
+    with pytest.raises(ConfigError, match="baseline-half"):
+        S.prism(768, 12, 12, stage_dims=(256, 192, 128, 96), block=2)
+    with pytest.raises(ConfigError, match="h_base=7 must divide d=768"):
+        S.prism(768, 12, 7)
+    with pytest.raises(ConfigError, match="positive integer"):
+        S.uniform(768, 0, 12)
+    assert S.parse_heads("3x2,6x2,12x8") == (3, 3, 6, 6) + (12,) * 8
+    with pytest.raises(ConfigError, match="integers separated by commas"):
+        S.parse_heads("3,a")
+
+
+def test_layer_specs_build_the_shared_model():
+    s = S.prism(768, 12, 12)
+    specs = s.layer_specs(ffn_hidden=(16,))
+    assert [(x.heads, x.head_dim) for x in specs] == list(zip(SMALL, SMALL_DIMS, strict=True))
+    cfg = S.model_config(S.prism(64, 8, 4), ffn=32)
+    m = Transformer(cfg)
+    assert [m.attention(i).h for i in range(8)] == [1, 1, 2, 2, 4, 4, 4, 4]
+    assert [m.attention(i).n for i in range(8)] == [64, 64, 32, 32, 16, 16, 16, 16]
+
+
+@pytest.mark.parametrize("T,batch", [(16, 2), (24, 1)])
+def test_counts_equal_and_match_the_catalogue(T, batch):
+    sched = [S.uniform(64, 8, 4), S.prism(64, 8, 4), S.decreasing(64, 8, 4)]
+    counts = [S.count(s, T=T, batch=batch, ffn=40) for s in sched]
+    assert len({c["params"]["total"] for c in counts}) == 1
+    assert len({c["fwd_bwd_flops"] for c in counts}) == 1
+    for s, c in zip(sched, counts, strict=True):
+        cat = S.catalogue_counts(s, T, batch, ffn=40)
+        assert c["params"]["attn"] == cat["attn"]
+        assert c["params"]["ffn"] == cat["ffn"]
+        assert c["fwd_flops_per_layer"] == cat["fwd_flops"]
+        assert c["softmax_scores_per_layer"] == cat["softmax"]
+    # the softmax work is the one term that scales with the head count
+    assert counts[1]["softmax_scores"] < counts[0]["softmax_scores"]
+
+
+def test_count_sees_the_attention_matmuls():
+    """The per-layer count includes QKᵀ and AV: 4·B·T²·d on top of the projections and MLP."""
+    T, B, d, f = 16, 2, 64, 40
+    c = S.count(S.uniform(d, 2, 4), T=T, batch=B, ffn=f)
+    projections = B * (8 * T * d * d + 6 * T * d * f)  # QKV + O + SwiGLU, written out here
+    assert c["fwd_flops_per_layer"] == [projections + 4 * B * T * T * d] * 2
+
+
+def test_throughput_reports_both_and_the_ratio():
+    r = S.throughput([S.uniform(64, 4, 4), S.custom((1, 1, 4, 4), 64)], T=8, reps=1, ffn=16)
+    assert len(r["tokens_per_s"]) == 2 and all(v > 0 for v in r["tokens_per_s"])
+    assert r["ratio_to_first"][0] == 1.0
+    assert r["ratio_to_first"][1] == pytest.approx(
+        r["tokens_per_s"][1] / r["tokens_per_s"][0], 1e-2
+    )
