@@ -52,7 +52,7 @@ def real_data_tables() -> list[dict]:
     import io
     from importlib.resources import files
 
-    text = files("approxtheory").joinpath("data", REAL_DATA).read_text(encoding="utf-8")
+    text = (files("approxtheory") / "data" / REAL_DATA).read_text(encoding="utf-8")
     out = []
     for r in csv.DictReader(io.StringIO(text)):
         acc = float(r["mean"]) / (100.0 if r["metric"].endswith("percent") else 1.0)

@@ -1772,11 +1772,11 @@ def variants_criterion(rows, D: int) -> dict:
     ii_eff = math.log(g[(1, h2)] / g[(2, h2)])
     checks = [
         (
-            f"(i) one layer: log-drop h = {D - 1} -> {D} = {i_eff:.2f} >= log {MARGIN:g}",
+            f"(i) one layer: log-drop h = {D - 1} -> {D} = {i_eff:.2f} (needs >= log {MARGIN:g})",
             i_eff >= math.log(MARGIN),
         ),
         (
-            f"(ii) h = {h2}: log(NMSE 1 layer / 2 layers) = {ii_eff:.2f} >= log {MARGIN:g}",
+            f"(ii) h = {h2}: log(NMSE 1 layer / 2 layers) = {ii_eff:.2f} (needs >= log {MARGIN:g})",
             ii_eff >= math.log(MARGIN),
         ),
     ]
@@ -1784,7 +1784,8 @@ def variants_criterion(rows, D: int) -> dict:
         iii = math.log(g[(2, h2 - 1)] / g[(2, h2)])
         checks.append(
             (
-                f"(iii) two layers: log-drop h = {h2 - 1} -> {h2} = {iii:.2f} >= log {MARGIN:g}",
+                f"(iii) two layers: log-drop h = {h2 - 1} -> {h2} = {iii:.2f} "
+                f"(needs >= log {MARGIN:g})",
                 iii >= math.log(MARGIN),
             )
         )

@@ -69,6 +69,7 @@ def test_refit_recovers_known_parameters():
     fit = fit_error_law(h, T, err)
     for k in ("beta", "alpha", "delta"):
         assert fit.contains(k, true[k]), (k, getattr(fit, k), fit.ci[k])
+        assert fit.contains(k, getattr(fit, k)) and abs(getattr(fit, k) - true[k]) < 0.1, k
     assert fit.ci["c"][0] <= true["c"] <= fit.ci["c"][1]
     with pytest.raises(ConfigError):
         fit_error_law(h[:4], T[:4], err[:4])
