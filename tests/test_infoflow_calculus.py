@@ -221,3 +221,68 @@ def test_the_record_serialises():
 def test_bad_input_is_a_config_error_naming_the_choices(call, match):
     with pytest.raises(ConfigError, match=match):
         call()
+
+
+# ------------------------------------------------------------------- the command line
+
+
+def _cli(capsys, *argv):
+    from approxtheory.cli import main
+
+    rc = main(["infoflow", *argv])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_cli_done_when_kth2(capsys):
+    # issue 11 "Done when": --heads 1 reports an exponent that depends on T, --heads 1,1
+    # --pos-enc one that does not, naming the dominant step in both
+    rc, out, _ = _cli(
+        capsys, "predict", "--task", "kth", "--task-arg", "k=2", "--heads", "1", "--json"
+    )
+    one = json.loads(out)
+    assert rc == 0 and one["depends_on_T"] is True and "T" in one["alpha"]
+    assert one["dominant"]["mode"] == "GIA" and one["dominant"]["describe"]
+    rc, out, _ = _cli(
+        capsys,
+        "predict",
+        "--task",
+        "kth",
+        "--task-arg",
+        "k=2",
+        "--heads",
+        "1,1",
+        "--pos-enc",
+        "--json",
+    )
+    two = json.loads(out)
+    assert rc == 0 and two["depends_on_T"] is False and two["alpha"] == "1"
+    assert two["dominant"]["kind"] == "readout" and two["dominant"]["describe"]
+
+
+def test_cli_text_tasks_and_draw(capsys, tmp_path):
+    rc, out, _ = _cli(
+        capsys, "predict", "--task", "pmax", "--task-arg", "D=2", "--heads", "2,1", "--T", "64"
+    )
+    assert rc == 0 and "depends on T:  yes" in out and "64*d/E" in out and "fallbacks:" in out
+    rc, out, _ = _cli(capsys, "tasks")
+    assert rc == 0 and all(t in out for t in ("gdr", "pmax", "kth", "ind", "tri", "spa"))
+    fig = tmp_path / "f.png"
+    rc, out, _ = _cli(capsys, "draw", "--task", "kth", "--heads", "1", "--out", str(fig))
+    assert rc == 0 and fig.stat().st_size > 1000
+
+
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["--task", "foo", "--heads", "1"], "allowed: gdr, pmax, kth, ind, tri, spa"),
+        (["--task", "kth", "--heads", ""], "allowed: integers >= 1"),
+        (["--task", "kth", "--heads", "1,"], "allowed: integers >= 1"),
+        (["--task", "kth", "--heads", "0"], "a head count must be >= 1"),
+        (["--task", "kth", "--task-arg", "k=3", "--heads", "1"], "k must be an integer 1..2"),
+        (["--task", "kth", "--task-arg", "n=3", "--heads", "1"], "allowed: k"),
+    ],
+)
+def test_cli_bad_input_one_line_exit_2(capsys, argv, needle):
+    rc, out, err = _cli(capsys, "predict", *argv)
+    assert rc == 2 and out == "" and needle in err and err.count("\n") == 1

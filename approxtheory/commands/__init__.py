@@ -7,13 +7,13 @@ package: the library holds no argparse code and no printing for the command line
 
 from __future__ import annotations
 
-from . import bench, claims, construct, docs, experiment, identifiability, verify
+from . import bench, claims, construct, docs, experiment, identifiability, infoflow, schedule, verify
 from ._parser import Parser, UsageError
 
 __all__ = ["GROUPS", "register_all", "Parser", "UsageError"]
 
 #: the command groups in the order ``approxtheory --help`` lists them
-GROUPS = (claims, docs, verify, construct, experiment, identifiability, bench)
+GROUPS = (claims, docs, verify, construct, experiment, identifiability, infoflow, bench, schedule)
 
 
 def register_all(sub) -> None:
