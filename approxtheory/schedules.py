@@ -415,11 +415,17 @@ def throughput(
         _pos_int(name, v)
     if not isinstance(warmup, int) or warmup < 0:
         raise ConfigError(f"warmup must be an integer >= 0 (got {warmup!r})")
+    from .resources import forward_bytes, model_bytes, require
+
+    cfgs = [model_config(s, ffn) for s in schedules]
+    require(
+        bytes=sum(2 * model_bytes(c) + forward_bytes(c, batch, T) for c in cfgs),
+        what=f"timing {len(cfgs)} schedules (weights and gradients, float32)",
+    )
     gen = torch.Generator().manual_seed(seed)
     models, X = [], None
-    for s in schedules:
+    for cfg in cfgs:
         torch.manual_seed(seed)  # same shapes, so the same initial weights in every schedule
-        cfg = model_config(s, ffn)
         models.append(Transformer(cfg).to(device))
         if X is None:
             X = torch.randn(batch, T, cfg.d_in, generator=gen).to(device)

@@ -7,7 +7,17 @@ package: the library holds no argparse code and no printing for the command line
 
 from __future__ import annotations
 
-from . import bench, claims, construct, docs, experiment, identifiability, infoflow, schedule, verify
+from . import (
+    bench,
+    claims,
+    construct,
+    docs,
+    experiment,
+    identifiability,
+    infoflow,
+    schedule,
+    verify,
+)
 from ._parser import Parser, UsageError
 
 __all__ = ["GROUPS", "register_all", "Parser", "UsageError"]
