@@ -39,11 +39,20 @@ from hypothesis.strategies import SearchStrategy
 from .model import LayerSpec, ModelConfig
 from .tasks import MaxPlusMin, PairwiseMax, ScalarMax, SyntheticMaxSum
 
-__all__ = ["retrieval_inputs", "margins", "max_tasks", "architectures", "layer_specs",
-           "construction_knobs", "betas", "minimal"]
+__all__ = [
+    "retrieval_inputs",
+    "margins",
+    "max_tasks",
+    "architectures",
+    "layer_specs",
+    "construction_knobs",
+    "betas",
+    "minimal",
+]
 
 _KINDS = ("scalar_max", "max_plus_min", "synthetic", "pairwise")
-_SEED_MAX = 2**32 - 1          # the seeds the rest of the package accepts (numpy, torch)
+_SEED_MAX = 2**32 - 1  # the seeds the rest of the package accepts (numpy, torch)
+_TINY = 1e-100  # drawn feature rows/matrices of smaller norm count as zero
 _READOUTS = ("cls", "tokens")
 _DTYPES = ("float64", "float32")
 
@@ -63,6 +72,7 @@ _READOUT = st.sampled_from(_READOUTS)
 
 
 # --- validation -------------------------------------------------------------------------------
+
 
 def _s(x) -> SearchStrategy:
     return x if isinstance(x, SearchStrategy) else st.just(x)
@@ -108,8 +118,7 @@ def _bool(name: str, v) -> bool:
 
 def _one_of(name: str, v, allowed) -> None:
     if not any(v is a or (type(v) is type(a) and v == a) for a in allowed):
-        raise InvalidArgument(f"{name} must be one of {', '.join(map(repr, allowed))} "
-                              f"(got {v!r})")
+        raise InvalidArgument(f"{name} must be one of {', '.join(map(repr, allowed))} (got {v!r})")
 
 
 def minimal(strategy: SearchStrategy, condition=lambda _: True, max_examples: int = 200):
@@ -120,11 +129,16 @@ def minimal(strategy: SearchStrategy, condition=lambda _: True, max_examples: in
     10.0
     """
     from hypothesis import find, settings
-    return find(strategy, condition,
-                settings=settings(database=None, max_examples=max_examples, deadline=None))
+
+    return find(
+        strategy,
+        condition,
+        settings=settings(database=None, max_examples=max_examples, deadline=None),
+    )
 
 
 # --- retrieval inputs ----------------------------------------------------------------------------
+
 
 def _check_retrieval(v: dict) -> None:
     v = {k: x for k, x in v.items() if not (k in ("margin", "position") and x is None)}
@@ -144,16 +158,23 @@ def _check_retrieval(v: dict) -> None:
         if not lo < hi:
             raise InvalidArgument(f"lo must be less than hi (got lo={v['lo']!r}, hi={v['hi']!r})")
         if not math.isfinite(hi - lo):
-            raise InvalidArgument(f"hi - lo must be a finite number (got lo={v['lo']!r}, "
-                                  f"hi={v['hi']!r})")
+            raise InvalidArgument(
+                f"hi - lo must be a finite number (got lo={v['lo']!r}, hi={v['hi']!r})"
+            )
         if "margin" in v and not v["margin"] < hi - lo:
             raise InvalidArgument(
                 f"margin must be less than hi - lo = {hi - lo!r} (got margin={v['margin']!r}, "
-                f"lo={v['lo']!r}, hi={v['hi']!r}): 0 <= margin < hi - lo")
+                f"lo={v['lo']!r}, hi={v['hi']!r}): 0 <= margin < hi - lo"
+            )
     if "position" in v:
         T = v.get("T")
-        _int("position", v["position"], 0, None if T is None else T - 1,
-             why="" if T is None else f" (a position of a sequence of length T={T})")
+        _int(
+            "position",
+            v["position"],
+            0,
+            None if T is None else T - 1,
+            why="" if T is None else f" (a position of a sequence of length T={T})",
+        )
 
 
 def _check_margins(v: dict) -> None:
@@ -163,8 +184,10 @@ def _check_margins(v: dict) -> None:
             if x < 0:
                 raise InvalidArgument(f"{k} must be >= 0: a margin is a gap (got {v[k]!r})")
     if "min_value" in v and "max_value" in v and v["min_value"] > v["max_value"]:
-        raise InvalidArgument(f"min_value must be <= max_value (got min_value="
-                              f"{v['min_value']!r}, max_value={v['max_value']!r})")
+        raise InvalidArgument(
+            f"min_value must be <= max_value (got min_value="
+            f"{v['min_value']!r}, max_value={v['max_value']!r})"
+        )
 
 
 def margins(min_value=0.0, max_value=0.5) -> SearchStrategy[float]:
@@ -185,8 +208,9 @@ def margins(min_value=0.0, max_value=0.5) -> SearchStrategy[float]:
     return st.floats(0.0, hi - lo).map(lambda u: min(lo + u, hi))
 
 
-def retrieval_inputs(T=_T_RETRIEVAL, margin=None, d=1, lo=0.0, hi=1.0,
-                     minimum=False, position=None) -> SearchStrategy[np.ndarray]:
+def retrieval_inputs(
+    T=_T_RETRIEVAL, margin=None, d=1, lo=0.0, hi=1.0, minimum=False, position=None
+) -> SearchStrategy[np.ndarray]:
     """An input ``(T, d)`` in ``[lo, hi]`` whose first coordinate has its largest value (smallest
     if ``minimum``) at ``position`` exceeding (below) every other by at least ``margin`` — the
     score margin before scaling by β.
@@ -209,9 +233,24 @@ def retrieval_inputs(T=_T_RETRIEVAL, margin=None, d=1, lo=0.0, hi=1.0,
     top value to ``hi`` (bottom to ``lo``), every other entry to exactly ``margin`` below the
     top (a near-tie), the position to 0 and the other coordinates to simple values.
     """
-    _check_retrieval(_values(T=T, margin=margin, d=d, lo=lo, hi=hi, minimum=minimum,
-                             position=position))
+    _check_retrieval(
+        _values(T=T, margin=margin, d=d, lo=lo, hi=hi, minimum=minimum, position=position)
+    )
     return _retrieval_inputs(T, margin, d, lo, hi, minimum, position)
+
+
+def _nudge(x: float, ok, bound: float) -> float:
+    """Move ``x`` toward ``bound`` until ``ok(x)`` (rounding can leave ``top - (top - g)`` just
+    below ``g``): steps start at one ulp and double, so a deficit of many ulps of ``x`` takes few
+    steps; ``bound`` itself is admissible (the arguments were checked)."""
+    up = bound >= x
+    step = 0.0
+    while not ok(x):
+        if x == bound:
+            break
+        step = max(2 * step, abs(float(np.nextafter(x, bound)) - x))
+        x = min(x + step, bound) if up else max(x - step, bound)
+    return float(x)
 
 
 @st.composite
@@ -228,25 +267,15 @@ def _retrieval_inputs(draw, T, margin, d, lo, hi, minimum, position):
     room = hi - lo - g if T > 1 else hi - lo
     t = draw(st.floats(0.0, max(room, 0.0)))
     if T == 1:
-        top = hi - t if not minimum else lo + t
+        top = min(max(hi - t if not minimum else lo + t, lo), hi)
         edge = span = 0.0
     elif not minimum:
-        top = min(max(hi - t, lo), hi)
-        while top - lo < g and top < hi:  # rounding: keep lo admissible for the rest
-            top = np.nextafter(top, np.inf)
-        edge = max(top - g, lo)                  # the largest admissible value of the rest
-        while top - edge < g and edge > lo:
-            edge = np.nextafter(edge, -np.inf)
-        edge = max(edge, lo)
+        top = _nudge(min(max(hi - t, lo), hi), lambda x: x - lo >= g, hi)  # lo stays admissible
+        edge = _nudge(max(top - g, lo), lambda x: top - x >= g, lo)  # the rest's largest value
         span = edge - lo
     else:
-        top = max(min(lo + t, hi), lo)
-        while hi - top < g and top > lo:
-            top = np.nextafter(top, -np.inf)
-        edge = min(top + g, hi)                  # the smallest admissible value of the rest
-        while edge - top < g and edge < hi:
-            edge = np.nextafter(edge, np.inf)
-        edge = min(edge, hi)
+        top = _nudge(max(min(lo + t, hi), lo), lambda x: hi - x >= g, lo)
+        edge = _nudge(min(top + g, hi), lambda x: x - top >= g, hi)  # the rest's smallest value
         span = hi - edge
     # the rest: each at a slack s >= 0 beyond the edge (s shrinks to 0: a near-tie)
     slack = draw(arrays(np.float64, T - 1, elements=st.floats(0.0, max(float(span), 0.0))))
@@ -259,6 +288,7 @@ def _retrieval_inputs(draw, T, margin, d, lo, hi, minimum, position):
 
 
 # --- tasks and inverse temperatures --------------------------------------------------------------
+
 
 def _check_task(v: dict) -> None:
     if "T" in v:
@@ -284,8 +314,9 @@ def max_tasks(T=_T_TASK, kind=_KIND, d=_SMALL, D=_SMALL, seed=None) -> SearchStr
     * ``T`` (>= 1), ``d`` (>= 1), ``D`` (>= 1); ``kind`` one of ``scalar_max``,
       ``max_plus_min``, ``synthetic``, ``pairwise``;
     * ``seed``: ``None`` (default) draws the features a_i (A_i) themselves as values — entries
-      in [-1, 1], a zero row (matrix) read as e₁ (the identity), normalised as the task does —
-      so they shrink; an integer in 0..2³²-1 uses the task's own seeded features instead.
+      in [-1, 1], a row (matrix) of norm below 1e-100 read as e₁ (the identity), normalised as
+      the task does — so they shrink; an integer in 0..2³²-1 uses the task's own seeded
+      features instead.
     """
     _check_task(_values(T=T, kind=kind, d=d, D=D, seed=seed))
     return _max_tasks(T, kind, d, D, seed)
@@ -304,12 +335,12 @@ def _max_tasks(draw, T, kind, d, D, seed):
         if seed is not None:
             return SyntheticMaxSum(T, d=d, D=D, seed=seed)
         a = draw(arrays(np.float64, (D, d), elements=unit))
-        a[~a.any(axis=1)] = np.eye(d)[0]
+        a[~(np.linalg.norm(a, axis=1) > _TINY)] = np.eye(d)[0]
         return SyntheticMaxSum(T, d=d, D=D, a=a / np.linalg.norm(a, axis=1, keepdims=True))
     if seed is not None:
         return PairwiseMax(T, d=d, D=D, seed=seed)
     A = draw(arrays(np.float64, (D, d, d), elements=unit))
-    A[~A.any(axis=(1, 2))] = np.eye(d)
+    A[~(np.linalg.norm(A, 2, axis=(1, 2)) > _TINY)] = np.eye(d)
     return PairwiseMax(T, d=d, D=D, A=np.stack([0.5 * m / np.linalg.norm(m, 2) for m in A]))
 
 
@@ -318,11 +349,15 @@ def _check_betas(v: dict) -> None:
         if k in v:
             x = _real(k, v[k])
             if not x > 0:
-                raise InvalidArgument(f"{k} must be positive: inverse temperatures are drawn on "
-                                      f"a log scale (got {v[k]!r})")
+                raise InvalidArgument(
+                    f"{k} must be positive: inverse temperatures are drawn on "
+                    f"a log scale (got {v[k]!r})"
+                )
     if "min_value" in v and "max_value" in v and v["min_value"] > v["max_value"]:
-        raise InvalidArgument(f"min_value must be <= max_value (got min_value="
-                              f"{v['min_value']!r}, max_value={v['max_value']!r})")
+        raise InvalidArgument(
+            f"min_value must be <= max_value (got min_value="
+            f"{v['min_value']!r}, max_value={v['max_value']!r})"
+        )
 
 
 def betas(min_value=1.0, max_value=1e6) -> SearchStrategy[float]:
@@ -338,10 +373,12 @@ def betas(min_value=1.0, max_value=1e6) -> SearchStrategy[float]:
         return st.tuples(_s(min_value), _s(max_value)).flatmap(lambda b: betas(*b))
     lo, hi = float(min_value), float(max_value)
     return st.floats(0.0, math.log10(hi) - math.log10(lo)).map(
-        lambda e: float(min(max(lo * 10.0 ** e, lo), hi)))
+        lambda e: float(min(max(lo * 10.0**e, lo), hi))
+    )
 
 
 # --- architectures -------------------------------------------------------------------------------
+
 
 def _check_layer(v: dict) -> None:
     if "heads" in v:
@@ -351,19 +388,23 @@ def _check_layer(v: dict) -> None:
     if v.get("kv_groups") is not None:
         g = _int("kv_groups", v["kv_groups"], 1)
         if "heads" in v and v["heads"] % g:
-            raise InvalidArgument(f"kv_groups must divide heads (got kv_groups={g}, "
-                                  f"heads={v['heads']})")
+            raise InvalidArgument(
+                f"kv_groups must divide heads (got kv_groups={g}, heads={v['heads']})"
+            )
     if "ffn_hidden" in v:
         w = v["ffn_hidden"]
         if isinstance(w, (str, bytes)) or not hasattr(w, "__iter__"):
-            raise InvalidArgument(f"ffn_hidden must be a sequence of positive integers (the FFN "
-                                  f"hidden widths; empty: no FFN) (got {w!r})")
+            raise InvalidArgument(
+                f"ffn_hidden must be a sequence of positive integers (the FFN "
+                f"hidden widths; empty: no FFN) (got {w!r})"
+            )
         for x in w:
             _int("every ffn_hidden width", x, 1)
 
 
-def layer_specs(heads=_HEADS, head_dim=_HEAD_DIM, kv_groups=None,
-                ffn_hidden=_FFN) -> SearchStrategy[LayerSpec]:
+def layer_specs(
+    heads=_HEADS, head_dim=_HEAD_DIM, kv_groups=None, ffn_hidden=_FFN
+) -> SearchStrategy[LayerSpec]:
     """A :class:`~approxtheory.model.LayerSpec`: ``heads`` (>= 1) heads of width ``head_dim``
     (>= 1), ``kv_groups`` key/value groups dividing ``heads`` (default: any divisor), FFN hidden
     widths ``ffn_hidden`` (a sequence of positive integers).
@@ -373,8 +414,9 @@ def layer_specs(heads=_HEADS, head_dim=_HEAD_DIM, kv_groups=None,
     >>> minimal(layer_specs(heads=6), lambda s: s.kv_groups > 2).kv_groups
     3
     """
-    _check_layer(_values(heads=heads, head_dim=head_dim, kv_groups=kv_groups,
-                         ffn_hidden=ffn_hidden))
+    _check_layer(
+        _values(heads=heads, head_dim=head_dim, kv_groups=kv_groups, ffn_hidden=ffn_hidden)
+    )
     return _layer_specs(heads, head_dim, kv_groups, ffn_hidden)
 
 
@@ -389,9 +431,9 @@ def _layer_specs(draw, heads, head_dim, kv_groups, ffn_hidden):
         g = draw(_s(kv_groups))
     w = draw(_s(ffn_hidden))
     _check_layer(dict(heads=h, kv_groups=g, ffn_hidden=w))
-    return LayerSpec(heads=int(h), head_dim=int(n), kv_groups=int(g),
-                     ffn_hidden=tuple(int(x) for x in w))
-
+    return LayerSpec(
+        heads=int(h), head_dim=int(n), kv_groups=int(g), ffn_hidden=tuple(int(x) for x in w)
+    )
 
 
 def _check_arch(v: dict) -> None:
@@ -406,20 +448,31 @@ def _check_arch(v: dict) -> None:
         if not (r is None or r == "full"):
             _int("rope", r, 0, why=" (or None, or 'full': the number of rotated dims per head)")
             if r % 2:
-                raise InvalidArgument(f"rope must be None, 'full' or an even number of rotated "
-                                      f"dims (got {r!r})")
+                raise InvalidArgument(
+                    f"rope must be None, 'full' or an even number of rotated dims (got {r!r})"
+                )
     if "readout" in v:
         _one_of("readout", v["readout"], _READOUTS)
     if "dtype" in v:
         _one_of("dtype", v["dtype"], _DTYPES)
     if v.get("layer") is not None and not isinstance(v["layer"], LayerSpec):
-        raise InvalidArgument(f"layer must be None, a LayerSpec or a strategy of LayerSpecs "
-                              f"(got {v['layer']!r})")
+        raise InvalidArgument(
+            f"layer must be None, a LayerSpec or a strategy of LayerSpecs (got {v['layer']!r})"
+        )
 
 
-def architectures(d_in=_SMALL, width=_WIDTH, layers=_LAYERS, layer=None, causal=_BOOL,
-                  rope=_ROPE, bias=_BOOL, layernorm=_BOOL, readout=_READOUT,
-                  dtype="float64") -> SearchStrategy[ModelConfig]:
+def architectures(
+    d_in=_SMALL,
+    width=_WIDTH,
+    layers=_LAYERS,
+    layer=None,
+    causal=_BOOL,
+    rope=_ROPE,
+    bias=_BOOL,
+    layernorm=_BOOL,
+    readout=_READOUT,
+    dtype="float64",
+) -> SearchStrategy[ModelConfig]:
     """A :class:`~approxtheory.model.ModelConfig`: ``layers`` layers, each drawn from ``layer``
     (a LayerSpec or a strategy; default :func:`layer_specs`, so head counts and widths vary per
     layer: uniform, Prism-style and fat-head models alike). RoPE widens odd head widths by one
@@ -433,16 +486,25 @@ def architectures(d_in=_SMALL, width=_WIDTH, layers=_LAYERS, layer=None, causal=
     ``bias``, ``layernorm`` (booleans); ``rope`` (None, ``'full'`` or an even integer >= 0);
     ``readout`` (``'cls'`` or ``'tokens'``); ``dtype`` (``'float64'`` or ``'float32'``).
     """
-    _check_arch(_values(d_in=d_in, width=width, layers=layers, layer=layer, causal=causal,
-                        rope=rope, bias=bias, layernorm=layernorm, readout=readout,
-                        dtype=dtype))
-    return _architectures(d_in, width, layers, layer, causal, rope, bias, layernorm, readout,
-                          dtype)
+    _check_arch(
+        _values(
+            d_in=d_in,
+            width=width,
+            layers=layers,
+            layer=layer,
+            causal=causal,
+            rope=rope,
+            bias=bias,
+            layernorm=layernorm,
+            readout=readout,
+            dtype=dtype,
+        )
+    )
+    return _architectures(d_in, width, layers, layer, causal, rope, bias, layernorm, readout, dtype)
 
 
 @st.composite
-def _architectures(draw, d_in, width, layers, layer, causal, rope, bias, layernorm, readout,
-                   dtype):
+def _architectures(draw, d_in, width, layers, layer, causal, rope, bias, layernorm, readout, dtype):
     nl = draw(_s(layers))
     r = draw(_s(rope))
     _check_arch(dict(layers=nl, rope=r))
@@ -450,15 +512,25 @@ def _architectures(draw, d_in, width, layers, layer, causal, rope, bias, layerno
     for _ in range(nl):
         spec = draw(layer_specs() if layer is None else _s(layer))
         _check_arch(dict(layer=spec))
-        need = spec.head_dim + spec.head_dim % 2 if r == "full" else \
-            max(spec.head_dim, r) if r is not None else spec.head_dim
+        need = (
+            spec.head_dim + spec.head_dim % 2
+            if r == "full"
+            else max(spec.head_dim, r)
+            if r is not None
+            else spec.head_dim
+        )
         if need != spec.head_dim:
-            spec = LayerSpec(spec.heads, need, kv_groups=spec.kv_groups,
-                             ffn_hidden=spec.ffn_hidden)
+            spec = LayerSpec(spec.heads, need, kv_groups=spec.kv_groups, ffn_hidden=spec.ffn_hidden)
         specs.append(spec)
-    v = dict(d_in=draw(_s(d_in)), width=draw(_s(width)), causal=draw(_s(causal)),
-             bias=draw(_s(bias)), layernorm=draw(_s(layernorm)), readout=draw(_s(readout)),
-             dtype=draw(_s(dtype)))
+    v = dict(
+        d_in=draw(_s(d_in)),
+        width=draw(_s(width)),
+        causal=draw(_s(causal)),
+        bias=draw(_s(bias)),
+        layernorm=draw(_s(layernorm)),
+        readout=draw(_s(readout)),
+        dtype=draw(_s(dtype)),
+    )
     _check_arch(v)
     return ModelConfig(layers=specs, rope=r, **v)
 
@@ -467,14 +539,15 @@ def _architectures(draw, d_in, width, layers, layer, causal, rope, bias, layerno
 
 # Ranges for knob ends declared open (None), chosen by the strategy so that builds stay small;
 # each range is then widened to hold the knob's default, where draws shrink to:
-_INT_SPAN = 30          # integers: low..low + 30 (low=2: 2..32); no low end: high - 30..high
-_FLOAT_SPAN = 10.0      # floats: the default ± 10, clipped to the declared end
-_LOG_DECADES = 2        # log scale: two decades beyond the default (β, default 100, low 1:
-                        # 1..10⁴); a low end of 0 (a positive knob) becomes default·10⁻²
+_INT_SPAN = 30  # integers: low..low + 30 (low=2: 2..32); no low end: high - 30..high
+_FLOAT_SPAN = 10.0  # floats: the default ± 10, clipped to the declared end
+_LOG_DECADES = 2  # log scale: two decades beyond the default (β, default 100, low 1:
+# 1..10⁴); a low end of 0 (a positive knob) becomes default·10⁻²
 
 
 def _registry():
     from .constructions import REGISTRY
+
     return REGISTRY
 
 
@@ -486,6 +559,7 @@ def _coerce(name: str, knob, value):
     """The construction package's own per-knob validation, as InvalidArgument."""
     from .constructions._base import _coerce as coerce
     from .errors import ConfigError
+
     try:
         return coerce(name, knob, value)
     except ConfigError as e:
@@ -496,13 +570,16 @@ def _check_knobs(name, overrides: dict, values: bool) -> None:
     reg = _registry()
     if not isinstance(name, str) or name not in reg:
         from .errors import did_you_mean
-        raise InvalidArgument(f"unknown construction {name!r}{did_you_mean(name, reg)} "
-                              f"(known: {', '.join(reg)})")
+
+        raise InvalidArgument(
+            f"unknown construction {name!r}{did_you_mean(name, reg)} (known: {', '.join(reg)})"
+        )
     table = _knob_table(name)
     unknown = sorted(set(overrides) - set(table))
     if unknown:
-        raise InvalidArgument(f"{name} has no knob {', '.join(unknown)}; its knobs are: "
-                              f"{', '.join(table) or 'none'}")
+        raise InvalidArgument(
+            f"{name} has no knob {', '.join(unknown)}; its knobs are: {', '.join(table) or 'none'}"
+        )
     if values:
         for k, v in overrides.items():
             if not isinstance(v, SearchStrategy):
@@ -512,13 +589,15 @@ def _check_knobs(name, overrides: dict, values: bool) -> None:
 def _int_knob(key: str, lo: int, hi: int, default: int, log: bool) -> SearchStrategy[int]:
     """Integers in lo..hi (on a log scale where ``log``) shrinking to ``default`` (clipped)."""
     if lo > hi:
-        raise InvalidArgument(f"knob {key}: its declared range holds no integer"
-                              f"{' >= 1 (log scale)' if log else ''}")
+        raise InvalidArgument(
+            f"knob {key}: its declared range holds no integer{' >= 1 (log scale)' if log else ''}"
+        )
     t = min(max(default, lo), hi)
     if not log:
         return st.integers(lo - t, hi - t).map(lambda u: t + u)
     return st.floats(math.log(lo / t), math.log(hi / t)).map(
-        lambda e: min(max(int(round(t * math.exp(e))), lo), hi))
+        lambda e: min(max(int(round(t * math.exp(e))), lo), hi)
+    )
 
 
 def _knob_strategy(key: str, knob) -> SearchStrategy:
@@ -539,19 +618,25 @@ def _knob_strategy(key: str, knob) -> SearchStrategy:
         ihi = None if high is None else math.floor(high) - (x_high and high == math.floor(high))
         if log:
             lo_i = max(ilo if ilo is not None else 1, 1)
-            hi_i = ihi if ihi is not None else max(lo_i, int(default)) * 10 ** _LOG_DECADES
+            hi_i = ihi if ihi is not None else max(lo_i, int(default)) * 10**_LOG_DECADES
         else:
-            lo_i = ilo if ilo is not None else \
-                min(ihi if ihi is not None else int(default), int(default)) - _INT_SPAN
+            lo_i = (
+                ilo
+                if ilo is not None
+                else min(ihi if ihi is not None else int(default), int(default)) - _INT_SPAN
+            )
             hi_i = ihi if ihi is not None else max(lo_i + _INT_SPAN, int(default))
         return _int_knob(key, lo_i, hi_i, int(default), log)
     if log:
         anchor = float(default) if default > 0 else 1.0
-        lo_ = float(low) if low is not None and low > 0 else anchor * 10.0 ** -_LOG_DECADES
-        hi_ = float(high) if high is not None else max(lo_, anchor) * 10.0 ** _LOG_DECADES
+        lo_ = float(low) if low is not None and low > 0 else anchor * 10.0**-_LOG_DECADES
+        hi_ = float(high) if high is not None else max(lo_, anchor) * 10.0**_LOG_DECADES
     else:
-        lo_ = float(low) if low is not None else min(default, high if high is not None
-                                                     else default) - _FLOAT_SPAN
+        lo_ = (
+            float(low)
+            if low is not None
+            else min(default, high if high is not None else default) - _FLOAT_SPAN
+        )
         hi_ = float(high) if high is not None else max(default, lo_) + _FLOAT_SPAN
     x_lo, x_hi = x_low and lo_ == low, x_high and hi_ == high
     if lo_ > hi_ or (lo_ == hi_ and (x_lo or x_hi)):
@@ -567,9 +652,11 @@ def _knob_strategy(key: str, knob) -> SearchStrategy:
         if x_hi and v >= hi_:
             v = float(np.nextafter(hi_, -np.inf))
         return v
+
     if log:
         return st.floats(math.log10(lo_) - math.log10(t), math.log10(hi_) - math.log10(t)).map(
-            lambda e: inside(t * 10.0 ** e))
+            lambda e: inside(t * 10.0**e)
+        )
     return st.floats(lo_ - t, hi_ - t).map(lambda u: inside(t + u))
 
 

@@ -15,7 +15,7 @@ from approxtheory.constructions import REGISTRY, Knob, _base, build, names
 from approxtheory.model import LayerSpec
 from approxtheory.tasks import PairwiseMax, SyntheticMaxSum
 
-minimal = ats.minimal       # hypothesis.find without the example database: reproducible
+minimal = ats.minimal  # hypothesis.find without the example database: reproducible
 
 
 def gap(X, minimum=False):
@@ -31,6 +31,7 @@ def softmax_error(x, beta):
 
 
 # --- shrinking -----------------------------------------------------------------------------------
+
 
 def test_a_small_gap_shrinks_to_a_tie_at_the_top():
     X = minimal(ats.retrieval_inputs(T=8, margin=st.floats(0, 0.5)), lambda X: gap(X) < 1e-3)
@@ -64,10 +65,10 @@ def _failing_case(margin):
 
 def test_a_property_failing_for_small_margins_shrinks_to_the_lower_bound():
     m, X = _failing_case(ats.margins(0.01, 0.5))
-    assert m == 0.01                                   # the margin's lower bound
-    assert gap(X) == pytest.approx(0.01, abs=1e-12)    # the gap is the margin: a near-tie
-    assert np.ptp(np.sort(X[:, 0])[:-1]) == 0          # the rest tied just below the top
-    assert X[0, 0] == 1.0                              # the top at hi, in position 0
+    assert m == 0.01  # the margin's lower bound
+    assert gap(X) == pytest.approx(0.01, abs=1e-12)  # the gap is the margin: a near-tie
+    assert np.ptp(np.sort(X[:, 0])[:-1]) == 0  # the rest tied just below the top
+    assert X[0, 0] == 1.0  # the top at hi, in position 0
 
 
 def test_with_a_plain_floats_margin_the_gap_still_shrinks_onto_the_margin():
@@ -91,13 +92,14 @@ def test_the_separated_value_shrinks_to_its_end_and_position_zero():
 def test_other_coordinates_shrink_to_simple_values():
     X = minimal(ats.retrieval_inputs(T=3, margin=0.1, d=3, lo=-1.0, hi=1.0))
     np.testing.assert_array_equal(X[:, 1:], np.zeros((3, 2)))
-    X = minimal(ats.retrieval_inputs(T=3, margin=0.1, d=3, lo=-1.0, hi=1.0),
-                lambda X: X[:, 1:].max() > 0.5)
+    X = minimal(
+        ats.retrieval_inputs(T=3, margin=0.1, d=3, lo=-1.0, hi=1.0), lambda X: X[:, 1:].max() > 0.5
+    )
     assert set(np.unique(X[:, 1:]).tolist()) <= {0.0, 1.0}
 
 
 def test_betas_tasks_and_architectures_shrink():
-    assert minimal(ats.betas(10, 1e3)) == 10.0                # the softest softmax
+    assert minimal(ats.betas(10, 1e3)) == 10.0  # the softest softmax
     assert 5 < minimal(ats.betas(0.5, 10), lambda b: b > 5) <= 10
     assert minimal(ats.margins(0.2, 0.3)) == 0.2
     t = minimal(ats.max_tasks(kind="synthetic", d=3, D=2))
@@ -117,21 +119,32 @@ bounds = st.tuples(st.floats(-1e3, 1e3), st.floats(1e-6, 1e3)).map(lambda b: (b[
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.data(), bounds, st.floats(0, 0.999999), st.booleans(), st.integers(1, 12),
-       st.integers(1, 3))
+@given(
+    st.data(), bounds, st.floats(0, 0.999999), st.booleans(), st.integers(1, 12), st.integers(1, 3)
+)
 def test_the_margin_holds_exactly_in_floating_point(data, lh, frac, minimum, T, d):
     lo, hi = lh
     margin = frac * (hi - lo)
     as_strategy = data.draw(st.booleans())
     wrap = st.just if as_strategy else (lambda v: v)
-    X = data.draw(ats.retrieval_inputs(T=wrap(T), margin=wrap(margin), d=wrap(d), lo=wrap(lo),
-                                       hi=wrap(hi), minimum=wrap(minimum)))
+    X = data.draw(
+        ats.retrieval_inputs(
+            T=wrap(T),
+            margin=wrap(margin),
+            d=wrap(d),
+            lo=wrap(lo),
+            hi=wrap(hi),
+            minimum=wrap(minimum),
+        )
+    )
     assert X.shape == (T, d) and X.dtype == np.float64
     assert np.all((lo <= X) & (X <= hi))
     if T > 1:
         assert gap(X, minimum) >= margin
-        assert np.count_nonzero(X[:, 0] == (X[:, 0].min() if minimum else X[:, 0].max())) == 1 \
+        assert (
+            np.count_nonzero(X[:, 0] == (X[:, 0].min() if minimum else X[:, 0].max())) == 1
             or margin == 0
+        )
 
 
 @settings(max_examples=40, deadline=None)
@@ -141,13 +154,12 @@ def test_position_and_default_margin(data):
     pos = data.draw(st.integers(0, T - 1))
     X = data.draw(ats.retrieval_inputs(T=T, margin=0.3, position=st.just(pos), lo=2.0, hi=4.0))
     assert X[pos, 0] - np.delete(X[:, 0], pos).max() >= 0.3
-    X = data.draw(ats.retrieval_inputs(T=T, lo=2.0, hi=2.5))   # default margin: 0..(hi-lo)/2
+    X = data.draw(ats.retrieval_inputs(T=T, lo=2.0, hi=2.5))  # default margin: 0..(hi-lo)/2
     assert np.all((2.0 <= X) & (X <= 2.5))
 
 
 def test_the_old_positional_calls_still_work():
-    X = minimal(ats.retrieval_inputs(st.integers(2, 4), ats.margins(0.05, 0.5), 1, 0.0, 1.0,
-                                     False))
+    X = minimal(ats.retrieval_inputs(st.integers(2, 4), ats.margins(0.05, 0.5), 1, 0.0, 1.0, False))
     assert X.shape[0] == 2 and gap(X) == pytest.approx(0.05, abs=1e-15) and gap(X) >= 0.05
     assert minimal(ats.betas(st.just(2.0), st.just(8.0))) == 2.0
 
@@ -188,8 +200,10 @@ EAGER = {
     "task seed too big": (lambda: ats.max_tasks(seed=2**32), "seed must be"),
     "heads = 0": (lambda: ats.layer_specs(heads=0), "heads must be an integer >= 1"),
     "head_dim = 0": (lambda: ats.layer_specs(head_dim=0), "head_dim must be"),
-    "kv_groups not dividing": (lambda: ats.layer_specs(heads=4, kv_groups=3),
-                               "kv_groups must divide heads"),
+    "kv_groups not dividing": (
+        lambda: ats.layer_specs(heads=4, kv_groups=3),
+        "kv_groups must divide heads",
+    ),
     "ffn width 0": (lambda: ats.layer_specs(ffn_hidden=[4, 0]), "ffn_hidden width"),
     "ffn not a list": (lambda: ats.layer_specs(ffn_hidden=5), "ffn_hidden must be a sequence"),
     "d_in = 0": (lambda: ats.architectures(d_in=0), "d_in must be"),
@@ -201,10 +215,14 @@ EAGER = {
     "dtype": (lambda: ats.architectures(dtype="float16"), "dtype must be one of"),
     "causal not bool": (lambda: ats.architectures(causal=1), "causal must be True"),
     "layer not a spec": (lambda: ats.architectures(layer=4), "layer must be"),
-    "unknown construction": (lambda: ats.construction_knobs("hc_k11"),
-                             r"unknown construction 'hc_k11'; did you mean hc_k1"),
-    "unknown knob": (lambda: ats.construction_knobs("hc_k1", betta=3.0),
-                     "hc_k1 has no knob betta; its knobs are: T, beta"),
+    "unknown construction": (
+        lambda: ats.construction_knobs("hc_k11"),
+        r"unknown construction 'hc_k11'; did you mean hc_k1",
+    ),
+    "unknown knob": (
+        lambda: ats.construction_knobs("hc_k1", betta=3.0),
+        "hc_k1 has no knob betta; its knobs are: T, beta",
+    ),
     "knob out of range": (lambda: ats.construction_knobs("hc_k1", T=2), "knob T must be"),
     "knob of wrong type": (lambda: ats.construction_knobs("hc_k2", T="many"), "knob T must be"),
     "knob not a choice": (lambda: ats.construction_knobs("hc_k1", sets="odd"), "sets must be one"),
@@ -231,8 +249,10 @@ DRAWN = {
     "margins": (lambda: ats.margins(0.5, st.just(0.1)), "min_value must be <= max_value"),
     "task kind": (lambda: ats.max_tasks(kind=st.just("sorted")), "kind must be one of"),
     "task seed": (lambda: ats.max_tasks(seed=st.just(-5)), "seed must be"),
-    "kv_groups": (lambda: ats.layer_specs(heads=st.just(4), kv_groups=st.just(3)),
-                  "kv_groups must divide"),
+    "kv_groups": (
+        lambda: ats.layer_specs(heads=st.just(4), kv_groups=st.just(3)),
+        "kv_groups must divide",
+    ),
     "ffn": (lambda: ats.layer_specs(ffn_hidden=st.just([0])), "ffn_hidden width"),
     "rope": (lambda: ats.architectures(rope=st.just(5)), "even number"),
     "layer": (lambda: ats.architectures(layer=st.just("big")), "layer must be"),
@@ -247,12 +267,13 @@ DRAWN = {
 @pytest.mark.parametrize("case", list(DRAWN), ids=list(DRAWN))
 def test_impossible_drawn_values_raise_when_drawn(case):
     call, match = DRAWN[case]
-    strategy = call()                          # a strategy argument is checked only once drawn
+    strategy = call()  # a strategy argument is checked only once drawn
     with pytest.raises(InvalidArgument, match=match):
         minimal(strategy)
 
 
 # --- construction knobs --------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", names())
 def test_drawn_knobs_pass_the_constructions_own_validation(name):
@@ -264,7 +285,7 @@ def test_drawn_knobs_pass_the_constructions_own_validation(name):
         assert set(knobs) == set(table)
         for k, v in knobs.items():
             assert type(v) is table[k].type or (table[k].type is float and type(v) is int)
-            _base._coerce(k, table[k], v)      # raises ConfigError outside the knob's range
+            _base._coerce(k, table[k], v)  # raises ConfigError outside the knob's range
 
     check()
 
@@ -277,17 +298,21 @@ def test_drawn_knobs_build(knobs):
 
 
 def test_knob_ranges_come_from_the_knob(monkeypatch):
-    knobs = {"T": Knob(type=int, default=6, help="", low=5, high=7),
-             "beta": Knob(type=float, default=3.0, help="", low=2, high=8, log=True),
-             "B": Knob(type=float, default=1.0, help="", low=0, high=1, exclude_low=True),
-             "N": Knob(type=int, default=4, help="", low=2),
-             "gate": Knob(type=float, default=-1.0, help=""),
-             "eps": Knob(type=float, default=0.1, help="", low=0, exclude_low=True, high=1,
-                         log=True),
-             "f": Knob(type=str, default="sin", help="", choices=("identity", "sin")),
-             "flag": Knob(type=bool, default=False, help="")}
-    monkeypatch.setitem(REGISTRY, "_strategy_test", _base.Registered(
-        name="_strategy_test", build=None, knobs=knobs, claim="X", summary="test"))
+    knobs = {
+        "T": Knob(type=int, default=6, help="", low=5, high=7),
+        "beta": Knob(type=float, default=3.0, help="", low=2, high=8, log=True),
+        "B": Knob(type=float, default=1.0, help="", low=0, high=1, exclude_low=True),
+        "N": Knob(type=int, default=4, help="", low=2),
+        "gate": Knob(type=float, default=-1.0, help=""),
+        "eps": Knob(type=float, default=0.1, help="", low=0, exclude_low=True, high=1, log=True),
+        "f": Knob(type=str, default="sin", help="", choices=("identity", "sin")),
+        "flag": Knob(type=bool, default=False, help=""),
+    }
+    monkeypatch.setitem(
+        REGISTRY,
+        "_strategy_test",
+        _base.Registered(name="_strategy_test", build=None, knobs=knobs, claim="X", summary="test"),
+    )
 
     @settings(max_examples=100, deadline=None, database=None)
     @given(ats.construction_knobs("_strategy_test"))
@@ -295,22 +320,33 @@ def test_knob_ranges_come_from_the_knob(monkeypatch):
         assert 5 <= k["T"] <= 7 and isinstance(k["T"], int)
         assert 2 <= k["beta"] <= 8
         assert 0 < k["B"] <= 1
-        assert 2 <= k["N"] <= 32                        # open end: low + 30
-        assert -11 <= k["gate"] <= 9                    # no range: the default ± 10
-        assert 1e-3 <= k["eps"] <= 1                    # open low end of 0: default·10⁻²
+        assert 2 <= k["N"] <= 32  # open end: low + 30
+        assert -11 <= k["gate"] <= 9  # no range: the default ± 10
+        assert 1e-3 <= k["eps"] <= 1  # open low end of 0: default·10⁻²
         assert k["f"] in ("identity", "sin") and isinstance(k["flag"], bool)
 
     check()
     # every knob shrinks to its default (nearest admissible value), choices to the default
     assert minimal(ats.construction_knobs("_strategy_test")) == {
-        "T": 6, "beta": 3.0, "B": 1.0, "N": 4, "gate": -1.0, "eps": 0.1, "f": "sin",
-        "flag": False}
-    assert minimal(ats.construction_knobs("_strategy_test"), lambda k: k["f"] != "sin")["f"] \
+        "T": 6,
+        "beta": 3.0,
+        "B": 1.0,
+        "N": 4,
+        "gate": -1.0,
+        "eps": 0.1,
+        "f": "sin",
+        "flag": False,
+    }
+    assert (
+        minimal(ats.construction_knobs("_strategy_test"), lambda k: k["f"] != "sin")["f"]
         == "identity"
-    assert {minimal(ats.construction_knobs("_strategy_test"), lambda k, t=t: k["T"] == t)["T"]
-            for t in (5, 6, 7)} == {5, 6, 7}
+    )
+    assert {
+        minimal(ats.construction_knobs("_strategy_test"), lambda k, t=t: k["T"] == t)["T"]
+        for t in (5, 6, 7)
+    } == {5, 6, 7}
     small = minimal(ats.construction_knobs("_strategy_test"), lambda k: k["beta"] < 2.5)
-    assert 2 <= small["beta"] < 2.5 and small["T"] == 6      # the others stay at their defaults
+    assert 2 <= small["beta"] < 2.5 and small["T"] == 6  # the others stay at their defaults
 
 
 def test_drawn_knobs_shrink_to_the_registered_defaults():
@@ -326,15 +362,20 @@ def test_drawn_tasks_are_well_formed(task, data):
         np.testing.assert_allclose(np.linalg.norm(task.a, axis=1), 1.0, rtol=1e-12)
     if isinstance(task, PairwiseMax):
         np.testing.assert_allclose([np.linalg.norm(m, 2) for m in task.A], 0.5, rtol=1e-12)
-    seeded = data.draw(ats.max_tasks(kind=st.sampled_from(["synthetic", "pairwise"]),
-                                     seed=st.integers(0, 3)))
+    seeded = data.draw(
+        ats.max_tasks(kind=st.sampled_from(["synthetic", "pairwise"]), seed=st.integers(0, 3))
+    )
     assert isinstance(seeded, (SyntheticMaxSum, PairwiseMax))
 
 
 @settings(max_examples=30, deadline=None)
-@given(ats.architectures(rope=st.sampled_from([None, "full", 0, 2, 4]), dtype=st.just("float32"),
-                         layer=ats.layer_specs(heads=st.integers(1, 4),
-                                               head_dim=st.integers(1, 5))))
+@given(
+    ats.architectures(
+        rope=st.sampled_from([None, "full", 0, 2, 4]),
+        dtype=st.just("float32"),
+        layer=ats.layer_specs(heads=st.integers(1, 4), head_dim=st.integers(1, 5)),
+    )
+)
 def test_drawn_architectures_are_valid_configs(cfg):
     assert cfg.dtype == "float32" and 1 <= len(cfg.layers) <= 3
     for spec in cfg.layers:
