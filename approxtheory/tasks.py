@@ -35,6 +35,9 @@ __all__ = [
     "LagExtraction",
     "ScalarMax",
     "Memorize",
+    "TriangleCenter",
+    "SpecificPositions",
+    "Induction",
     "TASKS",
 ]
 
@@ -378,6 +381,159 @@ class Memorize(Task):
         return X.reshape(X.shape[0], -1)
 
 
+class TriangleCenter(Task):
+    """TASK-TRI (InfoFlow digest §2.3): F(X) = min_{t1,t2,t3} ‖x(t1) + x(t2) + x(t3)‖, indices
+    may repeat (as written); order of comparison 3.
+
+    The experiments' tokens are x ~ N(0, 2 I_2) with the norm clamped to [0.2, 4] (digest §6.2):
+    the domain is that annulus (``project`` rescales norms into it), ``sample`` draws from it.
+    The target is computed one t1 at a time (memory B·T²·d)."""
+
+    name = "triangle_center"
+    domain = "annulus"
+    lo, hi = -4.0, 4.0
+    r_min, r_max = 0.2, 4.0
+
+    def __init__(self, T: int, d: int = 2):
+        super().__init__(T, d)
+
+    def project(self, X):
+        if isinstance(X, torch.Tensor):
+            n = X.norm(dim=-1, keepdim=True)
+            return X * n.clamp(self.r_min, self.r_max) / n.clamp_min(1e-12)
+        n = np.linalg.norm(X, axis=-1, keepdims=True)
+        return X * np.clip(n, self.r_min, self.r_max) / np.maximum(n, 1e-12)
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        return self.project(np.sqrt(2.0) * rng.standard_normal((n, self.T, self.d)))
+
+    def _target(self, X):
+        pair = X[:, :, None, :] + X[:, None, :, :]  # (B, T, T, d)
+        best = None
+        for t1 in range(self.T):
+            m = (pair + X[:, t1, None, None, :]).norm(dim=-1).flatten(1).amin(-1)
+            best = m if best is None else torch.minimum(best, m)
+        assert best is not None
+        return best
+
+    def structured(self, rng: np.random.Generator, max_n: int = 512) -> np.ndarray:
+        """Cancelling triples (a zero minimum), all-equal tokens, tokens on both radii, a
+        near-cancelling triple at several gaps, and random draws."""
+        T, d = self.T, self.d
+        out = []
+        e = np.eye(d)[0]
+        for r in (self.r_min, 1.0, self.r_max):
+            out.append(np.tile(r * e, (T, 1)))  # all equal: min = 3r
+        for gap in (*np.geomspace(1e-1, 1e-6, 6), 0.0):
+            X = self.sample(1, rng)[0]
+            u = X[0] / np.linalg.norm(X[0])
+            v = np.array([-u[1], u[0], *([0.0] * (d - 2))]) if d >= 2 else -u
+            X[0] = u  # three unit vectors at 120 degrees sum to ~0
+            X[min(1, T - 1)] = -0.5 * u + np.sqrt(3) / 2 * v
+            X[min(2, T - 1)] = -0.5 * u - np.sqrt(3) / 2 * v + gap * u
+            out.append(X)
+        for _ in range(8):  # one token against many on the opposite side
+            X = np.tile(self.r_max * e, (T, 1))
+            X[0] = -self.r_min * e
+            out.append(X[rng.permutation(T)])
+        while len(out) < min(max_n, 64):
+            out.append(self.sample(1, rng)[0])
+        return self.project(np.stack(out[:max_n]))
+
+    def describe(self):
+        return {**super().describe(), "norm_range": [self.r_min, self.r_max]}
+
+
+class SpecificPositions(Task):
+    """TASK-SPA (InfoFlow digest §2.4): F(X) = x(1) + ... + x(p) (p = 3 in the paper, T = 10,
+    x ~ N(0, I_2)); a vector target of shape ``(B, d)``.
+
+    The sup-norm domain is the box [-3, 3]^d (``sample_gaussian`` gives the paper's draws)."""
+
+    name = "specific_positions"
+    lo, hi = -3.0, 3.0
+
+    def __init__(self, T: int = 10, d: int = 2, p: int = 3):
+        super().__init__(T, d)
+        self.p = _check_int("p", p)
+        if self.p > T:
+            raise ConfigError(f"p must be <= T (got p={p}, T={T})")
+
+    def _target(self, X):
+        return X[:, : self.p].sum(1)
+
+    def sample_gaussian(self, n, rng):
+        return rng.standard_normal((n, self.T, self.d))
+
+    def describe(self):
+        return {**super().describe(), "p": self.p}
+
+
+class Induction(Task):
+    """TASK-IND (InfoFlow digest §2.7): one-hot tokens over a vocabulary of size ``d``; the
+    target is the token after the latest earlier occurrence of the last token x(T):
+    x(s+1) with s < T the largest index such that x(s) = x(T) (0-based ``s < T-1``), or the zero
+    vector when x(T) does not occur earlier. A vector target of shape ``(B, d)``.
+
+    ``sample`` plants an earlier occurrence of the last token in every draw; ``project`` maps
+    any array to the one-hot of its largest coordinate."""
+
+    name = "induction"
+    domain = "onehot"
+    lo, hi = 0.0, 1.0
+
+    def __init__(self, T: int, d: int = 8):
+        super().__init__(T, d)
+        if self.T < 3:
+            raise ConfigError(f"induction needs T >= 3 (got T={T})")
+        if self.d < 2:
+            raise ConfigError(f"induction needs a vocabulary of d >= 2 tokens (got d={d})")
+
+    def project(self, X):
+        if isinstance(X, torch.Tensor):
+            return torch.nn.functional.one_hot(X.argmax(-1), self.d).to(X.dtype)
+        return np.eye(self.d)[np.asarray(X).argmax(-1)]
+
+    def _ids(self, rng, n):
+        ids = rng.integers(0, self.d, size=(n, self.T))
+        s = rng.integers(0, self.T - 2, size=n)  # the planted earlier occurrence
+        ids[np.arange(n), s] = ids[:, -1]
+        return ids
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        return np.eye(self.d)[self._ids(rng, n)]
+
+    def _target(self, X):
+        ids = X.argmax(-1)  # (B, T)
+        same = ids[:, :-2] == ids[:, -1:]  # earlier positions s = 0..T-3 with x(s) = x(T)
+        pos = torch.arange(self.T - 2).expand_as(same)
+        s = torch.where(same, pos, torch.full_like(pos, -1)).amax(1)  # latest, -1 if none
+        nxt = X[torch.arange(X.shape[0]), (s + 1).clamp(max=self.T - 1)]
+        return torch.where((s >= 0)[:, None], nxt, torch.zeros_like(nxt))
+
+    def structured(self, rng: np.random.Generator, max_n: int = 512) -> np.ndarray:
+        """Several earlier occurrences (the latest must win), an occurrence at the first and at
+        the last possible position, runs of one token, no earlier occurrence, and draws."""
+        T, d = self.T, self.d
+        rows = []
+        rows.append(np.zeros(T, dtype=int))  # one token everywhere
+        a = np.arange(T) % d
+        rows.append(a)  # a cycle: many occurrences
+        for s in (0, T - 3):
+            r = (np.arange(T) % (d - 1)) + 1
+            r[-1], r[s] = 0, 0
+            rows.append(r)
+        r = np.ones(T, dtype=int)
+        r[-1] = 0
+        rows.append(r)  # no earlier occurrence: zero target
+        for _ in range(16):
+            rows.append(self._ids(rng, 1)[0])
+        return np.eye(d)[np.stack(rows[:max_n])]
+
+    def describe(self):
+        return {**super().describe(), "vocabulary": self.d}
+
+
 TASKS = {
     c.name: c
     for c in (
@@ -389,5 +545,8 @@ TASKS = {
         PairwiseMax,
         LagExtraction,
         Memorize,
+        TriangleCenter,
+        SpecificPositions,
+        Induction,
     )
 }
