@@ -655,7 +655,11 @@ def _information(task: Task, arch: Arch, placements: list[Placement]):
                 blk = Block(f"s*_{pl.node}({q})", 1, False, f"{pl.node} (MPR)")
             for p in positions:
                 if _receives(pl.query, p):
-                    cur[p] = cur[p] + (blk,)
+                    here = blk
+                    if isinstance(node, Fixed) and p == "T" and blk.items.startswith("t"):
+                        # a relative position (t-1) read at the last token
+                        here = Block("T" + blk.items[1:], blk.size, blk.coupled, blk.source)
+                    cur[p] = cur[p] + (here,)
         layers.append(cur)
     return tuple(layers)
 

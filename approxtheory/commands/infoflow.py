@@ -94,6 +94,8 @@ def _cmd_draw(args) -> int:
     positions = list(p.info[0])
     fig, ax = plt.subplots(figsize=(2.8 * len(p.info), 0.9 + 1.1 * len(positions)))
     dom = p.dominant
+    first = p.task.node(p.task.readout.inputs[0]).query if p.task.readout.inputs else "cls"
+    out_pos = {"cls": "CLS", "tokens": "t", "last": "T"}[first]
     for layer, sets in enumerate(p.info):
         for row, pos in enumerate(positions):
             y = len(positions) - 1 - row
@@ -101,7 +103,10 @@ def _cmd_draw(args) -> int:
             text = (
                 "\n".join(f"[{b.items}]×{b.size}" if b.coupled else b.items for b in blocks) or "∅"
             )
-            hot = dom.layer == layer and any(dom.node in b.source for b in blocks)
+            if dom.kind == "readout":  # the read-out FFN reads its position after the last layer
+                hot = layer == len(p.info) - 1 and pos == out_pos
+            else:
+                hot = dom.layer == layer and any(dom.node in b.source for b in blocks)
             ax.text(
                 layer,
                 y,
