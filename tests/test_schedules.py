@@ -132,3 +132,69 @@ def test_throughput_reports_both_and_the_ratio():
     assert r["ratio_to_first"][1] == pytest.approx(
         r["tokens_per_s"][1] / r["tokens_per_s"][0], 1e-2
     )
+
+
+# ------------------------------------------------------------------------------------- CLI
+def _cli(argv, capsys):
+    from approxtheory.cli import main
+
+    rc = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.mark.parametrize("shape,heads,dims", TABLE4, ids=["small", "medium", "large"])
+def test_cli_prism_json_gives_table4(shape, heads, dims, capsys):
+    import json
+
+    d, L, hb = shape
+    rc, out, _ = _cli(
+        ["schedule", "prism", "--d", d, "--layers", L, "--h-base", hb, "--json"], capsys
+    )
+    assert rc == 0
+    got = json.loads(out)
+    assert tuple(got["heads"]) == heads and tuple(got["head_dims"]) == dims
+
+
+def test_cli_check_ok(capsys):
+    rc, out, _ = _cli(
+        ["schedule", "check", "--heads", ",".join(map(str, SMALL)), "--d", 768], capsys
+    )
+    assert rc == 0 and out.startswith("ok: 12 layers")
+
+
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["check", "--heads", "3,6,12,12", "--d", 768], "rule 'blocks'"),
+        (["check", "--heads", "5,5,12,12", "--d", 768], "rule 'divisibility'"),
+        (["check", "--heads", "6,6,3,3,12,12,12,12", "--d", 768], "rule 'monotone'"),
+        (["prism", "--scale", "huge"], "choose from 'small', 'medium', 'large'"),
+        (["prism", "--d", 768, "--layers", 12, "--h-base", 7], "h_base=7 must divide d=768"),
+        (["prism", "--scale", "small", "--d", 1024], "contradicts --scale small"),
+        (["compare", "foo", "prism", "--scale", "small"], "use uniform, prism, decreasing"),
+        (
+            ["compare", "uniform", "2,2,5,5", "--d", 64, "--layers", 4, "--h-base", 4],
+            "layer 3 has h=5",
+        ),
+    ],
+)
+def test_cli_bad_input_is_one_line_exit_2(argv, needle, capsys):
+    rc, out, err = _cli(["schedule", *argv], capsys)
+    assert rc == 2 and out == ""
+    assert err.count("\n") == 1 and needle in err
+
+
+def test_cli_compare_json(capsys):
+    import json
+
+    argv = ["schedule", "compare", "uniform", "prism", "--d", 64, "--layers", 8, "--h-base", 4]
+    rc, out, _ = _cli([*argv, "--T", 8, "--reps", 1, "--warmup", 0, "--ffn", 16, "--json"], capsys)
+    assert rc == 0
+    r = json.loads(out)
+    assert r["schedules"][1]["heads"] == [1, 1, 2, 2, 4, 4, 4, 4]
+    assert r["params_equal"] and r["matmul_flops_equal"]
+    assert r["params"][0] == r["params"][1] and r["matmul_flops_fwd_bwd"][0] > 0
+    assert all(all(a.values()) for a in r["catalogue_agrees"])
+    assert r["softmax_scores_fwd"][1] < r["softmax_scores_fwd"][0]
+    assert len(r["throughput"]["tokens_per_s"]) == 2 and r["throughput"]["ratio_to_first"][0] == 1

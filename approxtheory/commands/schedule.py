@@ -207,14 +207,14 @@ def _cmd_compare(args) -> int:
 
     def row(label, vals, equal=None):
         tail = "" if equal is None else ("  equal" if equal else "  DIFFER")
-        print(f"{label:<34} A {vals[0]:>16,}  B {vals[1]:>16,}{tail}")
+        print(f"{label:<36} A {vals[0]:>16,}  B {vals[1]:>16,}{tail}")
 
     row("parameters", out["params"], out["params_equal"])
     row("matmul FLOPs fwd (QKᵀ, AV counted)", out["matmul_flops_fwd"], out["matmul_flops_equal"])
     row("matmul FLOPs fwd+bwd", out["matmul_flops_fwd_bwd"], out["matmul_flops_equal"])
     sm = out["softmax_scores_fwd"]
     row("softmax scores fwd (h·T² per layer)", sm)
-    print(f"{'':<34} B/A {sm[1] / sm[0]:.3f} (the one term that scales with h)")
+    print(f"{'':<36} B/A {sm[1] / sm[0]:.3f} (the one term that scales with h)")
     ok = all(all(a.values()) for a in agree)
     print(
         "catalogue (PR-N1 N_attn, N_mlp; PR-N2 F_layer, F_softmax) per layer: "
@@ -223,7 +223,7 @@ def _cmd_compare(args) -> int:
     if thr is not None:
         tps = thr["tokens_per_s"]
         print(
-            f"throughput fwd+bwd (measured)     A {tps[0]:>12,.1f} tok/s  "
+            f"{'throughput fwd+bwd (measured)':<36} A {tps[0]:>12,.1f} tok/s  "
             f"B {tps[1]:>12,.1f} tok/s  B/A {thr['ratio_to_first'][1]:.3f}"
         )
         print(
