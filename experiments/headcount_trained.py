@@ -73,8 +73,9 @@ def retrieval_cell(cfg: dict) -> dict:
     )
     Xva = task.sample_gaussian(VAL_SIZE, np.random.default_rng(10_000 + int(cfg["seed"])))
     data = TaskData(task=task, sampler=task.sample_gaussian, train_size=TRAIN_SIZE, val_inputs=Xva)
+    model = Transformer(mc)
     res = train(
-        Transformer(mc),
+        model,
         data,
         TrainConfig(
             steps=int(cfg["steps"]),
@@ -90,8 +91,8 @@ def retrieval_cell(cfg: dict) -> dict:
         raise ApproxTheoryError(f"headcount cell {cfg}: {res.message}")
     out = {
         "val_nmse": res.evals[-1]["val_nmse"],
-        "params": res.model.count_params(),
-        "mlp_params": res.model.count_params(["embed", "head"]),
+        "params": model.count_params(),
+        "mlp_params": model.count_params(["embed", "head"]),
         "final_train_loss": res.final_loss,
     }
     if cfg.get("collisions") and L == 1:

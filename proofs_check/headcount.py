@@ -1711,6 +1711,7 @@ def width_scaling(ctx: Context, cid):
     gamma = float(claim("HC-A3").evaluate("gamma_barron"))
     slopes = []
     for (h, T), fit in sorted(res["fits"].items()):
+        pred: float | None
         if h >= D:
             pred = -2 / gamma
         else:
