@@ -286,3 +286,50 @@ def test_cli_text_tasks_and_draw(capsys, tmp_path):
 def test_cli_bad_input_one_line_exit_2(capsys, argv, needle):
     rc, out, err = _cli(capsys, "predict", *argv)
     assert rc == 2 and out == "" and needle in err and err.count("\n") == 1
+
+
+# ------------------------------------------------------------------- the scheduler
+
+
+def _full_schedule_exists(task, heads) -> bool:
+    """Brute force, independent of the scheduler: is there an assignment of every node to a
+    layer, each input in an earlier layer, at most heads[l] nodes in layer l?"""
+    import itertools
+
+    names = [n.name for n in task.nodes]
+    for layers in itertools.product(range(1, len(heads) + 1), repeat=len(names)):
+        at = dict(zip(names, layers))
+        if all(at[i] < at[n.name] for n in task.nodes for i in n.inputs) and all(
+            layers.count(l + 1) <= h for l, h in enumerate(heads)
+        ):
+            return True
+    return False
+
+
+def _archs():
+    import itertools
+
+    for L in (1, 2, 3):
+        yield from itertools.product((1, 2, 3), repeat=L)
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        make_task("gdr", D=2),
+        make_task("gdr", D=3),
+        make_task("pmax", D=1),
+        make_task("pmax", D=2),
+        make_task("pmax", D=3),
+        make_task("kth", k=2),
+        make_task("ind"),
+    ],
+    ids=lambda t: f"{t.name}{dict(t.args)}",
+)
+def test_the_scheduler_finds_a_full_schedule_exactly_when_one_exists(task):
+    """With positional encoding every node of these programs is realisable by one head, so a
+    T-independent prediction must coincide with the existence of a full schedule."""
+    for heads in _archs():
+        p = predict_rate(Arch(heads, pos_enc=True), task)
+        assert (not p.fallbacks) == _full_schedule_exists(task, heads), heads
+        assert p.depends_on_T == bool(p.fallbacks), heads
