@@ -139,6 +139,8 @@ def test_pr_n2_counts_attention_flops_and_the_neutrality_breaking_mutant_refutes
     assert set(thr["throughput tokens/s"]) == {"uniform", "prism"} and thr["Prism/uniform"] > 0
     assert "throughput" not in v.measured
     assert run_check("PR-N2", Context(mutant="head-width-not-rescaled")).verdict == "refuted"
+    # a count on CPU's fused SDPA path (blind to QKᵀ and AV) must not verify
+    assert run_check("PR-N2", Context(mutant="attention-blind")).verdict == "refuted"
 
 
 def test_sdpa_flops_are_invisible_to_the_counter():
