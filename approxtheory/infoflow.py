@@ -697,7 +697,15 @@ def predict_rate(arch: Arch, task: Task, decode_law: str | DecodeLaw = "dE") -> 
         node = task.node(pl.node)
         if pl.node in fell:
             steps.append(
-                Step("attention", pl.layer, pl.node, "GIA", zero, "IF-R1 N_residual", "pooling")
+                Step(
+                    "attention",
+                    pl.layer,
+                    pl.node,
+                    "GIA",
+                    zero,
+                    "IF-R1 N_mpr",
+                    "pooling (free; the cost is the decode)",
+                )
             )
             steps.append(
                 Step(
