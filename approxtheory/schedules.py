@@ -36,6 +36,7 @@ on the explicit attention path (QKᵀ and AV are matmuls there; the fused CPU SD
 invisible to the counter), and the softmax work as the number of attention probabilities;
 :func:`catalogue_counts` evaluates PR-N1/PR-N2 of the catalogue for the same model, and
 :func:`throughput` measures forward+backward tokens/s of several schedules side by side.
+:func:`attention_distance` is the per-layer attention distance D_l of the paper's §7.
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ __all__ = [
     "count",
     "catalogue_counts",
     "throughput",
+    "distance_from_maps",
+    "attention_distance",
 ]
 
 #: the rules a Prism-style schedule satisfies, in the order they are checked
@@ -462,3 +465,40 @@ def throughput(
         "dtype": "float32",
         "path": "fused scaled_dot_product_attention, forward+backward",
     }
+
+
+# ----------------------------------------------------------------------- attention distance
+def distance_from_maps(att: torch.Tensor) -> float:
+    """Mean attention distance of attention maps ``att`` of shape ``(B, h, T, T)`` (rows: queries,
+    columns: keys, rows summing to 1): ``Σ_s A[t, s]·|t − s|`` averaged over the query rows
+    t ≥ T//2 (0-indexed; the digest's 1-indexed ⌊T/2⌋+1..T), the heads and the sequences.
+    Linear in ``att``, so it equals the distance of the head-averaged map."""
+    if att.dim() != 4 or att.shape[-1] != att.shape[-2]:
+        raise ConfigError(f"attention maps must have shape (B, h, T, T) (got {tuple(att.shape)})")
+    T = att.shape[-1]
+    pos = torch.arange(T, device=att.device)
+    dist = (pos[:, None] - pos[None, :]).abs().to(att.dtype)  # (T, T)
+    per_query = (att * dist).sum(-1)  # (B, h, T)
+    return float(per_query[:, :, T // 2 :].mean())
+
+
+def attention_distance(model: Transformer, X: torch.Tensor) -> list[float]:
+    """D_l of every layer of ``model`` on inputs ``X`` (B, T, d_in) (Prism §7, as the digest
+    defines it): the causal attention probabilities from the explicit path (post-RoPE q, k),
+    ``Σ_s A[t, s]·|t − s|`` averaged over the queries in the second half of the window, the
+    heads and the sequences. A CLS token's row is dropped; a model whose CLS is a key is
+    refused (its column would carry attention mass at no token distance)."""
+    cfg = model.cfg
+    if cfg.readout == "cls" and cfg.cls_is_key:
+        raise ConfigError(
+            "attention distance needs the input tokens as the only keys (cls_is_key=True "
+            "puts attention mass on the CLS token)"
+        )
+    with torch.no_grad():
+        _, atts = model(X, return_attention=True)
+    out = []
+    for att in atts:
+        if cfg.readout == "cls":
+            att = att[:, :, :-1, :-1]  # input tokens only (the CLS column is masked: zero)
+        out.append(distance_from_maps(att))
+    return out

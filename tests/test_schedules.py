@@ -198,3 +198,67 @@ def test_cli_compare_json(capsys):
     assert all(all(a.values()) for a in r["catalogue_agrees"])
     assert r["softmax_scores_fwd"][1] < r["softmax_scores_fwd"][0]
     assert len(r["throughput"]["tokens_per_s"]) == 2 and r["throughput"]["ratio_to_first"][0] == 1
+
+
+# ---------------------------------------------------------------------- attention distance
+def _causal_uniform(B, h, T):
+    import torch
+
+    A = torch.tril(torch.ones(T, T, dtype=torch.float64))
+    return (A / A.sum(-1, keepdim=True)).expand(B, h, T, T)
+
+
+def test_distance_of_hand_computed_maps():
+    import torch
+
+    T = 8
+    # uniform causal rows t = 4..7 (0-indexed): mean |t - s| = t/2 -> (2 + 2.5 + 3 + 3.5) / 4
+    assert S.distance_from_maps(_causal_uniform(2, 3, T)) == pytest.approx(2.75, abs=1e-12)
+    eye = torch.eye(T, dtype=torch.float64).expand(1, 2, T, T)
+    assert S.distance_from_maps(eye) == 0.0
+    first = torch.zeros(1, 1, T, T, dtype=torch.float64)
+    first[..., 0] = 1.0  # every query on token 0: distances 4, 5, 6, 7
+    assert S.distance_from_maps(first) == pytest.approx(5.5, abs=1e-12)
+    # heads are averaged: identity and first-token heads -> (0 + 5.5) / 2
+    both = torch.cat((eye[:, :1], first), dim=1)
+    assert S.distance_from_maps(both) == pytest.approx(2.75, abs=1e-12)
+    # odd T = 5: queries 2, 3, 4 (1-indexed 3..5): 1, 1.5, 2
+    assert S.distance_from_maps(_causal_uniform(1, 1, 5)) == pytest.approx(1.5, abs=1e-12)
+    with pytest.raises(ConfigError, match=r"\(B, h, T, T\)"):
+        S.distance_from_maps(torch.zeros(2, 3, 4))
+
+
+@pytest.mark.parametrize("readout", ["tokens", "cls"])
+def test_attention_distance_of_a_model_with_flat_logits(readout):
+    """q = k = 0: every logit is 0, so each layer attends uniformly over the causal past."""
+    import torch
+
+    from approxtheory.model import LayerSpec, ModelConfig
+
+    cfg = ModelConfig(
+        d_in=3,
+        width=8,
+        layers=[LayerSpec(1, 8), LayerSpec(2, 4), LayerSpec(4, 2)],
+        readout=readout,
+        causal=True,
+        rope="full",
+        bias=True,
+    )
+    m = Transformer(cfg)
+    with torch.no_grad():
+        for i in range(3):
+            for lin in (m.attention(i).q, m.attention(i).k):
+                lin.weight.zero_()
+                lin.bias.zero_()
+    X = torch.randn(4, 8, 3, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    assert S.attention_distance(m, X) == pytest.approx([2.75] * 3, abs=1e-12)
+
+
+def test_attention_distance_refuses_cls_as_key():
+    import torch
+
+    from approxtheory.model import LayerSpec, ModelConfig
+
+    m = Transformer(ModelConfig(d_in=2, width=4, layers=[LayerSpec(1, 4)], cls_is_key=True))
+    with pytest.raises(ConfigError, match="cls_is_key"):
+        S.attention_distance(m, torch.zeros(1, 4, 2))
