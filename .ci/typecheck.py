@@ -16,12 +16,16 @@ import os
 import sys
 from pathlib import Path
 
-import tomllib
 from mypy import build
 from mypy.errors import CompileError
 from mypy.fscache import FileSystemCache
 from mypy.main import process_options
 from mypy.modulefinder import BuildSource
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # mypy itself depends on tomli before 3.11
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 
