@@ -15,7 +15,7 @@ import time
 import sympy as sp
 import torch
 
-from approxtheory import claim
+from approxtheory import claim, schedules
 from approxtheory.catalogue import prism as cat
 from approxtheory.errors import RegimeError
 from approxtheory.model import LayerSpec, ModelConfig, Transformer
@@ -202,6 +202,41 @@ def _throughput(seed: int, budget_s: float = 1.5) -> dict:
     }
 
 
+PAPER_T = 16
+
+
+def _paper_scales(ctx: Context, f_layer, mismatches: list) -> dict:
+    """The paper's Table 4 schedules (quick: Small; full: all three) against their uniform
+    baselines at the paper's widths, counted on the meta device (schedules.count): equal
+    parameters and fwd+bwd FLOPs, and every layer's forward FLOPs = F_layer (as the check has
+    it)."""
+    out = {}
+    for scale in ctx.pick(("small",), tuple(schedules.PAPER_SCALES)):
+        d, L, hb = schedules.PAPER_SCALES[scale]
+        pair = (schedules.uniform(d, L, hb), schedules.prism(d, L, hb))
+        counts = [schedules.count(s, T=PAPER_T) for s in pair]
+        for s, c in zip(pair, counts, strict=True):
+            for i, h in enumerate(s.heads):
+                vals = {cat.T: PAPER_T, cat.d: d, cat.f: c["ffn"], cat.h_l: h}
+                want = sp.simplify(f_layer.subs(vals))
+                if c["fwd_flops_per_layer"][i] != want:
+                    mismatches.append(
+                        f"{scale} {s.kind} layer {i} (h={h}) matmul FLOPs "
+                        f"{c['fwd_flops_per_layer'][i]} != {want}"
+                    )
+        if counts[0]["params"]["total"] != counts[1]["params"]["total"]:
+            mismatches.append(f"{scale}: parameters differ")
+        if counts[0]["fwd_bwd_flops"] != counts[1]["fwd_bwd_flops"]:
+            mismatches.append(f"{scale}: fwd+bwd FLOPs differ")
+        out[scale] = {
+            "heads": [list(s.heads) for s in pair],
+            "params": [c["params"]["total"] for c in counts],
+            "fwd_bwd_flops": [c["fwd_bwd_flops"] for c in counts],
+            "softmax_scores": [c["softmax_scores"] for c in counts],
+        }
+    return out
+
+
 @check(
     "PR-N2",
     mutants={
@@ -232,6 +267,7 @@ def flop_neutrality(ctx: Context, cid):
             want_sm = B * sp.simplify(f_soft.subs(vals))
             if sm[i] != want_sm:
                 mismatches.append(f"{name} layer {i} (h={h}) softmax scores {sm[i]} != {want_sm}")
+    paper = _paper_scales(ctx, f_layer, mismatches)
     equal = len(set(totals.values())) == 1
     ok = symbolic and equal and not mismatches
     thr = _throughput(ctx.seed)
@@ -247,19 +283,27 @@ def flop_neutrality(ctx: Context, cid):
         + ("has no" if symbolic else "KEEPS a")
         + f" head count; forward+backward totals {totals}"
         + ("" if equal else " DIFFER across schedules")
+        + "; Table 4 vs uniform at the paper's "
+        + ", ".join(
+            f"{k} (parameters {v['params'][0]:,}, fwd+bwd {v['fwd_bwd_flops'][0]:,})"
+            for k, v in paper.items()
+        )
         + f". Softmax work (probabilities per forward, = B·F_softmax/c of the "
         f"catalogue in every layer) does scale with h: {sm_tot}. Throughput of both "
         f"schedules is measured side by side (fused SDPA path, float32, forward+"
         f"backward, CPU, evidence only; the paper's d_h = 384 schedules were 4-8% "
         f"slower on H100): see this run's figures",
         covered=f"4 schedules {SCHEDULES} at d = 64, L = 4, f = {FFN}, batch {B}, "
-        f"T = {T} (full score matrix, causal mask applied after QKᵀ); "
+        f"T = {T} (full score matrix, causal mask applied after QKᵀ); Table 4's "
+        f"{'/'.join(paper)} schedule(s) against their uniform baseline at the paper's "
+        f"(d, L, h_base), f = int(8d/3), T = {PAPER_T}, batch 1 (meta device); "
         f"throughput: batch {thr['batch']}, T = {thr['T']}, "
         f"{thr['rounds']} interleaved rounds, median",
         measured={
             "fwd_flops_per_layer": per_layer,
             "fwd_bwd_total": totals,
             "softmax_scores_per_layer": softmax,
+            "paper_scales": paper,
         },
         volatile={
             "throughput tokens/s": thr["tokens_per_s"],
