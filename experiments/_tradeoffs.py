@@ -29,6 +29,7 @@ __all__ = [
     "lm_val_windows",
     "lm_val_loss",
     "corpus_tokens",
+    "check_text_corpus",
     "lagmix_nmse",
     "seeds_summary",
     "line_plot",
@@ -201,6 +202,33 @@ def fit_template(H, E, D: float, M: int, restarts: int = 12, seed: int = 0) -> d
 
 
 # ------------------------------------------------------------------------------ language model
+def check_text_corpus(spec: str) -> None:
+    """ConfigError unless ``spec`` is 'pydoc' or a UTF-8 text file (no NUL bytes): a binary file
+    would otherwise be read with replacement characters and trained on."""
+    from pathlib import Path
+
+    from approxtheory.errors import ConfigError
+
+    if spec in ("pydoc", "", None):
+        return
+    p = Path(spec)
+    if not p.is_file():
+        raise ConfigError(
+            f"corpus file not found: {spec}"
+            if not p.exists()
+            else f"the corpus must be a text file (got {spec})"
+        )
+    data = p.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError(
+            f"the corpus must be a UTF-8 text file (got {spec}: byte {e.start} is not UTF-8)"
+        ) from None
+    if b"\x00" in data:
+        raise ConfigError(f"the corpus must be a text file (got {spec}: it holds NUL bytes)")
+
+
 def corpus_tokens(spec: str, T: int):
     """(train ids, validation ids, vocabulary size) of the corpus ``spec`` ('pydoc': CPython's
     pydoc topics; else a text file), character level, first 90 % for training; typed errors for
@@ -210,6 +238,7 @@ def corpus_tokens(spec: str, T: int):
         load_corpus,
     )
 
+    check_text_corpus(spec)
     text = load_corpus(spec)
     check_corpus_length(len(text), T, "" if spec in ("pydoc", "", None) else spec)
     chars = sorted(set(text))

@@ -42,6 +42,7 @@ def layer_specs(schedule: str, layers: int, heads: int, head_dim: int) -> list[t
 
 def check_cell(cfg: dict) -> dict:
     from approxtheory.errors import ConfigError
+    from approxtheory.experiments._tradeoffs import check_text_corpus
     from approxtheory.experiments.identifiability_training import (
         _corpus_stats,
         check_corpus_length,
@@ -60,6 +61,7 @@ def check_cell(cfg: dict) -> dict:
             f"layers and head_dim must be even (got {cfg['layers']}, {cfg['head_dim']})"
         )
     spec = cfg["corpus"]
+    check_text_corpus(spec)
     n, _ = _corpus_stats(spec)
     check_corpus_length(n, cfg["T"], "" if spec in ("pydoc", "", None) else spec)
     return {}

@@ -302,3 +302,30 @@ def test_trained_bounded_logit_heads_never_beat_the_x2_floor(B, T, d, seed):
     )
     assert (best >= floor * (1 - 1e-9)).all(), (best - floor).min()
     assert (err >= best - 1e-12).all()
+
+
+# ------------------------------------------------------------------------------ bad input
+def test_bad_corpus_is_a_typed_error(tmp_path):
+    from approxtheory.errors import ConfigError
+    from approxtheory.experiments.tradeoffs_layers import check_cell
+
+    cfg = {
+        "schedule": "uniform",
+        "T": 32,
+        "width": 32,
+        "heads": 2,
+        "head_dim": 16,
+        "layers": 4,
+        "steps": 1,
+        "batch": 2,
+    }
+    (tmp_path / "bin.dat").write_bytes(bytes(range(256)))
+    (tmp_path / "nul.txt").write_bytes(b"abc\x00def" * 100)
+    for spec, msg in (
+        (str(tmp_path / "missing.txt"), "not found"),
+        (str(tmp_path), "text file"),
+        (str(tmp_path / "bin.dat"), "UTF-8"),
+        (str(tmp_path / "nul.txt"), "NUL"),
+    ):
+        with pytest.raises(ConfigError, match=msg):
+            check_cell({**cfg, "corpus": spec})
