@@ -282,8 +282,10 @@ def lm_val_loss(model, V: int, windows, chunk: int = 64) -> float:
     from approxtheory.train import float64_copy
 
     m = float64_copy(model)
+    dev = next(m.parameters()).device
     _, x, y = windows
-    eye = torch.eye(V, dtype=torch.float64)
+    x, y = x.to(dev), y.to(dev)
+    eye = torch.eye(V, dtype=torch.float64, device=dev)
     tot, n = 0.0, 0
     with torch.no_grad():
         for i in range(0, len(x), chunk):
