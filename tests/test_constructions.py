@@ -79,11 +79,9 @@ def _equal_gap_sup(n, beta):
 
     u = np.concatenate([np.linspace(0.0, min(beta, 60.0), 6001), [beta]])
     best = max(
-
-            (float(v.max()), k, float(u[v.argmax()] / beta))
-            for k in range(n + 1)
-            for v in [err(k, u / beta)]
-
+        (float(v.max()), k, float(u[v.argmax()] / beta))
+        for k in range(n + 1)
+        for v in [err(k, u / beta)]
     )
     v, k, d = best
     step = 2 * min(beta, 60.0) / 6000 / beta
