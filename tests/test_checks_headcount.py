@@ -102,7 +102,7 @@ def test_l3_search_reaches_the_tied_middle_rank_supremum():
     for r in v.rows:
         q = r["q"]
         ref = -minimize_scalar(
-            lambda a: -a / (1 + math.exp(min(q * a * a, 700))),
+            lambda a, q=q: -a / (1 + math.exp(min(q * a * a, 700))),
             bounds=(0, 1),
             method="bounded",
             options={"xatol": 1e-14},
