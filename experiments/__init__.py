@@ -16,6 +16,13 @@ if __name__ != "approxtheory.experiments":  # e.g. `import experiments` from the
         f"import that, not {__name__!r} (install the project: pip install -e .)"
     )
 
-from . import constructions, headcount_training, identifiability_training  # noqa: E402, F401
-from . import tradeoffs_budget, tradeoffs_cuts, tradeoffs_layers  # noqa: E402, F401
-from . import headcount_trained  # noqa: E402, F401
+from . import (  # noqa: E402, F401
+    constructions,
+    headcount_trained,
+    headcount_training,
+    identifiability_training,
+    tradeoffs_budget,
+    tradeoffs_cuts,
+    tradeoffs_layers,
+    tradeoffs_saturation,
+)

@@ -41,16 +41,20 @@ class LagMix(Task):
     """The digest's continuous 3-lag extraction (§8 P2/P3): x_t ~ N(0, I_p) i.i.d.,
     y_t = tanh(Σ_j W_j x_{t-j}) in R^p for the lags j in ``lags`` (x_s = 0 for s < 0), with fixed
     random W_j drawn from ``task_seed`` (entries N(0, 1/(p·M)), so Σ_j W_j x_{t-j} has unit
-    variance per coordinate). Every lag carries p numbers, so extracting all of them needs M
-    attention peaks and M·p value channels (the digest's C2 grouped-heads picture)."""
+    variance per coordinate; ``squash=False`` drops the tanh). Every lag carries p numbers, so
+    extracting all of them needs M attention peaks and M·p value channels (the digest's C2
+    grouped-heads picture)."""
 
     name = "lag_mix"
     per_token = True
     domain = "gaussian"
 
-    def __init__(self, T: int, p: int = 4, lags=(1, 2, 3), task_seed: int = 1234):
+    def __init__(
+        self, T: int, p: int = 4, lags=(1, 2, 3), task_seed: int = 1234, squash: bool = True
+    ):
         super().__init__(T, p)
         self.lags = tuple(int(j) for j in lags)
+        self.squash = squash
         M = len(self.lags)
         g = np.random.default_rng(task_seed)
         self.W = torch.from_numpy(g.standard_normal((M, p, p)) / math.sqrt(p * M))
@@ -62,7 +66,7 @@ class LagMix(Task):
         s = torch.zeros_like(X)
         for W, j in zip(self.W.to(X.dtype), self.lags):
             s[:, j:] += X[:, : self.T - j] @ W.T
-        return torch.tanh(s)
+        return torch.tanh(s) if self.squash else s
 
 
 def lagmix_model(T: int, p: int, width: int, heads: int, head_dim: int, layers: int = 1):

@@ -338,6 +338,7 @@ def test_bad_corpus_is_a_typed_error(tmp_path):
         ("tradeoffs_budget", {"heads": 4, "steps": 3}),
         ("tradeoffs_cuts", {"variant": "base", "steps": 3}),
         ("tradeoffs_layers", {"schedule": "front", "steps": 2, "val_windows": 4}),
+        ("tradeoffs_saturation", {"head_dim": 2, "steps": 3}),
     ],
 )
 def test_cells_are_deterministic_in_the_seed(name, over):
