@@ -107,6 +107,9 @@ register_experiment(Experiment("third_party_double", "x times two", {"quick": {"
 def test_a_third_party_distribution_adds_experiments(monkeypatch, tmp_path):
     _plugin(tmp_path, "atplugin", "atplugin_exps", PLUGIN)
     monkeypatch.syspath_prepend(str(tmp_path))
+    # load the built-ins into the real registry first: they register on first import only, so a
+    # first import inside the patched copy would leave the real registry empty for later tests
+    experiment.load_plugins()
     monkeypatch.setattr(experiment, "EXPERIMENTS", dict(experiment.EXPERIMENTS))
     monkeypatch.setattr(experiment, "_plugins_loaded", False)
     monkeypatch.delitem(sys.modules, "atplugin_exps", raising=False)
@@ -124,6 +127,9 @@ def test_a_third_party_distribution_adds_experiments(monkeypatch, tmp_path):
 def test_a_broken_plugin_is_named_in_a_typed_error(monkeypatch, tmp_path):
     _plugin(tmp_path, "atbroken", "atbroken_exps", "raise RuntimeError('boom')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
+    # load the built-ins into the real registry first: they register on first import only, so a
+    # first import inside the patched copy would leave the real registry empty for later tests
+    experiment.load_plugins()
     monkeypatch.setattr(experiment, "EXPERIMENTS", dict(experiment.EXPERIMENTS))
     monkeypatch.setattr(experiment, "_plugins_loaded", False)
     with pytest.raises(
