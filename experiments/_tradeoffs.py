@@ -208,29 +208,11 @@ def fit_template(H, E, D: float, M: int, restarts: int = 12, seed: int = 0) -> d
 # ------------------------------------------------------------------------------ language model
 def check_text_corpus(spec: str) -> None:
     """ConfigError unless ``spec`` is 'pydoc' or a UTF-8 text file (no NUL bytes): a binary file
-    would otherwise be read with replacement characters and trained on."""
-    from pathlib import Path
+    would otherwise be read with replacement characters and trained on. The identifiability
+    experiment's loader does the checking (one place for both)."""
+    from approxtheory.experiments.identifiability_training import load_corpus
 
-    from approxtheory.errors import ConfigError
-
-    if spec in ("pydoc", "", None):
-        return
-    p = Path(spec)
-    if not p.is_file():
-        raise ConfigError(
-            f"corpus file not found: {spec}"
-            if not p.exists()
-            else f"the corpus must be a text file (got {spec})"
-        )
-    data = p.read_bytes()
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ConfigError(
-            f"the corpus must be a UTF-8 text file (got {spec}: byte {e.start} is not UTF-8)"
-        ) from None
-    if b"\x00" in data:
-        raise ConfigError(f"the corpus must be a text file (got {spec}: it holds NUL bytes)")
+    load_corpus(spec)
 
 
 def corpus_tokens(spec: str, T: int):

@@ -29,7 +29,18 @@ def load_corpus(spec: str) -> str:
             if not p.exists()
             else f"the corpus must be a text file (got {spec})"
         )
-    return p.read_text(encoding="utf-8", errors="replace")
+    data = p.read_bytes()
+    from approxtheory.errors import ConfigError
+
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError(
+            f"the corpus must be a UTF-8 text file (got {spec}: byte {e.start} is not UTF-8)"
+        ) from None
+    if "\x00" in text:
+        raise ConfigError(f"the corpus must be a text file (got {spec}: it holds NUL bytes)")
+    return text
 
 
 def min_corpus_chars(T: int) -> int:

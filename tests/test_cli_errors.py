@@ -736,3 +736,15 @@ def test_valid_defaults_fit():
     assert dense_estimate(AttentionConfig(64, 8))["bytes"] < 4 << 30  # the README's dense E=64
     assert structured_estimate(AttentionConfig(64, 8))["bytes"] < 1 << 30
     assert math.isfinite(dense_estimate(AttentionConfig(64, 8))["seconds"])
+
+
+def test_binary_corpus_is_refused(capsys, tmp_path):
+    """A file that is not UTF-8 text, or holds NUL bytes, is one line, exit 2 (it used to be read
+    with replacement characters and trained on)."""
+    base = ["experiment", "run", "identifiability_training", "--out", tmp_path / "o"]
+    binary = tmp_path / "bin.dat"
+    binary.write_bytes(b"ab" * 400 + b"\xff\xfe")
+    assert "must be a UTF-8 text file" in cli_error(base + ["--corpus", binary], capsys)
+    nul = tmp_path / "nul.txt"
+    nul.write_bytes(b"ab" * 400 + b"\x00")
+    assert "NUL bytes" in cli_error(base + ["--corpus", nul], capsys)
