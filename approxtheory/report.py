@@ -46,7 +46,7 @@ def read_csv(path: Path) -> list[dict]:
         rows = list(csv.DictReader(fh))
     out = []
     for r in rows:
-        d = {}
+        d: dict[str, float | str] = {}
         for k, v in r.items():
             try:
                 d[k] = float(v)
@@ -185,7 +185,7 @@ def _falsified(r: dict, meta: dict) -> str:
 
 
 def render_markdown(records: Sequence[dict], meta: dict) -> str:
-    counts = {}
+    counts: dict[str, int] = {}
     for r in records:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
     lines = [

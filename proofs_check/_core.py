@@ -172,7 +172,7 @@ def not_checkable(*claim_ids: str, reason: str):
         c.replace("-", "_").replace(".", "_") for c in claim_ids
     )
     fn.__module__ = inspect.stack()[1].frame.f_globals.get("__name__", __name__)
-    fn.__reason__ = reason
+    fn.__reason__ = reason  # type: ignore[attr-defined]
     return check(*claim_ids)(fn)
 
 

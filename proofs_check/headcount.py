@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -220,8 +221,9 @@ def smooth_selector(ctx: Context, cid):
         # refine the tied-middle-rank family around the best distance found
         c0, dl = float(np.median(wit)), float(wit[0] - np.median(wit))
         if dl != 0:
+            sgn = np.sign(dl)
 
-            def neg(a, c0=c0, sgn=np.sign(dl)):
+            def neg(a, c0=c0, sgn=sgn, q=q):
                 x = np.full((1, T), c0)
                 x[0, 0] = np.clip(c0 + sgn * a, 0, 1)
                 return -float(_l3_errors(x, q, m, sel, fy, fz)[0])
@@ -296,6 +298,7 @@ def corollary_arithmetic(ctx: Context, cid):
             margin = kf(Tm, D1, D2) - D2
             if worst is None or margin < worst[0]:
                 worst = (margin, D1, D2, Tm)
+    assert worst is not None  # Dmax >= 30: the loops run
     ok = worst[0] > 0
     return Verdict(
         cid,
@@ -408,8 +411,8 @@ def k1_construction(ctx: Context, cid):
 @check(
     "HC-K1c",
     mutants={
-        "paper-normalisation": "out-of-set weight not normalised by the minimiser's: (T-|S|) e^(βc) "
-        "in place of (T-|S|) e^(β(1+c)) (the paper's slip)",
+        "paper-normalisation": "out-of-set weight not normalised by the minimiser's: "
+        "(T-|S|) e^(βc) in place of (T-|S|) e^(β(1+c)) (the paper's slip)",
         "in-set-only": "the out-of-set term dropped: (|S|-1)/(eβ) alone",
     },
 )
@@ -664,7 +667,7 @@ def beta_needed_vs_T(ctx: Context, cid):
     exp(g · beta_needed) (1)."""
     mutation = ctx.mutant
     c = claim(cid)
-    T_s, e_s, g_s = c.symbol("T"), c.symbol("epsilon"), c.symbol("g")
+    T_s, _, g_s = c.symbol("T"), c.symbol("epsilon"), c.symbol("g")
     pred = float(sp.simplify(T_s * sp.diff(g_s * c.expr("beta_needed"), T_s)))
     g = 0.1
     Ts = ctx.pick([16, 32, 64], [16, 64, 256])
@@ -967,7 +970,7 @@ def lipschitz_counting(ctx: Context, cid):
             U = torch.tensor(rng.uniform(-scale, scale, (p, n)))
             b = torch.tensor(rng.uniform(-scale, scale, p))
             V = torch.tensor(rng.uniform(-scale, scale, (3, p)))
-        f = lambda x: torch.relu(x @ U.T + b) @ V.T  # noqa: E731
+        f = lambda x, U=U, b=b, V=V: torch.relu(x @ U.T + b) @ V.T  # noqa: E731
         v1 = (torch.rand(64, n, dtype=torch.float64, generator=gen) * 4 - 1).requires_grad_()
         v2 = (torch.rand(64, n, dtype=torch.float64, generator=gen) * 4 - 1).requires_grad_()
         opt = torch.optim.Adam([v1, v2], lr=0.05)
@@ -1042,7 +1045,8 @@ def monotone_segment(ctx: Context, cid):
     t_lo = 0.0 if ctx.is_mutant("segment-from-minimiser") else 0.25
     rs = np.logspace(-4, 0, 25)
     nf = ctx.pick(40, 400)
-    rows, fails = [], []
+    rows: list[dict[str, Any]] = []
+    fails: list[int] = []
     for i in range(nf):
         d = int(rng.integers(1, 4))
         f, H = _random_c2(d, rng, isotropic=(i % 4 == 0))
@@ -1114,9 +1118,12 @@ def outer_sensitivity(ctx: Context, cid):
         a = torch.tensor(rng.uniform(-1, 1, D))
         w = torch.tensor(rng.uniform(1, 6, D))
         bb = float(rng.uniform(-1, 1))
-        F0 = lambda u: torch.tanh(u @ cc) + (a * torch.sin(w * u)).sum(-1) + bb * u.sum(-1) ** 3  # noqa: E731
+        F0 = lambda u, cc=cc, a=a, w=w, bb=bb: (  # noqa: E731
+            torch.tanh(u @ cc) + (a * torch.sin(w * u)).sum(-1) + bb * u.sum(-1) ** 3
+        )
         z = torch.tensor(rng.uniform(0.1, 0.9, D), requires_grad=True)
         F0(z).backward()
+        assert z.grad is not None
         grad = z.grad.detach().abs().numpy()
         if grad.min() < 0.05:  # Assumption 2.4: no vanishing partial
             skipped += 1
@@ -1221,7 +1228,7 @@ def basins(ctx: Context, cid):
         gaps = []
         for i in range(D):
 
-            def f(X, i=i):
+            def f(X, i=i, xs=xs, ys=ys, eta=eta):
                 X = np.atleast_2d(X)
                 return ((X - xs[i]) ** 2).sum(-1) * (((X - ys[i]) ** 2).sum(-1) + eta)
 
@@ -1242,7 +1249,12 @@ def basins(ctx: Context, cid):
                     lambda x: float(f(x)[0]),
                     s0,
                     bounds=[(0, 1)] * d,
-                    constraints=[{"type": "ineq", "fun": lambda x: np.linalg.norm(x - xs[i]) - R0}],
+                    constraints=[
+                        {
+                            "type": "ineq",
+                            "fun": lambda x, xs=xs, i=i, R0=R0: np.linalg.norm(x - xs[i]) - R0,
+                        }
+                    ],
                     method="SLSQP",
                 )
                 if res.success and np.linalg.norm(res.x - xs[i]) >= R0 - 1e-12:

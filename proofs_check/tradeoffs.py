@@ -10,6 +10,8 @@ run that never updates its attention) that must flip it to ``refuted``.
 
 from __future__ import annotations
 
+from typing import Any, TypedDict
+
 import numpy as np
 import sympy as sp
 import torch
@@ -243,19 +245,22 @@ def head_difference(ctx: Context, cid):
                 )
             rows.append({"B": B, "L": L, "max_sq_diff": val, "bound": bound})
     ok = worst <= 1 + 1e-12
-    return Verdict(
-        cid,
-        "verified-numeric" if ok else "refuted",
-        (
+    if ok:
+        msg = (
             f"Σ(Δα)² <= 2e^(2B)/L in every draw (largest ratio {worst:.3f}, must be <= "
             "1 + 1e-12): two bounded-logit heads with the same value map differ by "
             "O(L^(-1/2)) in RMS"
         )
-        if ok
-        else (
+    else:
+        assert wit is not None  # worst > 1 was reached by a draw, which set wit
+        msg = (
             f"a pair of bounded-logit heads exceeds the bound: Σ(Δα)² / bound = "
             f"{worst:.3f} at B = {wit['B']}, L = {wit['L']}"
-        ),
+        )
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        msg,
         covered="random + extremal bounded logits, B in {0.5,1,2}, L in {8..512}",
         measured=worst,
         claimed=1.0,
@@ -326,7 +331,17 @@ def logit_perturbation(ctx: Context, cid):
 # ------------------------------------------------------------------------------------- TO-X2
 #: the X2 attack: position-only heads optimised (head and read-out) to beat the floor
 _X2_K = 2
-_X2_GRID = {
+
+
+class _X2Grid(TypedDict):
+    Bs: tuple[float, ...]
+    restarts: int
+    steps: int
+    Ts: tuple[int, ...]
+    Ls_free: tuple[int, ...]
+
+
+_X2_GRID: dict[str, _X2Grid] = {
     "quick": {
         "Bs": (0.25, 0.5, 1.0, 2.0, 3.0),
         "restarts": 3,
@@ -481,20 +496,23 @@ def retrieval_floor(ctx: Context, cid):
             worst = err / floor
             wit = {"B": B, "L": L, "error": err, "floor": floor, **how}
     ok = worst >= 1 - tol
-    return Verdict(
-        cid,
-        "verified-numeric" if ok else "refuted",
-        (
+    if ok:
+        msg = (
             f"no optimised bounded-logit head beats the floor q/(1+q) at any (B, L) "
             f"(closest error/floor {worst:.9f}, must be >= 1 - {tol:g}); the optimum "
             "approaches the floor, which is attained by one logit at B and the rest at "
             "-B"
         )
-        if ok
-        else (
+    else:
+        assert wit is not None  # worst < 1 was reached by a cell, which set wit
+        msg = (
             f"an optimised head beats the floor: error/floor = {worst:.6f} at B = "
             f"{wit['B']}, L = {wit['L']} ({wit['head']})"
-        ),
+        )
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        msg,
         covered="position-only heads with logits B·tanh(·) and linear read-outs: free "
         "logit rows (every head dimension at once), rank-1/4 heads on the C1 "
         f"features (T in {G['Ts']}, every causal row t >= {_X2_K}) and the C1 "
@@ -520,7 +538,13 @@ def retrieval_floor(ctx: Context, cid):
 
 
 # ------------------------------------------------------------------------------------- TO-T2
-_T2_GRID = {
+class _T2Grid(TypedDict):
+    Ts: tuple[int, ...]
+    restarts: int
+    steps: int
+
+
+_T2_GRID: dict[str, _T2Grid] = {
     "quick": {"Ts": (16, 64, 128), "restarts": 2, "steps": 100},
     "full": {"Ts": (16, 64, 256), "restarts": 4, "steps": 300},
 }
@@ -627,17 +651,18 @@ def saturation(ctx: Context, cid):
         verdict = "vacuous-here"
     else:
         verdict = "verified-numeric" if worst <= 1 + 1e-12 else "refuted"
+    if verdict != "refuted":
+        gain_txt = "stays below σ sqrt(2e^(2B)/L) in every cell"
+    else:
+        assert wit is not None  # worst > 1 was reached by a cell, which set wit
+        gain_txt = f"EXCEEDS σ sqrt(2e^(2B)/L) at B = {wit['B']}, T = {wit['T']}"
     return Verdict(
         cid,
         verdict,
         "What was checked is the digest's surrogate X3 applied to head dimension, "
         "not the paper's Theorem 5.1 (not recovered): the RMS error gain "
         "sqrt(E(1)) - sqrt(E(8)) of optimised bounded-logit heads (same value map) "
-        + (
-            "stays below σ sqrt(2e^(2B)/L) in every cell"
-            if verdict != "refuted"
-            else f"EXCEEDS σ sqrt(2e^(2B)/L) at B = {wit['B']}, T = {wit['T']}"
-        )
+        + gain_txt
         + f" (largest gain/bound {worst:.3f}, must be <= 1 + 1e-12; {informative} of "
         f"{len(rows)} cells informative). Trend of the relative gain "
         "[E(1) - E(8)]/E(1) with T (reported, not decided: its direction depends on "
@@ -666,7 +691,12 @@ def saturation(ctx: Context, cid):
 
 
 # ------------------------------------------------------------------------------------- TO-C1
-_C1 = {"T": 32, "B": 2.0}
+class _C1Cfg(TypedDict):
+    T: int
+    B: float
+
+
+_C1: _C1Cfg = {"T": 32, "B": 2.0}
 
 
 def _c1_mutate(mutant: str | None, r: int):
@@ -733,6 +763,7 @@ def _c1_rows(profile: str, seed: int, mutant: str | None):
             Xstar = torch.from_numpy(c.task.base.hi * np.sign(dA)[:, :, None])
             diff = (m(Xstar) - ref(Xstar))[..., 0].abs().numpy()  # (T rows x, T t)
             per_row = diff[np.arange(T), np.arange(T)]
+        out_wit: list[Any] | None
         sup_out, out_wit = float(per_row.max()), Xstar[int(per_row.argmax()), :, 0].tolist()
         how = "exact (maximising input per row)"
         if not position_only:  # logits depend on the tokens: also search adversarially
@@ -840,7 +871,19 @@ def svd_truncation(ctx: Context, cid):
 
 
 # ------------------------------------------------------------------------------------- TO-E5
-_E5 = {
+class _E5Cfg(TypedDict):
+    Ls: tuple[int, ...]
+    seeds: int
+    target_loss: float
+    max_steps: int
+    lr: float
+    d_model: int
+    head_dim: int
+    lag: int
+    bound: float
+
+
+_E5: _E5Cfg = {
     "Ls": (8, 32, 128),
     "seeds": 3,
     "target_loss": 0.05,

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from approxtheory.docs import render_claims_markdown
 import approxtheory as at
+from approxtheory.docs import render_claims_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -11,15 +11,18 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_claims_page_is_fresh():
     page = ROOT / "docs" / "claims.md"
     assert page.exists(), "run `approxtheory docs`"
-    assert page.read_text(encoding="utf-8") == render_claims_markdown(), \
+    assert page.read_text(encoding="utf-8") == render_claims_markdown(), (
         "docs/claims.md is stale: run `approxtheory docs`"
+    )
 
 
 def test_claims_page_lists_every_claim():
     """Every claim has its section, under its own paper, holding its statement and each of its
     formulas; the count line and the table rows agree with the catalogue."""
     import sympy as sp
+
     from approxtheory.catalogue import PAPERS
+
     text = render_claims_markdown()
     cs = [c for arxiv in PAPERS for c in at.claims() if c.paper == arxiv]
     assert len(cs) == len(at.claims())
@@ -32,7 +35,7 @@ def test_claims_page_lists_every_claim():
             assert f"- `{name}`" in sec and f"`{sp.sstr(e)}`" in sec, (c.id, name)
         row = f"| [{c.id}](#{c.id.lower().replace('.', '')}) | {c.kind} | {c.provenance} |"
         assert text.count(row) == 1, c.id
-        paper = text[:text.index(row)].rsplit("\n## ", 1)[1]
+        paper = text[: text.index(row)].rsplit("\n## ", 1)[1]
         assert f"(arXiv {c.paper}," in paper.split("\n", 1)[0], c.id
 
 
@@ -41,12 +44,14 @@ def test_readme_and_ci_share_the_test_command():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     marker = "TEST_COMMAND="
     line = next(ln for ln in ci.splitlines() if ln.startswith(marker))
-    cmd = line[len(marker):].strip().strip("'\"")
+    cmd = line[len(marker) :].strip().strip("'\"")
     assert cmd in readme
 
 
 def test_readme_examples_run():
     import doctest
-    r = doctest.testfile(str(ROOT / "README.md"), module_relative=False,
-                         optionflags=doctest.NORMALIZE_WHITESPACE)
+
+    r = doctest.testfile(
+        str(ROOT / "README.md"), module_relative=False, optionflags=doctest.NORMALIZE_WHITESPACE
+    )
     assert r.attempted > 5 and r.failed == 0
