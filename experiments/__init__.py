@@ -21,6 +21,7 @@ from . import (  # noqa: E402, F401
     headcount_trained,
     headcount_training,
     identifiability_training,
+    infoflow_trained,
     prism_paired,
     tradeoffs_budget,
     tradeoffs_cuts,
