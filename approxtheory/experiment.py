@@ -209,16 +209,26 @@ def run_experiment(
     progress: bool = True,
     max_cells: int | None = None,
     overrides: dict | None = None,
+    executor: str = "inprocess",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    connect_timeout: float = 10.0,
 ) -> dict:
     """Run (or resume) an experiment; returns a summary with paths and counts.
 
-    ``max_cells`` stops after computing that many new cells (a controlled interruption)."""
+    ``max_cells`` stops after computing that many new cells (a controlled interruption).
+    ``executor`` computes the missing cells in this process (``"inprocess"``), a local process
+    pool of ``workers`` processes (``"pool"``) or on Dask distributed (``"dask"``: the scheduler
+    at ``scheduler``, else a local cluster of ``workers`` processes); see
+    :mod:`approxtheory.executors`. Every executor gives the same records and CSV."""
+    from .executors import check_executor
     from .report import write_csv
 
     exp = get(name)
     if device not in ("cpu", "cuda"):
         raise ApproxTheoryError(f"device must be cpu or cuda (got {device!r})")
-    if device == "cuda":
+    check_executor(executor, workers, scheduler)
+    if device == "cuda" and scheduler is None:  # a remote cluster's GPUs are the workers' own
         import torch
 
         if not torch.cuda.is_available():
@@ -227,11 +237,30 @@ def run_experiment(
     root = Path(out) / name
     (root / "cells").mkdir(parents=True, exist_ok=True)
     t0 = time.time()
+    records: list[dict]
     computed, cached, records = 0, 0, []
     from .progress import progress_bar
 
+    if executor != "inprocess":
+        computed, cached, records = _run_elsewhere(
+            exp,
+            todo,
+            root,
+            name,
+            profile,
+            progress,
+            max_cells,
+            executor,
+            workers,
+            scheduler,
+            connect_timeout,
+        )
     for cfg in progress_bar(
-        todo, desc=f"{name} ({profile})", unit="cell", disable=not progress, file=sys.stderr
+        todo if executor == "inprocess" else [],
+        desc=f"{name} ({profile})",
+        unit="cell",
+        disable=not progress or executor != "inprocess",
+        file=sys.stderr,
     ):
         key = cell_hash(exp, cfg)
         path = root / "cells" / f"{key}.json"
@@ -280,6 +309,63 @@ def run_experiment(
     atomic_write_json(root / f"{profile}.json", run)
     plots = plot_experiment(name, profile, out) if complete and exp.plot else []
     return {**run, "csv": str(csv_path), "plots": [str(p) for p in plots]}
+
+
+def _run_elsewhere(
+    exp: Experiment,
+    todo: list[dict],
+    root: Path,
+    name: str,
+    profile: str,
+    progress: bool,
+    max_cells: int | None,
+    executor: str,
+    workers: int | None,
+    scheduler: str | None,
+    connect_timeout: float,
+) -> tuple[int, int, list[dict]]:
+    """The cells of ``todo`` read from the cache, the missing ones computed on ``executor`` and
+    written by this process (the client) as each returns; (computed, cached, records)."""
+    from .executors import compute_cells
+    from .progress import progress_bar
+
+    records: list[dict] = []
+    missing: list[tuple[dict, str, Path]] = []
+    for cfg in todo:
+        key = cell_hash(exp, cfg)
+        path = root / "cells" / f"{key}.json"
+        rec = _cached_cell(path, key, json_roundtrip(cfg))
+        if rec is not None:
+            records.append(rec)
+        elif max_cells is None or len(missing) < max_cells:
+            missing.append((cfg, key, path))
+    cached = len(records)
+    bar = progress_bar(
+        [],
+        desc=f"{name} ({profile}, {executor})",
+        unit="cell",
+        disable=not progress,
+        file=sys.stderr,
+        total=len(todo),
+        initial=cached,
+    )
+    try:
+        for i, rec, seconds in compute_cells(
+            exp.cell,
+            [dict(m[0]) for m in missing],
+            executor=executor,
+            workers=workers,
+            scheduler=scheduler,
+            connect_timeout=connect_timeout,
+        ):
+            cfg, key, path = missing[i]
+            rec = json_roundtrip({**cfg, **rec, "cell": key, "seconds": seconds})
+            atomic_write_checked_json(path, rec)
+            records.append(rec)
+            bar.update(1)
+    finally:
+        bar.close()
+    return len(records) - cached, cached, records
 
 
 def plot_experiment(name: str, profile: str = "quick", out: str | Path = "results") -> list:

@@ -75,7 +75,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         ],
     ),
     ("training", ["approxtheory.train", "approxtheory.train_bench"]),
-    ("experiment runner", ["approxtheory.experiment"]),
+    ("experiment runner", ["approxtheory.experiment", "approxtheory.executors"]),
     ("experiments", ["approxtheory.experiments", "approxtheory.experiments.*"]),
     ("checks", ["approxtheory.proofs_check", "approxtheory.proofs_check.*"]),
     ("verify", ["approxtheory.verify"]),

@@ -93,6 +93,10 @@ def _cmd(args) -> int:
             f"--set applies to `experiment run` only (got `experiment {args.action}`)"
         )
     if args.action == "run":
+        from ..executors import check_executor
+
+        executor = args.executor or ("pool" if args.workers is not None else "inprocess")
+        check_executor(executor, args.workers, args.scheduler)
         overrides = _parse_overrides(get(args.name), args.profile, args.set or [], args.corpus)
         check_cells(args.name, args.profile, args.device, overrides)
         r = run_experiment(
@@ -102,6 +106,10 @@ def _cmd(args) -> int:
             out=args.out,
             progress=not args.quiet,
             overrides=overrides,
+            executor=executor,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            connect_timeout=args.connect_timeout,
         )
         print(
             f"{args.name}: {r['cells']} cells ({r['computed']} computed, {r['cached']} cached) "
@@ -144,6 +152,33 @@ def register(sub) -> None:
         metavar="SIZE",
         help="refuse a run estimated to need more memory (e.g. 16G, 'unlimited'; "
         "default: APPROXTHEORY_MAX_BYTES or a quarter of this machine's memory)",
+    )
+    p.add_argument(
+        "--executor",
+        default=None,
+        metavar="NAME",
+        help="where `run` computes its cells: inprocess (default), pool (a local process pool; "
+        "implied by --workers) or dask (Dask distributed: pip install 'approxtheory[distributed]')",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="worker processes of the pool or of the local Dask cluster (default: one per core)",
+    )
+    p.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="tcp://HOST:PORT",
+        help="the Dask scheduler to run on (default: a local cluster); --executor dask only",
+    )
+    p.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long to wait for the Dask scheduler (default 10)",
     )
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=_cmd)
