@@ -292,7 +292,40 @@ def paired_plot(rows: list, out: Path) -> list:
             if r["comparison"] == c:
                 r.update(mean=st["mean"], lo=st["lo"], hi=st["hi"])
     p = write_csv(out / "paired.csv", pr)
+    dl = []
+    n_layers = len(SCHEDULES["uniform"])
+    for a, b in COMPARISONS:
+        for li in range(1, n_layers + 1):
+            diffs = [
+                r["diff"] for r in paired_rows(rows, f"D_{li}") if r["comparison"] == f"{a}-{b}"
+            ]
+            if diffs:
+                st = paired_stats(diffs)
+                dl.append(
+                    {
+                        "comparison": f"{a}-{b}",
+                        "layer": li,
+                        "delta_D": st["mean"],
+                        "lo": st["lo"],
+                        "hi": st["hi"],
+                    }
+                )
+    pd = write_csv(out / "delta_D.csv", dl)
     return [
+        plot_from_csv(
+            pd,
+            {
+                "x": "layer",
+                "y": ["delta_D", "lo", "hi"],
+                "group": "comparison",
+                "title": "ΔD_l = D_l(A) - D_l(uniform): mean and 95 % t-interval over seeds",
+                "xlabel": "layer",
+                "ylabel": "ΔD_l (tokens)",
+                "logx": False,
+                "logy": False,
+            },
+            out / "delta_D.png",
+        ),
         plot_from_csv(
             p,
             {
@@ -306,7 +339,7 @@ def paired_plot(rows: list, out: Path) -> list:
                 "logy": False,
             },
             out / "paired_diff.png",
-        )
+        ),
     ]
 
 

@@ -164,5 +164,6 @@ def test_quick_profile_through_the_runner(tmp_path):
     assert len(rows) == 12 and len({int(x["params"]) for x in rows}) == 1
     assert (base / "quick.json").is_file()
     assert (base / "plots-quick" / "paired_diff.png").is_file()
+    assert (base / "plots-quick" / "delta_D.png").is_file()
     res = prc.loss_verdict(rows)
     assert set(res) == {"prism", "reversed", "wide"} and res["prism"]["n"] == 3
