@@ -227,3 +227,148 @@ register_experiment(
         claims=("IF-P4",),
     )
 )
+
+
+# ------------------------------------------------------------- one layer vs two on KTH(2)
+def kth_cell(cfg: dict) -> dict:
+    """Train a ``layers``-layer model with one head per layer and learned positions on
+    TASK-KTH(2) (scalar tokens U[0, 1]): width ``E``, hidden size ``hidden`` (encoder, FFNs,
+    read-out), ``T``, ``lr``, ``steps``, ``seed``."""
+    import numpy as np
+    import torch
+
+    from approxtheory.errors import ApproxTheoryError
+    from approxtheory.model import LayerSpec, ModelConfig, Transformer
+    from approxtheory.tasks import KthLargest
+    from approxtheory.train import TaskData, TrainConfig, float64_copy, train
+
+    T, E, N, L = int(cfg["T"]), int(cfg["E"]), int(cfg["hidden"]), int(cfg["layers"])
+    task = KthLargest(T, k=2)
+    mc = ModelConfig(
+        d_in=1,
+        width=E,
+        layers=[LayerSpec(1, E, ffn_hidden=(N,))] * L,
+        seq_len=T,
+        positions="learned",
+        embed_hidden=(N,),
+        head_hidden=(N,),
+        residual=True,
+        dtype="float32",
+    )
+    seed = int(cfg["seed"])
+    Xva = task.sample(VAL_SIZE, np.random.default_rng(10_000 + seed))
+    model = Transformer(mc)
+    res = train(
+        model,
+        TaskData(task=task, val_inputs=Xva),
+        TrainConfig(
+            steps=int(cfg["steps"]),
+            batch=BATCH,
+            lr=float(cfg["lr"]),
+            optimizer="adam",
+            schedule="cosine",
+            seed=seed,
+            device=cfg.get("device", "cpu"),
+        ),
+    )
+    if not res.ok:
+        raise ApproxTheoryError(f"infoflow kth cell {cfg}: {res.message}")
+    with torch.no_grad():
+        out = float64_copy(res.model).cpu()(torch.from_numpy(np.asarray(Xva, dtype=np.float64)))
+    nm, lo, hi = nmse_interval(out.reshape(len(Xva), -1)[:, 0].numpy(), task.target(Xva), seed)
+    return {"val_nmse": nm, "nmse_lo": lo, "nmse_hi": hi, "params": model.count_params()}
+
+
+def depth_fits(rows: list) -> list[dict]:
+    """Per (layers, T): the fitted log-log slope of best-over-seeds NMSE against the parameter
+    count (95 % bootstrap interval, ``fit_rate``) next to predict_rate's: N ~ ε^-α and NMSE ~ ε²
+    give NMSE ~ N^(-2/α), α at d = 1 and the model's E."""
+    from approxtheory.infoflow import Arch, make_task, predict_rate
+    from approxtheory.infoflow import E as E_
+    from approxtheory.infoflow import T as T_
+    from approxtheory.infoflow import d as d_
+    from approxtheory.measure import fit_rate
+
+    best: dict = {}
+    for r in rows:
+        k = (int(r["layers"]), int(r["T"]), int(r["E"]), int(r["params"]))
+        best[k] = min(best.get(k, math.inf), float(r["val_nmse"]))
+    out = []
+    for L, T, E in sorted({k[:3] for k in best}):
+        pts = sorted((p, v) for (l_, t_, e_, p), v in best.items() if (l_, t_, e_) == (L, T, E))
+        if len(pts) < 3:  # fit_rate needs three points
+            continue
+        fit = fit_rate([p for p, _ in pts], [v for _, v in pts], seed=10 * T + L)
+        pred = predict_rate(Arch((1,) * L, pos_enc=True), make_task("kth", k=2))
+        alpha = float(pred.alpha.subs({T_: T, d_: 1, E_: E}))
+        out.append(
+            {
+                "layers": L,
+                "T": T,
+                "E": E,
+                "slope": fit.slope,
+                "slope_lo": fit.ci_low,
+                "slope_hi": fit.ci_high,
+                "alpha": alpha,
+                "predicted_slope": -2.0 / alpha,
+                "depends_on_T": pred.depends_on_T,
+            }
+        )
+    return out
+
+
+def kth_plot(rows: list, out: Path, **_) -> list:
+    from approxtheory.report import plot_from_csv, write_csv
+
+    out.mkdir(parents=True, exist_ok=True)
+    write_csv(out / "fits.csv", depth_fits(rows))
+    tab = [
+        {"model": f"L={r['layers']},T={r['T']}", "params": r["params"], "val_nmse": r["val_nmse"]}
+        for r in rows
+    ]
+    p = write_csv(out / "nmse_vs_params.csv", tab)
+    return [
+        plot_from_csv(
+            p,
+            {
+                "x": "params",
+                "y": ["val_nmse"],
+                "group": "model",
+                "title": "KTH(2): NMSE vs parameters, one layer vs two (fits.csv: slopes)",
+                "xlabel": "parameters",
+                "ylabel": "NMSE",
+            },
+            out / "nmse_vs_params.png",
+        )
+    ]
+
+
+register_experiment(
+    Experiment(
+        name="infoflow_kth_depth",
+        description="IF-T1 (empirical side): one layer vs two (one head each, learned positions) "
+        "on TASK-KTH(2); NMSE vs parameters per T, fitted slopes next to predict_rate's -2/alpha",
+        grids={
+            "quick": {
+                "layers": [1, 2],
+                "T": [4, 16],
+                "E": [8],
+                "hidden": [8, 16, 32],
+                "lr": [3e-3],
+                "steps": [300],
+            },
+            "full": {
+                "layers": [1, 2],
+                "T": [4, 8, 16, 32],
+                "E": [8],
+                "hidden": [8, 16, 32, 64, 128],
+                "lr": [1e-3],
+                "steps": [3000],
+            },
+        },
+        seeds={"quick": [0], "full": [0, 1, 2]},
+        cell=kth_cell,
+        plot=kth_plot,
+        claims=("IF-T1",),
+    )
+)

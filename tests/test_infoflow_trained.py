@@ -124,3 +124,27 @@ def test_tri_small_T_learns_at_a_tiny_budget():
 def test_quick_profiles_give_the_recorded_verdicts():
     assert CHECKS["IF-P4"](Context()).verdict == "consistent-empirical"
     assert CHECKS["IF-P3"](Context()).verdict in ("consistent-empirical", "inconsistent")
+
+
+def test_depth_fits_put_the_measured_slope_next_to_predict_rate():
+    from approxtheory.experiments.infoflow_trained import depth_fits
+
+    rows = [
+        {"layers": L, "T": T, "E": 8, "params": p, "val_nmse": 5.0 * p**-2.0, "seed": 0}
+        for L in (1, 2)
+        for T in (4, 16)
+        for p in (100, 200, 400)
+    ]
+    fits = {(f["layers"], f["T"]): f for f in depth_fits(rows)}
+    assert all(f["slope"] == pytest.approx(-2.0, abs=1e-6) for f in fits.values())
+    # predict_rate: one layer α = max(1, T d / E), two layers (1, 1) + PE α = 1
+    assert fits[(1, 16)]["predicted_slope"] == pytest.approx(-1.0) and fits[(1, 16)]["depends_on_T"]
+    assert fits[(2, 16)]["predicted_slope"] == pytest.approx(-2.0)
+    assert not fits[(2, 16)]["depends_on_T"]
+
+
+def test_kth_cell_is_deterministic():
+    from approxtheory.experiments.infoflow_trained import kth_cell
+
+    cfg = {"layers": 2, "T": 4, "E": 8, "hidden": 8, "lr": 3e-3, "steps": 3, "seed": 2}
+    assert kth_cell(cfg) == kth_cell(cfg)
