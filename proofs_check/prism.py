@@ -577,7 +577,14 @@ def attention_locality(ctx: Context, cid):
         ev = _not_detectable(f, "ΔD_1 (Prism - uniform, widest-head layer)", " tokens")
     else:
         ev = (
-            f"ΔD_1 (Prism - uniform, h = 1 vs 4) {_fmt(f, ' tokens')}; at the first layer at "
+            f"ΔD_1 (Prism - uniform, h = 1 vs 4) {_fmt(f, ' tokens')}"
+            + (
+                f" (includes 0 although {f['needed']} seeds resolve the paper-sized effect: "
+                "it is absent here)"
+                if f["lo"] <= 0 <= f["hi"]
+                else ""
+            )
+            + f"; at the first layer at "
             f"h_base (layer {res['base_layer']}) ΔD {ramp['mean']:+.3g} "
             f"[{ramp['lo']:+.3g}, {ramp['hi']:+.3g}] (predicted >= 0)"
         )
