@@ -49,11 +49,21 @@ def nmse_interval(pred, y, seed: int, n_boot: int = N_BOOT) -> tuple[float, floa
 def heads_of(cfg: dict) -> tuple[int, int, int]:
     """(h1, h2, E): PMAX from ``D`` and ``drop`` (none, layer1, layer2: one head less there),
     E = 8·D; TRI from ``size`` "h1,h2,E"."""
-    if cfg["task"] == "pmax":
-        D = int(cfg["D"])
-        drop = cfg["drop"]
+    from approxtheory.errors import ConfigError
+
+    if cfg.get("task") == "pmax":
+        D, drop = int(cfg["D"]), cfg.get("drop")
+        if D < 2 or drop not in ("none", "layer1", "layer2"):
+            raise ConfigError(f"pmax needs D >= 2 and drop none, layer1 or layer2 (got {cfg})")
         return (D - (drop == "layer1"), D - (drop == "layer2"), 8 * D)
-    h1, h2, E = (int(v) for v in str(cfg["size"]).split(","))
+    if cfg.get("task") != "tri":
+        raise ConfigError(f"task must be pmax or tri (got {cfg.get('task')!r})")
+    try:
+        h1, h2, E = (int(v) for v in str(cfg["size"]).split(","))
+    except (KeyError, ValueError):
+        raise ConfigError(f"tri needs size 'h1,h2,E' (got {cfg.get('size')!r})") from None
+    if min(h1, h2, E) < 1:
+        raise ConfigError(f"size entries must be positive (got {cfg['size']!r})")
     return h1, h2, E
 
 
@@ -67,8 +77,8 @@ def trained_cell(cfg: dict) -> dict:
     from approxtheory.model import LayerSpec, ModelConfig, Transformer
     from approxtheory.train import TaskData, TrainConfig, float64_copy, train
 
-    task = _task(cfg)
     h1, h2, E = heads_of(cfg)
+    task = _task(cfg)
     N = int(cfg["hidden"])
     n = math.ceil(E / max(h1, h2))
     mc = ModelConfig(

@@ -148,3 +148,21 @@ def test_kth_cell_is_deterministic():
 
     cfg = {"layers": 2, "T": 4, "E": 8, "hidden": 8, "lr": 3e-3, "steps": 3, "seed": 2}
     assert kth_cell(cfg) == kth_cell(cfg)
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        {"task": "nope"},
+        {"task": "pmax", "D": 2, "drop": "both"},
+        {"task": "pmax", "D": 1, "drop": "none"},
+        {"task": "tri", "size": "2,2"},
+        {"task": "tri", "size": "0,2,8"},
+    ],
+)
+def test_bad_cell_configs_are_typed_errors(cfg):
+    from approxtheory.errors import ConfigError
+    from approxtheory.experiments.infoflow_trained import heads_of
+
+    with pytest.raises(ConfigError):
+        heads_of(cfg)
