@@ -194,3 +194,22 @@ def test_cli_dask_run_writes_the_default_csv(exp, tmp_path, capsys, dask_cluster
     assert "12 computed" in capsys.readouterr().out
     csv = f"{NAME}/quick.csv"
     assert (tmp_path / "d" / csv).read_bytes() == (tmp_path / "ref" / csv).read_bytes()
+
+
+def test_bench_sweep_counts_every_cell_once():
+    from approxtheory.sweep_bench import bench_sweep
+
+    r = bench_sweep(cells=6, cell_ms=1, executors=("inprocess",))
+    (row,) = r["rows"]
+    assert row["cells"] == 6 and row["cells_per_s"] > 0 and row["overhead_ms_per_cell"] >= -1
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore")
+def test_bench_sweep_cli_json(capsys):
+    from approxtheory.cli import main
+
+    assert main(["bench", "sweep", "--json", "--cells", "8", "--cell-ms", "1"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert [row["executor"] for row in r["rows"]] == ["inprocess", "pool", "dask"]
+    assert all(row.get("cells") == 8 or "skipped" in row for row in r["rows"])

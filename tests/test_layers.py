@@ -75,7 +75,10 @@ LAYERS: list[tuple[str, list[str]]] = [
         ],
     ),
     ("training", ["approxtheory.train", "approxtheory.train_bench"]),
-    ("experiment runner", ["approxtheory.experiment", "approxtheory.executors"]),
+    (
+        "experiment runner",
+        ["approxtheory.experiment", "approxtheory.executors", "approxtheory.sweep_bench"],
+    ),
     ("experiments", ["approxtheory.experiments", "approxtheory.experiments.*"]),
     ("checks", ["approxtheory.proofs_check", "approxtheory.proofs_check.*"]),
     ("verify", ["approxtheory.verify"]),

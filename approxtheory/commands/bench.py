@@ -1,6 +1,7 @@
-"""``approxtheory bench model|verify|search|identifiability|train``: benchmarks that print figures
-(:mod:`approxtheory.bench`; ``bench verify`` times :func:`approxtheory.verify.run_verify`;
-``bench train`` is :func:`approxtheory.train_bench.bench_train`)."""
+"""``approxtheory bench model|verify|search|identifiability|train|sweep``: benchmarks that print
+figures (:mod:`approxtheory.bench`; ``bench verify`` times :func:`approxtheory.verify.run_verify`;
+``bench train`` is :func:`approxtheory.train_bench.bench_train`; ``bench sweep`` is
+:func:`approxtheory.sweep_bench.bench_sweep`)."""
 
 from __future__ import annotations
 
@@ -201,6 +202,25 @@ def _cmd_train(args) -> int:
     return 0
 
 
+def _cmd_sweep(args) -> int:
+    from ..sweep_bench import bench_sweep
+
+    r = bench_sweep(cells=args.cells, cell_ms=args.cell_ms, workers=args.workers)
+    if args.json:
+        print(json.dumps(r, indent=2))
+        return 0
+    print(f"# {r['cells']} cells of {r['cell_ms']:g} ms; pool and Dask with {r['workers']} workers")
+    for row in r["rows"]:
+        if "skipped" in row:
+            print(f"{row['executor']:<10} skipped: {row['skipped']}")
+            continue
+        print(
+            f"{row['executor']:<10} {row['cells_per_s']:8.1f} cells/s  "
+            f"wall {row['wall_s']:6.2f} s  overhead {row['overhead_ms_per_cell']:7.2f} ms/cell"
+        )
+    return 0
+
+
 def register(sub) -> None:
     p = sub.add_parser("bench", help="benchmarks that print figures")
     from .._cliargs import count, nonneg_int, threads
@@ -212,6 +232,19 @@ def register(sub) -> None:
     pm.add_argument("--reps", type=count, default=3, help="timed repetitions (best is kept)")
     pm.add_argument("--quick", action="store_true", help="skip T = 1024")
     pm.set_defaults(func=_cmd)
+    pw = bsub.add_parser(
+        "sweep",
+        help="cells per second of the experiment runner's executors (in-process, pool, Dask)",
+    )
+    pw.add_argument("--json", action="store_true")
+    pw.add_argument("--cells", type=count, default=64, help="cells in the grid (default 64)")
+    pw.add_argument(
+        "--cell-ms", type=count, default=20, help="milliseconds of work per cell (default 20)"
+    )
+    pw.add_argument(
+        "--workers", type=count, default=2, help="pool and Dask worker processes (default 2)"
+    )
+    pw.set_defaults(func=_cmd_sweep)
     pv = bsub.add_parser("verify", help="wall time of `verify` from scratch (no cache)")
     pv.add_argument("--profile", default="quick", choices=["quick", "full"])
     pv.add_argument("--threads", type=threads, default=2)
