@@ -234,7 +234,6 @@ def paired_cell(cfg: dict) -> dict:
     from approxtheory.schedules import attention_distance
     from approxtheory.train import train
 
-    torch.set_num_threads(1)
     data, V = token_data(cfg)
     heads = SCHEDULES[cfg["schedule"]]
     model = Transformer(model_config(heads, cfg["d"], V, cfg["T"]))
