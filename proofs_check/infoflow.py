@@ -774,7 +774,7 @@ def pmax_head_threshold(ctx: Context, cid):
             "y": ["nmse", "nmse_lo", "nmse_hi"],
             "group": "D",
             "title": f"{cid}: trained NMSE per (h1, h2) (index order in the CSV)",
-            "xlabel": "configuration",
+            "xlabel": "configuration: 0 = (D-1, D), 1 = (D, D-1), 2 = (D, D)",
             "ylabel": "NMSE",
             "logx": False,
         },
