@@ -65,19 +65,19 @@ def compute_cells(
     scheduler: str | None = None,
     connect_timeout: float = 10.0,
 ) -> Iterator[tuple[int, dict, float]]:
-    """Compute ``fn(cfg)`` for every config on ``executor``; yields ``(index, record, seconds)``
-    in completion order, each cell exactly once."""
+    """Compute ``fn(cfg)`` for every config on ``executor``: an iterator of ``(index, record,
+    seconds)`` in completion order, each cell once. A Dask scheduler is reached (or a local
+    cluster started) before this returns."""
     check_executor(executor, workers, scheduler)
     if not cfgs:
-        return
+        return iter(())
     if executor == "inprocess":
-        for i, cfg in enumerate(cfgs):
-            rec, s = run_cell(fn, cfg)
-            yield i, rec, s
-    elif executor == "pool":
-        yield from _pool(fn, cfgs, workers)
-    else:
-        yield from _dask(fn, cfgs, workers, scheduler, connect_timeout)
+        return ((i, *run_cell(fn, cfg)) for i, cfg in enumerate(cfgs))
+    if executor == "pool":
+        return _pool(fn, cfgs, workers)
+    # connect now (a bad address fails before any progress is shown), compute when iterated
+    client, cluster = _dask_connect(workers, scheduler, connect_timeout)
+    return _dask(client, cluster, fn, cfgs)
 
 
 def _pool(
@@ -117,14 +117,10 @@ def _pool(
                 )
 
 
-def _dask(
-    fn: Callable[[dict], dict],
-    cfgs: list[dict],
-    workers: int | None,
-    scheduler: str | None,
-    connect_timeout: float,
-) -> Iterator[tuple[int, dict, float]]:
-    from distributed import Client, LocalCluster, as_completed
+def _dask_connect(workers: int | None, scheduler: str | None, connect_timeout: float):
+    """A Dask client of the scheduler at ``scheduler`` (or of a new local cluster of ``workers``
+    single-threaded processes) and the cluster to close (None for a remote scheduler)."""
+    from distributed import Client, LocalCluster
 
     cluster = None
     try:
@@ -135,9 +131,8 @@ def _dask(
                 processes=True,
                 dashboard_address=None,
             )
-            client = Client(cluster)
-        else:
-            client = Client(scheduler, timeout=connect_timeout)
+            return Client(cluster), cluster
+        return Client(scheduler, timeout=connect_timeout), None
     except (OSError, TimeoutError) as e:
         if cluster is not None:
             cluster.close()
@@ -147,6 +142,11 @@ def _dask(
             if scheduler
             else f"cannot start a local Dask cluster: {type(e).__name__}: {e}"
         ) from None
+
+
+def _dask(client, cluster, fn: Callable[[dict], dict], cfgs: list[dict]):
+    from distributed import as_completed
+
     try:
         futures = {
             client.submit(run_cell, fn, cfg, pure=False, key=f"cell-{i}-{time.time_ns()}"): i

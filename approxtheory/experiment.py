@@ -340,6 +340,14 @@ def _run_elsewhere(
         elif max_cells is None or len(missing) < max_cells:
             missing.append((cfg, key, path))
     cached = len(records)
+    results = compute_cells(  # a bad scheduler address fails here, before the bar shows
+        exp.cell,
+        [dict(m[0]) for m in missing],
+        executor=executor,
+        workers=workers,
+        scheduler=scheduler,
+        connect_timeout=connect_timeout,
+    )
     bar = progress_bar(
         [],
         desc=f"{name} ({profile}, {executor})",
@@ -350,14 +358,7 @@ def _run_elsewhere(
         initial=cached,
     )
     try:
-        for i, rec, seconds in compute_cells(
-            exp.cell,
-            [dict(m[0]) for m in missing],
-            executor=executor,
-            workers=workers,
-            scheduler=scheduler,
-            connect_timeout=connect_timeout,
-        ):
+        for i, rec, seconds in results:
             cfg, key, path = missing[i]
             rec = json_roundtrip({**cfg, **rec, "cell": key, "seconds": seconds})
             atomic_write_checked_json(path, rec)

@@ -174,9 +174,7 @@ def test_cli_bad_executor_input_is_one_line_exit_2(tmp_path, capsys, args):
 
     if "dask" in args:
         pytest.importorskip("distributed")
-    code = main(
-        ["experiment", "run", "softmax_beta_sweep", "--out", str(tmp_path), "--quiet", *args]
-    )
+    code = main(["experiment", "run", "softmax_beta_sweep", "--out", str(tmp_path), *args])
     out, err = capsys.readouterr()
     assert code == 2, err
     assert len(err.strip().splitlines()) == 1 and err.startswith("approxtheory: error: "), err
