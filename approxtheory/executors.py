@@ -48,6 +48,8 @@ def check_executor(executor: str, workers: int | None, scheduler: str | None) ->
         )
     if workers is not None and (isinstance(workers, bool) or workers < 1):
         raise ConfigError(f"--workers must be at least 1 (got {workers})")
+    if workers is not None and executor == "inprocess":
+        raise ConfigError("--workers applies to the pool and dask executors, not inprocess")
     if scheduler is not None and executor != "dask":
         raise ConfigError("--scheduler applies to --executor dask only")
     if executor == "dask":

@@ -138,6 +138,7 @@ def test_a_killed_client_resumes_from_the_shared_cache(exp, tmp_path, dask_clust
     [
         ({"executor": "pool", "workers": 0}, "--workers must be at least 1"),
         ({"executor": "ray"}, "unknown executor 'ray'"),
+        ({"executor": "inprocess", "workers": 2}, "not inprocess"),
         ({"executor": "pool", "scheduler": "tcp://127.0.0.1:1"}, "--executor dask only"),
     ],
 )
