@@ -370,7 +370,7 @@ def count(
     softmax = [int(a.numel()) for a in atts]  # attention probabilities computed per forward
     return {
         "schedule": schedule.to_dict(),
-        "ffn": cfg.layers[0].ffn_hidden[0],
+        "ffn": next(iter(cfg.layers)).ffn_hidden[0],  # every layer has the same FFN width
         "T": T,
         "batch": batch,
         "params": params,
