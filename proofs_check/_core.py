@@ -283,3 +283,61 @@ def construction_grid(
         rows.append(row)
         witnesses[combo] = m.get("witness")
     return rows, witnesses
+
+
+#: where `approxtheory experiment run` writes by default (relative to the working directory);
+#: the checks reuse cached cells found there (copied, never written to)
+RESULTS_DIR = "results"
+
+
+@memo
+def experiment_rows(name: str, profile: str) -> tuple:
+    """An experiment's rows through the runner, for the checks that read trained results.
+
+    Cells cached under ``results/<name>`` for the current source are copied into a temporary
+    directory and reused; the quick profile is computed when not cached, the full profile only
+    read from the cache. Returns (rows or None, trace rows, seconds, note); the trace rows are
+    the run's ``<profile>.trace.csv`` where the experiment writes one, else ()."""
+    import shutil
+    import tempfile
+    import time
+    from pathlib import Path
+
+    import approxtheory.experiments  # noqa: F401  (registers the built-in experiments)
+    from approxtheory.experiment import get, run_experiment
+    from approxtheory.report import read_csv
+
+    t0 = time.time()
+    if profile not in get(name).grids:
+        return None, (), 0.0, f"{name} has no {profile} profile"
+    with tempfile.TemporaryDirectory() as d:
+        cached = Path(RESULTS_DIR) / name / "cells"
+        if cached.is_dir():
+            shutil.copytree(cached, Path(d) / name / "cells")
+        r = run_experiment(
+            name,
+            profile=profile,
+            out=d,
+            progress=False,
+            max_cells=None if profile == "quick" else 0,
+        )
+        note = f"{r['cached']} cell(s) from the cache, {r['computed']} computed"
+        if not r["complete"]:
+            return None, (), time.time() - t0, note
+        rows = tuple(dict(x) for x in read_csv(r["csv"]))
+        tp = Path(d) / name / f"{profile}.trace.csv"
+        trace = tuple(dict(x) for x in read_csv(tp)) if tp.exists() else ()
+    return rows, trace, time.time() - t0, note
+
+
+def not_run(cid: str, name: str, profile: str, note: str) -> Verdict:
+    """The verdict of a check whose experiment's ``profile`` was neither run nor cached."""
+    return Verdict(
+        cid,
+        "not-checkable",
+        f"the {profile} profile of {name} was not run and is not cached for the current source "
+        f"({note}); run `approxtheory experiment run {name} --profile {profile}` first (cells "
+        f"are read from ./{RESULTS_DIR})",
+        covered="nothing was trained",
+        scope="none",
+    )

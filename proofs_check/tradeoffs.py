@@ -19,7 +19,7 @@ import torch
 from approxtheory import claim
 from approxtheory.constructions import build
 
-from ._core import Context, Verdict, check, memo
+from ._core import Context, Verdict, check, experiment_rows, memo, not_run
 
 
 def _lambdify(cid: str, name: str, *symbols: str, expr=None):
@@ -996,8 +996,6 @@ def logit_growth(ctx: Context, cid):
 
 
 # --------------------------------------------------------------------------- trained: TO-R1..R3
-#: where cached cells of the trained experiments are looked for (``approxtheory experiment run``)
-TRAINED_CACHE = "results"
 
 
 def _inconsistent() -> str:
@@ -1007,53 +1005,8 @@ def _inconsistent() -> str:
     return "inconsistent" if "inconsistent" in VERDICTS else "refuted"
 
 
-@memo
-def _trained(name: str, profile: str) -> tuple:
-    """An experiment's cells through the runner: cells cached under ``results/<name>`` for the
-    current source are copied into a temporary directory and reused; the quick profile is
-    computed when not cached, the full profile only read from the cache. Returns (rows or None,
-    trace rows, seconds, note)."""
-    import shutil
-    import tempfile
-    import time
-    from importlib import import_module
-    from pathlib import Path
-
-    from approxtheory.experiment import run_experiment
-    from approxtheory.report import read_csv
-
-    import_module(f"approxtheory.experiments.{name}")  # registers the experiment
-    t0 = time.time()
-    with tempfile.TemporaryDirectory() as d:
-        cached = Path(TRAINED_CACHE) / name / "cells"
-        if cached.is_dir():
-            shutil.copytree(cached, Path(d) / name / "cells")
-        r = run_experiment(
-            name,
-            profile=profile,
-            out=d,
-            progress=False,
-            max_cells=None if profile == "quick" else 0,
-        )
-        note = f"{r['cached']} cell(s) from the cache, {r['computed']} computed"
-        if not r["complete"]:
-            return None, (), time.time() - t0, note
-        rows = tuple(dict(x) for x in read_csv(r["csv"]))
-        tp = Path(d) / name / f"{profile}.trace.csv"
-        trace = tuple(dict(x) for x in read_csv(tp)) if tp.exists() else ()
-    return rows, trace, time.time() - t0, note
-
-
-def _not_run(cid: str, name: str, profile: str, note: str) -> Verdict:
-    return Verdict(
-        cid,
-        "not-checkable",
-        f"the {profile} profile of {name} was not run and is not cached for the current source "
-        f"({note}); run `approxtheory experiment run {name} --profile {profile}` first (cells "
-        f"are read from ./{TRAINED_CACHE})",
-        covered="nothing was trained",
-        scope="none",
-    )
+_trained = experiment_rows
+_not_run = not_run
 
 
 def _span(vals) -> str:
