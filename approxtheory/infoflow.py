@@ -470,12 +470,14 @@ def _spa(p: int) -> Task:
 
 
 TASKS: dict[str, TaskSpec] = {
-    "gdr": TaskSpec(_gdr, {"D": (1, None, 2)}, "generalized D-retrieval (HC's task)"),
-    "pmax": TaskSpec(_pmax, {"D": (1, None, 1)}, "Σ_i max over pairs x(s)ᵀA_i x(t)"),
+    # upper limits keep the calculus (one node per retrieval or position) to seconds: the cost
+    # grows with D and p (D = 256 takes about 5 s; D = 1e5 did not finish)
+    "gdr": TaskSpec(_gdr, {"D": (1, 256, 2)}, "generalized D-retrieval (HC's task)"),
+    "pmax": TaskSpec(_pmax, {"D": (1, 256, 1)}, "Σ_i max over pairs x(s)ᵀA_i x(t)"),
     "kth": TaskSpec(_kth, {"k": (1, 2, 2)}, "k-th largest score (k = 1, 2)"),
     "ind": TaskSpec(_ind, {}, "induction head"),
     "tri": TaskSpec(_tri, {}, "triangle-center (order-3 comparison)"),
-    "spa": TaskSpec(_spa, {"p": (1, None, 3)}, "sum of the first p tokens"),
+    "spa": TaskSpec(_spa, {"p": (1, 1024, 3)}, "sum of the first p tokens"),
 }
 
 
