@@ -5,6 +5,7 @@ Run ``approxtheory docs`` to regenerate it, ``approxtheory docs --check`` to tes
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import sympy as sp
@@ -18,8 +19,24 @@ __all__ = ["render_claims_markdown", "DEFAULT_CLAIMS_PAGE", "write_claims_page"]
 DEFAULT_CLAIMS_PAGE = Path("docs") / "claims.md"
 
 
+#: markdown syntax characters that plain catalogue text may contain; each is written escaped so
+#: the page shows the text as stored (``[W|b][W|b]ᵀ`` is not a reference link, ``a*b*c`` is not
+#: emphasis, ``<u`` is not an HTML tag).
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]{}#])")
+
+
+def _text(text: str) -> str:
+    """Plain catalogue text as markdown that renders to exactly that text.
+
+    >>> _text("[W|b][W|b]ᵀ, a*b*, x_i <= y")
+    '\\\\[W|b\\\\]\\\\[W|b\\\\]ᵀ, a\\\\*b\\\\*, x\\\\_i &lt;= y'
+    """
+    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", text.replace("&", "&amp;"))
+    return escaped.replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return _text(text).replace("|", "\\|").replace("\n", " ")
 
 
 def render_claims_markdown() -> str:
@@ -55,7 +72,7 @@ def render_claims_markdown() -> str:
             out += [
                 f"### {c.id}",
                 "",
-                f"*{c.kind}, {c.provenance}; {c.section}.* {c.statement}",
+                f"*{c.kind}, {c.provenance}; {_text(c.section)}.* {_text(c.statement)}",
                 "",
             ]
             if c.expressions:
@@ -67,7 +84,7 @@ def render_claims_markdown() -> str:
                 out.append("")
             if c.symbols:
                 out.append(
-                    "Symbols: " + "; ".join(f"`{n}` {d}" for n, (_s, d) in c.symbols.items()) + "."
+                    "Symbols: " + "; ".join(f"`{n}` {_text(d)}" for n, (_s, d) in c.symbols.items()) + "."
                 )
                 out.append("")
             if c.regime:
@@ -83,7 +100,7 @@ def render_claims_markdown() -> str:
                 out.append("Depends on: " + ", ".join(c.depends_on) + ".")
                 out.append("")
             if c.notes:
-                out.append(f"Notes: {c.notes}")
+                out.append(f"Notes: {_text(c.notes)}")
                 out.append("")
     return "\n".join(out).rstrip() + "\n"
 

@@ -16,6 +16,28 @@ def test_claims_page_is_fresh():
     )
 
 
+def _rendered_text(markdown_text: str) -> str:
+    """What a reader sees: the markdown rendered by Python-Markdown (the renderer mkdocs uses),
+    tags stripped, entities decoded, whitespace collapsed."""
+    import html
+    import re
+
+    import markdown
+
+    rendered = markdown.markdown(markdown_text, extensions=["tables"])
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", rendered)).split())
+
+
+def test_catalogue_text_renders_as_written():
+    """Free text is escaped, not interpreted: reference-link brackets, emphasis stars and
+    underscores, angle brackets and braces come out as typed (the generator once let
+    ``[W|b][W|b]ᵀ`` through as a markdown reference link)."""
+    from approxtheory.docs import _text
+
+    for plain in ("[W|b][W|b]ᵀ", "a *b* c", "x _i_ y", "u <b> v", "e_{t,j} # h", "p \\ q`r`"):
+        assert _rendered_text(_text(plain)) == plain, plain
+
+
 def test_claims_page_lists_every_claim():
     """Every claim has its section, under its own paper, holding its statement and each of its
     formulas; the count line and the table rows agree with the catalogue."""
@@ -30,7 +52,11 @@ def test_claims_page_lists_every_claim():
     sections = text.split("\n### ")[1:]
     assert [s.split("\n", 1)[0] for s in sections] == [c.id for c in cs]
     for c, sec in zip(cs, sections):
-        assert c.statement in sec and f"*{c.kind}, {c.provenance}; " in sec, c.id
+        shown = _rendered_text(sec)
+        assert " ".join(c.statement.split()) in shown, c.id
+        assert f"{c.kind}, {c.provenance}; " in shown, c.id
+        if c.notes:
+            assert " ".join(c.notes.split()) in shown, c.id
         for name, e in c.expressions.items():
             assert f"- `{name}`" in sec and f"`{sp.sstr(e)}`" in sec, (c.id, name)
         row = f"| [{c.id}](#{c.id.lower().replace('.', '')}) | {c.kind} | {c.provenance} |"

@@ -62,7 +62,6 @@ def _mutant_site(tmp_path: Path, mutate) -> Path:
     shutil.copytree(ROOT / "docs", docs)
     cfg = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
     cfg["docs_dir"] = str(docs)
-    cfg["hooks"] = [str(ROOT / h) for h in cfg.get("hooks", [])]
     for plugin in cfg["plugins"]:
         if isinstance(plugin, dict) and "mkdocstrings" in plugin:
             plugin["mkdocstrings"]["handlers"]["python"]["paths"] = [str(ROOT)]
