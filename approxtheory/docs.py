@@ -83,9 +83,8 @@ def render_claims_markdown() -> str:
                     out.append(f"- `{name}`{star}: $${sp.latex(e)}$$ — `{sp.sstr(e)}`")
                 out.append("")
             if c.symbols:
-                out.append(
-                    "Symbols: " + "; ".join(f"`{n}` {_text(d)}" for n, (_s, d) in c.symbols.items()) + "."
-                )
+                described = (f"`{n}` {_text(d)}" for n, (_s, d) in c.symbols.items())
+                out.append("Symbols: " + "; ".join(described) + ".")
                 out.append("")
             if c.regime:
                 out.append("Regime: " + "; ".join(f"`{r.text()}`" for r in c.regime) + ".")
