@@ -38,6 +38,7 @@ __all__ = ["main", "build_parser"]
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``approxtheory`` argument parser with every subcommand."""
     p = _Parser(
         prog="approxtheory",
         description="Approximation theory of transformers: claims, constructions, checks.",

@@ -40,6 +40,7 @@ def _cell(text: str) -> str:
 
 
 def render_claims_markdown() -> str:
+    """The claims page (``docs/claims.md``) as markdown, from the catalogue."""
     out = [
         "# Claim catalogue",
         "",
@@ -105,6 +106,7 @@ def render_claims_markdown() -> str:
 
 
 def write_claims_page(path: Path | str = DEFAULT_CLAIMS_PAGE) -> Path:
+    """Write the claims page atomically to ``path`` and return it."""
     path = Path(path)
     atomic_write_text(path, render_claims_markdown())
     return path

@@ -48,6 +48,13 @@ ROPE_FREQS = (1.0, 0.37, 0.61, 0.23, 0.83, 0.17, 0.47, 0.71, 0.29, 0.53, 0.11, 0
 
 @dataclass(frozen=True)
 class AttentionConfig:
+    """One multi-head attention layer whose parameter identifiability is computed: width ``E``,
+    ``H`` heads, ``G`` key/value groups (GQA; ``None`` = ``H``), QKV/output biases, causal mask,
+    RoPE variant (``None``, ``"full"``, ``"partial:N"``, ``"repeated"``), fat heads (width ``E`` per
+    head) and the paper's §3.2 single head without ``W_O``. Invalid combinations raise
+    :class:`~approxtheory.errors.ConfigError`.
+    """
+
     E: int
     H: int
     G: int | None = None  # KV groups (GQA); default H

@@ -21,6 +21,9 @@ __all__ = [
 
 
 def atomic_write_bytes(path: Path | str, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically: a temporary file in the same folder, flushed and
+    renamed over ``path``, so a reader sees the old or the new content, never a partial one.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -40,6 +43,7 @@ def atomic_write_bytes(path: Path | str, data: bytes) -> Path:
 
 
 def atomic_write_text(path: Path | str, text: str) -> Path:
+    """Write UTF-8 ``text`` to ``path`` atomically (see :func:`atomic_write_bytes`)."""
     return atomic_write_bytes(path, text.encode("utf-8"))
 
 

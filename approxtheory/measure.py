@@ -41,6 +41,15 @@ __all__ = [
 
 @dataclass
 class SupErrorResult:
+    """The outcome of :func:`sup_error`: the largest error found and where.
+
+    ``value`` is the largest ℓ∞ error |model − target| over the searched inputs (a lower bound on
+    the supremum; ``inf`` when the model's output is NaN or infinite, with ``nonfinite`` set),
+    ``witness`` the (T, d) input attaining it with ``model_output`` and ``target`` there,
+    ``n_evals`` the forward evaluations spent of ``budget``, and ``by_source`` /
+    ``evals_by_source`` the best error and the evaluations per search stage.
+    """
+
     value: float  # the largest error found: max over outputs of |model - target|
     witness: np.ndarray  # the input (T, d) that attains it
     model_output: Any
@@ -52,6 +61,7 @@ class SupErrorResult:
     nonfinite: bool = False  # the model's output at the witness is NaN or inf (a failure)
 
     def to_dict(self) -> dict:
+        """The result as JSON-ready plain values (``sup_error`` is ``value``)."""
         return {
             "sup_error": self.value,
             "witness": self.witness.tolist(),

@@ -28,6 +28,7 @@ STYLE = Path(__file__).with_name("plot.mplstyle")
 
 
 def write_csv(path: Path, rows: Sequence[dict]) -> Path:
+    """Write ``rows`` as a CSV (columns in first-seen order; atomic) and return the path."""
     cols: list[str] = []
     for r in rows:
         for k in r:
@@ -42,6 +43,7 @@ def write_csv(path: Path, rows: Sequence[dict]) -> Path:
 
 
 def read_csv(path: Path) -> list[dict]:
+    """Read a CSV written by :func:`write_csv`; numeric cells come back as floats."""
     with open(path, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     out = []
@@ -185,6 +187,7 @@ def _falsified(r: dict, meta: dict) -> str:
 
 
 def render_markdown(records: Sequence[dict], meta: dict) -> str:
+    """The ``verify`` report as markdown: counts per verdict, then one row per claim."""
     counts: dict[str, int] = {}
     for r in records:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
@@ -216,6 +219,7 @@ def render_markdown(records: Sequence[dict], meta: dict) -> str:
 
 
 def render_html(records: Sequence[dict], meta: dict) -> str:
+    """The ``verify`` report as one self-contained HTML page with the plots linked inline."""
     e = html.escape
     rows = []
     for r in records:

@@ -96,6 +96,7 @@ def parse_size(text, name: str = "size") -> int | None:
 
 
 def format_bytes(n) -> str:
+    """A byte count for humans (``1.5 GiB``); beyond floats, the power of ten."""
     if isinstance(n, int) and n.bit_length() > 1000:  # beyond float: the power of ten
         return f"10^{int((n.bit_length() - 1) * math.log10(2))} B"
     n = float(n)
@@ -107,6 +108,7 @@ def format_bytes(n) -> str:
 
 
 def format_seconds(s) -> str:
+    """A duration for humans: seconds below 2 minutes, then minutes, hours, days."""
     s = float(s)
     if s < 120:
         return f"{s:.0f} s"
@@ -348,6 +350,9 @@ def sup_error_bytes(model, task, budget: int, batch: int = 4096) -> int:
 
 
 def require_errors(model, task, n: int, batch: int = 4096, what: str | None = None) -> None:
+    """Refuse (:class:`~approxtheory.errors.ResourceError`) before allocating when measuring the
+    error of ``n`` sequences in batches of ``batch`` would exceed the memory limit.
+    """
     require(
         bytes=errors_bytes(model, task, n, batch),
         what=what or f"measuring the error of {int(n)} sequences (T={_task_shape(task)[0]})",
@@ -355,6 +360,9 @@ def require_errors(model, task, n: int, batch: int = 4096, what: str | None = No
 
 
 def require_sup_error(model, task, budget: int, batch: int = 4096, what: str | None = None) -> None:
+    """Refuse (:class:`~approxtheory.errors.ResourceError`) before allocating when the sup-error
+    search with ``budget`` evaluations in batches of ``batch`` would exceed the memory limit.
+    """
     require(
         bytes=sup_error_bytes(model, task, budget, batch),
         what=what

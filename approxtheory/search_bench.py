@@ -108,6 +108,10 @@ def known_hc_l9(T: int, eps: float) -> float:
 
 @dataclass
 class Case:
+    """One row of the search panel: a construction at fixed knobs whose worst error is known in
+    closed form or by enumeration (``known``, with ``how`` saying how it was derived).
+    """
+
     label: str
     construction: str
     knobs: dict
@@ -219,6 +223,10 @@ def run_panel(
     progress: bool = False,
     only: str | None = None,
 ) -> list[dict]:
+    """Run :func:`~approxtheory.measure.sup_error` on every panel case (or the cases whose label
+    contains ``only`` or whose construction is ``only``) and return one row per case: found,
+    known, their ratio and, with ``upper``, the certified upper bracket.
+    """
     rows = []
     for case in panel():
         if only and only not in case.label and only != case.construction:

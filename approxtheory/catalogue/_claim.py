@@ -108,6 +108,7 @@ class Condition:
         return set(self.expr.free_symbols)
 
     def text(self) -> str:
+        """The condition as written in the source, else its sympy form."""
         return self.description or sp.sstr(self.expr)
 
     def holds(self, subs: Mapping) -> bool | None:
@@ -487,6 +488,7 @@ class Claim:
         return _check_result(out, what)
 
     def evaluate_float(self, expr: str | None = None, /, **values) -> float:
+        """Like :meth:`evaluate`, as a float (17 significant digits)."""
         if expr is None and "expr" in values and "expr" not in self.symbols:
             expr = values.pop("expr")
         return float(sp.N(self.evaluate(expr, **values), 17))
@@ -594,6 +596,7 @@ class Claim:
             ) from None
 
     def expr_name(self, expr: str | None = None) -> str:
+        """The expression name ``expr`` refers to (the primary one when ``None``)."""
         return expr or self.primary_name or ""
 
     def rate_exponent(self):
@@ -678,6 +681,7 @@ class Claim:
         return f"<Claim {self.id} ({self.kind}, {self.provenance}): {self.statement}>"
 
     def to_dict(self) -> dict:
+        """The claim as JSON-ready plain values (what ``claims show --json`` prints)."""
         rate = None
         if self.rate is not None:
             try:

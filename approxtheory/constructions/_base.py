@@ -179,6 +179,10 @@ class Construction:
     def report(
         self, budget: int = 4096, seed: int = 0, upper: bool = True, upper_time: float = 10.0
     ) -> dict:
+        """Measure and (when ``upper``) certify the construction: the ``construct --json`` record
+        with claim, parameters, sup error and witness, the certified upper bracket (or why not),
+        the claimed bound and the verdict.
+        """
         m = self.measure(budget=budget, seed=seed)
         cert = (
             self.certify(time_limit=upper_time, witness=m.get("witness"))
@@ -279,6 +283,7 @@ def register(name: str, claim: str, summary: str, estimate: Callable | None = No
 
 
 def names() -> list[str]:
+    """Names of the registered constructions, in registration order."""
     return list(REGISTRY)
 
 
