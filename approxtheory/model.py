@@ -18,6 +18,12 @@ feed-forward block; the read-out ``F̂`` maps the CLS state (or every token stat
 The softmax runs over input tokens only by default (``cls_is_key=False``): the CLS token queries but
 is not attended to, as in arXiv 2510.06662 eq. (4). Logits use ``attn_scale`` (default
 1/sqrt(head_dim)); the constructions set it to 1 and put β into W_Q.
+
+Opt-in, off by default (a model without them is what it always was): ``rmsnorm`` (pre-norm
+:class:`RMSNorm` instead of LayerNorm), ``final_norm`` (one more norm before the read-out) and
+``tie_embeddings`` (the read-out is the embedding's matrix transposed, one parameter tensor:
+:class:`TiedReadout`), which with ``rope``, ``ffn_kind="swiglu"`` and ``causal`` make the decoder
+LM of the Prism paper (see ``approxtheory.experiments.prism_paired``).
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import NamedTuple, cast
+from typing import NamedTuple, NoReturn, cast
 
 import numpy as np
 import torch
@@ -44,6 +50,8 @@ __all__ = [
     "MLP",
     "HeadWeights",
     "ResidualLayout",
+    "RMSNorm",
+    "TiedReadout",
 ]
 
 _ACTS = ("relu", "gelu", "identity")
@@ -109,6 +117,12 @@ class ModelConfig:
     ffn_bias: bool = True
     attn_scale: float | None = None  # None: 1/sqrt(head_dim)
     dtype: str = "float64"
+    # opt-in (the defaults leave every model as it was): pre-norm RMSNorm instead of LayerNorm,
+    # a final norm (of the same kind) before the read-out, and a read-out tied to the embedding
+    rmsnorm: bool = False  # pre-norm RMSNorm (gain, no bias) before attention and FFN
+    rms_eps: float = 1e-6  # RMSNorm's ε: x / sqrt(mean(x²) + ε) · g
+    final_norm: bool = False  # one more norm after the last layer (needs layernorm or rmsnorm)
+    tie_embeddings: bool = False  # read-out weight = the embedding's weight, transposed
 
     def __post_init__(self):
         self.layers = [s if isinstance(s, LayerSpec) else LayerSpec(**s) for s in self.layers]
@@ -145,6 +159,41 @@ class ModelConfig:
                     )
         if self.attn_scale is not None and not self.attn_scale > 0:
             raise ConfigError(f"attn_scale must be positive (got {self.attn_scale})")
+        for name in ("rmsnorm", "final_norm", "tie_embeddings"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} must be True or False (got {getattr(self, name)!r})")
+        if self.rmsnorm and self.layernorm:
+            raise ConfigError("layernorm and rmsnorm are exclusive: pick one pre-norm")
+        if self.final_norm and not (self.layernorm or self.rmsnorm):
+            raise ConfigError(
+                "final_norm needs a norm kind: set layernorm=True or rmsnorm=True as well"
+            )
+        eps = self.rms_eps
+        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 < eps < math.inf:
+            raise ConfigError(f"rms_eps must be a finite number > 0 (got {eps!r})")
+        if self.tie_embeddings:
+            why = [
+                msg
+                for bad, msg in (
+                    (self.embed_hidden != (), f"embed_hidden=() (got {self.embed_hidden})"),
+                    (self.head_hidden != (), f"head_hidden=() (got {self.head_hidden})"),
+                    (
+                        self.positions == "onehot",
+                        "positions other than onehot (the embedding "
+                        "would read d_in + seq_len columns)",
+                    ),
+                    (
+                        self.d_out != self.d_in,
+                        f"d_out == d_in (got d_in={self.d_in}, d_out={self.d_out})",
+                    ),
+                )
+                if bad
+            ]
+            if why:
+                raise ConfigError(
+                    "tie_embeddings=True reads out with the embedding's one linear map "
+                    "transposed, so it needs " + "; ".join(why)
+                )
 
     @property
     def torch_dtype(self):
@@ -398,16 +447,75 @@ class FeedForward(nn.Module):
         return self.mlp(x)
 
 
+class RMSNorm(nn.Module):
+    """``x / sqrt(mean(x²) + eps) · weight`` over the last dimension (a learned gain, no bias,
+    no centring), computed in the input's dtype."""
+
+    def __init__(self, width: int, eps: float = 1e-6):
+        super().__init__()
+        self.eps = float(eps)
+        self.weight = nn.Parameter(torch.ones(width))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def _norm(cfg: ModelConfig) -> nn.Module:
+    if cfg.rmsnorm:
+        return RMSNorm(cfg.width, cfg.rms_eps)
+    return nn.LayerNorm(cfg.width) if cfg.layernorm else nn.Identity()
+
+
+class TiedReadout(nn.Module):
+    """The read-out of a model with ``tie_embeddings=True``: ``h @ W_embed (+ bias)``, where
+    ``W_embed`` (E x d_in) is the embedding's weight. It holds no weight of its own (one tensor,
+    counted once, under ``embed``); only its optional bias is a parameter."""
+
+    _embedding: nn.Linear  # the embedding's linear map (not registered here)
+
+    def __init__(self, embedding: nn.Linear, d_out: int, bias: bool):
+        super().__init__()
+        # a reference, not a registered submodule: the weight belongs to the embedding
+        object.__setattr__(self, "_embedding", embedding)
+        if bias:
+            self.bias = nn.Parameter(torch.zeros(d_out))
+        else:
+            self.register_parameter("bias", None)
+
+    @property
+    def weight(self) -> torch.Tensor:
+        """The read-out matrix (d_out x E): the embedding's weight transposed (a view)."""
+        return self._embedding.weight.t()
+
+    def _refuse(self, what: str) -> NoReturn:
+        raise ConfigError(
+            f"{what} is tied to the embedding (tie_embeddings=True): write the shared matrix "
+            f"with set_embedding (its transpose is the read-out)"
+        )
+
+    def linear(self, i: int = 0, what: str = "the read-out") -> nn.Linear:
+        self._refuse(what)
+
+    def set_linear(self, i: int = 0, weight=None, bias=None, what: str = "the read-out"):
+        if weight is not None:
+            self._refuse(what)
+        if bias is not None:
+            if self.bias is None:
+                raise ConfigError(f"{what} has no bias (the model was configured without one)")
+            _write(self.bias, bias, f"{what} bias")
+
+    def forward(self, h):
+        return F.linear(h, self._embedding.weight.t(), self.bias)
+
+
 class Block(nn.Module):
     def __init__(self, cfg: ModelConfig, spec: LayerSpec):
         super().__init__()
         self.cfg = cfg
         self.attn = Attention(cfg, spec)
-        self.ln1 = nn.LayerNorm(cfg.width) if cfg.layernorm else nn.Identity()
+        self.ln1 = _norm(cfg)
         self.ffn = FeedForward(cfg, spec.ffn_hidden) if spec.ffn_hidden else None
-        self.ln2 = (
-            nn.LayerNorm(cfg.width) if (cfg.layernorm and self.ffn is not None) else nn.Identity()
-        )
+        self.ln2 = _norm(cfg) if self.ffn is not None else nn.Identity()
 
     def forward(self, x, mask, positions, need_weights=False, n_query: int | None = None):
         a, att = self.attn(self.ln1(x), mask, positions, need_weights, n_query)
@@ -436,7 +544,12 @@ class Transformer(nn.Module):
         self.pos = nn.Parameter(torch.zeros(seq_len, E)) if cfg.positions == "learned" else None
         self.cls = nn.Parameter(torch.zeros(E)) if cfg.readout == "cls" else None
         self.layers = nn.ModuleList([Block(cfg, s) for s in cfg.layers])
-        self.head = MLP(E, cfg.head_hidden, cfg.d_out, cfg.head_activation, bias=cfg.head_bias)
+        self.ln_f: nn.Module | None = _norm(cfg) if cfg.final_norm else None
+        self.head: MLP | TiedReadout
+        if cfg.tie_embeddings:
+            self.head = TiedReadout(self.embed.linear(0), cfg.d_out, cfg.head_bias)
+        else:
+            self.head = MLP(E, cfg.head_hidden, cfg.d_out, cfg.head_activation, bias=cfg.head_bias)
         self.to(cfg.torch_dtype)
 
     # ----------------------------------------------------------------------------- weights
@@ -642,7 +755,10 @@ class Transformer(nn.Module):
                 h, mask, positions, need_weights=return_attention, n_query=1 if last_only else None
             )
             atts.append(att)
-        out = self.head(h[:, -1] if self.cls is not None else h)  # (B, d_out) | (B, T, d_out)
+        h = h[:, -1] if self.cls is not None else h
+        if self.ln_f is not None:
+            h = self.ln_f(h)
+        out = self.head(h)  # (B, d_out) | (B, T, d_out)
         return (out, atts) if return_attention else out
 
     def hidden_states(self, x):

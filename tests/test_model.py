@@ -46,6 +46,18 @@ def _np_layernorm(x, w, b):
     return (x - mu) / np.sqrt(var + 1e-5) * w + b
 
 
+def _np_rmsnorm(x, w, eps):
+    return x / np.sqrt((x**2).mean(-1, keepdims=True) + eps) * w
+
+
+def _np_norm(cfg, P, name, x):
+    if cfg.layernorm:
+        return _np_layernorm(x, P[f"{name}.weight"], P[f"{name}.bias"])
+    if cfg.rmsnorm:
+        return _np_rmsnorm(x, P[f"{name}.weight"], cfg.rms_eps)
+    return x
+
+
 def _np_rope(x, pairs, base, explicit):
     """Rotate (2i, 2i+1) of the first 2·pairs dims by position·θ_i, θ_i = base^{-2i/(2·pairs)}.
     x: (B, N, H, n)."""
@@ -92,7 +104,7 @@ def np_transformer(m, X):
     for li, spec in enumerate(cfg.layers):
         pre = f"layers.{li}"
         H, n, c, G = spec.heads, spec.head_dim, spec.value_dim, spec.kv_groups
-        x = _np_layernorm(h, P[f"{pre}.ln1.weight"], P[f"{pre}.ln1.bias"]) if cfg.layernorm else h
+        x = _np_norm(cfg, P, f"{pre}.ln1", h)
 
         def lin(name, x=x, pre=pre):
             return x @ P[f"{pre}.attn.{name}.weight"].T + (
@@ -115,11 +127,7 @@ def np_transformer(m, X):
         a = y @ P[f"{pre}.attn.o.weight"].T + (P[f"{pre}.attn.o.bias"] if cfg.bias else 0)
         h = h + a if cfg.residual else a
         if spec.ffn_hidden:
-            x = (
-                _np_layernorm(h, P[f"{pre}.ln2.weight"], P[f"{pre}.ln2.bias"])
-                if cfg.layernorm
-                else h
-            )
+            x = _np_norm(cfg, P, f"{pre}.ln2", h)
             if cfg.ffn_kind in ("swiglu", "bilinear"):
 
                 def g(name, x=x, pre=pre):
@@ -137,14 +145,13 @@ def np_transformer(m, X):
                     P, f"{pre}.ffn.mlp", x, len(spec.ffn_hidden) + 1, cfg.ffn_kind, cfg.ffn_bias
                 )
             h = h + f if cfg.ffn_residual else f
-    out = _np_mlp(
-        P,
-        "head",
-        h[:, -1] if cls else h,
-        len(cfg.head_hidden) + 1,
-        cfg.head_activation,
-        cfg.head_bias,
-    )
+    h = h[:, -1] if cls else h
+    if cfg.final_norm:
+        h = _np_norm(cfg, P, "ln_f", h)
+    if cfg.tie_embeddings:  # the embedding's matrix (E x d_in), transposed
+        out = h @ P["embed.0.weight"] + (P["head.bias"] if cfg.head_bias else 0)
+    else:
+        out = _np_mlp(P, "head", h, len(cfg.head_hidden) + 1, cfg.head_activation, cfg.head_bias)
     return out, atts
 
 
@@ -196,6 +203,29 @@ def test_both_paths_match_an_independent_numpy_transformer(cfg, B, T, seed):
         dict(ffn_kind="bilinear", ffn_residual=False, layernorm=True, readout="tokens"),
         dict(ffn_kind="gelu", rope=2, rope_freqs=(0.3, 1.1), bias=True, causal=True),
         dict(rope="full", rope_base=7.0, embed_bias=False, head_bias=False, cls_is_key=True),
+        dict(rmsnorm=True, rms_eps=1e-3, ffn_kind="swiglu", causal=True, rope="full"),
+        dict(
+            rmsnorm=True,
+            final_norm=True,
+            tie_embeddings=True,
+            d_out=3,
+            readout="tokens",
+            causal=True,
+            rope="full",
+            ffn_kind="swiglu",
+            ffn_bias=False,
+            bias=False,
+            embed_bias=False,
+            head_bias=False,
+        ),
+        dict(
+            layernorm=True,
+            final_norm=True,
+            tie_embeddings=True,
+            d_out=3,
+            positions="learned",
+            seq_len=5,
+        ),
     ],
     ids=[
         "onehot-mlp-gelu",
@@ -204,6 +234,9 @@ def test_both_paths_match_an_independent_numpy_transformer(cfg, B, T, seed):
         "bilinear-ln-tokens",
         "partial-rope-freqs",
         "rope-base-nobias",
+        "rmsnorm-cls",
+        "digest-decoder-lm",
+        "layernorm-final-tied-cls",
     ],
 )
 def test_config_options_match_the_numpy_transformer(kw):
@@ -373,3 +406,124 @@ def test_config_round_trips_through_to_dict():
     d = cfg.to_dict()
     again = ModelConfig(**{**d, "layers": [LayerSpec(**spec) for spec in d["layers"]]})
     assert dataclasses.asdict(again) == d
+
+
+# ------------------------------------------------- opt-in RMSNorm, final norm, tied embeddings
+def test_rmsnorm_matches_torch_rms_norm_and_numpy_in_float64():
+    from approxtheory.model import RMSNorm
+
+    g = torch.Generator().manual_seed(0)
+    x = 3.0 * torch.randn(4, 7, 16, dtype=torch.float64, generator=g)
+    n = RMSNorm(16, eps=1e-5).double()
+    with torch.no_grad():
+        n.weight.copy_(torch.randn(16, dtype=torch.float64, generator=g))
+        y = n(x)
+        ref = torch.nn.functional.rms_norm(x, (16,), n.weight, eps=1e-5)
+    assert y.dtype == torch.float64
+    np.testing.assert_allclose(y.numpy(), ref.numpy(), rtol=1e-13, atol=1e-14)
+    w = n.weight.detach().numpy()
+    np.testing.assert_allclose(y.numpy(), _np_rmsnorm(x.numpy(), w, 1e-5), rtol=1e-13)
+    # no centring: a constant vector keeps its sign and is scaled to unit RMS (times the gain)
+    c = torch.full((1, 16), -2.0, dtype=torch.float64)
+    np.testing.assert_allclose(
+        RMSNorm(16, 1e-12).double()(c).detach().numpy(), -np.ones((1, 16)), rtol=1e-10
+    )
+
+
+def _lm(tie, **kw):
+    return ModelConfig(
+        **{
+            **dict(
+                d_in=11,
+                width=8,
+                d_out=11,
+                layers=[LayerSpec(2, 4, ffn_hidden=(6,)), LayerSpec(4, 2, ffn_hidden=(6,))],
+                readout="tokens",
+                causal=True,
+                rmsnorm=True,
+                final_norm=True,
+                tie_embeddings=tie,
+                embed_bias=False,
+                head_bias=False,
+            ),
+            **kw,
+        }
+    )
+
+
+def test_tied_embeddings_are_one_parameter_counted_once():
+    tied, untied = Transformer(_lm(True)), Transformer(_lm(False))
+    names = [n for n, _ in tied.named_parameters()]
+    assert "embed.0.weight" in names and not any(n.startswith("head.") for n in names)
+    # the read-out is the embedding's matrix itself (same storage), transposed
+    assert tied.head.weight.data_ptr() == tied.embedding_linear().weight.data_ptr()
+    assert tied.head.weight.shape == (11, 8)
+    # counted once: exactly the untied model's count less one 11 x 8 read-out matrix
+    assert tied.count_params() == untied.count_params() - 11 * 8
+    assert tied.count_params(["head"]) == 0
+    # norms: 2 per layer and the final one, d gains each (RMSNorm has no bias)
+    assert tied.count_params() == sum(p.numel() for p in tied.parameters())
+    n_norm = sum(p.numel() for n, p in tied.named_parameters() if ".ln" in n or "ln_f" in n)
+    assert n_norm == (2 * 2 + 1) * 8
+    # both uses of the shared matrix receive gradient (one tensor, one .grad)
+    x = torch.eye(11, dtype=torch.float64)[torch.tensor([[1, 3, 5, 7]])]
+    tied(x).sum().backward()
+    g = tied.embedding_linear().weight.grad
+    assert g is not None and float(g[:, [0, 2]].abs().sum()) > 0  # unseen tokens: read-out only
+
+
+def test_tied_model_survives_copies_and_dtype_casts():
+    import copy
+
+    from approxtheory.train import float64_copy
+
+    m = Transformer(_lm(True, dtype="float32"))
+    c = copy.deepcopy(m)
+    assert c.head.weight.data_ptr() == c.embedding_linear().weight.data_ptr()
+    assert c.head.weight.data_ptr() != m.head.weight.data_ptr()
+    f = float64_copy(m)
+    assert f.head.weight.dtype == torch.float64
+    assert f.head.weight.data_ptr() == f.embedding_linear().weight.data_ptr()
+    again = Transformer(_lm(True, dtype="float32"))
+    again.load_state_dict(m.state_dict())
+    x = torch.rand(2, 4, 11)
+    with torch.no_grad():
+        assert torch.equal(again(x), m(x))
+
+
+def test_tied_read_out_refuses_its_own_weight():
+    m = Transformer(_lm(True))
+    with pytest.raises(ConfigError, match="tied to the embedding"):
+        m.set_readout(weight=np.zeros((11, 8)))
+    with pytest.raises(ConfigError, match="tied to the embedding"):
+        m.readout_linear()
+    with pytest.raises(ConfigError, match="no bias"):
+        m.set_readout(bias=np.zeros(11))
+    m.set_embedding(weight=np.ones((8, 11)))
+    assert float(m.head.weight.detach().sum()) == 88.0
+
+
+@pytest.mark.parametrize(
+    "kw,needle",
+    [
+        (dict(layernorm=True), "exclusive"),
+        (dict(rmsnorm=False), "final_norm needs a norm kind"),
+        (dict(d_out=3), r"d_out == d_in"),
+        (dict(embed_hidden=(5,)), r"embed_hidden=\(\)"),
+        (dict(head_hidden=(5,)), r"head_hidden=\(\)"),
+        (dict(positions="onehot", seq_len=4), "positions other than onehot"),
+        (dict(rms_eps=0.0), "rms_eps must be a finite number > 0"),
+        (dict(tie_embeddings=1), "tie_embeddings must be True or False"),
+    ],
+)
+def test_bad_opt_in_configs_raise_typed_errors(kw, needle):
+    with pytest.raises(ConfigError, match=needle):
+        _lm(True, **kw)
+
+
+def test_opt_in_fields_default_off():
+    """The defaults add nothing: no norm, no final norm, an untied read-out of its own."""
+    m = Transformer(ModelConfig(d_in=3, width=4, layers=[LayerSpec(2, 2, ffn_hidden=(3,))]))
+    assert m.ln_f is None and not m.cfg.rmsnorm and not m.cfg.tie_embeddings
+    assert [n for n, _ in m.named_parameters() if "ln" in n] == []
+    assert "head.0.weight" in dict(m.named_parameters())
