@@ -509,7 +509,7 @@ register_experiment(
         seeds={"full": [0, 1, 2]},
         cell=retrieval_cell,
         plot=phase_plot,
-        claims=("HC-P6", "HC-T2b"),
+        claims=("HC-P6b", "HC-T2b"),
     )
 )
 register_experiment(

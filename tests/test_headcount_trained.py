@@ -168,6 +168,60 @@ def test_p7_p9_p10_checks_and_their_mutants(monkeypatch):
         assert run_check(cid, Context(mutant=mutant)).verdict == "inconsistent", cid
 
 
+def _lower_rows(table, seeds=(0, 1)):
+    """headcount_lower_regime-shaped rows: table (h, T) -> NMSE; seed s adds 1 % per seed."""
+    return tuple(
+        {"D": 2, "head_dim": 2, "heads": h, "T": T, "seed": s, "steps": 1, "val_nmse": v * 1.01**s}
+        for (h, T), v in table.items()
+        for s in seeds
+    )
+
+
+# T = 16 has k = -0.5 (the control): it must not enter (a) or (b)
+LOWER_OK = {(1, 16): 0.9, (1, 32): 0.2, (1, 64): 0.25, (1, 128): 0.3}
+LOWER_OK |= {(2, T): 0.02 for T in (16, 32, 64, 128)}
+
+
+def test_lower_regime_criterion_synthetic_rows():
+    res = hcc.lower_regime_criterion(_lower_rows(LOWER_OK), D=2, n=2, s=1)
+    assert res["ok"] and res["live"] == [32, 64, 128], res
+    # the k of each T is the catalogue's (T/16 - 3/2 at n = 2, s = 1, D = 2), computed by hand
+    assert res["k"] == pytest.approx({16: -0.5, 32: 0.5, 64: 2.5, 128: 6.5})
+    # (a) fails: h = 1 improves from T = 32 to 128 (the control T = 16 is not the baseline)
+    falling = {**LOWER_OK, (1, 128): 0.1}
+    r = hcc.lower_regime_criterion(_lower_rows(falling), D=2, n=2, s=1)
+    assert not r["ok"] and any(t.startswith("(a)") for t in r["failed"])
+    # (b) fails: h = 2 only x2 lower at T = 128
+    close = {**LOWER_OK, (2, 128): 0.15}
+    r = hcc.lower_regime_criterion(_lower_rows(close), D=2, n=2, s=1)
+    assert not r["ok"] and [t[:3] for t in r["failed"]] == ["(b)"]
+    # NaN is a failure, never zero error
+    r = hcc.lower_regime_criterion(_lower_rows({**LOWER_OK, (2, 128): math.nan}), D=2, n=2, s=1)
+    assert not r["ok"]
+    # one T with k > 0 does not decide
+    one = {k: v for k, v in LOWER_OK.items() if k[1] in (16, 32)}
+    assert not hcc.lower_regime_criterion(_lower_rows(one), D=2, n=2, s=1)["decided"]
+
+
+def test_p6b_check_reads_the_full_cells_on_quick_and_its_mutant(monkeypatch):
+    seen = []
+
+    def rows(name, profile):
+        seen.append((name, profile))
+        return _lower_rows(LOWER_OK), 0.0, "fake"
+
+    monkeypatch.setattr(hcc, "_exp_rows", rows)
+    v = run_check("HC-P6b", Context())
+    assert v.verdict == "consistent-empirical", v.evidence
+    assert seen == [("headcount_lower_regime", "full")]  # no quick profile: the full cache
+    assert "full profile, read for quick" in v.covered and v.scope.startswith("surrogate")
+    assert run_check("HC-P6b", Context(mutant="heads-relabelled")).verdict == "inconsistent"
+    monkeypatch.setattr(hcc, "_exp_rows", lambda name, profile: (None, 0.0, "0 cached"))
+    v = run_check("HC-P6b", Context())
+    assert v.verdict == "not-checkable"
+    assert "approxtheory experiment run headcount_lower_regime --profile full" in v.evidence
+
+
 def test_p11_on_the_paper_tables_and_its_mutant():
     v = run_check("HC-P11", Context())
     assert v.verdict == "consistent-empirical", v.evidence

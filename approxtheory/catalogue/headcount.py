@@ -415,6 +415,24 @@ P.claim(
     depends_on=("HC-T2b",),
 )
 P.claim(
+    "HC-P6b",
+    section="§6 P6 (the non-vacuous regime, trained)",
+    kind="empirical",
+    provenance="derived",
+    statement="In HC-P6's non-vacuous regime (D = 2, per-head width n = 2, s = h = 1, T up to "
+    "128, where HC-T2b's k > 0), the NMSE of trained one-head models does not fall as T (and k) "
+    "grows, and h = D = 2 heads stay at least 3x lower at the largest T.",
+    # the digest's qualitative reading of HC-T2b where it is not vacuous; kept apart from HC-P6
+    # (an exact statement about the exponent, checked symbolically) and from HC-T2b (a minimum
+    # over all models, which no trained model measures)
+    notes="A reading, not a consequence: at a fixed parameter count M the bound gives "
+    "ε >= (C/M)^(1/k), which rises with k (hence with T) when C < M, but C = C_{d,D,T} depends "
+    "on T and a trained model is one model, not the best of its size. Consistent results are "
+    "surrogate evidence for the separation; inconsistent ones contradict this reading, not the "
+    "theorem. The cells with k <= 0 (T <= 24) are the control where the bound says nothing.",
+    depends_on=("HC-T2b", "HC-P6", "HC-T2a"),
+)
+P.claim(
     "HC-P7",
     section="§6 P7",
     kind="empirical",
