@@ -612,3 +612,26 @@ def test_cli_construct_bad_input_exits_2(capsys):
     assert err.count("\n") == 1 and "beta must be >= 1" in err
     assert main(["construct", "hc_k1", "--T"]) == 2
     assert main(["construct", "bogus"]) == 2
+
+
+def test_cli_seed_sets_a_seed_knob_and_search_seed_the_search(capsys):
+    """A construction with a ``seed`` knob (the seed of its weights) takes ``--seed`` as that
+    knob; ``--search-seed`` is the search's seed everywhere, and ``--seed`` its alias elsewhere
+    (``--seed`` used to set only the search's seed, leaving the knob unreachable)."""
+
+    def cli(*argv):
+        assert main(["construct", *argv, "--budget", "64", "--json", "--no-upper"]) == 0
+        d = json.loads(capsys.readouterr().out)
+        return d["knobs"], d["sup_error"]
+
+    def api(name, search_seed, **knobs):
+        rep = build(name, T=4, **knobs).report(budget=64, seed=search_seed, upper=False)
+        return rep["knobs"], rep["sup_error"]
+
+    assert cli("hc_k1_synthetic", "--T", "4", "--seed", "5") == api("hc_k1_synthetic", 0, seed=5)
+    assert cli("hc_k1_synthetic", "--T", "4", "--seed", "5", "--search-seed", "3") == api(
+        "hc_k1_synthetic", 3, seed=5
+    )
+    assert cli("softmax_retrieval", "--T", "4", "--seed", "3") == api("softmax_retrieval", 3)
+    assert cli("softmax_retrieval", "--T", "4", "--search-seed", "3") == api("softmax_retrieval", 3)
+    assert api("hc_k1_synthetic", 0, seed=5) != api("hc_k1_synthetic", 0, seed=0)

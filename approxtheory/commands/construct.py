@@ -1,4 +1,4 @@
-"""``approxtheory construct NAME [--KNOB VALUE ...] [--budget N] [--seed S] [--json]`` and
+"""``approxtheory construct NAME [--KNOB VALUE ...] [--budget N] [--search-seed S] [--json]`` and
 ``approxtheory construct --list`` (the constructions are :mod:`approxtheory.constructions`)."""
 
 from __future__ import annotations
@@ -12,7 +12,15 @@ from ..errors import ConfigError
 __all__ = ["register"]
 
 # options shared by every construction, with their range checks (see approxtheory._cliargs)
-_GLOBAL = {"--budget": _cliargs.count, "--seed": _cliargs.seed, "--max-memory": _cliargs.mem_size}
+# ``--seed`` is the search's seed unless the construction has a knob called ``seed`` (the seed of
+# its weights, e.g. hc_k1_synthetic's a_i): then ``--seed`` sets that knob, and ``--search-seed``
+# (accepted everywhere) is the search's.
+_GLOBAL = {
+    "--budget": _cliargs.count,
+    "--search-seed": _cliargs.seed,
+    "--seed": _cliargs.seed,
+    "--max-memory": _cliargs.mem_size,
+}
 
 
 def _parse_knobs(name: str, argv: list[str]):
@@ -40,8 +48,9 @@ def _parse_knobs(name: str, argv: list[str]):
             val = argv[i + 1]
             i += 1
         i += 1
-        if "--" + key in _GLOBAL:
-            glob[key.replace("-", "_")] = _cliargs.check(_GLOBAL["--" + key], "--" + key, val)
+        if "--" + key in _GLOBAL and not (key == "seed" and "seed" in spec):
+            name_ = "seed" if key == "search-seed" else key.replace("-", "_")
+            glob[name_] = _cliargs.check(_GLOBAL["--" + key], "--" + key, val)
             continue
         key = key.replace("-", "_")
         if key not in spec:
@@ -86,7 +95,9 @@ def _cmd(args) -> int:
             ch = f" (one of {', '.join(v['choices'])})" if "choices" in v else ""
             print(f"  --{k} {v['type'].upper()}  {v['help']}{ch} [default {v['default']}]")
         print("  --budget N  random sequences for the error search [default 4096]")
-        print("  --seed S    seed of the error search (>= 0) [default 0]")
+        print("  --search-seed S  seed of the error search (>= 0) [default 0]")
+        if "seed" not in d["knobs"]:
+            print("  --seed S    the same as --search-seed")
         print(
             "  --max-memory SIZE  refuse work estimated to need more memory (e.g. 16G) "
             "[default: APPROXTHEORY_MAX_BYTES or a quarter of this machine's memory]"
