@@ -36,14 +36,31 @@ def _override_value(key: str, text: str, like: list):
     return text
 
 
-def _parse_overrides(exp, profile: str, items, corpus: str | None = None) -> dict | None:
-    """``--set NAME=VALUE`` (repeatable) and ``--corpus PATH`` -> the overrides of the profile's
-    grid, each parsed with the type of the values it replaces."""
+def _scale_preset(exp, scale: str) -> dict:
+    """The grid overrides of ``--scale NAME``: the experiment's cell function declares them as
+    ``cell.scales = {name: {param: value}}``."""
+    presets = getattr(exp.cell, "scales", None)
+    if not presets:
+        raise ApproxTheoryError(f"{exp.name} has no scales (--scale applies to prism_paired)")
+    if scale not in presets:
+        raise ApproxTheoryError(
+            f"unknown scale {scale!r} for {exp.name} (allowed: {', '.join(presets)})"
+        )
+    return dict(presets[scale])
+
+
+def _parse_overrides(
+    exp, profile: str, items, corpus: str | None = None, scale: str | None = None
+) -> dict | None:
+    """``--scale NAME`` (a preset), then ``--set NAME=VALUE`` (repeatable, on top of it) and
+    ``--corpus PATH`` -> the overrides of the profile's grid, each ``--set`` parsed with the type
+    of the values it replaces."""
     if profile not in exp.grids:
         raise ApproxTheoryError(
             f"{exp.name} has no profile {profile!r} (has: {', '.join(exp.grids)})"
         )
     grid = exp.grids[profile]
+    preset = _scale_preset(exp, scale) if scale is not None else {}
     out = {}
     for it in items:
         key, eq, text = it.partition("=")
@@ -61,6 +78,7 @@ def _parse_overrides(exp, profile: str, items, corpus: str | None = None) -> dic
         if "corpus" in out:
             raise ApproxTheoryError("the corpus is given twice (--corpus and --set corpus=...)")
         out["corpus"] = corpus
+    out = {**preset, **out}
     return out or None
 
 
@@ -88,16 +106,20 @@ def _cmd(args) -> int:
         raise ApproxTheoryError(
             f"experiment {args.action} needs a NAME (see `approxtheory experiment list`)"
         )
-    if args.set and args.action != "run":
-        raise ApproxTheoryError(
-            f"--set applies to `experiment run` only (got `experiment {args.action}`)"
-        )
+    for flag, given in (("--set", args.set), ("--scale", args.scale), ("--seeds", args.seeds)):
+        if given is not None and args.action != "run":
+            raise ApproxTheoryError(
+                f"{flag} applies to `experiment run` only (got `experiment {args.action}`)"
+            )
     if args.action == "run":
         from ..executors import check_executor
 
         executor = args.executor or ("pool" if args.workers is not None else "inprocess")
         check_executor(executor, args.workers, args.scheduler)
-        overrides = _parse_overrides(get(args.name), args.profile, args.set or [], args.corpus)
+        exp = get(args.name)
+        overrides = _parse_overrides(exp, args.profile, args.set or [], args.corpus, args.scale)
+        if args.seeds is not None:  # seeds 0..N-1 for this run (this process's registry only)
+            exp.seeds = {**exp.seeds, args.profile: list(range(args.seeds))}
         check_cells(args.name, args.profile, args.device, overrides)
         r = run_experiment(
             args.name,
@@ -128,7 +150,7 @@ def register(sub) -> None:
     p.add_argument("name", nargs="?")
     p.add_argument("--profile", default="quick", choices=["quick", "full"])
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    from .._cliargs import mem_size, out_dir, readable_file
+    from .._cliargs import mem_size, out_dir, pos_int, readable_file
 
     # a Path default is not run through out_dir: `experiment list` works in a read-only place
     p.add_argument("--out", default=Path("results"), metavar="DIR", type=out_dir)
@@ -144,6 +166,21 @@ def register(sub) -> None:
         metavar="NAME=VALUE",
         help="override one grid parameter of the profile for `run` (repeatable; e.g. "
         "--set steps=50); parsed with the type of the values it replaces",
+    )
+    p.add_argument(
+        "--scale",
+        default=None,
+        metavar="NAME",
+        help="a size preset of the experiment's grid for `run` (prism_paired: small, medium, "
+        "large = the Prism paper's models, for --device cuda; toy is the profiles' own); "
+        "--set applies on top",
+    )
+    p.add_argument(
+        "--seeds",
+        type=pos_int,
+        default=None,
+        metavar="N",
+        help="run seeds 0..N-1 instead of the profile's seeds (`run` only)",
     )
     p.add_argument(
         "--max-memory",
