@@ -584,6 +584,10 @@ def _check_knobs(name, overrides: dict, values: bool) -> None:
         for k, v in overrides.items():
             if not isinstance(v, SearchStrategy):
                 _coerce(k, table[k], v)
+        fixed = {k: v for k, v in overrides.items() if not isinstance(v, SearchStrategy)}
+        for r in reg[name].requires:
+            if set(r.knob_names) <= set(fixed) and r.check(fixed):
+                raise InvalidArgument(f"{name}: {r.check(fixed)}")
 
 
 def _int_knob(key: str, lo: int, hi: int, default: int, log: bool) -> SearchStrategy[int]:
@@ -676,7 +680,10 @@ def construction_knobs(name, **overrides) -> SearchStrategy[dict]:
     integers low..low + 30 (low=2: 2..32), floats default ± 10, log scale two decades beyond the
     default (a low end of 0: default·10⁻²), each widened to hold the default. Every knob shrinks
     to its default, so a failing case differs from ``build(name)`` only in the knobs that matter.
-    Constraints between knobs (say, k < T/2) are the construction's, checked by ``build``.
+    Constraints between knobs (the construction's :class:`~approxtheory.constructions.Requirement`
+    s, say k < T/2) hold in every draw: a draw that breaks one has the requirement's knobs that
+    were not overridden set back to their defaults, one at a time, until it holds (the defaults
+    are valid together); a draw whose overrides break it is rejected.
     """
     if not isinstance(name, SearchStrategy):
         _check_knobs(name, overrides, values=True)
@@ -688,10 +695,31 @@ def _construction_knobs(draw, name, overrides):
     name = draw(_s(name))
     _check_knobs(name, overrides, values=False)
     out = {}
-    for k, knob in _knob_table(name).items():
+    table = _knob_table(name)
+    for k, knob in table.items():
         if k in overrides:
             out[k] = draw(_s(overrides[k]))
             _coerce(k, knob, out[k])
         else:
             out[k] = draw(_knob_strategy(k, knob))
-    return out
+    return _within_requirements(name, out, table, overrides)
+
+
+def _within_requirements(name, knobs: dict, table: dict, overrides) -> dict:
+    """``knobs`` with each broken requirement repaired by resetting its knobs (those not
+    overridden, in the order the requirement names them) to their defaults; rejects the draw
+    when overrides leave one broken."""
+    from hypothesis import reject
+
+    requires = _registry()[name].requires
+    for _ in range(len(table) + 1):  # each pass resets at least one knob, or all hold
+        broken = [r for r in requires if r.check(knobs)]
+        if not broken:
+            return knobs
+        free = [
+            k for k in broken[0].knob_names if k not in overrides and knobs[k] != table[k].default
+        ]
+        if not free:
+            break
+        knobs[free[0]] = table[free[0]].default
+    reject()

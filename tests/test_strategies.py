@@ -290,6 +290,40 @@ def test_drawn_knobs_pass_the_constructions_own_validation(name):
     check()
 
 
+@pytest.mark.parametrize("name", [n for n in names() if REGISTRY[n].requires])
+def test_drawn_knobs_keep_the_requirements_between_knobs(name):
+    """Constraints between knobs (k < T/2, h = D, beta*T >= 1, r <= 2F) hold in every draw, so
+    ``build`` accepts drawn knobs; the draws still vary the constrained knobs."""
+    table, requires = REGISTRY[name].knobs, REGISTRY[name].requires
+    seen: dict[str, set] = {k: set() for r in requires for k in r.knob_names}
+
+    @settings(max_examples=60, deadline=None, database=None)
+    @given(ats.construction_knobs(name))
+    def check(knobs):
+        for r in requires:
+            assert r.check(knobs) is None, (name, knobs)
+            for k in r.knob_names:
+                seen[k].add(knobs[k])
+
+    check()
+    if any(len(r.knob_names) > 1 for r in requires):  # hc_k1's h = 2 admits one value
+        assert any(len(v) > 1 for v in seen.values()), seen
+    assert all(r.check({k: table[k].default for k in table}) is None for r in requires)
+
+
+def test_overrides_that_break_a_requirement_are_refused_or_rejected():
+    """Fixed overrides that break a requirement raise at once; drawn ones are never returned."""
+    with pytest.raises(InvalidArgument, match="k must be < T/2"):
+        ats.construction_knobs("lag_head", T=8, k=5)
+
+    @settings(max_examples=20, deadline=None, database=None)
+    @given(ats.construction_knobs("lag_head", T=st.integers(4, 9), k=st.integers(0, 4)))
+    def check(knobs):
+        assert knobs["k"] < knobs["T"] // 2, knobs
+
+    check()
+
+
 @settings(max_examples=15, deadline=None, database=None)
 @given(ats.construction_knobs("softmax_retrieval", T=st.integers(1, 6)))
 def test_drawn_knobs_build(knobs):

@@ -94,6 +94,8 @@ def _cmd(args) -> int:
         for k, v in d["knobs"].items():
             ch = f" (one of {', '.join(v['choices'])})" if "choices" in v else ""
             print(f"  --{k} {v['type'].upper()}  {v['help']}{ch} [default {v['default']}]")
+        for r in d["requires"]:
+            print(f"  requires: {r['message']}")
         print("  --budget N  random sequences for the error search [default 4096]")
         print("  --search-seed S  seed of the error search (>= 0) [default 0]")
         if "seed" not in d["knobs"]:

@@ -16,7 +16,17 @@ parameter count by the paper's convention, claimed bound); measuring is separate
 """
 
 from . import headcount, infoflow, tradeoffs  # noqa: F401  (registers the constructions)
-from ._base import REGISTRY, Construction, Knob, Registered, build, names, tolerance, verdict
+from ._base import (
+    REGISTRY,
+    Construction,
+    Knob,
+    Registered,
+    Requirement,
+    build,
+    names,
+    tolerance,
+    verdict,
+)
 from .headcount import build_hc_k1_model, build_softmax_retrieval_model
 from .tradeoffs import build_lag_model
 
@@ -24,6 +34,7 @@ __all__ = [
     "Construction",
     "Knob",
     "Registered",
+    "Requirement",
     "REGISTRY",
     "build",
     "names",
@@ -37,7 +48,8 @@ __all__ = [
 
 
 def describe(name: str) -> dict:
-    """Claim, summary and knobs (type, default, help, choices or range) of a construction."""
+    """Claim, summary, knobs (type, default, help, choices or range) and the requirements between
+    knobs of a construction."""
     entry = REGISTRY[name]
     return {
         "name": name,
@@ -54,4 +66,5 @@ def describe(name: str) -> dict:
             }
             for k, v in entry.knobs.items()
         },
+        "requires": [{"knobs": list(r.knob_names), "message": r.message} for r in entry.requires],
     }

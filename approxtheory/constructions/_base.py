@@ -14,6 +14,7 @@ __all__ = [
     "Construction",
     "Knob",
     "Registered",
+    "Requirement",
     "REGISTRY",
     "register",
     "build",
@@ -249,10 +250,40 @@ def verdict(
 
 
 @dataclass(frozen=True, kw_only=True)
+class Requirement:
+    """A constraint between knobs that no single knob's range can say (``k < T/2``).
+
+    ``holds`` is called with the knobs it names as keywords (its parameter names are knob
+    names) and returns whether the values are allowed; ``message`` says what is required and
+    why. :func:`build` refuses values that break it with a ConfigError holding ``message`` and
+    the values; :func:`approxtheory.strategies.construction_knobs` draws only values that keep
+    it (breaking draws fall back to the knobs' defaults).
+    """
+
+    message: str
+    holds: Callable[..., bool]
+
+    @property
+    def knob_names(self) -> tuple[str, ...]:
+        """The knobs the requirement reads, in the order ``holds`` takes them."""
+        import inspect
+
+        return tuple(inspect.signature(self.holds).parameters)
+
+    def check(self, values: dict) -> str | None:
+        """Why ``values`` break the requirement (the message and the values read), or None."""
+        names = self.knob_names
+        if self.holds(**{k: values[k] for k in names}):
+            return None
+        return f"{self.message} (got {', '.join(f'{k}={values[k]}' for k in names)})"
+
+
+@dataclass(frozen=True, kw_only=True)
 class Registered:
     """A registered construction: ``build(**knob values) -> Construction``, its knobs, the claim
-    it realises, a one-line summary and, optionally, ``estimate(**knob values)``: the bytes (or
-    ``{"bytes": ..., "seconds": ...}``) its build needs, checked before building."""
+    it realises, a one-line summary, the :class:`Requirement` s between its knobs and,
+    optionally, ``estimate(**knob values)``: the bytes (or ``{"bytes": ..., "seconds": ...}``)
+    its build needs, checked before building."""
 
     name: str
     build: Callable[..., Construction]
@@ -260,21 +291,39 @@ class Registered:
     claim: str
     summary: str
     estimate: Callable[..., Any] | None = None
+    requires: tuple[Requirement, ...] = ()
 
 
 REGISTRY: dict[str, Registered] = {}
 
 
-def register(name: str, claim: str, summary: str, estimate: Callable | None = None, **knobs: Knob):
+def register(
+    name: str,
+    claim: str,
+    summary: str,
+    estimate: Callable | None = None,
+    requires: tuple[Requirement, ...] = (),
+    **knobs: Knob,
+):
     """Register a construction; ``estimate(**knobs)`` (optional) gives the bytes its build needs,
-    so that :func:`build` refuses oversized knobs before allocating."""
+    so that :func:`build` refuses oversized knobs before allocating; ``requires`` lists the
+    constraints between knobs (:class:`Requirement`), checked by :func:`build`."""
     for k, v in knobs.items():
         if not isinstance(v, Knob):
             raise ConfigError(f"construction {name} knob {k} must be a Knob (got {v!r})")
+    for r in requires:
+        if not isinstance(r, Requirement) or not set(r.knob_names) <= set(knobs):
+            raise ConfigError(f"construction {name}: {r!r} must be a Requirement on its knobs")
 
     def deco(fn):
         REGISTRY[name] = Registered(
-            name=name, build=fn, knobs=knobs, claim=claim, summary=summary, estimate=estimate
+            name=name,
+            build=fn,
+            knobs=knobs,
+            claim=claim,
+            summary=summary,
+            estimate=estimate,
+            requires=tuple(requires),
         )
         fn.construction_name = name
         return fn
@@ -334,6 +383,10 @@ def build(name: str, /, **knobs) -> Construction:
             f"{', '.join(spec) or 'none'}"
         )
     values = {k: _coerce(k, spec[k], knobs.get(k)) for k in spec}
+    for req in entry.requires:
+        why = req.check(values)
+        if why:
+            raise ConfigError(why)
     if entry.estimate is not None:
         from ..resources import require
 

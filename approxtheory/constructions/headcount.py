@@ -16,7 +16,7 @@ from ..errors import ConfigError
 from ..model import LayerSpec, ModelConfig, ResidualLayout, Transformer
 from ..resources import array_bytes, model_bytes
 from ..tasks import GeneralizedRetrieval, MaxPlusMin, Memorize, ScalarMax, SyntheticMaxSum
-from ._base import Construction, Knob, register
+from ._base import Construction, Knob, Requirement, register
 
 # One position of the tasks' index sets S_i, built in Python: list(range(T)) (an 8-byte slot and a
 # 28-byte int), the set that dedups it (>= 26 bytes an entry) and the sorted list (8 bytes).
@@ -205,12 +205,12 @@ def _k1_gate_bound(task, beta, gate) -> tuple[float, str]:
 PAPER_GATE = float(claim("HC-K1").expr("gate"))
 
 
-def _check_heads(h, D):
-    if h != D:
-        raise ConfigError(
-            f"HC-K1 uses one head per feature: h must equal D (got h={h}, D={D}); "
-            "with fewer heads see HC-T2b's lower bound"
-        )
+def _heads_requirement(holds, D: str = "D") -> Requirement:
+    return Requirement(
+        message=f"HC-K1 uses one head per feature: h must equal {D} (with fewer heads see "
+        "HC-T2b's lower bound)",
+        holds=holds,
+    )
 
 
 def _check_beta_regime(beta):
@@ -224,6 +224,7 @@ def _check_beta_regime(beta):
     "D heads of width 2, one per feature, position-gated (digest §4.1); "
     "default task: max over the first half + min over the second half (D = 2)",
     estimate=_hc_k1_estimate,
+    requires=(_heads_requirement(lambda h: h == 2, D="D = 2"),),
     T=Knob(type=int, default=8, help="sequence length", low=4),
     beta=Knob(
         type=float, default=100.0, help="softmax inverse temperature β (>= 1)", low=1, log=True
@@ -244,7 +245,6 @@ def _check_beta_regime(beta):
 )
 def hc_k1(T, beta, gate, sets, h):
     _check_beta_regime(beta)
-    _check_heads(h, 2)
     task: GeneralizedRetrieval
     if sets == "all":
         task = MaxPlusMin(T)
@@ -288,6 +288,7 @@ def hc_k1(T, beta, gate, sets, h):
     "HC-K1",
     "direct instance of HC-K1 for y = Σ_i max_t a_iᵀx(t) (D = 4, d = 4): no gate, F̂ is the sum",
     estimate=_hc_k1_synthetic_estimate,
+    requires=(_heads_requirement(lambda h, D: h in (0, D)),),  # h = 0 means D
     T=Knob(type=int, default=16, help="sequence length", low=1),
     beta=Knob(
         type=float, default=100.0, help="softmax inverse temperature β (>= 1)", low=1, log=True
@@ -299,7 +300,6 @@ def hc_k1(T, beta, gate, sets, h):
 )
 def hc_k1_synthetic(T, beta, D, d, seed, h):
     _check_beta_regime(beta)
-    _check_heads(h or D, D)
     task = SyntheticMaxSum(T, d=d, D=D, seed=seed)
     model = build_hc_k1_model(task, beta)
     bound, expr = _k1_bound(task, beta)
@@ -461,6 +461,9 @@ def build_softmax_retrieval_model(T: int, beta: float) -> Transformer:
     "one softmax head retrieving max_t x(t) (scalar tokens "
     "in [0, 1]); error <= (1 + ln(βT))/β, ~1/β at near-ties (HC-P2)",
     estimate=_softmax_retrieval_estimate,
+    requires=(
+        Requirement(message="IF-T2's bound needs beta*T >= 1", holds=lambda beta, T: beta * T >= 1),
+    ),
     T=Knob(type=int, default=8, help="sequence length", low=1),
     beta=Knob(
         type=float,
@@ -474,8 +477,6 @@ def build_softmax_retrieval_model(T: int, beta: float) -> Transformer:
 def softmax_retrieval(T, beta):
     m = build_softmax_retrieval_model(T, beta)
     c = claim("IF-T2")
-    if beta * T < 1:
-        raise ConfigError(f"IF-T2's bound needs beta*T >= 1 (got beta={beta}, T={T})")
     bound = c.evaluate_float("err_attn", beta=beta, T=T)
     k1 = claim("HC-K1")
     extra = {

@@ -9,11 +9,10 @@ import sympy as sp
 import torch
 
 from ..catalogue import claim
-from ..errors import ConfigError
 from ..model import LayerSpec, ModelConfig, ResidualLayout, Transformer
 from ..resources import array_bytes, model_bytes, sup_error_bytes
 from ..tasks import LagExtraction, Task
-from ._base import Construction, Knob, register
+from ._base import Construction, Knob, Requirement, register
 
 
 def _features(T: int, F: int) -> tuple[np.ndarray, np.ndarray]:
@@ -129,16 +128,18 @@ def _attention_rows(m: Transformer, T: int) -> np.ndarray:
     "(digest §5 C1); its error for i.i.d. unit-variance tokens, with the best read-out, "
     "must stay above the floor q/(1+q), q = (L-1)e^{-4B} (TO-X2); weights obey TO-X1",
     estimate=_lag_head_estimate,
+    requires=(
+        Requirement(
+            message="k must be < T/2 so that every scored row has a target",
+            holds=lambda k, T: k < T // 2,
+        ),
+    ),
     T=Knob(type=int, default=64, help="sequence length", low=4),
     k=Knob(type=int, default=2, help="lag", low=0),
     F=Knob(type=int, default=8, help="frequency pairs (head dim 2F)", low=1),
     B=Knob(type=float, default=2.0, help="logit bound B", low=0, exclude_low=True, log=True),
 )
 def lag_head(T, k, F, B):
-    if k >= T // 2:
-        raise ConfigError(
-            f"k must be < T/2 so that every scored row has a target (got k={k}, T={T})"
-        )
     m, A = build_lag_model(T, k, F, B)
     att = _attention_rows(m, T)
     rows = np.arange(T // 2, T)
@@ -224,6 +225,10 @@ class ModelTarget(Task):
     "rank r: the logit change is <= σ_{r+1} R² and the output change <= |c| max|x| "
     "(e^{2σ_{r+1}R²} - 1) (TO-C1)",
     estimate=_svd_truncation_estimate,
+    requires=(
+        Requirement(message="r must be <= 2F (the head's rank)", holds=lambda r, F: r <= 2 * F),
+        Requirement(message="k must be < T", holds=lambda k, T: k < T),
+    ),
     T=Knob(type=int, default=32, help="sequence length", low=4),
     k=Knob(type=int, default=2, help="lag", low=0),
     F=Knob(type=int, default=8, help="frequency pairs of the original head (rank 2F)", low=1),
@@ -246,10 +251,6 @@ class ModelTarget(Task):
     ),
 )
 def svd_truncation(T, k, F, B, r, decay):
-    if r > 2 * F:
-        raise ConfigError(f"r must be <= 2F = {2 * F} (got r={r})")
-    if k >= T:
-        raise ConfigError(f"k must be < T (got k={k}, T={T})")
     ref, _ = build_lag_model(T, k, F, B, decay=decay)
     m, _ = build_lag_model(T, k, F, B, decay=decay)
     head = m.head_weights(0, 0)  # the only head: W_Q, W_K whole
