@@ -446,27 +446,29 @@ class TriangleCenter(Task):
 
 class SpecificPositions(Task):
     """TASK-SPA (InfoFlow digest §2.4): F(X) = x(1) + ... + x(p) (p = 3 in the paper, T = 10,
-    x ~ N(0, I_2)); a vector target of shape ``(B, d)``.
+    x ~ N(0, I_2)); a vector target of shape ``(B, d)``. ``offset`` > 0 sums x(offset + 1) ..
+    x(offset + p) instead (the off-by-one mutant of IF-E1 uses offset 1).
 
     The sup-norm domain is the box [-3, 3]^d (``sample_gaussian`` gives the paper's draws)."""
 
     name = "specific_positions"
     lo, hi = -3.0, 3.0
 
-    def __init__(self, T: int = 10, d: int = 2, p: int = 3):
+    def __init__(self, T: int = 10, d: int = 2, p: int = 3, offset: int = 0):
         super().__init__(T, d)
         self.p = _check_int("p", p)
-        if self.p > T:
-            raise ConfigError(f"p must be <= T (got p={p}, T={T})")
+        self.offset = _check_int("offset", offset, lo=0)
+        if self.offset + self.p > T:
+            raise ConfigError(f"offset + p must be <= T (got offset={offset}, p={p}, T={T})")
 
     def _target(self, X):
-        return X[:, : self.p].sum(1)
+        return X[:, self.offset : self.offset + self.p].sum(1)
 
     def sample_gaussian(self, n, rng):
         return rng.standard_normal((n, self.T, self.d))
 
     def describe(self):
-        return {**super().describe(), "p": self.p}
+        return {**super().describe(), "p": self.p, "offset": self.offset}
 
 
 class Induction(Task):

@@ -67,6 +67,96 @@ def heads_of(cfg: dict) -> tuple[int, int, int]:
     return h1, h2, E
 
 
+# ------------------------------------------------------------------ the argmax probe (IF-E2)
+#: the probe protocol (the sources do not give it; protocol ours, digest §6.3 and ambiguity 9):
+#: the layer whose post-attention state is probed (1-based), the query tokens (the T input
+#: tokens or the CLS token), whether a token's own position may be its argmax, and the number of
+#: probe sequences (half fit the linear probe, half measure it); a pmax cell's config may
+#: override each (keys ``probe_layer``, ``probe_query``, ``probe_self``, ``probe_n``)
+PROBE_DEFAULTS = {"probe_layer": 1, "probe_query": "tokens", "probe_self": 1, "probe_n": 2000}
+
+
+def _probe_settings(cfg: dict) -> tuple[int, str, bool, int]:
+    from approxtheory.errors import ConfigError
+
+    c = {**PROBE_DEFAULTS, **{k: cfg[k] for k in PROBE_DEFAULTS if k in cfg}}
+    try:
+        layer, query = int(c["probe_layer"]), str(c["probe_query"])
+        own, n = int(c["probe_self"]), int(c["probe_n"])
+    except (TypeError, ValueError):
+        raise ConfigError(f"probe settings must be integers and a query name (got {c})") from None
+    if layer not in (1, 2) or query not in ("tokens", "cls") or own not in (0, 1) or n < 20:
+        raise ConfigError(
+            f"probe_layer must be 1 or 2, probe_query tokens or cls, probe_self 0 or 1, "
+            f"probe_n >= 20 (got {c})"
+        )
+    if query == "cls" and not own:
+        raise ConfigError("probe_self 0 needs probe_query tokens (CLS is never a key)")
+    return layer, query, bool(own), n
+
+
+def probe_errors(model, X, layer: int, query: str, own: bool) -> dict:
+    """Per head of layer ``layer``: fit a linear probe (least squares with intercept) from the
+    query tokens' post-attention states (residual + attention output) to x(s1) and to x(s2), the
+    raw tokens at the positions of the largest and second-largest attention score of that head
+    (over the T input tokens; ``own`` False excludes s = t). Fitted on the first half of ``X``;
+    returns the per-sequence squared errors on the second half, shape (heads, n/2), for the
+    argmax ("s1") and the runner-up ("s2") targets, and the targets' total variance there."""
+    import numpy as np
+    import torch
+
+    X = torch.as_tensor(np.asarray(X), dtype=torch.float64)
+    n, T, _ = X.shape
+    with torch.no_grad():
+        h, mask, positions = model._input_stream(X)
+        for blk in model.layers[: layer - 1]:
+            h, _ = blk(h, mask, positions)
+        blk = model.layers[layer - 1]
+        a, att = blk.attn(blk.ln1(h), mask, positions, True)
+        post = h + a if model.cfg.residual else a
+    q = list(range(T)) if query == "tokens" else [h.shape[1] - 1]
+    scores = att[:, :, q, :T].clone()  # (n, heads, |q|, T)
+    if not own:
+        for i, t in enumerate(q):
+            scores[:, :, i, t] = -torch.inf
+    top = torch.topk(scores, 2, dim=-1).indices  # (n, heads, |q|, 2)
+    feats = post[:, q, :].numpy()  # (n, |q|, E)
+    half = n // 2
+    out: dict = {"s1": [], "s2": [], "var1": [], "var2": []}
+    for j in range(att.shape[1]):
+        for r, key in ((0, "s1"), (1, "s2")):
+            idx = top[:, j, :, r]  # (n, |q|)
+            Y = X[torch.arange(n)[:, None], idx].numpy()  # (n, |q|, d)
+            F = np.concatenate([feats, np.ones(feats.shape[:2] + (1,))], axis=-1)
+            Ff, Yf = F[:half].reshape(-1, F.shape[-1]), Y[:half].reshape(-1, Y.shape[-1])
+            W = np.linalg.lstsq(Ff, Yf, rcond=None)[0]
+            err = ((F[half:] @ W - Y[half:]) ** 2).sum(-1).mean(-1)  # per sequence (n/2,)
+            out[key].append(err)
+            out["var" + key[1]].append(float(Y[half:].reshape(-1, Y.shape[-1]).var(0).sum()))
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+def probe_ratios(trained: dict, init: dict, seed: int, n_boot: int = N_BOOT) -> dict:
+    """Recovery-error ratio trained / init (relative errors: mean squared error over the targets'
+    variance), averaged over heads, for the argmax and the runner-up, with 95 % bootstrap
+    intervals over the held-out sequences."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    m = trained["s1"].shape[1]
+    idx = np.concatenate([np.arange(m)[None], rng.integers(0, m, (n_boot, m))])
+    res = {}
+    for key, name in (("s1", "argmax"), ("s2", "second")):
+        v = "var" + key[1]
+        rel_t = trained[key][:, idx].mean(-1) / trained[v][:, None]  # (heads, 1 + n_boot)
+        rel_i = init[key][:, idx].mean(-1) / init[v][:, None]
+        ratio = (rel_t / rel_i).mean(0)
+        res[f"probe_{name}_ratio"] = float(ratio[0])
+        res[f"probe_{name}_lo"] = float(np.quantile(ratio[1:], 0.025))
+        res[f"probe_{name}_hi"] = float(np.quantile(ratio[1:], 0.975))
+    return res
+
+
 def trained_cell(cfg: dict) -> dict:
     """Train one two-layer model: ``task`` (pmax or tri), ``D`` and ``drop`` (pmax) or
     ``size`` (tri), ``T``, ``hidden``, ``lr``, ``steps``, ``seed``; pmax optionally ``d``."""
@@ -75,9 +165,11 @@ def trained_cell(cfg: dict) -> dict:
 
     from approxtheory.errors import ApproxTheoryError
     from approxtheory.model import LayerSpec, ModelConfig, Transformer
-    from approxtheory.train import TaskData, TrainConfig, float64_copy, train
+    from approxtheory.train import TaskData, TrainConfig, default_init_, float64_copy, train
 
     h1, h2, E = heads_of(cfg)
+    if cfg.get("task") == "pmax":
+        _probe_settings(cfg)  # bad probe settings: a typed error before any training
     task = _task(cfg)
     N = int(cfg["hidden"])
     n = math.ceil(E / max(h1, h2))
@@ -114,7 +206,7 @@ def trained_cell(cfg: dict) -> dict:
         out = m(torch.from_numpy(np.asarray(Xva, dtype=np.float64)))
     pred = out.reshape(len(Xva), -1)[:, 0].numpy()
     nm, lo, hi = nmse_interval(pred, task.target(Xva), seed)
-    return {
+    rec = {
         "h1": h1,
         "h2": h2,
         "E": E,
@@ -124,6 +216,19 @@ def trained_cell(cfg: dict) -> dict:
         "params": model.count_params(),
         "final_train_loss": res.final_loss,
     }
+    if cfg["task"] == "pmax":
+        layer, query, own, n_probe = _probe_settings(cfg)
+        m0 = Transformer(mc)  # the same seed's initial draw as train()'s
+        default_init_(m0, torch.Generator().manual_seed(seed))
+        Xp = task.sample(n_probe, np.random.default_rng(30_000 + seed))
+        rec.update(
+            probe_ratios(
+                probe_errors(m, Xp, layer, query, own),
+                probe_errors(float64_copy(m0), Xp, layer, query, own),
+                seed,
+            )
+        )
+    return rec
 
 
 def pmax_plot(rows: list, out: Path, **_) -> list:
@@ -191,6 +296,7 @@ register_experiment(
                 "hidden": [32],
                 "lr": [1e-2],
                 "steps": [1000],
+                **{k: [v] for k, v in PROBE_DEFAULTS.items()},
             },
             "full": {
                 "task": ["pmax"],
@@ -200,12 +306,13 @@ register_experiment(
                 "hidden": [64],
                 "lr": [3e-3],
                 "steps": [5000],
+                **{k: [v] for k, v in PROBE_DEFAULTS.items()},
             },
         },
         seeds={"quick": [0], "full": [0, 1, 2]},
         cell=trained_cell,
         plot=pmax_plot,
-        claims=("IF-P3",),
+        claims=("IF-P3", "IF-E2"),
     )
 )
 register_experiment(
@@ -239,27 +346,58 @@ register_experiment(
 )
 
 
-# ------------------------------------------------------------- one layer vs two on KTH(2)
-def kth_cell(cfg: dict) -> dict:
-    """Train a ``layers``-layer model with one head per layer and learned positions on
-    TASK-KTH(2) (scalar tokens U[0, 1]): width ``E``, hidden size ``hidden`` (encoder, FFNs,
-    read-out), ``T``, ``lr``, ``steps``, ``seed``."""
+# ------------------------------------------------- one layer vs two on KTH(2) and PMAX(1)
+#: the token dimension per depth task (KTH: scalar scores; PMAX: the §6.1 d = 4)
+DEPTH_D = {"kth": 1, "pmax": 4}
+
+
+def _depth_task(cfg: dict):
+    """TASK-KTH(k) (scalar tokens U[0, 1]; ``k``, default 2) or TASK-PMAX(1) (d = 4, unit-norm
+    tokens), from ``task`` (default kth)."""
+    from approxtheory.errors import ConfigError
+    from approxtheory.tasks import KthLargest, PairwiseMax
+
+    name, T = cfg.get("task", "kth"), int(cfg["T"])
+    if name == "kth":
+        return KthLargest(T, k=int(cfg.get("k", 2)))
+    if name == "pmax":
+        return PairwiseMax(T, d=DEPTH_D["pmax"], D=1, seed=7)
+    raise ConfigError(f"depth task must be kth or pmax (got {name!r})")
+
+
+def _depth_positions(cfg: dict) -> str:
+    """``positions`` (learned or none); default learned for KTH (the §4.1 construction's
+    self-exclusion needs them), none for PMAX (§6.1 trains without)."""
+    from approxtheory.errors import ConfigError
+
+    pos = cfg.get("positions", "learned" if cfg.get("task", "kth") == "kth" else "none")
+    if pos not in ("learned", "none"):
+        raise ConfigError(f"positions must be learned or none (got {pos!r})")
+    return pos
+
+
+def depth_cell(cfg: dict) -> dict:
+    """Train a ``layers``-layer model with one head per layer on ``task`` (kth or pmax; see
+    :func:`_depth_task`): width ``E``, hidden size ``hidden`` (encoder, FFNs, read-out), ``T``,
+    ``lr``, ``steps``, ``seed``; optional ``positions`` (:func:`_depth_positions`)."""
     import numpy as np
     import torch
 
-    from approxtheory.errors import ApproxTheoryError
+    from approxtheory.errors import ApproxTheoryError, ConfigError
     from approxtheory.model import LayerSpec, ModelConfig, Transformer
-    from approxtheory.tasks import KthLargest
     from approxtheory.train import TaskData, TrainConfig, float64_copy, train
 
     T, E, N, L = int(cfg["T"]), int(cfg["E"]), int(cfg["hidden"]), int(cfg["layers"])
-    task = KthLargest(T, k=2)
+    if L not in (1, 2):
+        raise ConfigError(f"layers must be 1 or 2 (got {L})")
+    task = _depth_task(cfg)
+    pos = _depth_positions(cfg)
     mc = ModelConfig(
-        d_in=1,
+        d_in=task.d,
         width=E,
         layers=[LayerSpec(1, E, ffn_hidden=(N,))] * L,
-        seq_len=T,
-        positions="learned",
+        seq_len=T if pos != "none" else None,
+        positions=pos,
         embed_hidden=(N,),
         head_hidden=(N,),
         residual=True,
@@ -282,37 +420,58 @@ def kth_cell(cfg: dict) -> dict:
         ),
     )
     if not res.ok:
-        raise ApproxTheoryError(f"infoflow kth cell {cfg}: {res.message}")
+        raise ApproxTheoryError(f"infoflow depth cell {cfg}: {res.message}")
     with torch.no_grad():
         out = float64_copy(res.model).cpu()(torch.from_numpy(np.asarray(Xva, dtype=np.float64)))
     nm, lo, hi = nmse_interval(out.reshape(len(Xva), -1)[:, 0].numpy(), task.target(Xva), seed)
     return {"val_nmse": nm, "nmse_lo": lo, "nmse_hi": hi, "params": model.count_params()}
 
 
-def depth_fits(rows: list) -> list[dict]:
-    """Per (layers, T): the fitted log-log slope of best-over-seeds NMSE against the parameter
-    count (95 % bootstrap interval, ``fit_rate``) next to predict_rate's: N ~ ε^-α and NMSE ~ ε²
-    give NMSE ~ N^(-2/α), α at d = 1 and the model's E."""
+#: the former name of :func:`depth_cell` (KTH only)
+kth_cell = depth_cell
+
+
+def depth_prediction(task: str, layers: int, pos_enc: bool, T: int, E: int, k: int = 2):
+    """predict_rate's exponent α for one (task, depth, T, E) and whether it depends on T; the
+    predicted log-log slope of NMSE against parameters is -2/α (N ~ ε^-α, NMSE ~ ε²), None
+    when α = 0 (no parameter growth predicted as ε -> 0)."""
     from approxtheory.infoflow import Arch, make_task, predict_rate
     from approxtheory.infoflow import E as E_
     from approxtheory.infoflow import T as T_
     from approxtheory.infoflow import d as d_
+
+    t = make_task("kth", k=k) if task == "kth" else make_task("pmax", D=1)
+    pred = predict_rate(Arch((1,) * layers, pos_enc=pos_enc), t)
+    alpha = float(pred.alpha.subs({T_: T, d_: DEPTH_D[task], E_: E}))
+    return alpha, (-2.0 / alpha if alpha > 0 else None), bool(pred.depends_on_T)
+
+
+def depth_fits(rows: list) -> list[dict]:
+    """Per (task, layers, T, E): the fitted log-log slope of best-over-seeds NMSE against the
+    parameter count (95 % bootstrap interval, ``fit_rate``) next to predict_rate's -2/α
+    (:func:`depth_prediction`). Rows without ``task`` are KTH(2) with learned positions."""
     from approxtheory.measure import fit_rate
 
     best: dict = {}
     for r in rows:
-        k = (int(r["layers"]), int(r["T"]), int(r["E"]), int(r["params"]))
-        best[k] = min(best.get(k, math.inf), float(r["val_nmse"]))
+        task = r.get("task") or "kth"
+        pcfg = {"task": task, "positions": r["positions"]} if r.get("positions") else {"task": task}
+        pe = _depth_positions(pcfg) != "none"
+        k = (task, int(r.get("k") or 2), pe, int(r["layers"]), int(r["T"]), int(r["E"]))
+        p = int(r["params"])
+        best.setdefault(k, {})
+        best[k][p] = min(best[k].get(p, math.inf), float(r["val_nmse"]))
     out = []
-    for L, T, E in sorted({k[:3] for k in best}):
-        pts = sorted((p, v) for (l_, t_, e_, p), v in best.items() if (l_, t_, e_) == (L, T, E))
+    for key in sorted(best):
+        task, kk, pe, L, T, E = key
+        pts = sorted(best[key].items())
         if len(pts) < 3:  # fit_rate needs three points
             continue
         fit = fit_rate([p for p, _ in pts], [v for _, v in pts], seed=10 * T + L)
-        pred = predict_rate(Arch((1,) * L, pos_enc=True), make_task("kth", k=2))
-        alpha = float(pred.alpha.subs({T_: T, d_: 1, E_: E}))
+        alpha, pslope, dep = depth_prediction(task, L, pe, T, E, kk)
         out.append(
             {
+                "task": task if task == "pmax" else f"kth{kk}",
                 "layers": L,
                 "T": T,
                 "E": E,
@@ -320,54 +479,79 @@ def depth_fits(rows: list) -> list[dict]:
                 "slope_lo": fit.ci_low,
                 "slope_hi": fit.ci_high,
                 "alpha": alpha,
-                "predicted_slope": -2.0 / alpha,
-                "depends_on_T": pred.depends_on_T,
+                "predicted_slope": pslope,
+                "depends_on_T": dep,
+                "best_nmse": min(v for _, v in pts),
             }
         )
     return out
 
 
-def kth_plot(rows: list, out: Path, **_) -> list:
+def depth_plot(rows: list, out: Path, **_) -> list:
     from approxtheory.report import plot_from_csv, write_csv
 
     out.mkdir(parents=True, exist_ok=True)
-    write_csv(out / "fits.csv", depth_fits(rows))
+    fits = depth_fits(rows)
+    fp = write_csv(out / "fits.csv", fits)
     tab = [
         {"model": f"L={r['layers']},T={r['T']}", "params": r["params"], "val_nmse": r["val_nmse"]}
         for r in rows
     ]
     p = write_csv(out / "nmse_vs_params.csv", tab)
-    return [
+    figs = [
         plot_from_csv(
             p,
             {
                 "x": "params",
                 "y": ["val_nmse"],
                 "group": "model",
-                "title": "KTH(2): NMSE vs parameters, one layer vs two (fits.csv: slopes)",
+                "title": "NMSE vs parameters, one layer vs two (fits.csv: slopes)",
                 "xlabel": "parameters",
                 "ylabel": "NMSE",
             },
             out / "nmse_vs_params.png",
         )
     ]
+    if fits:
+        figs.append(
+            plot_from_csv(
+                fp,
+                {
+                    "x": "T",
+                    "y": ["slope", "slope_lo", "slope_hi"],
+                    "group": "layers",
+                    "title": "fitted slope of NMSE vs parameters (95 % interval) against T",
+                    "xlabel": "T",
+                    "ylabel": "slope",
+                    "logy": False,
+                },
+                out / "slope_vs_T.png",
+            )
+        )
+    return figs
 
 
+_DEPTH_DESC = (
+    "one layer vs two (one head each) on {t}; NMSE vs parameters per T, fitted slopes (95 % "
+    "interval) next to predict_rate's -2/alpha (the empirical side of IF-T1's lower bound, "
+    "claim IF-E3)"
+)
 register_experiment(
     Experiment(
         name="infoflow_kth_depth",
-        description="IF-T1 (empirical side): one layer vs two (one head each, learned positions) "
-        "on TASK-KTH(2); NMSE vs parameters per T, fitted slopes next to predict_rate's -2/alpha",
+        description=_DEPTH_DESC.format(t="TASK-KTH(2), learned positions"),
         grids={
             "quick": {
+                "task": ["kth"],
                 "layers": [1, 2],
                 "T": [4, 16],
                 "E": [8],
                 "hidden": [8, 16, 32],
                 "lr": [3e-3],
-                "steps": [300],
+                "steps": [200],
             },
             "full": {
+                "task": ["kth"],
                 "layers": [1, 2],
                 "T": [4, 8, 16, 32],
                 "E": [8],
@@ -377,8 +561,151 @@ register_experiment(
             },
         },
         seeds={"quick": [0], "full": [0, 1, 2]},
-        cell=kth_cell,
-        plot=kth_plot,
-        claims=("IF-T1",),
+        cell=depth_cell,
+        plot=depth_plot,
+        claims=("IF-E3",),
+    )
+)
+register_experiment(
+    Experiment(
+        name="infoflow_pmax_depth",
+        description=_DEPTH_DESC.format(t="TASK-PMAX(1), d = 4, no positions"),
+        grids={
+            "quick": {
+                "task": ["pmax"],
+                "layers": [1, 2],
+                "T": [4, 16],
+                "E": [8],
+                "hidden": [8, 16, 32],
+                "lr": [3e-3],
+                "steps": [200],
+            },
+            "full": {
+                "task": ["pmax"],
+                "layers": [1, 2],
+                "T": [4, 8, 16, 32],
+                "E": [8],
+                "hidden": [8, 16, 32, 64, 128],
+                "lr": [1e-3],
+                "steps": [3000],
+            },
+        },
+        seeds={"quick": [0], "full": [0, 1, 2]},
+        cell=depth_cell,
+        plot=depth_plot,
+        claims=("IF-E3",),
+    )
+)
+
+
+# --------------------------------------------------------- SPA attention weights (IF-E1)
+#: IF-E1's variants: the paper's set-up and the two mutants the check declares
+SPA_VARIANTS = ("paper", "no-positional-encoding", "target-off-by-one")
+
+
+def spa_cell(cfg: dict) -> dict:
+    """Train one layer, one head (width 16, head width 8, no FFN), learned positions, CLS
+    read-out on TASK-SPA F = x(1) + x(2) + x(3) (T = 10, x ~ N(0, I_2)) with the shared loop
+    (AdamW ``lr``, weight decay 1e-2, cosine, batch 128, ``steps``, ``seed``) and measure the CLS
+    attention weight per position, averaged over 1024 fresh inputs. ``variant`` (default paper):
+    ``no-positional-encoding`` builds the model without positions, ``target-off-by-one`` trains
+    on x(2) + x(3) + x(4)."""
+    import numpy as np
+    import torch
+
+    from approxtheory.errors import ApproxTheoryError, ConfigError
+    from approxtheory.model import LayerSpec, ModelConfig, Transformer
+    from approxtheory.tasks import SpecificPositions
+    from approxtheory.train import TaskData, TrainConfig, float64_copy, train
+
+    variant = cfg.get("variant", "paper")
+    if variant not in SPA_VARIANTS:
+        raise ConfigError(f"variant must be one of {SPA_VARIANTS} (got {variant!r})")
+    T, d = 10, 2
+    task = SpecificPositions(T, d, p=3, offset=int(variant == "target-off-by-one"))
+    mc = ModelConfig(
+        d_in=d,
+        width=16,
+        seq_len=T,
+        positions="none" if variant == "no-positional-encoding" else "learned",
+        layers=[LayerSpec(heads=1, head_dim=8)],
+        readout="cls",
+        d_out=d,
+        dtype="float32",
+    )
+    seed = int(cfg["seed"])
+    rng = np.random.default_rng(20_000 + seed)
+    Xva = task.sample_gaussian(1024, rng)
+    res = train(
+        Transformer(mc),
+        TaskData(task=task, sampler=task.sample_gaussian, val_inputs=Xva),
+        TrainConfig(
+            steps=int(cfg["steps"]),
+            batch=BATCH,
+            lr=float(cfg["lr"]),
+            optimizer="adamw",
+            weight_decay=1e-2,
+            schedule="cosine",
+            seed=seed,
+        ),
+    )
+    if not res.ok:
+        raise ApproxTheoryError(f"infoflow spa cell {cfg}: {res.message}")
+    m = float64_copy(res.model).cpu()
+    X = torch.from_numpy(Xva)
+    with torch.no_grad():
+        out, atts = m(X, return_attention=True)
+    y = torch.from_numpy(task.target(Xva))
+    nmse = float(((out - y) ** 2).mean() / y.var(0).mean())
+    a = atts[0][:, 0, -1, :T]  # CLS row over the T input tokens (B, T)
+    rest = a[:, 3:].sum(1)
+    return {
+        "nmse": nmse,
+        **{f"w{t + 1}": float(a[:, t].mean()) for t in range(T)},
+        "rest": float(rest.mean()),
+        "rest_max": float(rest.max()),
+        "w123_sd": float(a[:, :3].std(0).max()),
+    }
+
+
+def spa_plot(rows: list, out: Path, **_) -> list:
+    from approxtheory.report import plot_from_csv, write_csv
+
+    out.mkdir(parents=True, exist_ok=True)
+    tab = [
+        {"seed": r["seed"], "position": t, "weight": r[f"w{t}"]} for r in rows for t in range(1, 11)
+    ]
+    p = write_csv(out / "cls_weights.csv", tab)
+    return [
+        plot_from_csv(
+            p,
+            {
+                "x": "position",
+                "y": ["weight"],
+                "group": "seed",
+                "title": "SPA: mean CLS attention weight per position (claimed 1/3 on 1-3)",
+                "xlabel": "position",
+                "ylabel": "mean CLS weight",
+                "logx": False,
+                "logy": False,
+            },
+            out / "cls_weights.png",
+        )
+    ]
+
+
+register_experiment(
+    Experiment(
+        name="infoflow_spa_weights",
+        description="IF-E1: one layer, one head, learned positions on TASK-SPA x(1)+x(2)+x(3) "
+        "(T = 10, d = 2); mean CLS attention weight per position",
+        grids={
+            "quick": {"variant": ["paper"], "lr": [1e-2], "steps": [400]},
+            "full": {"variant": ["paper"], "lr": [1e-2], "steps": [2000]},
+        },
+        seeds={"quick": [0], "full": [0, 1, 2]},
+        cell=spa_cell,
+        plot=spa_plot,
+        claims=("IF-E1",),
     )
 )

@@ -166,3 +166,220 @@ def test_bad_cell_configs_are_typed_errors(cfg):
 
     with pytest.raises(ConfigError):
         heads_of(cfg)
+
+
+# ----------------------------------------------------- IF-E3: one layer vs two (issue 11 3c)
+def _depth_rows(one_layer_slopes, two_layer_slopes=(-2.0, -2.0), two_level=1e-3):
+    """Exact power laws NMSE = c p^slope per (task, layers, T): one-layer slopes at T = 4, 16."""
+    rows = []
+    for task in ("kth", "pmax"):
+        for L, slopes in ((1, one_layer_slopes), (2, two_layer_slopes)):
+            for T, sl in zip((4, 16), slopes):
+                c = (two_level if L == 2 else 0.3) / 100.0**sl
+                for p in (100, 200, 400):
+                    rows.append(
+                        {
+                            "task": task,
+                            "layers": L,
+                            "T": T,
+                            "E": 8,
+                            "params": p + L,
+                            "val_nmse": c * (p + L) ** sl,
+                            "seed": 0,
+                            "steps": 9,
+                        }
+                    )
+    return {t: [r for r in rows if r["task"] == t] for t in ("kth", "pmax")}
+
+
+@pytest.fixture
+def fewer_boots(monkeypatch):
+    """fit_rate with 300 bootstrap draws instead of 2000 (the criteria's intervals on exact power
+    laws are points either way; the noisy cases stay far from their thresholds)."""
+    import functools
+
+    from approxtheory import measure
+
+    monkeypatch.setattr(measure, "fit_rate", functools.partial(measure.fit_rate, n_boot=300))
+
+
+def test_e3_criterion_both_outcomes_and_the_mutant_flips(fewer_boots):
+    good = _depth_rows((-2.0, -0.5))
+    res = ifc.e3_criterion(good)
+    assert res["ok"] and not res["failed"] and not res["undertrained"], res["failed"]
+    assert res["effect"]["kth2"]["difference"][0] == pytest.approx(1.5, abs=1e-6)
+    assert not ifc.e3_criterion(good, "depth-relabelled")["ok"]
+    # one layer does not flatten: fails; two layers flatten as much: fails
+    assert not ifc.e3_criterion(_depth_rows((-2.0, -2.0)))["ok"]
+    assert not ifc.e3_criterion(_depth_rows((-2.0, -0.5), (-2.0, -0.5)))["ok"]
+    # an untrained two-layer model is named
+    assert ifc.e3_criterion(_depth_rows((-2.0, -0.5), two_level=0.5))["undertrained"]
+    # noisy points whose fitted change has an interval reaching 0 do not pass
+    noisy = _depth_rows((-2.0, -1.9))
+    for rows in noisy.values():
+        for i, r in enumerate(rows):
+            r["val_nmse"] *= (1.6, 0.6, 1.4)[i % 3]
+    assert not ifc.e3_criterion(noisy)["ok"]
+    # each half of the criterion on its own: a one-layer slope that does not flatten fails even
+    # when two layers steepen; a clean one-layer flattening fails when the two-layer change is
+    # too noisy to tell apart from it
+    assert not ifc.e3_criterion(_depth_rows((-2.0, -2.0), (-2.0, -3.5)))["ok"]
+    noisy2 = _depth_rows((-2.0, -0.5), (-2.0, -1.8))
+    for rows in noisy2.values():
+        for i, r in enumerate(x for x in rows if x["layers"] == 2):
+            r["val_nmse"] *= (1.6, 0.6, 1.4)[i % 3]
+    res = ifc.e3_criterion(noisy2)
+    assert res["effect"]["kth2"]["difference"][0] > 0 and not res["ok"]
+
+
+def test_e3_check_on_synthetic_rows(monkeypatch, fewer_boots):
+    rows = {"now": _depth_rows((-2.0, -0.5))}
+    monkeypatch.setattr(
+        hcc,
+        "_exp_rows",
+        lambda n, p: (tuple(rows["now"]["kth" if "kth" in n else "pmax"]), 0.0, "synthetic"),
+    )
+    v = CHECKS["IF-E3"](Context())
+    assert v.verdict == "consistent-empirical" and v.plot and v.rows and "quick" in v.scope
+    assert "-0.500" in v.evidence and "none (α = 0)" in v.evidence  # PMAX(1) two layers: α = 0
+    assert CHECKS["IF-E3"](Context(mutant="depth-relabelled")).verdict == "inconsistent"
+    rows["now"] = _depth_rows((-2.0, -0.5), two_level=0.5)
+    v = CHECKS["IF-E3"](Context())
+    assert v.verdict == "consistent-empirical" and "CANNOT DECIDE" in v.evidence
+    rows["now"] = _depth_rows((-2.0, -2.0), two_level=0.5)
+    v = CHECKS["IF-E3"](Context())
+    assert v.verdict == "inconsistent" and "CANNOT DECIDE" in v.evidence and v.witness
+
+
+def test_depth_cell_pmax_is_deterministic_and_bad_input_is_typed():
+    from approxtheory.errors import ConfigError
+    from approxtheory.experiments.infoflow_trained import depth_cell
+
+    cfg = {
+        "task": "pmax",
+        "layers": 1,
+        "T": 4,
+        "E": 8,
+        "hidden": 8,
+        "lr": 3e-3,
+        "steps": 3,
+        "seed": 1,
+    }
+    a = depth_cell(cfg)
+    assert a == depth_cell(cfg) and a["nmse_lo"] <= a["val_nmse"] <= a["nmse_hi"]
+    for bad in ({"task": "tri"}, {"layers": 3}, {"positions": "rope"}):
+        with pytest.raises(ConfigError):
+            depth_cell({**cfg, **bad})
+
+
+def test_depth_prediction_follows_predict_rate():
+    from approxtheory.experiments.infoflow_trained import depth_prediction
+
+    # PMAX(1): one layer α = T d / E (d = 4), two layers α = 0 (no slope predicted)
+    assert depth_prediction("pmax", 1, False, 16, 8) == (8.0, -0.25, True)
+    assert depth_prediction("pmax", 2, False, 16, 8) == (0.0, None, False)
+    assert depth_prediction("kth", 2, True, 16, 8) == (1.0, -2.0, False)
+
+
+# ------------------------------------------------------------ IF-E2: the argmax probe (3e)
+def _probe_row(a, b, nmse=1e-3, D=2, h=(2, 2), rel=0.02):
+    return {
+        "D": D,
+        "h1": h[0],
+        "h2": h[1],
+        "seed": 0,
+        "val_nmse": nmse,
+        "steps": 9,
+        "probe_argmax_ratio": a,
+        "probe_argmax_lo": a - rel,
+        "probe_argmax_hi": a + rel,
+        "probe_second_ratio": b,
+        "probe_second_lo": b - rel,
+        "probe_second_hi": b + rel,
+    }
+
+
+def test_e2_criterion_both_outcomes_and_the_mutant_flips():
+    good = [_probe_row(0.3, 1.0), _probe_row(0.95, 0.5, h=(1, 2))]  # (1, 2) is not judged
+    res = ifc.e2_criterion(good)
+    assert res["ok"] and res["effect"] == pytest.approx(0.3)
+    assert not ifc.e2_criterion(good, "targets-swapped")["ok"]
+    assert not ifc.e2_criterion([_probe_row(0.89, 1.0)])["ok"]  # interval reaches 0.9
+    assert not ifc.e2_criterion([_probe_row(0.3, 0.85)])["ok"]  # runner-up recovered
+    assert ifc.e2_criterion([_probe_row(0.3, 1.0, nmse=0.2)])["undertrained"]
+
+
+def test_e2_check_on_synthetic_rows(monkeypatch):
+    rows = {"now": [_probe_row(0.3, 1.0)]}
+    monkeypatch.setattr(hcc, "_exp_rows", lambda n, p: (tuple(rows["now"]), 0.0, "synthetic"))
+    v = CHECKS["IF-E2"](Context())
+    assert v.verdict == "consistent-empirical" and "protocol ours" in v.evidence and v.plot
+    assert "own position allowed" in v.evidence
+    assert CHECKS["IF-E2"](Context(mutant="targets-swapped")).verdict == "inconsistent"
+    rows["now"] = [_probe_row(0.3, 1.0, nmse=0.2)]
+    v = CHECKS["IF-E2"](Context())
+    assert v.verdict == "not-checkable" and "not trained" in v.evidence and v.rows
+
+
+def test_probe_recovers_the_argmax_of_the_pairwise_construction():
+    """The §4.2 construction copies x(s*(t)) into token t in layer 1: a linear probe recovers the
+    argmax token almost exactly and the runner-up not."""
+    from approxtheory.constructions import build
+    from approxtheory.experiments.infoflow_trained import probe_errors
+
+    c = build("if_pairwise_max", D=1, T=8, beta=1e3)
+    X = c.task.sample(400, np.random.default_rng(0))
+    e = probe_errors(c.model, X, 1, "tokens", True)
+    rel1, rel2 = e["s1"].mean(1) / e["var1"], e["s2"].mean(1) / e["var2"]
+    assert rel1[0] < 0.01 and rel2[0] > 0.5
+
+
+def test_probe_ratio_is_one_without_training_and_settings_are_checked():
+    from approxtheory.errors import ConfigError
+    from approxtheory.experiments.infoflow_trained import PROBE_DEFAULTS, trained_cell
+
+    cfg = {"task": "pmax", "D": 2, "T": 4, "drop": "none", "hidden": 8, "lr": 1e-2, "seed": 3}
+    r = trained_cell({**cfg, "steps": 0, **PROBE_DEFAULTS, "probe_n": 200})
+    assert r["probe_argmax_ratio"] == 1.0 and r["probe_second_ratio"] == 1.0
+    for bad in (
+        {"probe_layer": 3},
+        {"probe_query": "all"},
+        {"probe_n": 5},
+        {"probe_query": "cls", "probe_self": 0},
+    ):
+        with pytest.raises(ConfigError):
+            trained_cell({**cfg, "steps": 0, **bad})
+
+
+# ---------------------------------------------------------- IF-E1: SPA weights (3d)
+def _spa_row(w, rest, seed=0):
+    return {
+        "seed": seed,
+        "nmse": 1e-5,
+        **{f"w{t}": w for t in (1, 2, 3)},
+        **{f"w{t}": rest / 7 for t in range(4, 11)},
+        "rest": rest,
+        "rest_max": rest,
+        "w123_sd": 0.0,
+    }
+
+
+def test_spa_check_reads_the_runner_rows(monkeypatch):
+    rows = {"now": [_spa_row(0.333, 0.001)]}
+    monkeypatch.setattr(hcc, "_exp_rows", lambda n, p: (tuple(rows["now"]), 0.0, "synthetic"))
+    v = CHECKS["IF-E1"](Context())
+    assert v.verdict == "consistent-empirical" and v.plot and len(v.rows) == 10
+    rows["now"] = [_spa_row(0.333, 0.001), _spa_row(0.31, 0.07, seed=1)]
+    v = CHECKS["IF-E1"](Context())
+    assert v.verdict == "inconsistent" and "seeds [1]" in v.evidence
+
+
+def test_spa_cell_is_deterministic_and_variants_are_checked():
+    from approxtheory.errors import ConfigError
+    from approxtheory.experiments.infoflow_trained import spa_cell
+
+    cfg = {"variant": "paper", "lr": 1e-2, "steps": 5, "seed": 4}
+    a = spa_cell(cfg)
+    assert a == spa_cell(cfg) and sum(a[f"w{t}"] for t in range(1, 11)) == pytest.approx(1.0)
+    with pytest.raises(ConfigError):
+        spa_cell({**cfg, "variant": "other"})

@@ -173,7 +173,24 @@ P.claim(
     "initialisation (error ratio trained/init clearly below 1), but not the token with "
     "the second-largest score (ratio about 1).",
     notes="The digest's test (§7 item 8): argmax ratio < 0.9, runner-up ratio in [0.9, 1.1]. "
-    "The probe protocol (layer, token, self position, sample counts) is not given.",
+    "The probe protocol (layer, token, self position, sample counts) is not given; the check "
+    "uses ours, with each uncertain piece a parameter (experiments/infoflow_trained.py, "
+    "PROBE_DEFAULTS).",
+)
+P.claim(
+    "IF-E3",
+    section="digest §7 item 4 (empirical side of IF-T1)",
+    kind="empirical",
+    provenance="derived",
+    statement="Trained one-layer versus two-layer models with one head per layer on the candidate "
+    "separation tasks TASK-KTH(2) and TASK-PMAX(1): the fitted log-log slope of NMSE against "
+    "the parameter count flattens as T grows for one layer (its exponent k(T) grows with T) and "
+    "not for two layers (exponent 1, T-free).",
+    expressions={"slope_one_layer": -2 / k_T, "slope_two_layers": sp.Integer(-2)},
+    notes="Derived by the digest from IF-T1 (N ~ ε^-α and NMSE ~ ε² give NMSE ~ N^(-2/α)); the "
+    "task family of IF-T1 is unknown, KTH(2) and PMAX(1) are the digest's candidates (ambiguity "
+    "2). Whether the paper ran this experiment is not known.",
+    depends_on=("IF-T1",),
 )
 
 # ------------------------------------------------------------------ the calculus's cost laws
