@@ -6,19 +6,37 @@ and yields ``(index, record, seconds)`` as cells finish. The runner (the client)
 record to the cache itself, atomically, so the cache stays the single source of completed cells
 (a killed client resumes; a worker killed mid-cell loses only that cell, which is retried: Dask
 reschedules it; the pool is recreated and its unfinished cells resubmitted, a bounded number of
-times). Seeds and the device travel in each cell's config, so a cell gives the same record
-wherever it runs. Dask is an optional extra (``pip install approxtheory[distributed]``),
-imported here only when asked for.
+times). A cell that keeps killing its workers (beyond Dask's ``allowed-failures``, or a pool
+broken more than :data:`POOL_RESTARTS` times) ends the run with :class:`CellLostError` once
+the other cells are in. Dask results are gathered as each cell completes and their futures
+released at once, so a worker that dies later holds no finished result the scheduler would
+recompute. Seeds and the device travel in each cell's config, so a cell gives the same record
+wherever it runs.
+
+Cells on ``cuda`` get one GPU per worker: a local pool or local Dask cluster starts one worker
+per GPU (``gpus``), each with its own ``CUDA_VISIBLE_DEVICES``, so ``cuda`` in a cell is that
+worker's GPU; on a Dask scheduler every cuda cell asks for the resource ``GPU=1``, so it runs only
+on workers started with ``--resources GPU=1`` (one per GPU, see the README), one cell per GPU at a
+time. Dask is an optional extra (``pip install approxtheory[distributed]``), imported here only
+when asked for.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
 
-from .errors import ConfigError
+from .errors import ApproxTheoryError, ConfigError
 
-__all__ = ["EXECUTORS", "run_cell", "compute_cells", "check_executor"]
+__all__ = [
+    "EXECUTORS",
+    "CellLostError",
+    "CellRun",
+    "run_cell",
+    "compute_cells",
+    "check_executor",
+]
 
 #: the executor names of ``--executor``
 EXECUTORS = ("inprocess", "pool", "dask")
@@ -27,6 +45,13 @@ EXECUTORS = ("inprocess", "pool", "dask")
 POOL_RESTARTS = 3
 
 INSTALL_HINT = "pip install 'approxtheory[distributed]'"
+
+
+class CellLostError(ApproxTheoryError):
+    """A cell's worker died more often than the executor retries (a cell that runs out of
+    memory, a node that keeps failing). The environment is at fault, as for ``MemoryError``: the
+    CLI prints one line and exits 2. The cells completed before are in the cache; running the
+    same command again resumes from them."""
 
 
 def run_cell(fn: Callable[[dict], dict], cfg: dict) -> tuple[dict, float]:
@@ -59,6 +84,37 @@ def check_executor(executor: str, workers: int | None, scheduler: str | None) ->
             raise ConfigError(f"--executor dask needs Dask distributed: {INSTALL_HINT}") from None
 
 
+class CellRun:
+    """The cells being computed: iterate for ``(index, record, seconds)`` in completion order;
+    ``info`` says where they run (``name``, ``workers``, ``scheduler``, and ``gpus`` for cuda
+    cells), for the run JSON."""
+
+    def __init__(self, it: Iterator[tuple[int, dict, float]], info: dict):
+        self._it, self.info = it, info
+
+    def __iter__(self) -> Iterator[tuple[int, dict, float]]:
+        return self._it
+
+
+def _cell_name(cfg: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in cfg.items())
+
+
+def _cells(n: int) -> str:
+    return f"{n} cell" + ("" if n == 1 else "s")
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
+def _visible_gpus(gpus: int) -> list[str]:
+    """The ids to give the workers in ``CUDA_VISIBLE_DEVICES``: this process's own visible list
+    when it has one, else 0 .. gpus-1."""
+    own = [g.strip() for g in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if g.strip()]
+    return own[:gpus] if own else [str(g) for g in range(gpus)]
+
+
 def compute_cells(
     fn: Callable[[dict], dict],
     cfgs: list[dict],
@@ -66,24 +122,50 @@ def compute_cells(
     workers: int | None = None,
     scheduler: str | None = None,
     connect_timeout: float = 10.0,
-) -> Iterator[tuple[int, dict, float]]:
-    """Compute ``fn(cfg)`` for every config on ``executor``: an iterator of ``(index, record,
-    seconds)`` in completion order, each cell once. A Dask scheduler is reached (or a local
-    cluster started) before this returns."""
+    gpus: int | None = None,
+) -> CellRun:
+    """Compute ``fn(cfg)`` for every config on ``executor``: a :class:`CellRun` of ``(index,
+    record, seconds)`` in completion order, each cell once. A Dask scheduler is reached (or a
+    local cluster started) before this returns. ``gpus``: the GPUs of this machine for cells on
+    ``cuda`` with a local pool or cluster (one worker per GPU unless ``workers`` says otherwise;
+    worker k sees GPU k mod gpus only)."""
     check_executor(executor, workers, scheduler)
-    if not cfgs:
-        return iter(())
+    if gpus is not None and (isinstance(gpus, bool) or gpus < 1):
+        raise ConfigError(f"gpus must be at least 1 (got {gpus})")
+    cuda = any(c.get("device") == "cuda" for c in cfgs)
+    info: dict = {"name": executor, "workers": workers, "scheduler": scheduler}
+    if cuda and scheduler is None and executor != "inprocess" and gpus is not None:
+        workers = workers or gpus
+        info.update(workers=workers, gpus=gpus)
+    else:
+        gpus = None
     if executor == "inprocess":
-        return ((i, *run_cell(fn, cfg)) for i, cfg in enumerate(cfgs))
+        info["workers"] = 1
+    if not cfgs:
+        return CellRun(iter(()), info)
+    if executor == "inprocess":
+        return CellRun(((i, *run_cell(fn, cfg)) for i, cfg in enumerate(cfgs)), info)
     if executor == "pool":
-        return _pool(fn, cfgs, workers)
+        info["workers"] = workers or os.cpu_count() or 1
+        return CellRun(_pool(fn, cfgs, workers, gpus), info)
     # connect now (a bad address fails before any progress is shown), compute when iterated
-    client, cluster = _dask_connect(workers, scheduler, connect_timeout)
-    return _dask(client, cluster, fn, cfgs)
+    client, cluster = _dask_connect(workers, scheduler, connect_timeout, gpus)
+    n_workers = len(client.scheduler_info(n_workers=-1)["workers"])
+    info.update(workers=n_workers, scheduler=client.scheduler.address)
+    if cluster is None and cuda:
+        _require_gpu_workers(client, cluster)
+    if cluster is not None:
+        info["local_cluster"] = True
+    return CellRun(_dask(client, cluster, fn, cfgs, cuda), info)
+
+
+def _pin_gpu(queue) -> None:
+    """Pool initializer: this worker sees one GPU only (before anything initialises CUDA)."""
+    os.environ["CUDA_VISIBLE_DEVICES"] = queue.get()
 
 
 def _pool(
-    fn: Callable[[dict], dict], cfgs: list[dict], workers: int | None
+    fn: Callable[[dict], dict], cfgs: list[dict], workers: int | None, gpus: int | None
 ) -> Iterator[tuple[int, dict, float]]:
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -93,7 +175,14 @@ def _pool(
     ctx = multiprocessing.get_context("spawn")  # no fork of a client holding threads
     restarts = 0
     while todo:
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+        pin: dict = {}
+        if gpus is not None:
+            ids, queue = _visible_gpus(gpus), ctx.Queue()
+            for k in range(min(workers or gpus, len(todo))):
+                queue.put(ids[k % len(ids)])
+            pin = {"initializer": _pin_gpu, "initargs": (queue,)}
+        n = min(workers or os.cpu_count() or 1, len(todo))  # after a break, only what is left
+        pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx, **pin)
         broken = False
         try:
             pending = {pool.submit(run_cell, fn, cfgs[i]): i for i in sorted(todo)}
@@ -113,19 +202,27 @@ def _pool(
         if broken:
             restarts += 1
             if restarts > POOL_RESTARTS:
-                raise ConfigError(
-                    f"the process pool broke {restarts} times (a worker died); "
-                    f"{len(todo)} cells not computed (they resume on the next run)"
+                raise CellLostError(
+                    f"the process pool broke {_times(restarts)} (a worker died each time); "
+                    f"{_cells(len(todo))} not computed, among them {_cell_name(cfgs[min(todo)])}; "
+                    f"the {len(cfgs) - len(todo)} completed cells are cached and running the "
+                    "same command again resumes from them"
                 )
 
 
-def _dask_connect(workers: int | None, scheduler: str | None, connect_timeout: float):
+def _dask_connect(
+    workers: int | None, scheduler: str | None, connect_timeout: float, gpus: int | None = None
+):
     """A Dask client of the scheduler at ``scheduler`` (or of a new local cluster of ``workers``
-    single-threaded processes) and the cluster to close (None for a remote scheduler)."""
+    single-threaded processes; with ``gpus``, worker k sees GPU k mod gpus only and offers the
+    resource GPU=1) and the cluster to close (None for a remote scheduler)."""
     from distributed import Client, LocalCluster
 
     cluster = None
     try:
+        if scheduler is None and gpus is not None:
+            cluster = _gpu_cluster(workers or gpus, gpus)
+            return Client(cluster), cluster
         if scheduler is None:
             cluster = LocalCluster(
                 n_workers=workers,
@@ -146,17 +243,73 @@ def _dask_connect(workers: int | None, scheduler: str | None, connect_timeout: f
         ) from None
 
 
-def _dask(client, cluster, fn: Callable[[dict], dict], cfgs: list[dict]):
-    from distributed import as_completed
+def _gpu_cluster(n_workers: int, gpus: int):
+    """A local Dask cluster of ``n_workers`` single-threaded worker processes, worker k with
+    ``CUDA_VISIBLE_DEVICES`` = the k-th GPU (mod gpus) and the resource GPU=1."""
+    from distributed import Nanny, Scheduler, SpecCluster
 
+    ids = _visible_gpus(gpus)
+    spec = {
+        f"gpu-{k}": {
+            "cls": Nanny,
+            "options": {
+                "nthreads": 1,
+                "resources": {"GPU": 1},
+                "env": {"CUDA_VISIBLE_DEVICES": ids[k % len(ids)]},
+                "host": "127.0.0.1",
+            },
+        }
+        for k in range(n_workers)
+    }
+    sched = {"cls": Scheduler, "options": {"dashboard_address": None, "host": "127.0.0.1"}}
+    return SpecCluster(workers=spec, scheduler=sched)
+
+
+def _require_gpu_workers(client, cluster) -> None:
+    """Cells on cuda need workers offering the resource GPU (else they would wait forever)."""
+    ws = client.scheduler_info(n_workers=-1)["workers"].values()
+    if not any(w.get("resources", {}).get("GPU", 0) >= 1 for w in ws):
+        client.close()
+        raise ConfigError(
+            f"--device cuda on the Dask scheduler at {client.scheduler.address} needs workers "
+            "started with --resources GPU=1 (one worker per GPU, each with its own "
+            "CUDA_VISIBLE_DEVICES); it has none"
+        )
+
+
+def _dask(client, cluster, fn: Callable[[dict], dict], cfgs: list[dict], cuda: bool):
+    from distributed import KilledWorker, as_completed
+
+    lost: list[int] = []
     try:
+        extra = {"resources": {"GPU": 1}} if cuda else {}
         futures = {
-            client.submit(run_cell, fn, cfg, pure=False, key=f"cell-{i}-{time.time_ns()}"): i
+            client.submit(
+                run_cell, fn, cfg, pure=False, key=f"cell-{i}-{time.time_ns()}", **extra
+            ): i
             for i, cfg in enumerate(cfgs)
         }
-        for fut in as_completed(futures):
-            rec, s = fut.result()
-            yield futures[fut], rec, s
+        for fut in as_completed(list(futures)):
+            i = futures.pop(fut)
+            try:
+                rec, s = fut.result()
+            except KilledWorker:
+                lost.append(i)
+                continue
+            finally:
+                fut.release()  # a worker dying later holds nothing the scheduler would redo
+            yield i, rec, s
+        if lost:
+            lost.sort()
+            raise CellLostError(
+                f"{_cells(len(lost))} lost: "
+                + "; ".join(_cell_name(cfgs[i]) for i in lost[:3])
+                + (f"; ... ({len(lost) - 3} more)" if len(lost) > 3 else "")
+                + " (a Dask worker died while running it, more often than the scheduler retries:"
+                " distributed.scheduler.allowed-failures); the "
+                f"{len(cfgs) - len(lost)} completed cells are cached and running the same "
+                "command again resumes from them"
+            )
     finally:
         client.close()
         if cluster is not None:

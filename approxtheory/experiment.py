@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import provenance
-from .errors import ApproxTheoryError, ConfigError
+from .errors import ApproxTheoryError, ConfigError, DeviceUnavailableError
 from .io import atomic_write_checked_json, atomic_write_json, json_roundtrip, read_checked_json
 
 __all__ = [
@@ -228,11 +228,16 @@ def run_experiment(
     if device not in ("cpu", "cuda"):
         raise ApproxTheoryError(f"device must be cpu or cuda (got {device!r})")
     check_executor(executor, workers, scheduler)
+    gpus = None
     if device == "cuda" and scheduler is None:  # a remote cluster's GPUs are the workers' own
         import torch
 
         if not torch.cuda.is_available():
-            raise ApproxTheoryError("--device cuda asked for, but torch sees no CUDA device")
+            raise DeviceUnavailableError(
+                "--device cuda asked for, but torch sees no CUDA device (use --device cpu, or "
+                "--executor dask --scheduler ADDRESS for a cluster with GPU workers)"
+            )
+        gpus = torch.cuda.device_count()  # a local pool or cluster: one worker per GPU
     todo = cells(exp, profile, device, overrides)
     root = Path(out) / name
     (root / "cells").mkdir(parents=True, exist_ok=True)
@@ -241,8 +246,9 @@ def run_experiment(
     computed, cached, records = 0, 0, []
     from .progress import progress_bar
 
+    where = {"name": "inprocess", "workers": 1, "scheduler": None}
     if executor != "inprocess":
-        computed, cached, records = _run_elsewhere(
+        computed, cached, records, where = _run_elsewhere(
             exp,
             todo,
             root,
@@ -254,6 +260,7 @@ def run_experiment(
             workers,
             scheduler,
             connect_timeout,
+            gpus,
         )
     for cfg in progress_bar(
         todo if executor == "inprocess" else [],
@@ -303,6 +310,9 @@ def run_experiment(
         "computed": computed,
         "cached": cached,
         "complete": complete,
+        # where the cells were computed: run-dependent like the timings, so here and not in the
+        # CSV or the cell files (every executor writes the same CSV)
+        "executor": where,
         "wall_s": round(time.time() - t0, 3),
         "cell_seconds": round(sum(r.get("seconds", 0) for r in records), 3),
     }
@@ -323,9 +333,11 @@ def _run_elsewhere(
     workers: int | None,
     scheduler: str | None,
     connect_timeout: float,
-) -> tuple[int, int, list[dict]]:
+    gpus: int | None,
+) -> tuple[int, int, list[dict], dict]:
     """The cells of ``todo`` read from the cache, the missing ones computed on ``executor`` and
-    written by this process (the client) as each returns; (computed, cached, records)."""
+    written by this process (the client) as each returns; (computed, cached, records, where they
+    ran: :attr:`executors.CellRun.info`)."""
     from .executors import compute_cells
     from .progress import progress_bar
 
@@ -347,6 +359,7 @@ def _run_elsewhere(
         workers=workers,
         scheduler=scheduler,
         connect_timeout=connect_timeout,
+        gpus=gpus,
     )
     bar = progress_bar(
         [],
@@ -366,7 +379,7 @@ def _run_elsewhere(
             bar.update(1)
     finally:
         bar.close()
-    return len(records) - cached, cached, records
+    return len(records) - cached, cached, records, results.info
 
 
 def plot_experiment(name: str, profile: str = "quick", out: str | Path = "results") -> list:
