@@ -12,21 +12,27 @@ draws bit-identical tensors for every schedule: the same matrices, grouped into 
 The batches come from a generator seeded with the same seed (:class:`TokenData`), so the windows of
 step k are identical across schedules (:func:`batch_order` shows them).
 
-Model (closest to the digest's that the shared model offers): pre-norm **LayerNorm** (the shared
-model has no RMSNorm), RoPE on every head's full width (per-head frequencies), SwiGLU of hidden
-int(8d/3) without biases, no attention biases, a linear embedding of one-hot characters and a
-separate linear read-out (the shared model has **no tied embeddings**), init N(0, 0.02²) for every
-matrix. AdamW (0.9, 0.95), weight decay 0.1, clip 1.0, warmup then cosine to 10 %.
+Model: the digest's decoder LM (§3, §9) on the shared model: pre-norm **RMSNorm** and a final
+RMSNorm, RoPE on every head's full width (per-head frequencies), SwiGLU without biases, no
+attention biases, a linear embedding of one-hot characters whose matrix is also the read-out
+(**tied embeddings**), init N(0, 0.02²) for every matrix. AdamW (0.9, 0.95), weight decay 0.1,
+clip 1.0, linear warmup then cosine to 10 %.
 
-Schedules at d, L = 4, h_base = 4: uniform (4,4,4,4), Prism (1,2,4,4) (digest §9: the paper's
-early/baseline head-width ratio 4), reversed (4,4,2,1), uniform-wide (2,2,2,2). Quick: d = 32,
-T = 32, batch 16, lr 1e-2, 3 seeds x 80 steps (12 cells, 27 s on one core measured with
-OMP_NUM_THREADS=1, the torch import included); full: d = 64, T = 64, batch 32, lr 3e-3, 8 seeds
-x 1200 steps (32 cells, estimated 45-60 min on one core from the digest's 0.045 s/step on two
-threads). Default corpus: CPython's ``pydoc_data.topics`` (the same as the other LM experiments);
-``--corpus PATH`` a user's UTF-8 text file. :func:`paired_stats` and :func:`seeds_needed` are the
-paired statistics and the
-power statement the checks PR-E1/PR-E2 use.
+Scales (grid parameter ``scale``; ``approxtheory experiment run prism_paired --scale NAME`` sets
+it with the scale's d, T, lr, steps and batch, :data:`SCALES` with :data:`SCALE_PROVENANCE`):
+``toy`` (the profiles' default) is d = 32/64, L = 4, h_base = 4, schedules uniform (4,4,4,4),
+Prism (1,2,4,4) (digest §9: the paper's early/baseline head-width ratio 4), reversed (4,4,2,1),
+uniform-wide (2,2,2,2); ``small``/``medium``/``large`` are the paper's Table 1/4 models (124M, 354M,
+757M parameters with a 50257-token embedding) with uniform h_base, the Table 4 Prism schedule
+(:func:`approxtheory.schedules.prism`), its reverse, and uniform h_base/2 as the wide control;
+they are for GPUs (``--device cuda``) and are refused before allocating when their estimated
+memory does not fit (the GPU's memory for ``--device cuda``, ``--max-memory`` otherwise).
+
+Quick: d = 32, T = 32, batch 16, lr 1e-2, 3 seeds x 80 steps (12 cells); full: d = 64, T = 64,
+batch 32, lr 3e-3, 8 seeds x 1200 steps (32 cells); ``--seeds N`` runs seeds 0..N-1 instead. Times
+are in the README. Default corpus: CPython's ``pydoc_data.topics`` (the same as the other LM
+experiments); ``--corpus PATH`` a user's UTF-8 text file. :func:`paired_stats` and
+:func:`seeds_needed` are the paired statistics and the power statement the checks PR-E1/PR-E2 use.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from pathlib import Path
 
 from approxtheory.experiment import Experiment, register_experiment
 
+#: the toy scale's schedules (d = 32 or 64, L = 4, h_base = 4; digest §9)
 SCHEDULES = {
     "uniform": (4, 4, 4, 4),
     "prism": (1, 2, 4, 4),
@@ -43,6 +50,72 @@ SCHEDULES = {
     "wide": (2, 2, 2, 2),
 }
 H_BASE = 4
+#: GPT-2 BPE, the paper's tokenizer (digest §5)
+PAPER_VOCAB = 50257
+#: the paper's models (Table 1/4) and training recipe (digest §3, §5); see SCALE_PROVENANCE.
+#: ``batch`` is sequences per optimizer step (the paper: 256 / 256 / 512).
+SCALES: dict[str, dict] = {
+    "small": dict(
+        d=768,
+        L=12,
+        h_base=12,
+        ffn=2048,
+        T=1024,
+        lr=6e-4,
+        steps=11_000,
+        batch=16,
+        reported_params=124_000_000,
+    ),
+    "medium": dict(
+        d=1024,
+        L=24,
+        h_base=16,
+        ffn=2731,
+        T=1024,
+        lr=3e-4,
+        steps=40_000,
+        batch=16,
+        reported_params=354_000_000,
+    ),
+    "large": dict(
+        d=1536,
+        L=24,
+        h_base=16,
+        ffn=4096,
+        T=1024,
+        lr=2.5e-4,
+        steps=40_000,
+        batch=16,
+        reported_params=757_000_000,
+    ),
+}
+SCALE_NAMES = ("toy", *SCALES)
+SCALE_PROVENANCE = {
+    "d, L, h_base, Prism schedule": "stated (Table 4)",
+    "reported_params": "stated (Table 1: 124M, 354M, 757M)",
+    "T = 1024": "stated (digest §5)",
+    "lr": "stated (peak 6e-4 / 3e-4 / 2.5e-4, digest §5)",
+    "steps": "derived (digest §5: tokens / batch tokens = 11k / 40k / 40k)",
+    "vocab 50257": "stated (GPT-2 BPE); this experiment's corpus is character-level, so only "
+    "the corpus's characters occur and the other rows of the tied embedding are never input",
+    "ffn": "derived (digest §3: int(8d/3) reproduces the sizes; 2731 = round(8d/3) for "
+    "Medium, whose rounding the paper does not state; --set ffn=N changes it)",
+    "tied embeddings, no biases": "derived (digest §3: the reported sizes need them)",
+    "RMSNorm, pre-norm + final norm, init N(0, 0.02)": "not stated (digest's choice)",
+    "warmup 2.5 %, cosine": "stated; final LR not stated (10 % of peak chosen)",
+    "batch 16": "chosen: the paper's 0.25M / 0.5M-token batches (256 / 512 sequences) need "
+    "gradient accumulation, which the shared loop has not, and its inputs are one-hot "
+    "(B T V floats); with the paper's steps a run sees 1/16 (Large 1/32) of the paper's "
+    "tokens; --set batch=N changes it",
+    "precision": "float32 (the paper trains in bf16; the shared loop trains float32/float64)",
+    "wide control = h_base/2 heads everywhere": "chosen here (the digest's 'all layers at 6 "
+    "heads' example for Small; the toy's (2,2,2,2))",
+}
+#: warmup as a fraction of the steps: toy 1/20 (digest §9 'short linear warmup'), paper 2.5 %
+WARMUP = {"toy": 0.05, "small": 0.025, "medium": 0.025, "large": 0.025}
+#: an optimistic GPU rate (about an H100's dense bf16 peak), so that time estimates on cuda
+#: stay lower bounds
+GPU_FLOPS_PER_SECOND = 1e15
 WINDOW_SEED = 20260625  # the fixed validation windows of D_l (same for every schedule and seed)
 D_WINDOWS = 16
 #: the paper's loss effect, relative: "a few tenths of a percent of the loss" (digest §6);
@@ -100,12 +173,34 @@ def paired_verdict(diffs, effect: float, predicted_sign: int = -1) -> dict:
 
 
 # ------------------------------------------------------------------------------- the cell
-def model_config(heads, d: int, V: int, T: int):
+def schedules_for(scale: str = "toy") -> dict[str, tuple[int, ...]]:
+    """The four schedules of a scale: uniform, Prism, reversed, uniform-wide."""
+    if scale == "toy":
+        return dict(SCHEDULES)
+    from approxtheory import schedules
+
+    sc = SCALES[scale]
+    d, L, hb = sc["d"], sc["L"], sc["h_base"]
+    p = schedules.prism(d, L, hb).heads
+    return {"uniform": (hb,) * L, "prism": p, "reversed": p[::-1], "wide": (hb // 2,) * L}
+
+
+def ffn_width(d: int, scale: str = "toy", ffn: int = 0) -> int:
+    """SwiGLU hidden width: ``ffn`` when > 0, else the scale's (toy: int(8d/3))."""
+    if ffn:
+        return ffn
+    return SCALES[scale]["ffn"] if scale in SCALES else int(8 * d / 3)
+
+
+def model_config(heads, d: int, V: int, T: int, ffn: int | None = None):
+    """The digest's decoder LM for ``heads`` at width ``d`` over ``V`` tokens: RMSNorm (pre-norm
+    and final), RoPE, SwiGLU of hidden ``ffn`` (default int(8d/3)), tied embeddings, no
+    biases."""
     from approxtheory.model import ModelConfig
     from approxtheory.schedules import custom
 
-    s = custom(heads, d, H_BASE, rules=("divisibility",))
-    f = int(8 * d / 3)
+    s = custom(heads, d, heads[-1], rules=("divisibility",))
+    f = int(8 * d / 3) if not ffn else ffn
     return ModelConfig(
         d_in=V,
         width=d,
@@ -115,7 +210,9 @@ def model_config(heads, d: int, V: int, T: int):
         readout="tokens",
         causal=True,
         rope="full",
-        layernorm=True,
+        rmsnorm=True,
+        final_norm=True,
+        tie_embeddings=True,
         ffn_kind="swiglu",
         ffn_bias=False,
         bias=False,
@@ -123,6 +220,12 @@ def model_config(heads, d: int, V: int, T: int):
         head_bias=False,
         dtype="float32",
     )
+
+
+def scale_model_config(scale: str, schedule: str = "uniform", vocab: int = PAPER_VOCAB):
+    """The paper's model of ``scale`` (small, medium, large) with one of its schedules."""
+    sc = SCALES[scale]
+    return model_config(schedules_for(scale)[schedule], sc["d"], vocab, sc["T"], sc["ffn"])
 
 
 _CORPUS: dict = {}  # the last corpus read (a path is re-read when another is asked for)
@@ -151,10 +254,25 @@ def token_data(cfg: dict):
     idx, V = _CORPUS[key]
     check_corpus_length(len(idx), cfg["T"])
     n_train = int(0.9 * len(idx))
+    V = max(V, PAPER_VOCAB) if _scale(cfg) in SCALES else V
     data = TokenData(
-        tokens=idx[:n_train], vocab=V, seq_len=cfg["T"], val_tokens=idx[n_train:], val_windows=64
+        tokens=idx[:n_train],
+        vocab=V,
+        seq_len=cfg["T"],
+        val_tokens=idx[n_train:],
+        val_windows=_val_windows(cfg),
     )
     return data, V
+
+
+def _scale(cfg: dict) -> str:
+    return cfg.get("scale", "toy")
+
+
+def _val_windows(cfg: dict) -> int:
+    """Validation windows of val_loss: 64 (toy); 16 at the paper's scales (the loop evaluates
+    one-hot windows in float64: 16 x 1024 x 50257 x 8 bytes = 6.6 GB per copy)."""
+    return 64 if _scale(cfg) == "toy" else 16
 
 
 def train_config(cfg: dict):
@@ -169,7 +287,7 @@ def train_config(cfg: dict):
         weight_decay=0.1,
         clip_grad_norm=1.0,
         schedule="cosine",
-        warmup_steps=max(1, cfg["steps"] // 20),
+        warmup_steps=max(1, int(cfg["steps"] * WARMUP[_scale(cfg)])),
         min_lr_ratio=0.1,
         dtype="float32",
         seed=cfg["seed"],
@@ -200,15 +318,28 @@ def check_cell(cfg: dict) -> dict:
 
     from .identifiability_training import _BYTES_PER_CHAR, _corpus_stats, check_corpus_length
 
+    scale = _scale(cfg)
+    if scale not in SCALE_NAMES:
+        raise ConfigError(f"scale must be one of {', '.join(SCALE_NAMES)} (got {scale!r})")
     for k in ("d", "T", "batch", "steps"):
         v = cfg[k]
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise ConfigError(f"{k} must be a positive integer (got {v!r})")
+    ffn = cfg.get("ffn", 0)
+    if not isinstance(ffn, int) or isinstance(ffn, bool) or ffn < 0:
+        raise ConfigError(f"ffn must be 0 (the scale's width) or a positive integer (got {ffn!r})")
     if cfg["schedule"] not in SCHEDULES:
         raise ConfigError(
             f"schedule must be one of {', '.join(SCHEDULES)} (got {cfg['schedule']!r})"
         )
-    if cfg["d"] % H_BASE:
+    if scale in SCALES:
+        sc = SCALES[scale]
+        if (cfg["d"], cfg["T"]) != (sc["d"], sc["T"]):
+            raise ConfigError(
+                f"scale {scale} is d={sc['d']}, T={sc['T']} (Table 4; got d={cfg['d']}, "
+                f"T={cfg['T']}): use --scale {scale} without --set d/T, or scale toy"
+            )
+    elif cfg["d"] % H_BASE:
         raise ConfigError(f"d must be a multiple of h_base={H_BASE} (got {cfg['d']})")
     lr = cfg["lr"]
     if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < float("inf"):
@@ -219,11 +350,58 @@ def check_cell(cfg: dict) -> dict:
         require(bytes=_BYTES_PER_CHAR * size, what=f"reading the corpus {spec}")
     n, V = _corpus_stats(spec)
     check_corpus_length(n, cfg["T"], "" if spec in ("pydoc", "", None) else spec)
+    if scale in SCALES:
+        V = max(V, PAPER_VOCAB)
+    est = estimate(cfg, V)
+    corpus = _BYTES_PER_CHAR * n
+    if str(cfg.get("device", "cpu")).startswith("cuda"):
+        import torch
+
+        if torch.cuda.is_available():  # else the runner refuses --device cuda (one line)
+            require(
+                bytes=est["bytes"],
+                limit=torch.cuda.get_device_properties(0).total_memory,
+                what=f"a prism_paired cell at scale {scale} (batch {cfg['batch']}) on the GPU",
+            )
+        # on the host: the corpus, and the weights while the loop draws them on the CPU
+        return {
+            "bytes": corpus + 12 * est["params"],
+            "seconds": est["flops"] / GPU_FLOPS_PER_SECOND,
+        }
+    return {"bytes": corpus + est["bytes"], "seconds": est["flops"] / FLOPS_PER_SECOND}
+
+
+_PARAMS: dict = {}  # parameter counts of the meta-built models, by configuration
+
+
+def estimate(cfg: dict, V: int) -> dict:
+    """Parameters (the model built on the meta device: nothing allocated), training FLOPs and a
+    lower bound of a cell's peak memory (float32 training, float64 evaluation): weights,
+    gradients and AdamW's moments (16 bytes a parameter), the float64 evaluation copy, the
+    one-hot batch and the logits with their gradient, the per-token activations of every layer
+    (9d + 4f floats), the loop's one-hot tables (V x V, float32 kept and float64 while building
+    the validation set), and the evaluation windows (one-hot and logits, float64) or the D_l
+    pass (every layer's attention maps), whichever is larger."""
+    import torch
+
+    from approxtheory.model import Transformer
+
+    scale = _scale(cfg)
+    heads = schedules_for(scale)[cfg["schedule"]]
     d, T, B = cfg["d"], cfg["T"], cfg["batch"]
-    P = 4 * 12 * d * d + 2 * V * d
-    flops = cfg["steps"] * (6 * B * T * P + 4 * 12 * B * T * T * d)
-    b = 16 * P + 4 * B * T * V + _BYTES_PER_CHAR * n + 4 * 4 * B * T * (T + 8 * d)
-    return {"bytes": b, "seconds": flops / FLOPS_PER_SECOND}
+    f = ffn_width(d, scale, cfg.get("ffn", 0))
+    key = (heads, d, V, T, f)
+    if key not in _PARAMS:
+        with torch.device("meta"):
+            _PARAMS[key] = Transformer(model_config(heads, d, V, T, f)).count_params()
+    P = _PARAMS[key]
+    L = len(heads)
+    flops = cfg["steps"] * (6 * B * T * P + 6 * B * T * V * d + 3 * 4 * B * T * T * d * L)
+    W = _val_windows(cfg)
+    step = 4 * B * T * (3 * V + L * (9 * d + 4 * f))
+    tables = 4 * V * V + 8 * V * V
+    evals = max(2 * 8 * W * T * V, 4 * D_WINDOWS * (T * V + 2 * sum(heads) * T * T))
+    return {"params": P, "flops": flops, "bytes": 24 * P + max(step + tables, evals)}
 
 
 def paired_cell(cfg: dict) -> dict:
@@ -235,15 +413,19 @@ def paired_cell(cfg: dict) -> dict:
     from approxtheory.train import train
 
     data, V = token_data(cfg)
-    heads = SCHEDULES[cfg["schedule"]]
-    model = Transformer(model_config(heads, cfg["d"], V, cfg["T"]))
+    scale = _scale(cfg)
+    heads = schedules_for(scale)[cfg["schedule"]]
+    f = ffn_width(cfg["d"], scale, cfg.get("ffn", 0))
+    model = Transformer(model_config(heads, cfg["d"], V, cfg["T"], f))
     res = train(model, data, train_config(cfg))
     if not res.ok:
         raise ApproxTheoryError(f"prism_paired cell {cfg}: {res.message}")
     g = torch.Generator().manual_seed(WINDOW_SEED)
     vt, T = data.val_tokens, cfg["T"]
     starts = torch.randint(0, len(vt) - T - 1, (D_WINDOWS,), generator=g)
-    X = torch.eye(V)[vt[starts[:, None] + torch.arange(T)]]
+    p = next(model.parameters())
+    ids = vt[starts[:, None] + torch.arange(T)].to(p.device)
+    X = torch.nn.functional.one_hot(ids, V).to(p.dtype)
     model.eval()
     D = attention_distance(model, X)
     out = {
@@ -251,6 +433,9 @@ def paired_cell(cfg: dict) -> dict:
         "train_loss": res.losses[-1],
         "params": model.count_params(),
         "heads": ",".join(map(str, heads)),
+        "L": len(heads),
+        "h_base": SCALES[scale]["h_base"] if scale in SCALES else H_BASE,
+        "ffn_width": f,
         "vocab": V,
     }
     out.update({f"D_{i + 1}": float(v) for i, v in enumerate(D)})
@@ -292,7 +477,7 @@ def paired_plot(rows: list, out: Path) -> list:
                 r.update(mean=st["mean"], lo=st["lo"], hi=st["hi"])
     p = write_csv(out / "paired.csv", pr)
     dl = []
-    n_layers = len(SCHEDULES["uniform"])
+    n_layers = max(len(str(r["heads"]).split(",")) for r in rows)
     for a, b in COMPARISONS:
         for li in range(1, n_layers + 1):
             diffs = [
@@ -343,6 +528,14 @@ def paired_plot(rows: list, out: Path) -> list:
 
 
 paired_cell.check = check_cell  # type: ignore[attr-defined]
+#: ``--scale NAME`` presets of the CLI (grid overrides; --set on top of them)
+paired_cell.scales = {  # type: ignore[attr-defined]
+    "toy": {"scale": "toy"},  # the profile's own sizes
+    **{
+        name: {"scale": name, **{k: sc[k] for k in ("d", "T", "lr", "steps", "batch")}}
+        for name, sc in SCALES.items()
+    },
+}
 
 register_experiment(
     Experiment(
@@ -359,6 +552,8 @@ register_experiment(
                 "steps": [80],
                 "lr": [1e-2],
                 "corpus": ["pydoc"],
+                "scale": ["toy"],
+                "ffn": [0],
             },
             "full": {
                 "schedule": list(SCHEDULES),
@@ -368,6 +563,8 @@ register_experiment(
                 "steps": [1200],
                 "lr": [3e-3],
                 "corpus": ["pydoc"],
+                "scale": ["toy"],
+                "ffn": [0],
             },
         },
         seeds={"quick": [0, 1, 2], "full": list(range(8))},

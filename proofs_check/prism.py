@@ -75,6 +75,66 @@ def _model(heads, mutant=None, dtype="float64"):
     )
 
 
+LM_VOCAB = 50
+UNTIED = "untied-readout"
+
+
+def _lm(heads, V: int, d: int = D_MODEL, f: int = FFN, mutant=None, device=None):
+    """The digest's decoder LM (RMSNorm pre-norm + final, RoPE, SwiGLU, tied embeddings, no
+    biases) over ``V`` tokens; the ``untied-readout`` mutant gives the read-out its own
+    matrix."""
+    cfg = ModelConfig(
+        d_in=V,
+        width=d,
+        d_out=V,
+        layers=[LayerSpec(h, d // h, ffn_hidden=(f,)) for h in heads],
+        readout="tokens",
+        causal=True,
+        rope="full",
+        rmsnorm=True,
+        final_norm=True,
+        tie_embeddings=mutant != UNTIED,
+        ffn_kind="swiglu",
+        ffn_bias=False,
+        bias=False,
+        embed_bias=False,
+        head_bias=False,
+        dtype="float32",
+    )
+    if device is None:
+        return Transformer(cfg)
+    with torch.device(device):
+        return Transformer(cfg)
+
+
+def _whole_models(ctx: Context, n_model) -> tuple[dict, list]:
+    """Whole-model counts of the tied LM against N_model (tying term V·d, norms 2d per layer
+    + d): the 4 toy schedules at V = 50 and the paper's three scales at V = 50257 with their
+    Table 4 schedule and uniform baseline, built on the meta device (nothing allocated)."""
+    from approxtheory.experiments import prism_paired as pp
+
+    out, bad = {}, []
+    cases: list[tuple[str, tuple[int, ...], int, int, int]] = [
+        (f"toy {k}", tuple(h), LM_VOCAB, D_MODEL, FFN) for k, h in SCHEDULES.items()
+    ]
+    for scale, sc in pp.SCALES.items():
+        for k in ("uniform", "prism"):
+            cases.append(
+                (f"{scale} {k}", pp.schedules_for(scale)[k], pp.PAPER_VOCAB, sc["d"], sc["ffn"])
+            )
+    for name, heads, V, d, f in cases:
+        got = _lm(heads, V, d, f, ctx.mutant, device="meta").count_params()
+        want = int(
+            sp.simplify(
+                n_model.subs({cat.V: V, cat.d: d, cat.L: len(heads), cat.f: f, cat.I_bias: 0})
+            )
+        )
+        out[name] = got
+        if got != want:
+            bad.append(f"{name}: {got:,} parameters != N_model {want:,}")
+    return out, bad
+
+
 def _h_free(expr) -> bool:
     """Whether a per-layer expression summed over a schedule of 6 symbolic head counts is free
     of every head count."""
@@ -93,6 +153,8 @@ def _layer_params(m, i, part):
         NOT_RESCALED: _NOT_RESCALED_WHAT,
         "per-head-output-block": "the formula counts W_O per head as a d_h x d_h block (h_l d_h² "
         "instead of h_l d_h d)",
+        UNTIED: "the decoder LM's read-out has its own V x d matrix (tie_embeddings off): "
+        "N_model's single V·d term no longer counts it",
     },
 )
 def parameter_neutrality(ctx: Context, cid):
@@ -113,6 +175,16 @@ def parameter_neutrality(ctx: Context, cid):
                 want, got = sp.simplify(expr.subs(vals)), _layer_params(m, i, part)
                 if want != got:
                     mismatches.append(f"{name} layer {i} (h={h}) {part}: {got} != {want}")
+    whole, bad_whole = _whole_models(ctx, c.expr("N_model"))
+    mismatches += bad_whole
+    from approxtheory.experiments import prism_paired as pp
+
+    reported = {s: (whole[f"{s} uniform"], sc["reported_params"]) for s, sc in pp.SCALES.items()}
+    off = [
+        f"{s}: {n:,} does not round to Table 1's {r / 1e6:.0f}M"
+        for s, (n, r) in reported.items()
+        if round(n / 1e6) * 1_000_000 != r
+    ]
     equal = len(set(counts.values())) == 1
     ok = symbolic and equal and not mismatches
     return Verdict(
@@ -124,11 +196,26 @@ def parameter_neutrality(ctx: Context, cid):
         f"counts of the formula"
         + (f" except {mismatches[:4]}" if mismatches else "")
         + f"; whole-model counts {counts}"
-        + ("" if equal else " DIFFER across schedules"),
+        + ("" if equal else " DIFFER across schedules")
+        + "; the digest's decoder LM (RMSNorm, tied embeddings, no biases) has N_model "
+        "parameters (tying term V·d counted once, norms 2d per layer + d) in every toy "
+        "schedule at V = 50 and at the paper's three scales at V = 50257, uniform and Table 4 "
+        "alike"
+        + (f" except {bad_whole[:4]}" if bad_whole else "")
+        + ": "
+        + ", ".join(f"{s} {n:,}" for s, (n, _) in reported.items())
+        + (
+            f" (Table 1 reports {off})"
+            if off
+            else ", which round to Table 1's 124M, 354M and 757M (evidence; the rounding is "
+            "Table 1's)"
+        ),
         covered="symbolic (any schedule of 6 layers) + 4 schedules at d = 64, L = 4 "
-        "(RoPE, SwiGLU without biases, attention biases; the shared model has "
-        "no norms and no vocabulary embedding, whose terms hold no h_l)",
-        measured=counts,
+        "(RoPE, SwiGLU without biases, attention biases; per-layer terms) + the tied decoder "
+        "LM (RMSNorm, no biases; whole model) for the 4 toy schedules at V = 50 and the "
+        "uniform and Table 4 schedules at (768, 12, 12), (1024, 24, 16), (1536, 24, 16), "
+        "V = 50257, f = 2048 / 2731 / 4096 (meta device)",
+        measured={**counts, **{f"LM {k}": v for k, v in whole.items()}},
         witness=mismatches[:4] or None,
         scope="full",
     )
@@ -397,6 +484,18 @@ def loss_verdict(rows: list) -> dict:
     return out
 
 
+def schedules_of(rows: list) -> dict[str, tuple[int, ...]]:
+    """The head schedule of each schedule name as the rows record it (``heads``), else the toy
+    scale's."""
+    from approxtheory.experiments import prism_paired as pp
+
+    out: dict[str, tuple[int, ...]] = dict(pp.SCHEDULES)
+    for r in rows:
+        if r.get("heads"):
+            out[r["schedule"]] = tuple(int(h) for h in str(r["heads"]).split(","))
+    return out
+
+
 def distance_verdict(rows: list) -> dict:
     """PR-E2 on the rows of prism_paired: per layer and seed ΔD_l = D_l(A) - D_l(uniform).
     Verdict on the widest-head layer (ΔD_1 < 0 predicted; effect: the paper's -100 tokens at
@@ -405,7 +504,8 @@ def distance_verdict(rows: list) -> dict:
     from approxtheory.experiments import prism_paired as pp
 
     T = int(rows[0]["T"])
-    L = len(pp.SCHEDULES["uniform"])
+    sched = schedules_of(rows)
+    L = len(sched["uniform"])
     effect = pp.PAPER_D_FRACTION * T
     per_layer: dict = {}
     for a, _ in pp.COMPARISONS:
@@ -417,7 +517,7 @@ def distance_verdict(rows: list) -> dict:
             ]
             per_layer[(a, li)] = pp.paired_stats(diffs) | {"diffs": diffs}
     first = pp.paired_verdict(per_layer[("prism", 1)]["diffs"], effect, -1)
-    base_layer = pp.SCHEDULES["prism"].index(pp.H_BASE) + 1
+    base_layer = sched["prism"].index(sched["uniform"][0]) + 1
     ramp = per_layer[("prism", base_layer)]
     v = first["verdict"]
     if v == "consistent-empirical" and ramp["hi"] < 0:
@@ -432,7 +532,14 @@ def distance_verdict(rows: list) -> dict:
         "per_layer": per_layer,
         "effect": effect,
         "T": T,
+        "schedules": sched,
     }
+
+
+def _size(rows: list) -> str:
+    r = rows[0]
+    scale = r.get("scale") or "toy"
+    return f"scale {scale}, {int(float(r['params'])):,} parameters" if "params" in r else scale
 
 
 def _not_detectable(res: dict, what: str, unit: str) -> str:
@@ -470,6 +577,7 @@ def paired_loss(ctx: Context, cid):
     res = loss_verdict(rows)
     p = res["prism"]
     cfg = rows[0]
+    sched = schedules_of(rows)
     table = [
         {"comparison": f"{a}-uniform", "seed": i, "diff": x, "lo": res[a]["lo"], "hi": res[a]["hi"]}
         for a in res
@@ -493,10 +601,10 @@ def paired_loss(ctx: Context, cid):
         cid,
         p["verdict"],
         ev,
-        covered=f"{PAIRED} ({ctx.profile}; {note}): d = {cfg['d']}, L = 4, T = {cfg['T']}, "
-        f"{cfg['steps']} steps, batch {cfg['batch']}, {p['n']} paired seeds, schedules "
-        "uniform (4,4,4,4), Prism (1,2,4,4), reversed (4,4,2,1), uniform-wide (2,2,2,2), equal "
-        "parameters",
+        covered=f"{PAIRED} ({ctx.profile}; {note}): d = {cfg['d']}, L = {len(sched['uniform'])}, "
+        f"T = {cfg['T']}, {cfg['steps']} steps, batch {cfg['batch']}, {p['n']} paired seeds, "
+        + ", ".join(f"{k} {sched[k]}" for k in ("uniform", "prism", "reversed", "wide"))
+        + ", equal parameters",
         measured={"prism-uniform": {k: p[k] for k in ("mean", "lo", "hi", "sd", "needed")}},
         claimed={"effect_nats": p["effect"], "sign": "negative"},
         rows=table,
@@ -511,10 +619,10 @@ def paired_loss(ctx: Context, cid):
             "logy": False,
         },
         witness=None if p["verdict"] != "inconsistent" else p["diffs"],
-        scope=f"surrogate: a {cfg['steps']}-step character-level LM on the shared model "
-        "(LayerNorm instead of RMSNorm, untied one-hot embedding and read-out; RoPE, SwiGLU) "
-        "stands in for the paper's 124M-757M FineWeb models; a short run measures the loss "
-        "early in training, not at the paper's 23+ tokens per parameter",
+        scope=f"surrogate: a {cfg['steps']}-step character-level LM on the shared model (the "
+        "digest's decoder: RMSNorm, RoPE, SwiGLU, tied embeddings; "
+        f"{_size(rows)}) stands in for the paper's 124M-757M FineWeb models; a short run "
+        "measures the loss early in training, not at the paper's 23+ tokens per parameter",
     )
 
 
@@ -577,7 +685,8 @@ def attention_locality(ctx: Context, cid):
         ev = _not_detectable(f, "ΔD_1 (Prism - uniform, widest-head layer)", " tokens")
     else:
         ev = (
-            f"ΔD_1 (Prism - uniform, h = 1 vs 4) {_fmt(f, ' tokens')}"
+            f"ΔD_1 (Prism - uniform, h = {res['schedules']['prism'][0]} vs "
+            f"{res['schedules']['uniform'][0]}) {_fmt(f, ' tokens')}"
             + (
                 f" (includes 0 although {f['needed']} seeds resolve the paper-sized effect: "
                 "it is absent here)"
@@ -620,8 +729,9 @@ def attention_locality(ctx: Context, cid):
         witness=None
         if res["verdict"] != "inconsistent"
         else {"delta_D1": res["per_layer"][("prism", 1)]["diffs"]},
-        scope=f"surrogate: a {cfg['steps']}-step character-level LM with L = 4 (Prism "
-        "1,2,4,4) and T = " + f"{cfg['T']} stands in for the paper's 12-24 layer models at "
-        "T = 1024; the widest-head layer and the first layer at h_base are tested, the "
-        "'coincide late' part is reported only",
+        scope=f"surrogate: a {cfg['steps']}-step character-level LM ({_size(rows)}) with "
+        f"L = {len(res['schedules']['prism'])} (Prism {res['schedules']['prism']}) and "
+        f"T = {cfg['T']} stands in for the paper's 12-24 layer models at T = 1024; the "
+        "widest-head layer and the first layer at h_base are tested, the 'coincide late' part "
+        "is reported only",
     )

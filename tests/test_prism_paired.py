@@ -17,7 +17,7 @@ from approxtheory.proofs_check import prism as prc
 from approxtheory.proofs_check._core import Context, flips
 from approxtheory.train import train
 
-CFG = dict(d=32, T=32, batch=4, steps=3, lr=1e-2, corpus="pydoc", seed=5)
+CFG = dict(d=32, T=32, batch=4, steps=3, lr=1e-2, corpus="pydoc", seed=5, scale="toy", ffn=0)
 T_975_2 = 4.302652729911275  # Student t quantile 0.975, 2 degrees of freedom
 
 
@@ -102,6 +102,7 @@ def _rows(loss_diff, d1_diff, wide_d1=(0.0, 0.1, -0.1)):
     for seed in range(3):
         for name in pp.SCHEDULES:
             r = {"schedule": name, "seed": seed, "d": 32, "T": 32, "steps": 80, "batch": 16}
+            r["heads"] = ",".join(map(str, pp.SCHEDULES[name]))
             r["val_loss"] = 2.0 + (loss_diff[seed] if name == "prism" else 0.0)
             for li in range(1, 5):
                 r[f"D_{li}"] = 5.0
@@ -167,3 +168,124 @@ def test_quick_profile_through_the_runner(tmp_path):
     assert (base / "plots-quick" / "delta_D.png").is_file()
     res = prc.loss_verdict(rows)
     assert set(res) == {"prism", "reversed", "wide"} and res["prism"]["n"] == 3
+
+
+# ------------------------------------------------------------- the digest's LM and the scales
+def test_the_cell_model_is_the_digests_decoder_lm():
+    cfg = pp.model_config((1, 2, 4, 4), 32, 50, 32)
+    assert cfg.rmsnorm and cfg.final_norm and cfg.tie_embeddings and not cfg.layernorm
+    assert cfg.rope == "full" and cfg.ffn_kind == "swiglu" and cfg.causal
+    assert not (cfg.bias or cfg.ffn_bias or cfg.embed_bias or cfg.head_bias)
+    m = Transformer(cfg)
+    # N = V d (tied, once) + L (4 d² + 3 d f + 2 d) + d, f = int(8·32/3) = 85, by hand
+    assert m.count_params() == 50 * 32 + 4 * (4 * 32 * 32 + 3 * 32 * 85 + 2 * 32) + 32
+
+
+#: the digest's Table 4 schedules, transcribed (not generated)
+TABLE4 = {
+    "small": [3, 3, 6, 6, 8, 8] + [12] * 6,
+    "medium": [4] * 3 + [8] * 3 + [16] * 18,
+    "large": [6] * 3 + [12] * 3 + [16] * 18,
+}
+#: Table 1's sizes (124M, 354M, 757M)
+REPORTED = {"small": 124e6, "medium": 354e6, "large": 757e6}
+
+
+@pytest.mark.parametrize("scale", ["small", "medium", "large"])
+def test_each_scale_builds_on_meta_with_the_papers_parameter_count(scale):
+    s = pp.schedules_for(scale)
+    assert list(s["prism"]) == TABLE4[scale]
+    assert list(s["reversed"]) == TABLE4[scale][::-1]
+    assert len(set(s["uniform"])) == 1 and len(set(s["wide"])) == 1
+    counts = {}
+    with torch.device("meta"):
+        for name in s:
+            m = Transformer(pp.scale_model_config(scale, name))
+            assert all(p.is_meta for p in m.parameters())  # nothing allocated
+            counts[name] = m.count_params()
+    assert len(set(counts.values())) == 1, counts
+    n = counts["uniform"]
+    assert round(n / 1e6) * 1e6 == REPORTED[scale], n
+    # the digest's derivation: 12 d² per block + V d (tied) (+ norms: 2d per layer + d)
+    d, L = pp.SCALES[scale]["d"], len(s["uniform"])
+    assert abs(n - (12 * L * d * d + 50257 * d)) < 0.001 * n
+
+
+def test_scale_presets_and_bad_scale_configs():
+    presets = pp.paired_cell.scales
+    assert set(presets) == {"toy", "small", "medium", "large"}
+    assert presets["small"] == dict(scale="small", d=768, T=1024, lr=6e-4, steps=11000, batch=16)
+    from approxtheory.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="scale must be one of toy, small, medium, large"):
+        pp.check_cell(_cfg(scale="huge", schedule="prism"))
+    with pytest.raises(ConfigError, match="scale small is d=768, T=1024"):
+        pp.check_cell(_cfg(scale="small", schedule="prism"))
+    with pytest.raises(ConfigError, match="ffn must be 0"):
+        pp.check_cell(_cfg(ffn=-1, schedule="prism"))
+
+
+def test_scale_estimates_refuse_before_allocating(monkeypatch):
+    import tracemalloc
+
+    from approxtheory.errors import ResourceLimitError
+    from approxtheory.experiment import check_cells
+    from approxtheory.resources import limits
+
+    cfg = _cfg(schedule="prism", **pp.paired_cell.scales["small"])
+    tracemalloc.start()
+    with limits(max_bytes="4G"), pytest.raises(ResourceLimitError, match="needs about"):
+        check_cells("prism_paired", "quick", "cpu", pp.paired_cell.scales["small"])
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 200e6  # refused from the estimate: no 124M-parameter model was allocated
+    e = pp.estimate(cfg, 50257)
+    assert e["params"] == 123_551_232
+    # at least weights + gradients + AdamW moments, and the one-hot batch with its logits
+    assert e["bytes"] > 16 * e["params"] + 2 * 4 * 16 * 1024 * 50257
+    # toy cells fit the default limits
+    assert pp.check_cell(_cfg(schedule="prism"))["bytes"] < 1e9
+
+
+def _cli(argv, capsys):
+    from approxtheory.cli import main
+
+    rc = main([str(a) for a in argv])
+    return rc, capsys.readouterr().err.strip()
+
+
+def test_cli_scale_and_seeds_errors_are_one_line_exit_2(capsys, tmp_path):
+    base = ["experiment", "run", "prism_paired", "--quiet", "--out", tmp_path]
+    rc, err = _cli([*base, "--scale", "huge"], capsys)
+    assert rc == 2 and "\n" not in err
+    assert "allowed: toy, small, medium, large" in err
+    rc, err = _cli([*base, "--scale", "small", "--max-memory", "4G"], capsys)
+    assert rc == 2 and "needs about" in err and "\n" not in err
+    rc, err = _cli([*base, "--seeds", "0"], capsys)
+    assert rc == 2 and "--seeds must be a positive integer" in err
+    rc, err = _cli([*base, "--scale", "small", "--set", "d=512"], capsys)
+    assert rc == 2 and "scale small is d=768" in err
+    rc, err = _cli(["experiment", "run", "softmax_beta_sweep", "--scale", "small"], capsys)
+    assert rc == 2 and "has no scales" in err
+    if not torch.cuda.is_available():
+        rc, err = _cli([*base, "--scale", "small", "--device", "cuda"], capsys)
+        assert rc == 2 and "no CUDA device" in err and "\n" not in err
+    assert not list(tmp_path.glob("prism_paired/cells/*.json"))  # nothing ran
+
+
+def test_cli_seeds_runs_that_many_paired_seeds(capsys, tmp_path):
+    argv = ["experiment", "run", "prism_paired", "--quiet", "--out", tmp_path, "--seeds", "2"]
+    rc, _ = _cli([*argv, "--scale", "toy", "--set", "steps=2", "--set", "d=16"], capsys)
+    assert rc == 0
+    from approxtheory.report import read_csv
+
+    rows = read_csv(tmp_path / "prism_paired" / "quick.csv")
+    assert sorted({int(r["seed"]) for r in rows}) == [0, 1]
+    assert len(rows) == 8 and {r["scale"] for r in rows} == {"toy"}
+    import json
+
+    run = json.loads((tmp_path / "prism_paired" / "quick.json").read_text())
+    assert run["seeds"] == [0, 1]
+    from approxtheory.experiment import get
+
+    assert get("prism_paired").seeds["quick"] == [0, 1, 2]  # --seeds is for that run only

@@ -118,21 +118,25 @@ def _cmd(args) -> int:
         check_executor(executor, args.workers, args.scheduler)
         exp = get(args.name)
         overrides = _parse_overrides(exp, args.profile, args.set or [], args.corpus, args.scale)
-        if args.seeds is not None:  # seeds 0..N-1 for this run (this process's registry only)
-            exp.seeds = {**exp.seeds, args.profile: list(range(args.seeds))}
-        check_cells(args.name, args.profile, args.device, overrides)
-        r = run_experiment(
-            args.name,
-            profile=args.profile,
-            device=args.device,
-            out=args.out,
-            progress=not args.quiet,
-            overrides=overrides,
-            executor=executor,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            connect_timeout=args.connect_timeout,
-        )
+        seeds = exp.seeds
+        if args.seeds is not None:  # seeds 0..N-1 for this run only (restored below)
+            exp.seeds = {**seeds, args.profile: list(range(args.seeds))}
+        try:
+            check_cells(args.name, args.profile, args.device, overrides)
+            r = run_experiment(
+                args.name,
+                profile=args.profile,
+                device=args.device,
+                out=args.out,
+                progress=not args.quiet,
+                overrides=overrides,
+                executor=executor,
+                workers=args.workers,
+                scheduler=args.scheduler,
+                connect_timeout=args.connect_timeout,
+            )
+        finally:
+            exp.seeds = seeds
         print(
             f"{args.name}: {r['cells']} cells ({r['computed']} computed, {r['cached']} cached) "
             f"in {r['wall_s']:.1f} s -> {r['csv']}"
