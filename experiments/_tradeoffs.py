@@ -1,4 +1,6 @@
-"""Shared pieces of the trade-off experiments (tradeoffs digest §8 P3, P4, P6, P7): the synthetic
+"""Shared pieces of the trade-off experiments (tradeoffs digest §8 P1, P3, P4, P6, P7): the
+position-only heads on the C1 features optimised per head dimension (P1; also read by the TO-T2
+and TO-X2 checks), the synthetic
 3-lag extraction task, per-head SVD truncation and head pruning of a trained model, the fit of
 the TO-T1 template, and the real-text corpus (the identifiability experiment's default and
 ``--corpus``).
@@ -16,6 +18,13 @@ import torch
 from approxtheory.tasks import Task
 
 __all__ = [
+    "c1_features",
+    "head_errors",
+    "causal_rows",
+    "adam",
+    "scored_rows",
+    "optimise_heads",
+    "HEAD_DIMS",
     "LagMix",
     "lagmix_model",
     "truncate_head",
@@ -32,8 +41,118 @@ __all__ = [
     "check_text_corpus",
     "lagmix_nmse",
     "seeds_summary",
-    "line_plot",
 ]
+
+
+# ------------------------------------------------------------------ position-only heads (P1)
+#: the head dimensions of P1 (F = 8 features: A has rank <= 16, the peak is shaped by d = 4)
+HEAD_DIMS = (1, 2, 4, 8)
+
+
+def c1_features(T: int, F: int) -> np.ndarray:
+    """The digest's §5 C1 positional features [cos(ω_i t), sin(ω_i t)] / sqrt(F),
+    ω_i = 100^(-i/F) (unit norm)."""
+    t = np.arange(T)[:, None]
+    w = 100.0 ** (-np.arange(1, F + 1) / F)[None, :]
+    P = np.empty((T, 2 * F))
+    P[:, 0::2], P[:, 1::2] = np.cos(w * t), np.sin(w * t)
+    return P / np.sqrt(F)
+
+
+def head_errors(z, valid, tgt, c=None):
+    """Exact expected squared error of each query row of a position-only head (torch, float64)
+    for i.i.d. unit-variance scalar tokens and target x_tgt:
+    (1 - c α_tgt)² + c² Σ_{s≠tgt} α_s².
+    ``z``: logits (..., n, W); ``valid``: the visible keys of each row (n, W); ``tgt``: the target
+    key of each row (n,); ``c``: read-out per row (None: the best one, α_tgt / Σ_s α_s²)."""
+    a = torch.softmax(z.masked_fill(~valid, float("-inf")), -1)
+    at = a.gather(-1, tgt.expand(*a.shape[:-1]).unsqueeze(-1)).squeeze(-1)
+    others = (a**2).masked_fill(torch.nn.functional.one_hot(tgt, a.shape[-1]).bool(), 0.0).sum(-1)
+    if c is None:
+        c = at / (at**2 + others)
+    return (1 - c * at) ** 2 + c**2 * others
+
+
+def causal_rows(T: int, rows, k: int):
+    """(valid keys, target keys) of the causal query rows ``rows`` with target lag k."""
+    rows = torch.as_tensor(rows)
+    valid = torch.arange(T)[None, :] <= rows[:, None]
+    return valid, rows - k
+
+
+def adam(params, loss_fn, steps: int, lr: float, stop=None):
+    """Plain Adam (β = 0.9, 0.999; ε = 1e-8) on ``params``; ``stop(loss)`` ends it early.
+    Returns the number of steps taken."""
+    m = [torch.zeros_like(p) for p in params]
+    v = [torch.zeros_like(p) for p in params]
+    for i in range(1, steps + 1):
+        for p in params:
+            p.grad = None
+        loss = loss_fn()
+        if stop is not None and stop(float(loss.detach())):
+            return i - 1
+        loss.backward()
+        with torch.no_grad():
+            for p, mi, vi in zip(params, m, v):
+                mi.mul_(0.9).add_(p.grad, alpha=0.1)
+                vi.mul_(0.999).addcmul_(p.grad, p.grad, value=0.001)
+                p.sub_(lr * (mi / (1 - 0.9**i)) / ((vi / (1 - 0.999**i)).sqrt() + 1e-8))
+    return steps
+
+
+def scored_rows(T: int) -> np.ndarray:
+    """The query rows P1 scores: t >= T/2, so that each sees at least T/2 tokens (L = t + 1)."""
+    return np.arange(T // 2, T)
+
+
+def optimise_heads(
+    T: int,
+    B: float,
+    *,
+    restarts: int,
+    steps: int,
+    seed: int,
+    ds=HEAD_DIMS,
+    F: int = 8,
+    k: int = 2,
+    lr: float = 0.05,
+) -> dict:
+    """P1 (tradeoffs digest §8): the best exact error E(d) of rank-d position-only heads on the
+    C1 features with logits B·tanh(z/B) (``B = inf``: unsquashed), read-out fixed to 1 (the same
+    value map for every head, as X3 assumes), target lag ``k``, rows :func:`scored_rows`; Adam
+    in float64 from ``restarts`` seeded restarts per d. Returns ``raw`` (the best restart per d)
+    and ``envelope`` (the running minimum over d: rank-d heads contain the rank-d' heads,
+    d' < d), both {d: E}. A non-finite error raises (it is a failure, never an error of 0)."""
+    from approxtheory.errors import ApproxTheoryError
+
+    g = torch.Generator().manual_seed(int(seed))
+    rows = torch.as_tensor(scored_rows(T))
+    valid, tgt = causal_rows(T, rows, k)
+    P = torch.from_numpy(c1_features(T, F))
+    one = torch.ones(len(rows), dtype=torch.float64)
+    bounded = math.isfinite(B)
+    # every (d, restart) is one independent problem in one batch: a rank-d head is a rank-max(d)
+    # factorisation with the columns beyond d masked to zero (their gradients are 0, and Adam is
+    # elementwise, so the batch is the same as separate runs from the same start)
+    n, dmax = len(ds) * restarts, max(ds)
+    mask = torch.zeros(n, 1, dmax, dtype=torch.float64)
+    for i, d in enumerate(ds):
+        mask[i * restarts : (i + 1) * restarts, :, :d] = 1.0
+    U = torch.randn(n, 2 * F, dmax, generator=g, dtype=torch.float64).requires_grad_()
+    V = torch.randn(n, 2 * F, dmax, generator=g, dtype=torch.float64).requires_grad_()
+
+    def logits():
+        z = P[rows] @ (U * mask) @ (V * mask).transpose(1, 2) @ P.T
+        return B * torch.tanh(z / B) if bounded else z
+
+    adam([U, V], lambda: head_errors(logits(), valid, tgt, one).mean(-1).sum(), steps, lr)
+    with torch.no_grad():
+        e = head_errors(logits(), valid, tgt, one).mean(-1).numpy().reshape(len(ds), restarts)
+    if not np.all(np.isfinite(e)):
+        raise ApproxTheoryError(f"P1 heads: non-finite error at T = {T}, B = {B}")
+    raw = {d: float(e[i].min()) for i, d in enumerate(ds)}
+    env = dict(zip(ds, np.minimum.accumulate([raw[d] for d in ds]).tolist()))
+    return {"raw": raw, "envelope": env}
 
 
 # ------------------------------------------------------------------------------------ the task
@@ -300,41 +419,13 @@ def lagmix_nmse(model, task: LagMix, X) -> float:
 
 
 def seeds_summary(values) -> dict:
-    """Mean, min and max of a list of per-seed values (for bands in the plots)."""
+    """Mean, median, min and max of a list of per-seed values (the plots draw the median with
+    the min-max band; the checks' rules read the mean)."""
     v = np.asarray(values, dtype=np.float64)
-    return {"mean": float(v.mean()), "lo": float(v.min()), "hi": float(v.max()), "n": int(len(v))}
-
-
-def line_plot(out, series, *, title, xlabel, ylabel, logx=False, logy=True, vlines=()):
-    """A figure in the package style: every series ``{"x", "y", "label"}`` with optional
-    ``"lo"``/``"hi"`` (a shaded band over seeds) and ``"dashed"``; ``vlines`` ``(x, label)``."""
-    from approxtheory.report import STYLE, _plt, _save
-
-    plt = _plt()
-    with plt.style.context(str(STYLE)):
-        fig, ax = plt.subplots()
-        for i, s in enumerate(series):
-            color = s.get("color", f"C{i % 7}")
-            ax.plot(
-                s["x"],
-                s["y"],
-                linestyle="--" if s.get("dashed") else "-",
-                marker=None if s.get("dashed") else "o",
-                color=color,
-                label=s["label"],
-            )
-            if "lo" in s:
-                ax.fill_between(s["x"], s["lo"], s["hi"], color=color, alpha=0.2, linewidth=0)
-        for j, (x, lab) in enumerate(vlines):
-            ax.axvline(x, color=f"C{(j + 4) % 7}", linestyle=":", label=lab)
-        if logx:
-            ax.set_xscale("log", base=2)
-        if logy:
-            ax.set_yscale("log")
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        ax.set_title(title)
-        ax.legend()
-        _save(fig, out)
-        plt.close(fig)
-    return out
+    return {
+        "mean": float(v.mean()),
+        "median": float(np.median(v)),
+        "lo": float(v.min()),
+        "hi": float(v.max()),
+        "n": int(len(v)),
+    }

@@ -127,24 +127,6 @@ def _min_over_seeds(rows: list, key: str, by: tuple) -> list[dict]:
     return [{**dict(zip(by, k)), key: v} for k, v in sorted(best.items())]
 
 
-def _band(rows: list, key: str, by: tuple) -> list[dict]:
-    """min, median and max over seeds per group (the seed band)."""
-    import numpy as np
-
-    groups: dict = {}
-    for r in rows:
-        groups.setdefault(tuple(r[b] for b in by), []).append(float(r[key]))
-    return [
-        {
-            **dict(zip(by, k)),
-            f"{key}_min": min(v),
-            f"{key}_median": float(np.median(v)),
-            f"{key}_max": max(v),
-        }
-        for k, v in sorted(groups.items())
-    ]
-
-
 def _reversal_rows(best: list[dict], err: str) -> list[dict]:
     from approxtheory.headcount_analysis import reversal_scores
 
@@ -152,40 +134,42 @@ def _reversal_rows(best: list[dict], err: str) -> list[dict]:
 
 
 def phase_plot(rows: list, out: Path, **_) -> list:
-    """NMSE vs h per T with the seed band, NMSE vs T per h, and R(h), from the CSV."""
+    """NMSE vs h per T and NMSE vs T per h (median over seeds, min-max band shaded; the band's
+    lower edge is the paper's min-over-seeds statistic), and R(h), from the CSV rows."""
+    from approxtheory.experiments._plots import band_plot, band_rows
     from approxtheory.report import plot_from_csv, write_csv
 
     out.mkdir(parents=True, exist_ok=True)
-    band = write_csv(out / "nmse_band.csv", _band(rows, "val_nmse", ("heads", "T")))
+    write_csv(out / "nmse_band.csv", band_rows(rows, "val_nmse", ("heads", "T")))
     best = _min_over_seeds(rows, "val_nmse", ("heads", "T"))
-    bp = write_csv(out / "min_over_seeds.csv", best)
+    write_csv(out / "min_over_seeds.csv", best)
     rp = write_csv(out / "reversal.csv", _reversal_rows(best, "val_nmse"))
     D = int(rows[0]["D"])
+    seeds = len({int(r["seed"]) for r in rows})
+    band = f"median over {seeds} seed(s), band min-max"
     return [
-        plot_from_csv(
-            band,
-            {
-                "x": "heads",
-                "y": ["val_nmse_min", "val_nmse_median", "val_nmse_max"],
-                "group": "T",
-                "title": f"D = {D}: validation NMSE vs h per T (seed band: min, median, max)",
-                "xlabel": "heads h",
-                "ylabel": "NMSE",
-                "logx": False,
-            },
+        band_plot(
+            rows,
             out / "nmse_vs_h.png",
+            x="heads",
+            key="val_nmse",
+            group="T",
+            label="T",
+            title=f"D = {D}: validation NMSE vs h per T ({band})",
+            xlabel="heads h",
+            ylabel="NMSE",
         ),
-        plot_from_csv(
-            bp,
-            {
-                "x": "T",
-                "y": ["val_nmse"],
-                "group": "heads",
-                "title": f"D = {D}: min-over-seeds NMSE vs T per h",
-                "xlabel": "T",
-                "ylabel": "NMSE",
-            },
+        band_plot(
+            rows,
             out / "nmse_vs_T.png",
+            x="T",
+            key="val_nmse",
+            group="heads",
+            label="h",
+            title=f"D = {D}: validation NMSE vs T per h ({band})",
+            xlabel="T",
+            ylabel="NMSE",
+            logx=True,
         ),
         plot_from_csv(
             rp,
@@ -296,23 +280,23 @@ def collisions_cell(cfg: dict) -> dict:
 
 
 def collisions_plot(rows: list, out: Path, **_) -> list:
-    from approxtheory.report import plot_from_csv, write_csv
+    """The demanded Lipschitz constant vs T per model (median over seeds, band min-max)."""
+    from approxtheory.experiments._plots import band_plot, band_rows
+    from approxtheory.report import write_csv
 
     out.mkdir(parents=True, exist_ok=True)
-    agg = _band(rows, "lipschitz", ("model", "T"))
-    p = write_csv(out / "lipschitz.csv", agg)
+    write_csv(out / "lipschitz.csv", band_rows(rows, "lipschitz", ("model", "T")))
     return [
-        plot_from_csv(
-            p,
-            {
-                "x": "T",
-                "y": ["lipschitz_median"],
-                "group": "model",
-                "title": "HC-P7: Lipschitz constant demanded of F̂ (max + min, Δ = 0.5)",
-                "xlabel": "T",
-                "ylabel": "Δ / min ||A(X1) - A(X2)||",
-            },
+        band_plot(
+            rows,
             out / "lipschitz_vs_T.png",
+            x="T",
+            key="lipschitz",
+            group="model",
+            title="HC-P7: Lipschitz constant demanded of F̂ (max + min, Δ = 0.5)",
+            xlabel="T",
+            ylabel="Δ / min ||A(X1) - A(X2)|| (median, band min-max)",
+            logx=True,
         )
     ]
 

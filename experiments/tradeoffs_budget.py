@@ -114,7 +114,8 @@ def summarise(rows: list) -> list[dict]:
 def train_plot(rows: list, out: Path) -> list:
     import numpy as np
 
-    from approxtheory.experiments._tradeoffs import line_plot, template_error
+    from approxtheory.experiments._plots import line_plot
+    from approxtheory.experiments._tradeoffs import template_error
     from approxtheory.report import write_csv
 
     out.mkdir(parents=True, exist_ok=True)
@@ -148,7 +149,7 @@ def train_plot(rows: list, out: Path) -> list:
                 [
                     {
                         "x": Hs,
-                        "y": [s["per_heads"][h]["mean"] for h in Hs],
+                        "y": [s["per_heads"][h]["median"] for h in Hs],
                         "lo": [s["per_heads"][h]["lo"] for h in Hs],
                         "hi": [s["per_heads"][h]["hi"] for h in Hs],
                         "label": "trained (mean, band: seeds)",

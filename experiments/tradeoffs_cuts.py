@@ -126,7 +126,7 @@ def summarise(rows: list) -> dict:
 
 
 def train_plot(rows: list, out: Path) -> list:
-    from approxtheory.experiments._tradeoffs import line_plot
+    from approxtheory.experiments._plots import line_plot
     from approxtheory.report import write_csv
 
     out.mkdir(parents=True, exist_ok=True)
@@ -159,34 +159,34 @@ def train_plot(rows: list, out: Path) -> list:
             [
                 {
                     "x": x,
-                    "y": [s["cut_dim"]["mean"], s["base"]["mean"]],
+                    "y": [s["cut_dim"]["median"], s["base"]["median"]],
                     "lo": [s["cut_dim"]["lo"], s["base"]["lo"]],
                     "hi": [s["cut_dim"]["hi"], s["base"]["hi"]],
                     "label": f"trained: cut head dim ({H}, {d // 2})",
                 },
                 {
                     "x": x,
-                    "y": [s["cut_heads"]["mean"], s["base"]["mean"]],
+                    "y": [s["cut_heads"]["median"], s["base"]["median"]],
                     "lo": [s["cut_heads"]["lo"], s["base"]["lo"]],
                     "hi": [s["cut_heads"]["hi"], s["base"]["hi"]],
                     "label": f"trained: cut head count ({H // 2}, {d})",
                 },
                 {
                     "x": x,
-                    "y": [s["base"]["mean"] + s["svd_increase"]["mean"], s["base"]["mean"]],
+                    "y": [s["base"]["median"] + s["svd_increase"]["median"], s["base"]["median"]],
                     "label": f"post hoc: SVD to rank {d // 2}",
                     "dashed": True,
                 },
                 {
                     "x": x,
-                    "y": [s["base"]["mean"] + s["prune_increase"]["mean"], s["base"]["mean"]],
+                    "y": [s["base"]["median"] + s["prune_increase"]["median"], s["base"]["median"]],
                     "label": f"post hoc: prune {H // 2} heads",
                     "dashed": True,
                 },
             ],
             title=f"TO-R3 / P4: halving the attention width of ({H}, {d})",
             xlabel="attention width Σ H·d per layer",
-            ylabel="validation NMSE",
+            ylabel="validation NMSE (median over seeds, band min-max)",
         )
     ]
     return paths

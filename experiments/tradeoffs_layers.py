@@ -149,7 +149,7 @@ def summarise(rows: list, trace: list) -> dict:
 
 
 def train_plot(rows: list, out: Path, trace: list | None = None) -> list:
-    from approxtheory.experiments._tradeoffs import line_plot
+    from approxtheory.experiments._plots import line_plot
     from approxtheory.report import write_csv
 
     out.mkdir(parents=True, exist_ok=True)
@@ -177,7 +177,7 @@ def train_plot(rows: list, out: Path, trace: list | None = None) -> list:
         series.append(
             {
                 "x": rs,
-                "y": [max(v["mean"], 1e-6) for v in vals],
+                "y": [max(v["median"], 1e-6) for v in vals],
                 "lo": [max(v["lo"], 1e-6) for v in vals],
                 "hi": [max(v["hi"], 1e-6) for v in vals],
                 "label": f"layer {li}",
@@ -203,7 +203,7 @@ def train_plot(rows: list, out: Path, trace: list | None = None) -> list:
                 [
                     {
                         "x": list(range(len(ks))),
-                        "y": [s["loss"][k]["mean"] for k in ks],
+                        "y": [s["loss"][k]["median"] for k in ks],
                         "lo": [s["loss"][k]["lo"] for k in ks],
                         "hi": [s["loss"][k]["hi"] for k in ks],
                         "label": "validation loss (0 uniform, 1 front, 2 back)",

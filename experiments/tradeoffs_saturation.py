@@ -1,4 +1,13 @@
-"""Tradeoffs digest §8 P2 + P5: saturation in trained tiny models, with the logit norms recorded.
+"""Tradeoffs digest §8 P1, P2 + P5: saturation of optimised position-only heads (P1,
+``tradeoffs_heads``) and in trained tiny models, with the logit norms recorded
+(``tradeoffs_saturation``).
+
+``tradeoffs_heads`` (P1, no training): per (T, B, seed) the best exact error E(d, T) of rank-d
+position-only heads on the C1 features (F = 8, target lag 2, rows t >= T/2, read-out 1), logits
+B·tanh(z/B) (B = inf: unbounded), d in {1, 2, 4, 8}, Adam from seeded restarts, running minimum
+over d (:func:`approxtheory.experiments._tradeoffs.optimise_heads`). The TO-T2 check (the X3
+bound on the d-gain) and the TO-X2 check (P1 (a): no finite-B head below the floor) read its
+rows; the plot draws E(d) vs T per B with the TO-X2 floor.
 
 One causal attention layer with one head of dimension d (learned absolute positions, per-token
 GELU read-out) is trained with :func:`approxtheory.train.train` to copy the token two steps back,
@@ -88,7 +97,8 @@ train_cell.check = check_cell  # type: ignore[attr-defined]
 def train_plot(rows: list, out: Path) -> list:
     import numpy as np
 
-    from approxtheory.experiments._tradeoffs import line_plot, seeds_summary
+    from approxtheory.experiments._plots import line_plot
+    from approxtheory.experiments._tradeoffs import seeds_summary
     from approxtheory.report import write_csv
 
     out.mkdir(parents=True, exist_ok=True)
@@ -122,7 +132,7 @@ def train_plot(rows: list, out: Path) -> list:
         series.append(
             {
                 "x": ds,
-                "y": [per[d]["mean"] for d in ds],
+                "y": [per[d]["median"] for d in ds],
                 "lo": [per[d]["lo"] for d in ds],
                 "hi": [per[d]["hi"] for d in ds],
                 "label": f"T = {T}",
@@ -165,6 +175,181 @@ def train_plot(rows: list, out: Path) -> list:
         ),
     ]
 
+
+# ------------------------------------------------------------------------------ P1: tradeoffs_heads
+def heads_check(cfg: dict) -> dict:
+    import math
+
+    from approxtheory.errors import ConfigError
+
+    for k in ("T", "restarts", "steps"):
+        v = cfg[k]
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ConfigError(f"{k} must be a positive integer (got {v!r})")
+    if cfg["T"] < 8:
+        raise ConfigError(f"T must be at least 8 (rows t >= T/2 with lag 2; got {cfg['T']})")
+    B = cfg["B"]
+    if isinstance(B, bool) or not isinstance(B, (int, float)) or math.isnan(B) or B <= 0:
+        raise ConfigError(f"B must be a positive number or inf (got {B!r})")
+    return {}
+
+
+def heads_cell(cfg: dict) -> dict:
+    """P1: :func:`optimise_heads` at (T, B) from the cell's seed; E_d<d> is the running minimum
+    over d, raw_d<d> the best restart at d alone."""
+    import math
+
+    from approxtheory.experiments._tradeoffs import optimise_heads
+
+    heads_check(cfg)
+    T, B = int(cfg["T"]), float(cfg["B"])
+    Bkey = 999 if math.isinf(B) else int(round(100 * B))
+    r = optimise_heads(
+        T,
+        B,
+        restarts=int(cfg["restarts"]),
+        steps=int(cfg["steps"]),
+        seed=1_000_003 * int(cfg["seed"]) + 1009 * T + Bkey,
+    )
+    return {
+        **{f"E_d{d}": v for d, v in r["envelope"].items()},
+        **{f"raw_d{d}": v for d, v in r["raw"].items()},
+    }
+
+
+heads_cell.check = heads_check  # type: ignore[attr-defined]
+
+
+def heads_floor(T: int, B: float) -> float:
+    """The TO-X2 floor q/(1+q) averaged over P1's scored rows (L = t + 1); 0 for B = inf."""
+    import math
+
+    import numpy as np
+
+    from approxtheory import claim
+    from approxtheory.experiments._tradeoffs import scored_rows
+
+    if math.isinf(B):
+        return 0.0
+    x2 = claim("TO-X2")
+    return float(np.mean([x2.evaluate_float("floor", L=int(t) + 1, B=B) for t in scored_rows(T)]))
+
+
+def heads_plot(rows: list, out: Path) -> list:
+    """E(d, T) (min over seeds, band over seeds) vs T per d, one panel-file per B, with the TO-X2
+    floor; and the relative d-gain [E(1) - E(8)] / E(1) vs T per B."""
+    import math
+
+    import numpy as np
+
+    from approxtheory.experiments._plots import line_plot
+    from approxtheory.report import write_csv
+
+    out.mkdir(parents=True, exist_ok=True)
+    Bs = sorted({float(r["B"]) for r in rows})
+    Ts = sorted({int(r["T"]) for r in rows})
+    ds = sorted(int(k[3:]) for k in rows[0] if k.startswith("E_d"))
+    summary, plots, gain_series = [], [], []
+    for j, B in enumerate(Bs):
+        series = []
+        fl = {T: heads_floor(T, B) for T in Ts}
+        for i, d in enumerate(ds):
+            vals = {
+                T: [float(r[f"E_d{d}"]) for r in rows if float(r["B"]) == B and int(r["T"]) == T]
+                for T in Ts
+            }
+            series.append(
+                {
+                    "x": Ts,
+                    "y": [float(np.median(vals[T])) for T in Ts],
+                    "lo": [min(vals[T]) for T in Ts],
+                    "hi": [max(vals[T]) for T in Ts],
+                    "label": f"d = {d}",
+                    "color": f"C{i}",
+                }
+            )
+            summary += [
+                {"B": B, "T": T, "head_dim": d, "E_min": min(vals[T]), "floor": fl[T]} for T in Ts
+            ]
+        if not math.isinf(B):
+            series.append(
+                {
+                    "x": Ts,
+                    "y": [fl[T] for T in Ts],
+                    "label": "TO-X2 floor q/(1+q)",
+                    "dashed": True,
+                    "color": "k",
+                }
+            )
+        name = "inf" if math.isinf(B) else f"{B:g}"
+        plots.append(
+            line_plot(
+                out / f"E_vs_T_B{name}.png",
+                series,
+                title=f"P1: optimised heads, B = {name} (median over seeds, band min-max)",
+                xlabel="T",
+                ylabel="relative MSE E(d, T) (rows t >= T/2)",
+                logx=True,
+                logy=not math.isinf(B),
+            )
+        )
+        best = {
+            T: {
+                d: min(float(r[f"E_d{d}"]) for r in rows if float(r["B"]) == B and int(r["T"]) == T)
+                for d in (ds[0], ds[-1])
+            }
+            for T in Ts
+        }
+        gain_series.append(
+            {
+                "x": Ts,
+                "y": [(best[T][ds[0]] - best[T][ds[-1]]) / best[T][ds[0]] for T in Ts],
+                "label": f"B = {name}",
+                "color": f"C{j}",
+            }
+        )
+    write_csv(out / "summary.csv", summary)
+    plots.append(
+        line_plot(
+            out / "d_gain.png",
+            gain_series,
+            title=f"P1: relative d-gain [E({ds[0]}) - E({ds[-1]})] / E({ds[0]}) vs T",
+            xlabel="T",
+            ylabel="relative gain",
+            logx=True,
+            logy=False,
+        )
+    )
+    return plots
+
+
+_INF = float("inf")
+register_experiment(
+    Experiment(
+        name="tradeoffs_heads",
+        description="P1: optimised position-only heads on the C1 features (lag 2, rows t >= T/2, "
+        "read-out 1), E(d, T) per logit bound B (inf: unbounded), restarts per d; read by the "
+        "TO-T2 and TO-X2 checks",
+        grids={
+            "quick": {
+                "T": [16, 64, 128],
+                "B": [0.5, 1.0, 2.0, _INF],
+                "restarts": [2],
+                "steps": [100],
+            },
+            "full": {
+                "T": [16, 32, 64, 128, 256],
+                "B": [0.5, 1.0, 2.0, _INF],
+                "restarts": [4],
+                "steps": [300],
+            },
+        },
+        seeds={"quick": [0], "full": [0, 1, 2]},
+        cell=heads_cell,
+        plot=heads_plot,
+        claims=("TO-T2", "TO-X2"),
+    )
+)
 
 register_experiment(
     Experiment(

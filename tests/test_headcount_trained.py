@@ -251,6 +251,30 @@ def test_trained_h_equal_D_beats_h_below_D(seed):
     assert hi <= lo / 2, (lo, hi)
 
 
+# ------------------------------------------------------------------------------------ plots
+def test_seed_bands_and_the_phase_plot(tmp_path):
+    """band_rows: min, median and max over seeds per group (by hand); phase_plot draws the
+    bands from rows and writes its CSVs and PNGs."""
+    from approxtheory.experiments._plots import band_rows
+    from approxtheory.experiments.headcount_trained import phase_plot
+
+    rows = [
+        {"D": 2, "heads": h, "T": T, "seed": s, "val_nmse": v}
+        for (h, T), vals in {(1, 8): (0.3, 0.1, 0.2), (2, 8): (1e-3, 4e-3, 2e-3)}.items()
+        for s, v in enumerate(vals)
+    ]
+    b = band_rows(rows, "val_nmse", ("heads", "T"))
+    assert [(r["val_nmse_min"], r["val_nmse_median"], r["val_nmse_max"]) for r in b] == [
+        (0.1, 0.2, 0.3),
+        (1e-3, 2e-3, 4e-3),
+    ]
+    rows += [{**r, "T": 16, "val_nmse": 2 * r["val_nmse"]} for r in rows]
+    paths = phase_plot(rows, tmp_path)
+    assert [p.name for p in paths] == ["nmse_vs_h.png", "nmse_vs_T.png", "reversal.png"]
+    assert all(p.stat().st_size > 1000 for p in paths)
+    assert (tmp_path / "nmse_band.csv").exists() and (tmp_path / "min_over_seeds.csv").exists()
+
+
 # ------------------------------------------------------------------------------------ bad input
 @pytest.mark.parametrize(
     "args",

@@ -304,6 +304,102 @@ def test_trained_bounded_logit_heads_never_beat_the_x2_floor(B, T, d, seed):
     assert (err >= best - 1e-12).all()
 
 
+# ------------------------------------------------------------------ P1: optimised heads
+def test_p1_heads_envelope_floor_and_unbounded_sanity():
+    """optimise_heads: the envelope is the running minimum of the per-d bests; finite-B heads
+    stay above the TO-X2 floor averaged over the scored rows (P1 (a)); unbounded heads of
+    dimension 8 retrieve lag 2 at T = 16 almost exactly (P1 (d): E < 0.05) while d = 1 cannot
+    (E > 0.5: one rank-1 logit row cannot peak at every lag-2 position)."""
+    from approxtheory.experiments._tradeoffs import optimise_heads, scored_rows
+
+    for B in (1.0, math.inf):
+        r = optimise_heads(16, B, restarts=2, steps=100, seed=5)
+        raw, env = r["raw"], r["envelope"]
+        assert list(env) == [1, 2, 4, 8]
+        assert all(env[d] == min(raw[e] for e in raw if e <= d) for d in env), r
+        if math.isfinite(B):
+            floor = np.mean(
+                [
+                    at.claim("TO-X2").evaluate_float("floor", L=int(t) + 1, B=B)
+                    for t in scored_rows(16)
+                ]
+            )
+            assert min(env.values()) >= floor * (1 - 1e-9), (env, floor)
+        else:
+            assert env[8] < 0.05 and raw[1] > 0.5, r
+
+
+def test_p1_envelope_is_the_running_minimum_over_d():
+    """From untrained starts (steps = 0) the per-d errors are not monotone in d; the envelope is
+    their running minimum (rank-d heads contain the rank-d' heads, d' < d)."""
+    from approxtheory.experiments._tradeoffs import optimise_heads
+
+    non_monotone = 0
+    for seed in range(6):
+        r = optimise_heads(16, 1.0, restarts=1, steps=0, seed=seed)
+        raw, env = r["raw"], r["envelope"]
+        assert env == {d: min(raw[e] for e in raw if e <= d) for d in raw}
+        non_monotone += any(raw[b] > raw[a] for a, b in zip(raw, list(raw)[1:]))
+    assert non_monotone, "every draw was monotone: the envelope is not exercised"
+
+
+def test_p1_bad_input_is_a_typed_error():
+    from approxtheory.errors import ConfigError
+    from approxtheory.experiments.tradeoffs_saturation import heads_check
+
+    good = {"T": 16, "B": 1.0, "restarts": 1, "steps": 1}
+    heads_check(good)
+    heads_check({**good, "B": math.inf})
+    for bad, msg in (
+        ({"B": 0.0}, "B must be"),
+        ({"B": math.nan}, "B must be"),
+        ({"B": "1"}, "B must be"),
+        ({"T": 4}, "T must be at least 8"),
+        ({"restarts": 0}, "restarts must be"),
+    ):
+        with pytest.raises(ConfigError, match=msg):
+            heads_check({**good, **bad})
+
+
+def _p1_rows(gain_scale=1.0):
+    """tradeoffs_heads-shaped rows: E(d) = 0.9 - gain_scale·0.01·log2(d) per (T, B), and the
+    unbounded cells with a large d-gain (0.85 -> 0.01)."""
+    rows = []
+    for T in (16, 64):
+        for B in (0.5, 1.0, math.inf):
+            E = {
+                d: (0.85 if d == 1 else 0.01)
+                if math.isinf(B)
+                else 0.9 - gain_scale * 0.01 * math.log2(d)
+                for d in (1, 2, 4, 8)
+            }
+            rows.append(
+                {"T": T, "B": B, "seed": 0, "restarts": 2, "steps": 1}
+                | {f"E_d{d}": v for d, v in E.items()}
+            )
+    return tuple(rows)
+
+
+def test_to_t2_reads_the_p1_rows_and_its_mutant(monkeypatch):
+    """TO-T2 on stated P1 rows: a small d-gain is within the X3 bound; the unbounded-heads
+    mutant reads the B = inf cells (gain sqrt(0.85) - sqrt(0.01) = 0.82 > the bound at
+    B = 0.5, T = 64: sqrt(2e/L) <= 0.41 for L >= 33) and is refuted; a d-gain 30x larger is
+    refuted as well; no rows: not-checkable with the command."""
+    import approxtheory.proofs_check.tradeoffs as toc
+    from approxtheory.proofs_check import Context, run_check
+
+    rows = {"r": _p1_rows()}
+    monkeypatch.setattr(toc, "_trained", lambda name, profile: (rows["r"], (), 0.0, "fake"))
+    assert run_check("TO-T2", Context()).verdict == "verified-numeric"
+    assert run_check("TO-T2", Context(mutant="unbounded-heads")).verdict == "refuted"
+    rows["r"] = _p1_rows(gain_scale=30.0)
+    v = run_check("TO-T2", Context())
+    assert v.verdict == "refuted" and v.witness["T"] == 64, v.evidence
+    monkeypatch.setattr(toc, "_trained", lambda name, profile: (None, (), 0.0, "0 cached"))
+    v = run_check("TO-T2", Context())
+    assert v.verdict == "not-checkable" and "tradeoffs_heads" in v.evidence
+
+
 # ------------------------------------------------------------------------------ bad input
 def test_bad_corpus_is_a_typed_error(tmp_path):
     from approxtheory.errors import ConfigError
@@ -339,6 +435,7 @@ def test_bad_corpus_is_a_typed_error(tmp_path):
         ("tradeoffs_cuts", {"variant": "base", "steps": 3}),
         ("tradeoffs_layers", {"schedule": "front", "steps": 2, "val_windows": 4}),
         ("tradeoffs_saturation", {"head_dim": 2, "steps": 3}),
+        ("tradeoffs_heads", {"T": 16, "steps": 3}),
     ],
 )
 def test_cells_are_deterministic_in_the_seed(name, over):
