@@ -74,22 +74,33 @@ def heads_of(cfg: dict) -> tuple[int, int, int]:
 #: probe sequences (half fit the linear probe, half measure it); a pmax cell's config may
 #: override each (keys ``probe_layer``, ``probe_query``, ``probe_self``, ``probe_n``)
 PROBE_DEFAULTS = {"probe_layer": 1, "probe_query": "tokens", "probe_self": 1, "probe_n": 2000}
+#: the most probe sequences a cell accepts (memory: probe_n x T x E floats per model)
+PROBE_MAX_N = 100_000
 
 
 def _probe_settings(cfg: dict) -> tuple[int, str, bool, int]:
     from approxtheory.errors import ConfigError
 
     c = {**PROBE_DEFAULTS, **{k: cfg[k] for k in PROBE_DEFAULTS if k in cfg}}
-    try:
-        layer, query = int(c["probe_layer"]), str(c["probe_query"])
-        own, n = int(c["probe_self"]), int(c["probe_n"])
-    except (TypeError, ValueError):
-        raise ConfigError(f"probe settings must be integers and a query name (got {c})") from None
-    if layer not in (1, 2) or query not in ("tokens", "cls") or own not in (0, 1) or n < 20:
+
+    def whole(k):
+        v = c[k]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v):
+            raise ConfigError(f"{k} must be a whole number (got {v!r})")
+        return int(v)
+
+    layer, own, n, query = (
+        whole("probe_layer"),
+        whole("probe_self"),
+        whole("probe_n"),
+        c["probe_query"],
+    )
+    if layer not in (1, 2) or query not in ("tokens", "cls") or own not in (0, 1):
         raise ConfigError(
-            f"probe_layer must be 1 or 2, probe_query tokens or cls, probe_self 0 or 1, "
-            f"probe_n >= 20 (got {c})"
+            f"probe_layer must be 1 or 2, probe_query tokens or cls, probe_self 0 or 1 (got {c})"
         )
+    if not 20 <= n <= PROBE_MAX_N:
+        raise ConfigError(f"probe_n must be in 20..{PROBE_MAX_N} (got {n})")
     if query == "cls" and not own:
         raise ConfigError("probe_self 0 needs probe_query tokens (CLS is never a key)")
     return layer, query, bool(own), n

@@ -346,6 +346,9 @@ def test_probe_ratio_is_one_without_training_and_settings_are_checked():
         {"probe_query": "all"},
         {"probe_n": 5},
         {"probe_query": "cls", "probe_self": 0},
+        {"probe_n": 10**9},
+        {"probe_layer": 1.5},
+        {"probe_self": "yes"},
     ):
         with pytest.raises(ConfigError):
             trained_cell({**cfg, "steps": 0, **bad})
