@@ -153,7 +153,7 @@ def compute_cells(
     n_workers = len(client.scheduler_info(n_workers=-1)["workers"])
     info.update(workers=n_workers, scheduler=client.scheduler.address)
     if cluster is None and cuda:
-        _require_gpu_workers(client, cluster)
+        _require_gpu_workers(client, info["scheduler"])
     if cluster is not None:
         info["local_cluster"] = True
     return CellRun(_dask(client, cluster, fn, cfgs, cuda), info)
@@ -265,13 +265,13 @@ def _gpu_cluster(n_workers: int, gpus: int):
     return SpecCluster(workers=spec, scheduler=sched)
 
 
-def _require_gpu_workers(client, cluster) -> None:
+def _require_gpu_workers(client, address: str) -> None:
     """Cells on cuda need workers offering the resource GPU (else they would wait forever)."""
     ws = client.scheduler_info(n_workers=-1)["workers"].values()
     if not any(w.get("resources", {}).get("GPU", 0) >= 1 for w in ws):
         client.close()
         raise ConfigError(
-            f"--device cuda on the Dask scheduler at {client.scheduler.address} needs workers "
+            f"--device cuda on the Dask scheduler at {address} needs workers "
             "started with --resources GPU=1 (one worker per GPU, each with its own "
             "CUDA_VISIBLE_DEVICES); it has none"
         )

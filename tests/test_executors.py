@@ -348,3 +348,199 @@ def test_bench_sweep_cli_json(capsys):
     r = json.loads(capsys.readouterr().out)
     assert [row["executor"] for row in r["rows"]] == ["inprocess", "pool", "dask"]
     assert all(row.get("cells") == 8 or "skipped" in row for row in r["rows"])
+
+
+# ------------------------------------------------------------- cuda cells: one GPU per worker
+
+
+def gpu_probe_cell(cfg: dict) -> dict:
+    """What a cuda cell's worker sees: its CUDA_VISIBLE_DEVICES, its process and, on Dask, the
+    GPU resource left while this cell holds it."""
+    time.sleep(0.05)
+    rec = {"visible": os.environ.get("CUDA_VISIBLE_DEVICES"), "pid": os.getpid()}
+    try:
+        from distributed import get_worker
+
+        rec["gpu_left"] = get_worker().state.available_resources.get("GPU")
+    except (ImportError, ValueError):
+        pass
+    return rec
+
+
+def _one_gpu_per_worker(run, ids: set) -> list[dict]:
+    got = sorted(run, key=lambda t: t[0])
+    assert [i for i, _, _ in got] == list(range(8))
+    recs = [r for _, r, _ in got]
+    by_pid: dict = {}
+    for r in recs:
+        by_pid.setdefault(r["pid"], set()).add(r["visible"])
+    assert all(len(v) == 1 for v in by_pid.values()), by_pid  # a worker keeps its GPU
+    seen = [next(iter(v)) for v in by_pid.values()]
+    assert len(seen) == len(set(seen)) and set(seen) <= ids, by_pid  # no GPU shared
+    return recs
+
+
+CUDA_CFGS = [{"i": i, "seed": 0, "device": "cuda"} for i in range(8)]
+
+
+@pytest.mark.slow
+def test_pool_cuda_cells_get_one_gpu_per_worker(monkeypatch):
+    from approxtheory.executors import compute_cells
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5,7")  # this machine's GPUs, as torch sees them
+    run = compute_cells(gpu_probe_cell, CUDA_CFGS, executor="pool", gpus=2)
+    assert run.info == {"name": "pool", "workers": 2, "scheduler": None, "gpus": 2}
+    _one_gpu_per_worker(run, {"5", "7"})
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_dask_cuda_cells_get_one_gpu_per_worker_and_hold_it(monkeypatch):
+    pytest.importorskip("distributed")
+    from approxtheory.executors import compute_cells
+
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    run = compute_cells(gpu_probe_cell, CUDA_CFGS, executor="dask", gpus=2)
+    assert run.info["workers"] == 2 and run.info["gpus"] == 2 and run.info["local_cluster"]
+    recs = _one_gpu_per_worker(run, {"0", "1"})
+    assert all(r["gpu_left"] == 0 for r in recs)  # each cell holds its worker's GPU=1
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_dask_cuda_cells_need_gpu_workers(dask_cluster):
+    from approxtheory.executors import compute_cells
+
+    with pytest.raises(ConfigError, match="needs workers started with --resources GPU=1"):
+        compute_cells(
+            gpu_probe_cell, CUDA_CFGS, executor="dask", scheduler=dask_cluster.scheduler_address
+        )
+
+
+@pytest.mark.parametrize("executor", ["inprocess", "pool"])
+def test_cli_cuda_without_cuda_is_one_line_exit_2(tmp_path, capsys, executor):
+    import torch
+
+    from approxtheory.cli import main
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    args = ["experiment", "run", "softmax_beta_sweep", "--out", str(tmp_path), "--device", "cuda"]
+    code = main([*args, "--executor", executor])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "", err
+    assert err.startswith("approxtheory: error: --device cuda asked for, but torch sees no CUDA")
+    assert len(err.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------- the README's multi-node recipe, loopback
+
+
+def _recipe() -> list[str]:
+    """The command lines of the README's first recipe (the scheduler, a worker, the run)."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    section = readme.split("### Sweeps on several machines", 1)[1]
+    block = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    lines = [ln.split("  #", 1)[0].strip() for ln in block.splitlines() if ln.strip()]
+    assert [ln.split()[:2] for ln in lines] == [
+        ["dask", "scheduler"],
+        ["dask", "worker"],
+        ["approxtheory", "experiment"],
+    ], lines
+    return lines
+
+
+def _fingerprint() -> str:
+    from approxtheory import provenance
+
+    provenance.source_fingerprint.cache_clear()
+    return provenance.source_fingerprint(experiment.KEY_PACKAGES)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_for_port(port: int, proc, timeout: float = 60.0) -> None:
+    import socket
+
+    t_end = time.time() + timeout
+    while time.time() < t_end:
+        assert proc.poll() is None, "the scheduler exited"
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"nothing listens on port {port}")
+
+
+@pytest.mark.slow  # about 70 s on the shared 2-core machine: three processes and a CLI start
+@pytest.mark.filterwarnings("ignore")
+def test_readme_multi_node_recipe_on_loopback(tmp_path, capsys):
+    """The scheduler and two workers started with the `dask` CLI exactly as the README says
+    (HEAD = 127.0.0.1, a free port), then `approxtheory experiment run ... --executor dask
+    --scheduler tcp://127.0.0.1:PORT` as a command: the CSV of the in-process run."""
+    pytest.importorskip("distributed")
+    import shlex
+    import subprocess
+
+    from approxtheory.cli import main
+
+    port = _free_port()
+    small = "softmax_beta_sweep --set T=16"  # 3 cells of the quick profile
+    bindir = Path(sys.executable).parent
+
+    def argv(line: str) -> list[str]:
+        line = line.replace("HEAD", "127.0.0.1").replace("8786", str(port))
+        line = line.replace("headcount_phase --profile full", small)
+        words = shlex.split(line)
+        return [str(bindir / words[0]), *words[1:]]
+
+    sched, worker, run = _recipe()
+    assert "headcount_phase --profile full" in run
+    before = _fingerprint()  # the in-process run first, with the source as it is now
+    ref = ["experiment", "run", *small.split(), "--quiet", "--out", str(tmp_path / "ref")]
+    assert main(ref) == 0
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    procs = []
+    log = (tmp_path / "dask.log").open("w")
+    try:
+        procs.append(subprocess.Popen(argv(sched), stdout=log, stderr=log, env=env))
+        _wait_for_port(port, procs[0])
+        for _ in range(2):
+            procs.append(subprocess.Popen(argv(worker), stdout=log, stderr=log, env=env))
+        out = subprocess.run(
+            [*argv(run), "--quiet", "--out", str(tmp_path / "d")],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        assert out.returncode == 0, out.stderr
+        assert "3 cells (3 computed, 0 cached)" in out.stdout, out.stdout
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in reversed(procs):
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        log.close()
+    csv = "softmax_beta_sweep/quick.csv"
+    got, want = (tmp_path / "d" / csv).read_bytes(), (tmp_path / "ref" / csv).read_bytes()
+    if _fingerprint() == before:
+        assert got == want
+    else:  # the source changed while the test ran (a shared work tree): so did the cell keys
+        drop = [ln.rsplit(b",", 1)[0] for ln in want.splitlines()]
+        assert want.splitlines()[0].endswith(b",cell")
+        assert [ln.rsplit(b",", 1)[0] for ln in got.splitlines()] == drop
+    where = json.loads((tmp_path / "d" / "softmax_beta_sweep" / "quick.json").read_text())
+    assert where["executor"] == {
+        "name": "dask",
+        "workers": where["executor"]["workers"],
+        "scheduler": f"tcp://127.0.0.1:{port}",
+    }
+    assert where["executor"]["workers"] in (1, 2)  # the second may still be joining
