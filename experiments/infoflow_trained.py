@@ -12,7 +12,13 @@ none).
 - ``infoflow_pmax_heads`` (IF-P3): TASK-PMAX(D), d = 4, unit-norm tokens, heads (D, D),
   (D-1, D), (D, D-1);
 - ``infoflow_tri_growth`` (IF-P4): TASK-TRI, d = 2, N(0, 2I) clamped to norm [0.2, 4], T
-  growing, two model sizes.
+  growing, two model sizes;
+- ``infoflow_kth_depth``, ``infoflow_pmax_depth`` (IF-E3, the empirical side of IF-T1): one
+  layer vs two, one head each, on TASK-KTH(2) and TASK-PMAX(1); NMSE against parameters per T;
+- ``infoflow_spa_weights`` (IF-E1): the CLS attention weights of a one-layer, one-head model on
+  TASK-SPA;
+- the argmax probe (IF-E2) is measured inside the ``infoflow_pmax_heads`` cells (protocol ours:
+  :data:`PROBE_DEFAULTS`).
 """
 
 from __future__ import annotations

@@ -209,7 +209,8 @@ def two_layer_second_largest(ctx: Context, cid):
         (
             "partial: the two-layer, one-head-per-layer O(ε^-1) upper side, on the digest's "
             "candidate separation task TASK-KTH(2) (construction IF-K1); the one-layer lower "
-            "bound ε^{-k(T)} is not tested"
+            "bound ε^{-k(T)} is not tested here (its empirical side on trained models is "
+            "IF-E3)"
         )
         if cid == "IF-T1"
         else "full"
