@@ -147,7 +147,8 @@ def test_pr_n2_counts_attention_flops_and_the_neutrality_breaking_mutant_refutes
     sm = v.measured["softmax_scores_per_layer"]
     assert sm["prism"][0] * 4 == sm["uniform"][0]
     thr = v.volatile  # run-dependent: kept out of verdicts.json (timings.json, report)
-    assert set(thr["throughput tokens/s"]) == {"uniform", "prism"} and thr["Prism/uniform"] > 0
+    assert set(thr["throughput tokens/s"]) == {"uniform", "prism", "uniform again"}
+    assert thr["Prism/uniform"] > 0 and thr["A/A control (uniform again/uniform)"] > 0
     assert "throughput" not in v.measured
     assert run_check("PR-N2", Context(mutant="head-width-not-rescaled")).verdict == "refuted"
     # a count on CPU's fused SDPA path (blind to QKᵀ and AV) must not verify

@@ -198,6 +198,10 @@ def test_cli_compare_json(capsys):
     assert all(all(a.values()) for a in r["catalogue_agrees"])
     assert r["softmax_scores_fwd"][1] < r["softmax_scores_fwd"][0]
     assert len(r["throughput"]["tokens_per_s"]) == 2 and r["throughput"]["ratio_to_first"][0] == 1
+    c = r["throughput"]["control"]  # the A/A noise floor, measured in the same rounds
+    assert c["ratio_to_first"] > 0 and c["tokens_per_s"] > 0
+    aa, ba = c["ratio_to_first"], r["throughput"]["ratio_to_first"][1]
+    assert r["throughput"]["within_noise"] == (abs(ba - 1) <= abs(aa - 1))
 
 
 # ---------------------------------------------------------------------- attention distance

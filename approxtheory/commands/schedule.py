@@ -162,8 +162,10 @@ def _cmd_compare(args) -> int:
 
         device = str(resolve_device(args.device))
         torch.set_num_threads(args.threads)
+        # A, B and a second, identical copy of A in the same interleaved rounds: A'/A is the
+        # run-to-run spread of this measurement (its noise floor), the scale B/A is read on
         thr = S.throughput(
-            pair,
+            [*pair, pair[0]],
             T=args.T,
             batch=args.batch,
             reps=args.reps,
@@ -172,6 +174,15 @@ def _cmd_compare(args) -> int:
             seed=args.seed,
             device=device,
         )
+        aa = thr["ratio_to_first"][2]
+        thr["control"] = {
+            "what": "a second, identical copy of A timed in the same rounds",
+            "tokens_per_s": thr["tokens_per_s"][2],
+            "ratio_to_first": aa,
+        }
+        for key in ("tokens_per_s", "median_step_s", "ratio_to_first"):
+            thr[key] = thr[key][:2]
+        thr["within_noise"] = abs(thr["ratio_to_first"][1] - 1) <= abs(aa - 1)
     rules = [[r for r, _ in S.violations(s.heads, d, s.h_base)] for s in pair]
     out = {
         "d": d,
@@ -225,6 +236,16 @@ def _cmd_compare(args) -> int:
         print(
             f"{'throughput fwd+bwd (measured)':<36} A {tps[0]:>12,.1f} tok/s  "
             f"B {tps[1]:>12,.1f} tok/s  B/A {thr['ratio_to_first'][1]:.3f}"
+        )
+        c = thr["control"]
+        print(
+            f"{'  A/A control (identical copy of A)':<36} A' {c['tokens_per_s']:>11,.1f} tok/s  "
+            f"A'/A {c['ratio_to_first']:.3f}: B/A "
+            + (
+                "is within this spread (not distinguishable here)"
+                if thr["within_noise"]
+                else "differs from 1 by more than this spread (one A/A pair: a rough floor)"
+            )
         )
         print(
             f"  {thr['device']}, {thr['threads']} thread(s), float32, fused SDPA, T={thr['T']}, "
