@@ -845,12 +845,21 @@ E2_ARGMAX, E2_SECOND = 0.9, (0.9, 1.1)
 
 
 def e2_criterion(rows, mutant: str | None = None) -> dict:
-    """IF-E2 on infoflow_pmax_heads rows with probe columns: for every (D, D) model (the model of
-    §7 item 5; predict_rate's T-free configuration), the argmax ratio's interval lies below
-    E2_ARGMAX and the runner-up ratio's interval inside E2_SECOND. Models whose NMSE is above
-    TRAINED_P3 are not trained enough to speak (``undertrained``). ``targets-swapped``
-    (mutant): the argmax and runner-up measurements exchanged (a bookkeeping bug)."""
+    """IF-E2 on infoflow_pmax_heads rows with probe columns: per D, the (D, D) model (the model
+    of §7 item 5; predict_rate's T-free configuration) of the seed with the smallest NMSE (the
+    paper's best model) is judged: its argmax ratio's interval lies below E2_ARGMAX and its
+    runner-up ratio's interval inside E2_SECOND. A judged model whose NMSE is above TRAINED_P3
+    is not trained enough to speak (``undertrained``); the other rows are reported.
+    ``targets-swapped`` (mutant): the argmax and runner-up measurements exchanged (a
+    bookkeeping bug)."""
     table, failed, undertrained = [], [], []
+    best = {}
+    for r in rows:
+        D = int(r["D"])
+        if int(r["h1"]) == int(r["h2"]) == D and (
+            D not in best or float(r["val_nmse"]) < float(best[D]["val_nmse"])
+        ):
+            best[D] = r
     for r in sorted(rows, key=lambda r: (int(r["D"]), int(r["h1"]), int(r["h2"]), int(r["seed"]))):
         a = tuple(float(r[f"probe_argmax_{k}"]) for k in ("ratio", "lo", "hi"))
         b = tuple(float(r[f"probe_second_{k}"]) for k in ("ratio", "lo", "hi"))
@@ -868,7 +877,7 @@ def e2_criterion(rows, mutant: str | None = None) -> dict:
             "second_ratio": b[0],
             "second_lo": b[1],
             "second_hi": b[2],
-            "judged": h1 == h2 == D,
+            "judged": r is best.get(D),
         }
         table.append(row)
         if not row["judged"]:

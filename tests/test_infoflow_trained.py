@@ -307,6 +307,19 @@ def test_e2_criterion_both_outcomes_and_the_mutant_flips():
     assert not ifc.e2_criterion([_probe_row(0.89, 1.0)])["ok"]  # interval reaches 0.9
     assert not ifc.e2_criterion([_probe_row(0.3, 0.85)])["ok"]  # runner-up recovered
     assert ifc.e2_criterion([_probe_row(0.3, 1.0, nmse=0.2)])["undertrained"]
+    # the best-NMSE seed of (D, D) is judged; a worse, untrained seed is only reported
+    worse = {**_probe_row(0.99, 0.5, nmse=0.3), "seed": 1}
+    res = ifc.e2_criterion([worse, _probe_row(0.3, 1.0)])
+    assert (
+        res["ok"]
+        and not res["undertrained"]
+        and [r["judged"] for r in res["rows"]]
+        == [
+            True,
+            False,
+        ]
+    )
+    assert not ifc.e2_criterion([{**worse, "val_nmse": 1e-4}, _probe_row(0.3, 1.0)])["ok"]
 
 
 def test_e2_check_on_synthetic_rows(monkeypatch):
