@@ -853,7 +853,7 @@ def e2_criterion(rows, mutant: str | None = None) -> dict:
     ``targets-swapped`` (mutant): the argmax and runner-up measurements exchanged (a
     bookkeeping bug)."""
     table, failed, undertrained = [], [], []
-    best = {}
+    best: dict = {}
     for r in rows:
         D = int(r["D"])
         if int(r["h1"]) == int(r["h2"]) == D and (
