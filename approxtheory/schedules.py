@@ -317,8 +317,10 @@ def model_config(
 ) -> ModelConfig:
     """The shared model for ``schedule``: causal, per-token read-out, RoPE on every head's full
     width, SwiGLU of hidden width ``ffn`` (default int(8d/3)) without biases, attention biases
-    when ``bias``; ``d_io`` input and output features (the shared model has no vocabulary
-    embedding and no norms: the terms of PR-N1 that hold no head count)."""
+    when ``bias``; ``d_io`` input and output features. No vocabulary embedding and no norms:
+    the terms of PR-N1 that hold no head count (the full decoder LM with RMSNorm and tied
+    embeddings, whose whole count PR-N1 also checks, is
+    ``approxtheory.experiments.prism_paired.model_config``)."""
     f = int(8 * schedule.d / 3) if ffn is None else _pos_int("ffn", ffn)
     return ModelConfig(
         d_in=d_io,
