@@ -373,7 +373,9 @@ register_experiment(
                 "collisions": [1],
             },
         },
-        seeds={"quick": [0], "full": [0, 1, 2]},
+        # three seeds on quick too: about half of the seeds learn the two-head solution in 500
+        # steps, and the criterion asks for 2 of 3 seeds (about 8-12 s CPU per seed)
+        seeds={"quick": [0, 1, 2], "full": [0, 1, 2]},
         cell=retrieval_cell,
         plot=phase_plot,
         claims=("HC-P8", "HC-P7", "HC-P11"),
