@@ -77,6 +77,9 @@ def check_executor(executor: str, workers: int | None, scheduler: str | None) ->
         raise ConfigError("--workers applies to the pool and dask executors, not inprocess")
     if scheduler is not None and executor != "dask":
         raise ConfigError("--scheduler applies to --executor dask only")
+    port = scheduler.rpartition(":")[2] if scheduler is not None else ""
+    if port.isdigit() and not 0 < int(port) < 65536:
+        raise ConfigError(f"--scheduler {scheduler!r}: the port must be 1..65535 (got {port})")
     if executor == "dask":
         try:
             import distributed  # noqa: F401
@@ -130,6 +133,10 @@ def compute_cells(
     ``cuda`` with a local pool or cluster (one worker per GPU unless ``workers`` says otherwise;
     worker k sees GPU k mod gpus only)."""
     check_executor(executor, workers, scheduler)
+    if not connect_timeout > 0 or connect_timeout == float("inf"):
+        raise ConfigError(
+            f"the connect timeout must be a positive number of seconds (got {connect_timeout})"
+        )
     if gpus is not None and (isinstance(gpus, bool) or gpus < 1):
         raise ConfigError(f"gpus must be at least 1 (got {gpus})")
     cuda = any(c.get("device") == "cuda" for c in cfgs)
@@ -232,6 +239,13 @@ def _dask_connect(
             )
             return Client(cluster), cluster
         return Client(scheduler, timeout=connect_timeout), None
+    except (ValueError, OverflowError) as e:  # not an address (no port, a port beyond 65535)
+        if cluster is not None or scheduler is None:
+            raise
+        raise ConfigError(
+            f"--scheduler {scheduler!r} is not a Dask scheduler address "
+            f"({str(e).splitlines()[0]}); expected tcp://HOST:PORT"
+        ) from None
     except (OSError, TimeoutError) as e:
         if cluster is not None:
             cluster.close()

@@ -303,6 +303,10 @@ def test_without_dask_the_dask_executor_says_how_to_install(exp, tmp_path, monke
         ("--workers", "0"),
         ("--executor", "nope"),
         ("--executor", "dask", "--scheduler", "tcp://127.0.0.1:1", "--connect-timeout", "1"),
+        ("--executor", "dask", "--scheduler", "tcp://127.0.0.1"),
+        ("--executor", "dask", "--scheduler", "tcp://127.0.0.1:99999"),
+        ("--executor", "dask", "--connect-timeout", "-1"),
+        ("--workers", "2", "--scheduler", "tcp://127.0.0.1:1"),
     ],
 )
 @pytest.mark.filterwarnings("ignore")
@@ -316,6 +320,20 @@ def test_cli_bad_executor_input_is_one_line_exit_2(tmp_path, capsys, args):
     assert code == 2, err
     assert len(err.strip().splitlines()) == 1 and err.startswith("approxtheory: error: "), err
     assert out == ""
+
+
+def test_cli_without_dask_says_how_to_install_one_line_exit_2(tmp_path, capsys, monkeypatch):
+    from approxtheory.cli import main
+
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import fails
+    args = ["experiment", "run", "softmax_beta_sweep", "--out", str(tmp_path)]
+    assert main([*args, "--executor", "dask"]) == 2
+    out, err = capsys.readouterr()
+    assert err == (
+        "approxtheory: error: --executor dask needs Dask distributed: "
+        "pip install 'approxtheory[distributed]'\n"
+    )
+    assert out == "" and not (tmp_path / "softmax_beta_sweep").exists()
 
 
 @pytest.mark.filterwarnings("ignore")

@@ -154,7 +154,7 @@ def register(sub) -> None:
     p.add_argument("name", nargs="?")
     p.add_argument("--profile", default="quick", choices=["quick", "full"])
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    from .._cliargs import mem_size, out_dir, pos_int, readable_file
+    from .._cliargs import mem_size, out_dir, pos_int, positive_float, readable_file
 
     # a Path default is not run through out_dir: `experiment list` works in a read-only place
     p.add_argument("--out", default=Path("results"), metavar="DIR", type=out_dir)
@@ -216,7 +216,7 @@ def register(sub) -> None:
     )
     p.add_argument(
         "--connect-timeout",
-        type=float,
+        type=positive_float,
         default=10.0,
         metavar="SECONDS",
         help="how long to wait for the Dask scheduler (default 10)",
