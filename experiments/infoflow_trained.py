@@ -394,7 +394,7 @@ def _depth_positions(cfg: dict) -> str:
 
 
 def depth_cell(cfg: dict) -> dict:
-    """Train a ``layers``-layer model with one head per layer on ``task`` (kth or pmax; see
+    """Train a ``layers``-layer model (1..4) with one head per layer on ``task`` (kth or pmax; see
     :func:`_depth_task`): width ``E``, hidden size ``hidden`` (encoder, FFNs, read-out), ``T``,
     ``lr``, ``steps``, ``seed``; optional ``positions`` (:func:`_depth_positions`)."""
     import numpy as np
@@ -405,8 +405,8 @@ def depth_cell(cfg: dict) -> dict:
     from approxtheory.train import TaskData, TrainConfig, float64_copy, train
 
     T, E, N, L = int(cfg["T"]), int(cfg["E"]), int(cfg["hidden"]), int(cfg["layers"])
-    if L not in (1, 2):
-        raise ConfigError(f"layers must be 1 or 2 (got {L})")
+    if not 1 <= L <= 4:
+        raise ConfigError(f"layers must be 1..4 (got {L})")
     task = _depth_task(cfg)
     pos = _depth_positions(cfg)
     mc = ModelConfig(
@@ -560,6 +560,7 @@ register_experiment(
         grids={
             "quick": {
                 "task": ["kth"],
+                "k": [2],
                 "layers": [1, 2],
                 "T": [4, 16],
                 "E": [8],
@@ -569,6 +570,7 @@ register_experiment(
             },
             "full": {
                 "task": ["kth"],
+                "k": [2],
                 "layers": [1, 2],
                 "T": [4, 8, 16, 32],
                 "E": [8],

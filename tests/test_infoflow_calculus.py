@@ -131,6 +131,31 @@ def test_W7_without_positional_encoding_the_self_exclusion_falls_back():
     assert "positional encoding" in p.fallbacks[0].reason
 
 
+# ----------------------------------------------- TASK-KTH(k), k >= 3 (our chain; issue 11 item 4)
+
+
+@pytest.mark.parametrize("k", [3, 5])
+def test_kth_k_at_least_3_needs_k_layers_with_PE(k):
+    """Our program (not in the sources): CLS retrieves ranks 1..k one layer each, excluding
+    the positions retrieved before (needs PE). Fewer layers or no PE: IF-T3's T-dependent cost;
+    k layers of one head + PE: the Lipschitz read-out's ε^-1, like W7."""
+    task = make_task("kth", k=k)
+    assert "ours" in task.source
+    # heads do not help: rank j needs rank j-1's position, so one layer of k heads is too shallow
+    wide = (Arch((k,), pos_enc=True), Arch((k,) * (k - 1), pos_enc=True), Arch((4,) * 2))
+    for arch in (Arch((1,), pos_enc=True), Arch((1,) * (k - 1), pos_enc=True), *wide):
+        p = predict_rate(arch, task)
+        assert p.depends_on_T and _linear_in_T_with_positive_slope(p.dominant.exponent), arch
+    p = predict_rate(Arch((1,) * k, pos_enc=True), task)
+    assert p.alpha == 1 and not p.depends_on_T and not p.fallbacks
+    assert [(pl.layer, pl.head, pl.mode) for pl in p.schedule] == [
+        (j, 1, "MPR") for j in range(1, k + 1)
+    ]
+    p = predict_rate(Arch((1,) * k), task)  # no PE: the exclusions fall back
+    assert p.depends_on_T and "positional encoding" in p.fallbacks[0].reason
+    assert predict_rate(Arch((1,) * (k + 2), pos_enc=True), task).alpha == 1  # extra layers pass
+
+
 # ------------------------------------------------------------------- W8, W9 (TASK-IND)
 
 
@@ -205,7 +230,8 @@ def test_the_record_serialises():
     "call,match",
     [
         (lambda: make_task("kthh"), "unknown task 'kthh'; did you mean kth"),
-        (lambda: make_task("kth", k=3), "k must be an integer 1..2"),
+        (lambda: make_task("kth", k=65), "k must be an integer 1..64"),
+        (lambda: make_task("kth", k=0), "k must be an integer 1..64"),
         (lambda: make_task("kth", k="x"), "k must be an integer"),
         (lambda: make_task("pmax", D=0), "D must be an integer 1..256"),
         (lambda: make_task("gdr", D=100_000), "D must be an integer 1..256"),
@@ -281,7 +307,7 @@ def test_cli_text_tasks_and_draw(capsys, tmp_path):
         (["--task", "kth", "--heads", ""], "allowed: integers >= 1"),
         (["--task", "kth", "--heads", "1,"], "allowed: integers >= 1"),
         (["--task", "kth", "--heads", "0"], "a head count must be >= 1"),
-        (["--task", "kth", "--task-arg", "k=3", "--heads", "1"], "k must be an integer 1..2"),
+        (["--task", "kth", "--task-arg", "k=65", "--heads", "1"], "k must be an integer 1..64"),
         (["--task", "kth", "--task-arg", "n=3", "--heads", "1"], "allowed: k"),
     ],
 )

@@ -267,7 +267,7 @@ def test_depth_cell_pmax_is_deterministic_and_bad_input_is_typed():
     }
     a = depth_cell(cfg)
     assert a == depth_cell(cfg) and a["nmse_lo"] <= a["val_nmse"] <= a["nmse_hi"]
-    for bad in ({"task": "tri"}, {"layers": 3}, {"positions": "rope"}):
+    for bad in ({"task": "tri"}, {"layers": 5}, {"layers": 0}, {"positions": "rope"}):
         with pytest.raises(ConfigError):
             depth_cell({**cfg, **bad})
 
@@ -279,6 +279,9 @@ def test_depth_prediction_follows_predict_rate():
     assert depth_prediction("pmax", 1, False, 16, 8) == (8.0, -0.25, True)
     assert depth_prediction("pmax", 2, False, 16, 8) == (0.0, None, False)
     assert depth_prediction("kth", 2, True, 16, 8) == (1.0, -2.0, False)
+    # KTH(3) (our chain): three layers with positions are T-free, two are not
+    assert depth_prediction("kth", 3, True, 16, 8, k=3) == (1.0, -2.0, False)
+    assert depth_prediction("kth", 2, True, 16, 8, k=3)[2] is True
 
 
 # ------------------------------------------------------------ IF-E2: the argmax probe (3e)
