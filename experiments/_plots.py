@@ -99,4 +99,7 @@ def band_plot(
                 "color": f"C{i % 7}",
             }
         )
-    return line_plot(out, series, title=title, xlabel=xlabel, ylabel=ylabel, logx=logx, logy=logy)
+    xint = all(float(b[x]).is_integer() for b in band)
+    return line_plot(
+        out, series, title=title, xlabel=xlabel, ylabel=ylabel, logx=logx, logy=logy, xint=xint
+    )

@@ -199,6 +199,14 @@ def width_plot(rows: list, out: Path, **_) -> list:
     out.mkdir(parents=True, exist_ok=True)
     best = _min_over_seeds(rows, "val_nmse", ("heads", "T", "mlp_params"))
     D = int(rows[0]["D"])
+    # R(h) of its own results, per hidden size N (over T; empty with one T)
+    from approxtheory.report import write_csv
+
+    rev = []
+    for N in sorted({int(r["hidden"]) for r in rows}):
+        b = _min_over_seeds([r for r in rows if int(r["hidden"]) == N], "val_nmse", ("heads", "T"))
+        rev += [{"hidden": N, **r} for r in _reversal_rows(b, "val_nmse")]
+    write_csv(out / "reversal.csv", rev or [{"hidden": "", "heads": "", "R": ""}])
     plt = _plt()
     png = out / "nmse_vs_params.png"
     with plt.style.context(str(STYLE)):
@@ -240,6 +248,40 @@ def width_plot(rows: list, out: Path, **_) -> list:
         _save(fig, png)
         plt.close(fig)
     return [png]
+
+
+def variants_plot(rows: list, out: Path, **_) -> list:
+    """HC-P10: NMSE vs h per layer count at each T (median over seeds, band min-max), with the
+    line L·h = D marked, and R(h) per layer count (where the grid has two or more T)."""
+    from approxtheory.experiments._plots import band_plot
+    from approxtheory.report import write_csv
+
+    out.mkdir(parents=True, exist_ok=True)
+    D = int(rows[0]["D"])
+    paths = []
+    for T in sorted({int(r["T"]) for r in rows}):
+        sub = [r for r in rows if int(r["T"]) == T]
+        paths.append(
+            band_plot(
+                sub,
+                out / f"nmse_vs_h_T{T}.png",
+                x="heads",
+                key="val_nmse",
+                group="layers",
+                label="layers",
+                title=f"HC-P10: D = {D}, fixed width, T = {T} (L·h >= D from h = ⌈D/L⌉)",
+                xlabel="heads h",
+                ylabel="NMSE (median over seeds, band min-max)",
+            )
+        )
+    rev = []
+    for L in sorted({int(r["layers"]) for r in rows}):
+        best = _min_over_seeds(
+            [r for r in rows if int(r["layers"]) == L], "val_nmse", ("heads", "T")
+        )
+        rev += [{"layers": L, **r} for r in _reversal_rows(best, "val_nmse")]
+    write_csv(out / "reversal.csv", rev or [{"layers": "", "heads": "", "R": ""}])
+    return paths
 
 
 # ------------------------------------------------------------------------------ HC-P7 random
@@ -472,7 +514,7 @@ register_experiment(
         },
         seeds={"quick": [0], "full": [0, 1, 2]},
         cell=retrieval_cell,
-        plot=None,
+        plot=variants_plot,
         claims=("HC-P10", "HC-Conj1"),
     )
 )

@@ -273,6 +273,13 @@ def test_seed_bands_and_the_phase_plot(tmp_path):
     assert [p.name for p in paths] == ["nmse_vs_h.png", "nmse_vs_T.png", "reversal.png"]
     assert all(p.stat().st_size > 1000 for p in paths)
     assert (tmp_path / "nmse_band.csv").exists() and (tmp_path / "min_over_seeds.csv").exists()
+    # HC-P10's plot: one band figure per T, R(h) per layer count
+    from approxtheory.experiments.headcount_trained import variants_plot
+
+    var = [{**r, "D": 3, "layers": L} for r in rows for L in (1, 2)]
+    paths = variants_plot(var, tmp_path / "var")
+    assert [p.name for p in paths] == ["nmse_vs_h_T8.png", "nmse_vs_h_T16.png"]
+    assert (tmp_path / "var" / "reversal.csv").read_text().startswith("layers,heads,R\n1,1,")
 
 
 # ------------------------------------------------------------------------------------ bad input
