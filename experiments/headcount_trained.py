@@ -18,8 +18,8 @@ what a GPU user runs, ``--device cuda``):
 - ``headcount_width`` (HC-P9): read-out/encoder hidden size N swept at h = D-1 and h = D;
 - ``headcount_variants`` (HC-P10): fixed total width E with per-head width ⌈E/h⌉, D = 3, and
   two layers (L·h against D);
-- ``headcount_lower_regime`` (HC-P6's non-vacuous regime of HC-T2b): n = 2, D = 2, s = 1,
-  T up to 128, where the lower bound's exponent k > 0 (full profile only);
+- ``headcount_lower_regime`` (HC-P6b: HC-P6's non-vacuous regime of HC-T2b): n = 2, D = 2,
+  s = 1, T up to 128, where the lower bound's exponent k > 0 (full profile only);
 - ``headcount_collisions`` (HC-P7, no training): random single heads against the two-head
   max + min construction;
 - ``headcount_real_data`` (HC-P11, no training): R(h) per table of the paper.
@@ -521,8 +521,8 @@ register_experiment(
 register_experiment(
     Experiment(
         name="headcount_lower_regime",
-        description="HC-P6's non-vacuous regime of HC-T2b: D = 2, per-head width n = 2, s = h = 1 "
-        "against h = 2, T = 16..128 (k > 0 from T > 24); NMSE vs T and R(h)",
+        description="HC-P6b (HC-P6's non-vacuous regime of HC-T2b): D = 2, per-head width n = 2, "
+        "s = h = 1 against h = 2, T = 16..128 (k > 0 from T > 24); NMSE vs T and R(h)",
         grids={
             "full": {
                 "D": [2],
