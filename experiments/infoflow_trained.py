@@ -126,9 +126,9 @@ def probe_errors(model, X, layer: int, query: str, own: bool) -> dict:
     n, T, _ = X.shape
     with torch.no_grad():
         h, mask, positions = model._input_stream(X)
-        for blk in model.layers[: layer - 1]:
-            h, _ = blk(h, mask, positions)
-        blk = model.layers[layer - 1]
+        for i in range(layer - 1):
+            h, _ = model.block(i)(h, mask, positions)
+        blk = model.block(layer - 1)
         a, att = blk.attn(blk.ln1(h), mask, positions, True)
         post = h + a if model.cfg.residual else a
     q = list(range(T)) if query == "tokens" else [h.shape[1] - 1]
