@@ -337,13 +337,13 @@ def test_cli_without_dask_says_how_to_install_one_line_exit_2(tmp_path, capsys, 
 
 
 @pytest.mark.filterwarnings("ignore")
-def test_cli_dask_run_writes_the_default_csv(exp, tmp_path, capsys, dask_cluster):
+def test_cli_dask_run_writes_the_default_csv(exp, tmp_path, capsys):
     from approxtheory.cli import main
 
     base = ["experiment", "run", NAME, "--quiet", "--out"]
     assert main([*base, str(tmp_path / "ref")]) == 0
-    addr = dask_cluster.scheduler_address
-    assert main([*base, str(tmp_path / "d"), "--executor", "dask", "--scheduler", addr]) == 0
+    # the command: no --scheduler, so a local cluster (one worker per core)
+    assert main([*base, str(tmp_path / "d"), "--executor", "dask"]) == 0
     assert "12 computed" in capsys.readouterr().out
     csv = f"{NAME}/quick.csv"
     assert (tmp_path / "d" / csv).read_bytes() == (tmp_path / "ref" / csv).read_bytes()
