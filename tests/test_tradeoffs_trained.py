@@ -400,6 +400,31 @@ def test_to_t2_reads_the_p1_rows_and_its_mutant(monkeypatch):
     assert v.verdict == "not-checkable" and "tradeoffs_heads" in v.evidence
 
 
+def test_to_x2_reads_the_p1_rows(monkeypatch):
+    """TO-X2 adds P1's heads to its attack: stated rows above the floor keep it verified (the
+    P1 ratio is reported); a P1 cell below the floor averaged over its rows refutes it, with
+    that cell as the witness."""
+    import approxtheory.proofs_check.tradeoffs as toc
+    from approxtheory.experiments._tradeoffs import scored_rows
+    from approxtheory.proofs_check import Context, run_check
+
+    rows = {"r": _p1_rows()}
+    monkeypatch.setattr(toc, "_trained", lambda name, profile: (rows["r"], (), 0.0, "fake"))
+    v = run_check("TO-X2", Context())
+    assert v.verdict == "verified-numeric" and "closest error/floor" in v.evidence, v.evidence
+    floor = np.mean(
+        [at.claim("TO-X2").evaluate_float("floor", L=int(t) + 1, B=1.0) for t in scored_rows(64)]
+    )
+    low = [dict(r) for r in _p1_rows()]
+    for r in low:
+        if r["B"] == 1.0 and r["T"] == 64:
+            r["E_d8"] = 0.5 * floor
+    rows["r"] = tuple(low)
+    v = run_check("TO-X2", Context())
+    assert v.verdict == "refuted", v.evidence
+    assert v.witness["head"] == "P1 rank-d heads" and (v.witness["B"], v.witness["T"]) == (1.0, 64)
+
+
 # ------------------------------------------------------------------------------ bad input
 def test_bad_corpus_is_a_typed_error(tmp_path):
     from approxtheory.errors import ConfigError
