@@ -275,6 +275,8 @@ def model_param_count(cfg) -> int:
     n = _mlp_params(d_embed_in, cfg.embed_hidden, E, cfg.embed_bias)
     n += int(cfg.seq_len) * E if cfg.positions == "learned" else 0
     n += E if cfg.readout == "cls" else 0
+    # one pre-norm: LayerNorm has a gain and a bias, RMSNorm a gain only
+    norm = E if getattr(cfg, "rmsnorm", False) else 2 * E if cfg.layernorm else 0
     for s in cfg.layers:
         h, d, c, g = (
             int(s.heads),
@@ -284,15 +286,18 @@ def model_param_count(cfg) -> int:
         )
         n += E * (h * d + g * d + g * c) + h * c * E
         n += (h * d + g * d + g * c + E) if cfg.bias else 0
-        n += 2 * E if cfg.layernorm else 0
+        n += norm
         if s.ffn_hidden:
             if cfg.ffn_kind in ("swiglu", "bilinear"):
                 w = int(s.ffn_hidden[0])
                 n += 3 * E * w + ((2 * w + E) if cfg.ffn_bias else 0)
             else:
                 n += _mlp_params(E, s.ffn_hidden, E, cfg.ffn_bias)
-            n += 2 * E if cfg.layernorm else 0
+            n += norm
+    n += norm if getattr(cfg, "final_norm", False) else 0
     n += _mlp_params(E, cfg.head_hidden, cfg.d_out, cfg.head_bias)
+    if getattr(cfg, "tie_embeddings", False):  # the read-out matrix is the embedding's
+        n -= E * int(cfg.d_out)
     return n
 
 
