@@ -163,12 +163,30 @@ def compute_cells(
         _require_gpu_workers(client, info["scheduler"])
     if cluster is not None:
         info["local_cluster"] = True
-    return CellRun(_dask(client, cluster, fn, cfgs, cuda), info)
+    # a cuda cell asks for GPU=1 where workers offer it: a remote scheduler (checked above) or
+    # a local cluster started with one worker per GPU
+    gpu_resource = cuda and (cluster is None or gpus is not None)
+    return CellRun(_dask(client, cluster, fn, cfgs, gpu_resource), info)
 
 
-def _pin_gpu(queue) -> None:
-    """Pool initializer: this worker sees one GPU only (before anything initialises CUDA)."""
-    os.environ["CUDA_VISIBLE_DEVICES"] = queue.get()
+#: in a pool worker: where it says which cell it starts (a pipe, written at once, so the word
+#: is out even when the cell then kills the process)
+_STARTED = None
+
+
+def _init_pool_worker(started, gpu_queue) -> None:
+    """Pool initializer: keep the queue of started cells; with ``gpu_queue``, this worker sees
+    one GPU only (set before anything initialises CUDA)."""
+    global _STARTED
+    _STARTED = started
+    if gpu_queue is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = gpu_queue.get()
+
+
+def _pool_cell(fn: Callable[[dict], dict], cfg: dict, i: int) -> tuple[dict, float]:
+    if _STARTED is not None:
+        _STARTED.put(i)
+    return run_cell(fn, cfg)
 
 
 def _pool(
@@ -181,20 +199,29 @@ def _pool(
     todo = set(range(len(cfgs)))
     ctx = multiprocessing.get_context("spawn")  # no fork of a client holding threads
     restarts = 0
+    suspects: set[int] | None = None  # the cells running at every break so far
     while todo:
-        pin: dict = {}
+        gpu_queue = None
         if gpus is not None:
-            ids, queue = _visible_gpus(gpus), ctx.Queue()
+            ids, gpu_queue = _visible_gpus(gpus), ctx.Queue()
             for k in range(min(workers or gpus, len(todo))):
-                queue.put(ids[k % len(ids)])
-            pin = {"initializer": _pin_gpu, "initargs": (queue,)}
+                gpu_queue.put(ids[k % len(ids)])
+        started_q = ctx.SimpleQueue()
+        started: set[int] = set()
         n = min(workers or os.cpu_count() or 1, len(todo))  # after a break, only what is left
-        pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx, **pin)
+        pool = ProcessPoolExecutor(
+            max_workers=n,
+            mp_context=ctx,
+            initializer=_init_pool_worker,
+            initargs=(started_q, gpu_queue),
+        )
         broken = False
         try:
-            pending = {pool.submit(run_cell, fn, cfgs[i]): i for i in sorted(todo)}
+            pending = {pool.submit(_pool_cell, fn, cfgs[i], i): i for i in sorted(todo)}
             while pending and not broken:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                while not started_q.empty():
+                    started.add(started_q.get())
                 for fut in done:
                     i = pending.pop(fut)
                     try:
@@ -207,13 +234,26 @@ def _pool(
         finally:
             pool.shutdown(wait=not broken, cancel_futures=True)
         if broken:
+            while not started_q.empty():
+                started.add(started_q.get())
+            running = started & todo
+            suspects = running if suspects is None else suspects & running
             restarts += 1
             if restarts > POOL_RESTARTS:
+                named = sorted(suspects)
                 raise CellLostError(
-                    f"the process pool broke {_times(restarts)} (a worker died each time); "
-                    f"{_cells(len(todo))} not computed, among them {_cell_name(cfgs[min(todo)])}; "
-                    f"the {len(cfgs) - len(todo)} completed cells are cached and running the "
-                    "same command again resumes from them"
+                    f"the process pool broke {_times(restarts)} (a worker died each time)"
+                    + (
+                        f" while {'cell' if len(named) == 1 else 'cells'} "
+                        + "; ".join(_cell_name(cfgs[i]) for i in named[:3])
+                        + (f"; ... ({len(named) - 3} more)" if len(named) > 3 else "")
+                        + " ran"
+                        if named
+                        else ""
+                    )
+                    + f"; {_cells(len(todo))} not computed; the {len(cfgs) - len(todo)} "
+                    "completed cells are cached and running the same command again resumes "
+                    "from them"
                 )
 
 
@@ -291,12 +331,12 @@ def _require_gpu_workers(client, address: str) -> None:
         )
 
 
-def _dask(client, cluster, fn: Callable[[dict], dict], cfgs: list[dict], cuda: bool):
+def _dask(client, cluster, fn: Callable[[dict], dict], cfgs: list[dict], gpu_resource: bool):
     from distributed import KilledWorker, as_completed
 
     lost: list[int] = []
     try:
-        extra = {"resources": {"GPU": 1}} if cuda else {}
+        extra = {"resources": {"GPU": 1}} if gpu_resource else {}
         futures = {
             client.submit(
                 run_cell, fn, cfg, pure=False, key=f"cell-{i}-{time.time_ns()}", **extra

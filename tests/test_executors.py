@@ -242,7 +242,9 @@ def test_pool_broken_too_often_is_one_typed_error(exp, tmp_path, monkeypatch):
     _kill_always(tmp_path, monkeypatch)
     with pytest.raises(executors.CellLostError) as err:
         _run(tmp_path / "out", executor="pool", workers=2)
-    assert "the process pool broke 2 times" in str(err.value)
+    assert "the process pool broke 2 times (a worker died each time) while cell x=3" in str(
+        err.value
+    )
     _lost_then_resumed(tmp_path, monkeypatch, str(err.value), executor="pool", workers=2)
 
 
