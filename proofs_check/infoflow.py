@@ -10,6 +10,8 @@ error floor; an interval that merely touches p is not enough.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -592,6 +594,17 @@ GAP_P3, GROWTH_P4, FLOOR_P4 = 10.0, 5.0, 0.5
 TRAINED_P3 = 1e-2
 
 
+def _nonfinite(rows, fields, label) -> list:
+    """One failure message per row whose measured ``fields`` hold NaN or inf (a measurement
+    that failed is a failure of the criterion, never a pass nor an undecided run)."""
+    out = []
+    for r in rows:
+        bad = [f for f in fields if f in r and not np.isfinite(float(r[f]))]
+        if bad:
+            out.append(f"{label(r)}: non-finite {', '.join(f'{f} = {r[f]}' for f in bad)}")
+    return out
+
+
 def _best_rows(rows, by) -> dict:
     """Per ``by`` key, the row with the smallest val_nmse over seeds (the paper's best NMSE)."""
     best: dict = {}
@@ -614,8 +627,13 @@ def p3_criterion(rows, mutant: str | None = None) -> dict:
     exchanged (a bookkeeping bug)."""
     from approxtheory.infoflow import Arch, make_task, predict_rate
 
+    nonfinite = _nonfinite(
+        rows,
+        ("val_nmse", "nmse_lo", "nmse_hi"),
+        lambda r: f"D = {r['D']} ({r['h1']},{r['h2']}) seed {r.get('seed')}",
+    )
     best = _best_rows(rows, ("D", "h1", "h2"))
-    out, table, failed, undertrained = {}, [], [], []
+    out, table, failed, undertrained = {}, [], list(nonfinite), []
     for D in sorted({k[0] for k in best}):
         cfgs = sorted(k for k in best if k[0] == D)
         pred = {k: predict_rate(Arch((k[1], k[2])), make_task("pmax", D=D)) for k in cfgs}
@@ -629,7 +647,9 @@ def p3_criterion(rows, mutant: str | None = None) -> dict:
         if mutant == "heads-relabelled":
             rowsD[e], rowsD[dep[0]] = rowsD[dep[0]], rowsD[e]
         en, elo, ehi = _nm(rowsD[e])
-        if en > TRAINED_P3:
+        # the training check reads the efficient model as run (the mutant relabels only the
+        # comparison; an untrained row in its place would otherwise read as undecided)
+        if not float(best[e]["val_nmse"]) <= TRAINED_P3:
             undertrained.append(D)
         for k in cfgs:
             n, lo, hi = _nm(rowsD[k])
@@ -647,7 +667,7 @@ def p3_criterion(rows, mutant: str | None = None) -> dict:
                 ratio, rlo, rhi = n / en, lo / ehi, hi / elo
                 row.update(ratio=ratio, ratio_lo=rlo, ratio_hi=rhi)
                 out[(D, k[1], k[2])] = (ratio, rlo, rhi)
-                if rlo < GAP_P3:
+                if not rlo >= GAP_P3:  # NaN fails
                     failed.append(
                         f"D = {D}: ({k[1]},{k[2]}) / ({e[1]},{e[2]}) NMSE ratio {ratio:.3g} "
                         f"[{rlo:.3g}, {rhi:.3g}] not at or above {GAP_P3:g}"
@@ -661,6 +681,7 @@ def p3_criterion(rows, mutant: str | None = None) -> dict:
         "ok": not failed and bool(out),
         "effect": effect,
         "undertrained": undertrained,
+        "nonfinite": nonfinite,
     }
 
 
@@ -672,13 +693,18 @@ def p4_criterion(rows, mutant: str | None = None) -> dict:
     from approxtheory.infoflow import Arch, make_task, predict_rate
 
     rows = [dict(r) for r in rows]
+    nonfinite = _nonfinite(
+        rows,
+        ("val_nmse", "nmse_lo", "nmse_hi"),
+        lambda r: f"({r['h1']},{r['h2']})/E={r['E']} T={r['T']} seed {r.get('seed')}",
+    )
     Ts = sorted({int(r["T"]) for r in rows})
     if mutant == "T-relabelled":
         for r in rows:
             r["T"] = Ts[-1] + Ts[0] - int(r["T"])
     best = _best_rows(rows, ("h1", "h2", "E", "T"))
     sizes = sorted({k[:3] for k in best})
-    table, failed, growth = [], [], {}
+    table, failed, growth = [], list(nonfinite), {}
     for sz in sizes:
         p = predict_rate(Arch(sz[:2]), make_task("tri"))
         label = f"({sz[0]},{sz[1]})/E={sz[2]}"
@@ -699,17 +725,17 @@ def p4_criterion(rows, mutant: str | None = None) -> dict:
         g = (n1 / n0, lo1 / hi0, hi1 / lo0)
         growth[label] = g
         if p.depends_on_T:
-            if g[1] < GROWTH_P4:
+            if not g[1] >= GROWTH_P4:  # NaN fails
                 failed.append(
                     f"{label}: NMSE(T={Ts[-1]}) / NMSE(T={Ts[0]}) = {g[0]:.3g} "
                     f"[{g[1]:.3g}, {g[2]:.3g}] not at or above {GROWTH_P4:g}"
                 )
-            if lo1 <= FLOOR_P4:
+            if not lo1 > FLOOR_P4:
                 failed.append(
                     f"{label}: NMSE(T={Ts[-1]}) = {n1:.3g} [{lo1:.3g}, {hi1:.3g}] not above "
                     f"{FLOOR_P4:g}"
                 )
-        elif g[2] >= GROWTH_P4:
+        elif not g[2] < GROWTH_P4:
             failed.append(f"{label}: predicted T-free, yet NMSE grows x{g[0]:.3g}")
     effect = min((v[0] for v in growth.values()), default=float("nan"))
     return {
@@ -755,23 +781,25 @@ def pmax_head_threshold(ctx: Context, cid):
         f"criterion >= {GAP_P3:g} on the interval's lower end"
         + (". Failed: " + "; ".join(res["failed"]) if res["failed"] else "")
     )
-    if res["undertrained"]:
-        ev += (
-            f". CANNOT DECIDE at this budget: the T-free (D, D) model's NMSE is above "
+    undecided = bool(res["undertrained"]) and not res["nonfinite"]
+    if undecided:
+        # an undecided run is neither a confirmation nor a refutation: not-checkable
+        ev = (
+            f"CANNOT DECIDE at this budget: the T-free (D, D) model's NMSE is above "
             f"{TRAINED_P3:g} for D = {res['undertrained']} ({steps} steps), far from the paper's "
             "1e-4..1e-3, so the gap measures training, not the head threshold; run the full "
-            "profile (README) before reading this as evidence against IF-P3"
+            f"profile (README). Measured anyway: {ev}"
         )
     return Verdict(
         cid,
-        "consistent-empirical" if ok else "inconsistent",
+        "not-checkable" if undecided else "consistent-empirical" if ok else "inconsistent",
         ev,
         covered=f"{name} ({ctx.profile}; {note}); T = {T_}, {steps} steps; predictions from "
         "predict_rate (T-free or T-dependent per configuration)",
         measured={f"D={k[0]},({k[1]},{k[2]})": v[0] for k, v in res["ratios"].items()},
         claimed=f"ratio >= {GAP_P3:g} where predict_rate says T-dependent",
         rows=res["rows"],
-        witness=None if ok else {"failed": res["failed"]},
+        witness=None if ok or undecided else {"failed": res["failed"]},
         plot={
             "x": "config_index",
             "y": ["nmse", "nmse_lo", "nmse_hi"],
@@ -781,7 +809,9 @@ def pmax_head_threshold(ctx: Context, cid):
             "ylabel": "NMSE",
             "logx": False,
         },
-        scope=f"surrogate: scaled-down §6.1 ({ctx.profile} profile: D = "
+        scope="none"
+        if undecided
+        else f"surrogate: scaled-down §6.1 ({ctx.profile} profile: D = "
         f"{sorted({r['D'] for r in res['rows']})}, T = {T_}, d = 4, unit-norm tokens)",
         volatile={"seconds": secs},
     )
@@ -852,7 +882,13 @@ def e2_criterion(rows, mutant: str | None = None) -> dict:
     is not trained enough to speak (``undertrained``); the other rows are reported.
     ``targets-swapped`` (mutant): the argmax and runner-up measurements exchanged (a
     bookkeeping bug)."""
-    table, failed, undertrained = [], [], []
+    fields = tuple(f"probe_{a}_{b}" for a in ("argmax", "second") for b in ("ratio", "lo", "hi"))
+    nonfinite = _nonfinite(
+        rows,
+        ("val_nmse", *fields),
+        lambda r: f"D = {r['D']} ({r['h1']},{r['h2']}) seed {r.get('seed')}",
+    )
+    table, failed, undertrained = [], list(nonfinite), []
     best: dict = {}
     for r in rows:
         D = int(r["D"])
@@ -884,7 +920,7 @@ def e2_criterion(rows, mutant: str | None = None) -> dict:
             continue
         if row["nmse"] > TRAINED_P3:
             undertrained.append(f"D = {D} seed {row['seed']}: NMSE {row['nmse']:.3g}")
-        if a[2] >= E2_ARGMAX:
+        if not a[2] < E2_ARGMAX:  # NaN fails
             failed.append(
                 f"D = {D} seed {row['seed']}: argmax ratio {a[0]:.3f} [{a[1]:.3f}, {a[2]:.3f}] "
                 f"not below {E2_ARGMAX}"
@@ -899,6 +935,7 @@ def e2_criterion(rows, mutant: str | None = None) -> dict:
         "rows": table,
         "failed": failed,
         "undertrained": undertrained,
+        "nonfinite": nonfinite,
         "ok": bool(judged) and not failed,
         "effect": min((r["argmax_ratio"] for r in judged), default=float("nan")),
     }
@@ -957,7 +994,7 @@ def argmax_probe(ctx: Context, cid):
         "logx": False,
         "logy": False,
     }
-    if res["undertrained"]:
+    if res["undertrained"] and not res["nonfinite"]:
         return Verdict(
             cid,
             "not-checkable",
@@ -1007,12 +1044,28 @@ def e3_criterion(rows_by_task: dict, mutant: str | None = None) -> dict:
     ``depth-relabelled`` (mutant): the one-layer and two-layer rows exchanged."""
     from approxtheory.experiments.infoflow_trained import depth_fits
 
-    table, failed, notes, effect = [], [], [], {}
+    table, failed, notes, effect, nonfinite = [], [], [], {}, []
     for task, rows in rows_by_task.items():
         rows = [dict(r) for r in rows]
+        bad = _nonfinite(
+            rows,
+            ("val_nmse",),
+            lambda r, task=task: (
+                f"{task} L={r['layers']} T={r['T']} params {r['params']} seed {r.get('seed')}"
+            ),
+        )
+        nonfinite += bad
+        failed += bad
+        # the training check reads the two-layer models as run (a mutant relabels the
+        # comparison only; relabelled untrained rows would otherwise hide it as undecided)
+        two_best: dict = {}
+        for r in rows:
+            if int(r["layers"]) == 2:
+                T_ = int(r["T"])
+                two_best[T_] = min(two_best.get(T_, math.inf), float(r["val_nmse"]))
         if mutant == "depth-relabelled":
             for r in rows:
-                r["layers"] = 3 - int(r["layers"])
+                r["layers"] = {1: 2, 2: 1}.get(int(r["layers"]), int(r["layers"]))
         fits = {(int(f["layers"]), int(f["T"])): f for f in depth_fits(rows)}
         table += [{**f, "curve": f"{f['task']} L={f['layers']}"} for f in fits.values()]
         Ts = sorted({k[1] for k in fits})
@@ -1035,22 +1088,23 @@ def e3_criterion(rows_by_task: dict, mutant: str | None = None) -> dict:
         d1, d2 = change(f10, f11), change(f20, f21)
         gap = (d1[0] - d2[0], d1[1] - d2[2], d1[2] - d2[1])
         effect[label] = {"one_layer": d1, "two_layers": d2, "difference": gap, "Ts": (T0, T1)}
-        if d1[1] <= 0:
+        if not d1[1] > 0:  # NaN fails
             failed.append(
                 f"{label}: one-layer slope change T={T0}->{T1} {d1[0]:+.3f} "
                 f"[{d1[1]:+.3f}, {d1[2]:+.3f}] not above 0"
             )
-        if gap[1] <= 0:
+        if not gap[1] > 0:
             failed.append(
                 f"{label}: one-layer minus two-layer slope change {gap[0]:+.3f} "
                 f"[{gap[1]:+.3f}, {gap[2]:+.3f}] not above 0"
             )
-        if f20["best_nmse"] > E3_TRAINED:
-            notes.append(f"{label}: two layers reach NMSE {f20['best_nmse']:.3g} at T={T0}")
+        if not two_best.get(T0, math.nan) <= E3_TRAINED:
+            notes.append(f"{label}: two layers reach NMSE {two_best.get(T0):.3g} at T={T0}")
     return {
         "rows": table,
         "failed": failed,
         "undertrained": notes,
+        "nonfinite": nonfinite,
         "effect": effect,
         "ok": not failed and bool(effect),
     }
@@ -1099,23 +1153,24 @@ def depth_separation_trained(ctx: Context, cid):
         + ". Criterion: the one-layer change and the difference both above 0 on their intervals"
         + (". Failed: " + "; ".join(res["failed"]) if res["failed"] else "")
     )
-    if res["undertrained"]:
-        ev += (
-            ". CANNOT DECIDE at this budget: "
+    undecided = bool(res["undertrained"]) and not res["nonfinite"]
+    if undecided:
+        # an undecided run is neither a confirmation nor a refutation: not-checkable
+        ev = (
+            "CANNOT DECIDE at this budget: "
             + "; ".join(res["undertrained"])
             + f" (the digest expects below {E3_TRAINED:g}), so the slopes measure training, not "
-            "a rate; run the full profiles (README) before reading this as evidence either "
-            "way"
+            f"a rate; run the full profiles (README). Measured anyway: {ev}"
         )
     return Verdict(
         cid,
-        "consistent-empirical" if ok else "inconsistent",
+        "not-checkable" if undecided else "consistent-empirical" if ok else "inconsistent",
         ev,
         covered="; ".join(notes) + "; one head per layer, E = 8, predictions from predict_rate",
         measured={k: v["difference"][0] for k, v in res["effect"].items()},
         claimed="one-layer slope flattens with T, more than the two-layer slope",
         rows=res["rows"],
-        witness=None if ok else {"failed": res["failed"]},
+        witness=None if ok or undecided else {"failed": res["failed"]},
         plot={
             "x": "T",
             "y": ["slope", "slope_lo", "slope_hi"],
@@ -1125,7 +1180,9 @@ def depth_separation_trained(ctx: Context, cid):
             "ylabel": "slope",
             "logy": False,
         },
-        scope=f"surrogate: trained one- vs two-layer models ({ctx.profile} profile) on the "
+        scope="none"
+        if undecided
+        else f"surrogate: trained one- vs two-layer models ({ctx.profile} profile) on the "
         "digest's two candidate separation tasks, KTH(2) and PMAX(1); IF-T1's lower bound "
         "holds for every one-layer model, this measures a few trained ones",
         volatile={"seconds": secs},

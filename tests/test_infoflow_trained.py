@@ -40,6 +40,9 @@ def test_p3_criterion_both_outcomes_and_the_mutant_flips():
     assert res["ok"] and not res["failed"] and not res["undertrained"]
     assert res["effect"] == pytest.approx(100.0)
     assert not ifc.p3_criterion(good, "heads-relabelled")["ok"]
+    # the mutant is judged, not undecided, when the deficient models are untrained
+    mut = ifc.p3_criterion(_pmax_rows(1e-4, 1e-1, 3e-1), "heads-relabelled")
+    assert not mut["ok"] and not mut["undertrained"]
     bad = ifc.p3_criterion(_pmax_rows(0.2, 0.3, 0.4))
     assert not bad["ok"] and len(bad["failed"]) == 2 and bad["undertrained"] == [2]
     # a ratio of 10 whose interval reaches below 10 does not pass
@@ -79,9 +82,46 @@ def test_checks_on_synthetic_rows(monkeypatch, cid, name, good, bad, mutant):
     assert CHECKS[cid](Context(mutant=mutant)).verdict == "inconsistent"
     rows["now"] = bad
     v = CHECKS[cid](Context())
-    assert v.verdict == "inconsistent" and v.witness
     if cid == "IF-P3":
-        assert "CANNOT DECIDE" in v.evidence
+        # the (D, D) model at NMSE 0.2 is untrained: undecided, neither consistent nor
+        # inconsistent (was 'inconsistent' with a CANNOT DECIDE note)
+        assert v.verdict == "not-checkable" and "CANNOT DECIDE" in v.evidence
+        assert v.scope == "none" and "0.3" in v.evidence  # the measurement is still shown
+        rows["now"] = _pmax_rows(1e-3, 2e-3, 3e-3)  # trained, and the gap is too small
+        v = CHECKS[cid](Context())
+    assert v.verdict == "inconsistent" and v.witness and "CANNOT DECIDE" not in v.evidence
+
+
+NAN = float("nan")
+
+
+def test_non_finite_measurements_fail_every_criterion(fewer_boots):
+    """NaN or inf in a measured field is a failure: it never passes a criterion and never turns
+    a run into an undecided one (each of these passed before)."""
+    good = _pmax_rows(1e-4, 1e-2, 3e-2)
+    for field, val in (("val_nmse", NAN), ("nmse_lo", NAN), ("nmse_hi", float("inf"))):
+        rows = [dict(r) for r in good]
+        rows[1][field] = val  # a deficient configuration
+        res = ifc.p3_criterion(rows)
+        assert not res["ok"] and res["nonfinite"], field
+    rows = _tri_rows(growth=15.0, top=0.9)
+    rows[1]["nmse_lo"] = NAN
+    assert not ifc.p4_criterion(rows)["ok"]
+    rows = [_probe_row(0.3, 1.0)]
+    rows[0]["probe_argmax_hi"] = NAN
+    res = ifc.e2_criterion(rows)
+    assert not res["ok"] and res["nonfinite"]
+    rows = _depth_rows((-2.0, -0.5))
+    rows["kth"][0]["val_nmse"] = NAN
+    res = ifc.e3_criterion(rows)
+    assert not res["ok"] and res["nonfinite"]
+
+
+def test_non_finite_is_inconsistent_even_when_untrained(monkeypatch, fewer_boots):
+    rows = _pmax_rows(0.2, 0.3, 0.4)
+    rows[2]["val_nmse"] = NAN
+    monkeypatch.setattr(hcc, "_exp_rows", lambda n, p: (tuple(rows), 0.0, "synthetic"))
+    assert CHECKS["IF-P3"](Context()).verdict == "inconsistent"
 
 
 def test_nmse_interval_brackets_the_estimate():
@@ -243,12 +283,16 @@ def test_e3_check_on_synthetic_rows(monkeypatch, fewer_boots):
     assert v.verdict == "consistent-empirical" and v.plot and v.rows and "quick" in v.scope
     assert "-0.500" in v.evidence and "none (α = 0)" in v.evidence  # PMAX(1) two layers: α = 0
     assert CHECKS["IF-E3"](Context(mutant="depth-relabelled")).verdict == "inconsistent"
-    rows["now"] = _depth_rows((-2.0, -0.5), two_level=0.5)
+    # untrained two-layer models: undecided whichever way the slopes go (was read as
+    # consistent-empirical or inconsistent with a CANNOT DECIDE note)
+    for one_layer in ((-2.0, -0.5), (-2.0, -2.0)):
+        rows["now"] = _depth_rows(one_layer, two_level=0.5)
+        v = CHECKS["IF-E3"](Context())
+        assert v.verdict == "not-checkable" and "CANNOT DECIDE" in v.evidence
+        assert v.scope == "none" and not v.witness and "Measured anyway" in v.evidence
+    rows["now"] = _depth_rows((-2.0, -2.0))
     v = CHECKS["IF-E3"](Context())
-    assert v.verdict == "consistent-empirical" and "CANNOT DECIDE" in v.evidence
-    rows["now"] = _depth_rows((-2.0, -2.0), two_level=0.5)
-    v = CHECKS["IF-E3"](Context())
-    assert v.verdict == "inconsistent" and "CANNOT DECIDE" in v.evidence and v.witness
+    assert v.verdict == "inconsistent" and "CANNOT DECIDE" not in v.evidence and v.witness
 
 
 def test_depth_cell_pmax_is_deterministic_and_bad_input_is_typed():
