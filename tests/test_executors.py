@@ -425,6 +425,24 @@ def test_dask_cuda_cells_get_one_gpu_per_worker_and_hold_it(monkeypatch):
     assert all(r["gpu_left"] == 0 for r in recs)  # each cell holds its worker's GPU=1
 
 
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore")
+def test_dask_local_cluster_without_gpus_does_not_wait_for_a_gpu_resource():
+    """cuda cells on a plain local cluster (no ``gpus``: the API used directly) run there,
+    instead of waiting forever for a GPU resource no worker offers."""
+    pytest.importorskip("distributed")
+    import threading
+
+    from approxtheory.executors import compute_cells
+
+    got: list = []
+    run = compute_cells(gpu_probe_cell, CUDA_CFGS[:2], executor="dask", workers=1)
+    t = threading.Thread(target=lambda: got.extend(run), daemon=True)
+    t.start()
+    t.join(timeout=120)
+    assert not t.is_alive() and len(got) == 2
+
+
 @pytest.mark.filterwarnings("ignore")
 def test_dask_cuda_cells_need_gpu_workers(dask_cluster):
     from approxtheory.executors import compute_cells
