@@ -604,17 +604,10 @@ def _int_knob(key: str, lo: int, hi: int, default: int, log: bool) -> SearchStra
     )
 
 
-def _knob_strategy(key: str, knob) -> SearchStrategy:
-    """Draw the knob from the range it declares: ``low``/``high`` (inclusive unless
-    ``exclude_low``/``exclude_high``; an open end is closed as ``_INT_SPAN`` etc. say), on a log
-    scale where ``log``; a knob with ``choices`` from its choices. Every draw shrinks to the knob's
-    default (its nearest admissible value), so a failing case names only the knobs that matter."""
-    if knob.choices:
-        return st.sampled_from([knob.default] + [c for c in knob.choices if c != knob.default])
-    if knob.type is bool:
-        return st.booleans() if not knob.default else st.sampled_from([True, False])
-    if knob.type not in (int, float):
-        return st.just(knob.default)
+def _knob_bounds(key: str, knob):
+    """The drawable range of a numeric knob: ``("int", lo, hi, log, default)`` or
+    ``("float", lo, hi, log, t, inside)`` (``t`` the default clipped into the range, ``inside``
+    the map that keeps a value inside the open or closed ends); see :func:`_knob_strategy`."""
     low, high, log, default = knob.low, knob.high, knob.log, knob.default
     x_low, x_high = knob.exclude_low and low is not None, knob.exclude_high and high is not None
     if knob.type is int:
@@ -630,7 +623,7 @@ def _knob_strategy(key: str, knob) -> SearchStrategy:
                 else min(ihi if ihi is not None else int(default), int(default)) - _INT_SPAN
             )
             hi_i = ihi if ihi is not None else max(lo_i + _INT_SPAN, int(default))
-        return _int_knob(key, lo_i, hi_i, int(default), log)
+        return ("int", lo_i, hi_i, log, int(default))
     if log:
         anchor = float(default) if default > 0 else 1.0
         lo_ = float(low) if low is not None and low > 0 else anchor * 10.0**-_LOG_DECADES
@@ -657,11 +650,64 @@ def _knob_strategy(key: str, knob) -> SearchStrategy:
             v = float(np.nextafter(hi_, -np.inf))
         return v
 
+    return ("float", lo_, hi_, log, t, inside)
+
+
+def _knob_strategy(key: str, knob) -> SearchStrategy:
+    """Draw the knob from the range it declares: ``low``/``high`` (inclusive unless
+    ``exclude_low``/``exclude_high``; an open end is closed as ``_INT_SPAN`` etc. say), on a log
+    scale where ``log``; a knob with ``choices`` from its choices. Every draw shrinks to the knob's
+    default (its nearest admissible value), so a failing case names only the knobs that matter."""
+    if knob.choices:
+        return st.sampled_from([knob.default] + [c for c in knob.choices if c != knob.default])
+    if knob.type is bool:
+        return st.booleans() if not knob.default else st.sampled_from([True, False])
+    if knob.type not in (int, float):
+        return st.just(knob.default)
+    b = _knob_bounds(key, knob)
+    if b[0] == "int":
+        _, lo_i, hi_i, log, default = b
+        return _int_knob(key, lo_i, hi_i, default, log)
+    _, lo_, hi_, log, t, inside = b
     if log:
         return st.floats(math.log10(lo_) - math.log10(t), math.log10(hi_) - math.log10(t)).map(
             lambda e: inside(t * 10.0**e)
         )
     return st.floats(lo_ - t, hi_ - t).map(lambda u: inside(t + u))
+
+
+#: the most values :func:`_within_requirements` tries for one knob when its default does not
+#: repair a draw
+_REPAIR_CANDIDATES = 512
+
+
+def _knob_candidates(key: str, knob) -> list:
+    """Values of the knob's drawable range to repair a draw with, nearest the default first
+    (integers: every one up to ``_REPAIR_CANDIDATES``; floats: a grid of that many points)."""
+    if knob.choices:
+        return [knob.default] + [c for c in knob.choices if c != knob.default]
+    if knob.type is bool:
+        return [knob.default, not knob.default]
+    if knob.type not in (int, float):
+        return [knob.default]
+    b = _knob_bounds(key, knob)
+    if b[0] == "int":
+        _, lo, hi, _log, t = b
+        t = min(max(t, lo), hi)
+        out, j = [t], 1
+        while len(out) < _REPAIR_CANDIDATES and (t - j >= lo or t + j <= hi):
+            out += [v for v in (t - j, t + j) if lo <= v <= hi]
+            j += 1
+        return out
+    _, lo, hi, log, t, inside = b
+    n = _REPAIR_CANDIDATES
+    if log:
+        grid = [inside(lo * (hi / lo) ** (i / (n - 1))) for i in range(n)]
+        dist = [abs(math.log(v / t)) for v in grid]
+    else:
+        grid = [inside(lo + (hi - lo) * i / (n - 1)) for i in range(n)]
+        dist = [abs(v - t) for v in grid]
+    return [t] + [v for _, v in sorted(zip(dist, grid))]
 
 
 def construction_knobs(name, **overrides) -> SearchStrategy[dict]:
@@ -681,9 +727,11 @@ def construction_knobs(name, **overrides) -> SearchStrategy[dict]:
     default (a low end of 0: default·10⁻²), each widened to hold the default. Every knob shrinks
     to its default, so a failing case differs from ``build(name)`` only in the knobs that matter.
     Constraints between knobs (the construction's :class:`~approxtheory.constructions.Requirement`
-    s, say k < T/2) hold in every draw: a draw that breaks one has the requirement's knobs that
-    were not overridden set back to their defaults, one at a time, until it holds (the defaults
-    are valid together); a draw whose overrides break it is rejected.
+    s, say k < T // 2) hold in every draw: a draw that breaks one has the requirement's knobs
+    that were not overridden set back to their defaults, one at a time, until it holds (the
+    defaults are valid together); where the defaults do not fit the overrides (``h=3`` with ``D``
+    defaulting to 4), one free knob takes the value nearest its default that keeps every
+    requirement; a draw is rejected only when no value in the free knobs' ranges does.
     """
     if not isinstance(name, SearchStrategy):
         _check_knobs(name, overrides, values=True)
@@ -706,12 +754,22 @@ def _construction_knobs(draw, name, overrides):
 
 
 def _within_requirements(name, knobs: dict, table: dict, overrides) -> dict:
-    """``knobs`` with each broken requirement repaired by resetting its knobs (those not
-    overridden, in the order the requirement names them) to their defaults; rejects the draw
-    when overrides leave one broken."""
+    """``knobs`` with each broken requirement repaired: first by resetting its knobs (those not
+    overridden, in the order the requirement names them) to their defaults; where the defaults
+    do not repair it (an override or a drawn knob the defaults do not fit, e.g. ``h=3`` with
+    ``D`` defaulting to 4), by the value of one free knob of the requirement nearest its default
+    (:func:`_knob_candidates`) for which every requirement holds. Rejects the draw only when no
+    such value exists (the overrides leave the requirement broken)."""
     from hypothesis import reject
 
+    from .constructions._base import _coerce as coerce
+    from .errors import ConfigError
+
     requires = _registry()[name].requires
+
+    def holds_all(values) -> bool:
+        return all(r.check(values) is None for r in requires)
+
     for _ in range(len(table) + 1):  # each pass resets at least one knob, or all hold
         broken = [r for r in requires if r.check(knobs)]
         if not broken:
@@ -722,4 +780,28 @@ def _within_requirements(name, knobs: dict, table: dict, overrides) -> dict:
         if not free:
             break
         knobs[free[0]] = table[free[0]].default
+
+    def repaired(r):  # a value of one free knob that makes r hold and breaks none that held
+        held = [q for q in requires if q.check(knobs) is None]
+        for k in (k for k in r.knob_names if k not in overrides):
+            for v in _knob_candidates(k, table[k]):
+                try:
+                    coerce(k, table[k], v)
+                except ConfigError:
+                    continue
+                trial = {**knobs, k: v}
+                if r.check(trial) is None and all(q.check(trial) is None for q in held):
+                    return k, v
+        return None
+
+    for _ in range(len(requires)):  # each pass makes one more requirement hold, or rejects
+        broken = [r for r in requires if r.check(knobs)]
+        if not broken:
+            return knobs
+        fix = repaired(broken[0])
+        if fix is None:
+            break
+        knobs[fix[0]] = fix[1]
+    if holds_all(knobs):
+        return knobs
     reject()

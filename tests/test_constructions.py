@@ -479,7 +479,7 @@ def test_svd_truncation_is_the_best_rank_r_qk_circuit(r):
         ("hc_k1", {"beta": 0.5}, "beta must be >= 1"),
         ("hc_k1", {"sets": "odd"}, "sets must be one of"),
         ("hc_l9", {"eps": 2.0}, "eps must be in"),
-        ("lag_head", {"T": 8, "k": 5}, "k must be < T/2"),
+        ("lag_head", {"T": 8, "k": 5}, "k must be < T // 2"),
         ("svd_truncation", {"r": 100}, "r must be <= 2F"),
         ("hc_k1", {"frob": 1}, "no knob frob"),
         ("hc_k1", {"h": 1}, "h must equal D"),
@@ -635,3 +635,35 @@ def test_cli_seed_sets_a_seed_knob_and_search_seed_the_search(capsys):
     assert cli("softmax_retrieval", "--T", "4", "--seed", "3") == api("softmax_retrieval", 3)
     assert cli("softmax_retrieval", "--T", "4", "--search-seed", "3") == api("softmax_retrieval", 3)
     assert api("hc_k1_synthetic", 0, seed=5) != api("hc_k1_synthetic", 0, seed=0)
+
+
+def test_cli_seed_and_search_seed_together_without_a_seed_knob_is_refused(capsys):
+    """Where --seed is the alias of --search-seed, giving both (the last used to win silently)
+    is one line, exit 2; repeating one option keeps the last, as argparse does; with a seed
+    knob the two set different things and are accepted together."""
+    argv = ["construct", "softmax_retrieval", "--T", "4", "--budget", "16", "--no-upper"]
+    assert main([*argv, "--seed", "1", "--search-seed", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "give one of them" in err
+    assert main([*argv, "--search-seed", "1", "--seed", "2"]) == 2
+    capsys.readouterr()
+    assert main([*argv, "--seed", "1", "--seed", "2"]) == 0
+    capsys.readouterr()
+    assert (
+        main(
+            [
+                "construct",
+                "hc_k1_synthetic",
+                "--T",
+                "4",
+                "--budget",
+                "16",
+                "--no-upper",
+                "--seed",
+                "1",
+                "--search-seed",
+                "2",
+            ]
+        )
+        == 0
+    )

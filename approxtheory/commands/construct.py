@@ -28,6 +28,7 @@ def _parse_knobs(name: str, argv: list[str]):
 
     spec = REGISTRY[name].knobs
     knobs, glob = {}, {"json": False, "budget": 4096, "seed": 0, "max_memory": None}
+    search_seed_from: str | None = None  # which option set the search's seed
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -50,6 +51,13 @@ def _parse_knobs(name: str, argv: list[str]):
         i += 1
         if "--" + key in _GLOBAL and not (key == "seed" and "seed" in spec):
             name_ = "seed" if key == "search-seed" else key.replace("-", "_")
+            if name_ == "seed":
+                if search_seed_from not in (None, key):
+                    raise ConfigError(
+                        f"--seed and --search-seed both set the search's seed for {name} "
+                        "(it has no seed knob); give one of them"
+                    )
+                search_seed_from = key
             glob[name_] = _cliargs.check(_GLOBAL["--" + key], "--" + key, val)
             continue
         key = key.replace("-", "_")

@@ -130,7 +130,8 @@ def _attention_rows(m: Transformer, T: int) -> np.ndarray:
     estimate=_lag_head_estimate,
     requires=(
         Requirement(
-            message="k must be < T/2 so that every scored row has a target",
+            message="k must be < T // 2 (half of T, rounded down) so that every scored row "
+            "has a target",
             holds=lambda k, T: k < T // 2,
         ),
     ),
