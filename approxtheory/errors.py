@@ -20,6 +20,7 @@ __all__ = [
     "ConfigError",
     "DeviceUnavailableError",
     "ResourceLimitError",
+    "CellLostError",
     "did_you_mean",
 ]
 
@@ -89,6 +90,13 @@ class ResourceLimitError(ApproxTheoryError):
     ):
         super().__init__(message)
         self.needed, self.limit, self.kind, self.what = needed, limit, kind, what
+
+
+class CellLostError(ApproxTheoryError):
+    """A cell's worker died more often than the executor retries (a cell that runs out of
+    memory, a node that keeps failing). The environment is at fault, as for ``MemoryError``: the
+    CLI prints one line and exits 2. The cells completed before are in the cache; running the
+    same command again resumes from them (see :mod:`approxtheory.executors`)."""
 
 
 def did_you_mean(

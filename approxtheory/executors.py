@@ -27,7 +27,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 
-from .errors import ApproxTheoryError, ConfigError
+from .errors import CellLostError, ConfigError
 
 __all__ = [
     "EXECUTORS",
@@ -45,13 +45,6 @@ EXECUTORS = ("inprocess", "pool", "dask")
 POOL_RESTARTS = 3
 
 INSTALL_HINT = "pip install 'approxtheory[distributed]'"
-
-
-class CellLostError(ApproxTheoryError):
-    """A cell's worker died more often than the executor retries (a cell that runs out of
-    memory, a node that keeps failing). The environment is at fault, as for ``MemoryError``: the
-    CLI prints one line and exits 2. The cells completed before are in the cache; running the
-    same command again resumes from them."""
 
 
 def run_cell(fn: Callable[[dict], dict], cfg: dict) -> tuple[dict, float]:
