@@ -21,8 +21,8 @@ DEFAULT_CLAIMS_PAGE = Path("docs") / "claims.md"
 
 #: markdown syntax characters that plain catalogue text may contain; each is written escaped so
 #: the page shows the text as stored (``[W|b][W|b]ᵀ`` is not a reference link, ``a*b*c`` is not
-#: emphasis, ``<u`` is not an HTML tag).
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]{}#])")
+#: emphasis, ``<u`` is not an HTML tag, ``$x$`` is not math for the site's arithmatex).
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]{}#$])")
 
 
 def _text(text: str) -> str:
@@ -31,6 +31,9 @@ def _text(text: str) -> str:
     >>> _text("[W|b][W|b]ᵀ, a*b*, x_i <= y")
     '\\\\[W|b\\\\]\\\\[W|b\\\\]ᵀ, a\\\\*b\\\\*, x\\\\_i &lt;= y'
     """
+    # one line: a line break inside the text could start a setext heading (a line of ---), a
+    # list, a block quote or a code block; the rendered page collapses whitespace anyway
+    text = " ".join(text.split())
     escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", text.replace("&", "&amp;"))
     return escaped.replace("<", "&lt;").replace(">", "&gt;")
 

@@ -16,15 +16,22 @@ def test_claims_page_is_fresh():
     )
 
 
-def _rendered_text(markdown_text: str) -> str:
+def _rendered_text(markdown_text: str, math: bool = True) -> str:
     """What a reader sees: the markdown rendered by Python-Markdown (the renderer mkdocs uses),
-    tags stripped, entities decoded, whitespace collapsed."""
+    tags stripped, entities decoded, whitespace collapsed; ``math`` False: no math may appear."""
     import html
     import re
 
     import markdown
 
-    rendered = markdown.markdown(markdown_text, extensions=["tables"])
+    # the site's extensions that read plain text (mkdocs.yml): tables and arithmatex, whose
+    # $...$ and \\(...\\) would turn text into math
+    rendered = markdown.markdown(
+        markdown_text,
+        extensions=["tables", "pymdownx.arithmatex"],
+        extension_configs={"pymdownx.arithmatex": {"generic": True}},
+    )
+    assert math or "arithmatex" not in rendered, rendered
     return " ".join(html.unescape(re.sub(r"<[^>]+>", "", rendered)).split())
 
 
@@ -35,7 +42,12 @@ def test_catalogue_text_renders_as_written():
     from approxtheory.docs import _text
 
     for plain in ("[W|b][W|b]ᵀ", "a *b* c", "x _i_ y", "u <b> v", "e_{t,j} # h", "p \\ q`r`"):
-        assert _rendered_text(_text(plain)) == plain, plain
+        assert _rendered_text(_text(plain), math=False) == plain, plain
+    # math delimiters of the site's arithmatex, and line breaks that would start a setext
+    # heading, a list or a code block (each rendered as something else before)
+    for plain in ("a $x$ b", "x \\(y\\) z", "line\n---\nafter", "a\n\n    code b", "a\n\n- b"):
+        shown = _rendered_text("Notes: " + _text(plain), math=False)
+        assert shown == "Notes: " + " ".join(plain.split()), plain
 
 
 def test_claims_page_lists_every_claim():
