@@ -209,6 +209,8 @@ class Task:
     readout: Readout
     source: str = ""
     args: tuple[tuple[str, int], ...] = ()
+    #: what the program's predicted rate does not cover (shown with every prediction)
+    caveat: str = ""
 
     def node(self, name: str) -> Node:
         return next(n for n in self.nodes if n.name == name)
@@ -441,6 +443,14 @@ def _kth(k: int) -> Task:
         Readout(("top",), 1, "Lipschitz f of one value"),
         source="digest §2.5, §4.1; W6, W7" if k <= 2 else "digest §2.5; the k >= 3 chain is ours",
         args=(("k", k),),
+        caveat=""
+        if k <= 2
+        else "the k >= 3 chain retrieves positions, not scores: where scores tie (or lie within "
+        "about 1/β) a retrieved position is a mixture and the exclusion removes the wrong tokens, "
+        "so its ε^-1 holds only on inputs whose k largest scores are separated; over all inputs "
+        "(sup norm) the chain is no approximation at any β (digest IF-T2: retrieving a value "
+        "other than the score is discontinuous at ties; §4.1's k = 2 program avoids it); no "
+        "tie-robust program for k >= 3 is known here",
     )
 
 
@@ -520,9 +530,12 @@ def make_task(name: str, **args: Any) -> Task:
             allowed = ", ".join(spec.params) or "none"
             raise ConfigError(f"task {key} has no argument {k!r}; allowed: {allowed}")
         lo, hi, _ = spec.params[k]
-        try:
-            iv = int(str(v).strip(), 10) if not isinstance(v, int) or isinstance(v, bool) else v
-        except ValueError:
+        txt = str(v).strip()
+        if isinstance(v, int) and not isinstance(v, bool):
+            iv: int | None = v
+        elif txt.isascii() and txt.lstrip("+-").isdigit():  # no "1_0", no non-ASCII digits
+            iv = int(txt, 10)
+        else:
             iv = None
         if iv is None or isinstance(v, bool) or iv < lo or (hi is not None and iv > hi):
             raise ConfigError(f"task {key}: {k} must be an integer {_range(lo, hi)} (got {v!r})")
@@ -537,6 +550,8 @@ def parse_task_args(items: list[str] | None) -> dict[str, str]:
         key, sep, val = str(item).partition("=")
         if not sep or not key.strip() or not val.strip():
             raise ConfigError(f"a task argument must be NAME=VALUE (got {item!r}); e.g. k=2")
+        if key.strip() in out:
+            raise ConfigError(f"task argument {key.strip()!r} given twice; give it once")
         out[key.strip()] = val.strip()
     return out
 
@@ -770,6 +785,7 @@ def predict_rate(arch: Arch, task: Task, decode_law: str | DecodeLaw = "dE") -> 
         "calculus": "digest §5.2 reconstruction [DER] (the paper's text was not available)",
         "decode_law": f"{law.name}: {law.source} ({law.provenance})",
         **{cid: claim(cid).provenance for cid in ("IF-R1", "IF-R2", "IF-R4")},
+        **({"caveat": task.caveat} if task.caveat else {}),
     }
     return Prediction(
         arch=arch,

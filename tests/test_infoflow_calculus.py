@@ -156,6 +156,54 @@ def test_kth_k_at_least_3_needs_k_layers_with_PE(k):
     assert predict_rate(Arch((1,) * (k + 2), pos_enc=True), task).alpha == 1  # extra layers pass
 
 
+def _exclusion_chain(g, k, beta, M):
+    """The k >= 3 program in numpy: CLS retrieves rank j by softmax(β g_s - M Σ_{i<j} w_i(s)),
+    w_i the softmax weights (the retrieved one-hot positions, mixed) of the earlier ranks."""
+    import numpy as np
+
+    excl, m = np.zeros_like(g), None
+    for _ in range(k):
+        z = beta * g - M * excl
+        w = np.exp(z - z.max(-1, keepdims=True))
+        w /= w.sum(-1, keepdims=True)
+        m, excl = (w * g).sum(-1), excl + w
+    return m
+
+
+def test_kth_chain_is_exact_off_ties_and_no_approximation_at_ties():
+    """What the k >= 3 prediction may claim: the chain retrieves the k-th largest on inputs
+    whose top scores are separated (error 0 at β = 1e4), but a tie leaves an O(1) error at every
+    β and exclusion strength M, so the prediction carries the caveat (it claimed ε^-1 without
+    one before)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    k, g = 3, rng.random((4000, 8))
+    kth = -np.sort(-g, -1)[:, k - 1]
+    top = -np.sort(-g, -1)[:, : k + 1]
+    sep = (np.diff(-top, axis=-1) >= 0.05).all(-1)
+    assert sep.sum() > 500
+    assert np.abs(_exclusion_chain(g[sep], k, 1e4, 2e4) - kth[sep]).max() < 1e-6
+    tied = g.copy()
+    tied[:, 1] = tied[:, 0]
+    tied_kth = -np.sort(-tied, -1)[:, k - 1]
+    for beta in (1e2, 1e3, 1e4):
+        for c in (0.5, 2.0, 10.0):
+            err = np.abs(_exclusion_chain(tied, k, beta, c * beta) - tied_kth).max()
+            assert err > 0.3, (beta, c, err)
+    # the §4.1 program (k = 2: self-exclusion by the query's own position, min, max) has none
+    m_other = np.stack([np.delete(tied, t, -1).max(-1) for t in range(8)], -1)
+    v = np.minimum(tied, m_other)
+    z = 1e4 * v
+    w = np.exp(z - z.max(-1, keepdims=True))
+    out = (w / w.sum(-1, keepdims=True) * v).sum(-1)
+    assert np.abs(out - -np.sort(-tied, -1)[:, 1]).max() < 1e-3
+    p = predict_rate(Arch((1,) * k, pos_enc=True), make_task("kth", k=k))
+    assert not p.depends_on_T and "ties" in p.provenance["caveat"]
+    two = predict_rate(Arch((1, 1), pos_enc=True), make_task("kth", k=2))
+    assert "caveat" not in two.provenance
+
+
 # ------------------------------------------------------------------- W8, W9 (TASK-IND)
 
 
@@ -286,6 +334,24 @@ def test_cli_done_when_kth2(capsys):
     two = json.loads(out)
     assert rc == 0 and two["depends_on_T"] is False and two["alpha"] == "1"
     assert two["dominant"]["kind"] == "readout" and two["dominant"]["describe"]
+
+
+def test_cli_kth3_shows_the_caveat_and_bad_task_args(capsys):
+    """KTH(3)'s prediction names what it does not cover, as text and JSON; a repeated task
+    argument and a non-ASCII or underscored integer are one line, exit 2 (both were taken
+    silently: the last k won, '３' and '1_0' read as 3 and 10)."""
+    argv = ["predict", "--task", "kth", "--task-arg", "k=3", "--heads", "1,1,1", "--pos-enc"]
+    rc, out, _ = _cli(capsys, *argv)
+    assert rc == 0 and "caveat:" in out and "ties" in out
+    rc, out, _ = _cli(capsys, *argv, "--json")
+    assert rc == 0 and "ties" in json.loads(out)["provenance"]["caveat"]
+    for bad, needle in (
+        (["--task-arg", "k=3", "--task-arg", "k=4"], "given twice"),
+        (["--task-arg", "k=３"], "k must be an integer 1..64"),
+        (["--task-arg", "k=1_0"], "k must be an integer 1..64"),
+    ):
+        rc, out, err = _cli(capsys, "predict", "--task", "kth", *bad, "--heads", "1")
+        assert rc == 2 and err.count("\n") == 1 and needle in err, (bad, err)
 
 
 def test_cli_text_tasks_and_draw(capsys, tmp_path):

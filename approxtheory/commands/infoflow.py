@@ -52,6 +52,8 @@ def _cmd_predict(args) -> int:
     for layer, pos, blocks in info_table(p):
         print(f"    I({pos}, {layer}) = {blocks}")
     print(f"  provenance: {p.provenance['decode_law']}; {p.provenance['calculus']}")
+    if "caveat" in p.provenance:
+        print(f"  caveat: {p.provenance['caveat']}")
     return 0
 
 
