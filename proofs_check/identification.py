@@ -934,6 +934,10 @@ def conservation_discrete(ctx: Context, cid):
 
 
 # ------------------------------------------------------------------------- training (§5)
+#: ID-E5's "ρ ≈ 0": a mean invariant fraction below this is zero up to rounding
+RHO_ZERO = 1e-10
+
+
 @check(
     "ID-E5",
     mutants={
@@ -965,8 +969,10 @@ def training_diagnostics(ctx: Context, cid):
         drift[opt] = tr[-1]["beta_drift"]
     base = by["sgd"]["rho_baseline"]
     checks = {
-        "SGD steps lie outside the invariant subspace (ρ ≈ 0)": by["sgd"]["mean_rho"] < 1e-10,
-        "ρ ordering SGD < SGD+wd < AdamW": by["sgd"]["mean_rho"]
+        "SGD steps lie outside the invariant subspace (ρ ≈ 0)": by["sgd"]["mean_rho"] < RHO_ZERO,
+        # SGD+wd must leave ρ ≈ 0 (the same 1e-10 as SGD's): a ρ a rounding error above
+        # SGD's is not an ordering
+        "ρ ordering SGD < SGD+wd < AdamW": max(by["sgd"]["mean_rho"], RHO_ZERO)
         < by["sgd_wd"]["mean_rho"]
         < by["adamw"]["mean_rho"],
         "SGD conserves β better than AdamW": drift["sgd"] < drift["adamw"],

@@ -110,3 +110,42 @@ def test_provenance_follows_the_digest_tags():
     assert "decay_factor" not in at.claim("ID-L5.1").expressions
     assert "ratio_single_head_no_WO" not in at.claim("ID-T4.5").expressions
     assert "nuclear" not in at.claim("ID-S5.2").statement
+
+
+def _fake_training(monkeypatch, rho: dict):
+    """ID-E5 on synthetic cell results (mean ρ per optimizer), without training."""
+    import approxtheory.experiment as ex
+
+    class Fake:
+        @staticmethod
+        def cell(cfg):
+            r = rho[cfg["optimizer"]]
+            drift = {"sgd": 1e-5, "adamw": 1e-2}.get(cfg["optimizer"], 1e-3)
+            return {
+                "mean_rho": r,
+                "rho_baseline": 0.125,
+                "val_loss": 2.7,
+                "steps": 9,
+                "trace": [{"step": 9, "rho": r, "beta": 1.0, "loss": 2.7, "beta_drift": drift}],
+            }
+
+    monkeypatch.setattr(ex, "get", lambda name: Fake)
+    monkeypatch.setattr(
+        ex, "cells", lambda exp, profile: [{"optimizer": o, "steps": 9} for o in rho]
+    )
+
+
+def test_id_e5_ordering_needs_sgd_wd_off_zero(monkeypatch):
+    """SGD+wd's ρ a rounding error above SGD's (both ≈ 0) is no ordering: inconsistent (it read
+    as consistent before, so a weight decay too small to matter passed, and the wd-dropped
+    mutant flipped the check only because its run is bit-identical to SGD's)."""
+    from approxtheory.proofs_check import CHECKS, Context
+
+    base = {"sgd": 3e-27, "adamw": 0.017, "adamw_rebalance": 0.02}
+    _fake_training(monkeypatch, {**base, "sgd_wd": 0.011})
+    assert CHECKS["ID-E5"](Context()).verdict == "consistent-empirical"
+    _fake_training(monkeypatch, {**base, "sgd_wd": 4e-27})
+    v = CHECKS["ID-E5"](Context())
+    assert v.verdict == "inconsistent" and "ordering" in v.evidence
+    _fake_training(monkeypatch, {**base, "sgd_wd": float("nan")})
+    assert CHECKS["ID-E5"](Context()).verdict == "inconsistent"
