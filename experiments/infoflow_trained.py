@@ -79,7 +79,9 @@ def heads_of(cfg: dict) -> tuple[int, int, int]:
 #: tokens or the CLS token), whether a token's own position may be its argmax, and the number of
 #: probe sequences (half fit the linear probe, half measure it); a pmax cell's config may
 #: override each (keys ``probe_layer``, ``probe_query``, ``probe_self``, ``probe_n``)
-PROBE_DEFAULTS = {"probe_layer": 1, "probe_query": "tokens", "probe_self": 1, "probe_n": 2000}
+#: (``probe_self`` is a bool, so that ``--set probe_self=false`` parses: the CLI reads an integer
+#: setting whose values are all positive as a positive integer, which refused 0)
+PROBE_DEFAULTS = {"probe_layer": 1, "probe_query": "tokens", "probe_self": True, "probe_n": 2000}
 #: the most probe sequences a cell accepts (memory: probe_n x T x E floats per model)
 PROBE_MAX_N = 100_000
 
@@ -95,20 +97,17 @@ def _probe_settings(cfg: dict) -> tuple[int, str, bool, int]:
             raise ConfigError(f"{k} must be a whole number (got {v!r})")
         return int(v)
 
-    layer, own, n, query = (
-        whole("probe_layer"),
-        whole("probe_self"),
-        whole("probe_n"),
-        c["probe_query"],
-    )
+    layer, n, query = whole("probe_layer"), whole("probe_n"), c["probe_query"]
+    own = int(c["probe_self"]) if isinstance(c["probe_self"], bool) else whole("probe_self")
     if layer not in (1, 2) or query not in ("tokens", "cls") or own not in (0, 1):
         raise ConfigError(
-            f"probe_layer must be 1 or 2, probe_query tokens or cls, probe_self 0 or 1 (got {c})"
+            f"probe_layer must be 1 or 2, probe_query tokens or cls, probe_self true or false "
+            f"(1 or 0) (got {c})"
         )
     if not 20 <= n <= PROBE_MAX_N:
         raise ConfigError(f"probe_n must be in 20..{PROBE_MAX_N} (got {n})")
     if query == "cls" and not own:
-        raise ConfigError("probe_self 0 needs probe_query tokens (CLS is never a key)")
+        raise ConfigError("probe_self false needs probe_query tokens (CLS is never a key)")
     return layer, query, bool(own), n
 
 

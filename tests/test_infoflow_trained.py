@@ -409,9 +409,27 @@ def test_probe_ratio_is_one_without_training_and_settings_are_checked():
         {"probe_n": 10**9},
         {"probe_layer": 1.5},
         {"probe_self": "yes"},
+        {"probe_self": 2},
     ):
         with pytest.raises(ConfigError):
             trained_cell({**cfg, "steps": 0, **bad})
+
+
+def test_probe_self_false_is_reachable_from_the_cli(tmp_path, capsys):
+    """``--set probe_self=false`` (or 0) runs the probe with the own position excluded; it was
+    refused as 'must be a positive integer' (the CLI types a setting from the grid's values,
+    and the only value was 1); IF-E2's protocol text reads the bool from the CSV."""
+    from approxtheory.cli import main
+    from approxtheory.report import read_csv
+
+    argv = ["experiment", "run", "infoflow_pmax_heads", "--profile", "quick", "--out"]
+    sets = ["--set", "steps=2", "--set", "probe_n=40", "--set", "D=2", "--set", "T=4"]
+    assert main([*argv, str(tmp_path), *sets, "--set", "probe_self=0"]) == 0
+    rows = read_csv(tmp_path / "infoflow_pmax_heads" / "quick.csv")
+    assert rows and all(str(r["probe_self"]) == "False" for r in rows)
+    assert main([*argv, str(tmp_path / "b"), *sets, "--set", "probe_self=maybe"]) == 2
+    err = capsys.readouterr().err
+    assert "true or false" in err
 
 
 # ---------------------------------------------------------- IF-E1: SPA weights (3d)
