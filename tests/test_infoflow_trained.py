@@ -163,7 +163,8 @@ def test_tri_small_T_learns_at_a_tiny_budget():
 @pytest.mark.slow
 def test_quick_profiles_give_the_recorded_verdicts():
     assert CHECKS["IF-P4"](Context()).verdict == "consistent-empirical"
-    assert CHECKS["IF-P3"](Context()).verdict in ("consistent-empirical", "inconsistent")
+    # the quick budget leaves the (2, 2) model at NMSE ~0.2: undecided, so not-checkable
+    assert CHECKS["IF-P3"](Context()).verdict == "not-checkable"
 
 
 def test_depth_fits_put_the_measured_slope_next_to_predict_rate():
