@@ -34,6 +34,7 @@ __all__ = [
     "CellLostError",
     "CellRun",
     "run_cell",
+    "CELL_THREADS",
     "compute_cells",
     "check_executor",
 ]
@@ -47,11 +48,26 @@ POOL_RESTARTS = 3
 INSTALL_HINT = "pip install 'approxtheory[distributed]'"
 
 
+#: torch threads every cell computes with, in every executor: torch's CPU reductions differ
+#: between thread counts (a trained cell's NMSE moves in the 8th digit, and a verdict near its
+#: criterion can flip), so one fixed count makes a cell's record the same on any machine and
+#: executor. Parallelism comes from running cells side by side (``--workers``, Dask).
+CELL_THREADS = 1
+
+
 def run_cell(fn: Callable[[dict], dict], cfg: dict) -> tuple[dict, float]:
-    """Compute one cell (in whatever process runs it): its record and its time in seconds."""
-    t1 = time.time()
-    rec = fn(dict(cfg))
-    return rec, round(time.time() - t1, 4)
+    """Compute one cell (in whatever process runs it) with :data:`CELL_THREADS` torch threads
+    (the caller's count is restored after): its record and its time in seconds."""
+    import torch
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(CELL_THREADS)
+    try:
+        t1 = time.time()
+        rec = fn(dict(cfg))
+        return rec, round(time.time() - t1, 4)
+    finally:
+        torch.set_num_threads(old)
 
 
 def check_executor(executor: str, workers: int | None, scheduler: str | None) -> None:

@@ -278,10 +278,11 @@ def run_experiment(
             continue
         if max_cells is not None and computed >= max_cells:
             continue
-        t1 = time.time()
-        rec = exp.cell(dict(cfg))
+        from .executors import run_cell
+
+        rec, seconds = run_cell(exp.cell, cfg)
         # normalised as it reads back from the file, so fresh and cached records are equal
-        rec = json_roundtrip({**cfg, **rec, "cell": key, "seconds": round(time.time() - t1, 4)})
+        rec = json_roundtrip({**cfg, **rec, "cell": key, "seconds": seconds})
         # a per-step trace goes to a long-format CSV next to the per-cell one; written as soon
         # as it is done (a kill loses nothing); overwrites an unreadable file; keeps key order
         atomic_write_checked_json(path, rec)

@@ -950,6 +950,7 @@ def training_diagnostics(ctx: Context, cid):
     optimizer) with the run's seed and tests the paper's qualitative findings on them; a
     finding that fails makes the verdict ``inconsistent`` (trained evidence, no witness)."""
     import approxtheory.experiments  # noqa: F401  (registers the built-in experiments)
+    from approxtheory.executors import run_cell
     from approxtheory.experiment import cells, get
 
     exp = get("identifiability_training")
@@ -959,7 +960,7 @@ def training_diagnostics(ctx: Context, cid):
         run = dict(cfg)
         if ctx.is_mutant("wd-dropped") and cfg["optimizer"] == "sgd_wd":
             run["optimizer"] = "sgd"
-        res = exp.cell(run)
+        res = run_cell(exp.cell, run)[0]  # the runner's fixed thread count
         rows.append({**cfg, **{k: v for k, v in res.items() if k != "trace"}})
         trace += [{"optimizer": cfg["optimizer"], **t} for t in res["trace"]]
     by = {row["optimizer"]: row for row in rows}

@@ -118,3 +118,28 @@ def test_headcount_phase_quick_trains(tmp_path):
     assert r["complete"] and r["plots"]
     rows = read_csv(r["csv"])
     assert len(rows) == 6 and all(row["val_nmse"] < 0.6 for row in rows)
+
+
+def test_trained_cells_do_not_depend_on_the_callers_thread_count(tmp_path):
+    """torch's CPU reductions differ between thread counts (a trained NMSE moves in the 8th
+    digit), so every cell runs with executors.CELL_THREADS torch threads: the same records
+    whatever the caller (or the machine) set, and the caller's count is restored."""
+    import torch
+
+    old = torch.get_num_threads()
+    csvs = []
+    try:
+        for threads in (2, 1):
+            torch.set_num_threads(threads)
+            r = run_experiment(
+                "headcount_phase_d2",
+                out=tmp_path / f"t{threads}",
+                progress=False,
+                max_cells=1,
+                overrides={"steps": 60, "heads": 1, "T": 8},
+            )
+            assert torch.get_num_threads() == threads
+            csvs.append(Path(r["csv"]).read_bytes())
+    finally:
+        torch.set_num_threads(old)
+    assert csvs[0] == csvs[1]
