@@ -379,9 +379,9 @@ def estimate(cfg: dict, V: int) -> dict:
     lower bound of a cell's peak memory (float32 training, float64 evaluation): weights,
     gradients and AdamW's moments (16 bytes a parameter), the float64 evaluation copy, the
     one-hot batch and the logits with their gradient, the per-token activations of every layer
-    (9d + 4f floats), the loop's one-hot tables (V x V, float32 kept and float64 while building
-    the validation set), and the evaluation windows (one-hot and logits, float64) or the D_l
-    pass (every layer's attention maps), whichever is larger."""
+    (9d + 4f floats), the int64 token indices the loop one-hot encodes a batch from
+    (``F.one_hot``), and the evaluation windows (their int64 and float64 one-hot and the
+    logits) or the D_l pass (every layer's attention maps), whichever is larger."""
     import torch
 
     from approxtheory.model import Transformer
@@ -399,9 +399,9 @@ def estimate(cfg: dict, V: int) -> dict:
     flops = cfg["steps"] * (6 * B * T * P + 6 * B * T * V * d + 3 * 4 * B * T * T * d * L)
     W = _val_windows(cfg)
     step = 4 * B * T * (3 * V + L * (9 * d + 4 * f))
-    tables = 4 * V * V + 8 * V * V
-    evals = max(2 * 8 * W * T * V, 4 * D_WINDOWS * (T * V + 2 * sum(heads) * T * T))
-    return {"params": P, "flops": flops, "bytes": 24 * P + max(step + tables, evals)}
+    one_hot = 8 * B * T * V  # int64 before the cast to the batch's float32
+    evals = max(3 * 8 * W * T * V, 4 * D_WINDOWS * (T * V + 2 * sum(heads) * T * T))
+    return {"params": P, "flops": flops, "bytes": 24 * P + max(step + one_hot, evals)}
 
 
 def paired_cell(cfg: dict) -> dict:
