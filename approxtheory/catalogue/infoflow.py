@@ -185,7 +185,8 @@ P.claim(
     statement="Trained one-layer versus two-layer models with one head per layer on the candidate "
     "separation tasks TASK-KTH(2) and TASK-PMAX(1): the fitted log-log slope of NMSE against "
     "the parameter count flattens as T grows for one layer (its exponent k(T) grows with T) and "
-    "not for two layers (exponent 1, T-free).",
+    "not for two layers (a T-free exponent: IF-T1's 1 for KTH(2), the slope_two_layers below; "
+    "predict_rate gives 0 for PMAX(1), whose two-layer read-out is exact: no slope).",
     expressions={"slope_one_layer": -2 / k_T, "slope_two_layers": sp.Integer(-2)},
     notes="Derived by the digest from IF-T1 (N ~ ε^-α and NMSE ~ ε² give NMSE ~ N^(-2/α)); the "
     "task family of IF-T1 is unknown, KTH(2) and PMAX(1) are the digest's candidates (ambiguity "
