@@ -2,6 +2,7 @@
 properties (monotonicity, vacuity boundaries, exact ratios), and the hardened API (values parsed,
 never evaluated; typed errors; no hangs)."""
 
+import math
 import re
 import time
 from pathlib import Path
@@ -143,6 +144,13 @@ def _if_t2(draw):
     return dict(T=T, beta=(1 + draw(frac)) / T)  # beta*T >= 1
 
 
+def _if_e3(draw):
+    a = sp.Rational(draw(I(1, 100)), draw(I(1, 10)))
+    b = draw(I(-50, 50))
+    T = max(1, math.ceil((1 - b) / a)) + draw(I(0, 100))
+    return dict(a=a, b=b, T=T)  # a*T + b >= 1 > 0
+
+
 def _divides(big, small, lo=1, hi=16):
     def build(draw):
         h = draw(I(lo, hi))
@@ -187,6 +195,7 @@ REGIME_VALUES = {
     "TO-X2": lambda draw: dict(L=2 + draw(I(0, 100))),  # L >= 2
     "IF-T2": _if_t2,
     "IF-T3": lambda draw: dict(k=2 + draw(I(0, 20))),  # k >= 2
+    "IF-E3": _if_e3,
     "ID-L4.1": _at_least("E", "D"),
     "ID-L4.2": _at_least("E", "D"),  # D <= E
     "ID-L4.3": _at_least("E", "D"),

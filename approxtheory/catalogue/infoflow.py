@@ -188,6 +188,8 @@ P.claim(
     "not for two layers (a T-free exponent: IF-T1's 1 for KTH(2), the slope_two_layers below; "
     "predict_rate gives 0 for PMAX(1), whose two-layer read-out is exact: no slope).",
     expressions={"slope_one_layer": -2 / k_T, "slope_two_layers": sp.Integer(-2)},
+    # a one-layer exponent k(T) <= 0 predicts no slope (and -2/k(T) is undefined at 0)
+    regime=[cond(sp.Gt(k_T, 0), "a*T + b > 0")],
     notes="Derived by the digest from IF-T1 (N ~ ε^-α and NMSE ~ ε² give NMSE ~ N^(-2/α)); the "
     "task family of IF-T1 is unknown, KTH(2) and PMAX(1) are the digest's candidates (ambiguity "
     "2). Whether the paper ran this experiment is not known.",
