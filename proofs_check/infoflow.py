@@ -787,8 +787,14 @@ def pmax_head_threshold(ctx: Context, cid):
         ev = (
             f"CANNOT DECIDE at this budget: the T-free (D, D) model's NMSE is above "
             f"{TRAINED_P3:g} for D = {res['undertrained']} ({steps} steps), far from the paper's "
-            "1e-4..1e-3, so the gap measures training, not the head threshold; run the full "
-            f"profile (README). Measured anyway: {ev}"
+            "1e-4..1e-3, so the gap measures training, not the head threshold; "
+            + (
+                "run the full profile (README). "
+                if ctx.profile == "quick"
+                else "the full profile does not train it either: a longer schedule or a "
+                "better-tuned optimiser is needed (README). "
+            )
+            + f"Measured anyway: {ev}"
         )
     return Verdict(
         cid,
@@ -1161,7 +1167,13 @@ def depth_separation_trained(ctx: Context, cid):
             "CANNOT DECIDE at this budget: "
             + "; ".join(res["undertrained"])
             + f" (the digest expects below {E3_TRAINED:g}), so the slopes measure training, not "
-            f"a rate; run the full profiles (README). Measured anyway: {ev}"
+            "a rate; "
+            + (
+                "run the full profiles (README). "
+                if ctx.profile == "quick"
+                else "the full profiles do not train them either (README). "
+            )
+            + f"Measured anyway: {ev}"
         )
     return Verdict(
         cid,
