@@ -53,15 +53,19 @@ def nmse_interval(pred, y, seed: int, n_boot: int = N_BOOT) -> tuple[float, floa
 
 
 def heads_of(cfg: dict) -> tuple[int, int, int]:
-    """(h1, h2, E): PMAX from ``D`` and ``drop`` (none, layer1, layer2: one head less there),
-    E = 8·D; TRI from ``size`` "h1,h2,E"."""
+    """(h1, h2, E): PMAX from ``D`` and ``drop`` (none, layer1, layer2: one head less there)
+    and ``E`` (default 8·D; the full profile uses the digest's E = 32, §7 item 5); TRI from
+    ``size`` "h1,h2,E"."""
     from approxtheory.errors import ConfigError
 
     if cfg.get("task") == "pmax":
         D, drop = int(cfg["D"]), cfg.get("drop")
         if D < 2 or drop not in ("none", "layer1", "layer2"):
             raise ConfigError(f"pmax needs D >= 2 and drop none, layer1 or layer2 (got {cfg})")
-        return (D - (drop == "layer1"), D - (drop == "layer2"), 8 * D)
+        E = cfg.get("E", 8 * D)
+        if isinstance(E, bool) or not isinstance(E, int) or E < D:
+            raise ConfigError(f"pmax needs an integer E >= D (got E={E!r} with D = {D})")
+        return (D - (drop == "layer1"), D - (drop == "layer2"), E)
     if cfg.get("task") != "tri":
         raise ConfigError(f"task must be pmax or tri (got {cfg.get('task')!r})")
     try:
@@ -309,6 +313,7 @@ register_experiment(
                 "D": [2],
                 "T": [8],
                 "drop": ["none", "layer1", "layer2"],
+                "E": [16],
                 "hidden": [32],
                 "lr": [1e-2],
                 "steps": [1000],
@@ -319,9 +324,10 @@ register_experiment(
                 "D": [2, 3],
                 "T": [16],
                 "drop": ["none", "layer1", "layer2"],
+                "E": [32],
                 "hidden": [64],
-                "lr": [3e-3],
-                "steps": [5000],
+                "lr": [1e-2],
+                "steps": [16000],
                 **{k: [v] for k, v in PROBE_DEFAULTS.items()},
             },
         },

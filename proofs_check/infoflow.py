@@ -791,7 +791,7 @@ def pmax_head_threshold(ctx: Context, cid):
             + (
                 "run the full profile (README). "
                 if ctx.profile == "quick"
-                else "the full profile does not train it either: a longer schedule or a "
+                else "this run's schedule did not train it; a longer schedule or a "
                 "better-tuned optimiser is needed (README). "
             )
             + f"Measured anyway: {ev}"

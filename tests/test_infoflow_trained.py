@@ -197,6 +197,8 @@ def test_kth_cell_is_deterministic():
         {"task": "nope"},
         {"task": "pmax", "D": 2, "drop": "both"},
         {"task": "pmax", "D": 1, "drop": "none"},
+        {"task": "pmax", "D": 3, "drop": "none", "E": 2},
+        {"task": "pmax", "D": 2, "drop": "none", "E": 16.5},
         {"task": "tri", "size": "2,2"},
         {"task": "tri", "size": "0,2,8"},
     ],
