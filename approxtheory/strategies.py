@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
+from typing import TYPE_CHECKING
 
 import numpy as np
 from hypothesis import strategies as st
@@ -38,6 +39,9 @@ from hypothesis.strategies import SearchStrategy
 
 from .model import LayerSpec, ModelConfig
 from .tasks import MaxPlusMin, PairwiseMax, ScalarMax, SyntheticMaxSum
+
+if TYPE_CHECKING:
+    from .constructions import Requirement
 
 __all__ = [
     "retrieval_inputs",
@@ -69,6 +73,8 @@ _LAYERS = st.integers(1, 3)
 _BOOL = st.booleans()
 _ROPE = st.sampled_from([None, "full"])
 _READOUT = st.sampled_from(_READOUTS)
+_RMS_EPS_DEFAULT: float = ModelConfig.rms_eps  # the model's default ε, 1e-6
+_RMS_EPS = st.sampled_from((_RMS_EPS_DEFAULT, 1e-5, 1e-3))
 
 
 # --- validation -------------------------------------------------------------------------------
@@ -440,9 +446,32 @@ def _check_arch(v: dict) -> None:
     for k in ("d_in", "width", "layers"):
         if k in v:
             _int(k, v[k], 1)
-    for k in ("causal", "bias", "layernorm"):
+    for k in ("causal", "bias", "tie_embeddings"):
         if k in v:
             _bool(k, v[k])
+    norms = {}  # the norm flags given as values (None: drawn where valid)
+    for k in ("layernorm", "rmsnorm", "final_norm"):
+        if v.get(k) is not None:
+            norms[k] = _bool(k, v[k])
+    if norms.get("layernorm") and norms.get("rmsnorm"):
+        raise InvalidArgument(
+            "layernorm and rmsnorm are exclusive: at most one pre-norm kind can be True "
+            "(got layernorm=True, rmsnorm=True; pass None for one of them to draw it where valid)"
+        )
+    if (
+        norms.get("final_norm")
+        and norms.get("layernorm") is False
+        and norms.get("rmsnorm") is False
+    ):
+        raise InvalidArgument(
+            "final_norm=True needs a norm kind: layernorm or rmsnorm must be True or None "
+            "(drawn where valid) (got final_norm=True, layernorm=False, rmsnorm=False)"
+        )
+    if "rms_eps" in v:
+        if not _real("rms_eps", v["rms_eps"]) > 0:
+            raise InvalidArgument(
+                f"rms_eps must be a finite real number > 0 (RMSNorm's ε) (got {v['rms_eps']!r})"
+            )
     if "rope" in v:
         r = v["rope"]
         if not (r is None or r == "full"):
@@ -469,9 +498,13 @@ def architectures(
     causal=_BOOL,
     rope=_ROPE,
     bias=_BOOL,
-    layernorm=_BOOL,
+    layernorm=None,
     readout=_READOUT,
     dtype="float64",
+    rmsnorm=None,
+    rms_eps=_RMS_EPS,
+    final_norm=None,
+    tie_embeddings=_BOOL,
 ) -> SearchStrategy[ModelConfig]:
     """A :class:`~approxtheory.model.ModelConfig`: ``layers`` layers, each drawn from ``layer``
     (a LayerSpec or a strategy; default :func:`layer_specs`, so head counts and widths vary per
@@ -481,10 +514,22 @@ def architectures(
     >>> cfg = minimal(architectures())
     >>> cfg.d_in, cfg.width, len(cfg.layers), cfg.rope, cfg.readout
     (1, 2, 1, None, 'cls')
+    >>> cfg.layernorm, cfg.rmsnorm, cfg.final_norm, cfg.tie_embeddings
+    (False, False, False, False)
 
     Arguments (values or strategies): ``d_in``, ``width``, ``layers`` (>= 1); ``causal``,
-    ``bias``, ``layernorm`` (booleans); ``rope`` (None, ``'full'`` or an even integer >= 0);
-    ``readout`` (``'cls'`` or ``'tokens'``); ``dtype`` (``'float64'`` or ``'float32'``).
+    ``bias``, ``tie_embeddings`` (booleans); ``rope`` (None, ``'full'`` or an even integer >= 0);
+    ``readout`` (``'cls'`` or ``'tokens'``); ``dtype`` (``'float64'`` or ``'float32'``);
+    ``rms_eps`` (a finite real > 0, RMSNorm's ε; drawn only where ``rmsnorm``, default one of
+    1e-6, 1e-5, 1e-3, shrinking to the model's 1e-6).
+
+    The norms: ``layernorm``, ``rmsnorm`` (the pre-norm kind: exclusive, at most one True) and
+    ``final_norm`` (one more norm, of that kind, before the read-out: needs one of the two) are
+    booleans, strategies of booleans or None (the default): a boolean drawn where it is valid,
+    False where it is not (``rmsnorm`` where ``layernorm`` is True, ``final_norm`` without a
+    norm kind) and True where it must be (``final_norm=True`` with the other kind False). A
+    tied read-out (``tie_embeddings``) maps back to the input: such a config has
+    ``d_out = d_in`` (the others ``d_out = 1``). Everything shrinks to off.
     """
     _check_arch(
         _values(
@@ -498,13 +543,66 @@ def architectures(
             layernorm=layernorm,
             readout=readout,
             dtype=dtype,
+            rmsnorm=rmsnorm,
+            rms_eps=rms_eps,
+            final_norm=final_norm,
+            tie_embeddings=tie_embeddings,
         )
     )
-    return _architectures(d_in, width, layers, layer, causal, rope, bias, layernorm, readout, dtype)
+    return _architectures(
+        d_in,
+        width,
+        layers,
+        layer,
+        causal,
+        rope,
+        bias,
+        layernorm,
+        readout,
+        dtype,
+        rmsnorm,
+        rms_eps,
+        final_norm,
+        tie_embeddings,
+    )
+
+
+def _draw_norms(draw, layernorm, rmsnorm, final_norm) -> tuple[bool, bool, bool]:
+    """``(layernorm, rmsnorm, final_norm)``: the given ones drawn (and checked together), the
+    None ones drawn where valid, False where not, True where they must be."""
+    given = {
+        k: None if x is None else draw(_s(x))
+        for k, x in (("layernorm", layernorm), ("rmsnorm", rmsnorm), ("final_norm", final_norm))
+    }
+    _check_arch(given)
+    ln, rms, fn = (None if x is None else bool(x) for x in given.values())
+    if ln is None:
+        ln = False if rms else True if (fn and rms is False) else draw(_BOOL)
+    if rms is None:
+        rms = False if ln else True if fn else draw(_BOOL)
+    if fn is None:
+        fn = draw(_BOOL) if (ln or rms) else False
+    return ln, rms, fn
 
 
 @st.composite
-def _architectures(draw, d_in, width, layers, layer, causal, rope, bias, layernorm, readout, dtype):
+def _architectures(
+    draw,
+    d_in,
+    width,
+    layers,
+    layer,
+    causal,
+    rope,
+    bias,
+    layernorm,
+    readout,
+    dtype,
+    rmsnorm,
+    rms_eps,
+    final_norm,
+    tie_embeddings,
+):
     nl = draw(_s(layers))
     r = draw(_s(rope))
     _check_arch(dict(layers=nl, rope=r))
@@ -527,12 +625,26 @@ def _architectures(draw, d_in, width, layers, layer, causal, rope, bias, layerno
         width=draw(_s(width)),
         causal=draw(_s(causal)),
         bias=draw(_s(bias)),
-        layernorm=draw(_s(layernorm)),
         readout=draw(_s(readout)),
         dtype=draw(_s(dtype)),
+        tie_embeddings=draw(_s(tie_embeddings)),
     )
     _check_arch(v)
-    return ModelConfig(layers=specs, rope=r, **v)
+    ln, rms, fn = _draw_norms(draw, layernorm, rmsnorm, final_norm)
+    # ε only matters with RMSNorm: a strategy is drawn only then (a plain value is kept)
+    eps = draw(_s(rms_eps)) if rms or not isinstance(rms_eps, SearchStrategy) else _RMS_EPS_DEFAULT
+    _check_arch(dict(rms_eps=eps))
+    v["tie_embeddings"] = tie = bool(v["tie_embeddings"])
+    return ModelConfig(
+        layers=specs,
+        rope=r,
+        layernorm=ln,
+        rmsnorm=rms,
+        rms_eps=float(eps),
+        final_norm=fn,
+        d_out=v["d_in"] if tie else 1,  # a tied read-out maps back to the input space
+        **v,
+    )
 
 
 # --- construction knobs --------------------------------------------------------------------------
@@ -581,13 +693,59 @@ def _check_knobs(name, overrides: dict, values: bool) -> None:
             f"{name} has no knob {', '.join(unknown)}; its knobs are: {', '.join(table) or 'none'}"
         )
     if values:
+        fixed = {}  # the overrides given as values (None: the default, as build reads it)
         for k, v in overrides.items():
             if not isinstance(v, SearchStrategy):
                 _coerce(k, table[k], v)
-        fixed = {k: v for k, v in overrides.items() if not isinstance(v, SearchStrategy)}
+                fixed[k] = table[k].default if v is None else v
         for r in reg[name].requires:
             if set(r.knob_names) <= set(fixed) and r.check(fixed):
                 raise InvalidArgument(f"{name}: {r.check(fixed)}")
+        _check_satisfiable(name, fixed, overrides, table, reg[name].requires)
+
+
+def _drawn_range(key: str, knob) -> str:
+    """The values :func:`_knob_strategy` draws the knob from, in words (for messages)."""
+    if knob.choices:
+        return "one of " + ", ".join(map(repr, knob.choices))
+    if knob.type is bool:
+        return "True or False"
+    if knob.type not in (int, float):
+        return f"{knob.default!r} only (its default)"
+    b = _knob_bounds(key, knob)
+    scale = " on a log scale" if b[3] else ""
+    if b[0] == "int":
+        return f"{b[1]}..{b[2]}{scale}"
+    return f"{b[1]:g}..{b[2]:g}{scale}"
+
+
+def _check_satisfiable(name, fixed: dict, overrides: dict, table: dict, requires) -> None:
+    """Raise InvalidArgument where the overrides given as values (``fixed``) leave a
+    requirement that no value of the knobs not overridden fits, in the ranges the strategy draws
+    them from (``softmax_retrieval`` with ``beta=0.001`` needs T >= 1000, drawn from 1..31):
+    every draw would be rejected. The repair the draws use (:func:`_repair`) is run from the
+    defaults; requirements that read a knob overridden by a strategy are judged per draw."""
+    decidable = [r for r in requires if all(k in fixed or k not in overrides for k in r.knob_names)]
+    if not any(k in fixed for r in decidable for k in r.knob_names):
+        return  # the defaults keep every requirement
+    knobs = {k: fixed.get(k, knob.default) for k, knob in table.items()}
+    broken = _repair(knobs, table, set(overrides), decidable)
+    if broken is None:
+        return
+    free = [k for k in broken.knob_names if k not in overrides]
+    given = [k for k in broken.knob_names if k in fixed] or list(fixed)
+    these = " and ".join(free) or "no knob"
+    ranges = "; ".join(f"{k} in {_drawn_range(k, table[k])}" for k in free)
+    defaults = ", ".join(f"{k}={table[k].default!r}" for k in broken.knob_names)
+    raise InvalidArgument(
+        f"{name}: the override {', '.join(f'{k}={fixed[k]!r}' for k in given)} breaks the "
+        f'requirement "{broken.message}" for every {these} the strategy draws'
+        f"{f' ({ranges})' if ranges else ''}, so every draw would be rejected. Allowed: "
+        f"{'values' if len(given) > 1 else 'a value'} of {' and '.join(given)} for which some "
+        f"{these} in that range keeps it (the defaults "
+        f"{defaults} do), or {these} overridden as well (a value or a strategy) with values "
+        f"that keep it"
+    )
 
 
 def _int_knob(key: str, lo: int, hi: int, default: int, log: bool) -> SearchStrategy[int]:
@@ -731,59 +889,77 @@ def construction_knobs(name, **overrides) -> SearchStrategy[dict]:
     that were not overridden set back to their defaults, one at a time, until it holds (the
     defaults are valid together); where the defaults do not fit the overrides (``h=3`` with ``D``
     defaulting to 4), one free knob takes the value nearest its default that keeps every
-    requirement; a draw is rejected only when no value in the free knobs' ranges does.
+    requirement. Overrides given as values that no value of the free knobs' ranges fits
+    (``softmax_retrieval`` with ``beta=0.001``: beta*T >= 1 needs T >= 1000, drawn from 1..31)
+    raise InvalidArgument, naming the override, the requirement and the free knobs' ranges:
+    when the strategy is built, or when first drawn where ``name`` is a strategy. Only a draw
+    whose overrides were drawn from strategies (``T=st.integers(4, 9), k=st.integers(0, 4)``)
+    is rejected where nothing repairs it. An override of None is the knob's default.
+
+    >>> construction_knobs("softmax_retrieval", beta=0.001)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+      ...
+    hypothesis.errors.InvalidArgument: softmax_retrieval: the override beta=0.001 breaks ...
     """
-    if not isinstance(name, SearchStrategy):
+    drawn_name = isinstance(name, SearchStrategy)
+    if not drawn_name:
         _check_knobs(name, overrides, values=True)
-    return _construction_knobs(name, overrides)
+    return _construction_knobs(name, overrides, drawn_name)
 
 
 @st.composite
-def _construction_knobs(draw, name, overrides):
+def _construction_knobs(draw, name, overrides, drawn_name):
     name = draw(_s(name))
-    _check_knobs(name, overrides, values=False)
+    # the override values are checked here where the name was drawn (else when built)
+    _check_knobs(name, overrides, values=drawn_name)
     out = {}
     table = _knob_table(name)
     for k, knob in table.items():
         if k in overrides:
-            out[k] = draw(_s(overrides[k]))
-            _coerce(k, knob, out[k])
+            v = draw(_s(overrides[k]))
+            _coerce(k, knob, v)
+            out[k] = knob.default if v is None else v  # None: the default, as in build
         else:
             out[k] = draw(_knob_strategy(k, knob))
     return _within_requirements(name, out, table, overrides)
 
 
 def _within_requirements(name, knobs: dict, table: dict, overrides) -> dict:
-    """``knobs`` with each broken requirement repaired: first by resetting its knobs (those not
-    overridden, in the order the requirement names them) to their defaults; where the defaults
-    do not repair it (an override or a drawn knob the defaults do not fit, e.g. ``h=3`` with
-    ``D`` defaulting to 4), by the value of one free knob of the requirement nearest its default
-    (:func:`_knob_candidates`) for which every requirement holds. Rejects the draw only when no
-    such value exists (the overrides leave the requirement broken)."""
+    """``knobs`` with each broken requirement repaired (:func:`_repair`); the draw is rejected
+    only when no value of the free knobs repairs it (drawn overrides that break it)."""
     from hypothesis import reject
 
+    if _repair(knobs, table, set(overrides), _registry()[name].requires) is None:
+        return knobs
+    reject()
+
+
+def _repair(knobs: dict, table: dict, frozen: set, requires) -> Requirement | None:
+    """Repair ``knobs`` in place so that every requirement of ``requires`` holds, changing only
+    knobs not in ``frozen`` (the overridden ones): first by resetting a broken requirement's
+    knobs (in the order it names them) to their defaults; where the defaults do not repair it
+    (an override or a drawn knob the defaults do not fit, e.g. ``h=3`` with ``D`` defaulting to
+    4), by the value of one free knob of the requirement nearest its default
+    (:func:`_knob_candidates`) for which every requirement that held still holds. Returns None
+    when every requirement holds, else the first one still broken."""
     from .constructions._base import _coerce as coerce
     from .errors import ConfigError
 
-    requires = _registry()[name].requires
-
-    def holds_all(values) -> bool:
-        return all(r.check(values) is None for r in requires)
+    def first_broken():
+        return next((r for r in requires if r.check(knobs)), None)
 
     for _ in range(len(table) + 1):  # each pass resets at least one knob, or all hold
-        broken = [r for r in requires if r.check(knobs)]
-        if not broken:
-            return knobs
-        free = [
-            k for k in broken[0].knob_names if k not in overrides and knobs[k] != table[k].default
-        ]
+        broken = first_broken()
+        if broken is None:
+            return None
+        free = [k for k in broken.knob_names if k not in frozen and knobs[k] != table[k].default]
         if not free:
             break
         knobs[free[0]] = table[free[0]].default
 
     def repaired(r):  # a value of one free knob that makes r hold and breaks none that held
         held = [q for q in requires if q.check(knobs) is None]
-        for k in (k for k in r.knob_names if k not in overrides):
+        for k in (k for k in r.knob_names if k not in frozen):
             for v in _knob_candidates(k, table[k]):
                 try:
                     coerce(k, table[k], v)
@@ -794,14 +970,12 @@ def _within_requirements(name, knobs: dict, table: dict, overrides) -> dict:
                     return k, v
         return None
 
-    for _ in range(len(requires)):  # each pass makes one more requirement hold, or rejects
-        broken = [r for r in requires if r.check(knobs)]
-        if not broken:
-            return knobs
-        fix = repaired(broken[0])
+    for _ in range(len(requires)):  # each pass makes one more requirement hold, or gives up
+        broken = first_broken()
+        if broken is None:
+            return None
+        fix = repaired(broken)
         if fix is None:
             break
         knobs[fix[0]] = fix[1]
-    if holds_all(knobs):
-        return knobs
-    reject()
+    return first_broken()
