@@ -81,6 +81,15 @@ def _train_float64(model, data, cfg: dict, what: str, **train_kw):
     return res, float64_copy(res.model).cpu()
 
 
+def _require_fits(mc, T: int, what: str) -> None:
+    """Refuse a cell whose model cannot fit before building it: parameters, gradients and two
+    Adam moments, plus one float64 forward pass over the validation set (a lower bound)."""
+    from approxtheory.resources import forward_bytes, model_bytes, require
+
+    need = 4 * model_bytes(mc) + 2 * forward_bytes(mc, max(BATCH, VAL_SIZE), T)
+    require(bytes=need, what=f"the infoflow {what} cell (width {mc.width})")
+
+
 def _first_output(m, X):
     """The float64 model's first output per sequence (the CLS read-out), as numpy."""
     import numpy as np
@@ -240,6 +249,7 @@ def trained_cell(cfg: dict) -> dict:
         residual=True,
         dtype="float32",
     )
+    _require_fits(mc, task.T, cfg["task"])
     seed = int(cfg["seed"])
     Xva = task.sample(VAL_SIZE, np.random.default_rng(10_000 + seed))
     model = Transformer(mc)
@@ -458,6 +468,7 @@ def depth_cell(cfg: dict) -> dict:
         residual=True,
         dtype="float32",
     )
+    _require_fits(mc, T, "depth")
     seed = int(cfg["seed"])
     Xva = task.sample(VAL_SIZE, np.random.default_rng(10_000 + seed))
     model = Transformer(mc)

@@ -467,3 +467,25 @@ def test_spa_cell_is_deterministic_and_variants_are_checked():
     assert a == spa_cell(cfg) and sum(a[f"w{t}"] for t in range(1, 11)) == pytest.approx(1.0)
     with pytest.raises(ConfigError):
         spa_cell({**cfg, "variant": "other"})
+
+
+@pytest.mark.parametrize("kind", ["pmax", "depth"])
+def test_a_cell_too_large_is_refused_before_the_model_is_built(kind, monkeypatch):
+    from approxtheory import model as model_mod
+    from approxtheory.errors import ResourceLimitError
+    from approxtheory.experiments import infoflow_trained as m
+
+    def no_build(*a, **k):
+        raise AssertionError("the model was built before the size check")
+
+    monkeypatch.setattr(model_mod.Transformer, "__init__", no_build)
+    big = 10**7
+    if kind == "pmax":
+        cfg = dict(task="pmax", D=2, T=8, drop="none", E=big, hidden=8, lr=1e-2, steps=1, seed=0)
+        cfg.update(m.PROBE_DEFAULTS)
+        call = m.trained_cell
+    else:
+        cfg = dict(task="kth", k=2, layers=1, T=4, E=big, hidden=8, lr=1e-2, steps=1, seed=0)
+        call = m.depth_cell
+    with pytest.raises(ResourceLimitError):
+        call(cfg)
