@@ -50,6 +50,8 @@ __all__ = [
     "run_experiment",
     "plot_experiment",
     "cells",
+    "profile_grids",
+    "grid_values",
     "check_cells",
     "SCHEMA_VERSION",
 ]
@@ -61,7 +63,7 @@ SCHEMA_VERSION = 1
 class Experiment:
     name: str
     description: str
-    grids: dict  # profile -> {param: [values]}
+    grids: dict  # profile -> {param: [values]}, or a list of such grids (see profile_grids)
     cell: Callable[[dict], dict]  # pure: config -> record (numbers)
     seeds: dict = field(default_factory=lambda: {"quick": [0], "full": [0, 1, 2]})
     plot: Callable[[list, Path], list] | None = None
@@ -78,12 +80,56 @@ def _origin(exp: Experiment) -> str:
     return f"{getattr(exp.cell, '__module__', '?')}.{getattr(exp.cell, '__qualname__', '?')}"
 
 
+def profile_grids(exp: Experiment, profile: str) -> list[dict]:
+    """The sub-grids of ``exp``'s ``profile``: one ``{param: [values]}`` grid, or several (a list,
+    as scikit-learn's ParameterGrid takes) whose cells are the union of their products, for a
+    profile whose settings differ between parts (e.g. more steps for the larger D). Every sub-grid
+    has the same parameters in the same order. Raises ApproxTheoryError for an unknown profile."""
+    if profile not in exp.grids:
+        raise ApproxTheoryError(
+            f"{exp.name} has no profile {profile!r} (has: {', '.join(exp.grids)})"
+        )
+    g = exp.grids[profile]
+    return [dict(x) for x in g] if isinstance(g, list | tuple) else [dict(g)]
+
+
+def grid_values(exp: Experiment, profile: str) -> dict:
+    """``{param: [values]}`` over every sub-grid of the profile (each value once, in order of
+    first appearance): what ``--set`` types its value from, what a check reads as the grid."""
+    out: dict = {}
+    for g in profile_grids(exp, profile):
+        for k, vs in g.items():
+            seen = out.setdefault(k, [])
+            seen.extend(v for v in vs if v not in seen)
+    return out
+
+
+def _check_grids(exp: Experiment) -> None:
+    for prof in exp.grids:
+        subs = profile_grids(exp, prof)
+        if not subs:
+            raise ConfigError(f"experiment {exp.name!r}: profile {prof!r} has an empty grid list")
+        for sub in subs:
+            if list(sub) != list(subs[0]):
+                raise ConfigError(
+                    f"experiment {exp.name!r}: the sub-grids of profile {prof!r} have different "
+                    f"parameters ({', '.join(subs[0])} vs {', '.join(sub)})"
+                )
+            bad = [k for k, v in sub.items() if not isinstance(v, list | tuple) or not v]
+            if bad:
+                raise ConfigError(
+                    f"experiment {exp.name!r}, profile {prof!r}: {', '.join(bad)} must be a "
+                    f"non-empty list of values"
+                )
+
+
 def register_experiment(exp: Experiment) -> Experiment:
     """Add ``exp`` to the registry (an experiment module calls this when it is imported).
 
     Registering the same cell function again (a module reloaded) replaces the entry; another
     experiment of the same name, or the same module imported under a second name (the built-in
     experiments as ``experiments`` besides ``approxtheory.experiments``), raises ConfigError."""
+    _check_grids(exp)
     old = EXPERIMENTS.get(exp.name)
     if old is not None and _origin(old) != _origin(exp):
         raise ConfigError(
@@ -143,22 +189,27 @@ def get(name: str) -> Experiment:
 def cells(
     exp: Experiment, profile: str, device: str = "cpu", overrides: dict | None = None
 ) -> list[dict]:
-    if profile not in exp.grids:
-        raise ApproxTheoryError(
-            f"{exp.name} has no profile {profile!r} (has: {', '.join(exp.grids)})"
-        )
-    grid = dict(exp.grids[profile])
-    for k, v in (overrides or {}).items():
-        if k not in grid:
+    """The cells (config dicts) of ``exp``'s ``profile``: every sub-grid's product (with
+    ``overrides`` replacing a parameter's values everywhere) times the seeds; a cell that two
+    sub-grids share appears once."""
+    subs = profile_grids(exp, profile)
+    for k in overrides or {}:
+        if k not in subs[0]:
             raise ApproxTheoryError(
-                f"{exp.name} has no parameter {k!r} to override (has: {', '.join(grid)})"
+                f"{exp.name} has no parameter {k!r} to override (has: {', '.join(subs[0])})"
             )
-        grid[k] = [v]
-    keys = list(grid)
-    out = []
-    for combo in itertools.product(*(grid[k] for k in keys)):
-        for seed in exp.seeds.get(profile, [0]):
-            out.append({**dict(zip(keys, combo)), "seed": seed, "device": device})
+    out: list[dict] = []
+    seen: set = set()
+    for grid in subs:
+        grid = {**grid, **{k: [v] for k, v in (overrides or {}).items()}}
+        keys = list(grid)
+        for combo in itertools.product(*(grid[k] for k in keys)):
+            for seed in exp.seeds.get(profile, [0]):
+                cfg = {**dict(zip(keys, combo)), "seed": seed, "device": device}
+                tag = json.dumps(cfg, sort_keys=True, default=str)
+                if tag not in seen:
+                    seen.add(tag)
+                    out.append(cfg)
     return out
 
 

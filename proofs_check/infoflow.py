@@ -337,14 +337,14 @@ def spa_criterion(rows) -> list:
 def specific_position_aggregation(ctx: Context, cid):
     """infoflow_spa_weights through the runner; a mutant retrains its variant with the same cell
     function, grid settings and seeds."""
-    from approxtheory.experiment import get
+    from approxtheory.experiment import get, grid_values
     from approxtheory.experiments.infoflow_trained import spa_cell
 
     from .headcount import _exp_rows, _not_run
 
     name = "infoflow_spa_weights"
     exp = get(name)
-    grid = exp.grids[ctx.profile]
+    grid = grid_values(exp, ctx.profile)
     if ctx.mutant is None:
         raw, secs, note = _exp_rows(name, ctx.profile)
         if raw is None:
@@ -615,6 +615,20 @@ def _best_rows(rows, by) -> dict:
     return best
 
 
+def _steps_text(raw) -> str:
+    """The training steps of infoflow_pmax_heads rows: "16000 steps", or per D where the profile
+    trains the D values for different numbers of steps ("steps 16000 (D = 2), 32000 (D = 3)")."""
+    by: dict = {}
+    for r in raw:
+        by.setdefault(int(r["D"]), set()).add(int(r["steps"]))
+    allv = sorted({v for vs in by.values() for v in vs})
+    if len(allv) == 1:
+        return f"{allv[0]} steps"
+    return "steps " + ", ".join(
+        f"{'/'.join(map(str, sorted(vs)))} (D = {D})" for D, vs in sorted(by.items())
+    )
+
+
 def _nm(r) -> tuple[float, float, float]:
     return float(r["val_nmse"]), float(r["nmse_lo"]), float(r["nmse_hi"])
 
@@ -766,7 +780,7 @@ def pmax_head_threshold(ctx: Context, cid):
         return _not_run(cid, name, ctx.profile, note)
     res = p3_criterion(raw, ctx.mutant)
     ok = res["ok"]
-    steps = int(raw[0]["steps"])
+    steps = _steps_text(raw)
     T_ = sorted({int(r["T"]) for r in raw})
     ev = (
         "NMSE per (h1, h2) (best over seeds, 95 % bootstrap interval over validation "
@@ -786,7 +800,7 @@ def pmax_head_threshold(ctx: Context, cid):
         # an undecided run is neither a confirmation nor a refutation: not-checkable
         ev = (
             f"CANNOT DECIDE at this budget: the T-free (D, D) model's NMSE is above "
-            f"{TRAINED_P3:g} for D = {res['undertrained']} ({steps} steps), far from the paper's "
+            f"{TRAINED_P3:g} for D = {res['undertrained']} ({steps}), far from the paper's "
             "1e-4..1e-3, so the gap measures training, not the head threshold; "
             + (
                 "run the full profile (README). "
@@ -800,7 +814,7 @@ def pmax_head_threshold(ctx: Context, cid):
         cid,
         "not-checkable" if undecided else "consistent-empirical" if ok else "inconsistent",
         ev,
-        covered=f"{name} ({ctx.profile}; {note}); T = {T_}, {steps} steps; predictions from "
+        covered=f"{name} ({ctx.profile}; {note}); T = {T_}, {steps}; predictions from "
         "predict_rate (T-free or T-dependent per configuration)",
         measured={f"D={k[0]},({k[1]},{k[2]})": v[0] for k, v in res["ratios"].items()},
         claimed=f"ratio >= {GAP_P3:g} where predict_rate says T-dependent",
@@ -989,8 +1003,7 @@ def argmax_probe(ctx: Context, cid):
         + f". Criterion (digest §7 item 8) on the (D, D) models: argmax interval below "
         f"{E2_ARGMAX}, runner-up interval inside [{E2_SECOND[0]}, {E2_SECOND[1]}]. {protocol}"
     )
-    steps = int(raw[0]["steps"])
-    covered = f"{name} ({ctx.profile}; {note}); {steps} steps"
+    covered = f"{name} ({ctx.profile}; {note}); {_steps_text(raw)}"
     plot = {
         "x": "argmax_ratio",
         "y": ["second_ratio"],

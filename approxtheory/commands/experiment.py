@@ -55,11 +55,9 @@ def _parse_overrides(
     """``--scale NAME`` (a preset), then ``--set NAME=VALUE`` (repeatable, on top of it) and
     ``--corpus PATH`` -> the overrides of the profile's grid, each ``--set`` parsed with the type
     of the values it replaces."""
-    if profile not in exp.grids:
-        raise ApproxTheoryError(
-            f"{exp.name} has no profile {profile!r} (has: {', '.join(exp.grids)})"
-        )
-    grid = exp.grids[profile]
+    from ..experiment import grid_values
+
+    grid = grid_values(exp, profile)  # raises for an unknown profile
     preset = _scale_preset(exp, scale) if scale is not None else {}
     out = {}
     for it in items:
