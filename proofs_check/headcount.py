@@ -751,9 +751,9 @@ def _phase_cells(profile: str) -> list[dict]:
     """The (T, s) cells where this toolkit trains models with fewer heads than features (the
     headcount_phase experiment: D = 2, per-head width n = 8, h < D)."""
     import approxtheory.experiments  # noqa: F401  (registers the built-in experiments)
-    from approxtheory.experiment import get
+    from approxtheory.experiment import get, grid_values
 
-    grid = get("headcount_phase").grids[profile]
+    grid = grid_values(get("headcount_phase"), profile)
     return [{"T": T, "s": h, "n": 8, "D": 2} for h in grid["heads"] if h < 2 for T in grid["T"]]
 
 
