@@ -105,7 +105,12 @@ def grid_values(exp: Experiment, profile: str) -> dict:
 
 
 def _check_grids(exp: Experiment) -> None:
-    for prof in exp.grids:
+    for prof, g in exp.grids.items():
+        if not all(isinstance(x, dict) for x in (g if isinstance(g, list | tuple) else [g])):
+            raise ConfigError(
+                f"experiment {exp.name!r}: profile {prof!r} must be a {{parameter: [values]}} "
+                f"grid or a list of them (got {g!r})"
+            )
         subs = profile_grids(exp, prof)
         if not subs:
             raise ConfigError(f"experiment {exp.name!r}: profile {prof!r} has an empty grid list")

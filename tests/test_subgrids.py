@@ -79,6 +79,8 @@ def test_run_writes_every_sub_grid_cell(exp, tmp_path):
         ({"full": []}, "empty grid list"),
         ({"full": [{"x": [], "steps": [1]}]}, "non-empty list"),
         ({"full": {"x": 3}}, "non-empty list"),
+        ({"full": [3]}, "grid or a list of them"),
+        ({"full": 3}, "grid or a list of them"),
     ],
 )
 def test_bad_sub_grids_are_refused_at_registration(monkeypatch, grids, match):
