@@ -564,7 +564,9 @@ def ident_argv(small=range(1, 9)):
 
 # ------------------------------------------------------------------- experiment, verify, bench
 def _set_values():
-    keys = sorted({k for e in EXPERIMENTS.values() for g in e.grids.values() for k in g})
+    from approxtheory.experiment import grid_values
+
+    keys = sorted({k for e in EXPERIMENTS.values() for p in e.grids for k in grid_values(e, p)})
     kv = st.tuples(
         st.one_of(st.sampled_from(keys), st.sampled_from(["nosuch", "", " ", "seed"])), ANY_TEXT
     ).map(lambda t: f"{t[0]}={t[1]}")
