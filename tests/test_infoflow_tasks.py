@@ -39,6 +39,25 @@ def test_triangle_center_by_hand():
     assert t.target(X)[0] == pytest.approx(0.4)
 
 
+@pytest.mark.parametrize("T", [1, 2, 3, 5, 8])
+def test_triangle_center_against_every_ordered_triple(T):
+    """The target (which enumerates t1 <= t2 <= t3 only) equals the minimum over all T³ ordered
+    triples, computed here independently with itertools and numpy, on random and structured
+    inputs (the structured ones hold cancelling triples, where the minimum is near 0)."""
+    import itertools
+
+    t = TriangleCenter(T=T)
+    rng = np.random.default_rng(T)
+    X = np.concatenate([t.sample(16, rng), t.structured(rng)])
+    want = np.array(
+        [
+            min(np.linalg.norm(x[a] + x[b] + x[c]) for a, b, c in itertools.product(range(T), repeat=3))
+            for x in X
+        ]
+    )
+    np.testing.assert_allclose(t.target(X), want, rtol=1e-12, atol=1e-14)
+
+
 def test_triangle_center_domain_and_structured():
     t = TriangleCenter(T=8)
     rng = np.random.default_rng(0)
