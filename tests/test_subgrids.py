@@ -95,7 +95,7 @@ def test_pmax_full_profile_trains_d3_longer():
 
     cs = experiment.cells(experiment.get("infoflow_pmax_heads"), "full")
     steps = {(c["D"], c["steps"]) for c in cs}
-    assert steps == {(2, 16000), (3, 64000)} and len(cs) == 18
+    assert steps == {(2, 16000), (3, 32000)} and len(cs) == 18
 
 
 def test_steps_text_names_steps_per_d():
