@@ -49,12 +49,8 @@ def test_triangle_center_against_every_ordered_triple(T):
     t = TriangleCenter(T=T)
     rng = np.random.default_rng(T)
     X = np.concatenate([t.sample(16, rng), t.structured(rng)])
-    want = np.array(
-        [
-            min(np.linalg.norm(x[a] + x[b] + x[c]) for a, b, c in itertools.product(range(T), repeat=3))
-            for x in X
-        ]
-    )
+    triples = list(itertools.product(range(T), repeat=3))
+    want = np.array([min(np.linalg.norm(x[a] + x[b] + x[c]) for a, b, c in triples) for x in X])
     np.testing.assert_allclose(t.target(X), want, rtol=1e-12, atol=1e-14)
 
 
