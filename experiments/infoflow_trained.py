@@ -366,20 +366,21 @@ register_experiment(
             # two sub-grids: D = 3's (3, 3) model reached NMSE 0.0168 at 16000 steps (session 4)
             # and 0.0102 at 32000 (session 5), above the 1e-2 the IF-P3 check needs to decide.
             # Tried in session 6, both worse: 64000 steps collapsed every (3, 3) seed to the
-            # constant predictor (NMSE 1.00, train loss = var y); lr 3e-3 at 32000: best 0.0197
+            # constant predictor (NMSE 1.00, train loss = var y); lr 3e-3 at 32000: best 0.0197.
+            # D = 3 therefore gets width E = 48 (head width 16; all three configurations alike)
             "full": [
                 {
                     "task": ["pmax"],
                     "D": [D],
                     "T": [16],
                     "drop": ["none", "layer1", "layer2"],
-                    "E": [32],
+                    "E": [E],
                     "hidden": [64],
                     "lr": [1e-2],
                     "steps": [steps],
                     **{k: [v] for k, v in PROBE_DEFAULTS.items()},
                 }
-                for D, steps in ((2, 16000), (3, 32000))
+                for D, steps, E in ((2, 16000, 32), (3, 32000, 48))
             ],
         },
         seeds={"quick": [0], "full": [0, 1, 2]},

@@ -616,17 +616,27 @@ def _best_rows(rows, by) -> dict:
 
 
 def _steps_text(raw) -> str:
-    """The training steps of infoflow_pmax_heads rows: "16000 steps", or per D where the profile
-    trains the D values for different numbers of steps ("steps 16000 (D = 2), 32000 (D = 3)")."""
-    by: dict = {}
-    for r in raw:
-        by.setdefault(int(r["D"]), set()).add(int(r["steps"]))
-    allv = sorted({v for vs in by.values() for v in vs})
-    if len(allv) == 1:
-        return f"{allv[0]} steps"
-    return "steps " + ", ".join(
-        f"{'/'.join(map(str, sorted(vs)))} (D = {D})" for D, vs in sorted(by.items())
-    )
+    """The training steps and width E of infoflow_pmax_heads rows: "16000 steps", or per D where
+    the profile trains the D values for different numbers of steps ("steps 16000 (D = 2), 32000
+    (D = 3)"); the width is named the same way where the rows carry one ("E = 32" or "E 32
+    (D = 2), 48 (D = 3)")."""
+
+    def per_d(key: str, one: str, label: str) -> str | None:
+        by: dict = {}
+        for r in raw:
+            if key in r:
+                by.setdefault(int(r["D"]), set()).add(int(r[key]))
+        allv = sorted({v for vs in by.values() for v in vs})
+        if not allv:
+            return None
+        if len(allv) == 1:
+            return one.format(allv[0])
+        return f"{label} " + ", ".join(
+            f"{'/'.join(map(str, sorted(vs)))} (D = {D})" for D, vs in sorted(by.items())
+        )
+
+    parts = [per_d("steps", "{} steps", "steps"), per_d("E", "E = {}", "E")]
+    return ", ".join(p for p in parts if p)
 
 
 def _nm(r) -> tuple[float, float, float]:

@@ -94,8 +94,8 @@ def test_pmax_full_profile_trains_d3_longer():
     import approxtheory.experiments  # noqa: F401
 
     cs = experiment.cells(experiment.get("infoflow_pmax_heads"), "full")
-    steps = {(c["D"], c["steps"]) for c in cs}
-    assert steps == {(2, 16000), (3, 32000)} and len(cs) == 18
+    steps = {(c["D"], c["steps"], c["E"]) for c in cs}
+    assert steps == {(2, 16000, 32), (3, 32000, 48)} and len(cs) == 18
 
 
 def test_steps_text_names_steps_per_d():
@@ -106,3 +106,6 @@ def test_steps_text_names_steps_per_d():
         _steps_text([{"D": 2, "steps": 16000}, {"D": 3, "steps": 32000}, {"D": 3, "steps": 32000}])
         == "steps 16000 (D = 2), 32000 (D = 3)"
     )
+    rows = [{"D": 2, "steps": 16000, "E": 32}, {"D": 3, "steps": 32000, "E": 48}]
+    assert _steps_text(rows) == "steps 16000 (D = 2), 32000 (D = 3), E 32 (D = 2), 48 (D = 3)"
+    assert _steps_text([{"D": 2, "steps": 10, "E": 32}]) == "10 steps, E = 32"
