@@ -367,7 +367,8 @@ register_experiment(
             # and 0.0102 at 32000 (session 5), above the 1e-2 the IF-P3 check needs to decide.
             # Tried in session 6, both worse: 64000 steps collapsed every (3, 3) seed to the
             # constant predictor (NMSE 1.00, train loss = var y); lr 3e-3 at 32000: best 0.0197.
-            # D = 3 therefore gets width E = 48 (head width 16; all three configurations alike)
+            # Width E = 48 for D = 3 (session 6, 32000 steps): (3,3) seeds 1.00 (collapsed),
+            # 0.0138, 0.0124, no better than E = 32; the profile keeps the digest's E = 32
             "full": [
                 {
                     "task": ["pmax"],
@@ -380,7 +381,7 @@ register_experiment(
                     "steps": [steps],
                     **{k: [v] for k, v in PROBE_DEFAULTS.items()},
                 }
-                for D, steps, E in ((2, 16000, 32), (3, 32000, 48))
+                for D, steps, E in ((2, 16000, 32), (3, 32000, 32))
             ],
         },
         seeds={"quick": [0], "full": [0, 1, 2]},

@@ -95,7 +95,7 @@ def test_pmax_full_profile_trains_d3_longer():
 
     cs = experiment.cells(experiment.get("infoflow_pmax_heads"), "full")
     steps = {(c["D"], c["steps"], c["E"]) for c in cs}
-    assert steps == {(2, 16000, 32), (3, 32000, 48)} and len(cs) == 18
+    assert steps == {(2, 16000, 32), (3, 32000, 32)} and len(cs) == 18
 
 
 def test_steps_text_names_steps_per_d():
