@@ -592,6 +592,9 @@ def infoflow_recovers_depth_separation(ctx: Context, cid):
 GAP_P3, GROWTH_P4, FLOOR_P4 = 10.0, 5.0, 0.5
 #: an efficient configuration's NMSE above this is far from the paper's 1e-4..1e-3: undertrained
 TRAINED_P3 = 1e-2
+#: a run whose NMSE is at least this ended at the constant predictor's level (NMSE 1 predicts
+#: the mean): training collapsed; the IF-P3 evidence counts such runs
+COLLAPSED = 0.9
 
 
 def _nonfinite(rows, fields, label) -> list:
@@ -706,6 +709,11 @@ def p3_criterion(rows, mutant: str | None = None) -> dict:
         "effect": effect,
         "undertrained": undertrained,
         "nonfinite": nonfinite,
+        "collapsed": [
+            f"D = {r['D']} ({r['h1']},{r['h2']}) seed {r.get('seed')}"
+            for r in rows
+            if float(r["val_nmse"]) >= COLLAPSED
+        ],
     }
 
 
@@ -817,6 +825,12 @@ def pmax_head_threshold(ctx: Context, cid):
                 if ctx.profile == "quick"
                 else "this run's schedule did not train it; a longer schedule or a "
                 "better-tuned optimiser is needed (README). "
+            )
+            + (
+                f"{len(res['collapsed'])} of {len(raw)} runs ended at the constant "
+                f"predictor's level (NMSE >= {COLLAPSED:g}: {', '.join(res['collapsed'])}). "
+                if res["collapsed"]
+                else ""
             )
             + f"Measured anyway: {ev}"
         )

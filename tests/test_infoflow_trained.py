@@ -87,6 +87,14 @@ def test_checks_on_synthetic_rows(monkeypatch, cid, name, good, bad, mutant):
         # inconsistent (was 'inconsistent' with a CANNOT DECIDE note)
         assert v.verdict == "not-checkable" and "CANNOT DECIDE" in v.evidence
         assert v.scope == "none" and "0.3" in v.evidence  # the measurement is still shown
+        # the worse (2,2) seed is at NMSE 2.0 (>= 0.9): counted as collapsed, the others not
+        assert "1 of 4 runs ended at the constant predictor's level" in v.evidence
+        assert "(2,2) seed 1)" in v.evidence
+        rows["now"] = bad + [_r(0.95, D=2, h1=1, h2=2, T=8, seed=7)]
+        v = CHECKS[cid](Context())
+        assert v.verdict == "not-checkable"
+        assert "2 of 5 runs ended at the constant predictor's level" in v.evidence
+        assert "D = 2 (1,2) seed 7" in v.evidence
         rows["now"] = _pmax_rows(1e-3, 2e-3, 3e-3)  # trained, and the gap is too small
         v = CHECKS[cid](Context())
     assert v.verdict == "inconsistent" and v.witness and "CANNOT DECIDE" not in v.evidence
