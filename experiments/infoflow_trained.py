@@ -365,10 +365,10 @@ register_experiment(
             },
             # two sub-grids: D = 3's (3, 3) model reached NMSE 0.0168 at 16000 steps (session 4)
             # and 0.0102 at 32000 (session 5), above the 1e-2 the IF-P3 check needs to decide.
-            # Tried in session 6, both worse: 64000 steps collapsed every (3, 3) seed to the
-            # constant predictor (NMSE 1.00, train loss = var y); lr 3e-3 at 32000: best 0.0197.
-            # Width E = 48 for D = 3 (session 6, 32000 steps): (3,3) seeds 1.00 (collapsed),
-            # 0.0138, 0.0124, no better than E = 32; the profile keeps the digest's E = 32
+            # Tried in session 6, all worse: 64000 steps collapsed every (3, 3) seed to the
+            # constant predictor (NMSE 1.00, train loss = var y); lr 3e-3 at 32000: best 0.0197;
+            # width E = 48 at 32000: (3,3) seeds 1.00 (collapsed), 0.0138, 0.0124. The profile
+            # keeps the digest's E = 32 and 32000 steps (E is a sub-grid parameter)
             "full": [
                 {
                     "task": ["pmax"],
