@@ -368,20 +368,20 @@ register_experiment(
             # Tried in session 6, all worse: 64000 steps collapsed every (3, 3) seed to the
             # constant predictor (NMSE 1.00, train loss = var y); lr 3e-3 at 32000: best 0.0197;
             # width E = 48 at 32000: (3,3) seeds 1.00 (collapsed), 0.0138, 0.0124. The profile
-            # keeps the digest's E = 32 and 32000 steps (E is a sub-grid parameter)
+            # keeps the digest's E = 32 and 32000 steps
             "full": [
                 {
                     "task": ["pmax"],
                     "D": [D],
                     "T": [16],
                     "drop": ["none", "layer1", "layer2"],
-                    "E": [E],
+                    "E": [32],
                     "hidden": [64],
                     "lr": [1e-2],
                     "steps": [steps],
                     **{k: [v] for k, v in PROBE_DEFAULTS.items()},
                 }
-                for D, steps, E in ((2, 16000, 32), (3, 32000, 32))
+                for D, steps in ((2, 16000), (3, 32000))
             ],
         },
         seeds={"quick": [0], "full": [0, 1, 2]},

@@ -618,7 +618,7 @@ def _best_rows(rows, by) -> dict:
     return best
 
 
-def _steps_text(raw) -> str:
+def _training_text(raw) -> str:
     """The training steps and width E of infoflow_pmax_heads rows: "16000 steps", or per D where
     the profile trains the D values for different numbers of steps ("steps 16000 (D = 2), 32000
     (D = 3)"); the width is named the same way where the rows carry one ("E = 32" or "E 32
@@ -798,7 +798,7 @@ def pmax_head_threshold(ctx: Context, cid):
         return _not_run(cid, name, ctx.profile, note)
     res = p3_criterion(raw, ctx.mutant)
     ok = res["ok"]
-    steps = _steps_text(raw)
+    steps = _training_text(raw)
     T_ = sorted({int(r["T"]) for r in raw})
     ev = (
         "NMSE per (h1, h2) (best over seeds, 95 % bootstrap interval over validation "
@@ -1027,7 +1027,7 @@ def argmax_probe(ctx: Context, cid):
         + f". Criterion (digest §7 item 8) on the (D, D) models: argmax interval below "
         f"{E2_ARGMAX}, runner-up interval inside [{E2_SECOND[0]}, {E2_SECOND[1]}]. {protocol}"
     )
-    covered = f"{name} ({ctx.profile}; {note}); {_steps_text(raw)}"
+    covered = f"{name} ({ctx.profile}; {note}); {_training_text(raw)}"
     plot = {
         "x": "argmax_ratio",
         "y": ["second_ratio"],

@@ -98,14 +98,12 @@ def test_pmax_full_profile_trains_d3_longer():
     assert steps == {(2, 16000, 32), (3, 32000, 32)} and len(cs) == 18
 
 
-def test_steps_text_names_steps_per_d():
-    from approxtheory.proofs_check.infoflow import _steps_text
+def test_training_text_names_steps_per_d():
+    from approxtheory.proofs_check.infoflow import _training_text
 
-    assert _steps_text([{"D": 2, "steps": 100}, {"D": 3, "steps": 100}]) == "100 steps"
-    assert (
-        _steps_text([{"D": 2, "steps": 16000}, {"D": 3, "steps": 32000}, {"D": 3, "steps": 32000}])
-        == "steps 16000 (D = 2), 32000 (D = 3)"
-    )
+    assert _training_text([{"D": 2, "steps": 100}, {"D": 3, "steps": 100}]) == "100 steps"
+    rows = [{"D": 2, "steps": 16000}, {"D": 3, "steps": 32000}, {"D": 3, "steps": 32000}]
+    assert _training_text(rows) == "steps 16000 (D = 2), 32000 (D = 3)"
     rows = [{"D": 2, "steps": 16000, "E": 32}, {"D": 3, "steps": 32000, "E": 48}]
-    assert _steps_text(rows) == "steps 16000 (D = 2), 32000 (D = 3), E 32 (D = 2), 48 (D = 3)"
-    assert _steps_text([{"D": 2, "steps": 10, "E": 32}]) == "10 steps, E = 32"
+    assert _training_text(rows) == "steps 16000 (D = 2), 32000 (D = 3), E 32 (D = 2), 48 (D = 3)"
+    assert _training_text([{"D": 2, "steps": 10, "E": 32}]) == "10 steps, E = 32"
