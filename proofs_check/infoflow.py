@@ -650,6 +650,10 @@ def p3_criterion(rows, mutant: str | None = None) -> dict:
     """IF-P3 on infoflow_pmax_heads rows: per D, predict_rate says which (h1, h2) are T-free
     (efficient) and which T-dependent; consistent when for every T-dependent configuration the
     95 % interval of NMSE(deficient) / NMSE(efficient) lies at or above GAP_P3.
+    The claim is for every D, so one D decides against it: a D whose efficient model is trained
+    (NMSE <= TRAINED_P3) and whose gap fails is listed in ``refuted`` (a witness, whatever the
+    other D show); a D whose efficient model is not trained is listed in ``undertrained``
+    (it can neither confirm nor refute). Rule stated in session 7 before the seeds-3..5 run.
     ``heads-relabelled`` (mutant): the efficient configuration's row and a deficient one's
     exchanged (a bookkeeping bug)."""
     from approxtheory.infoflow import Arch, make_task, predict_rate
@@ -660,7 +664,7 @@ def p3_criterion(rows, mutant: str | None = None) -> dict:
         lambda r: f"D = {r['D']} ({r['h1']},{r['h2']}) seed {r.get('seed')}",
     )
     best = _best_rows(rows, ("D", "h1", "h2"))
-    out, table, failed, undertrained = {}, [], list(nonfinite), []
+    out, table, failed, undertrained, refuted = {}, [], list(nonfinite), [], []
     for D in sorted({k[0] for k in best}):
         cfgs = sorted(k for k in best if k[0] == D)
         pred = {k: predict_rate(Arch((k[1], k[2])), make_task("pmax", D=D)) for k in cfgs}
@@ -676,7 +680,8 @@ def p3_criterion(rows, mutant: str | None = None) -> dict:
         en, elo, ehi = _nm(rowsD[e])
         # the training check reads the efficient model as run (the mutant relabels only the
         # comparison; an untrained row in its place would otherwise read as undecided)
-        if not float(best[e]["val_nmse"]) <= TRAINED_P3:
+        trained = float(best[e]["val_nmse"]) <= TRAINED_P3
+        if not trained:
             undertrained.append(D)
         for k in cfgs:
             n, lo, hi = _nm(rowsD[k])
@@ -695,10 +700,13 @@ def p3_criterion(rows, mutant: str | None = None) -> dict:
                 row.update(ratio=ratio, ratio_lo=rlo, ratio_hi=rhi)
                 out[(D, k[1], k[2])] = (ratio, rlo, rhi)
                 if not rlo >= GAP_P3:  # NaN fails
-                    failed.append(
+                    msg = (
                         f"D = {D}: ({k[1]},{k[2]}) / ({e[1]},{e[2]}) NMSE ratio {ratio:.3g} "
                         f"[{rlo:.3g}, {rhi:.3g}] not at or above {GAP_P3:g}"
                     )
+                    failed.append(msg)
+                    if trained:
+                        refuted.append(msg)
             table.append(row)
     effect = min((v[0] for v in out.values()), default=float("nan"))
     return {
@@ -708,6 +716,7 @@ def p3_criterion(rows, mutant: str | None = None) -> dict:
         "ok": not failed and bool(out),
         "effect": effect,
         "undertrained": undertrained,
+        "refuted": refuted,
         "nonfinite": nonfinite,
         "collapsed": [
             f"D = {r['D']} ({r['h1']},{r['h2']}) seed {r.get('seed')}"
@@ -813,7 +822,15 @@ def pmax_head_threshold(ctx: Context, cid):
         f"criterion >= {GAP_P3:g} on the interval's lower end"
         + (". Failed: " + "; ".join(res["failed"]) if res["failed"] else "")
     )
-    undecided = bool(res["undertrained"]) and not res["nonfinite"]
+    undecided = bool(res["undertrained"]) and not res["nonfinite"] and not res["refuted"]
+    if res["undertrained"] and res["refuted"]:
+        # one trained D against the claim decides it; the untrained D is named, not judged
+        ev = (
+            f"DECIDED by the trained D: the T-free (D, D) model is not trained (NMSE above "
+            f"{TRAINED_P3:g}) for D = {res['undertrained']} ({steps}), so that D is neither "
+            f"confirmation nor refutation; a trained D refutes: {'; '.join(res['refuted'])}. "
+            f"{ev}"
+        )
     if undecided:
         # an undecided run is neither a confirmation nor a refutation: not-checkable
         ev = (
@@ -843,7 +860,9 @@ def pmax_head_threshold(ctx: Context, cid):
         measured={f"D={k[0]},({k[1]},{k[2]})": v[0] for k, v in res["ratios"].items()},
         claimed=f"ratio >= {GAP_P3:g} where predict_rate says T-dependent",
         rows=res["rows"],
-        witness=None if ok or undecided else {"failed": res["failed"]},
+        witness=None
+        if ok or undecided
+        else {"failed": res["failed"], **({"refuted": res["refuted"]} if res["refuted"] else {})},
         plot={
             "x": "config_index",
             "y": ["nmse", "nmse_lo", "nmse_hi"],

@@ -52,6 +52,50 @@ def test_p3_criterion_both_outcomes_and_the_mutant_flips():
     assert not ifc.p3_criterion(good + _pmax_rows(1e-3, 2e-3, 1e-1, D=3))["ok"]
 
 
+def test_p3_one_trained_D_against_the_claim_decides_it(monkeypatch):
+    """IF-P3 holds for every D: a trained D whose gap fails refutes it even when another D is
+    untrained (named, not judged); an untrained D beside a trained D that passes stays
+    undecided. (Mutant: the old rule, undecided whenever any D is untrained, goes red.)"""
+    trained_fail = _pmax_rows(1e-3, 2e-3, 3e-3)  # D = 2 trained, gap 2-3x
+    untrained = _pmax_rows(0.02, 0.05, 0.06, D=3)  # D = 3 not trained (0.02 > 1e-2)
+    res = ifc.p3_criterion(trained_fail + untrained)
+    assert res["undertrained"] == [3] and len(res["refuted"]) == 2
+    assert all(m.startswith("D = 2") for m in res["refuted"])
+    rows = {"now": trained_fail + untrained}
+    monkeypatch.setattr(hcc, "_exp_rows", lambda n, p: (tuple(rows["now"]), 0.0, "synthetic"))
+    v = CHECKS["IF-P3"](Context())
+    assert v.verdict == "inconsistent" and "DECIDED by the trained D" in v.evidence
+    assert v.witness["refuted"] == res["refuted"] and "D = [3]" in v.evidence
+    # untrained D only fails: undecided; trained D passes, other D untrained: undecided
+    for d2, undertrained in (((0.02, 0.03, 0.04), [2, 3]), ((1e-4, 1e-2, 3e-2), [3])):
+        rows["now"] = _pmax_rows(*d2) + untrained
+        res = ifc.p3_criterion(rows["now"])
+        assert not res["refuted"] and res["undertrained"] == undertrained
+        assert CHECKS["IF-P3"](Context()).verdict == "not-checkable"
+
+
+def test_pmax_cells_pass_warmup_and_clipping_to_the_loop(monkeypatch):
+    """infoflow_pmax_heads full trains with warmup_steps and clip_grad_norm from the grid; a
+    cell without them trains as before (no warmup, no clipping)."""
+    import approxtheory.train as tr
+    from approxtheory.experiment import get
+    from approxtheory.experiments.infoflow_trained import trained_cell
+
+    seen = []
+    real = tr.train
+    monkeypatch.setattr(tr, "train", lambda m, d, c: seen.append(c) or real(m, d, c))
+    cfg = {"task": "pmax", "D": 2, "T": 3, "drop": "none", "hidden": 8, "lr": 1e-2, "seed": 5}
+    trained_cell({**cfg, "steps": 4, "warmup_steps": 2, "clip_grad_norm": 1.0})
+    trained_cell({**cfg, "steps": 4})
+    assert (seen[0].warmup_steps, seen[0].clip_grad_norm) == (2, 1.0)
+    assert (seen[1].warmup_steps, seen[1].clip_grad_norm) == (0, None)
+    full = get("infoflow_pmax_heads").grids["full"]
+    assert [(g["steps"], g["warmup_steps"], g["clip_grad_norm"]) for g in full] == [
+        ([16000], [1000], [1.0]),
+        ([32000], [2000], [1.0]),
+    ]
+
+
 def test_p4_criterion_both_outcomes_and_the_mutant_flips():
     good = _tri_rows(growth=15.0, top=0.9)
     res = ifc.p4_criterion(good)
