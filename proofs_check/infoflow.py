@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import sympy as sp
 import torch
 
 from approxtheory import claim
@@ -443,6 +444,10 @@ def _linear_in_T(e, T) -> bool:
     return bool(e.has(T) and sp.diff(e, T, 2) == 0 and sp.diff(e, T).is_positive)
 
 
+#: the token and embedding widths at which IF-P2's plot evaluates the predicted exponents
+PLOT_DE = (("d", 1), ("E", 8))
+
+
 def _if_mutant_law(mutant):
     """A decode law that does not grow with the block size (the mutant ``gia-constant``)."""
     from approxtheory.infoflow import DECODE_LAWS, DecodeLaw
@@ -479,13 +484,18 @@ def infoflow_recovers_head_count(ctx: Context, cid):
                     hc = b_exp.subs(b.symbol("s"), h).subs(b.symbol("D"), D)
                     theorem = "HC-T2b"
                     agree = _linear_in_T(hc, T) and _linear_in_T(p.dominant.exponent, T)
+                th_exp = a_exp if theorem == "HC-T2a" else hc
                 row = {
                     "decode_law": law.name,
                     "D": D,
                     "h": h,
+                    "h_minus_D": h - D,
                     "theorem": theorem,
                     "alpha": str(p.alpha),
                     "depends_on_T": p.depends_on_T,
+                    # the plot's 0/1 columns: does each exponent contain T?
+                    "calculus_T_dependent": int(p.depends_on_T),
+                    "theorem_T_dependent": int(sp.sympify(th_exp).has(T)),
                     "dominant": p.dominant.describe(),
                     "agree": agree,
                 }
@@ -503,6 +513,16 @@ def infoflow_recovers_head_count(ctx: Context, cid):
         f"{sorted({r['decode_law'] for r in rows})}",
         witness=bad[0] if bad else None,
         rows=rows,
+        plot={
+            "x": "h_minus_D",
+            "y": ["calculus_T_dependent", "theorem_T_dependent"],
+            "group": "decode_law",
+            "title": f"{cid}: does the exponent grow with T? (1 = yes; calculus vs HC-T2a/b)",
+            "xlabel": "h - D (heads minus retrievals; HC-T2a from 0)",
+            "ylabel": "exponent depends on T (0/1)",
+            "logx": False,
+            "logy": False,
+        },
         scope="partial: whether the exponent depends on T (T-free against linear in T with a "
         "positive slope); the constants are not compared (the calculus charges ε^-D for a "
         "Lipschitz F_0 where HC-T2a has γ, and a slope d/E where HC-T2b has "
@@ -533,13 +553,24 @@ def infoflow_recovers_depth_separation(ctx: Context, cid):
     ind = make_task("ind")
     rows, bad = [], []
 
+    archs: list = []  # the plot's x: architectures in the order first seen
+
     def record(p, task, arch, law, claimed, agree):
+        if arch.label() not in archs:
+            archs.append(arch.label())
+        alpha = sp.sympify(p.alpha)
+        widths = {x: dict(PLOT_DE)[x.name] for x in alpha.free_symbols if x.name in dict(PLOT_DE)}
+        at = {t: float(alpha.subs({T: t, **widths})) for t in (8, 64)}
         row = {
             "task": task.name,
             "arch": arch.label(),
+            "arch_index": archs.index(arch.label()),
+            "series": f"{task.name}, {law.name} law",
             "decode_law": law.name,
             "claimed": claimed,
             "alpha": str(p.alpha),
+            "alpha_at_T8": at[8],
+            "alpha_at_T64": at[64],
             "dominant": p.dominant.describe(),
             "agree": agree,
         }
@@ -578,6 +609,16 @@ def infoflow_recovers_depth_separation(ctx: Context, cid):
         f"{sorted({r['decode_law'] for r in rows})}",
         witness=bad[0] if bad else None,
         rows=rows,
+        plot={
+            "x": "arch_index",
+            "y": ["alpha_at_T8", "alpha_at_T64"],
+            "group": "series",
+            "title": f"{cid}: predicted exponent at T = 8 and 64 (d = 1, E = 8) per architecture",
+            "xlabel": "architecture: " + ", ".join(f"{i} = {a}" for i, a in enumerate(archs)),
+            "ylabel": "predicted exponent alpha (cost ~ eps^-alpha)",
+            "logx": False,
+            "logy": False,
+        },
         scope="partial: the reconstructed calculus (digest §5.2), not the paper's; the induction "
         "separation is compared as T-free against linear in T (Sanford et al. as quoted by "
         "[Q1]), KTH(2) against IF-T1's exponents (IF-T1's task is a candidate, the digest's "

@@ -187,3 +187,23 @@ def test_provenance_follows_the_scheme():
 def test_new_claims_not_checked_say_why(cid):
     v = CHECKS[cid](Context())
     assert v.verdict == "not-checkable" and v.scope == "none" and len(v.evidence) > 80
+
+
+def test_symbolic_infoflow_checks_plot_what_they_compare():
+    """IF-P1's plot rows: the calculus and HC-T2a/b both T-dependent exactly for h < D (the
+    theorems' regimes, not the code's); IF-P2's: one layer's exponent grows from T = 8 to 64,
+    the two-layer (1, 1) + PE model's does not."""
+    v = CHECKS["IF-P1"](Context())
+    assert v.plot and v.plot["y"] == ["calculus_T_dependent", "theorem_T_dependent"]
+    for r in v.rows:
+        assert r["calculus_T_dependent"] == r["theorem_T_dependent"] == int(r["h"] < r["D"]), r
+    v = CHECKS["IF-P2"](Context())
+    assert v.plot and v.plot["x"] == "arch_index"
+    for r in v.rows:
+        if r["arch"].startswith("(1, 1)"):
+            assert r["alpha_at_T8"] == r["alpha_at_T64"], r
+        else:
+            assert r["alpha_at_T64"] > r["alpha_at_T8"], r
+    # the mutant that makes global aggregation free removes the growth: the plot shows it
+    rows = CHECKS["IF-P2"](Context(mutant="gia-constant")).rows
+    assert any(r["alpha_at_T64"] == r["alpha_at_T8"] for r in rows if r["arch"] == "(1)")
