@@ -864,6 +864,12 @@ def pmax_head_threshold(ctx: Context, cid):
         + (". Failed: " + "; ".join(res["failed"]) if res["failed"] else "")
     )
     undecided = bool(res["undertrained"]) and not res["nonfinite"] and not res["refuted"]
+    collapsed = (
+        f"{len(res['collapsed'])} of {len(raw)} runs ended at the constant "
+        f"predictor's level (NMSE >= {COLLAPSED:g}: {', '.join(res['collapsed'])}). "
+        if res["collapsed"]
+        else ""
+    )
     if res["undertrained"] and res["refuted"]:
         # one trained D against the claim decides it; the untrained D is named, not judged
         ev = (
@@ -884,14 +890,12 @@ def pmax_head_threshold(ctx: Context, cid):
                 else "this run's schedule did not train it; a longer schedule or a "
                 "better-tuned optimiser is needed (README). "
             )
-            + (
-                f"{len(res['collapsed'])} of {len(raw)} runs ended at the constant "
-                f"predictor's level (NMSE >= {COLLAPSED:g}: {', '.join(res['collapsed'])}). "
-                if res["collapsed"]
-                else ""
-            )
+            + collapsed
             + f"Measured anyway: {ev}"
         )
+    elif collapsed:
+        # a decided run names its collapsed seeds too (the statistic is best over seeds)
+        ev = f"{ev}. Seeds: {collapsed}".rstrip()
     return Verdict(
         cid,
         "not-checkable" if undecided else "consistent-empirical" if ok else "inconsistent",

@@ -66,6 +66,12 @@ def test_p3_one_trained_D_against_the_claim_decides_it(monkeypatch):
     v = CHECKS["IF-P3"](Context())
     assert v.verdict == "inconsistent" and "DECIDED by the trained D" in v.evidence
     assert v.witness["refuted"] == res["refuted"] and "D = [3]" in v.evidence
+    # a decided run names its collapsed seeds too
+    rows["now"] = trained_fail + [_r(1.0, D=2, h1=2, h2=1, T=8, seed=8)]
+    v = CHECKS["IF-P3"](Context())
+    assert v.verdict == "inconsistent"
+    assert "1 of 5 runs ended at the constant predictor's level" in v.evidence
+    assert "D = 2 (2,1) seed 8" in v.evidence
     # untrained D only fails: undecided; trained D passes, other D untrained: undecided
     for d2, undertrained in (((0.02, 0.03, 0.04), [2, 3]), ((1e-4, 1e-2, 3e-2), [3])):
         rows["now"] = _pmax_rows(*d2) + untrained
