@@ -438,14 +438,12 @@ not_checkable(
 
 
 def _linear_in_T(e, T) -> bool:
-    import sympy as sp
-
     e = sp.sympify(e)
     return bool(e.has(T) and sp.diff(e, T, 2) == 0 and sp.diff(e, T).is_positive)
 
 
 #: the token and embedding widths at which IF-P2's plot evaluates the predicted exponents
-PLOT_DE = (("d", 1), ("E", 8))
+PLOT_DE = {"d": 1, "E": 8}
 
 
 def _if_mutant_law(mutant):
@@ -559,7 +557,7 @@ def infoflow_recovers_depth_separation(ctx: Context, cid):
         if arch.label() not in archs:
             archs.append(arch.label())
         alpha = sp.sympify(p.alpha)
-        widths = {x: dict(PLOT_DE)[x.name] for x in alpha.free_symbols if x.name in dict(PLOT_DE)}
+        widths = {x: PLOT_DE[x.name] for x in alpha.free_symbols if x.name in PLOT_DE}
         at = {t: float(alpha.subs({T: t, **widths})) for t in (8, 64)}
         row = {
             "task": task.name,
@@ -613,7 +611,8 @@ def infoflow_recovers_depth_separation(ctx: Context, cid):
             "x": "arch_index",
             "y": ["alpha_at_T8", "alpha_at_T64"],
             "group": "series",
-            "title": f"{cid}: predicted exponent at T = 8 and 64 (d = 1, E = 8) per architecture",
+            "title": f"{cid}: predicted exponent at T = 8 and 64 "
+            f"({', '.join(f'{k} = {v}' for k, v in PLOT_DE.items())}) per architecture",
             "xlabel": "architecture: " + ", ".join(f"{i} = {a}" for i, a in enumerate(archs)),
             "ylabel": "predicted exponent alpha (cost ~ eps^-alpha)",
             "logx": False,
