@@ -19,7 +19,14 @@ if __name__ != "approxtheory.proofs_check":  # e.g. `import proofs_check` from t
         f"{__name__!r} (install the project: pip install -e .)"
     )
 
-from . import headcount, identification, infoflow, prism, tradeoffs  # noqa: E402, F401
+from . import (  # noqa: E402, F401
+    headcount,
+    headcount_more,
+    identification,
+    infoflow,
+    prism,
+    tradeoffs,
+)
 from ._core import (
     CHECKS,
     FAILING,

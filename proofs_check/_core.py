@@ -62,6 +62,14 @@ class Verdict:
     # out of verdicts.json so that reruns write the same bytes
     volatile: dict = field(default_factory=dict)
     falsified_by: list = field(default_factory=list)  # mutants that flip it (verify --mutants)
+    # room the claim has on what the check found: claimed bound / worst case found for an upper
+    # bound, worst case found / claimed bound for a lower bound (>= 1 when it holds, 1 = tight);
+    # None when it means nothing for this check. Computed from the rows' ``claimed_bound`` and
+    # ``sup_error`` columns when the check does not set it (see :func:`row_slack`)
+    slack: float | None = None
+    # why a check reads no formula of the catalogue (then no claim mutant can reach it); empty
+    # when it reads the claim's formulas
+    formula_note: str = ""
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -84,6 +92,9 @@ class Context:
     profile: str = "quick"
     seed: int = 0
     mutant: str | None = None
+    #: the name of a generated mutant of the claim itself (``verify --mutants``): while the check
+    #: runs, the catalogue returns the mutated claim for this id
+    claim_mutant: str | None = None
 
     @property
     def full(self) -> bool:

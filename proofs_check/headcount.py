@@ -38,16 +38,6 @@ from ._core import (
 RATE_TOL = 0.1
 
 not_checkable(
-    "HC-T1",
-    reason="density theorem: no rate or constant to measure; the D it needs is "
-    "of order d·C(T, T/4)",
-)
-not_checkable(
-    "HC-Conj1",
-    reason="conjecture about trained multi-layer models; its constants a_L, "
-    "b_L are unspecified and no multi-layer training experiment exists here",
-)
-not_checkable(
     "HC-TR1",
     reason="existential: the remark asserts that Heaviside-activation "
     "networks can match the lower bound but gives no construction to build or measure",
