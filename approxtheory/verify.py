@@ -17,6 +17,7 @@ and a resumed run write them byte for byte the same; timings go to ``timings.jso
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 import traceback
@@ -78,6 +79,8 @@ def _record(c, v: dict, key: str) -> dict:
             "scope": v.get("scope", "none"),
             "mutants": list(v.get("mutants", [])),
             "falsified_by": list(v.get("falsified_by", [])),
+            "slack": v.get("slack"),
+            "formula_note": v.get("formula_note", ""),
             "volatile": v.get("volatile", {}),
             "rows": v.get("rows", []),
             "plot": v.get("plot"),
@@ -99,8 +102,9 @@ _FIELDS = {
     "scope": str,
     "mutants": list,
     "falsified_by": list,
+    "formula_note": str,
 }
-_ANY = ("measured", "claimed", "witness", "plot")
+_ANY = ("measured", "claimed", "witness", "plot", "slack")
 
 
 def _cached(path: Path, cid: str, key: str) -> tuple[dict, float] | None:
@@ -133,6 +137,12 @@ def _cached(path: Path, cid: str, key: str) -> tuple[dict, float] | None:
     ):
         return None
     plot = rec["plot"]
+    if rec["slack"] is not None and not (
+        isinstance(rec["slack"], (int, float)) and math.isfinite(rec["slack"])
+    ):
+        return None
+    if "formula_read" in rec and not isinstance(rec["formula_read"], bool):
+        return None
     if plot is not None and not (
         isinstance(plot, dict)
         and isinstance(plot.get("x"), str)
@@ -158,8 +168,20 @@ def _run_check(CHECKS, cid: str, ctx) -> dict:
 
 
 def _cached_or_run(
-    CHECKS, check_hash, c, ctx, out: Path, use_cache: bool, timings: dict, label: str
+    CHECKS,
+    check_hash,
+    c,
+    ctx,
+    out: Path,
+    use_cache: bool,
+    timings: dict,
+    label: str,
+    claim_mutant=None,
 ) -> dict:
+    """The record of ``c``'s check under ``ctx``, from the cache or computed and cached. With a
+    ``claim_mutant`` (:class:`~approxtheory.catalogue.mutate.ClaimMutant`) the check runs while
+    the catalogue returns the mutated claim, and the record says whether it read the formula
+    (``formula_read``)."""
     key = check_hash(c.id, ctx)
     cache = out / ".cache" / f"{label}.{key}.json"
     hit = _cached(cache, c.id, key) if use_cache else None
@@ -167,7 +189,14 @@ def _cached_or_run(
         timings[label] = {"cached": True, "duration_s": hit[1]}
         return hit[0]
     t1 = time.time()
-    rec = _record(c, _run_check(CHECKS, c.id, ctx), key)
+    if claim_mutant is None:
+        rec = _record(c, _run_check(CHECKS, c.id, ctx), key)
+    else:
+        from .catalogue import overriding
+
+        with overriding(claim_mutant.claim):
+            rec = _record(c, _run_check(CHECKS, c.id, ctx), key)
+        rec["formula_read"] = claim_mutant.read
     timings[label] = {"cached": False, "duration_s": round(time.time() - t1, 3)}
     if rec["verdict"] != "error":  # overwrites an unreadable entry; keeps the rows' order
         atomic_write_checked_json(cache, {**rec, "duration_s": timings[label]["duration_s"]})
@@ -220,6 +249,86 @@ def _apply_mutants(
     return rec
 
 
+CLAIM_MUTANT_NOTE = (
+    "[downgraded from {v}: {why}, so this check cannot tell a false claim from a true one] "
+)
+
+
+def _apply_claim_mutants(
+    CHECKS, check_hash, flips, c, rec: dict, ctx, out: Path, use_cache: bool, timings: dict
+) -> dict:
+    """Run the generated mutants of the claim itself (:mod:`approxtheory.catalogue.mutate`)
+    against its check; record each one's verdict, whether it flipped and whether the check read
+    the mutated formula; downgrade a verified verdict that survives the scale mutant (its bound
+    put below the worst case the check found) or every rate mutant."""
+    from dataclasses import replace
+
+    from .catalogue.mutate import claim_mutants
+
+    rec = dict(rec)
+    if not c.expressions:
+        rec["claim_mutants"] = []
+        rec["claim_mutant_note"] = "the claim has no formula: no claim mutant to generate"
+        return rec
+    generated = claim_mutants(c, slack=rec.get("slack"), seed=ctx.seed)
+    results = []
+    for m in generated:
+        r = _cached_or_run(
+            CHECKS,
+            check_hash,
+            c,
+            replace(ctx, claim_mutant=m.name),
+            out,
+            use_cache,
+            timings,
+            f"{c.id}~claim~{m.name.replace(':', '_')}",
+            claim_mutant=m,
+        )
+        results.append(
+            {
+                "name": m.name,
+                "kind": m.kind,
+                "what": m.what,
+                "verdict": r["verdict"],
+                "flips": flips(rec["verdict"], r["verdict"]),
+                "formula_read": bool(r.get("formula_read", False)),
+            }
+        )
+    rec["claim_mutants"] = results
+    if not results:
+        rec["claim_mutant_note"] = (
+            "no mutant could be generated from the formula (no power, product or exponential "
+            "of a symbol, no regime condition)"
+        )
+    elif not any(r["formula_read"] for r in results):
+        rec["claim_mutant_note"] = rec.get("formula_note") or (
+            "the check read none of the mutated formulas (it does not read the catalogue's "
+            "formula of this claim while it runs)"
+        )
+    rec["falsified_by"] = list(rec.get("falsified_by", [])) + [
+        f"claim {r['name']}" for r in results if r["flips"]
+    ]
+    if rec["verdict"].startswith("verified"):
+        why = []
+        scale = [r for r in results if r["kind"] == "scale"]
+        rate = [r for r in results if r["kind"] == "rate"]
+        if scale and not scale[0]["flips"]:
+            where = (
+                f"below the worst case it found (slack {rec['slack']:.3g})"
+                if rec.get("slack") is not None
+                else "halved (it reports no slack)"
+            )
+            why.append(f"it still passes with the claim's bound {where}")
+        if rate and not any(r["flips"] for r in rate):
+            why.append("it still passes with the claim's rate exponent moved either way")
+        if why:
+            rec["evidence"] = (
+                CLAIM_MUTANT_NOTE.format(v=rec["verdict"], why="; ".join(why)) + rec["evidence"]
+            )
+            rec["verdict"] = "consistent-empirical"
+    return rec
+
+
 def run_verify(
     profile: str = "quick",
     only: Sequence[str] | None = None,
@@ -260,6 +369,10 @@ def run_verify(
             bar.set_postfix_str(f"{c.id} mutants")
             rec = _apply_mutants(
                 CHECKS, MUTANTS, check_hash, flips, c, rec, ctx, out, use_cache, timings
+            )
+            bar.set_postfix_str(f"{c.id} claim mutants")
+            rec = _apply_claim_mutants(
+                CHECKS, check_hash, flips, c, rec, ctx, out, use_cache, timings
             )
         records.append(rec)
     # data files and plots, drawn from the CSVs only

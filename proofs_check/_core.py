@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -162,10 +163,33 @@ def _call(fn, cid, ctx):
             f"cells where it was computed ({len(cells)} cells in all; computed for T <= 16, "
             f"d <= 2, at most {CERTIFY_CELLS} per grid, {CERTIFY_SECONDS} s each)"
         )
+    if v.slack is None:
+        from approxtheory import claim as _claim
+
+        v.slack = row_slack(v.rows, lower=_claim(cid).kind == "lower")
+    elif not (isinstance(v.slack, (int, float)) and math.isfinite(v.slack)):
+        v.slack = None  # NaN or inf says nothing about the room the claim has
     if ctx.mutant is None and v.verdict in VERIFIED and not v.mutants:
         v.evidence = NO_MUTANT_NOTE.format(v=v.verdict) + v.evidence
         v.verdict = "consistent-empirical"
     return v
+
+
+def row_slack(rows, lower: bool = False) -> float | None:
+    """The room a bound has on a check's rows: the least ``claimed_bound / sup_error`` over the
+    rows with both finite and positive (``sup_error / claimed_bound`` for a lower bound); None
+    when no row has both. 1 means the worst case found sits on the bound."""
+    ratios = []
+    for r in rows:
+        if not isinstance(r, dict):
+            continue
+        b, m = r.get("claimed_bound"), r.get("sup_error")
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (b, m)):
+            continue
+        if not (math.isfinite(b) and math.isfinite(m)) or b <= 0 or m <= 0:
+            continue
+        ratios.append(m / b if lower else b / m)
+    return float(min(ratios)) if ratios else None
 
 
 def flips(original: str, mutated: str) -> bool:

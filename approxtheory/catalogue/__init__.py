@@ -11,6 +11,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +50,7 @@ __all__ = [
     "PAPERS",
     "PROVENANCES",
     "paper_id",
+    "overriding",
 ]
 
 _MODULES = (headcount, tradeoffs, infoflow, identification, prism)
@@ -82,6 +84,23 @@ def paper_id(paper: str) -> str:
             return arxiv
     known = ", ".join(f"{a} ({s})" for a, (s, _) in PAPERS.items())
     raise ApproxTheoryError(f"unknown paper {paper!r}; known papers: {known}")
+
+
+@contextlib.contextmanager
+def overriding(mutated: Claim):
+    """Within the block, :func:`claim` and :func:`claims` return ``mutated`` for its id (a claim
+    mutant of ``verify --mutants``, see :mod:`approxtheory.catalogue.mutate`); the catalogue's
+    own claim is restored on leaving, also on an exception."""
+    if mutated.id not in _REGISTRY:
+        raise UnknownClaimError(
+            f"unknown claim id {mutated.id!r}: only a claim of the catalogue can be overridden"
+        )
+    original = _REGISTRY[mutated.id]
+    _REGISTRY[mutated.id] = mutated
+    try:
+        yield mutated
+    finally:
+        _REGISTRY[mutated.id] = original
 
 
 def claim(id: str) -> Claim:

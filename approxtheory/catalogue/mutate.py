@@ -1,0 +1,251 @@
+"""Claim mutants: false copies of a claim, generated from its sympy tree.
+
+A declared mutant of a check (a perturbed weight, a relabelled head) shows that the check's code
+path can fail. A *claim mutant* shows more: that the check tells a false claim from a true one.
+:func:`claim_mutants` makes a small, stated, deterministic set of copies of a claim, each chosen to
+be false whenever the claim is tight:
+
+``rate+`` / ``rate-``
+    the exponent of the claim's rate symbol moved away from / towards zero: an exponent ``e``
+    with ``|e| <= 1`` is doubled / halved (``beta**-1 -> beta**-2`` / ``beta**(-1/2)``), a larger
+    one moves by 1/2 (``eps**-k -> eps**-(k + 1/2)`` / ``eps**-(k - 1/2)``); a bare factor ``x``
+    counts as ``x**1``; in ``exp(a)`` the rate symbol's term of ``a`` is doubled / halved. Both
+    directions are made because which one is stronger depends on whether the symbol is large
+    (``beta``, ``T``) or small (``eps``) in the regime and on the side of the bound; a check that
+    reads the rate must flip on at least one.
+``scale``
+    the primary expression multiplied by ``1/(2 * slack)`` (for a lower bound ``2 * slack``):
+    the bound then sits below (above) the worst case the check itself found, so the mutant is
+    false by the check's own measurement. ``slack`` is the room the claim has on what the check
+    found (claimed / worst case for an upper bound); when the check reports none, the factor is
+    1/2 (2) and the record says that the mutant is not known to be false.
+``regime``
+    one condition of the regime dropped (the seeded choice among them): the claim is then stated
+    where the paper does not state it; reported, not required to flip (a check that sweeps only
+    the stated regime cannot see it).
+
+A mutant's copy carries its expressions in a :class:`TracingMapping`, so the runner can tell
+whether the check read the mutated formula at all.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+import sympy as sp
+
+from ._claim import Claim
+
+__all__ = [
+    "ClaimMutant",
+    "TracingMapping",
+    "claim_mutants",
+    "rate_symbol",
+    "shift_rate",
+    "REQUIRED_KINDS",
+]
+
+#: the mutant kinds a verified verdict must flip on (``rate``: at least one direction)
+REQUIRED_KINDS = ("rate", "scale")
+
+#: rate symbols in order of preference when a claim declares no ``rate``
+_PREFERRED = ("epsilon", "beta", "T", "N", "H", "h", "s", "L", "n", "E", "D", "d")
+
+
+class TracingMapping(dict):
+    """A dict that records whether any value was read (``read`` becomes True)."""
+
+    read = False
+
+    def _mark(self):
+        self.read = True
+
+    def __getitem__(self, key):
+        self._mark()
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        self._mark()
+        return super().get(key, default)
+
+    def values(self):
+        self._mark()
+        return super().values()
+
+    def items(self):
+        self._mark()
+        return super().items()
+
+    def __iter__(self) -> Iterator:
+        # iterating the names (``", ".join(c.expressions)``) reads no formula
+        return super().__iter__()
+
+
+@dataclass(frozen=True)
+class ClaimMutant:
+    """A false copy of a claim: ``name`` (stable, used in cache keys), ``kind`` (``rate``,
+    ``scale``, ``regime``), ``what`` (the change in words) and the mutated ``claim``."""
+
+    name: str
+    kind: str
+    what: str
+    claim: Claim
+
+    @property
+    def read(self) -> bool:
+        """Whether the mutated expressions were read since the copy was made."""
+        ex = self.claim.expressions
+        return bool(getattr(ex, "read", False))
+
+
+def _is_formula(e) -> bool:
+    return isinstance(e, sp.Expr) and not isinstance(
+        e, (sp.core.relational.Relational, sp.logic.boolalg.Boolean)
+    )
+
+
+def rate_symbol(c: Claim, expr=None) -> sp.Symbol | None:
+    """The symbol whose exponent the rate mutants move: the claim's declared ``rate`` symbol,
+    else the first of epsilon, beta, T, N, H, h, s, L, n, E, D, d (then any other, by name) that
+    occurs in the formula in a power, a product or an exponential."""
+    expr = c.expressions.get(c.rate[0] if c.rate else c.primary_name) if expr is None else expr
+    if expr is None or not _is_formula(expr):
+        return None
+    if c.rate is not None:
+        sym = c.rate[1]
+        if isinstance(sym, sp.Symbol) and sym in expr.free_symbols:
+            return sym
+    free = sorted(expr.free_symbols, key=lambda s: s.name)
+    order = [s for p in _PREFERRED for s in free if s.name == p] + [
+        s for s in free if s.name not in _PREFERRED
+    ]
+    for s in order:
+        if shift_rate(expr, s, +1) != expr:
+            return s
+    return None
+
+
+def _move(e, direction: int):
+    """The exponent ``e`` moved away from zero (direction +1) or towards it (-1)."""
+    e = sp.sympify(e)
+    if e.is_number:
+        if e == 0:
+            return e
+        if abs(e) <= 1:
+            return e * 2 if direction > 0 else e / 2
+        sign = 1 if e > 0 else -1
+        return e + sign * direction * sp.Rational(1, 2)
+    sign = -1 if e.could_extract_minus_sign() else 1
+    return e + sign * direction * sp.Rational(1, 2)
+
+
+def shift_rate(expr, x: sp.Symbol, direction: int):
+    """``expr`` with the exponent of ``x`` moved (see the module docstring); ``expr`` itself
+    when ``x`` occurs in no power, product or exponential."""
+
+    def rec(node):
+        if node == x:
+            return sp.Pow(x, _move(1, direction), evaluate=True)
+        if node.is_Atom or x not in node.free_symbols:
+            return node
+        if (
+            isinstance(node, sp.Pow)
+            and x in node.base.free_symbols
+            and (x not in node.exp.free_symbols)
+        ):
+            if node.base == x:
+                return sp.Pow(x, _move(node.exp, direction))
+            return sp.Pow(rec(node.base), node.exp)
+        if isinstance(node, sp.exp):
+            a = node.args[0]
+            if a.is_polynomial(x) and sp.degree(a, x) == 1:
+                coef = a.coeff(x, 1)
+                factor = 2 if direction > 0 else sp.Rational(1, 2)
+                return sp.exp(a + (factor - 1) * coef * x)
+            return sp.exp(rec(a))
+        if isinstance(node, sp.Mul):
+            return sp.Mul(*[rec(a) for a in node.args])
+        return node.func(*[rec(a) for a in node.args])
+
+    try:
+        out = rec(expr)
+    except (TypeError, ValueError, sp.PolynomialError):
+        return expr
+    return out
+
+
+def _fmt_factor(f: float) -> str:
+    return f"{f:.4g}"
+
+
+def claim_mutants(c: Claim, slack: float | None = None, seed: int = 0) -> list[ClaimMutant]:
+    """The generated mutants of claim ``c`` (empty for a claim without a formula); ``slack`` is
+    the room the check found (see the module docstring), ``seed`` picks the dropped regime
+    condition."""
+    out: list[ClaimMutant] = []
+    if not c.expressions:
+        return out
+    base = dict(c.expressions)
+    primary = c.primary_name
+    rate_name = c.rate[0] if c.rate and c.rate[0] in base else primary
+
+    def copy(exprs: dict, **kw) -> Claim:
+        return replace(c, expressions=TracingMapping(exprs), **kw)
+
+    # rate: both directions on the rate expression
+    rexpr = base.get(rate_name)
+    x = rate_symbol(c, rexpr) if rexpr is not None else None
+    if x is not None:
+        for direction, tag in ((+1, "rate+"), (-1, "rate-")):
+            new = shift_rate(rexpr, x, direction)
+            if new != rexpr:
+                out.append(
+                    ClaimMutant(
+                        f"{tag}:{x.name}",
+                        "rate",
+                        f"{rate_name}: {sp.sstr(rexpr)} -> {sp.sstr(new)} (exponent of "
+                        f"{x.name} moved {'away from' if direction > 0 else 'towards'} zero)",
+                        copy({**base, rate_name: new}),
+                    )
+                )
+    # scale: the primary expression below (above) the worst case found
+    pexpr = base.get(primary)
+    if pexpr is not None and _is_formula(pexpr) and pexpr != 0:
+        lower = c.kind == "lower"
+        known = slack is not None and slack > 0 and slack == slack and slack != float("inf")
+        room = float(slack) if known else 1.0
+        factor = 2.0 * room if lower else 1.0 / (2.0 * room)
+        where = (
+            f"{'above' if lower else 'below'} the worst case the check found (slack {room:.4g})"
+            if known
+            else "the check reports no slack, so this mutant is not known to be false"
+        )
+        out.append(
+            ClaimMutant(
+                f"scale:x{_fmt_factor(factor)}",
+                "scale",
+                f"{primary} multiplied by {_fmt_factor(factor)}: {where}",
+                copy({**base, primary: sp.Float(factor, 6) * pexpr}),
+            )
+        )
+    # regime: one condition dropped (a seeded choice)
+    if c.regime:
+        i = random.Random(f"{c.id}:{seed}").randrange(len(c.regime))
+        kept = tuple(r for j, r in enumerate(c.regime) if j != i)
+        out.append(
+            ClaimMutant(
+                f"regime:drop{i}",
+                "regime",
+                f"regime condition {c.regime[i].text()!r} dropped",
+                copy(base, regime=kept),
+            )
+        )
+    return out
+
+
+def describe(mutants: list[ClaimMutant]) -> list[dict[str, Any]]:
+    """The mutants as records (name, kind, what)."""
+    return [{"name": m.name, "kind": m.kind, "what": m.what} for m in mutants]
