@@ -174,16 +174,46 @@ def _md_cell(s) -> str:
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
+def _slack(r: dict) -> str:
+    s = r.get("slack")
+    return "" if s is None else f"slack {s:.3g}"
+
+
 def _falsified(r: dict, meta: dict) -> str:
-    """The "falsified by" cell: the mutants that flip the verdict (verify --mutants), else the
-    declared ones (not run in this report)."""
-    if r.get("falsified_by"):
-        return ", ".join(r["falsified_by"])
-    if meta.get("mutants") and r.get("mutant_results"):
-        return "none of: " + ", ".join(m["name"] for m in r["mutant_results"])
-    if r.get("mutants"):
-        return "declared (not run): " + ", ".join(r["mutants"])
-    return ""
+    """The "falsified by" cell, saying exactly what ran: the declared mutants that flip the
+    verdict and the claim mutants flipped k of n (``verify --mutants``), else the declared ones
+    marked "not run"; then the slack (claimed bound / worst case found) where the check has one.
+    """
+    parts = []
+    declared = [x for x in r.get("falsified_by", []) if not x.startswith("claim ")]
+    if meta.get("mutants") and "mutant_results" in r:
+        ran = r["mutant_results"]
+        if declared:
+            parts.append("declared mutants: " + ", ".join(declared))
+        elif ran:
+            parts.append("declared mutants: none of " + ", ".join(m["name"] for m in ran))
+    elif r.get("mutants"):
+        parts.append("declared (not run): " + ", ".join(r["mutants"]))
+    cms = r.get("claim_mutants")
+    if meta.get("mutants") and cms is not None:
+        if cms:
+            k = sum(m["flips"] for m in cms)
+            parts.append(
+                f"claim mutants flipped {k}/{len(cms)} ("
+                + ", ".join(f"{m['name']} {'flipped' if m['flips'] else 'survived'}" for m in cms)
+                + ")"
+            )
+        if r.get("claim_mutant_note"):
+            parts.append(r["claim_mutant_note"])
+    elif not meta.get("mutants") and r.get("verdict") in (
+        "verified-symbolic",
+        "verified-numeric",
+        "consistent-empirical",
+    ):
+        parts.append("claim mutants not run (verify --mutants)")
+    if _slack(r):
+        parts.append(_slack(r))
+    return "; ".join(parts)
 
 
 def render_markdown(records: Sequence[dict], meta: dict) -> str:

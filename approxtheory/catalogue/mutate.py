@@ -8,7 +8,8 @@ be false whenever the claim is tight:
 ``rate+`` / ``rate-``
     the exponent of the claim's rate symbol moved away from / towards zero: an exponent ``e``
     with ``|e| <= 1`` is doubled / halved (``beta**-1 -> beta**-2`` / ``beta**(-1/2)``), a larger
-    one moves by 1/2 (``eps**-k -> eps**-(k + 1/2)`` / ``eps**-(k - 1/2)``); a bare factor ``x``
+    one moves by 1/2 (``eps**-k -> eps**-(k + 1/2)`` / ``eps**-(k - 1/2)``; a symbolic exponent
+    whose sign sympy cannot decide moves by +1/2 / -1/2); a bare factor ``x``
     counts as ``x**1``; in ``exp(a)`` the rate symbol's term of ``a`` is doubled / halved. Both
     directions are made because which one is stronger depends on whether the symbol is large
     (``beta``, ``T``) or small (``eps``) in the regime and on the side of the bound; a check that
@@ -138,7 +139,10 @@ def _move(e, direction: int):
             return e * 2 if direction > 0 else e / 2
         sign = 1 if e > 0 else -1
         return e + sign * direction * sp.Rational(1, 2)
-    sign = -1 if e.could_extract_minus_sign() else 1
+    if e.is_negative or (e.is_positive is None and e.could_extract_minus_sign()):
+        sign = -1
+    else:  # positive, or a sign sympy cannot decide: +1/2 for rate+, -1/2 for rate-
+        sign = 1
     return e + sign * direction * sp.Rational(1, 2)
 
 
@@ -207,7 +211,9 @@ def claim_mutants(c: Claim, slack: float | None = None, seed: int = 0) -> list[C
                         f"{tag}:{x.name}",
                         "rate",
                         f"{rate_name}: {sp.sstr(rexpr)} -> {sp.sstr(new)} (exponent of "
-                        f"{x.name} moved {'away from' if direction > 0 else 'towards'} zero)",
+                        f"{x.name} moved {'away from' if direction > 0 else 'towards'} zero, "
+                        f"or by {'+' if direction > 0 else '-'}1/2 where its sign is not "
+                        f"decidable symbolically)",
                         copy({**base, rate_name: new}),
                     )
                 )
