@@ -11,7 +11,7 @@ from pathlib import Path
 import sympy as sp
 
 from .catalogue import PAPERS, claims
-from .catalogue._claim import PROVENANCE_MEANING
+from .catalogue._claim import FORMER_TITLES, PROVENANCE_MEANING
 from .io import atomic_write_text
 
 __all__ = ["render_claims_markdown", "DEFAULT_CLAIMS_PAGE", "write_claims_page"]
@@ -60,9 +60,22 @@ def render_claims_markdown() -> str:
     out.append("")
     for arxiv, (short, title) in PAPERS.items():
         cs = [c for c in all_claims if c.paper == arxiv]
+        former = FORMER_TITLES.get(arxiv, {})
         out += [
             f"## {title} (arXiv {arxiv}, `{short}`)",
             "",
+            *(
+                [
+                    "Earlier title"
+                    + ("s" if len(former) > 1 else "")
+                    + ": "
+                    + "; ".join(f"{v}: *{t}*" for v, t in former.items())
+                    + ".",
+                    "",
+                ]
+                if former
+                else []
+            ),
             "| id | kind | provenance | section | statement |",
             "|---|---|---|---|---|",
         ]

@@ -93,3 +93,9 @@ def test_readme_examples_run():
         str(ROOT / "README.md"), module_relative=False, optionflags=doctest.NORMALIZE_WHITESPACE
     )
     assert r.attempted > 5 and r.failed == 0
+
+
+def test_the_trade_offs_paper_shows_its_v1_title():
+    page = render_claims_markdown()
+    section = page.split("## Performance-Efficiency Tradeoffs in Transformers", 1)[1]
+    assert "v1: *Allocation of Parameters in Transformers*" in section.split("\n## ", 1)[0]

@@ -31,6 +31,7 @@ __all__ = [
     "PROVENANCES",
     "PROVENANCE_MEANING",
     "PAPERS",
+    "FORMER_TITLES",
     "to_exact",
     "substitute",
     "MAX_EXACT_DIGITS",
@@ -87,6 +88,12 @@ PAPERS: dict[str, tuple[str, str]] = {
         "Multi-Head Self Attention is a Parameter Identification Mechanism",
     ),
     "2606.27449": ("prism", "Prism Transformer: Progressive Head Schedules"),
+}
+
+#: arXiv id -> earlier titles of the paper (version: title), shown beside the current one: a
+#: reader who knows the paper by its first title finds it
+FORMER_TITLES: dict[str, dict[str, str]] = {
+    "2510.03784": {"v1": "Allocation of Parameters in Transformers"},
 }
 
 # Short names users may type for a symbol (keyword -> sympy symbol name).
