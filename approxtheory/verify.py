@@ -316,13 +316,21 @@ def _apply_claim_mutants(
         why = []
         scale = [r for r in results if r["kind"] == "scale"]
         rate = [r for r in results if r["kind"] == "rate"]
-        if scale and not scale[0]["flips"]:
-            where = (
-                f"below the worst case it found (slack {rec['slack']:.3g})"
-                if rec.get("slack") is not None
-                else "halved (it reports no slack)"
-            )
-            why.append(f"it still passes with the claim's bound {where}")
+        # an upper bound must fail when put below the worst case found, a lower bound when put
+        # above it; for any other claim one of the two directions must fail
+        side = {"upper": "scale:", "lower": "scale-up:"}.get(c.kind)
+        required = [r for r in scale if side is None or r["name"].startswith(side)]
+        if required and not any(r["flips"] for r in required):
+            if side is None:
+                where = "halved and doubled"
+            elif rec.get("slack") is not None:
+                where = (
+                    f"{'below' if c.kind == 'upper' else 'above'} the worst case it found "
+                    f"(slack {rec['slack']:.3g})"
+                )
+            else:
+                where = f"{'halved' if c.kind == 'upper' else 'doubled'} (it reports no slack)"
+            why.append(f"it still passes with the claim's formula {where}")
         if rate and not any(r["flips"] for r in rate):
             slack = rec.get("slack")
             if slack is None or slack < LOOSE_SLACK:

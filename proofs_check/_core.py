@@ -253,8 +253,22 @@ def slope_row(fit, label: str, predicted: float) -> dict:
     }
 
 
-# shared measurements used by several checks, computed once per run
-memo = functools.lru_cache(maxsize=None)
+def memo(fn):
+    """Shared measurements used by several checks, computed once per run (``lru_cache``), keyed
+    also by the catalogue's active claim override: under a claim mutant (``verify --mutants``)
+    a memoised function computes afresh instead of serving what it computed from the true
+    claim, so a measurement that reads the catalogue sees the mutated claim."""
+    from approxtheory.catalogue import override_token
+
+    cached = functools.lru_cache(maxsize=None)(lambda _token, *a, **k: fn(*a, **k))
+
+    @functools.wraps(fn)
+    def wrapper(*a, **k):
+        return cached(override_token(), *a, **k)
+
+    wrapper.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+    wrapper.cache_info = cached.cache_info  # type: ignore[attr-defined]
+    return wrapper
 
 
 #: seconds of branch-and-bound per grid cell for the certified upper bracket, and the most
@@ -325,7 +339,7 @@ def construction_grid(
 RESULTS_DIR = "results"
 
 
-@memo
+@functools.cache  # not `memo`: trained rows never depend on a claim override
 def experiment_rows(name: str, profile: str) -> tuple:
     """An experiment's rows through the runner, for the checks that read trained results.
 

@@ -65,8 +65,9 @@ def test_the_scale_mutant_sits_below_the_worst_case_found(slack, factor):
 
 def test_the_scale_mutant_of_a_lower_bound_goes_above():
     c = claim("HC-T2b")
-    m = _by_kind(claim_mutants(c, slack=3.0))["scale"]
-    assert float(sp.simplify(m.claim.expr() / c.expr())) == pytest.approx(6.0)
+    ms = _by_kind(claim_mutants(c, slack=3.0))
+    assert float(sp.simplify(ms["scale-up"].claim.expr() / c.expr())) == pytest.approx(6.0)
+    assert "above the worst case" in ms["scale-up"].what
 
 
 def test_the_regime_mutant_is_seeded_and_drops_one_condition():
@@ -199,3 +200,39 @@ def test_a_tight_bound_that_survives_every_rate_mutant_is_downgraded(tmp_path, r
     assert rec["slack"] == pytest.approx(1.0)
     assert rec["verdict"] == "consistent-empirical"
     assert "rate exponent moved either way" in rec["evidence"]
+
+
+def test_a_memoised_measurement_sees_the_overridden_claim():
+    calls = []
+
+    @_core.memo
+    def bound_at(H):
+        calls.append(H)
+        return claim("ID-T4.5").evaluate_float("ratio", H=H)
+
+    assert bound_at(4) == pytest.approx(1 / 8)
+    assert bound_at(4) == pytest.approx(1 / 8) and calls == [4]  # memoised
+    scaled = _by_kind(claim_mutants(claim("ID-T4.5")))["scale"]
+    with overriding(scaled.claim):
+        assert bound_at(4) == pytest.approx(1 / 16)  # not the true claim's cached value
+    assert bound_at(4) == pytest.approx(1 / 8) and len(calls) == 2
+
+
+def test_a_lemma_constant_may_fail_in_either_direction(tmp_path, replace_check):
+    """HC-L7's R_0 is a radius within which the lemma holds: a larger radius is the false
+    claim. A check that fails on the doubled radius (and not on the halved one) is not
+    downgraded; the kind does not say the side, so either direction counts."""
+    c0 = claim("HC-L7")
+    assert c0.kind not in ("upper", "lower")
+    true_radius = 0.5  # delta_min = 1
+
+    def radius_check(ctx, cid):
+        r = claim(cid).evaluate_float(c0.primary_name, delta_min=1)
+        ok = r <= true_radius * (1 + 1e-12) and not ctx.is_mutant("off")
+        return Verdict(cid, "verified-numeric" if ok else "refuted", f"R_0 {r}", scope="full")
+
+    replace_check("HC-L7", radius_check, {"off": "the radius doubled in the check"})
+    rec, _ = _run(tmp_path, "HC-L7")
+    got = {m["name"].split(":")[0]: m["flips"] for m in rec["claim_mutants"]}
+    assert got["scale-up"] and not got["scale"]
+    assert "formula halved and doubled" not in rec["evidence"]

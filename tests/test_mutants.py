@@ -13,6 +13,7 @@ import pytest
 from approxtheory.proofs_check import (
     CHECKS,
     MUTANTS,
+    PASSING,
     SCOPES,
     VERIFIED,
     Context,
@@ -62,6 +63,41 @@ def test_every_declared_mutant_of_a_passing_check_flips_it(mutant_run):
     }
     weak = {c: ms for c, ms in weak.items() if ms}
     assert not weak, weak
+
+
+def test_every_passing_claim_with_a_formula_ran_its_claim_mutants(mutant_run):
+    """Claim mutants (generated from the claim's sympy tree) ran for every passing claim with a
+    formula, and each record says whether the check read the mutated formula."""
+    from approxtheory import claim
+
+    _, recs, _ = mutant_run
+    missing = [
+        c
+        for c, r in recs.items()
+        if r["verdict"] in PASSING and claim(c).expressions and "claim_mutants" not in r
+    ]
+    assert not missing, missing
+    for c, r in recs.items():
+        for m in r.get("claim_mutants", []):
+            assert isinstance(m["formula_read"], bool) and m["kind"] in ("rate", "scale", "regime")
+
+
+def test_no_verified_verdict_survives_a_required_claim_mutant(mutant_run):
+    _, recs, _ = mutant_run
+    bad = {}
+    for c, r in recs.items():
+        if r["verdict"] not in VERIFIED or not r.get("claim_mutants"):
+            continue
+        cms = r["claim_mutants"]
+        scale = [m for m in cms if m["kind"] == "scale"]
+        rate = [m for m in cms if m["kind"] == "rate"]
+        if scale and not any(m["flips"] for m in scale):
+            bad[c] = "scale"
+        if rate and not any(m["flips"] for m in rate) and "loose by" not in r.get(
+            "claim_mutant_note", ""
+        ):
+            bad[c] = "rate"
+    assert not bad, bad
 
 
 def test_hc_t2b_is_not_verified_as_a_lower_bound(mutant_run):

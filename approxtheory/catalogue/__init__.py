@@ -12,6 +12,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +52,7 @@ __all__ = [
     "PROVENANCES",
     "paper_id",
     "overriding",
+    "override_token",
 ]
 
 _MODULES = (headcount, tradeoffs, infoflow, identification, prism)
@@ -86,6 +88,16 @@ def paper_id(paper: str) -> str:
     raise ApproxTheoryError(f"unknown paper {paper!r}; known papers: {known}")
 
 
+_OVERRIDES = itertools.count(1)
+_TOKEN = [0]
+
+
+def override_token() -> int:
+    """0 when no claim is overridden, else a number unique to the active :func:`overriding`
+    block (memoised measurements key on it)."""
+    return _TOKEN[0]
+
+
 @contextlib.contextmanager
 def overriding(mutated: Claim):
     """Within the block, :func:`claim` and :func:`claims` return ``mutated`` for its id (a claim
@@ -95,12 +107,14 @@ def overriding(mutated: Claim):
         raise UnknownClaimError(
             f"unknown claim id {mutated.id!r}: only a claim of the catalogue can be overridden"
         )
-    original = _REGISTRY[mutated.id]
+    original, token = _REGISTRY[mutated.id], _TOKEN[0]
     _REGISTRY[mutated.id] = mutated
+    _TOKEN[0] = next(_OVERRIDES)
     try:
         yield mutated
     finally:
         _REGISTRY[mutated.id] = original
+        _TOKEN[0] = token
 
 
 def claim(id: str) -> Claim:

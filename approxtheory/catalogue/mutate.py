@@ -14,12 +14,14 @@ be false whenever the claim is tight:
     directions are made because which one is stronger depends on whether the symbol is large
     (``beta``, ``T``) or small (``eps``) in the regime and on the side of the bound; a check that
     reads the rate must flip on at least one.
-``scale``
-    the primary expression multiplied by ``1/(2 * slack)`` (for a lower bound ``2 * slack``):
-    the bound then sits below (above) the worst case the check itself found, so the mutant is
-    false by the check's own measurement. ``slack`` is the room the claim has on what the check
-    found (claimed / worst case for an upper bound); when the check reports none, the factor is
-    1/2 (2) and the record says that the mutant is not known to be false.
+``scale`` / ``scale-up``
+    the primary expression multiplied by ``1/(2 * slack)`` / by 2 (for a lower bound by 1/2 /
+    ``2 * slack``): for an upper (lower) bound the first (second) then sits below (above) the
+    worst case the check itself found, so it is false by the check's own measurement; the other
+    direction is false for an exact claim, and for a lemma's constant whose side the catalogue
+    does not say. ``slack`` is the room the claim has on what the check found (claimed / worst
+    case for an upper bound); when the check reports none, the factors are 1/2 and 2 and the
+    record says that the mutant is not known to be false.
 ``regime``
     one condition of the regime dropped (the seeded choice among them): the claim is then stated
     where the paper does not state it; reported, not required to flip (a check that sweeps only
@@ -217,26 +219,36 @@ def claim_mutants(c: Claim, slack: float | None = None, seed: int = 0) -> list[C
                         copy({**base, rate_name: new}),
                     )
                 )
-    # scale: the primary expression below (above) the worst case found
+    # scale: the primary expression below and above the worst case found
     pexpr = base.get(primary)
     if pexpr is not None and _is_formula(pexpr) and pexpr != 0:
         lower = c.kind == "lower"
         known = slack is not None and slack > 0 and slack == slack and slack != float("inf")
         room = float(slack) if known else 1.0
-        factor = 2.0 * room if lower else 1.0 / (2.0 * room)
-        where = (
-            f"{'above' if lower else 'below'} the worst case the check found (slack {room:.4g})"
-            if known
-            else "the check reports no slack, so this mutant is not known to be false"
-        )
-        out.append(
-            ClaimMutant(
-                f"scale:x{_fmt_factor(factor)}",
-                "scale",
-                f"{primary} multiplied by {_fmt_factor(factor)}: {where}",
-                copy({**base, primary: sp.Float(factor, 6) * pexpr}),
+        for tag, factor, false_side in (
+            ("scale", 1.0 / (2.0 * room) if not lower else 0.5, not lower),
+            ("scale-up", 2.0 * room if lower else 2.0, lower),
+        ):
+            if false_side and known:
+                where = (
+                    f"{'above' if lower else 'below'} the worst case the check found "
+                    f"(slack {room:.4g})"
+                )
+            elif false_side:
+                where = "the check reports no slack, so this mutant is not known to be false"
+            else:
+                where = (
+                    f"the {'weaker' if c.kind in ('upper', 'lower') else 'other'} direction "
+                    f"(false for an exact claim or a bound of the other side)"
+                )
+            out.append(
+                ClaimMutant(
+                    f"{tag}:x{_fmt_factor(factor)}",
+                    "scale",
+                    f"{primary} multiplied by {_fmt_factor(factor)}: {where}",
+                    copy({**base, primary: sp.Float(factor, 6) * pexpr}),
+                )
             )
-        )
     # regime: one condition dropped (a seeded choice)
     if c.regime:
         i = random.Random(f"{c.id}:{seed}").randrange(len(c.regime))
