@@ -77,7 +77,7 @@ def test_every_passing_claim_with_a_formula_ran_its_claim_mutants(mutant_run):
         if r["verdict"] in PASSING and claim(c).expressions and "claim_mutants" not in r
     ]
     assert not missing, missing
-    for c, r in recs.items():
+    for r in recs.values():
         for m in r.get("claim_mutants", []):
             assert isinstance(m["formula_read"], bool) and m["kind"] in ("rate", "scale", "regime")
 
@@ -93,8 +93,10 @@ def test_no_verified_verdict_survives_a_required_claim_mutant(mutant_run):
         rate = [m for m in cms if m["kind"] == "rate"]
         if scale and not any(m["flips"] for m in scale):
             bad[c] = "scale"
-        if rate and not any(m["flips"] for m in rate) and "loose by" not in r.get(
-            "claim_mutant_note", ""
+        if (
+            rate
+            and not any(m["flips"] for m in rate)
+            and "loose by" not in r.get("claim_mutant_note", "")
         ):
             bad[c] = "rate"
     assert not bad, bad
