@@ -182,6 +182,18 @@ def _cached_or_run(
     ``claim_mutant`` (:class:`~approxtheory.catalogue.mutate.ClaimMutant`) the check runs while
     the catalogue returns the mutated claim, and the record says whether it read the formula
     (``formula_read``)."""
+    if c.id not in CHECKS:  # a claim added to the catalogue without a check: say so, go on
+        timings[label] = {"cached": False, "duration_s": 0.0}
+        return _record(
+            c,
+            {
+                "verdict": "error",
+                "evidence": f"no check is registered for {c.id} (every claim needs one in "
+                f"proofs_check/<paper>.py)",
+                "scope": "none",
+            },
+            "",
+        )
     key = check_hash(c.id, ctx)
     cache = out / ".cache" / f"{label}.{key}.json"
     hit = _cached(cache, c.id, key) if use_cache else None

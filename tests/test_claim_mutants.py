@@ -236,3 +236,10 @@ def test_a_lemma_constant_may_fail_in_either_direction(tmp_path, replace_check):
     got = {m["name"].split(":")[0]: m["flips"] for m in rec["claim_mutants"]}
     assert got["scale-up"] and not got["scale"]
     assert "formula halved and doubled" not in rec["evidence"]
+
+
+def test_a_claim_without_a_check_is_an_error_record_not_a_crash(tmp_path, monkeypatch):
+    monkeypatch.delitem(CHECKS, "ID-T4.5")
+    rc = run_verify(only=["ID-T4.5"], out=tmp_path, progress=False, use_cache=False)
+    rec = json.loads((tmp_path / "verdicts.json").read_text(encoding="utf-8"))["verdicts"][0]
+    assert rc == 1 and rec["verdict"] == "error" and "no check is registered" in rec["evidence"]
