@@ -22,8 +22,10 @@ Scales (grid parameter ``scale``; ``approxtheory experiment run prism_paired --s
 it with the scale's d, T, lr, steps and batch, :data:`SCALES` with :data:`SCALE_PROVENANCE`):
 ``toy`` (the profiles' default) is d = 32/64, L = 4, h_base = 4, schedules uniform (4,4,4,4),
 Prism (1,2,4,4) (digest §9: the paper's early/baseline head-width ratio 4), reversed (4,4,2,1),
-uniform-wide (2,2,2,2); ``small``/``medium``/``large`` are the paper's Table 1/4 models (124M, 354M,
-757M parameters with a 50257-token embedding) with uniform h_base, the Table 4 Prism schedule
+uniform-wide (2,2,2,2); ``toy8`` the digest's L = 8 toy at the profile's sizes
+(:data:`SCHEDULES_L8`: Prism (1,1,2,2,4,4,4,4), which obeys the paper's rules 4-5);
+``small``/``medium``/``large`` are the paper's Table 1/4 models (124M, 354M, 757M parameters
+with a 50257-token embedding) with uniform h_base, the Table 4 Prism schedule
 (:func:`approxtheory.schedules.prism`), its reverse, and uniform h_base/2 as the wide control;
 they are for GPUs (``--device cuda``) and are refused before allocating when their estimated
 memory does not fit (the GPU's memory for ``--device cuda``, ``--max-memory`` otherwise).
@@ -50,6 +52,15 @@ SCHEDULES = {
     "wide": (2, 2, 2, 2),
 }
 H_BASE = 4
+#: the digest's L = 8 toy (§9: "d = 64, L = 8: uniform 4x8 vs (1,1,2,2,4,4,4,4)"), scale ``toy8``:
+#: its Prism schedule obeys rules 4-5 (blocks of 2 layers, L/2 at h_base), which the L = 4 one
+#: (1,2,4,4) cannot; reversed and uniform-wide as at L = 4. About 2x the L = 4 cost.
+SCHEDULES_L8 = {
+    "uniform": (4,) * 8,
+    "prism": (1, 1, 2, 2, 4, 4, 4, 4),
+    "reversed": (4, 4, 4, 4, 2, 2, 1, 1),
+    "wide": (2,) * 8,
+}
 #: GPT-2 BPE, the paper's tokenizer (digest §5)
 PAPER_VOCAB = 50257
 #: the paper's models (Table 1/4) and training recipe (digest §3, §5); see SCALE_PROVENANCE.
@@ -65,6 +76,8 @@ SCALES: dict[str, dict] = {
         steps=11_000,
         batch=16,
         reported_params=124_000_000,
+        tokens=2_880_000_000,
+        batch_tokens=2**18,
     ),
     "medium": dict(
         d=1024,
@@ -76,6 +89,8 @@ SCALES: dict[str, dict] = {
         steps=40_000,
         batch=16,
         reported_params=354_000_000,
+        tokens=10_490_000_000,
+        batch_tokens=2**18,
     ),
     "large": dict(
         d=1536,
@@ -87,12 +102,18 @@ SCALES: dict[str, dict] = {
         steps=40_000,
         batch=16,
         reported_params=757_000_000,
+        tokens=20_970_000_000,
+        batch_tokens=2**19,
     ),
 }
-SCALE_NAMES = ("toy", *SCALES)
+TOY_SCALES = ("toy", "toy8")
+SCALE_NAMES = (*TOY_SCALES, *SCALES)
 SCALE_PROVENANCE = {
     "d, L, h_base, Prism schedule": "stated (Table 4)",
     "reported_params": "stated (Table 1: 124M, 354M, 757M)",
+    "tokens": "stated (2.88B / 10.49B / 20.97B training tokens, digest §5)",
+    "batch_tokens": "derived (digest §5: 2^18 / 2^18 / 2^19 tokens per step reproduce the "
+    "token counts with the steps; the paper says 0.25M / 0.25M / 0.5M)",
     "T = 1024": "stated (digest §5)",
     "lr": "stated (peak 6e-4 / 3e-4 / 2.5e-4, digest §5)",
     "steps": "derived (digest §5: tokens / batch tokens = 11k / 40k / 40k)",
@@ -112,7 +133,7 @@ SCALE_PROVENANCE = {
     "heads' example for Small; the toy's (2,2,2,2))",
 }
 #: warmup as a fraction of the steps: toy 1/20 (digest §9 'short linear warmup'), paper 2.5 %
-WARMUP = {"toy": 0.05, "small": 0.025, "medium": 0.025, "large": 0.025}
+WARMUP = {"toy": 0.05, "toy8": 0.05, "small": 0.025, "medium": 0.025, "large": 0.025}
 #: an optimistic GPU rate (about an H100's dense bf16 peak), so that time estimates on cuda
 #: stay lower bounds
 GPU_FLOPS_PER_SECOND = 1e15
@@ -177,6 +198,8 @@ def schedules_for(scale: str = "toy") -> dict[str, tuple[int, ...]]:
     """The four schedules of a scale: uniform, Prism, reversed, uniform-wide."""
     if scale == "toy":
         return dict(SCHEDULES)
+    if scale == "toy8":
+        return dict(SCHEDULES_L8)
     from approxtheory import schedules
 
     sc = SCALES[scale]
@@ -272,7 +295,7 @@ def _scale(cfg: dict) -> str:
 def _val_windows(cfg: dict) -> int:
     """Validation windows of val_loss: 64 (toy); 16 at the paper's scales (the loop evaluates
     one-hot windows in float64: 16 x 1024 x 50257 x 8 bytes = 6.6 GB per copy)."""
-    return 64 if _scale(cfg) == "toy" else 16
+    return 64 if _scale(cfg) in TOY_SCALES else 16
 
 
 def train_config(cfg: dict):
@@ -531,6 +554,7 @@ paired_cell.check = check_cell  # type: ignore[attr-defined]
 #: ``--scale NAME`` presets of the CLI (grid overrides; --set on top of them)
 paired_cell.scales = {  # type: ignore[attr-defined]
     "toy": {"scale": "toy"},  # the profile's own sizes
+    "toy8": {"scale": "toy8"},  # the profile's sizes, the digest's L = 8 schedules
     **{
         name: {"scale": name, **{k: sc[k] for k in ("d", "T", "lr", "steps", "batch")}}
         for name, sc in SCALES.items()

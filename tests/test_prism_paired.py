@@ -213,11 +213,12 @@ def test_each_scale_builds_on_meta_with_the_papers_parameter_count(scale):
 
 def test_scale_presets_and_bad_scale_configs():
     presets = pp.paired_cell.scales
-    assert set(presets) == {"toy", "small", "medium", "large"}
+    assert set(presets) == {"toy", "toy8", "small", "medium", "large"}
+    assert presets["toy8"] == dict(scale="toy8")  # the profile's sizes, L = 8 schedules
     assert presets["small"] == dict(scale="small", d=768, T=1024, lr=6e-4, steps=11000, batch=16)
     from approxtheory.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="scale must be one of toy, small, medium, large"):
+    with pytest.raises(ConfigError, match="scale must be one of toy, toy8, small, medium, large"):
         pp.check_cell(_cfg(scale="huge", schedule="prism"))
     with pytest.raises(ConfigError, match="scale small is d=768, T=1024"):
         pp.check_cell(_cfg(scale="small", schedule="prism"))
@@ -258,7 +259,7 @@ def test_cli_scale_and_seeds_errors_are_one_line_exit_2(capsys, tmp_path):
     base = ["experiment", "run", "prism_paired", "--quiet", "--out", tmp_path]
     rc, err = _cli([*base, "--scale", "huge"], capsys)
     assert rc == 2 and "\n" not in err
-    assert "allowed: toy, small, medium, large" in err
+    assert "allowed: toy, toy8, small, medium, large" in err
     rc, err = _cli([*base, "--scale", "small", "--max-memory", "4G"], capsys)
     assert rc == 2 and "needs about" in err and "\n" not in err
     rc, err = _cli([*base, "--seeds", "0"], capsys)
