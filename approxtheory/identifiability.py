@@ -38,6 +38,8 @@ __all__ = [
     "structured_unidentified_dim",
     "dense_unidentified_dim",
     "attention_param_count",
+    "bias_ranks",
+    "bias_gradients",
     "dense_estimate",
     "structured_estimate",
 ]
@@ -593,6 +595,85 @@ def bias_aliasing(cfg: AttentionConfig, seed: int = 0) -> dict:
         "key_bias_grad": grad_bk,
         "value_bias_aliasing_output_change": value,
     }
+
+
+def bias_ranks(cfg: AttentionConfig, seed: int = 0, seq_len: int = 6, rtol: float = 1e-8) -> dict:
+    """The identified dimension of the query bias and of the key bias (ID-F3, ID-F4.7): the rank
+    of the Jacobian of the layer's float64 outputs on random sequences with respect to b_Q alone
+    and to b_K alone (singular values above ``rtol``·σ_max; an all-zero Jacobian has rank 0).
+    Returns the ranks, the entry counts and each Jacobian's largest singular value."""
+    from torch.func import functional_call, jacrev
+
+    if not cfg.bias:
+        raise ConfigError("bias ranks need a configuration with biases (bias=True)")
+    m = build_layer(cfg, seed)
+    a = m.attention(0)
+    g = torch.Generator().manual_seed(seed + 11)
+    n_seq = max(4, -(-2 * a.q.bias.numel() // (seq_len * cfg.E)))
+    X = torch.randn(n_seq, seq_len, cfg.E, generator=g, dtype=torch.float64)
+    svs = {}
+    for part, param in (("query", a.q.bias), ("key", a.k.bias)):
+        name = m.parameter_name(param)
+
+        def f(b, name=name):
+            # the explicit attention path (return_attention): SDPA has no batched backward
+            return functional_call(m, {name: b}, (X,), {"return_attention": True})[0].reshape(-1)
+
+        svs[part] = (torch.linalg.svdvals(jacrev(f)(param.detach().clone()).detach()), param)
+    # one scale for both: the larger Jacobian's top singular value (b_K's may be all zero)
+    scale = max(float(sv[0]) for sv, _ in svs.values())
+    return {
+        part: {
+            "rank": int((sv > rtol * scale).sum()) if scale > 0 else 0,
+            "entries": param.numel(),
+            "sigma_max": float(sv[0]),
+            "relative_sigma_max": float(sv[0]) / scale if scale > 0 else 0.0,
+        }
+        for part, (sv, param) in svs.items()
+    }
+
+
+def bias_gradients(
+    cfg: AttentionConfig, optimizer: str, steps: int = 30, lr: float = 0.05, seed: int = 0
+) -> list[dict]:
+    """Train the biased layer ``cfg`` (float64) for ``steps`` steps on a fixed random regression
+    target (squared loss) with ``optimizer`` (sgd, sgd_wd: weight decay 4e-4, adamw: lr 1e-3,
+    weight decay 0.1) and record, per step, ||∂L/∂b_Q|| / ||∂L/∂W_Q|| and ||∂L/∂b_K|| /
+    ||∂L/∂W_Q|| (the digest's Fig. 3 quantities, relative to the query weights' gradient)."""
+    if not cfg.bias:
+        raise ConfigError("bias gradients need a configuration with biases (bias=True)")
+    m = build_layer(cfg, seed)
+    a = m.attention(0)
+    g = torch.Generator().manual_seed(seed + 13)
+    X = torch.randn(8, 6, cfg.E, generator=g, dtype=torch.float64)
+    Y = torch.randn(8, 6, cfg.E, generator=g, dtype=torch.float64)
+    params = list(m.attention_parameters(0).values())
+    opt: torch.optim.Optimizer
+    if optimizer == "adamw":
+        opt = torch.optim.AdamW(params, lr=1e-3, weight_decay=0.1)
+    elif optimizer in ("sgd", "sgd_wd"):
+        opt = torch.optim.SGD(params, lr=lr, weight_decay=4e-4 if optimizer == "sgd_wd" else 0.0)
+    else:
+        raise ConfigError(f"optimizer must be sgd, sgd_wd or adamw (got {optimizer!r})")
+    rows = []
+    for step in range(steps):
+        opt.zero_grad()
+        loss = ((m(X) - Y) ** 2).mean()
+        loss.backward()
+        assert a.q.weight.grad is not None and a.q.bias.grad is not None  # backward ran
+        assert a.k.bias.grad is not None
+        gw = float(a.q.weight.grad.norm())
+        rows.append(
+            {
+                "optimizer": optimizer,
+                "step": step,
+                "loss": float(loss.detach()),
+                "query_bias_grad": float(a.q.bias.grad.norm()) / gw,
+                "key_bias_grad": float(a.k.bias.grad.norm()) / gw,
+            }
+        )
+        opt.step()
+    return rows
 
 
 def imbalance(Wq: np.ndarray, Wk: np.ndarray) -> np.ndarray:

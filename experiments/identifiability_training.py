@@ -1,7 +1,10 @@
 """Training-time identifiability diagnostics (identification digest §5-6): a small character-level
-model of the shared class trained with SGD, SGD + weight decay, AdamW and AdamW + periodic
-rebalancing; per logged step the invariant fraction ρ of the update, the imbalance β and its drift,
-and the loss.
+model of the shared class trained with SGD, SGD + weight decay, AdamW, AdamW + periodic
+rebalancing and the paper's control AdamW + periodic clearing of the optimizer state without
+rebalancing (``adamw_clear``), plus an SGD learning-rate sweep (the paper's case 5, Fig. 4); per
+logged step the invariant fraction ρ of the update, the imbalance β and its drift, the loss, and
+per layer and head the per-step drift ||C_{t+1} - C_t||_F of C = W_Q W_Qᵀ - W_K W_Kᵀ (columns
+``drift_l<layer>_h<head>``; their means over the logged steps are the cell's ``step_drift_*``).
 
 Default corpus: CPython's ``pydoc_data.topics`` (English reference text present wherever Python
 is), values joined in sorted-key order with blank lines; first 90 % train. ``--corpus PATH`` takes
@@ -107,9 +110,11 @@ def check_cell(cfg: dict) -> dict:
         v = cfg[k]
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise ConfigError(f"{k} must be a positive integer (got {v!r})")
-    if cfg["optimizer"] not in ("sgd", "sgd_wd", "adamw", "adamw_rebalance"):
+    if cfg["optimizer"] not in OPTIMIZERS:
         raise ConfigError(
-            f"optimizer must be sgd, sgd_wd, adamw or adamw_rebalance (got {cfg['optimizer']!r})"
+            "optimizer must be sgd, sgd_wd, adamw or adamw_rebalance, or adamw_clear (the "
+            f"paper's control: AdamW with its moments cleared, no rebalancing) "
+            f"(got {cfg['optimizer']!r})"
         )
     lr = cfg["lr_sgd"]
     if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < float("inf"):
@@ -148,6 +153,44 @@ def check_cell(cfg: dict) -> dict:
     )
     flops = cfg["steps"] * (6 * B * T * P + 2 * 12 * B * T * T * E)
     return {"bytes": b, "seconds": flops / FLOPS_PER_SECOND}
+
+
+#: the cell's optimizers: the paper's cases 1-4 and its control (AdamW whose moments are cleared
+#: every ``rebalance_every`` steps, as the rebalanced run's are, but with no rebalancing)
+OPTIMIZERS = ("sgd", "sgd_wd", "adamw", "adamw_rebalance", "adamw_clear")
+
+
+class HeadDrift:
+    """Per layer and head, ||C_after - C_before||_F of C = W_Q W_Qᵀ - W_K W_Kᵀ across the
+    optimizer's step (the digest's "drift", Fig. 4), float64; a callback of ``train``."""
+
+    name = "head_drift"
+
+    def __init__(self, every: int = 1):
+        self.every = every
+        self._before: dict = {}
+
+    @staticmethod
+    def _imbalances(model) -> dict:
+        from approxtheory.identifiability import imbalance
+
+        out = {}
+        for li in range(len(model.layers)):
+            for h in range(model.attention(li).h):
+                w = model.head_weights(li, h)
+                out[(li, h)] = imbalance(w.q.double().cpu().numpy(), w.k.double().cpu().numpy())
+        return out
+
+    def before_step(self, step, model, batch):
+        self._before = self._imbalances(model)
+
+    def __call__(self, step, model, loss, batch):
+        import numpy as np
+
+        return {
+            f"drift_l{li}_h{h}": float(np.linalg.norm(C - self._before[(li, h)]))
+            for (li, h), C in self._imbalances(model).items()
+        }
 
 
 def train_cell(cfg: dict) -> dict:
@@ -200,6 +243,13 @@ def train_cell(cfg: dict) -> dict:
         tokens=idx[:n_train], vocab=V, seq_len=T, val_tokens=idx[n_train:], val_windows=64
     )
     hooks = []
+    if opt_name == "adamw_clear":  # the paper's control: the moments dropped, no rebalancing
+
+        def clear(step, model, opt):
+            if (step + 1) % cfg["rebalance_every"] == 0:
+                opt.state.clear()
+
+        hooks.append(clear)
     if opt_name == "adamw_rebalance":
 
         def rebalance(step, model, opt):
@@ -217,15 +267,19 @@ def train_cell(cfg: dict) -> dict:
         data,
         config,
         hooks=hooks,
-        callbacks=[InvariantFraction(every=cfg["log_every"])],
+        callbacks=[InvariantFraction(every=cfg["log_every"]), HeadDrift(every=cfg["log_every"])],
     )
     if not res.ok:
         from approxtheory.errors import ApproxTheoryError
 
         raise ApproxTheoryError(f"identifiability_training cell {cfg}: {res.message}")
     trace: list[dict[str, float]] = []
+    heads = {r["step"]: r for r in res.records if r["callback"] == HeadDrift.name}
     for r in res.records:
+        if r["callback"] != InvariantFraction.name:
+            continue
         C0 = trace[0]["beta"] if trace else r["beta"]
+        drifts = {k: v for k, v in heads[r["step"]].items() if k.startswith("drift_")}
         trace.append(
             {
                 "step": r["step"],
@@ -233,15 +287,22 @@ def train_cell(cfg: dict) -> dict:
                 "rho": r["rho"],
                 "beta": r["beta"],
                 "beta_drift": abs(r["beta"] - C0) / max(C0, 1e-300),
+                **drifts,
             }
         )
     rho_mean = float(np.mean([t["rho"] for t in trace[1:]])) if len(trace) > 1 else 0.0
+    step_drift = {
+        "step_" + k: float(np.mean([t[k] for t in trace]))
+        for k in trace[0]
+        if k.startswith("drift_")
+    }
     return {
         "val_loss": res.evals[-1]["val_loss"],
         "mean_rho": rho_mean,
         "final_beta": trace[-1]["beta"],
         "rho_baseline": 1 / (2 * H),
         "vocab": V,
+        **step_drift,
         "trace": trace,
     }
 
@@ -252,6 +313,13 @@ def train_plot(rows: list, out: Path, trace: list | None = None) -> list:
     out.mkdir(parents=True, exist_ok=True)
     if not trace:
         return []
+    # one line per optimizer: the sweep's cells (other SGD rates, fewer steps) are left out
+    main = max(float(t.get("steps", 0)) for t in trace)
+    trace = [
+        t
+        for t in trace
+        if float(t.get("lr_sgd", BASE_LR_SGD)) == BASE_LR_SGD and float(t.get("steps", 0)) == main
+    ]
     p = write_csv(out / "trace.csv", trace)
     paths = []
     for y, lab, logy in (
@@ -278,6 +346,33 @@ def train_plot(rows: list, out: Path, trace: list | None = None) -> list:
     return paths
 
 
+#: the SGD learning rates of the sweep (the paper's case 5: 0.5, 0.25, 0.125, 0.0625); 0.25 is
+#: the other cells' SGD rate
+LR_SWEEP = [0.5, 0.25, 0.125, 0.0625]
+#: the SGD rate of the cells that compare optimizers (the paper's cases 1-2)
+BASE_LR_SGD = 0.25
+
+
+def _grids(**fixed) -> list:
+    """Two sub-grids of one profile: every optimizer at SGD rate 0.25, and SGD at every rate of
+    the sweep, for ``sweep_steps`` steps (default ``steps``; a shared cell appears once)."""
+    base = {
+        "E": [fixed["E"]],
+        "H": [4],
+        "T": [fixed["T"]],
+        "batch": [fixed["batch"]],
+        "steps": [fixed["steps"]],
+        "log_every": [fixed["log_every"]],
+        "rebalance_every": [fixed["rebalance_every"]],
+        "corpus": ["pydoc"],
+    }
+    sweep = {**base, "steps": [fixed.get("sweep_steps", fixed["steps"])]}
+    return [
+        {"optimizer": list(OPTIMIZERS), **base, "lr_sgd": [BASE_LR_SGD]},
+        {"optimizer": ["sgd"], **sweep, "lr_sgd": LR_SWEEP},
+    ]
+
+
 # validated and sized before a run (experiment.check_cells reads the function attribute)
 train_cell.check = check_cell  # type: ignore[attr-defined]
 
@@ -285,36 +380,19 @@ register_experiment(
     Experiment(
         name="identifiability_training",
         description="ρ, imbalance drift and loss per step for SGD, SGD+wd, AdamW, "
-        "AdamW+rebalancing on a character-level model (ID-E5)",
+        "AdamW+rebalancing and AdamW+cleared moments on a character-level model, and an SGD "
+        "learning-rate sweep (ID-E5, ID-F4, ID-CLR)",
         grids={
-            "quick": {
-                "optimizer": ["sgd", "sgd_wd", "adamw", "adamw_rebalance"],
-                "E": [32],
-                "H": [4],
-                "T": [32],
-                "batch": [16],
-                "steps": [150],
-                "log_every": [5],
-                "rebalance_every": [50],
-                "lr_sgd": [0.25],
-                "corpus": ["pydoc"],
-            },
-            "full": {
-                "optimizer": ["sgd", "sgd_wd", "adamw", "adamw_rebalance"],
-                "E": [64],
-                "H": [4],
-                "T": [64],
-                "batch": [32],
-                "steps": [2000],
-                "log_every": [10],
-                "rebalance_every": [200],
-                "lr_sgd": [0.25],
-                "corpus": ["pydoc"],
-            },
+            # the quick sweep trains 50 steps per rate (10 logged steps: the drift's trend with
+            # lr, cheaply); the comparison of optimizers 150
+            "quick": _grids(
+                E=32, T=32, batch=16, steps=150, log_every=5, rebalance_every=50, sweep_steps=50
+            ),
+            "full": _grids(E=64, T=64, batch=32, steps=2000, log_every=10, rebalance_every=200),
         },
         seeds={"quick": [0], "full": [0]},
         cell=train_cell,
         plot=train_plot,
-        claims=("ID-E5", "ID-L5.1", "ID-S5.1", "ID-S5.2"),
+        claims=("ID-E5", "ID-L5.1", "ID-S5.1", "ID-S5.2", "ID-F4", "ID-CLR"),
     )
 )
