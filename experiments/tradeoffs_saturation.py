@@ -21,8 +21,10 @@ logits also depend on the tokens, so the floor is drawn as a reference, not a bo
 The plots show NMSE vs d per T with the floor, and the relative gain
 G(T) = [E(d_min, T) - E(d_max, T)] / E(d_min, T) with the logit bound per T: the digest predicts
 G to fall with T only while the logits stay bounded (P5 decides whether they do). This experiment
-adds no verdict of its own (TO-T2 and TO-E5 are checked in ``verify`` by their surrogate checks);
-it is the trained counterpart to read next to them."""
+adds no verdict to TO-T2 and TO-E5 (checked in ``verify`` by their surrogate checks);
+it is the trained counterpart to read next to them, and the TO-P2 check (digest P2) decides from
+its cells: each cell also records a 95 % bootstrap interval of its NMSE over the validation
+sequences (``val_nmse_lo``, ``val_nmse_hi``)."""
 
 from __future__ import annotations
 
@@ -79,11 +81,16 @@ def train_cell(cfg: dict) -> dict:
     y = task.target(X)[..., 0]
     rows = slice(T // 2, T)
     nmse = float(((out - y)[:, rows] ** 2).mean() / y[:, rows].var())
+    lo, hi = nmse_interval(
+        ((out - y)[:, rows] ** 2).numpy(), y[:, rows].numpy(), seed=20_000 + cfg["seed"]
+    )
     B = res.records[-1]["logit_max_0"]
     x2 = claim("TO-X2")
     floor = float(np.mean([x2.evaluate_float("floor", L=t + 1, B=B) for t in range(T // 2, T)]))
     return {
         "val_nmse": nmse,
+        "val_nmse_lo": lo,
+        "val_nmse_hi": hi,
         "logit_max": B,
         "logit_rms": res.records[-1]["logit_rms_0"],
         "floor_at_logit_max": floor,
@@ -92,6 +99,26 @@ def train_cell(cfg: dict) -> dict:
 
 
 train_cell.check = check_cell  # type: ignore[attr-defined]
+
+#: bootstrap resamples (over validation sequences) of the NMSE's 95 % interval
+BOOTSTRAP = 1000
+
+
+def nmse_interval(sq, y, seed: int) -> tuple[float, float]:
+    """95 % percentile-bootstrap interval of the NMSE mean(sq) / var(y) over the validation
+    sequences (rows of ``sq`` and ``y``: squared errors and targets of the scored positions),
+    resampling whole sequences with a seeded generator (deterministic)."""
+    import numpy as np
+
+    sq, y = np.asarray(sq, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    n = len(sq)
+    idx = np.random.default_rng(seed).integers(0, n, (BOOTSTRAP, n))
+    per_seq = sq.mean(1)
+    ys, ys2 = y.mean(1), (y**2).mean(1)
+    num = per_seq[idx].mean(1)
+    var = ys2[idx].mean(1) - ys[idx].mean(1) ** 2
+    b = num / var
+    return float(np.quantile(b, 0.025)), float(np.quantile(b, 0.975))
 
 
 def train_plot(rows: list, out: Path) -> list:
@@ -355,7 +382,7 @@ register_experiment(
     Experiment(
         name="tradeoffs_saturation",
         description="P2 + P5: one trained head of dim d copying x_{t-2}, NMSE vs d per T with "
-        "the logit norms and the TO-X2 floor at the measured logit bound (no verdict of its own)",
+        "the logit norms and the TO-X2 floor at the measured logit bound; read by the TO-P2 check",
         grids={
             "quick": {
                 "T": [16, 64],
@@ -375,6 +402,6 @@ register_experiment(
         seeds={"quick": [0], "full": [0, 1, 2]},
         cell=train_cell,
         plot=train_plot,
-        claims=("TO-T2", "TO-E5", "TO-X2"),
+        claims=("TO-P2", "TO-T2", "TO-E5", "TO-X2"),
     )
 )

@@ -6,6 +6,16 @@ verdicts say ``surrogate: ...`` and name the stand-in. X1-X4 are the digest's ow
 are checked as stated. Every passing check declares mutants (a changed exponent or constant in a
 catalogue formula, a head whose logit bound leaks, a truncation with swapped factors, a training
 run that never updates its attention) that must flip it to ``refuted``.
+
+Every formula, constant and regime is read from the catalogue inside the check call (memoised
+helpers measure only what no claim changes), so a false copy of the claim (``verify --mutants``,
+or a test's monkeypatched registry) is what the check compares with. The bound checks search the
+worst case inside the claim's regime (TO-C1: position-only heads built to attain the logit bound;
+TO-X3: every vertex pair of logit vectors; TO-X4: the extremal splits) and report the slack
+(claimed bound / worst case found; for TO-X2's floor, worst case / floor); a regime condition
+missing from the claim widens TO-X3's search. The trained checks state their decision rules
+(:data:`R1_CRITERION`, :data:`P2_CRITERION`) and decide on intervals over seeds or validation
+sequences.
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ from approxtheory.experiments._tradeoffs import adam as _adam
 from approxtheory.experiments._tradeoffs import c1_features as _features
 from approxtheory.experiments._tradeoffs import causal_rows as _causal_rows
 from approxtheory.experiments._tradeoffs import head_errors as _errors
+from approxtheory.experiments.tradeoffs_budget import CRITERION as _budget_criterion
 
 from ._core import Context, Verdict, check, experiment_rows, memo, not_run
 
@@ -172,11 +183,111 @@ def weight_cap(ctx: Context, cid):
         claimed=1.0,
         rows=rows,
         witness=None if ok else wit,
+        slack=float(f"{1 / worst:.12g}") if worst > 0 else None,
         scope="full",
     )
 
 
 # ------------------------------------------------------------------------------------- TO-X3
+class _X3Sweep(TypedDict):
+    Bs: tuple[float, ...]
+    Ls: tuple[int, ...]
+    ascent_Ls: tuple[int, ...]
+    restarts: int
+    steps: int
+    mc: int
+
+
+_X3_SWEEP: dict[str, _X3Sweep] = {
+    "quick": {
+        "Bs": (0.1, 0.5, 1.0, 2.0, 3.0),
+        "Ls": (2, 3, 8, 32, 128, 512, 2048),
+        "ascent_Ls": (2, 8, 32),
+        "restarts": 4,
+        "steps": 150,
+        "mc": 1000,
+    },
+    "full": {
+        "Bs": (0.05, 0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0),
+        "Ls": (2, 3, 5, 8, 16, 32, 64, 128, 512, 2048, 8192),
+        "ascent_Ls": (2, 4, 8, 16, 32, 64),
+        "restarts": 16,
+        "steps": 400,
+        "mc": 40000,
+    },
+}
+
+
+def _admits(c, **values) -> bool:
+    """Whether the claim's regime admits these values of its regime indicators (a condition
+    dropped from the regime admits them; so does a regime that no longer names the symbol)."""
+    from approxtheory.errors import UnknownSymbolError
+
+    try:
+        return c.in_regime(**values)
+    except UnknownSymbolError:
+        return True
+
+
+def _x3_counts(L: int) -> np.ndarray:
+    """The sizes of a set of tokens tried: every size for L <= 128, else 160 log-spaced ones."""
+    if L <= 128:
+        return np.arange(L + 1)
+    return np.unique(np.concatenate([np.arange(9), np.geomspace(1, L, 160).round(), [L]])).astype(
+        int
+    )
+
+
+def _x3_vertices(B: float, L: int):
+    """Two position-only heads at the vertices of [-B, B]^L: head a puts k_a tokens at +B, head b
+    k_b, j of them shared (every j for L <= 32, else j = 0), the rest at -B. Returns, per (j, k_a,
+    k_b), Σ_s (α_s - α'_s)² and Σ_s |α_s - α'_s| (exact), as flat arrays with the counts."""
+    ks = _x3_counts(L)
+    ka, kb = np.meshgrid(ks, ks, indexing="ij")
+    ka, kb = ka.ravel(), kb.ravel()
+    js = [0] if L > 32 else range(L + 1)
+    eB, em = np.exp(B), np.exp(-B)
+    out = []
+    for j in js:
+        ok = (j <= ka) & (j <= kb) & (ka + kb - j <= L)
+        a, b = ka[ok].astype(float), kb[ok].astype(float)
+        Za, Zb = a * eB + (L - a) * em, b * eB + (L - b) * em
+        groups = (  # (count, α - α') for: both +B, a only, b only, neither
+            (j, eB / Za - eB / Zb),
+            (a - j, eB / Za - em / Zb),
+            (b - j, em / Za - eB / Zb),
+            (L - a - b + j, em / Za - em / Zb),
+        )
+        sq = sum(n * d**2 for n, d in groups)
+        l1 = sum(n * np.abs(d) for n, d in groups)
+        out.append((sq, l1, np.full(len(a), j), a, b))
+    return tuple(np.concatenate(x) for x in zip(*out))
+
+
+def _x3_ascent(profile: str, seed: int) -> dict:
+    """Gradient ascent (Adam, float64) of Σ_s (α_s - α'_s)² over two logit vectors in [-B, B]^L
+    (parametrised B·tanh(w)) from seeded random starts: a search off the vertices. Returns
+    {(B, L): largest Σ(Δα)²} (claim-independent)."""
+    G = _X3_SWEEP[profile]
+    g = torch.Generator().manual_seed(seed)
+    best: dict = {}
+    for L in G["ascent_Ls"]:
+        Bv = torch.tensor([B for B in G["Bs"] for _ in range(G["restarts"])], dtype=torch.float64)
+        w = torch.randn(2, len(Bv), L, generator=g, dtype=torch.float64).mul_(2).requires_grad_()
+
+        def gap(w=w, Bv=Bv):
+            z = Bv[None, :, None] * torch.tanh(w)
+            a = torch.softmax(z, -1)
+            return ((a[0] - a[1]) ** 2).sum(-1)
+
+        _adam([w], lambda: -gap().sum(), G["steps"], 0.1)
+        with torch.no_grad():
+            v = gap().numpy()
+        for i, B in enumerate(Bv.tolist()):
+            best[(B, L)] = max(best.get((B, L), 0.0), float(v[i]))
+    return best
+
+
 @check(
     "TO-X3",
     mutants={
@@ -185,6 +296,12 @@ def weight_cap(ctx: Context, cid):
     },
 )
 def head_difference(ctx: Context, cid):
+    """The catalogue's TO-X3 bound (read at call time) against the largest E||o - o'||² of two
+    heads inside the claim's regime (position-only logits in [-B, B], values i.i.d. across
+    positions with covariance σ² I, where E||o - o'||² = σ² Σ_s (α_s - α'_s)² exactly): every
+    vertex pair of logit vectors (exact) and a gradient ascent off the vertices, over the sweep's
+    extremes of B and L. Conditions missing from the claim's regime widen the search: value-
+    dependent logits (Monte Carlo, 95 % interval) and position-dependent value means (exact)."""
     c = claim("TO-X3")
     e = c.expr("mse_difference")
     Bs, Ls = c.symbol("B"), c.symbol("L")
@@ -193,59 +310,128 @@ def head_difference(ctx: Context, cid):
     elif ctx.is_mutant("no-exp-factor"):
         e = e.subs(Bs, 0)
     bound_f = _lambdify("TO-X3", "mse_difference", "sigma", "B", "L", expr=e)
-    rng = np.random.default_rng(ctx.seed)
-    worst, rows, wit = 0.0, [], None
-    for B in (0.5, 1.0, 2.0):
-        for L in (8, 32, 128, 512):
-            n = ctx.pick(500, 5000)
-            za, zb = rng.uniform(-B, B, (n, L)), rng.uniform(-B, B, (n, L))
-            za[0], zb[0] = -B, -B  # extremal: peaks at different tokens
-            za[0, 0], zb[0, 1] = B, B
-            a, b = _softmax(za), _softmax(zb)
-            sq = ((a - b) ** 2).sum(-1)  # E||o-o'||²/σ² for isotropic values
-            i = int(sq.argmax())
-            val = float(sq[i])
-            bound = float(bound_f(1.0, B, L))
-            if val / bound > worst:
-                worst, wit = (
-                    val / bound,
+    # what the claim's regime admits (a dropped condition admits more heads / values)
+    content_logits = _admits(c, kappa=1, rho=0)
+    value_means = _admits(c, kappa=0, rho=1)
+    G = _X3_SWEEP[ctx.profile]
+    asc = _x3_ascent(ctx.profile, ctx.seed)
+    rows: list[dict[str, Any]] = []
+    worst, wit = 0.0, None  # type: float, dict[str, Any] | None
+    sigma = 1.0  # E||o - o'||² scales as σ² exactly, like the bound
+    for B in G["Bs"]:
+        for L in G["Ls"]:
+            sq, l1, j, a, b = _x3_vertices(B, L)
+            i = int(np.argmax(sq))
+            bound = float(bound_f(sigma, B, L))
+            found, how = (
+                float(sq[i]),
+                f"vertex pair k_a={int(a[i])}, k_b={int(b[i])}, shared {int(j[i])}",
+            )
+            if (B, L) in asc and asc[(B, L)] > found:
+                found, how = asc[(B, L)], "gradient ascent off the vertices"
+            row: dict[str, Any] = {
+                "B": B,
+                "L": L,
+                "max_sq_diff": found,
+                "bound": bound,
+                "ratio": float(_ratio(found, bound)),
+                "how": how,
+            }
+            if value_means:
+                # a value mean μ_s = ±σ following the sign of α_s - α'_s adds (Σ_s |Δα_s| σ)²
+                extra = float(np.max(sq + sigma**2 * l1**2))
+                row["with_value_means"] = extra
+                row["ratio"] = max(row["ratio"], float(_ratio(extra, bound)))
+                if float(_ratio(extra, bound)) > float(_ratio(found, bound)):
+                    row["how"] = "position-dependent value means μ_s = ±σ (regime widened)"
+            rows.append(row)
+            if not row["ratio"] <= worst:
+                worst, wit = row["ratio"], {k: row[k] for k in ("B", "L", "how")}
+    mc_txt = ""
+    if content_logits:
+        # two value-dependent heads z_s = ±B sign(v_s): E||o - o'||² from a seeded Monte Carlo
+        rng = np.random.default_rng(ctx.seed)
+        for B in G["Bs"]:
+            for L in G["Ls"][-1:]:
+                v = rng.standard_normal((G["mc"], L))
+                za = B * np.sign(v)
+                d = ((_softmax(za) - _softmax(-za)) * v).sum(-1) ** 2
+                m, se = float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d)))
+                bound = float(bound_f(sigma, B, L))
+                lo = m - 1.96 * se
+                rows.append(
                     {
                         "B": B,
                         "L": L,
-                        "logits_a": za[i].tolist()[:16],
-                        "logits_b": zb[i].tolist()[:16],
-                    },
+                        "max_sq_diff": m,
+                        "ci_low": lo,
+                        "bound": bound,
+                        "ratio": float(_ratio(lo, bound)),
+                        "how": "value-dependent logits ±B sign(v) (regime widened; 95 % lower end)",
+                    }
                 )
-            rows.append({"B": B, "L": L, "max_sq_diff": val, "bound": bound})
-    ok = worst <= 1 + 1e-12
+                if not rows[-1]["ratio"] <= worst:
+                    worst, wit = (
+                        rows[-1]["ratio"],
+                        {k: rows[-1][k] for k in ("B", "L", "how", "ci_low")},
+                    )
+        mc_txt = (
+            "; the claim's regime admits value-dependent logits, so two heads z = ±B sign(v) "
+            f"were added ({G['mc']} Monte Carlo draws per cell, decided on the 95 % interval's "
+            "lower end)"
+        )
+    ok = bool(np.isfinite(worst) and worst <= 1 + 1e-12)
+    slack = float(f"{1 / worst:.12g}") if worst > 0 else None
+    regime = "; ".join(cnd.text() for cnd in c.regime) or "none stated"
+    assert wit is not None  # every (B, L) cell has a positive ratio, so one set it
     if ok:
         msg = (
-            f"Σ(Δα)² <= 2e^(2B)/L in every draw (largest ratio {worst:.3f}, must be <= "
-            "1 + 1e-12): two bounded-logit heads with the same value map differ by "
-            "O(L^(-1/2)) in RMS"
+            f"largest E||o - o'||² / (2σ² e^(2B)/L) found = {worst:.4f} (must be <= 1 + 1e-12; "
+            f"slack {slack:.3g}) at B = {wit['B']}, L = {wit['L']} ({wit['how']}): two bounded-"
+            "logit heads with the same value map differ by O(L^(-1/2)) in RMS within the "
+            f"claim's regime ({regime})"
         )
     else:
-        assert wit is not None  # worst > 1 was reached by a draw, which set wit
+        assert wit is not None
         msg = (
-            f"a pair of bounded-logit heads exceeds the bound: Σ(Δα)² / bound = "
-            f"{worst:.3f} at B = {wit['B']}, L = {wit['L']}"
+            f"two heads exceed the bound: E||o - o'||² / bound = {worst:.4g} at B = {wit['B']}, "
+            f"L = {wit['L']} ({wit['how']}); the claim's regime: {regime}"
         )
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
-        msg,
-        covered="random + extremal bounded logits, B in {0.5,1,2}, L in {8..512}",
+        msg + mc_txt,
+        covered=f"B in {G['Bs']}, L in {G['Ls']}: every vertex pair of logit vectors in "
+        "{-B, B}^L up to the overlap (all set sizes for L <= 128, 160 log-spaced above; every "
+        f"overlap for L <= 32), exact; Adam ascent off the vertices at L in {G['ascent_Ls']} "
+        f"({G['restarts']} restarts, {G['steps']} steps), float64; E||o - o'||² = σ² Σ(Δα)² is "
+        "exact for the regime's values (scalar values, σ = 1; the bound is per coordinate)"
+        + (
+            "; regime widened (a condition missing): "
+            + ", ".join(
+                x
+                for x, on in (
+                    ("value-dependent logits", content_logits),
+                    ("position-dependent value means", value_means),
+                )
+                if on
+            )
+            if content_logits or value_means
+            else ""
+        ),
         measured=worst,
         claimed=1.0,
         rows=rows,
         witness=None if ok else wit,
-        scope="full",
+        slack=slack,
+        scope="full: within the claim's regime (position-only logits in [-B, B], the same value "
+        "map, values i.i.d. across positions with covariance σ² I)",
         plot={
             "x": "L",
             "y": ["max_sq_diff"],
             "bound": "bound",
             "group": "B",
-            "title": f"{cid}: head difference vs L",
+            "title": f"{cid}: worst head difference vs L",
             "xlabel": "L",
             "ylabel": "max Σ(Δα)²",
         },
@@ -273,11 +459,18 @@ def logit_perturbation(ctx: Context, cid):
     rng = np.random.default_rng(ctx.seed)
     worst_l1 = worst_ratio = 0.0
     rows = []
-    for delta in (0.01, 0.1, 0.5, 1.0):
+    for delta in (0.001, 0.01, 0.1, 0.5, 1.0, 3.0):
         n = ctx.pick(2000, 20000)
         z = rng.normal(0, 2, (n, 16))
         dz = rng.uniform(-delta, delta, (n, 16))
         dz[: n // 2] = delta * np.sign(rng.standard_normal((n // 2, 16)))
+        # the extremal cases: (1) one token carrying mass 1/(1 + e^δ) moved by +δ, the rest by
+        # -δ: ℓ1 change 2 tanh(δ/2), the largest any sup-norm-δ perturbation makes; (2) a token of
+        # vanishing weight moved by +δ, the rest by -δ: its weight ratio -> e^{2δ}
+        z[0], dz[0] = 0.0, -delta
+        z[0, 0], dz[0, 0] = np.log(15.0) - delta, delta
+        z[1], dz[1] = 0.0, -delta
+        z[1, 0], dz[1, 0] = -40.0, delta
         p, p2 = _softmax(z), _softmax(z + dz)
         l1 = float(np.abs(p2 - p).sum(-1).max())
         ratio = float(np.maximum(p2 / p, p / p2).max())
@@ -286,17 +479,27 @@ def logit_perturbation(ctx: Context, cid):
         rows.append(
             {"delta": delta, "max_l1": l1, "l1_bound": b1, "max_ratio": ratio, "ratio_bound": br}
         )
-    ok = worst_l1 <= 1 + 1e-12 and worst_ratio <= 1 + 1e-12
+    ok = bool(
+        np.isfinite(worst_l1)
+        and np.isfinite(worst_ratio)
+        and worst_l1 <= 1 + 1e-12
+        and worst_ratio <= 1 + 1e-12
+    )
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
-        f"largest ||softmax(z+dz) - softmax(z)||_1 / (e^(2δ) - 1) = {worst_l1:.3f} "
-        f"and largest weight ratio / e^(2δ) = {worst_ratio:.4f}; both must be "
-        "<= 1 + 1e-12" + ("" if ok else ": a bound is exceeded"),
-        covered="δ in {0.01, 0.1, 0.5, 1}, random and sign-pattern perturbations of 16 logits",
+        f"largest ||softmax(z+dz) - softmax(z)||_1 / (e^(2δ) - 1) = {worst_l1:.4f} (slack "
+        f"{1 / worst_l1:.3g}) and largest weight ratio / e^(2δ) = {worst_ratio:.6f}; both must "
+        "be <= 1 + 1e-12" + ("" if ok else ": a bound is exceeded") + ". The ℓ1 worst case is "
+        "the extremal split (mass 1/(1 + e^δ) moved by +δ, the rest by -δ: 2 tanh(δ/2)), so the "
+        "ℓ1 bound is loose by at least 2 at every δ (-> 2 as δ -> 0); the ratio bound is "
+        "attained in the limit",
+        covered="δ in {0.001, 0.01, 0.1, 0.5, 1, 3}, random and sign-pattern perturbations of 16 "
+        "logits plus the two extremal configurations per δ",
         measured={"l1": worst_l1, "ratio": worst_ratio},
         claimed=1.0,
         rows=rows,
+        slack=float(f"{1 / worst_l1:.12g}") if worst_l1 > 0 else None,
         scope="full",
     )
 
@@ -501,6 +704,8 @@ def retrieval_floor(ctx: Context, cid):
         claimed=1.0,
         witness=None if ok else wit,
         rows=rows,
+        # a lower bound: the closest error / floor found (>= 1 when it holds, 1 = tight)
+        slack=float(f"{worst:.12g}") if np.isfinite(worst) else None,
         scope="full",
         plot={
             "x": "L",
@@ -628,6 +833,7 @@ def saturation(ctx: Context, cid):
         claimed=1.0,
         rows=rows,
         witness=None if verdict != "refuted" else wit,
+        slack=float(f"{1 / worst:.12g}") if np.isfinite(worst) and worst > 0 else None,
         scope="surrogate: the digest's X3 bound on what head dimension can buy "
         "(|sqrt(E_d) - sqrt(E_d')| <= σ sqrt(2e^{2B}/L) for bounded-logit "
         "positional heads) stands in for Theorem 5.1's saturation",
@@ -652,9 +858,160 @@ class _C1Cfg(TypedDict):
 _C1: _C1Cfg = {"T": 32, "B": 2.0}
 
 
+class _C1Sweep(TypedDict):
+    sigma: tuple[float, ...]
+    R: tuple[float, ...]
+    L: tuple[int, ...]
+    r: tuple[int, ...]
+
+
+#: the adversarial sweep: first discarded singular value σ_{r+1}, token-norm bound R (both on
+#: either side of 1, so that a changed exponent of either moves the bound), visible tokens L and
+#: kept rank r
+_C1_SWEEP: dict[str, _C1Sweep] = {
+    "quick": {
+        "sigma": (0.02, 0.2, 1.0),
+        "R": (0.5, 1.0, 2.0),
+        "L": (2, 3, 16, 128),
+        "r": (1, 3),
+    },
+    "full": {
+        "sigma": (0.005, 0.02, 0.1, 0.2, 0.5, 1.0),
+        "R": (0.25, 0.5, 1.0, 2.0),
+        "L": (2, 3, 8, 32, 128, 512, 2048),
+        "r": (1, 3, 7),
+    },
+}
+
+
+def _truncated(M: np.ndarray, r: int, mutant: str | None):
+    """The digest's truncated SVD of a QK circuit M (W_Q' = (U_r Σ_r^{1/2})ᵀ, W_K' = (V_r
+    Σ_r^{1/2})ᵀ, so M_r = W_Q'ᵀ W_K'), or a declared mutant's broken version; and the SVD."""
+    U, S, Vt = np.linalg.svd(M)
+    if mutant == "swapped-factors":
+        Wq, Wk = (Vt[:r].T * np.sqrt(S[:r])).T, (U[:, :r] * np.sqrt(S[:r])).T
+    elif mutant == "sigma-on-both":
+        Wq, Wk = (U[:, :r] * S[:r]).T, (Vt[:r].T * S[:r]).T
+    else:
+        Wq, Wk = (U[:, :r] * np.sqrt(S[:r])).T, (Vt[:r].T * np.sqrt(S[:r])).T
+    return Wq.T @ Wk, U, S, Vt
+
+
+def _c1_adversarial(profile: str, seed: int, mutant: str | None) -> list[dict]:
+    """Worst cases of the truncation for position-only heads built against the bound (numpy,
+    float64, claim-independent). Per (r, σ_{r+1}, R, L): a QK circuit M of rank r + 1 in a seeded
+    random orthonormal basis (top singular values (r + 1)σ, ..., 2σ, then σ), truncated to rank r
+    by :func:`_truncated`; the query token's embedding is R u_{r+1} and the L - 1 other visible
+    tokens' are +R v_{r+1} (k of them) or -R v_{r+1}, so that the discarded part σ u vᵀ is all
+    that acts: every logit moves by exactly σ R² (the logit bound is attained). Every k in
+    0..L-1 is tried; per expression the k with the largest measured change is kept."""
+    G = _C1_SWEEP[profile]
+    rng = np.random.default_rng(seed)
+    out = []
+    for r in G["r"]:
+        E = r + 3
+        for sig in G["sigma"]:
+            Ql, _ = np.linalg.qr(rng.standard_normal((E, E)))
+            Qr, _ = np.linalg.qr(rng.standard_normal((E, E)))
+            s = np.zeros(E)
+            s[:r] = sig * np.arange(r + 1, 1, -1)
+            s[r] = sig
+            M = (Ql * s) @ Qr.T
+            Mr, U, S, Vt = _truncated(M, r, mutant)
+            u, v = U[:, r], Vt[r]
+            for R in G["R"]:
+                q = R * u
+                for L in G["L"]:
+                    ks = np.arange(L)  # keys at +R v among the L - 1 others
+                    sign = np.where(np.arange(L - 1)[None, :] < ks[:, None], 1.0, -1.0)
+                    keys = np.concatenate(
+                        [np.broadcast_to(q, (L, 1, E)), R * sign[:, :, None] * v], axis=1
+                    )  # (k, L, E): the query token's own key first
+                    z, z2 = keys @ (M.T @ q), keys @ (Mr.T @ q)  # (k, L) logits
+                    a, a2 = _softmax(z), _softmax(z2)
+                    da = a2 - a
+                    l1 = np.abs(da).sum(-1)
+                    dsq = (da**2).sum(-1)
+                    emb = float(np.linalg.norm(keys, axis=-1).max())
+                    out.append(
+                        {
+                            "family": "adversarial",
+                            "r": r,
+                            "sigma_r1": float(S[r]),
+                            "R": emb,
+                            "L": L,
+                            "B": np.abs(z).max(-1),
+                            "max_logit_change": float(np.abs(z2 - z).max()),
+                            "l1": l1,
+                            "sq": dsq,
+                            "k": ks,
+                        }
+                    )
+    return out
+
+
+@memo
+def _c1_lag_rows(profile: str, seed: int, mutant: str | None):
+    """The digest's C1 lag head (F = 8, decay 0.3) truncated to rank r by the svd_truncation
+    construction: per r the measured logit change, and per causal row t the exact ℓ1 weight
+    change and Σ_s (Δα_ts)² (claim-independent measurements; the bounds are evaluated by the
+    check from the catalogue)."""
+    ranks = (2, 6, 10, 14) if profile == "quick" else (2, 4, 6, 8, 10, 12, 14)
+    rng = np.random.default_rng(seed)
+    T, B = _C1["T"], _C1["B"]
+    out = []
+    for r in ranks:
+        c = build("svd_truncation", r=r, T=T, B=B)
+        _c1_mutate(mutant, r)(c)
+        ref, m = c.task.reference, c.model
+        ra, ma = ref.attention(0), m.attention(0)
+        Mref = ra.q.weight.detach().numpy().T @ ra.k.weight.detach().numpy()
+        Mnew = ma.q.weight.detach().numpy().T @ ma.k.weight.detach().numpy()
+        S = np.linalg.svd(Mref, compute_uv=False)
+        Xs = torch.tensor(
+            np.concatenate([np.zeros((1, T, 1)), c.task.base.sample(256, rng)]), dtype=torch.float64
+        )
+        with torch.no_grad():
+            e = m.embed_tokens(Xs)
+            dl = float((e @ torch.from_numpy(Mref - Mnew) @ e.transpose(1, 2)).abs().max())
+            _, a_ref = ref(Xs, return_attention=True)
+            _, a_new = m(Xs, return_attention=True)
+            a_ref, a_new = a_ref[0][:, 0], a_new[0][:, 0]  # (n, T, T)
+            position_only = bool(
+                max(float((a_ref - a_ref[:1]).abs().max()), float((a_new - a_new[:1]).abs().max()))
+                < 1e-12
+            )
+            dA = (a_new[0] - a_ref[0]).numpy()
+            # the largest output change of row t over the input box: x_s = hi · sign(Δα_ts),
+            # run through both models (exact for position-only logits)
+            Xstar = torch.from_numpy(c.task.base.hi * np.sign(dA)[:, :, None])
+            diff = (m(Xstar) - ref(Xstar))[..., 0].abs().numpy()
+            per_row = diff[np.arange(T), np.arange(T)]
+        t = np.arange(1, T)
+        out.append(
+            {
+                "family": "C1 lag head",
+                "r": r,
+                "sigma_r1": float(S[r]) if r < len(S) else 0.0,
+                "R": float(c.extra["R"]),
+                "L": t + 1,
+                "B": np.full(len(t), B),
+                "max_logit_change": dl,
+                "l1": np.abs(dA[1:]).sum(-1),
+                "sq": (dA[1:] ** 2).sum(-1),
+                "k": t,
+                "position_only": position_only,
+                "sup_output_change": float(per_row.max()),
+                "xmax": float(c.task.base.hi),
+                "output_witness": Xstar[int(per_row.argmax()), :, 0].tolist(),
+            }
+        )
+    return out
+
+
 def _c1_mutate(mutant: str | None, r: int):
-    """A broken truncated-SVD head: factors swapped (W_Q' from V, W_K' from U) or Σ put on both
-    factors instead of Σ^(1/2); applied to the built construction's model."""
+    """A broken truncated-SVD head (a declared mutant) applied to the built construction's
+    model: factors swapped (W_Q' from V, W_K' from U) or Σ put on both factors."""
 
     def fn(c):
         if mutant is None:
@@ -676,82 +1033,12 @@ def _c1_mutate(mutant: str | None, r: int):
     return fn
 
 
-@memo
-def _c1_rows(profile: str, seed: int, mutant: str | None):
-    c1 = claim("TO-C1")
-    ranks = (2, 6, 10, 14) if profile == "quick" else (2, 4, 6, 8, 10, 12, 14)
-    budget = 256 if profile == "quick" else 2048
-    rng = np.random.default_rng(seed)
-    T, B = _C1["T"], _C1["B"]
-    mse_f = _lambdify("TO-C1", "mse_bound", "sigma_v", "sigma_r1", "R", "B", "L")
-    rows = []
-    for r in ranks:
-        c = build("svd_truncation", r=r, T=T, B=B)
-        _c1_mutate(mutant, r)(c)
-        ref, m = c.task.reference, c.model
-        ra, ma = ref.attention(0), m.attention(0)
-        Mref = ra.q.weight.detach().numpy().T @ ra.k.weight.detach().numpy()
-        Mnew = ma.q.weight.detach().numpy().T @ ma.k.weight.detach().numpy()
-        S = np.linalg.svd(Mref, compute_uv=False)
-        sig = float(S[r]) if r < len(S) else 0.0
-        R = float(c.extra["R"])
-        dlogit = c1.evaluate_float("logit_change", sigma_r1=sig, R=R) if sig else 0.0
-        Xs = torch.tensor(
-            np.concatenate([np.zeros((1, T, 1)), c.task.base.sample(256, rng)]), dtype=torch.float64
-        )
-        with torch.no_grad():
-            e = m.embed_tokens(Xs)
-            dl = float((e @ torch.from_numpy(Mref - Mnew) @ e.transpose(1, 2)).abs().max())
-            _, a_ref = ref(Xs, return_attention=True)
-            _, a_new = m(Xs, return_attention=True)
-            a_ref, a_new = a_ref[0][:, 0], a_new[0][:, 0]  # (n, T, T)
-            position_only = bool(
-                max(float((a_ref - a_ref[:1]).abs().max()), float((a_new - a_new[:1]).abs().max()))
-                < 1e-12
-            )
-            dA = (a_new[0] - a_ref[0]).numpy()
-            # the largest output change of row t over the input box: x_s = hi · sign(Δα_ts)
-            # (exact for position-only logits; a lower bound on the sup otherwise), evaluated on
-            # the two models
-            Xstar = torch.from_numpy(c.task.base.hi * np.sign(dA)[:, :, None])
-            diff = (m(Xstar) - ref(Xstar))[..., 0].abs().numpy()  # (T rows x, T t)
-            per_row = diff[np.arange(T), np.arange(T)]
-        out_wit: list[Any] | None
-        sup_out, out_wit = float(per_row.max()), Xstar[int(per_row.argmax()), :, 0].tolist()
-        how = "exact (maximising input per row)"
-        if not position_only:  # logits depend on the tokens: also search adversarially
-            meas = c.measure(budget=budget, seed=seed)
-            how = "maximising input per row and adversarial search"
-            if meas["sup_error"] > sup_out:
-                sup_out, out_wit = float(meas["sup_error"]), meas.get("witness")
-        # E||Δo||² for i.i.d. unit-variance values: Σ_s (Δα_ts)², position-only logits
-        dsq = (dA**2).sum(-1)
-        t = np.arange(1, T)
-        mse_b = mse_f(1.0, sig, R, B, t + 1.0) if sig else np.zeros(len(t))
-        j = int(np.argmax(dsq[1:] - mse_b))
-        rows.append(
-            {
-                "r": r,
-                "sigma_r1": sig,
-                "max_logit_change": dl,
-                "logit_bound": dlogit,
-                "sup_output_change": sup_out,
-                "bound": c.claimed_bound,
-                "output_how": how,
-                "position_only": position_only,
-                "output_ok": sup_out <= c.claimed_bound * (1 + 1e-9) + 1e-12,
-                "max_mse_ratio": float(np.max(dsq[1:] / np.maximum(mse_b, 1e-300))),
-                "mse_ok": bool(position_only and (dsq[1:] <= mse_b * (1 + 1e-9) + 1e-15).all()),
-                "logit_ok": dl <= dlogit * (1 + 1e-9) + 1e-12,
-                "worst_row": {
-                    "t": int(t[j]),
-                    "sq_change": float(dsq[1:][j]),
-                    "mse_bound": float(mse_b[j]),
-                },
-                "output_witness": out_wit,
-            }
-        )
-    return rows
+def _ratio(measured, bound):
+    """measured / bound elementwise; a non-finite measurement or bound counts as a violation."""
+    measured, bound = np.asarray(measured, dtype=np.float64), np.asarray(bound, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(bound > 0, measured / bound, np.where(measured > 0, np.inf, 0.0))
+    return np.where(np.isfinite(measured) & np.isfinite(bound), out, np.inf)
 
 
 @check(
@@ -764,61 +1051,120 @@ def _c1_rows(profile: str, seed: int, mutant: str | None):
     },
 )
 def svd_truncation(ctx: Context, cid):
-    rows = _c1_rows(ctx.profile, ctx.seed, ctx.mutant)
-    bad = [x for x in rows if not (x["output_ok"] and x["logit_ok"] and x["mse_ok"])]
-    ok = not bad
-    show = [{k: v for k, v in x.items() if k != "output_witness"} for x in rows]
-    wit = None
-    if bad:
-        x = bad[0]
-        wit = {
-            k: x[k]
-            for k in (
-                "r",
-                "max_logit_change",
-                "logit_bound",
-                "sup_output_change",
-                "bound",
-                "worst_row",
-            )
+    """The three bounds of the catalogue's TO-C1 (read here, at call time) against the worst
+    cases found: adversarial position-only heads (the logit bound attained exactly) over the
+    sweep's extremes, and the digest's C1 lag head (reported as its own family)."""
+    logit_f = _lambdify("TO-C1", "logit_change", "sigma_r1", "R")
+    weight_f = _lambdify("TO-C1", "weight_change_factor", "sigma_r1", "R")
+    mse_f = _lambdify("TO-C1", "mse_bound", "sigma_v", "sigma_r1", "R", "B", "L")
+    fams = _c1_adversarial(ctx.profile, ctx.seed, ctx.mutant) + _c1_lag_rows(
+        ctx.profile, ctx.seed, ctx.mutant
+    )
+    rows, worst, wit = [], {"logit": 0.0, "weight": 0.0, "mse": 0.0}, {}
+    for f in fams:
+        sig, R = f["sigma_r1"], f["R"]
+        b_logit = float(logit_f(sig, R))
+        b_weight = float(weight_f(sig, R))
+        b_mse = np.asarray(mse_f(1.0, sig, R, f["B"], np.asarray(f["L"], dtype=np.float64)))
+        r_logit = float(_ratio(f["max_logit_change"], b_logit))
+        r_w = _ratio(f["l1"], b_weight)
+        r_m = _ratio(f["sq"], b_mse)
+        if not f.get("position_only", True):
+            r_m = np.full_like(r_m, np.inf)  # outside mse_bound's assumption: no pass
+        iw, im = int(np.argmax(r_w)), int(np.argmax(r_m))
+        row = {
+            "family": f["family"],
+            "r": f["r"],
+            "sigma_r1": sig,
+            "R": R,
+            "delta": sig * R * R,
+            "L": int(np.max(f["L"])),
+            "max_logit_change": f["max_logit_change"],
+            "logit_bound": b_logit,
+            "logit_ratio": r_logit,
+            "max_l1_change": float(np.asarray(f["l1"])[iw]),
+            "weight_bound": b_weight,
+            "weight_ratio": float(r_w[iw]),
+            "max_sq_change": float(np.asarray(f["sq"])[im]),
+            "mse_bound": float(np.broadcast_to(b_mse, r_m.shape)[im]),
+            "mse_ratio": float(r_m[im]),
+            "worst_k_or_row": {"weight": int(f["k"][iw]), "mse": int(f["k"][im])},
         }
-        wit["output_witness"] = x["output_witness"]
+        if "sup_output_change" in f:
+            row["sup_output_change"] = f["sup_output_change"]
+            row["output_bound"] = f["xmax"] * b_weight
+        rows.append(row)
+        for key, val in (
+            ("logit", r_logit),
+            ("weight", row["weight_ratio"]),
+            ("mse", row["mse_ratio"]),
+        ):
+            if not val <= worst[key]:  # NaN-safe: a NaN ratio replaces the worst
+                worst[key] = val
+                wit[key] = {
+                    k: row[k] for k in ("family", "r", "sigma_r1", "R", "L", "worst_k_or_row")
+                }
+                if "output_witness" in f:
+                    wit[key]["output_witness"] = f["output_witness"]
+    tol = 1 + 1e-9
+    ok = all(np.isfinite(v) and v <= tol for v in worst.values())
+    # 12 significant digits: the attained logit bound reads 1, not 0.9999999999999998
+    slack = {k: (float(f"{1 / v:.12g}") if v > 0 else None) for k, v in worst.items()}
+    adv = [x for x in rows if x["family"] == "adversarial"]
+    lag = [x for x in rows if x["family"] != "adversarial"]
+    lag_slack = min(
+        x["logit_bound"] / x["max_logit_change"] for x in lag if x["max_logit_change"] > 0
+    )
+    G = _C1_SWEEP[ctx.profile]
+    fmt = ", ".join(
+        f"{name} {worst[k]:.4f} (slack {slack[k]:.3g})" if slack[k] else f"{name} {worst[k]:.4f}"
+        for k, name in (
+            ("logit", "logit change"),
+            ("weight", "ℓ1 weight change"),
+            ("mse", "E||Δo||²"),
+        )
+    )
+    bad = [k for k, v in worst.items() if not (np.isfinite(v) and v <= tol)]
+    msg = (
+        "What was checked is the digest's truncated-SVD procedure with its [X] bounds, not the "
+        "paper's Corollary 5.1 (not recovered). Worst case found / catalogue bound (<= 1 + 1e-9 "
+        f"required; 1 = tight): {fmt}. The adversarial position-only heads attain the logit "
+        "bound σ_{r+1}R² (every logit moves by exactly σ_{r+1}R²); the ℓ1 change of such a "
+        "perturbation is at most 2 tanh(δ/2) (one group of tokens moved by +δ, the rest by -δ "
+        "relative to it), so e^{2δ} - 1 has slack >= 2 by construction (-> 2 as δ -> 0), and the "
+        "mean-square bound, a product of that factor squared and the weight cap, more. The "
+        f"digest's C1 lag head alone leaves the logit bound {lag_slack:.3g}x loose (reported, "
+        "decided like the rest)"
+    )
+    if not ok:
+        msg = (
+            f"A truncation exceeds the bound on {', '.join(bad)}: worst case / bound: {fmt}. " + msg
+        )
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
-        (
-            "What was verified is the digest's truncated-SVD procedure with its [X] "
-            "bounds, not the paper's Corollary 5.1 (not recovered): truncating the QK "
-            "circuit of the C1 lag head to rank r changes logits by <= σ_{r+1}R² "
-            "(measured on the built model), outputs by <= max|x|(e^(2σ_{r+1}R²) - 1) "
-            "(exact sup over the input box: the logits are position-only) and "
-            "E||Δo||² by <= (e^{2δ}-1)² e^{2B}/L in every row, for every r"
-        )
-        if ok
-        else (
-            f"the truncated head violates a bound at r = {bad[0]['r']}: logit change "
-            f"{bad[0]['max_logit_change']:.3g} (bound {bad[0]['logit_bound']:.3g}), "
-            f"output change {bad[0]['sup_output_change']:.3g} (bound "
-            f"{bad[0]['bound']:.3g}), worst-row E||Δo||² ratio "
-            f"{bad[0]['max_mse_ratio']:.3g}"
-        ),
-        covered=f"lag head (F = 8, decay 0.3, T = {_C1['T']}, B = {_C1['B']}), r in "
-        f"{[x['r'] for x in rows]}, logit change on 257 sequences, output "
-        "change exactly (the maximising input of each row, run through both "
-        "models), E||Δo||² exactly per row",
-        rows=show,
-        witness=wit,
-        scope="surrogate: the digest's [DER] truncated SVD "
-        "of the QK circuit and its [X] logit/output/mean-square bounds on the C1 lag "
-        "head stand in for Corollary 5.1",
+        msg,
+        covered=f"adversarial position-only heads of rank r + 1 truncated to r in {G['r']}, "
+        f"σ_(r+1) in {G['sigma']}, R in {G['R']}, L in {G['L']}, every split k of the L - 1 "
+        f"other tokens ({len(adv)} heads); the C1 lag head (F = 8, decay 0.3, T = {_C1['T']}, "
+        f"B = {_C1['B']}) truncated to r in {[x['r'] for x in lag]}, logit change on 257 "
+        "sequences, output change exactly (the maximising input of each row through both "
+        "models), weight and E||Δo||² changes exactly per row; float64",
+        measured={k: float(v) for k, v in worst.items()},
+        claimed=1.0,
+        rows=rows,
+        witness=None if ok else {k: wit[k] for k in bad},
+        slack=slack["logit"],
+        scope="surrogate: the digest's [DER] truncated SVD of the QK circuit and its [X] "
+        "logit / weight / mean-square bounds (the mean-square one for position-only logits and "
+        "i.i.d. unit-variance values) stand in for Corollary 5.1",
         plot={
-            "x": "r",
-            "y": ["sup_output_change"],
-            "bound": "bound",
-            "title": "TO-C1: SVD truncation",
-            "xlabel": "kept rank r",
-            "ylabel": "sup output change",
-            "logx": False,
+            "x": "delta",
+            "y": ["logit_ratio", "weight_ratio", "mse_ratio"],
+            "group": "family",
+            "title": "TO-C1: worst case found / bound (1 = tight)",
+            "xlabel": "δ = σ_{r+1} R²",
+            "ylabel": "measured / bound",
         },
     )
 
@@ -968,14 +1314,21 @@ def _span(vals) -> str:
 
 
 # ------------------------------------------------------------------------------------- TO-R1
+#: TO-R1's decision rule (stated here: the template half used to accept any H* within a factor 4
+#: of the argmin, which on the quick grid H in {1..16} with the argmin at 4 is every H* in [1, 16])
+#: the stated TO-R1 rule, held by the experiment that produces its rows
+R1_CRITERION = _budget_criterion
+
+
 def budget_split_verdict(cid: str, rows: list, profile: str, mutant: str | None = None):
-    """TO-R1 from the tradeoffs_budget rows (see its CRITERION): per T the argmin over H of the
-    seed-mean NMSE must be interior and the fitted template's H* within a factor 4 of it."""
+    """TO-R1 from the tradeoffs_budget rows under :data:`R1_CRITERION`; the TO-T1 formulas are
+    read from the catalogue at call time."""
     import math
 
-    from approxtheory.experiments._tradeoffs import fit_template
-    from approxtheory.experiments.tradeoffs_budget import CRITERION, M_LAGS
+    from approxtheory.experiments import _tradeoffs
+    from approxtheory.experiments.tradeoffs_budget import M_LAGS
 
+    _tradeoffs._template_fn.cache_clear()  # the fit reads the catalogue's error as it is now
     c = claim("TO-T1")
     Hs_e = c.expr("H_star")
     if mutant == "hstar-D-linear":
@@ -983,7 +1336,7 @@ def budget_split_verdict(cid: str, rows: list, profile: str, mutant: str | None 
         Hs_e = Hs_e * c.symbol("D") ** (c.symbol("alpha") / (c.symbol("alpha") + c.symbol("beta")))
     hstar_f = _lambdify("TO-T1", "H_star", "D", "M", "a", "b", "alpha", "beta", expr=Hs_e)
     rows = [dict(r) for r in rows]
-    table, parts, fails, effects = [], [], [], []
+    table, parts, fails, effects, undecided = [], [], [], [], []
     for T, D in sorted({(int(r["T"]), int(r["budget"])) for r in rows}):
         sub = [r for r in rows if int(r["T"]) == T and int(r["budget"]) == D]
         Hs = sorted({int(r["heads"]) for r in sub})
@@ -995,29 +1348,53 @@ def budget_split_verdict(cid: str, rows: list, profile: str, mutant: str | None 
         mean = {h: float(np.mean(list(per[h].values()))) for h in Hs}
         pick = max if mutant == "argmax-for-argmin" else min
         h_best = pick(Hs, key=lambda h: mean[h])
-        f = fit_template(Hs, [mean[h] for h in Hs], D, M_LAGS)
+        f = fit_template_now(Hs, [mean[h] for h in Hs], D, M_LAGS)
         hstar = float(hstar_f(D, M_LAGS, f["a"], f["b"], f["alpha"], f["beta"]))
         interior = Hs[0] < h_best < Hs[-1]
-        gap = abs(math.log(hstar / h_best, 4))  # <= 1: within a factor 4
-        # effect size: how much worse the better edge (all-dim or all-heads) is than the argmin
+        # paired by seed: worse than the argmin in every seed -> distinguishable from the best
+        common = [s for s in seeds if s in per[h_best]]
+        worse = {
+            h: h != h_best
+            and all(s in per[h] and per[h][s] > per[h_best][s] for s in common)
+            and bool(common)
+            for h in Hs
+        }
+        ok_hs = [h for h in Hs if not worse[h]]
+        snapped = (
+            min(Hs, key=lambda h: abs(math.log(hstar / h)))
+            if np.isfinite(hstar) and hstar > 0
+            else None
+        )
+        decided = any(worse.values())
+        tmpl_ok = snapped is not None and (not worse[snapped])
+        if not decided:
+            undecided.append(T)
         edge = min(mean[Hs[0]], mean[Hs[-1]])
         per_seed = [
             min(per[Hs[0]][s], per[Hs[-1]][s]) / per[h_best][s] for s in seeds if s in per[h_best]
         ]
         effects.append(edge / mean[h_best])
-        ok_T = interior and gap <= 1
         if not interior:
             fails.append(f"T = {T}: the best H = {h_best} is at the edge of {Hs}")
-        if gap > 1:
-            fails.append(f"T = {T}: fitted H* = {hstar:.3g} is more than 4x from H = {h_best}")
+        if decided and not tmpl_ok:
+            fails.append(
+                f"T = {T}: the template's H* = {hstar:.3g} snaps to H = {snapped}, worse than the "
+                f"argmin H = {h_best} in every seed (head counts the seeds cannot tell from the "
+                f"best: {ok_hs})"
+            )
         parts.append(
             f"T = {T}, D = {D}: seed-mean NMSE "
             + ", ".join(f"H={h}: {mean[h]:.3g}" for h in Hs)
-            + f"; argmin H = {h_best} (>= M = {M_LAGS}: {h_best >= M_LAGS}); better edge / "
-            f"argmin = {edge / mean[h_best]:.2f} (per seed {_span(per_seed)}); template fit "
-            f"α = {f['alpha']:.2f}, β = {f['beta']:.2f} (RMS log residual "
-            f"{f['rms_log_resid']:.2f}), H* = {hstar:.3g} (H*/argmin = {hstar / h_best:.2f})"
-            + ("" if ok_T else " [fails]")
+            + f"; argmin H = {h_best}; better edge / argmin = {edge / mean[h_best]:.2f} (per seed "
+            f"{_span(per_seed)}); head counts not worse than the argmin in every seed: {ok_hs}; "
+            f"template fit α = {f['alpha']:.2f}, β = {f['beta']:.2f} (RMS log residual "
+            f"{f['rms_log_resid']:.2f}), H* = {hstar:.3g} -> grid H = {snapped}"
+            + (
+                ""
+                if decided
+                else " (template half undecided: no head count is worse in every seed)"
+            )
+            + ("" if interior and (tmpl_ok or not decided) else " [fails]")
         )
         for h in Hs:
             table.append(
@@ -1027,6 +1404,7 @@ def budget_split_verdict(cid: str, rows: list, profile: str, mutant: str | None 
                     "nmse_mean": mean[h],
                     "nmse_min": min(per[h].values()),
                     "nmse_max": max(per[h].values()),
+                    "worse_in_every_seed": worse[h],
                     "template": _template(h, D, M_LAGS, f),
                     "H_star": hstar,
                     "argmin_heads": h_best,
@@ -1038,14 +1416,19 @@ def budget_split_verdict(cid: str, rows: list, profile: str, mutant: str | None 
     return Verdict(
         cid,
         "consistent-empirical" if ok else _inconsistent(),
-        f"Criterion: {CRITERION}. "
+        f"Criterion: {R1_CRITERION}. "
         + ". ".join(parts)
         + (". Failed: " + "; ".join(fails) if fails else "")
-        + f". {steps} Adam steps, {nseeds} seed(s) per cell; interval = range over seeds",
+        + f". {steps} Adam steps, {nseeds} seed(s) per cell; interval = range over seeds. The "
+        "paper's own gap (its Eq. (3) predicts 32 heads, its Fig. 2 finds 8 best) is between "
+        "the paper's constants and its experiment; this criterion tests the fitted template's "
+        "optimum, and would reject a 4x gap unless the seeds could not tell those head counts "
+        "from the best",
         covered=f"tradeoffs_budget ({profile} profile): one causal attention layer, learned "
         f"positions, 3-lag extraction y_t = tanh(Σ_j W_j x_(t-j)), H in "
         f"{sorted({int(r['heads']) for r in rows})} at H·d = "
-        f"{sorted({int(r['budget']) for r in rows})}, T in {sorted({int(r['T']) for r in rows})}",
+        f"{sorted({int(r['budget']) for r in rows})}, T in {sorted({int(r['T']) for r in rows})}"
+        + (f"; template half undecided at T = {undecided}" if undecided else ""),
         measured={"better_edge_over_argmin": effects},
         rows=table,
         witness=None if ok else {"failed": fails},
@@ -1061,7 +1444,18 @@ def budget_split_verdict(cid: str, rows: list, profile: str, mutant: str | None 
         scope=f"partial: the {profile} profile of tradeoffs_budget (digest P3, {steps} steps, "
         f"{nseeds} seed(s)); the split of a fixed budget in one trained layer on the digest's "
         "3-lag task, against the digest's [DER] template standing in for Eq. (3)",
+        formula_note="reads no formula of its own (TO-R1 is a rule stated in words); it reads "
+        "TO-T1's error (fitted) and H_star (compared) from the catalogue at call time",
     )
+
+
+def fit_template_now(H, E, D, M) -> dict:
+    """:func:`approxtheory.experiments._tradeoffs.fit_template` on the catalogue's TO-T1 error as
+    it is at call time."""
+    from approxtheory.experiments import _tradeoffs
+
+    _tradeoffs._template_fn.cache_clear()
+    return _tradeoffs.fit_template(H, E, D, M)
 
 
 def _template(h, D, M, f) -> float:
@@ -1271,6 +1665,143 @@ def cut_order(ctx: Context, cid):
     if rows is None:
         return _not_run(cid, "tradeoffs_cuts", ctx.profile, note)
     v = cut_order_verdict(cid, list(rows), ctx.profile, ctx.mutant)
+    v.covered += f"; {note}"
+    v.volatile = {"seconds": round(secs, 2)}
+    return v
+
+
+# ------------------------------------------------------------------------------------- TO-P2
+#: TO-P2's decision rule (digest P2 with its falsifier; the intervals are the cells' 95 %
+#: bootstrap intervals over validation sequences, widened to the range over seeds)
+P2_CRITERION = (
+    "E(d, T) = validation NMSE with its interval; G(T) = 1 - E(d_max, T) / E(d_min, T) with the "
+    "interval from the ends of E's intervals. Premise (bounded logits): the largest trained "
+    "max|z| at the longest T is at most the largest at the shortest T; where it fails the claim "
+    "says nothing (vacuous-here). Where it holds: consistent when G's interval at the longest T "
+    "lies wholly below its interval at the shortest T, inconsistent otherwise (a G that rises "
+    "with T while the logits stay bounded is the digest's falsifier)"
+)
+
+
+def _interval(rs: list) -> tuple[float, float, float]:
+    """(mean, low, high) of a cell group: the seed mean of the NMSE, the lowest interval end and
+    the highest (the range over seeds of the cells' bootstrap intervals)."""
+    vals = [float(r["val_nmse"]) for r in rs]
+    lo = [float(r.get("val_nmse_lo", r["val_nmse"])) for r in rs]
+    hi = [float(r.get("val_nmse_hi", r["val_nmse"])) for r in rs]
+    return float(np.mean(vals)), min(lo + vals), max(hi + vals)
+
+
+def trained_saturation_verdict(cid: str, rows: list, profile: str, mutant: str | None = None):
+    """TO-P2 from the tradeoffs_saturation rows under :data:`P2_CRITERION`."""
+    rows = [dict(r) for r in rows]
+    Ts = sorted({int(float(r["T"])) for r in rows})
+    ds = sorted({int(float(r["head_dim"])) for r in rows})
+    zmax = {T: max(float(r["logit_max"]) for r in rows if int(float(r["T"])) == T) for T in Ts}
+    if mutant == "lengths-swapped":  # the errors' lengths read in reverse (logits as measured)
+        sw = dict(zip(Ts, reversed(Ts)))
+        for r in rows:
+            r["T"] = sw[int(float(r["T"]))]
+    E: dict = {}
+    for T in Ts:
+        for d in ds:
+            cell = [r for r in rows if int(float(r["T"])) == T and int(float(r["head_dim"])) == d]
+            E[(T, d)] = _interval(cell)
+    finite = all(np.isfinite(v) for x in E.values() for v in x) and all(
+        E[(T, ds[0])][1] > 0 for T in Ts
+    )
+    G = {}
+    for T in Ts:
+        lo_m, lo_l, lo_h = E[(T, ds[0])]
+        hi_m, hi_l, hi_h = E[(T, ds[-1])]
+        G[T] = (1 - hi_m / lo_m, 1 - hi_h / lo_l, 1 - hi_l / lo_h)
+    t0, t1 = Ts[0], Ts[-1]
+    bounded = zmax[t1] <= zmax[t0]
+    falls = G[t1][2] < G[t0][1]
+    rises = G[t1][1] > G[t0][2]
+    flat = "; ".join(
+        f"T = {T}: "
+        + ", ".join(
+            f"E({d}) = {E[(T, d)][0]:.3g} [{E[(T, d)][1]:.3g}, {E[(T, d)][2]:.3g}]" for d in ds
+        )
+        for T in Ts
+    )
+    gtxt = ", ".join(f"G({T}) = {G[T][0]:.4f} [{G[T][1]:.4f}, {G[T][2]:.4f}]" for T in Ts)
+    ztxt = ", ".join(
+        f"T = {T}: {zmax[T]:.3g} (e^(4B)/T = 10^{4 * zmax[T] / np.log(10) - np.log10(T):.0f})"
+        for T in Ts
+    )
+    if not finite:
+        verdict, why = _inconsistent(), "a non-finite or zero error (a failure, never a pass)"
+    elif not bounded:
+        verdict = "vacuous-here"
+        why = (
+            f"the premise fails: the trained logits grow with T (largest max|z| {zmax[t0]:.3g} at "
+            f"T = {t0}, {zmax[t1]:.3g} at T = {t1}), so the claim says nothing about these cells"
+        )
+    elif falls:
+        verdict, why = "consistent-empirical", f"G falls with T: G({t1}) is below G({t0})"
+    else:
+        verdict = _inconsistent()
+        why = f"with bounded logits G({t1}) is not below G({t0})" + (
+            " (it rises: the digest's falsifier)" if rises else " (the intervals overlap)"
+        )
+    steps = int(float(rows[0]["steps"]))
+    nseeds = len({int(float(r["seed"])) for r in rows})
+    table = [
+        {
+            "T": T,
+            "head_dim": d,
+            "nmse_mean": E[(T, d)][0],
+            "nmse_lo": E[(T, d)][1],
+            "nmse_hi": E[(T, d)][2],
+            "G": G[T][0],
+            "G_lo": G[T][1],
+            "G_hi": G[T][2],
+            "logit_max": zmax[T],
+        }
+        for T in Ts
+        for d in ds
+    ]
+    return Verdict(
+        cid,
+        verdict,
+        f"Criterion: {P2_CRITERION}. {why[0].upper() + why[1:]}. {gtxt}; errors: {flat}; "
+        f"largest trained max|z|: {ztxt}. {steps} Adam steps, {nseeds} seed(s) per cell",
+        covered=f"tradeoffs_saturation ({profile} profile): one trained causal head of dim d in "
+        f"{ds} (learned positions, GELU read-out) copying x_(t-2), T in {Ts}, validation NMSE "
+        "on rows t >= T/2 (1024 sequences, 95 % bootstrap intervals)",
+        measured={"G": {T: G[T][0] for T in Ts}, "logit_max": zmax},
+        rows=table,
+        witness=None if verdict in ("consistent-empirical", "vacuous-here") else {"G": G},
+        scope=f"partial: the {profile} profile of tradeoffs_saturation (digest P2, {steps} "
+        f"steps, {nseeds} seed(s)); the relative head-dimension gain of one trained head on the "
+        "lag-2 copy task at two or more lengths",
+        formula_note="reads no formula: TO-P2 is an ordering stated in words (G falls with T "
+        "under bounded logits); the decision rule is P2_CRITERION in this check",
+        plot={
+            "x": "head_dim",
+            "y": ["nmse_mean"],
+            "group": "T",
+            "title": f"{cid}: trained NMSE vs head dim per T",
+            "xlabel": "head dimension d",
+            "ylabel": "validation NMSE (rows t >= T/2)",
+        },
+    )
+
+
+@check(
+    "TO-P2",
+    mutants={
+        "lengths-swapped": "the sequence lengths of the cells read in reverse (a bookkeeping bug: "
+        "the longest T taken as the shortest)",
+    },
+)
+def trained_saturation(ctx: Context, cid):
+    rows, _, secs, note = _trained("tradeoffs_saturation", ctx.profile)
+    if rows is None:
+        return _not_run(cid, "tradeoffs_saturation", ctx.profile, note)
+    v = trained_saturation_verdict(cid, list(rows), ctx.profile, ctx.mutant)
     v.covered += f"; {note}"
     v.volatile = {"seconds": round(secs, 2)}
     return v

@@ -175,6 +175,11 @@ def _pr_s(draw):
     return dict(h_l=h, h_base=h + draw(I(0, 16)), d=h * draw(I(1, 64)))  # h_l | d, h_l <= h_base
 
 
+def _id_pub(draw):
+    H = 8 + draw(I(0, 120))
+    return dict(H=H, E=H * draw(I(1, 16)))  # H | E, H >= 8 (published architectures)
+
+
 def _at_least(name, other, lo_gap=0):
     def build(draw):
         v = draw(I(1, 50))
@@ -186,6 +191,7 @@ def _at_least(name, other, lo_gap=0):
 #: values that satisfy each claim's regime by construction (no filtering): every claim with a
 #: regime must have an entry, and the test asserts in_regime() of what it builds
 REGIME_VALUES = {
+    "TO-X3": lambda draw: dict(kappa=0, rho=0),  # position-only logits, i.i.d. isotropic values
     "HC-C1": _hc_c1,
     "HC-T2a": _at_least("h", "D"),  # h >= D
     "HC-T2b": _at_least("D", "s", lo_gap=1),  # s < D
@@ -201,6 +207,9 @@ REGIME_VALUES = {
     "ID-L4.3": _at_least("E", "D"),
     "ID-X4.8.1": _at_least("E", "D"),
     "ID-T4.5": _divides("E", "H"),
+    "ID-LT": _divides("E", "H"),
+    "ID-PUB": _id_pub,
+    "ID-F3": _at_least("E", "D"),  # D <= E
     "ID-B4.7.2": _divides("E", "H"),  # H | E
     "ID-S5.1": _divides("E", "H"),
     "ID-P4.8": _id_p48,

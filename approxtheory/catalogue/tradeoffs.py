@@ -1,4 +1,6 @@
-"""Claims of *Performance-Efficiency Tradeoffs in Transformers* (arXiv 2510.03784).
+"""Claims of *Performance-Efficiency Tradeoffs in Transformers: An Approximation Theory Perspective*
+(arXiv 2510.03784; its v1 was titled *Allocation of Parameters in Transformers*, see
+:data:`TITLES`).
 
 Source: ``shared/papers/tradeoffs.md``. The body of the paper was not available to the digest: the
 paper-level claims are known from the abstract [A], the public reviews [R] and third-party summaries
@@ -20,6 +22,14 @@ from ._build import SymbolTable, cond
 
 P = SymbolTable("2510.03784")
 
+#: the paper's titles by arXiv version (digest header and §1: v2 was a "replace" that retitled it;
+#: the abstracts of both match in substance)
+TITLES = {
+    "v2": "Performance-Efficiency Tradeoffs in Transformers: An Approximation Theory Perspective",
+    "v1": "Allocation of Parameters in Transformers",
+}
+_TITLE_NOTE = f" (arXiv v1 title: {TITLES['v1']!r}; current title: {TITLES['v2']!r}.)"
+
 H = P.sym("H", "number of heads")
 Dbud = P.sym("D", "attention budget D = Σ_m H_m d_m")
 a = P.sym("a", "head-count error coefficient")
@@ -36,6 +46,17 @@ R = P.sym("R", "bound on token norms ||e_t|| <= R")
 sv = P.sym("sigma_v", "standard deviation of the values")
 r = P.sym("r", "kept rank", integer=True)
 d = P.sym("d", "head dimension", integer=True)
+kappa = P.sym(
+    "kappa",
+    "how much the attention logits depend on the token values (0: position-only logits)",
+    nonnegative=True,
+)
+rho = P.sym(
+    "rho",
+    "departure of the values from i.i.d.-across-positions with covariance σ² I (0: i.i.d. "
+    "isotropic values; > 0: e.g. a position-dependent value mean)",
+    nonnegative=True,
+)
 
 # TO-T1 template: E = M (a (H/M)^-α + b (D/H)^-β); the optimum solves dE/dH = 0.
 E_T1 = M * (a * (H / M) ** (-al) + b * (Dbud / H) ** (-be))
@@ -54,7 +75,7 @@ P.claim(
     expressions={"H_star": H_star, "error": E_T1, "d_star": Dbud / H_star},
     notes="Formulas are the digest's [DER] template E = Σ_m [a H_m^-α + b d_m^-β] (symmetric "
     "groups); the paper's Eq. (3) was not recovered, hence 'derived'. The paper's Eq. (3) "
-    "predicts 32 heads where its Fig. 2 shows 8 best (a reviewer's remark).",
+    "predicts 32 heads where its Fig. 2 shows 8 best (a reviewer's remark)." + _TITLE_NOTE,
 )
 P.claim(
     "TO-T2",
@@ -85,6 +106,22 @@ P.claim(
     "its [X] consequences of X4 (hence 'derived'); the paper's Corollary 5.1 was not "
     "recovered. mse_bound assumes position-only logits bounded by B and i.i.d. values.",
     depends_on=("TO-X4",),
+)
+P.claim(
+    "TO-P2",
+    section="digest §8 P2 (abstract [A])",
+    kind="empirical",
+    provenance="reconstructed",
+    statement="In trained one-head models the test error flattens in the head dimension d, and "
+    "the relative gain G(T) = [E(d_lo, T) - E(d_hi, T)] / E(d_lo, T) of a larger head "
+    "dimension is smaller at long sequences than at short ones, provided the trained logits "
+    "stay bounded as T grows.",
+    notes="The abstract [A] claims diminishing returns of head dimension 'particularly for long "
+    "sequences' under bounded logits (Theorem 5.1, not recovered); the trained-model protocol "
+    "(one head, lag copy, G(T)) is the digest's P2, hence 'reconstructed'. Its falsifier: G(T) "
+    "increasing in T while the logits stay bounded. The direction depends on T versus e^{4B} "
+    "(digest §10).",
+    depends_on=("TO-T2", "TO-E5"),
 )
 P.claim(
     "TO-R1",
@@ -139,9 +176,24 @@ P.claim(
     section="digest §4 X3",
     kind="upper",
     provenance="derived",
-    statement="Two bounded-logit heads with the same value map differ in output by at most "
-    "2σ² e^{2B}/L in mean square.",
+    statement="Two bounded-logit heads with position-only logits and the same value map, on "
+    "values i.i.d. across positions with covariance σ² I, differ in output by at most "
+    "2σ² e^{2B}/L in mean square (per value coordinate).",
     expressions={"mse_difference": 2 * sigma**2 * sp.exp(2 * B) / L},
+    regime=[
+        cond(
+            sp.Eq(kappa, 0),
+            "position-only logits: the logits do not depend on the token values (kappa = 0)",
+        ),
+        cond(
+            sp.Eq(rho, 0),
+            "values i.i.d. across positions with covariance σ² I (rho = 0); the bound is per "
+            "value coordinate",
+        ),
+    ],
+    notes="Digest X3 [X]: E||o - o'||² = σ² Σ_s (α_s - α'_s)² needs both assumptions of the "
+    "regime; with value-dependent logits (two heads z = ±B sign(v)) or a position-dependent "
+    "value mean the difference does not decay in L.",
 )
 P.claim(
     "TO-X4",
