@@ -19,6 +19,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ._build import SymbolTable, cond
+from ._claim import FORMER_TITLES
 
 P = SymbolTable("2510.03784")
 
@@ -26,7 +27,7 @@ P = SymbolTable("2510.03784")
 #: the abstracts of both match in substance)
 TITLES = {
     "v2": "Performance-Efficiency Tradeoffs in Transformers: An Approximation Theory Perspective",
-    "v1": "Allocation of Parameters in Transformers",
+    **FORMER_TITLES["2510.03784"],  # the one place the v1 title is written (_claim.py)
 }
 _TITLE_NOTE = f" (arXiv v1 title: {TITLES['v1']!r}; current title: {TITLES['v2']!r}.)"
 
