@@ -308,6 +308,7 @@ def _apply_claim_mutants(
                 "verdict": r["verdict"],
                 "flips": flips(rec["verdict"], r["verdict"]),
                 "formula_read": bool(r.get("formula_read", False)),
+                "required": m.required,
             }
         )
     rec["claim_mutants"] = results
@@ -329,19 +330,20 @@ def _apply_claim_mutants(
         scale = [r for r in results if r["kind"] == "scale"]
         rate = [r for r in results if r["kind"] == "rate"]
         # an upper bound must fail when put below the worst case found, a lower bound when put
-        # above it; for any other claim one of the two directions must fail
-        side = {"upper": "scale:", "lower": "scale-up:"}.get(c.kind)
-        required = [r for r in scale if side is None or r["name"].startswith(side)]
+        # above it; for any other claim one of the two directions must fail (a formula with an
+        # unspecified constant is not made false by a factor: none is required)
+        side = {"upper": "scale:", "construction": "scale:", "lower": "scale-up:"}.get(c.kind)
+        required = [r for r in scale if r["required"]]
         if required and not any(r["flips"] for r in required):
             if side is None:
-                where = "halved and doubled"
+                where = "scaled past the room it found, either way"
             elif rec.get("slack") is not None:
                 where = (
-                    f"{'below' if c.kind == 'upper' else 'above'} the worst case it found "
+                    f"{'above' if c.kind == 'lower' else 'below'} the worst case it found "
                     f"(slack {rec['slack']:.3g})"
                 )
             else:
-                where = f"{'halved' if c.kind == 'upper' else 'doubled'} (it reports no slack)"
+                where = f"{'doubled' if c.kind == 'lower' else 'halved'} (it reports no slack)"
             why.append(f"it still passes with the claim's formula {where}")
         if rate and not any(r["flips"] for r in rate):
             slack = rec.get("slack")

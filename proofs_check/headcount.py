@@ -59,6 +59,21 @@ def _fit_ok(fit, predicted: float, side: str, tol: float = RATE_TOL) -> bool:
     return predicted - tol <= fit.ci_low and fit.ci_high <= predicted + tol
 
 
+def _ckey(cid: str, names: tuple | None = None) -> tuple:
+    """A memo key for what the catalogue currently says about ``cid`` (its expressions ``names``,
+    all by default, and its regime): a memoised measurement that reads the claim while it runs
+    takes this among its arguments, so that a replaced claim (a test's planted false claim) is
+    not served a cached result (``memo`` itself keys on verify's claim-mutant override)."""
+    c = claim(cid)
+    ex: list[tuple[str, Any]] = list(dict.items(c.expressions))  # type: ignore[arg-type]
+    # (dict.items, not the mapping's own: the key is not marked as a read of the formulas)
+    return (
+        cid,
+        tuple((k, sp.srepr(v)) for k, v in ex if names is None or k in names),
+        tuple(sp.srepr(r.expr) for r in c.regime),
+    )
+
+
 # ------------------------------------------------------------------------------------ HC-L1
 @check(
     "HC-L1",
@@ -163,7 +178,7 @@ def _l3_inputs(T, m, rng, n_rand):
     X = rng.uniform(0, 1, (n_rand, T))
     X[: n_rand // 4, 1] = X[: n_rand // 4, 0] + 1e-3  # near-ties
     fam = []
-    deltas = np.concatenate([np.logspace(-4, 0, 41), -np.logspace(-4, 0, 41)])
+    deltas = np.concatenate([np.logspace(-6, 0, 61), -np.logspace(-6, 0, 61)])
     for c0 in np.linspace(0, 1, 11):
         for dl in deltas:
             x = np.full(T, c0)  # every middle rank tied at c0
@@ -183,6 +198,40 @@ def _l3_errors(X, q, m, sel, fy, fz):
     Y, one_minus_Z = fy(*np.broadcast_arrays(X, v)), fz(*np.broadcast_arrays(X, w))
     xt = sel(q, 1 - one_minus_Z, Y, w, v)
     return np.abs(xt - X).max(1)
+
+
+def _l3_rate(c3) -> float | None:
+    """The exponent of q in the catalogue selector's error on its worst-case family (every middle
+    rank tied: v_m = w_m = c0, the token at c0 + δ, so Y = c0 and 1 - Z = c0 + δ), derived from
+    the catalogue's x_tilde by scaling [derived]: the p that makes every exponential's argument
+    free of q under δ = u q^(-p), kept only when error(q, u q^(-p)) · q^p is then free of q
+    (the sup over u is then a constant times q^(-p)). None when the formula admits no such
+    power law (e.g. an error floor)."""
+    q, Y, Z, v, w = (c3.symbol(x) for x in ("q", "Y", "Z", "v_m", "w_m"))
+    c0 = sp.Rational(1, 2)
+    u, pp = sp.symbols("u p_", positive=True)
+    delta = sp.Symbol("delta_", positive=True)
+    err = c3.expr("x_tilde").subs({Y: c0, Z: 1 - c0 - delta, v: c0, w: c0}) - (c0 + delta)
+    scaled = err.subs(delta, u * q ** (-pp))
+    conds = []
+    for ex in scaled.atoms(sp.exp):
+        a = sp.expand(ex.args[0])
+        if a == 0 or not a.has(q):
+            continue
+        k = sp.simplify(q * sp.diff(sp.log(a), q))
+        if k.has(q):
+            return None
+        conds.append(k)
+    if not conds:
+        return None
+    sols = sp.solve(conds[0], pp)
+    if len(sols) != 1:
+        return None
+    p0 = sols[0]
+    rest = sp.simplify(scaled.subs(pp, p0) * q**p0)
+    if rest.has(q) or rest == 0:
+        return None
+    return -float(p0)
 
 
 @check(
@@ -212,7 +261,7 @@ def smooth_selector(ctx: Context, cid):
     fy = sp.lambdify([c2.symbol("x_t"), c2.symbol("v_m")], c2.expr("Y"), "numpy")
     fz = sp.lambdify([c2.symbol("x_t"), c2.symbol("w_m")], c2.expr("one_minus_Z"), "numpy")
     X = _l3_inputs(T, m, rng, ctx.pick(400, 4000))
-    qs = [10.0, 1e2, 1e3, 1e4, 1e5] if not ctx.full else [10.0, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7]
+    qs = [10.0**k for k in range(1, 10)] if not ctx.full else [10.0**k for k in range(1, 12)]
     rows, witnesses = [], []
     for q in qs:
         e = _l3_errors(X, q, m, sel, fy, fz)
@@ -241,26 +290,56 @@ def smooth_selector(ctx: Context, cid):
         rows.append({"q": q, "sup_error": best})
         witnesses.append(wit.tolist())
     errs = [r["sup_error"] for r in rows]
-    fit = fit_rate(qs, [max(e, 1e-300) for e in errs], seed=ctx.seed)
+    pos = [max(e, 1e-300) for e in errs]
+    fit = fit_rate(qs, pos, seed=ctx.seed)
+    head = fit_rate(qs[:4], pos[:4], seed=ctx.seed)
+    tail = fit_rate(qs[-4:], pos[-4:], seed=ctx.seed)
+    pred = _l3_rate(c3)
     decreasing = all(e2 < e1 for e1, e2 in zip(errs, errs[1:]))
-    # uniform convergence: the sup falls with q and the fitted exponent's interval excludes 0
-    ok = decreasing and fit.ci_high < 0
+    # convergence, with a rate: (i) the sup falls with q; (ii) the last decades decay as fast
+    # as the first (an error floor bends the curve: the tail's slope rises towards 0); (iii) the
+    # whole grid's slope interval lies within the rate derived from the catalogue's formula
+    no_floor = tail.ci_high <= head.slope + RATE_TOL
+    rate_ok = pred is not None and _fit_ok(fit, pred, "within")
+    ok = decreasing and no_floor and rate_ok and all(math.isfinite(e) for e in errs)
+    failed = (
+        ([] if decreasing else ["the sup error does not fall at every step of q"])
+        + (
+            []
+            if no_floor
+            else [
+                f"the decay flattens (an error floor): tail slope interval up to "
+                f"{tail.ci_high:.3f} > head slope {head.slope:.3f} + {RATE_TOL}"
+            ]
+        )
+        + (
+            ["no power law in q can be derived from the catalogue's selector"]
+            if pred is None
+            else ([] if rate_ok else [f"the slope interval is not within {pred:g} ± {RATE_TOL}"])
+        )
+    )
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
         f"sup error over the searched inputs: {', '.join(f'{e:.2e}' for e in errs)} "
         f"at q = {', '.join(f'{q:g}' for q in qs)}; log-log slope {fit.slope:.3f} "
-        f"[{fit.ci_low:.3f}, {fit.ci_high:.3f}] (criterion: decreasing and the "
-        "interval excludes 0). The worst inputs tie every middle rank (v_m = w_m) with "
-        "the token at distance δ ~ q^(-1/2): error δ/(1+e^(qδ²)), so the convergence is "
-        "uniform but only at rate q^(-1/2) [derived]",
+        f"[{fit.ci_low:.3f}, {fit.ci_high:.3f}], first four q {head.slope:.3f}, last four "
+        f"{tail.slope:.3f} [{tail.ci_low:.3f}, {tail.ci_high:.3f}]; the rate derived from the "
+        f"catalogue's x_tilde on the tied-middle-rank family is "
+        f"{'q^' + format(pred, 'g') if pred is not None else 'none'} [derived] (criterion: "
+        f"decreasing, no flattening: last-four interval at or below first-four slope + "
+        f"{RATE_TOL}, and the whole interval within the derived rate ± {RATE_TOL}). The worst "
+        "inputs tie every middle rank (v_m = w_m) with the token at distance δ ~ q^(-1/2): "
+        "error δ/(1+e^(qδ²)), so the convergence is uniform but only at rate q^(-1/2)"
+        + (". Failed: " + "; ".join(failed) if failed else ""),
         covered=f"T = {T}, m = {m}: {len(X)} sequences per q (random, near-ties, "
         "tied-middle-rank families on a δ log grid, both signs) + bounded "
         "refinement of δ",
         measured=errs[-1],
         witness=witnesses[-1],
         rows=rows,
-        slopes=[slope_row(fit, "sup error vs q", -0.5)],
+        slopes=[slope_row(fit, "sup error vs q", pred if pred is not None else float("nan"))],
+        slack=math.nan,  # a convergence statement: no bound to have room against
         plot={
             "x": "q",
             "y": ["sup_error"],
@@ -268,7 +347,10 @@ def smooth_selector(ctx: Context, cid):
             "xlabel": "q",
             "ylabel": "sup |x̃_q - x|",
         },
-        scope="full",
+        scope=f"partial: the catalogue's selector on T = {T}, m = {m}, q in [{qs[0]:g}, "
+        f"{qs[-1]:g}]: sup error over searched inputs (not a proof of the supremum) falling at "
+        "the rate derived from the formula, with no error floor; other T, m and the "
+        "uniformity in T are not tested",
     )
 
 
@@ -352,59 +434,278 @@ def _k1_rows(ctx, Ts, betas, gates, mutation=None):
     return [_k1_cell(T, b, g, budget, ctx.seed, mutation) for g in gates for T in Ts for b in betas]
 
 
-@check("HC-K1", "HC-P2")
-def k1_construction(ctx: Context, cid):
-    """The paper's bound at the paper's gate -1 (and gate -2 for contrast)."""
-    betas = ctx.pick([10.0, 100.0, 1000.0], [3.0, 10.0, 30.0, 100.0, 300.0, 1e3])
-    rows = _k1_rows(ctx, [8], betas, [-1.0, -2.0])
-    paper = [r for r in rows if r["gate"] == -1.0]
-    fixed = [r for r in rows if r["gate"] == -2.0]
-    fit = fit_rate([r["beta"] for r in fixed], [r["sup_error"] for r in fixed], seed=ctx.seed)
-    pred = float(claim("HC-K1").asymptotic_exponent("beta", "err_bound", S=4, T=8))
-    slopes = [slope_row(fit, "sup error vs β (gate -2)", pred)]
-    table = [
-        {k: r[k] for k in ("gate", "beta", "sup_error", "claimed_bound", "verdict")} for r in rows
+# ------------------------------------------------------------------ one HC-K1 head, any |S|
+_HEAD_MUTATIONS = {
+    "value-scale": lambda m: m.attention(0).v.weight.data.mul_(1.02),
+}
+
+
+def _head_model(T: int, S: int, beta: float, gate: float):
+    """One HC-K1 head (D = 1, f = identity, F_0 = identity, min over S = the first S positions,
+    gate ``gate`` outside S): its output is the head's read-out z̃ and the task's target is
+    min_S f, so the error is |z̃ - min_S f| over f-values in [0, 1]^T."""
+    from approxtheory.constructions.headcount import build_hc_k1_model
+    from approxtheory.tasks import GeneralizedRetrieval
+
+    task = GeneralizedRetrieval(
+        T,
+        1,
+        affine=([[1.0]], [0.0]),
+        outer_affine=([1.0], 0.0),
+        mode="min",
+        sets=[list(range(S))],
+    )
+    return build_hc_k1_model(task, beta, gate), task
+
+
+def _head_inputs(T: int, S: int, beta: float, rng) -> np.ndarray:
+    """f-values for one head: every vertex class of {0, 1}^T (k ones in S, m ones outside; the
+    head is symmetric within S and outside it, so one representative per class), a structured
+    interior family (the in-set minimum a, k in-set tokens at excess b ~ 1/β, log(k+1)/β, the
+    out-of-set tokens at 0, at a + 1/β or at 1) and uniform samples."""
+    X = []
+    for k in range(S + 1):
+        for m in range(T - S + 1):
+            x = np.zeros(T)
+            x[:k] = 1.0
+            x[S : S + m] = 1.0
+            X.append(x)
+    ks = sorted({int(k) for k in np.unique(np.geomspace(1, max(S - 1, 1), 8).round())})
+    js = np.geomspace(0.5, 4.0, 13)
+    for a in (0.0, 0.25, 0.5, 0.75, 1.0):
+        for k in ks if S > 1 else [0]:
+            bs = [j / beta for j in js] + [j * math.log(k + 1) / beta for j in (0.8, 1.0, 1.25)]
+            for b in bs:
+                for w in (0.0, max(a - 1 / beta, 0.0), min(a + 1 / beta, 1.0), 1.0):
+                    x = np.ones(T)
+                    x[0] = a
+                    x[1 : 1 + k] = min(a + b, 1.0)
+                    x[S:] = w
+                    X.append(x)
+    X.append(np.zeros(T))
+    out = np.concatenate([np.array(X), rng.uniform(0, 1, (200, T))])
+    return out[..., None]
+
+
+@memo
+def _head_cell(
+    T: int, S: int, beta: float, gate: float, budget: int, seed: int, mutation: str | None = None
+) -> dict:
+    """The worst error found for one HC-K1 head: the largest over the inputs of
+    :func:`_head_inputs` and an adversarial search (measure.sup_error, ``budget``). No claim is
+    read here (the bounds are compared by the checks)."""
+    from approxtheory.measure import sup_error
+
+    model, task = _head_model(T, S, beta, gate)
+    if mutation is not None:
+        _HEAD_MUTATIONS[mutation](model)
+    rng = np.random.default_rng([seed, T, S])
+    X = _head_inputs(T, S, beta, rng)
+    e = errors(model, task, X)
+    i = int(e.argmax())
+    best, wit, src = float(e[i]), X[i].ravel().tolist(), "structured"
+    if budget:
+        r = sup_error(model, task, budget=budget, seed=seed)
+        if r.value > best:
+            best, wit, src = float(r.value), np.asarray(r.witness).ravel().tolist(), "search"
+    return {
+        "T": T,
+        "S": S,
+        "beta": beta,
+        "gate": gate,
+        "sup_error": best,
+        "witness": wit,
+        "by": src,
+    }
+
+
+def _head_grid(ctx, Ts, fracs, betas, gates, mutation=None, budget=None):
+    """Cells of :func:`_head_cell` over T, |S| = frac·T, β and the gate."""
+    b = ctx.pick(0, 1024) if budget is None else budget
+    return [
+        dict(_head_cell(T, int(round(f * T)), beta, g, b, ctx.seed, mutation))
+        for g in gates
+        for T in Ts
+        for f in fracs
+        for beta in betas
     ]
+
+
+def _head_bound(c, expr_name: str, subs: dict):
+    """A per-head bound of claim ``c`` as a float function of the cell (the catalogue's
+    expression, evaluated in float64; an overflow is +inf)."""
+    e = c.expr(expr_name)
+    names = sorted(x.name for x in e.free_symbols)
+    f = sp.lambdify([c.symbol(x) for x in names], e, "math")
+
+    def at(cell):
+        vals = {k: cell[v] for k, v in subs.items() if k in names}
+        try:
+            return float(f(*[vals[x] for x in names]))
+        except OverflowError:
+            return math.inf
+
+    return at
+
+
+#: the sizes of S_i swept (the regime's extremes |S| = T/4 and larger sets)
+S_FRACS = (0.25, 0.5, 0.75)
+
+
+@check("HC-K1")
+def k1_construction(ctx: Context, cid):
+    """The paper's per-head bound (|S|-1)/(eβ) + T e^(-β) at the paper's gate (the catalogue's
+    ``gate``, -1), one head of HC-K1 with |S| in {T/4, T/2, 3T/4} and several T; gate -2 for
+    contrast (reported)."""
+    c = claim(cid)
+    paper_gate = float(c.expr("gate"))
+    Ts = ctx.pick([8, 16, 32], [8, 16, 32, 64])
+    betas = ctx.pick([10.0, 100.0, 1000.0], [3.0, 10.0, 30.0, 100.0, 300.0, 1e3])
+    bound = _head_bound(c, "err_bound", {"S": "S", "T": "T", "beta": "beta"})
+    rows = []
+    for r in _head_grid(ctx, Ts, S_FRACS, betas, [paper_gate, -2.0]):
+        b = bound(r)
+        rows.append(
+            {
+                **{k: r[k] for k in ("gate", "T", "S", "beta", "sup_error")},
+                "claimed_bound": b,
+                "holds": r["sup_error"] <= b * (1 + 1e-9) + 1e-12,
+                "witness": r["witness"],
+            }
+        )
+    paper = [r for r in rows if r["gate"] == paper_gate]
+    fixed = [r for r in rows if r["gate"] != paper_gate]
+    bad = [r for r in paper if not r["holds"]]
+    fixed_ok = all(r["holds"] for r in fixed)
+    table = [{k: v for k, v in r.items() if k != "witness"} for r in rows]
     plot = {
         "x": "beta",
         "y": ["sup_error"],
         "bound": "claimed_bound",
         "group": "gate",
-        "title": f"{cid}: HC-K1 (gate -1 vs -2)",
+        "title": f"{cid}: one HC-K1 head (gate {paper_gate:g} vs -2)",
         "xlabel": "β",
         "ylabel": "sup error",
     }
-    bad = [r for r in paper if r["verdict"] == "refuted"]
-    fixed_ok = all(x["verdict"] == "within-bound" for x in fixed)
+    covered = (
+        f"one HC-K1 head (D = 1, exact f), T in {Ts}, |S| in {{T/4, T/2, 3T/4}}, β in {betas}, "
+        f"gates {paper_gate:g} (the paper's) and -2; per cell every vertex class of {{0,1}}^T, "
+        "a structured interior family, 200 random inputs (+ an adversarial search on the full "
+        "profile; the family reaches >= 98 % of it, tests/test_checks_headcount.py)"
+    )
     if bad:
         r = max(bad, key=lambda r: r["sup_error"] / r["claimed_bound"])
         return Verdict(
             cid,
             "refuted",
-            f"with the stated gate -1 the error reaches {r['sup_error']:.3g} against the "
-            f"claimed {r['claimed_bound']:.3g} (β = {r['beta']:g}, T = 8): an "
-            "out-of-set token with f = 0 ties with in-set tokens at f = 1, so the "
-            "T e^{-β} term is wrong (the corrected bound as a function of the gate is "
-            "HC-K1c). With gate -2 the stated bound "
-            f"{'holds in every cell' if fixed_ok else 'still fails'}",
-            covered="T = 8, S_1 = first half, S_2 = second half, β grid, gates -1 and "
-            "-2, adversarial search per cell",
+            f"with the stated gate {paper_gate:g} the per-head error exceeds the bound in "
+            f"{len(bad)}/{len(paper)} cells; worst {r['sup_error']:.3g} against the claimed "
+            f"{r['claimed_bound']:.3g} (T = {r['T']}, |S| = {r['S']}, β = {r['beta']:g}): an "
+            "out-of-set token with f = 0 ties with in-set tokens at f = 1, so the T e^{-β} "
+            "term is wrong (the corrected bound as a function of the gate is HC-K1c). With "
+            f"gate -2 the stated bound {'holds in every cell' if fixed_ok else 'still fails'}",
+            covered=covered,
             measured=r["sup_error"],
             claimed=r["claimed_bound"],
             witness=r["witness"],
             rows=table,
-            slopes=slopes,
             plot=plot,
-            scope="full",
+            scope="partial: one head's read-out error against the stated per-head bound on a "
+            "grid of (T, |S|, β) at the paper's gate; a refutation needs one cell",
         )
     return Verdict(
         cid,
         "consistent-empirical",
-        "sup error within the stated bound at gate -1 in every cell",
+        f"the per-head error is within the stated bound at gate {paper_gate:g} in every cell",
+        covered=covered,
         rows=table,
-        slopes=slopes,
         plot=plot,
-        scope="full",
+        scope="partial: one head's read-out error against the stated per-head bound on a grid "
+        "of (T, |S|, β) at the paper's gate",
+    )
+
+
+@check(
+    "HC-P2",
+    mutants={
+        "value-scale": "W_V scaled by 1.02 (the read-out is off by 2 %)",
+        "gate-minus-1": "the heads built with the paper's gate -1 instead of the corrected -2",
+    },
+)
+def p2_single_head(ctx: Context, cid):
+    """The digest's P2 with the corrected gate: one HC-K1 head (exact f) at gate -2, where
+    HC-K1c's bound is at most the stated (|S|-1)/(eβ) + T e^(-β) (read from HC-K1: HC-P2 has no
+    formula of its own), over the digest's β in {10, 30, 100, 300, 1000} and T in {8, 32, 128}
+    (quick: T <= 32), |S| in {T/2, T} (|S| = T: no out-of-set token, the gate plays no role).
+    Criterion: (a) sup error <= the bound in every cell; (b) "scales like 1/β in the worst case":
+    per (T, |S|) the log-log slope of the sup error in β has its interval within the bound's
+    asymptotic exponent (-1) ± RATE_TOL, which an error floor and a faster decay both fail."""
+    k1 = claim("HC-K1")
+    gate = -1.0 if ctx.is_mutant("gate-minus-1") else -2.0
+    mutation = "value-scale" if ctx.is_mutant("value-scale") else None
+    Ts = ctx.pick([8, 32], [8, 32, 128])
+    betas = [10.0, 30.0, 100.0, 300.0, 1000.0]
+    bound = _head_bound(k1, "err_bound", {"S": "S", "T": "T", "beta": "beta"})
+    rows = []
+    for r in _head_grid(ctx, Ts, (0.5, 1.0), betas, [gate], mutation):
+        b = bound(r)
+        rows.append(
+            {
+                **{k: r[k] for k in ("T", "S", "beta", "sup_error")},
+                "claimed_bound": b,
+                "holds": r["sup_error"] <= b * (1 + 1e-9) + 1e-12,
+            }
+        )
+    bad = [r for r in rows if not r["holds"]]
+    fits, slopes, rate_bad = {}, [], []
+    for T in Ts:
+        for S in sorted({r["S"] for r in rows if r["T"] == T}):
+            sub = [r for r in rows if r["T"] == T and r["S"] == S]
+            pred = float(k1.asymptotic_exponent("beta", "err_bound", S=S, T=T))
+            fit = fit_rate([r["beta"] for r in sub], [max(r["sup_error"], 1e-300) for r in sub])
+            fits[(T, S)] = fit
+            slopes.append(slope_row(fit, f"sup error vs β (T={T}, |S|={S})", pred))
+            if not _fit_ok(fit, pred, "within"):
+                rate_bad.append((T, S))
+    ok = not bad and not rate_bad
+    slack = min(r["claimed_bound"] / r["sup_error"] for r in rows if r["sup_error"] > 0)
+    failed = ([f"bound exceeded in {len(bad)} cell(s)"] if bad else []) + (
+        [f"sup error does not scale like 1/β at (T, |S|) = {rate_bad}"] if rate_bad else []
+    )
+    w = max(rows, key=lambda r: r["sup_error"] / r["claimed_bound"])
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"gate {gate:g}: sup error <= HC-K1's (|S|-1)/(eβ) + T e^(-β) in "
+        f"{len(rows) - len(bad)}/{len(rows)} cells (largest sup/bound {1 / slack:.3f} at T = "
+        f"{w['T']}, |S| = {w['S']}, β = {w['beta']:g}); slope in β per (T, |S|): "
+        + ", ".join(
+            f"({T}, {S}): {f.slope:.3f} [{f.ci_low:.3f}, {f.ci_high:.3f}]"
+            for (T, S), f in fits.items()
+        )
+        + f" (each interval within -1 ± {RATE_TOL}). At the paper's gate -1 with |S| < T the "
+        "bound fails (HC-K1's verdict)" + (". Failed: " + "; ".join(failed) if failed else ""),
+        covered=f"one HC-K1 head (D = 1, exact f), gate {gate:g}, T in {Ts}, |S| in {{T/2, T}}, "
+        f"β in {betas}; per cell every vertex class, a structured interior family, 200 random "
+        "inputs (+ an adversarial search on the full profile)",
+        measured=max(r["sup_error"] for r in rows),
+        rows=rows,
+        slopes=slopes,
+        slack=slack,
+        witness=None if ok else {"failed": failed},
+        formula_note="reads HC-K1's err_bound: HC-P2 has no formula of its own in the catalogue",
+        plot={
+            "x": "beta",
+            "y": ["sup_error"],
+            "bound": "claimed_bound",
+            "group": "T",
+            "title": f"{cid}: one HC-K1 head at the corrected gate",
+            "xlabel": "β",
+            "ylabel": "sup error",
+        },
+        scope="partial: the digest's P2 at the corrected gate -2 (where HC-K1c's bound is at "
+        "most the stated one) on one head with |S| in {T/2, T}; at the paper's gate -1 the "
+        "prediction fails for |S| < T (HC-K1)",
     )
 
 
@@ -417,11 +718,12 @@ def k1_construction(ctx: Context, cid):
     },
 )
 def k1_gate_bound(ctx: Context, cid):
-    """The derived bound as a function of the gate c, against the adversarial sup error (and the
-    exact worst case over the vertices {0,1}^T, enumerated independently by search_bench) on a
-    grid of c and β."""
-    from approxtheory.search_bench import known_hc_k1_vertices
-
+    """The derived per-head bound as a function of the gate c, against one head's worst error
+    (every vertex class of {0,1}^T, a structured interior family, random inputs and an
+    adversarial search) over the regime's extremes: |S| in {T/4, T/2, 3T/4}, several T, a grid
+    of c and β. Criterion: the bound holds in every cell, and at c = -2 the error decays in β at
+    least as fast as the bound's asymptotic exponent (per (T, |S|), interval at or below it +
+    RATE_TOL)."""
     kc = claim(cid)
     expr = kc.expr("err_bound")
     c_s = kc.symbol("c")
@@ -429,76 +731,86 @@ def k1_gate_bound(ctx: Context, cid):
         expr = expr.subs(c_s, c_s - 1)
     if ctx.is_mutant("in-set-only"):
         expr = kc.expr("in_set")
-    bound_of = sp.lambdify([kc.symbol(s) for s in ("S", "T", "beta", "c")], expr, "math")
+    names = sorted(x.name for x in expr.free_symbols)
+    bound_f = sp.lambdify([kc.symbol(x) for x in names], expr, "math")
     gates = ctx.pick([-1.0, -1.1, -1.5, -2.0], [-1.0, -1.02, -1.1, -1.25, -1.5, -2.0, -3.0])
     betas = ctx.pick([10.0, 100.0, 1000.0], [10.0, 30.0, 100.0, 300.0, 1000.0])
-    T = 8
+    Ts = ctx.pick([8, 16, 32], [8, 16, 32, 64])
     rows = []
-    for r in _k1_rows(ctx, [T], betas, gates):
-        vertex, _ = known_hc_k1_vertices(T, r["beta"], r["gate"])
-        sup = max(r["sup_error"], vertex)  # both are errors attained at real inputs
-        bound = sum(
-            abs(o) * bound_of(S, T, r["beta"], r["gate"])
-            for o, S in zip(r["outer"], r["set_sizes"])
-        )
+    for r in _head_grid(ctx, Ts, S_FRACS, betas, gates):
+        vals = {"S": r["S"], "T": r["T"], "beta": r["beta"], "c": r["gate"]}
+        try:
+            bound = float(bound_f(*[vals[x] for x in names]))
+        except OverflowError:
+            bound = math.inf
         rows.append(
             {
-                "gate": r["gate"],
-                "beta": r["beta"],
-                "sup_error": sup,
-                "search": r["sup_error"],
-                "vertex_worst": vertex,
-                "derived_bound": bound,
+                **{k: r[k] for k in ("gate", "T", "S", "beta", "sup_error")},
+                "claimed_bound": bound,
                 "vacuous": bool(kc.is_vacuous(c=r["gate"])),
-                "holds": sup <= bound * (1 + 1e-9) + 1e-12,
+                "holds": r["sup_error"] <= bound * (1 + 1e-9) + 1e-12,
+                "witness": r["witness"],
             }
         )
     viol = [r for r in rows if not r["holds"]]
-    rate_rows = [r for r in rows if r["gate"] == -2.0]
-    fit = fit_rate(
-        [r["beta"] for r in rate_rows], [r["sup_error"] for r in rate_rows], seed=ctx.seed
-    )
-    pred = float(kc.asymptotic_exponent("beta", "err_bound", S=T // 2, T=T, c=-2))
-    rate_ok = _fit_ok(fit, pred, "below")
-    nonvac = [r for r in rows if not r["vacuous"]]
-    tight = max((r["sup_error"] / r["derived_bound"] for r in nonvac), default=float("nan"))
-    ok = not viol and rate_ok
+    fits, slopes, rate_bad = {}, [], []
+    for T in Ts:
+        for S in sorted({r["S"] for r in rows if r["T"] == T}):
+            sub = [r for r in rows if r["gate"] == -2.0 and r["T"] == T and r["S"] == S]
+            pred = float(kc.asymptotic_exponent("beta", "err_bound", S=S, T=T, c=-2))
+            fit = fit_rate([r["beta"] for r in sub], [max(r["sup_error"], 1e-300) for r in sub])
+            fits[(T, S)] = fit
+            slopes.append(slope_row(fit, f"sup error vs β (c = -2, T={T}, |S|={S})", pred))
+            if not _fit_ok(fit, pred, "below"):
+                rate_bad.append((T, S))
+    finite = [r for r in rows if math.isfinite(r["claimed_bound"]) and r["sup_error"] > 0]
+    slack = min(r["claimed_bound"] / r["sup_error"] for r in finite) if finite else math.nan
+    nonvac = [r for r in finite if not r["vacuous"]]
+    tight = max((r["sup_error"] / r["claimed_bound"] for r in nonvac), default=float("nan"))
+    ok = not viol and not rate_bad
     if viol:
-        w = max(viol, key=lambda r: r["sup_error"] / r["derived_bound"])
+        w = max(viol, key=lambda r: r["sup_error"] / r["claimed_bound"])
         msg = (
-            f"the bound fails: sup error {w['sup_error']:.3g} > {w['derived_bound']:.3g} at "
+            f"the bound fails in {len(viol)}/{len(rows)} cells: worst sup error "
+            f"{w['sup_error']:.3g} > {w['claimed_bound']:.3g} at T = {w['T']}, |S| = {w['S']}, "
             f"c = {w['gate']:g}, β = {w['beta']:g}"
         )
     else:
-        msg = "sup error <= Σ_i |∂F_0/∂z_i| · bound in every cell"
+        msg = f"one head's sup error <= the bound in all {len(rows)} cells"
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
         f"{msg}; vacuous (c >= -1) in {sum(r['vacuous'] for r in rows)}/{len(rows)} "
-        f"cells; largest sup/bound where non-vacuous {tight:.2f}. Decay at c = -2: "
-        f"β^{fit.slope:.3f} [{fit.ci_low:.3f}, {fit.ci_high:.3f}] against the "
-        f"predicted {pred:g} (the interval must lie at or below {pred:g} + "
-        f"{RATE_TOL}, excluding slower decay)",
-        covered=f"T = 8 (S_i halves, D = 2), c in {gates}, β in {betas}; adversarial "
-        "search per cell plus the exact vertex worst case",
+        f"cells; largest sup/bound where non-vacuous {tight:.2f} (slack over all cells "
+        f"{slack:.3g}). Decay in β at c = -2 per (T, |S|): "
+        + ", ".join(
+            f"({T}, {S}): {f.slope:.3f} [{f.ci_low:.3f}, {f.ci_high:.3f}]"
+            for (T, S), f in fits.items()
+        )
+        + f" (each interval at or below the bound's exponent + {RATE_TOL})"
+        + (f"; too slow at {rate_bad}" if rate_bad else ""),
+        covered=f"one HC-K1 head (D = 1, exact f), T in {Ts}, |S| in {{T/4, T/2, 3T/4}}, c in "
+        f"{gates}, β in {betas}; per cell every vertex class of {{0,1}}^T, a structured "
+        "interior family, 200 random inputs (+ an adversarial search on the full profile)",
         measured=max(r["sup_error"] for r in rows),
-        rows=rows,
-        witness=(
-            _k1_cell(T, viol[0]["beta"], viol[0]["gate"], ctx.pick(256, 2048), ctx.seed)["witness"]
-            if viol
-            else None
-        ),
-        slopes=[slope_row(fit, "sup error vs β (c = -2)", pred)],
+        rows=[{k: v for k, v in r.items() if k != "witness"} for r in rows],
+        witness=max(viol, key=lambda r: r["sup_error"] / r["claimed_bound"])["witness"]
+        if viol
+        else None,
+        slopes=slopes,
+        slack=slack,
         plot={
             "x": "beta",
             "y": ["sup_error"],
-            "bound": "derived_bound",
+            "bound": "claimed_bound",
             "group": "gate",
-            "title": f"{cid}: error vs the gate-corrected bound",
+            "title": f"{cid}: one head's error vs the gate-corrected bound",
             "xlabel": "β",
             "ylabel": "sup error",
         },
-        scope="full",
+        scope="partial: one head's read-out error |z̃ - min_S f| over f-values in [0, 1]^T "
+        "(the statement is per head; F_0's weighting is linear) on a grid of T, |S| in "
+        "{T/4, T/2, 3T/4}, c and β, searched (vertex classes exact, interior searched)",
     )
 
 
@@ -533,13 +845,33 @@ def d_heads_gated(ctx: Context, cid):
         decays[T] = _fit_ok(fits[T], pred_beta, "below")
     params = {T: {r["params"] for r in rows if r["T"] == T} for T in Ts}
     eps_free = all(len(p) == 1 for p in params.values())
+    # the claim's M_suff = C/ε^γ, read from the catalogue: with exact features γ = 0, and the
+    # count found (the same at every β, i.e. every ε: exponent 0 in 1/ε) must grow no faster
+    # than M_suff's exponent in 1/ε at γ = 0 (+ RATE_TOL)
+    ct = claim(cid)
+    e_s, g_s = ct.symbol("epsilon"), ct.symbol("gamma")
+    m_expr = ct.expr("M_suff")
+    expo = float(sp.simplify(-e_s * sp.diff(sp.log(m_expr), e_s)).subs(g_s, 0))
+    count_expo = 0.0 if eps_free else math.inf
+    expo_ok = count_expo <= expo + RATE_TOL
+    in_reg = bool(ct.in_regime(h=2, D=2))
     pT = [params[T].pop() if len(params[T]) == 1 else max(params[T]) for T in Ts]
     pfit = fit_rate(Ts, pT, seed=ctx.seed)
     linear = _fit_ok(pfit, 1.0, "below")
     ungated = build("hc_k1_synthetic", T=Ts[0], beta=10.0, D=2, d=1).params
-    ok = all(reached.values()) and all(decays.values()) and eps_free and linear
+    ok = all(reached.values()) and all(decays.values()) and eps_free and linear and expo_ok
+    ok = ok and in_reg
     failed = (
         (
+            [
+                f"the count's exponent in 1/ε ({count_expo:g}) exceeds M_suff's "
+                f"({expo:g}) + {RATE_TOL}"
+            ]
+            if not expo_ok
+            else []
+        )
+        + (["h = D = 2 is outside the claim's regime"] if not in_reg else [])
+        + (
             [f"ε = {eps} not reached at T = {[T for T in Ts if not reached[T]]}"]
             if not all(reached.values())
             else []
@@ -557,8 +889,9 @@ def d_heads_gated(ctx: Context, cid):
         cid,
         "verified-numeric" if ok else "refuted",
         f"gate {gate:g}: parameter count (encoder with the positional gate table + "
-        f"F̂) {dict(zip(Ts, pT))}, the same at every β, i.e. every ε (exponent 0 in 1/ε "
-        f"<= gamma); its log-log slope in T is {pfit.slope:.2f} [{pfit.ci_low:.2f}, "
+        f"F̂) {dict(zip(Ts, pT))}, the same at every β, i.e. every ε (exponent 0 in 1/ε, "
+        f"against M_suff = {sp.sstr(m_expr)}'s {expo:g} at γ = 0 + {RATE_TOL}); its log-log "
+        f"slope in T is {pfit.slope:.2f} [{pfit.ci_low:.2f}, "
         f"{pfit.ci_high:.2f}] (must lie at or below 1 + {RATE_TOL}: the table is "
         f"O(DT), no exponential T; without the table, S_i = [T], it is {ungated}). "
         f"Sup error at the largest β per T: "
@@ -582,9 +915,12 @@ def d_heads_gated(ctx: Context, cid):
             "xlabel": "β",
             "ylabel": "sup error",
         },
-        scope="partial: exact (affine) features and outer map, so gamma does not "
-        "enter; checks that at a count independent of ε and linear in T (the "
-        "positional table counted) the error falls below ε by β alone",
+        slack=math.nan,  # C_{d,D,T} is unspecified: no room to measure
+        scope="partial: h = D = 2 heads of per-head width n = 2 (the theorem is stated for "
+        "n = 2), exact (affine) features and outer map, so γ = 0; checks that at a count "
+        "independent of ε and linear in T (the positional table counted) the error falls "
+        "below ε by β alone; h > D (extra heads switched off) is the digest's inference "
+        "[derived] and is not tested",
     )
 
 
@@ -615,10 +951,20 @@ def _gapped_inputs(T: int, g: float, rng, n_rand: int) -> np.ndarray:
     return np.array(X)[..., None]
 
 
-def _gapped_errors(T, beta, X, mutation):
-    c = build("hc_k1", T=T, beta=beta, gate=-2.0)
+@memo
+def _gapped_base(T, mutation):
+    """hc_k1 at gate -2 built once per T with β = 1 (the construction puts β only in W_Q, as
+    W_Q ĉ0 = (β, 0) per head), mutated, with its W_Q kept to be rescaled for every β."""
+    c = build("hc_k1", T=T, beta=1.0, gate=-2.0)
     if mutation is not None:
         _K1_MUTATIONS[mutation](c)
+    return c, c.model.attention(0).q.weight.detach().clone()
+
+
+def _gapped_errors(T, beta, X, mutation):
+    c, q1 = _gapped_base(T, mutation)
+    with torch.no_grad():
+        c.model.attention(0).q.weight.copy_(q1 * beta)
     return errors(c.model, c.task, X)
 
 
@@ -654,6 +1000,30 @@ def _beta_needed(
     raise RuntimeError("β bisection did not settle on the whole input set")
 
 
+def _fit_plane(u, v, y, seed: int = 0, n_boot: int = 2000, level: float = 0.95) -> dict:
+    """y = a·u + b·v + c by least squares, with residual-bootstrap intervals for a and b (the
+    small-sample correction of :func:`approxtheory.measure.fit_rate`): the slope in u is then
+    estimated from the variation of u at fixed v, and vice versa."""
+    A = np.stack([np.asarray(u, float), np.asarray(v, float), np.ones(len(u))], axis=1)
+    y = np.asarray(y, dtype=np.float64)
+    coef, *_ = np.linalg.lstsq(A, y, rcond=None)
+    fitted = A @ coef
+    resid = (y - fitted) * math.sqrt(len(y) / max(len(y) - 3, 1))
+    rng = np.random.default_rng(seed)
+    boots = np.array(
+        [
+            np.linalg.lstsq(A, fitted + rng.choice(resid, len(y)), rcond=None)[0][:2]
+            for _ in range(n_boot)
+        ]
+    )
+    q = (1 - level) / 2
+    out = {}
+    for i, name in enumerate(("u", "v")):
+        lo, hi = np.quantile(boots[:, i], [q, 1 - q])
+        out[name] = (float(coef[i]), float(min(lo, coef[i])), float(max(hi, coef[i])))
+    return out
+
+
 @check(
     "HC-P3",
     mutants={
@@ -662,16 +1032,29 @@ def _beta_needed(
     },
 )
 def beta_needed_vs_T(ctx: Context, cid):
-    """β needed at fixed ε and minimum gap g, against T: the claim says log(T/ε)/g. Fitted as
-    exp(g·β_needed) against T/ε on log-log axes, whose predicted slope is the exponent of T/ε in
-    exp(g · beta_needed) (1)."""
+    """β needed at fixed ε and minimum gap g, against T and ε separately: the claim says
+    β_needed = log(T/ε)/g (read from the catalogue). Fitted as g·β_needed = a·log T + b·log ε
+    + const over the (T, ε) grid, so that a is estimated at fixed ε and b at fixed T; the
+    predicted a and b are the claim's d(g·β_needed)/d log T and d(g·β_needed)/d log ε (1 and
+    -1). Each interval must lie within its prediction ± RATE_TOL (a T-blind β_needed predicts
+    a = 0 and fails; so does a β needed polynomial in T)."""
     mutation = ctx.mutant
     c = claim(cid)
-    T_s, _, g_s = c.symbol("T"), c.symbol("epsilon"), c.symbol("g")
-    pred = float(sp.simplify(T_s * sp.diff(g_s * c.expr("beta_needed"), T_s)))
+    T_s, e_s, g_s = c.symbol("T"), c.symbol("epsilon"), c.symbol("g")
+    gb = g_s * c.expr("beta_needed")
     g = 0.1
-    Ts = ctx.pick([16, 32, 64], [16, 64, 256])
+    # T >= 32: the measured β_needed carries log(|S| - 1) = log(T/2 - 1), whose slope in log T
+    # is T/(T - 2); the claim's log T is its large-T form (at T = 16 the slope is still 1.14)
+    Ts = ctx.pick([32, 48, 64, 96], [32, 64, 128, 256])
     epss = [1e-2, 1e-3, 1e-4]
+
+    def dlog(x):
+        dd = sp.simplify(x * sp.diff(gb, x))
+        vals = {float(dd.subs({T_s: T, e_s: e, g_s: g})) for T in Ts for e in epss}
+        return float(np.mean(sorted(vals))), (max(vals) - min(vals))
+
+    pred_T, spread_T = dlog(T_s)
+    pred_e, spread_e = dlog(e_s)
     rows, wit = [], None
     for T in Ts:
         for eps in epss:
@@ -681,7 +1064,7 @@ def beta_needed_vs_T(ctx: Context, cid):
                     "T": T,
                     "eps": eps,
                     "beta_needed": b,
-                    "log_T_over_eps_over_g": math.log(T / eps) / g,
+                    "claimed_beta_needed": float(c.evaluate("beta_needed", T=T, epsilon=eps, g=g)),
                 }
             )
             if not math.isfinite(b) and wit is None:
@@ -689,38 +1072,68 @@ def beta_needed_vs_T(ctx: Context, cid):
     syn = {T: build("hc_k1_synthetic", T=T, beta=10.0, D=2, d=1).params for T in Ts}
     gated = {T: build("hc_k1", T=T, beta=10.0, gate=-2.0).params for T in Ts}
     finite = all(math.isfinite(r["beta_needed"]) for r in rows)
+    slopes = []
     if finite:
-        fit = fit_rate(
-            [r["T"] / r["eps"] for r in rows],
-            [math.exp(g * r["beta_needed"]) for r in rows],
+        pl = _fit_plane(
+            [math.log(r["T"]) for r in rows],
+            [math.log(r["eps"]) for r in rows],
+            [g * r["beta_needed"] for r in rows],
             seed=ctx.seed,
         )
-        ok = _fit_ok(fit, pred, "within")
+        (aT, aT_lo, aT_hi), (ae, ae_lo, ae_hi) = pl["u"], pl["v"]
+        ok_T = pred_T - RATE_TOL <= aT_lo and aT_hi <= pred_T + RATE_TOL
+        ok_e = pred_e - RATE_TOL <= ae_lo and ae_hi <= pred_e + RATE_TOL
+        ok = ok_T and ok_e
         fit_txt = (
-            f"g·β_needed against log(T/ε): slope {fit.slope:.3f} [{fit.ci_low:.3f}, "
-            f"{fit.ci_high:.3f}], predicted {pred:g}; the interval must lie within "
-            f"{pred:g} ± {RATE_TOL} (excluding growth faster than log(T/ε)/g, e.g. a β "
-            "needed polynomial in T, and a T-blind β)"
+            f"g·β_needed = a·log T + b·log ε + const: a = {aT:.3f} [{aT_lo:.3f}, {aT_hi:.3f}] "
+            f"(at fixed ε; the claim's {pred_T:.3g}), b = {ae:.3f} [{ae_lo:.3f}, {ae_hi:.3f}] "
+            f"(at fixed T; the claim's {pred_e:.3g}); each interval must lie within its "
+            f"prediction ± {RATE_TOL}"
+            + ("" if ok_T else ". Failed: the T-dependence")
+            + ("" if ok_e else ". Failed: the ε-dependence")
         )
-        slopes = [slope_row(fit, "g·β_needed vs log(T/ε)", pred)]
+        for lab, (v, lo, hi), pr in (
+            ("a (log T)", pl["u"], pred_T),
+            ("b (log ε)", pl["v"], pred_e),
+        ):
+            slopes.append(
+                {
+                    "label": f"g·β_needed vs {lab}",
+                    "fitted": v,
+                    "lo": lo,
+                    "hi": hi,
+                    "predicted": pr,
+                    "within_ci": lo <= pr <= hi,
+                }
+            )
     else:
-        ok, slopes = False, []
+        ok = False
         bad = [(r["T"], r["eps"]) for r in rows if not math.isfinite(r["beta_needed"])]
         fit_txt = f"no β <= 1e4 reaches ε at (T, ε) = {bad}"
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
-        f"{fit_txt}. β_needed: "
-        + ", ".join(f"T={r['T']}, ε={r['eps']:g}: {r['beta_needed']:.1f}" for r in rows)
+        f"{fit_txt}. β_needed (measured / the claim's log(T/ε)/g): "
+        + ", ".join(
+            f"T={r['T']}, ε={r['eps']:g}: {r['beta_needed']:.1f} / {r['claimed_beta_needed']:.1f}"
+            for r in rows
+        )
         + f". Parameter count with S_i = [T] (no positional table) {syn} — "
         f"T-independent by construction, not a measurement; with the positional "
-        f"table (gated, as measured here) {gated}, linear in T",
+        f"table (gated, as measured here) {gated}, linear in T"
+        + (
+            f". The claim's log-derivatives vary over the grid by {spread_T:.2g} (T) and "
+            f"{spread_e:.2g} (ε); their means are used"
+            if max(spread_T, spread_e) > 1e-12
+            else ""
+        ),
         covered=f"hc_k1 gate -2 (D = 2, d = 1), gap g = {g} in both sets, T in {Ts}, "
         f"ε in {epss}; per (T, ε) a bisection on β over "
         "structured and random gapped inputs",
         rows=rows,
         slopes=slopes,
         witness=wit,
+        slack=math.nan,  # β_needed is a growth law ("about"), not a bound: its rate is tested
         plot={
             "x": "T",
             "y": ["beta_needed"],
@@ -730,9 +1143,9 @@ def beta_needed_vs_T(ctx: Context, cid):
             "xlabel": "T",
             "ylabel": "β needed",
         },
-        scope="partial: β_needed(T, ε) at gap g on the gated D = 2 construction, "
-        "fitted against log(T/ε)/g; the T-independent count holds by "
-        "construction when S_i = [T] and is only reported",
+        scope="partial: β_needed(T, ε) at gap g on the gated D = 2 construction, its "
+        "dependence on T (at fixed ε) and on ε (at fixed T) against the claim's log(T/ε)/g; "
+        "the T-independent count holds by construction when S_i = [T] and is only reported",
     )
 
 
@@ -856,8 +1269,14 @@ _L9_MUTATIONS = {
 }
 
 
-@memo
 def _l9_grid(profile, mutation=None):
+    """HC-L9's grid (the construction reads HC-L9's n_g and bound from the catalogue: the memo is
+    keyed by what the catalogue says about HC-L9)."""
+    return _l9_grid_memo(profile, mutation, _ckey("HC-L9", ("err_bound", "width2", "width_bound")))
+
+
+@memo
+def _l9_grid_memo(profile, mutation, _key):
     quick = profile == "quick"
     return construction_grid(
         "hc_l9",
@@ -867,14 +1286,17 @@ def _l9_grid(profile, mutation=None):
         },
         budget=256 if quick else 2048,
         mutate=_L9_MUTATIONS[mutation] if mutation else None,
-        extra=lambda c, m: {"inv_eps": 1 / c.knobs["eps"], "dense_params": c.extra["dense_params"]},
+        extra=lambda c, m: {
+            "inv_eps": 1 / c.knobs["eps"],
+            "n_g": c.extra["n_g"],
+            "dense_params": c.extra["dense_params"],
+        },
     )[0]
 
 
 @check(
     "HC-L9",
     "HC-P4",
-    "HC-T2c",
     mutants={
         "clip-2/n_g": "h2 clips at 2/n_g instead of 1/n_g",
         "dense-count": "the parameter count includes the zero weights of the dense layers",
@@ -886,45 +1308,36 @@ def relu_max_network(ctx: Context, cid):
     T0 = rows[0]["T"]
     sub = [r for r in rows if r["T"] == T0]
     fit = fit_rate([r["inv_eps"] for r in sub], [r["params"] for r in sub], seed=ctx.seed)
-    rate_ok = _fit_ok(fit, 1.0, "below")
+    # the claimed count exponent in 1/ε: HC-L9's params_order (T/ε), read from the catalogue
+    expo = float(claim("HC-L9").rate_exponent())
+    rate_ok = _fit_ok(fit, expo, "below")
     # O(T/ε) exactly: the count is an affine function of T·n_g, n_g, T (n_g = ⌈1/ε⌉); a zero
     # residual of that fit over the whole grid proves exponent 1 in n_g on the grid
-    ng = np.array([round(1 / r["claimed_bound"]) for r in rows], dtype=float)
+    ng = np.array([r["n_g"] for r in rows], dtype=float)
     Tt = np.array([r["T"] for r in rows], dtype=float)
     A = np.stack([Tt * ng, ng, Tt, np.ones_like(ng)], axis=1)
     y = np.array([r["params"] for r in rows], dtype=float)
     coef, *_ = np.linalg.lstsq(A, y, rcond=None)
     affine_ok = bool(np.abs(A @ coef - y).max() < 1e-6) and coef[0] > 0
     ok = within and rate_ok and affine_ok
-    what = {
-        "HC-T2c": "one head of width T·d (memorizing, HC-K2) + HC-L9's ReLU F̂: ",
-        "HC-L9": "",
-        "HC-P4": "",
-    }[cid]
     worst = max(rows, key=lambda r: r["sup_error"] / r["claimed_bound"])
-    scope = {
-        "HC-L9": "full",
-        "HC-P4": "full",
-        "HC-T2c": "partial: D = 1 with f = identity and F_0 = identity (gamma = 0): the "
-        "memorizing head + HC-L9's network; the FFN approximations F1, F3 of "
-        "f_i and F_0 are not built",
-    }[cid]
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
-        f"{what}sup error <= 1/⌈1/ε⌉ in {'every' if within else 'not every'} cell "
+        f"sup error <= 1/⌈1/ε⌉ in {'every' if within else 'not every'} cell "
         f"(worst ratio {worst['sup_error'] / worst['claimed_bound']:.3f}); the counted "
         f"weights are {'exactly' if affine_ok else 'NOT'} "
         f"{coef[0]:.0f}·T·n_g + {coef[1]:.0f}·n_g + {coef[2]:.0f}·T + {coef[3]:.0f} "
         f"with n_g = ⌈1/ε⌉; log-log slope in 1/ε at T = {T0}: {fit.slope:.2f} "
-        f"[{fit.ci_low:.2f}, {fit.ci_high:.2f}] (claimed exponent 1 = 1 + gamma with "
-        f"exact features; the interval must lie at or below 1 + {RATE_TOL}). A dense "
+        f"[{fit.ci_low:.2f}, {fit.ci_high:.2f}] (the claimed exponent of params_order: "
+        f"{expo:g}; the interval must lie at or below it + {RATE_TOL}). A dense "
         "net of the stated widths would have O(T/ε²) weights: O(T/ε) holds for the "
         "sparse network",
         covered=f"T in {sorted({r['T'] for r in rows})}, eps in {sorted({r['eps'] for r in rows})}",
         rows=rows,
-        slopes=[slope_row(fit, f"params vs 1/ε (T={T0})", 1.0)],
+        slopes=[slope_row(fit, f"params vs 1/ε (T={T0})", expo)],
         witness=None if within else worst.get("witness"),
+        formula_note="reads HC-L9's formulas (HC-P4 has none of its own)" if cid == "HC-P4" else "",
         plot={
             "x": "eps",
             "y": ["sup_error"],
@@ -934,7 +1347,105 @@ def relu_max_network(ctx: Context, cid):
             "xlabel": "ε",
             "ylabel": "sup error",
         },
-        scope=scope,
+        scope="full",
+    )
+
+
+@check(
+    "HC-T2c",
+    mutants={
+        "clip-2/n_g": "h2 clips at 2/n_g instead of 1/n_g",
+        "dense-count": "the parameter count includes the zero weights of the dense layers",
+    },
+)
+def memorizing_regime(ctx: Context, cid):
+    """Theorem 2(3) on its simplest instance: one head of width n = T·d (HC-K2's memorizing
+    head, d = 1) followed by HC-L9's ReLU network F̂ for D = 1, f = identity, F_0 = identity,
+    where the FFN approximations of f_i and F_0 are exact (γ = 0). The claim's M_suff is read
+    from the catalogue: the count of the built network must grow in 1/ε no faster than M_suff's
+    exponent at γ = 0 (per T, the slope interval at or below it + RATE_TOL), every cell must
+    ε-approximate (sup error < ε, Definition 1) and satisfy the regime n >= T·d."""
+    c = claim(cid)
+    g_s = c.symbol("gamma")
+    eps_s = c.symbol("epsilon")
+    m_expr = c.expr("M_suff")
+    # exponent of 1/ε in M_suff at γ = 0 (exact features), from the catalogue's formula
+    expo = float(sp.simplify(-eps_s * sp.diff(sp.log(m_expr), eps_s)).subs(g_s, 0))
+    sharp = float(sp.simplify(-eps_s * sp.diff(sp.log(c.expr("M_sharp")), eps_s)).subs(g_s, 0))
+    raw = _l9_grid(ctx.profile, ctx.mutant)
+    rows, regime_bad = [], []
+    for r in raw:
+        n_width = r["T"] * 1  # the head's width is T·d with d = 1
+        in_reg = bool(c.in_regime(n=n_width, T=r["T"], d=1))
+        if not in_reg:
+            regime_bad.append(r["T"])
+        rows.append(
+            {
+                "T": r["T"],
+                "eps": r["eps"],
+                "inv_eps": r["inv_eps"],
+                "params": r["params"],
+                "head_width": n_width,
+                "sup_error": r["sup_error"],
+                "eps_approximates": bool(r["sup_error"] < r["eps"]),
+                "in_regime": in_reg,
+            }
+        )
+    approx_ok = all(r["eps_approximates"] for r in rows)
+    Ts = sorted({r["T"] for r in rows})
+    fits = {}
+    for T in Ts:
+        sub = [r for r in rows if r["T"] == T]
+        fits[T] = fit_rate([r["inv_eps"] for r in sub], [r["params"] for r in sub], seed=ctx.seed)
+    rate_ok = all(_fit_ok(f, expo, "below") for f in fits.values())
+    ok = approx_ok and rate_ok and not regime_bad
+    worst = max(rows, key=lambda r: r["sup_error"] / r["eps"])
+    missed = [(r["T"], r["eps"]) for r in rows if not r["eps_approximates"]]
+    failed = (
+        ([] if approx_ok else [f"sup error >= ε at {missed}"])
+        + (
+            []
+            if rate_ok
+            else [
+                f"the count grows faster than (1/ε)^{expo:g} at T = "
+                f"{[T for T in Ts if not _fit_ok(fits[T], expo, 'below')]}"
+            ]
+        )
+        + ([f"regime n >= T·d fails at T = {regime_bad}"] if regime_bad else [])
+    )
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"M_suff = {sp.sstr(m_expr)}: exponent of 1/ε at γ = 0 is {expo:g} (the sharp form "
+        f"M_sharp gives {sharp:g}). Counted weights of the built network per T against 1/ε: "
+        + ", ".join(
+            f"T={T}: slope {f.slope:.2f} [{f.ci_low:.2f}, {f.ci_high:.2f}]" for T, f in fits.items()
+        )
+        + f" (each interval must lie at or below {expo:g} + {RATE_TOL}); sup error < ε in "
+        f"{sum(r['eps_approximates'] for r in rows)}/{len(rows)} cells (largest sup/ε "
+        f"{worst['sup_error'] / worst['eps']:.3f}); head width n = T·d in every cell. The "
+        "constant C_{d,D,T} is unspecified, so no slack is reported (a rescaled M_suff says "
+        "the same)" + (". Failed: " + "; ".join(failed) if failed else ""),
+        covered=f"hc_l9 (HC-K2's head of width T, d = 1, + HC-L9's F̂), T in {Ts}, ε in "
+        f"{sorted({r['eps'] for r in rows})}, adversarial search per cell",
+        measured={f"T={T}": f.slope for T, f in fits.items()},
+        claimed=expo,
+        rows=rows,
+        slopes=[slope_row(f, f"params vs 1/ε (T={T})", expo) for T, f in fits.items()],
+        witness=None if ok else {"failed": failed, "worst_cell": worst},
+        slack=math.nan,  # C is unspecified: no room to measure (None in the record)
+        plot={
+            "x": "eps",
+            "y": ["sup_error"],
+            "group": "T",
+            "title": f"{cid}: memorizing head + ReLU max network",
+            "xlabel": "ε",
+            "ylabel": "sup error",
+        },
+        scope="partial: D = 1 with f = identity and F_0 = identity, so γ = 0 (exact "
+        "features): the memorizing head (width n = T·d, d = 1) and HC-L9's ReLU max network, "
+        "i.e. the 1/ε of M_suff's exponent 1 + γ; the FFN approximations F1, F3 of f_i and "
+        "F_0 (the γ part) are not built, and the 5-layer composition is HC-L8's check",
     )
 
 
@@ -994,6 +1505,8 @@ def lipschitz_counting(ctx: Context, cid):
         "[-1,1]), p <= 31, n <= 15, 64 pairs each, 40 ascent steps",
         measured=worst,
         claimed=1.0,
+        # room of the bound p·sqrt(n) on the largest ratio found (1 = tight, the extremal nets)
+        slack=1 / worst if worst > 0 else math.nan,
         witness=None if ok else worst_net,
         scope=(
             "partial: the Lipschitz inequality |ΔF| <= p sqrt(n) ||Δv||; the width "
@@ -1085,6 +1598,9 @@ def monotone_segment(ctx: Context, cid):
         "1e-4..1, eigen- and random directions",
         rows=rows,
         witness=rows[fails[0]] if fails else None,
+        # room of the lower bound L_i on the slope found (slope / L_i at r = 1e-4, least over
+        # the functions; a lower bound: worst case found / claimed)
+        slack=min(r["ratio_at_smallest_r"] for r in rows),
         scope="partial: the slope constant L_i = λ_min r/8 and f > z on the segment "
         "near the minimiser, for concrete C² functions; R is found per "
         "function on a grid",
@@ -1161,6 +1677,8 @@ def outer_sensitivity(ctx: Context, cid):
         "D <= 5, δ on a log grid 1e-6..1, both signs",
         rows=rows,
         witness=rows[[r["map"] for r in rows].index(fails[0])] if fails else None,
+        # room of the lower bound L_0|δ| on the change found (least ratio below r_0)
+        slack=min((r["min_ratio_below_r0"] for r in rows), default=math.nan),
         scope="partial: the sensitivity inequality with L_0 = ½ min|∂_i F_0| for "
         "concrete non-linear C¹ maps; r_0 is found per map on a grid",
     )
@@ -1207,6 +1725,13 @@ def basins(ctx: Context, cid):
     if ctx.is_mutant("R0-without-half"):
         expr = expr * 2
     R0f = sp.lambdify([c.symbol("delta_min")], expr, "math")
+    # ε_0 = ½ min_i (min_{x ∉ B_i} f_i - z_i), read from the catalogue where it states it (its
+    # one free symbol is that least excess)
+    eps0_of = None
+    if "eps_0" in c.expressions:
+        e0 = c.expr("eps_0")
+        (gap_s,) = sorted(e0.free_symbols, key=lambda x: x.name) or (sp.Dummy(),)
+        eps0_of = sp.lambdify([gap_s], e0, "math")
     tied = ctx.is_mutant("second-global-minimiser")
     n = ctx.pick(20, 200)
     rows, bad = [], []
@@ -1260,26 +1785,57 @@ def basins(ctx: Context, cid):
                 if res.success and np.linalg.norm(res.x - xs[i]) >= R0 - 1e-12:
                     best = min(best, float(f(res.x)[0]))
             gaps.append(best - z)
-        eps0 = 0.5 * min(gaps)
-        margin_ok = eps0 > 1e-9
-        rows.append({"config": j, "D": D, "d": d, "R_0": R0, "disjoint": disjoint, "eps_0": eps0})
+        gap = min(gaps)
+        if eps0_of is not None:
+            eps0 = float(eps0_of(gap)) if math.isfinite(gap) else math.inf
+        else:
+            eps0 = 0.5 * gap  # reported only: the catalogue states no eps_0 formula
+        # f_i > z_i + ε_0 outside B_i: the least excess over every searched point (grid, the
+        # ball's sphere, the refined minima) against ε_0, strictly (beyond round-off)
+        excess = min(gaps)
+        margin = excess - eps0 if math.isfinite(excess) else math.inf
+        margin_ok = eps0 > 1e-9 and margin > 1e-9 * max(1.0, abs(excess))
+        rows.append(
+            {
+                "config": j,
+                "D": D,
+                "d": d,
+                "R_0": R0,
+                "disjoint": disjoint,
+                "min_excess": excess,
+                "eps_0": eps0,
+                "margin": margin,
+            }
+        )
         if not (disjoint and margin_ok):
             bad.append(rows[-1])
     ok = not bad
     e0 = [r["eps_0"] for r in rows]
+    ratio = min((r["min_excess"] / r["eps_0"] for r in rows if r["eps_0"] > 0), default=math.nan)
+    value_txt = (
+        f"f_i - z_i > ε_0 = {sp.sstr(c.expr('eps_0'))} (the catalogue's) at every searched point "
+        f"outside B_i, strictly (margin > 1e-9 relative); least excess / ε_0 = {ratio:.3g}"
+        if eps0_of is not None
+        else "ε_0 > 0 with ε_0 = ½ min_i (min_{x ∉ B_i} f_i - z_i) as the digest defines it: the "
+        "catalogue states no eps_0 formula, so its value (the ½) is not tested"
+    )
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
         f"{n - len(bad)}/{n} configurations: balls of radius R_0 = δ_min/2 disjoint "
-        f"and ε_0 > 0 (beyond round-off, 1e-9), ε_0 ranging {min(e0):.2g}..{max(e0):.2g}"
-        + (f"; first failure {bad[0]}" if bad else ""),
+        f"and {value_txt}; ε_0 ranging {min(e0):.2g}..{max(e0):.2g}"
+        + (f"; first failure {bad[0]}" if bad else "")
+        + ". R_0 is tight (R_0 × 2 makes the balls meet); a smaller R_0 or ε_0 is a weaker, "
+        "true statement, so no slack is reported",
+        slack=math.nan,
         covered=f"{n} random sets of D <= 4 functions on [0,1]^d, d <= 2, each with a "
         "second local well; min over the complement of the ball by grid + "
         "sphere + SLSQP refinement",
         rows=rows,
         witness=bad[0] if bad else None,
-        scope="partial: disjoint balls and a positive margin ε_0 for concrete f_i "
-        "(d <= 2) with a second local well",
+        scope="partial: disjoint balls of radius R_0 and f_i > z_i + ε_0 outside them for "
+        "concrete f_i (d <= 2) with a second local well"
+        + ("" if eps0_of is not None else " (ε_0's value untested: no catalogue formula)"),
     )
 
 
@@ -1349,6 +1905,7 @@ def composition(ctx: Context, cid):
     },
 )
 def memorization(ctx: Context, cid):
+    k2 = claim("HC-K2")
     rows = []
     g = torch.Generator().manual_seed(ctx.seed)
     for T in (4, 16, 64):
@@ -1365,19 +1922,48 @@ def memorization(ctx: Context, cid):
         # the adversarial search of the read-out where it is cheap (T <= 16; at T = 64 the
         # attention identity above covers the same map on random inputs)
         sup = c.measure(budget=128, seed=ctx.seed)["sup_error"] if T <= 16 else float("nan")
-        rows.append({"T": T, "attention_error": err, "readout_sup_error": sup})
+        # HC-K2's width and attention error, read from the catalogue: the built head's width
+        # (measured, the CLS state's size) must be at most the claimed one, and the claimed one
+        # at least the T·d numbers memorised (a continuous map of [0,1]^{Td} into fewer
+        # dimensions is not injective, invariance of domain, so no read-out recovers X)
+        w_claim = k2.evaluate_float("width", T=T, d=2)
+        e_claim = k2.evaluate_float("attention_error")
+        rows.append(
+            {
+                "T": T,
+                "attention_error": err,
+                "readout_sup_error": sup,
+                "width_built": int(cls.shape[-1]),
+                "width_claimed": w_claim,
+                "numbers_memorised": T * 2,
+                "claimed_attention_error": e_claim,
+            }
+        )
     worst = max(max(r["attention_error"], np.nan_to_num(r["readout_sup_error"])) for r in rows)
-    ok = worst < 1e-12
+    e_claim = rows[0]["claimed_attention_error"]
+    width_ok = all(
+        r["width_built"] <= r["width_claimed"] + 1e-9
+        and r["width_claimed"] >= r["numbers_memorised"] - 1e-9
+        for r in rows
+    )
+    ok = worst <= e_claim + 1e-12 and width_ok
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
         f"attention output equals vec(X)/T and the linear read-out returns X; max "
-        f"deviation {worst:.1e} (< 1e-12 required)",
+        f"deviation {worst:.1e} (<= the claimed {e_claim:g} + 1e-12 round-off); width built "
+        + ", ".join(f"T={r['T']}: {r['width_built']}" for r in rows)
+        + " against the claimed "
+        + ", ".join(f"{r['width_claimed']:g}" for r in rows)
+        + f" ({'consistent' if width_ok else 'NOT consistent'}: built <= claimed, claimed >= "
+        "T·d, the numbers memorised)",
         covered="T in {4, 16, 64}, d = 2: 256 random sequences per T; adversarial "
         "search of the read-out at T = 4, 16",
         measured=worst,
-        claimed=0.0,
+        claimed=e_claim,
         rows=rows,
+        slack=math.nan,  # an exact identity: no room to measure
+        formula_note="reads HC-K2's formulas (HC-P1 has none of its own)" if cid == "HC-P1" else "",
         plot={
             "x": "T",
             "y": ["attention_error", "readout_sup_error"],
@@ -1393,20 +1979,56 @@ def memorization(ctx: Context, cid):
 
 
 # ------------------------------------------------------------------------------------ HC-A3
-@check("HC-A3", mutants={"first-unit-missing": "the interpolant's first ReLU unit dropped"})
-def ffn_exponent(ctx: Context, cid):
-    """The worst-case γ = max(d, D) as an upper exponent, for d = D = 1: a two-layer ReLU net of
-    width N interpolating a C² function on N knots; its sup error δ must fall at least like
-    N^(-1/γ_worst) (width <= C/δ^γ)."""
+def _interpolant_error(f, N: int, xs: np.ndarray, drop_first: bool = False) -> float:
+    """The sup error on ``xs`` of the two-layer ReLU net of width N that interpolates f on the N+1
+    uniform knots of [0, 1] (unit j = ReLU(x - j/N), output weights the slope changes)."""
     from approxtheory.model import MLP
 
+    knots = np.linspace(0, 1, N + 1)
+    vals = f(knots)
+    sl = np.diff(vals) / np.diff(knots)  # slope on each cell
+    net = MLP(1, [N], 1).double()
+    lin = [m for m in net if isinstance(m, torch.nn.Linear)]
+    with torch.no_grad():
+        lin[0].weight.fill_(1.0)
+        lin[0].bias.copy_(torch.tensor(-knots[:-1]))
+        outw = np.concatenate([[sl[0]], np.diff(sl)])
+        if drop_first:
+            outw[0] = 0.0
+        lin[1].weight.copy_(torch.tensor(outw)[None])
+        lin[1].bias.fill_(float(vals[0]))
+        out = net(torch.tensor(xs)[:, None])[:, 0].numpy()
+    return float(np.abs(out - f(xs)).max())
+
+
+def _dist_to_lattice(x, period):
+    return np.abs(x - period * np.round(x / period))
+
+
+@check("HC-A3", mutants={"first-unit-missing": "the interpolant's first ReLU unit dropped"})
+def ffn_exponent(ctx: Context, cid):
+    """Assumption 3's exponents for d = D = 1 with an explicit two-layer ReLU net of width N (the
+    interpolant on N+1 knots): its sup error δ(N) must fall at least like N^(-1/γ) (width <=
+    C/δ^γ), per target, each slope interval at or below -1/γ + RATE_TOL, with γ read from the
+    catalogue:
+
+    * ``gamma_barron`` on C^∞ targets (finite Barron norm);
+    * ``gamma_worst = max(d, D)`` on Lipschitz, non-smooth targets: |x - a|, max/min of shifted
+      coordinates, triangle waves of modulus L (kinks at multiples of 1/3, never on the
+      power-of-two knots, so the kink error is exactly ∝ 1/N), and the worst-case tooth family
+      f_N = L·dist(x - 1/(6N), Z/(2N)): its 2N - 1 whole teeth (height L/(4N)) outnumber the
+      N - 1 interior breakpoints of any width-N net, so some tooth is fitted by an affine piece
+      and the error is >= L/(8N) [derived, breakpoint counting]: no width-N net does better than
+      ∝ 1/N there, and γ < max(d, D) = 1 is false.
+      The interpolant's error is checked to be at least that lower bound in every cell."""
     c = claim(cid)
-    gamma_w = float(c.evaluate("gamma_worst", d=1, D=1))
-    pred = -1 / gamma_w  # δ ~ N^(-1/γ) when the width grows like δ^(-γ)
+    g_worst = float(c.evaluate("gamma_worst", d=1, D=1))
+    g_barron = float(c.evaluate("gamma_barron"))
+    drop = ctx.is_mutant("first-unit-missing")
     rng = np.random.default_rng(ctx.seed)
     Ns = [4, 8, 16, 32, 64, 128]
     xs = np.linspace(0, 1, 20001)
-    funcs = []
+    smooth = []
     for _ in range(ctx.pick(4, 16)):
         a, w, ph, s2 = (
             rng.uniform(0.2, 0.5),
@@ -1415,59 +2037,110 @@ def ffn_exponent(ctx: Context, cid):
             rng.uniform(0.02, 0.2),
         )
         x0 = rng.uniform(0.2, 0.8)
-        funcs.append(
+        smooth.append(
             lambda x, a=a, w=w, ph=ph, s2=s2, x0=x0: (
                 0.5 + a * np.sin(w * x + ph) * np.exp(-((x - x0) ** 2) / s2) / 1.5
             )
         )
-    rows, slopes, fits = [], [], []
-    for j, f in enumerate(funcs):
-        deltas = []
+    third = 1.0 / 3.0
+    lip: list[tuple[str, Any]] = []
+    for j in range(ctx.pick(3, 24)):
+        L = rng.uniform(0.5, 2.0)
+        kind = j % 3
+        if kind == 0:
+            a = third if j % 2 == 0 else 2 * third
+            lip.append(("abs", lambda x, L=L, a=a: L * np.abs(x - a) / 2))
+        elif kind == 1:
+            lip.append(
+                (
+                    "max-min",
+                    lambda x, L=L: L * (np.maximum(x, third) + np.minimum(x, 2 * third)) / 4,
+                )
+            )
+        else:
+            per = 2 * third if j % 2 == 0 else third
+            lip.append(("triangle", lambda x, L=L, per=per: L * _dist_to_lattice(x, per)))
+    rows, fits_s, fits_l, fits_t = [], [], [], []
+    for j, f in enumerate(smooth):
+        ds = [_interpolant_error(f, N, xs, drop) for N in Ns]
+        rows += [{"target": f"smooth{j}", "N": N, "sup_error": dl} for N, dl in zip(Ns, ds)]
+        fits_s.append(fit_rate(Ns, [max(dl, 1e-300) for dl in ds], seed=ctx.seed))
+    for j, (name, f) in enumerate(lip):
+        ds = [_interpolant_error(f, N, xs, drop) for N in Ns]
+        rows += [{"target": f"{name}{j}", "N": N, "sup_error": dl} for N, dl in zip(Ns, ds)]
+        fits_l.append(fit_rate(Ns, [max(dl, 1e-300) for dl in ds], seed=ctx.seed))
+    below_lb = []
+    for j in range(ctx.pick(1, 6)):
+        L = rng.uniform(0.5, 2.0)
+        ds = []
         for N in Ns:
-            knots = np.linspace(0, 1, N + 1)
-            vals = f(knots)
-            s = np.diff(vals) / np.diff(knots)  # slope on each cell
-            net = MLP(1, [N], 1).double()
-            lin = [m for m in net if isinstance(m, torch.nn.Linear)]
-            with torch.no_grad():
-                lin[0].weight.fill_(1.0)
-                lin[0].bias.copy_(torch.tensor(-knots[:-1]))
-                outw = np.concatenate([[s[0]], np.diff(s)])
-                if ctx.is_mutant("first-unit-missing"):
-                    outw[0] = 0.0
-                lin[1].weight.copy_(torch.tensor(outw)[None])
-                lin[1].bias.fill_(float(vals[0]))
-                out = net(torch.tensor(xs)[:, None])[:, 0].numpy()
-            delta = float(np.abs(out - f(xs)).max())
-            deltas.append(delta)
-            rows.append({"f": j, "N": N, "sup_error": delta})
-        fit = fit_rate(Ns, [max(dl, 1e-300) for dl in deltas], seed=ctx.seed)
-        fits.append(fit)
-        slopes.append(slope_row(fit, f"sup error vs width (f{j})", pred))
-    ok = all(_fit_ok(f, pred, "below") for f in fits)
-    got = [f"{f.slope:.2f} [{f.ci_low:.2f}, {f.ci_high:.2f}]" for f in fits]
+            M = 2 * N  # teeth; shifted by a third of a tooth, so every knot has the same phase
+            dl = _interpolant_error(
+                lambda x, M=M, L=L: L * _dist_to_lattice(x - 1.0 / (3 * M), 1.0 / M), N, xs, drop
+            )
+            lb = L / (4 * M)
+            if dl < lb * (1 - 1e-9):
+                below_lb.append((j, N))
+            ds.append(dl)
+            rows.append({"target": f"tooth{j}", "N": N, "sup_error": dl, "lower_bound": lb})
+        fits_t.append(fit_rate(Ns, [max(dl, 1e-300) for dl in ds], seed=ctx.seed))
+    thr_b, thr_w = -1 / g_barron, -1 / g_worst
+    ok_s = all(_fit_ok(f, thr_b, "below") for f in fits_s)
+    ok_l = all(_fit_ok(f, thr_w, "below") for f in fits_l + fits_t)
+    ok = ok_s and ok_l and not below_lb
+    # room on the primary exponent (gamma_barron): claimed γ / the γ the slowest smooth target
+    # needs (-1/slope); on gamma_worst the same ratio for the Lipschitz targets (reported)
+    need_s = max(-1 / f.slope for f in fits_s) if all(f.slope < 0 for f in fits_s) else math.inf
+    need_l = (
+        max(-1 / f.slope for f in fits_l + fits_t)
+        if all(f.slope < 0 for f in fits_l + fits_t)
+        else math.inf
+    )
+    slack = g_barron / need_s if math.isfinite(need_s) else math.nan
+    slack_w = g_worst / need_l if math.isfinite(need_l) else math.nan
+
+    def fmt(fs):
+        return ", ".join(f"{f.slope:.2f} [{f.ci_low:.2f}, {f.ci_high:.2f}]" for f in fs)
+
+    failed = (
+        ([] if ok_s else [f"a C^∞ target decays slower than N^{thr_b:g}"])
+        + ([] if ok_l else [f"a Lipschitz target decays slower than N^{thr_w:g}"])
+        + ([f"interpolant below the counting lower bound at {below_lb}"] if below_lb else [])
+    )
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
-        f"sup error δ vs width N, fitted exponent per function: {', '.join(got)}; "
-        f"width <= C/δ^γ with γ_worst = max(d, D) = {gamma_w:g} means δ falls at "
-        f"least like N^{pred:g}: each interval must lie at or below {pred:g} + "
-        f"{RATE_TOL} (excluding slower decay). C² targets give ≈ -2 (piecewise-"
-        "linear interpolation), i.e. γ ≈ 1/2",
-        covered=f"{len(funcs)} random C^∞ functions on [0,1], widths {Ns}, sup over 20001 points",
+        f"sup error δ of the width-N interpolant vs N, fitted exponent per target. C^∞ targets "
+        f"(γ_barron = {g_barron:g}: each interval at or below {thr_b:g} + {RATE_TOL}): "
+        f"{fmt(fits_s)}. Lipschitz non-smooth targets (γ_worst = max(d, D) = {g_worst:g}: at or "
+        f"below {thr_w:g} + {RATE_TOL}): {fmt(fits_l)}; worst-case tooth family: {fmt(fits_t)} "
+        f"(interpolant >= the breakpoint-counting lower bound L/(8N) in "
+        f"{'every' if not below_lb else 'not every'} cell, so the best width-N net is also "
+        f"∝ 1/N there). γ needed: {need_s:.3g} on C^∞ targets (slack of γ_barron "
+        f"{slack:.3g}), {need_l:.3g} on Lipschitz ones (slack of γ_worst {slack_w:.3g}: tight)"
+        + (". Failed: " + "; ".join(failed) if failed else ""),
+        covered=f"{len(smooth)} random C^∞ functions, {len(lip)} Lipschitz kinked functions "
+        f"(|x - a|, max/min, triangle waves), {len(fits_t)} tooth families f_N on [0,1], widths "
+        f"{Ns}, sup over 20001 points",
         rows=rows,
-        slopes=slopes,
+        slopes=[slope_row(f, f"C^∞ target {j}", thr_b) for j, f in enumerate(fits_s)]
+        + [slope_row(f, f"Lipschitz target {j}", thr_w) for j, f in enumerate(fits_l)]
+        + [slope_row(f, f"tooth family {j}", thr_w) for j, f in enumerate(fits_t)],
+        slack=slack,
+        measured={"gamma_needed_smooth": need_s, "gamma_needed_lipschitz": need_l},
+        claimed={"gamma_barron": g_barron, "gamma_worst": g_worst},
         plot={
             "x": "N",
             "y": ["sup_error"],
-            "group": "f",
+            "group": "target",
             "title": f"{cid}: two-layer ReLU interpolant",
             "xlabel": "width N",
             "ylabel": "sup error",
         },
-        scope="partial: γ_worst = max(d, D) as an upper exponent for d = D = 1 with "
-        "an explicit two-layer ReLU interpolant; the Barron value γ = 2 and "
-        "d > 1 are not tested",
+        scope="partial: d = D = 1 with an explicit two-layer ReLU interpolant: γ_barron as an "
+        "upper exponent on C^∞ targets and γ_worst = max(d, D) on Lipschitz targets, where the "
+        "tooth family makes it tight (breakpoint counting); d > 1 and the Barron class "
+        "beyond smooth 1-D functions are not tested",
     )
 
 
@@ -2048,8 +2721,8 @@ def real_data(ctx: Context, cid):
     """The paper's real-data tables (shipped): R(h) per table (headcount_real_data) and the refit
     of the catalogue's error law to Table 6. Criterion: (a) in Table 8 the smallest h with
     R(h) > 0 is the paper's transition (h = 10) and R(h) = 0 below it; (b) the refit's α interval
-    lies below 0 and δ's above 0 (same signs as the paper's α = -1.40, δ = 0.25); whether the
-    paper's values lie inside the intervals is reported."""
+    and δ intervals (95 %, from the fit's covariance) both contain the claim's α and δ
+    (``alpha_paper``, ``delta_paper``, read from the catalogue: -1.40 and 0.25)."""
     from approxtheory.headcount_analysis import fit_error_law, real_data_tables, reversal_score
 
     name = "headcount_real_data"
@@ -2080,7 +2753,9 @@ def real_data(ctx: Context, cid):
     fit = fit_error_law(
         [r["h"] for r in fit_rows], [r["T"] for r in fit_rows], [r["err"] for r in fit_rows]
     )
-    b_ok = fit.ci["alpha"][1] < 0 and fit.ci["delta"][0] > 0
+    # (b) the paper's constants, not their signs: both 95 % intervals contain them
+    b_ok = fit.contains("alpha", a_paper) and fit.contains("delta", d_paper)
+    signs = fit.ci["alpha"][1] < 0 and fit.ci["delta"][0] > 0
     ok = a_ok and b_ok
     rows = [{"table": t, "heads": hh, "R": v} for (t, hh), v in sorted(R.items())]
     lines = []
@@ -2091,7 +2766,11 @@ def real_data(ctx: Context, cid):
         t
         for t, g_ in (
             ("(a) Table 8: R(h) does not turn positive at h = 10", a_ok),
-            ("(b) the refit's α or δ has the wrong sign", b_ok),
+            (
+                f"(b) the refit's 95 % intervals do not contain the claim's α = {a_paper:g} "
+                f"and δ = {d_paper:g}",
+                b_ok,
+            ),
         )
         if not g_
     ]
@@ -2105,7 +2784,9 @@ def real_data(ctx: Context, cid):
         f"{fit.ci['delta'][1]:.3f}], β = {fit.beta:.2f}, c = {fit.c:.3g}, log-RMSE "
         f"{fit.rmse_log:.3f}; the paper's α = {a_paper:.2f} is "
         f"{'inside' if fit.contains('alpha', a_paper) else 'outside'} and δ = {d_paper:.2f} "
-        f"{'inside' if fit.contains('delta', d_paper) else 'outside'} the 95 % intervals"
+        f"{'inside' if fit.contains('delta', d_paper) else 'outside'} the 95 % intervals "
+        f"(required: both inside); signs {'agree' if signs else 'differ'}. The law's scale c is "
+        "fitted, so no slack is reported"
         + (". Failed: " + "; ".join(failed) if failed else "")
         + ". The tables round accuracies to 0.1 %, so ties give R = 0",
         covered=f"{name} ({note}): the paper's Tables 6-9 (shipped CSV), R(h) per table; the "
@@ -2113,6 +2794,7 @@ def real_data(ctx: Context, cid):
         "least squares)",
         measured={"alpha": fit.alpha, "delta": fit.delta},
         claimed={"alpha": a_paper, "delta": d_paper},
+        slack=math.nan,  # the law's c and β are fitted: no bound, no room
         rows=rows,
         witness=None if ok else {"failed": failed},
         plot={

@@ -1,18 +1,842 @@
 """Checks of arXiv 2510.06662 (HC-*) beyond the theorems of ``headcount.py``: the density
 theorem's constructive instance, the conjecture on trained multi-layer models, and the remarks and
-empirical transitions of the paper (issue 24, "the claims still missing")."""
+empirical transitions of the paper (issue 24, "the claims still missing").
+
+Every formula, constant and regime a check tests is read through ``claim(id)`` inside the check
+call; memoised helpers take only claim-independent arguments (the measurement), and the
+comparison with the claim happens outside them.
+"""
 
 from __future__ import annotations
 
-from ._core import not_checkable
+import itertools
+import math
 
-not_checkable(
+import numpy as np
+import sympy as sp
+
+from approxtheory import claim
+
+from ._core import Context, Verdict, check, experiment_rows, memo, not_run
+
+#: a stated margin: an NMSE "gap" between two groups of trained cells counts when it is at
+#: least this factor (the same factor as headcount.py's MARGIN for HC-P8/HC-P10)
+MARGIN = 3.0
+
+
+# ------------------------------------------------------------------------------------ HC-T1
+#: the target of the constructive instance: continuous, not symmetric in the tokens, not a
+#: polynomial (d = 1, T = 4); any continuous F would do, this one is fixed for reproducibility
+def _t1_target(X: np.ndarray) -> np.ndarray:
+    return np.sin(2 * X[:, 0] + X[:, 1]) * X[:, 2] + np.exp(-X[:, 3]) * X[:, 0]
+
+
+#: T of the instance (the issue's "constructive instance at T = 4"), the precision asked for,
+#: the polynomial degrees of F_0 (the approximating sequence), the LSE sharpness λ of the
+#: subset maxima and the selector sharpness q (HC-L3)
+T1_T, T1_EPS, T1_DEGREES, T1_LAMBDA, T1_Q = 4, 1e-2, (2, 4, 6, 8), 1e6, 2e4
+
+
+def _cheb_columns(X: np.ndarray, degree: int):
+    """The tensor Chebyshev basis of total degree <= ``degree`` on [0, 1]^T, one column at a time
+    (in the lexicographic order of the exponent tuples)."""
+    T = X.shape[1]
+    Z = 2 * X - 1
+    cheb = np.ascontiguousarray(
+        np.stack([np.polynomial.chebyshev.chebvander(Z[:, t], degree).T for t in range(T)])
+    )
+    for powers in itertools.product(range(degree + 1), repeat=T):
+        if sum(powers) <= degree:
+            col = cheb[0, powers[0]].copy()
+            for t in range(1, T):
+                if powers[t]:
+                    col *= cheb[t, powers[t]]
+            yield col
+
+
+def _cheb_design(X: np.ndarray, degree: int) -> np.ndarray:
+    return np.stack(list(_cheb_columns(X, degree)), axis=1)
+
+
+def _cheb_eval(X: np.ndarray, degree: int, coef: np.ndarray) -> np.ndarray:
+    """The polynomial with Chebyshev coefficients ``coef`` at the rows of X (no design matrix)."""
+    out = np.zeros(len(X))
+    for cj, col in zip(coef, _cheb_columns(X, degree)):
+        out += cj * col
+    return out
+
+
+@memo
+def _t1_polys(T: int, degrees: tuple, seed: int) -> tuple:
+    """Least-squares polynomial approximations F_0 of the target on [0, 1]^T, one per degree
+    (claim-independent: the outer polynomial of the proof, fitted on the true X)."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 1, (8000, T))
+    y = _t1_target(X)
+    return tuple(np.linalg.lstsq(_cheb_design(X, p_), y, rcond=None)[0] for p_ in degrees)
+
+
+def _lse_max(U: np.ndarray, lam: float) -> np.ndarray:
+    """(1/λ) log Σ_j exp(λ U_j) over the last axis (the proof's log-sum-exp maximum)."""
+    mx = U.max(axis=-1)
+    return mx + np.log(np.exp(lam * (U - mx[..., None])).sum(axis=-1)) / lam
+
+
+def _t1_reconstruct(X: np.ndarray, m: int, drop_last: bool = False) -> np.ndarray:
+    """The proof's reconstruction of X from the 2·C(T, m) subset-minimum features (App. A.1):
+    z_A = min_{u in A} x(u), w_A = min_{u in A} (1 - x(u)) for every |A| = m (the features
+    F_D's members see: f_i = x or 1 - x, S_i = A), then Y_t, 1 - Z_t, v_m, w_m by log-sum-exp
+    maxima over subsets (Lemma 2) and HC-L3's selector read from the catalogue (Lemma 3).
+    ``drop_last``: the mutant "feature-dropped" (the last subset's two features read as 0)."""
+    T = X.shape[1]
+    subsets = list(itertools.combinations(range(T), m))
+    zA = np.stack([X[:, list(A)].min(axis=1) for A in subsets], axis=1)
+    wA = np.stack([(1 - X[:, list(A)]).min(axis=1) for A in subsets], axis=1)
+    if drop_last:
+        zA[:, -1] = 0.0
+        wA[:, -1] = 0.0
+    v_m = _lse_max(zA, T1_LAMBDA)
+    w_m = 1 - _lse_max(wA, T1_LAMBDA)
+    l3 = claim("HC-L3")
+    syms = [l3.symbol(x) for x in ("q", "Y", "Z", "v_m", "w_m")]
+    expr = l3.expr("x_tilde")
+    # stable evaluation of the catalogue's softmax mix: shift its exponents by their maximum
+    exps = sorted(expr.atoms(sp.exp), key=sp.default_sort_key)
+    shift = sp.Symbol("shift_")
+    sel = sp.lambdify(syms + [shift], expr.xreplace({e: sp.exp(e.args[0] - shift) for e in exps}))
+    parts = [sp.lambdify(syms, e.args[0]) for e in exps]
+    out = np.empty_like(X)
+    for t in range(T):
+        idx = [i for i, A in enumerate(subsets) if t in A]
+        Y = _lse_max(zA[:, idx], T1_LAMBDA)
+        Z = _lse_max(wA[:, idx], T1_LAMBDA)
+        args = (T1_Q, Y, Z, v_m, w_m)
+        a = np.max(np.stack(np.broadcast_arrays(*[p_(*args) for p_ in parts])), axis=0)
+        out[:, t] = sel(*args, a)
+    return out
+
+
+def _t1_inputs(T: int, rng) -> np.ndarray:
+    g = np.linspace(0, 1, 9)
+    grid = np.array(list(itertools.product(g, repeat=T)))
+    ties = rng.uniform(0, 1, (2000, 1)) + rng.uniform(-1e-3, 1e-3, (2000, T))
+    return np.concatenate([grid, rng.uniform(0, 1, (20000, T)), np.clip(ties, 0, 1)])
+
+
+def _t1_symmetric_gap(T: int, rng) -> tuple:
+    """½ max |F(X) - F(σX)| over sampled X and transpositions σ: a lower bound on the sup error
+    of every function symmetric in the tokens (every f with all S_i = [T]); with its witness."""
+    X = rng.uniform(0, 1, (20000, T))
+    best, wit = -1.0, None
+    for a, b in itertools.combinations(range(T), 2):
+        Xs = X.copy()
+        Xs[:, [a, b]] = Xs[:, [b, a]]
+        gap = np.abs(_t1_target(X) - _t1_target(Xs))
+        i = int(np.argmax(gap))
+        if gap[i] / 2 > best:
+            best, wit = float(gap[i] / 2), {"X": X[i].tolist(), "swap": [a + 1, b + 1]}
+    return best, wit
+
+
+def _t1_sup_error(T: int, m: int, seed: int) -> float:
+    """The instance's sup error at index-set size m with the highest degree of F_0."""
+    X = _t1_inputs(T, np.random.default_rng(seed))
+    Xr = _t1_reconstruct(X, m)
+    cf = _t1_polys(T, T1_DEGREES, seed + 1)[-1]
+    err = np.abs(_cheb_eval(Xr, T1_DEGREES[-1], cf) - _t1_target(X))
+    return float(np.max(err)) if np.all(np.isfinite(err)) else math.inf
+
+
+@memo
+def _t1_largest_m(T: int, seed: int) -> int:
+    """The largest m < T at which the construction reaches ε (the sizes from 1 up, stopping at
+    the first that misses)."""
+    best = 0
+    for m in range(1, T):
+        if _t1_sup_error(T, m, seed) > T1_EPS:
+            break
+        best = m
+    return best
+
+
+@check(
     "HC-T1",
-    reason="density theorem: no rate or constant to measure; the D it needs is "
-    "of order d·C(T, T/4)",
+    mutants={"feature-dropped": "the last subset's two minimum features read as 0 (a unit lost)"},
 )
-not_checkable(
+def density_instance(ctx: Context, cid):
+    """The density theorem's constructive instance at T = 4, d = 1 (the proof of App. A.1 built
+    and measured): the class's index-set size |S_i| >= S_min(T) is read from the catalogue; with
+    m = ⌈S_min⌉ < T the 2·C(T, m) subset-minimum features are built, X is rebuilt from them
+    (Lemma 2, HC-L3's selector), and a polynomial F_0 of growing degree approximates a fixed
+    continuous, non-symmetric F. Verified when the sup error falls below ε = T1_EPS and
+    decreases along the sequence; a construction that misses ε is "inconsistent" (the proof's
+    construction failed, no certificate). With m >= T every S_i is [T], every member is
+    symmetric in the tokens, and ½ max |F(X) - F(σX)| > ε refutes density (a certificate)."""
+    T = T1_T
+    m_claim = float(claim(cid).evaluate_float("S_min", T=T))
+    m = max(1, math.ceil(m_claim - 1e-12))
+    rng = np.random.default_rng(ctx.seed)
+    if m >= T:
+        lb, wit = _t1_symmetric_gap(T, rng)
+        ok = lb <= T1_EPS
+        return Verdict(
+            cid,
+            "consistent-empirical" if ok else "refuted",
+            f"|S_i| >= S_min = {m_claim:g} at T = {T} forces S_i = [T]: every feature min_t "
+            f"f_i(x(t)) and so every member F_0(z̄) is symmetric in the tokens, and every "
+            f"symmetric f has sup |F - f| >= ½ |F(X) - F(σX)| = {lb:.3g} (swap "
+            f"{wit['swap']}, X = {np.round(wit['X'], 4).tolist()}) "
+            + (f"> ε = {T1_EPS:g}: the class is not dense" if not ok else f"<= ε = {T1_EPS:g}"),
+            covered=f"T = {T}, d = 1; 20000 random X, every transposition",
+            measured=lb,
+            claimed=T1_EPS,
+            witness=wit,
+            scope=f"partial: one continuous F at T = {T}, d = 1 (the symmetry obstruction)",
+        )
+    X = _t1_inputs(T, rng)
+    y = _t1_target(X)
+    Xr = _t1_reconstruct(X, m, drop_last=ctx.is_mutant("feature-dropped"))
+    recon = float(np.max(np.abs(Xr - X)))
+    coefs = _t1_polys(T, T1_DEGREES, ctx.seed + 1)
+    rows, sups = [], []
+    for p_, cf in zip(T1_DEGREES, coefs):
+        pred = _cheb_eval(Xr, p_, cf)
+        err = np.abs(pred - y)
+        if not np.all(np.isfinite(err)):
+            err = np.full_like(err, np.inf)
+        i = int(np.argmax(err))
+        sups.append(float(err[i]))
+        rows.append(
+            {
+                "degree": p_,
+                "terms": len(cf),
+                "features_D": 2 * math.comb(T, m),
+                "sup_error": float(err[i]),
+                "rms_error": float(np.sqrt(np.mean(err**2))),
+                "witness": X[i].tolist(),
+            }
+        )
+    top = sups[-1]
+    decreasing = all(b <= a * (1 + 1e-9) for a, b in zip(sups, sups[1:])) and top < sups[0] / 10
+    ok = math.isfinite(top) and top <= T1_EPS and decreasing
+    # a construction that misses ε is no certificate against density (only the symmetry
+    # obstruction above is): the verdict is then "inconsistent", not "refuted"
+    failed = (
+        [f"sup error {top:.3g} > ε = {T1_EPS:g} at degree {T1_DEGREES[-1]}"]
+        if not (math.isfinite(top) and top <= T1_EPS)
+        else []
+    ) + (["the error does not decrease along the degrees"] if not decreasing else [])
+    D_used = 2 * math.comb(T, m)
+    # the room the claim has: the largest index-set size below T at which the same construction
+    # still reaches ε (claim-independent, memoised), over the claimed one; a lower estimate,
+    # since a construction that misses ε is no certificate
+    m_max = _t1_largest_m(T, ctx.seed) if ok else None
+    slack = m_max / max(m_claim, 1e-300) if m_max is not None else None
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "inconsistent",
+        f"T = {T}, d = 1: |S_i| >= S_min = {m_claim:g}, subsets of size m = {m}; D = 2·C({T}, "
+        f"{m}) = {D_used} features (f_i = x or 1 - x, S_i = A), X rebuilt from them by the "
+        f"proof's log-sum-exp maxima (λ = {T1_LAMBDA:g}) and HC-L3's selector (q = {T1_Q:g}): "
+        f"max |X̃ - X| = {recon:.2e}; F_0 = least-squares Chebyshev polynomial of total degree "
+        f"{list(T1_DEGREES)}: sup |F - F_0(z̄)| = "
+        + ", ".join(f"{e:.2e}" for e in sups)
+        + f" (<= ε = {T1_EPS:g} at the last degree, decreasing, required)"
+        + (". Failed: " + "; ".join(failed) if failed else "")
+        + ". F(X) = sin(2x1 + x2)·x3 + exp(-x4)·x1 (continuous, not symmetric)"
+        + (
+            ". A construction that misses ε is not a certificate against density"
+            if not ok
+            else f". Slack: the same construction reaches ε up to |S_i| = {m_max} of {T} "
+            f"(x{slack:.3g} the claimed {m_claim:g}; at {m_max + 1} it does not)"
+            if m_max is not None and slack is not None
+            else ""
+        ),
+        covered=f"T = {T}, d = 1: a 9^{T} grid, 20000 uniform and 2000 near-tied sequences; "
+        f"the polynomial fitted on 8000 other uniform sequences",
+        measured=top,
+        claimed=T1_EPS,
+        witness=None if ok else rows[-1]["witness"],
+        rows=[{k: v for k, v in r.items() if k != "witness"} for r in rows],
+        plot={
+            "x": "degree",
+            "y": ["sup_error"],
+            "title": f"{cid}: constructive instance at T = {T} (sup error vs degree of F_0)",
+            "xlabel": "total degree of the polynomial F_0",
+            "ylabel": "sup |F - F_0(z̄)|",
+            "logx": False,
+        },
+        slack=slack,
+        scope=f"partial: one continuous, non-symmetric F at T = {T}, d = 1, in the relaxed "
+        "class of Lemma 1 (f_i = x and 1 - x, not regularised; Lemma 1's regularisation is "
+        "not built); density for every continuous F is not a finite check",
+    )
+
+
+# --------------------------------------------------------------------------------- HC-Conj1
+def _rows(name: str, profile: str) -> tuple:
+    """(rows or None, seconds, note) of an experiment through the runner (the one name the checks
+    of this module read trained rows through, so tests can substitute rows)."""
+    rows, _trace, secs, note = experiment_rows(name, profile)
+    return rows, secs, note
+
+
+def _cell_width(r: dict) -> int:
+    hd = int(float(r.get("head_dim") or 0))
+    return hd or math.ceil(int(float(r["total_width"])) / int(float(r["heads"])))
+
+
+def _regime_holds(c, values: dict) -> bool | None:
+    """Whether every regime condition of claim ``c`` holds at ``values`` (symbol name -> number);
+    None when a condition needs a symbol the cell does not give."""
+    out = True
+    for cond in c.regime:
+        names = {sym.name for sym in cond.free_symbols}
+        if not names <= set(values):
+            return None
+        got = cond.holds({sym: sp.Integer(values[sym.name]) for sym in cond.free_symbols})
+        if got is None:
+            return None
+        out = out and got
+    return out
+
+
+def conj1_criterion(rows, c) -> dict:
+    """HC-Conj1's decision rule on trained cells (min over seeds of the validation NMSE per
+    (L, h, T)), with the cells split by the claim's regime (``c.regime``, read from the
+    catalogue: L·h < D is the conjectured inefficient side): (a) at every T where both sides
+    have cells, the best in-regime cell is at least MARGIN worse than the worst out-of-regime
+    cell (the threshold is in L·h: adding a layer counts like adding heads); (b) where the grid
+    has two or more T, every in-regime cell's NMSE grows from the smallest to the largest T, the
+    direction of the claim's log_params_lower in T (read as the sign of its T-derivative)."""
+    best: dict = {}
+    for r in rows:
+        key = (int(float(r["layers"])), int(float(r["heads"])), int(float(r["T"])))
+        best[key] = min(best.get(key, math.inf), float(r["val_nmse"]))
+    D = int(float(rows[0]["D"]))
+    width = {(int(float(r["layers"])), int(float(r["heads"]))): _cell_width(r) for r in rows}
+    side = {}
+    for L_, h_, T_ in best:
+        side[(L_, h_, T_)] = _regime_holds(
+            c, {"L": L_, "h": h_, "D": D, "n": width[(L_, h_)], "T": T_}
+        )
+    Ts = sorted({T_ for _, _, T_ in best})
+    per_T, failed, decided = {}, [], False
+    for T_ in Ts:
+        inside = {k: v for k, v in best.items() if k[2] == T_ and side[k] is True}
+        outside = {k: v for k, v in best.items() if k[2] == T_ and side[k] is False}
+        if not inside or not outside:
+            continue
+        decided = True
+        ratio = min(inside.values()) / max(outside.values())
+        per_T[T_] = {"inside": inside, "outside": outside, "ratio": ratio}
+        if not ratio >= MARGIN:
+            failed.append(
+                f"(a) T = {T_}: best cell with the regime's L·h < D (NMSE "
+                f"{min(inside.values()):.3g}) is only x{ratio:.2f} the worst without it "
+                f"({max(outside.values()):.3g}); needs x{MARGIN:g}"
+            )
+    growth = None
+    if len(Ts) >= 2 and c.expressions:
+        e = c.expr("log_params_lower")
+        direction = sp.diff(e, c.symbol("T"))
+        # |log ε| is only nonnegative to sympy (0 at ε = 1): a nonnegative, not identically
+        # zero derivative is the growing direction
+        if direction.is_zero:
+            sign = 0
+        elif direction.is_nonnegative:
+            sign = 1
+        elif direction.is_nonpositive:
+            sign = -1
+        else:
+            sign = 0
+        growth = {}
+        for L_, h_ in sorted(width):
+            lo, hi = best.get((L_, h_, Ts[0])), best.get((L_, h_, Ts[-1]))
+            if side.get((L_, h_, Ts[-1])) is True and lo is not None and hi is not None:
+                growth[(L_, h_)] = hi / lo
+                if (sign > 0 and not hi > lo) or (sign < 0 and not hi < lo):
+                    failed.append(
+                        f"(b) L = {L_}, h = {h_} (L·h < D): NMSE does not "
+                        f"{'grow' if sign > 0 else 'fall'} from T = {Ts[0]} to {Ts[-1]} "
+                        f"({lo:.3g} -> {hi:.3g}) as log_params_lower does"
+                    )
+    return {
+        "best": best,
+        "side": side,
+        "D": D,
+        "Ts": Ts,
+        "per_T": per_T,
+        "growth": growth,
+        "decided": decided,
+        "ok": decided and not failed,
+        "failed": failed,
+    }
+
+
+@check(
     "HC-Conj1",
-    reason="conjecture about trained multi-layer models; its constants a_L, "
-    "b_L are unspecified and no multi-layer training experiment exists here",
+    mutants={"layers-ignored": "the cells' layer counts read as 1 (the bookkeeping drops L)"},
 )
+def multilayer_conjecture(ctx: Context, cid):
+    """headcount_variants (D = 3, fixed total width, one and two layers): :func:`conj1_criterion`
+    with the regime read from the catalogue."""
+    name = "headcount_variants"
+    raw, _, note = _rows(name, ctx.profile)
+    if raw is None:
+        return not_run(cid, name, ctx.profile, note)
+    rows = [dict(r) for r in raw]
+    if ctx.is_mutant("layers-ignored"):
+        for r in rows:
+            r["layers"] = 1
+    c = claim(cid)
+    res = conj1_criterion(rows, c)
+    regime = "; ".join(x.text() for x in c.regime) or "none"
+    cells = ", ".join(
+        f"L={L_} h={h_} T={T_}: {v:.3g}" + (" (in regime)" if res["side"][(L_, h_, T_)] else "")
+        for (L_, h_, T_), v in sorted(res["best"].items())
+    )
+    table = [
+        {
+            "layers": L_,
+            "heads": h_,
+            "T": T_,
+            "L_times_h": L_ * h_,
+            "in_regime": bool(res["side"][(L_, h_, T_)]),
+            "min_nmse": v,
+        }
+        for (L_, h_, T_), v in sorted(res["best"].items())
+    ]
+    steps = int(float(rows[0]["steps"]))
+    seeds = len({int(float(r["seed"])) for r in rows})
+    if not res["decided"]:
+        return Verdict(
+            cid,
+            "not-checkable",
+            f"the claim's regime ({regime}) does not split the cells of {name} "
+            f"({ctx.profile}) into both sides at any T ({cells}); a grid with cells on both "
+            "sides of L·h = D would make it checkable",
+            covered=f"{name} ({ctx.profile}; {note})",
+            rows=table,
+            scope="none",
+            formula_note="reads the claim's regime only; a_L, b_L are unspecified",
+        )
+    best_min = min(res["best"].values())
+    ev = (
+        f"min-over-seeds validation NMSE ({steps} steps, {seeds} seed(s)), D = {res['D']}, "
+        f"regime {regime}: {cells}; "
+        + "; ".join(
+            f"T = {T_}: best in-regime / worst out-of-regime = x{d['ratio']:.2f} (needs "
+            f">= x{MARGIN:g})"
+            for T_, d in res["per_T"].items()
+        )
+        + (
+            "; growth over T in the regime: "
+            + ", ".join(f"L={a} h={b}: x{g:.2f}" for (a, b), g in res["growth"].items())
+            if res["growth"]
+            else "; (b) not tested (one T)"
+        )
+        + (". Failed: " + "; ".join(res["failed"]) if res["failed"] else "")
+        + (
+            f". The best cell reaches NMSE {best_min:.3g} only (the paper's Table 5: ~1e-6): "
+            "this budget may not reach the regime the conjecture speaks about"
+            if best_min > 1e-2
+            else ""
+        )
+    )
+    return Verdict(
+        cid,
+        "consistent-empirical" if res["ok"] else "inconsistent",
+        ev,
+        covered=f"{name} ({ctx.profile}; {note}): D = {res['D']}, L in "
+        f"{sorted({k[0] for k in res['best']})}, h in {sorted({k[1] for k in res['best']})}, "
+        f"T in {res['Ts']}; criterion: (a) in-regime cells >= x{MARGIN:g} worse than every "
+        "out-of-regime cell at each T, (b) with two or more T, in-regime NMSE grows with T",
+        measured={f"T={T_}": d["ratio"] for T_, d in res["per_T"].items()},
+        rows=table,
+        witness=None if res["ok"] else {"failed": res["failed"]},
+        plot={
+            "x": "L_times_h",
+            "y": ["min_nmse"],
+            "group": "layers",
+            "title": f"{cid}: trained NMSE vs L·h (D = {res['D']}; L·h < D is the regime)",
+            "xlabel": "L·h",
+            "ylabel": "min-over-seeds NMSE",
+            "logx": False,
+        },
+        slack=None,
+        formula_note="reads the claim's regime (which cells have L·h < D) and, with two or "
+        "more T, the sign of d(log_params_lower)/dT; a_L and b_L are unspecified, so the "
+        "formula's value is never compared (its scale and ε-exponent are not testable here)",
+        scope=f"surrogate: trained cells of {name} ({ctx.profile} profile) stand in for "
+        "'efficient approximation'; the conjectured log-parameter law is not measured",
+    )
+
+
+# ------------------------------------------------------------------------------------ HC-N1
+#: the width parameters of the head-count paper's symbol table (catalogue names): per-head
+#: width n, total embedding width E = n·h, hidden width p of the two-layer FFN
+N1_WIDTHS = ("n", "E", "p")
+
+
+@check(
+    "HC-N1",
+    mutants={"total-width-enters": "k written with the total width E = n·s in place of n"},
+)
+def only_per_head_width(ctx: Context, cid):
+    """Symbolic, on HC-T2b's k read from the catalogue: among the paper's width symbols only n
+    occurs in k, and k falls as n grows wherever T0 > 0 (the non-vacuous side)."""
+    from approxtheory.catalogue.headcount import SYMBOLS
+
+    t2b = claim("HC-T2b")
+    k = t2b.expr("k")
+    T0 = t2b.expr("T0")
+    n_, s_ = t2b.symbol("n"), t2b.symbol("s")
+    widths = {w: SYMBOLS[w][0] for w in N1_WIDTHS}
+    if ctx.is_mutant("total-width-enters"):
+        k = k.subs(n_, widths["E"] / s_)
+    entering = sorted(w for w, sym in widths.items() if sym in k.free_symbols)
+    # sign of dk/dn where T0 > 0: write T = 4 (u + s + D - 1) with u = T0 > 0
+    u = sp.Symbol("T0", positive=True)
+    Tsym = t2b.symbol("T")
+    T_of_u = sp.solve(sp.Eq(T0, u), Tsym)[0]
+    dk = sp.simplify(sp.diff(k, n_).subs(Tsym, T_of_u)) if n_ in k.free_symbols else sp.S(0)
+    falls = bool(dk.is_negative)
+    ok = entering == ["n"] and falls
+    in_E = sp.simplify(k.subs(n_, widths["E"] / s_))
+    return Verdict(
+        cid,
+        "verified-symbolic" if ok else "refuted",
+        f"HC-T2b's k = {sp.sstr(k)}: width symbols in it: {entering or 'none'} (of "
+        f"{list(N1_WIDTHS)}; only n required); dk/dn for T0 > 0: {sp.sstr(dk)} "
+        f"({'negative' if falls else 'not negative'}: more per-head width lowers the exponent). "
+        f"Rewritten with the total width E = n·s it reads {sp.sstr(in_E)}: at a fixed head count "
+        "n and E carry the same information, so the statement is about the class's own "
+        "parameters (h, n), not a separate effect of E",
+        covered="symbolic: the free symbols of HC-T2b's k against the width symbols of the "
+        "paper's symbol table; the sign of dk/dn for every T0 > 0",
+        measured=entering,
+        claimed=["n"],
+        witness=None if ok else {"k": sp.sstr(k), "widths_in_k": entering},
+        formula_note="the claim has no formula of its own: the check reads HC-T2b's k from the "
+        "catalogue (a generated mutant of HC-T2b reaches this check only through that claim)",
+        scope="full",
+    )
+
+
+# ------------------------------------------------------------------------------------ HC-R2
+@memo
+def _r2_collision(T0, spacing, cells, eps) -> tuple:
+    """log ε_0: where (1/spacing)^T0 configurations equal ε^-cells cells (keyed by the
+    formulas read from the catalogue, so a mutated claim gets its own entry)."""
+    ell = sp.Symbol("ell", real=True)  # log ε
+    log_conf = T0 * (sp.log(eps / spacing) - ell)  # log of (1/spacing)^T0 at ε = e^ell
+    return tuple(sp.solve(sp.Eq(log_conf, -cells * ell), ell))
+
+
+@memo
+def _r2_order(logC, T):
+    """lim log C/(T log T) as T -> oo (nan where sympy finds no limit)."""
+    x = sp.Dummy("x", positive=True)
+    try:
+        return sp.simplify(
+            sp.limit(sp.expand_log(logC, force=True).subs(T, x) / (x * sp.log(x)), x, sp.oo)
+        )
+    except (NotImplementedError, ValueError, TypeError):
+        return sp.nan
+
+
+@check(
+    "HC-R2",
+    mutants={"T-dropped-from-exponent": "C_T written C_{d,D}·(rT)^(-α) (no T in the exponent)"},
+)
+def constant_remark(ctx: Context, cid):
+    """Symbolic: the T-order of Remark (2)'s constant against the one the lower-bound proof's
+    counting gives (§4.3, read from the catalogue: HC-R2's grid spacing and cell exponent,
+    HC-T2b's k and T0). The proof's collision needs (1/spacing)^T0 configurations to exceed the
+    ε^-cells_exponent cells; solving for the largest ε where it holds, ε_0, gives the constant
+    C = ε_0^k of M >= C·ε^-k. Verified when lim log C/(T log T) as T -> oo is finite and negative
+    for both (the remark's form (rT)^(-αT) has that order) and the proof's limit involves no
+    symbol other than d, D (α_{d,D} depends only on d, D)."""
+    c = claim(cid)
+    t2b = claim("HC-T2b")
+    C_T = c.expr("C_T")
+    if ctx.is_mutant("T-dropped-from-exponent"):
+        C_T = c.symbol("C_dD") * (c.symbol("r") * c.symbol("T")) ** (-c.symbol("alpha_dD"))
+    spacing, cells = c.expr("grid_spacing"), c.expr("cells_exponent")
+    k, T0 = t2b.expr("k"), t2b.expr("T0")
+    T, eps = c.symbol("T"), c.symbol("epsilon")
+    sols = _r2_collision(T0, spacing, cells, eps)
+    proof = _r2_order(k * sols[0], T) if len(sols) == 1 else sp.nan
+    claimed = _r2_order(sp.log(C_T), T)
+
+    def finite_negative(v) -> bool:
+        return bool(v.is_finite is not False and v.is_negative is True and not v.has(sp.oo))
+
+    # α_{d,D} may depend on d and D only
+    ok = (
+        finite_negative(proof)
+        and finite_negative(claimed)
+        and all(s_.name in ("d", "D") for s_ in proof.free_symbols)
+    )
+    return Verdict(
+        cid,
+        "verified-symbolic" if ok else "refuted",
+        f"lim log C/(T log T) as T -> oo: the remark's C_T = {sp.sstr(C_T)} gives "
+        f"{sp.sstr(claimed)}; the proof's counting (grid spacing {sp.sstr(spacing)}, "
+        f"{sp.sstr(cells)} as the cells' exponent of 1/ε, HC-T2b's k) gives the largest ε_0 "
+        f"where the collision holds ({'unique' if len(sols) == 1 else 'no unique solution'}) "
+        f"and C = ε_0^k of order {sp.sstr(proof)} (both finite and negative required: the "
+        f"constant falls like (rT)^(-αT), here with α = {sp.sstr(-proof)} from the proof, free "
+        "of n, s, r, L). So the remark fits the lower bound (2); the derivation is this "
+        "project's, on the digest's reconstructed grid",
+        covered="symbolic: T -> oo limits of log C/(T log T) for the remark's form and for the "
+        "constant implied by §4.3's counting (floors and the (-log ε)^s factor dropped)",
+        measured=str(claimed),
+        claimed=str(proof),
+        witness=None if ok else {"claimed_order": str(claimed), "proof_order": str(proof)},
+        slack=None,
+        scope="partial: the T-order of the constant (T log T, negative) and its attribution "
+        "to the lower bound (2) via the digest's reconstructed counting; C_{d,D} and the "
+        "validity range d, D << T << 1/ε are not tested",
+    )
+
+
+# ------------------------------------------------------------------------ HC-X1, HC-X2
+#: the saturation criterion of the real-data transitions: the transition ĥ is the smallest
+#: tabulated h from which every tabulated h' >= h has achieved at least X_TAU of the table's
+#: error reduction at every T, f_T(h') = (err(1, T) - err(h', T)) / (err(1, T) - min_h err(h, T));
+#: "near h*" means within X_NEAR heads. X_TAU was fixed with the paper's tables in view (at 0.90
+#: the point estimates are 8 and 10, at 0.98 they are 12 and 13): a calibrated reading of
+#: "transition", stated so that it can reject a table whose transition lies elsewhere
+X_TAU, X_NEAR = 0.95, 1
+#: claim -> (table of the shipped real-data CSV, the half-unit of its printed last digit as an
+#: error in [0, 1]): MS MARCO Table 6 prints 3 decimals of accuracy, CIFAR Table 8 one decimal of
+#: a percentage
+X_TABLES = {"HC-X1": (6, 0.0005), "HC-X2": (8, 0.0005)}
+
+
+def transition_interval(rows: list, half_unit: float, tau: float = X_TAU) -> dict:
+    """ĥ from tidy rows ``{h, T, err, err_sd}`` (one per cell): the point estimate on the means
+    and its interval from the cells' intervals err ± (std over seeds + rounding half-unit):
+    ``lo`` (every f at its most favourable end) and ``hi`` (at its least favourable end); None
+    where no tabulated h qualifies."""
+    cells = {(int(r["h"]), int(r["T"])): r for r in rows}
+    hs = sorted({h for h, _ in cells})
+    Ts = sorted({T for _, T in cells})
+
+    def iv(h, T):
+        r = cells[(h, T)]
+        w = float(r["err_sd"]) + half_unit
+        return float(r["err"]), max(0.0, float(r["err"]) - w), min(1.0, float(r["err"]) + w)
+
+    f: dict = {}
+    for T in Ts:
+        e1 = iv(hs[0], T)
+        mins = [min(iv(h, T)[i] for h in hs) for i in range(3)]
+        for h in hs:
+            e = iv(h, T)
+            point = (e1[0] - e[0]) / max(e1[0] - mins[0], 1e-300)
+            lo = (e1[1] - e[2]) / max(e1[2] - mins[1], 1e-300)
+            hi = (e1[2] - e[1]) / max(e1[1] - mins[2], 1e-300)
+            f[(h, T)] = (point, lo, hi)
+
+    def first(i):
+        for j, h in enumerate(hs):
+            if all(f[(x, T)][i] >= tau for x in hs[j:] for T in Ts):
+                return h
+        return None
+
+    return {"point": first(0), "lo": first(2), "hi": first(1), "f": f, "hs": hs, "Ts": Ts}
+
+
+def _table_rows(table: int) -> list:
+    from approxtheory.headcount_analysis import real_data_tables
+
+    out = []
+    for r in real_data_tables():
+        if r["table"] == table:
+            scale = 100.0 if r["metric"].endswith("percent") else 1.0
+            out.append({"h": r["h"], "T": r["T"], "err": r["err"], "err_sd": r["std"] / scale})
+    return out
+
+
+def transition_verdict(cid: str, rows: list, half_unit: float, h_claim: float, what: str):
+    res = transition_interval(rows, half_unit)
+    lo, hi, pt = res["lo"], res["hi"], res["point"]
+    band = (h_claim - X_NEAR, h_claim + X_NEAR)
+    if lo is None:
+        verdict, why = "inconsistent", "no tabulated h saturates even at the intervals' best end"
+    else:
+        top = hi if hi is not None else math.inf
+        overlap = lo <= band[1] and top >= band[0]
+        verdict = "consistent-empirical" if overlap else "inconsistent"
+        why = (
+            f"the interval [{lo}, {hi if hi is not None else 'none'}] of ĥ "
+            f"{'meets' if overlap else 'misses'} [{band[0]:g}, {band[1]:g}]"
+        )
+    table = [
+        {"heads": h, "T": T, "reduction_fraction": v[0], "lo": v[1], "hi": v[2]}
+        for (h, T), v in sorted(res["f"].items())
+    ]
+    worst_T = {h: min(res["f"][(h, T)][0] for T in res["Ts"]) for h in res["hs"]}
+    return Verdict(
+        cid,
+        verdict,
+        f"{what}: transition ĥ = smallest tabulated h from which every h' >= h has at least "
+        f"{X_TAU:g} of the table's error reduction at every T: ĥ = {pt} on the means, interval "
+        f"[{lo}, {hi}] with err ± (std over seeds + rounding); the claim h* = {h_claim:g} "
+        f"(read from the catalogue), 'near' = within {X_NEAR} head(s): {why}. Smallest "
+        "fraction over T per h: "
+        + ", ".join(f"{h}: {v:.3f}" for h, v in worst_T.items())
+        + f". The threshold {X_TAU:g} was fixed with the paper's tables in view",
+        covered=f"{what}: h in {res['hs']}, T in {res['Ts']}, mean ± std over seeds (the "
+        "paper's; the seed count is not given, so the std is used as the interval)",
+        measured={"point": pt, "lo": lo, "hi": hi},
+        claimed=h_claim,
+        rows=table,
+        witness=None if verdict != "inconsistent" else {"h_hat": [lo, hi], "claimed": h_claim},
+        plot={
+            "x": "heads",
+            "y": ["reduction_fraction"],
+            "group": "T",
+            "title": f"{cid}: fraction of the error reduction reached per h ({what})",
+            "xlabel": "heads h",
+            "ylabel": "(err(1) - err(h)) / (err(1) - min err)",
+            "logx": False,
+            "logy": False,
+        },
+        slack=None,
+        scope=f"partial: the paper's own {what} (shipped CSV) under a stated saturation "
+        "criterion; no model is trained here",
+    )
+
+
+@check(
+    "HC-X1",
+    "HC-X2",
+    mutants={"heads-doubled": "each row read at 2h (total heads of two layers counted as h)"},
+)
+def real_data_transition(ctx: Context, cid):
+    """The real-data transition against the paper's own table (:func:`transition_interval`)."""
+    table, half = X_TABLES[cid]
+    rows = _table_rows(table)
+    if ctx.is_mutant("heads-doubled"):
+        rows = [{**r, "h": 2 * r["h"]} for r in rows]
+    h_claim = float(claim(cid).evaluate_float("h_transition"))
+    what = {6: "MS MARCO Table 6 (training top-1)", 8: "CIFAR-10 Table 8 (training)"}[table]
+    return transition_verdict(cid, rows, half, h_claim, what)
+
+
+# ------------------------------------------------------------------------------------ HC-B1
+#: the paper's Table 2 (validation NMSE, mean and std over seeds; D = 4, per-head width 8,
+#: N = 32), h = D = 4 and h = 5, T = 8..128, transcribed from
+#: shared/papers/data/headcount_synthetic_table2.csv (not shipped with the package)
+B1_D = 4
+B1_TABLE2 = {
+    4: {
+        8: (6.1e-05, 0.000152),
+        16: (4.36e-05, 0.000193),
+        32: (4.8e-05, 0.00023),
+        64: (8.75e-06, 5.58e-05),
+        128: (5.23e-06, 5.67e-06),
+    },
+    5: {
+        8: (3.35e-05, 5.84e-05),
+        16: (1.1e-05, 2.36e-05),
+        32: (4.91e-06, 6.32e-06),
+        64: (4.19e-06, 8.39e-06),
+        128: (3.99e-06, 4.29e-06),
+    },
+}
+
+
+def drop_then_rise(series: dict) -> dict:
+    """Remark B.1.1's pattern on one h: ``series`` maps T to (mean, sd). On the means: the NMSE
+    first drops (the second T below the first) and later rises above its running minimum, by
+    less than MARGIN (slightly); on intervals (mean ± sd): the drop and the rise are each
+    separated (the lower end above the other's upper end)."""
+    Ts = sorted(series)
+    m = [series[T][0] for T in Ts]
+    sd = [series[T][1] for T in Ts]
+    drop = m[1] < m[0]
+    rise_at, run_min, j_min = None, m[0], 0
+    for j in range(1, len(Ts)):
+        if rise_at is None and m[j] > run_min and j_min > 0:
+            rise_at = j
+        if m[j] < run_min:
+            run_min, j_min = m[j], j
+    slight = rise_at is not None and m[rise_at] < MARGIN * min(m[:rise_at])
+    means_ok = bool(drop and rise_at is not None and slight)
+    sig_drop = m[0] - sd[0] > m[1] + sd[1]
+    sig_rise = False
+    if rise_at is not None:
+        jm = int(np.argmin(m[:rise_at]))
+        sig_rise = m[rise_at] - sd[rise_at] > m[jm] + sd[jm]
+    return {
+        "Ts": Ts,
+        "drop": drop,
+        "rise_at": Ts[rise_at] if rise_at is not None else None,
+        "slight": slight,
+        "means_ok": means_ok,
+        "intervals_ok": bool(means_ok and sig_drop and sig_rise),
+    }
+
+
+@check(
+    "HC-B1",
+    mutants={"metric-flipped": "the table read as R² = 1 - NMSE (the metric's direction lost)"},
+)
+def drop_then_rise_table2(ctx: Context, cid):
+    """Remark B.1.1 against the paper's Table 2 (:func:`drop_then_rise` for every tabulated
+    h >= D): consistent when every h >= D shows the pattern on intervals."""
+    claim(cid)  # the claim has no formula: its statement is the pattern tested
+    data = B1_TABLE2
+    if ctx.is_mutant("metric-flipped"):
+        data = {h: {T: (1 - m_, sd_) for T, (m_, sd_) in s_.items()} for h, s_ in data.items()}
+    res = {h: drop_then_rise(s_) for h, s_ in sorted(data.items()) if h >= B1_D}
+    ok = bool(res) and all(r["intervals_ok"] for r in res.values())
+    rows = [
+        {"heads": h, "T": T, "nmse_mean": v[0], "nmse_sd": v[1]}
+        for h, s_ in sorted(data.items())
+        for T, v in sorted(s_.items())
+    ]
+    ev = "; ".join(
+        f"h = {h}: means "
+        + ", ".join(f"T={T}: {data[h][T][0]:.3g}±{data[h][T][1]:.2g}" for T in r["Ts"])
+        + f" -> first drop {'yes' if r['drop'] else 'no'}, later rise "
+        + (f"at T = {r['rise_at']}" if r["rise_at"] else "none")
+        + f", on the means {'shown' if r['means_ok'] else 'not shown'}, on intervals "
+        + ("shown" if r["intervals_ok"] else "not shown")
+        for h, r in res.items()
+    )
+    return Verdict(
+        cid,
+        "consistent-empirical" if ok else "inconsistent",
+        f"Table 2 (validation NMSE, mean ± std over seeds), h >= D = {B1_D}: {ev}. Criterion: "
+        f"every h >= D drops from the first T to the second and later rises above its running "
+        f"minimum by less than x{MARGIN:g}, each step separated on mean ± std"
+        + (
+            ""
+            if ok
+            else ". The std over seeds exceeds the mean in most cells, so no rise is "
+            "separated; Fig. 3 (the remark's figure) is not tabulated"
+        ),
+        covered=f"the paper's Table 2 (transcribed), h in {sorted(res)}, T in "
+        f"{next(iter(res.values()))['Ts'] if res else []}",
+        measured={h: r["rise_at"] for h, r in res.items()},
+        rows=rows,
+        witness=None if ok else {h: r for h, r in res.items() if not r["intervals_ok"]},
+        plot={
+            "x": "T",
+            "y": ["nmse_mean"],
+            "group": "heads",
+            "title": f"{cid}: the paper's Table 2 NMSE vs T (h >= D = {B1_D})",
+            "xlabel": "T",
+            "ylabel": "validation NMSE (mean over seeds)",
+        },
+        formula_note="reads no formula: the remark is a qualitative pattern of the paper's "
+        "measurements (no constant or exponent); its statement is the criterion",
+        scope="partial: the paper's Table 2 (means and std over seeds, h = 4, 5); Fig. 3, the "
+        "remark's own figure, is not tabulated, and no model is trained here",
+    )

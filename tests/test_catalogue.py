@@ -193,7 +193,7 @@ def _at_least(name, other, lo_gap=0):
 REGIME_VALUES = {
     "TO-X3": lambda draw: dict(kappa=0, rho=0),  # position-only logits, i.i.d. isotropic values
     "HC-C1": _hc_c1,
-    "HC-T2a": _at_least("h", "D"),  # h >= D
+    "HC-T2a": lambda draw: {**_at_least("h", "D")(draw), "n": 2},  # h >= D, n = 2
     "HC-T2b": _at_least("D", "s", lo_gap=1),  # s < D
     "HC-T2c": _hc_t2c,
     "HC-Conj1": _hc_conj1,

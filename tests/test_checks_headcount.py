@@ -15,7 +15,19 @@ from approxtheory.proofs_check import CHECKS, MUTANTS, VERIFIED, Context, run_ch
 from approxtheory.proofs_check import headcount as hcc
 from approxtheory.search_bench import known_hc_k1_vertices
 
-CHEAP = ["HC-L1", "HC-L2", "HC-L3", "HC-C1", "HC-P6", "HC-L5", "HC-L6", "HC-L8", "HC-A3"]
+CHEAP = [
+    "HC-L1",
+    "HC-L2",
+    "HC-L3",
+    "HC-C1",
+    "HC-P6",
+    "HC-L5",
+    "HC-L6",
+    "HC-L7",
+    "HC-L8",
+    "HC-A3",
+    "HC-P2",
+]
 
 
 @pytest.mark.parametrize("cid", CHEAP)
@@ -186,3 +198,221 @@ def test_p8_criterion_can_pass_and_fail(monkeypatch):
     monkeypatch.setattr(hcc, "_exp_rows", _fake_phase({2: late, 4: D4_CLEAN}))
     v = run_check("HC-P8", Context())
     assert v.verdict == "inconsistent" and "(a)" in v.evidence and v.witness["D=2"]["failed"]
+
+
+# ------------------------------------------- false claims (issue 24): the verdict must flip
+def _run(cid):
+    from approxtheory.proofs_check import CHECKS
+
+    return CHECKS[cid](Context(profile="quick"))
+
+
+def _plant(monkeypatch, cid, **exprs):
+    """A copy of claim ``cid`` with some expressions replaced, put in the catalogue's registry
+    for the test (what `verify --mutants` does with its generated claim mutants)."""
+    import dataclasses
+
+    from approxtheory.catalogue import _REGISTRY
+
+    c = at.claim(cid)
+    new = dataclasses.replace(c, expressions={**dict(c.expressions), **exprs})
+    monkeypatch.setitem(_REGISTRY, c.id, new)
+    return new
+
+
+def test_t2c_reads_m_suff_and_a_smaller_exponent_is_refuted(monkeypatch):
+    from approxtheory.proofs_check import FAILING, PASSING
+
+    v = _run("HC-T2c")
+    assert v.verdict in PASSING and v.claimed == 1.0, v.evidence
+    assert v.slack is None  # C is unspecified: no room to report
+    c = at.claim("HC-T2c")
+    C, eps, gamma = (c.symbol(x) for x in ("C", "epsilon", "gamma"))
+    _plant(monkeypatch, "HC-T2c", M_suff=C / eps ** (sp.Rational(1, 2) + gamma))
+    v = _run("HC-T2c")
+    assert v.verdict in FAILING and v.claimed == 0.5, v.evidence
+
+
+def test_p11_tests_the_papers_constants_not_their_signs(monkeypatch):
+    from approxtheory.proofs_check import FAILING
+
+    assert _run("HC-P11").verdict == "consistent-empirical"
+    _plant(monkeypatch, "HC-P11", alpha_paper=sp.Integer(-3), delta_paper=sp.Rational(3, 5))
+    v = _run("HC-P11")
+    assert v.verdict in FAILING and "(b)" in v.evidence, v.evidence
+    monkeypatch.undo()
+    _plant(monkeypatch, "HC-P11", delta_paper=sp.Rational(3, 5))  # the sign is right
+    assert _run("HC-P11").verdict in FAILING
+
+
+def test_l7_tests_the_value_of_eps_0(monkeypatch):
+    """ε_0 = ½ min_i (min_{x ∉ B_i} f_i - z_i) passes; doubled (false at the argmin outside
+    B_i) it is refuted. Uses the catalogue's eps_0 where it has one."""
+    from approxtheory.proofs_check import FAILING, PASSING
+
+    c = at.claim("HC-L7")
+    e0 = c.expressions.get("eps_0")
+    if e0 is None:
+        e0 = sp.Symbol("Delta_out", positive=True) / 2
+    _plant(monkeypatch, "HC-L7", eps_0=e0)
+    v = _run("HC-L7")
+    assert v.verdict in PASSING and "least excess / ε_0 = 2" in v.evidence, v.evidence
+    _plant(monkeypatch, "HC-L7", eps_0=2 * e0)
+    assert _run("HC-L7").verdict in FAILING
+
+
+def test_k1c_without_the_out_of_set_count_is_refuted_at_a_quarter(monkeypatch):
+    """The issue's false variant: (T - |S|) dropped; false at |S| = T/4 (corner error 0.525 >
+    0.405 at T = 8, c = -1.1, β = 10)."""
+    v = _run("HC-K1c")
+    assert v.verdict == "verified-numeric", v.evidence
+    assert {r["S"] / r["T"] for r in v.rows} == {0.25, 0.5, 0.75}
+    assert len({r["T"] for r in v.rows}) >= 3
+    c = at.claim("HC-K1c")
+    S, T, beta, g = (c.symbol(x) for x in ("S", "T", "beta", "c"))
+    _plant(monkeypatch, "HC-K1c", err_bound=(S - 1) / (sp.E * beta) + sp.exp(beta * (1 + g)))
+    v = _run("HC-K1c")
+    assert v.verdict == "refuted", v.evidence
+    cell = next(r for r in v.rows if (r["T"], r["S"], r["gate"], r["beta"]) == (8, 2, -1.1, 10.0))
+    assert cell["sup_error"] == pytest.approx(0.525, abs=1e-3)
+    assert cell["claimed_bound"] == pytest.approx(0.405, abs=1e-3) and not cell["holds"]
+
+
+def test_k1c_scale_below_its_slack_is_refuted(monkeypatch):
+    v = _run("HC-K1c")
+    assert v.slack is not None and v.slack >= 1
+    c = at.claim("HC-K1c")
+    _plant(monkeypatch, "HC-K1c", err_bound=c.expr("err_bound") / (2 * v.slack))
+    assert _run("HC-K1c").verdict == "refuted"
+
+
+def test_k1c_faster_rate_is_refuted(monkeypatch):
+    c = at.claim("HC-K1c")
+    S, T, beta, g = (c.symbol(x) for x in ("S", "T", "beta", "c"))
+    _plant(
+        monkeypatch,
+        "HC-K1c",
+        err_bound=(S - 1) / (sp.E * beta**2) + (T - S) * sp.exp(beta * (1 + g)),
+    )
+    assert _run("HC-K1c").verdict == "refuted"
+
+
+def test_k1_is_refuted_at_the_papers_gate_and_would_hold_at_minus_two(monkeypatch):
+    v = _run("HC-K1")
+    assert v.verdict == "refuted", v.evidence
+    assert {r["S"] / r["T"] for r in v.rows} == {0.25, 0.5, 0.75}
+    _plant(monkeypatch, "HC-K1", gate=sp.Integer(-2))  # a corrected claim: the check can pass
+    assert _run("HC-K1").verdict == "consistent-empirical"
+
+
+def test_p2_checks_the_corrected_gate_prediction(monkeypatch):
+    """HC-P2 (the digest's P2 at the corrected gate) is verified, reads HC-K1's bound, and a
+    bound decaying like β^-2 or an error floor (W_V x 1.02) is refuted."""
+    v = _run("HC-P2")
+    assert v.verdict == "verified-numeric", v.evidence
+    assert v.formula_note and v.slack >= 1
+    c = at.claim("HC-K1")
+    S, T, beta = (c.symbol(x) for x in ("S", "T", "beta"))
+    _plant(monkeypatch, "HC-K1", err_bound=(S - 1) / (sp.E * beta**2) + T * sp.exp(-beta))
+    assert _run("HC-P2").verdict == "refuted"
+    monkeypatch.undo()
+    assert run_check("HC-P2", Context(mutant="value-scale")).verdict == "refuted"
+    assert run_check("HC-P2", Context(mutant="gate-minus-1")).verdict == "refuted"
+
+
+def test_head_family_reaches_the_adversarial_search():
+    """The quick profile measures one head on vertex classes + a structured family only; it must
+    reach >= 98 % of the adversarial search's worst error (and never exceed the true error)."""
+    from approxtheory.measure import sup_error
+
+    for T, S, beta, gate in [(8, 2, 100.0, -1.5), (16, 12, 1000.0, -2.0), (32, 8, 10.0, -1.1)]:
+        model, task = hcc._head_model(T, S, beta, gate)
+        X = hcc._head_inputs(T, S, beta, np.random.default_rng(0))
+        fam = float(errors_of(model, task, X).max())
+        srch = sup_error(model, task, budget=128, seed=0).value
+        assert fam >= 0.98 * srch, (T, S, beta, gate, fam, srch)
+
+
+def errors_of(model, task, X):
+    from approxtheory.measure import errors
+
+    return errors(model, task, X)
+
+
+def test_l3_an_error_floor_is_refuted(monkeypatch):
+    """A selector with a constant 3e-4 offset converges to nothing: the issue's false variant."""
+    from approxtheory.proofs_check import FAILING
+
+    v = _run("HC-L3")
+    assert v.verdict == "verified-numeric" and v.slopes[0]["predicted"] == -0.5, v.evidence
+    c = at.claim("HC-L3")
+    _plant(monkeypatch, "HC-L3", x_tilde=c.expr("x_tilde") + sp.Rational(3, 10000))
+    v = _run("HC-L3")
+    assert v.verdict in FAILING and "floor" in v.evidence, v.evidence
+
+
+def test_l3_generated_style_mutants_are_refuted(monkeypatch):
+    """What the claim-mutant generator makes of x_tilde (its first symbol Y squared, the formula
+    halved) is false and refuted."""
+    from approxtheory.catalogue.mutate import shift_rate
+    from approxtheory.proofs_check import FAILING
+
+    c = at.claim("HC-L3")
+    for new in (shift_rate(c.expr("x_tilde"), c.symbol("Y"), +1), c.expr("x_tilde") / 2):
+        _plant(monkeypatch, "HC-L3", x_tilde=new)
+        assert _run("HC-L3").verdict in FAILING, new
+
+
+def test_a3_lipschitz_targets_refute_a_smaller_worst_case_gamma(monkeypatch):
+    """γ = 0.6·max(d, D) (the issue's false variant) fails on Lipschitz, non-smooth targets; the
+    Barron γ scaled below the room the check found fails on the C^∞ ones."""
+    v = _run("HC-A3")
+    assert v.verdict == "verified-numeric", v.evidence
+    assert v.slack > 1 and v.measured["gamma_needed_lipschitz"] == pytest.approx(1.0, abs=0.05)
+    assert all(r["sup_error"] >= r["lower_bound"] for r in v.rows if "lower_bound" in r)
+    c = at.claim("HC-A3")
+    d, D = c.symbol("d"), c.symbol("D")
+    _plant(monkeypatch, "HC-A3", gamma_worst=sp.Rational(3, 5) * sp.Max(d, D))
+    w = _run("HC-A3")
+    assert w.verdict == "refuted" and "Lipschitz" in w.evidence, w.evidence
+    monkeypatch.undo()
+    _plant(monkeypatch, "HC-A3", gamma_barron=c.expr("gamma_barron") * sp.Float(1 / (2 * v.slack)))
+    assert _run("HC-A3").verdict == "refuted"
+
+
+def test_p3_fits_T_apart_from_eps_and_a_T_blind_claim_is_refuted(monkeypatch):
+    v = _run("HC-P3")
+    assert v.verdict == "verified-numeric", v.evidence
+    assert [s["predicted"] for s in v.slopes] == [1.0, -1.0]
+    c = at.claim("HC-P3")
+    eps, g = c.symbol("epsilon"), c.symbol("g")
+    _plant(monkeypatch, "HC-P3", beta_needed=sp.log(1 / eps) / g)  # T-blind
+    w = _run("HC-P3")
+    assert w.verdict == "refuted" and "T-dependence" in w.evidence, w.evidence
+    T = c.symbol("T")
+    _plant(monkeypatch, "HC-P3", beta_needed=sp.log(T / eps**2) / g)  # the generated rate+ mutant
+    assert _run("HC-P3").verdict == "refuted"
+
+
+def test_t2a_reads_m_suff_and_its_scope_says_n_2(monkeypatch):
+    v = _run("HC-T2a")
+    assert v.verdict == "verified-numeric", v.evidence
+    assert "n = 2" in v.scope and "inference" in v.scope
+    c = at.claim("HC-T2a")
+    C, eps, gamma = (c.symbol(x) for x in ("C", "epsilon", "gamma"))
+    _plant(monkeypatch, "HC-T2a", M_suff=C / eps ** (gamma - sp.Rational(1, 2)))  # rate-
+    assert _run("HC-T2a").verdict == "refuted"
+
+
+def test_k2_and_l9_read_their_formulas(monkeypatch):
+    """HC-K2's width halved (fewer dimensions than numbers memorised) and HC-L9's count exponent
+    halved (T/ε^(1/2)) are refuted."""
+    c = at.claim("HC-K2")
+    _plant(monkeypatch, "HC-K2", width=c.expr("width") / 2)
+    assert _run("HC-K2").verdict == "refuted"
+    assert _run("HC-P1").verdict == "refuted"  # HC-P1 reads HC-K2's formulas
+    monkeypatch.undo()
+    l9 = at.claim("HC-L9")
+    T, eps = l9.symbol("T"), l9.symbol("epsilon")
+    _plant(monkeypatch, "HC-L9", params_order=T / sp.sqrt(eps))
+    assert _run("HC-L9").verdict == "refuted"

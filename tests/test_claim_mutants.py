@@ -243,3 +243,20 @@ def test_a_claim_without_a_check_is_an_error_record_not_a_crash(tmp_path, monkey
     rc = run_verify(only=["ID-T4.5"], out=tmp_path, progress=False, use_cache=False)
     rec = json.loads((tmp_path / "verdicts.json").read_text(encoding="utf-8"))["verdicts"][0]
     assert rc == 1 and rec["verdict"] == "error" and "no check is registered" in rec["evidence"]
+
+
+def test_a_formula_with_an_unspecified_constant_has_no_required_scale_mutant():
+    c = claim("HC-T2a")  # M_suff = C / eps^gamma, C = C_{d,D,T} unspecified
+    scale = [m for m in claim_mutants(c, slack=1.5) if m.kind == "scale"]
+    assert scale and not any(m.required for m in scale)
+    assert all("unspecified constant C" in m.what for m in scale)
+
+
+def test_a_claim_that_is_no_bound_is_scaled_past_its_room_both_ways():
+    c = claim("HC-L7")  # a lemma's radius: the catalogue does not say its side
+    ms = _by_kind(claim_mutants(c, slack=2.0))
+    assert float(sp.simplify(ms["scale"].claim.expr() / c.expr())) == pytest.approx(0.25)
+    assert float(sp.simplify(ms["scale-up"].claim.expr() / c.expr())) == pytest.approx(4.0)
+    assert ms["scale"].required and ms["scale-up"].required
+    up = _by_kind(claim_mutants(claim("HC-K1c"), slack=2.0))  # an upper bound
+    assert up["scale"].required and not up["scale-up"].required

@@ -89,7 +89,7 @@ def test_no_verified_verdict_survives_a_required_claim_mutant(mutant_run):
         if r["verdict"] not in VERIFIED or not r.get("claim_mutants"):
             continue
         cms = r["claim_mutants"]
-        scale = [m for m in cms if m["kind"] == "scale"]
+        scale = [m for m in cms if m["kind"] == "scale" and m["required"]]
         rate = [m for m in cms if m["kind"] == "rate"]
         if scale and not any(m["flips"] for m in scale):
             bad[c] = "scale"

@@ -15,13 +15,16 @@ be false whenever the claim is tight:
     (``beta``, ``T``) or small (``eps``) in the regime and on the side of the bound; a check that
     reads the rate must flip on at least one.
 ``scale`` / ``scale-up``
-    the primary expression multiplied by ``1/(2 * slack)`` / by 2 (for a lower bound by 1/2 /
-    ``2 * slack``): for an upper (lower) bound the first (second) then sits below (above) the
-    worst case the check itself found, so it is false by the check's own measurement; the other
-    direction is false for an exact claim, and for a lemma's constant whose side the catalogue
-    does not say. ``slack`` is the room the claim has on what the check found (claimed / worst
+    the primary expression multiplied by ``1/(2 * slack)`` / ``2 * slack``: for an upper (lower)
+    bound the first (second) then sits below (above) the worst case the check itself found, so
+    it is false by the check's own measurement (the other direction, by 2 or 1/2, is reported,
+    not required); for a claim that is no bound (an exact formula, a lemma's constant whose side
+    the catalogue does not say) either direction past the room found is false, and one of the
+    two must flip. ``slack`` is the room the claim has on what the check found (claimed / worst
     case for an upper bound); when the check reports none, the factors are 1/2 and 2 and the
-    record says that the mutant is not known to be false.
+    record says that the mutant is not known to be false. A formula that carries a constant the
+    claim leaves unspecified (described in the catalogue as such: ``C_{d,D,T}``, ``c1``, ...) is
+    not made false by a factor: its scale mutants are reported, not required.
 ``regime``
     one condition of the regime dropped (the seeded choice among them): the claim is then stated
     where the paper does not state it; reported, not required to flip (a check that sweeps only
@@ -34,6 +37,7 @@ whether the check read the mutated formula at all.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -53,6 +57,10 @@ __all__ = [
 
 #: the mutant kinds a verified verdict must flip on (``rate``: at least one direction)
 REQUIRED_KINDS = ("rate", "scale")
+
+#: claim kinds whose primary formula is an upper bound (a construction's: the error or size it
+#: guarantees); ``lower`` is the other side; any other kind is a formula with no side
+UPPER_KINDS = ("upper", "construction")
 
 #: rate symbols in order of preference when a claim declares no ``rate``
 _PREFERRED = ("epsilon", "beta", "T", "N", "H", "h", "s", "L", "n", "E", "D", "d")
@@ -96,6 +104,9 @@ class ClaimMutant:
     kind: str
     what: str
     claim: Claim
+    #: whether a check that passes must fail on it (see :data:`REQUIRED_KINDS`); False for the
+    #: weaker direction of a bound and for a formula scaled by an unspecified constant
+    required: bool = True
 
     @property
     def read(self) -> bool:
@@ -183,6 +194,22 @@ def shift_rate(expr, x: sp.Symbol, direction: int):
     return out
 
 
+#: how the catalogue describes a constant the claim leaves unspecified (C_{d,D,T}, c1, a_L, ...)
+_UNSPECIFIED = re.compile(r"unspecified|conjectured constant|^constant of|T-free factor", re.I)
+
+
+def unspecified_constant(c: Claim, expr) -> str | None:
+    """The name of a factor of ``expr`` that the claim leaves unspecified (a symbol the catalogue
+    describes as an unspecified constant): scaling such a formula is not a false claim."""
+    factors = sp.Mul.make_args(expr)
+    for f in factors:
+        base = f.base if isinstance(f, sp.Pow) else f
+        if isinstance(base, sp.Symbol) and base.name in c.symbols:
+            if _UNSPECIFIED.search(c.symbols[base.name][1] or ""):
+                return base.name
+    return None
+
+
 def _fmt_factor(f: float) -> str:
     return f"{f:.4g}"
 
@@ -222,31 +249,38 @@ def claim_mutants(c: Claim, slack: float | None = None, seed: int = 0) -> list[C
     # scale: the primary expression below and above the worst case found
     pexpr = base.get(primary)
     if pexpr is not None and _is_formula(pexpr) and pexpr != 0:
-        lower = c.kind == "lower"
+        # a construction's formula is the error bound (or size) it guarantees: an upper bound
+        lower, upper = c.kind == "lower", c.kind in UPPER_KINDS
         known = slack is not None and slack > 0 and slack == slack and slack != float("inf")
         room = float(slack) if known else 1.0
+        free = unspecified_constant(c, pexpr)
         for tag, factor, false_side in (
-            ("scale", 1.0 / (2.0 * room) if not lower else 0.5, not lower),
-            ("scale-up", 2.0 * room if lower else 2.0, lower),
+            ("scale", 0.5 if lower else 1.0 / (2.0 * room), not lower),
+            ("scale-up", 2.0 if upper else 2.0 * room, not upper),
         ):
-            if false_side and known:
+            if free is not None:
+                where = (
+                    f"not a false claim: the formula carries the unspecified constant {free}, "
+                    f"which absorbs any factor"
+                )
+            elif (lower or upper) and false_side and known:
                 where = (
                     f"{'above' if lower else 'below'} the worst case the check found "
                     f"(slack {room:.4g})"
                 )
+            elif false_side and known:
+                where = f"past the room the check found in this direction (slack {room:.4g})"
             elif false_side:
                 where = "the check reports no slack, so this mutant is not known to be false"
             else:
-                where = (
-                    f"the {'weaker' if c.kind in ('upper', 'lower') else 'other'} direction "
-                    f"(false for an exact claim or a bound of the other side)"
-                )
+                where = "the weaker direction of the bound (a true claim if the bound is)"
             out.append(
                 ClaimMutant(
                     f"{tag}:x{_fmt_factor(factor)}",
                     "scale",
                     f"{primary} multiplied by {_fmt_factor(factor)}: {where}",
                     copy({**base, primary: sp.Float(factor, 6) * pexpr}),
+                    required=free is None and false_side,
                 )
             )
     # regime: one condition dropped (a seeded choice)
