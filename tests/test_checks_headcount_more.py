@@ -252,3 +252,14 @@ def test_passing_verdicts_state_scope_and_slack():
         assert v.verdict in PASSING and v.scope and v.scope != "unstated", cid
         # HC-T1: the construction still reaches ε at |S_i| = 2 of 4, twice the claimed T/4
         assert v.slack == (2.0 if cid == "HC-T1" else None), cid
+
+
+def test_hc_conj1_is_undecided_when_the_efficient_models_did_not_train(conj_rows):
+    """The quick profile's cells (500 steps): every model at NMSE ~0.1. A missing gap there is
+    under-training, not evidence against the conjecture; the same ratios with trained
+    out-of-regime models are a verdict."""
+    conj_rows(_variant_rows({(1, 2): 0.112, (1, 3): 0.107, (2, 2): 0.138, (2, 3): 0.102}))
+    v = run("HC-Conj1")
+    assert v.verdict == "not-checkable" and "trained (NMSE >" in v.evidence, v.evidence
+    conj_rows(_variant_rows({(1, 2): 0.0081, (1, 3): 0.0077, (2, 2): 0.0099, (2, 3): 0.0073}))
+    assert run("HC-Conj1").verdict == "inconsistent"
