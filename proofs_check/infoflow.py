@@ -41,12 +41,16 @@ not_checkable(
 )
 
 
-def _decay_fit(x, y, bound, predicted: float):
+def _decay_fit(x, y, bound, predicted: float, bound_exponent: float | None = None):
     """Fit y ~ x^slope and the tolerance of the rate criterion: the claimed bound's own log-log
-    slope over the same grid minus the predicted exponent (never negative)."""
+    slope over the same grid minus its asymptotic exponent ``bound_exponent`` (never negative;
+    the slowly varying factor's share). ``bound_exponent`` defaults to ``predicted`` (the rate
+    is the bound's own, IF-T2, IF-K2); where the rate comes from another expression (IF-K1's
+    parameter order against its error bound) the tolerance must not move with the prediction."""
     fit = fit_rate(x, y)
     bound_slope = float(np.polyfit(np.log(x), np.log(bound), 1)[0])
-    tol = max(0.0, bound_slope - predicted)
+    base = predicted if bound_exponent is None else bound_exponent
+    tol = max(0.0, bound_slope - base)
     return fit, tol, fit.ci_high <= predicted + tol
 
 
@@ -62,15 +66,22 @@ def _retrieval_mutation(mutant):
     return None
 
 
+#: IF-T2's grid per profile
+T2_AXES = {
+    "quick": {"T": [4, 64, 1024], "beta": [10.0, 100.0, 1e3, 1e4]},
+    "full": {
+        "T": [4, 16, 64, 256, 1024],
+        "beta": [10.0, 30.0, 100.0, 300.0, 1e3, 3e3, 1e4],
+    },
+}
+
+
 @memo
 def _retrieval_grid(profile, mutant=None):
     quick = profile == "quick"
     return construction_grid(
         "softmax_retrieval",
-        {
-            "T": [4, 64, 1024] if quick else [4, 16, 64, 256, 1024],
-            "beta": [10.0, 100.0, 1e3, 1e4] if quick else [10.0, 30.0, 100.0, 300.0, 1e3, 3e3, 1e4],
-        },
+        T2_AXES[profile],
         budget=256 if quick else 1024,
         mutate=_retrieval_mutation(mutant),
     )[0]
@@ -85,8 +96,11 @@ def _retrieval_grid(profile, mutant=None):
     },
 )
 def max_retrieval(ctx: Context, cid):
-    rows = _retrieval_grid(ctx.profile, ctx.mutant)
     c = claim("IF-T2")
+    rows = _rebound(
+        _retrieval_grid(ctx.profile, ctx.mutant),
+        lambda r: c.evaluate_float("err_attn", beta=r["beta"], T=r["T"]),
+    )
     within = all(r["verdict"] == "within-bound" for r in rows)
     slopes, fits, rate_ok = [], [], True
     for T in sorted({r["T"] for r in rows}):
@@ -150,17 +164,22 @@ def _second_largest_mutation(mutant):
     return None
 
 
+#: IF-K1's softmax inverse temperature (the digest's §4.1 check) and grid per profile
+K1_BETA = 1e4
+K1_AXES = {
+    "quick": {"T": [4, 16, 64], "N": [8, 32, 128]},
+    "full": {"T": [4, 16, 64, 256], "N": [8, 16, 32, 64, 128, 256, 512]},
+}
+
+
 @memo
 def _second_largest_grid(profile, mutant=None):
     quick = profile == "quick"
     return construction_grid(
         "if_second_largest",
-        {
-            "T": [4, 16, 64] if quick else [4, 16, 64, 256],
-            "N": [8, 32, 128] if quick else [8, 16, 32, 64, 128, 256, 512],
-        },
+        K1_AXES[profile],
         budget=256 if quick else 1024,
-        fixed={"beta": 1e4},
+        fixed={"beta": K1_BETA},
         mutate=_second_largest_mutation(mutant),
     )[0]
 
@@ -176,7 +195,14 @@ def _second_largest_grid(profile, mutant=None):
     },
 )
 def two_layer_second_largest(ctx: Context, cid):
-    rows = _second_largest_grid(ctx.profile, ctx.mutant)
+    from approxtheory.constructions.infoflow import _F
+
+    k1 = claim("IF-K1")
+    Lf = sp.Rational(str(_F["sin"][1]))
+    rows = _rebound(
+        _second_largest_grid(ctx.profile, ctx.mutant),
+        lambda r: k1.evaluate_float("err_bound", L_f=Lf, beta=K1_BETA, T=r["T"], N=r["N"]),
+    )
     within = all(r["verdict"] == "within-bound" for r in rows)
     # error vs knots N: N ~ ε^{-a} parameters means error ~ N^{-1/a}
     if cid == "IF-T1":
@@ -194,6 +220,7 @@ def two_layer_second_largest(ctx: Context, cid):
             [r["sup_error"] for r in sub],
             [r["claimed_bound"] for r in sub],
             pred,
+            float(k1.asymptotic_exponent("N", "err_bound", L_f=Lf, beta=K1_BETA, T=T)),
         )
         rate_ok &= ok
         parts.append(
@@ -218,6 +245,12 @@ def two_layer_second_largest(ctx: Context, cid):
         if cid == "IF-T1"
         else "full"
     )
+    if cid == "IF-T1":
+        # the rows' bound is IF-K1's err_bound, not a formula of IF-T1: kept under another name
+        # so that it is not read as IF-T1's slack
+        rows = [
+            {("IF-K1_bound" if k == "claimed_bound" else k): v for k, v in r.items()} for r in rows
+        ]
     return Verdict(
         cid,
         verdict,
@@ -234,10 +267,15 @@ def two_layer_second_largest(ctx: Context, cid):
         if not bad
         else {k: bad[0][k] for k in ("T", "N", "sup_error", "claimed_bound")},
         rows=rows,
+        formula_note="reads only N2_upper's ε-exponent (the two-layer count C2/ε): the primary "
+        "N1_lower, the one-layer lower bound with an unknown slope a, is not tested here (its "
+        "empirical side is IF-E3); the bound compared is IF-K1's err_bound"
+        if cid == "IF-T1"
+        else "",
         plot={
             "x": "N",
             "y": ["sup_error"],
-            "bound": "claimed_bound",
+            "bound": "IF-K1_bound" if cid == "IF-T1" else "claimed_bound",
             "group": "T",
             "title": f"{cid}: 2nd largest, two layers",
             "xlabel": "knots N (∝ parameters)",
@@ -262,7 +300,90 @@ def _pairwise_mutation(mutant):
         return fn
     if mutant == "query-sign":
         return lambda c: c.model.attention(0).q.weight.data.neg_()
+    if mutant == "value-floor":
+        # layer 2 returns 1.001 x the softmax average: an error floor 0.001 |F| that no β removes
+        return lambda c: c.model.attention(1).v.weight.data.mul_(1.001)
     return None
+
+
+#: random unit-norm inputs per IF-K2 cell for the typical (not worst-case) error, the kind of
+#: figure the digest's numerical check reports
+K2_RANDOM = 4096
+
+
+def _pairwise_random_error(c, m):
+    from approxtheory.measure import errors
+
+    X = c.task.sample(K2_RANDOM, np.random.default_rng(1))
+    return {"random_max_error": float(np.max(errors(c.model, c.task, X)))}
+
+
+def _pairwise_axes(profile):
+    """IF-K2's grid: (D, T) -> the β values measured there. Quick: the rate is decided at T = 8
+    (five β over four decades: the search reaches 60-100 % of the worst case, a noise that a
+    shorter span turns into the slope), T = 64 adds three β for the bound (its three-point slope
+    is reported, not decided)."""
+    if profile == "quick":
+        return {
+            (D, T): [1e2, 1e3, 1e4, 1e5, 1e6] if T == 8 else [1e3, 1e4, 1e5]
+            for D in (1, 2)
+            for T in (8, 64)
+        }
+    # full: every (D, T) of the digest's §7 item 3 range (T <= 256, D <= 3) decided on 5 β
+    betas = [1e2, 1e3, 1e4, 1e5, 1e6]
+    return {(D, T): betas for D in (1, 2, 3) for T in (8, 64, 256)}
+
+
+#: the fewest β values on which IF-K2's rate is decided (three-point slopes are reported only:
+#: the search's noise from one β to the next makes their interval unreliable)
+K2_RATE_POINTS = 5
+
+
+@memo
+def _pairwise_grid(profile, mutant=None):
+    """The claim-independent measurements of IF-K2's construction: sup error (adversarial
+    search), the largest error over K2_RANDOM random inputs, parameters. The claimed bound is
+    read from the catalogue by the check, not here (a claim mutant must reach it)."""
+    rows = []
+    for (D, T), betas in _pairwise_axes(profile).items():
+        cells, _ = construction_grid(
+            "if_pairwise_max",
+            {"D": [D], "T": [T], "beta": betas},
+            budget=128 if profile == "quick" else 1024,
+            mutate=_pairwise_mutation(mutant),
+            extra=_pairwise_random_error,
+            certify=False,
+        )
+        rows += cells
+    return tuple(rows)
+
+
+def _rebound(rows, bound) -> list:
+    """Rows with ``claimed_bound`` and ``verdict`` recomputed now from ``bound(row)`` (a value
+    read from the catalogue while the check runs), so that a memoised measurement meets the
+    claim as it is now."""
+    from approxtheory.constructions._base import verdict
+
+    out = []
+    for r in rows:
+        r = dict(r)
+        r["claimed_bound"] = float(bound(r))
+        r["verdict"] = verdict(r["sup_error"], r["claimed_bound"], "upper")
+        if r.get("sup_error_upper") is not None:
+            r["certified"] = verdict(r["sup_error_upper"], r["claimed_bound"], "upper") in (
+                "within-bound",
+                "below-tolerance",
+            )
+        out.append(r)
+    return out
+
+
+def one_softmax_tie_error(T: int) -> float:
+    """β x the error of one softmax average over T scores at its worst tied configuration (one
+    score at the maximum, T - 1 at gap y/β): max over y of (T-1) y e^-y / (1 + (T-1) e^-y); no β
+    left in it. A derived reference, not a claim: two retrievals in a row err by about twice it."""
+    y = np.linspace(1e-3, 60.0, 600001)
+    return float(np.max((T - 1) * y * np.exp(-y) / (1 + (T - 1) * np.exp(-y))))
 
 
 @check(
@@ -271,35 +392,317 @@ def _pairwise_mutation(mutant):
         "bilinear-transposed": "FFN 1 forms r_iᵀ A_iᵀ x(t) instead of r_iᵀ A_i x(t) "
         "(A_i transposed)",
         "query-sign": "layer 1's query is -β A_i x(t): each token retrieves the argmin key",
+        "value-floor": "layer 2's value weights x 1.001: an error floor 0.001 |F| that does not "
+        "shrink with β (the bound still holds at β <= 3e4; the rate test must fail)",
     },
 )
 def two_layer_pairwise(ctx: Context, cid):
-    rows, _ = construction_grid(
-        "if_pairwise_max",
-        {"D": [1, 2], "T": [8, 64], "beta": [1e2, 1e3, 1e4]},
-        budget=ctx.pick(128, 1024),
-        mutate=_pairwise_mutation(ctx.mutant),
+    c = claim("IF-K2")
+    rows = _rebound(
+        _pairwise_grid(ctx.profile, ctx.mutant),
+        lambda r: c.evaluate_float("err_bound", D=r["D"], beta=r["beta"], T=r["T"]),
     )
     bad = [r for r in rows if r["verdict"] != "within-bound"]
+    slopes, fits, rate_ok, decided = [], [], True, 0
+    for D, T in sorted({(r["D"], r["T"]) for r in rows}):
+        sub = sorted((r for r in rows if r["D"] == D and r["T"] == T), key=lambda r: r["beta"])
+        pred = float(c.asymptotic_exponent("beta", "err_bound", D=D, T=T))
+        fit, tol, ok = _decay_fit(
+            [r["beta"] for r in sub],
+            [r["sup_error"] for r in sub],
+            [r["claimed_bound"] for r in sub],
+            pred,
+        )
+        dec = len(sub) >= K2_RATE_POINTS
+        decided += dec
+        if dec:
+            rate_ok &= ok
+        fits.append(
+            f"D={D}, T={T}: β^{fit.slope:.3f} [{fit.ci_low:.3f}, {fit.ci_high:.3f}] vs <= "
+            f"{pred:+.0f} + {tol:.3f}"
+            + ("" if not dec else "" if ok else " FAILS")
+            + ("" if dec else f" ({len(sub)} β: reported, not decided)")
+        )
+        slopes.append(slope_row(fit, f"sup error vs β (D={D}, T={T})", pred))
+    # the digest's own quantitative prediction (§7 item 3, claim IF-K2p) at its stated β
+    p = claim("IF-K2p")
+    b0 = float(p.evaluate("beta_stated"))
+    pred_err = p.evaluate_float("err_pred", beta=b0)
+    at_b0 = [r for r in rows if r["beta"] == b0]
+    digest = ""
+    if at_b0:
+        worst = max(at_b0, key=lambda r: r["sup_error"])
+        over = [r for r in at_b0 if r["sup_error"] > pred_err]
+        ties = {T: one_softmax_tie_error(T) for T in sorted({r["T"] for r in at_b0})}
+        digest = (
+            f" DISAGREEMENT with the digest's §7 item 3 (IF-K2p: <= {pred_err:.0e} at β = "
+            f"{b0:.0e} for T <= {p.evaluate('T_max')}, D <= {p.evaluate('D_max')}): sup error at "
+            f"β = {b0:.0e} is "
+            + ", ".join(
+                f"{r['sup_error']:.2e} (D={r['D']}, T={r['T']})"
+                for r in sorted(at_b0, key=lambda r: (r["D"], r["T"]))
+            )
+            + f", above it in {len(over)}/{len(at_b0)} cells (worst "
+            f"x{worst['sup_error'] / pred_err:.1f}). The maxima over {K2_RANDOM} random "
+            "unit-norm inputs there are "
+            + ", ".join(
+                f"{r['random_max_error']:.1e}"
+                for r in sorted(at_b0, key=lambda r: (r["D"], r["T"]))
+            )
+            + ", the size of the digest's own figures (2.7e-5 at D = 1, T = 8; 4.3e-5 at D = 3, "
+            "T = 256): the digest's number is a typical-input error, not the sup-norm error it "
+            "calls it; the construction is the digest's own (§4.2, exact bilinear FFN). "
+            "Reference (derived here): one softmax over T scores errs by up to g(T)/β at its "
+            "tied configuration, "
+            + ", ".join(f"g({T}) = {g:.3f}" for T, g in ties.items())
+            + ", so two retrievals per term err by up to about 2 g(T)/β = "
+            + ", ".join(f"{2 * g / b0:.2e} (T={T})" for T, g in ties.items())
+            + f" at β = {b0:.0e}, above {pred_err:.0e} for every T >= 8: the prediction "
+            "cannot hold for a sup norm."
+        )
+    within = not bad
+    ok = within and rate_ok and decided > 0
+    slack = min(r["claimed_bound"] / r["sup_error"] for r in rows if r["sup_error"] > 0)
     return Verdict(
         cid,
-        "refuted" if bad else "verified-numeric",
-        "Σ_i max_{s,t} x(s)ᵀA_i x(t) with D heads per layer stays within 2D(1 + "
-        f"ln(βT))/β in {len(rows) - len(bad)}/{len(rows)} cells",
-        covered="D in {1,2}, T in {8,64}, β in {1e2,1e3,1e4}, unit-norm tokens, adversarial search",
+        "verified-numeric" if ok else "refuted",
+        f"Σ_i max_{{s,t}} x(s)ᵀA_i x(t) with D heads per layer: sup error within IF-K2's "
+        f"err_bound in {len(rows) - len(bad)}/{len(rows)} cells (slack {slack:.3g}: the bound "
+        f"is that many times the worst case found, loose by its ln(βT)); rate in β (the "
+        f"slope's 95% interval must lie at or below the catalogue's asymptotic exponent of "
+        f"err_bound plus the ln(βT) factor's share of the bound's own slope over the grid, so "
+        f"an error floor or a slower decay fails): " + "; ".join(fits) + "." + digest,
+        covered="; ".join(
+            f"D={D}, T={T}: β in {betas}" for (D, T), betas in _pairwise_axes(ctx.profile).items()
+        )
+        + f"; d = 4, unit-norm tokens, adversarial search (budget "
+        f"{128 if ctx.profile == 'quick' else 1024}), {K2_RANDOM} random inputs per cell",
         rows=rows,
-        scope="full",
+        slopes=slopes,
+        slack=slack,
+        scope=f"partial: D in {sorted({r['D'] for r in rows})}, T in "
+        f"{sorted({r['T'] for r in rows})}, d = 4, one seeded draw of the A_i (spectral norm "
+        f"1/2, scores in [-1/2, 1/2]), unit-norm tokens; the sup is estimated by adversarial "
+        f"search (a lower bound on it); the rate decided where a (D, T) has >= "
+        f"{K2_RATE_POINTS} β values",
         witness=None
         if not bad
         else {k: bad[0][k] for k in ("D", "T", "beta", "sup_error", "claimed_bound")},
         plot={
             "x": "beta",
+            "y": ["sup_error", "random_max_error"],
+            "bound": "claimed_bound",
+            "group": "T",
+            "title": "IF-K2: pairwise max (sup error and random-input max)",
+            "xlabel": "β",
+            "ylabel": "error",
+        },
+    )
+
+
+@check(
+    "IF-K2p",
+    mutants={
+        "value-floor": "layer 2's value weights x 1.001 (IF-K2's mutant): an error floor at "
+        "β = 1e4 of about 5e-4 per term",
+    },
+)
+def pairwise_digest_prediction(ctx: Context, cid):
+    """The digest's §7 item 3 at its stated β, on IF-K2's measured cells (D <= D_max,
+    T <= T_max)."""
+    p = claim("IF-K2p")
+    b0 = float(p.evaluate("beta_stated"))
+    T_max, D_max = int(p.evaluate("T_max")), int(p.evaluate("D_max"))
+    rows = [
+        r
+        for r in _rebound(
+            _pairwise_grid(ctx.profile, ctx.mutant),
+            lambda r: p.evaluate_float("err_pred", beta=r["beta"]),
+        )
+        if r["beta"] == b0 and r["T"] <= T_max and r["D"] <= D_max
+    ]
+    if not rows:
+        return Verdict(
+            cid,
+            "not-checkable",
+            f"IF-K2's {ctx.profile} grid has no cell at β = {b0:g} with T <= {T_max}, D <= "
+            f"{D_max}; a grid with one makes it checkable",
+            scope="none",
+        )
+    bad = [r for r in rows if r["verdict"] != "within-bound"]
+    worst = max(rows, key=lambda r: r["sup_error"])
+    slack = min(r["claimed_bound"] / r["sup_error"] for r in rows if r["sup_error"] > 0)
+    ties = {T: one_softmax_tie_error(T) for T in sorted({r["T"] for r in rows})}
+    return Verdict(
+        cid,
+        "refuted" if bad else "verified-numeric",
+        f"at β = {b0:g} the construction's sup error is "
+        + ", ".join(
+            f"{r['sup_error']:.2e} (D={r['D']}, T={r['T']})"
+            for r in sorted(rows, key=lambda r: (r["D"], r["T"]))
+        )
+        + f" against the predicted {worst['claimed_bound']:.0e}: "
+        + (
+            f"above it in {len(bad)}/{len(rows)} cells (worst x{1 / slack:.2f}). "
+            if bad
+            else f"within it in every cell (slack {slack:.3g}). "
+        )
+        + f"The maxima over {K2_RANDOM} random unit-norm inputs are "
+        + ", ".join(
+            f"{r['random_max_error']:.1e}" for r in sorted(rows, key=lambda r: (r["D"], r["T"]))
+        )
+        + ", the size of the digest's 2.7e-5 / 4.3e-5: its check measured typical inputs, "
+        "not the sup. Derived reference: one softmax over T scores errs by up to g(T)/β at its "
+        "tied configuration ("
+        + ", ".join(f"g({T}) = {g:.3f}" for T, g in ties.items())
+        + "), two retrievals per term by about twice that, above 1/β for T >= 8.",
+        covered=f"IF-K2's cells at β = {b0:g}: D in {sorted({r['D'] for r in rows})}, T in "
+        f"{sorted({r['T'] for r in rows})} (the claim: T <= {T_max}, D <= {D_max}), "
+        "adversarial search",
+        rows=rows,
+        slack=slack,
+        witness=None
+        if not bad
+        else {k: worst[k] for k in ("D", "T", "beta", "sup_error", "claimed_bound")},
+        scope="full"
+        if bad or ctx.profile == "full"
+        else f"partial: T in {sorted({r['T'] for r in rows})}, D in "
+        f"{sorted({r['D'] for r in rows})} of the claim's T <= {T_max}, D <= {D_max}",
+    )
+
+
+# ------------------------------------------------------------------------------- IF-K3
+#: IF-K3's grid: T -> β / T values (the error depends on β/(4T)); d = 4 one-hot tokens
+K3_AXES = {
+    "quick": {"T": [4, 8], "beta_per_T": [25.0, 50.0, 100.0]},
+    "full": {"T": [4, 8, 16, 32], "beta_per_T": [12.5, 25.0, 50.0, 75.0, 100.0]},
+}
+K3_VOCAB = 4
+
+
+def _induction_mutation(mutant):
+    """IF-K3's mutants, applied to the built induction construction."""
+    if mutant == "no-ramp":
+        # layer 2's position ramp removed: several earlier matches tie, their next tokens mix
+        return lambda c: c.model.attention(1).q.weight.data[K3_VOCAB].zero_()
+    if mutant == "value-floor":
+        # layer 2's values x 1.001: an error floor 1e-3 that no β removes
+        return lambda c: c.model.attention(1).v.weight.data.mul_(1.001)
+    if mutant == "no-null":
+        # the CLS "no match" key removed: an input without an earlier match returns a mixture
+        def fn(c):
+            k = c.model.attention(1).k.weight.data
+            k[K3_VOCAB + 1, -2] = 0.0  # the offset row's CLS-flag column (cls is width-2)
+
+        return fn
+    return None
+
+
+@memo
+def _induction_grid(profile, mutant=None):
+    """Sup error of the induction construction per (T, β) (claim-independent). The domain is
+    one-hot sequences, so the search is random draws, the task's structured inputs, near-tie
+    families and the discrete coordinate-wise search; gradient ascent is skipped (each step
+    projects back to one-hot tokens: on this domain it costs seconds and finds nothing the
+    discrete search does not)."""
+    from approxtheory.constructions.infoflow import if_induction
+
+    rows = []
+    mutate = _induction_mutation(mutant)
+    for T in K3_AXES[profile]["T"]:
+        for bt in K3_AXES[profile]["beta_per_T"]:
+            c = if_induction(T=T, d=K3_VOCAB, beta=T * bt)
+            if mutate is not None:
+                mutate(c)
+            m = c.measure(budget=64 if profile == "quick" else 512, local_steps=0)
+            rows.append(
+                {
+                    "T": T,
+                    "beta": T * bt,
+                    "params": c.params,
+                    "readout_nonzero": c.extra["readout_nonzero"],
+                    "sup_error": m["sup_error"],
+                    "claimed_bound": c.claimed_bound,
+                    "verdict": m["verdict"],
+                }
+            )
+    return tuple(rows)
+
+
+@check(
+    "IF-K3",
+    mutants={
+        "no-ramp": "layer 2 loses its position ramp: several earlier matches tie and the head "
+        "returns the mean of the tokens after them, not the token after the latest",
+        "no-null": "layer 2 loses the CLS no-match key: a last token without an earlier "
+        "occurrence returns a mixture of tokens instead of 0",
+        "value-floor": "layer 2's value weights x 1.001: an error floor 1e-3 that does not "
+        "shrink with β (the rate test must fail)",
+    },
+)
+def induction_head_construction(ctx: Context, cid):
+    c = claim("IF-K3")
+    rows = _rebound(
+        _induction_grid(ctx.profile, ctx.mutant),
+        lambda r: c.evaluate_float("err_bound", beta=r["beta"], T=r["T"]),
+    )
+    bad = [r for r in rows if r["verdict"] != "within-bound"]
+    b = c.symbol("beta")
+    fits, rate_ok = [], True
+    for T in sorted({r["T"] for r in rows}):
+        sub = sorted((r for r in rows if r["T"] == T), key=lambda r: r["beta"])
+        e = c.expr("err_bound").subs(c.symbol("T"), T)
+        # the claimed decay: ln(err_bound) ~ -κ β as β -> oo; the bound's own slope over the
+        # grid minus -κ is the tolerance (the e^{-β} correction's share; never negative)
+        kappa = -float(sp.limit(sp.diff(sp.log(e), b), b, sp.oo))
+        x = np.array([r["beta"] for r in sub])
+        scale = float(x.max())  # fit_rate fits logs: log(exp(β/scale)) = β/scale
+        fit = fit_rate(np.exp(x / scale), [r["sup_error"] for r in sub])
+        bslope = float(np.polyfit(x, np.log([r["claimed_bound"] for r in sub]), 1)[0])
+        # decided against the half rate -κ/2 (the next slower candidate): the interval must lie
+        # below the midpoint -3κ/4 plus the bound's own slowdown over the grid
+        tol = max(0.0, bslope + kappa)
+        lo, hi = fit.ci_low / scale, fit.ci_high / scale
+        ok = hi < -0.75 * kappa + tol
+        rate_ok &= ok
+        fits.append(
+            f"T={T}: ln(error) slope in β {fit.slope / scale:.5f} [{lo:.5f}, {hi:.5f}] against "
+            f"the claimed -{kappa:.5f}, decided below -3κ/4 + {tol:.1e} = "
+            f"{-0.75 * kappa + tol:.5f}{'' if ok else ' FAILS'}"
+        )
+    want = int(c.evaluate("readout_nonzero", d=K3_VOCAB))
+    counts = sorted({int(r["readout_nonzero"]) for r in rows})
+    params_ok = counts == [want]
+    ok = not bad and rate_ok and params_ok
+    slack = min(r["claimed_bound"] / r["sup_error"] for r in rows if r["sup_error"] > 0)
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"the constructed induction head (two layers, PE; d = {K3_VOCAB} one-hot tokens) is "
+        f"within IF-K3's err_bound in {len(rows) - len(bad)}/{len(rows)} cells (slack "
+        f"{slack:.3g}: the bound counts all T other keys at the smallest gap, the worst input "
+        f"has one there); rate (the fitted slope of ln(sup error) against β, 95% interval, "
+        f"closer to the bound's own exponent -κ = -1/(4T) than to the half rate -κ/2, so an "
+        f"error floor or a slower decay fails): " + "; ".join(fits) + f"; read-out non-zero "
+        f"weights {counts} for every T against the claimed {want} (T-independent)",
+        covered=f"T in {K3_AXES[ctx.profile]['T']}, β/T in "
+        f"{K3_AXES[ctx.profile]['beta_per_T']}, d = {K3_VOCAB}, adversarial search over "
+        "one-hot sequences (with the task's structured inputs: several matches, none, runs)",
+        rows=rows,
+        slack=slack,
+        scope="full",
+        witness=None
+        if not bad
+        else {k: bad[0][k] for k in ("T", "beta", "sup_error", "claimed_bound")},
+        plot={
+            "x": "beta",
             "y": ["sup_error"],
             "bound": "claimed_bound",
             "group": "T",
-            "title": "IF-K2: pairwise max",
+            "title": "IF-K3: constructed induction head",
             "xlabel": "β",
             "ylabel": "sup error",
+            "logx": False,
         },
     )
 
@@ -420,14 +823,300 @@ def specific_position_aggregation(ctx: Context, cid):
 
 not_checkable(
     "IF-R1",
-    "IF-R2",
-    "IF-R3",
-    "IF-R4",
-    reason="cost laws of the InfoFlow calculus (digest §5.2: per-mode charges, the Lipschitz "
-    "read-out count, the decode-law variant, max-exponent composition); approxtheory.infoflow "
-    "reads them, and IF-P1/IF-P2 check the predictions built from them against HC-T2a/HC-T2b "
-    "and IF-T1",
+    reason="per-mode cost charges of the InfoFlow calculus (digest §5.2: MPR and the residual "
+    "free, GIA and SPA decoded at IF-T4's cost): a bookkeeping rule with no quantity of its own "
+    "to measure; it becomes checkable with a lower bound for one mode (IF-T4's, which needs the "
+    "paper) or with trained models per mode; IF-P1/IF-P2 check the predictions built from it",
 )
+not_checkable(
+    "IF-R3",
+    reason="a lower bound over all decoders of a coupled mixture (IF-T4 without the width); no "
+    "construction or constant to measure; checkable with the paper's proof or a lower-bound "
+    "argument for the decoders",
+)
+
+
+# ------------------------------------------------------------------------------- IF-R2
+#: IF-R2's grids: knots per axis (m = 1: N ReLU units, the digest's interpolant; m = 2: the
+#: n x n nodes of a Freudenthal triangulation, one fixed-size ReLU hat per node)
+R2_KNOTS = {1: [8, 16, 32, 64, 128, 256, 512], 2: [5, 9, 17, 33, 65]}
+#: points per axis of the dense evaluation grid for m = 2 (contains every cell centre)
+R2_EVAL_2D = 257
+
+
+def _interp_1d(f, knots, u):
+    """The digest's m = 1 interpolant (constructions.infoflow._interpolant: f(0) + Σ_j c_j
+    ReLU(u - u_j), N ReLU units) of f on ``knots`` uniform knots, evaluated at u."""
+    from approxtheory.constructions.infoflow import _interpolant
+
+    uj, c, f0 = _interpolant(f, knots)
+    return f0 + np.maximum(u[:, None] - uj[None, :], 0.0) @ c
+
+
+def _interp_2d(f, n, X, Y):
+    """The P1 interpolant of f on the Freudenthal triangulation of [0,1]^2 with n x n nodes
+    (each square cut along x = y), evaluated on the grid X, Y; equal to Σ_nodes f(node) φ_node
+    with the Courant hat φ = max(0, min of six affine maps), a fixed ReLU network per node."""
+    h = 1.0 / (n - 1)
+    g = np.linspace(0.0, 1.0, n)
+    F = f(*np.meshgrid(g, g, indexing="ij"))
+    i = np.minimum((X / h).astype(int), n - 2)
+    j = np.minimum((Y / h).astype(int), n - 2)
+    a, b = X / h - i, Y / h - j
+    f00, f10, f01, f11 = F[i, j], F[i + 1, j], F[i, j + 1], F[i + 1, j + 1]
+    upper = f00 + a * (f10 - f00) + b * (f11 - f10)
+    lower = f00 + b * (f01 - f00) + a * (f11 - f01)
+    return np.where(a >= b, upper, lower)
+
+
+def _r2_targets(m: int, n: int, mutant=None):
+    """1-Lipschitz targets (Euclidean norm) for the knot count n: ``adversarial`` (the distance
+    to the nearest node: the interpolant is 0, the error the largest such distance, the worst
+    case over the class for this interpolant), ``zigzag`` (a seeded 1-Lipschitz piecewise-linear
+    ridge with 4096 pieces, finer than every grid) and ``smooth``."""
+    rng = np.random.default_rng(7)
+    h = 1.0 / (n - 1)
+    slopes = rng.choice([-1.0, 1.0], 4096)
+    brk = np.linspace(0.0, 1.0, 4097)
+    vals = np.concatenate([[0.0], np.cumsum(slopes * np.diff(brk))])
+    w = np.array([0.6, 0.8])
+
+    def zig(t):
+        return np.interp(t, brk, vals)
+
+    gain = 2.0 if mutant == "steeper-targets" else 1.0
+    if m == 1:
+        return {
+            "adversarial": lambda u: gain * np.abs(u - h * np.round(u / h)),
+            "zigzag": lambda u: gain * zig(u),
+            "smooth": lambda u: gain * np.sin(u),
+        }, brk
+    return {
+        "adversarial": lambda x, y: (
+            gain * np.hypot(x - h * np.round(x / h), y - h * np.round(y / h))
+        ),
+        "zigzag": lambda x, y: gain * zig(np.clip(w[0] * x + w[1] * y, 0, 1)),
+        "smooth": lambda x, y: gain * np.sin(w[0] * x + w[1] * y),
+    }, None
+
+
+@memo
+def _r2_measure(mutant=None):
+    """Sup errors of the interpolants on the 1-Lipschitz targets (claim-independent). m = 1:
+    exact (the error is piecewise linear between the knots and the targets' breakpoints, so its
+    maximum over [0, 1] sits on one of them; the smooth target's is taken there too, near its
+    interval maxima); m = 2: the maximum over a 257 x 257 grid that contains every cell centre
+    (where the adversarial target's error is largest)."""
+    rows = []
+    for m, ns in R2_KNOTS.items():
+        for n in ns:
+            targets, brk = _r2_targets(m, n, mutant)
+            for name, f in targets.items():
+                if m == 1:
+                    knots = np.linspace(0.0, 1.0, n)
+                    mids = (knots[:-1] + knots[1:]) / 2
+                    u = np.unique(np.concatenate([knots, mids, brk]))
+                    err = float(np.max(np.abs(_interp_1d(f, n, u) - f(u))))
+                    units = n
+                else:
+                    g = np.linspace(0.0, 1.0, R2_EVAL_2D)
+                    X, Y = np.meshgrid(g, g, indexing="ij")
+                    err = float(np.max(np.abs(_interp_2d(f, n, X, Y) - f(X, Y))))
+                    units = n * n
+                rows.append({"m": m, "knots": n, "units": units, "target": name, "sup_error": err})
+    return tuple(rows)
+
+
+def _exact_maps_error() -> dict:
+    """The exactly representable maps of IF-R2 as fixed ReLU networks (min(a, b) = a - ReLU(a
+    - b), max(a, b) = a + ReLU(b - a), a sum and a linear map: one or no unit each), their
+    largest error on 10^4 seeded inputs in [-1, 1]^2."""
+    rng = np.random.default_rng(3)
+    a, b = rng.uniform(-1, 1, (2, 10000))
+    relu = lambda z: np.maximum(z, 0.0)  # noqa: E731
+    nets = {
+        "min": (a - relu(a - b), np.minimum(a, b)),
+        "max": (a + relu(b - a), np.maximum(a, b)),
+        "sum": (relu(a + b) - relu(-a - b), a + b),
+        "linear": (relu(0.3 * a - 2 * b) - relu(2 * b - 0.3 * a), 0.3 * a - 2 * b),
+    }
+    return {k: float(np.max(np.abs(x - y))) for k, (x, y) in nets.items()}
+
+
+def _window(a: float) -> tuple[float, float]:
+    """The interval of error slopes (error ~ units^slope) that decides for the exponent a over
+    its neighbours a -+ 1/2: between the midpoints of -1/a and -1/(a -+ 1/2)."""
+    lo = -math.inf if a - 0.5 <= 0 else (-1 / a - 1 / (a - 0.5)) / 2
+    return lo, (-1 / a - 1 / (a + 0.5)) / 2
+
+
+@check(
+    "IF-R2",
+    mutants={
+        "steeper-targets": "the test targets are 2-Lipschitz while the bound is evaluated with "
+        "L_f = 1 (the adversarial one then exceeds L_f/N)",
+        "knots-halved": "the interpolant is built with half the knots the count says (the "
+        "bound L_f/N is then met only with twice the units)",
+    },
+)
+def lipschitz_readout_cost(ctx: Context, cid):
+    c = claim("IF-R2")
+    raw = _r2_measure("steeper-targets" if ctx.is_mutant("steeper-targets") else None)
+    rows, bad = [], []
+    for r in raw:
+        r = dict(r)
+        if r["m"] == 1:
+            used = max(2, r["knots"] // 2) if ctx.is_mutant("knots-halved") else r["knots"]
+            if used != r["knots"]:
+                half = (
+                    next(
+                        x
+                        for x in raw
+                        if x["m"] == 1 and x["knots"] == used and x["target"] == r["target"]
+                    )
+                    if used in R2_KNOTS[1]
+                    else None
+                )
+                if half is not None:
+                    r["sup_error"] = half["sup_error"]
+            # the digest's count: about L_f/ε knots, i.e. sup error <= ε where knots_1d(ε) = N
+            (e,) = c.solve_for("epsilon", "knots_1d", equals=r["knots"], L_f=1)
+            r["claimed_bound"] = float(e)
+            r["verdict"] = "within-bound" if r["sup_error"] <= r["claimed_bound"] else "refuted"
+            if r["verdict"] != "within-bound":
+                bad.append(r)
+        rows.append(r)
+    fits, slopes, rate_ok = [], [], True
+    for m in sorted(R2_KNOTS):
+        sub = [r for r in rows if r["m"] == m]
+        units = sorted({r["units"] for r in sub})
+        worst = [max(r["sup_error"] for r in sub if r["units"] == u) for u in units]
+        a = float(c.rate_exponent().subs(c.symbol("m"), m))
+        fit = fit_rate(units, worst)
+        lo, hi = _window(a)
+        ok = lo < fit.ci_low and fit.ci_high < hi
+        rate_ok &= ok
+        fits.append(
+            f"m={m}: worst error ~ units^{fit.slope:.3f} [{fit.ci_low:.3f}, {fit.ci_high:.3f}] "
+            f"against -1/{a:g} = {-1 / a:.3f} (decided inside ({lo:.3f}, {hi:.3f}), the midpoints "
+            f"towards the exponents {a:g} -+ 1/2){'' if ok else ' FAILS'}"
+        )
+        slopes.append(slope_row(fit, f"worst sup error vs units (m={m})", -1 / a))
+    exact = _exact_maps_error()
+    e0 = c.exponent("epsilon", "N_exact")
+    exact_ok = e0 == 0 and all(v <= 4 * np.finfo(np.float64).eps for v in exact.values())
+    ok = not bad and rate_ok and exact_ok
+    ones = [r for r in rows if r["m"] == 1]
+    slack = min(r["claimed_bound"] / r["sup_error"] for r in ones if r["sup_error"] > 0)
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"m = 1: the digest's interpolant with N knots (N ReLU units) has sup error within "
+        f"L_f/N (knots_1d = L_f/ε solved for ε) on the 1-Lipschitz targets in "
+        f"{len(ones) - len(bad)}/{len(ones)} cells (slack {slack:.3g}, the tightest at the "
+        f"adversarial target, the distance to the knots, whose error is h/2). Rate of "
+        "N_lipschitz = C5 ε^-m (the worst error over the targets against the units, N ~ ε^-m "
+        "meaning error ~ N^(-1/m)): "
+        + "; ".join(fits)
+        + f". Exact maps (N_exact, ε-exponent {e0}): fixed ReLU networks with largest errors "
+        + ", ".join(f"{k} {v:.1e}" for k, v in exact.items())
+        + ". C5 is unknown, so only the exponent of N_lipschitz and the m = 1 constant of "
+        "knots_1d are tested.",
+        covered=f"m = 1: N in {R2_KNOTS[1]} (exact sup over [0, 1]); m = 2: n x n nodes, n in "
+        f"{R2_KNOTS[2]} (max over a {R2_EVAL_2D}^2 grid); targets adversarial, zigzag (4096 "
+        "pieces), smooth; L_f = 1",
+        rows=rows,
+        slopes=slopes,
+        slack=slack,
+        scope="partial: the upper side for m = 1, 2 (uniform piecewise-linear interpolants, "
+        "the worst case over 1-Lipschitz targets for them) and the exact maps; that no ReLU "
+        "network does better (the lower side of Θ) is not tested: it is a theorem over all "
+        "networks and depends on depth and on continuous parameter selection",
+        witness=None
+        if not bad
+        else {k: bad[0][k] for k in ("m", "knots", "target", "sup_error", "claimed_bound")},
+        plot={
+            "x": "units",
+            "y": ["sup_error"],
+            "bound": "claimed_bound",
+            "group": "target",
+            "title": "IF-R2: Lipschitz read-out, sup error vs units (m = 1 and 2)",
+            "xlabel": "ReLU units (m = 1) / nodes (m = 2)",
+            "ylabel": "sup error",
+        },
+    )
+
+
+# ------------------------------------------------------------------------------- IF-R4
+#: (α_1, α_2, C_1, C_2) cases of IF-R4: either step dominant, the dominated one with a far
+#: larger constant (where a pre-asymptotic fit would pick it), equal exponents, a free step
+R4_CASES = (
+    (2, sp.Rational(1, 2), 1, 100),
+    (sp.Rational(1, 2), 2, 10**6, 1),
+    (sp.Rational(3, 2), sp.Rational(3, 2), 1, 1),
+    (3, 0, 1, 10**6),
+    (sp.Rational(7, 10), sp.Rational(3, 10), 10**3, 1),
+)
+#: ε values of the numeric confirmation (small enough that the dominant step wins every case)
+R4_EPS = [sp.Rational(1, 10**k) for k in (30, 40, 50, 60, 70)]
+
+
+@check(
+    "IF-R4",
+    mutants={
+        "mean-rule": "the rule composes by the mean of the exponents, (α_1 + α_2)/2, instead of "
+        "reading the claim's alpha_total",
+    },
+)
+def composition_rule(ctx: Context, cid):
+    c = claim("IF-R4")
+    rows, bad = [], []
+    for a1, a2, C1, C2 in R4_CASES:
+        vals = {"alpha1": a1, "alpha2": a2}
+        if ctx.is_mutant("mean-rule"):
+            claimed = (sp.sympify(a1) + a2) / 2
+        else:
+            claimed = c.evaluate("alpha_total", **vals)
+        lim = -c.asymptotic_exponent("epsilon", "N_total", 0, C_1=C1, C_2=C2, **vals)
+        Ns = [c.evaluate_float("N_total", epsilon=e, C_1=C1, C_2=C2, **vals) for e in R4_EPS]
+        fit = fit_rate([float(1 / e) for e in R4_EPS], Ns)
+        agree = sp.simplify(lim - claimed) == 0 and fit.contains(float(claimed))
+        row = {
+            "alpha1": float(a1),
+            "alpha2": float(a2),
+            "C_1": float(C1),
+            "C_2": float(C2),
+            "alpha_claimed": float(claimed),
+            "alpha_limit": float(lim),
+            "fitted": fit.slope,
+            "fitted_lo": fit.ci_low,
+            "fitted_hi": fit.ci_high,
+            "agree": bool(agree),
+        }
+        rows.append(row)
+        if not agree:
+            bad.append(row)
+    return Verdict(
+        cid,
+        "refuted" if bad else "verified-symbolic",
+        "N_total = C_1 ε^-α_1 + C_2 ε^-α_2: its exponent as ε -> 0 (sympy's limit of "
+        "-ε dlogN/dε) equals the claim's alpha_total, and the log-log slope of N_total against "
+        "1/ε at ε = 1e-30..1e-70 has alpha_total in its interval, in "
+        f"{len(rows) - len(bad)}/{len(rows)} cases: "
+        + "; ".join(
+            f"(α = {r['alpha1']:g}, {r['alpha2']:g}; C = {r['C_1']:g}, {r['C_2']:g}): limit "
+            f"{r['alpha_limit']:g}, claimed {r['alpha_claimed']:g}, fitted {r['fitted']:.4f}"
+            for r in rows
+        )
+        + ". The calculus (approxtheory.infoflow.predict_rate) composes with sympy's Max, the "
+        "same rule, written there, not read from this claim.",
+        covered=f"{len(R4_CASES)} cases: either step dominant, the dominated step with a "
+        "constant up to 1e6 x larger, equal exponents, a free (α = 0) step",
+        rows=rows,
+        witness=bad[0] if bad else None,
+        slack=None,
+        scope="full",
+    )
 
 
 # ------------------------------------------------------------------------- IF-P1, IF-P2
@@ -521,10 +1210,12 @@ def infoflow_recovers_head_count(ctx: Context, cid):
             "logx": False,
             "logy": False,
         },
-        scope="partial: whether the exponent depends on T (T-free against linear in T with a "
-        "positive slope); the constants are not compared (the calculus charges ε^-D for a "
-        "Lipschitz F_0 where HC-T2a has γ, and a slope d/E where HC-T2b has "
-        "1/(4((n+1)s+1)))",
+        scope="surrogate: the project's reconstruction of the InfoFlow calculus "
+        "(approxtheory.infoflow, digest §5.2 [DER]) stands in for the paper's framework, which "
+        "the digest did not see; compared: whether its exponent depends on T (T-free against "
+        "linear in T with a positive slope) where HC-T2a/HC-T2b apply; the constants are not "
+        "compared (the calculus charges ε^-D for a Lipschitz F_0 where HC-T2a has γ, and a "
+        "slope d/E where HC-T2b has 1/(4((n+1)s+1)))",
     )
 
 
@@ -618,10 +1309,11 @@ def infoflow_recovers_depth_separation(ctx: Context, cid):
             "logx": False,
             "logy": False,
         },
-        scope="partial: the reconstructed calculus (digest §5.2), not the paper's; the induction "
-        "separation is compared as T-free against linear in T (Sanford et al. as quoted by "
-        "[Q1]), KTH(2) against IF-T1's exponents (IF-T1's task is a candidate, the digest's "
-        "ambiguity 2); no trained network",
+        scope="surrogate: the project's reconstruction of the InfoFlow calculus "
+        "(approxtheory.infoflow, digest §5.2 [DER]) stands in for the paper's framework; the "
+        "induction separation is compared as T-free against linear in T (Sanford et al. as "
+        "quoted by [Q1]), KTH(2) against IF-T1's exponents (IF-T1's task is a candidate, the "
+        "digest's ambiguity 2); no trained network",
     )
 
 
@@ -916,11 +1608,78 @@ def pmax_head_threshold(ctx: Context, cid):
             "ylabel": "NMSE",
             "logx": False,
         },
+        formula_note="reads no formula: IF-P3's heads_needed = D enters through predict_rate's "
+        "split of the configurations into T-free and T-dependent (the calculus's schedule), "
+        "and the criterion is the stated NMSE ratio GAP_P3",
         scope="none"
         if undecided
         else f"surrogate: scaled-down §6.1 ({ctx.profile} profile: D = "
         f"{sorted({r['D'] for r in res['rows']})}, T = {T_}, d = 4, unit-norm tokens)",
         volatile={"seconds": secs},
+    )
+
+
+not_checkable(
+    "IF-P3b",
+    reason="a trend of the trained NMSE gap over D = 2..6 at T = 64 (§6.1); the quick profile of "
+    "infoflow_pmax_heads trains one D (D = 2, T = 8), so it has no trend, and its full "
+    "profile (`approxtheory experiment run infoflow_pmax_heads "
+    "--profile full`) trains D = 2 and 3 at T = 16 only, whose (3, 3) model did not reach 1e-2 "
+    "(session 7: ratios 1.13-6.4). Checkable with a full-profile sub-grid over D = 2..6 (T = 64, "
+    "the paper's) whose (D, D) models train: then the gap ratios' intervals per D, falling in D",
+)
+
+
+@check(
+    "IF-P3c",
+    mutants={
+        "control-short": "the control built as (D+1, D-1) (a head short in layer 2, a "
+        "bookkeeping bug): no longer a control",
+    },
+)
+def pmax_extra_head_control(ctx: Context, cid):
+    """The (D+1, D+1) control on the calculus: predict_rate gives it the same T-free rate as
+    (D, D) for every D; the trained control is not run (no such cell in infoflow_pmax_heads)."""
+    from approxtheory.infoflow import Arch, T, make_task, predict_rate
+
+    rows, bad = [], []
+    for D in range(2, ctx.pick(6, 7)):  # the paper's D = 2..6 (quick: 2..5)
+        task = make_task("pmax", D=D)
+        base = predict_rate(Arch((D, D)), task)
+        h2 = D - 1 if ctx.is_mutant("control-short") else D + 1
+        ctrl = predict_rate(Arch((D + 1, h2)), task)
+        agree = (not ctrl.depends_on_T) and sp.simplify(ctrl.alpha - base.alpha) == 0
+        row = {
+            "D": D,
+            "alpha_DD": str(base.alpha),
+            "alpha_control": str(ctrl.alpha),
+            "control": f"({D + 1},{h2})",
+            "control_T_dependent": ctrl.depends_on_T,
+            "agree": bool(agree),
+        }
+        rows.append(row)
+        if not agree:
+            bad.append(row)
+    assert not any(sp.sympify(r["alpha_DD"]).has(T) for r in rows)
+    return Verdict(
+        cid,
+        "refuted" if bad else "verified-symbolic",
+        "the calculus predicts the (D+1, D+1) control's rate equal to (D, D)'s, both T-free, "
+        f"in {len(rows) - len(bad)}/{len(rows)} cases: "
+        + "; ".join(
+            f"D = {r['D']}: {r['control']} ε^-({r['alpha_control']}) vs (D, D) ε^-({r['alpha_DD']})"
+            for r in rows
+        )
+        + ". The trained control is not run: infoflow_pmax_heads has no (D+1, D+1) cell (its "
+        "'drop' axis is none/layer1/layer2); a cell with drop 'extra' in its full profile would "
+        "make the empirical half checkable",
+        covered=f"D in 2..{ctx.pick(5, 6)}, TASK-PMAX(D), predict_rate (decode law dE)",
+        rows=rows,
+        witness=bad[0] if bad else None,
+        formula_note="reads no formula: the claim has none (a prediction about configurations); "
+        "the calculus reads IF-R1/IF-R2/IF-T4's laws",
+        scope="surrogate: the project's reconstruction of the InfoFlow calculus predicts the "
+        "control; no trained (D+1, D+1) model",
     )
 
 
@@ -970,6 +1729,8 @@ def triangle_center_growth(ctx: Context, cid):
             "xlabel": "T",
             "ylabel": "NMSE",
         },
+        formula_note="reads no formula: comparisons = T³ is not a quantity a trained NMSE can be "
+        "compared with; the criterion is the stated growth and floor rule (GROWTH_P4, FLOOR_P4)",
         scope=f"surrogate: scaled-down §6.2 ({ctx.profile} profile: T = {res['Ts']}, d = 2)",
         volatile={"seconds": secs},
     )
@@ -1293,6 +2054,9 @@ def depth_separation_trained(ctx: Context, cid):
             "ylabel": "slope",
             "logy": False,
         },
+        formula_note="reads no formula: the catalogue's slopes -2/k(T) have an unknown slope a, "
+        "so the criterion is the sign of the slope change with T; predict_rate's -2/α is "
+        "reported beside each fit",
         scope="none"
         if undecided
         else f"surrogate: trained one- vs two-layer models ({ctx.profile} profile) on the "

@@ -84,8 +84,10 @@ def test_if_k1_readout_gain_mutant_fails_the_rate_not_the_bound():
     assert rows[None] and not rows["readout-gain"]
 
 
-@pytest.mark.parametrize("mutant", list(MUTANTS["IF-K2"]))
+@pytest.mark.parametrize("mutant", [m for m in MUTANTS["IF-K2"] if m != "value-floor"])
 def test_if_k2_mutants_break_the_bound(mutant):
+    # value-floor is an error floor inside the bound here: the rate test catches it
+    # (tests/test_checks_infoflow.py)
     kn = {"D": 2, "T": 8, "beta": 1e3}
     assert _measure("if_pairwise_max", None, **kn)["verdict"] == "within-bound"
     assert _measure("if_pairwise_max", ifc._pairwise_mutation(mutant), **kn)["verdict"] == "refuted"
@@ -180,10 +182,11 @@ def test_provenance_follows_the_scheme():
     for cid in ("IF-T3", "IF-T4", "IF-P1", "IF-P2", "IF-P3", "IF-P4", "IF-E1", "IF-E2"):
         assert p[cid] == "reconstructed", cid
     assert p["IF-E3"] == "derived"  # the digest's §7 item 4, derived from IF-T1
-    assert p["PR-N3"] == p["PR-E3"] == "stated"
+    assert p["PR-N3"] == "stated"
+    assert p["PR-E3"] == "derived"  # arithmetic on the digest's item counts (issue 24)
 
 
-@pytest.mark.parametrize("cid", ["PR-N3", "PR-E3"])
+@pytest.mark.parametrize("cid", ["PR-N3"])
 def test_new_claims_not_checked_say_why(cid):
     v = CHECKS[cid](Context())
     assert v.verdict == "not-checkable" and v.scope == "none" and len(v.evidence) > 80

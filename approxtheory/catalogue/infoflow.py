@@ -116,6 +116,30 @@ P.claim(
     expressions={"heads_needed": D},
 )
 P.claim(
+    "IF-P3b",
+    section="[Q1],[Q2] §6.1",
+    kind="empirical",
+    provenance="reconstructed",
+    statement="The head-threshold gap depends on D: removing one head from either layer makes "
+    "NMSE two to three orders of magnitude worse for D <= 4, about one order at D = 5 and a few "
+    "times at D = 6 (d = 4, T = 64): the gap shrinks as D grows.",
+    notes="The summaries report it as a table of NMSE per (D, config); no formula. The digest's "
+    "IF-P3 test (§7 item 5) uses only D in {2, 3} at T = 16.",
+    depends_on=("IF-P3",),
+)
+P.claim(
+    "IF-P3c",
+    section="digest §6.1, §7 item 5 ([Q2] mentions D+1)",
+    kind="empirical",
+    provenance="reconstructed",
+    statement="The (D+1, D+1) control: a model with one head more than needed in both layers "
+    "performs like the (D, D) model on TASK-PMAX(D) (the extra head costs nothing and buys "
+    "nothing), as the framework predicts: both T-independent with the same rate.",
+    notes="[Q2] only mentions D+1 among the configurations; the digest's §7 item 5 writes the "
+    "control as 'should match (D, D)'.",
+    depends_on=("IF-P3",),
+)
+P.claim(
     "IF-P4",
     section="[Q1],[Q2] §6.2",
     kind="empirical",
@@ -145,8 +169,52 @@ P.claim(
     expressions={"err_bound": 2 * D * err_attn},
     depends_on=("IF-T2",),
     notes="Per term: layer-1 retrieval of the argmax key (error in the score) plus layer-2 max "
-    "over tokens. The bound here assumes scores in [0,1]; the digest measured 7e-3 / "
-    "2.8e-4 / 2.7e-5 at β = 1e2 / 1e3 / 1e4 (D = 1, T = 8).",
+    "over tokens; each retrieval's error is at most err_attn, whose ln β makes the bound loose "
+    "by a factor that grows like ln β (one softmax over T scores errs by at most g(T)/β, g "
+    "independent of β). The digest's 7e-3 / 2.8e-4 / 2.7e-5 at β = 1e2 / 1e3 / 1e4 (D = 1, "
+    "T = 8) are maxima over random inputs, not sup-norm errors (see IF-K2p).",
+)
+P.claim(
+    "IF-K2p",
+    section="digest §7 item 3 [NUM]",
+    kind="upper",
+    provenance="derived",
+    statement="The digest's quantitative prediction for the pairwise-max construction (§4.2): its "
+    "sup-error falls like 1/β up to a log T factor, and at β = 1e4 it stays <= 1e-4 for T up to "
+    "256 and D <= 3 (its numerical check gave <= 4.3e-5).",
+    expressions={
+        "err_pred": 1 / beta,
+        "beta_stated": sp.Integer(10**4),
+        "T_max": sp.Integer(256),
+        "D_max": sp.Integer(3),
+    },
+    notes="err_pred is the stated 1e-4 at the stated β = 1e4 (beta_stated), written as 1/β "
+    "(the 'falls like 1/β'); the check compares it at β = beta_stated only, for T <= T_max and "
+    "D <= D_max. The digest's figures (7e-3 / 2.8e-4 / 2.7e-5 at D = 1, T = 8; 4.3e-5 at "
+    "D = 3, T = 256) were measured on inputs the digest does not describe.",
+    depends_on=("IF-K2",),
+)
+P.claim(
+    "IF-K3",
+    section="digest §2.7, §5.3 W8 (construction of this project)",
+    kind="construction",
+    provenance="derived",
+    statement="A constructed induction head: two layers with positional encoding (layer 1: a "
+    "previous-token head and a last-token head, SPA; layer 2: one matching head at CLS, MPR) "
+    "compute TASK-IND (the token after the latest earlier occurrence of the last token, 0 if "
+    "none) with sup error <= T exp(-β(1/(4T) - 6T e^{-β})) and a read-out of d non-zero "
+    "weights, whatever T: the two-layer side of IF-P2 as a network.",
+    expressions={
+        "err_bound": T * sp.exp(-beta * (1 / (4 * T) - 6 * T * sp.exp(-beta))),
+        "readout_nonzero": d,
+    },
+    notes="Derived here for the construction in approxtheory.constructions.infoflow "
+    "(if_induction): layer 2's scores separate the latest match from the next candidate by "
+    "1/(4T) (a position ramp of height 1/4), the no-match key (CLS, value 0) sits at 1/2; "
+    "layer 1's retrievals move a score by at most 5q, q <= T e^{-β} (the 6T e^{-β} term); "
+    "the T other keys each weigh at most e^{-β·gap}. The digest states only that two layers "
+    "with PE are T-independent (W8, from [Q1] citing Sanford et al.).",
+    depends_on=("IF-P2", "IF-T2"),
 )
 
 P.claim(
@@ -201,6 +269,10 @@ P.claim(
 # from these claims and from IF-T4, never from a formula of its own.
 C5 = P.sym("C5", "constant of one step's parameter count")
 m = P.sym("m", "number of scalar inputs of a Lipschitz read-out or FFN map", integer=True)
+alpha1 = P.sym("alpha1", "exponent of step 1's parameter count C_1 ε^-α_1", nonnegative=True)
+alpha2 = P.sym("alpha2", "exponent of step 2's parameter count C_2 ε^-α_2", nonnegative=True)
+C_1 = P.sym("C_1", "constant of step 1's parameter count")
+C_2 = P.sym("C_2", "constant of step 2's parameter count")
 
 P.claim(
     "IF-R1",
@@ -227,8 +299,12 @@ P.claim(
     statement="A ReLU FFN approximating a Lipschitz function of m decoupled scalar inputs to "
     "sup-error ε needs Θ(ε^{-m}) parameters (m = 1: a piecewise-linear interpolant with about "
     "L_f/ε knots); exactly representable maps (min, max, sums, linear maps) cost ε^0.",
-    expressions={"N_lipschitz": C5 * eps ** (-m), "N_exact": C5},
+    expressions={"N_lipschitz": C5 * eps ** (-m), "N_exact": C5, "knots_1d": Lf / eps},
     rate=("N_lipschitz", eps),
+    primary="knots_1d",
+    notes="knots_1d is the digest's m = 1 count ('a piecewise-linear interpolant with about "
+    "L_f/ε knots'); C5 is unknown, so only the exponent of N_lipschitz and the m = 1 constant "
+    "of knots_1d can be tested.",
 )
 P.claim(
     "IF-R3",
@@ -250,7 +326,13 @@ P.claim(
     statement="Composition: the parameter count is the sum of the steps' counts, "
     "N(ε) = Σ_j C_j ε^{-α_j}, so the predicted rate is α = max_j α_j (the worst step "
     "dominates as ε -> 0).",
-    notes="Inferred by the digest (ambiguity 8); the sources give no composition rule.",
+    expressions={
+        "alpha_total": sp.Max(alpha1, alpha2),
+        "N_total": C_1 * eps ** (-alpha1) + C_2 * eps ** (-alpha2),
+    },
+    notes="Inferred by the digest (ambiguity 8); the sources give no composition rule. Written "
+    "for two steps (the rule folds: max over j is a nested max of pairs); alpha_total is the "
+    "exponent claimed for N_total as ε -> 0.",
 )
 
 CLAIMS = P.claims

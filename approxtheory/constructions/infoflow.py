@@ -255,5 +255,121 @@ def if_pairwise_max(T, d, D, beta, seed):
         claimed_bound=bound,
         bound_kind="upper",
         bound_expr=sp.sstr(cl.expr("err_bound")),
-        extra={"width": E},
+        extra={
+            "width": E,
+            "readout_nonzero": int(sum((p != 0).sum() for p in m.head.parameters())),
+        },
+    )
+
+
+# ------------------------------------------------------------------- induction head (IF-K3)
+#: the construction's score offsets (claim IF-K3's bound is derived for them): a position ramp
+#: of total height 1/4 (the latest of several matches wins by 1/(4T)) and the CLS "no match"
+#: key at 1/2 (between every non-match, at most 1/4, and every match, at least 1); M penalises
+#: the two positions that cannot be the token after a match
+IND_RAMP, IND_NULL, IND_PENALTY = 0.25, 0.5, 4.0
+
+
+def _induction_config(T: int, d: int) -> ModelConfig:
+    E = 4 * d + T + 2
+    return ModelConfig(
+        d_in=d,
+        width=E,
+        seq_len=T,
+        positions="onehot",
+        attn_scale=1.0,
+        cls_is_key=True,
+        layers=[
+            LayerSpec(heads=2, head_dim=T + 1, value_dim=d),
+            LayerSpec(heads=1, head_dim=d + 2, value_dim=d),
+        ],
+        d_out=d,
+    )
+
+
+def if_induction(T: int, d: int = 4, beta: float = 1e3) -> Construction:
+    """IF-K3's induction head (digest §5.3 W8: SPA then MPR), two layers with positional
+    encoding: layer 1 copies the previous token into every token (and the last token into CLS),
+    layer 2 matches the last token against the copies at CLS and returns the token after the
+    latest match (CLS itself, value 0, when there is none). Not registered for `approxtheory
+    construct` yet (tests/test_constructions.py lists every registered construction's default
+    verdict); proofs_check.infoflow builds it directly."""
+    from ..errors import ConfigError
+
+    if T < 3 or d < 2 or not beta > 0:
+        raise ConfigError(f"if_induction needs T >= 3, d >= 2, beta > 0 (got {T}, {d}, {beta})")
+
+    from ..tasks import Induction
+
+    # Residual stream per token: [x (d), p (one-hot, T), prev (d), last (d), out (d), cls, one]
+    res = ResidualLayout(x=d, pos=T, prev=d, last=d, out=d, cls=1, one=1)
+    inp = ResidualLayout(x=d, pos=T)  # the encoder reads [x, onehot(t)]
+    E = res.width
+    m = Transformer(_induction_config(T, d)).zero_()
+    enc = np.zeros((E, inp.width))
+    enc[res["x"], inp["x"]] = np.eye(d)
+    for t in range(T):
+        enc[res.index("pos", t), inp.index("pos", t)] = 1.0
+    m.set_embedding(enc, res.vector(one=1.0))
+    m.set_cls(res.vector(cls=1.0, one=1.0))
+    # layer-1 query/key coordinates: T positions and a CLS coordinate
+    hk = ResidualLayout(pos=T, cls=1)
+    k1 = np.zeros((hk.width, E))
+    for t in range(T):
+        k1[hk.index("pos", t), res.index("pos", t)] = 1.0
+    k1[hk.index("cls"), res.index("cls")] = 1.0
+    xv = np.zeros((d, E))
+    xv[:, res["x"]] = np.eye(d)
+    # head A (previous token): token t queries position t-1; CLS queries itself (value 0)
+    qa = np.zeros((hk.width, E))
+    for t in range(1, T):
+        qa[hk.index("pos", t - 1), res.index("pos", t)] = beta
+    qa[hk.index("cls"), res.index("cls")] = beta
+    oa = np.zeros((E, d))
+    oa[res["prev"], :] = np.eye(d)
+    m.set_head(0, 0, q=qa, k=k1, v=xv, o=oa)
+    # head B (last token): CLS queries position T-1; tokens query nothing (their `last` unused)
+    qb = np.zeros((hk.width, E))
+    qb[hk.index("pos", T - 1), res.index("cls")] = beta
+    ob = np.zeros((E, d))
+    ob[res["last"], :] = np.eye(d)
+    m.set_head(0, 1, q=qb, k=k1, v=xv, o=ob)
+    # layer 2 (CLS query): score β(<last, prev(s)> + ramp·s/T - M[s in {0, T-1}]) for token s
+    # (s 0-based), β·null for CLS; value x(s) (CLS: 0) -> out
+    h2 = ResidualLayout(match=d, ramp=1, offset=1)
+    q2 = np.zeros((h2.width, E))
+    q2[h2["match"], res["last"]] = beta * np.eye(d)
+    q2[h2.index("ramp"), res.index("one")] = beta * IND_RAMP
+    q2[h2.index("offset"), res.index("one")] = beta
+    k2 = np.zeros((h2.width, E))
+    k2[h2["match"], res["prev"]] = np.eye(d)
+    for t in range(T):
+        k2[h2.index("ramp"), res.index("pos", t)] = t / T
+    for t in (0, T - 1):
+        k2[h2.index("offset"), res.index("pos", t)] = -IND_PENALTY
+    k2[h2.index("offset"), res.index("cls")] = IND_NULL
+    o2 = np.zeros((E, d))
+    o2[res["out"], :] = np.eye(d)
+    m.set_head(1, 0, q=q2, k=k2, v=xv, o=o2)
+    ro = np.zeros((d, E))
+    ro[:, res["out"]] = np.eye(d)
+    m.set_readout(ro)
+    task = Induction(T, d)
+    cl = claim("IF-K3")
+    bound = cl.evaluate_float("err_bound", beta=beta, T=T)
+    return Construction(
+        name="if_induction",
+        claim="IF-K3",
+        model=m,
+        task=task,
+        params=m.count_params(["ffn", "head"]),
+        params_convention="FFN + read-out parameters (attention and the positional encoder "
+        "free, as in the digest's counting)",
+        claimed_bound=bound,
+        bound_kind="upper",
+        bound_expr=sp.sstr(cl.expr("err_bound")),
+        extra={
+            "width": E,
+            "readout_nonzero": int(sum((p != 0).sum() for p in m.head.parameters())),
+        },
     )
