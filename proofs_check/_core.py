@@ -254,20 +254,51 @@ def slope_row(fit, label: str, predicted: float) -> dict:
 
 
 def memo(fn):
-    """Shared measurements used by several checks, computed once per run (``lru_cache``), keyed
-    also by the catalogue's active claim override: under a claim mutant (``verify --mutants``)
-    a memoised function computes afresh instead of serving what it computed from the true
-    claim, so a measurement that reads the catalogue sees the mutated claim."""
-    from approxtheory.catalogue import override_token
+    """Shared measurements used by several checks, computed once per run, aware of claim
+    mutants (``verify --mutants``): a memoised call that read the catalogue (any
+    :func:`~approxtheory.catalogue.claim` lookup, its own or in a memoised call it made) is
+    computed afresh under each claim override, so it sees the mutated claim; one that read
+    nothing is claim-independent and is served from the run's cache under any override (a grid
+    of measurements is not recomputed for every claim mutant)."""
+    from approxtheory.catalogue import lookups, note_lookup, override_token
 
-    cached = functools.lru_cache(maxsize=None)(lambda _token, *a, **k: fn(*a, **k))
+    base: dict = {}  # key -> (value, read the catalogue?) computed with no override
+    over: dict = {}  # key -> value under the current override token
+    current = [0]
 
     @functools.wraps(fn)
     def wrapper(*a, **k):
-        return cached(override_token(), *a, **k)
+        key = (a, tuple(sorted(k.items())))
+        tok = override_token()
+        hit = base.get(key)
+        if hit is not None and not hit[1]:
+            return hit[0]
+        if tok == 0:
+            if hit is not None:
+                note_lookup()  # a caller memoising on top of this one read the catalogue too
+                return hit[0]
+        else:
+            if current[0] != tok:
+                over.clear()
+                current[0] = tok
+            if key in over:
+                note_lookup()
+                return over[key]
+        before = lookups()
+        value = fn(*a, **k)
+        read = lookups() != before
+        if tok == 0 or not read:
+            base[key] = (value, read)
+        else:
+            over[key] = value
+        return value
 
-    wrapper.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
-    wrapper.cache_info = cached.cache_info  # type: ignore[attr-defined]
+    def cache_clear():
+        base.clear()
+        over.clear()
+
+    wrapper.cache_clear = cache_clear  # type: ignore[attr-defined]
+    wrapper.cache_size = lambda: len(base) + len(over)  # type: ignore[attr-defined]
     return wrapper
 
 

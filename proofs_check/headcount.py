@@ -366,18 +366,27 @@ def corollary_arithmetic(ctx: Context, cid):
     """Under D1² + D2² <= T/50 and D1 < D2, the proof needs k > gamma with gamma <= max(D1, D2)."""
     c = claim("HC-C1")
     T, D1s, D2s = c.symbol("T"), c.symbol("D1"), c.symbol("D2")
-    size = c.regime[0].expr
-    if ctx.is_mutant("size-constant-5"):
+    # the size condition is the regime's condition on T (read from the claim: a claim mutant
+    # that drops it states the corollary at every T, and the smallest T is then 1)
+    sizes = [r.expr for r in c.regime if T in r.free_symbols]
+    size = sizes[0] if sizes else None
+    if size is not None and ctx.is_mutant("size-constant-5"):
         size = size.subs(T, 10 * T)  # T/50 -> T/5
-    T_min = sp.solve(sp.Eq(size.lhs, size.rhs), T)[0]  # the smallest T the condition allows
+    if size is not None:
+        T_min = sp.solve(sp.Eq(size.lhs, size.rhs), T)[0]  # the smallest T the condition allows
+        tmin = sp.lambdify([D1s, D2s], T_min, "math")
+    else:
+        tmin = lambda D1, D2: 1  # noqa: E731
     kf = sp.lambdify([T, D1s, D2s], c.expr("k"), "math")
-    tmin = sp.lambdify([D1s, D2s], T_min, "math")
     Dmax = ctx.pick(30, 80)
     worst = None
+    ratio = math.inf  # the least k / max(D1, D2): the room the corollary's arithmetic has
     for D1 in range(1, Dmax):
         for D2 in range(D1 + 1, Dmax + 1):
-            Tm = math.ceil(tmin(D1, D2))  # k grows with T: the smallest T is worst
-            margin = kf(Tm, D1, D2) - D2
+            Tm = max(1, math.ceil(tmin(D1, D2)))  # k grows with T: the smallest T is worst
+            kv = kf(Tm, D1, D2)
+            margin = kv - D2
+            ratio = min(ratio, kv / D2)
             if worst is None or margin < worst[0]:
                 worst = (margin, D1, D2, Tm)
     assert worst is not None  # Dmax >= 30: the loops run
@@ -387,10 +396,12 @@ def corollary_arithmetic(ctx: Context, cid):
         "verified-numeric" if ok else "refuted",
         f"k - max(D1, D2) >= {float(worst[0]):.3f} at the smallest allowed T "
         f"(worst at D1={worst[1]}, D2={worst[2]}, T={worst[3]}); > 0 required",
-        covered=f"all 1 <= D1 < D2 <= {Dmax} at the smallest T with {size}",
+        covered=f"all 1 <= D1 < D2 <= {Dmax} at the smallest T with "
+        f"{size if size is not None else 'no size condition (T >= 1)'}",
         measured=float(worst[0]),
         claimed=0.0,
         witness=list(worst[1:]),
+        slack=float(ratio) if ok and math.isfinite(ratio) else None,
         scope="partial: the corollary's arithmetic k > max(D1, D2) under the size "
         "condition; the step gamma <= max(D1, D2) (loosely justified by the "
         "paper) and the two bounds it combines are not tested",

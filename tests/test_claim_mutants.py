@@ -260,3 +260,24 @@ def test_a_claim_that_is_no_bound_is_scaled_past_its_room_both_ways():
     assert ms["scale"].required and ms["scale-up"].required
     up = _by_kind(claim_mutants(claim("HC-K1c"), slack=2.0))  # an upper bound
     assert up["scale"].required and not up["scale-up"].required
+
+
+def test_a_claim_independent_memo_is_not_recomputed_under_an_override():
+    calls = []
+
+    @_core.memo
+    def grid(n):  # a measurement that reads no claim
+        calls.append(n)
+        return [i * i for i in range(n)]
+
+    @_core.memo
+    def bound_of_grid(n):  # reads the catalogue on top of a memoised measurement
+        return sum(grid(n)) * claim("ID-T4.5").evaluate_float("ratio", H=1)
+
+    assert bound_of_grid(4) == pytest.approx(7.0)
+    scaled = _by_kind(claim_mutants(claim("ID-T4.5")))["scale"]
+    with overriding(scaled.claim):
+        assert bound_of_grid(4) == pytest.approx(3.5)  # recomputed: it read the claim
+        assert grid(4) == [0, 1, 4, 9]
+    assert calls == [4]  # the measurement itself ran once
+    assert bound_of_grid(4) == pytest.approx(7.0)

@@ -53,6 +53,8 @@ __all__ = [
     "paper_id",
     "overriding",
     "override_token",
+    "lookups",
+    "note_lookup",
 ]
 
 _MODULES = (headcount, tradeoffs, infoflow, identification, prism)
@@ -92,6 +94,20 @@ _OVERRIDES = itertools.count(1)
 _TOKEN = [0]
 
 
+_LOOKUPS = [0]
+
+
+def lookups() -> int:
+    """How many claim lookups (:func:`claim`, :func:`claims`) this process has made: a memoised
+    measurement compares it before and after to learn whether it read the catalogue."""
+    return _LOOKUPS[0]
+
+
+def note_lookup() -> None:
+    """Count a lookup served from elsewhere (a memoised result that had read the catalogue)."""
+    _LOOKUPS[0] += 1
+
+
 def override_token() -> int:
     """0 when no claim is overridden, else a number unique to the active :func:`overriding`
     block (memoised measurements key on it)."""
@@ -120,6 +136,7 @@ def overriding(mutated: Claim):
 def claim(id: str) -> Claim:
     """The claim with this id (case-insensitive). Unknown ids raise :class:`UnknownClaimError`
     with the closest ids suggested."""
+    _LOOKUPS[0] += 1
     if not isinstance(id, str):
         raise UnknownClaimError(f"claim id must be a string (got {id!r})")
     key = id.strip()
@@ -139,6 +156,7 @@ def claims(
     paper: str | None = None, kind: str | None = None, provenance: str | None = None
 ) -> list[Claim]:
     """All claims, optionally filtered by paper (arXiv id or short name), kind and provenance."""
+    _LOOKUPS[0] += 1
     out = list(_REGISTRY.values())
     if paper is not None:
         pid = paper_id(paper)

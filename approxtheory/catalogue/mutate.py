@@ -293,6 +293,7 @@ def claim_mutants(c: Claim, slack: float | None = None, seed: int = 0) -> list[C
                 "regime",
                 f"regime condition {c.regime[i].text()!r} dropped",
                 copy(base, regime=kept),
+                required=False,
             )
         )
     return out
