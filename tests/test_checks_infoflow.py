@@ -230,3 +230,90 @@ def test_if_p3b_says_what_would_make_it_checkable():
     v = _run("IF-P3b")
     assert v.verdict == "not-checkable" and "--profile full" in v.evidence
     assert "D = 2..6" in v.evidence
+
+
+# ------------------------------------------------------------------------------------- IF-R1
+
+
+@pytest.fixture
+def small_r1(monkeypatch):
+    """IF-R1's grid (IF-T2's) cut to three lengths above 16 (no certified bracket, seconds) and
+    three β over three decades."""
+    monkeypatch.setitem(ifc.T2_AXES, "quick", {"T": [32, 64, 256], "beta": [10.0, 100.0, 1e4]})
+    ifc._retrieval_grid.cache_clear()
+    yield
+    ifc._retrieval_grid.cache_clear()
+
+
+def test_if_r1_mpr_is_free_and_false_charges_fail(small_r1, monkeypatch):
+    """The MPR head of fixed size reaches ε = err_mpr(β) with a flat weight count; a claim that
+    charges MPR at IF-T4's rate (ε^-(d/E): here ε^-1/2), one that charges it with T, a faster
+    error law (β^-2) and the error law below the worst case found all fail."""
+    v = _run("IF-R1")
+    assert v.verdict == "verified-numeric", v.evidence
+    assert v.scope.startswith("partial: the MPR charge (free)") and v.slack >= 1
+    assert len({r["weights"] for r in v.rows}) == 1
+    c = claim("IF-R1")
+    C5, b, T = (c.symbol(k) for k in ("C5", "beta", "T"))
+    eps, d, E = sp.symbols("epsilon d E", positive=True)
+    _false(monkeypatch, "IF-R1", N_mpr=C5 * eps ** (-d / E))  # IF-T4's decoding rate
+    w = _run("IF-R1")
+    assert w.verdict in FAILING and "FAILS" in w.evidence, w.evidence
+    monkeypatch.setitem(cat._REGISTRY, "IF-R1", c)
+    _false(monkeypatch, "IF-R1", N_mpr=C5 * T)  # a charge growing with T
+    assert _run("IF-R1").verdict in FAILING
+    monkeypatch.setitem(cat._REGISTRY, "IF-R1", c)
+    _false(monkeypatch, "IF-R1", err_mpr=(1 + sp.log(b * T)) / b**2)  # β^-2
+    assert _run("IF-R1").verdict in FAILING
+    monkeypatch.setitem(cat._REGISTRY, "IF-R1", c)
+    _false(monkeypatch, "IF-R1", err_mpr=c.expr("err_mpr") / (2 * sp.Float(v.slack)))
+    assert _run("IF-R1").verdict in FAILING
+
+
+def test_if_r1_head_without_beta_fails(small_r1):
+    """W_Q without β: the fixed-size head no longer reaches ε = err_mpr(β)."""
+    v = _run("IF-R1", mutant="beta-dropped")
+    assert v.verdict in FAILING and v.witness is not None
+
+
+# ------------------------------------------------------------------------------------- IF-R3
+
+
+def test_if_r3_matching_upper_construction_and_false_exponents_fail(monkeypatch):
+    """The SPA-mixture decoder attains ε^-(|I|d) for |I|d = 1, 2: the true exponent passes; |I|d
+    ± 1/2, the exponent without |I| (d alone), and IF-T4's |I|d/E at this mixture's width fail."""
+    v = _run("IF-R3")
+    assert v.verdict == "verified-numeric", v.evidence
+    assert v.scope.startswith("partial: the matching upper construction") and v.slack is None
+    c = claim("IF-R3")
+    eps, I, d, C4 = (c.symbol(k) for k in ("epsilon", "I_size", "d", "C4"))
+    E = sp.Symbol("E", positive=True, integer=True)
+    for wrong in (
+        C4 * eps ** (-(I * d + sp.Rational(1, 2))),
+        C4 * eps ** (-(I * d - sp.Rational(1, 2))),
+        C4 * eps ** (-d),  # without |I|
+        C4 * eps ** (-I * d / E),  # IF-T4's exponent, E = T d here
+    ):
+        monkeypatch.setitem(
+            cat._REGISTRY,
+            "IF-R3",
+            dataclasses.replace(c, expressions={**dict(c.expressions), "N_decode": wrong}),
+        )
+        w = _run("IF-R3")
+        assert w.verdict in FAILING and "FAILS" in w.evidence, wrong
+
+
+def test_if_r3_a_plain_average_cannot_be_decoded():
+    """Without the positional slots the mixture of two tokens is one average: the decoder's
+    error stalls (the |I| = 2 fit fails) while the one-token cases still pass."""
+    v = _run("IF-R3", mutant="no-slots")
+    assert v.verdict in FAILING
+    assert [p for p in v.evidence.split("; ") if "FAILS" in p][0].startswith("|I|=2, d=1")
+    assert _run("IF-R3", mutant="read-gain").verdict in FAILING
+
+
+def test_if_t4_says_why_no_tightness_check_exists_and_what_would_make_it_checkable():
+    v = _run("IF-T4")
+    assert v.verdict == "not-checkable" and v.scope == "none"
+    assert "IF-R3" in v.evidence and "|I|d/E" in v.evidence
+    assert "Checkable with the paper's definition" in v.evidence

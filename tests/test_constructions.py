@@ -30,6 +30,7 @@ ALL = [
     "softmax_retrieval",
     "if_second_largest",
     "if_pairwise_max",
+    "if_induction",
     "lag_head",
     "svd_truncation",
 ]
@@ -563,6 +564,7 @@ EXPECTED_DEFAULTS = {
     "softmax_retrieval": ("IF-T2", "within-bound"),
     "if_second_largest": ("IF-K1", "within-bound"),
     "if_pairwise_max": ("IF-K2", "within-bound"),
+    "if_induction": ("IF-K3", "within-bound"),
     "lag_head": ("TO-X2", "within-bound"),
     "svd_truncation": ("TO-C1", "within-bound"),
 }

@@ -285,10 +285,19 @@ P.claim(
     "position aggregation (SPA) over a fixed set P couples |P| positions, free when the "
     "consumer needs only the mixture (a linear function of the average), else decoded at "
     "IF-T4's cost with |I| = |P|.",
-    expressions={"N_mpr": C5, "N_residual": C5, "I_global": T},
+    expressions={
+        "err_mpr": err_attn,
+        "N_mpr": C5,
+        "N_residual": C5,
+        "I_global": T,
+    },
+    primary="err_mpr",
     notes="The sources give only the qualitative labels (MPR efficient, GIA costly and growing "
     "with T, SPA selects fixed positions); the per-mode charges are the digest's table in §5.2 "
-    "[DER] built on [Q1]/[Q2].",
+    "[DER] built on [Q1]/[Q2]. err_mpr is what makes MPR free: the sup error a max-position "
+    "retrieval head of fixed size reaches at inverse temperature β (IF-T2's err_attn, the same "
+    "expression, in its regime βT >= 1), so a precision ε is bought with β, not with "
+    "parameters; N_mpr's ε-exponent (0) is the charge itself.",
     depends_on=("IF-T2", "IF-T4"),
 )
 P.claim(
