@@ -176,7 +176,9 @@ def _md_cell(s) -> str:
 
 def _slack(r: dict) -> str:
     s = r.get("slack")
-    return "" if s is None else f"slack {s:.3g}"
+    if s is None:
+        return f"no slack: {r['slack_note']}" if r.get("slack_note") else ""
+    return f"slack {s:.3g}"
 
 
 def _falsified(r: dict, meta: dict) -> str:

@@ -81,6 +81,7 @@ def _record(c, v: dict, key: str) -> dict:
             "falsified_by": list(v.get("falsified_by", [])),
             "slack": v.get("slack"),
             "formula_note": v.get("formula_note", ""),
+            "slack_note": v.get("slack_note", ""),
             "volatile": v.get("volatile", {}),
             "rows": v.get("rows", []),
             "plot": v.get("plot"),
@@ -103,6 +104,7 @@ _FIELDS = {
     "mutants": list,
     "falsified_by": list,
     "formula_note": str,
+    "slack_note": str,
 }
 _ANY = ("measured", "claimed", "witness", "plot", "slack")
 

@@ -68,6 +68,9 @@ class Verdict:
     # None when it means nothing for this check. Computed from the rows' ``claimed_bound`` and
     # ``sup_error`` columns when the check does not set it (see :func:`row_slack`)
     slack: float | None = None
+    # why there is no slack where the claim has a formula (filled in by the framework from the
+    # claim's kind when the check does not say)
+    slack_note: str = ""
     # why a check reads no formula of the catalogue (then no claim mutant can reach it); empty
     # when it reads the claim's formulas
     formula_note: str = ""
@@ -163,16 +166,30 @@ def _call(fn, cid, ctx):
             f"cells where it was computed ({len(cells)} cells in all; computed for T <= 16, "
             f"d <= 2, at most {CERTIFY_CELLS} per grid, {CERTIFY_SECONDS} s each)"
         )
-    if v.slack is None:
-        from approxtheory import claim as _claim
+    from approxtheory.catalogue import _REGISTRY
 
-        v.slack = row_slack(v.rows, lower=_claim(cid).kind == "lower")
+    c = _REGISTRY.get(cid)  # None for a check registered under an id of no claim (tests)
+    if v.slack is None:
+        v.slack = row_slack(v.rows, lower=c is not None and c.kind == "lower")
     elif not (isinstance(v.slack, (int, float)) and math.isfinite(v.slack)):
         v.slack = None  # NaN or inf says nothing about the room the claim has
+    if v.slack is None and c is not None and c.expressions and not v.slack_note:
+        v.slack_note = SLACK_NOTES.get(c.kind, SLACK_NOTES[""])
     if ctx.mutant is None and v.verdict in VERIFIED and not v.mutants:
         v.evidence = NO_MUTANT_NOTE.format(v=v.verdict) + v.evidence
         v.verdict = "consistent-empirical"
     return v
+
+
+#: why a record has no slack, by claim kind, where the check does not say
+SLACK_NOTES = {
+    "exact": "an exact formula, compared for equality: no room to measure",
+    "ratio": "an exact ratio, compared for equality: no room to measure",
+    "rate": "a rate: the fitted interval in the evidence says how close the exponent is",
+    "empirical": "an empirical statement: the intervals in the evidence say how close",
+    "conjecture": "a conjecture with unspecified constants: no bound to measure room against",
+    "": "the check reports no worst case against the formula",
+}
 
 
 def row_slack(rows, lower: bool = False) -> float | None:

@@ -281,3 +281,14 @@ def test_a_claim_independent_memo_is_not_recomputed_under_an_override():
         assert grid(4) == [0, 1, 4, 9]
     assert calls == [4]  # the measurement itself ran once
     assert bound_of_grid(4) == pytest.approx(7.0)
+
+
+def test_a_record_without_slack_says_why(tmp_path, replace_check):
+    def exact(ctx, cid):
+        ok = claim(cid).evaluate_float("ratio", H=2) == 0.25 and not ctx.is_mutant("off")
+        return Verdict(cid, "verified-numeric" if ok else "refuted", "exact", scope="full")
+
+    replace_check("ID-T4.5", exact, {"off": "the measurement off by one head"})
+    rec, report = _run(tmp_path, "ID-T4.5")
+    assert rec["slack"] is None and "no room to measure" in rec["slack_note"]
+    assert "no slack: an exact ratio" in report
