@@ -200,9 +200,10 @@ def row_slack(rows, lower: bool = False) -> float | None:
     for r in rows:
         if not isinstance(r, dict):
             continue
-        b, m = r.get("claimed_bound"), r.get("sup_error")
-        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (b, m)):
+        b_, m_ = r.get("claimed_bound"), r.get("sup_error")
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (b_, m_)):
             continue
+        b, m = float(b_), float(m_)  # type: ignore[arg-type]
         if not (math.isfinite(b) and math.isfinite(m)) or b <= 0 or m <= 0:
             continue
         ratios.append(m / b if lower else b / m)

@@ -24,6 +24,7 @@ from approxtheory.headcount_analysis import (
     reversal_score,
 )
 from approxtheory.proofs_check import Context, run_check
+from approxtheory.proofs_check._core import PASSING
 from approxtheory.tasks import MaxPlusMin
 
 
@@ -177,49 +178,143 @@ def _lower_rows(table, seeds=(0, 1)):
     )
 
 
-# T = 16 has k = -0.5 (the control): it must not enter (a) or (b)
+# T = 16 has k = -0.5 (the control): it must not enter (a) or (b); the h = 2 models trained
+# (every seed <= 1e-2, the gate)
 LOWER_OK = {(1, 16): 0.9, (1, 32): 0.2, (1, 64): 0.25, (1, 128): 0.3}
-LOWER_OK |= {(2, T): 0.02 for T in (16, 32, 64, 128)}
+LOWER_OK |= {(2, T): 0.005 for T in (16, 32, 64, 128)}
+# the quick grid (T = 32, 64), one seed
+LOWER_QUICK = {k: v for k, v in LOWER_OK.items() if k[1] in (32, 64)}
+
+
+def _crit(table, seeds=(0, 1)):
+    return hcc.lower_regime_criterion(_lower_rows(table, seeds), D=2, n=2, s=1)
 
 
 def test_lower_regime_criterion_synthetic_rows():
-    res = hcc.lower_regime_criterion(_lower_rows(LOWER_OK), D=2, n=2, s=1)
-    assert res["ok"] and res["live"] == [32, 64, 128], res
+    res = _crit(LOWER_OK)
+    assert res["ok"] and res["outcome"] == "consistent" and res["live"] == [32, 64, 128], res
     # the k of each T is the catalogue's (T/16 - 3/2 at n = 2, s = 1, D = 2), computed by hand
     assert res["k"] == pytest.approx({16: -0.5, 32: 0.5, 64: 2.5, 128: 6.5})
-    # (a) fails: h = 1 improves from T = 32 to 128 (the control T = 16 is not the baseline)
+    # slack: min of (a) 0.3/0.2 = 1.5 and (b) 0.3 / (0.005 * 1.01) / 3 = 19.8
+    assert res["slack"] == pytest.approx(1.5)
+    # the quick grid, one seed: decided by the same rule
+    q = _crit(LOWER_QUICK, seeds=(0,))
+    assert q["outcome"] == "consistent" and q["slack"] == pytest.approx(1.25), q
+    # (a) refuted: h = 1 improves from T = 32 to 128 in every seed (T = 16 is not the baseline)
     falling = {**LOWER_OK, (1, 128): 0.1}
-    r = hcc.lower_regime_criterion(_lower_rows(falling), D=2, n=2, s=1)
-    assert not r["ok"] and any(t.startswith("(a)") for t in r["failed"])
-    # (b) fails: h = 2 only x2 lower at T = 128
-    close = {**LOWER_OK, (2, 128): 0.15}
-    r = hcc.lower_regime_criterion(_lower_rows(close), D=2, n=2, s=1)
-    assert not r["ok"] and [t[:3] for t in r["failed"]] == ["(b)"]
+    r = _crit(falling)
+    assert r["outcome"] == "inconsistent" and [t[:3] for t in r["failed"]] == ["(a)"]
+    assert _crit({**LOWER_QUICK, (1, 64): 0.15}, seeds=(0,))["outcome"] == "inconsistent"
+    # (b) refuted: h = 2 trained (8e-3 <= 1e-2) but only x1.9 lower than h = 1 at T = 128
+    close = {**LOWER_OK, (1, 128): 0.015, (1, 32): 0.014, (2, 128): 0.008}
+    r = _crit(close)
+    assert r["outcome"] == "inconsistent" and [t[:3] for t in r["failed"]] == ["(b)"], r
     # NaN is a failure, never zero error
-    r = hcc.lower_regime_criterion(_lower_rows({**LOWER_OK, (2, 128): math.nan}), D=2, n=2, s=1)
-    assert not r["ok"]
+    r = _crit({**LOWER_OK, (2, 128): math.nan})
+    assert r["outcome"] == "inconsistent" and not r["ok"]
     # one T with k > 0 does not decide
     one = {k: v for k, v in LOWER_OK.items() if k[1] in (16, 32)}
-    assert not hcc.lower_regime_criterion(_lower_rows(one), D=2, n=2, s=1)["decided"]
+    assert _crit(one)["outcome"] == "undecided" and not _crit(one)["decided"]
 
 
-def test_p6b_check_reads_the_full_cells_on_quick_and_its_mutant(monkeypatch):
+def test_lower_regime_gate_and_seed_disagreement():
+    # untrained two-head models (the quick budget: NMSE ~0.15) are undecided, never inconsistent,
+    # even where the rows would fail (b)
+    untrained = {**LOWER_QUICK, (2, 32): 0.15, (2, 64): 0.17}
+    r = _crit(untrained, seeds=(0,))
+    assert r["outcome"] == "gated" and not r["ok"] and not r["failed"], r
+    assert [T for T, _ in r["untrained"]] == [32, 64]
+    # a seed whose two-head model did not train is left out (reported); a T without any trained
+    # two-head model is undecided
+    rows = [dict(x) for x in _lower_rows(LOWER_OK)]
+    for x in rows:
+        if (x["heads"], x["T"], x["seed"]) == (2, 64, 1):
+            x["val_nmse"] = 0.03
+    r = hcc.lower_regime_criterion(rows, D=2, n=2, s=1)
+    assert r["outcome"] == "consistent" and r["untrained"] == [(64, 0.03)], r
+    for x in rows:
+        if (x["heads"], x["T"]) == (2, 64):
+            x["val_nmse"] = 0.03
+    assert hcc.lower_regime_criterion(rows, D=2, n=2, s=1)["outcome"] == "gated"
+    # the seeds disagree on (a): one rank falls, the other does not -> undecided ("mixed")
+    rows = [dict(x) for x in _lower_rows(LOWER_OK)]
+    for x in rows:
+        if (x["heads"], x["T"], x["seed"]) == (1, 128, 0):
+            x["val_nmse"] = 0.19
+    r = hcc.lower_regime_criterion(rows, D=2, n=2, s=1)
+    assert r["outcome"] == "mixed" and r["mixed"][0].startswith("(a)"), r
+
+
+def test_p6b_check_on_quick_rows_gate_and_mutant(monkeypatch):
     seen = []
 
     def rows(name, profile):
         seen.append((name, profile))
-        return _lower_rows(LOWER_OK), 0.0, "fake"
+        return _lower_rows(LOWER_QUICK, seeds=(0,)), 0.0, "fake"
 
     monkeypatch.setattr(hcc, "_exp_rows", rows)
     v = run_check("HC-P6b", Context())
     assert v.verdict == "consistent-empirical", v.evidence
-    assert seen == [("headcount_lower_regime", "full")]  # no quick profile: the full cache
-    assert "full profile, read for quick" in v.covered and v.scope.startswith("surrogate")
-    assert run_check("HC-P6b", Context(mutant="heads-relabelled")).verdict == "inconsistent"
+    assert seen == [("headcount_lower_regime", "quick")]  # the quick profile exists now
+    assert v.scope.startswith("surrogate") and v.slack == pytest.approx(1.25)
+    assert v.formula_note.startswith("reads HC-T2b's k")
+    # heads exchanged: the "two-head" models are then untrained -> not passing
+    assert run_check("HC-P6b", Context(mutant="heads-relabelled")).verdict not in PASSING
+    # untrained two-head rows: undecided at this budget, with the numbers
+    monkeypatch.setattr(
+        hcc,
+        "_exp_rows",
+        lambda name, profile: (
+            _lower_rows({**LOWER_QUICK, (2, 32): 0.153, (2, 64): 0.17}, seeds=(0,)),
+            0.0,
+            "fake",
+        ),
+    )
+    v = run_check("HC-P6b", Context())
+    assert v.verdict == "not-checkable" and "undecided at this budget" in v.evidence, v.evidence
+    assert "T=32: 0.153" in v.evidence and v.scope == "none"
+    # one-head NMSE falling with T: inconsistent
+    monkeypatch.setattr(
+        hcc,
+        "_exp_rows",
+        lambda name, profile: (_lower_rows({**LOWER_QUICK, (1, 64): 0.1}, seeds=(0,)), 0.0, "f"),
+    )
+    assert run_check("HC-P6b", Context()).verdict == "inconsistent"
     monkeypatch.setattr(hcc, "_exp_rows", lambda name, profile: (None, 0.0, "0 cached"))
     v = run_check("HC-P6b", Context())
     assert v.verdict == "not-checkable"
-    assert "approxtheory experiment run headcount_lower_regime --profile full" in v.evidence
+    assert "approxtheory experiment run headcount_lower_regime --profile quick" in v.evidence
+
+
+def test_p6b_false_claim_hc_t2b_k(monkeypatch):
+    """HC-P6b reads HC-T2b's k through the catalogue inside the call: a false k (k + 1, the
+    bound then non-vacuous at T = 16) makes T = 16 a tested T, where the one-head NMSE (0.9)
+    is above that at T = 128 (0.3): the reading then fails (a)."""
+    import dataclasses
+
+    import approxtheory.catalogue as cat
+    from approxtheory import claim
+
+    monkeypatch.setattr(hcc, "_exp_rows", lambda name, profile: (_lower_rows(LOWER_OK), 0.0, "f"))
+    assert run_check("HC-P6b", Context()).verdict == "consistent-empirical"
+    true = claim("HC-T2b")
+    false = dataclasses.replace(true, expressions={**true.expressions, "k": true.expr("k") + 1})
+    monkeypatch.setitem(cat._REGISTRY, "HC-T2b", false)
+    v = run_check("HC-P6b", Context())
+    assert v.verdict == "inconsistent" and "T = 16" in v.evidence, v.evidence
+
+
+@pytest.mark.slow
+def test_p6b_quick_run_below_the_gate_is_undecided():
+    """The real quick profile (four cells of 1000 steps, ~18 s of one thread): where no two-head
+    model reaches the gate the verdict is not-checkable (undecided), never inconsistent."""
+    v = run_check("HC-P6b", Context(profile="quick"))
+    two = [r["min_nmse"] for r in v.rows if r["heads"] == 2]
+    assert len(two) == 2 and all(math.isfinite(x) for x in two), v.rows
+    if any(x > hcc.P6B_TRAINED_NMSE for x in two):
+        assert v.verdict == "not-checkable" and "undecided at this budget" in v.evidence
+    else:
+        assert v.verdict in ("consistent-empirical", "inconsistent"), v.evidence
 
 
 def test_p11_on_the_paper_tables_and_its_mutant():
@@ -288,7 +383,6 @@ def test_seed_bands_and_the_phase_plot(tmp_path):
     [
         ["experiment", "run", "headcount_nope"],
         ["experiment", "run", "headcount_width", "--profile", "huge"],
-        ["experiment", "run", "headcount_lower_regime", "--profile", "quick"],
         ["experiment", "run", "headcount_width", "--set", "bogus=1"],
     ],
 )

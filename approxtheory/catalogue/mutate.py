@@ -125,7 +125,9 @@ def rate_symbol(c: Claim, expr=None) -> sp.Symbol | None:
     """The symbol whose exponent the rate mutants move: the claim's declared ``rate`` symbol,
     else the first of epsilon, beta, T, N, H, h, s, L, n, E, D, d (then any other, by name) that
     occurs in the formula in a power, a product or an exponential."""
-    expr = c.expressions.get(c.rate[0] if c.rate else c.primary_name) if expr is None else expr
+    if expr is None:
+        name = c.rate[0] if c.rate else c.primary_name
+        expr = c.expressions.get(name) if name is not None else None
     if expr is None or not _is_formula(expr):
         return None
     if c.rate is not None:
@@ -223,7 +225,9 @@ def claim_mutants(c: Claim, slack: float | None = None, seed: int = 0) -> list[C
         return out
     base = dict(c.expressions)
     primary = c.primary_name
-    rate_name = c.rate[0] if c.rate and c.rate[0] in base else primary
+    if primary is None:
+        return out
+    rate_name: str = c.rate[0] if c.rate and c.rate[0] in base else primary
 
     def copy(exprs: dict, **kw) -> Claim:
         return replace(c, expressions=TracingMapping(exprs), **kw)
@@ -252,7 +256,7 @@ def claim_mutants(c: Claim, slack: float | None = None, seed: int = 0) -> list[C
         # a construction's formula is the error bound (or size) it guarantees: an upper bound
         lower, upper = c.kind == "lower", c.kind in UPPER_KINDS
         known = slack is not None and slack > 0 and slack == slack and slack != float("inf")
-        room = float(slack) if known else 1.0
+        room = float(slack) if known and slack is not None else 1.0
         free = unspecified_constant(c, pexpr)
         for tag, factor, false_side in (
             ("scale", 0.5 if lower else 1.0 / (2.0 * room), not lower),
