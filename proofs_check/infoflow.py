@@ -855,6 +855,12 @@ def _law_exponent_at(expr, name: str, values: dict):
     return float(p) if p.is_number and p.is_real else None
 
 
+def _within(fit, a: float | None, tol: float) -> bool:
+    """The fitted slope's whole 95% interval lies within ``tol`` of the exponent ``a`` (False
+    when the claim's exponent could not be read)."""
+    return a is not None and a - tol <= fit.ci_low and fit.ci_high <= a + tol
+
+
 @check(
     "IF-R1",
     mutants={
@@ -885,11 +891,7 @@ def mpr_charge(ctx: Context, cid):
         e = _law_exponent_at(n_mpr, "epsilon", {"d": 1, "E": width, "T": T, "I_size": 1})
         a = None if e is None else 0.0 - e
         fit = fit_rate([1 / r["epsilon"] for r in sub], [r["weights"] for r in sub])
-        ok = (
-            a is not None
-            and a - R1_EXPONENT_TOL <= fit.ci_low
-            and fit.ci_high <= (a + R1_EXPONENT_TOL)
-        )
+        ok = _within(fit, a, R1_EXPONENT_TOL)
         rate_ok &= ok
         fits.append(
             f"T={T}: weights ~ (1/ε)^{_z(fit.slope)} [{_z(fit.ci_low)}, {_z(fit.ci_high)}] "
@@ -900,17 +902,13 @@ def mpr_charge(ctx: Context, cid):
         slopes.append(slope_row(fit, f"weights vs 1/ε (T={T})", 0.0 if a is None else a))
     # the size against T at each β: N_mpr's T-exponent (0: the MPR cost does not grow with T)
     t_parts, t_ok = [], True
+    aT = _law_exponent_at(n_mpr, "T", {"d": 1, "E": width, "epsilon": 0.1, "I_size": 1})
     if len({r["T"] for r in rows}) < 3:  # a grid cut in a test: no fit in T
         t_parts.append("not fitted (fewer than 3 lengths)")
     for beta in sorted({r["beta"] for r in rows}) if not t_parts else ():
         sub = sorted((r for r in rows if r["beta"] == beta), key=lambda r: r["T"])
-        aT = _law_exponent_at(n_mpr, "T", {"d": 1, "E": width, "epsilon": 0.1, "I_size": 1})
         fit = fit_rate([r["T"] for r in sub], [r["weights"] for r in sub])
-        ok = (
-            aT is not None
-            and aT - R1_EXPONENT_TOL <= fit.ci_low
-            and fit.ci_high <= (aT + R1_EXPONENT_TOL)
-        )
+        ok = _within(fit, aT, R1_EXPONENT_TOL)
         t_ok &= ok
         t_parts.append(
             f"β={beta:g}: T^{_z(fit.slope)} [{_z(fit.ci_low)}, {_z(fit.ci_high)}]"
@@ -928,7 +926,7 @@ def mpr_charge(ctx: Context, cid):
         f"precision is bought with β alone; its weight count against 1/ε (the claimed "
         f"ε-exponent of N_mpr, decided when the fitted 95% interval lies within ± "
         f"{R1_EXPONENT_TOL:g} of it): " + "; ".join(fits) + "; against T (N_mpr's T-exponent "
-        f"{_law_exponent_at(n_mpr, 'T', {'d': 1, 'E': width, 'epsilon': 0.1, 'I_size': 1})!s:.4}): "
+        f"{aT!s:.4}): "
         + "; ".join(t_parts)
         + ". The residual is an identity (no parameters at all); GIA's and SPA's charges "
         "(IF-T4's decoding cost) are not tested here.",
