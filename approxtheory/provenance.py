@@ -104,7 +104,8 @@ def package_dir(name: str) -> Path | None:
 def fingerprint_dirs(dirs: Iterable[tuple[str, Path | None]]) -> str:
     """SHA-256 of every ``.py`` file under the given ``(name, directory)`` pairs: relative path
     and bytes, files sorted by relative path (``__pycache__`` skipped; a missing package hashes
-    as absent)."""
+    as absent; something named ``*.py`` that is not a regular file, a FIFO for one, hashes by
+    its name only and is never opened)."""
     h = hashlib.sha256()
     for name, d in sorted(dirs, key=lambda nd: nd[0]):
         h.update(f"package {name}\0".encode())
@@ -116,8 +117,12 @@ def fingerprint_dirs(dirs: Iterable[tuple[str, Path | None]]) -> str:
             key=lambda p: p.relative_to(d).as_posix(),
         )
         for p in files:
+            rel = p.relative_to(d).as_posix()
+            if not p.is_file():  # a FIFO, device or folder named *.py: seen, never read
+                h.update(f"{name}/{rel}\0not a regular file\0".encode())
+                continue
             data = p.read_bytes()
-            h.update(f"{name}/{p.relative_to(d).as_posix()}\0{len(data)}\0".encode())
+            h.update(f"{name}/{rel}\0{len(data)}\0".encode())
             h.update(data)
     return h.hexdigest()
 

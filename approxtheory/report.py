@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -86,11 +87,17 @@ def plot_from_csv(csv_path: Path, spec: dict, out: Path) -> Path:
     plt = _plt()
     rows = read_csv(csv_path)
     x, ys, bound, group = spec["x"], spec["y"], spec.get("bound"), spec.get("group")
-    groups = sorted({r[group] for r in rows}, key=str) if group else [None]
+    # a numeric x axis when any x is a number (rows without one are left out), else the rows
+    # that have the column: never a sort of mixed types or a missing column
+    if any(isinstance(r.get(x), float) for r in rows):
+        rows = [r for r in rows if isinstance(r.get(x), float)]
+    else:
+        rows = [r for r in rows if x in r]
+    groups = sorted({r.get(group, "") for r in rows}, key=str) if group else [None]
     with plt.style.context(str(STYLE)):
         fig, ax = plt.subplots()
         for gi, gv in enumerate(groups):
-            sub = [r for r in rows if group is None or r[group] == gv]
+            sub = [r for r in rows if group is None or r.get(group, "") == gv]
             sub.sort(key=lambda r: r[x])
             color = f"C{gi % 7}"
             lab = (
@@ -118,7 +125,8 @@ def plot_from_csv(csv_path: Path, spec: dict, out: Path) -> Path:
         ax.set_xlabel(spec.get("xlabel", x))
         ax.set_ylabel(spec.get("ylabel", ", ".join(ys)))
         ax.set_title(spec.get("title", ""))
-        ax.legend()
+        if ax.get_legend_handles_labels()[0]:  # nothing to label: no legend (and no warning)
+            ax.legend()
         _save(fig, out)
         plt.close(fig)
     return out
@@ -170,8 +178,40 @@ _BADGE = {
 }
 
 
+# line breaks of any kind (a table row is one line) and the other control characters
+_MD_BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")
+# markdown's inline syntax: code, emphasis, strikethrough, links and images, table cells
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]~|])")
+
+
+def _md_text(s) -> str:
+    """``s`` as literal text in a markdown table cell: on one line, with markdown's inline
+    syntax (backticks, emphasis, links, pipes) backslash-escaped and HTML's ``&``, ``<``, ``>``
+    as entities, so that text from a record can neither break the table nor inject markup."""
+    text = _MD_BREAKS.sub(" ", str(s))
+    text = html.escape(text, quote=False)
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def _md_code(s) -> str:
+    """``s`` as a markdown code span in a table cell: one line, a fence longer than any run of
+    backticks inside, pipes escaped (GFM splits the cells before it reads code spans)."""
+    text = _MD_BREAKS.sub(" ", str(s)).replace("|", "\\|")
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith(("`", " ")) or text.endswith(("`", " ")) else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def _md_cell(s) -> str:
-    return str(s).replace("|", "\\|").replace("\n", " ")
+    return _md_text(s)
+
+
+def _md_link(text, target) -> str:
+    """A markdown link to a file of the report (the target percent-encoded)."""
+    from urllib.parse import quote
+
+    return f"[{_md_text(text)}]({quote(str(target))})"
 
 
 def _slack(r: dict) -> str:
@@ -226,26 +266,30 @@ def render_markdown(records: Sequence[dict], meta: dict) -> str:
     lines = [
         "# approxtheory verify report",
         "",
-        f"Profile `{meta['profile']}`, seed {meta['seed']}, {len(records)} claims, "
-        f"approxtheory {meta['version']}, git {meta.get('git') or 'unknown'}, "
+        f"Profile {_md_code(meta['profile'])}, seed {meta['seed']}, {len(records)} claims, "
+        f"approxtheory {_md_text(meta['version'])}, git {_md_text(meta.get('git') or 'unknown')}, "
         f"{meta['wall_s']:.1f} s.",
         "",
-        "Verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + ".",
+        "Verdicts: " + _md_text(", ".join(f"{k} {v}" for k, v in sorted(counts.items()))) + ".",
         "",
         "| claim | statement | provenance | verdict | scope | falsified by | evidence | plot |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
-        plots = " ".join(f"[{Path(p).stem}]({p})" for p in r.get("plots", []))
-        ev = r["evidence"] + (f" *Covered:* {r['covered']}" if r.get("covered") else "")
+        plots = " ".join(_md_link(Path(p).stem, p) for p in r.get("plots", []))
+        ev = _md_text(r["evidence"])
+        if r.get("covered"):
+            ev += f" *Covered:* {_md_text(r['covered'])}"
         if r.get("volatile"):
-            ev += " *This run:* " + "; ".join(f"{k}: {v}" for k, v in r["volatile"].items())
+            ev += " *This run:* " + _md_text(
+                "; ".join(f"{k}: {v}" for k, v in r["volatile"].items())
+            )
         if r.get("witness") is not None and r["verdict"] in ("refuted", "inconsistent"):
-            ev += f" *Witness:* `{r['witness']}`"
+            ev += f" *Witness:* {_md_code(r['witness'])}"
         lines.append(
-            f"| {r['claim']} | {_md_cell(r['statement'])} | {r['provenance']} | "
-            f"**{r['verdict']}** | {_md_cell(r.get('scope', ''))} | "
-            f"{_md_cell(_falsified(r, meta))} | {_md_cell(ev)} | {plots} |"
+            f"| {_md_text(r['claim'])} | {_md_text(r['statement'])} | "
+            f"{_md_text(r['provenance'])} | **{_md_text(r['verdict'])}** | "
+            f"{_md_text(r.get('scope', ''))} | {_md_text(_falsified(r, meta))} | {ev} | {plots} |"
         )
     return "\n".join(lines) + "\n"
 

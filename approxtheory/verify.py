@@ -9,10 +9,16 @@ depends on (see :func:`approxtheory.proofs_check.check_hash`: the claim, the who
 packages, the library versions, profile and seed): a rerun skips what is unchanged, and a killed
 run loses nothing already written (every file is written atomically). A cache entry that cannot be
 read or does not have the record's shape is a miss: the check runs again and the entry is
-rewritten.
+rewritten. Entries are read as regular files only (a FIFO, device, directory or symlink is a
+miss), capped in size and parsed without recursion (:func:`approxtheory.io.read_json_entry`);
+an entry that cannot be rewritten (a directory in its place, a read-only ``.cache``) is skipped
+with one warning line on stderr and the run goes on. Files are written only inside ``OUT``
+(a sub-folder symlinked elsewhere is refused, :func:`approxtheory.io.safe_path`).
 
 ``verdicts.json`` and the CSVs hold no timings, so a rerun from the cache, a ``--no-cache`` rerun
 and a resumed run write them byte for byte the same; timings go to ``timings.json``.
+``verdicts.json`` is strict JSON: a non-finite number is written as ``{"$float": "nan"}``,
+``{"$float": "inf"}`` or ``{"$float": "-inf"}`` (:func:`approxtheory.io.encode_nonfinite`).
 """
 
 from __future__ import annotations
@@ -22,7 +28,9 @@ import sys
 import time
 import traceback
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 from .errors import ApproxTheoryError
 from .io import (
@@ -31,6 +39,8 @@ from .io import (
     atomic_write_text,
     json_roundtrip,
     read_checked_json,
+    safe_dir,
+    safe_path,
 )
 from .provenance import git_revision, libraries, package_version, source_fingerprint
 
@@ -105,14 +115,59 @@ _FIELDS = {
     "falsified_by": list,
     "formula_note": str,
     "slack_note": str,
+    "volatile": dict,
 }
 _ANY = ("measured", "claimed", "witness", "plot", "slack")
+#: the keys of a cache entry: those of :func:`_record`, and these optional ones
+_OPTIONAL = ("formula_read", "duration_s")
+_PLOT_OPTIONAL: dict[str, type | tuple[type, ...]] = {
+    "bound": (str, type(None)),
+    "group": (str, type(None)),
+    "title": str,
+    "xlabel": str,
+    "ylabel": str,
+    "logx": bool,
+    "logy": bool,
+}
+_RECORD_KEYS = frozenset(
+    _record(
+        SimpleNamespace(id="", paper="", kind="", statement="", provenance=""),
+        {"verdict": "", "evidence": ""},
+        "",
+    )
+)
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _plot_ok(plot, rows: list) -> bool:
+    """Whether ``plot`` is a plot spec :func:`approxtheory.report.plot_from_csv` can draw from
+    ``rows``: x a column, y a list of column names, the optional keys typed."""
+    if plot is None:
+        return True
+    if not isinstance(plot, dict) or not isinstance(plot.get("x"), str):
+        return False
+    ys = plot.get("y")
+    if not isinstance(ys, list) or not all(isinstance(y, str) for y in ys):
+        return False
+    if any(k not in ("x", "y") and k not in _PLOT_OPTIONAL for k in plot):
+        return False
+    if any(k in plot and not isinstance(plot[k], t) for k, t in _PLOT_OPTIONAL.items()):
+        return False
+    columns = {k for r in rows for k in r}
+    return not rows or (
+        plot["x"] in columns and (plot.get("group") is None or plot["group"] in columns)
+    )
 
 
 def _cached(path: Path, cid: str, key: str) -> tuple[dict, float] | None:
     """The cached record and the seconds it took to compute, or None (a miss) when the entry is
-    missing, unreadable, not JSON, does not match its digest, or is not a complete record for
-    this claim and key."""
+    missing, not a regular file, too large, unreadable, not JSON, does not match its digest, or
+    is not a complete record for this claim and key (its keys, their types, the shapes of its
+    rows, slopes and plot spec are checked: a record served from here renders like a fresh
+    one)."""
     from .proofs_check import VERDICTS
 
     rec = read_checked_json(path)
@@ -125,34 +180,64 @@ def _cached(path: Path, cid: str, key: str) -> tuple[dict, float] | None:
         or rec["verdict"] == "error"
     ):
         return None
+    if not _RECORD_KEYS <= rec.keys() or any(
+        k not in _RECORD_KEYS and k not in _OPTIONAL for k in rec
+    ):
+        return None
     if any(not isinstance(rec.get(k), t) for k, t in _FIELDS.items()) or any(
         k not in rec for k in _ANY
     ):
         return None
     if not all(isinstance(r, dict) for r in rec["rows"]):
         return None
+    if not all(isinstance(m, str) for m in (*rec["mutants"], *rec["falsified_by"])):
+        return None
     if not all(
         isinstance(s, dict)
         and isinstance(s.get("label"), str)
-        and all(isinstance(s.get(k), (int, float)) for k in ("fitted", "lo", "hi"))
+        and all(_number(s.get(k)) for k in ("fitted", "lo", "hi"))
+        and (s.get("predicted") is None or _number(s["predicted"]))
         for s in rec["slopes"]
     ):
         return None
-    plot = rec["plot"]
-    if rec["slack"] is not None and not (
-        isinstance(rec["slack"], (int, float)) and math.isfinite(rec["slack"])
-    ):
+    if rec["slack"] is not None and not (_number(rec["slack"]) and math.isfinite(rec["slack"])):
         return None
     if "formula_read" in rec and not isinstance(rec["formula_read"], bool):
         return None
-    if plot is not None and not (
-        isinstance(plot, dict)
-        and isinstance(plot.get("x"), str)
-        and isinstance(plot.get("y"), list)
-    ):
+    if not _plot_ok(rec["plot"], rec["rows"]):
         return None
     duration = rec.pop("duration_s", None)
-    return rec, duration if isinstance(duration, (int, float)) else 0.0
+    ok = _number(duration) and math.isfinite(duration) and duration >= 0
+    return rec, duration if ok else 0.0
+
+
+@dataclass
+class _Cache:
+    """The run's cache folder: whether it is read, and the one warning line for the entries
+    that could not be written (the first one is named, the run goes on without them)."""
+
+    root: Path
+    use: bool = True
+    warned: bool = False
+    skipped: int = 0
+
+    def entry(self, label: str, key: str) -> Path:
+        return self.root / f"{label}.{key}.json"
+
+    def write(self, path: Path, rec: dict) -> None:
+        try:
+            atomic_write_checked_json(path, rec)
+        except OSError as e:
+            self.skipped += 1
+            if not self.warned:
+                self.warned = True
+                why = e.strerror or type(e).__name__
+                print(
+                    f"approxtheory: warning: cannot write the cache entry {str(path)!r} ({why}); "
+                    f"skipped, the run goes on without caching it (and any other entry that "
+                    f"cannot be written)",
+                    file=sys.stderr,
+                )
 
 
 def _run_check(CHECKS, cid: str, ctx) -> dict:
@@ -174,8 +259,7 @@ def _cached_or_run(
     check_hash,
     c,
     ctx,
-    out: Path,
-    use_cache: bool,
+    cache: _Cache,
     timings: dict,
     label: str,
     claim_mutant=None,
@@ -197,8 +281,8 @@ def _cached_or_run(
             "",
         )
     key = check_hash(c.id, ctx)
-    cache = out / ".cache" / f"{label}.{key}.json"
-    hit = _cached(cache, c.id, key) if use_cache else None
+    entry = cache.entry(label, key)
+    hit = _cached(entry, c.id, key) if cache.use else None
     if hit is not None:
         timings[label] = {"cached": True, "duration_s": hit[1]}
         return hit[0]
@@ -213,7 +297,7 @@ def _cached_or_run(
         rec["formula_read"] = claim_mutant.read
     timings[label] = {"cached": False, "duration_s": round(time.time() - t1, 3)}
     if rec["verdict"] != "error":  # overwrites an unreadable entry; keeps the rows' order
-        atomic_write_checked_json(cache, {**rec, "duration_s": timings[label]["duration_s"]})
+        cache.write(entry, {**rec, "duration_s": timings[label]["duration_s"]})
     return rec
 
 
@@ -224,7 +308,7 @@ MUTANT_NOTE = (
 
 
 def _apply_mutants(
-    CHECKS, MUTANTS, check_hash, flips, c, rec: dict, ctx, out: Path, use_cache: bool, timings: dict
+    CHECKS, MUTANTS, check_hash, flips, c, rec: dict, ctx, cache: _Cache, timings: dict
 ) -> dict:
     """Run the claim's declared mutants; name those that flip its verdict (``falsified_by``)
     and downgrade a verified verdict that none of them flips."""
@@ -238,8 +322,7 @@ def _apply_mutants(
             check_hash,
             c,
             replace(ctx, mutant=name),
-            out,
-            use_cache,
+            cache,
             timings,
             f"{c.id}~{name}",
         )
@@ -273,7 +356,7 @@ CLAIM_MUTANT_NOTE = (
 
 
 def _apply_claim_mutants(
-    CHECKS, check_hash, flips, c, rec: dict, ctx, out: Path, use_cache: bool, timings: dict
+    CHECKS, check_hash, flips, c, rec: dict, ctx, cache: _Cache, timings: dict
 ) -> dict:
     """Run the generated mutants of the claim itself (:mod:`approxtheory.catalogue.mutate`)
     against its check; record each one's verdict, whether it flipped and whether the check read
@@ -296,8 +379,7 @@ def _apply_claim_mutants(
             check_hash,
             c,
             replace(ctx, claim_mutant=m.name),
-            out,
-            use_cache,
+            cache,
             timings,
             f"{c.id}~claim~{m.name.replace(':', '_')}",
             claim_mutant=m,
@@ -387,8 +469,14 @@ def run_verify(
         raise ApproxTheoryError(f"--fail-on takes 'refuted' (got {fail_on!r})")
     selected = select_claims(only)
     out = Path(out)
-    for sub in ("", ".cache", "data", "plots"):
-        (out / sub).mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    for sub in ("data", "plots"):
+        safe_dir(out, sub)
+    cache = _Cache(safe_path(out, ".cache"), use=use_cache)
+    try:
+        safe_dir(out, ".cache")
+    except FileExistsError:  # a file in its place: every entry is a miss that is not written
+        pass
     ctx = Context(profile=profile, seed=seed)
     t0 = time.time()
     records: list[dict] = []
@@ -400,33 +488,29 @@ def run_verify(
     )
     for c in bar:
         bar.set_postfix_str(c.id)
-        rec = _cached_or_run(CHECKS, check_hash, c, ctx, out, use_cache, timings, c.id)
+        rec = _cached_or_run(CHECKS, check_hash, c, ctx, cache, timings, c.id)
         if mutants and rec["verdict"] in PASSING:
             bar.set_postfix_str(f"{c.id} mutants")
-            rec = _apply_mutants(
-                CHECKS, MUTANTS, check_hash, flips, c, rec, ctx, out, use_cache, timings
-            )
+            rec = _apply_mutants(CHECKS, MUTANTS, check_hash, flips, c, rec, ctx, cache, timings)
             bar.set_postfix_str(f"{c.id} claim mutants")
-            rec = _apply_claim_mutants(
-                CHECKS, check_hash, flips, c, rec, ctx, out, use_cache, timings
-            )
+            rec = _apply_claim_mutants(CHECKS, check_hash, flips, c, rec, ctx, cache, timings)
         records.append(rec)
     # data files and plots, drawn from the CSVs only
     for rec in records:
         rec["csv"], rec["plots"] = [], []
         if rec["rows"]:
-            p = out / "data" / f"{rec['claim']}.csv"
+            p = safe_path(out, f"data/{rec['claim']}.csv")
             write_csv(p, rec["rows"])
             rec["csv"].append(str(p.relative_to(out)))
             if rec["plot"]:
-                png = out / "plots" / f"{rec['claim']}.png"
+                png = safe_path(out, f"plots/{rec['claim']}.png")
                 plot_from_csv(p, rec["plot"], png)
                 rec["plots"].append(str(png.relative_to(out)))
         if rec["slopes"]:
-            p = out / "data" / f"{rec['claim']}.slopes.csv"
+            p = safe_path(out, f"data/{rec['claim']}.slopes.csv")
             write_csv(p, rec["slopes"])
             rec["csv"].append(str(p.relative_to(out)))
-            png = out / "plots" / f"{rec['claim']}.slopes.png"
+            png = safe_path(out, f"plots/{rec['claim']}.slopes.png")
             slope_plot(rec["slopes"], f"{rec['claim']}: fitted vs predicted exponent", png)
             rec["plots"].append(str(png.relative_to(out)))
     # verdicts.json holds no timings (identical bytes for cached, fresh and resumed runs)
@@ -450,12 +534,12 @@ def run_verify(
         {k: v for k, v in r.items() if k not in ("rows", "plot", "volatile")} for r in records
     ]
     shown_records = [{**p, "volatile": r.get("volatile", {})} for p, r in zip(public, records)]
-    atomic_write_json(out / "verdicts.json", {"meta": meta, "verdicts": public})
+    atomic_write_json(safe_path(out, "verdicts.json"), {"meta": meta, "verdicts": public})
     wall = time.time() - t0
-    atomic_write_json(out / "timings.json", {"wall_s": round(wall, 3), "claims": timings})
+    atomic_write_json(safe_path(out, "timings.json"), {"wall_s": round(wall, 3), "claims": timings})
     shown = {**meta, "wall_s": wall}
-    atomic_write_text(out / "report.md", render_markdown(shown_records, shown))
-    atomic_write_text(out / "report.html", render_html(shown_records, shown))
+    atomic_write_text(safe_path(out, "report.md"), render_markdown(shown_records, shown))
+    atomic_write_text(safe_path(out, "report.html"), render_html(shown_records, shown))
     crashed = [r["claim"] for r in records if r["verdict"] == "error"]
     refuted = [r["claim"] for r in records if r["verdict"] == "refuted"]
     inconsistent = [r["claim"] for r in records if r["verdict"] == "inconsistent"]
@@ -474,6 +558,8 @@ def run_verify(
             print(f"inconsistent: {', '.join(inconsistent)}", file=sys.stderr)
         if crashed:
             print(f"checks that crashed: {', '.join(crashed)}", file=sys.stderr)
+        if cache.skipped:
+            print(f"cache entries not written: {cache.skipped}", file=sys.stderr)
         print(f"report: {out / 'report.md'} and {out / 'report.html'}", file=sys.stderr)
     if crashed:
         return 1

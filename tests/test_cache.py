@@ -27,6 +27,7 @@ from approxtheory.io import DIGEST_FIELD, content_digest
 from approxtheory.proofs_check import CHECKS, Context, check_hash
 
 ROOT = Path(__file__).resolve().parents[1]
+needs_posix = pytest.mark.skipif(os.name != "posix", reason="FIFOs, symlinks, modes")
 # fast claims that draw random numbers (HC-L8, HC-K2, the identifiability ones) plus HC-K1,
 # whose record has rows, a plot, fitted slopes and a witness
 FAST = ["HC-L8", "ID-L4.1", "ID-B4.6", "ID-F4.7", "HC-K2", "HC-K1"]
@@ -108,6 +109,222 @@ def test_unreadable_verify_cache_entries_are_misses(verify_cache, tmp_path, kind
     assert verify(out, "HC-L8", "HC-K1", "ID-F4.7") == 0  # and now served
     assert all(t["cached"] for t in timings(out).values())
     assert sorted(p.name for p in (out / ".cache").iterdir()) == [p.name for p in entries]
+
+
+# ----------------------------------------------------------------------------- hostile entries
+# (issue 25: an entry that is not a regular file, is huge, nests without end, or is digest-valid
+# but of the wrong shape is a miss; one that cannot be replaced is skipped with one warning)
+
+VERIFY3 = ("HC-L8", "HC-K1", "ID-F4.7")
+
+
+def _copy_cache(verify_cache, tmp_path) -> tuple[Path, dict, list[Path]]:
+    out = tmp_path / "out"
+    shutil.copytree(verify_cache, out, symlinks=True)
+    entries = sorted((out / ".cache").glob("*.json"))
+    assert len(entries) == 3
+    return out, snapshot(out), entries
+
+
+def _all_recomputed_and_rewritten(out: Path, before: dict, entries: list[Path]) -> None:
+    assert all(not t["cached"] for t in timings(out).values())
+    assert snapshot(out) == before
+    for p in entries:  # now a regular file holding the record
+        assert p.is_file() and not p.is_symlink()
+        assert json.loads(p.read_text())["claim"] == p.name.rsplit(".", 2)[0]
+
+
+def _sparse(p: Path) -> None:
+    p.unlink()
+    with open(p, "wb") as fh:
+        fh.truncate(3 * 2**30)  # 3 GiB that takes no disk
+
+
+def _symlink_to(target):
+    def make(p: Path) -> None:
+        p.unlink()
+        p.symlink_to(target)
+
+    return make
+
+
+HOSTILE = {
+    "dev-zero-symlink": _symlink_to("/dev/zero"),
+    "symlink-to-a-valid-entry": lambda p: (
+        shutil.copy(p, p.with_name("elsewhere." + p.name[:-5])),
+        _symlink_to(p.with_name("elsewhere." + p.name[:-5]))(p),
+    ),
+    "3GiB-sparse": _sparse,
+    "deep-brackets": lambda p: p.write_text("[" * 100_000),
+    "deep-but-closed": lambda p: p.write_text("[" * 100_000 + "]" * 100_000),
+    "nan-literal": lambda p: p.write_text('{"claim": NaN}'),
+}
+
+
+@needs_posix
+@pytest.mark.parametrize("kind", sorted(HOSTILE))
+def test_hostile_verify_cache_entries_are_misses(verify_cache, tmp_path, kind):
+    out, before, entries = _copy_cache(verify_cache, tmp_path)
+    for p in entries:
+        HOSTILE[kind](p)
+    assert verify(out, *VERIFY3) == 0
+    _all_recomputed_and_rewritten(out, before, entries)
+
+
+@needs_posix
+@pytest.mark.slow
+def test_a_fifo_in_place_of_a_verify_cache_entry_does_not_hang(verify_cache, tmp_path):
+    """In a subprocess, so that a regression fails at the (generous) timeout instead of hanging
+    the suite: a plain run of these three claims takes seconds."""
+    out, before, entries = _copy_cache(verify_cache, tmp_path)
+    for p in entries:
+        p.unlink()
+        os.mkfifo(p)
+    r = subprocess.run(
+        [sys.executable, "-m", "approxtheory", "verify", "--only", *VERIFY3, "--out", str(out)],
+        cwd=ROOT,
+        timeout=300,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert r.returncode == 0, r.stderr
+    # another process may see a source tree edited meanwhile (other keys): compare as the
+    # fresh-process test does, and check the entries under the keys that process used
+    verdicts = json.loads((out / "verdicts.json").read_text())["verdicts"]
+    assert _strip_code_identity((out / "verdicts.json").read_bytes()) == _strip_code_identity(
+        before["verdicts.json"]
+    )
+    for v in verdicts:
+        entry = out / ".cache" / f"{v['claim']}.{v['cache_key']}.json"
+        assert entry.is_file() and json.loads(entry.read_text())["claim"] == v["claim"]
+
+
+def _redigested(edit):
+    """A digest-valid entry (the digest recomputed after ``edit``) of the wrong shape."""
+
+    def make(p: Path) -> None:
+        p.write_bytes(_edit(p.read_bytes(), edit, redigest=True))
+
+    return make
+
+
+def _plot(edit):
+    def fn(d):
+        if d.get("plot"):
+            edit(d["plot"])
+        else:  # a claim without a plot: give it a broken one
+            d["plot"] = {"x": "nope", "y": ["nope"]}
+            d["rows"] = d["rows"] or [{"a": 1.0}]
+
+    return fn
+
+
+WRONG_SHAPES = {
+    "plot-x-not-a-column": _plot(lambda pl: pl.update(x="no_such_column")),
+    "plot-group-not-a-column": _plot(lambda pl: pl.update(group="no_such_column")),
+    "plot-y-not-a-list": _plot(lambda pl: pl.update(y="sup_error")),
+    "plot-unknown-key": _plot(lambda pl: pl.update(colour="red")),
+    "plot-logx-not-bool": _plot(lambda pl: pl.update(logx="yes")),
+    "unknown-key": lambda d: d.update(claim_mutant_note=7),
+    "missing-volatile": lambda d: d.pop("volatile"),
+    "volatile-a-list": lambda d: d.update(volatile=[1, 2]),
+    "mutants-not-strings": lambda d: d.update(mutants=[1, None]),
+    "falsified-by-not-strings": lambda d: d.update(falsified_by=[{}]),
+    "slope-predicted-a-string": lambda d: d.update(
+        slopes=[{"label": "s", "fitted": 1.0, "lo": 0.0, "hi": 2.0, "predicted": "one"}]
+    ),
+    "slope-fitted-a-bool": lambda d: d.update(
+        slopes=[{"label": "s", "fitted": True, "lo": 0.0, "hi": 2.0}]
+    ),
+    "rows-not-dicts": lambda d: d.update(rows=[[1, 2]]),
+    "slack-a-bool": lambda d: d.update(slack=True),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(WRONG_SHAPES))
+def test_digest_valid_verify_entries_of_the_wrong_shape_are_misses(verify_cache, tmp_path, kind):
+    out, before, entries = _copy_cache(verify_cache, tmp_path)
+    for p in entries:
+        _redigested(WRONG_SHAPES[kind])(p)
+    assert verify(out, *VERIFY3) == 0
+    _all_recomputed_and_rewritten(out, before, entries)
+
+
+def _one_warning(err: str) -> str:
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("approxtheory: warning: "), err
+    return lines[0]
+
+
+def _report_written(out: Path) -> None:
+    for f in ("verdicts.json", "report.md", "report.html", "timings.json"):
+        assert (out / f).is_file(), f
+    assert len(json.loads((out / "verdicts.json").read_text())["verdicts"]) == 3
+
+
+@needs_posix
+def test_a_directory_in_place_of_an_entry_is_skipped_with_one_warning(
+    verify_cache, tmp_path, capsys
+):
+    out, before, entries = _copy_cache(verify_cache, tmp_path)
+    for p in entries:
+        p.unlink()
+        p.mkdir()
+        (p / "inside").write_text("x")  # not empty: cannot be replaced by a rename either
+    capsys.readouterr()
+    assert verify(out, *VERIFY3) == 0
+    line = _one_warning(capsys.readouterr().err)
+    assert "cannot write the cache entry" in line and "skipped" in line
+    _report_written(out)
+    assert snapshot(out) == before
+    assert all(p.is_dir() for p in entries)  # left alone
+    assert all(not t["cached"] for t in timings(out).values())
+
+
+def test_a_cache_that_cannot_be_written_is_skipped_with_one_warning(
+    verify_cache, tmp_path, capsys, monkeypatch
+):
+    """A read-only ``.cache`` (simulated: root may write anywhere) and a ``.cache`` that is a
+    file: every write fails, one warning line, the run completes with its report."""
+    import approxtheory.verify as V
+
+    def read_only(path, obj):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    out = tmp_path / "ro"
+    with monkeypatch.context() as m:
+        m.setattr(V, "atomic_write_checked_json", read_only)
+        capsys.readouterr()
+        assert verify(out, *VERIFY3) == 0
+    assert "Permission denied" in _one_warning(capsys.readouterr().err)
+    _report_written(out)
+    assert snapshot(out) == snapshot(verify_cache)
+
+    out = tmp_path / "file"
+    out.mkdir()
+    (out / ".cache").write_text("not a folder")
+    assert verify(out, *VERIFY3) == 0
+    _one_warning(capsys.readouterr().err)
+    _report_written(out)
+    assert snapshot(out) == snapshot(verify_cache)
+
+
+@needs_posix
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes anywhere")
+def test_a_read_only_cache_folder_is_skipped_with_one_warning(verify_cache, tmp_path, capsys):
+    out, before, entries = _copy_cache(verify_cache, tmp_path)
+    for p in entries:
+        p.write_text("garbage")  # a miss whose rewrite fails
+    (out / ".cache").chmod(0o555)
+    try:
+        capsys.readouterr()
+        assert verify(out, *VERIFY3) == 0
+        _one_warning(capsys.readouterr().err)
+    finally:
+        (out / ".cache").chmod(0o755)
+    _report_written(out)
+    assert snapshot(out) == before
 
 
 @pytest.fixture(scope="module")

@@ -153,3 +153,110 @@ def test_bad_arguments_exit_2(tmp_path, capsys):
     assert main(["verify", "--only", "HC-XX", "--out", str(tmp_path)]) == 2
     assert "unknown claim id" in capsys.readouterr().err
     assert main(["verify", "--profile", "huge"]) == 2
+
+
+# ----------------------------------------------------------------------------- files (issue 25)
+
+HOSTILE_TEXT = "a | b `c` <script>alert(1)</script>\n| injected | row |\r\n[x](javascript:y) *e*"
+
+
+@pytest.fixture
+def planted(monkeypatch):
+    """PR-N1's check replaced by one whose record has non-finite numbers and hostile text."""
+    from approxtheory.proofs_check._core import Verdict
+
+    def planted_check(ctx):
+        return Verdict(
+            "PR-N1",
+            "refuted",
+            HOSTILE_TEXT,
+            covered=HOSTILE_TEXT,
+            measured=float("nan"),
+            claimed=[float("inf"), -float("inf")],
+            witness={"x": HOSTILE_TEXT, "v": float("nan")},
+            scope="partial: " + HOSTILE_TEXT,
+            volatile={"rate": float("inf"), "note": HOSTILE_TEXT},
+        )
+
+    planted_check.source_fn = CHECKS["PR-N1"].source_fn
+    monkeypatch.setitem(CHECKS, "PR-N1", planted_check)
+
+
+def _strict(text: str, what: str):
+    def refuse(c):
+        pytest.fail(f"{what}: literal {c}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_verdicts_json_is_strict_json_with_nonfinite_markers(tmp_path, planted):
+    import math
+
+    from approxtheory.io import read_json_entry
+
+    assert main(["verify", "--only", "PR-N1", "--out", str(tmp_path), "--quiet"]) == 0
+    for name in ("verdicts.json", "timings.json"):
+        _strict((tmp_path / name).read_text(), name)
+    v = json.loads((tmp_path / "verdicts.json").read_text())["verdicts"][0]
+    assert v["measured"] == {"$float": "nan"}
+    assert v["claimed"] == [{"$float": "inf"}, {"$float": "-inf"}]
+    back = read_json_entry(tmp_path / "verdicts.json")["verdicts"][0]  # decodes the markers
+    assert math.isnan(back["measured"]) and back["claimed"] == [math.inf, -math.inf]
+    # and the cache entry is strict too, and served
+    entry = next((tmp_path / ".cache").glob("PR-N1.*.json"))
+    _strict(entry.read_text(), entry.name)
+    before = (tmp_path / "verdicts.json").read_bytes()
+    assert main(["verify", "--only", "PR-N1", "--out", str(tmp_path), "--quiet"]) == 0
+    t = json.loads((tmp_path / "timings.json").read_text())["claims"]["PR-N1"]
+    assert t["cached"] and (tmp_path / "verdicts.json").read_bytes() == before
+
+
+def test_report_md_escapes_record_text(tmp_path, planted):
+    assert main(["verify", "--only", "PR-N1", "HC-L8", "--out", str(tmp_path), "--quiet"]) == 0
+    md = (tmp_path / "report.md").read_text()
+    lines = md.splitlines()
+    header = next(i for i, ln in enumerate(lines) if ln.startswith("| claim |"))
+    table = lines[header:]
+    assert len(table) == 2 + 2  # header, rule, one row per claim: no injected row or break
+    ncells = table[0].count(" | ")
+    row = next(ln for ln in table if ln.startswith("| PR-N1 |"))
+    assert row.replace("\\|", "").count(" | ") == ncells  # the record's pipes are escaped
+    # outside code spans (whose content is literal text) no markup survives
+    import re
+
+    prose = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", md.replace("\\`", ""))
+    assert "<script>" not in prose and "&lt;script&gt;" in prose
+    assert not re.search(r"(?<!\\)\]\(javascript", prose) and "\\[x\\]" in prose
+    assert "``{'x': 'a \\| b `c` <script>" in row  # the witness: a code span, pipes escaped
+    assert "\\`c\\`" in md and "\\*e\\*" in md
+    html_text = (tmp_path / "report.html").read_text()
+    assert "<script>" not in html_text
+
+
+def test_a_symlinked_sub_folder_of_out_is_refused(tmp_path, capsys):
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    (out / "data").symlink_to(elsewhere, target_is_directory=True)
+    assert main(["verify", "--only", "HC-L8", "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("approxtheory: error: ")
+    assert "outside the output folder" in err[0]
+    assert list(elsewhere.iterdir()) == []
+    (out / "data").unlink()
+    (out / ".cache").symlink_to(elsewhere, target_is_directory=True)
+    assert main(["verify", "--only", "HC-L8", "--out", str(out), "--quiet"]) == 2
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_verify_files_respect_the_umask(tmp_path):
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        assert main(["verify", "--only", "HC-L8", "--out", str(tmp_path), "--quiet"]) == 0
+    finally:
+        os.umask(old)
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert files and all(stat.S_IMODE(p.stat().st_mode) == 0o644 for p in files), files
