@@ -125,7 +125,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .errors import ConfigError
+from .errors import ConfigError, InvalidValueError
 
 __all__ = [
     "BracketResult",
@@ -354,13 +354,63 @@ def _proj_coef(a: _AF, b: _AF):
 
 
 # ============================================================================== softmax pieces
+def _check_memory(nbytes: int, what: str) -> None:
+    """Refuse (ResourceLimitError) before allocating ``nbytes``. Work below 1 MiB is never
+    refused (no limit lookup on the propagation's many small calls)."""
+    if nbytes > 1 << 20:
+        from .resources import require
+
+        require(bytes=nbytes, what=what)
+
+
+def _as_f64(x, what: str, err=InvalidValueError):
+    try:
+        return torch.as_tensor(x, dtype=_DT)
+    except (TypeError, ValueError, RuntimeError):
+        raise err(f"{what} must be arrays of real numbers (got {type(x).__name__})") from None
+
+
+def _box_pair(lo, hi, what: str, err=InvalidValueError):
+    """``lo``, ``hi`` as float64 tensors broadcast to one shape (refusing NaN)."""
+    lo, hi = _as_f64(lo, f"{what}: lo and hi", err), _as_f64(hi, f"{what}: lo and hi", err)
+    try:
+        lo, hi = torch.broadcast_tensors(lo, hi)
+    except RuntimeError:
+        raise err(
+            f"{what}: lo and hi must have one shape (got {tuple(lo.shape)} and {tuple(hi.shape)})"
+        ) from None
+    if torch.isnan(lo).any() or torch.isnan(hi).any():
+        raise err(f"{what}: lo and hi must not be NaN (a NaN bound is not a box)")
+    return lo, hi
+
+
 def softmax_bounds(lo, hi):
     """Exact interval of ``softmax(s)_j`` over the box ``lo <= s <= hi`` (last dim), outward:
     ``[exp(l_j - lse(l_j, u_{-j})), exp(u_j - lse(u_j, l_{-j}))]``, computed in log space.
-    Keys with ``lo = hi = -inf`` (masked) get [0, 0]."""
-    lo = torch.as_tensor(lo, dtype=_DT)
-    hi = torch.as_tensor(hi, dtype=_DT)
+    Keys with ``lo = hi = -inf`` (masked) get [0, 0]; ``lo = -inf`` (unbounded below) gives a
+    lower bound 0 and ``hi = +inf`` an upper bound 1.
+
+    ``lo`` and ``hi`` have one shape (..., J) with J >= 1 keys. Raises
+    :class:`~approxtheory.errors.InvalidValueError` for NaN (never read as masked), for
+    ``lo > hi`` anywhere and for ``lo = +inf``; :class:`~approxtheory.errors.ResourceLimitError`,
+    before allocating, when the (..., J, J) work arrays exceed the memory limit."""
+    lo, hi = _box_pair(lo, hi, "softmax_bounds")
+    if lo.dim() == 0 or lo.shape[-1] == 0:
+        raise InvalidValueError(
+            f"softmax_bounds: lo and hi must have shape (..., J) with J >= 1 keys "
+            f"(got {tuple(lo.shape)})"
+        )
+    if (lo > hi).any():
+        raise InvalidValueError("softmax_bounds: lo must be <= hi in every key (got lo > hi)")
+    if (lo == math.inf).any():
+        raise InvalidValueError(
+            "softmax_bounds: lo must be < +inf (a key whose logit is +inf has no softmax)"
+        )
     J = lo.shape[-1]
+    # M_low, M_up and logsumexp's temporaries: three (..., J, J) float64 arrays
+    _check_memory(
+        3 * 8 * (lo.numel() // J) * J * J, f"softmax_bounds of {lo.numel() // J} row(s) x {J} keys"
+    )
     eye = torch.eye(J, dtype=torch.bool)
     # M_low[j, i] = u_i (i != j), l_j (i = j);  M_up[j, i] = l_i (i != j), u_j (i = j)
     M_low = torch.where(eye, lo.unsqueeze(-1), hi.unsqueeze(-2))
@@ -377,13 +427,49 @@ def softmax_bounds(lo, hi):
     pu = torch.where(
         fin_u, torch.exp(torch.clamp(hi - lse_up + slack, max=0.0)), torch.zeros_like(hi)
     )
+    pu = torch.where(hi == math.inf, torch.ones_like(pu), pu)  # unbounded above: up to 1
     return pl.clamp(0.0, 1.0), pu.clamp(0.0, 1.0)
 
 
 def simplex_lp_max(a, pl, pu):
     """``max Σ_j p_j a_j`` over ``{pl <= p <= pu, Σ p = 1}`` (last dim), by the greedy sort
     (fractional knapsack): start at pl and pour the remaining mass ``1 - Σ pl`` into the largest
-    a_j first. Returns an upper bound of the maximum (with a rounding allowance)."""
+    a_j first. Returns an upper bound of the maximum (with a rounding allowance).
+
+    ``a``, ``pl``, ``pu``: one shape (..., J), J >= 1, finite, ``0 <= pl <= pu <= 1``. An
+    infeasible set (``Σ pl > 1`` or ``Σ pu < 1`` beyond a rounding allowance of
+    ``1e-12 + γ_J``) has no maximum: :class:`~approxtheory.errors.InvalidValueError`, as for
+    NaN, inf or other shapes."""
+    a = _as_f64(a, "simplex_lp_max: a, pl and pu")
+    pl = _as_f64(pl, "simplex_lp_max: a, pl and pu")
+    pu = _as_f64(pu, "simplex_lp_max: a, pl and pu")
+    if not (a.shape == pl.shape == pu.shape) or a.dim() == 0 or a.shape[-1] == 0:
+        raise InvalidValueError(
+            f"simplex_lp_max: a, pl and pu must have one shape (..., J) with J >= 1 (got "
+            f"{tuple(a.shape)}, {tuple(pl.shape)}, {tuple(pu.shape)})"
+        )
+    for name, v in (("a", a), ("pl", pl), ("pu", pu)):
+        if not torch.isfinite(v).all():
+            raise InvalidValueError(f"simplex_lp_max: {name} must be finite (got NaN or inf)")
+    if (pl < 0).any() or (pu > 1).any() or (pl > pu).any():
+        raise InvalidValueError("simplex_lp_max: the box must satisfy 0 <= pl <= pu <= 1")
+    J = a.shape[-1]
+    tol = 1e-12 + _gam(J)
+    if (pl.sum(-1) > 1 + tol).any():
+        raise InvalidValueError(
+            f"simplex_lp_max: infeasible: sum(pl) = {float(pl.sum(-1).max()):.12g} > 1 (no p in "
+            f"the box sums to 1)"
+        )
+    if (pu.sum(-1) < 1 - tol).any():
+        raise InvalidValueError(
+            f"simplex_lp_max: infeasible: sum(pu) = {float(pu.sum(-1).min()):.12g} < 1 (no p in "
+            f"the box sums to 1)"
+        )
+    return _simplex_lp_max(a, pl, pu)
+
+
+def _simplex_lp_max(a, pl, pu):
+    """:func:`simplex_lp_max` without the checks (the internal bound propagation)."""
     J = a.shape[-1]
     rem = (1.0 - pl.sum(-1, keepdim=True)).clamp_min(0.0) + _gam(J)
     cap = (pu - pl).clamp_min(0.0)
@@ -633,6 +719,8 @@ def unsupported_reason(model, task=None) -> str | None:
     if cfg.head_activation not in ("relu", "identity") and cfg.head_hidden:
         return f"head_activation={cfg.head_activation!r} is not supported (relu or identity)"
     if task is not None:
+        if not all(hasattr(task, a) for a in ("T", "d", "lo", "hi", "target")):
+            return "not an approxtheory task (it needs T, d, lo, hi and target)"
         if getattr(task, "domain", "box") != "box":
             return f"domain {task.domain!r} is not a box"
         if getattr(task, "per_token", False):
@@ -863,6 +951,9 @@ def _attend(logits: _AF, v: _AF) -> _AF:
     B, H, Tq, J = logits.shape
     c = v.shape[-1]
     lL, lU = logits.bounds()
+    # a NaN bound (overflowed forms) knows nothing: the widest interval, never a masked key
+    lL = torch.where(torch.isnan(lL), torch.full_like(lL, -math.inf), lL)
+    lU = torch.where(torch.isnan(lU), torch.full_like(lU, math.inf), lU)
     pl, pu = softmax_bounds(lL, lU)  # (B, H, Tq, J)
     ph = torch.softmax(logits.c, -1).clamp(min=0.0)
     ph = torch.minimum(torch.maximum(ph, pl), pu)
@@ -885,8 +976,8 @@ def _attend(logits: _AF, v: _AF) -> _AF:
         return affine
     # (i) LP over the simplex ∩ box and (ii) coupled ratio bound: an interval for F
     plx, pux = pl[..., None, :].expand(B, H, Tq, c, J), pu[..., None, :].expand(B, H, Tq, c, J)
-    FU = simplex_lp_max(eU.transpose(-1, -2), plx, pux)
-    FL = -simplex_lp_max(-eL.transpose(-1, -2), plx, pux)
+    FU = _simplex_lp_max(eU.transpose(-1, -2), plx, pux)
+    FL = -_simplex_lp_max(-eL.transpose(-1, -2), plx, pux)
     delta = logits - logits.gather(3, ref[..., None]).expand_to((B, H, Tq, J))
     onehot = torch.nn.functional.one_hot(ref, J).bool()
     valid = ~onehot
@@ -952,14 +1043,28 @@ def layer_bounds(model, lo, hi):
     """Interval bounds of every residual-stream state (as :meth:`Transformer.hidden_states`:
     the input stream, then after each layer) and of the output, for inputs in the box(es)
     ``lo <= X <= hi`` of shape (T, d) or (B, T, d). Returns ``(states, out)``: a list of
-    (lo, hi) pairs and one (lo, hi) pair."""
+    (lo, hi) pairs and one (lo, hi) pair. The box must be finite with ``lo <= hi``, d the
+    model's ``d_in`` and T its ``seq_len`` when it has positions (ConfigError otherwise); a
+    bound the propagation cannot give (overflow) is -inf / +inf, never NaN."""
     r = unsupported_reason(model)
     if r:
         raise ConfigError(r)
-    lo, hi = _as_boxes(lo, hi)
+    cfg = model.cfg
+    T = int(cfg.seq_len) if cfg.positions != "none" else None
+    lo, hi = _as_boxes(lo, hi, int(cfg.d_in), T, "layer_bounds")
+    B, T_, d_ = lo.shape
+    _require_forms(model, B, T_, d_, f"layer_bounds on {B} box(es) of ({T_}, {d_})")
     with torch.no_grad():
         out, states = _forward_af(model, _input_af(lo, hi), all_states=True)
-    return [s.bounds() for s in states], out.bounds()
+    return [_no_nan(*s.bounds()) for s in states], _no_nan(*out.bounds())
+
+
+def _no_nan(L, U):
+    """A NaN bound (the propagation overflowed) bounds nothing: -inf / +inf, never NaN."""
+    return (
+        torch.where(torch.isnan(L), torch.full_like(L, -math.inf), L),
+        torch.where(torch.isnan(U), torch.full_like(U, math.inf), U),
+    )
 
 
 # ============================================================================== targets
@@ -1549,26 +1654,61 @@ def _retrieval_term(s: _AF, u: _AF, g: _AF, S, opt: str, slices: int = 8, want_a
     return lo_b, hi_b, argl, argu
 
 
-def _as_boxes(lo, hi):
-    lo = torch.as_tensor(np.asarray(lo, dtype=np.float64))
-    hi = torch.as_tensor(np.asarray(hi, dtype=np.float64))
+def _as_boxes(lo, hi, d: int, T: int | None = None, what: str = "the box"):
+    """Boxes ``lo <= X <= hi`` as float64 tensors (B, T, d): arrays of shape (T, d) or
+    (B, T, d), or scalars when ``T`` is known; finite, ``lo <= hi``. ConfigError otherwise."""
+    lo, hi = _box_pair(lo, hi, what, ConfigError)
+    given = tuple(lo.shape)
+    shape = f"(T, {d}) or (B, T, {d})" if T is None else f"({T}, {d}) or (B, {T}, {d})"
+    if lo.dim() == 0 and T is not None:
+        lo, hi = lo.expand(T, d), hi.expand(T, d)
     if lo.dim() == 2:
         lo, hi = lo[None], hi[None]
-    lo, hi = torch.broadcast_tensors(lo, hi)
+    if lo.dim() != 3 or lo.shape[-1] != d or (T is not None and lo.shape[1] != T):
+        raise ConfigError(f"{what}: lo and hi must be arrays of shape {shape} (got {given})")
+    if lo.shape[0] == 0 or lo.shape[1] == 0:
+        raise ConfigError(f"{what}: lo and hi must hold at least one box of T >= 1 tokens")
+    if not (torch.isfinite(lo).all() and torch.isfinite(hi).all()):
+        raise ConfigError(f"{what}: lo and hi must be finite (the bounds need a bounded box)")
+    if (lo > hi).any():
+        raise ConfigError(f"{what}: lo must be <= hi in every coordinate")
     return lo.contiguous(), hi.contiguous()
+
+
+def _check_task(task) -> None:
+    missing = [a for a in ("T", "d", "lo", "hi", "target") if not hasattr(task, a)]
+    if missing:
+        raise ConfigError(
+            f"task must be an approxtheory task with T, d, lo, hi and target (this "
+            f"{type(task).__name__} has no {', '.join(missing)})"
+        )
+
+
+def _require_forms(model, B: int, T: int, d: int, what: str) -> None:
+    """Refuse boxes whose affine forms cannot fit: the input's and the first residual stream's
+    noise coefficients, (B, T, d, T·d) and (B, T + 1, width, T·d) float64 (a lower bound)."""
+    E = int(getattr(getattr(model, "cfg", None), "width", d))
+    n = T * d
+    _check_memory(8 * B * n * (T * d + (T + 1) * E), what)
 
 
 def error_bounds(model, task, lo, hi):
     """Certified bounds ``(errL, errU)`` of ``model(X) - task.target(X)`` over each box
     ``lo <= X <= hi`` (shape (T, d) or (B, T, d)); returns tensors of shape (B, m), m outputs.
-    Raises ConfigError if the model or task is unsupported."""
+    Scalars stand for the (T, d) box of the task's shape. Raises ConfigError if the model or task
+    is unsupported, or for a box of another shape, not finite, or with ``lo > hi``. Where the
+    propagation overflows (huge weights) the bounds are -inf / +inf, never NaN."""
+    _check_task(task)
+    lo, hi = _as_boxes(lo, hi, int(task.d), int(task.T), "error_bounds")
+    B, T_, d_ = lo.shape
+    _require_forms(model, B, T_, d_, f"error_bounds on {B} box(es) of ({T_}, {d_})")
     try:
         ctx = _Ctx(model, task)
-        lo, hi = _as_boxes(lo, hi)
         with torch.no_grad():
-            return ctx.bounds(lo, hi)
+            L, U = ctx.bounds(lo, hi)
     except _Unsupported as e:
         raise ConfigError(str(e)) from None
+    return _no_nan(L, U)
 
 
 # ============================================================================== search
@@ -1680,11 +1820,13 @@ def upper_bracket(
     The box is ``task.lo <= x(t)_k <= task.hi`` unless ``lo``/``hi`` (scalars or (T, d) arrays)
     restrict it. Branch-and-bound stops when ``upper <= (1 + tol)·lower`` or ``upper <= atol``,
     after ``max_splits`` splits, or after ``time_limit`` seconds (the bound is valid whenever it
-    stops). ``points`` (n, T, d): extra inputs to evaluate for the lower bound (e.g. the witness of
-    :func:`~approxtheory.measure.sup_error`). ``batch`` boxes are split per round, each along the
-    best of its ``branch_candidates`` widest coordinates. See the module docstring for the method
-    and the floating-point argument. Unsupported models or tasks give ``upper=None`` and a
-    ``reason``."""
+    stops). ``points`` (n, T, d) or (T, d): extra inputs to evaluate for the lower bound (e.g. the
+    witness of :func:`~approxtheory.measure.sup_error`), finite, clipped to the box; another shape
+    is refused (ConfigError naming the expected one). ``seed`` seeds a local generator (the
+    global torch and numpy RNG states are untouched). ``batch`` boxes are split per round, each
+    along the best of its ``branch_candidates`` widest coordinates. See the module docstring for
+    the method and the floating-point argument. Unsupported models or tasks give
+    ``upper=None`` and a ``reason``."""
     t0 = time.perf_counter()
     if (
         isinstance(max_splits, bool)
@@ -1704,13 +1846,19 @@ def upper_bracket(
         raise ConfigError(
             f"branch_candidates must be a positive integer (got {branch_candidates!r})"
         )
+    _check_task(task)
+    if not (callable(model) and hasattr(model, "eval")):
+        raise ConfigError(
+            f"model must be a torch module such as approxtheory.model.Transformer (got "
+            f"{type(model).__name__})"
+        )
     T, d = task.T, task.d
     dlo = task.lo if lo is None else lo
     dhi = task.hi if hi is None else hi
     try:
         blo = np.broadcast_to(np.asarray(dlo, dtype=np.float64), (T, d)).copy()
         bhi = np.broadcast_to(np.asarray(dhi, dtype=np.float64), (T, d)).copy()
-    except ValueError:
+    except (TypeError, ValueError):
         raise ConfigError(f"lo and hi must be scalars or arrays of shape ({T}, {d})") from None
     if not (np.isfinite(blo).all() and np.isfinite(bhi).all()):
         raise ConfigError("the domain bounds lo and hi must be finite")
@@ -1718,7 +1866,29 @@ def upper_bracket(
         raise ConfigError(f"domain lo must be <= hi (got lo={dlo}, hi={dhi})")
     if (lo is not None or hi is not None) and ((blo < task.lo).any() or (bhi > task.hi).any()):
         raise ConfigError(f"lo/hi must lie inside the task's domain [{task.lo}, {task.hi}]")
-    torch.manual_seed(seed)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not (0 <= seed < 2**63):
+        raise ConfigError(f"seed must be an integer from 0 to 2**63 - 1 (got {seed!r})")
+    P = None
+    if points is not None:
+        try:
+            P = np.asarray(points, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ConfigError(
+                f"points must be an array of shape (n, {T}, {d}) or ({T}, {d}) of reals"
+            ) from None
+        if P.shape == (T, d):
+            P = P[None]
+        if P.ndim != 3 or P.shape[1:] != (T, d):
+            raise ConfigError(
+                f"points must have shape (n, {T}, {d}) or ({T}, {d}), the task's (T, d) "
+                f"(got {P.shape})"
+            )
+        if not np.isfinite(P).all():
+            raise ConfigError("points must be finite (got NaN or inf)")
+    _require_forms(model, 1, T, d, f"upper_bracket's affine forms on the (T={T}, d={d}) box")
+    # a local generator: the caller's global torch RNG state is left alone (this draws the
+    # stream torch.manual_seed(seed) gave the global one before, so results are unchanged)
+    gen = torch.Generator().manual_seed(int(seed))
     rng = np.random.default_rng(seed)
     model.eval()
     low = _Lower(model, task)
@@ -1727,14 +1897,14 @@ def upper_bracket(
     try:
         starts = [
             torch.from_numpy(0.5 * (blo + bhi))[None],
-            blo_t + (bhi_t - blo_t) * torch.rand(256, T, d, dtype=_DT),
+            blo_t + (bhi_t - blo_t) * torch.rand(256, T, d, dtype=_DT, generator=gen),
         ]
         if getattr(task, "domain", "box") == "box":
             Xs = torch.from_numpy(np.clip(task.structured(rng, max_n=256), blo, bhi))
             starts.append(Xs)
-        if points is not None:
-            P = torch.as_tensor(np.asarray(points, dtype=np.float64)).reshape(-1, T, d)
-            starts.append(torch.maximum(torch.minimum(P, bhi_t), blo_t))
+        if P is not None:
+            Pt = torch.from_numpy(P)
+            starts.append(torch.maximum(torch.minimum(Pt, bhi_t), blo_t))
         X0 = torch.cat(starts)
         e0 = low.eval(X0)
     except Exception:  # noqa: BLE001  (the target may not be evaluable)
@@ -1768,7 +1938,7 @@ def upper_bracket(
         """Evaluate witnesses of the bound on these boxes (and jittered copies), then ascend
         from the best starts."""
         starts, slo, shi = (
-            [0.5 * (Lb + Hb), Lb + (Hb - Lb) * torch.rand_like(Lb)],
+            [0.5 * (Lb + Hb), Lb + (Hb - Lb) * torch.rand(Lb.shape, dtype=_DT, generator=gen)],
             [Lb, Lb],
             [Hb, Hb],
         )
@@ -1780,7 +1950,7 @@ def upper_bracket(
                 wl, wh = Lb.repeat(reps, 1, 1), Hb.repeat(reps, 1, 1)
                 for k in range(4):
                     jit = 0.0 if k == 0 else 0.02 * 0.3 ** (k - 1)
-                    Xj = Xw + jit * (wh - wl) * torch.randn_like(Xw)
+                    Xj = Xw + jit * (wh - wl) * torch.randn(Xw.shape, dtype=_DT, generator=gen)
                     starts.append(torch.maximum(torch.minimum(Xj, wh), wl))
                     slo.append(wl)
                     shi.append(wh)
@@ -1837,7 +2007,9 @@ def upper_bracket(
         key = width if smear is None else smear
         cand = torch.argsort(
             key
-            + 1e-9 * key.amax(-1, keepdim=True).clamp_min(1e-300) * torch.rand(nb, ndim, dtype=_DT),
+            + 1e-9
+            * key.amax(-1, keepdim=True).clamp_min(1e-300)
+            * torch.rand(nb, ndim, dtype=_DT, generator=gen),
             -1,
             descending=True,
         )[:, :kc]  # (nb, kc)

@@ -37,6 +37,13 @@ invisible to the counter), and the softmax work as the number of attention proba
 :func:`catalogue_counts` evaluates PR-N1/PR-N2 of the catalogue for the same model, and
 :func:`throughput` measures forward+backward tokens/s of several schedules side by side.
 :func:`attention_distance` is the per-layer attention distance D_l of the paper's §7.
+
+Sizes are refused before anything is built (:class:`~approxtheory.errors.ConfigError`): at most
+:data:`MAX_LAYERS` layers (a schedule, a parsed ``--heads`` list and the modules :func:`count`
+builds, about 0.06 s a layer), a width ``d`` of at most :data:`MAX_WIDTH`, and tensors of the
+counted model beyond :data:`MAX_ELEMENTS` elements (even on the ``meta`` device torch cannot
+size them); :func:`throughput` also refuses, through :mod:`approxtheory.resources`, work whose
+memory or estimated time exceeds the limits.
 """
 
 from __future__ import annotations
@@ -53,6 +60,9 @@ from .errors import ConfigError
 from .model import LayerSpec, ModelConfig, Transformer
 
 __all__ = [
+    "MAX_LAYERS",
+    "MAX_WIDTH",
+    "MAX_ELEMENTS",
     "RULES",
     "KINDS",
     "PAPER_SCALES",
@@ -83,12 +93,54 @@ PAPER_SCALES: dict[str, tuple[int, int, int]] = {
     "large": (1536, 24, 16),
 }
 _MAX_EARLY_DIM = 256  # the widest early head (every scale of the paper; the fused-kernel limit)
+#: the most layers a schedule may have (the paper's models have 12 and 24)
+MAX_LAYERS = 1024
+#: the widest model width d (the paper's widest is 1536)
+MAX_WIDTH = 1 << 20
+#: the most elements of one tensor of the model :func:`count` builds (torch's sizes overflow
+#: beyond 2^63 bytes even on the ``meta`` device)
+MAX_ELEMENTS = 1 << 60
 
 
-def _pos_int(name: str, v) -> int:
+def _pos_int(name: str, v, most: int | None = None, what: str = "") -> int:
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
         raise ConfigError(f"{name} must be a positive integer (got {v!r})")
+    if most is not None and v > most:
+        raise ConfigError(f"{name} must be at most {most}{what} (got {v})")
     return v
+
+
+def _layers(name: str, L) -> int:
+    return _pos_int(name, L, MAX_LAYERS, " layers (schedules.MAX_LAYERS)")
+
+
+def _width(d) -> int:
+    return _pos_int("d", d, MAX_WIDTH, " (schedules.MAX_WIDTH)")
+
+
+def _bounded_tuple(seq, what: str) -> tuple:
+    """``tuple(seq)``, refusing (before building it) more than :data:`MAX_LAYERS` items."""
+    if isinstance(seq, (str, bytes)):
+        raise ConfigError(f"{what} must be a sequence of integers (got {seq!r}); see parse_heads")
+    try:
+        n = len(seq)
+    except TypeError:
+        n = None
+    if n is not None and n > MAX_LAYERS:
+        raise ConfigError(
+            f"{what} has {n} entries, more than the {MAX_LAYERS} layers a schedule may have "
+            f"(schedules.MAX_LAYERS)"
+        )
+    try:
+        out = tuple(itertools.islice(seq, MAX_LAYERS + 1))
+    except TypeError:
+        raise ConfigError(f"{what} must be a sequence of integers (got {seq!r})") from None
+    if len(out) > MAX_LAYERS:
+        raise ConfigError(
+            f"{what} has more than the {MAX_LAYERS} layers a schedule may have "
+            f"(schedules.MAX_LAYERS)"
+        )
+    return out
 
 
 @dataclass(frozen=True)
@@ -132,8 +184,8 @@ def violations(
     unknown = [r for r in rules if r not in RULES]
     if unknown:
         raise ConfigError(f"unknown rule {unknown[0]!r} (rules: {', '.join(RULES)})")
-    _pos_int("d", d)
-    heads = tuple(heads)
+    _width(d)
+    heads = _bounded_tuple(heads, "the head counts")
     if not heads:
         raise ConfigError("a schedule needs at least one layer (got no head counts)")
     for h in heads:
@@ -203,7 +255,8 @@ def validate(
 
 def uniform(d: int, L: int, h: int) -> Schedule:
     """``h`` heads in every one of ``L`` layers (the baseline)."""
-    heads = (h,) * _pos_int("L", L)
+    _width(d)
+    heads = (h,) * _layers("L", L)
     validate(heads, d, h)
     return Schedule(heads, d, h, "uniform")
 
@@ -211,8 +264,9 @@ def uniform(d: int, L: int, h: int) -> Schedule:
 def default_stages(d: int, L: int, h_base: int) -> tuple[tuple[int, ...], int]:
     """The default ``(stage_dims, block)`` of :func:`prism` (the rule in the module docstring;
     derived here, not the paper's)."""
-    for name, v in (("d", d), ("L", L), ("h_base", h_base)):
-        _pos_int(name, v)
+    _width(d)
+    _layers("L", L)
+    _pos_int("h_base", h_base)
     if d % h_base:
         raise ConfigError(f"h_base={h_base} must divide d={d} (rule 'divisibility')")
     base_dim = d // h_base
@@ -242,12 +296,9 @@ def prism(
     """The Prism staircase: ``block`` layers of ``d / w`` heads for each per-head width ``w`` in
     ``stage_dims`` (widest first), then ``h_base`` heads for the remaining layers. Defaults:
     :func:`default_stages`. Raises :class:`ConfigError` naming the broken rule."""
-    for name, v in (("d", d), ("L", L), ("h_base", h_base)):
-        _pos_int(name, v)
-    dflt_dims, dflt_block = default_stages(d, L, h_base)
-    dims = dflt_dims if stage_dims is None else tuple(stage_dims)
+    dflt_dims, dflt_block = default_stages(d, L, h_base)  # checks d, L and h_base
+    dims = dflt_dims if stage_dims is None else _bounded_tuple(stage_dims, "stage_dims")
     b = dflt_block if block is None else _pos_int("block", block)
-    heads: list[int] = []
     for w in dims:
         _pos_int("a stage head dim", w)
         if d % w:
@@ -255,12 +306,14 @@ def prism(
                 f"stage head dim {w} does not divide d={d} (rule 'divisibility': the stage "
                 f"would need {d / w:g} heads)"
             )
-        heads += [d // w] * b
-    if len(heads) > L:
+    if len(dims) * b > L:  # refused before the list is built
         raise ConfigError(
-            f"{len(dims)} stages of {b} layers need {len(heads)} layers but the model has L={L} "
-            f"(rule 'baseline-half')"
+            f"{len(dims)} stages of {b} layers need {len(dims) * b} layers but the model has "
+            f"L={L} (rule 'baseline-half')"
         )
+    heads: list[int] = []
+    for w in dims:
+        heads += [d // w] * b
     heads += [h_base] * (L - len(heads))
     validate(heads, d, h_base)
     return Schedule(tuple(heads), d, h_base, "prism")
@@ -283,13 +336,14 @@ def custom(
 ) -> Schedule:
     """A user's schedule, validated against ``rules`` (all of :data:`RULES` by default; pass
     ``("divisibility",)`` for a control such as a reversed or uniform-wide schedule)."""
-    heads = tuple(heads)
+    heads = _bounded_tuple(heads, "the head counts")
     validate(heads, d, h_base, rules)
     return Schedule(heads, d, heads[-1] if h_base is None else h_base, "custom")
 
 
 def parse_heads(text: str) -> tuple[int, ...]:
-    """``"3,3,6,6"`` or ``"3x2,6x2,12x8"`` (count x repeats) -> head counts."""
+    """``"3,3,6,6"`` or ``"3x2,6x2,12x8"`` (count x repeats) -> head counts; more than
+    :data:`MAX_LAYERS` layers in all is refused before the list is built."""
     out: list[int] = []
     for part in str(text).split(","):
         part = part.strip()
@@ -303,6 +357,11 @@ def parse_heads(text: str) -> tuple[int, ...]:
             ) from None
         if hv < 1 or rv < 1:
             raise ConfigError(f"head counts and repeats must be positive (got {part!r})")
+        if len(out) + rv > MAX_LAYERS:
+            raise ConfigError(
+                f"head counts give more than the {MAX_LAYERS} layers a schedule may have "
+                f"(schedules.MAX_LAYERS; at {part!r})"
+            )
         out += [hv] * rv
     return tuple(out)
 
@@ -337,6 +396,40 @@ def model_config(
     )
 
 
+def _check_schedule(schedule) -> None:
+    if not isinstance(schedule, Schedule):
+        raise ConfigError(f"expected a schedules.Schedule (got {type(schedule).__name__})")
+    _width(schedule.d)
+    _layers("the schedule's L", schedule.L)
+    for h in schedule.heads:
+        _pos_int("a head count", h)
+    bad = [h for h in schedule.heads if schedule.d % h]
+    if bad:
+        raise ConfigError(
+            f"every head count must divide d={schedule.d} to build the model (h={bad[0]} does "
+            f"not; rule 'divisibility')"
+        )
+
+
+def _check_elements(schedule: Schedule, cfg: ModelConfig, T: int, batch: int) -> None:
+    """Refuse a model whose largest tensor (attention scores, FFN weights or activations) torch
+    cannot size, before building it (even on the meta device)."""
+    f = max((s.ffn_hidden[0] for s in cfg.layers if s.ffn_hidden), default=0)
+    d = schedule.d
+    sizes = {
+        "the attention scores (batch·h·T²)": batch * max(schedule.heads) * T * T,
+        "the FFN weight (f·d)": f * d,
+        "the FFN activations (batch·T·f)": batch * T * f,
+        "the QKV activations (batch·T·3d)": batch * T * 3 * d,
+    }
+    what, n = max(sizes.items(), key=lambda kv: kv[1])
+    if n > MAX_ELEMENTS:
+        raise ConfigError(
+            f"{what} would have {n:.3g} elements, more than the 2^60 (schedules.MAX_ELEMENTS) "
+            f"torch can size; use a smaller T, batch or ffn"
+        )
+
+
 def count(
     schedule: Schedule,
     T: int = 64,
@@ -352,7 +445,9 @@ def count(
 
     _pos_int("T", T)
     _pos_int("batch", batch)
+    _check_schedule(schedule)
     cfg = model_config(schedule, ffn, bias)
+    _check_elements(schedule, cfg, T, batch)
     with torch.device("meta"):
         m = Transformer(cfg)
         X = torch.zeros(batch, T, cfg.d_in)
@@ -420,18 +515,42 @@ def throughput(
         _pos_int(name, v)
     if not isinstance(warmup, int) or warmup < 0:
         raise ConfigError(f"warmup must be an integer >= 0 (got {warmup!r})")
-    from .resources import forward_bytes, model_bytes, require
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise ConfigError(f"seed must be an integer from 0 to 2**63 - 1 (got {seed!r})")
+    try:
+        torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ConfigError(f"device must be cpu, cuda or cuda:N (got {device!r})") from None
+    from .resources import FLOPS_PER_SECOND, forward_bytes, model_bytes, model_param_count, require
 
+    schedules = list(schedules)
+    if not schedules:
+        raise ConfigError("throughput needs at least one schedule")
+    for s in schedules:
+        _check_schedule(s)
     cfgs = [model_config(s, ffn) for s in schedules]
+    for s, c in zip(schedules, cfgs, strict=True):
+        _check_elements(s, c, T, batch)
+    # a lower bound of the time: 2 FLOPs per weight and token (the forward's matmuls alone) at
+    # resources.FLOPS_PER_SECOND, plus 20 µs per layer of dispatch (measured: ~1 ms) per step
+    step_s = [
+        2 * model_param_count(c) * batch * T / FLOPS_PER_SECOND + 2e-5 * len(c.layers) for c in cfgs
+    ]
     require(
         bytes=sum(2 * model_bytes(c) + forward_bytes(c, batch, T) for c in cfgs),
-        what=f"timing {len(cfgs)} schedules (weights and gradients, float32)",
+        seconds=(reps + warmup) * sum(step_s),
+        what=f"timing {len(cfgs)} schedules (weights and gradients, float32; {reps} rounds "
+        f"after {warmup} warm-up)",
     )
     gen = torch.Generator().manual_seed(seed)
     models, X = [], None
     for cfg in cfgs:
-        torch.manual_seed(seed)  # same shapes, so the same initial weights in every schedule
-        models.append(Transformer(cfg).to(device))
+        # same shapes, so the same initial weights in every schedule; the caller's global RNG
+        # state is restored afterwards (fork_rng)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            m = Transformer(cfg)
+        models.append(m.to(device))
         if X is None:
             X = torch.randn(batch, T, cfg.d_in, generator=gen).to(device)
 

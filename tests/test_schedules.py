@@ -177,12 +177,92 @@ def test_cli_check_ok(capsys):
             ["compare", "uniform", "2,2,5,5", "--d", 64, "--layers", 4, "--h-base", 4],
             "layer 3 has h=5",
         ),
+        # issue 25: sizes refused before anything is built, --threads bounded
+        (["prism", "--d", 768, "--layers", 100000000, "--h-base", 12], "MAX_LAYERS"),
+        (["check", "--heads", "12x99999999999", "--d", 768], "MAX_LAYERS"),
+        (["prism", "--d", 768, "--layers", 12, "--h-base", 12, "--block", 10**11], "baseline"),
+        (["prism", "--d", 2**21, "--layers", 12, "--h-base", 16], "MAX_WIDTH"),
+        (["compare", "uniform", "prism", "--scale", "small", "--threads", 5000], "--threads"),
+        (
+            ["compare", "uniform", "prism", "--scale", "small", "--T", 10**9, "--no-throughput"],
+            "attention scores",
+        ),
+        (
+            ["compare", "uniform", "prism", "--scale", "small", "--ffn", 10**19],
+            "FFN weight",
+        ),
+        (
+            ["compare", "uniform", "prism", "--d", 8, "--layers", 2, "--h-base", 2]
+            + ["--reps", 10**12],
+            "APPROXTHEORY_MAX_SECONDS",
+        ),
     ],
 )
 def test_cli_bad_input_is_one_line_exit_2(argv, needle, capsys):
     rc, out, err = _cli(["schedule", *argv], capsys)
     assert rc == 2 and out == ""
     assert err.count("\n") == 1 and needle in err
+
+
+def test_cli_threads_above_the_cap_are_refused(capsys):
+    from approxtheory.commands.schedule import _max_threads
+
+    n = _max_threads() + 1  # refused by the command itself, whatever --threads' type accepts
+    rc, out, err = _cli(
+        ["schedule", "compare", "uniform", "prism", "--scale", "small", "--threads", n], capsys
+    )
+    assert rc == 2 and out == "" and err.count("\n") == 1 and "--threads" in err
+
+
+def test_sizes_are_refused_before_building():
+    """Issue 25: every size is checked before a list, a model or a loop is built."""
+    import itertools
+
+    with pytest.raises(ConfigError, match="MAX_LAYERS"):
+        S.prism(768, 10**8, 12)
+    with pytest.raises(ConfigError, match="MAX_LAYERS"):
+        S.uniform(768, 10**12, 12)
+    with pytest.raises(ConfigError, match="MAX_LAYERS"):
+        S.parse_heads("12x99999999999")
+    with pytest.raises(ConfigError, match="MAX_LAYERS"):
+        S.parse_heads(",".join(["12x1000", "12x25"]))
+    with pytest.raises(ConfigError, match="MAX_LAYERS"):
+        S.custom(range(10**12), 768)  # refused by its length, never materialised
+    with pytest.raises(ConfigError, match="MAX_LAYERS"):
+        S.violations(itertools.repeat(12), 768)  # an endless iterator: read up to the cap
+    with pytest.raises(ConfigError, match="baseline-half"):
+        S.prism(768, 12, 12, block=10**12)
+    with pytest.raises(ConfigError, match="MAX_WIDTH"):
+        S.default_stages(2 * 3**25, 12, 2 * 3**25)  # was: a loop of ~10^12 steps
+    assert S.parse_heads(f"12x{S.MAX_LAYERS}") == (12,) * S.MAX_LAYERS
+    assert S.uniform(768, S.MAX_LAYERS, 12).L == S.MAX_LAYERS
+
+
+def test_count_and_throughput_refuse_what_torch_cannot_size():
+    s = S.uniform(768, 2, 12)
+    with pytest.raises(ConfigError, match="attention scores"):
+        S.count(s, T=10**9)
+    with pytest.raises(ConfigError, match="FFN weight"):
+        S.count(s, ffn=10**19)
+    with pytest.raises(ConfigError, match="MAX_LAYERS"):
+        S.count(S.Schedule((12,) * (S.MAX_LAYERS + 1), 768, 12))
+    with pytest.raises(ConfigError, match="divide"):
+        S.count(S.Schedule((5, 5), 768, 5))
+    from approxtheory.errors import ResourceLimitError
+
+    with pytest.raises(ResourceLimitError, match="would take at least"):
+        S.throughput([S.uniform(8, 2, 2)], T=1, reps=10**12)
+    with pytest.raises(ConfigError, match="device"):
+        S.throughput([S.uniform(8, 2, 2)], T=1, reps=1, device="bogus")
+
+
+def test_throughput_leaves_the_global_rng_alone():
+    import torch
+
+    torch.manual_seed(4321)
+    state = torch.get_rng_state()
+    S.throughput([S.uniform(8, 2, 2)], T=2, reps=1, warmup=0, seed=0)
+    assert torch.equal(torch.get_rng_state(), state)  # was: reseeded to seed=0
 
 
 def test_cli_compare_json(capsys):

@@ -10,6 +10,12 @@
   matmul FLOPs with attention's QKᵀ and AV counted, softmax work, each checked per layer against
   the catalogue's PR-N1/PR-N2, and the measured forward+backward tokens/s of both with the ratio.
   A and B are ``uniform``, ``prism``, ``decreasing`` or head counts (``3,3,6,6`` or ``3x2,6x2``).
+
+Sizes are refused before anything is built, one line and exit 2: more than
+``schedules.MAX_LAYERS`` layers (``--layers``, ``--heads 12x99999999999``), a width above
+``schedules.MAX_WIDTH``, tensors torch cannot size (``--T``, ``--batch``, ``--ffn``), timing whose
+memory or estimated time exceeds the limits (``--reps``), and ``--threads`` above
+``_cliargs.MAX_THREADS`` (256, or four per CPU beyond 64 CPUs).
 """
 
 from __future__ import annotations
@@ -134,11 +140,25 @@ def _resolve(spec: str, d: int, L: int, hb: int | None, stages, block):
     )
 
 
+def _max_threads() -> int:
+    """The most torch threads ``--threads`` may ask for (libgomp aborts the process on
+    thousands): ``_cliargs.MAX_THREADS`` where it is defined, else the same rule, 256 or four
+    per CPU on a machine with more than 64."""
+    import os
+
+    from .. import _cliargs
+
+    return int(getattr(_cliargs, "MAX_THREADS", max(256, 4 * (os.cpu_count() or 1))))
+
+
 def _cmd_compare(args) -> int:
     import torch
 
     from .. import schedules as S
+    from ..errors import ConfigError
 
+    if args.threads > _max_threads():
+        raise ConfigError(f"--threads must be from 1 to {_max_threads()} (got {args.threads})")
     d, L, hb = _shape(args)
     if hb is None:  # a custom schedule gives h_base by its last layer
         custom = [S.parse_heads(x) for x in (args.a, args.b) if x[:1].isdigit()]
@@ -306,7 +326,12 @@ def register(sub) -> None:
     pm.add_argument("--batch", type=pos_int, default=1, help="batch size (default 1)")
     pm.add_argument("--reps", type=count, default=3, help="timed rounds (default 3)")
     pm.add_argument("--warmup", type=nonneg_int, default=1, help="warm-up passes (default 1)")
-    pm.add_argument("--threads", type=threads, default=1, help="torch threads (default 1)")
+    pm.add_argument(
+        "--threads",
+        type=threads,
+        default=1,
+        help=f"torch threads, from 1 to {_max_threads()} (default 1)",
+    )
     pm.add_argument("--seed", type=seed, default=0)
     pm.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
     pm.add_argument("--no-throughput", action="store_true", help="counts only, no timing")
