@@ -38,11 +38,15 @@ __all__ = [
     "random_one_head",
     "real_data_tables",
     "REAL_DATA",
+    "synthetic_table2",
+    "SYNTHETIC_TABLE2",
 ]
 
 #: the paper's real-data result tables (MS MARCO Tables 6-7, CIFAR-10 Tables 8-9), shipped with
 #: the package (see approxtheory/data/README.md for their provenance)
 REAL_DATA = "headcount_real_data_tables.csv"
+#: the paper's Table 2 (synthetic D-retrieval, D = 4, validation NMSE mean and std over seeds)
+SYNTHETIC_TABLE2 = "headcount_synthetic_table2.csv"
 
 
 def real_data_tables() -> list[dict]:
@@ -69,6 +73,32 @@ def real_data_tables() -> list[dict]:
             }
         )
     return out
+
+
+@functools.cache
+def _table2_rows() -> tuple:
+    import csv
+    import io
+    from importlib.resources import files
+
+    text = (files("approxtheory") / "data" / SYNTHETIC_TABLE2).read_text(encoding="utf-8")
+    ints = ("table", "D", "heads", "head_dim", "hidden", "T")
+    return tuple(
+        {
+            **{k: int(r[k]) for k in ints},
+            "val_nmse_mean": float(r["val_nmse_mean"]),
+            "val_nmse_std": float(r["val_nmse_std"]),
+        }
+        for r in csv.DictReader(io.StringIO(text))
+    )
+
+
+def synthetic_table2() -> list[dict]:
+    """The paper's Table 2 as rows ``{table, D, heads, head_dim, hidden, T, val_nmse_mean,
+    val_nmse_std}`` (D = 4, per-head width 8, N = 32; h = 1..5, T = 8..128): the magnitude the
+    trained head-count checks hold their reference configuration to, and the data their criteria
+    are calibrated on (see approxtheory/data/README.md)."""
+    return [dict(r) for r in _table2_rows()]
 
 
 @functools.cache

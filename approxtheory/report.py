@@ -221,6 +221,41 @@ def _slack(r: dict) -> str:
     return f"slack {s:.3g}"
 
 
+def _scale(r: dict) -> str:
+    """A trained verdict's scale in one line: per experiment what was run (T, steps, seeds, best
+    NMSE) and, per reference cell, what was reached against the paper's figure."""
+    sc = r.get("scale")
+    if not isinstance(sc, dict) or not sc:
+        return ""
+    parts = []
+    for name, e in sc.items():
+        if not isinstance(e, dict):
+            continue
+        run = e.get("run") or {}
+        here = ", ".join(
+            f"{k} {v}" for k, v in run.items() if k in ("T", "steps", "hidden", "seeds")
+        )
+        best = run.get("best_val_nmse")
+        if isinstance(best, (int, float)):
+            here += f", best NMSE {best:.3g}"
+        papers = [
+            f"{label}: {c['reached']:.3g} vs {c['paper']:.3g}"
+            for label, c in (e.get("cells") or {}).items()
+            if isinstance(c, dict)
+            and isinstance(c.get("paper"), (int, float))
+            and isinstance(c.get("reached"), (int, float))
+        ]
+        parts.append(
+            f"{name}: here {here}"
+            + (
+                f"; reached vs paper at {e.get('reference', '')}: " + ", ".join(papers)
+                if papers
+                else ""
+            )
+        )
+    return "scale: " + " | ".join(parts)
+
+
 def _falsified(r: dict, meta: dict) -> str:
     """The "falsified by" cell, saying exactly what ran: the declared mutants that flip the
     verdict and the claim mutants flipped k of n (``verify --mutants``), else the declared ones
@@ -288,7 +323,9 @@ def render_markdown(records: Sequence[dict], meta: dict) -> str:
             ev += f" *Witness:* {_md_code(r['witness'])}"
         lines.append(
             f"| {_md_text(r['claim'])} | {_md_text(r['statement'])} | "
-            f"{_md_text(r['provenance'])} | **{_md_text(r['verdict'])}** | "
+            f"{_md_text(r['provenance'])} | **{_md_text(r['verdict'])}**"
+            + (f" ({_md_text(_scale(r))})" if _scale(r) else "")
+            + " | "
             f"{_md_text(r.get('scope', ''))} | {_md_text(_falsified(r, meta))} | {ev} | {plots} |"
         )
     return "\n".join(lines) + "\n"
@@ -315,7 +352,9 @@ def render_html(records: Sequence[dict], meta: dict) -> str:
             f"<tr><td><b>{e(r['claim'])}</b><br><small>{e(r['paper'])}</small></td>"
             f"<td>{e(r['statement'])}</td><td>{e(r['provenance'])}</td>"
             f'<td><span class=badge style="background:{_BADGE.get(r["verdict"], "#555")}">'
-            f"{e(r['verdict'])}</span></td><td>{e(r.get('scope', ''))}</td>"
+            f"{e(r['verdict'])}</span>"
+            + (f"<br><small>{e(_scale(r))}</small>" if _scale(r) else "")
+            + f"</td><td>{e(r.get('scope', ''))}</td>"
             f"<td>{e(_falsified(r, meta))}</td>"
             f"<td>{e(r['evidence'])}{cov}{wit}<br>{csvs}</td>"
             f"<td>{plots}</td></tr>"

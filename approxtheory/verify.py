@@ -90,6 +90,7 @@ def _record(c, v: dict, key: str) -> dict:
             "mutants": list(v.get("mutants", [])),
             "falsified_by": list(v.get("falsified_by", [])),
             "slack": v.get("slack"),
+            "scale": v.get("scale"),
             "formula_note": v.get("formula_note", ""),
             "slack_note": v.get("slack_note", ""),
             "volatile": v.get("volatile", {}),
@@ -117,7 +118,7 @@ _FIELDS = {
     "slack_note": str,
     "volatile": dict,
 }
-_ANY = ("measured", "claimed", "witness", "plot", "slack")
+_ANY = ("measured", "claimed", "witness", "plot", "slack", "scale")
 #: the keys of a cache entry: those of :func:`_record`, and these optional ones
 _OPTIONAL = ("formula_read", "duration_s")
 _PLOT_OPTIONAL: dict[str, type | tuple[type, ...]] = {

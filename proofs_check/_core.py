@@ -74,6 +74,10 @@ class Verdict:
     # why a check reads no formula of the catalogue (then no claim mutant can reach it); empty
     # when it reads the claim's formulas
     formula_note: str = ""
+    # a trained verdict's scale (proofs_check/_gate.py): per experiment, what was run (T, steps,
+    # widths, seeds, best NMSE) and, per reference cell, what was reached against the paper's
+    # figure; None for checks that train nothing
+    scale: dict | None = None
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:

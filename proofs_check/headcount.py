@@ -32,6 +32,7 @@ from ._core import (
     not_run,
     slope_row,
 )
+from ._gate import TRAINED_NMSE, PaperMagnitude, training_gate
 
 # tolerance on fitted exponents (rate criteria): the interval must lie within this of the
 # predicted exponent on the stated side
@@ -2159,6 +2160,68 @@ def ffn_exponent(ctx: Context, cid):
 #: a stated margin: a "drop" or "gap" of NMSE counts when it is at least this factor
 MARGIN = 3.0
 
+#: what is known to reach the paper's magnitude on this task (issue 26: an independent
+#: re-implementation, D = 4, T = 16, N = 32, per-head width 8, 2 seeds): said in a gated verdict
+RECIPE_HINT = (
+    "Known to reach the paper's magnitude: Adam lr 2e-3, cosine, 16,000 steps of batch 256 "
+    "(h = D = 4, T = 16: NMSE 2.9e-5 and 3.8e-5 against Table 2's 4.4e-5; about 150 s of one "
+    "CPU thread per cell at T = 16, growing about linearly in T)"
+)
+
+
+def table2_magnitudes(D: int) -> dict:
+    """The paper's Table 2 mean validation NMSE at D per (T, h), as gate magnitudes (empty where
+    the table has no such configuration: it is D = 4 only)."""
+    from approxtheory.headcount_analysis import synthetic_table2
+
+    return {
+        (r["T"], r["heads"]): PaperMagnitude(
+            r["val_nmse_mean"], f"Table 2, D = {D}, h = {r['heads']}, T = {r['T']}, mean"
+        )
+        for r in synthetic_table2()
+        if r["D"] == D
+    }
+
+
+def _run_figures(rows) -> dict:
+    """What a trained run was: its grid's T, steps, hidden sizes, widths, parameters, seeds."""
+    keys = ("T", "steps", "hidden", "head_dim", "total_width", "layers", "params")
+    out = {k: sorted({int(r[k]) for r in rows if k in r}) for k in keys}
+    out = {k: v for k, v in out.items() if v}
+    out["seeds"] = len({int(r["seed"]) for r in rows if "seed" in r})
+    fin = [float(r["val_nmse"]) for r in rows if math.isfinite(float(r["val_nmse"]))]
+    out["best_val_nmse"] = min(fin) if fin else None
+    return out
+
+
+def gated_verdict(cid, gates: list, rows_by: dict, covered: str) -> Verdict | None:
+    """The not-checkable verdict of a trained check whose gates did not all pass (None when they
+    did): what was reached, the paper's magnitude, the known recipe (RECIPE_HINT)."""
+    failed = [(name, g) for name, g in gates if not g.passed]
+    if not failed:
+        return None
+    run = "; ".join(
+        f"{name}: {', '.join(f'{k} {v}' for k, v in _run_figures(rows_by[name]).items())}"
+        for name, _ in failed
+    )
+    return Verdict(
+        cid,
+        "not-checkable",
+        " ".join(f"[{name}] {g.reason()}" for name, g in failed) + f" (ran: {run})",
+        covered=covered + "; gated: the criterion was not applied",
+        scope="none",
+        scale=scale_record(gates, rows_by),
+    )
+
+
+def scale_record(gates: list, rows_by: dict) -> dict:
+    """A trained verdict's ``scale``: per experiment, what was run and, per reference cell,
+    what was reached against the paper's figure."""
+    return {
+        name: {"run": _run_figures(rows_by[name]), "reference": g.reference, "cells": g.scale()}
+        for name, g in gates
+    }
+
 
 def _exp_rows(name: str, profile: str) -> tuple:
     """(rows or None, seconds, note) of an experiment through the runner
@@ -2189,7 +2252,8 @@ def _reversal(best: dict) -> dict:
 def phase_criterion(rows, D: int) -> dict:
     """HC-P8's stated criterion on one experiment's rows (digest §6 P8): (a) at the largest T
     the largest log-drop of NMSE between consecutive h is from h = D-1 to h = D, for the
-    min over seeds and in at least 2 of 3 (a majority of the) seeds; (b) for every h < D the
+    min over seeds (there strictly the largest and at least a factor MARGIN) and in at least 2
+    of 3 (a majority of the) seeds; (b) for every h < D the
     NMSE grows from the smallest to the largest T; (c) for h >= D it grows by less than for every
     h < D. (b) and (c) need two T (else reported as not tested)."""
     best = _best(rows)
@@ -2201,7 +2265,13 @@ def phase_criterion(rows, D: int) -> dict:
         return {(h1, h2): math.log(b[(h1, Tmax)] / b[(h2, Tmax)]) for h1, h2 in zip(hs, hs[1:])}
 
     drops = drops_of(best)
-    a_min = max(drops, key=drops.get) == (D - 1, D)
+    # the drop at D - 1 -> D must be the strictly largest and a drop that counts (at least a
+    # factor MARGIN): a smooth decline in h with no transition (ties, or small steady drops)
+    # must fail. Calibrated: the paper's Table 2 passes at every tabulated T (its 3 -> 4 log-drop
+    # is 2.4-5.0 and the largest), see tests/test_gate.py
+    jump = drops.get((D - 1, D), -math.inf)
+    others = [v for k, v in drops.items() if k != (D - 1, D)]
+    a_min = jump > max(others, default=-math.inf) and jump >= math.log(MARGIN)
     seeds = sorted({int(r["seed"]) for r in rows})
     per_seed = []
     for sd in seeds:
@@ -2219,8 +2289,9 @@ def phase_criterion(rows, D: int) -> dict:
         t
         for t, good in (
             (
-                f"(a) D = {D}: the largest drop at T = {Tmax} is not at h = {D - 1} -> {D} "
-                f"(min over seeds: {a_min}; seeds: {sum(per_seed)}/{len(seeds)}, need {need})",
+                f"(a) D = {D}: the largest drop at T = {Tmax} is not at h = {D - 1} -> {D}, "
+                f"strictly and by at least a factor {MARGIN:g} (min over seeds: {a_min}, log-drop "
+                f"{jump:.2f}; seeds: {sum(per_seed)}/{len(seeds)}, need {need})",
                 a,
             ),
             (f"(b) D = {D}: NMSE does not grow with T below D", b_ok is not False),
@@ -2254,11 +2325,26 @@ def phase_transition(ctx: Context, cid):
     """Trained one-layer models on Σ max a_iᵀx with D = 2 (headcount_phase_d2) and D = 4
     (headcount_phase_d4): :func:`phase_criterion` for each D; consistent when both pass."""
     parts, table, witness, notes = [], [], {}, []
+    gates, rows_by = [], {}
     for D in (2, 4):
         name = f"headcount_phase_d{D}"
         raw, _, note = _exp_rows(name, ctx.profile)
         if raw is None:
             return _not_run(cid, name, ctx.profile, note)
+        # the gate reads the run as it was trained (a bookkeeping mutant is applied after it)
+        gates.append(
+            (
+                name,
+                training_gate(
+                    raw,
+                    control=lambda r, D=D: int(r["heads"]) >= D,
+                    describe=f"h >= D = {D}, one layer, per T",
+                    paper=table2_magnitudes(D),
+                    budget=RECIPE_HINT,
+                ),
+            )
+        )
+        rows_by[name] = raw
         rows = [dict(r) for r in raw]
         if ctx.is_mutant("heads-relabelled"):
             hs = sorted({int(r["heads"]) for r in rows})
@@ -2275,6 +2361,15 @@ def phase_transition(ctx: Context, cid):
                 "min_nmse": {f"h={h},T={T}": v for (h, T), v in sorted(res["best"].items())},
             }
         notes.append(note)
+    covered = (
+        f"headcount_phase_d2 and headcount_phase_d4 ({ctx.profile}; "
+        + "; ".join(notes)
+        + "); criterion: (a) largest log-drop at h = D-1 -> D at the largest T (min over seeds "
+        "and 2 of 3 seeds), (b) growth with T below D, (c) less growth at h >= D"
+    )
+    gated = gated_verdict(cid, gates, rows_by, covered)
+    if gated is not None:
+        return gated
     ok = all(res["ok"] for _, res in parts)
     ev = []
     for D, res in parts:
@@ -2294,12 +2389,10 @@ def phase_transition(ctx: Context, cid):
     return Verdict(
         cid,
         "consistent-empirical" if ok else "inconsistent",
-        ". ".join(ev) + ". Short runs may not reach the regime the paper describes (it gives "
-        "no training budget)",
-        covered=f"headcount_phase_d2 and headcount_phase_d4 ({ctx.profile}; "
-        + "; ".join(notes)
-        + "); criterion: (a) largest log-drop at h = D-1 -> D at the largest T (min over seeds "
-        "and 2 of 3 seeds), (b) growth with T below D, (c) less growth at h >= D",
+        ". ".join(ev) + ". Both runs passed the training-adequacy gate (h = D trained to "
+        "within its bounds)",
+        covered=covered,
+        scale=scale_record(gates, rows_by),
         measured={f"D={D}": res["effect"] for D, res in parts},
         rows=table,
         witness=None if ok else witness,
@@ -2363,6 +2456,26 @@ def width_scaling(ctx: Context, cid):
         return _not_run(cid, name, ctx.profile, note)
     D = int(raw[0]["D"])
     n = int(raw[0]["head_dim"])
+    covered = (
+        f"{name} ({ctx.profile}; {note}): D = {D}, h in {{{D - 1}, {D}}}, N in "
+        f"{sorted({int(r['hidden']) for r in raw})}, T in {sorted({int(r['T']) for r in raw})}; "
+        "criterion: slope interval below 0 at h = D-1 and containing 0 at h = D, every T"
+    )
+    gates = [
+        (
+            name,
+            training_gate(
+                raw,
+                control=lambda r: int(r["heads"]) == D,
+                describe=f"h = D = {D}, per T (min over N and seeds)",
+                paper=table2_magnitudes(D),
+                budget=RECIPE_HINT,
+            ),
+        )
+    ]
+    gated = gated_verdict(cid, gates, {name: raw}, covered)
+    if gated is not None:
+        return gated
     res = width_criterion(raw, D, ctx.mutant)
     gamma = float(claim("HC-A3").evaluate("gamma_barron"))
     slopes = []
@@ -2395,9 +2508,8 @@ def width_scaling(ctx: Context, cid):
         )
         + " (k <= 0: the lower bound is vacuous there and predicts no slope)"
         + (". Failed: " + "; ".join(res["failed"]) if res["failed"] else ""),
-        covered=f"{name} ({ctx.profile}; {note}): D = {D}, h in {{{D - 1}, {D}}}, N in "
-        f"{sorted({int(r['hidden']) for r in raw})}, T in {res['Ts']}; criterion: slope interval "
-        "below 0 at h = D-1 and containing 0 at h = D, every T",
+        covered=covered,
+        scale=scale_record(gates, {name: raw}),
         measured={f"h={h},T={T}": f.slope for (h, T), f in res["fits"].items()},
         rows=rows,
         slopes=slopes,
@@ -2465,11 +2577,31 @@ def variants(ctx: Context, cid):
     raw, _, note = _exp_rows(name, ctx.profile)
     if raw is None:
         return _not_run(cid, name, ctx.profile, note)
+    D = int(raw[0]["D"])
+    h2 = math.ceil(D / 2)
+    covered = (
+        f"{name} ({ctx.profile}; {note}): D = {D}, E = 24 (per-head ⌈24/h⌉), "
+        f"h in {sorted({int(r['heads']) for r in raw})}, L in {{1, 2}}; margin x{MARGIN:g}"
+    )
+    gates = [
+        (
+            name,
+            training_gate(
+                raw,
+                control=lambda r: int(r["layers"]) * int(r["heads"]) >= D,
+                describe=f"L·h >= D = {D} (one layer at h >= {D}, two at h >= {h2}), per T",
+                config=("layers", "heads"),
+                budget=RECIPE_HINT,
+            ),
+        )
+    ]
+    gated = gated_verdict(cid, gates, {name: raw}, covered)
+    if gated is not None:
+        return gated
     rows = [dict(r) for r in raw]
     if ctx.is_mutant("layers-relabelled"):
         for r in rows:
             r["layers"] = 3 - int(r["layers"])
-    D = int(rows[0]["D"])
     res = variants_criterion(rows, D)
     table = [{"layers": L, "heads": h, "min_nmse": v} for (L, h), v in sorted(res["g"].items())]
     bad = [t for t, c in res["checks"] if not c]
@@ -2481,8 +2613,8 @@ def variants(ctx: Context, cid):
         + "; "
         + "; ".join(t for t, _ in res["checks"])
         + (". Failed: " + "; ".join(bad) if bad else ""),
-        covered=f"{name} ({ctx.profile}; {note}): D = 3, E = 24 (per-head ⌈24/h⌉), "
-        f"h in {sorted({h for _, h in res['g']})}, L in {{1, 2}}; margin x{MARGIN:g}",
+        covered=covered,
+        scale=scale_record(gates, {name: raw}),
         measured=res["effects"],
         rows=table,
         witness=None if res["ok"] else {"failed": bad},
@@ -2504,7 +2636,7 @@ def variants(ctx: Context, cid):
 #: HC-P6b's training-adequacy gate: an h = D model counts as trained when its validation NMSE is
 #: at most this (the threshold IF-P3 and HC-Conj1 use); a T with no trained h = D model leaves
 #: the run undecided, never evidence against the claim (issue 26)
-P6B_TRAINED_NMSE = 1e-2
+P6B_TRAINED_NMSE = TRAINED_NMSE  # the shared gate's threshold (_gate.py)
 
 
 def _p6b_seeds(rows, h: int, T: int) -> list[float]:

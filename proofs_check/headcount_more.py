@@ -16,8 +16,10 @@ import numpy as np
 import sympy as sp
 
 from approxtheory import claim
+from approxtheory.headcount_analysis import synthetic_table2
 
 from ._core import Context, Verdict, check, experiment_rows, memo, not_run
+from ._gate import TRAINED_NMSE as _GATE_NMSE
 
 #: a stated margin: an NMSE "gap" between two groups of trained cells counts when it is at
 #: least this factor (the same factor as headcount.py's MARGIN for HC-P8/HC-P10)
@@ -276,7 +278,7 @@ def density_instance(ctx: Context, cid):
 # --------------------------------------------------------------------------------- HC-Conj1
 #: a trained cell's validation NMSE is at most this (the threshold IF-P3 uses): a verdict against
 #: the conjecture needs the models it calls efficient to have trained
-TRAINED_NMSE = 1e-2
+TRAINED_NMSE = _GATE_NMSE  # the shared gate's threshold (_gate.py)
 
 
 def _rows(name: str, profile: str) -> tuple:
@@ -758,24 +760,16 @@ def real_data_transition(ctx: Context, cid):
 
 # ------------------------------------------------------------------------------------ HC-B1
 #: the paper's Table 2 (validation NMSE, mean and std over seeds; D = 4, per-head width 8,
-#: N = 32), h = D = 4 and h = 5, T = 8..128, transcribed from
-#: shared/papers/data/headcount_synthetic_table2.csv (not shipped with the package)
+#: N = 32), h = D = 4 and h = 5, T = 8..128: ``{h: {T: (mean, std)}}`` from the shipped copy
+#: (approxtheory/data/headcount_synthetic_table2.csv, read by headcount_analysis.synthetic_table2)
 B1_D = 4
 B1_TABLE2 = {
-    4: {
-        8: (6.1e-05, 0.000152),
-        16: (4.36e-05, 0.000193),
-        32: (4.8e-05, 0.00023),
-        64: (8.75e-06, 5.58e-05),
-        128: (5.23e-06, 5.67e-06),
-    },
-    5: {
-        8: (3.35e-05, 5.84e-05),
-        16: (1.1e-05, 2.36e-05),
-        32: (4.91e-06, 6.32e-06),
-        64: (4.19e-06, 8.39e-06),
-        128: (3.99e-06, 4.29e-06),
-    },
+    h: {
+        r["T"]: (r["val_nmse_mean"], r["val_nmse_std"])
+        for r in synthetic_table2()
+        if r["heads"] == h
+    }
+    for h in (4, 5)
 }
 
 

@@ -28,6 +28,7 @@ from ._core import (
     not_checkable,
     slope_row,
 )
+from ._gate import TRAINED_NMSE
 
 not_checkable(
     "IF-T3",
@@ -1595,7 +1596,7 @@ def infoflow_recovers_depth_separation(ctx: Context, cid):
 #: T's and above FLOOR_P4 at the largest T for every size (IF-P4); both on bootstrap intervals
 GAP_P3, GROWTH_P4, FLOOR_P4 = 10.0, 5.0, 0.5
 #: an efficient configuration's NMSE above this is far from the paper's 1e-4..1e-3: undertrained
-TRAINED_P3 = 1e-2
+TRAINED_P3 = TRAINED_NMSE  # the shared gate's threshold (_gate.py)
 #: a run whose NMSE is at least this ended at the constant predictor's level (NMSE 1 predicts
 #: the mean): training collapsed; the IF-P3 evidence counts such runs
 COLLAPSED = 0.9
@@ -2175,7 +2176,7 @@ def argmax_probe(ctx: Context, cid):
 #: flattening) lies above 0. Intervals of differences: the conservative sums of the fits'
 #: intervals. A two-layer model with NMSE above E3_TRAINED at the smallest T (the digest's §7
 #: item 4 level) is not trained enough for its slope to mean a rate: the evidence says so.
-E3_TRAINED = 1e-2
+E3_TRAINED = TRAINED_NMSE  # the shared gate's threshold (_gate.py)
 E3_EXPERIMENTS = {"kth": "infoflow_kth_depth", "pmax": "infoflow_pmax_depth"}
 
 

@@ -108,9 +108,10 @@ def test_phase_criterion_synthetic_rows():
 
 def _width_rows(slope_lo, slope_hi):
     out = []
-    for h, sl in ((1, slope_lo), (2, slope_hi)):
+    # h = D = 2 at a trained magnitude (the training-adequacy gate's <= 1e-2)
+    for h, sl, base in ((1, slope_lo, 0.1), (2, slope_hi, 1e-3)):
         for i, p in enumerate((100, 200, 400, 800)):
-            v = 0.1 * (p / 100) ** sl * (1 + 0.01 * (-1) ** i)
+            v = base * (p / 100) ** sl * (1 + 0.01 * (-1) ** i)
             out.append({"heads": h, "T": 8, "mlp_params": p, "seed": 0, "val_nmse": v})
     return tuple(out)
 
