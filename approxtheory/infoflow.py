@@ -34,7 +34,8 @@ from typing import Any
 import sympy as sp
 
 from .catalogue import claim
-from .errors import ConfigError, did_you_mean
+from .errors import ConfigError, InvalidValueError, UnknownSymbolError, did_you_mean
+from .parse import to_number
 
 __all__ = [
     "Argmax",
@@ -81,6 +82,44 @@ MODES: dict[str, str] = {
 
 QUERIES = ("cls", "tokens", "last")
 
+#: the symbols a prediction's exponent can hold, by name (each a positive integer)
+_SYMBOLS: dict[str, sp.Symbol] = {"T": T, "d": d, "E": E}
+_SYMBOL_TEXT = {"T": "the sequence length", "d": "the token dimension", "E": "the width"}
+
+
+def _symbol_value(name: str, value: Any, *, keep_symbol: bool = False) -> sp.Expr:
+    """A caller's value for the catalogue symbol ``name`` (T, d or E: positive integers).
+
+    Strings are read by :func:`approxtheory.parse.to_number` (parsed, never evaluated); ints,
+    sympy Integers and the like are converted exactly. With ``keep_symbol`` the catalogue symbol
+    itself is accepted (an architecture whose width stays symbolic)."""
+    sym = _SYMBOLS[name]
+    allowed = f"a positive integer ({_SYMBOL_TEXT[name]})"
+    if keep_symbol:
+        if isinstance(value, sp.Symbol) and value == sym:  # same name and assumptions
+            return sym
+        allowed += f", or the catalogue symbol approxtheory.infoflow.{name}"
+    if isinstance(value, sp.Basic) and not value.is_number:
+        raise InvalidValueError(
+            f"{name} must be {allowed} (got the expression {sp.sstr(value)[:60]!r})"
+        )
+    v = to_number(value, name)
+    if not (v.is_Integer and v > 0):
+        raise InvalidValueError(f"{name} must be {allowed} (got {name}={sp.sstr(v)[:60]})")
+    return v
+
+
+def _as_sympy(value: Any, what: str) -> sp.Expr:
+    """An internal value (a sympy expression, or a number such as a :class:`DecodeLaw`'s
+    exponent) as a sympy expression. A string is refused, never parsed."""
+    if isinstance(value, sp.Basic):
+        return value
+    if isinstance(value, str):
+        raise ConfigError(
+            f"{what} must be a sympy expression or a number, not a string (got {value[:60]!r})"
+        )
+    return to_number(value, what)
+
 
 # ------------------------------------------------------------------------------- cost laws
 
@@ -94,7 +133,8 @@ def _law_exponent(cid: str, expr: str, **values: Any) -> sp.Expr:
     if not any(s.name == "epsilon" for s in e.free_symbols):
         return sp.Integer(0)
     a = -c.exponent("epsilon", expr)
-    return sp.simplify(a.subs({c.symbol(k): sp.sympify(v) for k, v in values.items()}))
+    subs = {c.symbol(k): _as_sympy(v, f"{cid} {expr}: {k}") for k, v in values.items()}
+    return sp.simplify(a.subs(subs))
 
 
 @dataclass(frozen=True)
@@ -218,8 +258,12 @@ class Task:
 
 @dataclass(frozen=True)
 class Arch:
-    """Head counts per layer, positional encoding, token dimension ``d`` and width ``E``
-    (sympy symbols of the catalogue unless given)."""
+    """Head counts per layer, positional encoding, token dimension ``d`` and width ``E``.
+
+    ``d`` and ``E`` are the catalogue's symbols unless given; a given value must be a positive
+    integer (an int, a sympy Integer or a string such as ``"64"``, read by
+    :mod:`approxtheory.parse`, never evaluated); anything else raises
+    :class:`~approxtheory.errors.InvalidValueError`."""
 
     heads: tuple[int, ...]
     pos_enc: bool = False
@@ -237,6 +281,8 @@ class Arch:
                 "layer, e.g. 1,1"
             )
         object.__setattr__(self, "heads", heads)
+        object.__setattr__(self, "d", _symbol_value("d", self.d, keep_symbol=True))
+        object.__setattr__(self, "E", _symbol_value("E", self.E, keep_symbol=True))
 
     @property
     def layers(self) -> int:
@@ -330,9 +376,21 @@ class Prediction:
     provenance: dict[str, str] = field(default_factory=dict)
 
     def alpha_at(self, **values: Any) -> sp.Expr:
-        """``alpha`` with values for T, d, E substituted (names)."""
-        syms = {"T": T, "d": d, "E": E}
-        return sp.simplify(self.alpha.subs({syms[k]: sp.sympify(v) for k, v in values.items()}))
+        """``alpha`` with values for T, d, E substituted (names).
+
+        Each value must be a positive integer (an int, a sympy Integer or a string such as
+        ``"64"``, read by :mod:`approxtheory.parse`, never evaluated): another name raises
+        :class:`~approxtheory.errors.UnknownSymbolError`, a value outside the symbol's domain
+        (``T=-5``, ``T=2.5``, ``T=True``) :class:`~approxtheory.errors.InvalidValueError`."""
+        subs = {}
+        for k, v in values.items():
+            if k not in _SYMBOLS:
+                raise UnknownSymbolError(
+                    f"alpha_at has no symbol {k!r}{did_you_mean(k, _SYMBOLS, ignore_case=True)}; "
+                    f"allowed: {', '.join(_SYMBOLS)} (positive integers)"
+                )
+            subs[_SYMBOLS[k]] = _symbol_value(k, v)
+        return sp.simplify(self.alpha.subs(subs))
 
     def to_dict(self) -> dict:
         return {
@@ -708,12 +766,12 @@ def _information(task: Task, arch: Arch, placements: list[Placement]):
 def _dominance_key(e: sp.Expr) -> tuple[bool, float]:
     """Order steps as ε -> 0 and T grows: a T-dependent exponent first, then the value at a
     reference point (T = 10^6, d = E = 1 where they are symbols)."""
-    ref = sp.sympify(e).subs({T: 10**6, d: 1, E: 1})
+    ref = e.subs({T: 10**6, d: 1, E: 1})
     try:
         val = float(ref)
     except TypeError:
         val = float("inf")
-    return (bool(sp.sympify(e).has(T)), val)
+    return (bool(e.has(T)), val)
 
 
 def predict_rate(arch: Arch, task: Task, decode_law: str | DecodeLaw = "dE") -> Prediction:
@@ -754,7 +812,7 @@ def predict_rate(arch: Arch, task: Task, decode_law: str | DecodeLaw = "dE") -> 
                     pl.layer,
                     pl.node,
                     "GIA",
-                    law.exponent(gia_size, arch.d, arch.E),
+                    _as_sympy(law.exponent(gia_size, arch.d, arch.E), f"decode law {law.name}"),
                     f"{law.source} with |I| = IF-R1 I_global",
                     "the FFN decodes the item from a block coupling all T positions",
                 )
@@ -767,7 +825,7 @@ def predict_rate(arch: Arch, task: Task, decode_law: str | DecodeLaw = "dE") -> 
                     pl.layer,
                     pl.node,
                     "SPA",
-                    law.exponent(node.size, arch.d, arch.E),
+                    _as_sympy(law.exponent(node.size, arch.d, arch.E), f"decode law {law.name}"),
                     f"{law.source} with |I| = |P| = {node.size}",
                 )
             )

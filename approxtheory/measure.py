@@ -26,7 +26,7 @@ import numpy as np
 import sympy as sp
 import torch
 
-from .errors import ConfigError
+from .errors import ConfigError, InvalidValueError, MissingSymbolError, UnknownSymbolError
 
 __all__ = [
     "SupErrorResult",
@@ -36,7 +36,39 @@ __all__ = [
     "RateFit",
     "fit_rate",
     "compare_exponent",
+    "MAX_N_BOOT",
+    "MAX_DISCRETE_EVALS",
+    "MAX_LOCAL_STEPS",
 ]
+
+#: most bootstrap resamples :func:`fit_rate` accepts (each is one least-squares fit)
+MAX_N_BOOT = 100_000
+#: most evaluations :func:`sup_error`'s discrete stage accepts (``discrete_evals``)
+MAX_DISCRETE_EVALS = 10**7
+#: most gradient steps per start :func:`sup_error`'s local stages accept (``local_steps``)
+MAX_LOCAL_STEPS = 10**5
+
+
+def _count(name: str, v, lo: int, hi: int | None = None) -> int:
+    """``v`` as an integer in ``lo..hi`` (``ConfigError`` naming the range otherwise)."""
+    ok = not isinstance(v, (bool, np.bool_)) and isinstance(v, (int, np.integer))
+    if ok:
+        v = int(v)
+        ok = v >= lo and (hi is None or v <= hi)
+    if not ok:
+        rng = f"from {lo} to {hi}" if hi is not None else f">= {lo}"
+        raise ConfigError(f"{name} must be an integer {rng} (got {v!r})")
+    return v
+
+
+def _float64(name: str, v) -> np.ndarray:
+    """``v`` as a float64 array (``InvalidValueError`` for what is not numeric)."""
+    try:
+        return np.asarray(v, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise InvalidValueError(
+            f"{name} must be an array of real numbers (got {type(v).__name__}: {e})"
+        ) from None
 
 
 @dataclass
@@ -80,7 +112,8 @@ def _err_per_sample(model, task, X: torch.Tensor) -> torch.Tensor:
 
     A NaN target marks an output that has no target (e.g. the first k rows of a lag task) and is
     not measured. A NaN or infinite *model* output where there is a target is a failure: its
-    error is ``inf``, never 0, so it wins the search and becomes the witness."""
+    error is ``inf``, never 0, so it wins the search and becomes the witness. So is a sequence
+    whose input holds a NaN or an infinity (its target is undefined, so no output is right)."""
     out = model(X)
     y = task.target(X)
     if out.dim() == 3 and out.shape[-1] == 1:
@@ -96,18 +129,24 @@ def _err_per_sample(model, task, X: torch.Tensor) -> torch.Tensor:
     failed = ~torch.isfinite(out) & ~no_target
     e = (out - y).abs().masked_fill(no_target, 0.0)
     e = torch.where(failed, torch.full_like(e, float("inf")), e)
-    if e.dim() == 1:
-        return e
-    return e.flatten(1).amax(-1)
+    if e.dim() > 1:
+        e = e.flatten(1).amax(-1)
+    bad_input = ~torch.isfinite(X.detach()).flatten(1).all(-1)
+    return torch.where(bad_input, torch.full_like(e, float("inf")), e)
 
 
 def errors(model, task, X, batch: int = 4096) -> np.ndarray:
     """ℓ∞ error of each input sequence (no gradient); ``inf`` where the model's output is NaN or
-    infinite."""
+    infinite, and for a sequence whose input holds a NaN or an infinity (a failure, never 0).
+
+    ``batch`` (sequences per forward pass) must be an integer >= 1 (:class:`ConfigError`)."""
     from .resources import require_errors
 
+    batch = _count("batch", batch, 1)
+    if not hasattr(X, "__len__"):
+        raise InvalidValueError(f"X must be an array of input sequences (got {type(X).__name__})")
     require_errors(model, task, len(X), batch=batch)
-    X = torch.as_tensor(np.asarray(X), dtype=torch.float64)
+    X = torch.as_tensor(_float64("X", X), dtype=torch.float64)
     out = []
     with torch.no_grad():
         for i in range(0, len(X), batch):
@@ -467,6 +506,27 @@ def _ascent(
     return list(best_X)
 
 
+def _require_search_time(model, task, budget, discrete_evals, local_starts, local_steps):
+    """Refuse a search whose forward passes alone would exceed the time limit (a lower bound:
+    2 · parameters · T flops per sequence at resources.FLOPS_PER_SECOND; models without a
+    ``cfg`` are not estimated)."""
+    from .resources import FLOPS_PER_SECOND, model_param_count, require
+
+    cfg = getattr(model, "cfg", None)
+    if cfg is None:
+        return
+    try:
+        per_seq = 2.0 * model_param_count(cfg) * int(getattr(task, "T", 1)) / FLOPS_PER_SECOND
+    except (AttributeError, TypeError, ValueError):
+        return
+    de = max(1024, 2 * int(budget)) if discrete_evals is None else int(discrete_evals)
+    # the local stages: about 1.5 · local_starts inputs per step, each step a forward and a
+    # backward pass (3 forwards' worth)
+    local = 3 * int(local_steps) * (int(local_starts) + max(1, int(local_starts) // 2))
+    evals = int(budget) + de + local
+    require(bytes=0, seconds=evals * per_seq, what=f"the error search ({evals} evaluations)")
+
+
 def sup_error(
     model,
     task,
@@ -497,7 +557,8 @@ def sup_error(
        of the domain, refined around the best level.
     4. ``discrete``: greedy coordinate-wise local search with restarts among candidate values
        (bounds, other tokens' values, small offsets from them) from the best inputs so far
-       (``discrete_evals`` evaluations, default ``max(1024, 2·budget)``).
+       (``discrete_evals`` evaluations, default ``max(1024, 2·budget)`` up to
+       :data:`MAX_DISCRETE_EVALS`).
     5. ``continuation``: projected gradient ascent at softened temperatures (every attention
        logit times f for f in ``continuation``, annealed to 1) from the best inputs, so that
        saturated softmax does not stall it; the true error is what is recorded.
@@ -505,6 +566,11 @@ def sup_error(
 
     Deterministic for a given seed. A NaN or infinite model output is an error of ``inf`` (the
     result's ``nonfinite`` is True and the witness is that input), never zero.
+
+    Sizes are checked before anything starts: ``discrete_evals`` at most
+    :data:`MAX_DISCRETE_EVALS`, ``local_steps`` at most :data:`MAX_LOCAL_STEPS`, and the memory of
+    ``budget`` sequences against :mod:`approxtheory.resources`' limit
+    (:class:`~approxtheory.errors.ResourceLimitError`).
     """
     if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
         raise ConfigError(f"budget must be an integer >= 1 (got {budget!r})")
@@ -521,13 +587,33 @@ def sup_error(
         raise ConfigError(
             f"the task's domain must have finite lo <= hi (got lo={task.lo}, hi={task.hi})"
         )
-    if lr is not None and not (np.isfinite(lr) and lr > 0):
+    _count("local_steps", local_steps, 0, MAX_LOCAL_STEPS)
+    if discrete_evals is not None:
+        _count("discrete_evals", discrete_evals, 0, MAX_DISCRETE_EVALS)
+    if lr is not None and (
+        isinstance(lr, (bool, np.bool_))
+        or not isinstance(lr, (int, float, np.integer, np.floating))
+        or not (np.isfinite(lr) and lr > 0)
+    ):
         raise ConfigError(f"lr must be a positive finite number (got {lr!r})")
-    if any(not (0 < f <= 1) for f in continuation):
-        raise ConfigError(f"continuation factors must lie in (0, 1] (got {tuple(continuation)})")
+    try:
+        factors = tuple(continuation)
+        bad_factor = any(
+            isinstance(f, (bool, np.bool_))
+            or not isinstance(f, (int, float, np.integer, np.floating))
+            or not (0 < f <= 1)
+            for f in factors
+        )
+    except TypeError:
+        factors, bad_factor = (), True
+    if bad_factor:
+        raise ConfigError(
+            f"continuation must be a sequence of factors in (0, 1] (got {continuation!r})"
+        )
     from .resources import require_sup_error
 
     require_sup_error(model, task, budget, batch=batch)  # refuse before allocating
+    _require_search_time(model, task, budget, discrete_evals, local_starts, local_steps)
     rng = np.random.default_rng(seed)
     model.eval()
     S = _Search(model, task, batch)
@@ -540,7 +626,7 @@ def sup_error(
     if families:
         _families(S, rng, beta)
     if discrete_evals is None:
-        discrete_evals = max(1024, 2 * budget)
+        discrete_evals = min(max(1024, 2 * int(budget)), MAX_DISCRETE_EVALS)
     if discrete_evals > 0:
         _discrete(S, rng, beta, discrete_evals)
     width = float(task.hi - task.lo) if task.domain == "box" else 1.0
@@ -586,9 +672,33 @@ def sup_error(
 
 
 def nmse(model, task, n: int = 4096, seed: int = 0, X=None) -> float:
-    """Normalised mean squared error mean((ŷ - y)²)/var(y) on ``n`` random inputs."""
-    rng = np.random.default_rng(seed)
-    X = task.sample(n, rng) if X is None else np.asarray(X)
+    """Normalised mean squared error mean((ŷ - y)²)/var(y) on ``n`` random inputs (or on the
+    sequences ``X`` when given).
+
+    ``n`` (or ``len(X)``) must be an integer >= 2 (the variance of one target is undefined) and
+    ``seed`` an integer >= 0 (:class:`ConfigError`); the memory of the ``n`` sequences and their
+    forward pass is checked before anything is drawn
+    (:class:`~approxtheory.errors.ResourceLimitError`). Returns ``inf`` when the model's output is
+    NaN or infinite where there is a target, or an input holds a NaN or an infinity (a failure,
+    never a small error)."""
+    from .resources import array_bytes, errors_bytes, require
+
+    _count("seed", seed, 0)
+    if X is None:
+        n = _count("n", n, 2)
+        T_, d_ = int(getattr(task, "T", 1)), int(getattr(task, "d", 1))
+        # the sample, its float64 copy, the errors and one forward pass over all n sequences
+        require(
+            bytes=array_bytes(n, T_, d_) + errors_bytes(model, task, n, batch=n),
+            what=f"the NMSE on {n} sequences (T={T_})",
+        )
+        X = task.sample(n, np.random.default_rng(seed))
+    else:
+        X = _float64("X", X)
+        if X.ndim < 1 or len(X) < 2:
+            raise ConfigError(
+                f"the NMSE needs at least 2 input sequences (got {X.shape[0] if X.ndim else 0})"
+            )
     Xt = torch.tensor(X, dtype=torch.float64)
     with torch.no_grad():
         out = model(Xt)
@@ -596,11 +706,20 @@ def nmse(model, task, n: int = 4096, seed: int = 0, X=None) -> float:
         if out.dim() > y.dim():
             out = out[..., 0]
         m = torch.isfinite(y)
-        err = ((out - y)[m] ** 2).mean()
+        if int(m.sum()) < 2:
+            raise ConfigError(
+                "the target is defined (finite) at fewer than 2 outputs of these inputs; NMSE "
+                "is undefined"
+            )
+        diff = (out - y)[m]
+        if not bool(torch.isfinite(diff).all()) or not bool(torch.isfinite(Xt).all()):
+            return float("inf")
+        err = (diff**2).mean()
         var = y[m].var()
     if float(var) == 0.0:
         raise ConfigError("the target is constant on these inputs; NMSE is undefined")
-    return float(err / var)
+    r = float(err / var)
+    return r if np.isfinite(r) else float("inf")
 
 
 @dataclass
@@ -627,13 +746,33 @@ class RateFit:
 def fit_rate(
     x: Sequence[float], y: Sequence[float], n_boot: int = 2000, level: float = 0.95, seed: int = 0
 ) -> RateFit:
-    """Log-log least squares of y against x with a residual-bootstrap interval for the slope."""
-    xs = np.asarray(x, dtype=np.float64)
-    ys = np.asarray(y, dtype=np.float64)
+    """Log-log least squares of y against x with a residual-bootstrap interval for the slope.
+
+    Inputs are checked before any fit: x and y 1-D of equal length (at least 3 points), finite
+    and positive (:class:`~approxtheory.errors.InvalidValueError` for NaN or inf, as a measured
+    error of ``inf`` is a failure, not a point of a rate); ``n_boot`` an integer from 1 to
+    :data:`MAX_N_BOOT`, ``level`` in (0, 1), ``seed`` an integer >= 0 (:class:`ConfigError`)."""
+    n_boot = _count("n_boot", n_boot, 1, MAX_N_BOOT)
+    seed = _count("seed", seed, 0)
+    if (
+        isinstance(level, (bool, np.bool_))
+        or not isinstance(level, (int, float, np.integer, np.floating))
+        or not (0 < level < 1)
+    ):
+        raise ConfigError(f"level must be a number in (0, 1), e.g. 0.95 (got {level!r})")
+    xs = _float64("x", x)
+    ys = _float64("y", y)
     if xs.shape != ys.shape or xs.ndim != 1:
         raise ConfigError(f"x and y must be 1-D of equal length (got {xs.shape}, {ys.shape})")
     if len(xs) < 3:
         raise ConfigError(f"a rate fit needs at least 3 points (got {len(xs)})")
+    for name, v in (("x", xs), ("y", ys)):
+        if not np.isfinite(v).all():
+            i = int(np.flatnonzero(~np.isfinite(v))[0])
+            raise InvalidValueError(
+                f"a rate fit needs finite {name} values (got {name}[{i}] = {v[i]}); a NaN or "
+                "infinite measurement is a failure, not a point of a rate"
+            )
     if (xs <= 0).any() or (ys <= 0).any():
         raise ConfigError("a log-log fit needs positive x and y")
     lx, ly = np.log(xs), np.log(ys)
@@ -656,18 +795,52 @@ def fit_rate(
 
 def compare_exponent(fit: RateFit, predicted, **values) -> dict:
     """Compare a fitted slope with a predicted exponent (a number, a sympy expression evaluated at
-    ``values``, or a claim id whose ``rate_exponent`` is used with the sign of a decay in ε)."""
-    from .catalogue import Claim, claim
+    ``values``, or a claim id whose ``rate_exponent`` is used with the sign of a decay in ε).
 
+    ``values`` maps symbol names to numbers; a string value is read by
+    :func:`approxtheory.parse.to_number` (parsed, never evaluated). For a claim each value is
+    checked against its symbol as in :meth:`Claim.evaluate`; for an expression every name must
+    be one of its free symbols (:class:`~approxtheory.errors.UnknownSymbolError`). An exponent
+    left with a free symbol raises :class:`~approxtheory.errors.MissingSymbolError`."""
+    from .catalogue import Claim, claim
+    from .parse import to_number
+
+    if not isinstance(fit, RateFit):
+        raise ConfigError(f"fit must be a RateFit from fit_rate (got {type(fit).__name__})")
     if isinstance(predicted, str):
         predicted = claim(predicted)
     if isinstance(predicted, Claim):
-        predicted = predicted.rate_exponent().subs(
-            {predicted.symbol(k): v for k, v in values.items()}
-        )
+        # names, values and the symbols' assumptions checked by the claim (strings parsed)
+        expr = predicted.rate_exponent().subs(predicted._subs(values))
     elif isinstance(predicted, sp.Basic):
-        predicted = predicted.subs(values)
-    p = float(sp.N(predicted))
+        by_name = {s.name: s for s in predicted.free_symbols if isinstance(s, sp.Symbol)}
+        subs = {}
+        for k, v in values.items():
+            if k not in by_name:
+                allowed = ", ".join(sorted(by_name)) or "none"
+                raise UnknownSymbolError(
+                    f"the predicted exponent has no symbol {k!r}; its symbols are: {allowed}"
+                )
+            subs[by_name[k]] = to_number(v, k)
+        expr = predicted.subs(subs)
+    else:
+        if values:
+            raise UnknownSymbolError(
+                f"values ({', '.join(values)}) need a claim id or a sympy expression as the "
+                "prediction, not a number"
+            )
+        expr = to_number(predicted, "predicted")
+    if expr.free_symbols:
+        names = ", ".join(sorted(s.name for s in expr.free_symbols))
+        raise MissingSymbolError(f"the predicted exponent needs values for: {names}")
+    try:
+        p = float(expr.evalf())
+    except (TypeError, ValueError) as e:
+        raise InvalidValueError(
+            f"the predicted exponent is not a real number (got {sp.sstr(expr)[:60]})"
+        ) from e
+    if not np.isfinite(p):
+        raise InvalidValueError(f"the predicted exponent must be finite (got {p})")
     return {
         "predicted": p,
         "fitted": fit.slope,

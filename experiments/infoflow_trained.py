@@ -542,6 +542,8 @@ def depth_fits(rows: list) -> list[dict]:
     for key in sorted(best):
         task, kk, pe, L, T, E = key
         pts = sorted(best[key].items())
+        if not all(math.isfinite(v) for _, v in pts):
+            continue  # a non-finite NMSE is a failure, reported by _nonfinite; no slope from it
         if len(pts) < 3:  # fit_rate needs three points
             continue
         fit = fit_rate([p for p, _ in pts], [v for _, v in pts], seed=10 * T + L)

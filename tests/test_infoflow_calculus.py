@@ -427,3 +427,128 @@ def test_the_scheduler_finds_a_full_schedule_exactly_when_one_exists(task):
         p = predict_rate(Arch(heads, pos_enc=True), task)
         assert (not p.fallbacks) == _full_schedule_exists(task, heads), heads
         assert p.depends_on_T == bool(p.fallbacks), heads
+
+
+# ------------------------------------------------------------------- issue 25: values, files
+
+
+def test_alpha_at_takes_positive_integers_and_parses_strings():
+    p = predict_rate(Arch((1,)), make_task("kth", k=2))
+    assert p.alpha_at(T=64) == sp.Max(1, 64 * d / E)
+    assert p.alpha_at(T="64", d=sp.Integer(2), E="8") == 16
+    assert p.alpha_at() == p.alpha
+
+
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        ({"T": -5}, "T must be a positive integer"),
+        ({"T": 0}, "T must be a positive integer"),
+        ({"T": 2.5}, "T must be a positive integer"),
+        ({"T": "-5"}, "T must be a positive integer"),
+        ({"d": "1/2"}, "d must be a positive integer"),
+        ({"E": float("nan")}, "E must be a number"),
+        ({"T": True}, "booleans are not numbers"),
+        ({"T": sp.Symbol("x")}, "T must be a positive integer"),
+        ({"T": "1+"}, "T must be a real number"),
+    ],
+)
+def test_alpha_at_refuses_values_outside_the_symbols_domain(kw, match):
+    from approxtheory.errors import InvalidValueError
+
+    p = predict_rate(Arch((1,)), make_task("kth", k=2))
+    with pytest.raises(InvalidValueError, match=match):
+        p.alpha_at(**kw)
+
+
+def test_alpha_at_refuses_an_unknown_symbol_naming_the_allowed_ones():
+    from approxtheory.errors import UnknownSymbolError
+
+    p = predict_rate(Arch((1,)), make_task("kth", k=2))
+    with pytest.raises(UnknownSymbolError, match=r"no symbol 'Q'; allowed: T, d, E"):
+        p.alpha_at(Q=3)
+    with pytest.raises(UnknownSymbolError, match="did you mean T"):
+        p.alpha_at(t=3)
+
+
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        ({"E": 0}, "E must be a positive integer"),
+        ({"E": -3}, "E must be a positive integer"),
+        ({"d": 0.5}, "d must be a positive integer"),
+        ({"d": "x"}, "d must be a real number"),
+        ({"E": None}, "E must be a number"),
+        ({"E": sp.Symbol("E")}, "or the catalogue symbol"),  # not the catalogue's E
+        ({"d": 2 * E}, "or the catalogue symbol"),
+    ],
+)
+def test_arch_refuses_widths_that_are_not_positive_integers(kw, match):
+    from approxtheory.errors import InvalidValueError
+
+    with pytest.raises(InvalidValueError, match=match):
+        Arch((1,), **kw)
+
+
+def test_arch_keeps_the_catalogue_symbols_and_takes_integer_strings():
+    assert Arch((1,)).d is d and Arch((1,)).E is E
+    a = Arch((1,), d="3", E=sp.Integer(24))
+    assert a.d == 3 and a.E == 24
+    assert predict_rate(a, make_task("kth", k=2)).alpha_at(T=8) == 1
+
+
+def test_a_decode_law_returning_a_string_is_refused():
+    from approxtheory.infoflow import DecodeLaw
+
+    law = DecodeLaw("bad", lambda size, d_, E_: "T*d", "none", "none")
+    with pytest.raises(ConfigError, match="not a string"):
+        predict_rate(Arch((1,)), make_task("kth", k=2), decode_law=law)
+
+
+@pytest.mark.parametrize("out", ["x.qqq", "fig.png.bak", "a.txt"])
+def test_cli_draw_refuses_an_unknown_extension_one_line(capsys, tmp_path, out):
+    target = tmp_path / out
+    rc, stdout, err = _cli(capsys, "draw", "--task", "kth", "--heads", "1", "--out", str(target))
+    assert rc == 2 and stdout == "" and err.count("\n") == 1, err
+    assert "allowed: .png, .pdf, .svg" in err and not target.exists()
+
+
+def test_cli_draw_writes_exactly_the_file_it_reports(capsys, tmp_path):
+    noext = tmp_path / "noext"
+    rc, out, _ = _cli(capsys, "draw", "--task", "kth", "--heads", "1", "--out", str(noext))
+    assert rc == 0 and out.strip() == f"wrote {noext}"
+    assert noext.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not (tmp_path / "noext.png").exists()
+    pdf = tmp_path / "f.PDF"
+    rc, out, _ = _cli(capsys, "draw", "--task", "kth", "--heads", "1", "--out", str(pdf))
+    assert rc == 0 and pdf.read_bytes()[:5] == b"%PDF-"
+    svg = tmp_path / "sub" / "f.svg"
+    rc, out, _ = _cli(capsys, "draw", "--task", "kth", "--heads", "1", "--out", str(svg))
+    assert rc == 0 and b"<svg" in svg.read_bytes()
+    # nothing but the figures: no temporary file left behind
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == [
+        "f.PDF",
+        "f.svg",
+        "noext",
+    ]
+
+
+def test_cli_draw_is_atomic_a_failed_write_keeps_the_old_file(capsys, tmp_path, monkeypatch):
+    """A write that fails half-way (a full disk) leaves the old figure, never a truncated one,
+    and no temporary file; the CLI reports it as one line, exit 2."""
+    import errno
+
+    fig = tmp_path / "f.png"
+    fig.write_bytes(b"old figure")
+
+    def full_disk(fd):  # the data is flushed to the temporary file, then the disk is full
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    # an atomic write syncs its temporary file before renaming it over the target; a direct
+    # savefig(path) never calls fsync, so it would not fail here and the test would go red
+    monkeypatch.setattr("os.fsync", full_disk)
+    rc, out, err = _cli(capsys, "draw", "--task", "kth", "--heads", "1", "--out", str(fig))
+    monkeypatch.undo()
+    assert rc == 2 and err.count("\n") == 1 and "No space left" in err, err
+    assert fig.read_bytes() == b"old figure"
+    assert [p.name for p in tmp_path.iterdir()] == ["f.png"]

@@ -9,6 +9,33 @@ from typing import Any
 
 __all__ = ["register"]
 
+#: the figure formats ``infoflow draw --out`` writes, by file extension (no extension: PNG)
+FIGURE_FORMATS = ("png", "pdf", "svg", "eps", "jpg", "jpeg")
+
+
+def _figure_format(path: str) -> str:
+    """The figure format for ``path``: its extension, or PNG when it has none."""
+    from pathlib import Path
+
+    suffix = Path(path).suffix
+    return suffix[1:].lower() if suffix else "png"
+
+
+def _figure_file(text) -> str:
+    """``--out``: a writable file path whose extension is a figure format (or none: PNG)."""
+    import argparse
+
+    from .._cliargs import out_file
+
+    path = out_file(text)
+    if _figure_format(path) not in FIGURE_FORMATS:
+        allowed = ", ".join(f".{f}" for f in FIGURE_FORMATS)
+        raise argparse.ArgumentTypeError(
+            f"has an unknown figure extension (got {text!r}); allowed: {allowed}, or no "
+            "extension (a PNG file of exactly that name)"
+        )
+    return path
+
 
 def _predict(args):
     from ..infoflow import Arch, make_task, parse_heads, parse_task_args, predict_rate
@@ -133,14 +160,25 @@ def _cmd_draw(args) -> int:
         fontsize=9,
     )
     fig.tight_layout()
-    fig.savefig(args.out)
-    plt.close(fig)
+    # rendered in memory, then written atomically (a temporary file in the same folder renamed
+    # over the target): a failed write (a full disk) leaves the old file or none, never a
+    # truncated figure; the file written is exactly --out (no extension: PNG under that name)
+    import io as _io
+
+    from ..io import atomic_write_bytes
+
+    buf = _io.BytesIO()
+    try:
+        fig.savefig(buf, format=_figure_format(args.out))
+    finally:
+        plt.close(fig)
+    atomic_write_bytes(args.out, buf.getvalue())
     print(f"wrote {args.out}")
     return 0
 
 
 def register(sub) -> None:
-    from .._cliargs import out_file, pos_int
+    from .._cliargs import pos_int
 
     p = sub.add_parser("infoflow", help="the InfoFlow calculus: predicted rates of retrieval tasks")
     acts = p.add_subparsers(dest="action", metavar="ACTION")
@@ -175,5 +213,10 @@ def register(sub) -> None:
 
     q = acts.add_parser("draw", help="figure of the information sets per layer")
     common(q)
-    q.add_argument("--out", type=out_file, default="infoflow.png", help="the figure file")
+    q.add_argument(
+        "--out",
+        type=_figure_file,
+        default="infoflow.png",
+        help=f"the figure file: .{', .'.join(FIGURE_FORMATS)}, or no extension (PNG)",
+    )
     q.set_defaults(func=_cmd_draw)
