@@ -457,9 +457,34 @@ def run_verify(
     progress: bool = True,
     use_cache: bool = True,
     mutants: bool = False,
+    results: str | Path | None = None,
 ) -> int:
     """Run the checks (and with ``mutants=True`` each passing check's declared mutants, naming
-    in ``falsified_by`` the ones that flip it) and write the report."""
+    in ``falsified_by`` the ones that flip it) and write the report. ``results``: a results CSV
+    from elsewhere for the one trained claim in ``only`` (its schema:
+    ``approxtheory verify --results-schema CLAIM``): the claim's criterion, gate and scale record
+    are applied to it in place of the toolkit's own runs, with no cache."""
+    if results is not None:
+        from .catalogue import claim
+        from .proofs_check._results import SCHEMAS, using_results
+
+        ids = [claim(x).id for x in (only or [])]
+        if len(ids) != 1:
+            raise ApproxTheoryError(
+                "--results applies to one claim: give it with --only CLAIM (claims with a results "
+                f"schema: {', '.join(sorted(SCHEMAS))})"
+            )
+        with using_results(ids[0], results):
+            return run_verify(
+                profile=profile,
+                only=ids,
+                out=out,
+                fail_on=fail_on,
+                seed=seed,
+                progress=progress,
+                use_cache=False,
+                mutants=mutants,
+            )
     from .proofs_check import CHECKS, MUTANTS, PASSING, PROFILES, Context, check_hash, flips
     from .proofs_check._core import KEY_PACKAGES
     from .report import plot_from_csv, render_html, render_markdown, slope_plot, write_csv

@@ -392,14 +392,26 @@ def construction_grid(
 RESULTS_DIR = "results"
 
 
-@functools.cache  # not `memo`: trained rows never depend on a claim override
 def experiment_rows(name: str, profile: str) -> tuple:
     """An experiment's rows through the runner, for the checks that read trained results.
 
     Cells cached under ``results/<name>`` for the current source are copied into a temporary
     directory and reused; the quick profile is computed when not cached, the full profile only
     read from the cache. Returns (rows or None, trace rows, seconds, note); the trace rows are
-    the run's ``<profile>.trace.csv`` where the experiment writes one, else ()."""
+    the run's ``<profile>.trace.csv`` where the experiment writes one, else (). While outside
+    results are in use (``verify --results``, :mod:`._results`), their rows for ``name`` (None
+    when they have none) stand in for the experiment, whatever the profile."""
+    from ._results import active_results, results_note
+
+    given = active_results()
+    if given is not None:
+        rows = given["groups"].get(name)
+        return rows, (), 0.0, results_note() if rows else f"{name}: no row in the given results"
+    return _experiment_rows(name, profile)
+
+
+@functools.cache  # not `memo`: trained rows never depend on a claim override
+def _experiment_rows(name: str, profile: str) -> tuple:
     import shutil
     import tempfile
     import time

@@ -184,3 +184,92 @@ def test_hc_p10_with_nothing_learned_is_not_checkable(monkeypatch):
     assert v.verdict == "not-checkable" and "0.103" in v.evidence
     # ... and its bookkeeping mutant cannot turn an untrained run into evidence either
     assert run_check("HC-P10", Context(mutant="layers-relabelled")).verdict == "not-checkable"
+
+
+# ------------------------------------------------------ results from elsewhere (verify --results)
+def _write_table(path, rows, cols=("D", "heads", "T", "val_nmse")):
+    import csv
+
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for r in rows:
+            w.writerow([r[c] for c in cols])
+    return path
+
+
+def _table2_rows(move_transition=False):
+    t = {(r["heads"], r["T"]): r["val_nmse_mean"] for r in synthetic_table2()}
+    out = []
+    for (h, T), v in sorted(t.items()):
+        if move_transition and h == 4:  # h = D no better than h = D - 1: the transition at D gone
+            v = 0.9 * t[(3, T)]
+        out.append({"D": 4, "heads": h, "T": T, "val_nmse": v})
+    return out
+
+
+def _verdict(tmp_path, csv_path, name="out"):
+    import json
+
+    from approxtheory.cli import main
+
+    rc = main(
+        ["verify", "--only", "HC-P8", "--results", str(csv_path), "--out", str(tmp_path / name)]
+        + ["--quiet"]
+    )
+    assert rc == 0
+    return json.loads((tmp_path / name / "verdicts.json").read_text())["verdicts"][0]
+
+
+def test_the_papers_table_2_through_verify_results_is_consistent(tmp_path):
+    v = _verdict(tmp_path, _write_table(tmp_path / "t2.csv", _table2_rows()))
+    assert v["verdict"] == "consistent-empirical", v["evidence"]
+    assert "--results" in v["covered"] and v["scale"]["headcount_phase_d4"]["cells"]
+
+
+def test_table_2_with_the_transition_removed_is_inconsistent(tmp_path):
+    v = _verdict(tmp_path, _write_table(tmp_path / "t.csv", _table2_rows(move_transition=True)))
+    assert v["verdict"] == "inconsistent" and "(a)" in v["evidence"]
+
+
+def test_results_schema_is_printed(capsys):
+    from approxtheory.cli import main
+
+    assert main(["verify", "--results-schema", "HC-P8"]) == 0
+    out = capsys.readouterr().out
+    assert "required columns" in out and "val_nmse" in out and "seed" in out
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("", "empty"),
+        ("D,heads,T,val_nmse\n", "no rows"),
+        ("D,heads,T\n4,4,8\n", "missing column(s) val_nmse"),
+        ("D,heads,T,val_nmse\n4,4,8,nan\n", "finite"),
+        ("D,heads,T,val_nmse\n4,4,8,inf\n", "finite"),
+        ("D,heads,T,val_nmse\n4,four,8,1e-3\n", "not an integer"),
+        ("D,heads,T,val_nmse\n4,4,8,__import__('os')\n", "not a number"),
+        ("D,heads,T,val_nmse\n4,4,8,1e-3,9\n", "more fields"),
+        ("D,heads,T,val_nmse\n1,1,8,1e-3\n", "D >= 2"),
+    ],
+)
+def test_malformed_results_are_one_line_exit_2(tmp_path, capsys, text, says):
+    from approxtheory.cli import main
+
+    p = tmp_path / "r.csv"
+    p.write_text(text)
+    rc = main(["verify", "--only", "HC-P8", "--results", str(p), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and says in err[0], err
+
+
+def test_results_need_one_claim_with_a_schema(tmp_path, capsys):
+    from approxtheory.cli import main
+
+    p = _write_table(tmp_path / "t2.csv", _table2_rows())
+    assert main(["verify", "--results", str(p), "--out", str(tmp_path / "o")]) == 2
+    assert "--only CLAIM" in capsys.readouterr().err
+    assert main(["verify", "--only", "HC-K1", "--results", str(p)]) == 2
+    assert "takes no outside results" in capsys.readouterr().err
+    assert main(["verify", "--results-schema", "HC-K1"]) == 2

@@ -9,7 +9,15 @@ __all__ = ["register"]
 def _cmd(args) -> int:
     from ..verify import run_verify
 
+    if args.results_schema:
+        from ..catalogue import claim
+        from ..proofs_check import CHECKS  # noqa: F401  (registers the checks and their schemas)
+        from ..proofs_check._results import results_schema_of
+
+        print(results_schema_of(claim(args.results_schema).id).describe())
+        return 0
     return run_verify(
+        results=args.results,
         profile=args.profile,
         only=args.only,
         out=args.out,
@@ -50,5 +58,16 @@ def register(sub) -> None:
         help="also run each passing check against its declared mutants (broken "
         "variants) and name those that flip it; a verified verdict that no "
         "mutant flips is downgraded",
+    )
+    p.add_argument(
+        "--results",
+        metavar="CSV",
+        help="apply one trained claim's criterion, training gate and scale record to a "
+        "results CSV produced elsewhere (with --only CLAIM; no training, no cache)",
+    )
+    p.add_argument(
+        "--results-schema",
+        metavar="CLAIM",
+        help="print the columns --results reads for CLAIM and exit",
     )
     p.set_defaults(func=_cmd)
