@@ -56,6 +56,52 @@ __all__ = [
 
 _ACTS = ("relu", "gelu", "identity")
 _FFN_KINDS = ("relu", "gelu", "swiglu", "bilinear")
+_BOOL_FIELDS = (
+    "embed_bias",
+    "head_bias",
+    "cls_is_key",
+    "causal",
+    "bias",
+    "residual",
+    "layernorm",
+    "ffn_residual",
+    "ffn_bias",
+    "rmsnorm",
+    "final_norm",
+    "tie_embeddings",
+)
+
+
+def _is_int(v) -> bool:
+    """An integer that is not a bool (numpy integers count; 2.0, "2" and True do not)."""
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _pos_int(name: str, v) -> int:
+    if not _is_int(v) or v < 1:
+        raise ConfigError(f"{name} must be a positive integer (got {v!r})")
+    return int(v)
+
+
+def _widths(name: str, v) -> tuple[int, ...]:
+    """A sequence of positive integers (hidden widths) as a tuple of ints."""
+    if isinstance(v, (str, bytes, Mapping)) or not hasattr(v, "__iter__"):
+        raise ConfigError(
+            f"{name} must be a sequence of positive integers (hidden widths; () for none) "
+            f"(got {v!r})"
+        )
+    v = tuple(v)
+    if any(not _is_int(w) or w < 1 for w in v):
+        raise ConfigError(f"{name} widths must be positive integers (got {tuple(v)!r})")
+    return tuple(int(w) for w in v)
+
+
+def _finite_real(v) -> bool:
+    return (
+        isinstance(v, (int, float, np.integer, np.floating))
+        and not isinstance(v, (bool, np.bool_))
+        and math.isfinite(float(v))
+    )
 
 
 @dataclass
@@ -71,23 +117,50 @@ class LayerSpec:
     ffn_hidden: tuple[int, ...] = ()
 
     def __post_init__(self):
-        for name in ("heads", "head_dim"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or v < 1:
-                raise ConfigError(f"{name} must be a positive integer (got {v!r})")
-        if self.value_dim is None:
-            self.value_dim = self.head_dim
-        if self.value_dim < 1:
-            raise ConfigError(f"value_dim must be a positive integer (got {self.value_dim})")
-        if self.kv_groups is None:
-            self.kv_groups = self.heads
-        if self.kv_groups < 1 or self.heads % self.kv_groups:
+        self.heads = _pos_int("heads", self.heads)
+        self.head_dim = _pos_int("head_dim", self.head_dim)
+        self.value_dim = (
+            self.head_dim if self.value_dim is None else _pos_int("value_dim", self.value_dim)
+        )
+        self.kv_groups = (
+            self.heads if self.kv_groups is None else _pos_int("kv_groups", self.kv_groups)
+        )
+        if self.heads % self.kv_groups:
             raise ConfigError(
                 f"kv_groups must divide heads (got kv_groups={self.kv_groups}, heads={self.heads})"
             )
-        self.ffn_hidden = tuple(int(w) for w in self.ffn_hidden)
-        if any(w < 1 for w in self.ffn_hidden):
-            raise ConfigError(f"ffn_hidden widths must be positive (got {self.ffn_hidden})")
+        self.ffn_hidden = _widths("ffn_hidden", self.ffn_hidden)
+
+
+def _layer_specs(layers) -> list[LayerSpec]:
+    """``layers`` as a list of LayerSpecs (mappings of LayerSpec's fields are converted)."""
+    if isinstance(layers, (str, bytes, Mapping, LayerSpec)) or not hasattr(layers, "__iter__"):
+        raise ConfigError(
+            f"layers must be a list of LayerSpecs (or mappings of their fields) (got {layers!r})"
+        )
+    out = []
+    for i, s in enumerate(layers):
+        if isinstance(s, LayerSpec):
+            out.append(s)
+            continue
+        if not isinstance(s, Mapping):
+            raise ConfigError(
+                f"layer {i} must be a LayerSpec or a mapping of its fields (got {s!r})"
+            )
+        fields = {"heads", "head_dim", "value_dim", "kv_groups", "ffn_hidden"}
+        unknown = sorted(map(str, set(s) - fields))
+        missing = sorted({"heads", "head_dim"} - set(s))
+        if unknown or missing:
+            raise ConfigError(
+                f"layer {i}: "
+                + "; ".join(
+                    ([f"unknown field(s) {', '.join(unknown)}"] if unknown else [])
+                    + ([f"missing {', '.join(missing)}"] if missing else [])
+                )
+                + f" (LayerSpec's fields: {', '.join(sorted(fields))})"
+            )
+        out.append(LayerSpec(**s))
+    return out
 
 
 @dataclass
@@ -125,29 +198,72 @@ class ModelConfig:
     tie_embeddings: bool = False  # read-out weight = the embedding's weight, transposed
 
     def __post_init__(self):
-        self.layers = [s if isinstance(s, LayerSpec) else LayerSpec(**s) for s in self.layers]
+        self.layers = _layer_specs(self.layers)
         for name in ("d_in", "width", "d_out"):
+            setattr(self, name, _pos_int(name, getattr(self, name)))
+        for name in _BOOL_FIELDS:
             v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or v < 1:
-                raise ConfigError(f"{name} must be a positive integer (got {v!r})")
-        if self.positions not in ("none", "onehot", "learned"):
+            if not isinstance(v, (bool, np.bool_)):
+                raise ConfigError(f"{name} must be True or False (got {v!r})")
+            setattr(self, name, bool(v))
+        if not isinstance(self.positions, str) or self.positions not in (
+            "none",
+            "onehot",
+            "learned",
+        ):
             raise ConfigError(f"positions must be none, onehot or learned (got {self.positions!r})")
-        if self.positions != "none" and (self.seq_len is None or self.seq_len < 1):
+        if self.seq_len is not None:
+            if not _is_int(self.seq_len) or self.seq_len < 1:
+                raise ConfigError(
+                    f"seq_len must be None or a positive integer (got {self.seq_len!r})"
+                )
+            self.seq_len = int(self.seq_len)
+        if self.positions != "none" and self.seq_len is None:
             raise ConfigError(f"positions={self.positions!r} needs seq_len (got {self.seq_len})")
-        if self.readout not in ("cls", "tokens"):
+        self.embed_hidden = _widths("embed_hidden", self.embed_hidden)
+        self.head_hidden = _widths("head_hidden", self.head_hidden)
+        if not isinstance(self.readout, str) or self.readout not in ("cls", "tokens"):
             raise ConfigError(f"readout must be cls or tokens (got {self.readout!r})")
-        if self.ffn_kind not in _FFN_KINDS:
+        if not isinstance(self.ffn_kind, str) or self.ffn_kind not in _FFN_KINDS:
             raise ConfigError(
                 f"ffn_kind must be one of {', '.join(_FFN_KINDS)} (got {self.ffn_kind!r})"
             )
-        if self.head_activation not in _ACTS:
-            raise ConfigError(f"head_activation must be one of {', '.join(_ACTS)}")
-        if self.dtype not in ("float64", "float32"):
+        if not isinstance(self.head_activation, str) or self.head_activation not in _ACTS:
+            raise ConfigError(
+                f"head_activation must be one of {', '.join(_ACTS)} (got {self.head_activation!r})"
+            )
+        if not isinstance(self.dtype, str) or self.dtype not in ("float64", "float32"):
             raise ConfigError(f"dtype must be float64 or float32 (got {self.dtype!r})")
+        if self.rope is not None and not (
+            (isinstance(self.rope, str) and self.rope == "full") or _is_int(self.rope)
+        ):
+            raise ConfigError(
+                f"rope must be None, 'full' or a number of rotated dims per head "
+                f"(got {self.rope!r})"
+            )
+        if _is_int(self.rope):
+            self.rope = int(cast(int, self.rope))
+        if not _finite_real(self.rope_base) or not self.rope_base > 0:
+            raise ConfigError(
+                f"rope_base must be a finite number > 0 (RoPE's frequencies are "
+                f"rope_base^(-2i/d)) (got {self.rope_base!r})"
+            )
+        if self.rope_freqs is not None:
+            freqs = self.rope_freqs
+            if isinstance(freqs, (str, bytes, Mapping)) or not hasattr(freqs, "__iter__"):
+                raise ConfigError(
+                    f"rope_freqs must be None or a sequence of finite numbers (got {freqs!r})"
+                )
+            freqs = tuple(freqs)
+            if not all(_finite_real(f) for f in freqs):
+                raise ConfigError(
+                    f"rope_freqs must be finite numbers (one per rotated pair) (got {freqs!r})"
+                )
+            self.rope_freqs = tuple(float(f) for f in freqs)
         for i, spec in enumerate(self.layers):
             if self.rope is not None:
-                rd = spec.head_dim if self.rope == "full" else self.rope
-                if not isinstance(rd, (int, np.integer)) or rd < 0 or rd > spec.head_dim:
+                rd = spec.head_dim if self.rope == "full" else cast(int, self.rope)
+                if not _is_int(rd) or rd < 0 or rd > spec.head_dim:
                     raise ConfigError(
                         f"rope must be 'full' or a number of dims <= head_dim "
                         f"(got {self.rope!r}, head_dim={spec.head_dim} in layer {i})"
@@ -157,11 +273,18 @@ class ModelConfig:
                         f"RoPE needs an even number of rotated dims (got {rd} in "
                         f"layer {i}, head_dim={spec.head_dim})"
                     )
-        if self.attn_scale is not None and not self.attn_scale > 0:
-            raise ConfigError(f"attn_scale must be positive (got {self.attn_scale})")
-        for name in ("rmsnorm", "final_norm", "tie_embeddings"):
-            if not isinstance(getattr(self, name), bool):
-                raise ConfigError(f"{name} must be True or False (got {getattr(self, name)!r})")
+                if self.rope_freqs is not None and len(self.rope_freqs) < rd // 2:
+                    raise ConfigError(
+                        f"rope_freqs needs at least {rd // 2} values (one per rotated pair of "
+                        f"layer {i}) (got {len(self.rope_freqs)})"
+                    )
+        if self.attn_scale is not None:
+            if not _finite_real(self.attn_scale) or not self.attn_scale > 0:
+                raise ConfigError(
+                    f"attn_scale must be None (1/sqrt(head_dim)) or a finite number > 0 "
+                    f"(got {self.attn_scale!r})"
+                )
+            self.attn_scale = float(self.attn_scale)
         if self.rmsnorm and self.layernorm:
             raise ConfigError("layernorm and rmsnorm are exclusive: pick one pre-norm")
         if self.final_norm and not (self.layernorm or self.rmsnorm):
@@ -308,7 +431,7 @@ class Attention(nn.Module):
     def set_head(self, i: int, q=None, k=None, v=None, o=None):
         """Set head i's blocks: q, k of shape (n, E); v (c, E); o (E, c). For GQA, k and v set
         the KV head of head i's group."""
-        if not isinstance(i, (int, np.integer)) or not 0 <= i < self.h:
+        if not _is_int(i) or not 0 <= i < self.h:
             raise ConfigError(f"head index must be in [0, {self.h}) (got {i!r})")
         gi = i // (self.h // self.g)
         with torch.no_grad():
@@ -338,7 +461,7 @@ class Attention(nn.Module):
     def head_weights(self, i: int) -> HeadWeights:
         """Copies of head i's blocks: q, k (n, E), v (c, E), o (E, c) (for GQA, k and v are its
         group's KV head)."""
-        if not isinstance(i, (int, np.integer)) or not 0 <= i < self.h:
+        if not _is_int(i) or not 0 <= i < self.h:
             raise ConfigError(f"head index must be in [0, {self.h}) (got {i!r})")
         gi = i // (self.h // self.g)
         with torch.no_grad():
@@ -532,9 +655,22 @@ class Transformer(nn.Module):
     """The shared model. ``forward(x)`` takes ``(B, T, d_in)`` and returns ``(B, d_out)`` for a
     CLS read-out or ``(B, T, d_out)`` for per-token outputs; ``forward(x, return_attention=True)``
     also returns every layer's attention probabilities ``(B, h, T+1, T+1)`` from the manual path,
-    whose outputs equal the fused path's."""
+    whose outputs equal the fused path's.
+
+    The input is a torch tensor or a real numpy array (converted to a tensor of the model's
+    dtype: the output is a torch tensor either way); anything else is a ConfigError. Building
+    the model first checks that its parameters fit the memory limit
+    (:func:`approxtheory.resources.require_model`): a ResourceLimitError before allocating."""
 
     def __init__(self, cfg: ModelConfig):
+        if not isinstance(cfg, ModelConfig):
+            raise ConfigError(f"Transformer takes a ModelConfig (got {type(cfg).__name__})")
+        from .resources import require_model
+
+        # refuse a model whose parameters cannot fit before allocating any of them
+        require_model(
+            cfg, what=f"the model's parameters (width {cfg.width}, {len(cfg.layers)} layers)"
+        )
         super().__init__()
         self.cfg = cfg
         E = cfg.width
@@ -734,6 +870,7 @@ class Transformer(nn.Module):
     def _input_stream(self, x):
         """Checked input -> residual stream with the CLS token appended, its mask and positions."""
         cfg = self.cfg
+        x = _as_input(x)
         if x.dim() != 3 or x.shape[-1] != cfg.d_in:
             raise ConfigError(
                 f"input must have shape (batch, T, {cfg.d_in}) (got {tuple(x.shape)})"
@@ -769,6 +906,26 @@ class Transformer(nn.Module):
             h, _ = blk(h, mask, positions)
             out.append(h)
         return out
+
+
+def _as_input(x) -> torch.Tensor:
+    """The model's input as a real tensor: a torch tensor as it is, a numpy array converted
+    (``torch.from_numpy``); anything else, or a complex, string or object array, a ConfigError."""
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind not in "biuf":
+            raise ConfigError(
+                f"input must be a real-valued torch tensor or numpy array of shape "
+                f"(batch, T, d_in) (got a numpy array of dtype {x.dtype})"
+            )
+        x = torch.tensor(np.asarray(x, dtype=np.float64))  # a copy, in native byte order
+    elif not isinstance(x, torch.Tensor):
+        raise ConfigError(
+            f"input must be a torch tensor (or a numpy array) of shape (batch, T, d_in) "
+            f"(got {type(x).__name__})"
+        )
+    if x.is_complex():
+        raise ConfigError(f"input must be real-valued (got a tensor of dtype {x.dtype})")
+    return x
 
 
 def _write(param: torch.Tensor, value, what: str) -> None:
@@ -815,9 +972,10 @@ class ResidualLayout:
     def __init__(self, **blocks: int | tuple[int, int]):
         self._coords: dict[str, np.ndarray] = {}
         self._sub: dict[str, int] = {}
+        parsed = {name: self._parse(name, size) for name, size in blocks.items()}
+        _require_coords(sum(count * sub for count, sub in parsed.values()))
         at = 0
-        for name, size in blocks.items():
-            count, sub = self._parse(name, size)
+        for name, (count, sub) in parsed.items():
             self._coords[name] = np.arange(at, at + count * sub, dtype=np.int64)
             self._sub[name] = sub
             at += count * sub
@@ -857,10 +1015,11 @@ class ResidualLayout:
             n, _ = cls._parse(name, size)
             offsets[name] = (group, n)
             group += n
+        _require_coords(int(count) * group)
+        copies = np.arange(int(count), dtype=np.int64)[:, None] * group
         for name, (off, n) in offsets.items():
-            lay._coords[name] = np.array(
-                [c * group + off + j for c in range(count) for j in range(n)], dtype=np.int64
-            )
+            # copy c's coordinates c·group + off + j (j < n), copy after copy
+            lay._coords[name] = (copies + off + np.arange(n, dtype=np.int64)[None, :]).ravel()
             lay._sub[name] = n
         lay._width = int(count) * group
         return lay
@@ -952,6 +1111,14 @@ class ResidualLayout:
                 else f"{name}=({c.size // sub}, {sub})"
             )
         return f"ResidualLayout({', '.join(parts)}; width={self._width})"
+
+
+def _require_coords(n: int) -> None:
+    """Refuse a layout of ``n`` coordinates (int64 index arrays) that cannot fit, before
+    allocating it."""
+    from .resources import array_bytes, require
+
+    require(bytes=array_bytes(n), what=f"a ResidualLayout of {n} coordinates")
 
 
 def _as_slice(c: np.ndarray) -> slice | np.ndarray:

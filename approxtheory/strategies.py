@@ -22,7 +22,10 @@ the top position toward 0.
 
 An impossible argument raises :class:`hypothesis.errors.InvalidArgument`, saying what was wrong
 and what is allowed: at once where the argument is a plain value, when the value is drawn where
-it is a strategy (hypothesis's own convention).
+it is a strategy (hypothesis's own convention). So does a size beyond what a strategy draws, before
+anything is generated: ``T``, ``d``, ``D``, ``heads``, ``head_dim``, ``kv_groups``, ``d_in``,
+``width`` and every FFN width at most 4096, ``layers`` at most 256, at most 16 FFN widths, and at
+most 2^20 entries in one drawn array (``T·d`` inputs, ``D·d`` features, ``D·d²`` matrices).
 """
 
 from __future__ import annotations
@@ -76,6 +79,14 @@ _READOUT = st.sampled_from(_READOUTS)
 _RMS_EPS_DEFAULT: float = ModelConfig.rms_eps  # the model's default ε, 1e-6
 _RMS_EPS = st.sampled_from((_RMS_EPS_DEFAULT, 1e-5, 1e-3))
 
+# The largest arguments the strategies take (above them: InvalidArgument, before anything is
+# generated): strategies draw test inputs, and a size beyond these would hang the drawing or
+# allocate arrays of gigabytes.
+_MAX_SIZE = 4096  # T, d, D, heads, head_dim, kv_groups, d_in, width, every FFN width
+_MAX_LAYERS = 256  # layers of an architecture
+_MAX_FFN_DEPTH = 16  # hidden widths of one FFN
+_MAX_ELEMENTS = 2**20  # entries of one drawn array: T·d inputs, D·d features, D·d² matrices
+
 
 # --- validation -------------------------------------------------------------------------------
 
@@ -89,13 +100,40 @@ def _values(**args) -> dict:
     return {k: v for k, v in args.items() if not isinstance(v, SearchStrategy)}
 
 
-def _int(name: str, v, low: int | None = None, high: int | None = None, why: str = "") -> int:
+def _int(
+    name: str,
+    v,
+    low: int | None = None,
+    high: int | None = None,
+    why: str = "",
+    cap: int | None = None,
+) -> int:
+    """``v`` as an int in low..high; ``cap``: the largest size a strategy draws (a separate
+    message: a size above it is refused before anything is generated)."""
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, Integral):
         raise InvalidArgument(f"{name} must be an integer{_range(low, high)} (got {v!r})")
     iv = int(v)
     if (low is not None and iv < low) or (high is not None and iv > high):
         raise InvalidArgument(f"{name} must be an integer{_range(low, high)}{why} (got {v!r})")
+    if cap is not None and iv > cap:
+        raise InvalidArgument(
+            f"{name} must be at most {cap}{why}, the largest a strategy draws (got {v!r})"
+        )
     return iv
+
+
+def _elements(what: str, dims: dict) -> None:
+    """InvalidArgument when an array of these dimensions would exceed ``_MAX_ELEMENTS``."""
+    n = 1
+    for x in dims.values():
+        n *= int(x)
+    if n > _MAX_ELEMENTS:
+        shape = "·".join(f"{k.strip()}" for k in dims)
+        got = ", ".join(f"{k}={x!r}" for k, x in dims.items() if k == k.strip())
+        raise InvalidArgument(
+            f"{what} would have {shape} = {n} entries, more than the {_MAX_ELEMENTS} "
+            f"(2^20) a strategy draws (got {got})"
+        )
 
 
 def _range(low, high) -> str:
@@ -149,9 +187,17 @@ def minimal(strategy: SearchStrategy, condition=lambda _: True, max_examples: in
 def _check_retrieval(v: dict) -> None:
     v = {k: x for k, x in v.items() if not (k in ("margin", "position") and x is None)}
     if "T" in v:
-        _int("T", v["T"], 1, why=" (the sequence length)")
+        _int("T", v["T"], 1, why=" (the sequence length)", cap=_MAX_SIZE)
     if "d" in v:
-        _int("d", v["d"], 1, why=" (the token dimension; the score is the first coordinate)")
+        _int(
+            "d",
+            v["d"],
+            1,
+            why=" (the token dimension; the score is the first coordinate)",
+            cap=_MAX_SIZE,
+        )
+    if "T" in v and "d" in v:
+        _elements("an input", {"T": v["T"], "d": v["d"]})
     if "minimum" in v:
         _bool("minimum", v["minimum"])
     for k in ("lo", "hi", "margin"):
@@ -229,7 +275,7 @@ def retrieval_inputs(
     >>> minimal(retrieval_inputs(T=3, margin=0.25, minimum=True))[:, 0]
     array([0.  , 0.25, 0.25])
 
-    * ``T`` (>= 1), ``d`` (>= 1): the shape;
+    * ``T``, ``d`` (1..4096, T·d at most 2^20): the shape;
     * ``margin``: ``0 <= margin < hi - lo``; default ``margins(0, (hi - lo) / 2)``;
     * ``lo < hi``: finite ends of the value range;
     * ``position``: where the top (bottom) value sits, ``0 <= position < T``; default any;
@@ -298,13 +344,17 @@ def _retrieval_inputs(draw, T, margin, d, lo, hi, minimum, position):
 
 def _check_task(v: dict) -> None:
     if "T" in v:
-        _int("T", v["T"], 1, why=" (the sequence length)")
+        _int("T", v["T"], 1, why=" (the sequence length)", cap=_MAX_SIZE)
     if "kind" in v:
         _one_of("kind", v["kind"], _KINDS)
     if "d" in v:
-        _int("d", v["d"], 1, why=" (the token dimension)")
+        _int("d", v["d"], 1, why=" (the token dimension)", cap=_MAX_SIZE)
     if "D" in v:
-        _int("D", v["D"], 1, why=" (the number of features)")
+        _int("D", v["D"], 1, why=" (the number of features)", cap=_MAX_SIZE)
+    if "D" in v and "d" in v and v.get("kind") == "synthetic":
+        _elements("the features a_i", {"D": v["D"], "d": v["d"]})
+    if "D" in v and "d" in v and v.get("kind") == "pairwise":
+        _elements("the matrices A_i", {"D": v["D"], "d": v["d"], "d ": v["d"]})
     if "seed" in v and v["seed"] is not None:
         _int("seed", v["seed"], 0, _SEED_MAX)
 
@@ -317,8 +367,8 @@ def max_tasks(T=_T_TASK, kind=_KIND, d=_SMALL, D=_SMALL, seed=None) -> SearchStr
     >>> task.T, task.a  # shrunk: the shortest sequence, the first unit vector
     (2, array([[1., 0.]]))
 
-    * ``T`` (>= 1), ``d`` (>= 1), ``D`` (>= 1); ``kind`` one of ``scalar_max``,
-      ``max_plus_min``, ``synthetic``, ``pairwise``;
+    * ``T``, ``d``, ``D`` (1..4096; D·d, or D·d² for ``pairwise``, at most 2^20); ``kind`` one
+      of ``scalar_max``, ``max_plus_min``, ``synthetic``, ``pairwise``;
     * ``seed``: ``None`` (default) draws the features a_i (A_i) themselves as values — entries
       in [-1, 1], a row (matrix) of norm below 1e-100 read as e₁ (the identity), normalised as
       the task does — so they shrink; an integer in 0..2³²-1 uses the task's own seeded
@@ -388,11 +438,11 @@ def betas(min_value=1.0, max_value=1e6) -> SearchStrategy[float]:
 
 def _check_layer(v: dict) -> None:
     if "heads" in v:
-        _int("heads", v["heads"], 1)
+        _int("heads", v["heads"], 1, cap=_MAX_SIZE)
     if "head_dim" in v:
-        _int("head_dim", v["head_dim"], 1)
+        _int("head_dim", v["head_dim"], 1, cap=_MAX_SIZE)
     if v.get("kv_groups") is not None:
-        g = _int("kv_groups", v["kv_groups"], 1)
+        g = _int("kv_groups", v["kv_groups"], 1, cap=_MAX_SIZE)
         if "heads" in v and v["heads"] % g:
             raise InvalidArgument(
                 f"kv_groups must divide heads (got kv_groups={g}, heads={v['heads']})"
@@ -404,16 +454,21 @@ def _check_layer(v: dict) -> None:
                 f"ffn_hidden must be a sequence of positive integers (the FFN "
                 f"hidden widths; empty: no FFN) (got {w!r})"
             )
+        w = list(w)
+        if len(w) > _MAX_FFN_DEPTH:
+            raise InvalidArgument(
+                f"ffn_hidden must hold at most {_MAX_FFN_DEPTH} widths (got {len(w)})"
+            )
         for x in w:
-            _int("every ffn_hidden width", x, 1)
+            _int("every ffn_hidden width", x, 1, cap=_MAX_SIZE)
 
 
 def layer_specs(
     heads=_HEADS, head_dim=_HEAD_DIM, kv_groups=None, ffn_hidden=_FFN
 ) -> SearchStrategy[LayerSpec]:
-    """A :class:`~approxtheory.model.LayerSpec`: ``heads`` (>= 1) heads of width ``head_dim``
-    (>= 1), ``kv_groups`` key/value groups dividing ``heads`` (default: any divisor), FFN hidden
-    widths ``ffn_hidden`` (a sequence of positive integers).
+    """A :class:`~approxtheory.model.LayerSpec`: ``heads`` (1..4096) heads of width ``head_dim``
+    (1..4096), ``kv_groups`` key/value groups dividing ``heads`` (default: any divisor), FFN hidden
+    widths ``ffn_hidden`` (a sequence of at most 16 integers in 1..4096).
 
     >>> minimal(layer_specs())
     LayerSpec(heads=1, head_dim=1, value_dim=1, kv_groups=1, ffn_hidden=())
@@ -443,9 +498,11 @@ def _layer_specs(draw, heads, head_dim, kv_groups, ffn_hidden):
 
 
 def _check_arch(v: dict) -> None:
-    for k in ("d_in", "width", "layers"):
+    for k in ("d_in", "width"):
         if k in v:
-            _int(k, v[k], 1)
+            _int(k, v[k], 1, cap=_MAX_SIZE)
+    if "layers" in v:
+        _int("layers", v["layers"], 1, cap=_MAX_LAYERS)
     for k in ("causal", "bias", "tie_embeddings"):
         if k in v:
             _bool(k, v[k])
@@ -517,11 +574,11 @@ def architectures(
     >>> cfg.layernorm, cfg.rmsnorm, cfg.final_norm, cfg.tie_embeddings
     (False, False, False, False)
 
-    Arguments (values or strategies): ``d_in``, ``width``, ``layers`` (>= 1); ``causal``,
-    ``bias``, ``tie_embeddings`` (booleans); ``rope`` (None, ``'full'`` or an even integer >= 0);
-    ``readout`` (``'cls'`` or ``'tokens'``); ``dtype`` (``'float64'`` or ``'float32'``);
-    ``rms_eps`` (a finite real > 0, RMSNorm's ε; drawn only where ``rmsnorm``, default one of
-    1e-6, 1e-5, 1e-3, shrinking to the model's 1e-6).
+    Arguments (values or strategies): ``d_in``, ``width`` (1..4096), ``layers`` (1..256);
+    ``causal``, ``bias``, ``tie_embeddings`` (booleans); ``rope`` (None, ``'full'`` or an even
+    integer >= 0); ``readout`` (``'cls'`` or ``'tokens'``); ``dtype`` (``'float64'`` or
+    ``'float32'``); ``rms_eps`` (a finite real > 0, RMSNorm's ε; drawn only where
+    ``rmsnorm``, default one of 1e-6, 1e-5, 1e-3, shrinking to the model's 1e-6).
 
     The norms: ``layernorm``, ``rmsnorm`` (the pre-norm kind: exclusive, at most one True) and
     ``final_norm`` (one more norm, of that kind, before the read-out: needs one of the two) are

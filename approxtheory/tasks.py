@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from .errors import ConfigError
+from .resources import array_bytes, require
 
 __all__ = [
     "Task",
@@ -43,9 +44,56 @@ __all__ = [
 
 
 def _check_int(name, v, lo=1):
-    if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < lo:
+    if not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_)) or v < lo:
         raise ConfigError(f"{name} must be an integer >= {lo} (got {v!r})")
     return int(v)
+
+
+_SEED_MAX = 2**32 - 1
+
+
+def _check_seed(seed) -> int:
+    if (
+        not isinstance(seed, (int, np.integer))
+        or isinstance(seed, (bool, np.bool_))
+        or not 0 <= seed <= _SEED_MAX
+    ):
+        raise ConfigError(f"seed must be an integer in 0..{_SEED_MAX} (got {seed!r})")
+    return int(seed)
+
+
+def _finite_array(name, a, what: str = "") -> np.ndarray:
+    """``a`` as a finite float64 array, or a ConfigError."""
+    try:
+        out = np.asarray(a, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise ConfigError(f"{name} must be a numeric array{what} ({e})") from None
+    if not np.isfinite(out).all():
+        raise ConfigError(f"{name} must be finite{what} (got NaN or infinite entries)")
+    return out
+
+
+def _finite_real(name, v) -> float:
+    if (
+        not isinstance(v, (int, float, np.integer, np.floating))
+        or isinstance(v, (bool, np.bool_))
+        or not np.isfinite(float(v))
+    ):
+        raise ConfigError(f"{name} must be a finite number (got {v!r})")
+    return float(v)
+
+
+def _as_inputs(name: str, X) -> np.ndarray:
+    """Inputs as a float64 numpy array, or a ConfigError (strings, objects, complex values)."""
+    try:
+        a = np.asarray(X)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise ConfigError(f"{name} must be a numeric array of shape (batch, T, d) ({e})") from None
+    if a.dtype.kind not in "biuf":
+        raise ConfigError(
+            f"{name} must be a real-valued array of shape (batch, T, d) (got dtype {a.dtype})"
+        )
+    return a.astype(np.float64, copy=False)
 
 
 class Task:
@@ -67,9 +115,11 @@ class Task:
     def target(self, X):
         """Target values; numpy in -> numpy out, torch in -> torch out (differentiable)."""
         if isinstance(X, torch.Tensor):
+            if X.is_complex():
+                raise ConfigError(f"{self.name} expects real-valued inputs (got {X.dtype})")
             self._check(X)
             return self._target(X.to(torch.float64))
-        X = np.asarray(X, dtype=np.float64)
+        X = _as_inputs("inputs", X)
         self._check(X)
         return self._target(torch.from_numpy(X)).numpy()
 
@@ -90,13 +140,29 @@ class Task:
             return X.clamp(self.lo, self.hi)
         return np.clip(X, self.lo, self.hi)
 
+    def _check_sample(self, n, rng) -> int:
+        """``n`` (an integer >= 0) once the draw of ``n`` float64 sequences is known to fit."""
+        n = _check_int("n", n, lo=0)
+        if not isinstance(rng, np.random.Generator):
+            raise ConfigError(
+                f"rng must be a numpy Generator (np.random.default_rng(seed)) (got "
+                f"{type(rng).__name__})"
+            )
+        require(
+            bytes=array_bytes(n, self.T, self.d),
+            what=f"sampling {n} sequences of {self.name} (T={self.T}, d={self.d})",
+        )
+        return n
+
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        n = self._check_sample(n, rng)
         if self.domain == "sphere":
             return self.project(rng.standard_normal((n, self.T, self.d)))
         return rng.uniform(self.lo, self.hi, size=(n, self.T, self.d))
 
     def structured(self, rng: np.random.Generator, max_n: int = 512) -> np.ndarray:
         """Vertices, faces, near-ties and all-equal blocks of the domain (at most ``max_n``)."""
+        max_n = self._check_structured(rng, max_n)
         T, d, lo, hi = self.T, self.d, self.lo, self.hi
         out = []
         if self.domain == "sphere":
@@ -154,6 +220,20 @@ class Task:
             X = X[rng.choice(len(X), size=max_n, replace=False)]
         return self.project(X)
 
+    def _check_structured(self, rng, max_n) -> int:
+        max_n = _check_int("max_n", max_n, lo=1)
+        if not isinstance(rng, np.random.Generator):
+            raise ConfigError(
+                f"rng must be a numpy Generator (np.random.default_rng(seed)) (got "
+                f"{type(rng).__name__})"
+            )
+        # every task builds at least 16 candidate inputs (of T x d floats) before keeping max_n
+        require(
+            bytes=array_bytes(min(16, max_n), self.T, self.d),
+            what=f"the structured inputs of {self.name} (T={self.T}, d={self.d})",
+        )
+        return max_n
+
     def describe(self) -> dict:
         return {"task": self.name, "T": self.T, "d": self.d, "domain": self.domain}
 
@@ -189,22 +269,48 @@ class GeneralizedRetrieval(Task):
         self.mode = mode
         self.affine = None
         if affine is not None:
-            W, b = (np.asarray(a, dtype=np.float64) for a in affine)
+            if (
+                isinstance(affine, (str, bytes))
+                or not hasattr(affine, "__len__")
+                or len(affine) != 2
+            ):
+                raise ConfigError(f"affine must be a pair (W, b) (got {affine!r})")
+            W, b = (_finite_array(n, a, " (affine features)") for n, a in zip("Wb", affine))
             if W.ndim != 2 or W.shape[1] != d or b.shape != (W.shape[0],):
                 raise ConfigError(f"affine features need W of shape (D, {d}) and b of shape (D,)")
             self.affine = (W, b)
             Wt, bt = torch.from_numpy(W), torch.from_numpy(b)
             features = [(lambda x, i=i: x @ Wt[i] + bt[i]) for i in range(W.shape[0])]
-        if not features:
+        if features is None or isinstance(features, (str, bytes)) or not len(features):
             raise ConfigError("generalized retrieval needs at least one feature f_i")
         self.features = list(features)
+        if not all(callable(f) for f in self.features):
+            raise ConfigError("features must be functions (..., d) -> (...) (torch callables)")
         self.D = len(self.features)
+        # the sets are held as sorted Python lists of positions and a (D, T) mask, built
+        # through a set of each: refuse what cannot fit before building them. Lower bounds:
+        # 8 bytes a position in each list, 1 in the mask, 16 in the transient set, and for the
+        # default sets (every position) the list of T int objects (28 + 8 bytes each)
+        require(
+            bytes=array_bytes(self.D, self.T, itemsize=9)
+            + array_bytes(self.T, itemsize=16 + (36 if sets is None else 0)),
+            what=f"the position sets of {self.name} (D={self.D}, T={self.T})",
+        )
         if sets is None:
             sets = [list(range(T))] * self.D
+        if isinstance(sets, (str, bytes)) or not hasattr(sets, "__len__"):
+            raise ConfigError(f"sets must be a list of position lists (got {sets!r})")
         if len(sets) != self.D:
             raise ConfigError(f"need one set S_i per feature (got {len(sets)} sets, D={self.D})")
         self.sets = []
         for i, S in enumerate(sets):
+            if isinstance(S, (str, bytes)) or not hasattr(S, "__iter__"):
+                raise ConfigError(f"S_{i + 1} must be a collection of positions (got {S!r})")
+            S = list(S)
+            if any(
+                not isinstance(t, (int, np.integer)) or isinstance(t, (bool, np.bool_)) for t in S
+            ):
+                raise ConfigError(f"S_{i + 1} must hold integer positions (got {S!r})")
             S = sorted({int(t) for t in S})
             if not S or S[0] < 0 or S[-1] >= T:
                 raise ConfigError(f"S_{i + 1} must be a non-empty subset of 0..{T - 1}")
@@ -213,13 +319,22 @@ class GeneralizedRetrieval(Task):
             self.sets.append(S)
         self.outer_affine = None
         if outer_affine is not None:
+            if (
+                isinstance(outer_affine, (str, bytes))
+                or not hasattr(outer_affine, "__len__")
+                or len(outer_affine) != 2
+            ):
+                raise ConfigError(f"outer_affine must be a pair (c, c0) (got {outer_affine!r})")
             c, c0 = outer_affine
-            c = np.asarray(c, dtype=np.float64)
+            c = _finite_array("c", c, " (outer_affine)")
+            c0 = _finite_real("c0 (outer_affine)", c0)
             if c.shape != (self.D,):
                 raise ConfigError(f"outer_affine needs c of shape ({self.D},)")
             self.outer_affine = (c, float(c0))
             ct = torch.from_numpy(c)
             outer = lambda z: z @ ct + float(c0)  # noqa: E731
+        if outer is not None and not callable(outer):
+            raise ConfigError("outer must be a function (..., D) -> (...) (a torch callable)")
         self.outer = outer if outer is not None else (lambda z: z.sum(-1))
         self._masks = torch.zeros(self.D, T, dtype=torch.bool)
         for i, S in enumerate(self.sets):
@@ -269,12 +384,16 @@ class SyntheticMaxSum(GeneralizedRetrieval):
     lo, hi = -1.0, 1.0
 
     def __init__(self, T: int, d: int = 4, D: int = 4, a=None, seed: int = 0):
+        _check_int("T", T)
+        d = _check_int("d", d)
         if a is None:
-            _check_int("D", D)
+            D = _check_int("D", D)
+            seed = _check_seed(seed)
+            require(bytes=array_bytes(D, d), what=f"the features of {self.name} (D={D}, d={d})")
             a = np.random.default_rng(seed).standard_normal((D, d))
             a /= np.linalg.norm(a, axis=1, keepdims=True)
-        a = np.asarray(a, dtype=np.float64)
-        if a.ndim != 2 or a.shape[1] != d:
+        a = _finite_array("a", a)
+        if a.ndim != 2 or a.shape[1] != d or not len(a):
             raise ConfigError(f"a must have shape (D, d={d}) (got {a.shape})")
         self.a = a
         super().__init__(
@@ -282,6 +401,7 @@ class SyntheticMaxSum(GeneralizedRetrieval):
         )
 
     def sample_gaussian(self, n, rng):
+        n = self._check_sample(n, rng)
         return rng.standard_normal((n, self.T, self.d))
 
 
@@ -304,8 +424,10 @@ class KthLargest(Task):
         self.k = _check_int("k", k)
         if self.k > T:
             raise ConfigError(f"k must be <= T (got k={k}, T={T})")
+        if f is not None and not callable(f):
+            raise ConfigError(f"f must be a function of the k-th largest value (got {f!r})")
         self.f = f if f is not None else (lambda u: u)
-        self.f_name = f_name
+        self.f_name = str(f_name)
 
     def _target(self, X):
         v = torch.topk(X[..., 0], self.k, dim=1).values[:, -1]
@@ -328,11 +450,19 @@ class PairwiseMax(Task):
     def __init__(self, T: int, d: int = 4, D: int = 1, A=None, seed: int = 0, scale: float = 0.5):
         super().__init__(T, d)
         if A is None:
-            _check_int("D", D)
+            D = _check_int("D", D)
+            seed = _check_seed(seed)
+            scale = _finite_real("scale", scale)
+            if not scale > 0:
+                raise ConfigError(f"scale must be a finite number > 0 (got {scale!r})")
+            require(
+                bytes=array_bytes(2 * D, d, d),
+                what=f"the matrices of {self.name} (D={D}, d={d})",
+            )
             A = np.random.default_rng(seed).standard_normal((D, d, d))
             A = np.stack([scale * a / np.linalg.norm(a, 2) for a in A])
-        A = np.asarray(A, dtype=np.float64)
-        if A.ndim != 3 or A.shape[1:] != (d, d):
+        A = _finite_array("A", A)
+        if A.ndim != 3 or A.shape[1:] != (d, d) or not len(A):
             raise ConfigError(f"A must have shape (D, {d}, {d}) (got {A.shape})")
         self.A = A
         self.D = len(A)
@@ -406,6 +536,7 @@ class TriangleCenter(Task):
         return X * np.clip(n, self.r_min, self.r_max) / np.maximum(n, 1e-12)
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        n = self._check_sample(n, rng)
         return self.project(np.sqrt(2.0) * rng.standard_normal((n, self.T, self.d)))
 
     def _target(self, X):
@@ -424,6 +555,7 @@ class TriangleCenter(Task):
     def structured(self, rng: np.random.Generator, max_n: int = 512) -> np.ndarray:
         """Cancelling triples (a zero minimum), all-equal tokens, tokens on both radii, a
         near-cancelling triple at several gaps, and random draws."""
+        max_n = self._check_structured(rng, max_n)
         T, d = self.T, self.d
         out = []
         e = np.eye(d)[0]
@@ -470,6 +602,7 @@ class SpecificPositions(Task):
         return X[:, self.offset : self.offset + self.p].sum(1)
 
     def sample_gaussian(self, n, rng):
+        n = self._check_sample(n, rng)
         return rng.standard_normal((n, self.T, self.d))
 
     def describe(self):
@@ -508,6 +641,7 @@ class Induction(Task):
         return ids
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        n = self._check_sample(n, rng)
         return np.eye(self.d)[self._ids(rng, n)]
 
     def _target(self, X):
@@ -521,6 +655,7 @@ class Induction(Task):
     def structured(self, rng: np.random.Generator, max_n: int = 512) -> np.ndarray:
         """Several earlier occurrences (the latest must win), an occurrence at the first and at
         the last possible position, runs of one token, no earlier occurrence, and draws."""
+        max_n = self._check_structured(rng, max_n)
         T, d = self.T, self.d
         rows = []
         rows.append(np.zeros(T, dtype=int))  # one token everywhere

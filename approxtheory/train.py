@@ -42,6 +42,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .errors import ConfigError, DeviceUnavailableError
+from .resources import array_bytes, forward_bytes, require
 
 __all__ = [
     "TrainConfig",
@@ -66,6 +67,8 @@ SCHEDULES = ("constant", "cosine", "warmup")
 DTYPES = ("float32", "float64")
 INITS = ("default", "keep")
 SEED_MAX = 2**32 - 1
+DEVICE_INDEX_MAX = 127  # torch's device index is an int8: cuda:128 would wrap to cuda:-128
+_ITEMSIZE = {"float32": 4, "float64": 8}
 
 
 # ------------------------------------------------------------------------------------ config
@@ -172,9 +175,17 @@ class TrainConfig:
         _choice("dtype", self.dtype, DTYPES)
         if not isinstance(self.device, str) or not (
             self.device in ("cpu", "cuda")
-            or (self.device.startswith("cuda:") and self.device[5:].isdigit())
+            or (
+                self.device.startswith("cuda:")
+                and self.device[5:].isascii()
+                and self.device[5:].isdigit()
+                and int(self.device[5:]) <= DEVICE_INDEX_MAX
+            )
         ):
-            raise ConfigError(f"device must be cpu, cuda or cuda:N (got {self.device!r})")
+            raise ConfigError(
+                f"device must be cpu, cuda or cuda:N with N in 0..{DEVICE_INDEX_MAX} "
+                f"(got {self.device!r})"
+            )
         _int("seed", self.seed, 0, SEED_MAX)
         _choice("init", self.init, INITS)
         if self.init_std is not None:
@@ -188,6 +199,12 @@ class TrainConfig:
         for name in ("compile", "progress"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be True or False (got {getattr(self, name)!r})")
+        # the least a batch can take (one input value and one float64 target per sequence),
+        # refused here already; train() checks the full estimate before allocating
+        require(
+            bytes=self.batch * (_ITEMSIZE[self.dtype] + 8),
+            what=f"a training batch of batch={self.batch} sequences",
+        )
 
     @property
     def torch_dtype(self):
@@ -195,7 +212,10 @@ class TrainConfig:
 
 
 def lr_at(cfg: TrainConfig, step: int) -> float:
-    """The learning rate of step ``step`` (0-based) under ``cfg.schedule``."""
+    """The learning rate of step ``step`` (0-based, an integer >= 0) under ``cfg.schedule``."""
+    if not isinstance(cfg, TrainConfig):
+        raise ConfigError(f"cfg must be a TrainConfig (got {type(cfg).__name__})")
+    _int("step", step, 0, what="an integer >= 0 (0-based step index)")
     w = cfg.warmup_steps
     if step < w:
         return cfg.lr * (step + 1) / w
@@ -248,6 +268,15 @@ class TaskData:
             )
         if self.sampler is not None and not callable(self.sampler):
             raise ConfigError("sampler must be a function (n, rng) -> array of inputs")
+        if self.train_size is not None:
+            T, d = _task_shape(self.task)
+            # the float64 draw and its (at least float32) training copy are alive together
+            require(
+                bytes=array_bytes(self.train_size, T, d, itemsize=8 + 4),
+                what=f"a training set of train_size={self.train_size} sequences (T={T}, d={d})",
+            )
+        if self.val_inputs is not None:
+            self.val_inputs = _val_inputs(self.task, self.val_inputs)
 
 
 @dataclass(kw_only=True)
@@ -272,9 +301,7 @@ class TokenData:
             self.val_tokens = self._check("val_tokens", self.val_tokens)
 
     def _check(self, name, t):
-        t = torch.as_tensor(t)
-        if t.dim() != 1 or t.dtype.is_floating_point or t.dtype == torch.bool:
-            raise ConfigError(f"{name} must be a 1-D sequence of integer token ids")
+        t = _token_ids(name, t)
         if len(t) < self.seq_len + 2:
             raise ConfigError(
                 f"{name} has {len(t)} tokens; windows of seq_len={self.seq_len} "
@@ -283,6 +310,76 @@ class TokenData:
         if len(t) and (int(t.min()) < 0 or int(t.max()) >= self.vocab):
             raise ConfigError(f"{name} must hold ids in 0..{self.vocab - 1}")
         return t.long()
+
+
+def _task_shape(task) -> tuple[int, int]:
+    T, d = getattr(task, "T", 1), getattr(task, "d", 1)
+    return (int(T) if _is_int(T) else 1), (int(d) if _is_int(d) else 1)
+
+
+def _val_inputs(task, X) -> np.ndarray:
+    """Validation inputs as a float64 array of the task's shape, or a ConfigError."""
+    if isinstance(X, torch.Tensor):
+        X = X.detach().cpu().numpy()
+    try:
+        a = np.asarray(X)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise ConfigError(f"val_inputs must be a numeric array of inputs ({e})") from None
+    if a.dtype.kind not in "biuf":
+        raise ConfigError(f"val_inputs must be a real-valued array of inputs (got dtype {a.dtype})")
+    a = a.astype(np.float64)
+    if _is_int(getattr(task, "T", None)) and _is_int(getattr(task, "d", None)):
+        T, d = _task_shape(task)
+        if a.ndim != 3 or a.shape[1:] != (T, d) or not len(a):
+            raise ConfigError(
+                f"val_inputs must have shape (n, {T}, {d}) with n >= 1 (got {a.shape})"
+            )
+    elif a.ndim != 3 or not len(a):
+        raise ConfigError(f"val_inputs must have shape (n, T, d) with n >= 1 (got {a.shape})")
+    if not np.isfinite(a).all():
+        raise ConfigError("val_inputs must be finite (got NaN or infinite values)")
+    return a
+
+
+_TORCH_IDS = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
+_ID_DTYPES = "int8, int16, int32, int64, uint8, uint16, uint32, uint64 (values below 2^63)"
+
+
+def _token_ids(name, t) -> torch.Tensor:
+    """A 1-D int64 tensor of token ids from a torch or numpy integer array (or a list of
+    ints); unsigned ids are converted where they fit in int64. Anything else: ConfigError."""
+    if isinstance(t, torch.Tensor) and t.dtype in _TORCH_IDS:
+        if t.dim() != 1:
+            raise ConfigError(
+                f"{name} must be a 1-D sequence of integer token ids (got shape {tuple(t.shape)})"
+            )
+        return t
+    if isinstance(t, torch.Tensor):
+        if t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torch.bool:
+            raise ConfigError(
+                f"{name} must be a 1-D sequence of integer token ids (allowed dtypes: "
+                f"{_ID_DTYPES}; got {t.dtype})"
+            )
+        t = t.detach().cpu().numpy()  # torch's unsigned 16-64 bit: through numpy
+    try:
+        a = np.asarray(t)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise ConfigError(f"{name} must be a 1-D sequence of integer token ids ({e})") from None
+    if a.dtype.kind not in "iu":
+        raise ConfigError(
+            f"{name} must be a 1-D sequence of integer token ids (allowed dtypes: "
+            f"{_ID_DTYPES}; got {a.dtype})"
+        )
+    if a.ndim != 1:
+        raise ConfigError(
+            f"{name} must be a 1-D sequence of integer token ids (got shape {a.shape})"
+        )
+    if a.dtype == np.uint64 and a.size and int(a.max()) > np.iinfo(np.int64).max:
+        raise ConfigError(
+            f"{name} holds a uint64 id above 2^63 - 1 (got {int(a.max())}); ids must be "
+            f"below the vocabulary size"
+        )
+    return torch.from_numpy(a.astype(np.int64))
 
 
 # ------------------------------------------------------------------------------------ result
@@ -401,6 +498,26 @@ def _attention_logits(model, x):
     return logits
 
 
+def _probe_inputs(name, inputs) -> torch.Tensor:
+    """Probe inputs ``(n, T, d)`` of a callback as a float64 tensor, or a ConfigError."""
+    if isinstance(inputs, torch.Tensor):
+        t = inputs.detach()
+        if t.is_complex() or t.dtype == torch.bool:
+            raise ConfigError(f"{name} must be real-valued (got dtype {t.dtype})")
+        t = t.to(torch.float64)
+    else:
+        try:
+            a = np.asarray(inputs)
+        except (TypeError, ValueError, OverflowError) as e:
+            raise ConfigError(f"{name} must be a numeric array (n, T, d) ({e})") from None
+        if a.dtype.kind not in "iuf":
+            raise ConfigError(f"{name} must be a real-valued array (n, T, d) (got {a.dtype})")
+        t = torch.tensor(a.astype(np.float64))
+    if t.dim() != 3 or not len(t):
+        raise ConfigError(f"{name} must have shape (n, T, d) with n >= 1 (got {tuple(t.shape)})")
+    return t
+
+
 class LogitNorms(Callback):
     """Attention-logit magnitudes per layer on the step's batch (or on fixed ``inputs``):
     ``logit_max_{l}`` = max |q·k|·scale and ``logit_rms_{l}`` (tradeoffs digest P5: saturation)."""
@@ -409,10 +526,11 @@ class LogitNorms(Callback):
 
     def __init__(self, every: int = 1, inputs=None):
         _int("every", every, 1)
-        self.every, self.inputs = every, inputs
+        self.every = every
+        self.inputs = None if inputs is None else _probe_inputs("inputs", inputs)
 
     def __call__(self, step, model, loss, batch):
-        x = batch[0] if self.inputs is None else torch.as_tensor(self.inputs)
+        x = batch[0] if self.inputs is None else self.inputs
         out = {}
         for li, lg in enumerate(_attention_logits(model, x)):
             out[f"logit_max_{li}"] = float(lg.abs().max())
@@ -428,7 +546,7 @@ class AttentionMaps(Callback):
 
     def __init__(self, inputs, every: int = 1):
         _int("every", every, 1)
-        self.every, self.inputs = every, torch.as_tensor(inputs)
+        self.every, self.inputs = every, _probe_inputs("inputs", inputs)
 
     def __call__(self, step, model, loss, batch):
         p = next(model.parameters())
@@ -579,6 +697,41 @@ class _TokenBatches:
             return {"val_loss": float(self.loss(m64(x), y))}
 
 
+def _train_bytes(model: nn.Module, data, cfg: TrainConfig) -> int:
+    """A lower bound of the memory ``train`` allocates besides the model: the gradients and
+    the optimizer's state, the training set (``train_size``) or the token stream's one-hot
+    batches, one batch and its forward pass (for the shared Transformer), and the validation
+    set. Computed from sizes only (nothing is allocated)."""
+    it = _ITEMSIZE[cfg.dtype]
+    P = sum(p.numel() for p in model.parameters())
+    states = 2 if cfg.optimizer in ("adam", "adamw") else (1 if cfg.momentum else 0)
+    n = P * it * (1 + states)  # gradients + optimizer state
+    B = cfg.batch
+    mcfg = getattr(model, "cfg", None)
+    fwd_cfg = None
+    if mcfg is not None and all(hasattr(mcfg, a) for a in ("layers", "width", "d_in")):
+        fwd_cfg = mcfg
+    if isinstance(data, TokenData):
+        V, T = data.vocab, data.seq_len
+        n += array_bytes(B, T, V, itemsize=it) + array_bytes(2, B, T)  # one-hot, ids, targets
+        if data.val_tokens is not None:
+            n += array_bytes(data.val_windows, T, V) + array_bytes(2, data.val_windows, T)
+    else:
+        T, d = _task_shape(data.task)
+        n += array_bytes(B, T, d, itemsize=it + 8) + array_bytes(B)  # X, X.double(), y
+        if data.train_size is not None:
+            n += array_bytes(data.train_size, T, d, itemsize=it + 8) + array_bytes(data.train_size)
+        if data.val_inputs is not None:
+            n += 2 * int(np.asarray(data.val_inputs).size) * 8
+    if fwd_cfg is not None:
+        try:
+            fb = forward_bytes(fwd_cfg, B, T)
+        except (TypeError, ValueError, AttributeError):
+            fb = 0
+        n += fb * it // (4 if getattr(fwd_cfg, "dtype", "float64") == "float32" else 8)
+    return n
+
+
 def _cb_name(cb) -> str:
     return getattr(cb, "name", None) or getattr(cb, "__name__", None) or type(cb).__name__
 
@@ -626,6 +779,15 @@ def train(
         raise ConfigError("evaluate must be a function model -> dict")
     dev = resolve_device(cfg.device)
     dtype = cfg.torch_dtype
+    # refuse before drawing or allocating anything when the run cannot fit
+    require(
+        bytes=_train_bytes(model, data, cfg),
+        what=(
+            f"training with batch={cfg.batch}"
+            + (f", train_size={data.train_size}" if getattr(data, "train_size", None) else "")
+            + f" ({cfg.optimizer}, {cfg.dtype})"
+        ),
+    )
 
     if cfg.init == "default":
         model.to("cpu")
