@@ -17,6 +17,7 @@ from .errors import ConfigError
 
 __all__ = [
     "int_at_least",
+    "int_between",
     "integer",
     "nonneg_int",
     "pos_int",
@@ -57,6 +58,19 @@ def int_at_least(lo: int):
     return parse
 
 
+def int_between(lo: int, hi: int):
+    """An integer from ``lo`` to ``hi`` (both included)."""
+
+    def parse(text) -> int:
+        v = _int(text)
+        if not lo <= v <= hi:
+            raise _Err(f"must be an integer from {lo} to {hi} (got {text!r})")
+        return v
+
+    parse.__name__ = f"integer {lo}..{hi}"
+    return parse
+
+
 def integer(text) -> int:
     """Any integer."""
     return _int(text)
@@ -65,17 +79,36 @@ def integer(text) -> int:
 nonneg_int = int_at_least(0)
 pos_int = int_at_least(1)
 MAX_SEED = 2**32 - 1  # every generator seeded from it (numpy, torch, with offsets) takes it
+#: the help text of every ``--seed`` option says the range
+SEED_HELP = f"an integer from 0 to {MAX_SEED} = 2^32-1, the range numpy and torch seeding accept"
 
 
 def seed(text) -> int:
-    """--seed: an integer from 0 to :data:`MAX_SEED`."""
+    """--seed: an integer from 0 to :data:`MAX_SEED` (2^32 - 1: numpy's legacy seeding and every
+    torch generator accept it, with the small offsets the checks add)."""
     v = nonneg_int(text)
     if v > MAX_SEED:
-        raise _Err(f"must be an integer from 0 to {MAX_SEED} (got {text!r})")
+        raise _Err(
+            f"must be an integer from 0 to {MAX_SEED} (2^32-1, the range numpy and torch "
+            f"seeding accept) (got {text!r})"
+        )
     return v
 
 
-threads = pos_int  # --threads: int >= 1
+#: the most threads ``--threads`` accepts: 256, or four per CPU on a machine with more than 64
+#: (OpenMP aborts the process when it cannot start the threads asked for, e.g. 5000)
+MAX_THREADS = max(256, 4 * (os.cpu_count() or 1))
+THREADS_HELP = f"from 1 to {MAX_THREADS}"
+
+
+def threads(text) -> int:
+    """--threads: an integer from 1 to :data:`MAX_THREADS`."""
+    v = pos_int(text)
+    if v > MAX_THREADS:
+        raise _Err(f"must be an integer from 1 to {MAX_THREADS} (got {text!r})")
+    return v
+
+
 count = pos_int  # --reps, --budget and other counts: int >= 1
 
 
@@ -163,16 +196,14 @@ def readable_file(text) -> str:
 
 
 def mem_size(text):
-    """A memory size for ``--max-memory``: ``8G``, ``512M``, bytes, or ``unlimited``."""
+    """A memory size for ``--max-memory``: ``8G``, ``512M``, bytes (1 to 2^64), or
+    ``unlimited``."""
     from .resources import parse_size
 
     try:
-        parse_size(text)
-    except ConfigError:
-        raise _Err(
-            f"must be a size such as 8G, 512M, 1.5T or a number of bytes, or 'unlimited' "
-            f"(got {text!r})"
-        ) from None
+        parse_size(text, "size")
+    except ConfigError as e:  # "size must be ..." -> "--max-memory must be ..."
+        raise _Err(str(e).removeprefix("size ")) from None
     return str(text)
 
 

@@ -222,8 +222,12 @@ def bench_search(
     """The search panel (:mod:`approxtheory.search_bench`): every case's known worst error, the
     error ``sup_error`` finds at ``budget``, the ratio (goal >= 0.95), evaluations, seconds and,
     for T <= 16 and d <= 2, the certified upper bracket."""
+    from ._cliargs import MAX_SEED
+    from .errors import ConfigError
     from .search_bench import panel, run_case
 
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise ConfigError(f"seed must be an integer from 0 to {MAX_SEED} (got {seed!r})")
     rows = []
     for case in panel():
         if only and only not in case.label and only != case.construction:

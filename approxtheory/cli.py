@@ -11,6 +11,13 @@ Exit codes and the error boundary (:func:`main`), the same for every command:
   ``APPROXTHEORY_MAX_BYTES``), filesystem errors (``OSError``: permission denied, not a
   directory, disk full, ...) and running out of memory (``MemoryError``, torch's allocator
   failures);
+* ``2`` also for an environment that cannot run the command, reported the same way: standard
+  output closed (``>&-``; checked before the command runs) or failing (``> /dev/full``), output
+  that the stream's encoding cannot represent (``PYTHONIOENCODING=ascii`` and a claim statement
+  with ``ĉ``), ``MPLBACKEND`` naming no matplotlib backend, an ``APPROXTHEORY_MAX_BYTES`` or
+  ``APPROXTHEORY_MAX_SECONDS`` that is not a valid limit (checked before the command runs);
+* ``141`` (128 + SIGPIPE, as a shell reports a process killed by it) when the reader of standard
+  output went away (``approxtheory claims list | head``): quiet, no message, no traceback;
 * ``1`` an unexpected exception, i.e. a bug in approxtheory: one line,
   ``approxtheory: internal error: TYPE: MESSAGE (this is a bug; please report it ...)``; with
   ``APPROXTHEORY_DEBUG=1`` in the environment the full traceback is printed as well (and
@@ -24,6 +31,8 @@ themselves (their arguments, handlers and output) are in :mod:`approxtheory.comm
 from __future__ import annotations
 
 import argparse
+import errno
+import io
 import os
 import re
 import sys
@@ -97,30 +106,145 @@ def _run(parser, argv) -> int:
         raise _UsageError(
             f"`{where}` needs {'an action' if cmd else 'a command'} (see `{where} --help`)"
         )
-    from .resources import limits
+    from .resources import limits, max_bytes, max_seconds
 
+    # the limits of the environment, checked before any work: a bad APPROXTHEORY_MAX_BYTES is the
+    # environment's fault, whether or not this command would have read it
+    max_bytes()
+    max_seconds()
     with limits(max_bytes=getattr(args, "max_memory", None)):
-        return int(args.func(args) or 0)
+        rc = int(args.func(args) or 0)
+    if sys.stdout is not None:
+        sys.stdout.flush()  # a full disk or a closed pipe shows up here, inside the boundary
+    return rc
+
+
+class _StdoutError(Exception):
+    """Standard output cannot be written (closed, failing, or its encoding too narrow)."""
+
+    def __init__(self, message: str, silence: bool = False):
+        super().__init__(message)
+        self.silence = silence  # point fd 1 at /dev/null before exiting
+
+
+def _check_stdout() -> None:
+    """Refuse to run with standard output closed (``approxtheory claims list >&-``): Python then
+    sets ``sys.stdout`` to None and every print would vanish, exit 0 with nothing shown."""
+    out = sys.stdout
+    closed = out is None
+    if not closed and out is sys.__stdout__:
+        try:
+            os.fstat(out.fileno())
+        except OSError as e:
+            closed = e.errno == errno.EBADF
+        except (ValueError, AttributeError, io.UnsupportedOperation):
+            pass
+    if closed:
+        raise _StdoutError(
+            "standard output is closed, so nothing could be shown; run with it open "
+            "(redirect it to /dev/null to discard the output)"
+        )
+
+
+class _GuardedStdout:
+    """``sys.stdout`` for the duration of :func:`main`: a write that fails because of the stream
+    (a full disk, a dead terminal, an encoding that cannot represent the text) raises
+    :class:`_StdoutError` naming standard output; a broken pipe stays a BrokenPipeError.
+    Everything else is the stream's own."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def _failed(self, e: Exception) -> _StdoutError:
+        if isinstance(e, UnicodeEncodeError):
+            enc = getattr(self._stream, "encoding", None) or e.encoding
+            bad = e.object[e.start : e.end] if isinstance(e.object, str) else ""
+            return _StdoutError(
+                f"cannot write the output: standard output's encoding {enc!r} cannot represent "
+                f"{ascii(bad[:10])}; set PYTHONIOENCODING=utf-8 (or a UTF-8 locale, e.g. "
+                f"LC_ALL=C.UTF-8)"
+            )
+        return _StdoutError(f"cannot write to standard output: {_os_error(e)}", silence=True)
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except (OSError, UnicodeEncodeError) as e:
+            raise self._failed(e) from None
+
+    def flush(self):
+        try:
+            return self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise self._failed(e) from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _silence_stdout(out) -> None:
+    """Point standard output's file descriptor at /dev/null, so that the interpreter's own flush
+    at exit does not print a second error (``Exception ignored ... BrokenPipeError``). A stream
+    without a descriptor (a test's capture) is left alone."""
+    try:
+        if out is None:
+            return
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, out.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass
+
+
+def _environment_error(e: BaseException) -> str | None:
+    """The one-line message for an exception that the environment caused, or None (a bug)."""
+    backend = os.environ.get("MPLBACKEND")
+    if backend is not None and isinstance(e, ValueError) and "backend" in str(e):
+        tb, in_mpl = e.__traceback__, False
+        while tb is not None:
+            in_mpl = in_mpl or "matplotlib" in tb.tb_frame.f_code.co_filename
+            tb = tb.tb_next
+        if in_mpl:
+            return (
+                f"MPLBACKEND={ascii(backend[:100])} is not a matplotlib backend; unset it or set "
+                f"MPLBACKEND=Agg (approxtheory draws its figures with Agg)"
+            )
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (see the module docstring for the error boundary)."""
 
     def fail(msg: str) -> int:
-        print(f"approxtheory: error: {msg}", file=sys.stderr)
+        if sys.stderr is not None:  # print(file=None) would write to stdout
+            try:
+                print(f"approxtheory: error: {msg}", file=sys.stderr)
+            except (OSError, ValueError):  # stderr is gone as well: the exit code says it
+                pass
         return 2
 
+    stdout = sys.stdout
     try:
-        return _run(build_parser(), argv)
+        _check_stdout()
+        sys.stdout = _GuardedStdout(stdout)
+        try:
+            return _run(build_parser(), argv)
+        finally:
+            if isinstance(sys.stdout, _GuardedStdout):
+                sys.stdout = stdout
     except (_UsageError, ApproxTheoryError) as e:  # incl. ResourceLimitError
+        return fail(_one_line(e))
+    except _StdoutError as e:
+        if e.silence:
+            _silence_stdout(stdout)
         return fail(_one_line(e))
     except BrokenPipeError:
         # stdout went away (`approxtheory claims list | head`): not an error worth a message
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
+        _silence_stdout(stdout)
         return 141
     except OSError as e:
         return fail(_os_error(e))
@@ -135,6 +259,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:
         if _out_of_memory(e):
             return fail(f"out of memory ({_one_line(e)[:200]}); use smaller sizes")
+        env = _environment_error(e)
+        if env is not None:
+            return fail(_one_line(env))
         debug = os.environ.get("APPROXTHEORY_DEBUG", "").strip() not in ("", "0")
         print(
             f"approxtheory: internal error: {type(e).__name__}: {_one_line(e)[:500]} (this is "

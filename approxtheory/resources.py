@@ -36,6 +36,7 @@ import math
 import os
 import re
 from collections.abc import Iterator
+from fractions import Fraction
 
 from .errors import ConfigError, ResourceLimitError
 
@@ -51,6 +52,7 @@ __all__ = [
     "max_seconds",
     "machine_memory",
     "parse_size",
+    "MAX_SIZE",
     "format_bytes",
     "format_seconds",
     "array_bytes",
@@ -73,26 +75,47 @@ FLOPS_PER_SECOND = 1e11
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
 _UNLIMITED = ("unlimited", "none", "inf", "off")
+#: the largest limit a size can give (2^64 bytes = 16 EiB); larger values are refused
+MAX_SIZE = 1 << 64
 _override: list[tuple[int | None, float | None]] = []  # stack of limits() contexts
 
 
 # ------------------------------------------------------------------------------------ formats
 def parse_size(text, name: str = "size") -> int | None:
     """``8G``, ``8GiB``, ``8GB``, ``1.5t``, ``512M``, ``4096`` (bytes; binary units) -> bytes;
-    ``unlimited`` -> None."""
+    ``unlimited`` -> None. Sizes from 1 byte to :data:`MAX_SIZE` (16 EiB); anything else is a
+    :class:`~approxtheory.errors.ConfigError`."""
     s = str(text).strip().lower()
     if s in _UNLIMITED:
         return None
-    m = re.fullmatch(r"(\d+(?:\.\d*)?|\.\d+)\s*(?:([kmgtp])(?:i?b)?|b)?", s)
-    if m is None:
+    m = re.fullmatch(r"(\d+)?(?:\.(\d*))?\s*(?:([kmgtp])(?:i?b)?|b)?", s)
+    if m is None or not (m.group(1) or m.group(2)):
         raise ConfigError(
             f"{name} must be a size such as 8G, 512M, 1.5T or a number of bytes, "
-            f"or 'unlimited' (got {text!r})"
+            f"or 'unlimited' (got {_shown(text)})"
         )
-    n = int(float(m.group(1)) * _UNITS[m.group(2) or ""])
+    # exact arithmetic (a float of 400 digits is inf); digits beyond 10^30 are certainly too big
+    # and past 30 decimals meaningless, so neither reaches int()'s 4300-digit limit
+    whole = (m.group(1) or "0").lstrip("0") or "0"
+    if len(whole) > 30:
+        n = MAX_SIZE + 1
+    else:
+        frac = (m.group(2) or "")[:30]
+        n = int(Fraction(f"{whole}.{frac or '0'}") * _UNITS[m.group(3) or ""])
+    if n > MAX_SIZE:
+        raise ConfigError(
+            f"{name} must be at most {format_bytes(MAX_SIZE)} (2^64 bytes), or 'unlimited' for "
+            f"no limit (got {_shown(text)})"
+        )
     if n < 1:
-        raise ConfigError(f"{name} must be at least 1 byte (got {text!r})")
+        raise ConfigError(f"{name} must be at least 1 byte (got {_shown(text)})")
     return n
+
+
+def _shown(text) -> str:
+    """``text`` quoted for a message, cut to 60 characters (a 400-digit value stays readable)."""
+    t = str(text)
+    return repr(t) if len(t) <= 60 else repr(t[:57]) + f"... ({len(t)} characters)"
 
 
 def format_bytes(n) -> str:

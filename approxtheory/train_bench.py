@@ -153,6 +153,15 @@ def bench_train(
     ):
         if not isinstance(v, int) or isinstance(v, bool) or v < lo:
             raise ConfigError(f"{name} must be an integer >= {lo} (got {v!r})")
+    from ._cliargs import MAX_SEED, MAX_THREADS
+
+    if threads > MAX_THREADS:
+        raise ConfigError(f"threads must be an integer from 1 to {MAX_THREADS} (got {threads!r})")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise ConfigError(
+            f"seed must be an integer from 0 to {MAX_SEED} (2^32-1, the range numpy and torch "
+            f"seeding accept) (got {seed!r})"
+        )
     if width % heads:
         raise ConfigError(f"heads must divide width (got width={width}, heads={heads})")
     old_threads = torch.get_num_threads()

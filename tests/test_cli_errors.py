@@ -2,6 +2,7 @@
 (issue 14, "Hardening"); the resource estimates of :mod:`approxtheory.resources`."""
 
 import errno
+import io
 import json
 import math
 import os
@@ -776,3 +777,254 @@ def test_binary_corpus_is_refused(capsys, tmp_path):
     nul = tmp_path / "nul.txt"
     nul.write_bytes(b"ab" * 400 + b"\x00")
     assert "NUL bytes" in cli_error(base + ["--corpus", nul], capsys)
+
+
+# ------------------------------------------------------- issue 25: the boundary's missing cases
+BIG = "9" * 400  # 400 digits: a float of it is inf, int(inf) used to raise OverflowError
+
+
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        # seeds beyond what numpy/torch seeding accept (torch.manual_seed raised ValueError)
+        (
+            ["bench", "train", "--seed", str(2**64)],
+            "--seed must be an integer from 0 to 4294967295",
+        ),
+        (["bench", "search", "--seed", str(2**32)], "--seed must be an integer from 0 to"),
+        (["identifiability", "--seed", str(2**64)], "--seed must be an integer from 0 to"),
+        (["construct", "hc_k1", "--search-seed", str(2**64)], "--search-seed must be an integer"),
+        (["construct", "hc_k1_synthetic", "--seed", str(2**64)], "seed"),
+        # --threads bounded before libgomp aborts the process
+        (["schedule", "compare", "uniform", "prism", "--threads", "5000"], "from 1 to"),
+        (["bench", "model", "--threads", "5000"], "--threads must be an integer from 1 to"),
+        (["bench", "train", "--threads", str(10**30)], "--threads must be an integer from 1 to"),
+        # worker processes and cells bounded before anything starts
+        (["bench", "sweep", "--workers", "9" * 23], "--workers must be an integer from 1 to"),
+        (["bench", "sweep", "--cells", str(10**9)], "--cells must be an integer from 1 to 100000"),
+        # a gate (or beta) whose logits overflow float64 used to report "refuted"
+        (["construct", "hc_k1", "--gate", "1e308"], "must be finite in float64"),
+        (["construct", "hc_k1", "--gate", "-1e300"], "must be finite in float64"),
+        # a 400-digit memory limit: OverflowError, "internal error"
+        (["construct", "hc_k1", "--max-memory", BIG], "--max-memory must be at most 16.0 EiB"),
+        (["identifiability", "--max-memory", BIG], "--max-memory must be at most 16.0 EiB"),
+        (
+            ["experiment", "run", "softmax_beta_sweep", "--max-memory", BIG],
+            "--max-memory must be at most 16.0 EiB",
+        ),
+        (["identifiability", "--max-memory", "9" * 5000], "(5000 characters)"),  # int()'s limit
+    ],
+)
+def test_issue25_bad_arguments(argv, needle, capsys, tmp_path, no_allocation):
+    if argv[:2] == ["experiment", "run"]:
+        argv = argv + ["--out", tmp_path / "r"]
+    assert needle in cli_error(argv, capsys, seconds=60)
+
+
+def test_threads_and_seed_bounds_are_stated():
+    assert _cliargs.threads(str(_cliargs.MAX_THREADS)) == _cliargs.MAX_THREADS >= 256
+    assert _cliargs.seed(str(_cliargs.MAX_SEED)) == 2**32 - 1
+    for bad in (str(_cliargs.MAX_THREADS + 1), "0"):
+        with pytest.raises(_cliargs._Err):
+            _cliargs.threads(bad)
+
+
+def test_gate_that_overflows_is_refused_by_the_api():
+    with pytest.raises(ConfigError, match="must be finite in float64"):
+        build("hc_k1", gate=1e308)
+    c = build("hc_k1", T=4, gate=-1e297)  # beta*(1 + |gate|) = 1e299: representable, built
+    import torch
+
+    X = torch.from_numpy(np.random.default_rng(0).random((8, 4, 1)))
+    assert torch.isfinite(c.model(X)).all()
+
+
+@pytest.mark.parametrize("kw", [{"seed": 2**64}, {"seed": -1}, {"seed": True}, {"threads": 10**6}])
+def test_bench_train_api_bounds(kw):
+    from approxtheory.train_bench import bench_train
+
+    with pytest.raises(ConfigError):
+        bench_train(steps=1, rounds=1, warmup=0, **kw)
+
+
+@pytest.mark.parametrize("env", [resources.ENV_BYTES, resources.ENV_SECONDS])
+@pytest.mark.parametrize("value", [BIG, "lots", "-5"])
+def test_bad_limits_in_the_environment_are_one_line(env, value, capsys, monkeypatch):
+    """Checked before any command runs, including those that would not read them."""
+    monkeypatch.setenv(env, value)
+    assert env in cli_error(["claims", "list"], capsys)
+
+
+def test_parse_size_exact_and_bounded():
+    assert resources.parse_size("16384P") == resources.MAX_SIZE == 2**64
+    assert resources.parse_size("1.5k") == 1536 and resources.parse_size(".5k") == 512
+    assert resources.parse_size("1" + "0" * 18) == 10**18  # exact, not via float
+    for bad in (BIG, "16385P", "9" * 5000, "0." + "0" * 5000 + "1k", ".", ""):
+        with pytest.raises(ConfigError):
+            resources.parse_size(bad)
+
+
+# standard output: closed, failing, too narrow an encoding (in-process: the boundary itself)
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["claims", "list"],  # ĉ, ≤ in the statements
+        ["claims", "show", "HC-K1"],
+        ["construct", "--list"],  # §, F̂
+        ["construct", "hc_k1", "--help"],
+        ["infoflow", "tasks"],  # Σ
+    ],
+)
+def test_output_the_encoding_cannot_represent(argv, capsys, monkeypatch):
+    out = io.TextIOWrapper(io.BytesIO(), encoding="ascii", errors="strict")
+    monkeypatch.setattr(sys, "stdout", out)
+    err = cli_error(argv, capsys)
+    assert "standard output's encoding 'ascii' cannot represent" in err
+    assert "PYTHONIOENCODING=utf-8" in err
+    assert sys.stdout is out  # restored
+
+
+def test_closed_stdout_in_process(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdout", None)  # what Python does when fd 1 is closed at start
+    assert "standard output is closed" in cli_error(["claims", "list"], capsys)
+
+
+class _Full(io.TextIOBase):
+    def write(self, s):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_failing_stdout_in_process(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdout", _Full())
+    err = cli_error(["claims", "list"], capsys)
+    assert "cannot write to standard output: No space left on device" in err
+
+
+def _proc(argv, env=None, timeout=120, **kw):
+    e = {**os.environ, "OMP_NUM_THREADS": "1", **(env or {})}
+    e.pop("APPROXTHEORY_DEBUG", None)
+    return subprocess.run(
+        [sys.executable, "-m", "approxtheory", *argv],
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        env=e,
+        **kw,
+    )
+
+
+def _one_error_line(p, needle):
+    lines = p.stderr.splitlines()
+    errs = [l for l in lines if l.startswith("approxtheory: error: ")]
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert len(errs) == 1 and needle in errs[0], p.stderr
+    assert "Traceback" not in p.stderr and "Exception ignored" not in p.stderr, p.stderr
+    # claims list also reports its count ("114 claims") on stderr; nothing else
+    assert all(l in errs or l.endswith(" claims") for l in lines), p.stderr
+
+
+@pytest.mark.slow  # several fresh interpreters (imports of torch, sympy)
+@pytest.mark.skipif(os.name != "posix", reason="sh, /dev/full")
+def test_stdout_closed_devnull_full_and_broken_pipe_in_a_real_process(tmp_path):
+    """The real streams: stdout closed (``>&-``: exit 2), /dev/null (exit 0), /dev/full (exit 2),
+    a reader that went away (quiet, exit 141, no traceback)."""
+    closed = subprocess.run(
+        ["sh", "-c", 'exec "$0" -m approxtheory claims list >&-', sys.executable],
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    _one_error_line(closed, "standard output is closed")
+    assert _proc(["claims", "list"], stdout=subprocess.DEVNULL).returncode == 0
+    if os.path.exists("/dev/full"):
+        with open("/dev/full", "w") as full:
+            _one_error_line(
+                _proc(["claims", "list"], stdout=full), "cannot write to standard output"
+            )
+    p = subprocess.Popen(
+        [sys.executable, "-m", "approxtheory", "claims", "list"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    p.stdout.close()  # before the child has written anything: its first write is EPIPE
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 141, (p.returncode, err)
+    assert b"Traceback" not in err and b"Exception ignored" not in err and b"error" not in err
+
+
+@pytest.mark.slow  # several fresh interpreters (imports of torch, sympy)
+def test_environment_failures_in_a_real_process(tmp_path):
+    """PYTHONIOENCODING=ascii, MPLBACKEND=bogus, a 400-digit APPROXTHEORY_MAX_BYTES: exit 2, one
+    line (they were "internal error", exit 1)."""
+    p = _proc(["claims", "list"], env={"PYTHONIOENCODING": "ascii"}, stdout=subprocess.DEVNULL)
+    _one_error_line(p, "standard output's encoding 'ascii' cannot represent")
+    p = _proc(
+        ["infoflow", "draw", "--task", "gdr", "--heads", "1", "--out", str(tmp_path / "f.png")],
+        env={"MPLBACKEND": "bogus"},
+        stdout=subprocess.DEVNULL,
+    )
+    _one_error_line(p, "MPLBACKEND='bogus' is not a matplotlib backend")
+    assert not (tmp_path / "f.png").exists()
+    p = _proc(["claims", "list"], env={resources.ENV_BYTES: BIG}, stdout=subprocess.DEVNULL)
+    _one_error_line(p, f"{resources.ENV_BYTES} must be at most 16.0 EiB")
+
+
+# docs --check on a page that is huge, sparse, not UTF-8, a FIFO or a device
+def _docs_check(path, capsys, monkeypatch):
+    read = []
+    real_read = os.read
+
+    def counting_read(fd, n):
+        b = real_read(fd, n)
+        read.append(len(b))
+        return b
+
+    monkeypatch.setattr(os, "read", counting_read)
+    rc = main(["docs", "--check", "--out", str(path)])
+    err = capsys.readouterr().err
+    assert err.count("\n") == (rc != 0) and "Traceback" not in err, err
+    return rc, err, sum(read)
+
+
+def test_docs_check_on_a_sparse_20_gb_page_is_stale_without_reading_it(
+    tmp_path, capsys, monkeypatch
+):
+    page = tmp_path / "claims.md"
+    with open(page, "wb") as f:
+        f.truncate(20 << 30)  # sparse: no disk used
+    rc, err, nread = _docs_check(page, capsys, monkeypatch)
+    assert rc == 1 and " is stale; run " in err
+    assert nread == 0
+
+
+def test_docs_check_on_a_page_larger_than_the_fresh_one(tmp_path, capsys, monkeypatch):
+    from approxtheory.docs import render_claims_markdown
+
+    fresh = render_claims_markdown().encode()
+    page = tmp_path / "claims.md"
+    page.write_bytes(fresh + b"x" * 100)
+    rc, err, nread = _docs_check(page, capsys, monkeypatch)
+    assert rc == 1 and " is stale; run " in err and nread == 0
+    page.write_bytes(fresh[:-1] + b"\xff")  # not UTF-8: stale, not a UnicodeDecodeError
+    rc, err, nread = _docs_check(page, capsys, monkeypatch)
+    assert rc == 1 and " is stale; run " in err and nread <= len(fresh) + 1
+    page.write_bytes(fresh)
+    rc, err, nread = _docs_check(page, capsys, monkeypatch)
+    assert rc == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs")
+def test_docs_check_on_a_fifo_device_or_link_to_one(tmp_path, capsys):
+    fifo = tmp_path / "fifo.md"
+    os.mkfifo(fifo)
+    assert "--out must be a regular file" in cli_error(
+        ["docs", "--check", "--out", fifo], capsys, seconds=60
+    )
+    link = tmp_path / "zero.md"
+    link.symlink_to("/dev/zero")
+    for p in (link, "/dev/zero"):
+        assert "a device or socket" in cli_error(["docs", "--check", "--out", p], capsys)

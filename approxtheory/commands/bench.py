@@ -223,12 +223,26 @@ def _cmd_sweep(args) -> int:
 
 def register(sub) -> None:
     p = sub.add_parser("bench", help="benchmarks that print figures")
-    from .._cliargs import count, nonneg_int, threads
+    import os
+
+    from .._cliargs import (
+        SEED_HELP,
+        THREADS_HELP,
+        count,
+        int_between,
+        nonneg_int,
+        seed,
+        threads,
+    )
+
+    MAX_WORKERS = max(1, os.cpu_count() or 1) * 2  # worker processes beyond the cores add nothing
 
     bsub = p.add_subparsers(dest="bench_command", metavar="WHAT")
     pm = bsub.add_parser("model", help="attention layer throughput vs a raw SDPA reference")
     pm.add_argument("--json", action="store_true")
-    pm.add_argument("--threads", type=threads, default=2, help="torch threads (default 2)")
+    pm.add_argument(
+        "--threads", type=threads, default=2, help=f"torch threads, {THREADS_HELP} (default 2)"
+    )
     pm.add_argument("--reps", type=count, default=3, help="timed repetitions (best is kept)")
     pm.add_argument("--quick", action="store_true", help="skip T = 1024")
     pm.set_defaults(func=_cmd)
@@ -237,17 +251,31 @@ def register(sub) -> None:
         help="cells per second of the experiment runner's executors (in-process, pool, Dask)",
     )
     pw.add_argument("--json", action="store_true")
-    pw.add_argument("--cells", type=count, default=64, help="cells in the grid (default 64)")
+    # bounded: every cell is a record in memory and every worker a process (~250 MB)
     pw.add_argument(
-        "--cell-ms", type=count, default=20, help="milliseconds of work per cell (default 20)"
+        "--cells",
+        type=int_between(1, 100_000),
+        default=64,
+        help="cells in the grid, 1 to 100000 (default 64)",
     )
     pw.add_argument(
-        "--workers", type=count, default=2, help="pool and Dask worker processes (default 2)"
+        "--cell-ms",
+        type=int_between(1, 60_000),
+        default=20,
+        help="milliseconds of work per cell, 1 to 60000 (default 20)",
+    )
+    pw.add_argument(
+        "--workers",
+        type=int_between(1, MAX_WORKERS),
+        default=2,
+        help=f"pool and Dask worker processes, 1 to {MAX_WORKERS} (default 2)",
     )
     pw.set_defaults(func=_cmd_sweep)
     pv = bsub.add_parser("verify", help="wall time of `verify` from scratch (no cache)")
     pv.add_argument("--profile", default="quick", choices=["quick", "full"])
-    pv.add_argument("--threads", type=threads, default=2)
+    pv.add_argument(
+        "--threads", type=threads, default=2, help=f"torch threads, {THREADS_HELP} (default 2)"
+    )
     pv.add_argument("--json", action="store_true")
     pv.set_defaults(func=_cmd_verify)
     ps = bsub.add_parser(
@@ -256,9 +284,11 @@ def register(sub) -> None:
         "errors (ratio found/known, goal >= 0.95)",
     )
     ps.add_argument("--json", action="store_true")
-    ps.add_argument("--threads", type=threads, default=2)
+    ps.add_argument(
+        "--threads", type=threads, default=2, help=f"torch threads, {THREADS_HELP} (default 2)"
+    )
     ps.add_argument("--budget", type=count, default=4096, help="sup_error budget (default 4096)")
-    ps.add_argument("--seed", type=nonneg_int, default=0)
+    ps.add_argument("--seed", type=seed, default=0, help=f"seed of the search: {SEED_HELP}")
     ps.add_argument("--only", help="cases whose label contains this text, or a construction")
     ps.add_argument(
         "--no-upper",
@@ -271,7 +301,9 @@ def register(sub) -> None:
         help="structured rank certificate vs dense Jacobian + SVD (time, peak memory)",
     )
     pi.add_argument("--json", action="store_true")
-    pi.add_argument("--threads", type=threads, default=2)
+    pi.add_argument(
+        "--threads", type=threads, default=2, help=f"torch threads, {THREADS_HELP} (default 2)"
+    )
     pi.add_argument(
         "--dense-max-E",
         type=nonneg_int,
@@ -289,7 +321,7 @@ def register(sub) -> None:
         "--threads",
         type=threads,
         default=1,
-        help="torch threads (default 1: least disturbed on a shared machine)",
+        help=f"torch threads, {THREADS_HELP} (default 1: least disturbed on a shared machine)",
     )
     pt.add_argument("--steps", type=count, default=40, help="steps per timed round (default 40)")
     pt.add_argument("--rounds", type=count, default=6, help="alternating rounds (default 6)")
@@ -299,5 +331,7 @@ def register(sub) -> None:
         default=10,
         help="untimed steps of each loop first (default 10)",
     )
-    pt.add_argument("--seed", type=nonneg_int, default=0)
+    pt.add_argument(
+        "--seed", type=seed, default=0, help=f"seed of the data and weights: {SEED_HELP}"
+    )
     pt.set_defaults(func=_cmd_train)

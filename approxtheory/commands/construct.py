@@ -105,7 +105,7 @@ def _cmd(args) -> int:
         for r in d["requires"]:
             print(f"  requires: {r['message']}")
         print("  --budget N  random sequences for the error search [default 4096]")
-        print("  --search-seed S  seed of the error search (>= 0) [default 0]")
+        print(f"  --search-seed S  seed of the error search: {_cliargs.SEED_HELP} [default 0]")
         if "seed" not in d["knobs"]:
             print("  --seed S    the same as --search-seed")
         print(

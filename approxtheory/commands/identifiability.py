@@ -64,7 +64,7 @@ def register(sub) -> None:
         "identifiability",
         help="unidentified dimension of an attention layer: catalogue count vs Jacobian rank",
     )
-    from .._cliargs import mem_size, pos_int, seed
+    from .._cliargs import SEED_HELP, mem_size, pos_int, seed
 
     p.add_argument("--E", type=pos_int, default=8, help="model width")
     p.add_argument("--H", type=pos_int, default=2, help="heads")
@@ -85,7 +85,9 @@ def register(sub) -> None:
         help="dense Jacobian + SVD, or the structured per-head certificate "
         "(auto: structured where it applies)",
     )
-    p.add_argument("--seed", type=seed, default=0, help="seed of the weights and inputs (>= 0)")
+    p.add_argument(
+        "--seed", type=seed, default=0, help=f"seed of the weights and inputs: {SEED_HELP}"
+    )
     p.add_argument(
         "--max-memory",
         type=mem_size,

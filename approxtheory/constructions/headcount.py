@@ -213,6 +213,21 @@ def _heads_requirement(holds, D: str = "D") -> Requirement:
     )
 
 
+#: the largest attention logit the HC-K1 weights may give: |β·(∓f_i(x) + c)| <= β(1 + |c|) for
+#: features in [0, 1] must stay far below float64's largest number (1.8e308), so that the logits,
+#: the softmax's shifts by their maximum and the sums over T are finite (a gate of 1e308 at
+#: β = 100 overflowed to inf, the output to NaN, and the report said "refuted")
+MAX_LOGIT = 1e300
+
+
+def _finite_logits_requirement() -> Requirement:
+    return Requirement(
+        message="hc_k1's attention logits beta*(±f_i(x) + gate) must be finite in float64: "
+        f"beta*(1 + |gate|) must be at most {MAX_LOGIT:g}",
+        holds=lambda beta, gate: beta * (1.0 + abs(gate)) <= MAX_LOGIT,
+    )
+
+
 def _check_beta_regime(beta):
     if beta < 1:
         raise ConfigError(f"beta must be >= 1 for HC-K1's bound (got beta={beta})")
@@ -224,7 +239,7 @@ def _check_beta_regime(beta):
     "D heads of width 2, one per feature, position-gated (digest §4.1); "
     "default task: max over the first half + min over the second half (D = 2)",
     estimate=_hc_k1_estimate,
-    requires=(_heads_requirement(lambda h: h == 2, D="D = 2"),),
+    requires=(_heads_requirement(lambda h: h == 2, D="D = 2"), _finite_logits_requirement()),
     T=Knob(type=int, default=8, help="sequence length", low=4),
     beta=Knob(
         type=float, default=100.0, help="softmax inverse temperature β (>= 1)", low=1, log=True
