@@ -43,13 +43,13 @@ def register(sub) -> None:
         metavar="ID_OR_PAPER",
         help="claim ids or papers (arXiv id or short name)",
     )
-    from .._cliargs import out_dir, seed
+    from .._cliargs import SEED_HELP, out_dir, seed
 
     p.add_argument("--out", default="report", metavar="DIR", type=out_dir)
     p.add_argument(
         "--fail-on", choices=["refuted"], default=None, help="exit 1 when a claim is refuted"
     )
-    p.add_argument("--seed", type=seed, default=0, help="seed of the checks (>= 0)")
+    p.add_argument("--seed", type=seed, default=0, help=f"seed of the checks ({SEED_HELP})")
     p.add_argument("--no-cache", action="store_true", help="recompute every check")
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     p.add_argument(
