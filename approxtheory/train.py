@@ -411,6 +411,20 @@ class TrainResult:
     def final_loss(self) -> float:
         return self.losses[-1] if self.losses else float("nan")
 
+    def loss_tail(self) -> dict:
+        """``{"loss_q3": ..., "loss_q4": ...}``: the mean training loss over the third and the
+        last quarter of the steps done (NaN when fewer than 4 steps ran): the columns the
+        training-adequacy gate's plateau test reads (``proofs_check/_gate.py``)."""
+        n = len(self.losses)
+        if n < 4:
+            return {"loss_q3": float("nan"), "loss_q4": float("nan")}
+        q = n // 4
+        third, last = self.losses[n - 2 * q : n - q], self.losses[n - q :]
+        return {
+            "loss_q3": float(np.mean(np.asarray(third, dtype=np.float64))),
+            "loss_q4": float(np.mean(np.asarray(last, dtype=np.float64))),
+        }
+
     def history(self) -> list[dict]:
         """One row per step that has anything: ``loss`` (of that step's batch), the
         evaluation after that many steps, the callbacks' values."""

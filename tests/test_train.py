@@ -508,3 +508,15 @@ def test_bench_plain_model_computes_the_same_network():
     plain.load_state_dict({plain_names(k, ours): v for k, v in sd.items()})
     x = torch.randn(3, 5, 7, generator=g)
     assert torch.allclose(ours(x), plain(x), atol=1e-5)
+
+
+def test_loss_tail_is_the_third_and_last_quarter_means():
+    """The columns the training-adequacy gate's plateau test reads (proofs_check/_gate.py)."""
+    import math
+
+    from approxtheory.train import TrainResult
+
+    r = TrainResult(None, None, "completed", "", 8, losses=[8, 7, 6, 5, 4, 3, 2, 1])
+    assert r.loss_tail() == {"loss_q3": 3.5, "loss_q4": 1.5}
+    short = TrainResult(None, None, "completed", "", 3, losses=[3, 2, 1]).loss_tail()
+    assert all(math.isnan(v) for v in short.values())
