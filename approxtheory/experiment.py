@@ -29,6 +29,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
+import os
+import stat
 import sys
 import time
 from collections.abc import Callable
@@ -36,11 +39,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import provenance
-from .errors import ApproxTheoryError, ConfigError, DeviceUnavailableError
+from .errors import (
+    ApproxTheoryError,
+    ConfigError,
+    DeviceUnavailableError,
+    InvalidValueError,
+    ValueRangeError,
+)
 from .io import atomic_write_checked_json, atomic_write_json, json_roundtrip, read_checked_json
 
 __all__ = [
     "Experiment",
+    "Param",
+    "one_of",
+    "int_range",
+    "float_range",
+    "MAX_CELLS",
+    "OVERRIDE_SPAN",
+    "count_cells",
+    "check_value",
     "EXPERIMENTS",
     "ENTRY_POINT_GROUP",
     "register_experiment",
@@ -58,6 +75,76 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 
+#: the most cells one run may have (grid points times seeds), checked before they are listed
+MAX_CELLS = 100_000
+
+#: a number ``--set`` gives a parameter that its experiment declares no :class:`Param` for, in an
+#: experiment without a time estimate (``cell.check``), may be at most this many times the
+#: largest value of that parameter in its profiles (so ``--set steps=1000000000`` is refused
+#: before it starts, not run for a year)
+OVERRIDE_SPAN = 100
+
+
+@dataclass(frozen=True)
+class Param:
+    """The values one grid parameter may take, declared by its experiment (``Experiment.params``)
+    and checked for every cell of a run, ``--set`` and ``--scale`` values included, before
+    anything starts (the profiles' own values when the experiment registers): ``choices`` (the
+    only values allowed), else a number from ``lo`` to ``hi`` (bounds included; ``integer``:
+    whole numbers only). Build them with :func:`one_of`, :func:`int_range`, :func:`float_range`.
+    """
+
+    choices: tuple = ()
+    lo: float | None = None
+    hi: float | None = None
+    integer: bool = False
+
+    def describe(self) -> str:
+        if self.choices:
+            return "one of " + ", ".join(str(c) for c in self.choices)
+        kind = "an integer" if self.integer else "a number"
+        return f"{kind} from {self.lo:g} to {self.hi:g}"
+
+    def allows(self, value) -> bool:
+        if self.choices:
+            return any(type(value) is type(c) and value == c for c in self.choices) or (
+                # an int grid value typed as float by --set (or the other way) is still the value
+                not isinstance(value, bool)
+                and isinstance(value, (int, float))
+                and any(
+                    not isinstance(c, bool) and isinstance(c, (int, float)) and value == c
+                    for c in self.choices
+                )
+            )
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return False
+        if self.integer and not isinstance(value, int):
+            return False
+        lo = -math.inf if self.lo is None else self.lo
+        hi = math.inf if self.hi is None else self.hi
+        return math.isfinite(value) and lo <= value <= hi
+
+
+def one_of(*values) -> Param:
+    """A parameter that takes only these values (names, table numbers, flags)."""
+    if not values:
+        raise ConfigError("one_of needs at least one value")
+    return Param(choices=tuple(values))
+
+
+def int_range(lo: int, hi: int) -> Param:
+    """An integer parameter from ``lo`` to ``hi`` (bounds included)."""
+    if not lo <= hi:
+        raise ConfigError(f"int_range needs lo <= hi (got {lo}, {hi})")
+    return Param(lo=lo, hi=hi, integer=True)
+
+
+def float_range(lo: float, hi: float) -> Param:
+    """A real parameter from ``lo`` to ``hi`` (bounds included, both finite)."""
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+        raise ConfigError(f"float_range needs finite lo <= hi (got {lo}, {hi})")
+    return Param(lo=lo, hi=hi)
+
 
 @dataclass
 class Experiment:
@@ -68,6 +155,8 @@ class Experiment:
     seeds: dict = field(default_factory=lambda: {"quick": [0], "full": [0, 1, 2]})
     plot: Callable[[list, Path], list] | None = None
     claims: tuple = ()
+    #: what each grid parameter may take ({name: Param}); see :func:`check_value`
+    params: dict = field(default_factory=dict)
 
 
 EXPERIMENTS: dict[str, Experiment] = {}
@@ -128,6 +217,59 @@ def _check_grids(exp: Experiment) -> None:
                 )
 
 
+def _all_values(exp: Experiment, key: str) -> list:
+    return [v for prof in exp.grids for v in grid_values(exp, prof).get(key, [])]
+
+
+def check_value(exp: Experiment, key: str, value) -> None:
+    """Refuse a value of grid parameter ``key`` that ``exp`` does not allow: outside its
+    declared :class:`Param` (InvalidValueError for a choice, ValueRangeError for a range); for a
+    number without a declaration, in an experiment without a time estimate (``cell.check``),
+    more than :data:`OVERRIDE_SPAN` times the largest value of its profiles (ValueRangeError)."""
+    spec = exp.params.get(key)
+    if spec is not None:
+        if not spec.allows(value):
+            cls = InvalidValueError if spec.choices else ValueRangeError
+            raise cls(f"{exp.name}: {key} must be {spec.describe()} (got {value!r})")
+        return
+    if getattr(exp.cell, "check", None) is not None:
+        return  # the experiment's own check estimates the time and memory of every cell
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return
+    nums = [
+        abs(v)
+        for v in _all_values(exp, key)
+        if not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
+    ]
+    if not nums:
+        return
+    cap = OVERRIDE_SPAN * max(nums)
+    if not (math.isfinite(value) and abs(value) <= cap):
+        raise ValueRangeError(
+            f"{exp.name}: {key}={value!r} is beyond what the runner allows for it: at most "
+            f"{cap:g} in magnitude ({OVERRIDE_SPAN} times the largest value in its profiles; "
+            f"{exp.name} declares no range or time estimate for {key})"
+        )
+
+
+def _check_params(exp: Experiment) -> None:
+    if not isinstance(exp.params, dict) or not all(
+        isinstance(v, Param) for v in exp.params.values()
+    ):
+        raise ConfigError(f"experiment {exp.name!r}: params must be {{name: Param}}")
+    for prof in exp.grids:
+        for key, values in grid_values(exp, prof).items():
+            spec = exp.params.get(key)
+            if spec is None:
+                continue
+            bad = [v for v in values if not spec.allows(v)]
+            if bad:
+                raise ConfigError(
+                    f"experiment {exp.name!r}, profile {prof!r}: {key} = {bad[0]!r} is not "
+                    f"{spec.describe()} (its declared Param)"
+                )
+
+
 def register_experiment(exp: Experiment) -> Experiment:
     """Add ``exp`` to the registry (an experiment module calls this when it is imported).
 
@@ -135,6 +277,7 @@ def register_experiment(exp: Experiment) -> Experiment:
     experiment of the same name, or the same module imported under a second name (the built-in
     experiments as ``experiments`` besides ``approxtheory.experiments``), raises ConfigError."""
     _check_grids(exp)
+    _check_params(exp)
     old = EXPERIMENTS.get(exp.name)
     if old is not None and _origin(old) != _origin(exp):
         raise ConfigError(
@@ -191,18 +334,41 @@ def get(name: str) -> Experiment:
     return EXPERIMENTS[name]
 
 
+def count_cells(
+    exp: Experiment, profile: str, overrides: dict | None = None, n_seeds: int | None = None
+) -> int:
+    """How many cells :func:`cells` lists at most (before two sub-grids' shared cells are
+    merged), computed without listing them; ``n_seeds`` instead of the profile's seeds."""
+    seeds = len(exp.seeds.get(profile, [0])) if n_seeds is None else int(n_seeds)
+    n = 0
+    for grid in profile_grids(exp, profile):
+        m = 1
+        for k, vs in grid.items():
+            m *= 1 if k in (overrides or {}) else len(vs)
+        n += m
+    return n * seeds
+
+
 def cells(
     exp: Experiment, profile: str, device: str = "cpu", overrides: dict | None = None
 ) -> list[dict]:
     """The cells (config dicts) of ``exp``'s ``profile``: every sub-grid's product (with
     ``overrides`` replacing a parameter's values everywhere) times the seeds; a cell that two
-    sub-grids share appears once."""
+    sub-grids share appears once. Every override is checked (:func:`check_value`) and a run of
+    more than :data:`MAX_CELLS` cells is refused (ValueRangeError) before any is listed."""
     subs = profile_grids(exp, profile)
     for k in overrides or {}:
         if k not in subs[0]:
             raise ApproxTheoryError(
                 f"{exp.name} has no parameter {k!r} to override (has: {', '.join(subs[0])})"
             )
+        check_value(exp, k, overrides[k])  # type: ignore[index]
+    n = count_cells(exp, profile, overrides)
+    if n > MAX_CELLS:
+        raise ValueRangeError(
+            f"{exp.name} --profile {profile} would have {n} cells, more than the {MAX_CELLS} "
+            "one run takes; use fewer seeds or grid values"
+        )
     out: list[dict] = []
     seen: set = set()
     for grid in subs:
@@ -240,21 +406,67 @@ _TIMING = ("seconds",)  # per-cell timing: kept in the cell file and the run JSO
 
 
 def _cached_cell(path: Path, key: str, cfg: dict) -> dict | None:
-    """The cached record of a cell, or None (a miss) when the file is missing, unreadable, not
-    JSON, does not match its digest, or is not a record of this cell (another key, a config
-    field missing or different, no result)."""
+    """The cached record of a cell, or None (a miss) when the file is missing, not a regular
+    file (a FIFO, a device, a symlink), too large, unreadable, not strict JSON, nested too deep
+    (all read by :func:`approxtheory.io.read_json_entry`, which never blocks), does not match
+    its digest, or is not a plain record of this cell (another key, a config field missing or
+    different, a value that is not plain data, no result, a time that is not a number)."""
+    from .executors import CellResultError, check_record
+
     rec = read_checked_json(path)
     if not isinstance(rec, dict) or rec.get("cell") != key:
         return None
     if any(k not in rec or rec[k] != v for k, v in cfg.items()):
         return None
-    if "trace" in rec and not (
-        isinstance(rec["trace"], list) and all(isinstance(t, dict) for t in rec["trace"])
-    ):
+    secs = rec.get("seconds", 0.0)
+    if isinstance(secs, bool) or not isinstance(secs, (int, float)) or not secs >= 0:
+        return None
+    try:
+        check_record({k: v for k, v in rec.items() if k not in ("cell", *_TIMING)})
+    except CellResultError:
         return None
     if len(set(rec) - set(cfg) - {"cell", "trace", *_TIMING}) == 0:  # no result at all
         return None
     return rec
+
+
+class _CacheWriter:
+    """Writes cell entries; an entry that cannot be written or replaced (a directory in its
+    place, a read-only folder, a full disk) is skipped with one warning line on stderr for the
+    run (the first failure; the cell's record is still used) and the run goes on."""
+
+    def __init__(self, folder: Path):
+        self.folder, self.failed = folder, 0
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            self._warn(folder, e)
+
+    def _warn(self, path: Path, e: OSError) -> None:
+        self.failed += 1
+        if self.failed == 1:
+            why = e.strerror or type(e).__name__
+            print(
+                f"approxtheory: warning: cannot write the cell cache at {path} ({why}); cells "
+                "that cannot be cached are computed and used but not stored (this run goes on; "
+                "further failures are not reported)",
+                file=sys.stderr,
+            )
+
+    def write(self, path: Path, rec: dict) -> None:
+        try:
+            atomic_write_checked_json(path, rec)
+        except OSError as e:
+            self._warn(path, e)
+
+
+def _record(cfg: dict, key: str, rec: dict, seconds: float) -> dict:
+    """A computed cell's record as the cache stores it (normalised as it reads back, so fresh
+    and cached records are equal); the cell's own result checked to be plain data, setting none
+    of the runner's keys (:func:`approxtheory.executors.plain_record`)."""
+    from .executors import plain_record
+
+    return json_roundtrip({**cfg, **plain_record(rec), "cell": key, "seconds": seconds})
 
 
 def run_experiment(
@@ -269,21 +481,34 @@ def run_experiment(
     workers: int | None = None,
     scheduler: str | None = None,
     connect_timeout: float = 10.0,
+    tls: tuple[str, str, str] | None = None,
+    insecure_scheduler: bool = False,
 ) -> dict:
     """Run (or resume) an experiment; returns a summary with paths and counts.
 
     ``max_cells`` stops after computing that many new cells (a controlled interruption).
     ``executor`` computes the missing cells in this process (``"inprocess"``), a local process
     pool of ``workers`` processes (``"pool"``) or on Dask distributed (``"dask"``: the scheduler
-    at ``scheduler``, else a local cluster of ``workers`` processes); see
-    :mod:`approxtheory.executors`. Every executor gives the same records and CSV."""
-    from .executors import check_executor
+    at ``scheduler``, else a local cluster of ``workers`` processes; a scheduler beyond loopback
+    needs ``tls`` = (CA file, certificate, key) with a ``tls://`` address, or
+    ``insecure_scheduler=True``); see :mod:`approxtheory.executors`. Every executor gives the
+    same records and CSV. A cache entry that cannot be written is skipped with a warning."""
+    from .executors import check_executor, check_scheduler
     from .report import write_csv
 
     exp = get(name)
     if device not in ("cpu", "cuda"):
         raise ApproxTheoryError(f"device must be cpu or cuda (got {device!r})")
     check_executor(executor, workers, scheduler)
+    if executor == "dask":
+        check_scheduler(scheduler, tls, insecure_scheduler)
+    elif tls is not None or insecure_scheduler:
+        raise ConfigError("the TLS files and --insecure-scheduler apply to --executor dask only")
+    if max_cells is not None and (
+        isinstance(max_cells, bool) or not isinstance(max_cells, int) or max_cells < 0
+    ):
+        raise ConfigError(f"max_cells must be a non-negative integer or None (got {max_cells!r})")
+    todo = cells(exp, profile, device, overrides)
     gpus = None
     if device == "cuda" and scheduler is None:  # a remote cluster's GPUs are the workers' own
         import torch
@@ -294,9 +519,8 @@ def run_experiment(
                 "--executor dask --scheduler ADDRESS for a cluster with GPU workers)"
             )
         gpus = torch.cuda.device_count()  # a local pool or cluster: one worker per GPU
-    todo = cells(exp, profile, device, overrides)
     root = Path(out) / name
-    (root / "cells").mkdir(parents=True, exist_ok=True)
+    cache = _CacheWriter(root / "cells")
     t0 = time.time()
     records: list[dict]
     computed, cached, records = 0, 0, []
@@ -317,6 +541,9 @@ def run_experiment(
             scheduler,
             connect_timeout,
             gpus,
+            cache,
+            tls,
+            insecure_scheduler,
         )
     for cfg in progress_bar(
         todo if executor == "inprocess" else [],
@@ -337,11 +564,10 @@ def run_experiment(
         from .executors import run_cell
 
         rec, seconds = run_cell(exp.cell, cfg)
-        # normalised as it reads back from the file, so fresh and cached records are equal
-        rec = json_roundtrip({**cfg, **rec, "cell": key, "seconds": seconds})
+        rec = _record(cfg, key, rec, seconds)
         # a per-step trace goes to a long-format CSV next to the per-cell one; written as soon
         # as it is done (a kill loses nothing); overwrites an unreadable file; keeps key order
-        atomic_write_checked_json(path, rec)
+        cache.write(path, rec)
         records.append(rec)
         computed += 1
     complete = len(records) == len(todo)
@@ -391,6 +617,9 @@ def _run_elsewhere(
     scheduler: str | None,
     connect_timeout: float,
     gpus: int | None,
+    cache: _CacheWriter,
+    tls: tuple[str, str, str] | None = None,
+    insecure_scheduler: bool = False,
 ) -> tuple[int, int, list[dict], dict]:
     """The cells of ``todo`` read from the cache, the missing ones computed on ``executor`` and
     written by this process (the client) as each returns; (computed, cached, records, where they
@@ -417,6 +646,8 @@ def _run_elsewhere(
         scheduler=scheduler,
         connect_timeout=connect_timeout,
         gpus=gpus,
+        tls=tls,
+        insecure_scheduler=insecure_scheduler,
     )
     bar = progress_bar(
         [],
@@ -430,8 +661,8 @@ def _run_elsewhere(
     try:
         for i, rec, seconds in results:
             cfg, key, path = missing[i]
-            rec = json_roundtrip({**cfg, **rec, "cell": key, "seconds": seconds})
-            atomic_write_checked_json(path, rec)
+            rec = _record(cfg, key, rec, seconds)
+            cache.write(path, rec)
             records.append(rec)
             bar.update(1)
     finally:
@@ -439,22 +670,110 @@ def _run_elsewhere(
     return len(records) - cached, cached, records, results.info
 
 
-def plot_experiment(name: str, profile: str = "quick", out: str | Path = "results") -> list:
-    """Regenerate an experiment's plots from its CSV (never from memory)."""
-    from .report import read_csv
+#: the largest results CSV ``experiment plot`` reads
+MAX_CSV_BYTES = 256 << 20
 
+
+def _read_results_csv(path: Path, columns: list[str]) -> list[dict]:
+    """The rows of a results CSV the runner wrote (numbers as floats, as
+    :func:`approxtheory.report.read_csv` gives them), read safely: a regular file only (a FIFO or
+    device is refused, never waited on), at most :data:`MAX_CSV_BYTES`, UTF-8, well-formed, with
+    every one of ``columns`` and as many fields in each row as in the header; anything else is
+    InvalidValueError naming the file."""
+    import csv
+    import io
+
+    where = f"the results file {path}"
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)  # OSError (missing, no permission): the CLI's one line
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise InvalidValueError(f"{where} is not a regular file")
+        if st.st_size > MAX_CSV_BYTES:
+            raise InvalidValueError(
+                f"{where} is larger than {MAX_CSV_BYTES >> 20} MiB; the runner writes far "
+                "smaller ones"
+            )
+        chunks, left = [], MAX_CSV_BYTES + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > MAX_CSV_BYTES:
+        raise InvalidValueError(f"{where} is larger than {MAX_CSV_BYTES >> 20} MiB")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InvalidValueError(f"{where} is not UTF-8 text (byte {e.start})") from None
+    try:
+        reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+        header = next(reader, None)
+        body = list(reader)
+    except csv.Error as e:
+        raise InvalidValueError(f"{where} is not a well-formed CSV ({e})") from None
+    if not header:
+        raise InvalidValueError(f"{where} is empty (no header)")
+    lacking = [c for c in columns if c not in header]
+    if lacking:
+        raise InvalidValueError(
+            f"{where} lacks the column(s) {', '.join(lacking)} that the runner writes (it has "
+            f"{', '.join(header[:8])}{', ...' if len(header) > 8 else ''}); run the experiment "
+            "again to rewrite it"
+        )
+    if len(set(header)) != len(header):
+        raise InvalidValueError(f"{where} repeats a column in its header")
+    out = []
+    for n, row in enumerate(body, start=2):
+        if len(row) != len(header):
+            raise InvalidValueError(
+                f"{where}: line {n} has {len(row)} fields, the header {len(header)}"
+            )
+        d: dict[str, float | str] = {}
+        for k, v in zip(header, row):
+            try:
+                d[k] = float(v)
+            except ValueError:
+                d[k] = v
+        out.append(d)
+    if not out:
+        raise InvalidValueError(f"{where} has no rows")
+    return out
+
+
+def plot_experiment(name: str, profile: str = "quick", out: str | Path = "results") -> list:
+    """Regenerate an experiment's plots from its CSV (never from memory). A CSV that is not
+    one the runner wrote (not a regular file, too large, not UTF-8, malformed, without the grid's
+    columns, or without what the plot needs: the plot function fails on it) is
+    InvalidValueError, never a hang."""
     exp = get(name)
     csv_path = Path(out) / name / f"{profile}.csv"
-    if not csv_path.exists():
+    if not os.path.lexists(csv_path):
         raise ApproxTheoryError(
             f"no results at {csv_path}; run `approxtheory experiment run "
             f"{name} --profile {profile}` first"
         )
     if exp.plot is None:
         return []
+    params = list(profile_grids(exp, profile)[0])
+    rows = _read_results_csv(csv_path, [*params, "seed", "device", "cell"])
     trace_path = Path(out) / name / f"{profile}.trace.csv"
-    kw = {"trace": read_csv(trace_path)} if trace_path.exists() else {}
-    return exp.plot(read_csv(csv_path), Path(out) / name / f"plots-{profile}", **kw)
+    kw = {"trace": _read_results_csv(trace_path, [*params, "seed"])} if trace_path.exists() else {}
+    try:
+        return exp.plot(rows, Path(out) / name / f"plots-{profile}", **kw)
+    except (KeyError, IndexError, ValueError, TypeError, ZeroDivisionError) as e:
+        # the plot reads nothing but these files (a column missing, a value of the wrong kind)
+        raise InvalidValueError(
+            f"cannot plot the results at {csv_path} ({type(e).__name__}: {e}): they do not "
+            f"hold what the plot of {name} needs (a file or cache entry this version of the "
+            f"runner did not write?); run `approxtheory experiment run {name} --profile "
+            f"{profile}` again after removing {csv_path.parent}"
+        ) from None
 
 
 def check_cells(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from approxtheory.experiment import Experiment, register_experiment
+from approxtheory.experiment import Experiment, float_range, int_range, register_experiment
 
 
 def softmax_cell(cfg: dict) -> dict:
@@ -55,6 +55,8 @@ register_experiment(
         },
         seeds={"quick": [0], "full": [0, 1]},
         cell=softmax_cell,
+        # the sup-error search draws its budget of 512 sequences of T tokens at once
+        params={"T": int_range(2, 16384), "beta": float_range(1e-6, 1e12)},
         plot=softmax_plot,
         claims=("IF-T2", "HC-P2"),
     )

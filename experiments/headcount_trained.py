@@ -34,10 +34,26 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from approxtheory.experiment import Experiment, register_experiment
+from approxtheory.experiment import Experiment, int_range, one_of, register_experiment
 
 #: training hyper-parameters shared by every trained cell (not the paper's: it gives none)
 LR, BATCH, TRAIN_SIZE, VAL_SIZE = 1e-2, 128, None, 1000
+
+#: what ``--set`` may give the trained cells (the runner checks every cell before it starts):
+#: sizes up to a few times the full profiles' (T 128, N 64, 4000 steps), so that a cell's
+#: memory (the float64 validation pass on 1000 sequences: 1000 x T x N values, at most 1 GiB
+#: here) and time (100000 steps of about 10 ms: under 20 min) stay a cell's
+TRAINED_PARAMS = {
+    "D": int_range(1, 16),
+    "heads": int_range(1, 64),
+    "T": int_range(2, 256),
+    "head_dim": int_range(1, 256),
+    "total_width": int_range(1, 4096),
+    "layers": int_range(1, 8),
+    "hidden": int_range(1, 512),
+    "steps": int_range(1, 100_000),
+    "collisions": one_of(0, 1),
+}
 
 
 def _task(T: int, D: int):
@@ -423,6 +439,7 @@ register_experiment(
         # steps, and the criterion asks for 2 of 3 seeds (about 8-12 s CPU per seed)
         seeds={"quick": [0, 1, 2], "full": [0, 1, 2]},
         cell=retrieval_cell,
+        params=TRAINED_PARAMS,
         plot=phase_plot,
         claims=("HC-P8", "HC-P7", "HC-P11"),
     )
@@ -454,6 +471,7 @@ register_experiment(
         },
         seeds={"quick": [0], "full": [0, 1, 2]},
         cell=retrieval_cell,
+        params=TRAINED_PARAMS,
         plot=phase_plot,
         claims=("HC-P8", "HC-P11"),
     )
@@ -485,6 +503,7 @@ register_experiment(
         },
         seeds={"quick": [0], "full": [0, 1, 2]},
         cell=retrieval_cell,
+        params=TRAINED_PARAMS,
         plot=width_plot,
         claims=("HC-P9", "HC-T2a", "HC-T2b"),
     )
@@ -518,6 +537,7 @@ register_experiment(
         },
         seeds={"quick": [0], "full": [0, 1, 2]},
         cell=retrieval_cell,
+        params=TRAINED_PARAMS,
         plot=variants_plot,
         claims=("HC-P10", "HC-Conj1"),
     )
@@ -558,6 +578,7 @@ register_experiment(
         },
         seeds={"quick": [0], "full": [0, 1, 2]},
         cell=retrieval_cell,
+        params=TRAINED_PARAMS,
         plot=phase_plot,
         claims=("HC-P6b", "HC-T2b"),
     )
@@ -587,6 +608,14 @@ register_experiment(
         },
         seeds={"quick": [0, 1], "full": [0, 1, 2, 3, 4]},
         cell=collisions_cell,
+        params={
+            "model": one_of("random-1-head", "two-head"),
+            "T": int_range(2, 1024),
+            "head_dim": int_range(1, 64),
+            "n_samples": int_range(1, 16384),
+            "n_starts": int_range(1, 64),
+            "search_steps": int_range(1, 2000),
+        },
         plot=collisions_plot,
         claims=("HC-P7",),
     )
@@ -603,6 +632,8 @@ register_experiment(
         },
         seeds={"quick": [0], "full": [0]},
         cell=real_data_cell,
+        # the paper's tables (6-7 MS MARCO, 8-9 CIFAR-10) and their head counts only
+        params={"table": one_of(6, 7, 8, 9), "h": one_of(*_TABLE_HEADS)},
         plot=real_data_plot,
         claims=("HC-P11",),
     )

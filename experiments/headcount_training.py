@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from approxtheory.experiment import Experiment, register_experiment
+from approxtheory.experiment import Experiment, int_range, register_experiment
 
 
 def train_cell(cfg: dict) -> dict:
@@ -95,6 +95,14 @@ register_experiment(
         },
         seeds={"quick": [0], "full": [0, 1, 2]},
         cell=train_cell,
+        # sizes up to a few times the full profile's (the float64 validation pass on 2000
+        # sequences of T tokens through N hidden units: at most 2000 x 256 x 512 values, 2 GiB)
+        params={
+            "heads": int_range(1, 64),
+            "T": int_range(2, 256),
+            "hidden": int_range(1, 512),
+            "steps": int_range(1, 100_000),
+        },
         plot=train_plot,
         claims=("HC-P8", "HC-T2a", "HC-T2b"),
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -472,17 +473,31 @@ def test_cli_cuda_without_cuda_is_one_line_exit_2(tmp_path, capsys, executor):
 # ---------------------------------------------------- the README's multi-node recipe, loopback
 
 
+README = Path(__file__).parent.parent / "README.md"
+
+
 def _recipe() -> list[str]:
-    """The command lines of the README's first recipe (the scheduler, a worker, the run)."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    section = readme.split("### Sweeps on several machines", 1)[1]
+    """The command lines of the README's first recipe, the TLS one (issue 25): the cluster's CA
+    and a certificate it signs (three openssl lines), the scheduler, a worker, the run."""
+    section = README.read_text().split("### Sweeps on several machines", 1)[1]
     block = section.split("```bash\n", 1)[1].split("```", 1)[0]
-    lines = [ln.split("  #", 1)[0].strip() for ln in block.splitlines() if ln.strip()]
+    lines = [
+        ln.split("  #", 1)[0].strip()
+        for ln in block.splitlines()
+        if ln.strip() and not ln.lstrip().startswith("#")
+    ]
     assert [ln.split()[:2] for ln in lines] == [
+        ["openssl", "req"],
+        ["openssl", "req"],
+        ["openssl", "x509"],
         ["dask", "scheduler"],
         ["dask", "worker"],
         ["approxtheory", "experiment"],
     ], lines
+    assert all("tls://HEAD:8786" in ln for ln in lines[4:]), lines
+    assert all(
+        "--tls-ca-file ca.pem --tls-cert node.pem --tls-key node.key" in ln for ln in lines[3:]
+    )
     return lines
 
 
@@ -514,12 +529,14 @@ def _wait_for_port(port: int, proc, timeout: float = 60.0) -> None:
     raise AssertionError(f"nothing listens on port {port}")
 
 
-@pytest.mark.slow  # about 70 s on the shared 2-core machine: three processes and a CLI start
+@pytest.mark.slow  # about 80 s on the shared 2-core machine: certificates, 3 processes, 3 CLIs
 @pytest.mark.filterwarnings("ignore")
 def test_readme_multi_node_recipe_on_loopback(tmp_path, capsys):
-    """The scheduler and two workers started with the `dask` CLI exactly as the README says
-    (HEAD = 127.0.0.1, a free port), then `approxtheory experiment run ... --executor dask
-    --scheduler tcp://127.0.0.1:PORT` as a command: the CSV of the in-process run."""
+    """The README's TLS recipe as written (HEAD = 127.0.0.1, a free port): the certificates made
+    by its openssl lines, the scheduler and two workers started with the `dask` CLI, then
+    `approxtheory experiment run ... --executor dask --scheduler tls://127.0.0.1:PORT --tls-*`
+    as a command: the CSV of the in-process run. Without the certificate the same command is
+    refused (one line, exit 2), and tcp:// to that port cannot connect."""
     pytest.importorskip("distributed")
     import shlex
     import subprocess
@@ -534,10 +551,17 @@ def test_readme_multi_node_recipe_on_loopback(tmp_path, capsys):
         line = line.replace("HEAD", "127.0.0.1").replace("8786", str(port))
         line = line.replace("headcount_phase --profile full", small)
         words = shlex.split(line)
-        return [str(bindir / words[0]), *words[1:]]
+        exe = shutil.which(words[0]) if words[0] == "openssl" else str(bindir / words[0])
+        return [exe, *words[1:]]
 
-    sched, worker, run = _recipe()
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl command")
+    *make_certs, sched, worker, run = _recipe()
     assert "headcount_phase --profile full" in run
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    for line in make_certs:
+        subprocess.run(argv(line), cwd=certs, check=True, capture_output=True, timeout=120)
     before = _fingerprint()  # the in-process run first, with the source as it is now
     ref = ["experiment", "run", *small.split(), "--quiet", "--out", str(tmp_path / "ref")]
     assert main(ref) == 0
@@ -545,19 +569,22 @@ def test_readme_multi_node_recipe_on_loopback(tmp_path, capsys):
     procs = []
     log = (tmp_path / "dask.log").open("w")
     try:
-        procs.append(subprocess.Popen(argv(sched), stdout=log, stderr=log, env=env))
+        kw = {"stdout": log, "stderr": log, "env": env, "cwd": certs}
+        procs.append(subprocess.Popen(argv(sched), **kw))
         _wait_for_port(port, procs[0])
         for _ in range(2):
-            procs.append(subprocess.Popen(argv(worker), stdout=log, stderr=log, env=env))
-        out = subprocess.run(
-            [*argv(run), "--quiet", "--out", str(tmp_path / "d")],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=300,
-        )
+            procs.append(subprocess.Popen(argv(worker), **kw))
+        cmd = [*argv(run), "--quiet", "--out", str(tmp_path / "d")]
+        run_kw = {"capture_output": True, "text": True, "env": env, "cwd": certs, "timeout": 300}
+        out = subprocess.run(cmd, **run_kw)
         assert out.returncode == 0, out.stderr
         assert "3 cells (3 computed, 0 cached)" in out.stdout, out.stdout
+        no_cert = cmd[: cmd.index("--tls-ca-file")] + ["--out", str(tmp_path / "n")]
+        out = subprocess.run(no_cert, **run_kw)
+        assert out.returncode == 2 and "needs --tls-ca-file" in out.stderr, out.stderr
+        plain = [a.replace("tls://", "tcp://") for a in no_cert] + ["--connect-timeout", "20"]
+        out = subprocess.run(plain, **run_kw)
+        assert out.returncode == 2 and "cannot reach the Dask scheduler" in out.stderr, out.stderr
     finally:
         for p in reversed(procs):
             p.terminate()
@@ -579,6 +606,85 @@ def test_readme_multi_node_recipe_on_loopback(tmp_path, capsys):
     assert where["executor"] == {
         "name": "dask",
         "workers": where["executor"]["workers"],
-        "scheduler": f"tcp://127.0.0.1:{port}",
+        "scheduler": f"tls://127.0.0.1:{port}",
     }
     assert where["executor"]["workers"] in (1, 2)  # the second may still be joining
+
+
+# ----------------------------------------------------- orphans: the pool dies with its client
+
+
+def sleepy_cell(cfg: dict) -> dict:
+    """Says which process runs it (a file named by its pid), then sleeps far longer than the
+    test waits: only a worker that notices its client is gone ends."""
+    Path(cfg["dir"], f"{os.getpid()}.pid").write_text("")
+    time.sleep(3600)
+    return {}
+
+
+_ORPHAN_CLIENT = """
+import sys
+sys.path.insert(0, {tests!r})
+from approxtheory.executors import compute_cells
+from test_executors import sleepy_cell
+cfgs = [{{"i": i, "dir": {d!r}}} for i in range(2)]
+for _ in compute_cells(sleepy_cell, cfgs, executor="pool", workers=2):
+    pass
+"""
+
+
+def _children(pid: int) -> set[int]:
+    out = set()
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                status = (d / "status").read_text()
+            except OSError:
+                continue
+            if f"\nPPid:\t{pid}\n" in status:
+                out.add(int(d.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status  # a zombie has exited (PID 1 may not reap it here)
+
+
+@pytest.mark.slow  # two spawned workers import torch: 10-30 s on the shared machine
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc (Linux)")
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
+def test_a_killed_pool_client_leaves_no_workers_or_resource_tracker(tmp_path, sig):
+    """SIGTERM or SIGKILL of a client running a pool: its worker processes (busy in a cell) and
+    multiprocessing's resource tracker all exit (the workers watch their parent; the tracker
+    ends when the last of them is gone), none is left running under PID 1."""
+    import signal
+    import subprocess
+
+    code = _ORPHAN_CLIENT.format(tests=str(Path(__file__).parent), d=str(tmp_path))
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    client = subprocess.Popen([sys.executable, "-c", code], env=env, stderr=subprocess.DEVNULL)
+    try:
+        t_end = time.time() + 240
+        while len(list(tmp_path.glob("*.pid"))) < 2 and time.time() < t_end:
+            assert client.poll() is None, "the client exited early"
+            time.sleep(0.2)
+        workers = {int(p.stem) for p in tmp_path.glob("*.pid")}
+        assert len(workers) == 2, "the cells never started"
+        kids = _children(client.pid)
+        assert workers <= kids and len(kids) >= 3, kids  # the workers and the resource tracker
+        client.send_signal(getattr(signal, sig))
+        client.wait(timeout=60)
+        t_end = time.time() + 60  # the workers poll every 0.25 s: a real orphan stays
+        while any(_alive(p) for p in kids) and time.time() < t_end:
+            time.sleep(0.2)
+        left = sorted(p for p in kids if _alive(p))
+        for p in left:  # do not leave them to the next test either
+            os.kill(p, signal.SIGKILL)
+        assert not left, f"still running after the client's {sig}: {left}"
+    finally:
+        if client.poll() is None:
+            client.kill()

@@ -143,3 +143,226 @@ def test_trained_cells_do_not_depend_on_the_callers_thread_count(tmp_path):
     finally:
         torch.set_num_threads(old)
     assert csvs[0] == csvs[1]
+
+
+# ------------------------------------------------- issue 25: runner inputs refused before starting
+def _one_line_exit_2(argv, capsys) -> str:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "", err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("approxtheory: error: "), err
+    return err
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["run", "softmax_beta_sweep", "--seeds", "30000000"], "from 1 to 100000"),
+        (["run", "softmax_beta_sweep", "--seeds", "20000"], "180000 cells, more than the 100000"),
+        (["run", "headcount_phase", "--set", "steps=1000000000"], "steps must be an integer from"),
+        (["run", "infoflow_tri_growth", "--set", "steps=1000000000"], "at most 500000"),
+        (["run", "headcount_collisions", "--set", "model=bogus"], "one of random-1-head, two-"),
+        (["run", "headcount_real_data", "--set", "table=5"], "table must be one of 6, 7, 8, 9"),
+        (["run", "headcount_real_data", "--set", "h=3"], "h must be one of 1, 2, 4"),
+        (["run", "headcount_phase_d2", "--set", "hidden=1000000000"], "from 1 to 512"),
+        (["list", "--set", "x=1"], "--set applies to `experiment run` only"),
+        (["list", "--executor", "dask"], "--executor applies to `experiment run` only"),
+        (["list", "softmax_beta_sweep"], "`experiment list` takes no NAME"),
+        (["plot", "softmax_beta_sweep", "--seeds", "2"], "--seeds applies to `experiment run`"),
+        (["plot", "softmax_beta_sweep", "--workers", "2"], "--workers applies to `experiment run`"),
+    ],
+)
+def test_runner_inputs_are_refused_before_anything_starts(tmp_path, capsys, args, words):
+    err = _one_line_exit_2(["experiment", *args, "--out", tmp_path], capsys)
+    assert words in err, err
+    assert not list(tmp_path.iterdir())  # nothing started: no folder, no cell
+
+
+def test_declared_params_are_checked_in_the_api_and_at_registration(monkeypatch):
+    from approxtheory import experiment
+    from approxtheory.errors import ConfigError, InvalidValueError, ValueRangeError
+
+    with pytest.raises(InvalidValueError, match="model must be one of"):
+        cells(get("headcount_collisions"), "quick", overrides={"model": "bogus"})
+    with pytest.raises(ValueRangeError, match="hidden must be an integer from 1 to 512"):
+        run_experiment("headcount_phase_d2", overrides={"hidden": 10**9}, progress=False)
+    experiment.load_plugins()
+    monkeypatch.setattr(experiment, "EXPERIMENTS", dict(experiment.EXPERIMENTS))
+    bad = experiment.Experiment(
+        name="_bad_params",
+        description="a profile value outside its declared range",
+        grids={"quick": {"n": [1, 50]}},
+        cell=lambda cfg: {"y": 1},
+        params={"n": experiment.int_range(1, 10)},
+    )
+    with pytest.raises(ConfigError, match="n = 50 is not an integer from 1 to 10"):
+        experiment.register_experiment(bad)
+    ok = experiment.register_experiment(
+        experiment.Experiment(
+            name="_span",
+            description="no declaration, no time estimate: the runner's stated cap",
+            grids={"quick": {"n": [2, 7]}},
+            cell=lambda cfg: {"y": 1},
+        )
+    )
+    assert len(cells(ok, "quick", overrides={"n": 700})) == 1
+    with pytest.raises(ValueRangeError, match="at most 700 in magnitude"):
+        cells(ok, "quick", overrides={"n": 701})
+
+
+# ----------------------------------------------------------- issue 25: experiment plot inputs
+def _results(tmp_path: Path) -> Path:
+    d = tmp_path / "softmax_beta_sweep"
+    d.mkdir(parents=True)
+    return d / "quick.csv"
+
+
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        (b"a,b\n1,2\n", "lacks the column(s) T, beta, seed, device, cell"),
+        (b"T,beta,seed,device,cell\n\xff\xfe,1,0,cpu,x\n", "is not UTF-8 text"),
+        (b"T,beta,seed,device,cell\n2,10,0,cpu\n", "line 2 has 4 fields, the header 5"),
+        (b"T,beta,seed,device,cell\n", "has no rows"),
+        (b"", "is empty"),
+        (b'T,beta,seed,device,cell\n2,10,0,cpu,"x\n', "not a well-formed CSV"),
+        (
+            b"T,beta,seed,device,cell\n2,10.0,0,cpu,abc\n",
+            "do not hold what the plot of softmax_beta_sweep needs",
+        ),
+    ],
+)
+def test_plot_of_a_csv_the_runner_did_not_write_is_one_line_exit_2(
+    tmp_path, capsys, content, words
+):
+    _results(tmp_path).write_bytes(content)
+    err = _one_line_exit_2(["experiment", "plot", "softmax_beta_sweep", "--out", tmp_path], capsys)
+    assert words in err, err
+
+
+@pytest.mark.slow  # three CLI subprocesses: 20-70 s on the shared machine
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="FIFOs")
+def test_plot_never_waits_on_a_fifo_or_reads_a_device_or_a_huge_file(tmp_path):
+    """In a subprocess (a hang would fail at its timeout, tens of seconds, instead of hanging
+    the suite): a FIFO, a symlink to /dev/zero and a sparse 300 MiB file in place of the CSV
+    are refused at once, one line, exit 2."""
+    import os
+    import subprocess
+    import sys
+
+    for case in ("fifo", "zero", "huge"):
+        csv = tmp_path / case / "softmax_beta_sweep" / "quick.csv"
+        csv.parent.mkdir(parents=True)
+        if case == "fifo":
+            os.mkfifo(csv)
+        elif case == "zero":
+            csv.symlink_to("/dev/zero")
+        else:
+            with open(csv, "wb") as f:
+                f.truncate(300 << 20)
+        r = subprocess.run(
+            [sys.executable, "-m", "approxtheory", "experiment", "plot", "softmax_beta_sweep"]
+            + ["--out", str(tmp_path / case)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        words = "larger than 256 MiB" if case == "huge" else "is not a regular file"
+        assert words in r.stderr, r.stderr
+
+
+def _forge(path: Path, drop: str) -> None:
+    """Rewrite a cell entry without one result field, with a valid digest."""
+    from approxtheory.io import atomic_write_checked_json, read_checked_json
+
+    rec = read_checked_json(path)
+    del rec[drop]
+    atomic_write_checked_json(path, rec)
+
+
+def test_digest_valid_entries_without_a_plot_column_are_one_line_exit_2(tmp_path, capsys):
+    """Cache entries rewritten without a column the plot reads (their digests valid): the run
+    (which plots) and `experiment plot` are one line, exit 2, not a KeyError (exit 1)."""
+    one = {"table": 6, "h": 1}
+    run_experiment("headcount_real_data", out=tmp_path, progress=False, overrides=one)
+    for p in (tmp_path / "headcount_real_data" / "cells").glob("*.json"):
+        _forge(p, "present")
+    argv = ["experiment", "run", "headcount_real_data", "--set", "table=6", "--set", "h=1"]
+    err = _one_line_exit_2([*argv, "--quiet", "--out", tmp_path], capsys)
+    assert "cannot plot the results at" in err and "KeyError: 'present'" in err, err
+    plot = ["experiment", "plot", "headcount_real_data", "--out", tmp_path]
+    assert "KeyError: 'present'" in _one_line_exit_2(plot, capsys)
+
+
+# -------------------------------------------------------- issue 25: hostile cell-cache entries
+_HOSTILE = r"""
+import json, os, sys
+from pathlib import Path
+import approxtheory.experiments
+from approxtheory.experiment import cell_hash, cells, get, run_experiment
+from approxtheory.io import atomic_write_checked_json
+out = Path(sys.argv[1])
+exp = get("headcount_real_data")
+todo = cells(exp, "quick", overrides={"table": 6})
+d = out / "headcount_real_data" / "cells"
+d.mkdir(parents=True)
+paths = [d / f"{cell_hash(exp, c)}.json" for c in todo[:3]]
+os.mkfifo(paths[0])                               # a FIFO: never waited on
+paths[1].symlink_to("/dev/zero")                  # a device behind a symlink: never read
+with open(paths[2], "wb") as f:
+    f.truncate(100 << 20)                         # larger than the cap: never read
+r1 = run_experiment("headcount_real_data", out=out, progress=False, overrides={"table": 6})
+for p in paths:
+    if p.is_symlink() or not p.is_file():
+        p.unlink()
+paths[0].write_text("[" * 100000 + "]" * 100000)  # deep nesting: no RecursionError
+cfg1, cfg2 = (json.loads(json.dumps(c)) for c in todo[1:3])
+deep = [1]
+for _ in range(12):
+    deep = [deep]
+atomic_write_checked_json(paths[1], {**cfg1, "cell": paths[1].stem, "x": {"a": deep}})
+atomic_write_checked_json(paths[2], {**cfg2, "cell": paths[2].stem, "seconds": "soon", "y": 1})
+r2 = run_experiment("headcount_real_data", out=out, progress=False, overrides={"table": 6})
+print(json.dumps([[r["computed"], r["cached"], r["complete"]] for r in (r1, r2)]))
+"""
+
+
+@pytest.mark.slow  # a fault test in a subprocess: 8-25 s on the shared machine
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="FIFOs")
+def test_hostile_cache_entries_are_misses(tmp_path):
+    """FIFO, symlink to /dev/zero, a file beyond the cap, deep nesting, a digest-valid entry of
+    the wrong schema: each is a miss (recomputed, then cached); the runs complete (a subprocess,
+    so that a hang fails at its timeout instead of hanging the suite)."""
+    import subprocess
+    import sys
+
+    r = subprocess.run(
+        [sys.executable, "-c", _HOSTILE, str(tmp_path)], capture_output=True, text=True, timeout=300
+    )
+    assert r.returncode == 0, r.stderr
+    # the first run: the three hostile entries are misses (replaced by the records), the rest
+    # is new; the second: the three entries of another kind of hostility are misses again
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == [[13, 0, True], [3, 10, True]]
+
+
+def test_a_cache_entry_that_cannot_be_replaced_is_skipped_with_one_warning(tmp_path, capsys):
+    from approxtheory.experiment import cell_hash
+
+    exp, one = get("headcount_real_data"), {"table": 6}
+    todo = cells(exp, "quick", overrides=one)
+    d = tmp_path / "headcount_real_data" / "cells"
+    for c in todo[:2]:  # directories where two entries go: neither can be replaced
+        (d / f"{cell_hash(exp, json.loads(json.dumps(c)))}.json" / "sub").mkdir(parents=True)
+    r = run_experiment("headcount_real_data", out=tmp_path, progress=False, overrides=one)
+    assert r["complete"] and r["computed"] == 13 and r["plots"]
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("approxtheory: warning: cannot write the cell ca")
+    assert len(list(d.glob("*.json"))) == 13  # the two directories are still there
+    assert len([p for p in d.glob("*.json") if p.is_file()]) == 11
+    # a file where the cells folder goes: warned once, the run completes, the CSV is written
+    (tmp_path / "b" / "headcount_real_data").mkdir(parents=True)
+    (tmp_path / "b" / "headcount_real_data" / "cells").write_text("not a folder")
+    r = run_experiment("headcount_real_data", out=tmp_path / "b", progress=False, overrides=one)
+    assert r["complete"] and r["computed"] == 13
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1

@@ -36,6 +36,43 @@ def _override_value(key: str, text: str, like: list):
     return text
 
 
+def _bounded_int(lo: int, hi: int):
+    from .. import _cliargs
+
+    def parse(text) -> int:
+        v = _cliargs.int_at_least(lo)(text)
+        if v > hi:
+            raise _cliargs._Err(f"must be an integer from {lo} to {hi} (got {text!r})")
+        return v
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def _workers(text) -> int:
+    from ..executors import MAX_WORKERS
+
+    return _bounded_int(1, MAX_WORKERS)(text)
+
+
+def _seeds(text) -> int:
+    from ..experiment import MAX_CELLS
+
+    return _bounded_int(1, MAX_CELLS)(text)
+
+
+def _connect_timeout(text) -> float:
+    from .. import _cliargs
+    from ..executors import MAX_CONNECT_TIMEOUT
+
+    v = _cliargs.positive_float(text)
+    if v > MAX_CONNECT_TIMEOUT:
+        raise _cliargs._Err(
+            f"must be a number of seconds in (0, {MAX_CONNECT_TIMEOUT:g}] (got {text!r})"
+        )
+    return v
+
+
 def _scale_preset(exp, scale: str) -> dict:
     """The grid overrides of ``--scale NAME``: the experiment's cell function declares them as
     ``cell.scales = {name: {param: value}}``."""
@@ -80,7 +117,41 @@ def _parse_overrides(
     return out or None
 
 
+#: the options of `experiment run` only, as (flag, attribute): refused with list and plot
+_RUN_ONLY = (
+    ("--set", "set"),
+    ("--scale", "scale"),
+    ("--seeds", "seeds"),
+    ("--corpus", "corpus"),
+    ("--executor", "executor"),
+    ("--workers", "workers"),
+    ("--scheduler", "scheduler"),
+    ("--connect-timeout", "connect_timeout"),
+    ("--tls-ca-file", "tls_ca_file"),
+    ("--tls-cert", "tls_cert"),
+    ("--tls-key", "tls_key"),
+    ("--insecure-scheduler", "insecure_scheduler"),
+)
+
+
+def _tls(args):
+    """``(CA file, certificate, key)`` from --tls-ca-file, --tls-cert, --tls-key: all three or
+    none."""
+    given = [args.tls_ca_file, args.tls_cert, args.tls_key]
+    if not any(given):
+        return None
+    if not all(given):
+        missing = [f for f, v in zip(("--tls-ca-file", "--tls-cert", "--tls-key"), given) if not v]
+        raise ApproxTheoryError(
+            f"TLS needs --tls-ca-file, --tls-cert and --tls-key together (missing: "
+            f"{', '.join(missing)})"
+        )
+    return (args.tls_ca_file, args.tls_cert, args.tls_key)
+
+
 def _cmd(args) -> int:
+    import sys
+
     from ..experiment import (
         all_experiments,
         cells,
@@ -91,6 +162,17 @@ def _cmd(args) -> int:
     )
 
     _load_builtin()
+    for flag, attr in _RUN_ONLY:
+        given = getattr(args, attr, None)
+        if given not in (None, False) and args.action != "run":
+            raise ApproxTheoryError(
+                f"{flag} applies to `experiment run` only (got `experiment {args.action}`)"
+            )
+    if args.action == "list" and args.name:
+        raise ApproxTheoryError(
+            f"`experiment list` takes no NAME (got {args.name!r}); see `approxtheory experiment "
+            "list` for every experiment"
+        )
     if args.action == "list":
         for e in all_experiments().values():
             n = {p: len(cells(e, p)) for p in e.grids}
@@ -104,21 +186,37 @@ def _cmd(args) -> int:
         raise ApproxTheoryError(
             f"experiment {args.action} needs a NAME (see `approxtheory experiment list`)"
         )
-    for flag, given in (("--set", args.set), ("--scale", args.scale), ("--seeds", args.seeds)):
-        if given is not None and args.action != "run":
-            raise ApproxTheoryError(
-                f"{flag} applies to `experiment run` only (got `experiment {args.action}`)"
-            )
     if args.action == "run":
-        from ..executors import check_executor
+        from ..executors import check_executor, check_scheduler, insecure_warning
 
         executor = args.executor or ("pool" if args.workers is not None else "inprocess")
         check_executor(executor, args.workers, args.scheduler)
+        tls = _tls(args)
+        if executor != "dask" and (tls is not None or args.insecure_scheduler):
+            raise ApproxTheoryError(
+                "--tls-ca-file, --tls-cert, --tls-key and --insecure-scheduler apply to "
+                "--executor dask --scheduler ADDRESS only"
+            )
+        scheduler = (
+            check_scheduler(args.scheduler, tls, args.insecure_scheduler)
+            if executor == "dask"
+            else None
+        )
         exp = get(args.name)
         overrides = _parse_overrides(exp, args.profile, args.set or [], args.corpus, args.scale)
         seeds = exp.seeds
         if args.seeds is not None:  # seeds 0..N-1 for this run only (restored below)
+            from ..experiment import MAX_CELLS, count_cells
+
+            n_cells = count_cells(exp, args.profile, overrides, n_seeds=args.seeds)
+            if n_cells > MAX_CELLS:  # before listing the seeds
+                raise ApproxTheoryError(
+                    f"--seeds {args.seeds}: {args.name} --profile {args.profile} would have "
+                    f"{n_cells} cells, more than the {MAX_CELLS} one run takes"
+                )
             exp.seeds = {**seeds, args.profile: list(range(args.seeds))}
+        if scheduler is not None and args.insecure_scheduler:
+            print(insecure_warning(scheduler), file=sys.stderr)
         try:
             check_cells(args.name, args.profile, args.device, overrides)
             r = run_experiment(
@@ -130,8 +228,10 @@ def _cmd(args) -> int:
                 overrides=overrides,
                 executor=executor,
                 workers=args.workers,
-                scheduler=args.scheduler,
-                connect_timeout=args.connect_timeout,
+                scheduler=scheduler,
+                connect_timeout=10.0 if args.connect_timeout is None else args.connect_timeout,
+                tls=tls,
+                insecure_scheduler=args.insecure_scheduler,
             )
         finally:
             exp.seeds = seeds
@@ -152,7 +252,7 @@ def register(sub) -> None:
     p.add_argument("name", nargs="?")
     p.add_argument("--profile", default="quick", choices=["quick", "full"])
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    from .._cliargs import mem_size, out_dir, pos_int, positive_float, readable_file
+    from .._cliargs import mem_size, out_dir, readable_file
 
     # a Path default is not run through out_dir: `experiment list` works in a read-only place
     p.add_argument("--out", default=Path("results"), metavar="DIR", type=out_dir)
@@ -179,7 +279,7 @@ def register(sub) -> None:
     )
     p.add_argument(
         "--seeds",
-        type=pos_int,
+        type=_seeds,
         default=None,
         metavar="N",
         help="run seeds 0..N-1 instead of the profile's seeds (`run` only)",
@@ -201,23 +301,54 @@ def register(sub) -> None:
     )
     p.add_argument(
         "--workers",
-        type=int,
+        type=_workers,
         default=None,
         metavar="N",
-        help="worker processes of the pool or of the local Dask cluster (default: one per core)",
+        help="worker processes of the pool or of the local Dask cluster (default: one per core; "
+        "never more than the cells to compute)",
     )
     p.add_argument(
         "--scheduler",
         default=None,
-        metavar="tcp://HOST:PORT",
-        help="the Dask scheduler to run on (default: a local cluster); --executor dask only",
+        metavar="tls://HOST:PORT",
+        help="the Dask scheduler to run on (default: a local cluster); --executor dask only. "
+        "tcp:// only on this machine (127.0.0.1, localhost, [::1]) unless --insecure-scheduler; "
+        "elsewhere tls:// with --tls-ca-file, --tls-cert and --tls-key",
+    )
+    p.add_argument(
+        "--tls-ca-file",
+        type=readable_file,
+        default=None,
+        metavar="PATH",
+        help="the cluster's CA certificate (PEM), for a tls:// scheduler",
+    )
+    p.add_argument(
+        "--tls-cert",
+        type=readable_file,
+        default=None,
+        metavar="PATH",
+        help="this client's certificate (PEM, signed by the cluster's CA), for a tls:// scheduler",
+    )
+    p.add_argument(
+        "--tls-key",
+        type=readable_file,
+        default=None,
+        metavar="PATH",
+        help="this client's private key (PEM), for a tls:// scheduler",
+    )
+    p.add_argument(
+        "--insecure-scheduler",
+        action="store_true",
+        help="allow a tcp:// scheduler beyond this machine, unencrypted and unauthenticated: "
+        "whoever can connect to it can run code on every machine of the cluster, this one "
+        "included",
     )
     p.add_argument(
         "--connect-timeout",
-        type=positive_float,
-        default=10.0,
+        type=_connect_timeout,
+        default=None,
         metavar="SECONDS",
-        help="how long to wait for the Dask scheduler (default 10)",
+        help="how long to wait for the Dask scheduler (default 10, at most 600)",
     )
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=_cmd)
