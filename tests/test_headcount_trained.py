@@ -39,7 +39,9 @@ def test_reversal_score_known_values():
 
 @settings(max_examples=25, deadline=None)
 @given(
-    errs=st.lists(st.floats(0.0, 1.0), min_size=2, max_size=6),
+    # errors of 0 or at least 1e-12: scaling a subnormal underflows (5e-324 * 0.5 == 0), which is
+    # float arithmetic, not the score
+    errs=st.lists(st.just(0.0) | st.floats(1e-12, 1.0), min_size=2, max_size=6),
     scale=st.floats(0.01, 100.0),
 )
 def test_reversal_score_is_scale_free_and_zero_for_growing_errors(errs, scale):
