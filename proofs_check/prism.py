@@ -1011,6 +1011,61 @@ def _paired_rows(ctx: Context):
     return (None if raw is None else [dict(r) for r in raw]), note
 
 
+#: the paper's scale (digest §5-7), in every PR-E1 / PR-E2 record beside the run's
+PR_PAPER = (
+    "digest §5-7: 124M / 353M / 757M decoders on FineWeb (GPT-2 BPE), T = 1024, 2.88B / 10.49B "
+    "/ 20.97B tokens (about 23-30 tokens per parameter), 0.25M-0.5M tokens per step, AdamW "
+    "peak lr 6e-4 / 3e-4 / 2.5e-4, 3 seeds; Prism's validation loss lower by a few tenths of a "
+    "percent (about 0.01 nats); Fig. 4: ΔD_1 of order -100 tokens at T = 1024"
+)
+#: the recipe known to train the toy model (digest §9), said in a gated verdict
+PR_RECIPE = (
+    "The digest's CPU recipe (§9): d = 64, L = 4, T = 64, batch 32, AdamW (0.9, 0.95), weight "
+    "decay 0.1, clip 1.0, lr 3e-3, short warmup then cosine to 10 %, about 1200 steps (45-60 s "
+    "per cell on two idle cores; the full profile); a paper-sized loss effect needs about 15 "
+    "paired seeds"
+)
+
+
+def _paired_gate(rows: list):
+    """The shared training-adequacy gate on prism_paired rows (:func:`.tradeoffs.loss_gate`, a
+    cross-entropy): control the uniform schedule, the baseline every comparison is paired with
+    (its training does not depend on the claim), per T; the paper's loss is no magnitude for a
+    character-level toy (another tokenizer and corpus), so none is held."""
+    from .tradeoffs import loss_gate, present_keys
+
+    return loss_gate(
+        rows,
+        control=lambda r: r["schedule"] == "uniform",
+        describe="the uniform schedule (the paired baseline), per T",
+        by=present_keys(rows, ("T",)),
+        budget=PR_RECIPE,
+    )
+
+
+def _gated_paired(cid: str, rows: list, gate, covered: str, ev: str, table, plot):
+    """The gated not-checkable verdict of PR-E1 / PR-E2 (None when the gate passed)."""
+    from .tradeoffs import gated_verdict
+
+    return gated_verdict(
+        cid,
+        [(PAIRED, gate)],
+        {PAIRED: rows},
+        covered,
+        metric="val_loss",
+        paper={PAIRED: PR_PAPER},
+        measured=ev,
+        rows=table,
+        plot=plot,
+    )
+
+
+def _paired_scale(rows: list, gate) -> dict:
+    from .tradeoffs import trained_scale
+
+    return trained_scale([(PAIRED, gate)], {PAIRED: rows}, "val_loss", {PAIRED: PR_PAPER})
+
+
 def _fmt(st: dict, unit: str = "") -> str:
     return (
         f"mean {st['mean']:+.4g}{unit}, 95 % t-interval [{st['lo']:+.4g}, {st['hi']:+.4g}], "
@@ -1111,7 +1166,9 @@ def _not_detectable(res: dict, what: str, unit: str) -> str:
 def paired_loss(ctx: Context, cid):
     """Paired seeds of prism_paired (same initial weights, same batch order per seed): the
     Prism - uniform validation-loss difference, its t-interval and the seeds the paper's effect
-    would need (:func:`loss_verdict`)."""
+    would need (:func:`loss_verdict`), after the shared training-adequacy gate on the uniform
+    baseline (:func:`_paired_gate`; below it: not-checkable); the record's ``scale`` puts the
+    run beside the paper's 124M-757M FineWeb models."""
     rows, note = _paired_rows(ctx)
     if rows is None:
         from .headcount import _not_run
@@ -1120,6 +1177,8 @@ def paired_loss(ctx: Context, cid):
     for r in rows:
         for k in ("d", "T", "steps", "batch", "seed"):
             r[k] = int(r[k])
+    gate = _paired_gate(rows)  # the run as trained (the bookkeeping mutant comes after)
+    raw = [dict(r) for r in rows]
     if ctx.is_mutant(LOSS_OFFSET):
         for r in rows:
             if r["schedule"] == "prism":
@@ -1147,27 +1206,35 @@ def paired_loss(ctx: Context, cid):
             + f"; the paper's effect {p['effect']:.3g} nats (0.3 % of the uniform loss) needs "
             f"about {p['needed']} paired seeds at this spread. Controls: {controls}"
         )
+    covered = (
+        f"{PAIRED} ({ctx.profile}; {note}): d = {cfg['d']}, L = {len(sched['uniform'])}, "
+        f"T = {cfg['T']}, {cfg['steps']} steps, batch {cfg['batch']}, {p['n']} paired seeds, "
+        + ", ".join(f"{k} {sched[k]}" for k in ("uniform", "prism", "reversed", "wide"))
+        + ", equal parameters"
+    )
+    plot = {
+        "x": "seed",
+        "y": ["diff", "lo", "hi"],
+        "group": "comparison",
+        "title": f"{cid}: paired validation-loss differences (A - uniform)",
+        "xlabel": "seed",
+        "ylabel": "Δ validation loss (nats)",
+        "logx": False,
+        "logy": False,
+    }
+    gated = _gated_paired(cid, raw, gate, covered, ev, table, plot)
+    if gated is not None:
+        return gated
     return Verdict(
         cid,
         p["verdict"],
         ev,
-        covered=f"{PAIRED} ({ctx.profile}; {note}): d = {cfg['d']}, L = {len(sched['uniform'])}, "
-        f"T = {cfg['T']}, {cfg['steps']} steps, batch {cfg['batch']}, {p['n']} paired seeds, "
-        + ", ".join(f"{k} {sched[k]}" for k in ("uniform", "prism", "reversed", "wide"))
-        + ", equal parameters",
+        covered=covered,
+        scale=_paired_scale(raw, gate),
         measured={"prism-uniform": {k: p[k] for k in ("mean", "lo", "hi", "sd", "needed")}},
         claimed={"effect_nats": p["effect"], "sign": "negative"},
         rows=table,
-        plot={
-            "x": "seed",
-            "y": ["diff", "lo", "hi"],
-            "group": "comparison",
-            "title": f"{cid}: paired validation-loss differences (A - uniform)",
-            "xlabel": "seed",
-            "ylabel": "Δ validation loss (nats)",
-            "logx": False,
-            "logy": False,
-        },
+        plot=plot,
         witness=None if p["verdict"] != "inconsistent" else p["diffs"],
         scope=f"surrogate: a {cfg['steps']}-step character-level LM on the shared model (the "
         "digest's decoder: RMSNorm, RoPE, SwiGLU, tied embeddings; "
@@ -1185,7 +1252,8 @@ def paired_loss(ctx: Context, cid):
 )
 def attention_locality(ctx: Context, cid):
     """ΔD_l = D_l(A) - D_l(uniform) per layer and paired seed on the fixed validation windows of
-    prism_paired (:func:`distance_verdict`), with the uniform-wide control."""
+    prism_paired (:func:`distance_verdict`), with the uniform-wide control, after the shared
+    training-adequacy gate on the uniform baseline (:func:`_paired_gate`)."""
     rows, note = _paired_rows(ctx)
     if rows is None:
         from .headcount import _not_run
@@ -1194,6 +1262,8 @@ def attention_locality(ctx: Context, cid):
     for r in rows:
         for k in ("d", "T", "steps", "batch", "seed"):
             r[k] = int(r[k])
+    gate = _paired_gate(rows)  # the run as trained (the bookkeeping mutant comes after)
+    raw = [dict(r) for r in rows]
     if ctx.is_mutant(DIST_OFFSET):
         for r in rows:
             if r["schedule"] == "prism":
@@ -1264,29 +1334,37 @@ def attention_locality(ctx: Context, cid):
         f"(-100 at T = 1024)"
     )
     cfg = rows[0]
+    covered = (
+        f"{PAIRED} ({ctx.profile}; {note}): D_l of every layer on {16} fixed validation "
+        f"windows of T = {cfg['T']} (queries t >= T/2), {f['n']} paired seeds, Prism, reversed "
+        "and uniform-wide against uniform"
+    )
+    plot = {
+        "x": "layer",
+        "y": ["delta_D", "lo", "hi"],
+        "group": "comparison",
+        "title": f"{cid}: ΔD_l = D_l(A) - D_l(uniform), mean and 95 % t-interval over seeds",
+        "xlabel": "layer",
+        "ylabel": "ΔD_l (tokens)",
+        "logx": False,
+        "logy": False,
+    }
+    gated = _gated_paired(cid, raw, gate, covered, ev, table, plot)
+    if gated is not None:
+        return gated
     return Verdict(
         cid,
         res["verdict"],
         ev,
-        covered=f"{PAIRED} ({ctx.profile}; {note}): D_l of every layer on {16} fixed validation "
-        f"windows of T = {cfg['T']} (queries t >= T/2), {f['n']} paired seeds, Prism, reversed "
-        "and uniform-wide against uniform",
+        covered=covered,
+        scale=_paired_scale(raw, gate),
         measured={
             "delta_D1": {k: f[k] for k in ("mean", "lo", "hi", "sd", "needed")},
             "wide_delta_D1": {k: w[k] for k in ("mean", "lo", "hi")},
         },
         claimed={"delta_D1": "negative", f"delta_D{res['base_layer']}": ">= 0"},
         rows=table,
-        plot={
-            "x": "layer",
-            "y": ["delta_D", "lo", "hi"],
-            "group": "comparison",
-            "title": f"{cid}: ΔD_l = D_l(A) - D_l(uniform), mean and 95 % t-interval over seeds",
-            "xlabel": "layer",
-            "ylabel": "ΔD_l (tokens)",
-            "logx": False,
-            "logy": False,
-        },
+        plot=plot,
         witness=None
         if res["verdict"] != "inconsistent"
         else {"delta_D1": res["per_layer"][("prism", 1)]["diffs"]},

@@ -14,8 +14,12 @@ worst case inside the claim's regime (TO-C1: position-only heads built to attain
 TO-X3: every vertex pair of logit vectors; TO-X4: the extremal splits) and report the slack
 (claimed bound / worst case found; for TO-X2's floor, worst case / floor); a regime condition
 missing from the claim widens TO-X3's search. The trained checks state their decision rules
-(:data:`R1_CRITERION`, :data:`P2_CRITERION`) and decide on intervals over seeds or validation
-sequences.
+(:data:`R1_CRITERION`, :data:`P2_CRITERION`, :data:`E5_CRITERION`) and decide on intervals over
+seeds or validation sequences, after the shared training-adequacy gate (proofs_check/_gate.py,
+issue 26): a run whose control configurations did not train is ``not-checkable`` with what was
+reached and the known recipe, and every trained verdict carries a ``scale`` record (what was
+run beside what the paper reports: here the paper's body was not available, so no magnitude is
+held and the record says so).
 """
 
 from __future__ import annotations
@@ -1169,128 +1173,521 @@ def svd_truncation(ctx: Context, cid):
     )
 
 
+# ------------------------------------------------- trained verdicts: the gate and the scale
+# (issue 26) Every check of this module that reads a trained model decides through the shared
+# training-adequacy gate (proofs_check/_gate.py) before its criterion and records its scale:
+# what was run beside what the paper reports. The helpers are generic (the InfoFlow, Prism and
+# identification checks use them too).
+
+#: the run figures a scale record lists, where the rows have them
+RUN_KEYS = (
+    "T",
+    "L",
+    "D",
+    "d",
+    "budget",
+    "heads",
+    "head_dim",
+    "h1",
+    "h2",
+    "E",
+    "width",
+    "hidden",
+    "layers",
+    "params",
+    "steps",
+    "batch",
+)
+
+
+def run_figures(rows, metric: str = "val_nmse", keys=RUN_KEYS) -> dict:
+    """What a trained run was: the values of ``keys`` its rows hold (sorted, as integers), its
+    learning rates, its number of seeds and its best (smallest finite) ``metric``."""
+    import math
+
+    def num(v):
+        try:
+            return float(v)
+        except (TypeError, ValueError):
+            return math.nan
+
+    out: dict[str, Any] = {}
+    for k in keys:
+        vals = {int(num(r[k])) for r in rows if k in r and math.isfinite(num(r[k]))}
+        if vals:
+            out[k] = sorted(vals)
+    lrs = sorted({num(r["lr"]) for r in rows if "lr" in r and math.isfinite(num(r["lr"]))})
+    if lrs:
+        out["lr"] = lrs
+    out["seeds"] = len({str(r["seed"]) for r in rows if "seed" in r})
+    fin = [num(r.get(metric)) for r in rows if math.isfinite(num(r.get(metric)))]
+    out[f"best_{metric}"] = min(fin) if fin else None
+    return out
+
+
+def trained_scale(gates: list, rows_by: dict, metric: str = "val_nmse", paper=None) -> dict:
+    """A trained verdict's ``scale``: per experiment, what was run (:func:`run_figures`), the
+    gate's reference (the control configurations), whether it passed, per reference cell what
+    was reached against the paper's figure (:meth:`Gate.scale`), and what the paper reports
+    (``paper``: experiment -> text)."""
+    paper = paper or {}
+
+    def cells(g):
+        out = g.scale()
+        for label, c in g.cells.items():  # a cross-entropy gate's level in nats too
+            if "reached_loss" in c:
+                out[label]["reached_loss"] = c["reached_loss"]
+        return out
+
+    return {
+        name: {
+            "run": run_figures(rows_by[name], metric),
+            "reference": g.reference,
+            "gate_passed": g.passed,
+            "metric": g.metric,
+            "cells": cells(g),
+            "paper": paper.get(name, ""),
+        }
+        for name, g in gates
+    }
+
+
+def ungated_scale(name: str, rows, why: str, metric: str = "val_nmse", paper: str = "") -> dict:
+    """The ``scale`` record of a check that reads a trained run without gating it (``why``: the
+    claim is about the optimiser's steps, not about what the trained model computes)."""
+    return {
+        name: {
+            "run": run_figures(rows, metric),
+            "reference": f"not gated: {why}",
+            "gate_passed": None,
+            "cells": {},
+            "paper": paper,
+        }
+    }
+
+
+def gated_verdict(
+    cid: str,
+    gates: list,
+    rows_by: dict,
+    covered: str,
+    *,
+    metric: str = "val_nmse",
+    paper=None,
+    measured: str = "",
+    rows=None,
+    plot=None,
+    prefix: str = "",
+) -> Verdict | None:
+    """The not-checkable verdict of a trained check whose gates did not all pass (None when they
+    did): what was reached, the paper's figure, the known recipe (each gate's ``budget``), what
+    was run and, with ``measured``, the measurement the criterion would have read (shown, not
+    decided)."""
+    failed = [(name, g) for name, g in gates if not g.passed]
+    if not failed:
+        return None
+    ran = "; ".join(
+        f"{name}: " + ", ".join(f"{k} {v}" for k, v in run_figures(rows_by[name], metric).items())
+        for name, _ in failed
+    )
+    return Verdict(
+        cid,
+        "not-checkable",
+        prefix
+        + " ".join(f"[{name}] {g.reason()}" for name, g in failed)
+        + f" (ran: {ran})"
+        + (f". Measured anyway (not decided): {measured}" if measured else ""),
+        covered=covered + "; gated: the criterion was not applied",
+        rows=list(rows or []),
+        plot=plot,
+        scope="none",
+        scale=trained_scale(gates, rows_by, metric, paper),
+    )
+
+
+def _ce_level_name(loss: str) -> str:
+    from ._gate import TRAINED_NMSE
+
+    return f"{loss}·{TRAINED_NMSE:g}/ln V"
+
+
+def loss_gate(rows, *, control, describe, by=("T",), config=(), budget="", loss="val_loss"):
+    """The shared gate (:func:`._gate.training_gate`) on a cross-entropy ``loss``. The gate's
+    level test is an NMSE's (<= TRAINED_NMSE, NMSE 1 = the constant predictor); a cross-entropy
+    has no such scale (its floor, the text's entropy, is unknown), so the level tested is the
+    uniform predictor's: each row gets the column ``loss·TRAINED_NMSE/ln V`` (``vocab`` = V),
+    at most TRAINED_NMSE exactly when the loss is below ln V (the model learned more than an
+    untrained guess). The finite and plateau tests (``loss_q3``, ``loss_q4``) are the gate's own.
+    A row without ``vocab`` gets NaN: a failure, never a pass."""
+    import math
+
+    from ._gate import TRAINED_NMSE, training_gate
+
+    name = _ce_level_name(loss)
+    derived = []
+    for r in rows:
+        x = dict(r)
+        try:
+            v, V = float(r[loss]), float(r["vocab"])
+        except (KeyError, TypeError, ValueError):
+            v, V = math.nan, math.nan
+        x[name] = TRAINED_NMSE * v / math.log(V) if V > 1 else math.nan
+        derived.append(x)
+    gate = training_gate(
+        derived,
+        control=control,
+        describe=describe,
+        by=by,
+        config=config,
+        metric=name,
+        budget=budget,
+    )
+    vocab = {float(r["vocab"]) for r in rows if "vocab" in r}
+    if len(vocab) == 1 and min(vocab) > 1:  # the level back in nats, for the scale record
+        lnV = math.log(min(vocab))
+        for c in gate.cells.values():
+            c["reached_loss"] = c["reached"] * lnV / TRAINED_NMSE
+    return gate
+
+
+def present_keys(rows, keys) -> tuple:
+    """The keys of ``keys`` that every row holds (a gate's free keys)."""
+    return tuple(k for k in keys if rows and all(k in r for r in rows))
+
+
+#: what is known to train the trade-off tasks (the paper gives no recipe)
+TO_RECIPE = (
+    "Known recipe: none from the paper (digest §6: optimiser, learning rate, steps and sizes "
+    "were not recovered); the digest's protocol (§8 P2-P4) is Adam lr 1e-3, 1500 steps, batch "
+    "64, 3 seeds, which the full profiles follow in length (1500 steps)"
+)
+#: what the paper reports for each trained trade-off experiment (digest §2, §6)
+TO_PAPER = {
+    "tradeoffs_budget": "Fig. 2 (§6.1, synthetic 4-gram prediction on white noise; model size "
+    "and hyper-parameters not recovered): 8 heads best at a fixed budget, Eq. (3) predicts 32 "
+    "(digest §4 TO-T1); no loss values recovered",
+    "tradeoffs_cuts": "no figure recovered (summaries [S], digest §4 TO-R R3): cutting head "
+    "dimension hurts less than cutting head count; no numbers",
+    "tradeoffs_layers": "Figs. 4-6 (§6.2): single heads of pretrained models SVD-truncated, and "
+    "6-layer decoders on 1 % of WikiText-103 (~1M tokens); train / validation loss only, no "
+    "values recovered (digest §2, §6 E3, E4)",
+    "tradeoffs_saturation": "Fig. 3 (presumed; §5, digest §6 E2): error against head dimension "
+    "across sequence lengths; no values recovered",
+}
+E5_RECIPE = (
+    "The paper's models and recipe for Fig. 10 were not recovered (digest §6 E5); this check's "
+    "budget is its _E5 protocol (one fixed budget at every L)"
+)
+E5_PAPER = (
+    "Fig. 10 (appendix; known from reviewer 3, digest §2, §6 E5): the attention logit norms of "
+    "trained models grow with the sequence length L; models, norm and lengths not recovered, no "
+    "numbers"
+)
+
+
 # ------------------------------------------------------------------------------------- TO-E5
 class _E5Cfg(TypedDict):
     Ls: tuple[int, ...]
     seeds: int
-    target_loss: float
-    max_steps: int
+    steps: int
     lr: float
+    weight_decay: float
     d_model: int
     head_dim: int
     lag: int
     bound: float
 
 
+#: TO-E5's protocol (issue 26): the same budget at every L (Adam, ``steps`` at ``lr``) on the
+#: exact loss plus an L2 penalty ``weight_decay`` on the positions, W_Q and W_K, so that every L
+#: trains to its own plateau (the penalised optimum has finite logits); no target loss. The old
+#: protocol trained each L *to* a fixed loss, which by TO-X2 forces the logit range to grow like
+#: ½ ln L: the growth it reported was the protocol's. ``bound``: the bounded-logits mutant's B
+#: (logits B·tanh(z/B), range <= 2B = 5; at L = 8 its floor 3e-4 lets it pass the gate)
 _E5: _E5Cfg = {
     "Ls": (8, 32, 128),
     "seeds": 3,
-    "target_loss": 0.05,
-    "max_steps": 200,
-    "lr": 0.01,
+    "steps": 500,
+    "lr": 0.05,
+    "weight_decay": 1e-3,
     "d_model": 16,
     "head_dim": 8,
     "lag": 2,
-    "bound": 1.0,
+    "bound": 2.5,
 }
 
 
-def _train_head(T: int, seed: int, mutant: str | None) -> dict:
-    """Train one positional attention head (learned absolute positions, W_Q zero-initialised,
-    read-out c) on lag retrieval with the exact expected loss for i.i.d. unit-variance tokens,
-    until the loss reaches the target (or the step cap); return the loss and the logit range
-    max_s z_ts - min_s z_ts averaged over the scored rows t >= T/2."""
+def _train_heads(T: int, seeds: list[int], mutant: str | None) -> list[dict]:
+    """Train one positional attention head per seed (learned absolute positions, W_Q
+    zero-initialised, read-out c; the seeds stacked along a leading axis, each seed's parameters
+    its own, so Adam's element-wise steps are those of separate runs) on lag retrieval with the
+    exact expected loss for i.i.d. unit-variance tokens plus the L2 penalty, for the fixed
+    budget; per seed the loss reached (the exact error, without the penalty), the logit range
+    max_s z_ts - min_s z_ts averaged over the scored rows t >= T/2, and the penalised
+    objective's mean over the third and the last quarter of the steps (``loss_q3``,
+    ``loss_q4``: the gate's plateau test)."""
     cfg = _E5
-    g = torch.Generator().manual_seed(seed)
     dm, d, k = cfg["d_model"], cfg["head_dim"], cfg["lag"]
-    P = torch.randn(T, dm, generator=g, dtype=torch.float64)
-    Wq = torch.zeros(d, dm, dtype=torch.float64)
-    Wk = torch.randn(d, dm, generator=g, dtype=torch.float64) / dm**0.5
-    c = torch.ones(1, dtype=torch.float64)
-    trained = [c] if mutant == "frozen-attention" else [P, Wq, Wk, c]
-    for p in trained:
+    P, Wk = [], []
+    for s in seeds:
+        g = torch.Generator().manual_seed(s)
+        P.append(torch.randn(T, dm, generator=g, dtype=torch.float64))
+        Wk.append(torch.randn(d, dm, generator=g, dtype=torch.float64) / dm**0.5)
+    S = len(seeds)
+    Pt, Wkt = torch.stack(P), torch.stack(Wk)
+    Wq = torch.zeros(S, d, dm, dtype=torch.float64)
+    c = torch.ones(S, 1, dtype=torch.float64)
+    params = [Pt, Wq, Wkt, c]
+    for p in params:
         p.requires_grad_()
     rows = torch.arange(T // 2, T)
     valid, tgt = _causal_rows(T, rows, k)
 
     def logits():
-        z = (P[rows] @ Wq.T) @ (P @ Wk.T).T / d**0.5
+        z = (Pt[:, rows] @ Wq.transpose(1, 2)) @ (Pt @ Wkt.transpose(1, 2)).transpose(1, 2)
+        z = z / d**0.5
         if mutant == "bounded-logits":
             z = cfg["bound"] * torch.tanh(z / cfg["bound"])
         return z
 
-    steps = _adam(
-        trained,
-        lambda: _errors(logits(), valid, tgt, c.expand(len(rows))).mean(),
-        cfg["max_steps"],
-        cfg["lr"],
-        stop=lambda loss: loss <= cfg["target_loss"],
-    )
+    def errors(z):
+        return _errors(z, valid, tgt, c.expand(S, len(rows))).mean(-1)
+
+    curve: list[torch.Tensor] = []
+
+    def objective():
+        pen = cfg["weight_decay"] * sum((p**2).sum(dim=(1, 2)) for p in (Pt, Wq, Wkt))
+        per = errors(logits()) + pen
+        curve.append(per.detach().clone())
+        return per.sum()  # the seeds' parameters are disjoint: each gets its own gradient
+
+    _adam(params, objective, cfg["steps"], cfg["lr"])
+    n = len(curve)
+    tail = torch.stack(curve).numpy()
+    q3, q4 = tail[n // 2 : 3 * n // 4].mean(0), tail[3 * n // 4 :].mean(0)
     with torch.no_grad():
         z = logits()
         rng_ = (
             torch.where(valid, z, -torch.inf).max(-1).values
             - torch.where(valid, z, torch.inf).min(-1).values
+        ).mean(-1)
+        loss = errors(z)
+    return [
+        {
+            "loss": float(loss[i]),
+            "logit_range": float(rng_[i]),
+            "steps": cfg["steps"],
+            "loss_q3": float(q3[i]),
+            "loss_q4": float(q4[i]),
+        }
+        for i in range(S)
+    ]
+
+
+def _forced_range(loss: float, L: int, floor=None) -> float:
+    """The logit range TO-X2's floor forces at the loss reached: the R with floor(B = R/2, n) =
+    loss at the mean visible count n = round(3L/4) of the scored rows (a head whose logits span
+    R can be shifted into [-R/2, R/2]); the catalogue's floor (``floor``: its numpy function,
+    read when None), solved by bisection; NaN for a loss outside (0, 1)."""
+    import math
+
+    f = floor if floor is not None else _lambdify("TO-X2", "floor", "B", "L")
+    n = round(0.75 * L)
+    if not (math.isfinite(loss) and 0 < loss < 1):
+        return math.nan
+    lo, hi = 0.0, 200.0
+    if float(f(hi / 2, n)) > loss:
+        return hi
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        if float(f(mid / 2, n)) > loss:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+#: TO-E5's stated criterion (issue 26; the paper's Fig. 10 is known only from a review, with no
+#: numbers, so the calibration tests feed the digest's qualitative statement)
+E5_CRITERION = (
+    "gate: the recipe trains the task at the shortest L (the shared gate: loss <= 1e-2, a "
+    "plateaued tail) and the penalised objective has plateaued at every L (last quarter / third "
+    "quarter >= the gate's PLATEAU_RATIO); then (a) the logit range grows between consecutive "
+    "L on the seed intervals (every seed's range at the longer L above every seed's at the "
+    "shorter) and (b) its growth from the shortest to the longest L exceeds, on the same "
+    "intervals, the growth of the range TO-X2's floor forces at the loss each seed reached (so "
+    "the growth is the training's, not the loss's)"
+)
+
+
+def e5_criterion(rows: list) -> dict:
+    """TO-E5's criterion (:data:`E5_CRITERION`) on rows with ``L``, ``seed``, ``loss``,
+    ``logit_range`` (and ``forced_range``: computed when missing)."""
+    rows = [dict(r) for r in rows]
+    floor = _lambdify("TO-X2", "floor", "B", "L")
+    for r in rows:
+        if "forced_range" not in r:
+            r["forced_range"] = _forced_range(float(r["loss"]), int(r["L"]), floor)
+    Ls = sorted({int(r["L"]) for r in rows})
+    by_L = {L: [float(r["logit_range"]) for r in rows if int(r["L"]) == L] for L in Ls}
+    forced = {L: [float(r["forced_range"]) for r in rows if int(r["L"]) == L] for L in Ls}
+    finite = all(np.isfinite(v) for L in Ls for v in by_L[L] + forced[L])
+    steps = [(a, b, max(by_L[a]), min(by_L[b])) for a, b in zip(Ls, Ls[1:])]
+    fails = []
+    if not finite:
+        fails.append("a non-finite logit range or loss (a failure, never a pass)")
+    fails += [
+        f"L = {a} -> {b}: the largest range {hi:.3f} is not below the smallest {lo:.3f}"
+        for a, b, hi, lo in steps
+        if not lo > hi
+    ]
+    a, b = Ls[0], Ls[-1]
+    grow_lo = min(by_L[b]) - max(by_L[a])
+    forced_hi = max(forced[b]) - min(forced[a])
+    if not grow_lo > forced_hi:
+        fails.append(
+            f"L = {a} -> {b}: the range grows by at least {grow_lo:.3f}, not more than the "
+            f"growth TO-X2 forces at the losses reached (at most {forced_hi:.3f})"
         )
-        loss = float(_errors(z, valid, tgt, c.expand(len(rows))).mean())
-    return {"loss": loss, "logit_range": float(rng_.mean()), "steps": steps}
+    return {
+        "Ls": Ls,
+        "by_L": by_L,
+        "forced": forced,
+        "growth_lo": grow_lo,
+        "forced_hi": forced_hi,
+        "fails": fails,
+        "ok": not fails and len(Ls) >= 2,
+        "rows": rows,
+    }
 
 
 @check(
     "TO-E5",
     mutants={
-        "frozen-attention": "the positions, W_Q and W_K never updated (left out of the optimiser): "
-        "the logits stay at their initialisation",
-        "bounded-logits": "the trained head squashes its logits to [-1, 1] (the bounded-logit "
-        "assumption of Theorem 5.1 built into the head)",
+        "lengths-relabelled": "the trained heads' lengths L read in reverse order (a bookkeeping "
+        "bug: the longest run filed under the shortest L)",
+        "bounded-logits": "the trained head squashes its logits to [-2.5, 2.5] (the bounded-logit "
+        "assumption of Theorem 5.1 built into the head): it still trains at L = 8",
     },
 )
 def logit_growth(ctx: Context, cid):
+    """One positional head per L and seed, trained with one fixed budget (:data:`_E5`), gated
+    by the shared training-adequacy gate, decided by :data:`E5_CRITERION`. Below the gate:
+    not-checkable with the losses reached.
+
+    Changed in session 8 (issue 26): the heads were trained *to* a fixed loss (0.05, capped at
+    200 steps), which by TO-X2 forces the range to grow like ½ ln L: the growth it reported was
+    the protocol's. Now every L gets the same budget with an L2 penalty (so each trains to its
+    own plateau: the losses rise with L), the gate asks the recipe to learn the task at the
+    shortest L and every tail to have plateaued, and the criterion asks for more growth than the
+    losses reached force (part b). The mutant ``frozen-attention`` (an attention that never
+    trains) is now below the gate, so it shows nothing about the criterion: it is replaced by
+    ``lengths-relabelled``; ``bounded-logits`` uses B = 2.5, with which the head still trains at
+    L = 8 (B = 1 cannot: its floor there is 0.11). A miss is ``inconsistent`` (a trained
+    measurement), no longer ``refuted``."""
+    from ._gate import PLATEAU_RATIO, training_gate
+
     cfg = _E5
+    seeds = [ctx.seed * 1000 + i for i in range(cfg["seeds"])]
     rows = []
+    floor = _lambdify("TO-X2", "floor", "B", "L")
     for L in cfg["Ls"]:
-        for i in range(cfg["seeds"]):
-            r = _train_head(L, ctx.seed * 1000 + i, ctx.mutant)
-            rows.append({"L": L, "seed": i, **r})
-    by_L = {L: [x["logit_range"] for x in rows if x["L"] == L] for L in cfg["Ls"]}
-    # growth: every seed's range at the next L exceeds every seed's range at the previous L
-    steps_ok = [(a, b, max(by_L[a]), min(by_L[b])) for a, b in zip(cfg["Ls"], cfg["Ls"][1:])]
-    fails = [s for s in steps_ok if not s[3] > s[2]]
-    ok = not fails
-    means = ", ".join(f"L = {L}: {np.mean(v):.2f}" for L, v in by_L.items())
+        for i, r in enumerate(_train_heads(L, seeds, ctx.mutant)):
+            rows.append(
+                {"L": L, "seed": i, **r, "forced_range": _forced_range(r["loss"], L, floor)}
+            )
+    gate = training_gate(
+        rows,
+        control=lambda r: int(r["L"]) == min(cfg["Ls"]),
+        describe=f"the shortest length L = {min(cfg['Ls'])} (the recipe must learn the task)",
+        by=("L",),
+        config=(),
+        metric="loss",
+        budget=E5_RECIPE,
+    )
+    falling = [
+        f"L = {r['L']} seed {r['seed']}: last quarter / third quarter "
+        f"{r['loss_q4'] / r['loss_q3']:.3g}"
+        for r in rows
+        if not r["loss_q4"] >= PLATEAU_RATIO * r["loss_q3"]
+    ]
+    covered = (
+        f"1-head positional attention (d_model {cfg['d_model']}, head dim {cfg['head_dim']}, "
+        f"learned positions), lag-{cfg['lag']} retrieval, exact loss plus an L2 penalty "
+        f"{cfg['weight_decay']:g} on positions, W_Q and W_K, Adam lr {cfg['lr']} for "
+        f"{cfg['steps']} steps at every L (no target loss), L in {list(cfg['Ls'])}, "
+        f"{cfg['seeds']} seeds; logit norm = row range max_s z - min_s z (shift-invariant; 2B "
+        "for logits in [-B, B]), mean over rows t >= L/2"
+    )
+    scale = trained_scale(
+        [("TO-E5 heads", gate)],
+        {"TO-E5 heads": rows},
+        metric="loss",
+        paper={"TO-E5 heads": E5_PAPER},
+    )
+    means = ", ".join(
+        f"L = {L}: range {np.mean([r['logit_range'] for r in rows if r['L'] == L]):.2f}, loss "
+        f"{np.mean([r['loss'] for r in rows if r['L'] == L]):.2e}"
+        for L in cfg["Ls"]
+    )
+    plot = {
+        "x": "L",
+        "y": ["logit_range", "forced_range"],
+        "title": "TO-E5: trained logit range vs L (and the range TO-X2 forces at the loss)",
+        "xlabel": "L",
+        "ylabel": "mean row logit range",
+    }
+    scope = (
+        "surrogate: one positional attention head trained with one budget at every L on lag "
+        "retrieval stands in for the paper's trained models of Fig. 10 (not recovered)"
+    )
+    if not gate.passed or falling:
+        why = gate.reason(f"{cfg['steps']} steps, lr {cfg['lr']}") if not gate.passed else ""
+        if falling:
+            why += (" " if why else "") + (
+                "undecided at this budget: the penalised objective still falls at "
+                + "; ".join(falling)
+                + f" (< {PLATEAU_RATIO:g}): a range measured mid-descent is not a trained one"
+            )
+        return Verdict(
+            cid,
+            "not-checkable",
+            f"{why}. Measured anyway (mean over seeds): {means}",
+            covered=covered + "; gated: the criterion was not applied",
+            rows=rows,
+            plot=plot,
+            scope="none",
+            scale=scale,
+        )
+    table = [dict(r) for r in rows]
+    if ctx.is_mutant("lengths-relabelled"):
+        rev = dict(zip(cfg["Ls"], reversed(cfg["Ls"])))
+        for r in table:
+            r["L"] = rev[int(r["L"])]
+    res = e5_criterion(table)
+    ok = res["ok"]
+    forced = ", ".join(
+        f"L = {L}: [{min(v):.2f}, {max(v):.2f}]" for L, v in sorted(res["forced"].items())
+    )
+    ranges = ", ".join(
+        f"L = {L}: [{min(v):.2f}, {max(v):.2f}]" for L, v in sorted(res["by_L"].items())
+    )
     return Verdict(
         cid,
-        "consistent-empirical" if ok else "refuted",
-        (
-            f"trained logit ranges grow with L (mean over seeds: {means}); every seed's "
-            "range at each L exceeds every seed's range at the previous L"
-        )
-        if ok
-        else (
-            f"trained logit ranges do not grow with L (mean over seeds: {means}); at L = "
-            f"{fails[0][0]} -> {fails[0][1]} the largest range {fails[0][2]:.3f} is not "
-            f"below the smallest {fails[0][3]:.3f}"
-        ),
-        covered=f"1-head positional attention (d_model {cfg['d_model']}, head dim "
-        f"{cfg['head_dim']}, learned positions), lag-{cfg['lag']} retrieval, "
-        f"exact loss, Adam lr {cfg['lr']} until loss <= {cfg['target_loss']} "
-        f"(cap {cfg['max_steps']} steps), L in {cfg['Ls']}, {cfg['seeds']} "
-        "seeds; logit norm = row range max_s z - min_s z (shift-invariant; "
-        "2B for logits in [-B, B]), mean over rows t >= L/2",
-        rows=rows,
-        witness=None
-        if ok
-        else {"L_pair": fails[0][:2], "ranges": {L: by_L[L] for L in fails[0][:2]}},
-        scope="surrogate: one positional attention head trained to a fixed loss on "
-        "lag retrieval stands in for the paper's trained models of Fig. 10 "
-        "(not recovered)",
-        plot={
-            "x": "L",
-            "y": ["logit_range"],
-            "title": "TO-E5: trained logit range vs L",
-            "xlabel": "L",
-            "ylabel": "mean row logit range",
-        },
+        "consistent-empirical" if ok else "inconsistent",
+        f"Criterion: {E5_CRITERION}. Trained logit ranges over seeds: {ranges}; the ranges TO-X2 "
+        f"forces at the losses reached: {forced}; growth L = {res['Ls'][0]} -> {res['Ls'][-1]} "
+        f"at least {res['growth_lo']:.2f} against at most {res['forced_hi']:.2f} forced. Means: "
+        f"{means}"
+        + (". Failed: " + "; ".join(res["fails"]) if res["fails"] else "")
+        + ". The gate passed (the recipe learns the task at the shortest L; every tail plateaued)",
+        covered=covered,
+        rows=res["rows"],
+        measured={"growth_lo": res["growth_lo"], "forced_growth_hi": res["forced_hi"]},
+        witness=None if ok else {"failed": res["fails"], "ranges": res["by_L"]},
+        scope=scope,
+        plot=plot,
+        scale=scale,
     )
 
 
@@ -1474,11 +1871,57 @@ def _template(h, D, M, f) -> float:
     },
 )
 def budget_split(ctx: Context, cid):
-    rows, _, secs, note = _trained("tradeoffs_budget", ctx.profile)
+    """tradeoffs_budget: the gate (control: any head count at each T and budget; the claim
+    ranks the splits, so the best must have trained, and a false ranking still reaches the
+    criterion), then :func:`budget_split_verdict`."""
+    from ._gate import training_gate
+
+    name = "tradeoffs_budget"
+    rows, _, secs, note = _trained(name, ctx.profile)
     if rows is None:
-        return _not_run(cid, "tradeoffs_budget", ctx.profile, note)
-    v = budget_split_verdict(cid, list(rows), ctx.profile, ctx.mutant)
+        return _not_run(cid, name, ctx.profile, note)
+    rows = list(rows)
+    gate = training_gate(
+        rows,
+        control=lambda r: True,
+        describe="any head count at the fixed budget, per T and budget",
+        by=present_keys(rows, ("T", "budget")),
+        config=("heads",),
+        budget=TO_RECIPE,
+    )
+    v = budget_split_verdict(cid, rows, ctx.profile, ctx.mutant)
+    return _gated(cid, name, rows, gate, v, note, secs)
+
+
+def _gated(cid, name, rows, gate, v, note, secs, metric="val_nmse"):
+    """``v`` (the criterion's verdict on the run) when the gate passed, with the scale record;
+    else the gated not-checkable verdict showing ``v``'s measurement, not deciding it."""
     v.covered += f"; {note}"
+    g = gated_verdict(
+        cid,
+        [(name, gate)],
+        {name: rows},
+        v.covered,
+        metric=metric,
+        paper=TO_PAPER,
+        measured=v.evidence,
+        rows=v.rows,
+        plot=v.plot,
+    )
+    if g is not None:
+        g.volatile = {"seconds": round(secs, 2)}
+        return g
+    v.scale = trained_scale([(name, gate)], {name: rows}, metric, TO_PAPER)
+    v.evidence += (
+        f". The run passed the training-adequacy gate ({gate.reference}; min-over-seeds "
+        f"{gate.metric}: "
+        + "; ".join(
+            f"{lab}: {c['reached']:.3g}"
+            + ("" if c["tail_ratio"] is None else f", tail {c['tail_ratio']:.3g}")
+            for lab, c in gate.cells.items()
+        )
+        + ")"
+    )
     v.volatile = {"seconds": round(secs, 2)}
     return v
 
@@ -1575,13 +2018,23 @@ def layer_allocation_verdict(cid: str, rows: list, trace: list, profile: str, mu
     },
 )
 def layer_allocation(ctx: Context, cid):
-    rows, trace, secs, note = _trained("tradeoffs_layers", ctx.profile)
+    """tradeoffs_layers: the gate on the cross-entropy (:func:`loss_gate`; control: the uniform
+    schedule, the models P6 truncates and P7's baseline), then
+    :func:`layer_allocation_verdict`."""
+    name = "tradeoffs_layers"
+    rows, trace, secs, note = _trained(name, ctx.profile)
     if rows is None:
-        return _not_run(cid, "tradeoffs_layers", ctx.profile, note)
-    v = layer_allocation_verdict(cid, list(rows), list(trace), ctx.profile, ctx.mutant)
-    v.covered += f"; {note}"
-    v.volatile = {"seconds": round(secs, 2)}
-    return v
+        return _not_run(cid, name, ctx.profile, note)
+    rows = list(rows)
+    gate = loss_gate(
+        rows,
+        control=lambda r: r["schedule"] == "uniform",
+        describe="the uniform schedule (the models P6 truncates; P7's baseline), per T",
+        by=present_keys(rows, ("T",)),
+        budget=TO_RECIPE,
+    )
+    v = layer_allocation_verdict(cid, rows, list(trace), ctx.profile, ctx.mutant)
+    return _gated(cid, name, rows, gate, v, note, secs, metric="val_loss")
 
 
 # ------------------------------------------------------------------------------------- TO-R3
@@ -1661,13 +2114,26 @@ def cut_order_verdict(cid: str, rows: list, profile: str, mutant=None):
     },
 )
 def cut_order(ctx: Context, cid):
-    rows, _, secs, note = _trained("tradeoffs_cuts", ctx.profile)
+    """tradeoffs_cuts: the gate (control: the base model, the one both cuts halve and the post
+    hoc half truncates; its training does not depend on the claim), then
+    :func:`cut_order_verdict`."""
+    from ._gate import training_gate
+
+    name = "tradeoffs_cuts"
+    rows, _, secs, note = _trained(name, ctx.profile)
     if rows is None:
-        return _not_run(cid, "tradeoffs_cuts", ctx.profile, note)
-    v = cut_order_verdict(cid, list(rows), ctx.profile, ctx.mutant)
-    v.covered += f"; {note}"
-    v.volatile = {"seconds": round(secs, 2)}
-    return v
+        return _not_run(cid, name, ctx.profile, note)
+    rows = list(rows)
+    gate = training_gate(
+        rows,
+        control=lambda r: r["variant"] == "base",
+        describe="the base model (H, d) that both cuts halve, per T",
+        by=present_keys(rows, ("T",)),
+        config=(),
+        budget=TO_RECIPE,
+    )
+    v = cut_order_verdict(cid, rows, ctx.profile, ctx.mutant)
+    return _gated(cid, name, rows, gate, v, note, secs)
 
 
 # ------------------------------------------------------------------------------------- TO-P2
@@ -1798,10 +2264,25 @@ def trained_saturation_verdict(cid: str, rows: list, profile: str, mutant: str |
     },
 )
 def trained_saturation(ctx: Context, cid):
-    rows, _, secs, note = _trained("tradeoffs_saturation", ctx.profile)
+    """tradeoffs_saturation: the gate (control: every head dimension at the shortest T only;
+    under bounded logits TO-X2's floor rises with T, so the claim's own regime has errors that
+    no recipe brings below 1e-2 at long T: a level required at every T would gate out the
+    premise), then :func:`trained_saturation_verdict`."""
+    from ._gate import training_gate
+
+    name = "tradeoffs_saturation"
+    rows, _, secs, note = _trained(name, ctx.profile)
     if rows is None:
-        return _not_run(cid, "tradeoffs_saturation", ctx.profile, note)
-    v = trained_saturation_verdict(cid, list(rows), ctx.profile, ctx.mutant)
-    v.covered += f"; {note}"
-    v.volatile = {"seconds": round(secs, 2)}
-    return v
+        return _not_run(cid, name, ctx.profile, note)
+    rows = list(rows)
+    t0 = min(int(float(r["T"])) for r in rows)
+    gate = training_gate(
+        rows,
+        control=lambda r: int(float(r["T"])) == t0,
+        describe=f"any head dimension at the shortest T = {t0}",
+        by=("T",),
+        config=("head_dim",),
+        budget=TO_RECIPE,
+    )
+    v = trained_saturation_verdict(cid, rows, ctx.profile, ctx.mutant)
+    return _gated(cid, name, rows, gate, v, note, secs)

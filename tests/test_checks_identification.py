@@ -146,6 +146,7 @@ def _fake_training(monkeypatch, rho: dict):
                 "mean_rho": r,
                 "rho_baseline": 0.125,
                 "val_loss": 2.7,
+                "vocab": 65,  # the shared gate's level on a cross-entropy: ln V
                 "steps": 9,
                 "trace": [{"step": 9, "rho": r, "beta": 1.0, "loss": 2.7, "beta_drift": drift}],
             }

@@ -192,6 +192,7 @@ def test_pr_e2_underpowered_verdict_names_what_makes_it_checkable(monkeypatch):
     for seed, dd in enumerate((-3.0, 4.0, -8.0)):
         for name in pp.SCHEDULES:
             r = {"schedule": name, "seed": seed, "d": 32, "T": 32, "steps": 80, "batch": 16}
+            r["vocab"] = 103  # the gate's level on a cross-entropy: below ln V
             r["heads"] = ",".join(map(str, pp.SCHEDULES[name]))
             r["val_loss"] = 2.0
             r.update({f"D_{li}": 5.0 for li in range(1, 5)})

@@ -46,7 +46,9 @@ def test_passes_and_declares_mutants(cid):
 def test_every_mutant_flips_its_check(cid, name):
     v = _run(cid)
     m = _run(cid, name)
-    assert m.verdict == "refuted", (cid, name, m.verdict, m.evidence)
+    # TO-E5 measures trained heads against a stated criterion: a miss is inconsistent
+    want = "inconsistent" if cid == "TO-E5" else "refuted"
+    assert m.verdict == want, (cid, name, m.verdict, m.evidence)
     assert m.scope == v.scope
 
 
@@ -67,12 +69,22 @@ def test_paper_level_claims_are_scoped_as_surrogates():
 @pytest.mark.slow
 @pytest.mark.parametrize("cid", ["TO-R1", "TO-R2", "TO-R3"])
 def test_trained_rules_get_trained_verdicts(cid):
-    """The allocation rules are decided from the trained experiments' quick cells (about a
-    minute of CPU for the three): a trained verdict, scoped to the profile it came from."""
+    """The allocation rules are read from the trained experiments' quick cells (about a minute
+    of CPU for the three) through the shared training-adequacy gate: a trained verdict scoped to
+    the profile it came from when the run passed it, else not-checkable with the figures
+    (measured session 8: TO-R1's best quick NMSE 0.09 and TO-R3's base model 0.026 are above
+    1e-2); the scale record either way."""
     v = _run(cid)
-    assert v.verdict in ("consistent-empirical", "inconsistent"), (v.verdict, v.evidence)
-    assert v.scope.startswith("partial: the quick profile of tradeoffs_"), v.scope
-    assert v.evidence.startswith("Criterion: ") and v.rows and v.plot
+    rec = next(iter(v.scale.values()))
+    assert rec["run"]["steps"] and rec["reference"]
+    if rec["gate_passed"]:
+        assert v.verdict in ("consistent-empirical", "inconsistent"), (v.verdict, v.evidence)
+        assert v.scope.startswith("partial: the quick profile of tradeoffs_"), v.scope
+        assert v.evidence.startswith("Criterion: ")
+    else:
+        assert v.verdict == "not-checkable" and "training-adequacy gate" in v.evidence
+        assert "Measured anyway (not decided): Criterion: " in v.evidence
+    assert v.rows and v.plot
 
 
 def test_provenance_is_not_stronger_than_the_source():
@@ -107,11 +119,20 @@ def test_x2_floor_matches_the_digest_reference_values():
     assert c.evaluate_float("floor", B=1, L=8) == pytest.approx(q / (1 + q), rel=1e-12)
 
 
-def test_e5_refutation_names_the_lengths():
-    v = _run("TO-E5", "frozen-attention")
-    assert v.verdict == "refuted" and v.witness["L_pair"] == (8, 32)
-    # the zero-initialised queries never move: every logit range is 0
-    assert all(r["logit_range"] == 0 for r in v.rows)
+def test_e5_trains_a_fixed_budget_and_its_growth_is_not_the_forced_one():
+    """Issue 26: TO-E5 trained each L *to* a fixed loss, which by TO-X2 forces the range to grow
+    like ½ ln L. Now every L gets the same budget (no target loss), the losses differ (they rise
+    with L), and the criterion asks for more growth than the losses reached force."""
+    from approxtheory.proofs_check import tradeoffs as chk
+
+    assert "target_loss" not in chk._E5 and "max_steps" not in chk._E5
+    v = _run("TO-E5")
+    loss = {L: [r["loss"] for r in v.rows if r["L"] == L] for L in chk._E5["Ls"]}
+    assert max(loss[8]) < min(loss[128])  # not one fixed loss
+    assert v.measured["growth_lo"] > 2 * v.measured["forced_growth_hi"] > 0
+    assert v.scale and "Fig. 10" in v.scale["TO-E5 heads"]["paper"]
+    m = _run("TO-E5", "lengths-relabelled")
+    assert m.verdict == "inconsistent" and "L = 8 -> 32" in m.witness["failed"][0]
 
 
 def test_c1_refutation_carries_a_witness_input():
@@ -313,15 +334,16 @@ def test_r1_template_half_undecided_when_seeds_cannot_tell():
 
 
 @pytest.mark.slow
-def test_r1_quick_cells_pass_and_a_planted_hstar_fails(monkeypatch, fresh_template):
-    """On the quick cells themselves (argmin H = 4, worse in both seeds at every other H): the
-    fitted template's H* (4.6) passes, H* x 2 (9.2 -> H = 8) fails."""
+def test_r1_quick_cells_are_below_the_gate_whatever_the_template(monkeypatch, fresh_template):
+    """The quick cells (argmin H = 4 at NMSE 0.09, session 8) are below the training-adequacy
+    gate: not-checkable with what was reached, and a planted H* x 2 cannot turn them into
+    evidence either way (it read consistent, and the planted one inconsistent, before the gate;
+    the criterion's two outcomes are tested on trained rows in test_gate_papers.py)."""
     v = _run("TO-R1")
-    assert v.verdict == "consistent-empirical", v.evidence
+    assert v.verdict == "not-checkable" and "> 0.01" in v.evidence, v.evidence
     c = _plant(monkeypatch, "TO-T1", H_star=at.claim("TO-T1").expr("H_star") * 2)
     assert c.id == "TO-T1"
-    v = _fresh("TO-R1")
-    assert v.verdict == "inconsistent", v.evidence
+    assert _fresh("TO-R1").verdict == "not-checkable"
 
 
 # TO-P2: the decision rule on stated rows

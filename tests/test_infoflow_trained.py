@@ -121,7 +121,15 @@ def test_p4_criterion_both_outcomes_and_the_mutant_flips():
             _pmax_rows(0.2, 0.3, 0.4),
             "heads-relabelled",
         ),
-        ("IF-P4", "infoflow_tri_growth", _tri_rows(15.0, 0.9), _tri_rows(1.5, 0.9), "T-relabelled"),
+        # T = 3 trained to the paper's 1e-3 (the gate's control); the bad run is trained too
+        # (so it reaches the criterion): a model that fixes T = 16 (NMSE 0.3 < FLOOR_P4)
+        (
+            "IF-P4",
+            "infoflow_tri_growth",
+            _tri_rows(900.0, 0.9),
+            _tri_rows(900.0, 0.3),
+            "T-relabelled",
+        ),
     ],
 )
 def test_checks_on_synthetic_rows(monkeypatch, cid, name, good, bad, mutant):
@@ -220,7 +228,11 @@ def test_tri_small_T_learns_at_a_tiny_budget():
 
 @pytest.mark.slow
 def test_quick_profiles_give_the_recorded_verdicts():
-    assert CHECKS["IF-P4"](Context()).verdict == "consistent-empirical"
+    # session 8 (issue 26), the shared training-adequacy gate: the quick TRI models reach NMSE
+    # 0.046-0.063 at T = 3 (the paper's 1e-3; the gate asks <= 1e-2): undecided (it read
+    # consistent-empirical on those models before the gate)
+    v = CHECKS["IF-P4"](Context())
+    assert v.verdict == "not-checkable" and "T = 3" in v.evidence and v.scale
     # the quick budget leaves the (2, 2) model at NMSE ~0.2: undecided, so not-checkable
     assert CHECKS["IF-P3"](Context()).verdict == "not-checkable"
 

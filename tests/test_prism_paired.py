@@ -102,6 +102,7 @@ def _rows(loss_diff, d1_diff, wide_d1=(0.0, 0.1, -0.1)):
     for seed in range(3):
         for name in pp.SCHEDULES:
             r = {"schedule": name, "seed": seed, "d": 32, "T": 32, "steps": 80, "batch": 16}
+            r["vocab"] = 103  # the gate's level on a cross-entropy: below ln V
             r["heads"] = ",".join(map(str, pp.SCHEDULES[name]))
             r["val_loss"] = 2.0 + (loss_diff[seed] if name == "prism" else 0.0)
             for li in range(1, 5):
