@@ -132,9 +132,10 @@ def _check_stdout() -> None:
     sets ``sys.stdout`` to None and every print would vanish, exit 0 with nothing shown."""
     out = sys.stdout
     closed = out is None
-    if not closed and out is sys.__stdout__:
+    fileno = getattr(out, "fileno", None)
+    if out is not None and out is sys.__stdout__ and fileno is not None:
         try:
-            os.fstat(out.fileno())
+            os.fstat(fileno())
         except OSError as e:
             closed = e.errno == errno.EBADF
         except (ValueError, AttributeError, io.UnsupportedOperation):
@@ -164,7 +165,8 @@ class _GuardedStdout:
                 f"{ascii(bad[:10])}; set PYTHONIOENCODING=utf-8 (or a UTF-8 locale, e.g. "
                 f"LC_ALL=C.UTF-8)"
             )
-        return _StdoutError(f"cannot write to standard output: {_os_error(e)}", silence=True)
+        why = _os_error(e) if isinstance(e, OSError) else _one_line(e)
+        return _StdoutError(f"cannot write to standard output: {why}", silence=True)
 
     def write(self, text):
         try:

@@ -117,14 +117,14 @@ def _value(kind: str, text: str, col: str, line: int, path: str):
             raise ConfigError(f"{where}: {t!r} is not an integer") from None
         return v
     try:
-        v = float(t)  # float() parses a number; it never evaluates an expression
+        x = float(t)  # float() parses a number; it never evaluates an expression
     except ValueError:
         raise ConfigError(f"{where}: {t!r} is not a number") from None
-    if kind == "metric" and not (math.isfinite(v) and v >= 0):
+    if kind == "metric" and not (math.isfinite(x) and x >= 0):
         raise ConfigError(f"{where}: {t!r} must be a finite number >= 0 (NaN or inf is a failure)")
-    if not math.isfinite(v):
+    if not math.isfinite(x):
         raise ConfigError(f"{where}: {t!r} must be finite")
-    return v
+    return x
 
 
 def load_results(claim: str, path: str | Path) -> dict[str, tuple]:

@@ -9,6 +9,7 @@ never the decision rule. Memoised measurements take the mutant among their argum
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from typing import Any
@@ -2245,11 +2246,15 @@ def table2_magnitudes(D: int) -> dict:
     }
 
 
+def _heads_at_least(r, D: int) -> bool:
+    return int(r["heads"]) >= D
+
+
 def _run_figures(rows) -> dict:
     """What a trained run was: its grid's T, steps, hidden sizes, widths, parameters, seeds."""
     keys = ("T", "steps", "hidden", "head_dim", "total_width", "layers", "params")
-    out = {k: sorted({int(r[k]) for r in rows if k in r}) for k in keys}
-    out = {k: v for k, v in out.items() if v}
+    grid = {k: sorted({int(r[k]) for r in rows if k in r}) for k in keys}
+    out: dict[str, Any] = {k: v for k, v in grid.items() if v}
     out["seeds"] = len({int(r["seed"]) for r in rows if "seed" in r})
     fin = [float(r["val_nmse"]) for r in rows if math.isfinite(float(r["val_nmse"]))]
     out["best_val_nmse"] = min(fin) if fin else None
@@ -2402,7 +2407,7 @@ def phase_transition(ctx: Context, cid):
                 name,
                 training_gate(
                     raw,
-                    control=lambda r, D=D: int(r["heads"]) >= D,
+                    control=functools.partial(_heads_at_least, D=D),
                     describe=f"h >= D = {D}, one layer, per T",
                     paper=table2_magnitudes(D),
                     budget=RECIPE_HINT,
@@ -2441,7 +2446,8 @@ def phase_transition(ctx: Context, cid):
     for D, res in parts:
         Tmax = res["Ts"][-1]
         ev.append(
-            f"D = {D} ({res['steps'] or 'unstated'} steps, {res['seeds']} seed(s), tested {res['tested']}): "
+            f"D = {D} ({res['steps'] or 'unstated'} steps, {res['seeds']} seed(s), "
+            f"tested {res['tested']}): "
             f"min-over-seeds NMSE "
             + ", ".join(f"h={h} T={T}: {v:.3g}" for (h, T), v in sorted(res["best"].items()))
             + f"; log-drops at T = {Tmax}: "
