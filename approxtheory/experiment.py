@@ -46,7 +46,13 @@ from .errors import (
     InvalidValueError,
     ValueRangeError,
 )
-from .io import atomic_write_checked_json, atomic_write_json, json_roundtrip, read_checked_json
+from .io import (
+    atomic_write_checked_json,
+    atomic_write_json,
+    json_roundtrip,
+    read_checked_json,
+    safe_dir,
+)
 
 __all__ = [
     "Experiment",
@@ -519,8 +525,10 @@ def run_experiment(
                 "--executor dask --scheduler ADDRESS for a cluster with GPU workers)"
             )
         gpus = torch.cuda.device_count()  # a local pool or cluster: one worker per GPU
-    root = Path(out) / name
-    cache = _CacheWriter(root / "cells")
+    # writes stay under --out: a symlinked sub-folder leading out of it is refused (ConfigError)
+    Path(out).mkdir(parents=True, exist_ok=True)
+    root = safe_dir(out, name)
+    cache = _CacheWriter(safe_dir(out, f"{name}/cells"))
     t0 = time.time()
     records: list[dict]
     computed, cached, records = 0, 0, []
@@ -765,7 +773,7 @@ def plot_experiment(name: str, profile: str = "quick", out: str | Path = "result
     trace_path = Path(out) / name / f"{profile}.trace.csv"
     kw = {"trace": _read_results_csv(trace_path, [*params, "seed"])} if trace_path.exists() else {}
     try:
-        return exp.plot(rows, Path(out) / name / f"plots-{profile}", **kw)
+        return exp.plot(rows, safe_dir(out, f"{name}/plots-{profile}"), **kw)
     except (KeyError, IndexError, ValueError, TypeError, ZeroDivisionError) as e:
         # the plot reads nothing but these files (a column missing, a value of the wrong kind)
         raise InvalidValueError(

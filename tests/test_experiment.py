@@ -366,3 +366,19 @@ def test_a_cache_entry_that_cannot_be_replaced_is_skipped_with_one_warning(tmp_p
     r = run_experiment("headcount_real_data", out=tmp_path / "b", progress=False, overrides=one)
     assert r["complete"] and r["computed"] == 13
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("link", ["headcount_real_data", "headcount_real_data/cells"])
+def test_a_symlinked_sub_folder_of_out_is_refused(tmp_path, capsys, link):
+    """Issue 25: writes never follow a symlinked sub-folder out of --out (one line, exit 2,
+    nothing written elsewhere)."""
+    from approxtheory.cli import main
+
+    elsewhere, out = tmp_path / "elsewhere", tmp_path / "out"
+    elsewhere.mkdir()
+    (out / link).parent.mkdir(parents=True, exist_ok=True)
+    (out / link).symlink_to(elsewhere)
+    rc = main(["experiment", "run", "headcount_real_data", "--out", str(out), "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "outside the output folder" in err[0]
+    assert not any(elsewhere.iterdir())
