@@ -30,6 +30,7 @@ from ._core import (
     slope_row,
 )
 from ._gate import TRAINED_NMSE
+from ._results import results_schema
 
 not_checkable(
     "IF-T3",
@@ -1757,6 +1758,29 @@ def _with_intervals(rows, by) -> list:
         r.setdefault("nmse_lo", lo)
         r.setdefault("nmse_hi", hi)
     return rows
+
+
+results_schema(
+    "IF-P3",
+    required={
+        "D": ("int", "the task's dimension D (p-max over D coordinates); the regime is D <= 4"),
+        "h1": ("int", "heads of the first attention layer"),
+        "h2": ("int", "heads of the second attention layer"),
+        "T": ("int", "sequence length (the paper's: 64)"),
+        "val_nmse": ("metric", "validation NMSE of the trained two-layer model"),
+    },
+    optional={
+        "seed": ("int", "the training seed (the interval is the range over seeds)"),
+        "nmse_lo": ("metric", "lower end of a 95 % interval of val_nmse"),
+        "nmse_hi": ("metric", "upper end of a 95 % interval of val_nmse"),
+        "steps": ("int", "training steps (reported)"),
+    },
+    defaults={"seed": 0},
+    route=lambda r: "infoflow_pmax_heads",
+    doc="trained two-layer models per (D, h1, h2, T): predict_rate says which head pairs are "
+    "T-free; the gap NMSE(deficient) / NMSE(efficient) is judged on intervals, with the "
+    "training-adequacy gate on the efficient pairs",
+)
 
 
 def p3_gates(rows) -> dict:

@@ -273,3 +273,35 @@ def test_results_need_one_claim_with_a_schema(tmp_path, capsys):
     assert main(["verify", "--only", "HC-K1", "--results", str(p)]) == 2
     assert "takes no outside results" in capsys.readouterr().err
     assert main(["verify", "--results-schema", "HC-K1"]) == 2
+
+
+def _if_p3_table(gap):
+    """(D, h1, h2) at T = 64 for D = 2..4: the T-free pairs (predict_rate) at 5e-4, the
+    T-dependent ones ``gap`` times worse (the paper: 190-1000x for D <= 4 at T = 64)."""
+    from approxtheory.infoflow import Arch, make_task, predict_rate
+
+    rows = []
+    for D in (2, 3, 4):
+        task = make_task("pmax", D=D)
+        for h1 in range(1, D + 2):
+            for h2 in range(1, D + 2):
+                free = not predict_rate(Arch((h1, h2)), task).depends_on_T
+                v = 5e-4 if free else 5e-4 * gap
+                for seed in (0, 1):
+                    rows.append({"D": D, "h1": h1, "h2": h2, "T": 64, "seed": seed, "val_nmse": v})
+    return rows
+
+
+def test_if_p3_through_verify_results(tmp_path):
+    import json
+
+    from approxtheory.cli import main
+
+    cols = ("D", "h1", "h2", "T", "seed", "val_nmse")
+    for gap, want in ((400.0, "consistent-empirical"), (5.0, "inconsistent")):
+        p = _write_table(tmp_path / f"p3-{gap}.csv", _if_p3_table(gap), cols)
+        out = tmp_path / f"o{gap}"
+        argv = ["verify", "--only", "IF-P3", "--results", str(p), "--out", str(out), "--quiet"]
+        assert main(argv) == 0
+        v = json.loads((out / "verdicts.json").read_text())["verdicts"][0]
+        assert v["verdict"] == want, v["evidence"]
