@@ -2851,6 +2851,24 @@ def lower_regime(ctx: Context, cid):
     )
     used = ctx.profile if ctx.profile in get(name).grids else "full"
     raw, _, note = _exp_rows(name, used)
+    sc = (
+        None
+        if raw is None
+        else scale_record(
+            [
+                (
+                    name,
+                    training_gate(
+                        raw,
+                        control=functools.partial(_heads_at_least, D=2),
+                        describe="h >= D = 2 (n = 2), per T",
+                        budget=RECIPE_HINT,
+                    ),
+                )
+            ],
+            {name: raw},
+        )
+    )
     if raw is None:
         return Verdict(
             cid,
@@ -2861,6 +2879,7 @@ def lower_regime(ctx: Context, cid):
             covered="nothing was trained",
             scope="none",
             formula_note=formula_note,
+            scale=sc,
         )
     rows = [dict(r) for r in raw]
     if ctx.is_mutant("heads-relabelled"):
@@ -2903,6 +2922,7 @@ def lower_regime(ctx: Context, cid):
             f"{4 * D + 4 * n * s + 8 * s} would decide",
             scope="none",
             **common,
+            scale=sc,
         )
     if res["outcome"] == "gated":
         return Verdict(
@@ -2919,6 +2939,7 @@ def lower_regime(ctx: Context, cid):
             f"(measured: see {name} in experiments/headcount_trained.py) and would decide",
             scope="none",
             **common,
+            scale=sc,
         )
     if res["outcome"] == "mixed":
         return Verdict(
@@ -2928,6 +2949,7 @@ def lower_regime(ctx: Context, cid):
             "narrow it, but a flat one-head NMSE (ratios near 1) can stay on both sides of 1",
             scope="none",
             **common,
+            scale=sc,
         )
     verdict = "consistent-empirical" if res["outcome"] == "consistent" else "inconsistent"
     return Verdict(
@@ -2970,6 +2992,7 @@ def lower_regime(ctx: Context, cid):
         f"against the digest's reading of HC-T2b in its non-vacuous regime (T with k > 0: "
         f"{res['live']}); the bound itself is not tested",
         **common,
+        scale=sc,
     )
 
 

@@ -20,6 +20,7 @@ from approxtheory.headcount_analysis import synthetic_table2
 
 from ._core import Context, Verdict, check, experiment_rows, memo, not_run
 from ._gate import TRAINED_NMSE as _GATE_NMSE
+from ._gate import training_gate
 
 #: a stated margin: an NMSE "gap" between two groups of trained cells counts when it is at
 #: least this factor (the same factor as headcount.py's MARGIN for HC-P8/HC-P10)
@@ -381,6 +382,22 @@ def conj1_criterion(rows, c) -> dict:
     }
 
 
+def _variants_scale(name: str, raw) -> dict:
+    """The scale record of a trained verdict on headcount_variants (the shared gate's figures,
+    control L·h >= D; see proofs_check/headcount.py's scale_record)."""
+    from .headcount import RECIPE_HINT, scale_record
+
+    D = int(raw[0]["D"])
+    g = training_gate(
+        raw,
+        control=lambda r: int(r.get("layers", 1)) * int(r["heads"]) >= D,
+        describe=f"L·h >= D = {D}, per T",
+        config=("layers", "heads"),
+        budget=RECIPE_HINT,
+    )
+    return scale_record([(name, g)], {name: raw})
+
+
 @check(
     "HC-Conj1",
     mutants={"layers-ignored": "the cells' layer counts read as 1 (the bookkeeping drops L)"},
@@ -390,6 +407,7 @@ def multilayer_conjecture(ctx: Context, cid):
     with the regime read from the catalogue."""
     name = "headcount_variants"
     raw, _, note = _rows(name, ctx.profile)
+    sc = None if raw is None else _variants_scale(name, raw)
     if raw is None:
         return not_run(cid, name, ctx.profile, note)
     rows = [dict(r) for r in raw]
@@ -427,6 +445,7 @@ def multilayer_conjecture(ctx: Context, cid):
             rows=table,
             scope="none",
             formula_note="reads the claim's regime only; a_L, b_L are unspecified",
+            scale=sc,
         )
     best_min = min(res["best"].values())
     untrained = sorted(
@@ -451,6 +470,7 @@ def multilayer_conjecture(ctx: Context, cid):
             rows=table,
             scope="none",
             formula_note="reads the claim's regime only; a_L, b_L are unspecified",
+            scale=sc,
         )
     ev = (
         f"min-over-seeds validation NMSE ({steps} steps, {seeds} seed(s)), D = {res['D']}, "
@@ -500,6 +520,7 @@ def multilayer_conjecture(ctx: Context, cid):
         "formula's value is never compared (its scale and ε-exponent are not testable here)",
         scope=f"surrogate: trained cells of {name} ({ctx.profile} profile) stand in for "
         "'efficient approximation'; the conjectured log-parameter law is not measured",
+        scale=sc,
     )
 
 

@@ -130,6 +130,7 @@ def test_hc_conj1_true_claim_passes_on_separated_cells(conj_rows, Ts):
     conj_rows(_variant_rows(SEPARATED, Ts))
     v = run("HC-Conj1")
     assert v.verdict == "consistent-empirical", v.evidence
+    assert v.scale["headcount_variants"]["cells"]  # a trained verdict's scale (issue 26)
 
 
 def test_hc_conj1_false_claims_fail(conj_rows, monkeypatch):

@@ -261,6 +261,7 @@ def test_p6b_check_on_quick_rows_gate_and_mutant(monkeypatch):
     assert seen == [("headcount_lower_regime", "quick")]  # the quick profile exists now
     assert v.scope.startswith("surrogate") and v.slack == pytest.approx(1.25)
     assert v.formula_note.startswith("reads HC-T2b's k")
+    assert v.scale["headcount_lower_regime"]["run"]["T"]  # a trained verdict's scale (issue 26)
     # heads exchanged: the "two-head" models are then untrained -> not passing
     assert run_check("HC-P6b", Context(mutant="heads-relabelled")).verdict not in PASSING
     # untrained two-head rows: undecided at this budget, with the numbers
