@@ -72,6 +72,8 @@ LAYERS: list[tuple[str, list[str]]] = [
             "approxtheory.bench",
             "approxtheory.headcount_analysis",
             "approxtheory.schedules",
+            "approxtheory.testing",
+            "approxtheory.pytest_plugin",
         ],
     ),
     ("training", ["approxtheory.train", "approxtheory.train_bench"]),

@@ -15,6 +15,7 @@ from . import (
     experiment,
     identifiability,
     infoflow,
+    new_test,
     schedule,
     verify,
 )
@@ -23,7 +24,18 @@ from ._parser import Parser, UsageError
 __all__ = ["GROUPS", "register_all", "Parser", "UsageError"]
 
 #: the command groups in the order ``approxtheory --help`` lists them
-GROUPS = (claims, docs, verify, construct, experiment, identifiability, infoflow, bench, schedule)
+GROUPS = (
+    claims,
+    docs,
+    verify,
+    construct,
+    new_test,
+    experiment,
+    identifiability,
+    infoflow,
+    bench,
+    schedule,
+)
 
 
 def register_all(sub) -> None:

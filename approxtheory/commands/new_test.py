@@ -1,0 +1,504 @@
+"""``approxtheory new-test CLAIM [--out PATH]``: write a runnable Hypothesis rate test for a claim.
+
+The test builds the claim's construction (its knobs drawn by
+:func:`approxtheory.strategies.construction_knobs`), measures its sup error with the ``measured``
+fixture (cached on disk, :mod:`approxtheory.pytest_plugin`) over a grid of the swept knob, and
+asserts the catalogue's rate with :func:`approxtheory.testing.assert_claim_rate`; the claim's
+regime and the construction's requirements are assumptions of every drawn case. With
+``--approxtheory-mutant NAME`` the test runs against a mutant the claim's check declares (a
+perturbed weight, ...) and goes red.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import re
+import sys
+from pathlib import Path
+
+from ..errors import ApproxTheoryError, ConfigError, ResourceLimitError
+
+__all__ = ["register", "render", "plan"]
+
+#: decades the grid of the swept knob spans, from a decade beyond its default
+DECADES = 4
+
+
+def _ident(cid: str) -> str:
+    return re.sub(r"\W+", "_", cid).strip("_")
+
+
+def _constructions_of(cid: str) -> list:
+    from ..constructions import REGISTRY
+
+    return [r for r in REGISTRY.values() if r.claim == cid]
+
+
+def _symbol(c, name: str) -> str | None:
+    from ..errors import UnknownSymbolError
+
+    try:
+        return c.symbol(name).name
+    except UnknownSymbolError:
+        return None
+
+
+def _grid(knob, at_zero: bool, points: int) -> list:
+    """``points`` values of ``knob`` log-spaced over :data:`DECADES` decades from a decade
+    beyond its default (upwards towards ∞, downwards towards 0), inside its range."""
+    d = float(knob.default)
+    exps = [
+        (1 - DECADES * i / (points - 1)) if at_zero else (-1 + DECADES * i / (points - 1))
+        for i in range(points)
+    ]
+    vals = [d * 10**e for e in exps]
+    out: list
+    if knob.type is int:
+        out = sorted({max(1, round(v)) for v in vals})
+    else:
+        out = [float(f"{v:.4g}") for v in vals]
+    return [v for v in out if knob.range_error(v) is None]
+
+
+def _defaults(entry) -> dict:
+    return {k: kn.default for k, kn in entry.knobs.items()}
+
+
+def _values(c, knobs: dict, over: str) -> dict:
+    """The claim's symbols set by the construction's knobs (the swept one aside)."""
+    out = {}
+    for k, v in knobs.items():
+        s = _symbol(c, k)
+        if s is not None and s != over and not isinstance(v, str):
+            out[s] = v
+    return out
+
+
+def _choose_over(c, entry, over: str | None, name: str) -> tuple[str, str, float]:
+    """The knob to sweep (a knob that is a symbol of the claim's expression ``name`` with a
+    finite non-zero asymptotic exponent), the point it tends to, and that exponent."""
+    free = {s.name for s in c.expr(name).free_symbols}
+    knobs = entry.knobs
+    if over is not None:
+        if over not in knobs:
+            raise ConfigError(
+                f"--over {over!r} is not a knob of {entry.name}; its knobs are: "
+                f"{', '.join(knobs) or 'none'}"
+            )
+        cands = [over]
+    else:
+        cands = sorted(
+            (k for k in knobs if _symbol(c, k) in free and knobs[k].type in (int, float)),
+            key=lambda k: (not knobs[k].log, list(knobs).index(k)),
+        )
+    why = []
+    for k in cands:
+        sym = _symbol(c, k)
+        if sym is None or sym not in free:
+            why.append(f"{k} is not a symbol of {c.id}'s {name}")
+            continue
+        knob = knobs[k]
+        at = "0" if knob.high is not None else "oo"
+        try:
+            p = float(c.asymptotic_exponent(sym, name, at, **_values(c, _defaults(entry), sym)))
+        except (ApproxTheoryError, TypeError, ValueError) as e:
+            why.append(f"{k}: {e}")
+            continue
+        if math.isfinite(p) and p != 0:
+            return k, at, p
+        why.append(f"{k}: the asymptotic exponent is {p}")
+    raise ConfigError(
+        f"{c.id}: no knob of {entry.name} to measure a rate over"
+        + (f" ({'; '.join(why)})" if why else f" (its knobs: {', '.join(knobs) or 'none'})")
+    )
+
+
+def _mutation(cid: str, entry) -> tuple[dict, str | None, str | None, str | None]:
+    """The mutants the claim's check declares, and where its code applies them to a built
+    construction: (mutants, module, name, kind ``call`` or ``item``); (mutants, None, None,
+    None) when no such code is found (the test then cannot run them)."""
+    import approxtheory.proofs_check as pc
+
+    declared = dict(pc.MUTANTS.get(cid, {}))
+    check = pc.CHECKS.get(cid)
+    if not declared or check is None:
+        return declared, None, None, None
+    module = sys.modules[getattr(check, "source_fn", check).__module__]
+    try:
+        probe = entry.build(**_defaults(entry))
+    except Exception:  # a construction that cannot be built at its defaults: no probe
+        probe = None
+    for name, obj in vars(module).items():
+        if not ("mutat" in name.lower() or "mutant" in name.lower()):
+            continue
+        try:
+            if isinstance(obj, dict) and set(declared) <= set(obj):
+                fns, kind = [obj[m] for m in declared], "item"
+            elif inspect.isfunction(obj) and len(inspect.signature(obj).parameters) == 1:
+                if obj(None) is not None:
+                    continue
+                fns, kind = [obj(m) for m in declared], "call"
+            else:
+                continue
+            if not all(callable(f) for f in fns):
+                continue
+            if probe is not None:
+                for f in fns:  # applies to a fresh construction without an error
+                    f(entry.build(**_defaults(entry)))
+        except Exception:
+            continue
+        return declared, module.__name__, name, kind
+    return declared, None, None, None
+
+
+def _bound_of(c, entry) -> tuple[str, str]:
+    """The claim's expression that the construction's ``claimed_bound`` evaluates (matched on
+    its ``bound_expr``; the primary one when none matches) and the bound's kind."""
+    import sympy as sp
+
+    try:
+        built = entry.build(**_defaults(entry))
+    except ApproxTheoryError as e:
+        raise ConfigError(f"{entry.name} cannot be built at its default knobs ({e})") from None
+    if built.bound_kind == "exact":
+        raise ConfigError(
+            f"{c.id}: {entry.name} is exact ({built.bound_expr or 'zero error'}): its error has "
+            f"no rate to test"
+        )
+    text = str(built.bound_expr or "").replace(" ", "")
+    found = [
+        (n, sp.sstr(e).replace(" ", ""))
+        for n, e in c.expressions.items()
+        if sp.sstr(e).replace(" ", "") and sp.sstr(e).replace(" ", "") in text
+    ]
+    name = max(found, key=lambda f: (f[1] == text, len(f[1])))[0] if found else c.primary_name
+    assert name is not None
+    return name, built.bound_kind
+
+
+def plan(cid: str, construction: str | None = None, over: str | None = None) -> dict:
+    """Everything the test needs, checked now: the claim, its construction, the swept knob,
+    the point it tends to, the exponent, the grids, the knobs that set claim symbols, the
+    mutants and where they are applied."""
+    from ..catalogue import claim
+    from ..resources import require
+    from ..testing import PROFILES
+
+    c = claim(cid)
+    entries = _constructions_of(c.id)
+    if not entries:
+        from ..constructions import REGISTRY
+
+        have = sorted({r.claim for r in REGISTRY.values()})
+        raise ConfigError(
+            f"{c.id} has no construction to measure, so no rate test can be written for it; "
+            f"claims with one: {', '.join(have)}"
+        )
+    if construction is not None:
+        match = [e for e in entries if e.name == construction]
+        if not match:
+            raise ConfigError(
+                f"--construction {construction!r} does not realise {c.id}; its constructions: "
+                f"{', '.join(e.name for e in entries)}"
+            )
+        entry = match[0]
+    else:
+        entry = entries[0]
+    if not c.has_formula:
+        raise ConfigError(f"{c.id} states no formula, so it has no rate to test")
+    name, kind = _bound_of(c, entry)
+    knob, at, p = _choose_over(c, entry, over, name)
+    sym = _symbol(c, knob)
+    assert sym is not None
+    grids = {}
+    for prof, spec in PROFILES.items():
+        g = []
+        for v in _grid(entry.knobs[knob], at == "0", spec["points"]):
+            knobs = {**_defaults(entry), knob: v}
+            if any(r.check(knobs) for r in entry.requires):
+                continue
+            if entry.estimate is not None:
+                e = entry.estimate(**knobs)
+                e = e if isinstance(e, dict) else {"bytes": e}
+                try:
+                    require(bytes=e.get("bytes", 0), seconds=e.get("seconds"), what="")
+                except ResourceLimitError:
+                    continue
+            g.append(v)
+        if len(g) < 4:
+            raise ConfigError(
+                f"{c.id}: fewer than 4 values of {knob} fit {entry.name}'s range, requirements "
+                f"and the memory limit (got {g}); a rate test needs at least 4"
+            )
+        grids[prof] = g
+    # the catalogue can evaluate the claim on the grid at the default knobs (tol needs it)
+    values = _values(c, _defaults(entry), sym)
+    for v in grids["quick"]:
+        try:
+            c.evaluate_float(name, **{**values, sym: v})
+        except ApproxTheoryError as e:
+            raise ConfigError(
+                f"{c.id}: its {name} cannot be evaluated from {entry.name}'s knobs "
+                f"at {sym}={v:g} ({e}); no rate test is written"
+            ) from None
+    mutants, mod, fn, how = _mutation(c.id, entry)
+    return {
+        "claim": c,
+        "entry": entry,
+        "knob": knob,
+        "symbol": sym,
+        "at": at,
+        "exponent": p,
+        "expr": name,
+        "kind": kind,
+        "grids": grids,
+        "symbols": {k: _symbol(c, k) for k in entry.knobs if _symbol(c, k) not in (None, sym)},
+        "mutants": mutants,
+        "mutation": (mod, fn, how) if mod else None,
+    }
+
+
+def _wrap(text: str, width: int = 92, indent: str = "") -> str:
+    import textwrap
+
+    return "\n".join(
+        textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=indent)
+    )
+
+
+def _q(text: str) -> str:
+    """A double-quoted Python string literal (the style ruff formats to)."""
+    import json
+
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _str_lines(text: str, indent: str, width: int = 96) -> list[str]:
+    """``text`` as implicitly concatenated literals, each line within ``width``."""
+    import textwrap
+
+    parts = textwrap.wrap(
+        text, width=width - len(indent) - 3, drop_whitespace=False, break_long_words=False
+    )
+    return [indent + _q(part) for part in parts] or [indent + '""']
+
+
+def render(p: dict, out: str) -> str:
+    """The source of the test for the plan ``p`` (written to ``out``); formatted as
+    ``ruff format`` writes it."""
+    c, entry = p["claim"], p["entry"]
+    ident = _ident(c.id)
+    knob, sym, at = p["knob"], p["symbol"], p["at"]
+    side = {
+        "upper": "decay at least as fast (the whole 95% interval of the fitted exponent at or "
+        "below it, plus the share of the bound's slowly varying factor over the grid)",
+        "lower": "decay no faster (the whole 95% interval at or above it)",
+    }.get(
+        p["kind"],
+        "follow it (the 95% interval, widened by the bound's own deviation over the grid, must "
+        "contain it)",
+    )
+    towards = "0" if at == "0" else "∞"
+    regime = "; ".join(cond.text() for cond in c.regime) or "none stated"
+    reqs = "; ".join(r.message for r in entry.requires) or "none"
+    mut = p["mutation"]
+    names = list(p["mutants"])
+    shown = out if len(out) <= 40 else "THIS_FILE"
+    doc = [
+        f'"""Rate test of {c.id}, written by `approxtheory new-test {c.id}`.',
+        "",
+        _wrap(f"{c.id} ({c.kind}, {c.provenance}): {c.statement}"),
+        "",
+        _wrap(
+            f"Construction: {entry.name} ({entry.summary}); its knobs are drawn by "
+            f"approxtheory.strategies.construction_knobs, {knob} is swept over GRID. Rate: "
+            f"{p['expr']} ~ {sym}^{p['exponent']:g} as {sym} -> {towards} (read from the "
+            f"catalogue when the test runs); the measured sup error must {side}."
+        ),
+        _wrap(
+            f"Regime: {regime}. Requirements of the construction: {reqs}. Both are assumed "
+            f"at every grid point of every drawn case."
+        ),
+        "",
+        f"Run:  pytest {shown}",
+        "      (measurements are cached on disk: a second run of the unchanged test measures",
+        "      nothing)",
+    ]
+    if mut:
+        doc.append(f"      pytest {shown} --approxtheory-mutant {names[-1]}")
+        doc.append("      (runs it against a declared mutant: it goes red)")
+    doc += [
+        "Options: --approxtheory-budget N, --approxtheory-profile full, --approxtheory-cache DIR.",
+        '"""',
+    ]
+    lines = doc + [
+        "",
+        "from __future__ import annotations",
+        "",
+        "import pytest",
+        "from hypothesis import HealthCheck, Phase, assume, given, settings",
+        "",
+        "import approxtheory as at",
+        "from approxtheory import strategies as ats",
+        "from approxtheory.constructions import REGISTRY",
+        "from approxtheory.testing import assert_claim_rate",
+        "",
+        f"CLAIM = {_q(c.id)}",
+        f"CONSTRUCTION = {_q(entry.name)}",
+        f"#: the knob swept for the rate, {c.id}'s symbol SYMBOL, towards {towards}",
+        f"OVER = {_q(knob)}",
+        f"SYMBOL = {_q(sym)}",
+        f"AT = {_q(at)}",
+        "#: the claim's expression the construction's bound evaluates, and the bound's kind",
+        f"EXPR = {_q(p['expr'])}",
+        f"KIND = {_q(p['kind'])}",
+        "#: the values of OVER per profile (--approxtheory-profile quick|full)",
+        "GRID = {",
+    ]
+    for prof, g in p["grids"].items():
+        lines.append(f"    {_q(prof)}: {g!r},")
+    symbols = ", ".join(f"{_q(k)}: {_q(v)}" for k, v in p["symbols"].items())
+    lines += [
+        "}",
+        f"#: the construction's knobs that set {c.id}'s symbols (knob: symbol)",
+        f"SYMBOLS = {{{symbols}}}",
+        "#: errors at or below this are float64 round-off of an exact construction",
+        "ROUNDOFF = 1e-12",
+    ]
+    if mut:
+        mod, fn, kind = mut
+        lines += [
+            f"#: the mutants declared by {c.id}'s check ({mod}):",
+            "#: broken copies of the construction that the test must catch",
+            "MUTANTS = {",
+        ]
+        for name, why in p["mutants"].items():
+            one = f"    {_q(name)}: {_q(why)},"
+            if len(one) <= 100:
+                lines.append(one)
+            else:
+                lines.append(f"    {_q(name)}: (")
+                lines += _str_lines(why, "        ")
+                lines.append("    ),")
+        lines += [
+            "}",
+            "",
+            "",
+            "def mutate(construction, name):",
+            f'    """Apply the declared mutant ``name`` (the check\'s own code, {fn})."""',
+            f"    from {mod} import {fn}",
+            "",
+            f"    {fn}(name)(construction)" if kind == "call" else f"    {fn}[name](construction)",
+        ]
+    else:
+        lines += [
+            f"#: {c.id}'s check declares no mutant this test can apply"
+            + (f" (declared: {', '.join(names)})" if names else ""),
+            "MUTANTS: dict = {}",
+            "",
+            "",
+            "def mutate(construction, name):",
+            "    raise NotImplementedError(name)",
+        ]
+    lines += [
+        "",
+        "",
+        "@pytest.mark.rate_test(claim=CLAIM, over=SYMBOL)",
+        "@settings(",
+        "    max_examples=10,",
+        "    deadline=None,",
+        "    derandomize=True,  # the same cases every run: the cache serves the second one",
+        "    database=None,",
+        "    suppress_health_check=[HealthCheck.too_slow],",
+        "    phases=[Phase.explicit, Phase.generate, Phase.shrink],  # no explain: it re-measures",
+        ")",
+        '@given(knobs=ats.construction_knobs(CONSTRUCTION, **{OVER: GRID["quick"][0]}))',
+        f"def test_{ident}_sup_error_follows_the_claimed_rate(measured, knobs):",
+        "    if measured.mutant is not None and measured.mutant not in MUTANTS:",
+        "        pytest.fail(",
+        '            f"{CLAIM} declares no mutant {measured.mutant!r} that this test can apply "',
+        "            f\"(declared: {', '.join(MUTANTS) or 'none'})\",",
+        "            pytrace=False,",
+        "        )",
+        "    claim = at.claim(CLAIM)",
+        "    grid = GRID[measured.profile]",
+        "    values = {SYMBOLS[k]: v for k, v in knobs.items() if k in SYMBOLS}",
+        "    # the claim's regime and the construction's requirements at every grid point",
+        "    assume(all(claim.in_regime(**values, **{SYMBOL: x}) for x in grid))",
+        "    requires = REGISTRY[CONSTRUCTION].requires",
+        "    assume(all(r.check({**knobs, OVER: x}) is None for r in requires for x in grid))",
+        "    # cached on disk: a case measured before (same knobs, mutant, settings, code) is read",
+        "    # back without building the construction",
+        "    errors = [",
+        "        measured.sup_error_of(",
+        "            CONSTRUCTION, {**knobs, OVER: x}, mutant=measured.mutant, mutate=mutate",
+        "        ).value",
+        "        for x in grid",
+        "    ]",
+    ]
+    if p["kind"] == "upper":
+        lines += [
+            "    if max(errors) <= ROUNDOFF:  # exact at these knobs (one token): nothing decays",
+            "        return",
+        ]
+    lines += [
+        "    assert_claim_rate(CLAIM, grid, errors, over=SYMBOL, values=values, at=AT, "
+        "expr=EXPR, kind=KIND)",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _default_out(cid: str) -> str:
+    return f"tests/test_{_ident(cid)}.py"
+
+
+def _cmd_new_test(args) -> int:
+    from .._cliargs import check, out_file
+    from ..io import atomic_write_text
+
+    out = args.out or _default_out(args.claim)
+    check(out_file, "--out", out)
+    path = Path(out)
+    if path.exists() and not args.force:
+        raise ConfigError(f"--out {out!r} exists; pass --force to overwrite it")
+    p = plan(args.claim, construction=args.construction, over=args.over)
+    atomic_write_text(path, render(p, out))
+    mut = p["mutants"]
+    print(
+        f"wrote {out}: the rate of {p['claim'].id} in {p['symbol']} "
+        f"({p['expr']} ~ {p['symbol']}^{p['exponent']:g}), measured on "
+        f"{p['entry'].name}; run `pytest {out}`"
+        + (
+            f", and `pytest {out} --approxtheory-mutant {list(mut)[-1]}` to see it fail"
+            if p["mutation"]
+            else ""
+        )
+    )
+    if not p["mutation"]:
+        print(
+            f"note: {p['claim'].id}'s check declares no mutant the test can apply"
+            + (f" ({', '.join(mut)})" if mut else ""),
+            file=sys.stderr,
+        )
+    return 0
+
+
+def register(sub) -> None:
+    pn = sub.add_parser(
+        "new-test",
+        help="write a Hypothesis rate test for a claim, e.g. `new-test IF-T2`",
+        description="Write a runnable Hypothesis rate test for CLAIM: its construction, its "
+        "knobs drawn by approxtheory.strategies, its exponent from the catalogue, its regime "
+        "as assumptions; it passes on the shipped construction and fails on its check's "
+        "mutants (pytest --approxtheory-mutant NAME).",
+    )
+    pn.add_argument("claim", metavar="CLAIM", help="a claim id, e.g. IF-T2")
+    pn.add_argument("--out", help="the test file to write (default: tests/test_<CLAIM>.py)")
+    pn.add_argument("--force", action="store_true", help="overwrite an existing --out")
+    pn.add_argument(
+        "--construction", help="which of the claim's constructions (default: the first)"
+    )
+    pn.add_argument("--over", help="the knob to sweep (default: chosen from the claim's rate)")
+    pn.set_defaults(func=_cmd_new_test)
