@@ -528,7 +528,12 @@ def run_experiment(
     # writes stay under --out: a symlinked sub-folder leading out of it is refused (ConfigError)
     Path(out).mkdir(parents=True, exist_ok=True)
     root = safe_dir(out, name)
-    cache = _CacheWriter(safe_dir(out, f"{name}/cells"))
+    cells_dir = root / "cells"
+    try:
+        cells_dir = safe_dir(out, f"{name}/cells")
+    except OSError:  # a file in its place: the cache writer warns once and the run goes on
+        pass
+    cache = _CacheWriter(cells_dir)
     t0 = time.time()
     records: list[dict]
     computed, cached, records = 0, 0, []
