@@ -50,6 +50,7 @@ from .io import (
     atomic_write_checked_json,
     atomic_write_json,
     json_roundtrip,
+    read_at_most,
     read_checked_json,
     safe_dir,
 )
@@ -708,16 +709,9 @@ def _read_results_csv(path: Path, columns: list[str]) -> list[dict]:
                 f"{where} is larger than {MAX_CSV_BYTES >> 20} MiB; the runner writes far "
                 "smaller ones"
             )
-        chunks, left = [], MAX_CSV_BYTES + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
+        data = read_at_most(fd, MAX_CSV_BYTES + 1)
     finally:
         os.close(fd)
-    data = b"".join(chunks)
     if len(data) > MAX_CSV_BYTES:
         raise InvalidValueError(f"{where} is larger than {MAX_CSV_BYTES >> 20} MiB")
     try:

@@ -28,6 +28,7 @@ __all__ = [
     "json_roundtrip",
     "read_json",
     "read_json_entry",
+    "read_at_most",
     "encode_nonfinite",
     "json_text",
     "atomic_write_checked_json",
@@ -237,6 +238,19 @@ def read_checked_json(path: Path | str) -> dict | None:
     return d if digest == content_digest(d) else None
 
 
+def read_at_most(fd: int, limit: int) -> bytes:
+    """At most ``limit`` bytes from the open file descriptor ``fd`` (read in 1 MiB chunks until
+    end of file or the limit): the capped read behind every reader of untrusted files here."""
+    chunks, left = [], limit
+    while left > 0:
+        chunk = os.read(fd, min(left, 2**20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
 def read_json(path: Path | str) -> Any:
     """The JSON in ``path``, or None when it is missing, unreadable or not valid JSON (a cache
     entry that cannot be read is a miss, never a crash); see :func:`read_json_entry`."""
@@ -298,14 +312,7 @@ def read_json_entry(path, *, max_bytes: int = 64 * 2**20):
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
             return None
-        chunks, left = [], max_bytes + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 2**20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
+        data = read_at_most(fd, max_bytes + 1)
     except OSError:  # EAGAIN, EIO, EISDIR...
         return None
     finally:

@@ -33,14 +33,9 @@ def _read_page(path, limit: int) -> bytes | None:
             raise ApproxTheoryError(f"--out must be a regular file (got {str(path)!r}, {kind})")
         if st.st_size > limit:
             return None
-        chunks, left = [], limit + 1
-        while left > 0:
-            b = os.read(fd, min(left, 1 << 20))
-            if not b:
-                break
-            chunks.append(b)
-            left -= len(b)
-        return b"".join(chunks)
+        from ..io import read_at_most
+
+        return read_at_most(fd, limit + 1)
     finally:
         os.close(fd)
 
