@@ -22,6 +22,15 @@ __all__ = [
     "slope_plot",
     "render_markdown",
     "render_html",
+    "formulas_of",
+    "mathml",
+    "fmt_number",
+    "fmt_value",
+    "figures",
+    "reason",
+    "tidy_numbers",
+    "VERDICT_ORDER",
+    "FINDINGS",
     "STYLE",
 ]
 
@@ -293,31 +302,444 @@ def _falsified(r: dict, meta: dict) -> str:
     return "; ".join(parts)
 
 
+#: the order the report lists verdicts in: the findings (what a reader acts on) first
+VERDICT_ORDER = (
+    "refuted",
+    "inconsistent",
+    "not-checkable",
+    "error",
+    "vacuous-here",
+    "consistent-empirical",
+    "verified-numeric",
+    "verified-symbolic",
+)
+#: the verdicts listed under "Findings", each with a one-line reason
+FINDINGS = ("refuted", "inconsistent", "not-checkable", "error")
+
+
+def _rank(verdict) -> int:
+    """Where a verdict sorts: :data:`VERDICT_ORDER`'s index, an unknown one after the findings."""
+    v = str(verdict)
+    return VERDICT_ORDER.index(v) if v in VERDICT_ORDER else len(FINDINGS)
+
+
+def _ordered(records: Sequence[dict]) -> list[tuple[int, dict]]:
+    """``(catalogue index, record)`` with the findings first, catalogue order within a verdict."""
+    return sorted(enumerate(records), key=lambda ir: (_rank(ir[1].get("verdict")), ir[0]))
+
+
+def _papers(records: Sequence[dict]) -> list[str]:
+    seen: list[str] = []
+    for r in records:
+        p = str(r.get("paper", ""))
+        if p not in seen:
+            seen.append(p)
+    return seen
+
+
+def _verdicts(records: Sequence[dict]) -> list[str]:
+    present = {str(r.get("verdict", "")) for r in records}
+    return sorted(present, key=lambda v: (_rank(v), v))
+
+
+def _paper_label(records: Sequence[dict], paper: str) -> str:
+    """A paper's arXiv id with the prefixes of its claim ids (``2510.06662 (HC)``)."""
+    prefixes: list[str] = []
+    for r in records:
+        if str(r.get("paper", "")) == paper:
+            pre = str(r.get("claim", "")).split("-")[0]
+            if pre and pre not in prefixes:
+                prefixes.append(pre)
+    return f"{paper} ({', '.join(prefixes)})" if prefixes else paper
+
+
+def _scope_kind(r: dict) -> str:
+    """The scope's kind, the words before its colon (``full``, ``partial``, ``surrogate``)."""
+    s = _MD_BREAKS.sub(" ", str(r.get("scope") or "")).strip()
+    kind = s.split(":", 1)[0].strip().lower()
+    return kind[:40] if kind else "unstated"
+
+
+def _one_line(s, limit: int = 220) -> str:
+    """Text on one line, cut at a word boundary with an ellipsis past ``limit`` characters."""
+    text = " ".join(_MD_BREAKS.sub(" ", str(s)).split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
+    return cut.rstrip(",;:") + " …"
+
+
+# a decimal number standing alone (not part of a version, a hash or a word)
+_DECIMAL = re.compile(r"(?<![\w.])-?\d+\.\d+(?:[eE][+-]?\d+)?(?!\w|\.\w)")
+
+
+def tidy_numbers(text: str) -> str:
+    """``text`` with the full-precision floats a check wrote into its prose (``repr``'s 15 to 17
+    significant figures: ``0.011500472207502712``) shortened to 6; a number written to a
+    chosen precision (``1.000008683``, ``1.000000000000``) is left as it is."""
+
+    def short(m: re.Match) -> str:
+        s = m.group(0)
+        mantissa = re.split(r"[eE]", s)[0].lstrip("-").replace(".", "").lstrip("0")
+        noise = len(mantissa) >= 15 and not mantissa.endswith("0")  # repr's, not a format's
+        return f"{float(s):.6g}" if noise else s
+
+    return _DECIMAL.sub(short, text)
+
+
+def reason(r: dict, limit: int = 220) -> str:
+    """A verdict's reason in one line: the evidence's first sentence (its first clause when the
+    sentence is long and the clause is not short), cut at a word past ``limit`` characters."""
+    text = tidy_numbers(" ".join(_MD_BREAKS.sub(" ", str(r.get("evidence") or "")).split()))
+    m = re.search(r"(?<!\.)[.!?](?=\s+[A-Z]|$)", text)  # "s.d. of", "... 99 %": no end
+    first = text[: m.start() + 1] if m else text
+    if len(first) > limit:  # its first clause (up to a "; " outside brackets) when not short
+        depth = 0
+        for k, ch in enumerate(first):
+            depth += ch in "([{"
+            depth -= ch in ")]}" and depth > 0
+            if ch == ";" and depth == 0 and first[k + 1 : k + 2] == " ":
+                if 40 <= k <= limit:
+                    first = first[:k]
+                break
+    return _one_line(first, limit) or "(no evidence recorded)"
+
+
+# ------------------------------------------------------------------- figures at sensible precision
+
+
+def _float(v):
+    """A number of a record, with verdicts.json's ``{"$float": "nan"}`` markers decoded; else
+    None."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, dict) and set(v) == {"$float"}:
+        try:
+            return float(str(v["$float"]))
+        except ValueError:
+            return None
+    return None
+
+
+def fmt_number(v, digits: int = 4) -> str:
+    """A figure for a reader: integers as written, floats to ``digits`` significant figures,
+    the non-finite ones as ``nan``, ``∞`` and ``−∞``."""
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return str(v)
+    x = _float(v)
+    if x is None:
+        return str(v)
+    if x != x:
+        return "nan"
+    if x in (float("inf"), float("-inf")):
+        return "∞" if x > 0 else "−∞"
+    return f"{x:.{digits}g}"
+
+
+def _is_scalar(v) -> bool:
+    return v is None or isinstance(v, (str, int, float, bool)) or _float(v) is not None
+
+
+def fmt_value(v, limit: int = 12) -> str:
+    """A record's value as plain text: numbers by :func:`fmt_number`, lists as ``[a, b, …]``
+    (at most ``limit`` items shown), mappings as ``k = v; …``. Never a Python repr."""
+    if v is None:
+        return "—"
+    if isinstance(v, str):
+        return _one_line(v, 400)
+    if _float(v) is not None or isinstance(v, (int, float, bool)):
+        return fmt_number(v)
+    if isinstance(v, dict):
+        return "; ".join(f"{_one_line(k, 80)} = {fmt_value(x, limit)}" for k, x in v.items())
+    if isinstance(v, (list, tuple)):
+        shown = [fmt_value(x, limit) for x in list(v)[:limit]]
+        more = f", … ({len(v)} in all)" if len(v) > limit else ""
+        return "[" + ", ".join(shown) + more + "]"
+    return _one_line(v, 400)
+
+
+def _named(prefix: str, v) -> list[tuple[str, str]]:
+    """``(name, text)`` rows for a value: a mapping of scalars gives one row per key."""
+    if isinstance(v, dict) and v and _float(v) is None and all(_is_scalar(x) for x in v.values()):
+        return [(f"{prefix}: {_one_line(k, 80)}", fmt_value(x)) for k, x in v.items()]
+    return [(prefix, fmt_value(v))]
+
+
+def figures(r: dict) -> list[tuple[str, str]]:
+    """The named figures of a record, as ``(name, text)`` at sensible precision: measured,
+    claimed, slack, the witness of a refutation, this run's volatile figures and the scale."""
+    rows: list[tuple[str, str]] = []
+    if r.get("measured") is not None:
+        rows += _named("measured", r["measured"])
+    if r.get("claimed") is not None:
+        rows += _named("claimed", r["claimed"])
+    if r.get("slack") is not None:
+        rows.append(("slack (claimed / worst case)", fmt_value(r["slack"])))
+    elif r.get("slack_note"):
+        rows.append(("slack", "none: " + _one_line(r["slack_note"], 300)))
+    if r.get("witness") is not None and r.get("verdict") in ("refuted", "inconsistent"):
+        rows += _named("witness", r["witness"])
+    for k, v in (r.get("volatile") or {}).items():
+        rows += _named(f"this run: {_one_line(k, 80)}", v)
+    sc = r.get("scale")
+    if isinstance(sc, dict):
+        for name, e in sc.items():
+            if not isinstance(e, dict):
+                continue
+            run = e.get("run") or {}
+            if isinstance(run, dict) and run:
+                rows.append((f"scale {_one_line(name, 80)}: run", fmt_value(run)))
+            for label, c in (e.get("cells") or {}).items():
+                if isinstance(c, dict):
+                    rows.append(
+                        (
+                            f"scale {_one_line(name, 80)}: {_one_line(label, 80)}",
+                            f"reached {fmt_value(c.get('reached'))} vs paper "
+                            f"{fmt_value(c.get('paper'))}",
+                        )
+                    )
+    return rows
+
+
+def _digits(values, start: int = 4, most: int = 12) -> int:
+    """The fewest significant figures (``start`` or more) that keep apart the numbers of
+    ``values`` that differ: a fitted slope, its interval's ends and the predicted exponent
+    all printed as ``-1`` would hide whether the prediction lies inside."""
+    xs = [x for x in (_float(v) for v in values) if x is not None and x == x]
+    for d in range(start, most + 1):
+        shown: dict[str, float] = {}
+        if all(shown.setdefault(fmt_number(x, d), x) == x for x in xs):
+            return d
+    return most
+
+
+def _slope_rows(r: dict) -> list[tuple[str, str, str, str, str]]:
+    out = []
+    for s in r.get("slopes") or []:
+        if not isinstance(s, dict):
+            continue
+        d = _digits([s.get(k) for k in ("lo", "fitted", "hi", "predicted")])
+        ci = f"[{fmt_number(s.get('lo'), d)}, {fmt_number(s.get('hi'), d)}]"
+        within = s.get("within_ci")
+        out.append(
+            (
+                _one_line(s.get("label", ""), 120),
+                fmt_number(s.get("fitted"), d),
+                ci,
+                "—" if s.get("predicted") is None else fmt_number(s.get("predicted"), d),
+                "—" if within is None else ("yes" if within else "no"),
+            )
+        )
+    return out
+
+
+# ----------------------------------------------------------------------------------- formulas
+
+#: MathML elements and attributes a formula may carry (anything else: the text fallback)
+_MATHML_TAGS = frozenset(
+    "math mi mn mo ms mtext mspace mrow mfrac msqrt mroot msub msup msubsup munder mover "
+    "munderover mtable mtr mtd mpadded mphantom menclose mstyle merror semantics annotation "
+    "mfenced none mprescripts mmultiscripts".split()
+)
+_MATHML_ATTRS = frozenset(
+    "mathvariant stretchy fence separator separators open close linethickness columnalign "
+    "rowalign accent accentunder lspace rspace form largeop movablelimits notation display "
+    "xmlns encoding".split()
+)
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)((?:\s+[A-Za-z:-]+=\"[^\"<>]*\")*)\s*(/?)>")
+_ATTR = re.compile(r"([A-Za-z:-]+)=\"([^\"<>]*)\"")
+_ENTITY = re.compile(r"&(?:[A-Za-z]+|#[0-9]+|#x[0-9A-Fa-f]+);")
+
+
+def _safe_mathml(markup: str) -> bool:
+    """Whether ``markup`` is only whitelisted MathML elements and attributes, entities and text
+    (no ``<`` or ``&`` outside them)."""
+    for m in _TAG.finditer(markup):
+        if m.group(2) not in _MATHML_TAGS:
+            return False
+        for a in _ATTR.finditer(m.group(3)):
+            if a.group(1) not in _MATHML_ATTRS:
+                return False
+    rest = _ENTITY.sub("", _TAG.sub("", markup))
+    return "<" not in rest and ">" not in rest and "&" not in rest
+
+
+def _mathml_markup(expr) -> str:
+    """Sympy's presentation MathML of ``expr``, serialised here with its text escaped (sympy's
+    own ``mathml()`` writes text raw: ``a < b`` would come out as ``<mo><</mo>``); the entity
+    references sympy writes in text (``&InvisibleTimes;``) are kept."""
+    from sympy.printing.mathml import MathMLPresentationPrinter
+    from sympy.printing.printer import Printer
+
+    def text(t: str) -> str:
+        parts = re.split(r"(&(?:[A-Za-z]+|#[0-9]+|#x[0-9A-Fa-f]+);)", t)
+        return "".join(p if i % 2 else html.escape(p, quote=False) for i, p in enumerate(parts))
+
+    def ser(node) -> str:
+        if node.nodeType == node.TEXT_NODE:
+            return text(node.data)
+        if node.nodeType != node.ELEMENT_NODE:
+            return ""
+        attrs = "".join(f' {k}="{html.escape(v)}"' for k, v in node.attributes.items())
+        inner = "".join(ser(c) for c in node.childNodes)
+        return f"<{node.tagName}{attrs}>{inner}</{node.tagName}>"
+
+    return ser(Printer._print(MathMLPresentationPrinter(), expr))
+
+
+def mathml(expr, name: str | None = None) -> str | None:
+    """``expr`` (a sympy expression), preceded by ``name =`` when given, as a presentation
+    MathML ``<math>`` element that browsers render natively (no network, no script); None for
+    anything but a sympy expression (text is never parsed), when sympy cannot print it or when
+    the markup is not plain MathML."""
+    import sympy as sp
+
+    if not isinstance(expr, sp.Basic):  # never sympify text: that would evaluate it
+        return None
+    try:
+        body = _mathml_markup(expr)
+        if name is not None:
+            body = f"{_mathml_markup(sp.Symbol(name))}<mo>=</mo>{body}"
+    except Exception:  # any expression sympy cannot print: the text fallback
+        return None
+    markup = f"<math><mrow>{body}</mrow></math>"
+    return markup if _safe_mathml(markup) else None
+
+
+def formulas_of(claims) -> dict[str, dict]:
+    """The formulas :func:`render_html` shows, from catalogue claims (anything with ``id``,
+    ``expressions`` and optionally ``regime`` and ``vacuous_if``): claim id ->
+    ``{"expressions": {name: expr}, "regime": [expr, ...], "vacuous_if": expr or None}``."""
+    out: dict[str, dict] = {}
+    for c in claims:
+        out[str(c.id)] = {
+            "expressions": dict(getattr(c, "expressions", {}) or {}),
+            "regime": [getattr(x, "expr", x) for x in (getattr(c, "regime", ()) or ())],
+            "vacuous_if": getattr(c, "vacuous_if", None),
+        }
+    return out
+
+
+def _formula_html(f) -> str:
+    """A claim's formulas as MathML (escaped sympy text where MathML cannot be had)."""
+    if not isinstance(f, dict):
+        return ""
+    e = html.escape
+
+    def one(expr, name=None) -> str:
+        m = mathml(expr, name)
+        if m is not None:
+            return f"<div class=f>{m}</div>"
+        text = str(expr) if name is None else f"{name} = {expr}"
+        return f"<div class=f><code>{e(_one_line(text, 400))}</code></div>"
+
+    parts = [one(x, str(n)) for n, x in (f.get("expressions") or {}).items()]
+    regime = [one(x) for x in f.get("regime") or []]
+    if regime:
+        parts.append("<div class=lbl>regime</div>" + "".join(regime))
+    if f.get("vacuous_if") is not None:
+        parts.append("<div class=lbl>vacuous where</div>" + one(f["vacuous_if"]))
+    if not parts:
+        return ""
+    return (
+        "<details class=formulas open><summary>formulas</summary>" + "".join(parts) + "</details>"
+    )
+
+
+# ------------------------------------------------------------------------------------ markdown
+
+
+def _anchor(claim, taken: set[str]) -> str:
+    """A claim's permalink id: ``claim-`` and its id with anything but ``A-Za-z0-9._-`` as
+    ``_`` (unique within the page)."""
+    base = "claim-" + re.sub(r"[^A-Za-z0-9._-]", "_", str(claim))[:80]
+    aid, k = base, 2
+    while aid in taken:
+        aid, k = f"{base}-{k}", k + 1
+    taken.add(aid)
+    return aid
+
+
+def _md_figures(r: dict) -> str:
+    figs = [(n, v) for n, v in figures(r) if not n.startswith(("witness", "this run", "slack"))]
+    slopes = [f"{s[0]}: {s[1]} {s[2]} vs {s[3]}" for s in _slope_rows(r)]
+    out = ""
+    if figs:
+        out += " *Figures:* " + _md_text("; ".join(f"{n} {v}" for n, v in figs))
+    if slopes:
+        out += " *Slopes (fitted [95% CI] vs predicted):* " + _md_text("; ".join(slopes))
+    return out
+
+
 def render_markdown(records: Sequence[dict], meta: dict) -> str:
-    """The ``verify`` report as markdown: counts per verdict, then one row per claim."""
+    """The ``verify`` report as markdown: counts per paper and verdict, the findings (refuted,
+    inconsistent, not-checkable) with a one-line reason each, then one row per claim, the
+    findings first."""
     counts: dict[str, int] = {}
     for r in records:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    wall = meta.get("wall_s")
     lines = [
         "# approxtheory verify report",
         "",
         f"Profile {_md_code(meta['profile'])}, seed {meta['seed']}, {len(records)} claims, "
-        f"approxtheory {_md_text(meta['version'])}, git {_md_text(meta.get('git') or 'unknown')}, "
-        f"{meta['wall_s']:.1f} s.",
+        f"approxtheory {_md_text(meta['version'])}, git {_md_text(meta.get('git') or 'unknown')}"
+        + (f", {wall:.1f} s." if isinstance(wall, (int, float)) else "."),
         "",
-        "Verdicts: " + _md_text(", ".join(f"{k} {v}" for k, v in sorted(counts.items()))) + ".",
+        "Verdicts: "
+        + _md_text(
+            ", ".join(f"{k} {counts[k]}" for k in sorted(counts, key=lambda v: (_rank(v), v)))
+        )
+        + ".",
+        "",
+        "## Summary",
+        "",
+    ]
+    verdicts, papers = _verdicts(records), _papers(records)
+    lines.append("| paper | " + " | ".join(_md_text(v) for v in verdicts) + " | total |")
+    lines.append("|---|" + "---:|" * (len(verdicts) + 1))
+    for p in papers:
+        mine = [r for r in records if str(r.get("paper", "")) == p]
+        cells = [str(sum(1 for r in mine if r["verdict"] == v) or "") for v in verdicts]
+        lines.append(
+            f"| {_md_text(_paper_label(records, p))} | " + " | ".join(cells) + f" | {len(mine)} |"
+        )
+    lines.append(
+        "| **all** | "
+        + " | ".join(f"**{counts.get(v, 0)}**" for v in verdicts)
+        + f" | **{len(records)}** |"
+    )
+    lines += ["", "## Findings", ""]
+    taken: set[str] = set()
+    anchors = {i: _anchor(r["claim"], taken) for i, r in enumerate(records)}
+    found = [(i, r) for i, r in _ordered(records) if r["verdict"] in FINDINGS]
+    for i, r in found:
+        lines.append(
+            f"- **{_md_text(r['verdict'])}** [{_md_text(r['claim'])}](report.html#{anchors[i]}) "
+            f"({_md_text(r.get('paper', ''))}): {_md_text(reason(r))}"
+        )
+    if not found:
+        lines.append("No claim is refuted, inconsistent or not checkable.")
+    lines += [
+        "",
+        "## Claims (findings first)",
         "",
         "| claim | statement | provenance | verdict | scope | falsified by | evidence | plot |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for r in records:
+    for _i, r in _ordered(records):
         plots = " ".join(_md_link(Path(p).stem, p) for p in r.get("plots", []))
-        ev = _md_text(r["evidence"])
+        ev = _md_text(tidy_numbers(str(r["evidence"])))
+        ev += _md_figures(r)
         if r.get("covered"):
-            ev += f" *Covered:* {_md_text(r['covered'])}"
+            ev += f" *Covered:* {_md_text(tidy_numbers(str(r['covered'])))}"
         if r.get("volatile"):
             ev += " *This run:* " + _md_text(
-                "; ".join(f"{k}: {v}" for k, v in r["volatile"].items())
+                "; ".join(f"{k}: {fmt_value(v)}" for k, v in r["volatile"].items())
             )
         if r.get("witness") is not None and r["verdict"] in ("refuted", "inconsistent"):
             ev += f" *Witness:* {_md_code(r['witness'])}"
@@ -331,51 +753,302 @@ def render_markdown(records: Sequence[dict], meta: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_html(records: Sequence[dict], meta: dict) -> str:
-    """The ``verify`` report as one self-contained HTML page with the plots linked inline."""
+# ---------------------------------------------------------------------------------------- HTML
+
+# The page's one script: static text (no record text ever goes into it; it reads the rows'
+# data-attributes and text), allowed by the page's Content-Security-Policy through its hash.
+_SCRIPT = """
+const $ = (s) => document.querySelector(s);
+document.documentElement.classList.add("js");
+const tbody = $("#claims tbody");
+const rows = Array.from(tbody.rows);
+const ctl = {
+  paper: $("#f-paper"), verdict: $("#f-verdict"), scope: $("#f-scope"),
+  q: $("#f-q"), sort: $("#f-sort"),
+};
+const text = new Map(rows.map((r) => [r, r.textContent.toLowerCase()]));
+function apply() {
+  const terms = ctl.q.value.toLowerCase().split(/\\s+/).filter(Boolean);
+  let n = 0;
+  for (const r of rows) {
+    const ok = (!ctl.paper.value || r.dataset.paper === ctl.paper.value)
+      && (!ctl.verdict.value || r.dataset.verdict === ctl.verdict.value)
+      && (!ctl.scope.value || r.dataset.scope === ctl.scope.value)
+      && terms.every((t) => text.get(r).includes(t));
+    r.hidden = !ok;
+    if (ok) n += 1;
+  }
+  $("#shown").textContent = n + " of " + rows.length + " claims shown";
+}
+const num = (v) => (v === "" || v === undefined ? Infinity : Number(v));
+const keys = {
+  findings: (r) => [num(r.dataset.rank), num(r.dataset.order)],
+  catalogue: (r) => [num(r.dataset.order)],
+  claim: (r) => [r.dataset.claim, num(r.dataset.order)],
+  paper: (r) => [r.dataset.paper, num(r.dataset.rank), num(r.dataset.order)],
+  slack: (r) => [num(r.dataset.slack), num(r.dataset.order)],
+};
+function cmp(a, b) {
+  for (let i = 0; i < a.length; i += 1) {
+    if (a[i] < b[i]) return -1;
+    if (a[i] > b[i]) return 1;
+  }
+  return 0;
+}
+function sort() {
+  const key = keys[ctl.sort.value] || keys.findings;
+  const sorted = rows.slice().sort((a, b) => cmp(key(a), key(b)));
+  for (const r of sorted) tbody.appendChild(r);
+}
+function reset() {
+  for (const k of ["paper", "verdict", "scope", "q"]) ctl[k].value = "";
+  apply();
+}
+function reveal() {
+  const id = decodeURIComponent(location.hash.slice(1));
+  const r = id ? document.getElementById(id) : null;
+  if (r && r.hidden) { reset(); r.scrollIntoView(); }
+}
+for (const k of ["paper", "verdict", "scope"]) ctl[k].addEventListener("change", apply);
+ctl.q.addEventListener("input", apply);
+ctl.sort.addEventListener("change", sort);
+$("#f-reset").addEventListener("click", reset);
+for (const b of document.querySelectorAll("button.cnt")) {
+  b.addEventListener("click", () => {
+    ctl.paper.value = b.dataset.paper || "";
+    ctl.verdict.value = b.dataset.verdict || "";
+    apply();
+    $("#controls").scrollIntoView();
+  });
+}
+window.addEventListener("hashchange", reveal);
+sort();
+apply();
+reveal();
+"""
+
+_CSS = """
+body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
+table { border-collapse: collapse; }
+td, th { border: 1px solid #ddd; padding: 6px; vertical-align: top; font-size: 13px; }
+th { background: #f4f4f4; text-align: left; }
+#claims { width: 100%; table-layout: fixed; }
+#claims > tbody > tr > td { overflow-wrap: anywhere; }
+#claims > thead th:nth-child(1), #claims > thead th:nth-child(3) { width: 6%; }
+#claims > thead th:nth-child(2) { width: 19%; }
+#claims > thead th:nth-child(4) { width: 11%; }
+#claims > thead th:nth-child(5), #claims > thead th:nth-child(6) { width: 9%; }
+#claims > thead th:nth-child(7) { width: 27%; }
+#claims > thead th:nth-child(8) { width: 13%; }
+#summary td.n, #summary th.n { text-align: right; }
+#summary tr.all td { font-weight: bold; }
+.badge { color: white; padding: 2px 6px; border-radius: 4px; white-space: nowrap; }
+button.cnt { font: inherit; border: 0; background: none; color: #0645ad; cursor: pointer;
+  text-decoration: underline; padding: 0; }
+#findings li { margin: 0.3em 0; }
+#controls { display: none; gap: 0.8em; flex-wrap: wrap; align-items: center; margin: 1em 0;
+  position: sticky; top: 0; background: white; padding: 0.5em 0; z-index: 1; }
+.js #controls { display: flex; }
+table.figs td { border: 0; border-bottom: 1px solid #eee; padding: 1px 6px 1px 0; font-size: 12px;
+  overflow-wrap: normal; }
+table.figs td.v { font-variant-numeric: tabular-nums; overflow-wrap: break-word; }
+table.figs { margin-top: 0.4em; }
+a.perma { color: #999; text-decoration: none; margin-left: 0.3em; }
+tr:target { outline: 3px solid #f9a825; }
+td.plots img { width: 100%; max-width: 480px; display: block; margin-bottom: 4px; }
+.lbl { font-size: 11px; color: #666; margin-top: 0.3em; }
+details.formulas div.f { margin: 0.25em 0 0.25em 0.8em; font-size: 15px; overflow-x: auto; }
+summary { cursor: pointer; color: #555; }
+"""
+
+
+def _csp() -> str:
+    import base64
+    import hashlib
+
+    digest = base64.b64encode(hashlib.sha256(_SCRIPT.encode("utf-8")).digest()).decode("ascii")
+    return (
+        "default-src 'none'; img-src 'self' file: data:; style-src 'unsafe-inline'; "
+        f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
+    )
+
+
+def _js_number(x: float | None) -> str:
+    """``x`` as text JavaScript's ``Number()`` reads back (``""`` for none or nan: sorted last)."""
+    if x is None or x != x:
+        return ""
+    if x in (float("inf"), float("-inf")):
+        return "Infinity" if x > 0 else "-Infinity"
+    return repr(x)
+
+
+def _badge(verdict) -> str:
+    v = str(verdict)
+    return f'<span class=badge style="background:{_BADGE.get(v, "#555")}">{html.escape(v)}</span>'
+
+
+def _figures_html(r: dict) -> str:
     e = html.escape
+    out = ""
+    figs = figures(r)
+    if figs:
+        out += (
+            "<table class=figs>"
+            + "".join(f"<tr><td>{e(n)}</td><td class=v>{e(v)}</td></tr>" for n, v in figs)
+            + "</table>"
+        )
+    slopes = _slope_rows(r)
+    if slopes:
+        out += (
+            "<table class=figs><tr><td>slope</td><td>fitted</td><td>95% CI</td>"
+            "<td>predicted</td><td>in CI</td></tr>"
+            + "".join(
+                "<tr>" + "".join(f"<td class=v>{e(c)}</td>" for c in s) + "</tr>" for s in slopes
+            )
+            + "</table>"
+        )
+    return out
+
+
+def render_html(records: Sequence[dict], meta: dict, formulas: dict | None = None) -> str:
+    """The ``verify`` report as one self-contained HTML page (no network, no external asset):
+    counts per paper and verdict, the findings with a one-line reason each, then one row per
+    claim, the findings first, with filters by paper, verdict and scope, a search, a sort and a
+    permalink per claim (``#claim-ID``); evidence as a table of named figures; plots linked at
+    full size; ``formulas`` (claim id -> :func:`formulas_of`'s entry) rendered as MathML.
+
+    Every text of a record is escaped; the page's one script is static (it reads the rows'
+    data-attributes) and the only one the page's Content-Security-Policy lets run."""
+    e = html.escape
+    formulas = formulas or {}
+    taken: set[str] = set()
+    anchors = {i: _anchor(r["claim"], taken) for i, r in enumerate(records)}
     rows = []
-    for r in records:
-        plots = " ".join(
-            f'<a href="{e(p)}"><img src="{e(p)}" width="260"></a>' for p in r.get("plots", [])
+    for i, r in _ordered(records):
+        verdict = str(r["verdict"])
+        plots = "".join(
+            f'<a href="{e(p)}" target="_blank" title="full size">'
+            f'<img src="{e(p)}" alt="{e(Path(p).stem)}" loading="lazy"></a>'
+            for p in r.get("plots", [])
         )
         csvs = " ".join(f'<a href="{e(p)}">{e(Path(p).name)}</a>' for p in r.get("csv", []))
-        wit = ""
-        if r.get("witness") is not None and r["verdict"] in ("refuted", "inconsistent"):
-            wit = f"<br><b>Witness:</b> <code>{e(str(r['witness']))}</code>"
-        cov = f"<br><i>Covered:</i> {e(r['covered'])}" if r.get("covered") else ""
-        if r.get("volatile"):
-            cov += "<br><i>This run:</i> " + e(
-                "; ".join(f"{k}: {v}" for k, v in r["volatile"].items())
-            )
-        rows.append(
-            f"<tr><td><b>{e(r['claim'])}</b><br><small>{e(r['paper'])}</small></td>"
-            f"<td>{e(r['statement'])}</td><td>{e(r['provenance'])}</td>"
-            f'<td><span class=badge style="background:{_BADGE.get(r["verdict"], "#555")}">'
-            f"{e(r['verdict'])}</span>"
-            + (f"<br><small>{e(_scale(r))}</small>" if _scale(r) else "")
-            + f"</td><td>{e(r.get('scope', ''))}</td>"
-            f"<td>{e(_falsified(r, meta))}</td>"
-            f"<td>{e(r['evidence'])}{cov}{wit}<br>{csvs}</td>"
-            f"<td>{plots}</td></tr>"
+        cov = (
+            f"<details><summary>covered</summary>{e(tidy_numbers(str(r['covered'])))}</details>"
+            if r.get("covered")
+            else ""
         )
+        slack = _float(r.get("slack"))
+        aid = anchors[i]
+        rows.append(
+            f'<tr id="{aid}" data-claim="{e(str(r["claim"]))}" data-paper="{e(str(r["paper"]))}"'
+            f' data-verdict="{e(verdict)}" data-scope="{e(_scope_kind(r))}" data-order="{i}"'
+            f' data-rank="{_rank(verdict)}"'
+            f' data-slack="{_js_number(slack)}">'
+            f'<td><b>{e(str(r["claim"]))}</b><a class=perma href="#{aid}" title="permalink">#</a>'
+            f"<br><small>{e(str(r['paper']))}</small></td>"
+            f"<td>{e(str(r['statement']))}{_formula_html(formulas.get(str(r['claim'])))}</td>"
+            f"<td>{e(str(r['provenance']))}</td>"
+            f"<td>{_badge(verdict)}"
+            + (f"<br><small>{e(_scale(r))}</small>" if _scale(r) else "")
+            + f"</td><td>{e(str(r.get('scope', '')))}</td>"
+            f"<td>{e(_falsified(r, meta))}</td>"
+            f"<td>{e(tidy_numbers(str(r['evidence'])))}{_figures_html(r)}{cov}"
+            + (f"<div class=lbl>data: {csvs}</div>" if csvs else "")
+            + f"</td><td class=plots>{plots}</td></tr>"
+        )
+    verdicts, papers = _verdicts(records), _papers(records)
+    summary = [
+        "<table id=summary><tr><th>paper</th>"
+        + "".join(f"<th class=n>{_badge(v)}</th>" for v in verdicts)
+        + "<th class=n>total</th></tr>"
+    ]
+    for p in papers:
+        mine = [r for r in records if str(r.get("paper", "")) == p]
+        cells = []
+        for v in verdicts:
+            n = sum(1 for r in mine if str(r["verdict"]) == v)
+            cells.append(
+                f'<td class=n><button type=button class=cnt data-paper="{e(p)}" '
+                f'data-verdict="{e(v)}">{n}</button></td>'
+                if n
+                else "<td class=n></td>"
+            )
+        summary.append(
+            f'<tr data-paper="{e(p)}"><td>{e(_paper_label(records, p))}</td>'
+            + "".join(cells)
+            + f'<td class=n><button type=button class=cnt data-paper="{e(p)}">{len(mine)}'
+            "</button></td></tr>"
+        )
+    tot = "".join(
+        f'<td class=n><button type=button class=cnt data-verdict="{e(v)}">'
+        f"{sum(1 for r in records if str(r['verdict']) == v)}</button></td>"
+        for v in verdicts
+    )
+    summary.append(f"<tr class=all><td>all</td>{tot}<td class=n>{len(records)}</td></tr></table>")
+    found = [(i, r) for i, r in _ordered(records) if r["verdict"] in FINDINGS]
+    findings = (
+        "<ol id=findings>"
+        + "".join(
+            f'<li>{_badge(r["verdict"])} <a href="#{anchors[i]}"><b>{e(str(r["claim"]))}</b></a> '
+            f"<small>({e(str(r['paper']))})</small>: {e(reason(r))}</li>"
+            for i, r in found
+        )
+        + "</ol>"
+        if found
+        else "<p id=findings>No claim is refuted, inconsistent or not checkable.</p>"
+    )
+
+    def options(name: str, values: list[str], labels: list[str]) -> str:
+        return f'<option value="">every {name}</option>' + "".join(
+            f'<option value="{e(v)}">{e(lab)}</option>' for v, lab in zip(values, labels)
+        )
+
+    scopes = sorted({_scope_kind(r) for r in records})
+    controls = (
+        "<div id=controls>"
+        "<label>paper <select id=f-paper>"
+        + options("paper", papers, [_paper_label(records, p) for p in papers])
+        + "</select></label>"
+        + f"<label>verdict <select id=f-verdict>{options('verdict', verdicts, verdicts)}"
+        "</select></label>"
+        f"<label>scope <select id=f-scope>{options('scope', scopes, scopes)}</select></label>"
+        '<label>search <input id=f-q type=search placeholder="id, words, figures"></label>'
+        "<label>sort <select id=f-sort>"
+        '<option value="findings">findings first</option>'
+        '<option value="catalogue">catalogue order</option>'
+        '<option value="claim">claim id</option>'
+        '<option value="paper">paper</option>'
+        '<option value="slack">slack (smallest first)</option>'
+        "</select></label>"
+        "<button type=button id=f-reset>show all</button>"
+        "<span id=shown></span></div>"
+    )
+    wall = meta.get("wall_s")
     head = (
-        f"Profile <code>{e(meta['profile'])}</code>, seed {meta['seed']}, "
-        f"{len(records)} claims, approxtheory {e(meta['version'])}, "
-        f"git {e(meta.get('git') or 'unknown')}, {meta['wall_s']:.1f} s"
+        f"Profile <code>{e(str(meta['profile']))}</code>, seed {e(str(meta['seed']))}, "
+        f"{len(records)} claims, approxtheory {e(str(meta['version']))}, "
+        f"git {e(str(meta.get('git') or 'unknown'))}"
+        + (f", {wall:.1f} s" if isinstance(wall, (int, float)) else "")
     )
     return f"""<!doctype html>
-<html><head><meta charset="utf-8"><title>approxtheory verify report</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 1.5em; }}
-table {{ border-collapse: collapse; width: 100%; }}
-td, th {{ border: 1px solid #ddd; padding: 6px; vertical-align: top; font-size: 13px; }}
-th {{ background: #f4f4f4; text-align: left; }}
-.badge {{ color: white; padding: 2px 6px; border-radius: 4px; white-space: nowrap; }}
-</style></head><body>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{_csp()}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
+<title>approxtheory verify report</title>
+<style>{_CSS}</style></head><body>
 <h1>approxtheory verify report</h1><p>{head}</p>
-<table><tr><th>claim</th><th>statement</th><th>provenance</th><th>verdict</th><th>scope</th>
-<th>falsified by</th><th>evidence</th><th>plot</th></tr>
+<h2 id=summary-h>Summary</h2>
+{chr(10).join(summary)}
+<h2 id=findings-h>Findings</h2>
+{findings}
+<h2 id=claims-h>Claims</h2>
+{controls}
+<table id=claims><thead><tr><th>claim</th><th>statement</th><th>provenance</th><th>verdict</th>
+<th>scope</th><th>falsified by</th><th>evidence</th><th>plot</th></tr></thead>
+<tbody>
 {chr(10).join(rows)}
-</table></body></html>
+</tbody></table>
+<script type="module">{_SCRIPT}</script>
+</body></html>
 """
