@@ -5,7 +5,7 @@ Example::
     >>> from approxtheory.constructions import build
     >>> from approxtheory.bounds import upper_bracket
     >>> c = build("softmax_retrieval", T=4, beta=100.0)
-    >>> r = upper_bracket(c.model, c.task, time_limit=20.0)
+    >>> r = upper_bracket(c.model, c.task, max_boxes=8000)
     >>> r.lower <= r.upper <= 2 * r.lower
     True
 
@@ -87,7 +87,20 @@ children make it stable), the candidates are the coordinates with most such ReLU
 much narrower than the widest: slivers shave the bound by tiny amounts that greedy strong
 branching would prefer to progress), two per box, and near-ties go to the heuristic's choice;
 boxes whose bound is at most ``lower`` are pruned. The search stops when
-``upper <= (1 + tol) lower``, ``upper <= atol``, or the split or time budget is spent.
+``upper <= (1 + tol) lower``, ``upper <= atol``, or the split or box budget is spent: work counts,
+so the result does not depend on the machine's speed. (The old ``time_limit`` is deprecated: it
+becomes a box budget; an optional ``wall_clock_cap`` is only a safety net whose stop is marked
+``exhausted-by-time``, ``reproducible=False``, with the best sound bound so far.)
+
+*Structured path (any T).* One attention-only layer of softmax retrieval heads against an affine
+generalized retrieval (``softmax_retrieval``, ``hc_k1``, ``hc_k1_synthetic``) is bounded without
+boxes over the T·d inputs: per head, a Dinkelbach check that splits over tokens, the exact
+softmax-over-box optimum per token (vertex or critical point, "Vertex-Softmax"), positions grouped
+into classes by symmetry, and a 1-D branch over the reference token's feature
+(:mod:`approxtheory.bracket_softmax`). ``method="auto"`` uses it wherever it applies.
+
+*Non-finite input.* NaN/inf weights, or a NaN/inf error at any evaluated input, give
+``upper = +inf`` with ``unsound_input=True``: a NaN is never read as a zero error.
 
 Soundness in floating point
 ---------------------------
@@ -714,6 +727,8 @@ def unsupported_reason(model, task=None) -> str | None:
         return "causal masks are not supported by the bound propagation"
     if cfg.readout != "cls":
         return "per-token read-out is not supported (only the CLS read-out)"
+    if getattr(cfg, "tie_embeddings", False):
+        return "a read-out tied to the embedding is not supported (an MLP read-out is)"
     if cfg.ffn_kind not in ("relu", "bilinear") and any(s.ffn_hidden for s in cfg.layers):
         return f"ffn_kind={cfg.ffn_kind!r} is not supported (relu or bilinear only)"
     if cfg.head_activation not in ("relu", "identity") and cfg.head_hidden:
@@ -1729,6 +1744,11 @@ class BracketResult:
     converged: bool = False  # upper <= (1 + tol) lower (or <= atol)
     stop: str = ""  # why the search stopped
     extra: dict = field(default_factory=dict)
+    #: False only when the wall-clock safety net stopped the search ("exhausted-by-time"): the
+    #: bound is still sound, but another machine may stop elsewhere
+    reproducible: bool = True
+    #: the model gave NaN/inf (weights, or an evaluated output): upper is +inf, never finite
+    unsound_input: bool = False
 
     @property
     def ratio(self) -> float | None:
@@ -1750,6 +1770,8 @@ class BracketResult:
             "method": self.method,
             "converged": self.converged,
             "stop": self.stop,
+            "reproducible": self.reproducible,
+            "unsound_input": self.unsound_input,
         }
 
 
@@ -1759,20 +1781,40 @@ def _err(model, task, X: torch.Tensor) -> torch.Tensor:
     if out.dim() == 2 and y.dim() == 1 and out.shape[-1] == 1:
         out = out[:, 0]
     e = (out - y).abs()
-    return e if e.dim() == 1 else torch.nan_to_num(e, nan=0.0).flatten(1).amax(-1)
+    if e.dim() == 1:
+        return e
+    # a NaN in any output makes that input's error NaN (amax would skip nothing, but be explicit)
+    bad = torch.isnan(e).flatten(1).any(-1)
+    e = e.flatten(1).amax(-1)
+    return torch.where(bad, torch.full_like(e, math.nan), e)
 
 
 class _Lower:
-    """Best evaluated error and its input."""
+    """Best evaluated error and its input. A NaN or infinite error (the model or the target
+    failed at that input) is recorded in ``nonfinite`` with its input and makes ``value``
+    +inf: it is never read as 0."""
 
     def __init__(self, model, task):
         self.model, self.task = model, task
         self.value, self.X = 0.0, None
+        self.nonfinite = 0
+
+    def _note(self, e, X):
+        bad = ~torch.isfinite(e)
+        if bool(bad.any()):
+            if not self.nonfinite:
+                self.X = X[int(bad.nonzero()[0, 0])].detach().clone()
+            self.nonfinite += int(bad.sum())
+            self.value = math.inf
+            return torch.where(bad, torch.full_like(e, math.inf), e)
+        return e
 
     def eval(self, X):
         with torch.no_grad():
             e = _err(self.model, self.task, X)
-        e = torch.nan_to_num(e, nan=0.0)
+        e = self._note(e, X)
+        if self.nonfinite:
+            return e
         i = int(e.argmax())
         if float(e[i]) > self.value:
             self.value, self.X = float(e[i]), X[i].clone()
@@ -1787,7 +1829,9 @@ class _Lower:
             for _ in range(steps // 2):
                 opt.zero_grad()
                 e = _err(self.model, self.task, X)
-                ed = e.detach()
+                ed = self._note(e.detach(), X.detach())
+                if self.nonfinite:
+                    return
                 i = int(ed.argmax())
                 if float(ed[i]) > self.value:
                     self.value, self.X = float(ed[i]), X.detach()[i].clone()
@@ -1800,12 +1844,49 @@ class _Lower:
         self.eval(X.detach())
 
 
+#: work per second of the deprecated ``time_limit``: ``time_limit = t`` becomes a budget of
+#: ``ceil(BOXES_PER_SECOND · t)`` box evaluations (the generic path's rate on the 2-core
+#: reference machine, measured on hc_l9 T = 3..4), so that old callers keep about the work
+#: they had, decided by a count instead of the clock
+BOXES_PER_SECOND = 400
+#: the wall-clock safety net a deprecated ``time_limit = t`` still sets: ``10 t`` seconds
+TIME_LIMIT_CAP_FACTOR = 10.0
+
+_METHODS = ("auto", "structured", "generic")
+
+
+def _pos_int(name, v, what="a positive integer"):
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v <= 0:
+        raise ConfigError(f"{name} must be {what} (got {v!r})")
+    return int(v)
+
+
+def _pos_seconds(name, v):
+    if v is None:
+        return None
+    if isinstance(v, bool) or not (isinstance(v, (int, float)) and v > 0 and math.isfinite(v)):
+        raise ConfigError(f"{name} must be a positive number of seconds or None (got {v!r})")
+    return float(v)
+
+
+def _nonfinite_weights(model) -> str | None:
+    params = getattr(model, "parameters", None)
+    if params is None:
+        return None
+    bad = [n for n, p in model.named_parameters() if not bool(torch.isfinite(p).all())]
+    return None if not bad else "non-finite (NaN or inf) weights in " + ", ".join(bad[:4])
+
+
 def upper_bracket(
     model,
     task,
     *,
     max_splits: int = 2000,
-    time_limit: float = 30.0,
+    max_boxes: int | None = None,
+    max_pieces: int = 1024,
+    method: str = "auto",
+    time_limit: float | None = None,
+    wall_clock_cap: float | None = None,
     tol: float = 0.05,
     atol: float = 1e-9,
     lo=None,
@@ -1818,24 +1899,45 @@ def upper_bracket(
     """Certified upper bound of ``sup_X ||model(X) - task.target(X)||_∞`` over the input box.
 
     The box is ``task.lo <= x(t)_k <= task.hi`` unless ``lo``/``hi`` (scalars or (T, d) arrays)
-    restrict it. Branch-and-bound stops when ``upper <= (1 + tol)·lower`` or ``upper <= atol``,
-    after ``max_splits`` splits, or after ``time_limit`` seconds (the bound is valid whenever it
-    stops). ``points`` (n, T, d) or (T, d): extra inputs to evaluate for the lower bound (e.g. the
-    witness of :func:`~approxtheory.measure.sup_error`), finite, clipped to the box; another shape
-    is refused (ConfigError naming the expected one). ``seed`` seeds a local generator (the
-    global torch and numpy RNG states are untouched). ``batch`` boxes are split per round, each
-    along the best of its ``branch_candidates`` widest coordinates. See the module docstring for
-    the method and the floating-point argument. Unsupported models or tasks give
-    ``upper=None`` and a ``reason``."""
+    restrict it. ``method``: ``"structured"`` (one attention-only layer of softmax retrieval
+    heads against an affine generalized retrieval, at any T: :mod:`approxtheory.bracket_softmax`,
+    budget ``max_pieces`` piece evaluations per head and side), ``"generic"`` (bound propagation
+    with branch-and-bound, T <= 16-ish) or ``"auto"`` (structured where it applies, else
+    generic).
+
+    Budgets are deterministic work counts, never the clock: branch-and-bound stops when
+    ``upper <= (1 + tol)·lower`` or ``upper <= atol``, after ``max_splits`` splits, or after
+    ``max_boxes`` box evaluations (default 12000). ``time_limit`` is **deprecated**: it is
+    converted to ``max_boxes = ceil(BOXES_PER_SECOND · time_limit)`` (when ``max_boxes`` is not
+    given) and sets the safety net ``wall_clock_cap = 10 · time_limit``. ``wall_clock_cap``
+    (seconds, default None: off) is only a safety net: if it stops the search the result has
+    ``stop = "exhausted-by-time"`` and ``reproducible = False`` and ``upper`` is still the best
+    *sound* bound so far. The bound is valid whenever the search stops.
+
+    Non-finite input: NaN/inf weights, or a NaN/inf model output or target at an evaluated
+    input, give ``upper = +inf``, ``unsound_input = True`` and ``stop = "unsound-input"``
+    (never a finite number). ``points`` (n, T, d) or (T, d): extra inputs to evaluate for the
+    lower bound (e.g. the witness of :func:`~approxtheory.measure.sup_error`), finite, clipped
+    to the box; another shape is refused (ConfigError naming the expected one). ``seed`` seeds
+    a local generator (the global torch and numpy RNG states are untouched). ``batch`` boxes are
+    split per round, each along the best of its ``branch_candidates`` widest coordinates. See
+    the module docstring for the method and the floating-point argument. Unsupported models or
+    tasks give ``upper=None`` and a ``reason``."""
     t0 = time.perf_counter()
-    if (
-        isinstance(max_splits, bool)
-        or not isinstance(max_splits, (int, np.integer))
-        or max_splits <= 0
-    ):
-        raise ConfigError(f"max_splits must be a positive integer (got {max_splits!r})")
-    if not (isinstance(time_limit, (int, float)) and time_limit > 0 and math.isfinite(time_limit)):
-        raise ConfigError(f"time_limit must be a positive number of seconds (got {time_limit!r})")
+    max_splits = _pos_int("max_splits", max_splits)
+    time_limit = _pos_seconds("time_limit", time_limit)
+    wall_clock_cap = _pos_seconds("wall_clock_cap", wall_clock_cap)
+    if max_boxes is not None:
+        max_boxes = _pos_int("max_boxes", max_boxes)
+    elif time_limit is not None:
+        max_boxes = max(1, math.ceil(BOXES_PER_SECOND * time_limit))
+    else:
+        max_boxes = 12000
+    if time_limit is not None and wall_clock_cap is None:
+        wall_clock_cap = TIME_LIMIT_CAP_FACTOR * time_limit
+    max_pieces = _pos_int("max_pieces", max_pieces)
+    if method not in _METHODS:
+        raise ConfigError(f"method must be one of {', '.join(_METHODS)} (got {method!r})")
     if not (isinstance(tol, (int, float)) and tol >= 0):
         raise ConfigError(f"tol must be >= 0 (got {tol!r})")
     if not (isinstance(atol, (int, float)) and atol >= 0):
@@ -1885,6 +1987,43 @@ def upper_bracket(
             )
         if not np.isfinite(P).all():
             raise ConfigError("points must be finite (got NaN or inf)")
+    budget = {"max_splits": max_splits, "max_boxes": max_boxes, "max_pieces": max_pieces}
+    if time_limit is not None:
+        budget["time_limit_deprecated"] = time_limit
+    if wall_clock_cap is not None:
+        budget["wall_clock_cap"] = wall_clock_cap
+    bad_w = _nonfinite_weights(model)
+    if bad_w:
+        return BracketResult(
+            math.inf,
+            math.inf,
+            None,
+            seconds=time.perf_counter() - t0,
+            reason=bad_w,
+            stop="unsound-input",
+            unsound_input=True,
+            extra={"budget": budget},
+        )
+    if method != "generic":
+        from . import bracket_softmax as bs
+
+        try:
+            sb = bs.structured_bracket(
+                model, task, blo, bhi, tol=min(max(tol, 1e-9), 0.01), max_pieces=max_pieces
+            )
+        except bs.Unsupported as e:
+            if method == "structured":
+                return BracketResult(
+                    None,
+                    None,
+                    None,
+                    seconds=time.perf_counter() - t0,
+                    reason=f"the structured bracket does not apply: {e}",
+                    method="structured",
+                    extra={"budget": budget},
+                )
+        else:
+            return _structured_result(model, task, sb, blo, bhi, P, seed, tol, atol, t0, budget)
     _require_forms(model, 1, T, d, f"upper_bracket's affine forms on the (T={T}, d={d}) box")
     # a local generator: the caller's global torch RNG state is left alone (this draws the
     # stream torch.manual_seed(seed) gave the global one before, so results are unchanged)
@@ -1910,6 +2049,8 @@ def upper_bracket(
     except Exception:  # noqa: BLE001  (the target may not be evaluable)
         e0 = None
     res: dict[str, Any] = dict(method="", boxes=0, splits=0)
+    if low.nonfinite:
+        return _unsound_eval(low, res, t0, "", budget)
     try:
         ctx = _Ctx(model, task)
     except _Unsupported as e:
@@ -1962,6 +2103,8 @@ def upper_bracket(
     try:
         ub0 = bound_boxes(blo_t[None], bhi_t[None])
         refine_lower(blo_t[None], bhi_t[None], steps=60, n_starts=16)
+        if low.nonfinite:
+            return _unsound_eval(low, res, t0, ctx.method, budget)
     except _Unsupported as e:
         return BracketResult(
             None,
@@ -1991,8 +2134,14 @@ def upper_bracket(
         if res["splits"] >= max_splits:
             reason = f"split budget ({max_splits}) spent"
             break
-        if time.perf_counter() - t0 > time_limit:
-            reason = f"time limit ({time_limit} s) reached"
+        if res["boxes"] >= max_boxes:
+            reason = f"box budget ({max_boxes}) spent"
+            break
+        if low.nonfinite:
+            reason = "unsound-input"
+            break
+        if wall_clock_cap is not None and time.perf_counter() - t0 > wall_clock_cap:
+            reason = "exhausted-by-time"
             break
         rounds += 1
         nb = min(batch, len(heap), max_splits - res["splits"])
@@ -2078,6 +2227,8 @@ def upper_bracket(
     open_max = -heap[0][0] if heap else -math.inf
     upper = max(open_max, pruned_max)
     conv = reason == "converged"
+    if low.nonfinite:
+        return _unsound_eval(low, res, t0, ctx.method, budget)
     if not math.isfinite(upper):
         if upper == -math.inf:  # every box infeasible cannot happen; be safe
             upper = math.inf
@@ -2106,5 +2257,90 @@ def upper_bracket(
         ctx.method,
         conv,
         reason,
-        extra={"rounds": rounds},
+        extra={"rounds": rounds, "budget": budget},
+        reproducible=reason != "exhausted-by-time",
+    )
+
+
+def _unsound_eval(low, res, t0, method, budget) -> BracketResult:
+    """The model (or target) gave NaN/inf at an evaluated input: +inf, never a finite bound."""
+    return BracketResult(
+        math.inf,
+        math.inf,
+        None if low.X is None else low.X.numpy(),
+        res.get("boxes", 0),
+        res.get("splits", 0),
+        0,
+        time.perf_counter() - t0,
+        f"the model or target is NaN/inf at {low.nonfinite} evaluated input(s) (witness)",
+        method,
+        stop="unsound-input",
+        unsound_input=True,
+        extra={"budget": budget},
+    )
+
+
+def _structured_result(model, task, sb, blo, bhi, P, seed, tol, atol, t0, budget):
+    """BracketResult of the structured bracket: the lower side evaluates the model at the
+    bracket's worst configurations, the given points and random inputs, then ascends."""
+    T, d = blo.shape
+    model.eval()
+    low = _Lower(model, task)
+    gen = torch.Generator().manual_seed(int(seed))
+    blo_t, bhi_t = torch.from_numpy(blo), torch.from_numpy(bhi)
+    starts = [torch.from_numpy(0.5 * (blo + bhi))[None]]
+    if sb.witnesses:
+        starts.append(torch.from_numpy(np.stack(sb.witnesses)))
+    starts.append(blo_t + (bhi_t - blo_t) * torch.rand(16, T, d, dtype=_DT, generator=gen))
+    try:  # the task's structured inputs (vertices, near-ties) where it has them
+        Xs = task.structured(np.random.default_rng(seed), max_n=256)
+        starts.append(torch.from_numpy(np.clip(np.asarray(Xs, dtype=np.float64), blo, bhi)))
+    except Exception:  # noqa: BLE001  (optional: only more starts)
+        pass
+    if P is not None:
+        starts.append(torch.maximum(torch.minimum(torch.from_numpy(P), bhi_t), blo_t))
+    X0 = torch.cat(starts)
+    e0 = low.eval(X0)
+    if not low.nonfinite and not sb.stop.startswith("unsound"):
+        top = torch.argsort(e0, descending=True)[:4]
+        low.ascend(X0[top], blo_t.expand(len(top), T, d), bhi_t.expand(len(top), T, d), 20)
+    res = {"boxes": sb.pieces, "splits": 0}
+    if low.nonfinite or sb.stop.startswith("unsound"):
+        if not low.nonfinite:
+            low.nonfinite = 1
+        return _unsound_eval(low, res, t0, "structured", budget)
+    upper = float(sb.upper)
+    # the model's own evaluation differs from the exact function by its dtype's round-off
+    dt = getattr(getattr(model, "cfg", None), "dtype", "float64")
+    eps = float(np.finfo(dt if dt in ("float32", "float64") else "float64").eps)
+    if upper < low.value - 1e3 * eps * max(1.0, low.value):
+        # a sound bound is never below an evaluated error (the model's float64 round-off is
+        # ~1e-15 relative): this is a bug, and the result says so instead of a number
+        return BracketResult(
+            None,
+            low.value,
+            None if low.X is None else low.X.numpy(),
+            sb.pieces,
+            seconds=time.perf_counter() - t0,
+            reason=f"internal check failed: the structured bound {upper:.17g} is below the "
+            f"error {low.value:.17g} at an evaluated input (no bound is given)",
+            method="structured",
+            stop="self-check failed",
+            extra={"budget": budget},
+        )
+    upper = max(upper, low.value)
+    conv = upper <= atol or (low.value > 0 and upper <= (1 + tol) * low.value)
+    return BracketResult(
+        upper,
+        low.value,
+        None if low.X is None else low.X.numpy(),
+        sb.pieces,
+        0,
+        0,
+        time.perf_counter() - t0,
+        None,
+        "structured",
+        conv,
+        sb.stop if len(sb.heads) <= 1 else sb.stop + " (per head; the heads' suprema are added)",
+        extra={"heads": sb.heads, "classes": sb.classes, "budget": budget},
     )

@@ -292,10 +292,11 @@ TINY_CASES = [
 ]
 
 
+@pytest.mark.parametrize("method", ["auto", "generic"])
 @pytest.mark.parametrize("name,knobs", TINY_CASES)
-def test_upper_bracket_is_sound_against_brute_force(name, knobs):
+def test_upper_bracket_is_sound_against_brute_force(name, knobs, method):
     c = build(name, **knobs)
-    r = upper_bracket(c.model, c.task, time_limit=5.0)
+    r = upper_bracket(c.model, c.task, max_boxes=2000, method=method)
     assert r.upper is not None, r.reason
     rng = np.random.default_rng(0)
     assert soundness_violation(c.model, c.task, r.upper, rng) <= 0
@@ -306,10 +307,11 @@ def test_upper_bracket_sound_for_gated_heads_and_perturbed_weights():
     """hc_k1 (two heads, position gates) with perturbed weights, on a grid of the 4-dim box."""
     c = build("hc_k1", T=4, beta=20.0, gate=-1.0)
     _perturb(c.model, 0.02, 1)
-    r = upper_bracket(c.model, c.task, time_limit=1.5)
-    assert r.upper is not None
-    rng = np.random.default_rng(1)
-    assert soundness_violation(c.model, c.task, r.upper, rng, n_grid=9, n_rand=4000) <= 0
+    for method in ("auto", "generic"):
+        r = upper_bracket(c.model, c.task, max_boxes=200, method=method)
+        assert r.upper is not None
+        rng = np.random.default_rng(1)
+        assert soundness_violation(c.model, c.task, r.upper, rng, n_grid=9, n_rand=4000) <= 0
 
 
 TIGHT_CASES = [
@@ -543,7 +545,7 @@ def test_mutant_narrow_ratio_bound_is_caught(monkeypatch):
         return (mid - 0.2 * (hi - lo), mid + 0.2 * (hi - lo), *r[2:])
 
     monkeypatch.setattr(bd, "_ratio_bounds", narrow)
-    r = upper_bracket(c.model, c.task, time_limit=2.0, max_splits=50)
+    r = upper_bracket(c.model, c.task, method="generic", max_boxes=800, max_splits=50)
     assert soundness_violation(c.model, c.task, r.upper, np.random.default_rng(0)) > 0
 
 

@@ -139,9 +139,11 @@ def test_overflowing_models_give_infinite_bounds_not_nan():
     assert (L == -INF).all() and (U == INF).all()
     states, (olo, ohi) = layer_bounds(c.model, np.zeros((2, 1)), np.ones((2, 1)))
     assert not any(torch.isnan(a).any() or torch.isnan(b).any() for a, b in states)
-    # the search's softmax sees no NaN logit bound (refused there): no bound, with a reason
-    r = upper_bracket(c.model, c.task, max_splits=4, time_limit=1e6)
-    assert r.upper is None and "no finite bound" in r.reason
+    # the forward overflows to NaN at evaluated inputs: +inf, marked, never a finite number
+    for method in ("auto", "generic"):
+        r = upper_bracket(c.model, c.task, max_splits=4, max_boxes=64, method=method)
+        assert r.upper == INF and r.unsound_input and r.stop == "unsound-input", method
+        assert "NaN/inf" in r.reason
 
 
 def test_box_forms_that_cannot_fit_are_refused_before_allocating(retrieval):

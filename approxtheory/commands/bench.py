@@ -1,5 +1,7 @@
-"""``approxtheory bench model|verify|search|identifiability|train|sweep``: benchmarks that print
-figures (:mod:`approxtheory.bench`; ``bench verify`` times :func:`approxtheory.verify.run_verify`;
+"""``approxtheory bench model|verify|search|bracket|identifiability|train|sweep``: benchmarks that
+print figures (:mod:`approxtheory.bench`; ``bench verify`` times
+:func:`approxtheory.verify.run_verify`; ``bench bracket`` is
+:func:`approxtheory.bracket_bench.bench_bracket`;
 ``bench train`` is :func:`approxtheory.train_bench.bench_train`; ``bench sweep`` is
 :func:`approxtheory.sweep_bench.bench_sweep`)."""
 
@@ -160,6 +162,42 @@ def _cmd_search(args) -> int:
     return 0
 
 
+def _fmt(v, spec=".4g"):
+    return "-" if v is None else format(v, spec)
+
+
+def _cmd_bracket(args) -> int:
+    from ..bracket_bench import bench_bracket
+
+    torch.set_num_threads(args.threads)
+    say = (
+        None
+        if args.json
+        else (
+            lambda r: print(
+                f"{r['case']:<38} {r['method']:<10} found {_fmt(r['found'])}  certified "
+                f"{_fmt(r['certified'])}  found/cert {_fmt(r['found_over_certified'], '.4f')}  "
+                f"{r['seconds']:6.2f} s  known {_fmt(r['known'])} (cert/known "
+                f"{_fmt(r['certified_over_known'], '.3f')})  interval {_fmt(r['interval'])} "
+                f"({_fmt(r['interval_over_certified'], '.3g')}x cert)",
+                flush=True,
+            )
+        )
+    )
+    if not args.json:
+        print(
+            f"# certified upper bracket (approxtheory.bounds.upper_bracket, deterministic "
+            f"budgets) vs the known worst case and naive interval propagation; "
+            f"{args.threads} thread(s)"
+        )
+    res = bench_bracket(only=args.only, progress=say)
+    if args.json:
+        print(json.dumps(res, indent=2, default=str))
+    elif res["rows"]:
+        print(f"goal ({res['goal']}): {'met' if res['all_meet_goal'] else 'NOT met'}")
+    return 0
+
+
 def _cmd_train(args) -> int:
     from ..train_bench import bench_train
 
@@ -239,7 +277,7 @@ def register(sub) -> None:
 
     bsub = p.add_subparsers(dest="bench_command", metavar="WHAT")
     pm = bsub.add_parser("model", help="attention layer throughput vs a raw SDPA reference")
-    pm.add_argument("--json", action="store_true")
+    pm.add_argument("--json", action="store_true", help="machine-readable output")
     pm.add_argument(
         "--threads", type=threads, default=2, help=f"torch threads, {THREADS_HELP} (default 2)"
     )
@@ -250,7 +288,7 @@ def register(sub) -> None:
         "sweep",
         help="cells per second of the experiment runner's executors (in-process, pool, Dask)",
     )
-    pw.add_argument("--json", action="store_true")
+    pw.add_argument("--json", action="store_true", help="machine-readable output")
     # bounded: every cell is a record in memory and every worker a process (~250 MB)
     pw.add_argument(
         "--cells",
@@ -272,18 +310,23 @@ def register(sub) -> None:
     )
     pw.set_defaults(func=_cmd_sweep)
     pv = bsub.add_parser("verify", help="wall time of `verify` from scratch (no cache)")
-    pv.add_argument("--profile", default="quick", choices=["quick", "full"])
+    pv.add_argument(
+        "--profile",
+        default="quick",
+        choices=["quick", "full"],
+        help="verify profile to time: quick or full (default quick)",
+    )
     pv.add_argument(
         "--threads", type=threads, default=2, help=f"torch threads, {THREADS_HELP} (default 2)"
     )
-    pv.add_argument("--json", action="store_true")
+    pv.add_argument("--json", action="store_true", help="machine-readable output")
     pv.set_defaults(func=_cmd_verify)
     ps = bsub.add_parser(
         "search",
         help="sup_error against cases with exactly known worst "
         "errors (ratio found/known, goal >= 0.95)",
     )
-    ps.add_argument("--json", action="store_true")
+    ps.add_argument("--json", action="store_true", help="machine-readable output")
     ps.add_argument(
         "--threads", type=threads, default=2, help=f"torch threads, {THREADS_HELP} (default 2)"
     )
@@ -296,11 +339,22 @@ def register(sub) -> None:
         help="skip the certified upper bracket (it takes up to 10 s per small case)",
     )
     ps.set_defaults(func=_cmd_search)
+    pb = bsub.add_parser(
+        "bracket",
+        help="certified upper bracket vs the known worst case and interval propagation "
+        "(found/certified, seconds; goal: within 2x at T = 1024 in <= 60 s)",
+    )
+    pb.add_argument("--json", action="store_true", help="machine-readable output")
+    pb.add_argument(
+        "--threads", type=threads, default=2, help=f"torch threads, {THREADS_HELP} (default 2)"
+    )
+    pb.add_argument("--only", help="cases whose label contains this text, or a construction")
+    pb.set_defaults(func=_cmd_bracket)
     pi = bsub.add_parser(
         "identifiability",
         help="structured rank certificate vs dense Jacobian + SVD (time, peak memory)",
     )
-    pi.add_argument("--json", action="store_true")
+    pi.add_argument("--json", action="store_true", help="machine-readable output")
     pi.add_argument(
         "--threads", type=threads, default=2, help=f"torch threads, {THREADS_HELP} (default 2)"
     )
@@ -316,7 +370,7 @@ def register(sub) -> None:
         help="training steps/s of approxtheory.train vs a plain "
         "nanoGPT-style SDPA loop (ratio, goal >= 0.9)",
     )
-    pt.add_argument("--json", action="store_true")
+    pt.add_argument("--json", action="store_true", help="machine-readable output")
     pt.add_argument(
         "--threads",
         type=threads,
