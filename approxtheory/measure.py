@@ -92,6 +92,16 @@ class SupErrorResult:
     evals_by_source: dict = field(default_factory=dict)  # evaluations spent per stage
     nonfinite: bool = False  # the model's output at the witness is NaN or inf (a failure)
 
+    def __repr__(self) -> str:
+        """One line: the error found, the witness's shape, the evaluations spent."""
+        shape = "x".join(map(str, np.shape(self.witness)))
+        return (
+            f"SupErrorResult(value={self.value:.6g}, witness=<{shape} array>, "
+            f"n_evals={self.n_evals}, budget={self.budget}"
+            + (", nonfinite=True" if self.nonfinite else "")
+            + ")"
+        )
+
     def to_dict(self) -> dict:
         """The result as JSON-ready plain values (``sup_error`` is ``value``)."""
         return {

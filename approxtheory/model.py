@@ -197,6 +197,39 @@ class ModelConfig:
     final_norm: bool = False  # one more norm after the last layer (needs layernorm or rmsnorm)
     tie_embeddings: bool = False  # read-out weight = the embedding's weight, transposed
 
+    def __repr__(self) -> str:
+        """One line: the sizes, the layers (heads x head_dim, value width and KV groups where
+        they differ, the FFN widths; runs of equal layers as ``N*[...]``) and only the fields
+        that differ from their defaults. ``dataclasses.asdict(cfg)`` gives every field."""
+        from dataclasses import MISSING, fields
+
+        runs: list[list] = []
+        for spec in self.layers:
+            text = f"{spec.heads}x{spec.head_dim}"
+            if spec.value_dim not in (None, spec.head_dim):
+                text += f" v{spec.value_dim}"
+            if spec.kv_groups not in (None, spec.heads):
+                text += f" kv{spec.kv_groups}"
+            if spec.ffn_hidden:
+                text += f" ffn{','.join(map(str, spec.ffn_hidden))}"
+            if runs and runs[-1][0] == text:
+                runs[-1][1] += 1
+            else:
+                runs.append([text, 1])
+        layers = ", ".join(f"{n}*[{t}]" if n > 1 else f"[{t}]" for t, n in runs)
+        parts = [f"d_in={self.d_in}", f"width={self.width}", f"layers={layers}"]
+        for f in fields(self):
+            if f.name in ("d_in", "width", "layers"):
+                continue
+            v = getattr(self, f.name)
+            default = f.default if f.default is not MISSING else None
+            if isinstance(default, tuple) and isinstance(v, (list, tuple)):
+                v = tuple(v)
+            if v != default or f.name == "d_out":
+                parts.append(f"{f.name}={v!r}")
+        text = f"ModelConfig({', '.join(parts)})"
+        return text if len(text) <= 300 else text[:296] + "...)"
+
     def __post_init__(self):
         self.layers = _layer_specs(self.layers)
         for name in ("d_in", "width", "d_out"):

@@ -27,8 +27,9 @@ allowed; nothing large is ever computed first):
 
 * a value string has at most :data:`MAX_LENGTH` characters and at most :data:`MAX_DEPTH` nested
   parentheses or powers;
-* every value, including every intermediate result, has magnitude at most :data:`MAX_ABS`
-  (10^30) -- so ``10**30`` is accepted, ``10**31`` and ``1e999999999`` are not;
+* every value -- each literal, every intermediate result and the whole expression, exact or
+  Float -- has magnitude at most :data:`MAX_ABS` (10^30), compared exactly: ``10**30`` and
+  ``1e30`` are accepted; ``10**31``, ``1e999999999``, ``1e30+1`` and ``pi+1e30`` are not;
 * an exact value's numerator and denominator have at most :data:`MAX_DIGITS` (100) digits;
 * a decimal exponent (``1e-3``) has ``|exponent| <= 1000`` before the above apply;
 * division by zero, ``sqrt`` of a negative number and ``log`` of a non-positive one are refused.
@@ -197,13 +198,29 @@ def check_number(v, name: str = "value", *, what: str | None = None):
                     f"in numerator and denominator and magnitude at most 10^{int(_MAX_LOG10)}"
                 )
     lg = log10_abs(v)
-    too_large = abs(v) > MAX_ABS if isinstance(v, sp.Rational) else lg > _MAX_LOG10 + 1e-9
-    if too_large:
+    # one rule for every value (a literal, an intermediate result, the whole expression; exact
+    # or Float): |v| <= 10^30 compared exactly, so pi+1e30 is refused like 1e30+1. log10 first
+    # screens out huge values cheaply; a Float/Rational comparison with an Integer is exact.
+    if lg > _MAX_LOG10 + 1 or (lg >= _MAX_LOG10 - 1 and _exceeds_max_abs(v)):
         raise ValueRangeError(
-            f"{label} is too large (about 10^{_fmt_exp(lg)}); allowed: magnitudes up to "
+            f"{label} is too large ({_fmt_size(v, lg)}); allowed: magnitudes up to "
             f"10^{int(_MAX_LOG10)}"
         )
     return v
+
+
+def _exceeds_max_abs(v) -> bool:
+    """Whether ``|v| > MAX_ABS`` exactly (``v`` a sympy number with ``|v|`` near 10^30)."""
+    if isinstance(v, (sp.Rational, sp.Float)):
+        return bool(abs(v) > sp.Integer(MAX_ABS))
+    return bool(sp.Abs(v).evalf(FLOAT_DIGITS + 10) > sp.Integer(MAX_ABS))
+
+
+def _fmt_size(v, lg: float) -> str:
+    """``|v|`` for a message: 34 digits near the limit (so 10^30 + 1 does not read as 10^30)."""
+    if abs(lg - _MAX_LOG10) <= 1:
+        return f"|value| = {sp.sstr(sp.Float(abs(v).evalf(34), 34))}"
+    return f"about 10^{_fmt_exp(lg)}"
 
 
 def _fmt_exp(lg: float) -> str:

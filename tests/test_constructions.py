@@ -669,3 +669,31 @@ def test_cli_seed_and_search_seed_together_without_a_seed_knob_is_refused(capsys
         )
         == 0
     )
+
+
+# --- measure() carries the CLI's bracket fields; one-line reprs (issue 28 item 6) -----------------
+def test_measure_returns_the_bracket_the_cli_reports():
+    c = build("softmax_retrieval", T=4, beta=100.0)
+    m = c.measure(budget=64, upper=True)
+    rep = c.report(budget=64)  # what `construct --json` prints
+    for key in ("sup_error_upper", "sup_error_upper_reason", "certified"):
+        assert (key in m) == (key in rep), key
+    assert m["sup_error_upper"] == rep["sup_error_upper"]
+    assert m["sup_error_upper"] is not None and math.isfinite(m["sup_error_upper"])
+    # a certified bracket encloses the supremum from above: at least the error found
+    assert m["sup_error"] <= m["sup_error_upper"] + 1e-12
+    # without upper=True the fields are there and say that the bracket was not computed
+    plain = c.measure(budget=64)
+    assert plain["sup_error_upper"] is None and plain["sup_error_upper_reason"] == "not requested"
+    assert c.report(budget=64, upper=False)["sup_error_upper_reason"] == "not requested"
+    with pytest.raises(ConfigError, match="upper must be True or False"):
+        c.measure(budget=64, upper="yes")
+
+
+@pytest.mark.parametrize("name", names())
+def test_construction_repr_is_one_short_line(name):
+    c = build(name)
+    r = repr(c)
+    assert "\n" not in r and len(r) <= 240, r
+    assert r.startswith(f"Construction({name!r}, claim={c.claim!r}")
+    assert f"params={c.params}" in r and c.bound_kind in r

@@ -238,3 +238,12 @@ def test_compare_exponent_refuses_unknown_names_and_free_symbols():
         compare_exponent(fit, float("nan"))
     with pytest.raises(ParseError):
         compare_exponent(fit, "HC-T2a", gamma="1+")
+
+
+def test_sup_error_result_repr_is_one_line():
+    c = build("softmax_retrieval", T=4, beta=100.0)
+    r = sup_error(c.model, c.task, budget=32, seed=0, local_steps=0, discrete_evals=0)
+    text = repr(r)
+    assert "\n" not in text and len(text) < 160
+    assert text.startswith(f"SupErrorResult(value={r.value:.6g}, witness=<4x1 array>")
+    assert f"n_evals={r.n_evals}" in text

@@ -527,3 +527,29 @@ def test_opt_in_fields_default_off():
     assert m.ln_f is None and not m.cfg.rmsnorm and not m.cfg.tie_embeddings
     assert [n for n, _ in m.named_parameters() if "ln" in n] == []
     assert "head.0.weight" in dict(m.named_parameters())
+
+
+# --- a one-line repr (issue 28 item 6) ------------------------------------------------------------
+def test_model_config_repr_is_one_line_with_the_essentials():
+    cfg = ModelConfig(
+        d_in=2,
+        width=8,
+        layers=[LayerSpec(2, 4, ffn_hidden=(16,))] * 3 + [LayerSpec(1, 8, value_dim=2)],
+        seq_len=5,
+        positions="onehot",
+        causal=True,
+    )
+    r = repr(cfg)
+    assert r == (
+        "ModelConfig(d_in=2, width=8, layers=3*[2x4 ffn16], [1x8 v2], d_out=1, seq_len=5, "
+        "positions='onehot', causal=True)"
+    )
+    # the defaults are left out; a field set to a non-default value shows
+    assert "rope_base" not in r and "dtype" not in r
+    assert "dtype='float32'" in repr(dataclasses.replace(cfg, dtype="float32"))
+    # GQA groups show where they differ from the heads
+    gqa = ModelConfig(d_in=1, width=8, layers=[LayerSpec(4, 2, kv_groups=2)])
+    assert "layers=[4x2 kv2]" in repr(gqa)
+    # a long config stays on one line of bounded length
+    many = ModelConfig(d_in=1, width=8, layers=[LayerSpec(h, 2) for h in range(1, 80)])
+    assert "\n" not in repr(many) and len(repr(many)) <= 300

@@ -14,6 +14,7 @@ from typing import Any
 import sympy as sp
 
 from ..errors import (
+    ApproxTheoryError,
     InvalidValueError,
     MissingSymbolError,
     NotAPowerLawError,
@@ -36,6 +37,7 @@ __all__ = [
     "substitute",
     "MAX_EXACT_DIGITS",
     "MAX_RESULT_LOG10",
+    "Roots",
 ]
 
 #: an exact power whose result would have more digits than this (estimated from the sizes of base
@@ -98,6 +100,49 @@ FORMER_TITLES: dict[str, dict[str, str]] = {
 
 # Short names users may type for a symbol (keyword -> sympy symbol name).
 ALIASES = {"eps": "epsilon", "ε": "epsilon", "β": "beta", "γ": "gamma", "δ": "delta", "η": "eta"}
+
+
+class Roots(list):
+    """What :meth:`Claim.solve_for` returns: the roots (a list, equal to a plain list of them)
+    inside the claim's regime, and in :attr:`dropped` the ones it left out, each with the regime
+    condition it violates.
+
+    ``IF-T2``'s ``(1 + ln(βT))/β = 1e-2`` at ``T = 64`` has two roots; β ≈ 0.0057 gives
+    βT ≈ 0.37 < 1, outside the claim's regime ``beta*T >= 1``, so only β ≈ 1227 is returned and
+    the other is named in ``dropped`` (and in the repr, so that it is never silently lost).
+    """
+
+    def __init__(self, roots: Iterable = (), dropped: Iterable[tuple[Any, str]] = ()):
+        super().__init__(roots)
+        #: ``((root, condition), ...)``: the roots outside the regime and the condition each fails
+        self.dropped: tuple[tuple[Any, str], ...] = tuple(dropped)
+
+    @property
+    def note(self) -> str | None:
+        """One line naming the dropped roots and the conditions they violate (None if none)."""
+        if not self.dropped:
+            return None
+        return "dropped outside the regime: " + "; ".join(
+            f"{_approx(r)} (violates {c})" for r, c in self.dropped
+        )
+
+    def __repr__(self) -> str:
+        base = list.__repr__(self)
+        return base if not self.dropped else f"{base}  # {self.note}"
+
+    def __reduce__(self):
+        return (Roots, (list(self), self.dropped))
+
+
+def _approx(r) -> str:
+    """A root for a message: exact form, with its value to 6 digits when that is not plain."""
+    text = sp.sstr(r)
+    if r.is_Float or r.is_Rational or not getattr(r, "is_number", False):
+        return text
+    try:
+        return f"{text} ≈ {sp.sstr(sp.N(r, 6))}"
+    except (TypeError, ValueError, ArithmeticError):
+        return text
 
 
 @dataclass(frozen=True)
@@ -506,7 +551,10 @@ class Claim:
         The value is given as ``equals=`` or under the expression's name, e.g.
         ``claim("HC-T2b").solve_for("T", k=0, s=1, n=2, D=2) == [24]``. Returns the list of
         solutions compatible with the symbol's assumptions (sign and reality; an integer symbol
-        gets its real thresholds).
+        gets its real thresholds) and with the claim's regime: a root at which a regime condition
+        is decidably false (e.g. IF-T2's ``beta*T >= 1``) is left out and named, with the
+        condition, in the result's :attr:`Roots.dropped` (and its repr). A condition that cannot
+        be decided (a symbol without a value) keeps the root.
         """
         if expr is None and "expr" in values and "expr" not in self.symbols:
             expr = values.pop("expr")
@@ -540,7 +588,7 @@ class Claim:
         sols = _solve(
             lhs - rhs, x, what=f"{self.id}: solving {name} = {_fmt(rhs)} for {target.name}"
         )
-        out = []
+        out, dropped = [], []
         for sol in sols:
             if (
                 sol.is_real is False
@@ -548,12 +596,32 @@ class Claim:
                 or (target.is_nonnegative and sol.is_negative)
             ):
                 continue
-            out.append(
-                _check_result(
-                    sol if sol.has(sp.Float) or sp.count_ops(sol) > 60 else sp.simplify(sol), what
-                )
+            root = _check_result(
+                sol if sol.has(sp.Float) or sp.count_ops(sol) > 60 else sp.simplify(sol), what
             )
-        return out
+            violated = self._violated_at(subs, target, root)
+            if violated is None:
+                out.append(root)
+            else:
+                dropped.append((root, violated))
+        return Roots(out, dropped)
+
+    def _violated_at(self, subs: Mapping, target, root) -> str | None:
+        """The text of the first regime condition decidably false with ``target = root`` (None
+        when every condition holds or cannot be decided there)."""
+        if not self.regime or not getattr(root, "is_number", False):
+            return None
+        at = {**subs, target: root}
+        for cond in self.regime:
+            if target not in cond.free_symbols:
+                continue  # the other values were checked by _subs already
+            try:
+                holds = cond.holds(at)
+            except (ApproxTheoryError, TypeError):  # too large to decide: keep the root
+                holds = None
+            if holds is False:
+                return cond.text()
+        return None
 
     def exponent(self, symbol: str, expr: str | None = None):
         """The power-law exponent p of the expression in ``symbol`` (expression ∝ symbol**p).

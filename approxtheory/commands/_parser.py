@@ -13,7 +13,17 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse that reports errors as one line and exit code 2."""
+    """argparse that reports errors as one line and exit code 2, and matches options exactly.
+
+    ``allow_abbrev`` is off (argparse's prefix matching would run ``verify --profil quick`` as
+    ``--profile quick``, so a typo could start a long job). Subparsers made by ``add_parser`` of
+    an ``add_subparsers`` of this parser are of this class (argparse's default ``parser_class``
+    is the parent's type), so they inherit both.
+    """
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message):  # noqa: D401 - argparse API
         # "argument --seed: must be ..." (from a _cliargs type) -> "--seed must be ..."

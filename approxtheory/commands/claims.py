@@ -127,15 +127,21 @@ def register(sub) -> None:
     pl.add_argument("--json", action="store_true", help="machine-readable output")
     pl.set_defaults(func=_cmd_claims_list)
     ps = csub.add_parser("show", help="show one claim")
-    ps.add_argument("id")
+    ps.add_argument("id", help="a claim id of `approxtheory claims list`, e.g. HC-T2b")
     ps.add_argument("--latex", action="store_true", help="print the formulas as LaTeX")
-    ps.add_argument("--json", action="store_true")
+    ps.add_argument("--json", action="store_true", help="machine-readable output")
     ps.set_defaults(func=_cmd_claims_show)
     pe = csub.add_parser(
         "eval", help="evaluate a claim's formula, e.g. `claims eval HC-T2b T=64 s=1 n=2 D=2`"
     )
-    pe.add_argument("id")
-    pe.add_argument("values", nargs="*", metavar="NAME=VALUE")
+    pe.add_argument("id", help="a claim id of `approxtheory claims list`, e.g. HC-T2b")
+    pe.add_argument(
+        "values",
+        nargs="*",
+        metavar="NAME=VALUE",
+        help="a value for each symbol of the formula, e.g. T=64 or beta=1/2 (numbers, pi, e, "
+        "sqrt, log, exp, + - * / ^; never evaluated as code)",
+    )
     pe.add_argument("--expr", help="which expression (default: the primary one)")
-    pe.add_argument("--json", action="store_true")
+    pe.add_argument("--json", action="store_true", help="machine-readable output")
     pe.set_defaults(func=_cmd_claims_eval)

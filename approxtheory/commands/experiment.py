@@ -247,15 +247,42 @@ def _cmd(args) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("experiment", help="declarative experiments: list, run, plot")
-    p.add_argument("action", choices=["list", "run", "plot"])
-    p.add_argument("name", nargs="?")
-    p.add_argument("--profile", default="quick", choices=["quick", "full"])
-    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    p = sub.add_parser(
+        "experiment",
+        help="declarative experiments: list, run, plot",
+        description="list the experiments; run one (its grid of cells, cached, into "
+        "OUT/NAME/PROFILE: a CSV and its plots); or plot a finished run again. The options "
+        "marked `run` apply to `experiment run NAME` only.",
+    )
+    p.add_argument(
+        "action",
+        choices=["list", "run", "plot"],
+        help="list: the experiments and their cell counts; run NAME: compute the grid; "
+        "plot NAME: redraw the plots of a finished run from its CSV",
+    )
+    p.add_argument("name", nargs="?", help="the experiment (for run and plot; see `list`)")
+    p.add_argument(
+        "--profile",
+        default="quick",
+        choices=["quick", "full"],
+        help="which of the experiment's grids to run or plot (default quick)",
+    )
+    p.add_argument(
+        "--device",
+        default="cpu",
+        choices=["cpu", "cuda"],
+        help="the torch device `run` computes on (default cpu)",
+    )
     from .._cliargs import mem_size, out_dir, readable_file
 
     # a Path default is not run through out_dir: `experiment list` works in a read-only place
-    p.add_argument("--out", default=Path("results"), metavar="DIR", type=out_dir)
+    p.add_argument(
+        "--out",
+        default=Path("results"),
+        metavar="DIR",
+        type=out_dir,
+        help="the results folder: `run` writes and `plot` reads DIR/NAME/PROFILE (default results)",
+    )
     p.add_argument(
         "--corpus",
         metavar="PATH",
@@ -350,5 +377,5 @@ def register(sub) -> None:
         metavar="SECONDS",
         help="how long to wait for the Dask scheduler (default 10, at most 600)",
     )
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr (`run`)")
     p.set_defaults(func=_cmd)

@@ -204,11 +204,11 @@ def register(sub) -> None:
     q = acts.add_parser("predict", help="predicted rate, schedule, fallbacks and dominant step")
     common(q)
     q.add_argument("--T", type=pos_int, default=None, help="also give the exponent at this T")
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--json", action="store_true", help="machine-readable output")
     q.set_defaults(func=_cmd_predict)
 
     q = acts.add_parser("tasks", help="the retrieval programs and their arguments")
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--json", action="store_true", help="machine-readable output")
     q.set_defaults(func=_cmd_tasks)
 
     q = acts.add_parser("draw", help="figure of the information sets per layer")

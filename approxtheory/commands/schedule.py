@@ -277,7 +277,7 @@ def _cmd_compare(args) -> int:
 
 
 def register(sub) -> None:
-    from .._cliargs import count, nonneg_int, pos_int, seed, threads
+    from .._cliargs import SEED_HELP, count, nonneg_int, pos_int, seed, threads
     from ..schedules import PAPER_SCALES
 
     p = sub.add_parser(
@@ -303,7 +303,7 @@ def register(sub) -> None:
     pp = ssub.add_parser("prism", help="the Prism staircase: heads and head dims per layer")
     shape_args(pp)
     stage_args(pp)
-    pp.add_argument("--json", action="store_true")
+    pp.add_argument("--json", action="store_true", help="machine-readable output")
     pp.set_defaults(func=_cmd_prism)
 
     pc = ssub.add_parser("check", help="check a schedule against the five rules")
@@ -311,7 +311,7 @@ def register(sub) -> None:
     pc.add_argument("--d", type=pos_int, required=True, help="model width d")
     pc.add_argument("--h-base", dest="h_base", type=pos_int, help="default: the last layer's")
     pc.add_argument("--layers", type=pos_int, help="expected number of layers")
-    pc.add_argument("--json", action="store_true")
+    pc.add_argument("--json", action="store_true", help="machine-readable output")
     pc.set_defaults(func=_cmd_check)
 
     pm = ssub.add_parser(
@@ -332,8 +332,13 @@ def register(sub) -> None:
         default=1,
         help=f"torch threads, from 1 to {_max_threads()} (default 1)",
     )
-    pm.add_argument("--seed", type=seed, default=0)
+    pm.add_argument(
+        "--seed",
+        type=seed,
+        default=0,
+        help=f"seed of the random weights and inputs timed: {SEED_HELP} (default 0)",
+    )
     pm.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
     pm.add_argument("--no-throughput", action="store_true", help="counts only, no timing")
-    pm.add_argument("--json", action="store_true")
+    pm.add_argument("--json", action="store_true", help="machine-readable output")
     pm.set_defaults(func=_cmd_compare)

@@ -112,8 +112,44 @@ class Construction:
         if self.bound_kind not in ("upper", "lower", "exact"):
             raise ConfigError(f"bound kind must be upper, lower or exact (got {self.bound_kind!r})")
 
-    def measure(self, budget: int = 4096, seed: int = 0, **kw) -> dict:
-        """Measure the error (adversarially for sup-norm claims) and give the verdict."""
+    def __repr__(self) -> str:
+        """One line: name, claim, task and sizes, parameters, the claimed bound, the knobs (the
+        model and ``extra`` are left out: ``c.model`` / ``c.extra`` show them)."""
+        task = self.task
+        try:
+            desc = task.describe()
+            shape = ", ".join(f"{k}={desc[k]}" for k in ("T", "d") if k in desc)
+        except Exception:  # noqa: BLE001 - a repr must not fail on a user's task object
+            shape = ""
+        knobs = ", ".join(f"{k}={_num(v)}" for k, v in self.knobs.items())
+        return (
+            f"Construction({self.name!r}, claim={self.claim!r}, "
+            f"task={type(task).__name__}({shape}), params={self.params}, "
+            f"bound={_num(float(self.claimed_bound))} ({self.bound_kind}), knobs={{{knobs}}})"
+        )
+
+    def measure(
+        self,
+        budget: int = 4096,
+        seed: int = 0,
+        *,
+        upper: bool = False,
+        upper_time: float = 10.0,
+        **kw,
+    ) -> dict:
+        """Measure the error (adversarially for sup-norm claims) and give the verdict.
+
+        The result always has the certified-bracket fields of ``construct --json``:
+        ``sup_error_upper`` and ``sup_error_upper_reason`` (and ``certified`` where the bracket
+        is at or below an upper-kind claimed bound), computed by :meth:`certify` -- the function
+        :meth:`report` and the command line call -- when ``upper`` is true; with ``upper``
+        false (the default: the bracket costs a branch-and-bound) ``sup_error_upper`` is None
+        and the reason says ``not requested``. ``upper_time`` is :meth:`certify`'s
+        ``time_limit``. Other keywords go to the search (:func:`approxtheory.measure.sup_error`
+        or the construction's ``measure_fn``).
+        """
+        if not isinstance(upper, (bool, np.bool_)):
+            raise ConfigError(f"upper must be True or False (got {upper!r})")
         if self.measure_fn is not None:
             m = self.measure_fn(self, budget=budget, seed=seed, **kw)
         else:
@@ -139,6 +175,11 @@ class Construction:
         atol, rtol = tolerance(dtype, scale)
         m["tolerance"] = {"dtype": dtype, "atol": atol, "rtol": rtol}
         m["verdict"] = verdict(m["measured"], self.claimed_bound, self.bound_kind, dtype, scale)
+        m.update(
+            self.certify(time_limit=upper_time, witness=m.get("witness"))
+            if upper
+            else {"sup_error_upper": None, "sup_error_upper_reason": "not requested"}
+        )
         return m
 
     def certify(self, time_limit: float = 10.0, witness=None) -> dict:
@@ -184,12 +225,7 @@ class Construction:
         with claim, parameters, sup error and witness, the certified upper bracket (or why not),
         the claimed bound and the verdict.
         """
-        m = self.measure(budget=budget, seed=seed)
-        cert = (
-            self.certify(time_limit=upper_time, witness=m.get("witness"))
-            if upper
-            else {"sup_error_upper": None, "sup_error_upper_reason": "not requested"}
-        )
+        m = self.measure(budget=budget, seed=seed, upper=upper, upper_time=upper_time)
         return {
             "construction": self.name,
             "claim": self.claim,
@@ -203,7 +239,6 @@ class Construction:
             "budget": budget,
             "seed": seed,
             **m,
-            **cert,
             "extra": self.extra,
         }
 
