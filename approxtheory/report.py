@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .io import atomic_write_bytes, atomic_write_text
+from .plots import plot_from_csv, slope_plot
 
 __all__ = [
     "write_csv",
@@ -87,92 +88,6 @@ def _save(fig, path: Path):
     )
     fig.savefig(buf, format=fmt, metadata=meta)
     atomic_write_bytes(path, buf.getvalue())
-
-
-def plot_from_csv(csv_path: Path, spec: dict, out: Path) -> Path:
-    """Measurements as markers joined by lines, the claimed bound as a dashed line, log-log by
-    default. ``spec``: x, y (list of columns), optional bound, group, title, xlabel, ylabel,
-    logx, logy."""
-    plt = _plt()
-    rows = read_csv(csv_path)
-    x, ys, bound, group = spec["x"], spec["y"], spec.get("bound"), spec.get("group")
-    # a numeric x axis when any x is a number (rows without one are left out), else the rows
-    # that have the column: never a sort of mixed types or a missing column
-    if any(isinstance(r.get(x), float) for r in rows):
-        rows = [r for r in rows if isinstance(r.get(x), float)]
-    else:
-        rows = [r for r in rows if x in r]
-    groups = sorted({r.get(group, "") for r in rows}, key=str) if group else [None]
-    with plt.style.context(str(STYLE)):
-        fig, ax = plt.subplots()
-        for gi, gv in enumerate(groups):
-            sub = [r for r in rows if group is None or r.get(group, "") == gv]
-            sub.sort(key=lambda r: r[x])
-            color = f"C{gi % 7}"
-            lab = (
-                ""
-                if group is None
-                else f" {group}={gv:g}"
-                if isinstance(gv, float)
-                else f" {group}={gv}"
-            )
-            for yi, y in enumerate(ys):
-                xs = [r[x] for r in sub if isinstance(r.get(y), float)]
-                vs = [r[y] for r in sub if isinstance(r.get(y), float)]
-                if spec.get("logy", True):
-                    pts = [(a, b) for a, b in zip(xs, vs) if b > 0]
-                    xs, vs = [p[0] for p in pts], [p[1] for p in pts]
-                ax.plot(xs, vs, marker="os^v"[yi % 4], color=color, alpha=0.9, label=f"{y}{lab}")
-            if bound:
-                bx = [r[x] for r in sub if isinstance(r.get(bound), float) and r[bound] > 0]
-                bv = [r[bound] for r in sub if isinstance(r.get(bound), float) and r[bound] > 0]
-                ax.plot(bx, bv, linestyle="--", color=color, label=f"claimed bound{lab}")
-        if spec.get("logx", True):
-            ax.set_xscale("log")
-        if spec.get("logy", True):
-            ax.set_yscale("log")
-        ax.set_xlabel(spec.get("xlabel", x))
-        ax.set_ylabel(spec.get("ylabel", ", ".join(ys)))
-        ax.set_title(spec.get("title", ""))
-        if ax.get_legend_handles_labels()[0]:  # nothing to label: no legend (and no warning)
-            ax.legend()
-        _save(fig, out)
-        plt.close(fig)
-    return out
-
-
-def slope_plot(slopes: Sequence[dict], title: str, out: Path) -> Path:
-    """Fitted exponents with their confidence intervals next to the predicted ones."""
-    plt = _plt()
-    with plt.style.context(str(STYLE)):
-        fig, ax = plt.subplots(figsize=(5.2, 0.6 + 0.5 * len(slopes)))
-        for i, s in enumerate(slopes):
-            ax.errorbar(
-                [s["fitted"]],
-                [i],
-                xerr=[[s["fitted"] - s["lo"]], [s["hi"] - s["fitted"]]],
-                fmt="o",
-                color="C0",
-                capsize=3,
-                label="fitted (CI)" if i == 0 else None,
-            )
-            if s.get("predicted") is not None:
-                ax.plot(
-                    [s["predicted"]],
-                    [i],
-                    marker="x",
-                    color="C1",
-                    markersize=8,
-                    linestyle="none",
-                    label="predicted" if i == 0 else None,
-                )
-        ax.set_yticks(range(len(slopes)), [s["label"] for s in slopes])
-        ax.set_xlabel("exponent")
-        ax.set_title(title)
-        ax.legend()
-        _save(fig, out)
-        plt.close(fig)
-    return out
 
 
 _BADGE = {
