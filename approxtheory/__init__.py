@@ -12,7 +12,6 @@ Every formula lives in the claim catalogue (:mod:`approxtheory.catalogue`); the 
 checks and the plots read it from there.
 """
 
-from .catalogue import Claim, Comparison, claim, claims, compare
 from .errors import (
     ApproxTheoryError,
     ConfigError,
@@ -27,9 +26,31 @@ from .errors import (
     UnknownSymbolError,
     ValueRangeError,
 )
-from .provenance import package_version
 
-__version__ = package_version()  # from the package metadata; the version is in pyproject.toml
+#: the re-exports of the claim catalogue, loaded on first use (PEP 562): importing the package,
+#: or a light submodule of it (the pytest plugin, ``approxtheory.errors``), does not load sympy
+#: and the catalogue
+_CATALOGUE = ("Claim", "Comparison", "claim", "claims", "compare")
+
+
+def __getattr__(name: str):
+    if name in _CATALOGUE:
+        from . import catalogue
+
+        value = getattr(catalogue, name)
+    elif name == "__version__":
+        from .provenance import package_version
+
+        value = package_version()  # from the package metadata; the version is in pyproject.toml
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # the next access is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "Claim",

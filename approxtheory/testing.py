@@ -37,7 +37,12 @@ within 0.93-0.97.
 **Cached measurements** (:class:`Measured`, the ``measured`` fixture of the pytest plugin
 :mod:`approxtheory.pytest_plugin`): ``sup_error`` and ``nmse`` results stored on disk under a key
 of the model's weights, the task, the search settings and the code (as ``verify``'s cache), so
-that an unchanged rate test measures nothing on its second run.
+that an unchanged rate test measures nothing on its second run. A registered construction is
+keyed by its name and knobs instead of its weights (:meth:`Measured.sup_error_of`, the weights
+are a function of them and of the fingerprinted code), and what a rate test reads from the
+catalogue and the constructions (:meth:`Measured.admissible`, :meth:`Measured.assert_claim_rate`)
+is cached the same way: a second run reads JSON and loads neither torch nor sympy (this module
+imports numpy alone; torch, sympy and the catalogue load where a miss needs them).
 """
 
 from __future__ import annotations
@@ -56,7 +61,6 @@ from typing import Any
 import numpy as np
 
 from .errors import ApproxTheoryError, ConfigError, InvalidValueError
-from .measure import RateFit
 
 __all__ = [
     "PowerLawFit",
@@ -228,9 +232,13 @@ def _f_sf(stat: float, dfd: int) -> float:
 
 
 @dataclass
-class PowerLawFit(RateFit):
+class PowerLawFit:
     """``log error = intercept + slope · log size`` with the Student-t interval of the slope
     (``ci_low``, ``ci_high`` at ``level``), and the floor test.
+
+    Its first six fields and :meth:`contains` are those of
+    :class:`approxtheory.measure.RateFit` (the bootstrap fit); it is defined here without that
+    module so that a rate test whose measurements come from the cache loads no torch.
 
     ``se`` is the slope's standard error, ``df`` its degrees of freedom (n - 2), ``residual_sd``
     the residuals' standard deviation in log units. ``floor_p`` is the p-value of the floor
@@ -239,6 +247,12 @@ class PowerLawFit(RateFit):
     exponent and floor ``F``; ``floor`` says that the floor is significant and consequential
     (the fit is then undecidable). ``sizes`` and ``errors`` are the data fitted."""
 
+    slope: float
+    intercept: float
+    ci_low: float
+    ci_high: float
+    level: float
+    n_points: int
     se: float = 0.0
     df: int = 1
     residual_sd: float = 0.0
@@ -248,6 +262,11 @@ class PowerLawFit(RateFit):
     floor: bool = False
     sizes: tuple = ()
     errors: tuple = ()
+
+    def contains(self, value: float) -> bool:
+        """Whether ``value`` lies in the interval (up to float64 round-off, 1e-9 relative)."""
+        slack = 1e-9 * max(1.0, abs(value))
+        return self.ci_low - slack <= value <= self.ci_high + slack
 
     def to_dict(self) -> dict:
         d = dict(self.__dict__)
@@ -580,8 +599,18 @@ def assert_claim_rate(
     >>> round(fit.slope, 3)
     -1.0
     """
+    terms = _claim_rate_terms(claim_id, sizes, errors, over, values, expr, at, tol, kind, what)
+    return _assert_claim_terms(terms, sizes, errors, confidence, what)
+
+
+def _claim_rate_terms(claim_id, sizes, errors, over, values, expr, at, tol, kind, what) -> dict:
+    """What :func:`assert_claim_rate` reads from the catalogue, as plain values: the side
+    (``at_most``, ``at_least`` or ``exponent``), the exponent, ``tol``, the symbol, the message
+    prefix and note, and the regime error where a size lies outside the claim's regime (a
+    deterministic function of the arguments and the catalogue's code: :class:`Measured` caches
+    it, keyed without ``errors``: they are only checked here, as :func:`assert_rate` checks
+    them). Bad arguments raise here."""
     from .catalogue import claim
-    from .errors import RegimeError
 
     if not isinstance(claim_id, str):
         raise InvalidValueError(f"claim_id must be a claim id string (got {claim_id!r})")
@@ -602,10 +631,11 @@ def assert_claim_rate(
     for s in x:
         if not c.in_regime(**{**vals, sym: float(s)}):
             conds = "; ".join(cond.text() for cond in c.regime)
-            raise RegimeError(
-                f"{c.id}: {sym}={s:g} lies outside the claim's regime ({conds}); allowed: "
-                f"sizes where it applies"
-            )
+            return {
+                "symbol": sym,
+                "regime_error": f"{c.id}: {sym}={s:g} lies outside the claim's regime "
+                f"({conds}); allowed: sizes where it applies",
+            }
     at_zero = str(at).strip() in ("0", "0.0") or (_is_number(at) and float(at) == 0.0)
     p = _asymptotic_exponent(c, sym, expr, at, at_zero, vals)
     if not math.isfinite(p):
@@ -618,6 +648,8 @@ def assert_claim_rate(
             tol = max(0.0, p - own) if not at_zero else max(0.0, own - p)
         else:
             tol = abs(own - p)
+    else:
+        tol = _real("tol", tol)  # as assert_rate refuses it
     name = c.expr_name(expr)
     if kind == "upper":
         side = "at_least" if at_zero else "at_most"
@@ -628,16 +660,33 @@ def assert_claim_rate(
     else:
         side = "exponent"
         note = f" ({c.id}'s {name} ~ {sym}^{_e(p)})"
+    return {
+        "regime_error": None,
+        "side": side,
+        "exponent": float(p),
+        "tol": float(tol),
+        "symbol": sym,
+        "prefix": f"{c.id}: ",
+        "note": note,
+    }
+
+
+def _assert_claim_terms(terms: dict, sizes, errors, confidence, what) -> PowerLawFit:
+    from .errors import RegimeError
+
+    _checked(sizes, errors, terms["symbol"], what)  # as assert_claim_rate checks them
+    if terms["regime_error"] is not None:
+        raise RegimeError(terms["regime_error"])
     return assert_rate(
         sizes,
         errors,
-        **{side: p},
-        tol=tol,
+        **{terms["side"]: terms["exponent"]},
+        tol=terms["tol"],
         confidence=confidence,
-        over=sym,
+        over=terms["symbol"],
         what=what,
-        _prefix=f"{c.id}: ",
-        _claim_note=note,
+        _prefix=terms["prefix"],
+        _claim_note=terms["note"],
     )
 
 
@@ -865,9 +914,45 @@ def task_digest(task) -> str:
 
 # ------------------------------------------------------------------------------- the cache
 #: the cache scheme (bumped when an entry's layout changes)
-CACHE_SCHEME = "approxtheory.testing.measured/1"
+CACHE_SCHEME = "approxtheory.testing.measured/2"
 #: the largest cache entry read (anything larger is a miss)
 MAX_ENTRY_BYTES = 16 * 2**20
+
+
+@functools.cache
+def _versions() -> str:
+    """The versions of python and of the libraries a measurement depends on, read from the
+    package metadata (what :func:`approxtheory.provenance.libraries` reports, without importing
+    torch, sympy and scipy: a cache hit loads none of them)."""
+    import importlib.metadata
+    import platform
+
+    from .provenance import package_version
+
+    out: dict[str, str | None] = {
+        "approxtheory": package_version(),
+        "python": platform.python_version(),
+    }
+    for lib in ("torch", "numpy", "scipy", "sympy"):
+        try:
+            out[lib] = importlib.metadata.version(lib)
+        except importlib.metadata.PackageNotFoundError:
+            out[lib] = None
+    return json.dumps(out, sort_keys=True)
+
+
+def _key(*parts: str) -> str:
+    """A cache key (24 hex digits) covering ``parts``, the fingerprint of the source of the
+    package and its checks and experiments (:func:`approxtheory.provenance.source_fingerprint`,
+    every ``.py`` file: the constructions, the catalogue, the search) and the library versions,
+    as ``verify``'s :func:`~approxtheory.provenance.cache_key`."""
+    from .provenance import source_fingerprint
+
+    h = hashlib.sha256()
+    for part in (*parts, source_fingerprint(), _versions()):
+        h.update(part.encode("utf-8"))
+        h.update(b"\0")
+    return h.hexdigest()[:24]
 
 
 def _settings_text(settings: dict) -> str:
@@ -878,13 +963,40 @@ def _as_float(v) -> float | None:
     return float(v) if _is_number(v) else None
 
 
+def _sup_error_entry_ok(d: dict) -> bool:
+    """Whether a cached dict has the fields of a sup-error result, well typed (what
+    :meth:`Measured._sup_error_from` accepts, checked without building the result)."""
+    try:
+        value = d["sup_error"]
+        if not _is_number(value) or (isinstance(value, float) and math.isnan(value)):
+            return False
+        witness = np.asarray(d["witness"], dtype=np.float64)
+        np.asarray(d["model_output"], dtype=np.float64)
+        np.asarray(d["target"], dtype=np.float64)
+        if witness.ndim != 2:
+            return False
+        ints = (d["n_evals"], d["budget"])
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in ints):
+            return False
+        by_source, evals = d["by_source"], d["evals_by_source"]
+        if not (isinstance(by_source, dict) and isinstance(evals, dict)):
+            return False
+        if not all(_is_number(v) for v in by_source.values()):
+            return False
+        if not all(isinstance(v, int) for v in evals.values()):
+            return False
+        return isinstance(d["nonfinite"], bool)
+    except (KeyError, TypeError, ValueError):
+        return False
+
+
 class Measured:
     """``sup_error`` and ``nmse`` with an on-disk cache (what the pytest fixture ``measured``
     returns).
 
     An entry is stored under ``cache_dir/<kind>/<key>.json``, the key covering the model's
     weights (:func:`model_digest`), the task (:func:`task_digest`), the search settings and the
-    source and libraries (:func:`approxtheory.provenance.cache_key`, as ``verify``'s cache).
+    source and libraries (:func:`_key`, as ``verify``'s cache).
     Entries are written atomically with a digest of their content; anything unreadable,
     truncated, edited or of the wrong shape is a miss and is measured again. ``cache_dir=None``
     measures every time. ``budget`` is the default search budget, ``profile`` (``quick`` or
@@ -1031,11 +1143,10 @@ class Measured:
         (``--approxtheory-budget`` or the profile's); ``search`` holds the other keywords of
         ``sup_error``."""
         from .measure import sup_error
-        from .provenance import cache_key
 
         model, task = self._split(model_or_construction, task)
         settings = self._settings(budget, seed, search)
-        key = cache_key(
+        key = _key(
             CACHE_SCHEME,
             "sup_error",
             model_digest(model, task),
@@ -1049,6 +1160,45 @@ class Measured:
             lambda: sup_error(model, task, **settings),
             (task.T, task.d),
         )
+
+    def _of(self, name, knobs, mutant, mutate, budget, seed, search):
+        """The key, settings and compute function of :meth:`sup_error_of`."""
+        if not isinstance(name, str):
+            raise ConfigError(f"name must be a construction name (got {name!r})")
+        if not isinstance(knobs, Mapping):
+            raise ConfigError(f"knobs must be a mapping of knob values (got {knobs!r})")
+        if mutant is not None and mutate is None:
+            raise ConfigError(f"mutant {mutant!r} needs mutate(construction, name) to apply it")
+        how = ""
+        if mutant is not None:
+            import inspect
+
+            try:
+                how = inspect.getsource(mutate)
+            except (OSError, TypeError):
+                how = f"{getattr(mutate, '__module__', '')}.{getattr(mutate, '__qualname__', '')}"
+        settings = self._settings(budget, seed, search)
+        knobs = dict(knobs)
+        key = _key(
+            CACHE_SCHEME,
+            "sup_error_of",
+            name,
+            _settings_text(knobs),
+            "" if mutant is None else mutant,
+            hashlib.sha256(how.encode()).hexdigest(),
+            _settings_text(settings),
+        )
+
+        def compute():
+            from .constructions import build
+            from .measure import sup_error
+
+            c = build(name, **knobs)
+            if mutant is not None:
+                mutate(c, mutant)
+            return sup_error(c.model, c.task, **settings)
+
+        return key, settings, compute
 
     def sup_error_of(
         self,
@@ -1068,82 +1218,174 @@ class Measured:
         weights are a function of these (the construction is built by the fingerprinted code),
         so this is the weights' key without the cost of a build (seconds for a large
         construction) on a hit."""
-        import inspect
+        key, settings, compute = self._of(name, knobs, mutant, mutate, budget, seed, search)
+        return self._cached_sup_error("sup_error", key, settings, compute, None)
 
-        from .measure import sup_error
-        from .provenance import cache_key
+    def sup_error_value_of(
+        self,
+        name: str,
+        knobs: Mapping[str, Any],
+        *,
+        mutant: str | None = None,
+        mutate=None,
+        budget: int | None = None,
+        seed: int = 0,
+        **search,
+    ) -> float:
+        """``sup_error_of(...).value``, under the same key; a hit reads the value of a complete,
+        well-formed entry (as :meth:`sup_error_of` checks it) without loading torch, the
+        constructions or :mod:`approxtheory.measure`."""
+        key, settings, compute = self._of(name, knobs, mutant, mutate, budget, seed, search)
+        path = self._path("sup_error", key)
+        entry = self._read(path, key, "sup_error")
+        if entry is not None and _sup_error_entry_ok(entry["result"]):
+            self.hits += 1
+            self.seconds_saved += _as_float(entry.get("seconds")) or 0.0
+            return float(entry["result"]["sup_error"])
+        return self._cached_sup_error("sup_error", key, settings, compute, None).value
 
+    # -- facts of the code, cached -------------------------------------------------------
+    def _fact(self, kind: str, parts: tuple, compute) -> dict:
+        """``compute()`` (a JSON-ready dict that is a function of ``parts`` and the code alone),
+        cached under ``<cache>/facts/`` with a key of ``kind``, ``parts``, the source fingerprint
+        and the library versions: any edit of the package (a claim, a construction's
+        requirement) misses."""
+        key = _key(CACHE_SCHEME, "fact", kind, *parts)
+        path = self._path("facts", key)
+        entry = self._read(path, key, "fact")
+        if entry is not None and entry.get("fact") == kind:
+            return entry["result"]
+        r = compute()
+        self._write(
+            path,
+            {"scheme": CACHE_SCHEME, "kind": "fact", "fact": kind, "key": key, "result": r},
+        )
+        return r
+
+    def admissible(
+        self,
+        name: str,
+        cases: Sequence[Mapping[str, Any]],
+        *,
+        claim: str | None = None,
+        symbols: Mapping[str, str] | None = None,
+    ) -> bool:
+        """Whether every knob dict of ``cases`` is in the ranges of the registered construction
+        ``name``'s knobs and meets its requirements and, with ``claim``, lies in that claim's
+        regime (its symbols set by the knobs ``symbols`` maps to them); computed by the
+        constructions and the catalogue once, then read from the cache (keyed by the code)."""
         if not isinstance(name, str):
             raise ConfigError(f"name must be a construction name (got {name!r})")
-        if not isinstance(knobs, Mapping):
-            raise ConfigError(f"knobs must be a mapping of knob values (got {knobs!r})")
-        if mutant is not None and mutate is None:
-            raise ConfigError(f"mutant {mutant!r} needs mutate(construction, name) to apply it")
-        how = ""
-        if mutant is not None:
-            try:
-                how = inspect.getsource(mutate)
-            except (OSError, TypeError):
-                how = f"{getattr(mutate, '__module__', '')}.{getattr(mutate, '__qualname__', '')}"
-        settings = self._settings(budget, seed, search)
-        key = cache_key(
-            CACHE_SCHEME,
-            "sup_error_of",
-            name,
-            _settings_text(dict(knobs)),
-            "" if mutant is None else mutant,
-            hashlib.sha256(how.encode()).hexdigest(),
-            _settings_text(settings),
-        )
+        table = [dict(c) for c in cases]
+        symbols = dict(symbols or {})
 
-        def compute():
-            from .constructions import build
+        def compute() -> dict:
+            from .constructions import REGISTRY
 
-            c = build(name, **knobs)
-            if mutant is not None:
-                mutate(c, mutant)
-            return sup_error(c.model, c.task, **settings)
+            entry = REGISTRY.get(name)
+            if entry is None:
+                raise ConfigError(
+                    f"unknown construction {name!r}; known: {', '.join(sorted(REGISTRY))}"
+                )
+            c = None
+            if claim is not None:
+                from .catalogue import claim as lookup
 
-        return self._cached_sup_error("sup_error", key, settings, compute, None)
+                c = lookup(claim)
+            for knobs in table:
+                for k, v in knobs.items():
+                    kn = entry.knobs.get(k)
+                    if kn is None or kn.range_error(v) is not None:
+                        return {"ok": False}
+                if any(r.check(knobs) is not None for r in entry.requires):
+                    return {"ok": False}
+                if c is not None:
+                    vals = {symbols[k]: v for k, v in knobs.items() if k in symbols}
+                    if not c.in_regime(**vals):
+                        return {"ok": False}
+            return {"ok": True}
+
+        parts = (name, _settings_text({"cases": table, "claim": claim, "symbols": symbols}))
+        return bool(self._fact("admissible", parts, compute).get("ok"))
+
+    def assert_claim_rate(
+        self,
+        claim_id: str,
+        sizes: Sequence[float],
+        errors: Sequence[float],
+        *,
+        over: str,
+        values: Mapping[str, Any] | None = None,
+        expr: str | None = None,
+        at: Any = "oo",
+        tol: float | None = None,
+        confidence: float = 0.95,
+        what: str = "error",
+        kind: str | None = None,
+    ) -> PowerLawFit:
+        """:func:`assert_claim_rate`, with what it reads from the catalogue (the exponent, the
+        tolerance, the regime of the sizes) cached as a function of the arguments other than
+        ``errors`` and of the code: the same fit, the same failures."""
+        vals = dict(values or {})
+
+        def compute() -> dict:
+            return _claim_rate_terms(claim_id, sizes, errors, over, vals, expr, at, tol, kind, what)
+
+        try:
+            parts = (
+                _settings_text(
+                    {
+                        "claim": claim_id,
+                        "sizes": [float(v) for v in sizes],
+                        "over": over,
+                        "values": vals,
+                        "expr": expr,
+                        "at": str(at),
+                        "tol": tol,
+                        "kind": kind,
+                        "what": what,
+                    }
+                ),
+            )
+        except (TypeError, ValueError):  # arguments assert_claim_rate refuses: its error
+            return assert_claim_rate(
+                claim_id,
+                sizes,
+                errors,
+                over=over,
+                values=vals,
+                expr=expr,
+                at=at,
+                tol=tol,
+                confidence=confidence,
+                what=what,
+                kind=kind,
+            )
+        terms = self._fact("claim_rate", parts, compute)
+        return _assert_claim_terms(terms, sizes, errors, confidence, what)
 
     @staticmethod
     def _sup_error_from(d: dict, shape):
         """A :class:`~approxtheory.measure.SupErrorResult` from a cached dict, or None when the
         dict is not one (a miss); ``shape`` is the witness's (T, d) where known."""
+        if not _sup_error_entry_ok(d):
+            return None
+        witness = np.asarray(d["witness"], dtype=np.float64)
+        if shape is not None and witness.shape != tuple(shape):
+            return None
         from .measure import SupErrorResult
 
-        try:
-            value = d["sup_error"]
-            if not _is_number(value) or (isinstance(value, float) and math.isnan(value)):
-                return None
-            witness = np.asarray(d["witness"], dtype=np.float64)
-            if witness.ndim != 2 or (shape is not None and witness.shape != tuple(shape)):
-                return None
-            n_evals, budget = d["n_evals"], d["budget"]
-            if not all(isinstance(v, int) and not isinstance(v, bool) for v in (n_evals, budget)):
-                return None
-            by_source, evals = d["by_source"], d["evals_by_source"]
-            if not (isinstance(by_source, dict) and isinstance(evals, dict)):
-                return None
-            if not all(_is_number(v) for v in by_source.values()):
-                return None
-            if not all(isinstance(v, int) for v in evals.values()):
-                return None
-            if not isinstance(d["nonfinite"], bool):
-                return None
-            return SupErrorResult(
-                value=float(value),
-                witness=witness,
-                model_output=np.asarray(d["model_output"], dtype=np.float64),
-                target=np.asarray(d["target"], dtype=np.float64),
-                n_evals=n_evals,
-                by_source={str(k): float(v) for k, v in by_source.items()},
-                budget=budget,
-                evals_by_source={str(k): int(v) for k, v in evals.items()},
-                nonfinite=d["nonfinite"],
-            )
-        except (KeyError, TypeError, ValueError):
-            return None
+        return SupErrorResult(
+            value=float(d["sup_error"]),
+            witness=witness,
+            model_output=np.asarray(d["model_output"], dtype=np.float64),
+            target=np.asarray(d["target"], dtype=np.float64),
+            n_evals=d["n_evals"],
+            by_source={str(k): float(v) for k, v in d["by_source"].items()},
+            budget=d["budget"],
+            evals_by_source={str(k): int(v) for k, v in d["evals_by_source"].items()},
+            nonfinite=d["nonfinite"],
+        )
 
     # -- nmse ------------------------------------------------------------------------------
     def nmse(
@@ -1152,14 +1394,13 @@ class Measured:
         """:func:`approxtheory.measure.nmse`, cached like :meth:`sup_error` (``X``, when given,
         is part of the key)."""
         from .measure import nmse
-        from .provenance import cache_key
 
         model, task = self._split(model_or_construction, task)
         h = hashlib.sha256()
         if X is not None:
             _update_array(h, "X", np.asarray(X, dtype=np.float64))
         settings = {"n": n, "seed": seed, "X": h.hexdigest() if X is not None else None}
-        key = cache_key(
+        key = _key(
             CACHE_SCHEME,
             "nmse",
             model_digest(model, task),

@@ -61,9 +61,11 @@ def test_it_writes_a_test_for_the_claim(tmp_path, capsys, monkeypatch):
     for needle in (
         'CLAIM = "IF-T2"',
         'CONSTRUCTION = "softmax_retrieval"',
-        "ats.construction_knobs(CONSTRUCTION",
-        "assume(all(claim.in_regime(",
-        "assert_claim_rate(CLAIM, grid, errors",
+        '"T": st.integers(-7, 23).map(lambda u: 8 + u),',
+        "@given(knobs=st.fixed_dictionaries(KNOBS))",
+        "assume(measured.admissible(CONSTRUCTION, cases, claim=CLAIM",
+        "measured.sup_error_value_of(CONSTRUCTION, k, mutant=measured.mutant",
+        "measured.assert_claim_rate(",
         '"beta-dropped": ',
         "from approxtheory.proofs_check.infoflow import _retrieval_mutation",
         "@pytest.mark.rate_test(claim=CLAIM, over=SYMBOL)",
@@ -87,7 +89,7 @@ def test_the_written_test_passes_and_catches_the_mutants(written, tmp_path, monk
     passes; beta-dropped (no inverse temperature) fails the rate with a compact message and
     value-gain (the head's output x 1.05) fails too."""
     mod = _load(written)
-    knobs = {"T": 4, "beta": 10.0}
+    knobs = {"T": 4}
     inner = mod.test_IF_T2_sup_error_follows_the_claimed_rate.hypothesis.inner_test
 
     def assume(condition):  # outside Hypothesis: a case outside the regime is a bug here
@@ -185,3 +187,50 @@ def test_the_written_test_under_pytest_twice_and_on_a_mutant(tmp_path):
     assert "RateAssertionError" in red.stdout and "IF-T2: error ~ beta^" in red.stdout
     assert "Failing test case" in red.stdout or "Falsifying example" in red.stdout
     assert "raise RateAssertionError(" not in red.stdout
+
+
+def _all_knobs():
+    from approxtheory.constructions import REGISTRY
+
+    return [(e.name, k, kn) for e in REGISTRY.values() for k, kn in e.knobs.items()]
+
+
+def _rendered(key, knob):
+    """The strategy a written test draws ``knob`` with (its source, compiled here: the
+    generator's own output, not a caller's input)."""
+    import math
+
+    from hypothesis import strategies as st
+
+    from approxtheory.commands.new_test import _knob_source
+
+    src, _ = _knob_source(key, knob)
+    return eval(compile(src, "<KNOBS>", "eval"), {"st": st, "math": math})
+
+
+@pytest.mark.parametrize("name, key, knob", _all_knobs(), ids=lambda v: str(v)[:20])
+def test_the_written_draws_shrink_as_construction_knobs(name, key, knob):
+    """Every knob of every construction, written out as a written test draws it, shrinks to
+    what ``approxtheory.strategies`` shrinks it to (the default, clipped into the range)."""
+    from hypothesis import find
+
+    from approxtheory.strategies import _knob_strategy
+
+    want = find(_knob_strategy(key, knob), lambda _: True)
+    assert find(_rendered(key, knob), lambda _: True) == want
+
+
+def test_the_written_draws_stay_in_the_declared_ranges():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    knobs = _all_knobs()
+
+    @settings(max_examples=300, deadline=None, derandomize=True, database=None)
+    @given(data=st.data())
+    def check(data):
+        name, key, knob = data.draw(st.sampled_from(knobs))
+        v = data.draw(_rendered(key, knob))
+        assert knob.range_error(v) is None, (name, key, v)
+
+    check()

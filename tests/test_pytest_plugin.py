@@ -41,12 +41,12 @@ def test_the_plugin_is_an_installed_entry_point():
 
 
 def test_the_plugin_module_imports_nothing_heavy():
-    """Loaded by every pytest run of the environment: no torch (the package's __init__ loads
-    the catalogue, which is not this module's doing)."""
+    """Loaded by every pytest run of the environment: no torch, no sympy, no catalogue (the
+    package's __init__ loads its re-exports lazily), no numpy."""
     code = (
         "import sys, approxtheory.pytest_plugin; "
         "print(sorted(m for m in ('torch', 'approxtheory.testing', 'approxtheory.measure', "
-        "'hypothesis') if m in sys.modules))"
+        "'hypothesis', 'sympy', 'numpy', 'approxtheory.catalogue') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -284,6 +284,67 @@ def _str_lines(text: str, indent: str, width: int = 96) -> list[str]:
     return [indent + _q(part) for part in parts] or [indent + '""']
 
 
+def _knob_source(key: str, knob) -> tuple[str, bool]:
+    """The Hypothesis strategy that draws ``knob`` as
+    :func:`approxtheory.strategies.construction_knobs` draws it (its declared range, on a log
+    scale where it says so, shrinking to its default), as source; and whether it needs
+    ``math``. Written out so that the test loads neither torch nor the constructions to draw."""
+    import ast
+
+    from ..strategies import _knob_bounds
+
+    def literal(v) -> str:
+        text = repr(v)
+        try:
+            if ast.literal_eval(text) != v:
+                raise ValueError(text)
+        except (ValueError, SyntaxError):
+            raise ConfigError(
+                f"knob {key}: its value {v!r} cannot be written into a test as a literal"
+            ) from None
+        return text
+
+    if knob.choices:
+        vals = [knob.default] + [c for c in knob.choices if c != knob.default]
+        return f"st.sampled_from([{', '.join(literal(v) for v in vals)}])", False
+    if knob.type is bool:
+        return ("st.booleans()" if not knob.default else "st.sampled_from([True, False])"), False
+    if knob.type not in (int, float):
+        return f"st.just({literal(knob.default)})", False
+    from hypothesis.errors import InvalidArgument
+
+    try:
+        b = _knob_bounds(key, knob)
+    except InvalidArgument as e:
+        raise ConfigError(f"{e}; no test can draw it") from None
+    if b[0] == "int":
+        _, lo, hi, log, default = b
+        if lo > hi:
+            raise ConfigError(f"knob {key}: its declared range holds no integer")
+        t = min(max(default, lo), hi)
+        if not log:
+            return f"st.integers({lo - t}, {hi - t}).map(lambda u: {t} + u)", False
+        return (
+            f"st.floats({math.log(lo / t)!r}, {math.log(hi / t)!r}).map("
+            f"lambda e: min(max(int(round({t} * math.exp(e))), {lo}), {hi}))",
+            True,
+        )
+    _, lo, hi, log, t, inside = b
+    lo_in, hi_in = inside(lo), inside(hi)  # the open ends moved inside, as the strategy does
+    if log:
+        a, z = math.log10(lo) - math.log10(t), math.log10(hi) - math.log10(t)
+        return (
+            f"st.floats({a!r}, {z!r}).map(lambda e: min(max({t!r} * 10.0**e, {lo_in!r}), "
+            f"{hi_in!r}))",
+            False,
+        )
+    return (
+        f"st.floats({lo - t!r}, {hi - t!r}).map(lambda u: min(max({t!r} + u, {lo_in!r}), "
+        f"{hi_in!r}))",
+        False,
+    )
+
+
 def render(p: dict, out: str) -> str:
     """The source of the test for the plan ``p`` (written to ``out``); formatted as
     ``ruff format`` writes it."""
@@ -311,8 +372,9 @@ def render(p: dict, out: str) -> str:
         _wrap(f"{c.id} ({c.kind}, {c.provenance}): {c.statement}"),
         "",
         _wrap(
-            f"Construction: {entry.name} ({entry.summary}); its knobs are drawn by "
-            f"approxtheory.strategies.construction_knobs, {knob} is swept over GRID. Rate: "
+            f"Construction: {entry.name} ({entry.summary}); its knobs are drawn from the "
+            f"ranges they declare, as approxtheory.strategies.construction_knobs draws them "
+            f"(written out in KNOBS), {knob} is swept over GRID. Rate: "
             f"{p['expr']} ~ {sym}^{p['exponent']:g} as {sym} -> {towards} (read from the "
             f"catalogue when the test runs); the measured sup error must {side}."
         ),
@@ -330,19 +392,22 @@ def render(p: dict, out: str) -> str:
         doc.append("      (runs it against a declared mutant: it goes red)")
     doc += [
         "Options: --approxtheory-budget N, --approxtheory-profile full, --approxtheory-cache DIR.",
+        "",
+        "The test imports no part of approxtheory: the `measured` fixture measures (torch and",
+        "the construction load on a miss only) and reads the regime, the requirements and the",
+        "claim's exponent from the catalogue once, then from the cache, keyed by the code.",
         '"""',
     ]
+    drawn = {k: _knob_source(k, kn) for k, kn in entry.knobs.items() if k != knob}
+    uses_math = any(m for _, m in drawn.values())
     lines = doc + [
         "",
         "from __future__ import annotations",
         "",
+        *(["import math", ""] if uses_math else []),
         "import pytest",
         "from hypothesis import HealthCheck, Phase, assume, given, settings",
-        "",
-        "import approxtheory as at",
-        "from approxtheory import strategies as ats",
-        "from approxtheory.constructions import REGISTRY",
-        "from approxtheory.testing import assert_claim_rate",
+        "from hypothesis import strategies as st",
         "",
         f"CLAIM = {_q(c.id)}",
         f"CONSTRUCTION = {_q(entry.name)}",
@@ -359,6 +424,18 @@ def render(p: dict, out: str) -> str:
     for prof, g in p["grids"].items():
         lines.append(f"    {_q(prof)}: {g!r},")
     symbols = ", ".join(f"{_q(k)}: {_q(v)}" for k, v in p["symbols"].items())
+    lines += ["}"]
+    lines += [
+        f"#: the knobs of {entry.name} but OVER, each drawn from the range it declared when this",
+        "#: test was written (shrinking to its default), as construction_knobs draws it",
+        "KNOBS = {",
+    ]
+    for k, (src, _) in drawn.items():
+        one = f"    {_q(k)}: {src},"
+        if len(one) <= 100:
+            lines.append(one)
+        else:
+            lines += [f"    {_q(k)}: (", f"        {src}", "    ),"]
     lines += [
         "}",
         f"#: the construction's knobs that set {c.id}'s symbols (knob: symbol)",
@@ -413,7 +490,7 @@ def render(p: dict, out: str) -> str:
         "    suppress_health_check=[HealthCheck.too_slow],",
         "    phases=[Phase.explicit, Phase.generate, Phase.shrink],  # no explain: it re-measures",
         ")",
-        '@given(knobs=ats.construction_knobs(CONSTRUCTION, **{OVER: GRID["quick"][0]}))',
+        "@given(knobs=st.fixed_dictionaries(KNOBS))",
         f"def test_{ident}_sup_error_follows_the_claimed_rate(measured, knobs):",
         "    if measured.mutant is not None and measured.mutant not in MUTANTS:",
         "        pytest.fail(",
@@ -421,20 +498,19 @@ def render(p: dict, out: str) -> str:
         "            f\"(declared: {', '.join(MUTANTS) or 'none'})\",",
         "            pytrace=False,",
         "        )",
-        "    claim = at.claim(CLAIM)",
         "    grid = GRID[measured.profile]",
+        "    cases = [{**knobs, OVER: x} for x in grid]",
         "    values = {SYMBOLS[k]: v for k, v in knobs.items() if k in SYMBOLS}",
-        "    # the claim's regime and the construction's requirements at every grid point",
-        "    assume(all(claim.in_regime(**values, **{SYMBOL: x}) for x in grid))",
-        "    requires = REGISTRY[CONSTRUCTION].requires",
-        "    assume(all(r.check({**knobs, OVER: x}) is None for r in requires for x in grid))",
+        "    # the construction's requirements and the claim's regime at every grid point (read by",
+        "    # the constructions and the catalogue once, then from the cache)",
+        "    assume(measured.admissible(CONSTRUCTION, cases, claim=CLAIM, "
+        "symbols={**SYMBOLS, OVER: SYMBOL}))",
         "    # cached on disk: a case measured before (same knobs, mutant, settings, code) is read",
-        "    # back without building the construction",
+        "    # back without building the construction (nor loading torch)",
         "    errors = [",
-        "        measured.sup_error_of(",
-        "            CONSTRUCTION, {**knobs, OVER: x}, mutant=measured.mutant, mutate=mutate",
-        "        ).value",
-        "        for x in grid",
+        "        measured.sup_error_value_of(CONSTRUCTION, k, mutant=measured.mutant, "
+        "mutate=mutate)",
+        "        for k in cases",
         "    ]",
     ]
     if p["kind"] == "upper":
@@ -443,8 +519,9 @@ def render(p: dict, out: str) -> str:
             "        return",
         ]
     lines += [
-        "    assert_claim_rate(CLAIM, grid, errors, over=SYMBOL, values=values, at=AT, "
-        "expr=EXPR, kind=KIND)",
+        "    measured.assert_claim_rate(",
+        "        CLAIM, grid, errors, over=SYMBOL, values=values, at=AT, expr=EXPR, kind=KIND",
+        "    )",
         "",
     ]
     return "\n".join(lines)
