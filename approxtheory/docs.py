@@ -1,27 +1,78 @@
-"""Generate ``docs/claims.md`` from the catalogue (the page is never edited by hand).
+"""Generate the documentation's data pages: ``docs/claims.md`` from the catalogue and
+``docs/findings/index.md`` from a committed ``verify`` run (neither page is edited by hand).
 
-Run ``approxtheory docs`` to regenerate it, ``approxtheory docs --check`` to test that it is fresh.
+The findings come from ``docs/findings/verdicts.json``, a copy of one run's ``verdicts.json``
+(``approxtheory docs --findings report/verdicts.json`` makes it and records the date of the run);
+the catalogue page shows its verdicts in a column. Formulas are written as MathML (sympy's
+presentation printer), which browsers render natively: the site needs no network to show them.
+
+Run ``approxtheory docs`` to regenerate the pages, ``approxtheory docs --check`` to test that they
+are fresh.
 """
 
 from __future__ import annotations
 
+import functools
+import html
 import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import sympy as sp
 
 from .catalogue import PAPERS, claims
 from .catalogue._claim import FORMER_TITLES, PROVENANCE_MEANING
-from .io import atomic_write_text
+from .errors import ApproxTheoryError
+from .io import atomic_write_bytes, atomic_write_json, atomic_write_text, read_json_entry
 
-__all__ = ["render_claims_markdown", "DEFAULT_CLAIMS_PAGE", "write_claims_page"]
+__all__ = [
+    "render_claims_markdown",
+    "render_findings_markdown",
+    "DEFAULT_CLAIMS_PAGE",
+    "FINDINGS_DIR",
+    "FINDINGS_VERDICTS",
+    "FINDINGS_PAGE",
+    "VERDICT_ORDER",
+    "findings_paths",
+    "load_findings",
+    "read_findings",
+    "write_claims_page",
+    "write_findings",
+    "formula_mathml",
+    "render_notebook_markdown",
+    "claim_html",
+    "execute_notebook",
+    "write_notebook_pages",
+]
 
 DEFAULT_CLAIMS_PAGE = Path("docs") / "claims.md"
+#: beside the claims page: the committed run (a copy of a ``verify`` run's verdicts.json) and the
+#: page generated from it
+FINDINGS_DIR = "findings"
+FINDINGS_VERDICTS = "verdicts.json"
+FINDINGS_PAGE = "index.md"
+
+#: the verdict vocabulary of ``verify``, the findings first (the order of the findings page)
+VERDICT_ORDER = (
+    "refuted",
+    "inconsistent",
+    "not-checkable",
+    "error",
+    "vacuous-here",
+    "consistent-empirical",
+    "verified-numeric",
+    "verified-symbolic",
+)
+#: verdicts the findings page lists first, each with its one-line reason
+_NOTABLE = ("refuted", "inconsistent", "not-checkable", "error")
+#: the largest verdicts file read (a real quick run's is about 0.3 MB)
+_MAX_VERDICTS_BYTES = 16 * 2**20
 
 
 #: markdown syntax characters that plain catalogue text may contain; each is written escaped so
 #: the page shows the text as stored (``[W|b][W|b]ᵀ`` is not a reference link, ``a*b*c`` is not
-#: emphasis, ``<u`` is not an HTML tag, ``$x$`` is not math for the site's arithmatex).
+#: emphasis, ``<u`` is not an HTML tag, ``$x$`` is not math for a math extension).
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]{}#$])")
 
 
@@ -42,8 +93,83 @@ def _cell(text: str) -> str:
     return _text(text).replace("|", "\\|").replace("\n", " ")
 
 
-def render_claims_markdown() -> str:
-    """The claims page (``docs/claims.md``) as markdown, from the catalogue."""
+def _anchor(claim_id: str) -> str:
+    """The anchor of a claim's section on the catalogue page (the toc extension's slug)."""
+    return claim_id.lower().replace(".", "")
+
+
+# sympy's presentation MathML writes a few characters as named entities; written as numeric
+# references they mean the same in HTML and XML, and ``&ExponentialE;`` (a double-struck e) is
+# shown as the plain e of the papers
+_ENTITIES = {"&InvisibleTimes;": "&#8290;", "&ExponentialE;": "e", "&ImaginaryI;": "i"}
+_NAMED_ENTITY = re.compile(r"&[A-Za-z][A-Za-z0-9]*;")
+
+
+@functools.lru_cache(maxsize=4096)
+def formula_mathml(expr: sp.Basic, display: bool = False) -> str:
+    r"""``expr`` as a MathML ``<math>`` element (sympy's presentation printer), which browsers
+    render without a script or a network; the TeX source is its ``alttext``. Inline (the
+    default) it keeps display style, so that fractions are not shrunk into the line.
+
+    >>> print(formula_mathml(sp.Symbol("beta") ** -1))  # doctest: +ELLIPSIS
+    <math alttext="\frac{1}{\beta}" displaystyle="true"><mfrac><mn>1</mn>...</mfrac></math>
+    """
+    if not isinstance(expr, sp.Basic):  # a string would be parsed by sympy's printers
+        raise TypeError(f"formula_mathml takes a sympy expression (got {type(expr).__name__})")
+    body = sp.mathml(expr, printer="presentation")
+    for name, ref in _ENTITIES.items():
+        body = body.replace(name, ref)
+    left = _NAMED_ENTITY.findall(body)
+    if left:  # a new sympy may write others: numeric references only, so say which
+        raise ApproxTheoryError(f"MathML of {sp.sstr(expr)!r} has named entities {left}")
+    alt = html.escape(sp.latex(expr), quote=True)
+    # inline formulas keep display style (full-size fractions), as in the papers' displays
+    mode = ' display="block"' if display else ' displaystyle="true"'
+    return f'<math alttext="{alt}"{mode}>{body}</math>'
+
+
+def _formulas_block(c) -> list[str]:
+    """The formulas of a claim as one raw HTML block: markdown leaves it as written, so neither
+    the MathML nor the code spans are read as markdown."""
+    lines = ['<ul class="formulas">']
+    for name, e in c.expressions.items():
+        star = " (primary)" if name == c.primary_name and len(c.expressions) > 1 else ""
+        lines.append(
+            f"<li><code>{html.escape(name)}</code>{star}: {formula_mathml(e)} — "
+            f"<code>{html.escape(sp.sstr(e))}</code></li>"
+        )
+    lines.append("</ul>")
+    return lines
+
+
+def claim_html(c) -> str:
+    """A claim as one line of HTML with MathML formulas (its id, kind, provenance, every formula
+    and where it is vacuous): what the notebook page shows where Jupyter renders the claim's
+    LaTeX (:func:`execute_notebook` registers it as the claims' ``text/html``)."""
+    items = "".join(
+        f"<li><code>{html.escape(name)}</code> = {formula_mathml(e)}</li>"
+        for name, e in c.expressions.items()
+    )
+    if c.vacuous_if is not None:
+        items += f"<li>vacuous where {formula_mathml(c.vacuous_if)}</li>"
+    head = (
+        f"<p><strong>{html.escape(c.id)}</strong> ({html.escape(c.kind)}, "
+        f"{html.escape(c.provenance)})</p>"
+    )
+    return head + (f"<ul>{items}</ul>" if items else "")
+
+
+def _verdict_of(findings: Mapping | None) -> dict[str, dict]:
+    if not findings:
+        return {}
+    return {r["claim"]: r for r in findings["verdicts"]}
+
+
+def render_claims_markdown(findings: Mapping | None = None) -> str:
+    """The claims page (``docs/claims.md``) as markdown, from the catalogue; with ``findings``
+    (:func:`load_findings`), a verdict column and a verdict line per claim from that run."""
+    verdicts = _verdict_of(findings)
+    profile = _text(str(findings["meta"]["profile"])) if findings else ""
     out = [
         "# Claim catalogue",
         "",
@@ -55,12 +181,21 @@ def render_claims_markdown() -> str:
         + ".",
         "",
     ]
+    if findings:
+        meta = findings["meta"]
+        out += [
+            f"The verdict column is the [{_text(str(meta['profile']))}-profile run]"
+            f"({FINDINGS_DIR}/{FINDINGS_PAGE}) of revision `{_text(str(meta['git']))}`"
+            f" ({_text(str(meta.get('date', 'date not recorded')))}).",
+            "",
+        ]
     all_claims = claims()
     out.append(f"{len(all_claims)} claims.")
     out.append("")
     for arxiv, (short, title) in PAPERS.items():
         cs = [c for c in all_claims if c.paper == arxiv]
         former = FORMER_TITLES.get(arxiv, {})
+        header = "| id | kind | provenance |" + (" verdict |" if findings else "")
         out += [
             f"## {title} (arXiv {arxiv}, `{short}`)",
             "",
@@ -76,13 +211,16 @@ def render_claims_markdown() -> str:
                 if former
                 else []
             ),
-            "| id | kind | provenance | section | statement |",
-            "|---|---|---|---|---|",
+            header + " section | statement |",
+            "|---" * (header.count("|") + 1) + "|",
         ]
         for c in cs:
+            verdict = ""
+            if findings:
+                verdict = f" {_cell(verdicts[c.id]['verdict'])} |" if c.id in verdicts else " — |"
             out.append(
-                f"| [{c.id}](#{c.id.lower().replace('.', '')}) | {c.kind} | "
-                f"{c.provenance} | {_cell(c.section)} | {_cell(c.statement)} |"
+                f"| [{c.id}](#{_anchor(c.id)}) | {c.kind} | {c.provenance} |{verdict} "
+                f"{_cell(c.section)} | {_cell(c.statement)} |"
             )
         out.append("")
         for c in cs:
@@ -92,12 +230,18 @@ def render_claims_markdown() -> str:
                 f"*{c.kind}, {c.provenance}; {_text(c.section)}.* {_text(c.statement)}",
                 "",
             ]
+            if c.id in verdicts:
+                r = verdicts[c.id]
+                out += [
+                    f"Verdict ({profile} profile): "
+                    f"**{_text(r['verdict'])}**, scope {_text(str(r.get('scope', '')))}. "
+                    f"{_text(_short(r.get('evidence'), 600))}",
+                    "",
+                ]
             if c.expressions:
                 out.append("Formulas:")
                 out.append("")
-                for name, e in c.expressions.items():
-                    star = " (primary)" if name == c.primary_name and len(c.expressions) > 1 else ""
-                    out.append(f"- `{name}`{star}: $${sp.latex(e)}$$ — `{sp.sstr(e)}`")
+                out += _formulas_block(c)
                 out.append("")
             if c.symbols:
                 described = (f"`{n}` {_text(d)}" for n, (_s, d) in c.symbols.items())
@@ -121,8 +265,396 @@ def render_claims_markdown() -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def write_claims_page(path: Path | str = DEFAULT_CLAIMS_PAGE) -> Path:
-    """Write the claims page atomically to ``path`` and return it."""
+# ---------------------------------------------------------------------------------- findings
+
+
+def findings_paths(claims_page: Path | str) -> tuple[Path, Path]:
+    """(the committed verdicts file, the findings page) that go with ``claims_page``: both in
+    ``findings/`` beside it."""
+    folder = Path(claims_page).parent / FINDINGS_DIR
+    return folder / FINDINGS_VERDICTS, folder / FINDINGS_PAGE
+
+
+def _bad(source, why: str) -> ApproxTheoryError:
+    return ApproxTheoryError(
+        f"{source} is not a verify verdicts.json ({why}); give the verdicts.json that "
+        "`approxtheory verify` wrote"
+    )
+
+
+def read_findings(data: Any, source: str = "the verdicts file") -> dict:
+    """``data`` (a parsed verdicts.json) checked to be what ``verify`` writes: ``meta`` with its
+    profile and git revision, ``verdicts`` a list of records each with a claim id and a verdict
+    of :data:`VERDICT_ORDER`; a typed error saying what is wrong otherwise. Returns ``{"meta":
+    ..., "verdicts": [...]}`` with the records in catalogue order (claims no longer in the
+    catalogue last, by id)."""
+    if not isinstance(data, dict) or not isinstance(data.get("meta"), dict):
+        raise _bad(source, "no 'meta' object")
+    meta, records = data["meta"], data.get("verdicts")
+    for key in ("profile", "git"):
+        if not isinstance(meta.get(key), str) or not meta[key]:
+            raise _bad(source, f"meta has no {key!r} string")
+    if not isinstance(records, list) or not records:
+        raise _bad(source, "'verdicts' is not a non-empty list")
+    seen = set()
+    for r in records:
+        if not isinstance(r, dict) or not isinstance(r.get("claim"), str):
+            raise _bad(source, "a record without a 'claim' id")
+        if r.get("verdict") not in VERDICT_ORDER:
+            raise _bad(
+                source,
+                f"{r['claim']}: verdict {r.get('verdict')!r} is not one of "
+                + ", ".join(VERDICT_ORDER),
+            )
+        if r["claim"] in seen:
+            raise _bad(source, f"{r['claim']} appears twice")
+        seen.add(r["claim"])
+    order = {c.id: i for i, c in enumerate(claims())}
+    records = sorted(records, key=lambda r: (order.get(r["claim"], len(order)), r["claim"]))
+    return {"meta": meta, "verdicts": records}
+
+
+def load_findings(path: Path | str) -> dict | None:
+    """The committed findings at ``path`` (:func:`read_findings`), or None when there is no file
+    there; a file that is not a verdicts file is a typed error."""
     path = Path(path)
-    atomic_write_text(path, render_claims_markdown())
+    if not path.exists():
+        return None
+    data = read_json_entry(path, max_bytes=_MAX_VERDICTS_BYTES)
+    if data is None:
+        raise _bad(path, "not a regular file of strict JSON of at most 16 MiB")
+    return read_findings(data, str(path))
+
+
+def _short(text: Any, limit: int = 300) -> str:
+    """A record's text on one line, cut at ``limit`` characters (the full text is in the run's
+    report)."""
+    s = " ".join(str(text or "").split())
+    return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
+
+
+def _scope(r: Mapping) -> str:
+    """The kind of a record's scope (``full``, ``partial``, ``surrogate``, ``none``); what a
+    partial or surrogate check covered is in the run's report."""
+    return str(r.get("scope") or "—").split(":", 1)[0].strip()
+
+
+def _slack(r: Mapping) -> str:
+    v = r.get("slack")
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return "—"
+    return f"{v:.3g}"
+
+
+def render_findings_markdown(findings: Mapping) -> str:
+    """The findings page (``docs/findings/index.md``) from a committed run: where it comes from,
+    counts per paper and verdict, the refuted, inconsistent and not-checkable claims first with
+    their reasons, then every claim."""
+    meta, records = findings["meta"], findings["verdicts"]
+    profile = _text(str(meta["profile"]))
+    libs = meta.get("libraries") if isinstance(meta.get("libraries"), dict) else {}
+    versions = ", ".join(f"{_text(str(k))} {_text(str(v))}" for k, v in sorted(libs.items()))
+    mutants = "with" if meta.get("mutants") else "without"
+    out = [
+        f"# Findings: the {profile} profile",
+        "",
+        f"<!-- Generated by `approxtheory docs` from {FINDINGS_DIR}/{FINDINGS_VERDICTS}; "
+        "do not edit. -->",
+        "",
+        f"What `approxtheory verify --profile {profile}` found, {mutants} `--mutants`: "
+        f"revision `{_text(str(meta['git']))}`, "
+        f"approxtheory {_text(str(meta.get('version', '?')))}, "
+        f"run on {_text(str(meta.get('date', 'a date not recorded')))}, seed "
+        f"{_text(str(meta.get('seed', '?')))}, python {_text(str(meta.get('python', '?')))}"
+        + (f", {versions}" if versions else "")
+        + f"; {len(records)} claims. This page is generated from "
+        f"`docs/{FINDINGS_DIR}/{FINDINGS_VERDICTS}`, a copy of that run's `verdicts.json`; "
+        "to replace it with a new run:",
+        "",
+        "```bash",
+        f"approxtheory verify --profile {profile} --out report",
+        "approxtheory docs --findings report/verdicts.json",
+        "```",
+        "",
+        "The [getting-started page](../getting-started.md) explains the verdicts and scopes; "
+        "`report/report.html` of a run holds every record in full, with its plots and data.",
+        "",
+        "## Counts",
+        "",
+    ]
+    present = [v for v in VERDICT_ORDER if any(r["verdict"] == v for r in records)]
+    names = {arxiv: short for arxiv, (short, _t) in PAPERS.items()}
+    out.append("| paper | " + " | ".join(present) + " | all |")
+    out.append("|---" * (len(present) + 2) + "|")
+    papers = list(PAPERS) + sorted({str(r.get("paper")) for r in records} - set(PAPERS))
+    for arxiv in papers:
+        rs = [r for r in records if str(r.get("paper")) == arxiv]
+        if not rs:
+            continue
+        counts = [sum(r["verdict"] == v for r in rs) for v in present]
+        label = f"{names[arxiv]} ({arxiv})" if arxiv in names else _cell(arxiv)
+        out.append(
+            f"| {label} | " + " | ".join(str(n) if n else "" for n in counts) + f" | {len(rs)} |"
+        )
+    totals = [sum(r["verdict"] == v for r in records) for v in present]
+    out.append("| **all** | " + " | ".join(f"**{n}**" for n in totals) + f" | **{len(records)}** |")
+    out.append("")
+    for verdict in _NOTABLE:
+        rs = [r for r in records if r["verdict"] == verdict]
+        if not rs:
+            continue
+        out += [
+            f"## {verdict.capitalize()} ({len(rs)})",
+            "",
+            "| claim | scope | why |",
+            "|---|---|---|",
+        ]
+        for r in rs:
+            out.append(
+                f"| {_claim_link(r['claim'])} | {_cell(_scope(r))} | "
+                f"{_cell(_short(r.get('evidence'), 400))} |"
+            )
+        out.append("")
+    out += [
+        "## Every claim",
+        "",
+        "Scope: `full` (the claim as the paper states it), `partial` (a named part of it) or "
+        "`surrogate` (a stand-in for it); the run's report says which part. Slack: the claimed "
+        "bound over the worst case found (1 = tight), where the check measures one.",
+        "",
+        "| claim | verdict | scope | slack | evidence |",
+        "|---|---|---|---|---|",
+    ]
+    for r in records:
+        out.append(
+            f"| {_claim_link(r['claim'])} | {_cell(r['verdict'])} | "
+            f"{_cell(_scope(r))} | {_slack(r)} | "
+            f"{_cell(_short(r.get('evidence'), 200))} |"
+        )
+    out += [
+        "",
+        "## Shipped data and written-up findings",
+        "",
+        "- `approxtheory/data/headcount_synthetic_table2.csv`: the head-count paper's Table 2 "
+        "(validation NMSE of its synthetic retrieval task), the magnitude the trained head-count "
+        "checks are held to; `approxtheory/data/headcount_real_data_tables.csv`: its MS MARCO "
+        "and CIFAR-10 tables (HC-P11). Both are the paper's reported numbers, described in "
+        "`approxtheory/data/README.md`.",
+        "- [Head-count recipe: the paper's magnitude](headcount-recipe.md): the training recipe "
+        "that reaches Table 2's NMSE, measured.",
+        "",
+    ]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _claim_link(claim_id: str) -> str:
+    known = {c.id for c in claims()}
+    if claim_id in known:
+        return f"[{claim_id}](../claims.md#{_anchor(claim_id)})"
+    return _cell(claim_id)
+
+
+def write_claims_page(path: Path | str = DEFAULT_CLAIMS_PAGE) -> Path:
+    """Write the claims page atomically to ``path`` and return it; with a committed run in
+    ``findings/`` beside it (:func:`findings_paths`), also its verdict column and the findings
+    page."""
+    path = Path(path)
+    verdicts, page = findings_paths(path)
+    findings = load_findings(verdicts)
+    atomic_write_text(path, render_claims_markdown(findings))
+    if findings is not None:
+        atomic_write_text(page, render_findings_markdown(findings))
     return path
+
+
+def write_findings(source: Path | str, claims_page: Path | str = DEFAULT_CLAIMS_PAGE) -> Path:
+    """Copy the verdicts.json at ``source`` (a ``verify`` run) into ``findings/`` beside
+    ``claims_page``, with the run's date (the file's modification date, UTC) added to its meta,
+    and regenerate both pages; returns the copy's path."""
+    import datetime
+    import os
+
+    source = Path(source)
+    data = read_json_entry(source, max_bytes=_MAX_VERDICTS_BYTES)
+    if data is None:
+        raise _bad(source, "missing, not a regular file, or not strict JSON of at most 16 MiB")
+    findings = read_findings(data, str(source))
+    meta = dict(findings["meta"])
+    if "date" not in meta:  # a copy of a copy keeps the run's date
+        mtime = os.stat(source).st_mtime
+        meta["date"] = (
+            datetime.datetime.fromtimestamp(mtime, datetime.timezone.utc).date().isoformat()
+        )
+    verdicts, _page = findings_paths(claims_page)
+    atomic_write_json(verdicts, {"meta": meta, "verdicts": findings["verdicts"]})
+    write_claims_page(claims_page)
+    return verdicts
+
+
+# --------------------------------------------------------------------------------- notebooks
+
+NOTEBOOKS_DIR = "notebooks"
+
+
+def render_notebook_markdown(nb: Mapping, name: str) -> tuple[str, dict[str, bytes]]:
+    """An executed notebook (its JSON, as nbformat reads it) as a markdown page with its outputs,
+    and the images that page shows (``{relative path: PNG bytes}``, under ``NAME_files/``).
+
+    Markdown cells are copied, code cells become ``python`` blocks and their outputs follow:
+    streams as ``text`` blocks, PNG figures as images, a result as its HTML where it has one (a
+    claim or a sympy value run by :func:`execute_notebook`: MathML), else as its text, else as
+    its LaTeX source. The page's text depends only on the cells and on the outputs' text, not on
+    the bytes of a figure."""
+    import base64
+
+    out = [
+        f"<!-- Generated by `approxtheory docs --notebooks` from {name}.ipynb (executed); "
+        "do not edit. -->",
+        "",
+    ]
+    images: dict[str, bytes] = {}
+
+    def joined(s) -> str:  # nbformat stores multi-line strings as lists of lines
+        return "".join(s) if isinstance(s, list) else str(s)
+
+    def source(cell) -> str:
+        return joined(cell.get("source", ""))
+
+    def block(lang: str, text: str) -> list[str]:
+        text = text.rstrip("\n")
+        longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2)
+        fence = "`" * (longest + 1)
+        # outputs carry the class nb-output (docs/stylesheets/notebook.css sets them apart); the
+        # cells' code is shown as written (a formatter of markdown code blocks skips the braces)
+        role = "nb-input" if lang == "python" else "nb-output"
+        opening = f"{fence}{{.{lang} .{role}}}"
+        return [opening, text, fence, ""]
+
+    for i, cell in enumerate(nb.get("cells", [])):
+        kind = cell.get("cell_type")
+        if kind == "markdown":
+            out += [source(cell).rstrip("\n"), ""]
+        elif kind == "code":
+            if source(cell).strip():
+                out += block("python", source(cell))
+            stream: list[str] = []  # consecutive stream outputs are one block
+            for j, o in enumerate(cell.get("outputs", [])):
+                otype = o.get("output_type")
+                if otype == "stream":
+                    stream.append(joined(o.get("text", "")))
+                    continue
+                if stream:
+                    out += block("text", "".join(stream))
+                    stream = []
+                if otype in ("execute_result", "display_data"):
+                    data = o.get("data", {})
+                    if "image/png" in data:
+                        rel = f"{name}_files/cell{i}_output{j}.png"
+                        images[rel] = base64.b64decode(joined(data["image/png"]))
+                        out += [f"![output of cell {i}]({rel})", ""]
+                        continue
+                    if "text/html" in data:  # one raw HTML block: no blank line inside
+                        body = " ".join(joined(data["text/html"]).split())
+                        out += [f'<div class="nb-output">{body}</div>', ""]
+                    elif "text/plain" in data:
+                        out += block("text", joined(data["text/plain"]))
+                    elif "text/latex" in data:
+                        out += block("latex", joined(data["text/latex"]))
+                elif otype == "error":
+                    raise ApproxTheoryError(
+                        f"{name}.ipynb: cell {i} raised {o.get('ename')}: {o.get('evalue')}"
+                    )
+            if stream:
+                out += block("text", "".join(stream))
+    return "\n".join(out).rstrip() + "\n", images
+
+
+#: run before a notebook's first cell by :func:`execute_notebook` (and dropped from it): claims
+#: and sympy values also get a ``text/html`` output, their formulas as MathML, so that the page
+#: shows them rendered without a script (Jupyter itself still renders their LaTeX)
+_NOTEBOOK_SETUP = """\
+import sympy as _sp
+from approxtheory.catalogue import Claim as _Claim
+from approxtheory.docs import claim_html as _claim_html, formula_mathml as _formula_mathml
+_html = get_ipython().display_formatter.formatters["text/html"]
+_html.for_type(_Claim, _claim_html)
+_html.for_type(_sp.Basic, lambda e, _f=_formula_mathml: _f(e, display=True))
+del _sp, _Claim, _claim_html, _formula_mathml, _html
+"""
+
+
+def execute_notebook(path: Path | str, timeout: int = 300) -> dict:
+    """The notebook at ``path`` executed top to bottom on this interpreter (a ``python3``
+    kernelspec running ``sys.executable``, in a temporary Jupyter path), in a temporary working
+    directory, after a setup cell that gives claims and sympy values an HTML output with MathML
+    (the setup cell is not in the result); needs the ``docs`` extra (nbclient, nbformat,
+    ipykernel)."""
+    import json
+    import os
+    import sys
+    import tempfile
+
+    try:
+        import nbformat
+        from nbclient import NotebookClient
+        from nbclient.exceptions import CellExecutionError
+    except ImportError as e:
+        raise ApproxTheoryError(
+            f"executing notebooks needs the docs extra (pip install -e '.[docs]'): {e}"
+        ) from None
+    nb = nbformat.read(str(path), as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_code_cell(_NOTEBOOK_SETUP))
+    saved = {k: os.environ.get(k) for k in ("JUPYTER_PATH", "MPLBACKEND", "OMP_NUM_THREADS")}
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = Path(tmp) / "jupyter" / "kernels" / "python3"
+        spec.mkdir(parents=True)
+        argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+        (spec / "kernel.json").write_text(
+            json.dumps({"argv": argv, "display_name": "Python 3", "language": "python"})
+        )
+        os.environ["JUPYTER_PATH"] = str(Path(tmp) / "jupyter")
+        os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+        os.environ["OMP_NUM_THREADS"] = "1"  # torch's reductions differ between thread counts
+        try:
+            client = NotebookClient(
+                nb,
+                kernel_name="python3",
+                timeout=timeout,
+                allow_errors=False,
+                resources={"metadata": {"path": tmp}},
+            )
+            try:
+                client.execute()
+            except CellExecutionError as e:
+                first = " ".join(str(e).split())[:300]
+                raise ApproxTheoryError(f"{path}: a cell failed: {first}") from None
+            del nb.cells[0]
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+    return nb
+
+
+def write_notebook_pages(claims_page: Path | str = DEFAULT_CLAIMS_PAGE) -> list[Path]:
+    """Execute every notebook in ``notebooks/`` beside ``claims_page`` and write its page with
+    outputs (``NAME.md``) and figures (``NAME_files/``) next to it; returns the pages."""
+    import shutil
+
+    folder = Path(claims_page).parent / NOTEBOOKS_DIR
+    pages = []
+    for path in sorted(folder.glob("*.ipynb")):
+        text, images = render_notebook_markdown(execute_notebook(path), path.stem)
+        figures = folder / f"{path.stem}_files"
+        if figures.is_dir():
+            shutil.rmtree(figures)
+        for rel, data in images.items():
+            target = folder / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(target, data)
+        page = folder / f"{path.stem}.md"
+        atomic_write_text(page, text)
+        pages.append(page)
+    return pages

@@ -78,6 +78,12 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     # to use Prediction.alpha_at (which validates: positive integers, strings parsed) instead
     ("experiments/infoflow_trained.py", "depth_prediction", ".subs"): "integer grid values "
     "of the experiment (depth_fits), not user text",
+    # docs.formula_mathml renders the catalogue's own expressions (claims page, notebook,
+    # report); an isinstance(sp.Basic) guard at its top refuses anything else, strings included
+    ("approxtheory/docs.py", "formula_mathml", "sp.mathml"): "catalogue expressions only "
+    "(isinstance guard)",
+    ("approxtheory/docs.py", "formula_mathml", "sp.latex"): "catalogue expressions only "
+    "(isinstance guard)",
 }
 
 

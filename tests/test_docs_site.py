@@ -1,10 +1,14 @@
 """The documentation site builds with warnings as errors (``mkdocs build --strict``), and the
 strict build does catch what it should: a broken link, a missing API object, a nav entry for a
-page that does not exist, a page left out of the nav (mutants of the real site)."""
+page that does not exist, a page left out of the nav (mutants of the real site). The built site
+needs no network to be read (no script, style or font from elsewhere; formulas as MathML), the
+docstrings' reST is rendered (no raw ``:class:`` or ``Example::``), the notebook page shows its
+outputs and the findings page is there."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -41,6 +45,8 @@ def test_site_builds_strict(tmp_path):
         "contributing/index.html",
         "reference/measure/index.html",
         "notebooks/checking_bounds.ipynb",
+        "notebooks/checking_bounds/index.html",
+        "findings/index.html",
         "tutorials/bound-vs-measured.png",
     ):
         assert (site / page).is_file(), page
@@ -53,6 +59,60 @@ def test_site_builds_strict(tmp_path):
 
     claims = (site / "claims/index.html").read_text(encoding="utf-8")
     assert all(f'id="{c.id.lower().replace(".", "")}"' in claims for c in at.claims())
+    # offline: formulas are MathML, nothing is loaded from another host
+    n_formulas = sum(len(c.expressions) for c in at.claims())
+    assert claims.count("<math ") == n_formulas and "$$" not in claims
+    for page in site.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        external = re.findall(
+            r'<(?:script|link|img|iframe)\b[^>]*(?:src|href)="(?:https?:)?//', text
+        )
+        assert not external, (page, external)
+        assert "fonts.googleapis" not in text and "mathjax" not in text.lower(), page
+    # the docstrings' reST roles and literal blocks are rendered
+    for page in (site / "reference").rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        raw = re.findall(r":(?:class|mod|func|meth|attr|data|exc):<code>|\w::</p>", text)
+        assert not raw, (page, raw[:3])
+    assert '<a class="autorefs' in measure  # a role became a link to its object
+    # the notebook with its outputs, its figures next to it
+    nb = (site / "notebooks/checking_bounds/index.html").read_text(encoding="utf-8")
+    figures = re.findall(r'<img[^>]*src="([^"]+\.png)"', nb)
+    assert len(figures) >= 2 and all(
+        (site / "notebooks/checking_bounds" / f).resolve().is_file() for f in figures
+    ), figures
+    assert "refuted measured" in nb
+    findings = (site / "findings/index.html").read_text(encoding="utf-8")
+    assert "Refuted (" in findings and "claims/#hc-k1" in findings
+
+
+def _rst_markup():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "rst_markup", ROOT / "docs" / "_griffe" / "rst_markup.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_rst_markup_rewrites_roles_and_literal_blocks():
+    """The griffe extension turns reST into markdown: roles into (optional) references or code,
+    literal blocks and doctest sessions into fences; fenced code is left alone."""
+    rewrite = _rst_markup().rewrite
+    text = (
+        "See :class:`Claim` and :func:`~a.b.fit` or :func:`the fit <a.b.fit>`.\n\n"
+        "Example::\n\n    >>> 1 + 1\n    2\n\nAfter.\n\nThe grammar::\n\n    x := y\n\n"
+        ">>> f()\n3\n\n```text\n:class:`kept`\n```\n"
+    )
+    out = rewrite(text)
+    assert "See `Claim` and `fit` or `the fit`." in out
+    assert "Example:\n\n```pycon\n>>> 1 + 1\n2\n```\n\nAfter." in out
+    assert "The grammar:\n\n```text\nx := y\n```" in out
+    assert "```pycon\n>>> f()\n3\n```" in out
+    assert "```text\n:class:`kept`\n```" in out
+    assert "::" not in out.replace(":class:`kept`", "").replace(":=", "")
 
 
 def _mutant_site(tmp_path: Path, mutate) -> Path:
@@ -64,7 +124,11 @@ def _mutant_site(tmp_path: Path, mutate) -> Path:
     cfg["docs_dir"] = str(docs)
     for plugin in cfg["plugins"]:
         if isinstance(plugin, dict) and "mkdocstrings" in plugin:
-            plugin["mkdocstrings"]["handlers"]["python"]["paths"] = [str(ROOT)]
+            python = plugin["mkdocstrings"]["handlers"]["python"]
+            python["paths"] = [str(ROOT)]
+            python["options"]["extensions"] = [
+                str(ROOT / e) for e in python["options"].get("extensions", [])
+            ]
     mutate(docs, cfg)
     path = tmp_path / "mkdocs.yml"
     path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")

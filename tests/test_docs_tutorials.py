@@ -80,6 +80,11 @@ REGISTRIES = [
 def _registries() -> list[tuple[dict, dict]]:
     import importlib
 
+    # the experiments register when the plugins load (once per process): load them before the
+    # copy, or the restore would empty the registry for every later test of the process
+    from approxtheory.experiment import load_plugins
+
+    load_plugins()
     out = []
     for module, name in REGISTRIES:
         try:

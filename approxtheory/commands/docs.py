@@ -1,4 +1,5 @@
-"""``approxtheory docs [--out PATH] [--check]``: the generated claims page."""
+"""``approxtheory docs [--out PATH] [--check] [--findings VERDICTS]``: the generated pages (the
+claims page, and the findings page where a committed run lies in ``findings/`` beside it)."""
 
 from __future__ import annotations
 
@@ -40,35 +41,98 @@ def _read_page(path, limit: int) -> bytes | None:
         os.close(fd)
 
 
+def _stale(path, fresh: str) -> bool:
+    """Whether the page at ``path`` differs from ``fresh`` (compared as bytes, read up to the
+    fresh page's size: a larger, non-UTF-8 or missing page is stale)."""
+    data = fresh.encode("utf-8")
+    return _read_page(path, len(data)) != data
+
+
 def _cmd_docs(args) -> int:
     from pathlib import Path
 
-    from ..docs import render_claims_markdown, write_claims_page
+    from ..docs import (
+        findings_paths,
+        load_findings,
+        render_claims_markdown,
+        render_findings_markdown,
+        write_claims_page,
+        write_findings,
+    )
 
     path = Path(args.out)
+    if args.check and (args.findings is not None or args.notebooks):
+        raise ApproxTheoryError(
+            "--check cannot be combined with --findings or --notebooks: --check writes nothing"
+        )
     if not args.check:
-        from .._cliargs import check, out_file
+        from .._cliargs import check, out_file, readable_file
 
         check(out_file, "--out", args.out)
+        if args.findings is not None:
+            check(readable_file, "--findings", args.findings)
     if args.check:
         if "\x00" in str(args.out):
             raise ApproxTheoryError(f"--out must not contain a NUL byte (got {args.out!r})")
         _read_page(path, 0)  # refuse a FIFO, device or directory before the (slow) rendering
-        fresh = render_claims_markdown().encode("utf-8")
-        # compared as bytes, read up to the fresh page's size: a larger, non-UTF-8 or missing
-        # page is stale
-        if _read_page(path, len(fresh)) != fresh:
-            print(f"approxtheory: {path} is stale; run `approxtheory docs`", file=sys.stderr)
+        verdicts, findings_page = findings_paths(path)
+        findings = load_findings(verdicts)
+        pages = [(path, render_claims_markdown(findings))]
+        if findings is not None:
+            _read_page(findings_page, 0)
+            pages.append((findings_page, render_findings_markdown(findings)))
+        stale = [str(p) for p, fresh in pages if _stale(p, fresh)]
+        if stale:
+            verb = "is" if len(stale) == 1 else "are"
+            msg = f"approxtheory: {' and '.join(stale)} {verb} stale; run `approxtheory docs`"
+            print(msg, file=sys.stderr)
             return 1
-        print(f"{path} is up to date")
+        print(
+            " and ".join(str(p) for p, _ in pages)
+            + (" is" if len(pages) == 1 else " are")
+            + " up to date"
+        )
+        return 0
+    if args.notebooks:
+        from ..docs import write_notebook_pages
+
+        for page in write_notebook_pages(path):
+            print(f"wrote {page}")
+    if args.findings is not None:
+        copy = write_findings(args.findings, path)
+        print(f"wrote {copy}, {path} and {findings_paths(path)[1]}")
         return 0
     write_claims_page(path)
-    print(f"wrote {path}")
+    if findings_paths(path)[0].exists():
+        print(f"wrote {path} and {findings_paths(path)[1]}")
+    else:
+        print(f"wrote {path}")
     return 0
 
 
 def register(sub) -> None:
-    pd = sub.add_parser("docs", help="regenerate docs/claims.md from the catalogue")
-    pd.add_argument("--out", default="docs/claims.md")
-    pd.add_argument("--check", action="store_true", help="exit 1 if the page is stale")
+    pd = sub.add_parser(
+        "docs",
+        help="regenerate docs/claims.md (and docs/findings/index.md) from the catalogue",
+        description="Regenerate the generated pages of the documentation: the claim catalogue "
+        "(--out) and, where a committed verify run lies in findings/ beside it, the findings "
+        "page and the catalogue's verdict column.",
+    )
+    pd.add_argument(
+        "--out", default="docs/claims.md", help="the claims page (default: docs/claims.md)"
+    )
+    pd.add_argument("--check", action="store_true", help="write nothing; exit 1 if a page is stale")
+    pd.add_argument(
+        "--findings",
+        metavar="VERDICTS",
+        default=None,
+        help="copy this verify run's verdicts.json to findings/verdicts.json beside --out "
+        "(with the run's date) and regenerate the pages from it",
+    )
+    pd.add_argument(
+        "--notebooks",
+        action="store_true",
+        help="also execute the notebooks in notebooks/ beside --out and write each one's page "
+        "with its outputs (NAME.md, NAME_files/; needs the docs extra, about 20 s each)",
+    )
     pd.set_defaults(func=_cmd_docs)
