@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-
-import numpy as np
 
 from .. import _cliargs
 from ..errors import ConfigError
@@ -82,55 +79,6 @@ def _require_measure(c, budget: int) -> None:
     require(bytes=need, what=f"measuring {c.name} with --budget {budget} (T={c.task.T})")
 
 
-def _structured_upper(c, rep: dict) -> None:
-    """Fill the certified upper bracket in ``rep`` where ``Construction.certify`` did not compute
-    one (it stops at T <= 16) and the structured bracket applies (one attention-only layer of
-    softmax retrieval heads against an affine generalized retrieval: softmax_retrieval, hc_k1,
-    hc_k1_synthetic at any T; :mod:`approxtheory.bracket_softmax`). Deterministic: a piece
-    budget, no clock."""
-    from ..bounds import upper_bracket
-    from ..bracket_softmax import structured_reason
-    from ..constructions._base import tolerance
-
-    if rep.get("sup_error_upper") is not None or rep.get("sup_error_upper_reason") == (
-        "not requested"
-    ):
-        return
-    why = structured_reason(c.model, c.task)
-    if why is not None:
-        return
-    w = rep.get("witness")
-    pts = None if w is None else np.asarray(w, dtype=np.float64)[None]
-    if pts is not None and not np.isfinite(pts).all():
-        pts = None
-    b = upper_bracket(c.model, c.task, method="structured", points=pts)
-    rep["sup_error_upper"] = b.upper
-    rep["sup_error_upper_reason"] = (
-        b.reason
-        if b.upper is None or b.unsound_input
-        else f"structured bracket (exact softmax-over-box per head, symmetry over positions): "
-        f"{b.boxes} piece evaluations, {b.seconds:.1f} s, stopped: {b.stop}"
-    )
-    rep["bracket"] = {
-        "found": b.lower,
-        "certified": b.upper,
-        "method": b.method,
-        "stop": b.stop,
-        "pieces": b.boxes,
-        "seconds": round(b.seconds, 3),
-        "reproducible": b.reproducible,
-        "unsound_input": b.unsound_input,
-    }
-    if b.upper is not None and math.isfinite(b.upper) and c.bound_kind in ("upper", "exact"):
-        atol, rtol = tolerance(getattr(getattr(c.model, "cfg", None), "dtype", "float64"))
-        if b.upper <= c.claimed_bound + atol + rtol * abs(c.claimed_bound):
-            T, d = c.task.T, c.task.d
-            rep["certified"] = (
-                f"sup over the whole box [{c.task.lo:g}, {c.task.hi:g}]^({T}x{d}) of "
-                f"|model - target| <= {b.upper:.6g} <= claimed bound {c.claimed_bound:.6g}"
-            )
-
-
 def _print_usage() -> None:
     print(
         "usage: approxtheory construct NAME [--KNOB VALUE ...] [--budget N] [--search-seed S]\n"
@@ -194,7 +142,6 @@ def _cmd(args) -> int:
         rep = c.report(
             budget=glob["budget"], seed=glob["seed"], upper=not glob.get("no_upper", False)
         )
-        _structured_upper(c, rep)
     if use_json:
         print(json.dumps(rep, indent=2, default=str))
         return 0

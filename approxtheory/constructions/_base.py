@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -184,37 +185,66 @@ class Construction:
 
     def certify(self, time_limit: float = 10.0, witness=None) -> dict:
         """A certified upper bracket of the sup error over the whole input box
-        (:func:`approxtheory.bounds.upper_bracket`), where feasible: box domains with T <= 16 and
-        d <= 2 (beyond that the branch-and-bound does not close in seconds). Returns
-        ``sup_error_upper`` (None with ``sup_error_upper_reason`` where not computed) and, when
-        the bracket is at or below an upper-kind claimed bound, ``certified`` saying what was
-        certified and on what domain."""
+        (:func:`approxtheory.bounds.upper_bracket`), where feasible. One attention-only layer of
+        softmax retrieval heads against an affine generalized retrieval (softmax_retrieval,
+        hc_k1, hc_k1_synthetic) gets the structured bracket at any T
+        (:mod:`approxtheory.bracket_softmax`: exact softmax-over-box per head, a piece budget,
+        no clock); other box domains with T <= 16 and d <= 2 the branch-and-bound (beyond that it
+        does not close in seconds). Returns ``sup_error_upper`` (None with
+        ``sup_error_upper_reason`` where not computed), ``bracket`` (found, certified, method,
+        work, whether reproducible) and, when the bracket is at or below an upper-kind claimed
+        bound, ``certified`` saying what was certified and on what domain."""
+        from ..bracket_softmax import structured_reason
+
         T, d = self.task.T, self.task.d
-        if self.task.domain != "box" or T > 16 or d > 2:
+        structured = self.task.domain == "box" and structured_reason(self.model, self.task) is None
+        if not structured and (self.task.domain != "box" or T > 16 or d > 2):
             return {
                 "sup_error_upper": None,
                 "sup_error_upper_reason": f"not computed: the certified bracket is computed "
-                f"for box domains with T <= 16 and d <= 2 (here T={T}, d={d}, "
-                f"{self.task.domain} domain)",
+                f"for one layer of softmax retrieval heads at any T, else for box domains with "
+                f"T <= 16 and d <= 2 (here T={T}, d={d}, {self.task.domain} domain)",
             }
         from ..bounds import upper_bracket
 
         pts = None if witness is None else np.asarray(witness, dtype=np.float64)[None]
-        b = upper_bracket(self.model, self.task, time_limit=time_limit, points=pts)
-        out = {
+        if pts is not None and not np.isfinite(pts).all():
+            pts = None
+        if structured:
+            b = upper_bracket(self.model, self.task, method="structured", points=pts)
+            how = (
+                f"structured bracket (exact softmax-over-box per head, symmetry over positions): "
+                f"{b.boxes} piece evaluations, {b.seconds:.1f} s, stopped: {b.stop}"
+            )
+        else:
+            b = upper_bracket(self.model, self.task, time_limit=time_limit, points=pts)
+            how = (
+                f"bound propagation ({b.method}) with branch-and-bound: {b.splits} splits, "
+                f"{b.seconds:.1f} s, stopped: {b.stop}"
+            )
+        sound = b.upper is not None and math.isfinite(b.upper) and not b.unsound_input
+        out: dict[str, Any] = {
             "sup_error_upper": b.upper,
-            "sup_error_upper_reason": b.reason
-            if b.upper is None
-            else f"bound propagation ({b.method}) with branch-and-bound: {b.splits} splits, "
-            f"{b.seconds:.1f} s, stopped: {b.stop}",
+            "sup_error_upper_reason": how if sound else (b.reason or "no finite sound bound"),
+            "bracket": {
+                "found": b.lower,
+                "certified": b.upper,
+                "method": b.method,
+                "stop": b.stop,
+                "work": b.boxes if structured else b.splits,
+                "seconds": round(b.seconds, 3),
+                "reproducible": b.reproducible,
+                "unsound_input": b.unsound_input,
+            },
         }
-        if b.upper is not None and self.bound_kind in ("upper", "exact"):
+        if sound and self.bound_kind in ("upper", "exact"):
             atol, rtol = tolerance(getattr(getattr(self.model, "cfg", None), "dtype", "float64"))
             if b.upper <= self.claimed_bound + atol + rtol * abs(self.claimed_bound):
                 out["certified"] = (
                     f"sup over the whole box [{self.task.lo:g}, "
                     f"{self.task.hi:g}]^({T}x{d}) of |model - target| <= "
                     f"{b.upper:.6g} <= claimed bound {self.claimed_bound:.6g}"
+                    + ("" if b.reproducible else " (stopped by the time safety net)")
                 )
         return out
 
