@@ -237,7 +237,7 @@ class Construction:
                 "unsound_input": b.unsound_input,
             },
         }
-        if sound and self.bound_kind in ("upper", "exact"):
+        if sound and b.upper is not None and self.bound_kind in ("upper", "exact"):
             atol, rtol = tolerance(getattr(getattr(self.model, "cfg", None), "dtype", "float64"))
             if b.upper <= self.claimed_bound + atol + rtol * abs(self.claimed_bound):
                 out["certified"] = (
