@@ -448,6 +448,127 @@ def _apply_claim_mutants(
     return rec
 
 
+def max_jobs() -> int:
+    """The most processes ``verify --jobs`` may start: four per core (at least one)."""
+    import os
+
+    return max(1, (os.cpu_count() or 1) * 4)
+
+
+def check_jobs(jobs) -> int:
+    """``jobs`` when it is a whole number in 1 .. :func:`max_jobs`, else a ConfigError naming
+    the allowed range."""
+    from .errors import ConfigError
+
+    top = max_jobs()
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= top:
+        raise ConfigError(f"--jobs must be a whole number from 1 to {top} (got {jobs!r})")
+    return jobs
+
+
+def _previous_seconds(path: Path) -> dict[str, float]:
+    """Per claim, the seconds the previous run in this folder spent on it (its own check plus
+    its mutants), from its ``timings.json``; {} when there is none or it is unreadable. Used for
+    the progress bar's ETA only."""
+    from .io import read_json_entry
+
+    data = read_json_entry(path, max_bytes=16 * 2**20)
+    claims = data.get("claims") if isinstance(data, dict) else None
+    out: dict[str, float] = {}
+    if not isinstance(claims, dict):
+        return out
+    for label, t in claims.items():
+        s = t.get("duration_s") if isinstance(t, dict) else None
+        if isinstance(label, str) and isinstance(s, (int, float)) and not isinstance(s, bool):
+            if math.isfinite(s) and s >= 0:
+                cid = label.split("~", 1)[0]
+                out[cid] = out.get(cid, 0.0) + float(s)
+    return out
+
+
+def _verify_claim(c, ctx, cache: _Cache, timings: dict, mutants: bool, stage=None) -> dict:
+    """One claim's record: its check (from the cache or run) and, with ``mutants``, its declared
+    and generated mutants when it passes. ``stage(text)`` is told which part runs."""
+    from .proofs_check import CHECKS, MUTANTS, PASSING, check_hash, flips
+
+    rec = _cached_or_run(CHECKS, check_hash, c, ctx, cache, timings, c.id)
+    if mutants and rec["verdict"] in PASSING:
+        if stage is not None:
+            stage("mutants")
+        rec = _apply_mutants(CHECKS, MUTANTS, check_hash, flips, c, rec, ctx, cache, timings)
+        if stage is not None:
+            stage("claim mutants")
+        rec = _apply_claim_mutants(CHECKS, check_hash, flips, c, rec, ctx, cache, timings)
+    return rec
+
+
+def _verify_cell(cfg: dict) -> dict:
+    """In a worker process of ``verify --jobs``: the records and timings of a group of claims
+    (those of one check function, so that their shared measurements are computed once), as JSON
+    text (exact: floats round-trip; any depth of record travels as one string), computed with
+    the client's torch thread count so that every number is what ``--jobs 1`` computes."""
+    import json
+
+    import torch
+
+    from .catalogue import claim
+    from .proofs_check import Context
+
+    torch.set_num_threads(cfg["threads"])  # run_cell restores its own count afterwards
+    cache = _Cache(Path(cfg["cache"]), use=cfg["use_cache"])
+    ctx = Context(**cfg["ctx"])
+    timings: dict[str, dict] = {}
+    recs = [_verify_claim(claim(cid), ctx, cache, timings, cfg["mutants"]) for cid in cfg["claims"]]
+    return {"payload": json.dumps({"recs": recs, "timings": timings, "skipped": cache.skipped})}
+
+
+def _groups(selected, expected: dict[str, float]) -> list[list[int]]:
+    """The indices of ``selected`` in groups for the pool: the claims of one check function
+    together (they share memoised measurements), the groups longest first by the previous run's
+    times (so that the last to start is a short one)."""
+    from .proofs_check import CHECKS
+
+    by: dict = {}
+    for i, c in enumerate(selected):
+        fn = getattr(CHECKS.get(c.id), "source_fn", None)
+        by.setdefault(fn if fn is not None else ("no check", c.id), []).append(i)
+    groups = list(by.values())
+    groups.sort(key=lambda g: -sum(expected.get(selected[i].id, 0.0) for i in g))
+    return groups
+
+
+def _verify_parallel(selected, ctx, cache: _Cache, timings: dict, mutants, jobs, bar):
+    """The records of ``selected`` (in their order) computed ``jobs`` at a time in a local
+    process pool (:func:`approxtheory.executors.compute_cells`, as ``experiment run --workers``);
+    which process computes which claim changes no byte of a record."""
+    import json
+    from dataclasses import asdict
+
+    import torch
+
+    from .executors import compute_cells
+
+    base = {
+        "cache": str(cache.root),
+        "use_cache": cache.use,
+        "ctx": asdict(ctx),
+        "mutants": mutants,
+        "threads": torch.get_num_threads(),
+    }
+    groups = _groups(selected, bar.expected)
+    cfgs = [{**base, "claims": [selected[i].id for i in g]} for g in groups]
+    got: dict[int, dict] = {}
+    run = compute_cells(_verify_cell, cfgs, executor="pool", workers=min(jobs, len(cfgs)))
+    for k, out, _s in run:
+        d = json.loads(out["payload"])
+        timings.update(d["timings"])
+        cache.skipped += d["skipped"]
+        for i, rec in zip(groups[k], d["recs"]):
+            got[i] = rec
+            bar.done(selected[i].id, d["timings"])
+    return [got[i] for i in range(len(selected))]
+
+
 def run_verify(
     profile: str = "quick",
     only: Sequence[str] | None = None,
@@ -458,12 +579,20 @@ def run_verify(
     use_cache: bool = True,
     mutants: bool = False,
     results: str | Path | None = None,
+    jobs: int = 1,
 ) -> int:
     """Run the checks (and with ``mutants=True`` each passing check's declared mutants, naming
     in ``falsified_by`` the ones that flip it) and write the report. ``results``: a results CSV
     from elsewhere for the one trained claim in ``only`` (its schema:
     ``approxtheory verify --results-schema CLAIM``): the claim's criterion, gate and scale record
-    are applied to it in place of the toolkit's own runs, with no cache."""
+    are applied to it in place of the toolkit's own runs, with no cache. ``jobs``: how many
+    claims are checked at once, each in its own process (the local pool of
+    ``experiment run --workers``, :func:`approxtheory.executors.compute_cells`); the report is
+    the same bytes for any count.
+    ``profile="smoke"``: every claim cheaply (the quick grids, smaller ones where a check gives
+    them, trained evidence from cached cells only; what that cannot decide is not-checkable with
+    a reason starting "smoke profile:")."""
+    jobs = check_jobs(jobs)
     if results is not None:
         from .catalogue import claim
         from .proofs_check._results import SCHEMAS, using_results
@@ -484,10 +613,18 @@ def run_verify(
                 progress=progress,
                 use_cache=False,
                 mutants=mutants,
+                jobs=1,  # the given results live in this process
             )
-    from .proofs_check import CHECKS, MUTANTS, PASSING, PROFILES, Context, check_hash, flips
-    from .proofs_check._core import KEY_PACKAGES
-    from .report import plot_from_csv, render_html, render_markdown, slope_plot, write_csv
+    from .proofs_check import PROFILES, Context
+    from .proofs_check._core import KEY_PACKAGES, set_progress_hook
+    from .report import (
+        formulas_of,
+        plot_from_csv,
+        render_html,
+        render_markdown,
+        slope_plot,
+        write_csv,
+    )
 
     if profile not in PROFILES:
         raise ApproxTheoryError(f"profile must be one of {', '.join(PROFILES)} (got {profile!r})")
@@ -505,22 +642,27 @@ def run_verify(
         pass
     ctx = Context(profile=profile, seed=seed)
     t0 = time.time()
-    records: list[dict] = []
     timings: dict[str, dict] = {}
-    from .progress import progress_bar
+    from .progress import VerifyProgress
 
-    bar = progress_bar(
-        selected, desc=f"verify ({profile})", unit="claim", disable=not progress, file=sys.stderr
+    shown_bar = VerifyProgress(
+        [c.id for c in selected],
+        desc=f"verify ({profile}{'' if jobs == 1 else f', {jobs} jobs'})",
+        disable=not progress,
+        expected=_previous_seconds(out / "timings.json"),
+        jobs=jobs,
     )
-    for c in bar:
-        bar.set_postfix_str(c.id)
-        rec = _cached_or_run(CHECKS, check_hash, c, ctx, cache, timings, c.id)
-        if mutants and rec["verdict"] in PASSING:
-            bar.set_postfix_str(f"{c.id} mutants")
-            rec = _apply_mutants(CHECKS, MUTANTS, check_hash, flips, c, rec, ctx, cache, timings)
-            bar.set_postfix_str(f"{c.id} claim mutants")
-            rec = _apply_claim_mutants(CHECKS, check_hash, flips, c, rec, ctx, cache, timings)
-        records.append(rec)
+    if jobs == 1:
+        records = []
+        for c in selected:
+            shown_bar.start(c.id)
+            with shown_bar.sub_progress(set_progress_hook):
+                rec = _verify_claim(c, ctx, cache, timings, mutants, shown_bar.stage)
+            records.append(rec)
+            shown_bar.done(c.id, timings)
+    else:
+        records = _verify_parallel(selected, ctx, cache, timings, mutants, jobs, shown_bar)
+    shown_bar.close()
     # data files and plots, drawn from the CSVs only
     for rec in records:
         rec["csv"], rec["plots"] = [], []
@@ -528,7 +670,7 @@ def run_verify(
             p = safe_path(out, f"data/{rec['claim']}.csv")
             write_csv(p, rec["rows"])
             rec["csv"].append(str(p.relative_to(out)))
-            if rec["plot"]:
+            if rec["plot"] and profile != "smoke":  # smoke draws no plot (the CSV is there)
                 png = safe_path(out, f"plots/{rec['claim']}.png")
                 plot_from_csv(p, rec["plot"], png)
                 rec["plots"].append(str(png.relative_to(out)))
@@ -536,6 +678,8 @@ def run_verify(
             p = safe_path(out, f"data/{rec['claim']}.slopes.csv")
             write_csv(p, rec["slopes"])
             rec["csv"].append(str(p.relative_to(out)))
+            if profile == "smoke":
+                continue
             png = safe_path(out, f"plots/{rec['claim']}.slopes.png")
             slope_plot(rec["slopes"], f"{rec['claim']}: fitted vs predicted exponent", png)
             rec["plots"].append(str(png.relative_to(out)))
@@ -565,7 +709,10 @@ def run_verify(
     atomic_write_json(safe_path(out, "timings.json"), {"wall_s": round(wall, 3), "claims": timings})
     shown = {**meta, "wall_s": wall}
     atomic_write_text(safe_path(out, "report.md"), render_markdown(shown_records, shown))
-    atomic_write_text(safe_path(out, "report.html"), render_html(shown_records, shown))
+    atomic_write_text(
+        safe_path(out, "report.html"),
+        render_html(shown_records, shown, formulas=formulas_of(selected)),
+    )
     crashed = [r["claim"] for r in records if r["verdict"] == "error"]
     refuted = [r["claim"] for r in records if r["verdict"] == "refuted"]
     inconsistent = [r["claim"] for r in records if r["verdict"] == "inconsistent"]

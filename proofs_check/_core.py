@@ -33,7 +33,21 @@ FAILING = ("refuted", "inconsistent")
 #: it; ``none`` for verdicts that checked nothing (not-checkable, error)
 SCOPES = ("full", "partial", "surrogate", "none")
 
-PROFILES = ("quick", "full")
+#: ``smoke``: every claim cheaply (verify's one-minute pass): a check runs its quick grid unless
+#: it gives a smaller one (``ctx.pick(quick, full, smoke=...)``); trained evidence is read from
+#: cached cells only, and a claim the cheap pass cannot decide is not-checkable, with a reason
+#: starting "smoke profile:" (:class:`SmokeUndecided`)
+PROFILES = ("quick", "full", "smoke")
+
+#: the prefix of every reason a smoke verdict gives for not deciding a claim
+SMOKE_REASON = "smoke profile: "
+
+
+class SmokeUndecided(Exception):
+    """Raised by a check (or the framework, for untrained experiments) under the smoke profile
+    where the cheap pass cannot decide the claim; the check's verdict is then not-checkable with
+    the reason (prefixed :data:`SMOKE_REASON`), never a verdict the cheap grid does not
+    support."""
 
 
 @dataclass
@@ -103,16 +117,72 @@ class Context:
     #: the name of a generated mutant of the claim itself (``verify --mutants``): while the check
     #: runs, the catalogue returns the mutated claim for this id
     claim_mutant: str | None = None
+    #: the smoke profile: ``profile`` is then "quick" (a check that gives no smoke value runs its
+    #: quick grid; ``Context(profile="smoke")`` is read as this)
+    smoke: bool = False
+
+    def __post_init__(self):
+        if self.profile == "smoke":
+            object.__setattr__(self, "profile", "quick")
+            object.__setattr__(self, "smoke", True)
+        elif self.smoke and self.profile != "quick":
+            raise ValueError(f"the smoke profile runs on the quick one (got {self.profile!r})")
 
     @property
     def full(self) -> bool:
         return self.profile == "full"
 
-    def pick(self, quick, full):
+    @property
+    def name(self) -> str:
+        """The profile's name as the user gave it: quick, full or smoke."""
+        return "smoke" if self.smoke else self.profile
+
+    @property
+    def grid(self) -> str:
+        """The key of a per-profile table for a check that has a smoke entry in it: "smoke"
+        under smoke, else the profile (a table with no smoke entry is read with ``profile``)."""
+        return self.name
+
+    def pick(self, quick, full, smoke=None):
+        """The value for this profile: ``full`` on full, ``smoke`` on smoke when given (else the
+        quick one), ``quick`` on quick."""
+        if self.smoke and smoke is not None:
+            return smoke
         return full if self.full else quick
 
     def is_mutant(self, name: str) -> bool:
         return self.mutant == name
+
+    def undecided(self, reason: str):
+        """Under smoke: end the check as not-checkable with ``reason`` (the cheap grid cannot
+        decide the claim); under quick and full: does nothing."""
+        if self.smoke:
+            raise SmokeUndecided(reason)
+
+    def progress(self, stage: str, i: int, n: int | None = None) -> None:
+        """Say how far a long check is (``i`` of ``n`` in ``stage``: a search stage, training
+        steps, grid cells) to whoever shows progress (``verify``'s bar); never changes a
+        result, costs nothing when nobody listens."""
+        hook = _PROGRESS_HOOK[0]
+        if hook is not None:
+            hook(stage, i, n)
+
+
+#: the sub-progress listener (``verify`` sets it around a check when it shows a bar)
+_PROGRESS_HOOK: list = [None]
+
+
+def set_progress_hook(hook) -> None:
+    """``hook(stage, i, n)`` receives every :meth:`Context.progress` call; None removes it."""
+    _PROGRESS_HOOK[0] = hook
+
+
+#: the context of the check running now (read by :func:`experiment_rows` under smoke)
+_ACTIVE: list = []
+
+
+def active_context() -> Context | None:
+    return _ACTIVE[-1] if _ACTIVE else None
 
 
 CHECKS: dict[str, Callable[[Context], Verdict]] = {}
@@ -154,7 +224,31 @@ def _call(fn, cid, ctx):
             f"{cid} declares no mutant {ctx.mutant!r} (declared: "
             f"{', '.join(MUTANTS.get(cid, {})) or 'none'})"
         )
-    v = fn(ctx, cid)
+    _ACTIVE.append(ctx)
+    skips = len(_SMOKE_SKIPS)
+    try:
+        v = fn(ctx, cid)
+    except SmokeUndecided as e:
+        if not ctx.smoke:  # pragma: no cover  (only smoke contexts raise it)
+            raise
+        why = str(e)
+        v = Verdict(
+            cid,
+            "not-checkable",
+            why if why.startswith(SMOKE_REASON) else SMOKE_REASON + why,
+            covered="nothing decided: see the reason (the smoke profile's cheap pass)",
+            scope="none",
+        )
+    finally:
+        _ACTIVE.pop()
+    untrained = sorted(set(_SMOKE_SKIPS[skips:]))
+    del _SMOKE_SKIPS[skips:]
+    if untrained and v.verdict == "not-checkable" and not v.evidence.startswith(SMOKE_REASON):
+        v.evidence = (
+            f"{SMOKE_REASON}{', '.join(untrained)} not trained by the smoke pass (cells cached "
+            f"under ./{RESULTS_DIR} are read when complete; `approxtheory verify --profile "
+            f"quick` trains them): " + v.evidence
+        )
     v.claim = cid
     v.check = f"{fn.__module__}.{fn.__name__}"
     v.mutants = sorted(MUTANTS.get(cid, {}))
@@ -253,12 +347,15 @@ def check_hash(cid: str, ctx: Context) -> str:
     from approxtheory.provenance import cache_key
 
     fn = CHECKS[cid].source_fn  # type: ignore[attr-defined]
+    fields = asdict(ctx)
+    if not fields["smoke"]:  # quick and full keep the fields they had before smoke existed
+        del fields["smoke"]
     return cache_key(
         CACHE_SCHEME,
         cid,
         f"{fn.__module__}.{fn.__name__}",
         getattr(fn, "__reason__", ""),
-        json.dumps(asdict(ctx), sort_keys=True),
+        json.dumps(fields, sort_keys=True),
         packages=KEY_PACKAGES,
     )
 
@@ -290,7 +387,8 @@ def memo(fn):
 
     @functools.wraps(fn)
     def wrapper(*a, **k):
-        key = (a, tuple(sorted(k.items())))
+        active = active_context()  # a smoke grid (no certified bracket) is never served to quick
+        key = (a, tuple(sorted(k.items())), active is not None and active.smoke)
         tok = override_token()
         hit = base.get(key)
         if hit is not None and not hit[1]:
@@ -341,11 +439,13 @@ def construction_grid(
 ):
     """Build the construction ``name`` at every point of the grid ``axes`` (knob -> values),
     measure it, and return tidy rows plus the witness of every cell (keyed by the grid point).
+    Each cell done is reported to the running check's :meth:`Context.progress`.
 
     ``mutate(construction)`` (for mutants) edits each built construction in place before it is
     measured, e.g. perturbs a weight; a memoised grid must then be keyed by the mutant too.
 
-    ``certify``: for cells within the certified bracket's reach (box domain, T <= 16, d <= 2)
+    ``certify`` (ignored under the smoke profile, which adds no bracket): for cells within the
+    certified bracket's reach (box domain, T <= 16, d <= 2)
     whose measurement is within the bound, also compute the certified upper bracket
     (``CERTIFY_SECONDS`` of branch-and-bound) into the columns ``sup_error_upper`` and
     ``certified`` (the bracket is at or below the claimed bound); the verdict then says so."""
@@ -354,6 +454,10 @@ def construction_grid(
     rows, witnesses = [], {}
     keys = list(axes)
     attempts = 0
+    active = active_context()
+    if active is not None and active.smoke:  # smoke: the search decides, no bracket is added
+        certify = False
+    n_cells, done = math.prod(len(v) for v in axes.values()), 0
     for combo in itertools.product(*axes.values()):
         point = dict(zip(keys, combo))
         c = build(name, **{**(fixed or {}), **point})
@@ -384,6 +488,9 @@ def construction_grid(
             row.update(extra(c, m))
         rows.append(row)
         witnesses[combo] = m.get("witness")
+        done += 1
+        if active is not None:
+            active.progress(f"{name} cells", done, n_cells)
     return rows, witnesses
 
 
@@ -407,11 +514,22 @@ def experiment_rows(name: str, profile: str) -> tuple:
     if given is not None:
         rows = given["groups"].get(name)
         return rows, (), 0.0, results_note() if rows else f"{name}: no row in the given results"
+    ctx = active_context()
+    if ctx is not None and ctx.smoke and profile == "quick":
+        rows, trace, secs, note = _experiment_rows(name, profile, True)  # smoke trains nothing
+        if rows is None:
+            _SMOKE_SKIPS.append(name)
+            note = f"the smoke pass trains nothing: {note}"
+        return rows, trace, secs, note
     return _experiment_rows(name, profile)
 
 
+#: the experiments a smoke check found untrained (read by :func:`_call`)
+_SMOKE_SKIPS: list = []
+
+
 @functools.cache  # not `memo`: trained rows never depend on a claim override
-def _experiment_rows(name: str, profile: str) -> tuple:
+def _experiment_rows(name: str, profile: str, read_only: bool = False) -> tuple:
     import shutil
     import tempfile
     import time
@@ -424,6 +542,9 @@ def _experiment_rows(name: str, profile: str) -> tuple:
     t0 = time.time()
     if profile not in get(name).grids:
         return None, (), 0.0, f"{name} has no {profile} profile"
+    active = active_context()
+    if active is not None:  # the runner trains silently here: say what runs
+        active.progress(f"{'reading' if read_only else 'training'} {name} ({profile})", 0)
     with tempfile.TemporaryDirectory() as d:
         cached = Path(RESULTS_DIR) / name / "cells"
         if cached.is_dir():
@@ -433,7 +554,7 @@ def _experiment_rows(name: str, profile: str) -> tuple:
             profile=profile,
             out=d,
             progress=False,
-            max_cells=None if profile == "quick" else 0,
+            max_cells=None if profile == "quick" and not read_only else 0,
         )
         note = f"{r['cached']} cell(s) from the cache, {r['computed']} computed"
         if not r["complete"]:

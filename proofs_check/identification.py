@@ -1072,6 +1072,10 @@ def training_diagnostics(ctx: Context, cid):
         rows = [r for r in shared[0] if keep(r)]
         trace = [t for t in shared[1] if keep(t)]
     else:
+        ctx.undecided(
+            "identifiability_training (the quick cells of four optimizers) is not trained by the "
+            "smoke pass; run `approxtheory verify --profile quick`"
+        )
         for cfg in cells(exp, "quick"):
             if not keep(cfg):
                 continue

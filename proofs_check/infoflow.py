@@ -85,12 +85,14 @@ T2_AXES = {
         "T": [4, 16, 64, 256, 1024],
         "beta": [10.0, 30.0, 100.0, 300.0, 1e3, 3e3, 1e4],
     },
+    # smoke: T = 1024 left out (three lengths stay, for IF-R1's fit in T)
+    "smoke": {"T": [4, 16, 64], "beta": [10.0, 100.0, 1e3, 1e4]},
 }
 
 
 @memo
 def _retrieval_grid(profile, mutant=None):
-    quick = profile == "quick"
+    quick = profile != "full"  # quick and smoke
     return construction_grid(
         "softmax_retrieval",
         T2_AXES[profile],
@@ -112,7 +114,7 @@ def _retrieval_grid(profile, mutant=None):
 def max_retrieval(ctx: Context, cid):
     c = claim("IF-T2")
     rows = _rebound(
-        _retrieval_grid(ctx.profile, ctx.mutant),
+        _retrieval_grid(ctx.grid, ctx.mutant),
         lambda r: c.evaluate_float("err_attn", beta=r["beta"], T=r["T"]),
     )
     within = all(r["verdict"] == "within-bound" for r in rows)
@@ -183,12 +185,13 @@ K1_BETA = 1e4
 K1_AXES = {
     "quick": {"T": [4, 16, 64], "N": [8, 32, 128]},
     "full": {"T": [4, 16, 64, 256], "N": [8, 16, 32, 64, 128, 256, 512]},
+    "smoke": {"T": [4, 16], "N": [8, 32, 128]},  # T = 64 (70 % of the quick grid's time) left out
 }
 
 
 @memo
 def _second_largest_grid(profile, mutant=None):
-    quick = profile == "quick"
+    quick = profile != "full"  # quick and smoke
     return construction_grid(
         "if_second_largest",
         K1_AXES[profile],
@@ -214,7 +217,7 @@ def two_layer_second_largest(ctx: Context, cid):
     k1 = claim("IF-K1")
     Lf = sp.Rational(str(_F["sin"][1]))
     rows = _rebound(
-        _second_largest_grid(ctx.profile, ctx.mutant),
+        _second_largest_grid(ctx.grid, ctx.mutant),
         lambda r: k1.evaluate_float("err_bound", L_f=Lf, beta=K1_BETA, T=r["T"], N=r["N"]),
     )
     within = all(r["verdict"] == "within-bound" for r in rows)
@@ -336,7 +339,9 @@ def _pairwise_axes(profile):
     """IF-K2's grid: (D, T) -> the β values measured there. Quick: the rate is decided at T = 8
     (five β over four decades: the search reaches 60-100 % of the worst case, a noise that a
     shorter span turns into the slope), T = 64 adds three β for the bound (its three-point slope
-    is reported, not decided)."""
+    is reported, not decided). Smoke: the T = 8 cells only (the rate is decided there)."""
+    if profile == "smoke":
+        return {(D, 8): [1e2, 1e3, 1e4, 1e5, 1e6] for D in (1, 2)}
     if profile == "quick":
         return {
             (D, T): [1e2, 1e3, 1e4, 1e5, 1e6] if T == 8 else [1e3, 1e4, 1e5]
@@ -363,7 +368,7 @@ def _pairwise_grid(profile, mutant=None):
         cells, _ = construction_grid(
             "if_pairwise_max",
             {"D": [D], "T": [T], "beta": betas},
-            budget=128 if profile == "quick" else 1024,
+            budget=128 if profile != "full" else 1024,
             mutate=_pairwise_mutation(mutant),
             extra=_pairwise_random_error,
             certify=False,
@@ -413,7 +418,7 @@ def one_softmax_tie_error(T: int) -> float:
 def two_layer_pairwise(ctx: Context, cid):
     c = claim("IF-K2")
     rows = _rebound(
-        _pairwise_grid(ctx.profile, ctx.mutant),
+        _pairwise_grid(ctx.grid, ctx.mutant),
         lambda r: c.evaluate_float("err_bound", D=r["D"], beta=r["beta"], T=r["T"]),
     )
     bad = [r for r in rows if r["verdict"] != "within-bound"]
@@ -487,7 +492,7 @@ def two_layer_pairwise(ctx: Context, cid):
         f"err_bound plus the ln(βT) factor's share of the bound's own slope over the grid, so "
         f"an error floor or a slower decay fails): " + "; ".join(fits) + "." + digest,
         covered="; ".join(
-            f"D={D}, T={T}: β in {betas}" for (D, T), betas in _pairwise_axes(ctx.profile).items()
+            f"D={D}, T={T}: β in {betas}" for (D, T), betas in _pairwise_axes(ctx.grid).items()
         )
         + f"; d = 4, unit-norm tokens, adversarial search (budget "
         f"{128 if ctx.profile == 'quick' else 1024}), {K2_RANDOM} random inputs per cell",
@@ -530,7 +535,7 @@ def pairwise_digest_prediction(ctx: Context, cid):
     rows = [
         r
         for r in _rebound(
-            _pairwise_grid(ctx.profile, ctx.mutant),
+            _pairwise_grid(ctx.grid, ctx.mutant),
             lambda r: p.evaluate_float("err_pred", beta=r["beta"]),
         )
         if r["beta"] == b0 and r["T"] <= T_max and r["D"] <= D_max
@@ -539,7 +544,7 @@ def pairwise_digest_prediction(ctx: Context, cid):
         return Verdict(
             cid,
             "not-checkable",
-            f"IF-K2's {ctx.profile} grid has no cell at β = {b0:g} with T <= {T_max}, D <= "
+            f"IF-K2's {ctx.grid} grid has no cell at β = {b0:g} with T <= {T_max}, D <= "
             f"{D_max}; a grid with one makes it checkable",
             scope="none",
         )
@@ -928,7 +933,7 @@ def _within(fit, a: float | None, tol: float) -> bool:
 def mpr_charge(ctx: Context, cid):
     c = claim("IF-R1")
     rows = _rebound(
-        _retrieval_grid(ctx.profile, ctx.mutant),
+        _retrieval_grid(ctx.grid, ctx.mutant),
         lambda r: c.evaluate_float("err_mpr", beta=r["beta"], T=r["T"]),
     )
     for r in rows:

@@ -7,6 +7,7 @@ mutant that flips it, that every verdict states its scope, and that the framewor
 verified verdict nobody can falsify."""
 
 import json
+import os
 
 import pytest
 
@@ -23,11 +24,22 @@ from approxtheory.proofs_check import (
 )
 from approxtheory.verify import run_verify
 
+#: claims checked side by side (``verify --jobs``; the records are the same bytes as one at a
+#: time, tests/test_verify_jobs.py): the mutant run was 948 s of CI's 31 minutes in one process
+MUTANT_JOBS = max(1, min(4, os.cpu_count() or 1))
+
 
 @pytest.fixture(scope="module")
 def mutant_run(tmp_path_factory):
+    import torch
+
     out = tmp_path_factory.mktemp("verify_mutants")
-    rc = run_verify(profile="quick", out=out, progress=False, mutants=True)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the workers compute with the client's count: one each, no overload
+    try:
+        rc = run_verify(profile="quick", out=out, progress=False, mutants=True, jobs=MUTANT_JOBS)
+    finally:
+        torch.set_num_threads(threads)
     data = json.loads((out / "verdicts.json").read_text(encoding="utf-8"))
     return rc, {v["claim"]: v for v in data["verdicts"]}, data["meta"]
 

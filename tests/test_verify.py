@@ -230,7 +230,9 @@ def test_report_md_escapes_record_text(tmp_path, planted):
     assert "``{'x': 'a \\| b `c` <script>" in row  # the witness: a code span, pipes escaped
     assert "\\`c\\`" in md and "\\*e\\*" in md
     html_text = (tmp_path / "report.html").read_text()
-    assert "<script>" not in html_text
+    # the planted script never appears as markup; the page's own scripts are typed tags
+    assert "<script>alert(1)" not in html_text and "alert(1)</script>" not in html_text
+    assert not re.findall(r"<script(?![^>]*\btype=)", html_text)
 
 
 def test_a_symlinked_sub_folder_of_out_is_refused(tmp_path, capsys):

@@ -26,7 +26,25 @@ def _cmd(args) -> int:
         progress=not args.quiet,
         use_cache=not args.no_cache,
         mutants=args.mutants,
+        jobs=args.jobs,
     )
+
+
+def _jobs(text: str) -> int:
+    """``--jobs``: a whole number in 1 .. max_jobs(), else argparse's one-line error (exit 2)."""
+    import argparse
+
+    from ..verify import max_jobs
+
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= max_jobs():
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number from 1 to {max_jobs()} (got {text!r})"
+        )
+    return n
 
 
 def register(sub) -> None:
@@ -36,7 +54,15 @@ def register(sub) -> None:
         description="Run every claim's check and write DIR/report.md, "
         "DIR/report.html, DIR/verdicts.json, CSVs and plots.",
     )
-    p.add_argument("--profile", default="quick", choices=["quick", "full"])
+    p.add_argument(
+        "--profile",
+        default="quick",
+        choices=["smoke", "quick", "full"],
+        help="how much to run: smoke checks every claim cheaply (about a minute; what its small "
+        "grids cannot decide is not-checkable, 'smoke profile: ...'; trained evidence only from "
+        "cached cells), quick the default grids (trains the small networks), full the paper-"
+        "sized grids (default: quick)",
+    )
     p.add_argument(
         "--only",
         nargs="+",
@@ -45,7 +71,23 @@ def register(sub) -> None:
     )
     from .._cliargs import SEED_HELP, out_dir, seed
 
-    p.add_argument("--out", default="report", metavar="DIR", type=out_dir)
+    p.add_argument(
+        "--out",
+        default="report",
+        metavar="DIR",
+        type=out_dir,
+        help="folder of the report, data, plots and the cache (default: report)",
+    )
+    from ..verify import max_jobs
+
+    p.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=1,
+        metavar="N",
+        help=f"check N claims at once, each in its own process (1..{max_jobs()}; the report is "
+        "the same bytes for any N; default: 1)",
+    )
     p.add_argument(
         "--fail-on", choices=["refuted"], default=None, help="exit 1 when a claim is refuted"
     )
