@@ -560,8 +560,10 @@ def predicted_unidentified_dim(cfg: AttentionConfig) -> int:
         )
     U = G * qk_head + G * C**2  # QK and OV symmetries, one per KV group
     if cfg.bias:
-        # inert key biases (D per KV head) + value biases aliased with b_O (C per KV head)
-        U += G * D + G * C
+        # inert key biases + value biases aliased with b_O (C per KV head). Under RoPE the key
+        # bias is rotated with the key's position, so only its unrotated D - D_r entries stay
+        # inert (measured: issue 29, Llama GQA + RoPE + biases, and the shared layer)
+        U += G * (D - cfg.rope_dims) + G * C
     return int(U)
 
 

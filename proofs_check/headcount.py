@@ -68,7 +68,7 @@ def _ckey(cid: str, names: tuple | None = None) -> tuple:
     takes this among its arguments, so that a replaced claim (a test's planted false claim) is
     not served a cached result (``memo`` itself keys on verify's claim-mutant override)."""
     c = claim(cid)
-    ex: list[tuple[str, Any]] = list(dict.items(c.expressions))  # type: ignore[arg-type]
+    ex: list[tuple[str, Any]] = list(dict.items(c.expressions))
     # (dict.items, not the mapping's own: the key is not marked as a read of the formulas)
     return (
         cid,

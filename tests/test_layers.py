@@ -48,6 +48,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "approxtheory.progress",
             "approxtheory._cliargs",
             "approxtheory.report",
+            "approxtheory.plots",
         ],
     ),
     (
@@ -61,13 +62,19 @@ LAYERS: list[tuple[str, list[str]]] = [
         ],
     ),
     ("model and tasks", ["approxtheory.model", "approxtheory.tasks"]),
-    ("measure and bounds", ["approxtheory.measure", "approxtheory.bounds"]),
+    (
+        "measure and bounds",
+        ["approxtheory.measure", "approxtheory.bounds", "approxtheory.bracket_softmax"],
+    ),
     ("constructions", ["approxtheory.constructions", "approxtheory.constructions.*"]),
     (
         "analyses",
         [
             "approxtheory.identifiability",
+            "approxtheory.identifiability_modules",
+            "approxtheory.interop",
             "approxtheory.search_bench",
+            "approxtheory.bracket_bench",
             "approxtheory.strategies",
             "approxtheory.bench",
             "approxtheory.headcount_analysis",

@@ -9,6 +9,11 @@ __all__ = ["register"]
 def _cmd(args) -> int:
     import json
 
+    if getattr(args, "from_hf", None) is not None:  # issue 29: a local Hugging Face directory
+        from ..identifiability_modules import cli_from_hf
+
+        return cli_from_hf(args)
+
     from ..identifiability import AttentionConfig, unidentified_dim
 
     cfg = AttentionConfig(
@@ -69,9 +74,9 @@ def register(sub) -> None:
     p.add_argument("--E", type=pos_int, default=8, help="model width")
     p.add_argument("--H", type=pos_int, default=2, help="heads")
     p.add_argument("--G", type=pos_int, default=None, help="KV groups (GQA; default H)")
-    p.add_argument("--bias", action="store_true")
+    p.add_argument("--bias", action="store_true", help="QKV and output projections with biases")
     p.add_argument("--rope", default=None, help="full, partial:N or repeated")
-    p.add_argument("--causal", action="store_true")
+    p.add_argument("--causal", action="store_true", help="a causal attention mask")
     p.add_argument("--fat", action="store_true", help="head width E at any H")
     p.add_argument(
         "--no-output",
@@ -96,5 +101,15 @@ def register(sub) -> None:
         help="refuse work estimated to need more memory (e.g. 16G, 'unlimited'; "
         "default: APPROXTHEORY_MAX_BYTES or a quarter of this machine's memory)",
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    # issue 29: a local Hugging Face model directory (approxtheory.identifiability_modules)
+    p.add_argument(
+        "--from-hf",
+        default=None,
+        metavar="DIR",
+        help="measure the attention layers of a local Hugging Face model directory (gpt2, llama)",
+    )
+    hf = p.add_mutually_exclusive_group()
+    hf.add_argument("--layer", type=int, default=0, help="with --from-hf: the layer (default 0)")
+    hf.add_argument("--all-layers", action="store_true", help="with --from-hf: every layer")
     p.set_defaults(func=_cmd)

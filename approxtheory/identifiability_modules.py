@@ -1,0 +1,770 @@
+"""Identifiability of foreign attention modules (issue 29 items 2 and 3).
+
+:func:`of_module` measures P - rank J of one attention module's float64 outputs on generic
+inputs with respect to all its parameters, for ``torch.nn.MultiheadAttention``, Hugging Face
+``GPT2Attention`` (fused ``c_attn``, biases, causal) and ``LlamaAttention`` (GQA, RoPE, optional
+biases, causal), against :func:`~approxtheory.identifiability.predicted_unidentified_dim` for the
+module's configuration. The rank is read at the largest gap of the singular values (the two values
+either side and their ratio are reported); below ``min_gap`` the record says ``undecided``.
+
+:func:`from_hf_dir` does this for the layers of a local Hugging Face model directory (config.json
+read and checked before anything large is loaded). :func:`gpt2_structured` certifies the rank of a
+causal GPT-2 layer at sizes the dense Jacobian cannot reach (see its docstring).
+
+Measured frontier (issue 29 item 3, random GPT-2 layers, this 2-core machine): the full
+structured certificate closes at E = 16, 32, 64 (0.8 s, 7.7 s, 92 s on a loaded machine); at
+GPT-2 small (E = 768, H = 12, P = 2,362,368) it certifies only rank J <= 2,262,528 (the gauge
+family, by JVP) and rank J >= 1,131,264 (the value/output half through K, 12,304 x 9,217), i.e.
+99,840 <= unidentified <= 1,231,104, in ~630 CPU-s and 2.6 GB. What stands in the way is each
+head's query/key block: rank 94,272 of a (>= 94,272) x 98,432 matrix, ~5e15 flops per head.
+
+``transformers`` is imported only inside functions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .errors import ConfigError
+from .identifiability import AttentionConfig, predicted_unidentified_dim
+
+__all__ = [
+    "ModuleIdentifiability",
+    "of_module",
+    "module_config",
+    "gap_rank",
+    "from_hf_dir",
+    "read_hf_config",
+    "gpt2_structured",
+    "bench_rows",
+    "cli_from_hf",
+    "format_table",
+]
+
+KINDS = ("torch.nn.MultiheadAttention", "GPT2Attention", "LlamaAttention")
+ARCHITECTURES = ("gpt2", "llama")
+MIN_GAP = 1e3
+
+
+@dataclass(frozen=True)
+class ModuleIdentifiability:
+    """One module's measurement: ``total`` parameters P, ``measured`` P - rank J (``None`` when
+    ``undecided``), the catalogue's ``predicted`` count, ``gap`` = (σ_r, σ_{r+1}, ratio) at the
+    chosen threshold, ``status`` (``certified`` or ``undecided``), the configuration read from the
+    module, the method, the rows of J and the wall time (informational only)."""
+
+    kind: str
+    total: int
+    measured: int | None
+    predicted: int
+    gap: tuple[float, float, float]
+    status: str
+    config: dict
+    method: str = "dense"
+    rank: int | None = None
+    rows: int = 0
+    seconds: float = 0.0
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def matches(self) -> bool:
+        return self.status == "certified" and self.measured == self.predicted
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["gap"] = {"above": self.gap[0], "below": self.gap[1], "ratio": self.gap[2]}
+        d["matches"] = self.matches
+        d["notes"] = list(self.notes)
+        return d
+
+
+# ------------------------------------------------------------------------------------ the rank
+def gap_rank(sv, n_cols: int, min_gap: float = MIN_GAP) -> tuple[int, tuple[float, float, float]]:
+    """The rank at the largest ratio of consecutive singular values (descending ``sv``).
+
+    Values below the noise floor ε·max(shape)·σ_max are floored there, so a full-rank matrix has
+    its gap against the floor. Returns (rank, (σ_r, σ_{r+1}, ratio)); the caller certifies only
+    when ratio >= ``min_gap``."""
+    s = np.asarray(sv, dtype=np.float64)
+    if s.size == 0 or not s[0] > 0:
+        return 0, (0.0, 0.0, 0.0)
+    floor = np.finfo(np.float64).eps * max(len(s), n_cols) * s[0]
+    ext = np.concatenate([s, np.zeros(max(0, n_cols - len(s)) + 1)])[: max(len(s), n_cols) + 1]
+    below = np.maximum(ext[1:], floor)
+    above = ext[:-1]
+    ok = above > floor
+    ratios = np.where(ok, above / below, 0.0)
+    r = int(np.argmax(ratios)) + 1
+    return r, (float(above[r - 1]), float(ext[r]), float(ratios[r - 1]))
+
+
+# ---------------------------------------------------------------------------------- adapters
+def _is_hf(module, name: str) -> bool:
+    return type(module).__name__ == name and type(module).__module__.startswith("transformers")
+
+
+def _kind(module) -> str:
+    if isinstance(module, torch.nn.MultiheadAttention):
+        return "torch.nn.MultiheadAttention"
+    for name in ("GPT2Attention", "LlamaAttention"):
+        if _is_hf(module, name):
+            return name
+    raise ConfigError(
+        f"of_module does not know the module {type(module).__module__}.{type(module).__name__}; "
+        f"known: {', '.join(KINDS)}"
+    )
+
+
+def module_config(module, causal: bool | None = None) -> dict:
+    """The configuration of ``module`` that the catalogue's count depends on: E, H, G, head width,
+    biases, causal, RoPE; plus ``attention_config``, the :class:`AttentionConfig` of the
+    prediction. Unsupported variants raise :class:`ConfigError` naming them."""
+    kind = _kind(module)
+    if kind == "torch.nn.MultiheadAttention":
+        if not module._qkv_same_embed_dim:
+            raise ConfigError("MultiheadAttention with kdim/vdim != embed_dim is not supported")
+        if module.bias_k is not None or module.add_zero_attn:
+            raise ConfigError(
+                "MultiheadAttention with add_bias_kv or add_zero_attn is not supported"
+            )
+        E, H = module.embed_dim, module.num_heads
+        bias = module.in_proj_bias is not None
+        if bias != (module.out_proj.bias is not None):
+            raise ConfigError("MultiheadAttention with bias on one projection only")
+        cfg = dict(E=E, H=H, G=H, D=E // H, bias=bias, causal=bool(causal), rope=None)
+    elif kind == "GPT2Attention":
+        if module.is_cross_attention:
+            raise ConfigError("cross-attention GPT2Attention is not supported (self-attention)")
+        E, H = module.embed_dim, module.num_heads
+        cfg = dict(E=E, H=H, G=H, D=module.head_dim, bias=True, causal=True, rope=None)
+        if causal is False:
+            cfg["causal"] = False
+    else:  # LlamaAttention
+        c = module.config
+        E, H = c.hidden_size, c.num_attention_heads
+        G, D = c.num_key_value_heads, module.head_dim
+        bias = bool(getattr(c, "attention_bias", False))
+        cfg = dict(E=E, H=H, G=G, D=D, bias=bias, causal=True, rope="full")
+        if causal is False:
+            cfg["causal"] = False
+        inv = _llama_inv_freq(module)[0].double()
+        if len(torch.unique(inv)) != len(inv) or bool((inv <= 0).any()):
+            raise ConfigError("RoPE with repeated or non-positive frequencies is not supported")
+    if cfg["H"] * cfg["D"] > cfg["E"]:
+        raise ConfigError(
+            f"heads x head width must be <= the width for the catalogue's count "
+            f"(got {cfg['H']} x {cfg['D']} > {cfg['E']})"
+        )
+    cfg["attention_config"] = AttentionConfig(
+        E=cfg["H"] * cfg["D"],
+        H=cfg["H"],
+        G=cfg["G"],
+        bias=cfg["bias"],
+        causal=cfg["causal"],
+        rope=cfg["rope"],
+    )
+    return cfg
+
+
+class _Wrap(torch.nn.Module):
+    """Holds the float64 copy as a submodule so ``functional_call`` swaps its parameters."""
+
+    def __init__(self, m, run):
+        super().__init__()
+        self.m = m
+        self._run = run
+
+    def forward(self, X):
+        return self._run(X)
+
+
+def _llama_inv_freq(module) -> tuple[torch.Tensor, float]:
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    rot = LlamaRotaryEmbedding(module.config)
+    return rot.inv_freq.detach().clone(), float(rot.attention_scaling)
+
+
+_F64 = "approxtheory_float64"
+
+
+def _f64_attention() -> str:
+    """Register (once) an attention function that is HF's eager one with the softmax left in the
+    inputs' dtype (float64), GQA by repeating the key/value heads; returns its name."""
+    from transformers import AttentionInterface
+
+    def attend(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kw):
+        rep = query.shape[1] // key.shape[1]
+        key = key.repeat_interleave(rep, dim=1)
+        value = value.repeat_interleave(rep, dim=1)
+        w = torch.matmul(query, key.transpose(2, 3)) * scaling
+        if attention_mask is not None:
+            w = w + attention_mask
+        w = torch.softmax(w, dim=-1)
+        return torch.matmul(w, value).transpose(1, 2).contiguous(), w
+
+    AttentionInterface.register(_F64, attend)
+    return _F64
+
+
+def _causal_mask(L: int, dtype=torch.float64) -> torch.Tensor:
+    m = torch.full((L, L), torch.finfo(dtype).min, dtype=dtype)
+    return torch.triu(m, diagonal=1)
+
+
+def _forward(module, kind: str, cfg: dict, L: int):
+    """A float64 copy of ``module`` and f(params, X) -> outputs (X of shape (N, L, E))."""
+    m = copy.deepcopy(module).to(torch.float64).eval()
+    notes = []
+    mask = _causal_mask(L) if cfg["causal"] else None
+    if kind == "torch.nn.MultiheadAttention":
+        bf = m.batch_first
+
+        def run(X):
+            Xi = X if bf else X.transpose(0, 1)
+            y = m(Xi, Xi, Xi, need_weights=True, attn_mask=mask)[0]  # explicit path, no SDPA
+            return y if bf else y.transpose(0, 1)
+
+    elif kind == "GPT2Attention":
+        m.config = copy.copy(m.config)
+        m.config._attn_implementation = "eager"
+        if m.reorder_and_upcast_attn:
+            m.reorder_and_upcast_attn = False
+            notes.append("reorder_and_upcast_attn (float32 logits) off: the same function")
+        am = None if mask is None else mask[None, None]
+
+        def run(X):
+            return m(X, attention_mask=am)[0]
+
+    else:
+        m.config = copy.copy(m.config)
+        m.config._attn_implementation = _f64_attention()
+        notes.append("softmax in float64 (HF's eager Llama attention takes it in float32)")
+        inv, scale = _llama_inv_freq(module)
+        pos = torch.arange(L, dtype=torch.float64)
+        fr = pos[:, None] * inv.double()[None, :]
+        emb = torch.cat([fr, fr], dim=-1)
+        cos, sin = (emb.cos() * scale)[None], (emb.sin() * scale)[None]
+        notes.append("RoPE tables computed in float64 from the module's frequencies")
+        am = None if mask is None else mask[None, None]
+
+        def run(X):
+            return m(X, position_embeddings=(cos, sin), attention_mask=am)[0]
+
+    return m, run, notes
+
+
+def of_module(
+    module,
+    *,
+    inputs: torch.Tensor | None = None,
+    seed: int = 0,
+    seq_len: int = 6,
+    n_seq: int | None = None,
+    causal: bool | None = None,
+    min_gap: float = MIN_GAP,
+) -> ModuleIdentifiability:
+    """P - rank of the Jacobian of ``module``'s float64 outputs (self-attention on ``inputs``,
+    shape (N, L, E), default seeded N(0, 1) sequences: rows >= 1.25 P and >= 1.5x each head's
+    query/key rank in logit differences) with respect to all its
+    parameters, against the catalogue's prediction for the module's configuration.
+
+    ``causal`` applies to ``MultiheadAttention`` (default False); GPT-2 and Llama attention are
+    causal. Inputs with too little information undercount the rank (a finite input set gives a
+    lower bound on the generic rank). The threshold is the largest singular-value gap; a ratio
+    below ``min_gap`` gives ``status="undecided"`` and ``measured=None``. The module itself is
+    not changed."""
+    from torch.func import functional_call, jacrev
+
+    from .identifiability import _check_seed
+    from .resources import array_bytes, require
+
+    _check_seed(seed)
+    if isinstance(min_gap, bool) or not isinstance(min_gap, (int, float)) or not min_gap > 1:
+        raise ConfigError(f"min_gap must be a number > 1 (got {min_gap!r})")
+    kind = _kind(module)
+    cfg = module_config(module, causal=causal)
+    E = cfg["E"]
+    if inputs is not None:
+        if not isinstance(inputs, torch.Tensor) or inputs.ndim != 3 or inputs.shape[-1] != E:
+            raise ConfigError(f"inputs must be a tensor of shape (N, L, {E})")
+        X = inputs.detach().to(torch.float64)
+        seq_len = X.shape[1]
+    P = sum(p.numel() for p in module.parameters())
+    if inputs is None:
+        if isinstance(seq_len, bool) or not isinstance(seq_len, int) or seq_len < 2:
+            raise ConfigError(f"seq_len must be an integer >= 2 (got {seq_len!r})")
+        if n_seq is None:
+            # enough rows for P, and enough for each head's query/key part: a sequence tells at
+            # most L(L-1)/2 (causal) independent logit differences per head, and that part has
+            # rank up to 2DE + 2D (measured: 1.25 P rows alone undercount at E = 32, H = 4)
+            D = cfg["D"]
+            qk = -(-int(1.5 * (2 * D * E + 2 * D)) // (seq_len * (seq_len - 1) // 2))
+            n_seq = max(4, -(-int(1.25 * P) // (seq_len * E)), qk)
+        g = torch.Generator().manual_seed(int(seed) + 1)
+        X = torch.randn(n_seq, seq_len, E, generator=g, dtype=torch.float64)
+    rows = X.shape[0] * X.shape[1] * E
+    require(
+        bytes=array_bytes(rows, P) + array_bytes(min(rows, 4096), P) * 2,
+        seconds=4.0 * max(rows, P) * min(rows, P) ** 2 / 2e10,
+        what=f"the dense Jacobian ({rows} outputs x P={P} parameters, float64) of {kind}",
+    )
+    t0 = time.perf_counter()
+    m, run, notes = _forward(module, kind, cfg, X.shape[1])
+    names = [n for n, _ in m.named_parameters()]
+    params = dict(m.named_parameters())
+    shapes = [params[n].shape for n in names]
+    flat = torch.cat([params[n].detach().reshape(-1) for n in names])
+
+    wrap = _Wrap(m, run)
+    names = ["m." + n for n in names]
+
+    def f_mod(theta, Xc):
+        d, i = {}, 0
+        for n, s in zip(names, shapes):
+            k = int(np.prod(s))
+            d[n] = theta[i : i + k].reshape(s)
+            i += k
+        return functional_call(wrap, d, (Xc,)).reshape(-1)
+
+    import scipy.linalg
+
+    per_seq = X.shape[1] * E
+    J = np.empty((rows, P), dtype=np.float64, order="F")
+    step = max(1, 2048 // per_seq)
+    with torch.no_grad():
+        y_ref = run(X[:1])
+    y_copy = f_mod(flat, X[:1])
+    if not torch.allclose(y_ref.reshape(-1), y_copy, atol=1e-12, rtol=1e-12):
+        raise RuntimeError("of_module: the reparametrized forward disagrees with the module")
+    for i in range(0, X.shape[0], step):
+        Xc = X[i : i + step]
+        Jc = jacrev(lambda th, Xc=Xc: f_mod(th, Xc), chunk_size=512)(flat)
+        J[i * per_seq : (i + len(Xc)) * per_seq] = Jc.detach().numpy()
+        del Jc
+    sv = scipy.linalg.svd(
+        J, compute_uv=False, overwrite_a=True, check_finite=False, lapack_driver="gesdd"
+    )
+    del J
+    rank, gap = gap_rank(sv, P, min_gap)
+    certified = gap[2] >= min_gap
+    pred = predicted_unidentified_dim(cfg["attention_config"])
+    shown = {k: v for k, v in cfg.items() if k != "attention_config"}
+    return ModuleIdentifiability(
+        kind=kind,
+        total=P,
+        measured=P - rank if certified else None,
+        predicted=pred,
+        gap=gap,
+        status="certified" if certified else "undecided",
+        config=shown,
+        method="dense",
+        rank=rank if certified else None,
+        rows=rows,
+        seconds=time.perf_counter() - t0,
+        notes=tuple(notes),
+    )
+
+
+# ------------------------------------------------------------------------- local HF directories
+def read_hf_config(path) -> dict:
+    """config.json of a local Hugging Face model directory, checked: a directory, a readable JSON
+    config of a known architecture (gpt2, llama), weights present. Nothing large is loaded."""
+    p = Path(path)
+    if not p.is_dir():
+        raise ConfigError(f"--from-hf needs a local model directory; {str(path)!r} is not one")
+    cj = p / "config.json"
+    if not cj.is_file():
+        raise ConfigError(f"{str(path)!r} is not a Hugging Face model directory (no config.json)")
+    try:
+        c = json.loads(cj.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ConfigError(f"{cj} is not a readable JSON config ({type(e).__name__})") from None
+    if not isinstance(c, dict):
+        raise ConfigError(f"{cj} is not a JSON object")
+    mt = c.get("model_type")
+    if mt not in ARCHITECTURES:
+        raise ConfigError(f"unknown architecture {mt!r} in {cj}; known: {', '.join(ARCHITECTURES)}")
+    if not any(p.glob("*.safetensors")) and not any(p.glob("pytorch_model*.bin")):
+        raise ConfigError(f"{str(path)!r} has no weights (*.safetensors or pytorch_model.bin)")
+    key = "n_layer" if mt == "gpt2" else "num_hidden_layers"
+    n = c.get(key)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ConfigError(f"{cj}: {key} must be a positive integer (got {n!r})")
+    c["_n_layers"] = n
+    return c
+
+
+def _layer_param_count(c: dict) -> int:
+    if c["model_type"] == "gpt2":
+        E = int(c.get("n_embd", 768))
+        return 4 * E * E + 4 * E
+    E = int(c.get("hidden_size", 4096))
+    H = int(c.get("num_attention_heads", 32))
+    G = int(c.get("num_key_value_heads") or H)
+    D = int(c.get("head_dim") or E // H)
+    b = bool(c.get("attention_bias", False))
+    return E * D * (2 * H + 2 * G) + (b * ((H + 2 * G) * D + E))
+
+
+def from_hf_dir(
+    path,
+    layer: int | None = 0,
+    all_layers: bool = False,
+    seed: int = 0,
+    method: str = "auto",
+    min_gap: float = MIN_GAP,
+) -> dict:
+    """:func:`of_module` on the attention of one layer (``layer``) or every layer of a local
+    Hugging Face directory; returns {"layers": [records], "total", "measured", "predicted"}."""
+    from .resources import array_bytes, require
+
+    c = read_hf_config(path)
+    n = c["_n_layers"]
+    if all_layers:
+        layers = list(range(n))
+    else:
+        if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < n:
+            raise ConfigError(f"layer must be an integer from 0 to {n - 1} (got {layer!r})")
+        layers = [layer]
+    if method not in ("auto", "dense", "structured"):
+        raise ConfigError(f"method must be auto, dense or structured (got {method!r})")
+    P = _layer_param_count(c)
+    if method == "dense" or (method == "auto" and (P <= 200_000 or c["model_type"] != "gpt2")):
+        need = array_bytes(int(1.25 * P) + 1, P)
+        require(bytes=need, what=f"the dense Jacobian of one attention layer (P={P})")
+        use = "dense"
+    else:
+        if c["model_type"] != "gpt2":
+            raise ConfigError("the structured method supports gpt2 only; use method='dense'")
+        use = "structured"
+    from transformers import AutoModel
+    from transformers.utils import logging as hf_logging
+
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        model = AutoModel.from_pretrained(str(path), local_files_only=True, dtype=torch.float64)
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"could not load the model in {str(path)!r}: {e}") from None
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
+    recs = []
+    for i in layers:
+        attn = model.h[i].attn if c["model_type"] == "gpt2" else model.layers[i].self_attn
+        if use == "dense":
+            recs.append(of_module(attn, seed=seed, min_gap=min_gap))
+        else:
+            recs.append(gpt2_structured(attn, seed=seed, min_gap=min_gap))
+    certified = all(r.status == "certified" for r in recs)
+    return {
+        "path": str(path),
+        "model_type": c["model_type"],
+        "n_layers": n,
+        "layers": [dict(r.to_dict(), layer=i) for i, r in zip(layers, recs)],
+        "total": sum(r.total for r in recs),
+        "measured": sum(r.measured or 0 for r in recs) if certified else None,
+        "predicted": sum(r.predicted for r in recs),
+        "status": "certified" if certified else "undecided",
+    }
+
+
+def format_table(res: dict) -> str:
+    lines = [
+        f"{res['path']}: {res['model_type']}, {res['n_layers']} layers (attention parameters)",
+        f"{'layer':>5} {'P':>10} {'measured':>9} {'predicted':>9} {'gap':>22} {'ratio':>8}  status",
+    ]
+    for r in res["layers"]:
+        g = r["gap"]
+        meas = "-" if r["measured"] is None else str(r["measured"])
+        lines.append(
+            f"{r['layer']:>5} {r['total']:>10} {meas:>9} {r['predicted']:>9} "
+            f"{g['above']:>10.2e}/{g['below']:<10.2e} {g['ratio']:>8.1e}  {r['status']}"
+            f"{'' if r['matches'] else ' MISMATCH' if r['status'] == 'certified' else ''}"
+        )
+        if r["status"] != "certified" and r["notes"]:
+            lines.append(f"{'':>5} {r['notes'][-1]}")
+    meas = "-" if res["measured"] is None else str(res["measured"])
+    lines.append(f"{'total':>5} {res['total']:>10} {meas:>9} {res['predicted']:>9}")
+    return "\n".join(lines)
+
+
+def cli_from_hf(args) -> int:
+    """``approxtheory identifiability --from-hf DIR [--layer N | --all-layers] [--json]``."""
+    res = from_hf_dir(
+        args.from_hf,
+        layer=args.layer,
+        all_layers=bool(args.all_layers),
+        seed=args.seed,
+        method=args.method,
+    )
+    if args.json:
+        print(json.dumps(res, indent=2))
+    else:
+        print(format_table(res))
+    return 0
+
+
+# ------------------------------------------------------------------- structured (GPT-2 scale)
+def _gpt2_weights(module):
+    """Per-head float64 weights of a GPT2Attention (Conv1D: y = x W + b)."""
+    E, H, D = module.embed_dim, module.num_heads, module.head_dim
+    W = module.c_attn.weight.detach().double()  # (E, 3E)
+    b = module.c_attn.bias.detach().double()
+    Wq, Wk, Wv = (W[:, i * E : (i + 1) * E].T.reshape(H, D, E) for i in range(3))
+    bq, bk, bv = (b[i * E : (i + 1) * E].reshape(H, D) for i in range(3))
+    Wo = module.c_proj.weight.detach().double().reshape(H, D, E).transpose(1, 2)  # (H, E, C)
+    bo = module.c_proj.bias.detach().double()
+    return E, H, D, (Wq, bq, Wk, bk, Wv, bv, Wo, bo)
+
+
+def _min_sv_ratio(M: torch.Tensor) -> float:
+    sv = torch.linalg.svdvals(M)
+    return float(sv[-1] / sv[0]) if sv[0] > 0 else 0.0
+
+
+def _probs(X, wq, bq, wk, scale, mask):
+    lg = ((X @ wq.T + bq) @ (X @ wk.T).transpose(-1, -2)) * scale  # key bias: row-constant
+    if mask is not None:
+        lg = lg + mask
+    return torch.softmax(lg, dim=-1)
+
+
+@contextlib.contextmanager
+def _forward_ad():
+    """torch's forward-mode AD loads its decompositions through the deprecated torch.jit.script
+    on first use (a DeprecationWarning that is not ours): silenced for that call only."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message=".*torch.jit.script.*", category=DeprecationWarning
+        )
+        yield
+
+
+def _gauge_check(module, E, H, D, w, X, seed) -> float:
+    """Largest relative output change along random combinations of the gauge directions (QK
+    GL(D) with its biases, inert key bias, OV GL(C), value/output bias aliasing), by JVP."""
+    from torch.func import functional_call, jvp
+
+    Wq, bq, Wk, bk, Wv, bv, Wo, bo = w
+    g = torch.Generator().manual_seed(int(seed) + 5)
+    dq, dk, dv, dbq, dbk, dbv = (torch.zeros_like(t) for t in (Wq, Wk, Wv, bq, bk, bv))
+    dWo = torch.zeros_like(Wo)
+    dbo = torch.zeros_like(bo)
+    for h in range(H):
+        A = torch.randn(D, D, generator=g, dtype=torch.float64)
+        B = torch.randn(D, D, generator=g, dtype=torch.float64)
+        beta = torch.randn(D, generator=g, dtype=torch.float64)
+        delta = torch.randn(D, generator=g, dtype=torch.float64)
+        dq[h], dbq[h] = A @ Wq[h], A @ bq[h]
+        dk[h], dbk[h] = -A.T @ Wk[h], -A.T @ bk[h] + beta
+        dv[h], dbv[h] = B @ Wv[h], B @ bv[h] + delta
+        dWo[h] = -Wo[h] @ B
+        dbo -= Wo[h] @ delta
+    dW = torch.cat([t.reshape(E, E).T for t in (dq, dk, dv)], dim=1)
+    db = torch.cat([dbq.reshape(-1), dbk.reshape(-1), dbv.reshape(-1)])
+    dP = dWo.transpose(1, 2).reshape(E, E)
+    m, run, _ = _forward(module, "GPT2Attention", {"causal": True}, X.shape[1])
+    wrap = _Wrap(m, run)
+    names = ["m.c_attn.weight", "m.c_attn.bias", "m.c_proj.weight", "m.c_proj.bias"]
+    prim = tuple(dict(wrap.named_parameters())[n].detach() for n in names)
+    tang = (dW, db, dP, dbo)
+
+    def f(*ps):
+        return functional_call(wrap, dict(zip(names, ps)), (X,))
+
+    with _forward_ad():
+        dy = jvp(f, prim, tang)[1]
+    # reference: the same JVP along a random direction of the same size
+    rnd = tuple(torch.randn(t.shape, generator=g, dtype=torch.float64) for t in prim)
+    scale = math.sqrt(
+        sum(float((t**2).sum()) for t in tang) / sum(float((t**2).sum()) for t in rnd)
+    )
+    with _forward_ad():
+        dyr = jvp(f, prim, tuple(t * scale for t in rnd))[1]
+    return float(dy.abs().max() / dyr.abs().max())
+
+
+def gpt2_structured(
+    module,
+    *,
+    seed: int = 0,
+    seq_len: int = 8,
+    min_gap: float = MIN_GAP,
+    qk_max_cols: int = 20_000,
+) -> ModuleIdentifiability:
+    """Bounds on rank J of a causal ``GPT2Attention`` by its structure, without a dense J.
+
+    Upper bound (free): the gauge family (QK GL(D) acting on W_Q, b_Q, W_K, b_K; the inert key
+    bias; OV GL(C) on W_V, b_V, W_O; value/output bias aliasing) has dimension H(D² + D + C² + C)
+    when every W_Q^h and W_V^h has full rank D (checked), and lies in ker J (checked by JVP on
+    random combinations), so rank J <= P - H(D² + D + C² + C).
+
+    Lower bound: with K = [A_h X̃]_h (the attention-averaged inputs with the ones column) of full
+    column rank and W_O, each W_O^h and W_V^h of full rank (checked from the singular-value gaps),
+    the value/output part contributes exactly H(2CE - C²) + E (tangent dimension of the rank-C
+    products, plus the output bias), and each head's query/key part adds the rank of
+    P⊥ ∂(A_h Ṽ_h)/∂(W_Q^h, b_Q^h, W_K^h, b_K^h) (P⊥ the projection off col K; block diagonal
+    across heads through the full-column-rank W_O) on a seeded subset of 1.25x its columns' count
+    of rows (a row subset's rank is a lower bound), measured by jacfwd and the gap rule when the
+    block has at most ``qk_max_cols`` columns (else 0: not certified). Certified when the bounds
+    meet; otherwise ``undecided`` with both bounds in the notes."""
+    from torch.func import jacfwd
+
+    from .resources import array_bytes, require
+
+    if not _is_hf(module, "GPT2Attention"):
+        raise ConfigError(f"gpt2_structured needs a GPT2Attention (got {type(module).__name__})")
+    cfg = module_config(module)
+    t0 = time.perf_counter()
+    E, H, D, w = _gpt2_weights(module)
+    C = D
+    Wq, bq, Wk, bk, Wv, bv, Wo, bo = w
+    P = 4 * E * E + 4 * E
+    nK = H * E + 1
+    need = nK + 2 * -(-(2 * D * E + 2 * D) // C) + seq_len
+    n_seq = -(-need // seq_len)
+    NL = n_seq * seq_len
+    qk_cols = 2 * D * E + 2 * D
+    do_qk = qk_cols <= qk_max_cols
+    require(
+        bytes=array_bytes(NL, nK) * 3
+        + array_bytes(H, NL, seq_len)
+        + (array_bytes(NL * C, qk_cols) * 3 if do_qk else 0),
+        what=f"the structured rank bounds of GPT2Attention E={E} H={H}",
+    )
+    notes = []
+    g = torch.Generator().manual_seed(int(seed) + 1)
+    X = torch.randn(n_seq, seq_len, E, generator=g, dtype=torch.float64)
+    mask = _causal_mask(seq_len)
+    scale = float(module.scaling)
+    # self-check against the module's own forward (float64 copy)
+    _, run, _ = _forward(module, "GPT2Attention", cfg, seq_len)
+    with torch.no_grad():
+        A = [_probs(X, Wq[h], bq[h], Wk[h], scale, mask) for h in range(H)]
+        Vt = [X @ Wv[h].T + bv[h] for h in range(H)]
+        y = sum((A[h] @ Vt[h]) @ Wo[h].T for h in range(H)) + bo
+        ym = run(X[:4])
+    if not torch.allclose(y[:4], ym, atol=1e-10, rtol=1e-8):
+        raise RuntimeError("gpt2_structured: the reconstruction disagrees with the module")
+    # full ranks of the factors (gap against the smallest possible: ratio of extreme values)
+    worst = min(
+        min(_min_sv_ratio(Wq[h]) for h in range(H)),
+        min(_min_sv_ratio(Wv[h]) for h in range(H)),
+        min(_min_sv_ratio(Wo[h]) for h in range(H)),
+        _min_sv_ratio(Wo.transpose(0, 1).reshape(E, H * C)),
+    )
+    factors_ok = worst > 1.0 / min_gap * 1e-6  # well above the noise floor eps*E
+    notes.append(f"smallest relative singular value of W_Q^h, W_V^h, W_O^h, W_O: {worst:.2e}")
+    # upper bound
+    gauge_dim = H * (D * D + D + C * C + C)
+    resid = _gauge_check(module, E, H, D, w, X[: min(4, n_seq)], seed)
+    notes.append(f"gauge directions: relative output change {resid:.1e} (random: 1)")
+    upper = P - gauge_dim if (factors_ok and resid < 1e-9) else P
+    # lower bound: the OV part through K
+    ones = torch.ones(NL, 1, dtype=torch.float64)
+    with torch.no_grad():
+        K = torch.cat([(A[h] @ X).reshape(NL, E) for h in range(H)] + [ones], dim=1)
+        rK, gK = gap_rank(torch.linalg.svdvals(K).numpy(), nK, min_gap)
+    gaps = [gK]
+    K_ok = rK == nK and gK[2] >= min_gap
+    notes.append(f"K: {NL} x {nK}, rank {rK}, gap ratio {gK[2]:.1e}")
+    lower = (H * (2 * C * E - C * C) + E) if (K_ok and factors_ok) else 0
+    qk_lower = 0
+    if K_ok and factors_ok and do_qk:
+        Q, _ = torch.linalg.qr(K)  # (NL, nK) orthonormal basis of col K
+        keep = -(-5 * qk_cols // 4)
+        rows_sel = torch.randperm(NL * C, generator=g)[:keep].sort().values
+        for h in range(H):
+            Vh = Vt[h]
+
+            def z(theta, h=h, Vh=Vh):
+                wq = theta[: D * E].view(D, E)
+                bqh = theta[D * E : D * E + D]
+                wk = theta[D * E + D : 2 * D * E + D].view(D, E)
+                bkh = theta[2 * D * E + D :]
+                lg = ((X @ wq.T + bqh) @ (X @ wk.T + bkh).transpose(-1, -2)) * scale + mask
+                Z = (torch.softmax(lg, dim=-1) @ Vh).reshape(NL, C)
+                return (Z - Q @ (Q.T @ Z)).reshape(-1)
+
+            theta = torch.cat([Wq[h].reshape(-1), bq[h], Wk[h].reshape(-1), bk[h]])
+            with _forward_ad():
+                Jh = jacfwd(z)(theta)  # forward mode: fewer columns than rows
+            if Jh.shape[0] > keep:  # a row subset: its rank is still a lower bound
+                Jh = Jh[rows_sel]
+            r, gh = gap_rank(torch.linalg.svdvals(Jh).numpy(), qk_cols, min_gap)
+            del Jh
+            gaps.append(gh)
+            if gh[2] < min_gap:
+                r = 0
+            qk_lower += r
+    elif not do_qk:
+        notes.append(
+            f"query/key blocks ({NL * C} x {qk_cols} per head) over qk_max_cols: not certified"
+        )
+    lower += qk_lower
+    notes.append(f"rank bounds: {lower} <= rank J <= {upper}")
+    certified = lower == upper
+    gap = min(gaps, key=lambda t: t[2])
+    return ModuleIdentifiability(
+        kind="GPT2Attention",
+        total=P,
+        measured=P - lower if certified else None,
+        predicted=predicted_unidentified_dim(cfg["attention_config"]),
+        gap=gap,
+        status="certified" if certified else "undecided",
+        config={k: v for k, v in cfg.items() if k != "attention_config"},
+        method="structured",
+        rank=lower if certified else None,
+        rows=NL * E,
+        seconds=time.perf_counter() - t0,
+        notes=tuple(notes) + (f"unidentified >= {P - upper}, <= {P - lower}",),
+    )
+
+
+def bench_rows(widths=(16, 32, 64), heads: int = 4, seed: int = 0) -> list[dict]:
+    """Time and peak memory of :func:`gpt2_structured` (and of the dense :func:`of_module` where
+    P <= 5,000) on random causal GPT-2 layers of widths ``widths``: the cost curve of issue 29
+    item 3. Times are informational; nothing decided depends on them."""
+    import resource
+
+    from transformers import GPT2Config
+    from transformers.models.gpt2.modeling_gpt2 import GPT2Attention
+
+    rows = []
+    for E in widths:
+        H = heads if not isinstance(heads, dict) else heads[E]
+        torch.manual_seed(seed)
+        a = GPT2Attention(GPT2Config(n_embd=E, n_head=H, n_layer=1), layer_idx=0)
+        for method in ("structured", "dense"):
+            if method == "dense" and 4 * E * E + 4 * E > 5_000:
+                continue
+            r = gpt2_structured(a, seed=seed) if method == "structured" else of_module(a, seed=seed)
+            rows.append(
+                {
+                    "E": E,
+                    "H": H,
+                    "P": r.total,
+                    "method": method,
+                    "measured": r.measured,
+                    "predicted": r.predicted,
+                    "status": r.status,
+                    "gap_ratio": r.gap[2],
+                    "seconds": round(r.seconds, 2),
+                    "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                    "notes": list(r.notes),
+                }
+            )
+    return rows
