@@ -100,6 +100,8 @@ def _cmd_ident(args) -> int:
 
     if args.threads < 1:
         raise ConfigError(f"--threads must be >= 1 (got {args.threads})")
+    if args.gpt2 and any(E < 4 or E % 4 for E in args.gpt2):
+        raise ConfigError(f"--gpt2 widths must be multiples of 4 (H = 4), got {args.gpt2}")
     say = (
         (lambda r: None)
         if args.json
@@ -119,6 +121,25 @@ def _cmd_ident(args) -> int:
         )
     )
     rows = bench_identifiability(dense_max_E=args.dense_max_E, threads=args.threads, progress=say)
+    if args.gpt2:  # the structured method on Hugging Face GPT-2 layers (needs the hf extra)
+        from ..identifiability_modules import bench_rows
+
+        try:
+            import transformers  # noqa: F401
+        except ImportError as e:  # pragma: no cover - depends on the installed extras
+            raise ConfigError(
+                f"--gpt2 needs the hf extra (pip install 'approxtheory[hf]'): {e}"
+            ) from None
+        gpt2 = bench_rows(widths=tuple(args.gpt2), heads=4)
+        for r in gpt2:
+            if not args.json:
+                print(
+                    f"GPT2 E={r['E']:3d} H={r['H']} P={r['P']:7d}  {r['method']:10s} "
+                    f"{r['seconds']:8.2f} s  U={r['measured']} predicted {r['predicted']} "
+                    f"({r['status']}, gap ratio {r['gap_ratio']:.3g})",
+                    flush=True,
+                )
+        rows = [*rows, *({"gpt2": True, **r} for r in gpt2)]
     if args.json:
         print(json.dumps(rows, indent=2))
     return 0
@@ -363,6 +384,15 @@ def register(sub) -> None:
         type=nonneg_int,
         default=32,
         help="largest width for the dense baseline (E = 64 takes very long)",
+    )
+    pi.add_argument(
+        "--gpt2",
+        type=nonneg_int,
+        nargs="+",
+        metavar="E",
+        default=None,
+        help="also time the structured method on random Hugging Face GPT-2 attention layers of "
+        "these widths, H = 4 (hf extra; E = 64 takes about a minute)",
     )
     pi.set_defaults(func=_cmd_ident)
     pt = bsub.add_parser(
