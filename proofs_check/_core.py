@@ -259,10 +259,12 @@ def _call(fn, cid, ctx):
     if tried:
         k = sum(bool(r["certified"]) for r in tried)
         v.covered = (v.covered + "; " if v.covered else "") + (
-            f"certified upper bracket (bound propagation with branch-and-bound over the whole "
-            f"input box, not a search) at or below the claimed bound in {k} of {len(tried)} "
-            f"cells where it was computed ({len(cells)} cells in all; computed for T <= 16, "
-            f"d <= 2, at most {CERTIFY_CELLS} per grid, {CERTIFY_SECONDS} s each)"
+            f"two-sided in {len(tried)} of {len(cells)} cells: found <= sup <= certified, the "
+            f"certified upper bracket (a sound bound over the whole input box, not a search) at "
+            f"or below the claimed bound in {k} of them (exact softmax-over-box bracket for one "
+            f"layer of softmax retrieval heads, at most {CERTIFY_CELLS_STRUCTURED} cells per "
+            f"grid; else branch-and-bound for T <= 16, d <= 2, at most {CERTIFY_CELLS} per grid,"
+            f" {CERTIFY_SECONDS} s each); the other {len(cells) - k} cells are search-based only"
         )
     from approxtheory.catalogue import _REGISTRY
 
@@ -423,9 +425,12 @@ def memo(fn):
 
 
 #: seconds of branch-and-bound per grid cell for the certified upper bracket, and the most
-#: cells per grid it is attempted on (the first eligible ones in grid order)
+#: cells per grid it is attempted on (the first eligible ones in grid order); the structured
+#: bracket (one layer of softmax retrieval heads, any T: approxtheory.bracket_softmax) is exact
+#: and runs on a piece budget, no clock, on up to CERTIFY_CELLS_STRUCTURED cells per grid
 CERTIFY_SECONDS = 1.5
 CERTIFY_CELLS = 4
+CERTIFY_CELLS_STRUCTURED = 12
 
 
 def construction_grid(
@@ -449,11 +454,12 @@ def construction_grid(
     whose measurement is within the bound, also compute the certified upper bracket
     (``CERTIFY_SECONDS`` of branch-and-bound) into the columns ``sup_error_upper`` and
     ``certified`` (the bracket is at or below the claimed bound); the verdict then says so."""
+    from approxtheory.bracket_softmax import structured_reason
     from approxtheory.constructions import build
 
     rows, witnesses = [], {}
     keys = list(axes)
-    attempts = 0
+    attempts = attempts_s = 0
     active = active_context()
     if active is not None and active.smoke:  # smoke: the search decides, no bracket is added
         certify = False
@@ -473,17 +479,31 @@ def construction_grid(
         }
         if certify:
             row["sup_error_upper"], row["certified"] = None, False
-            small = c.task.domain == "box" and c.task.T <= 16 and c.task.d <= 2
-            if (
-                small
-                and m["verdict"] == "within-bound"
-                and c.bound_kind == "upper"
-                and attempts < CERTIFY_CELLS
+            box = c.task.domain == "box"
+            structured = box and structured_reason(c.model, c.task) is None
+            small = box and c.task.T <= 16 and c.task.d <= 2
+            eligible = m["verdict"] == "within-bound" and c.bound_kind == "upper"
+            if eligible and (
+                (structured and attempts_s < CERTIFY_CELLS_STRUCTURED)
+                or (not structured and small and attempts < CERTIFY_CELLS)
             ):
-                attempts += 1
+                if structured:
+                    attempts_s += 1
+                else:
+                    attempts += 1
                 cert = c.certify(time_limit=CERTIFY_SECONDS, witness=m.get("witness"))
-                row["sup_error_upper"] = cert["sup_error_upper"]
+                up = cert["sup_error_upper"]
+                row["sup_error_upper"] = up
                 row["certified"] = bool(cert.get("certified"))
+                # both sides: the search's value is a lower bound on the supremum, the bracket
+                # an upper one; found above certified is a bug in one of them, never a verdict
+                if up is not None and math.isfinite(m["sup_error"]) and math.isfinite(up):
+                    atol, rtol = _tol(c)
+                    if m["sup_error"] > up + atol + rtol * abs(up):
+                        raise AssertionError(
+                            f"{name} at {point}: the search found {m['sup_error']:.12g} above "
+                            f"the certified upper bracket {up:.12g} (unsound bracket or search)"
+                        )
         if extra is not None:
             row.update(extra(c, m))
         rows.append(row)
@@ -492,6 +512,13 @@ def construction_grid(
         if active is not None:
             active.progress(f"{name} cells", done, n_cells)
     return rows, witnesses
+
+
+def _tol(c) -> tuple[float, float]:
+    """The (atol, rtol) of the construction's model dtype."""
+    from approxtheory.constructions import tolerance
+
+    return tolerance(getattr(getattr(c.model, "cfg", None), "dtype", "float64"))
 
 
 #: where `approxtheory experiment run` writes by default (relative to the working directory);
