@@ -592,6 +592,44 @@ def run_verify(
     ``profile="smoke"``: every claim cheaply (the quick grids, smaller ones where a check gives
     them, trained evidence from cached cells only; what that cannot decide is not-checkable with
     a reason starting "smoke profile:")."""
+    # One torch thread for the whole run: a result must not depend on the machine's core count
+    # (a reduction's order follows the thread count), and on a shared machine threads fight
+    # (measured: HC-T2a 201 s with 2 threads against 15 s with 1, the same verdict). Experiment
+    # cells already train with one thread (approxtheory.executors.CELL_THREADS).
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _run_verify(
+            profile=profile,
+            only=only,
+            out=out,
+            fail_on=fail_on,
+            seed=seed,
+            progress=progress,
+            use_cache=use_cache,
+            mutants=mutants,
+            results=results,
+            jobs=jobs,
+        )
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _run_verify(
+    profile: str = "quick",
+    only: Sequence[str] | None = None,
+    out: str | Path = "report",
+    fail_on: str | None = None,
+    seed: int = 0,
+    progress: bool = True,
+    use_cache: bool = True,
+    mutants: bool = False,
+    results: str | Path | None = None,
+    jobs: int = 1,
+) -> int:
+    """The body of :func:`run_verify` (which fixes the torch thread count around it)."""
     jobs = check_jobs(jobs)
     if results is not None:
         from .catalogue import claim
