@@ -215,7 +215,7 @@ def _extract_raw(model, task, blo, bhi):
         raise Unsupported("the domain is not a box")
     if len(model.layers) != 1:
         raise Unsupported(f"one attention layer is needed (this model has {len(model.layers)})")
-    blk = model.layers[0]
+    blk = model.block(0)
     if blk.ffn is not None:
         raise Unsupported("the layer has an FFN (attention-only layers are supported)")
     if not isinstance(blk.ln1, torch.nn.Identity) or getattr(model, "ln_f", None) is not None:

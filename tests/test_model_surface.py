@@ -379,12 +379,31 @@ FORBIDDEN = [
 ]
 
 
+#: files that must name module paths of *another* library's models, each with its reason
+FOREIGN_LAYOUTS = {
+    # the exporter writes state dicts in the target's own key names (TransformerLens / Hugging
+    # Face, and the `approxtheory` HF wrapper class whose keys are the saved model's), and reads
+    # a config's LayerSpec list; its parity report checks every key it writes
+    "approxtheory/interop.py": "writes the export target's state-dict keys",
+    # of_module reads attention modules out of Hugging Face GPT-2 (model.h[i].attn) and Llama
+    # (model.layers[i].self_attn) models: their layouts, not the project's
+    "approxtheory/identifiability_modules.py": "reads Hugging Face models' own layouts",
+}
+
+
 def _sources():
     for top in SCANNED:
         for p in sorted((ROOT / top).rglob("*.py")):
             if p == ROOT / "approxtheory" / "model.py" or "__pycache__" in p.parts:
                 continue
+            if str(p.relative_to(ROOT)) in FOREIGN_LAYOUTS:
+                continue
             yield p
+
+
+def test_foreign_layout_exemptions_exist():
+    for rel in FOREIGN_LAYOUTS:
+        assert (ROOT / rel).is_file(), f"{rel} is exempted but does not exist: drop it"
 
 
 def scan(text: str) -> list[str]:
