@@ -80,7 +80,7 @@ def afile(tmp_path):
         (["verify", "--seed", "-1"], "--seed must be an integer >= 0 (got '-1')"),
         (["verify", "--seed", "1.5"], "--seed must be an integer (got '1.5')"),
         (["bench", "model", "--threads", "0"], "--threads must be a positive integer (got '0')"),
-        (["bench", "verify", "--threads", "0"], "--threads must be a positive integer"),
+        (["bench", "identifiability", "--threads", "0"], "--threads must be a positive integer"),
         (["bench", "identifiability", "--threads", "-2"], "--threads must be a positive integer"),
         (["bench", "model", "--reps", "0"], "--reps must be a positive integer"),
         (
