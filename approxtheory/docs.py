@@ -25,6 +25,8 @@ from .catalogue import PAPERS, claims
 from .catalogue._claim import FORMER_TITLES, PROVENANCE_MEANING
 from .errors import ApproxTheoryError
 from .io import atomic_write_bytes, atomic_write_json, atomic_write_text, read_json_entry
+from .report import FINDINGS as _REPORT_FINDINGS
+from .report import VERDICT_ORDER as _REPORT_ORDER
 
 __all__ = [
     "render_claims_markdown",
@@ -53,19 +55,10 @@ FINDINGS_DIR = "findings"
 FINDINGS_VERDICTS = "verdicts.json"
 FINDINGS_PAGE = "index.md"
 
-#: the verdict vocabulary of ``verify``, the findings first (the order of the findings page)
-VERDICT_ORDER = (
-    "refuted",
-    "inconsistent",
-    "not-checkable",
-    "error",
-    "vacuous-here",
-    "consistent-empirical",
-    "verified-numeric",
-    "verified-symbolic",
-)
-#: verdicts the findings page lists first, each with its one-line reason
-_NOTABLE = ("refuted", "inconsistent", "not-checkable", "error")
+#: the verdict vocabulary of ``verify``, the findings first, and the verdicts the findings page
+#: lists first with their one-line reason: the report's own order (one place)
+VERDICT_ORDER = _REPORT_ORDER
+_NOTABLE = _REPORT_FINDINGS
 #: the largest verdicts file read (a real quick run's is about 0.3 MB)
 _MAX_VERDICTS_BYTES = 16 * 2**20
 
