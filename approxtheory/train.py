@@ -619,11 +619,6 @@ def float64_copy(model: nn.Module) -> nn.Module:
     return m.eval()
 
 
-def _model_dtype(model):
-    p = next(iter(model.parameters()), None)
-    return p.dtype if p is not None else torch.float32
-
-
 # ------------------------------------------------------------------------------------ loop
 class _TaskBatches:
     def __init__(self, data: TaskData, cfg: TrainConfig, dev, dtype):
