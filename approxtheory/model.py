@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import NamedTuple, NoReturn, cast
+from typing import Any, Literal, NamedTuple, NoReturn, cast
 
 import numpy as np
 import torch
@@ -163,20 +163,58 @@ def _layer_specs(layers) -> list[LayerSpec]:
     return out
 
 
+#: the option fields' allowed values (validated in ``ModelConfig.__post_init__``)
+Positions = Literal["none", "onehot", "learned"]
+Readout = Literal["cls", "tokens"]
+Activation = Literal["relu", "gelu", "identity"]
+FFNKind = Literal["relu", "gelu", "swiglu", "bilinear"]
+DType = Literal["float64", "float32"]
+Norm = Literal["none", "layernorm", "rmsnorm"]
+
+
 @dataclass
 class ModelConfig:
+    """The one model's architecture: every construction and every training run is a
+    ``ModelConfig`` turned into a :class:`Transformer`.
+
+    Sizes: ``d_in`` input features per token, ``width`` the residual stream E, ``layers`` one
+    :class:`LayerSpec` per layer (heads, head width, value width, KV groups, FFN widths; layers
+    may differ), ``d_out`` outputs, ``seq_len`` T (needed for one-hot or learned positions and
+    for RoPE tables only).
+
+    Encoder and read-out: ``positions`` ("none"; "onehot": onehot(t) concatenated to x;
+    "learned": a learned table added), ``embed_hidden`` / ``embed_bias`` (the encoder MLP's hidden
+    widths; () is linear), ``head_hidden`` / ``head_activation`` / ``head_bias`` (the read-out
+    MLP), ``readout`` ("cls": the CLS slot's state; "tokens": every token's), ``cls_is_key``
+    (whether tokens may attend to the CLS slot), ``tie_embeddings`` (read-out = embedding^T).
+
+    Attention: ``causal``, ``rope`` (None, "full", or rotated dims per head), ``rope_base`` /
+    ``rope_freqs``, ``bias`` (biases on q, k, v, o), ``attn_scale`` (None: 1/sqrt(head_dim);
+    the constructions use 1 and put beta into W_Q).
+
+    Blocks: ``residual``, ``ffn_kind`` ("relu", "gelu", "swiglu", "bilinear"), ``ffn_residual``,
+    ``ffn_bias``; one pre-norm, named by :attr:`norm` ("none", "layernorm" or "rmsnorm"; set
+    through the two flags ``layernorm`` / ``rmsnorm``, which are exclusive), ``rms_eps``,
+    ``final_norm`` (one more norm of the same kind before the read-out).
+
+    ``dtype``: "float64" (every measured error) or "float32" (training at scale).
+    :meth:`decoder_lm` is the named preset for the Prism paper's decoder LM.
+
+    Every field is validated on construction (a :class:`~approxtheory.errors.ConfigError` says
+    what was wrong and what is allowed)."""
+
     d_in: int
     width: int
     layers: list[LayerSpec]
     d_out: int = 1
     seq_len: int | None = None  # needed only for one-hot positions or learned positions
-    positions: str = "none"  # "none", "onehot" (concatenated to x), "learned" (added)
+    positions: Positions = "none"  # "none", "onehot" (concatenated to x), "learned" (added)
     embed_hidden: tuple[int, ...] = ()  # encoder P_φ hidden widths (ReLU); () = linear
     embed_bias: bool = True
     head_hidden: tuple[int, ...] = ()  # read-out F̂ hidden widths
-    head_activation: str = "relu"
+    head_activation: Activation = "relu"
     head_bias: bool = True
-    readout: str = "cls"  # "cls" or "tokens"
+    readout: Readout = "cls"  # "cls" or "tokens"
     cls_is_key: bool = False
     causal: bool = False
     rope: str | int | None = None  # None, "full", or the number of rotated dims per head
@@ -185,17 +223,53 @@ class ModelConfig:
     bias: bool = False  # biases on q, k, v, o
     residual: bool = True
     layernorm: bool = False  # pre-norm LayerNorm before attention and FFN
-    ffn_kind: str = "relu"
+    ffn_kind: FFNKind = "relu"
     ffn_residual: bool = True
     ffn_bias: bool = True
     attn_scale: float | None = None  # None: 1/sqrt(head_dim)
-    dtype: str = "float64"
+    dtype: DType = "float64"
     # opt-in (the defaults leave every model as it was): pre-norm RMSNorm instead of LayerNorm,
     # a final norm (of the same kind) before the read-out, and a read-out tied to the embedding
     rmsnorm: bool = False  # pre-norm RMSNorm (gain, no bias) before attention and FFN
     rms_eps: float = 1e-6  # RMSNorm's ε: x / sqrt(mean(x²) + ε) · g
     final_norm: bool = False  # one more norm after the last layer (needs layernorm or rmsnorm)
     tie_embeddings: bool = False  # read-out weight = the embedding's weight, transposed
+
+    @property
+    def norm(self) -> Norm:
+        """The pre-norm kind: "none", "layernorm" or "rmsnorm" (the two flags are exclusive)."""
+        return "rmsnorm" if self.rmsnorm else "layernorm" if self.layernorm else "none"
+
+    @classmethod
+    def decoder_lm(
+        cls, vocab: int, width: int, layers: list, seq_len: int, **overrides
+    ) -> ModelConfig:
+        """The Prism paper's decoder LM (arXiv 2606.27449): token in, token out (``readout``
+        "tokens"), causal, RoPE on every head dim, pre-norm RMSNorm plus a final one, SwiGLU
+        FFNs, tied embeddings, no biases anywhere, float32. ``layers`` gives each layer's heads,
+        head width and FFN width; ``overrides`` replace any field (e.g. ``tie_embeddings=False``).
+        """
+        fields: dict[str, Any] = dict(
+            d_in=vocab,
+            width=width,
+            layers=layers,
+            d_out=vocab,
+            seq_len=seq_len,
+            readout="tokens",
+            causal=True,
+            rope="full",
+            rmsnorm=True,
+            final_norm=True,
+            tie_embeddings=True,
+            ffn_kind="swiglu",
+            ffn_bias=False,
+            bias=False,
+            embed_bias=False,
+            head_bias=False,
+            dtype="float32",
+        )
+        fields.update(overrides)
+        return cls(**fields)
 
     def __repr__(self) -> str:
         """One line: the sizes, the layers (heads x head_dim, value width and KV groups where

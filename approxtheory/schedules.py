@@ -57,7 +57,7 @@ from typing import Any
 import torch
 
 from .errors import ConfigError
-from .model import LayerSpec, ModelConfig, Transformer
+from .model import DType, LayerSpec, ModelConfig, Transformer
 
 __all__ = [
     "MAX_LAYERS",
@@ -371,7 +371,7 @@ def model_config(
     schedule: Schedule,
     ffn: int | None = None,
     bias: bool = True,
-    dtype: str = "float32",
+    dtype: DType = "float32",
     d_io: int = 8,
 ) -> ModelConfig:
     """The shared model for ``schedule``: causal, per-token read-out, RoPE on every head's full

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Literal
 
 from approxtheory.experiment import Experiment, register_experiment
 
@@ -458,7 +459,7 @@ def _depth_task(cfg: dict):
     raise ConfigError(f"depth task must be kth or pmax (got {name!r})")
 
 
-def _depth_positions(cfg: dict) -> str:
+def _depth_positions(cfg: dict) -> Literal["learned", "none"]:
     """``positions`` (learned or none); default learned for KTH (the §4.1 construction's
     self-exclusion needs them), none for PMAX (§6.1 trains without)."""
     from approxtheory.errors import ConfigError
@@ -466,7 +467,7 @@ def _depth_positions(cfg: dict) -> str:
     pos = cfg.get("positions", "learned" if cfg.get("task", "kth") == "kth" else "none")
     if pos not in ("learned", "none"):
         raise ConfigError(f"positions must be learned or none (got {pos!r})")
-    return pos
+    return "learned" if pos == "learned" else "none"
 
 
 def depth_cell(cfg: dict) -> dict:

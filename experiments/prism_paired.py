@@ -224,25 +224,7 @@ def model_config(heads, d: int, V: int, T: int, ffn: int | None = None):
 
     s = custom(heads, d, heads[-1], rules=("divisibility",))
     f = int(8 * d / 3) if not ffn else ffn
-    return ModelConfig(
-        d_in=V,
-        width=d,
-        layers=s.layer_specs(ffn_hidden=(f,)),
-        d_out=V,
-        seq_len=T,
-        readout="tokens",
-        causal=True,
-        rope="full",
-        rmsnorm=True,
-        final_norm=True,
-        tie_embeddings=True,
-        ffn_kind="swiglu",
-        ffn_bias=False,
-        bias=False,
-        embed_bias=False,
-        head_bias=False,
-        dtype="float32",
-    )
+    return ModelConfig.decoder_lm(V, d, s.layer_specs(ffn_hidden=(f,)), T)
 
 
 def scale_model_config(scale: str, schedule: str = "uniform", vocab: int = PAPER_VOCAB):

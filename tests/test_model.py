@@ -553,3 +553,22 @@ def test_model_config_repr_is_one_line_with_the_essentials():
     # a long config stays on one line of bounded length
     many = ModelConfig(d_in=1, width=8, layers=[LayerSpec(h, 2) for h in range(1, 80)])
     assert "\n" not in repr(many) and len(repr(many)) <= 300
+
+
+def test_decoder_lm_preset_is_the_prism_model_and_norm_names_the_one_prenorm():
+    from dataclasses import asdict
+
+    spec = [LayerSpec(2, 8, ffn_hidden=(42,)), LayerSpec(4, 4, ffn_hidden=(42,))]
+    cfg = ModelConfig.decoder_lm(11, 16, spec, 8)
+    written = ModelConfig(
+        d_in=11, width=16, layers=spec, d_out=11, seq_len=8, readout="tokens", causal=True,
+        rope="full", rmsnorm=True, final_norm=True, tie_embeddings=True, ffn_kind="swiglu",
+        ffn_bias=False, bias=False, embed_bias=False, head_bias=False, dtype="float32",
+    )  # fmt: skip
+    assert asdict(cfg) == asdict(written)
+    assert cfg.norm == "rmsnorm"
+    assert not ModelConfig.decoder_lm(11, 16, spec, 8, tie_embeddings=False).tie_embeddings
+    assert ModelConfig(d_in=1, width=2, layers=[LayerSpec(1, 2)]).norm == "none"
+    assert ModelConfig(d_in=1, width=2, layers=[LayerSpec(1, 2)], layernorm=True).norm == (
+        "layernorm"
+    )
