@@ -31,7 +31,16 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-__all__ = ["BracketCase", "bracket_panel", "interval_baseline", "run_bracket_case", "bench_bracket"]
+__all__ = [
+    "BracketCase",
+    "FrontierCase",
+    "bracket_panel",
+    "frontier_panel",
+    "interval_baseline",
+    "run_bracket_case",
+    "run_frontier_case",
+    "bench_bracket",
+]
 
 GOAL_RATIO = 2.0  # certified within 2x of the known worst case
 GOAL_SECONDS = 60.0  # per case, on the 2-core reference machine
@@ -106,6 +115,109 @@ def bracket_panel() -> list[BracketCase]:
         )
     )
     return cases
+
+
+#: the frontier's budget per (case, T): box evaluations of the branch-and-bound (a work count,
+#: never the clock), and the lengths tried, doubling from 2 until one is not certified
+FRONTIER_BOXES = 4000
+FRONTIER_TS = (2, 4, 8, 16, 32, 64)
+
+
+@dataclass
+class FrontierCase:
+    """A verified-numeric construction outside the structured softmax-retrieval class: its
+    frontier is the largest T of :data:`FRONTIER_TS` whose branch-and-bound bracket certifies the
+    claimed bound within the budget (every smaller T certified too)."""
+
+    label: str
+    construction: str
+    claim: str
+    knobs: dict
+
+
+def frontier_panel() -> list[FrontierCase]:
+    """HC-L9 (ε = 0.25 and 0.1), IF-K1 (N = 8, β = 1e4 as its check), and the
+    constructions the bracket does not support at all (IF-K2's sphere domain, IF-K3's one-hot
+    tokens, the causal trade-off heads of TO-X2 and TO-C1): their frontier is None with the
+    bracket's reason, never a weaker claim."""
+    return [
+        FrontierCase("hc_l9 ε=0.25", "hc_l9", "HC-L9", {"eps": 0.25}),
+        FrontierCase("hc_l9 ε=0.1", "hc_l9", "HC-L9", {"eps": 0.1}),
+        FrontierCase("if_second_largest N=8 β=1e4", "if_second_largest", "IF-K1", {"N": 8}),
+        FrontierCase("if_pairwise_max D=1 d=4", "if_pairwise_max", "IF-K2", {}),
+        FrontierCase("if_induction d=4", "if_induction", "IF-K3", {}),
+        FrontierCase("lag_head k=1", "lag_head", "TO-X2", {"k": 1}),
+        FrontierCase("svd_truncation k=1", "svd_truncation", "TO-C1", {"k": 1}),
+    ]
+
+
+def run_frontier_case(
+    case: FrontierCase, boxes: int = FRONTIER_BOXES, Ts: tuple[int, ...] = FRONTIER_TS
+) -> dict:
+    """The frontier of ``case``: for T = 2, 4, 8, ... (``Ts``; lengths the construction refuses
+    are skipped, with the reason), the bracket (found, certified, claimed), whether it certifies
+    the claimed bound and the work spent (``boxes`` box evaluations at most, no clock: two runs
+    give the same frontier), stopping at the first T not certified. ``frontier_T`` is the
+    largest certified T (None: none, with ``reason``)."""
+    from .bounds import upper_bracket
+    from .constructions import build, tolerance
+    from .errors import ApproxTheoryError
+
+    steps: list[dict] = []
+    frontier, reason = None, None
+    for T in Ts:
+        try:
+            c = build(case.construction, T=T, **case.knobs)
+        except ApproxTheoryError as e:
+            steps.append({"T": T, "skipped": str(e)})
+            continue
+        t0 = time.perf_counter()
+        b = upper_bracket(c.model, c.task, max_boxes=boxes, max_splits=boxes)
+        secs = time.perf_counter() - t0
+        claimed = float(c.claimed_bound)
+        up = b.upper
+        if up is None or not math.isfinite(up) or b.unsound_input:
+            reason = b.reason or f"no finite sound bound at T={T} ({b.stop})"
+            break
+        atol, rtol = tolerance(getattr(getattr(c.model, "cfg", None), "dtype", "float64"))
+        ok = c.bound_kind in ("upper", "exact") and up <= claimed + atol + rtol * abs(claimed)
+        steps.append(
+            {
+                "T": T,
+                "found": b.lower,
+                "certified": up,
+                "claimed": claimed,
+                "certifies": bool(ok),
+                "work": b.boxes,
+                "splits": b.splits,
+                "stop": b.stop,
+                "seconds": round(secs, 3),
+            }
+        )
+        if not ok:
+            reason = (
+                f"T={T}: certified {up:.4g} > claimed {claimed:.4g} within {boxes} boxes "
+                f"(found {_g(b.lower)})"
+            )
+            break
+        frontier = T
+    else:
+        if frontier is not None:
+            reason = f"certified up to the largest length tried (T={Ts[-1]})"
+    return {
+        "case": case.label,
+        "construction": case.construction,
+        "claim": case.claim,
+        "knobs": case.knobs,
+        "budget_boxes": boxes,
+        "frontier_T": frontier,
+        "reason": reason,
+        "steps": steps,
+    }
+
+
+def _g(x) -> str:
+    return "-" if x is None else f"{x:.4g}"
 
 
 # ============================================================================== naive IBP
@@ -292,9 +404,17 @@ def run_bracket_case(case: BracketCase) -> dict:
     return row
 
 
-def bench_bracket(only: str | None = None, progress=None) -> dict:
+def bench_bracket(
+    only: str | None = None,
+    progress=None,
+    frontier: bool = False,
+    frontier_progress=None,
+    frontier_boxes: int = FRONTIER_BOXES,
+) -> dict:
     """One row per panel case (or those whose label contains ``only`` or whose construction is
-    ``only``): found, certified, their ratio, seconds, known, interval baseline."""
+    ``only``): found, certified, their ratio, seconds, known, interval baseline. With
+    ``frontier``, also the frontier of each :func:`frontier_panel` case (same ``only`` filter;
+    ``frontier_boxes`` box evaluations per T); ``frontier`` is None in the result otherwise."""
     rows = []
     for case in bracket_panel():
         if only and only not in case.label and only != case.construction:
@@ -303,8 +423,19 @@ def bench_bracket(only: str | None = None, progress=None) -> dict:
         if progress is not None:
             progress(row)
         rows.append(row)
+    fronts = None
+    if frontier:
+        fronts = []
+        for fc in frontier_panel():
+            if only and only not in fc.label and only not in (fc.construction, fc.claim):
+                continue
+            f = run_frontier_case(fc, boxes=frontier_boxes)
+            if frontier_progress is not None:
+                frontier_progress(f)
+            fronts.append(f)
     return {
         "rows": rows,
         "goal": f"certified <= {GOAL_RATIO:g}x known, <= {GOAL_SECONDS:g} s per case",
         "all_meet_goal": all(r["meets_goal"] for r in rows),
+        "frontier": fronts,
     }

@@ -180,6 +180,79 @@ def _scale(r: dict) -> str:
     return "scale: " + " | ".join(parts)
 
 
+def certified_note(r: dict) -> str:
+    """What a record's certified upper bracket says in a few words (issue 30): "certified"
+    when it is verified-numeric and every bracketed grid cell's certified bound is at or below
+    the claimed bound, "certified in k of n cells (the rest search-based only)" when only some
+    are, "search-based only" when a bracket was computed but certified none; "" when the
+    record has no bracketed cell."""
+    c = r.get("certified")
+    if not isinstance(c, dict) or not isinstance(c.get("of"), int):
+        return ""
+    k, n = c.get("cells"), c["of"]
+    if c.get("all") is True and r.get("verdict") == "verified-numeric":
+        return "certified"
+    if isinstance(k, int) and k > 0:
+        return f"certified in {k} of {n} cells (the rest search-based only)"
+    return "search-based only"
+
+
+def certified_rows(r: dict) -> list[tuple[str, str, str, str, str]]:
+    """The record's cells as (cell, found, certified, claimed, certified yes/no) at 4
+    significant digits: found <= sup <= certified per cell (``search only`` where no bracket
+    was computed)."""
+    c = r.get("certified")
+    table = c.get("table") if isinstance(c, dict) else None
+    if not isinstance(table, list):
+        return []
+    out = []
+    for t in table:
+        if not isinstance(t, dict):
+            continue
+        up = t.get("certified")
+        out.append(
+            (
+                str(t.get("cell", "")),
+                "—" if t.get("found") is None else fmt_number(t["found"]),
+                "search only" if up is None else fmt_number(up),
+                "—" if t.get("claimed") is None else fmt_number(t["claimed"]),
+                "yes" if t.get("ok") is True else "no",
+            )
+        )
+    return out
+
+
+_CERT_HEAD = ("cell", "found sup_error", "certified sup_error_upper", "claimed bound", "certified")
+
+
+def _md_certified(records: Sequence[dict]) -> list[str]:
+    """The markdown section of per-cell brackets: one small table per record with any."""
+    out: list[str] = []
+    for _i, r in _ordered(records):
+        cells = certified_rows(r)
+        if not cells:
+            continue
+        out += [
+            "",
+            f"### {_md_text(r['claim'])}: {_md_text(certified_note(r))}",
+            "",
+            "| " + " | ".join(_CERT_HEAD) + " |",
+            "|---|---:|---:|---:|---|",
+        ]
+        out += ["| " + " | ".join(_md_text(x) for x in row) + " |" for row in cells]
+    if out:
+        out = [
+            "",
+            "## Certified brackets (found ≤ sup ≤ certified, per cell)",
+            "",
+            "found: the largest error the search evaluated (a lower bound on the supremum); "
+            "certified: a sound upper bound over the whole input box; a cell is certified when "
+            "it is at or below the claimed bound.",
+            *out,
+        ]
+    return out
+
+
 def _falsified(r: dict, meta: dict) -> str:
     """The "falsified by" cell, saying exactly what ran: the declared mutants that flip the
     verdict and the claim mutants flipped k of n (``verify --mutants``), else the declared ones
@@ -661,10 +734,12 @@ def render_markdown(records: Sequence[dict], meta: dict) -> str:
         lines.append(
             f"| {_md_text(r['claim'])} | {_md_text(r['statement'])} | "
             f"{_md_text(r['provenance'])} | **{_md_text(r['verdict'])}**"
+            + (f" ({_md_text(certified_note(r))})" if certified_note(r) else "")
             + (f" ({_md_text(_scale(r))})" if _scale(r) else "")
             + " | "
             f"{_md_text(r.get('scope', ''))} | {_md_text(_falsified(r, meta))} | {ev} | {plots} |"
         )
+    lines += _md_certified(records)
     return "\n".join(lines) + "\n"
 
 
@@ -812,6 +887,17 @@ def _figures_html(r: dict) -> str:
             + "".join(f"<tr><td>{e(n)}</td><td class=v>{e(v)}</td></tr>" for n, v in figs)
             + "</table>"
         )
+    cells = certified_rows(r)
+    if cells:
+        out += (
+            '<table class="figs cert"><tr>'
+            + "".join(f"<td>{e(h)}</td>" for h in _CERT_HEAD)
+            + "</tr>"
+            + "".join(
+                "<tr>" + "".join(f"<td class=v>{e(c)}</td>" for c in row) + "</tr>" for row in cells
+            )
+            + "</table>"
+        )
     slopes = _slope_rows(r)
     if slopes:
         out += (
@@ -864,6 +950,7 @@ def render_html(records: Sequence[dict], meta: dict, formulas: dict | None = Non
             f"<td>{e(str(r['statement']))}{_formula_html(formulas.get(str(r['claim'])))}</td>"
             f"<td>{e(str(r['provenance']))}</td>"
             f"<td>{_badge(verdict)}"
+            + (f"<br><small>{e(certified_note(r))}</small>" if certified_note(r) else "")
             + (f"<br><small>{e(_scale(r))}</small>" if _scale(r) else "")
             + f"</td><td>{e(str(r.get('scope', '')))}</td>"
             f"<td>{e(_falsified(r, meta))}</td>"

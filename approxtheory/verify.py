@@ -91,6 +91,7 @@ def _record(c, v: dict, key: str) -> dict:
             "falsified_by": list(v.get("falsified_by", [])),
             "slack": v.get("slack"),
             "scale": v.get("scale"),
+            "certified": v.get("certified"),
             "formula_note": v.get("formula_note", ""),
             "slack_note": v.get("slack_note", ""),
             "volatile": v.get("volatile", {}),
@@ -118,7 +119,7 @@ _FIELDS = {
     "slack_note": str,
     "volatile": dict,
 }
-_ANY = ("measured", "claimed", "witness", "plot", "slack", "scale")
+_ANY = ("measured", "claimed", "witness", "plot", "slack", "scale", "certified")
 #: the keys of a cache entry: those of :func:`_record`, and these optional ones
 _OPTIONAL = ("formula_read", "duration_s")
 _PLOT_OPTIONAL: dict[str, type | tuple[type, ...]] = {
@@ -141,6 +142,39 @@ _RECORD_KEYS = frozenset(
 
 def _number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _certified_ok(cert) -> bool:
+    """Whether ``cert`` is a record's ``certified`` field: None, or the counts (``cells`` <=
+    ``of``, ``bracketed`` <= ``of``), ``all`` and the ``gaps`` and ``table`` lists of cells
+    (:func:`approxtheory.proofs_check._core.certified_summary`)."""
+    if cert is None:
+        return True
+    if not isinstance(cert, dict) or set(cert) != {
+        "cells",
+        "of",
+        "bracketed",
+        "all",
+        "gaps",
+        "table",
+    }:
+        return False
+    counts = [cert[k] for k in ("cells", "of", "bracketed")]
+    if not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in counts):
+        return False
+    if cert["cells"] > cert["of"] or cert["bracketed"] > cert["of"]:
+        return False
+    cells = (
+        [*cert["gaps"], *cert["table"]]
+        if isinstance(cert["gaps"], list) and isinstance(cert["table"], list)
+        else None
+    )
+    return (
+        isinstance(cert["all"], bool)
+        and cells is not None
+        and all(isinstance(e, dict) and isinstance(e.get("cell"), str) for e in cells)
+        and len(cert["table"]) == cert["of"]
+    )
 
 
 def _plot_ok(plot, rows: list) -> bool:
@@ -190,6 +224,8 @@ def _cached(path: Path, cid: str, key: str) -> tuple[dict, float] | None:
     ):
         return None
     if not all(isinstance(r, dict) for r in rec["rows"]):
+        return None
+    if not _certified_ok(rec["certified"]):
         return None
     if not all(isinstance(m, str) for m in (*rec["mutants"], *rec["falsified_by"])):
         return None

@@ -92,6 +92,13 @@ class Verdict:
     # widths, seeds, best NMSE) and, per reference cell, what was reached against the paper's
     # figure; None for checks that train nothing
     scale: dict | None = None
+    # both sides of a construction grid (issue 30): None when no cell was bracketed, else
+    # :func:`certified_summary` of the rows: ``cells`` (k, bracket at or below the claimed bound),
+    # ``of`` (n, cells eligible for a bracket), ``bracketed`` (m, cells whose bracket was
+    # computed), ``all`` (k == n: every cell certified), ``gaps`` (the bracketed cells where
+    # found <= claimed < certified) and ``table`` (per cell: its knobs, found, certified,
+    # claimed, ok)
+    certified: dict | None = None
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -254,18 +261,28 @@ def _call(fn, cid, ctx):
     v.mutants = sorted(MUTANTS.get(cid, {}))
     if not v.scope:  # tests/test_mutants.py fails on any check that leaves it unstated
         v.scope = "unstated"
-    cells = [r for r in v.rows if isinstance(r, dict) and "certified" in r]
-    tried = [r for r in cells if r.get("sup_error_upper") is not None]
-    if tried:
-        k = sum(bool(r["certified"]) for r in tried)
+    summary = certified_summary(v.rows)
+    if summary is not None:
+        k, n, m = summary["cells"], summary["of"], summary["bracketed"]
+        v.certified = summary
         v.covered = (v.covered + "; " if v.covered else "") + (
-            f"two-sided in {len(tried)} of {len(cells)} cells: found <= sup <= certified, the "
+            f"two-sided in {m} of {n} cells: found <= sup <= certified, the "
             f"certified upper bracket (a sound bound over the whole input box, not a search) at "
             f"or below the claimed bound in {k} of them (exact softmax-over-box bracket for one "
             f"layer of softmax retrieval heads, at most {CERTIFY_CELLS_STRUCTURED} cells per "
             f"grid; else branch-and-bound for T <= 16, d <= 2, at most {CERTIFY_CELLS} per grid,"
-            f" {CERTIFY_SECONDS} s each); the other {len(cells) - k} cells are search-based only"
+            f" {CERTIFY_SECONDS} s each); "
+            + (
+                "certified in every cell"
+                if summary["all"]
+                else f"the other {n - k} cells are search-based only"
+            )
         )
+        for g in summary["gaps"]:
+            v.covered += (
+                f"; gap at {g['cell']}: found {g['found']:.4g} <= claimed {g['claimed']:.4g} < "
+                f"certified {_g4(g['certified'])}"
+            )
     from approxtheory.catalogue import _REGISTRY
 
     c = _REGISTRY.get(cid)  # None for a check registered under an id of no claim (tests)
@@ -431,6 +448,63 @@ def memo(fn):
 CERTIFY_SECONDS = 1.5
 CERTIFY_CELLS = 4
 CERTIFY_CELLS_STRUCTURED = 12
+
+
+#: the columns :func:`construction_grid` writes after a cell's knobs (the knobs come first)
+GRID_COLUMNS = ("params", "sup_error", "claimed_bound", "verdict", "sup_error_upper", "certified")
+
+
+def _cell_label(row: dict) -> str:
+    """A grid cell's knobs as ``T=64, beta=100``: the scalar columns before ``params`` (the
+    knobs :func:`construction_grid` writes first), else every scalar column it does not write."""
+    keys = list(row)
+    knobs = keys[: keys.index("params")] if "params" in keys else keys
+    parts = [
+        f"{k}={row[k]:g}" if isinstance(row[k], float) else f"{k}={row[k]}"
+        for k in knobs
+        if k not in GRID_COLUMNS and isinstance(row[k], (int, float, str))
+    ]
+    return ", ".join(parts)
+
+
+def _g4(x) -> str:
+    return "inf (no finite bracket)" if x is None else f"{x:.4g}"
+
+
+def _finite(x) -> float | None:
+    return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else None
+
+
+def certified_summary(rows) -> dict | None:
+    """Both sides of a grid's cells, for the verdict record: None when no row was bracketed
+    (no row has a ``sup_error_upper``), else ``cells`` (k: bracket at or below the claimed
+    bound), ``of`` (n: rows with a ``certified`` column), ``bracketed`` (m: rows whose bracket
+    was computed), ``all`` (k == n > 0), ``gaps`` (bracketed rows with found <= claimed <
+    certified: the cell, found, certified, claimed) and ``table`` (one entry per row with a
+    ``certified`` column: cell, found, certified (None: search only), claimed, ok)."""
+    cells = [r for r in rows if isinstance(r, dict) and "certified" in r]
+    tried = [r for r in cells if r.get("sup_error_upper") is not None]
+    if not tried:
+        return None
+    table, gaps = [], []
+    for r in cells:
+        found, up = _finite(r.get("sup_error")), _finite(r.get("sup_error_upper"))
+        claimed = _finite(r.get("claimed_bound"))
+        ok = bool(r["certified"]) and r.get("sup_error_upper") is not None
+        entry = {"cell": _cell_label(r), "found": found, "certified": up, "claimed": claimed}
+        table.append({**entry, "ok": ok})
+        if r.get("sup_error_upper") is not None and not ok:
+            if found is not None and claimed is not None and found <= claimed:
+                gaps.append(entry)
+    k = sum(1 for e in table if e["ok"] is True)
+    return {
+        "cells": k,
+        "of": len(cells),
+        "bracketed": len(tried),
+        "all": k == len(cells) > 0,
+        "gaps": gaps,
+        "table": table,
+    }
 
 
 def construction_grid(

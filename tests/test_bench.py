@@ -30,3 +30,21 @@ def test_bench_search_rows_and_json(capsys):
     row = res["rows"][0]
     assert abs(row["known"] - 0.75 / 10) < 1e-15 and row["ratio"] >= 0.95
     assert row["upper"] is None or row["upper"] >= row["found"]
+
+
+def test_bench_bracket_frontier_json(capsys):
+    """``bench bracket --frontier --json``: a frontier section (a case the bracket does not
+    support reports None with its reason, never a weaker claim); without the flag it is null."""
+    from approxtheory.bracket_bench import FRONTIER_BOXES
+    from approxtheory.cli import main
+
+    rc = main(["bench", "bracket", "--json", "--frontier", "--only", "lag_head", "--threads", "1"])
+    res = json.loads(capsys.readouterr().out)
+    assert rc == 0 and res["rows"] == []
+    (f,) = res["frontier"]
+    assert f["claim"] == "TO-X2" and f["frontier_T"] is None and "causal" in f["reason"]
+    assert f["budget_boxes"] == FRONTIER_BOXES
+    rc = main(["bench", "bracket", "--json", "--only", "lag_head", "--threads", "1"])
+    assert rc == 0 and json.loads(capsys.readouterr().out)["frontier"] is None
+    main(["bench", "bracket", "--frontier", "--only", "lag_head", "--threads", "1"])
+    assert "frontier lag_head" in capsys.readouterr().out
