@@ -27,9 +27,12 @@ from .errors import ApproxTheoryError
 from .io import atomic_write_bytes, atomic_write_json, atomic_write_text, read_json_entry
 from .report import FINDINGS as _REPORT_FINDINGS
 from .report import VERDICT_ORDER as _REPORT_ORDER
+from .trail import Trail
+from .trail import trails as all_trails
 
 __all__ = [
     "render_claims_markdown",
+    "render_trail_line",
     "render_findings_markdown",
     "DEFAULT_CLAIMS_PAGE",
     "FINDINGS_DIR",
@@ -158,9 +161,38 @@ def _verdict_of(findings: Mapping | None) -> dict[str, dict]:
     return {r["claim"]: r for r in findings["verdicts"]}
 
 
-def render_claims_markdown(findings: Mapping | None = None) -> str:
+def _code(text: str) -> str:
+    return "`" + text.replace("`", "'") + "`"
+
+
+def render_trail_line(t: Trail) -> str:
+    """A claim's "checked by / built by / trained in" line on the claims page, from its trail
+    (:func:`approxtheory.trail.trail`): the check function and its file, each construction and
+    experiment with its file (no line numbers: the page does not go stale on every edit)."""
+    checked = (
+        f"{_code(t.check.name.rsplit('.', 1)[1])} in {_code(t.check.path)}"
+        if t.check is not None
+        else "no check"
+    )
+
+    def listed(refs) -> str:
+        return ", ".join(f"{_code(r.name)} ({_code(r.path)})" for r in refs) or "—"
+
+    return (
+        f"Checked by {checked}; built by {listed(t.constructions)}; trained in "
+        f"{listed(t.experiments)}."
+    )
+
+
+def render_claims_markdown(
+    findings: Mapping | None = None, trails: Mapping[str, Trail] | None = None
+) -> str:
     """The claims page (``docs/claims.md``) as markdown, from the catalogue; with ``findings``
-    (:func:`load_findings`), a verdict column and a verdict line per claim from that run."""
+    (:func:`load_findings`), a verdict column and a verdict line per claim from that run. Each
+    claim has a "checked by / built by / trained in" line (:func:`render_trail_line`) from
+    ``trails`` (claim id -> trail; by default every claim's, :func:`approxtheory.trail.trails`)."""
+    if trails is None:
+        trails = all_trails()
     verdicts = _verdict_of(findings)
     profile = _text(str(findings["meta"]["profile"])) if findings else ""
     out = [
@@ -223,6 +255,8 @@ def render_claims_markdown(findings: Mapping | None = None) -> str:
                 f"*{c.kind}, {c.provenance}; {_text(c.section)}.* {_text(c.statement)}",
                 "",
             ]
+            if c.id in trails:
+                out += [render_trail_line(trails[c.id]), ""]
             if c.id in verdicts:
                 r = verdicts[c.id]
                 out += [

@@ -460,7 +460,7 @@ register_experiment(
         cell=retrieval_cell,
         params=TRAINED_PARAMS,
         plot=phase_plot,
-        claims=("HC-P8", "HC-P7", "HC-P11"),
+        claims=("HC-P8", "HC-P7"),
     )
 )
 register_experiment(
@@ -493,7 +493,7 @@ register_experiment(
         cell=retrieval_cell,
         params=TRAINED_PARAMS,
         plot=phase_plot,
-        claims=("HC-P8", "HC-P11"),
+        claims=("HC-P8",),
     )
 )
 register_experiment(
@@ -526,7 +526,7 @@ register_experiment(
         cell=retrieval_cell,
         params=TRAINED_PARAMS,
         plot=width_plot,
-        claims=("HC-P9", "HC-T2a", "HC-T2b"),
+        claims=("HC-P9",),
     )
 )
 register_experiment(
@@ -603,7 +603,7 @@ register_experiment(
         cell=retrieval_cell,
         params=TRAINED_PARAMS,
         plot=phase_plot,
-        claims=("HC-P6b", "HC-T2b"),
+        claims=("HC-P6b",),
     )
 )
 register_experiment(

@@ -104,6 +104,6 @@ register_experiment(
             "steps": int_range(1, 100_000),
         },
         plot=train_plot,
-        claims=("HC-P8", "HC-T2a", "HC-T2b"),
+        claims=("HC-T2b", "HC-TR3"),
     )
 )

@@ -393,6 +393,6 @@ register_experiment(
         seeds={"quick": [0], "full": [0]},
         cell=train_cell,
         plot=train_plot,
-        claims=("ID-E5", "ID-L5.1", "ID-S5.1", "ID-S5.2", "ID-F4", "ID-CLR"),
+        claims=("ID-E5", "ID-F4", "ID-CLR"),
     )
 )

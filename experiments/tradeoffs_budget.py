@@ -207,6 +207,6 @@ register_experiment(
         seeds={"quick": [0, 1], "full": [0, 1, 2]},
         cell=train_cell,
         plot=train_plot,
-        claims=("TO-R1", "TO-T1", "TO-E5"),
+        claims=("TO-R1",),
     )
 )

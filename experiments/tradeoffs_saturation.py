@@ -402,6 +402,6 @@ register_experiment(
         seeds={"quick": [0], "full": [0, 1, 2]},
         cell=train_cell,
         plot=train_plot,
-        claims=("TO-P2", "TO-T2", "TO-E5", "TO-X2"),
+        claims=("TO-P2",),
     )
 )

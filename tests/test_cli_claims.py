@@ -40,6 +40,8 @@ def test_eval_json_fields(capsys):
         (["claims", "eval", "HC-T2b", "T"], "NAME=VALUE"),
         (["claims", "eval", "HC-T2b", "T=x", "s=1", "n=2", "D=2"], "must be a real number"),
         (["claims", "show", "NOPE"], "unknown claim id"),
+        (["claims", "show", "NOPE", "--trail"], "unknown claim id"),
+        (["claims", "show", "NOPE", "--trail", "--json"], "unknown claim id"),
         (["claims", "list", "--paper", "1234.5678"], "unknown paper"),
         (["claims", "frobnicate"], "invalid choice"),
     ],
@@ -76,6 +78,32 @@ def test_show_text_latex_json(capsys):
     assert rc == 0 and r"\frac{1}{2 H}" in out
     rc, out, _ = run(capsys, "claims", "show", "PR-N1", "--json")
     assert json.loads(out)["paper"] == "2606.27449"
+
+
+def test_show_trail_prints_every_stop_with_paths(capsys):
+    rc, out, err = run(capsys, "claims", "show", "hc-k1", "--trail")
+    assert rc == 0 and not err
+    lines = out.splitlines()
+    assert lines[0].startswith("HC-K1: ")
+    stops = {line.split(":", 1)[0].strip() for line in lines[1:]}
+    assert stops == {"catalogue", "check", "construction", "experiment", "writes"}
+    assert "  catalogue:    approxtheory/catalogue/headcount.py:" in out
+    assert "k1_construction (proofs_check/headcount.py:" in out
+    assert "  construction: hc_k1 (approxtheory/constructions/headcount.py:" in out
+    assert "  experiment:   none" in out
+    assert "  writes:       report/data/HC-K1.csv" in out
+
+
+def test_show_trail_json(capsys):
+    rc, out, _ = run(capsys, "claims", "show", "IF-P3", "--trail", "--json")
+    d = json.loads(out)
+    assert rc == 0 and d["claim"] == "IF-P3"
+    assert d["check"]["path"] == "proofs_check/infoflow.py" and d["check"]["line"] > 0
+    assert [(e["name"], e["path"]) for e in d["experiments"]] == [
+        ("infoflow_pmax_heads", "experiments/infoflow_trained.py")
+    ]
+    assert d["constructions"] == []
+    assert any(o.startswith("report/data/IF-P3.csv") for o in d["outputs"])
 
 
 def test_console_script_runs_without_traceback():

@@ -53,6 +53,15 @@ def _cmd_claims_show(args) -> int:
     from ..catalogue import claim
 
     c = claim(args.id)
+    if args.trail:
+        from ..trail import trail  # imports the checks and experiments: only when asked
+
+        t = trail(c.id)
+        if args.json:
+            _print_json(t.to_dict())
+        else:
+            print("\n".join(t.lines()))
+        return 0
     if args.json:
         _print_json(c.to_dict())
         return 0
@@ -130,6 +139,12 @@ def register(sub) -> None:
     ps.add_argument("id", help="a claim id of `approxtheory claims list`, e.g. HC-T2b")
     ps.add_argument("--latex", action="store_true", help="print the formulas as LaTeX")
     ps.add_argument("--json", action="store_true", help="machine-readable output")
+    ps.add_argument(
+        "--trail",
+        action="store_true",
+        help="where the claim lives: its catalogue entry, check, constructions, experiments "
+        "and the CSVs and plots verify writes for it, with file paths (with --json: as JSON)",
+    )
     ps.set_defaults(func=_cmd_claims_show)
     pe = csub.add_parser(
         "eval", help="evaluate a claim's formula, e.g. `claims eval HC-T2b T=64 s=1 n=2 D=2`"
