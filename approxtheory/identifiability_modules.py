@@ -2,14 +2,19 @@
 
 :func:`of_module` measures P - rank J of one attention module's float64 outputs on generic
 inputs with respect to all its parameters, for ``torch.nn.MultiheadAttention``, Hugging Face
-``GPT2Attention`` (fused ``c_attn``, biases, causal) and ``LlamaAttention`` (GQA, RoPE, optional
-biases, causal), against :func:`~approxtheory.identifiability.predicted_unidentified_dim` for the
-module's configuration. The rank is read at the largest gap of the singular values (the two values
-either side and their ratio are reported); below ``min_gap`` the record says ``undecided``.
+``GPT2Attention`` (fused ``c_attn``, biases, causal), ``LlamaAttention`` (GQA, RoPE, optional
+biases, causal) and TransformerLens 4 bridges (a ``TransformerBridge`` with ``layer=N``, one of
+its ``AttentionBridge`` components, or the ``NativeAttention`` a native bridge holds: biases
+always, GQA, RoPE, causal or bidirectional, read from the module), against
+:func:`~approxtheory.identifiability.predicted_unidentified_dim` for the module's configuration.
+The rank is read at the largest gap of the singular values (the two values either side and their
+ratio are reported); below ``min_gap`` the record says ``undecided``.
 
-:func:`from_hf_dir` does this for the layers of a local Hugging Face model directory (config.json
-read and checked before anything large is loaded). :func:`gpt2_structured` certifies the rank of a
-causal GPT-2 layer at sizes the dense Jacobian cannot reach (see its docstring).
+:func:`from_hf_dir` does this for the layers of a local Hugging Face model directory (gpt2, llama,
+or the ``approxtheory`` architecture that ``approxtheory export --to hf`` writes, whose layers are
+the shared model's :class:`~approxtheory.model.Attention`, also accepted by :func:`of_module`;
+config.json read and checked before anything large is loaded). :func:`gpt2_structured` certifies
+the rank of a causal GPT-2 layer at sizes the dense Jacobian cannot reach (see its docstring).
 
 Measured frontier (issue 29 item 3, random GPT-2 layers, this 2-core machine): the full
 structured certificate closes at E = 16, 32, 64 (0.8 s, 7.7 s, 92 s on a loaded machine); at
@@ -50,8 +55,20 @@ __all__ = [
     "format_table",
 ]
 
-KINDS = ("torch.nn.MultiheadAttention", "GPT2Attention", "LlamaAttention")
-ARCHITECTURES = ("gpt2", "llama")
+KINDS = (
+    "torch.nn.MultiheadAttention",
+    "GPT2Attention",
+    "LlamaAttention",
+    "NativeAttention",
+    "approxtheory Attention",
+)
+#: what the typed errors list as supported
+SUPPORTED = (
+    "torch.nn.MultiheadAttention, Hugging Face GPT2Attention and LlamaAttention, and "
+    "TransformerLens bridges (a TransformerBridge with layer=N, an AttentionBridge, or a "
+    "native bridge's NativeAttention), and approxtheory's own Attention layer"
+)
+ARCHITECTURES = ("gpt2", "llama", "approxtheory")
 MIN_GAP = 1e3
 
 
@@ -112,22 +129,60 @@ def _is_hf(module, name: str) -> bool:
     return type(module).__name__ == name and type(module).__module__.startswith("transformers")
 
 
+def _is_tl(module, name: str) -> bool:
+    return type(module).__name__ == name and type(module).__module__.startswith("transformer_lens")
+
+
+def _unwrap(module, layer: int | None = None):
+    """The attention module to measure: layer ``layer``'s attention of a TransformerLens
+    ``TransformerBridge``; the component a TransformerLens bridge component wraps
+    (``AttentionBridge._original_component``); else ``module``. ``layer`` applies to a
+    ``TransformerBridge`` only."""
+    if _is_tl(module, "TransformerBridge"):
+        n = len(module.blocks)
+        if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < n:
+            raise ConfigError(
+                f"of_module on a TransformerBridge needs layer=N, an integer from 0 to {n - 1} "
+                f"(got {layer!r})"
+            )
+        module = module.blocks[layer].attn
+    elif layer is not None:
+        raise ConfigError(
+            f"layer applies to a TransformerLens TransformerBridge (got a {type(module).__name__})"
+        )
+    seen = 0
+    while type(module).__module__.startswith("transformer_lens") and seen < 8:
+        inner = getattr(module, "_original_component", None)
+        if not isinstance(inner, torch.nn.Module):
+            break
+        module, seen = inner, seen + 1
+    return module
+
+
 def _kind(module) -> str:
     if isinstance(module, torch.nn.MultiheadAttention):
         return "torch.nn.MultiheadAttention"
     for name in ("GPT2Attention", "LlamaAttention"):
         if _is_hf(module, name):
             return name
+    if _is_tl(module, "NativeAttention"):
+        return "NativeAttention"
+    from .model import Attention
+
+    if isinstance(module, Attention):
+        return "approxtheory Attention"
     raise ConfigError(
         f"of_module does not know the module {type(module).__module__}.{type(module).__name__}; "
-        f"known: {', '.join(KINDS)}"
+        f"supported: {SUPPORTED}"
     )
 
 
-def module_config(module, causal: bool | None = None) -> dict:
+def module_config(module, causal: bool | None = None, layer: int | None = None) -> dict:
     """The configuration of ``module`` that the catalogue's count depends on: E, H, G, head width,
     biases, causal, RoPE; plus ``attention_config``, the :class:`AttentionConfig` of the
-    prediction. Unsupported variants raise :class:`ConfigError` naming them."""
+    prediction. Unsupported variants raise :class:`ConfigError` naming them. A TransformerLens
+    ``TransformerBridge`` needs ``layer``."""
+    module = _unwrap(module, layer)
     kind = _kind(module)
     if kind == "torch.nn.MultiheadAttention":
         if not module._qkv_same_embed_dim:
@@ -148,6 +203,10 @@ def module_config(module, causal: bool | None = None) -> dict:
         cfg = dict(E=E, H=H, G=H, D=module.head_dim, bias=True, causal=True, rope=None)
         if causal is False:
             cfg["causal"] = False
+    elif kind == "NativeAttention":
+        cfg = _native_config(module, causal)
+    elif kind == "approxtheory Attention":
+        cfg = _own_config(module, causal)
     else:  # LlamaAttention
         c = module.config
         E, H = c.hidden_size, c.num_attention_heads
@@ -173,6 +232,68 @@ def module_config(module, causal: bool | None = None) -> dict:
         rope=cfg["rope"],
     )
     return cfg
+
+
+def _native_config(module, causal: bool | None) -> dict:
+    """The configuration of a TransformerLens ``NativeAttention`` (q, k, v, o always carry
+    biases; GQA from ``n_kv_heads``; the mask from its config's ``attention_dir``; RoPE from its
+    shared rotary module)."""
+    E, H, G, D = module.d_model, module.n_heads, module.n_kv_heads, module.d_head
+    if causal is not None and bool(causal) != bool(module.causal):
+        raise ConfigError(
+            "a TransformerLens NativeAttention's mask is its config's attention_dir "
+            f"({'causal' if module.causal else 'bidirectional'}); leave causal unset"
+        )
+    if float(getattr(module, "attn_scores_soft_cap", -1.0)) > 0:
+        raise ConfigError(
+            "a TransformerLens attention with a score soft cap (attn_scores_soft_cap) is not in "
+            "the catalogue"
+        )
+    if any(getattr(module, n).bias is None for n in ("q", "k", "v", "o")):
+        raise ConfigError("a NativeAttention without a bias on every projection is not supported")
+    rope = None
+    if module.rotary is not None:
+        rd = int(module.rotary.rotary_dim)
+        inv = _native_inv_freq(module)
+        if len(torch.unique(inv)) != len(inv) or bool((inv <= 0).any()):
+            raise ConfigError("RoPE with repeated or non-positive frequencies is not supported")
+        rope = "full" if rd == D else f"partial:{rd}"
+    return dict(E=E, H=H, G=G, D=D, bias=True, causal=bool(module.causal), rope=rope)
+
+
+def _own_config(module, causal: bool | None) -> dict:
+    """The configuration of approxtheory's :class:`~approxtheory.model.Attention` (the mask is
+    the model's: ``causal``, default False; RoPE from its frequency buffer)."""
+    E, H, G, D, C = module.q.in_features, module.h, module.g, module.n, module.c
+    if C != D:
+        raise ConfigError(
+            f"the catalogue's count needs value width = query/key width (got {C} and {D})"
+        )
+    bias = module.q.bias is not None
+    rope = None
+    rd = 2 * int(module.freqs.numel())
+    if rd:
+        f = module.freqs.detach().double()
+        if len(torch.unique(f)) != len(f) or bool((f <= 0).any()):
+            raise ConfigError("RoPE with repeated or non-positive frequencies is not supported")
+        rope = "full" if rd == D else f"partial:{rd}"
+    return dict(E=E, H=H, G=G, D=D, bias=bias, causal=bool(causal), rope=rope)
+
+
+def _native_inv_freq(module) -> torch.Tensor:
+    """The float64 RoPE frequencies of a NativeAttention (TransformerLens's formula,
+    base^(-2i/rotary_dim)); a ``rope_scaling`` other than the default is refused."""
+    rs = getattr(module.cfg, "rope_scaling", None)
+    if isinstance(rs, dict):
+        kind = str(rs.get("rope_type") or rs.get("type") or "").lower()
+        if kind not in ("", "default") and float(rs.get("factor", 1.0)) > 1.0:
+            raise ConfigError(
+                f"a TransformerLens attention with rope_scaling {kind!r} is not supported "
+                "(default RoPE only)"
+            )
+    rd = int(module.rotary.rotary_dim)
+    base = float(module.cfg.rotary_base)
+    return 1.0 / (base ** (torch.arange(0, rd, 2, dtype=torch.float64) / rd))
 
 
 class _Wrap(torch.nn.Module):
@@ -234,6 +355,25 @@ def _forward(module, kind: str, cfg: dict, L: int):
             y = m(Xi, Xi, Xi, need_weights=True, attn_mask=mask)[0]  # explicit path, no SDPA
             return y if bf else y.transpose(0, 1)
 
+    elif kind == "NativeAttention":
+        if m.rotary is not None:  # the module's tables are float32: rebuilt in float64
+            inv = _native_inv_freq(module)
+            pos = torch.arange(m.rotary.cos_cached.shape[0], dtype=torch.float64)
+            fr = torch.outer(pos, inv)
+            m.rotary.cos_cached = fr.cos().repeat_interleave(2, dim=-1)
+            m.rotary.sin_cached = fr.sin().repeat_interleave(2, dim=-1)
+            notes.append("RoPE tables computed in float64 from the module's frequencies")
+
+        def run(X):
+            return m(X)[0]
+
+    elif kind == "approxtheory Attention":
+        pos = torch.arange(L)
+        keep = None if mask is None else mask == 0  # the model's masks say where to attend
+
+        def run(X):
+            return m(X, keep, pos, need_weights=True)[0]  # the explicit path, not SDPA
+
     elif kind == "GPT2Attention":
         m.config = copy.copy(m.config)
         m.config._attn_implementation = "eager"
@@ -272,17 +412,21 @@ def of_module(
     n_seq: int | None = None,
     causal: bool | None = None,
     min_gap: float = MIN_GAP,
+    layer: int | None = None,
 ) -> ModuleIdentifiability:
     """P - rank of the Jacobian of ``module``'s float64 outputs (self-attention on ``inputs``,
     shape (N, L, E), default seeded N(0, 1) sequences: rows >= 1.25 P and >= 1.5x each head's
     query/key rank in logit differences) with respect to all its
     parameters, against the catalogue's prediction for the module's configuration.
 
-    ``causal`` applies to ``MultiheadAttention`` (default False); GPT-2 and Llama attention are
-    causal. Inputs with too little information undercount the rank (a finite input set gives a
-    lower bound on the generic rank). The threshold is the largest singular-value gap; a ratio
-    below ``min_gap`` gives ``status="undecided"`` and ``measured=None``. The module itself is
-    not changed."""
+    ``causal`` applies to ``MultiheadAttention`` and approxtheory's ``Attention`` (default
+    False: its mask is the model's); GPT-2 and Llama attention are
+    causal; a TransformerLens attention's mask is its config's. ``layer`` picks the layer of a
+    TransformerLens ``TransformerBridge`` (its ``blocks[layer].attn``); an ``AttentionBridge`` is
+    measured through the module it wraps (the hooks are identities). Inputs with too little
+    information undercount the rank (a finite input set gives a lower bound on the generic
+    rank). The threshold is the largest singular-value gap; a ratio below ``min_gap`` gives
+    ``status="undecided"`` and ``measured=None``. The module itself is not changed."""
     from torch.func import functional_call, jacrev
 
     from .identifiability import _check_seed
@@ -291,6 +435,7 @@ def of_module(
     _check_seed(seed)
     if isinstance(min_gap, bool) or not isinstance(min_gap, (int, float)) or not min_gap > 1:
         raise ConfigError(f"min_gap must be a number > 1 (got {min_gap!r})")
+    module = _unwrap(module, layer)
     kind = _kind(module)
     cfg = module_config(module, causal=causal)
     E = cfg["E"]
@@ -299,6 +444,15 @@ def of_module(
             raise ConfigError(f"inputs must be a tensor of shape (N, L, {E})")
         X = inputs.detach().to(torch.float64)
         seq_len = X.shape[1]
+    if kind == "NativeAttention":  # its causal mask and RoPE tables hold n_ctx positions
+        n_ctx = int(module.causal_mask.shape[0])
+        if inputs is not None and seq_len > n_ctx:
+            raise ConfigError(
+                f"this TransformerLens attention holds sequences of up to {n_ctx} positions "
+                f"(n_ctx); got inputs of length {seq_len}"
+            )
+        if inputs is None and isinstance(seq_len, int) and not isinstance(seq_len, bool):
+            seq_len = min(seq_len, n_ctx)
     P = sum(p.numel() for p in module.parameters())
     if inputs is None:
         if isinstance(seq_len, bool) or not isinstance(seq_len, int) or seq_len < 2:
@@ -346,6 +500,16 @@ def of_module(
     y_copy = f_mod(flat, X[:1])
     if not torch.allclose(y_ref.reshape(-1), y_copy, atol=1e-12, rtol=1e-12):
         raise RuntimeError("of_module: the reparametrized forward disagrees with the module")
+    if kind == "NativeAttention":  # the float64 copy (RoPE tables rebuilt) is the module's function
+        dt = next(module.parameters()).dtype
+        with torch.no_grad():
+            y_mod = module(X[:1].to(dt))[0].to(torch.float64)
+        # its RoPE tables are float32 whatever its dtype: float32 agreement there
+        tol = 1e-10 if dt == torch.float64 and module.rotary is None else 1e-5
+        if not torch.allclose(y_mod.reshape(-1), y_copy.detach(), atol=tol, rtol=tol):
+            raise RuntimeError(
+                "of_module: the float64 copy disagrees with the TransformerLens module"
+            )
     for i in range(0, X.shape[0], step):
         Xc = X[i : i + step]
         Jc = jacrev(lambda th, Xc=Xc: f_mod(th, Xc), chunk_size=512)(flat)
@@ -378,7 +542,8 @@ def of_module(
 # ------------------------------------------------------------------------- local HF directories
 def read_hf_config(path) -> dict:
     """config.json of a local Hugging Face model directory, checked: a directory, a readable JSON
-    config of a known architecture (gpt2, llama), weights present. Nothing large is loaded."""
+    config of a known architecture (gpt2, llama, approxtheory), weights present. Nothing large is
+    loaded."""
     p = Path(path)
     if not p.is_dir():
         raise ConfigError(f"--from-hf needs a local model directory; {str(path)!r} is not one")
@@ -396,7 +561,14 @@ def read_hf_config(path) -> dict:
         raise ConfigError(f"unknown architecture {mt!r} in {cj}; known: {', '.join(ARCHITECTURES)}")
     if not any(p.glob("*.safetensors")) and not any(p.glob("pytorch_model*.bin")):
         raise ConfigError(f"{str(path)!r} has no weights (*.safetensors or pytorch_model.bin)")
-    key = "n_layer" if mt == "gpt2" else "num_hidden_layers"
+    if mt == "approxtheory":  # written by `approxtheory export --to hf`: the shared model
+        mc = c.get("model_config")
+        if not isinstance(mc, dict) or not isinstance(mc.get("layers"), list) or not mc["layers"]:
+            raise ConfigError(f"{cj}: an approxtheory export needs model_config.layers")
+        c["n_layer_approxtheory"] = len(mc["layers"])
+        key = "n_layer_approxtheory"
+    else:
+        key = "n_layer" if mt == "gpt2" else "num_hidden_layers"
     n = c.get(key)
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ConfigError(f"{cj}: {key} must be a positive integer (got {n!r})")
@@ -404,7 +576,19 @@ def read_hf_config(path) -> dict:
     return c
 
 
-def _layer_param_count(c: dict) -> int:
+def _layer_param_count(c: dict, layers=None) -> int:
+    """Attention parameters of one layer (the largest of ``layers`` where they differ)."""
+    if c["model_type"] == "approxtheory":
+        mc = c["model_config"]
+        E, b = int(mc["width"]), bool(mc.get("bias", False))
+        best = 0
+        for i in range(len(mc["layers"])) if layers is None else layers:
+            s = mc["layers"][i]
+            h, n = int(s["heads"]), int(s["head_dim"])
+            cv, g = int(s.get("value_dim") or n), int(s.get("kv_groups") or h)
+            qkv = h * n + g * n + g * cv
+            best = max(best, E * qkv + h * cv * E + b * (qkv + E))
+        return best
     if c["model_type"] == "gpt2":
         E = int(c.get("n_embd", 768))
         return 4 * E * E + 4 * E
@@ -438,7 +622,7 @@ def from_hf_dir(
         layers = [layer]
     if method not in ("auto", "dense", "structured"):
         raise ConfigError(f"method must be auto, dense or structured (got {method!r})")
-    P = _layer_param_count(c)
+    P = _layer_param_count(c, layers)
     if method == "dense" or (method == "auto" and (P <= 200_000 or c["model_type"] != "gpt2")):
         need = array_bytes(int(1.25 * P) + 1, P)
         require(bytes=need, what=f"the dense Jacobian of one attention layer (P={P})")
@@ -450,10 +634,16 @@ def from_hf_dir(
     from transformers import AutoModel
     from transformers.utils import logging as hf_logging
 
+    own = c["model_type"] == "approxtheory"
     bars = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
     try:
-        model = AutoModel.from_pretrained(str(path), local_files_only=True, dtype=torch.float64)
+        if own:  # the shared model, in the dtype it was written in (measured in float64)
+            from .interop import load_hf
+
+            model = load_hf(path).transformer
+        else:
+            model = AutoModel.from_pretrained(str(path), local_files_only=True, dtype=torch.float64)
     except (OSError, ValueError) as e:
         raise ConfigError(f"could not load the model in {str(path)!r}: {e}") from None
     finally:
@@ -461,8 +651,13 @@ def from_hf_dir(
             hf_logging.enable_progress_bar()
     recs = []
     for i in layers:
-        attn = model.h[i].attn if c["model_type"] == "gpt2" else model.layers[i].self_attn
-        if use == "dense":
+        if own:
+            attn = model.attention(i)
+        else:
+            attn = model.h[i].attn if c["model_type"] == "gpt2" else model.layers[i].self_attn
+        if own:
+            recs.append(of_module(attn, seed=seed, min_gap=min_gap, causal=model.cfg.causal))
+        elif use == "dense":
             recs.append(of_module(attn, seed=seed, min_gap=min_gap))
         else:
             recs.append(gpt2_structured(attn, seed=seed, min_gap=min_gap))

@@ -61,6 +61,7 @@ __all__ = [
     "load_hf",
     "hf_classes",
     "resolve",
+    "check_source",
     "result_witness",
 ]
 
@@ -217,26 +218,43 @@ def _refuse(target: str, cfg) -> None:
 # ------------------------------------------------------------------------------- sources
 
 
+def check_source(name_or_result) -> None:
+    """Refuse (ConfigError, one line) what names no source: not a construction and no existing
+    path. Cheap: nothing is built or read (:func:`resolve` reads and checks the rest)."""
+    from .constructions import REGISTRY
+    from .errors import did_you_mean
+
+    s = str(name_or_result)
+    if s in REGISTRY or Path(s).exists():
+        return
+    raise ConfigError(
+        f"unknown construction or results path {s!r}{did_you_mean(s, REGISTRY)}; give "
+        f"{_allowed_sources()}"
+    )
+
+
+def _allowed_sources() -> str:
+    from .constructions import REGISTRY
+
+    return (
+        f"a construction ({', '.join(REGISTRY)}: `approxtheory construct --list`), a "
+        "`construct NAME --json` file or a directory written by `approxtheory export --to hf`"
+    )
+
+
 def resolve(name_or_result):
     """A construction or a Transformer from what the command line names: a construction name,
     a ``construct NAME --json`` result file (rebuilt from its construction and knobs), or a
     directory written by :func:`export` (``hf`` or ``tl``: its model, encoder and read-out
     included). Unknown names and paths are a ConfigError saying what is allowed."""
     from .constructions import REGISTRY, build
-    from .errors import did_you_mean
 
     s = str(name_or_result)
+    check_source(s)
     if s in REGISTRY:
         return build(s)
     p = Path(s)
-    allowed = (
-        f"a construction ({', '.join(REGISTRY)}), a `construct NAME --json` file or a "
-        "directory written by `approxtheory export`"
-    )
-    if not p.exists():
-        raise ConfigError(
-            f"unknown construction or results path {s!r}{did_you_mean(s, REGISTRY)}; give {allowed}"
-        )
+    allowed = _allowed_sources()
     if p.is_dir():
         if (p / _TL_CONFIG).is_file():
             _tl_source_model(p)

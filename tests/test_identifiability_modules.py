@@ -256,3 +256,77 @@ def test_dense_gpt2_wider_has_enough_inputs():
     # sizes the inputs for the query/key part too
     r = of_module(_gpt2(E=32, H=4))
     assert r.matches and r.measured == 576
+
+
+# ----------------------------------------------- approxtheory's own layer and `export --to hf` dirs
+def _own_model(**kw):
+    from approxtheory.model import LayerSpec, ModelConfig, Transformer
+
+    base = dict(
+        d_in=3,
+        width=8,
+        layers=[LayerSpec(heads=2, head_dim=4), LayerSpec(heads=4, head_dim=2)],
+        d_out=2,
+        bias=True,
+        causal=True,
+        rope="full",
+        readout="tokens",
+    )
+    base.update(kw)
+    torch.manual_seed(0)
+    m = Transformer(ModelConfig(**base))
+    with torch.no_grad():
+        for p in m.parameters():
+            p.normal_(0.0, 0.5)
+    return m
+
+
+def test_own_attention_matches_catalogue():
+    m = _own_model()
+    a = of_module(m.attention(0), causal=True)
+    b = of_module(m.attention(1), causal=True)
+    assert a.kind == "approxtheory Attention" and a.matches and b.matches
+    assert a.config["rope"] == "full" and a.config["causal"] and a.config["bias"]
+    # full RoPE: QK keeps D per head (the commutant of distinct rotations), OV C², b_V aliasing C
+    assert (a.measured, b.measured) == (2 * 4 + 2 * 16 + 2 * 4, 4 * 2 + 4 * 4 + 4 * 2)
+    c = of_module(_own_model(rope=2).attention(0))  # partial RoPE, not causal
+    assert c.config["rope"] == "partial:2" and c.matches
+
+
+def test_own_attention_refusals():
+    from approxtheory.model import LayerSpec
+
+    m = _own_model(layers=[LayerSpec(heads=2, head_dim=2, value_dim=4)], rope=None)
+    with pytest.raises(ConfigError, match="value width = query/key width"):
+        of_module(m.attention(0))
+
+
+@pytest.fixture(scope="module")
+def own_hf_dir(tmp_path_factory):
+    from approxtheory import interop
+
+    d = tmp_path_factory.mktemp("own") / "hf"
+    interop.export(_own_model(), to="hf", out=d, check=False)
+    return d
+
+
+def test_from_hf_on_an_export_to_hf(own_hf_dir, capsys):
+    res = from_hf_dir(own_hf_dir, all_layers=True)
+    assert res["model_type"] == "approxtheory" and res["n_layers"] == 2
+    assert [r["total"] for r in res["layers"]] == [4 * 64 + 8 * 3 + 8] * 2
+    assert res["measured"] == res["predicted"] == 48 + 32 and res["status"] == "certified"
+    assert all(r["config"]["causal"] and r["config"]["rope"] == "full" for r in res["layers"])
+    rc, out, err = _cli(capsys, "--from-hf", str(own_hf_dir), "--all-layers")
+    assert rc == 0, err
+    assert "approxtheory, 2 layers" in out and "MISMATCH" not in out
+    rc, out, err = _cli(capsys, "--from-hf", str(own_hf_dir), "--layer", "2")
+    assert rc == 2 and "from 0 to 1" in err and len(err.strip().splitlines()) == 1
+
+
+def test_from_hf_on_an_export_to_tl_is_refused(tmp_path, capsys):
+    pytest.importorskip("transformer_lens")
+    from approxtheory import interop
+
+    interop.export(_own_model(rope=None), to="tl", out=tmp_path / "tl", check=False)
+    rc, out, err = _cli(capsys, "--from-hf", str(tmp_path / "tl"))
+    assert rc == 2 and "no config.json" in err and len(err.strip().splitlines()) == 1

@@ -269,3 +269,31 @@ def test_missing_optional_package_is_a_typed_error(monkeypatch):
         interop.export("hc_k1", to="hf")
     with pytest.raises(ConfigError, match=r"approxtheory\[tl\]"):
         interop.export("hc_k1", to="tl")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["nosuch", "--to", "tl"],  # no --out / --check either: the name is reported first
+        ["nosuch", "--to", "hf", "--json"],
+        ["/nonexistent/r.json", "--to", "tl"],
+    ],
+)
+def test_cli_unknown_source_reported_before_missing_options(capsys, argv):
+    assert main(["export", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "unknown construction or results path" in err and "give --out" not in err
+    assert "approxtheory construct --list" in err and "hc_k1" in err
+
+
+def test_check_source_builds_nothing(monkeypatch):
+    import approxtheory.constructions as cons
+
+    def boom(*a, **k):
+        raise AssertionError("built a construction to check a name")
+
+    monkeypatch.setattr(cons, "build", boom)
+    interop.check_source("hc_k1")  # known: no error, nothing built
+    with pytest.raises(ConfigError, match="did you mean"):
+        interop.check_source("hc_k11")

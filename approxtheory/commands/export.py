@@ -10,8 +10,9 @@ __all__ = ["register"]
 def _cmd(args) -> int:
     import json
 
-    from ..interop import export, resolve, result_witness
+    from ..interop import check_source, export, resolve, result_witness
 
+    check_source(args.source)  # an unknown name first, before what the options lack
     if args.out is None and not args.check:
         from ..errors import ConfigError
 

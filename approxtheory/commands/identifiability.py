@@ -107,7 +107,8 @@ def register(sub) -> None:
         "--from-hf",
         default=None,
         metavar="DIR",
-        help="measure the attention layers of a local Hugging Face model directory (gpt2, llama)",
+        help="measure the attention layers of a local Hugging Face model directory (gpt2, llama, "
+        "or one written by `approxtheory export --to hf`)",
     )
     hf = p.add_mutually_exclusive_group()
     hf.add_argument("--layer", type=int, default=0, help="with --from-hf: the layer (default 0)")
