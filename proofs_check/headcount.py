@@ -1123,7 +1123,7 @@ def beta_needed_vs_T(ctx: Context, cid):
     else:
         ok = False
         bad = [(r["T"], r["eps"]) for r in rows if not math.isfinite(r["beta_needed"])]
-        fit_txt = f"no β <= 1e4 reaches ε at (T, ε) = {bad}"
+        fit_txt = "no β <= 1e4 reaches ε at " + ", ".join(f"T = {T}, ε = {e:g}" for T, e in bad)
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
@@ -1514,7 +1514,7 @@ def lipschitz_counting(ctx: Context, cid):
         cid,
         "verified-numeric" if ok else "refuted",
         f"largest |ΔF|_inf / (p sqrt(n) ||Δv||) found by gradient ascent: {worst:.4f} "
-        f"(<= 1 required; the extremal all-ones nets make it tight), at {worst_net}",
+        f"(<= 1 required; the extremal all-ones nets make it tight), at " + _net_text(worst_net),
         covered=f"{trials} nets (a third extremal, the rest random with entries in "
         "[-1,1]), p <= 31, n <= 15, 64 pairs each, 40 ascent steps",
         measured=worst,
@@ -2228,6 +2228,14 @@ results_schema(
 )
 
 
+def _net_text(net: dict | None) -> str:
+    """The net a Lipschitz search's largest ratio came from, as evidence text."""
+    if not net:
+        return "no net (no ratio above 0)"
+    kind = "extremal all-ones" if net["extremal"] else "random"
+    return f"p = {net['p']}, n = {net['n']} ({kind} net)"
+
+
 def _bad_d(D: int):
     raise ValueError(f"D = {D}: the task needs D >= 2")
 
@@ -2267,10 +2275,9 @@ def gated_verdict(cid, gates: list, rows_by: dict, covered: str) -> Verdict | No
     failed = [(name, g) for name, g in gates if not g.passed]
     if not failed:
         return None
-    run = "; ".join(
-        f"{name}: {', '.join(f'{k} {v}' for k, v in _run_figures(rows_by[name]).items())}"
-        for name, _ in failed
-    )
+    from .tradeoffs import run_text
+
+    run = "; ".join(f"{name}: {run_text(_run_figures(rows_by[name]))}" for name, _ in failed)
     return Verdict(
         cid,
         "not-checkable",

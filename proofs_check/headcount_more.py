@@ -558,8 +558,8 @@ def only_per_head_width(ctx: Context, cid):
     return Verdict(
         cid,
         "verified-symbolic" if ok else "refuted",
-        f"HC-T2b's k = {sp.sstr(k)}: width symbols in it: {entering or 'none'} (of "
-        f"{list(N1_WIDTHS)}; only n required); dk/dn for T0 > 0: {sp.sstr(dk)} "
+        f"HC-T2b's k = {sp.sstr(k)}: width symbols in it: {', '.join(entering) or 'none'} (of "
+        f"{', '.join(N1_WIDTHS)}; only n required); dk/dn for T0 > 0: {sp.sstr(dk)} "
         f"({'negative' if falls else 'not negative'}: more per-head width lowers the exponent). "
         f"Rewritten with the total width E = n·s it reads {sp.sstr(in_E)}: at a fixed head count "
         "n and E carry the same information, so the statement is about the class's own "

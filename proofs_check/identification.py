@@ -723,9 +723,10 @@ def projection(ctx: Context, cid):
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
-        f"ρ = {rho_null:.12f} for a step in the subspace (criterion |ρ - 1| < 1e-10), "
-        f"{rho_grad:.1e} for a gradient step (< 1e-12), mean {mean:.4f} ± {se:.4f} for "
-        f"isotropic steps vs the catalogue's {pred} (within 4 standard errors)",
+        f"ρ = 1 {'+' if rho_null >= 1 else '-'} {abs(rho_null - 1):.2g} for a step in the "
+        f"subspace (criterion |ρ - 1| < 1e-10), {rho_grad:.1e} for a gradient step (< 1e-12), "
+        f"mean {mean:.4f} ± {se:.4f} for isotropic steps vs the catalogue's {pred:.4g} (within "
+        "4 standard errors)",
         covered=f"D = 8, E = 32, {len(rhos)} isotropic steps",
         measured=mean,
         claimed=pred,

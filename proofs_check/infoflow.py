@@ -704,7 +704,8 @@ def induction_head_construction(ctx: Context, cid):
         f"has one there); rate (the fitted slope of ln(sup error) against β, 95% interval, "
         f"closer to the bound's own exponent -κ = -1/(4T) than to the half rate -κ/2, so an "
         f"error floor or a slower decay fails): " + "; ".join(fits) + f"; read-out non-zero "
-        f"weights {counts} for every T against the claimed {want} (T-independent)",
+        f"weights {'/'.join(map(str, counts))} for every T against the claimed {want} "
+        "(T-independent)",
         covered=f"T in {K3_AXES[ctx.profile]['T']}, β/T in "
         f"{K3_AXES[ctx.profile]['beta_per_T']}, d = {K3_VOCAB}, adversarial search over "
         "one-hot sequences (with the task's structured inputs: several matches, none, runs)",
@@ -877,7 +878,7 @@ def specific_position_aggregation(ctx: Context, cid):
         "inconsistent" if fails else "consistent-empirical",
         f"{desc}. The digest's test: each of positions 1-3 in [{lo}, {hi}] and < "
         f"{SPA_REST} in total on the rest (means over 1024 fresh inputs)"
-        + (f"; fails for seeds {fails}" if fails else ""),
+        + (f"; fails for seeds {', '.join(map(str, fails))}" if fails else ""),
         covered=covered,
         scale=scale,
         measured=[
@@ -1330,7 +1331,8 @@ def mixture_decode_cost(ctx: Context, cid):
         if e is None or not finite or not -e > 0:
             ok = False
             fits.append(
-                f"|I|={size}, d={d}: claimed exponent {e} or errors {worst} not decidable FAILS"
+                f"|I|={size}, d={d}: claimed exponent {e} or errors "
+                f"{', '.join(f'{x:.3g}' for x in worst)} not decidable FAILS"
             )
             continue
         a = 0.0 - e
@@ -1359,8 +1361,10 @@ def mixture_decode_cost(ctx: Context, cid):
         "decoder does better (the lower bound) is not tested. Without the positional slots "
         "(the 'no-slots' mutant: the mixture is one average of the tokens) no decoder of this "
         "form converges.",
-        covered=f"(|I|, d) in {list(R3_CASES)}, T = {R3_T}; knots per axis "
-        f"{R2_KNOTS[1]} (m = 1, exact sup over [0, 1]) and {R2_KNOTS[2]} (m = 2, max over a "
+        covered="(|I|, d) = "
+        + ", ".join(f"({a}, {b})" for a, b in R3_CASES)
+        + f", T = {R3_T}; knots per axis {', '.join(map(str, R2_KNOTS[1]))} (m = 1, exact sup "
+        f"over [0, 1]) and {', '.join(map(str, R2_KNOTS[2]))} (m = 2, max over a "
         f"{R2_EVAL_2D}^2 grid); IF-R2's adversarial, zigzag and smooth 1-Lipschitz targets",
         rows=rows,
         slopes=slopes,
@@ -1530,7 +1534,7 @@ def infoflow_recovers_head_count(ctx: Context, cid):
         f"linear in T with positive slope exactly where HC-T2b applies (h < D; its k = {b_exp}) "
         f"in {len(rows) - len(bad)}/{len(rows)} cells",
         covered=f"D in 1..{ctx.pick(4, 6)}, h in 1..D+2, one layer, decode laws "
-        f"{sorted({r['decode_law'] for r in rows})}",
+        f"{', '.join(sorted({r['decode_law'] for r in rows}))}",
         witness=bad[0] if bad else None,
         rows=rows,
         plot={
@@ -1628,7 +1632,7 @@ def infoflow_recovers_depth_separation(ctx: Context, cid):
         f"with (1, 1) + PE; {len(rows) - len(bad)}/{len(rows)} cells agree",
         covered="TASK-IND and TASK-KTH(2); one layer with 1, 2, 4 heads (KTH(2) with and without "
         "PE), two layers (1, 1) + PE; decode laws "
-        f"{sorted({r['decode_law'] for r in rows})}",
+        f"{', '.join(sorted({r['decode_law'] for r in rows}))}",
         witness=bad[0] if bad else None,
         rows=rows,
         plot={
@@ -2431,6 +2435,7 @@ def argmax_probe(ctx: Context, cid):
     from approxtheory.experiments.infoflow_trained import PROBE_DEFAULTS
 
     from .headcount import _exp_rows, _not_run
+    from .tradeoffs import run_text
 
     name = "infoflow_pmax_heads"
     raw, secs, note = _exp_rows(name, ctx.profile)
@@ -2448,7 +2453,7 @@ def argmax_probe(ctx: Context, cid):
         f"with intercept fitted on {int(float(r0['probe_n'])) // 2} sequences and measured on "
         f"as many fresh ones; ratio = relative error trained / at the same seed's "
         f"initialisation, mean over heads, 95 % bootstrap over the held-out sequences "
-        f"(defaults {PROBE_DEFAULTS})"
+        f"(defaults: {run_text(PROBE_DEFAULTS)})"
     )
     ev = (
         "probe ratios (trained / init): "
@@ -2576,7 +2581,8 @@ def e3_criterion(rows_by_task: dict, mutant: str | None = None) -> dict:
         table += [{**f, "curve": f"{f['task']} L={f['layers']}"} for f in fits.values()]
         Ts = sorted({k[1] for k in fits})
         if len(Ts) < 2 or any((L, T) not in fits for L in (1, 2) for T in Ts):
-            failed.append(f"{task}: needs both depths at two or more T (got {sorted(fits)})")
+            got = ", ".join(f"L = {L}, T = {T}" for L, T in sorted(fits)) or "none"
+            failed.append(f"{task}: needs both depths at two or more T (got {got})")
             continue
         T0, T1 = Ts[0], Ts[-1]
         label = fits[(1, T0)]["task"]

@@ -140,6 +140,21 @@ def _h_free(expr) -> bool:
     return not any(total.has(h) for h in hs)
 
 
+def _seq(xs) -> str:
+    """A sequence of numbers as evidence text: ``256/128/96`` (``:g``)."""
+    return "/".join(f"{x:g}" for x in xs)
+
+
+def _commas(xs) -> str:
+    """Head counts as evidence text: ``2,2,4,4`` (the paper's way of writing a schedule)."""
+    return ",".join(str(x) for x in xs)
+
+
+def _named(d: dict, fmt=_seq) -> str:
+    """A name -> figure(s) map as evidence text: ``small 256/128/96, medium 256/128``."""
+    return ", ".join(f"{k} {fmt(v)}" for k, v in d.items())
+
+
 def _layer_params(m, i, part):
     return m.count_params([part], layer=i)
 
@@ -191,18 +206,18 @@ def parameter_neutrality(ctx: Context, cid):
         f"{'has no' if symbolic else 'KEEPS a'} head count (sympy); every layer of the "
         f"shared model has the attention (N_attn, I_bias = 1) and SwiGLU (N_mlp) "
         f"counts of the formula"
-        + (f" except {mismatches[:4]}" if mismatches else "")
-        + f"; whole-model counts {counts}"
+        + (f" except {'; '.join(mismatches[:4])}" if mismatches else "")
+        + f"; whole-model counts {_named(counts, '{:,}'.format)}"
         + ("" if equal else " DIFFER across schedules")
         + "; the digest's decoder LM (RMSNorm, tied embeddings, no biases) has N_model "
         "parameters (tying term V·d counted once, norms 2d per layer + d) in every toy "
         "schedule at V = 50 and at the paper's three scales at V = 50257, uniform and Table 4 "
         "alike"
-        + (f" except {bad_whole[:4]}" if bad_whole else "")
+        + (f" except {'; '.join(bad_whole[:4])}" if bad_whole else "")
         + ": "
         + ", ".join(f"{s} {n:,}" for s, (n, _) in reported.items())
         + (
-            f" (Table 1 reports {off})"
+            f" (Table 1 reports otherwise: {'; '.join(off)})"
             if off
             else ", which round to Table 1's 124M, 354M and 757M (evidence; the rounding is "
             "Table 1's)"
@@ -354,10 +369,10 @@ def flop_neutrality(ctx: Context, cid):
         "matmul FLOPs counted with the attention matmuls (explicit path, "
         "FlopCounterMode): every layer's forward count equals B·F_layer of the "
         "catalogue at its head count"
-        + (f" except {mismatches[:4]}" if mismatches else "")
+        + (f" except {'; '.join(mismatches[:4])}" if mismatches else "")
         + "; F_layer summed over 6 symbolic head counts "
         + ("has no" if symbolic else "KEEPS a")
-        + f" head count; forward+backward totals {totals}"
+        + f" head count; forward+backward totals {_named(totals, '{:,}'.format)}"
         + ("" if equal else " DIFFER across schedules")
         + "; Table 4 vs uniform at the paper's "
         + ", ".join(
@@ -365,15 +380,15 @@ def flop_neutrality(ctx: Context, cid):
             for k, v in paper.items()
         )
         + f". Softmax work (probabilities per forward, = B·F_softmax/c of the "
-        f"catalogue in every layer) does scale with h: {sm_tot}. Throughput of both "
-        f"schedules and of an A/A control (uniform timed twice) is measured side by "
-        f"side (fused SDPA path, float32, forward+backward, CPU, evidence only; the "
-        f"paper's d_h = 384 schedules were 4-8% "
-        f"slower on H100): see this run's figures",
-        covered=f"4 schedules {SCHEDULES} at d = 64, L = 4, f = {FFN}, batch {B}, "
-        f"T = {T} (full score matrix, causal mask applied after QKᵀ); Table 4's "
-        f"{'/'.join(paper)} schedule(s) against their uniform baseline at the paper's "
-        f"(d, L, h_base), f = int(8d/3), T = {PAPER_T}, batch 1 (meta device); "
+        f"catalogue in every layer) does scale with h: {_named(sm_tot, '{:,}'.format)}. "
+        f"Throughput of both schedules and of an A/A control (uniform timed twice) is "
+        f"measured side by side (fused SDPA path, float32, forward+backward, CPU, evidence "
+        f"only; the paper's d_h = 384 schedules were 4-8% slower on H100): see this run's "
+        f"figures",
+        covered=f"4 schedules (heads per layer) {_named(SCHEDULES, _commas)} at d = 64, L = 4, "
+        f"f = {FFN}, batch {B}, T = {T} (full score matrix, causal mask applied after "
+        f"QKᵀ); Table 4's {'/'.join(paper)} schedule(s) against their uniform baseline at the "
+        f"paper's (d, L, h_base), f = int(8d/3), T = {PAPER_T}, batch 1 (meta device); "
         f"throughput: batch {thr['batch']}, T = {thr['T']}, "
         f"{thr['rounds']} interleaved rounds, median",
         measured={
@@ -450,8 +465,8 @@ def schedule_rules(ctx: Context, cid):
         + " rules 1-3 (divisibility, monotonicity, ending at h_base) and h_l heads of the "
         "catalogue's d_head tile d in every layer"
         + ("; h = 5 at d = 768 is rejected" if rejects else "; h = 5 at d = 768 is NOT rejected")
-        + (f"; problems: {problems}" if problems else "")
-        + f". Per-head widths {dims}",
+        + (f"; problems: {'; '.join(problems)}" if problems else "")
+        + f". Per-head widths {_named(dims)}",
         covered="Small/Medium/Large schedules of Table 4; rules 1-3 and d_head",
         scope="partial: rules 1-3 (the definition) and the per-head width d / h_l on the "
         "paper's three Table 4 schedules; the empirical design rules 4-6 are PR-S4, PR-S5, "
@@ -535,6 +550,12 @@ def _ordinal_verdict(results: list[tuple[str, str]]) -> tuple[str, list]:
     return "consistent-empirical", []
 
 
+def _pairs_text(bad: list) -> str:
+    """What contradicts an ordering claim as evidence text: ``a vs b: worse; ...`` (an entry is
+    a (pair, relation) of :func:`_ordinal_verdict` or a sentence)."""
+    return "; ".join(b if isinstance(b, str) else f"{b[0]}: {b[1]}" for b in bad)
+
+
 ORDINAL_NOTE = (
     "reads no formula: an ordering claim of the ablation (Table 5), which the paper states "
     "as relations between schedules, with no formula and (in the digest) no loss values"
@@ -575,8 +596,9 @@ def rule_blocks(ctx: Context, cid):
         v,
         f"same-start pairs of a blocked schedule and a single-layer ramp in Table 5: "
         f"{'; '.join(f'{w}: blocked ranks {r}' for w, r in pairs) or 'none'}"
-        + (f"; contradicted by {bad}" if bad else "")
-        + f". Table 4's pre-baseline blocks (layers per head count): {t4} (rule: 2 to 4). "
+        + (f"; contradicted by {_pairs_text(bad)}" if bad else "")
+        + f". Table 4's pre-baseline blocks (layers per head count): {_named(t4, _commas)} "
+        "(rule: 2 to 4). "
         "Evidence per pair: three seeds per row, no s.d. (the digest), so each 'better' is the "
         "paper's mean, not a tested difference",
         covered=f"Table 5 as the digest summarises it ({_table_text()}); Table 4",
@@ -602,7 +624,7 @@ def rule_baseline_half(ctx: Context, cid):
         "inconsistent" if bad else "consistent-empirical",
         "layers at h_base: "
         + ", ".join(f"{r['schedule']} {r['at_h_base']}/{r['L']}" for r in rows)
-        + (f"; below L/2: {bad}" if bad else " (Small at exactly L/2)")
+        + (f"; below L/2: {'; '.join(bad)}" if bad else " (Small at exactly L/2)")
         + ". No schedule the paper ran breaks the rule, so its data cannot say whether "
         "breaking it hurts: that needs a row with fewer than L/2 layers at h_base (the digest "
         "lists 'schedules that never reach h_base' as untested)",
@@ -634,7 +656,8 @@ def throughput_contradictions(rows: dict, slow_if) -> list[str]:
             speed = f"slower by {100 * r['slowdown']:.1f} %" if measured else "full speed"
             predicted = "a slowdown" if slow else "full speed"
             out.append(
-                f"{name} (early d_h {dims}): {speed} although the reading predicts {predicted}"
+                f"{name} (early d_h {_seq(dims)}): {speed} although the reading predicts "
+                f"{predicted}"
             )
     return out
 
@@ -660,15 +683,15 @@ def rule_power_of_two(ctx: Context, cid):
         "inconsistent" if paper else "consistent-empirical",
         "the rule's reason, 'a non-power-of-two early d_h is slower', against the ablation's "
         "throughput: "
-        + (f"contradicted by {paper}" if paper else "no row contradicts it")
+        + (f"contradicted by {'; '.join(paper)}" if paper else "no row contradicts it")
         + "; the digest's reading, 'an early d_h above 256 (the fused kernels' limit) is "
         "slower': "
         + (
-            f"contradicted by {digest}"
+            f"contradicted by {'; '.join(digest)}"
             if digest
             else "consistent with every row that states a throughput"
         )
-        + f". Early per-head widths of Table 4: {t4} (Small runs a d_h = 96 stage, Large's "
+        + f". Early per-head widths of Table 4: {_named(t4)} (Small runs a d_h = 96 stage, Large's "
         "baseline is d_h = 96)",
         covered="the Table 5 rows with a stated throughput (the digest: 2,2,4,4,8,8 -8.3 %, "
         "2,4,6,8 -4.3 %, Prism and uniform identical tokens/s); Table 4",
@@ -693,7 +716,7 @@ def ablation_all_progressive_beat_uniform(ctx: Context, cid):
         v,
         "each progressive row against uniform 12 x 12 in Table 5: "
         + "; ".join(f"{k} ranks {r}" for k, r in res)
-        + (f"; contradicted: {bad}" if bad else "")
+        + (f"; contradicted: {_pairs_text(bad)}" if bad else "")
         + ". The eighth row is not named by the digest; effect sizes 'a few tenths of a percent' "
         "with no s.d.",
         covered=f"Table 5 as the digest summarises it ({_table_text()})",
@@ -716,7 +739,7 @@ def ablation_start_width(ctx: Context, cid):
         v,
         "start-width rows of Table 5 in order of h_1, the narrower start ranking: "
         + "; ".join(f"{w}: {r}" for w, r in res)
-        + (f"; contradicted: {bad}" if bad else "")
+        + (f"; contradicted: {_pairs_text(bad)}" if bad else "")
         + ". Confounded: these rows also differ in their later stages (digest §10 item 5)",
         covered=f"Table 5 as the digest summarises it ({_table_text()})",
         scope=ORDINAL_SCOPE + "; the rows differ in more than h_1",
@@ -778,11 +801,15 @@ def tokens_per_parameter(ctx: Context, cid):
         "exact count): "
         + ", ".join(f"{r['scale']} {r['tpp_reported']:.2f} ({r['tpp_exact']:.2f})" for r in rows)
         + f" against the stated {lo:g}-{hi:g}"
-        + (f": outside it {sorted(set(out_of_range))}" if out_of_range else ": all inside")
+        + (
+            f": outside it ({', '.join(sorted(set(out_of_range)))})"
+            if out_of_range
+            else ": all inside"
+        )
         + "; the digest's steps x batch tokens (11k / 40k / 40k steps of 2^18 / 2^18 / 2^19 "
         "tokens) "
         + (
-            f"do NOT reproduce them: {bad_tokens}"
+            f"do NOT reproduce them: {'; '.join(bad_tokens)}"
             if bad_tokens
             else "reproduce the paper's token counts to their two decimals of B"
         ),
@@ -896,7 +923,8 @@ def downstream_standard_errors(ctx: Context, cid):
         "on the same items (its SE needs the fraction of items the models disagree on, not "
         "reported), and the accuracies themselves",
         covered=f"{len(grid)} (n, p) cells of the formula; the digest's item counts "
-        f"{items} at p = 1/2; reported gains {DOWNSTREAM_GAINS} points",
+        f"{_named(items, '{:,}'.format)} at p = 1/2; reported gains "
+        f"{DOWNSTREAM_GAINS[0]:g} to {DOWNSTREAM_GAINS[1]:g} points",
         measured={"se_points_at_half": pts, "z_of_largest_gain": z, "bands": bands},
         claimed={"one_se_at_least_points": 1.0},
         rows=grid,
@@ -1209,7 +1237,7 @@ def paired_loss(ctx: Context, cid):
     covered = (
         f"{PAIRED} ({ctx.profile}; {note}): d = {cfg['d']}, L = {len(sched['uniform'])}, "
         f"T = {cfg['T']}, {cfg['steps']} steps, batch {cfg['batch']}, {p['n']} paired seeds, "
-        + ", ".join(f"{k} {sched[k]}" for k in ("uniform", "prism", "reversed", "wide"))
+        + ", ".join(f"{k} {_commas(sched[k])}" for k in ("uniform", "prism", "reversed", "wide"))
         + ", equal parameters"
     )
     plot = {

@@ -681,7 +681,8 @@ def retrieval_floor(ctx: Context, cid):
     if ok:
         msg = (
             f"no optimised bounded-logit head beats the floor q/(1+q) at any (B, L) "
-            f"(closest error/floor {worst:.9f}, must be >= 1 - {tol:g}); the optimum "
+            f"(closest error/floor 1 {'+' if worst >= 1 else '-'} {abs(worst - 1):.3g}, must "
+            f"be >= 1 - {tol:g}); the optimum "
             "approaches the floor, which is attained by one logit at B and the rest at "
             "-B"
         )
@@ -1225,6 +1226,29 @@ def run_figures(rows, metric: str = "val_nmse", keys=RUN_KEYS) -> dict:
     return out
 
 
+def run_text(figures: dict) -> str:
+    """What a trained run was (:func:`run_figures`, or head-count's) as evidence text: every
+    figure named, a grid's values joined by ``/``, rates and the best metric at 3 significant
+    digits (``T 8/16, steps 500, lr 0.003, 2 seeds, best val_nmse 0.0115``)."""
+
+    def num(v) -> str:
+        if isinstance(v, float):
+            return f"{v:.3g}"
+        return str(v)
+
+    out = []
+    for k, v in figures.items():
+        if k == "seeds":
+            out.append(f"{v} seed{'' if v == 1 else 's'}")
+        elif k.startswith("best_"):
+            out.append(f"best {k[5:]} " + ("none finite" if v is None else num(float(v))))
+        elif isinstance(v, (list, tuple)):
+            out.append(f"{k} " + "/".join(num(x) for x in v))
+        else:
+            out.append(f"{k} {num(v)}")
+    return ", ".join(out)
+
+
 def trained_scale(gates: list, rows_by: dict, metric: str = "val_nmse", paper=None) -> dict:
     """A trained verdict's ``scale``: per experiment, what was run (:func:`run_figures`), the
     gate's reference (the control configurations), whether it passed, per reference cell what
@@ -1286,10 +1310,7 @@ def gated_verdict(
     failed = [(name, g) for name, g in gates if not g.passed]
     if not failed:
         return None
-    ran = "; ".join(
-        f"{name}: " + ", ".join(f"{k} {v}" for k, v in run_figures(rows_by[name], metric).items())
-        for name, _ in failed
-    )
+    ran = "; ".join(f"{name}: {run_text(run_figures(rows_by[name], metric))}" for name, _ in failed)
     return Verdict(
         cid,
         "not-checkable",

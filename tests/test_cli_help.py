@@ -48,6 +48,7 @@ def test_the_tree_is_walked():
     """The walk reaches nested subcommands (claims eval, schedule prism, ...), not only the top."""
     assert ("claims", "eval") in COMMANDS and ("verify",) in COMMANDS
     assert ("construct",) in COMMANDS and ("schedule", "prism") in COMMANDS
+    assert {("experiment", a) for a in ("list", "run", "plot")} <= set(COMMANDS)
     assert len(COMMANDS) >= 15
 
 
@@ -76,6 +77,8 @@ def test_no_parser_accepts_abbreviations():
         ["verify", "--prof=quick"],
         ["claims", "list", "--pape", "x"],
         ["experiment", "list", "--prof", "quick"],
+        ["experiment", "run", "softmax_beta_sweep", "--prof", "quick"],
+        ["experiment", "plot", "softmax_beta_sweep", "--ou", "x"],
         ["schedule", "compare", "uniform", "prism", "--see", "1"],
     ],
 )

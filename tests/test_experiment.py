@@ -178,6 +178,51 @@ def test_runner_inputs_are_refused_before_anything_starts(tmp_path, capsys, args
     assert not list(tmp_path.iterdir())  # nothing started: no folder, no cell
 
 
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        ([], "`experiment` needs an action: list, run or plot"),
+        (["frobnicate"], "argument action: invalid choice: 'frobnicate'"),
+        (["list", "--prof", "quick"], "unrecognized arguments: --prof"),
+        (["plot", "softmax_beta_sweep", "--corpus", __file__], "--corpus applies to `experime"),
+        (["plot", "softmax_beta_sweep", "--scale", "small"], "--scale applies to `experiment run"),
+        (["list", "--insecure-scheduler"], "--insecure-scheduler applies to `experiment run`"),
+    ],
+)
+def test_experiment_actions_are_subcommands_refusing_in_one_line(tmp_path, capsys, args, words):
+    """``experiment`` with no action, an unknown action, or a run-only option given to ``list``
+    or ``plot``: one line, exit 2 (a run-only option parses, hidden, on list and plot so the
+    refusal names the action it applies to)."""
+    err = _one_line_exit_2(["experiment", *args], capsys)
+    assert words in err, err
+
+
+@pytest.mark.parametrize(
+    "action, shown, hidden",
+    [
+        ("list", [], ["NAME", "--profile", "--out", "--set", "--device", "--quiet"]),
+        ("plot", ["NAME", "--profile", "--out"], ["--set", "--device", "--seeds", "--quiet"]),
+        (
+            "run",
+            ["NAME", "--profile", "--device", "--out", "--corpus", "--set", "--scale", "--seeds"]
+            + ["--max-memory", "--executor", "--workers", "--scheduler", "--tls-ca-file"]
+            + ["--tls-cert", "--tls-key", "--insecure-scheduler", "--connect-timeout", "--quiet"],
+            [],
+        ),
+    ],
+)
+def test_each_action_helps_with_its_own_options(action, shown, hidden, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["experiment", action, "--help"])
+    out = capsys.readouterr().out
+    assert e.value.code == 0 and out.startswith(f"usage: approxtheory experiment {action} ")
+    usage = out.split("\n\n")[0]
+    for opt in shown:
+        assert opt in usage, (action, opt)
+    for opt in hidden:
+        assert opt not in out, (action, opt)
+
+
 def test_declared_params_are_checked_in_the_api_and_at_registration(monkeypatch):
     from approxtheory import experiment
     from approxtheory.errors import ConfigError, InvalidValueError, ValueRangeError

@@ -161,6 +161,10 @@ def _cmd(args) -> int:
         run_experiment,
     )
 
+    if args.action is None:
+        raise ApproxTheoryError(
+            "`experiment` needs an action: list, run or plot (see `approxtheory experiment --help`)"
+        )
     _load_builtin()
     for flag, attr in _RUN_ONLY:
         given = getattr(args, attr, None)
@@ -246,72 +250,111 @@ def _cmd(args) -> int:
     return 0
 
 
-def register(sub) -> None:
-    p = sub.add_parser(
-        "experiment",
-        help="declarative experiments: list, run, plot",
-        description="list the experiments; run one (its grid of cells, cached, into "
-        "OUT/NAME/PROFILE: a CSV and its plots); or plot a finished run again. The options "
-        "marked `run` apply to `experiment run NAME` only.",
+#: which actions use each option (the others parse it hidden: a run-only option is then
+#: refused in one line by :func:`_cmd`, an option a listing or a redraw ignores is accepted as
+#: it always was)
+_USED_BY = {
+    "name": ("run", "plot"),
+    "--profile": ("run", "plot"),
+    "--out": ("run", "plot"),
+}
+_ACTIONS = {
+    "list": (
+        "the experiments and their cell counts",
+        "list every experiment (built-in and plug-in) with its description and the number of "
+        "cells of each of its profiles",
+    ),
+    "run": (
+        "compute an experiment's grid",
+        "run one experiment: its grid of cells (cached per cell) into OUT/NAME/PROFILE, a CSV "
+        "and its plots",
+    ),
+    "plot": (
+        "redraw the plots of a finished run",
+        "redraw the plots of a finished run from its CSV in OUT/NAME/PROFILE",
+    ),
+}
+#: per-action help of the options whose meaning depends on the action
+_HELP = {
+    ("run", "name"): "the experiment to run (see `approxtheory experiment list`)",
+    ("plot", "name"): "the experiment whose run to redraw (see `approxtheory experiment list`)",
+    ("run", "--profile"): "which of the experiment's grids to run (default quick)",
+    ("plot", "--profile"): "which profile's run to redraw (default quick)",
+    ("run", "--out"): "the results folder: `run` writes DIR/NAME/PROFILE (default results)",
+    ("plot", "--out"): "the results folder: `plot` reads DIR/NAME/PROFILE (default results)",
+}
+
+
+def _add_options(p, action: str) -> None:
+    """The options of ``experiment ACTION``: those the action uses with their help text, every
+    other one hidden (``help=SUPPRESS``)."""
+    import argparse
+
+    from .._cliargs import mem_size, out_dir, readable_file
+
+    def add(*flags, **kw):
+        key = flags[0]
+        if action in _USED_BY.get(key, ("run",)):
+            kw["help"] = _HELP.get((action, key), kw["help"])
+        else:
+            kw["help"] = argparse.SUPPRESS
+        p.add_argument(*flags, **kw)
+
+    add(
+        "name",
+        nargs="?",
+        metavar="NAME",
+        help="the experiment (see `approxtheory experiment list`)",
     )
-    p.add_argument(
-        "action",
-        choices=["list", "run", "plot"],
-        help="list: the experiments and their cell counts; run NAME: compute the grid; "
-        "plot NAME: redraw the plots of a finished run from its CSV",
-    )
-    p.add_argument("name", nargs="?", help="the experiment (for run and plot; see `list`)")
-    p.add_argument(
+    add(
         "--profile",
         default="quick",
         choices=["quick", "full"],
-        help="which of the experiment's grids to run or plot (default quick)",
+        help="which of the experiment's grids (default quick)",
     )
-    p.add_argument(
+    add(
         "--device",
         default="cpu",
         choices=["cpu", "cuda"],
-        help="the torch device `run` computes on (default cpu)",
+        help="the torch device the cells compute on (default cpu)",
     )
-    from .._cliargs import mem_size, out_dir, readable_file
-
     # a Path default is not run through out_dir: `experiment list` works in a read-only place
-    p.add_argument(
+    add(
         "--out",
         default=Path("results"),
         metavar="DIR",
         type=out_dir,
-        help="the results folder: `run` writes and `plot` reads DIR/NAME/PROFILE (default results)",
+        help="the results folder (default results)",
     )
-    p.add_argument(
+    add(
         "--corpus",
         metavar="PATH",
         type=readable_file,
         help="text file for experiments that train on a corpus (default: CPython's pydoc topics)",
     )
-    p.add_argument(
+    add(
         "--set",
         action="append",
         metavar="NAME=VALUE",
-        help="override one grid parameter of the profile for `run` (repeatable; e.g. "
-        "--set steps=50); parsed with the type of the values it replaces",
+        help="override one grid parameter of the profile (repeatable; e.g. --set steps=50); "
+        "parsed with the type of the values it replaces",
     )
-    p.add_argument(
+    add(
         "--scale",
         default=None,
         metavar="NAME",
-        help="a size preset of the experiment's grid for `run` (prism_paired: small, medium, "
-        "large = the Prism paper's models, for --device cuda; toy is the profiles' own); "
-        "--set applies on top",
+        help="a size preset of the experiment's grid (prism_paired: small, medium, large = the "
+        "Prism paper's models, for --device cuda; toy is the profiles' own); --set applies on "
+        "top",
     )
-    p.add_argument(
+    add(
         "--seeds",
         type=_seeds,
         default=None,
         metavar="N",
-        help="run seeds 0..N-1 instead of the profile's seeds (`run` only)",
+        help="run seeds 0..N-1 instead of the profile's seeds",
     )
-    p.add_argument(
+    add(
         "--max-memory",
         type=mem_size,
         default=None,
@@ -319,14 +362,14 @@ def register(sub) -> None:
         help="refuse a run estimated to need more memory (e.g. 16G, 'unlimited'; "
         "default: APPROXTHEORY_MAX_BYTES or a quarter of this machine's memory)",
     )
-    p.add_argument(
+    add(
         "--executor",
         default=None,
         metavar="NAME",
-        help="where `run` computes its cells: inprocess (default), pool (a local process pool; "
+        help="where the cells compute: inprocess (default), pool (a local process pool; "
         "implied by --workers) or dask (Dask distributed: pip install 'approxtheory[distributed]')",
     )
-    p.add_argument(
+    add(
         "--workers",
         type=_workers,
         default=None,
@@ -334,7 +377,7 @@ def register(sub) -> None:
         help="worker processes of the pool or of the local Dask cluster (default: one per core; "
         "never more than the cells to compute)",
     )
-    p.add_argument(
+    add(
         "--scheduler",
         default=None,
         metavar="tls://HOST:PORT",
@@ -342,40 +385,56 @@ def register(sub) -> None:
         "tcp:// only on this machine (127.0.0.1, localhost, [::1]) unless --insecure-scheduler; "
         "elsewhere tls:// with --tls-ca-file, --tls-cert and --tls-key",
     )
-    p.add_argument(
+    add(
         "--tls-ca-file",
         type=readable_file,
         default=None,
         metavar="PATH",
         help="the cluster's CA certificate (PEM), for a tls:// scheduler",
     )
-    p.add_argument(
+    add(
         "--tls-cert",
         type=readable_file,
         default=None,
         metavar="PATH",
         help="this client's certificate (PEM, signed by the cluster's CA), for a tls:// scheduler",
     )
-    p.add_argument(
+    add(
         "--tls-key",
         type=readable_file,
         default=None,
         metavar="PATH",
         help="this client's private key (PEM), for a tls:// scheduler",
     )
-    p.add_argument(
+    add(
         "--insecure-scheduler",
         action="store_true",
         help="allow a tcp:// scheduler beyond this machine, unencrypted and unauthenticated: "
         "whoever can connect to it can run code on every machine of the cluster, this one "
         "included",
     )
-    p.add_argument(
+    add(
         "--connect-timeout",
         type=_connect_timeout,
         default=None,
         metavar="SECONDS",
         help="how long to wait for the Dask scheduler (default 10, at most 600)",
     )
-    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr (`run`)")
+    add("--quiet", action="store_true", help="no progress bar on stderr")
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "experiment",
+        help="declarative experiments: list, run, plot",
+        description="list the experiments; run one (its grid of cells, cached, into "
+        "OUT/NAME/PROFILE: a CSV and its plots); or plot a finished run again. "
+        "`approxtheory experiment ACTION --help` shows each action's options.",
+    )
+    # metavar None: the usage shows {list,run,plot} and an unknown action is refused as
+    # "argument action: invalid choice: ..." (as when the action was a positional choice)
+    acts = p.add_subparsers(dest="action", title="actions")
+    for action, (short, description) in _ACTIONS.items():
+        a = acts.add_parser(action, help=short, description=description, allow_abbrev=False)
+        _add_options(a, action)
     p.set_defaults(func=_cmd)
