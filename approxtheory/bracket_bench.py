@@ -249,6 +249,8 @@ def _bias(mod):
     return None if mod.bias is None else mod.bias.detach().to(torch.float64)
 
 
+# one function: one pass of interval propagation through the layers in order, each layer's box
+# feeding the next; the refusals at its top name what the naive baseline does not handle
 def interval_baseline(model, task) -> float | None:
     """Naive interval bound propagation of sup |model − target| over the task's box (None where
     the model has parts this baseline does not handle: normalisation, RoPE, causal masks,

@@ -199,6 +199,19 @@ def _extract(model, task, blo, bhi):
 
 
 def _extract_raw(model, task, blo, bhi):
+    """The heads' problems of a supported (model, task): the scope checks, the composed
+    weights, the target's parts and the matching of heads to parts."""
+    cfg, blk = _check_scope(model, task)
+    T = int(task.T)
+    K, heads = _compose_heads(model, task, cfg, blk)
+    parts = _target_parts(task)
+    matched = _match(heads, parts)
+    K, out = _head_problems(K, heads, parts, matched, blo, bhi, T)
+    return K, out, parts
+
+
+def _check_scope(model, task):
+    """Unsupported unless the model and task are in this method's scope: (cfg, block)."""
     from .tasks import GeneralizedRetrieval
 
     cfg = getattr(model, "cfg", None)
@@ -228,7 +241,7 @@ def _extract_raw(model, task, blo, bhi):
         raise Unsupported("a scalar output is needed (d_out = 1)")
     if cfg.d_in != task.d:
         raise Unsupported(f"model d_in={cfg.d_in} differs from the task's d={task.d}")
-    T, d = int(task.T), int(task.d)
+    T = int(task.T)
     if cfg.positions not in ("none", "onehot", "learned"):
         raise Unsupported(f"positions={cfg.positions!r} is not supported")
     if cfg.positions != "none" and cfg.seq_len != T:
@@ -236,6 +249,12 @@ def _extract_raw(model, task, blo, bhi):
     params = [p for p in model.parameters()]
     if not all(bool(torch.isfinite(p).all()) for p in params):
         raise _NonFinite("a model weight is NaN or infinite")
+    return cfg, blk
+
+
+def _compose_heads(model, task, cfg, blk):
+    """The read-out's constant interval K and, per head, its score and value forms in x."""
+    T, d = int(task.T), int(task.d)
     We, be = _single_linear(model.embed, "the embedding")
     Wh, bh = _single_linear(model.head, "the read-out")
     E = We.shape[0]
@@ -266,29 +285,8 @@ def _extract_raw(model, task, blo, bhi):
     stream = (cls if cfg.residual else np.zeros(E)) + bo
     Kv = _V(Wh[0]).dot(stream).add(float(bh[0]) - float(task.outer_affine[1]))
     K = (float(Kv.v - Kv.e), float(Kv.v + Kv.e))
-    # target parts: direction gamma_j, offset b_j, set, opt
-    Wt, bt = (np.asarray(a, dtype=np.float64) for a in task.affine)
-    ct, _ = task.outer_affine
-    parts = []
-    for j in range(task.D):
-        cj = float(ct[j])
-        if cj == 0:
-            continue
-        gam, gam_e = cj * Wt[j], _U * np.abs(cj * Wt[j])
-        same = (task.mode == "max") == (cj > 0)
-        parts.append(
-            dict(
-                j=j,
-                gamma=gam,
-                gamma_e=gam_e,
-                b=cj * float(bt[j]),
-                S=list(task.sets[j]),
-                opt="max" if same else "min",
-            )
-        )
     rep = H // G
     heads: list[dict[str, Any]] = []
-    xmag = np.maximum(np.abs(blo), np.abs(bhi))  # (T, d)
     for i in range(H):
         gi = i // rep
         q = _V(cls).matmul(Wq[i * n : (i + 1) * n].T).add(bq[i * n : (i + 1) * n])  # (n,)
@@ -318,29 +316,60 @@ def _extract_raw(model, task, blo, bhi):
             )
         )
 
-    # matching: heads to parts, by how well score and value fit the part's direction
-    def fit(h, p):
-        g = p["gamma"]
-        gg = float(g @ g)
-        if gg == 0:
-            return math.inf, 0.0, 0.0
-        a = float(h["alpha"].v @ g) / gg
-        w = float(h["w"].v @ g) / gg
-        ra = np.abs(h["alpha"].v - a * g).sum()
-        rw = np.abs(h["w"].v - w * g).sum()
-        return (
-            abs(w - 1)
-            + (ra + rw) / math.sqrt(gg)
-            + (0 if a * (1 if p["opt"] == "max" else -1) > 0 else 1e3),
-            a,
-            w,
-        )
+    return K, heads
 
+
+def _target_parts(task) -> list[dict[str, Any]]:
+    """The target's terms: direction gamma_j, offset b_j, set and opt, per nonzero c_j."""
+    # target parts: direction gamma_j, offset b_j, set, opt
+    Wt, bt = (np.asarray(a, dtype=np.float64) for a in task.affine)
+    ct, _ = task.outer_affine
+    parts = []
+    for j in range(task.D):
+        cj = float(ct[j])
+        if cj == 0:
+            continue
+        gam, gam_e = cj * Wt[j], _U * np.abs(cj * Wt[j])
+        same = (task.mode == "max") == (cj > 0)
+        parts.append(
+            dict(
+                j=j,
+                gamma=gam,
+                gamma_e=gam_e,
+                b=cj * float(bt[j]),
+                S=list(task.sets[j]),
+                opt="max" if same else "min",
+            )
+        )
+    return parts
+
+
+def _fit(h, p):
+    """Cost of matching head h to target part p, and the head's score and value scales."""
+    g = p["gamma"]
+    gg = float(g @ g)
+    if gg == 0:
+        return math.inf, 0.0, 0.0
+    a = float(h["alpha"].v @ g) / gg
+    w = float(h["w"].v @ g) / gg
+    ra = np.abs(h["alpha"].v - a * g).sum()
+    rw = np.abs(h["w"].v - w * g).sum()
+    return (
+        abs(w - 1)
+        + (ra + rw) / math.sqrt(gg)
+        + (0 if a * (1 if p["opt"] == "max" else -1) > 0 else 1e3),
+        a,
+        w,
+    )
+
+
+def _match(heads, parts) -> dict[int, int]:
+    """Heads to parts, by how well score and value fit the part's direction."""
     best, best_cost = None, math.inf
     m = min(len(heads), len(parts))
     if len(heads) <= 6 and len(parts) <= 6:
         for hs in itertools.permutations(range(len(heads)), m):
-            cost = sum(fit(heads[h], parts[p])[0] for p, h in enumerate(hs))
+            cost = sum(_fit(heads[h], parts[p])[0] for p, h in enumerate(hs))
             if cost < best_cost:
                 best, best_cost = hs, cost
     else:
@@ -350,6 +379,12 @@ def _extract_raw(model, task, blo, bhi):
     matched = {h: p for p, h in enumerate(best)} if len(parts) else {}
     if len(parts) > len(heads):
         raise Unsupported("more target terms than heads")
+    return matched
+
+
+def _head_problems(K, heads, parts, matched, blo, bhi, T):
+    """Per matched head its :class:`_Head` (unmatched heads widen K): (K, heads)."""
+    xmag = np.maximum(np.abs(blo), np.abs(bhi))  # (T, d)
     out = []
     Kextra = [0.0, 0.0]
     for i, h in enumerate(heads):
@@ -360,7 +395,7 @@ def _extract_raw(model, task, blo, bhi):
             continue
         p = parts[matched[i]]
         g = p["gamma"]
-        _, a, w = fit(h, p)
+        _, a, w = _fit(h, p)
         ra = h["alpha"].v - a * g
         rw = h["w"].v - w * g
         # allowances: remainders, coefficient errors, the parts' own rounding
@@ -399,7 +434,7 @@ def _extract_raw(model, task, blo, bhi):
             )
         )
     K = (K[0] + Kextra[0], K[1] + Kextra[1])
-    return K, out, parts
+    return K, out
 
 
 class _NonFinite(Unsupported):

@@ -21,7 +21,7 @@ from typing import Any
 
 import sympy as sp
 
-from .catalogue import PAPERS, claims
+from .catalogue import PAPERS, Claim, claims
 from .catalogue._claim import FORMER_TITLES, PROVENANCE_MEANING
 from .errors import ApproxTheoryError
 from .io import atomic_write_bytes, atomic_write_json, atomic_write_text, read_json_entry
@@ -195,6 +195,21 @@ def render_claims_markdown(
         trails = all_trails()
     verdicts = _verdict_of(findings)
     profile = _text(str(findings["meta"]["profile"])) if findings else ""
+    out = _claims_preamble(findings)
+    all_claims = claims()
+    out.append(f"{len(all_claims)} claims.")
+    out.append("")
+    for arxiv, (short, title) in PAPERS.items():
+        cs = [c for c in all_claims if c.paper == arxiv]
+        former = FORMER_TITLES.get(arxiv, {})
+        out += _paper_table(arxiv, short, title, former, cs, findings, verdicts)
+        for c in cs:
+            out += _claim_section(c, trails, verdicts, profile)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _claims_preamble(findings: Mapping | None) -> list[str]:
+    """The claims page's title, provenance scheme and (with ``findings``) the run it shows."""
     out = [
         "# Claim catalogue",
         "",
@@ -214,82 +229,95 @@ def render_claims_markdown(
             f" ({_text(str(meta.get('date', 'date not recorded')))}).",
             "",
         ]
-    all_claims = claims()
-    out.append(f"{len(all_claims)} claims.")
-    out.append("")
-    for arxiv, (short, title) in PAPERS.items():
-        cs = [c for c in all_claims if c.paper == arxiv]
-        former = FORMER_TITLES.get(arxiv, {})
-        header = "| id | kind | provenance |" + (" verdict |" if findings else "")
-        out += [
-            f"## {title} (arXiv {arxiv}, `{short}`)",
-            "",
-            *(
-                [
-                    "Earlier title"
-                    + ("s" if len(former) > 1 else "")
-                    + ": "
-                    + "; ".join(f"{v}: *{t}*" for v, t in former.items())
-                    + ".",
-                    "",
-                ]
-                if former
-                else []
-            ),
-            header + " section | statement |",
-            "|---" * (header.count("|") + 1) + "|",
-        ]
-        for c in cs:
-            verdict = ""
-            if findings:
-                verdict = f" {_cell(verdicts[c.id]['verdict'])} |" if c.id in verdicts else " — |"
-            out.append(
-                f"| [{c.id}](#{_anchor(c.id)}) | {c.kind} | {c.provenance} |{verdict} "
-                f"{_cell(c.section)} | {_cell(c.statement)} |"
-            )
-        out.append("")
-        for c in cs:
-            out += [
-                f"### {c.id}",
-                "",
-                f"*{c.kind}, {c.provenance}; {_text(c.section)}.* {_text(c.statement)}",
+    return out
+
+
+def _paper_table(
+    arxiv: str,
+    short: str,
+    title: str,
+    former: Mapping,
+    cs: list[Claim],
+    findings: Mapping | None,
+    verdicts: Mapping,
+) -> list[str]:
+    """One paper's heading, earlier titles and table of claims (one row each)."""
+    header = "| id | kind | provenance |" + (" verdict |" if findings else "")
+    out = [
+        f"## {title} (arXiv {arxiv}, `{short}`)",
+        "",
+        *(
+            [
+                "Earlier title"
+                + ("s" if len(former) > 1 else "")
+                + ": "
+                + "; ".join(f"{v}: *{t}*" for v, t in former.items())
+                + ".",
                 "",
             ]
-            if c.id in trails:
-                out += [render_trail_line(trails[c.id]), ""]
-            if c.id in verdicts:
-                r = verdicts[c.id]
-                out += [
-                    f"Verdict ({profile} profile): "
-                    f"**{_text(r['verdict'])}**, scope {_text(str(r.get('scope', '')))}. "
-                    f"{_text(_short(r.get('evidence'), 600))}",
-                    "",
-                ]
-            if c.expressions:
-                out.append("Formulas:")
-                out.append("")
-                out += _formulas_block(c)
-                out.append("")
-            if c.symbols:
-                described = (f"`{n}` {_text(d)}" for n, (_s, d) in c.symbols.items())
-                out.append("Symbols: " + "; ".join(described) + ".")
-                out.append("")
-            if c.regime:
-                out.append("Regime: " + "; ".join(f"`{r.text()}`" for r in c.regime) + ".")
-                out.append("")
-            if c.vacuous_if is not None:
-                out.append(f"Vacuous where: `{sp.sstr(c.vacuous_if)}`.")
-                out.append("")
-            if c.rate is not None:
-                out.append(f"Rate: N(ε) ∝ (1/ε)^a with a = `{sp.sstr(c.rate_exponent())}`.")
-                out.append("")
-            if c.depends_on:
-                out.append("Depends on: " + ", ".join(c.depends_on) + ".")
-                out.append("")
-            if c.notes:
-                out.append(f"Notes: {_text(c.notes)}")
-                out.append("")
-    return "\n".join(out).rstrip() + "\n"
+            if former
+            else []
+        ),
+        header + " section | statement |",
+        "|---" * (header.count("|") + 1) + "|",
+    ]
+    for c in cs:
+        verdict = ""
+        if findings:
+            verdict = f" {_cell(verdicts[c.id]['verdict'])} |" if c.id in verdicts else " — |"
+        out.append(
+            f"| [{c.id}](#{_anchor(c.id)}) | {c.kind} | {c.provenance} |{verdict} "
+            f"{_cell(c.section)} | {_cell(c.statement)} |"
+        )
+    out.append("")
+    return out
+
+
+def _claim_section(
+    c: Claim, trails: Mapping[str, Trail], verdicts: Mapping, profile: str
+) -> list[str]:
+    """One claim's section: statement, trail, verdict, formulas, symbols, regime and the rest."""
+    out = [
+        f"### {c.id}",
+        "",
+        f"*{c.kind}, {c.provenance}; {_text(c.section)}.* {_text(c.statement)}",
+        "",
+    ]
+    if c.id in trails:
+        out += [render_trail_line(trails[c.id]), ""]
+    if c.id in verdicts:
+        r = verdicts[c.id]
+        out += [
+            f"Verdict ({profile} profile): "
+            f"**{_text(r['verdict'])}**, scope {_text(str(r.get('scope', '')))}. "
+            f"{_text(_short(r.get('evidence'), 600))}",
+            "",
+        ]
+    if c.expressions:
+        out.append("Formulas:")
+        out.append("")
+        out += _formulas_block(c)
+        out.append("")
+    if c.symbols:
+        described = (f"`{n}` {_text(d)}" for n, (_s, d) in c.symbols.items())
+        out.append("Symbols: " + "; ".join(described) + ".")
+        out.append("")
+    if c.regime:
+        out.append("Regime: " + "; ".join(f"`{r.text()}`" for r in c.regime) + ".")
+        out.append("")
+    if c.vacuous_if is not None:
+        out.append(f"Vacuous where: `{sp.sstr(c.vacuous_if)}`.")
+        out.append("")
+    if c.rate is not None:
+        out.append(f"Rate: N(ε) ∝ (1/ε)^a with a = `{sp.sstr(c.rate_exponent())}`.")
+        out.append("")
+    if c.depends_on:
+        out.append("Depends on: " + ", ".join(c.depends_on) + ".")
+        out.append("")
+    if c.notes:
+        out.append(f"Notes: {_text(c.notes)}")
+        out.append("")
+    return out
 
 
 # ---------------------------------------------------------------------------------- findings

@@ -27,6 +27,7 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -500,24 +501,91 @@ def run_experiment(
     needs ``tls`` = (CA file, certificate, key) with a ``tls://`` address, or
     ``insecure_scheduler=True``); see :mod:`approxtheory.executors`. Every executor gives the
     same records and CSV. A cache entry that cannot be written is skipped with a warning."""
-    from .executors import check_executor, check_scheduler
-    from .report import write_csv
-
     exp = get(name)
+    plan = _RunPlan(
+        name=name,
+        profile=profile,
+        device=device,
+        out=out,
+        progress=progress,
+        max_cells=max_cells,
+        executor=executor,
+        workers=workers,
+        scheduler=scheduler,
+        connect_timeout=connect_timeout,
+        tls=tls,
+        insecure_scheduler=insecure_scheduler,
+    )
+    _check_run(plan)
+    todo = cells(exp, profile, device, overrides)
+    plan = dataclasses.replace(plan, gpus=_local_gpus(device, scheduler))
+    root, cache = _experiment_dirs(out, name)
+    t0 = time.time()
+    records: list[dict]
+    computed, cached, records = 0, 0, []
+    where = {"name": "inprocess", "workers": 1, "scheduler": None}
+    if executor != "inprocess":
+        computed, cached, records, where = _run_elsewhere(exp, todo, root, cache, plan)
+    computed, cached = _run_inprocess(exp, todo, root, cache, plan, records, (computed, cached))
+    return _write_run(exp, plan, root, todo, _Tally(records, computed, cached, where, t0))
+
+
+@dataclass(frozen=True)
+class _RunPlan:
+    """How :func:`run_experiment` runs an experiment's cells (its arguments, see there; ``gpus``:
+    the local GPUs, one worker each, None on CPU or a remote cluster)."""
+
+    name: str
+    profile: str
+    device: str
+    out: str | Path
+    progress: bool
+    max_cells: int | None
+    executor: str
+    workers: int | None
+    scheduler: str | None
+    connect_timeout: float
+    tls: tuple[str, str, str] | None = None
+    insecure_scheduler: bool = False
+    gpus: int | None = None
+
+
+@dataclass(frozen=True)
+class _Tally:
+    """A run's cells at the end: their records, how many were computed and read from the
+    cache, where they were computed (:attr:`executors.CellRun.info`) and when the run began."""
+
+    records: list[dict]
+    computed: int
+    cached: int
+    where: dict
+    t0: float
+
+
+def _check_run(plan: _RunPlan) -> None:
+    """ApproxTheoryError / ConfigError for a device, executor, scheduler, TLS or ``max_cells``
+    that :func:`run_experiment` does not take."""
+    from .executors import check_executor, check_scheduler
+
+    executor, max_cells, device = plan.executor, plan.max_cells, plan.device
     if device not in ("cpu", "cuda"):
         raise ApproxTheoryError(f"device must be cpu or cuda (got {device!r})")
-    check_executor(executor, workers, scheduler)
+    check_executor(executor, plan.workers, plan.scheduler)
     if executor == "dask":
-        check_scheduler(scheduler, tls, insecure_scheduler)
-    elif tls is not None or insecure_scheduler:
+        check_scheduler(plan.scheduler, plan.tls, plan.insecure_scheduler)
+    elif plan.tls is not None or plan.insecure_scheduler:
         raise ConfigError("the TLS files and --insecure-scheduler apply to --executor dask only")
     if max_cells is not None and (
         isinstance(max_cells, bool) or not isinstance(max_cells, int) or max_cells < 0
     ):
         raise ConfigError(f"max_cells must be a non-negative integer or None (got {max_cells!r})")
-    todo = cells(exp, profile, device, overrides)
+
+
+def _local_gpus(device: str, scheduler: str | None) -> int | None:
+    """The local GPU count for ``--device cuda`` without a scheduler (a local pool or cluster:
+    one worker per GPU), else None (a remote cluster's GPUs are the workers' own)."""
     gpus = None
-    if device == "cuda" and scheduler is None:  # a remote cluster's GPUs are the workers' own
+    if device == "cuda" and scheduler is None:
         import torch
 
         if not torch.cuda.is_available():
@@ -525,7 +593,12 @@ def run_experiment(
                 "--device cuda asked for, but torch sees no CUDA device (use --device cpu, or "
                 "--executor dask --scheduler ADDRESS for a cluster with GPU workers)"
             )
-        gpus = torch.cuda.device_count()  # a local pool or cluster: one worker per GPU
+        gpus = torch.cuda.device_count()
+    return gpus
+
+
+def _experiment_dirs(out, name: str) -> tuple[Path, _CacheWriter]:
+    """The experiment's folder under ``out`` and the writer of its cell cache."""
     # writes stay under --out: a symlinked sub-folder leading out of it is refused (ConfigError)
     Path(out).mkdir(parents=True, exist_ok=True)
     root = safe_dir(out, name)
@@ -534,36 +607,30 @@ def run_experiment(
         cells_dir = safe_dir(out, f"{name}/cells")
     except OSError:  # a file in its place: the cache writer warns once and the run goes on
         pass
-    cache = _CacheWriter(cells_dir)
-    t0 = time.time()
-    records: list[dict]
-    computed, cached, records = 0, 0, []
+    return root, _CacheWriter(cells_dir)
+
+
+def _run_inprocess(
+    exp: Experiment,
+    todo,
+    root: Path,
+    cache: _CacheWriter,
+    plan: _RunPlan,
+    records: list[dict],
+    counts: tuple[int, int],
+) -> tuple[int, int]:
+    """With the in-process executor: the cells of ``todo`` read from the cache or computed here
+    (at most ``max_cells`` new ones), appended to ``records``; the counts (computed, cached).
+    Another executor's counts pass through unchanged."""
     from .progress import progress_bar
 
-    where = {"name": "inprocess", "workers": 1, "scheduler": None}
-    if executor != "inprocess":
-        computed, cached, records, where = _run_elsewhere(
-            exp,
-            todo,
-            root,
-            name,
-            profile,
-            progress,
-            max_cells,
-            executor,
-            workers,
-            scheduler,
-            connect_timeout,
-            gpus,
-            cache,
-            tls,
-            insecure_scheduler,
-        )
+    executor, max_cells = plan.executor, plan.max_cells
+    computed, cached = counts
     for cfg in progress_bar(
         todo if executor == "inprocess" else [],
-        desc=f"{name} ({profile})",
+        desc=f"{plan.name} ({plan.profile})",
         unit="cell",
-        disable=not progress or executor != "inprocess",
+        disable=not plan.progress or executor != "inprocess",
         file=sys.stderr,
     ):
         key = cell_hash(exp, cfg)
@@ -584,6 +651,15 @@ def run_experiment(
         cache.write(path, rec)
         records.append(rec)
         computed += 1
+    return computed, cached
+
+
+def _write_run(exp: Experiment, plan: _RunPlan, root: Path, todo, tally: _Tally) -> dict:
+    """The run's CSV (and trace CSV), its ``PROFILE.json`` and plots; the summary."""
+    from .report import write_csv
+
+    name, profile, device, out = plan.name, plan.profile, plan.device, plan.out
+    records, computed, cached, where = tally.records, tally.computed, tally.cached, tally.where
     complete = len(records) == len(todo)
     keys = list(todo[0]) if todo else []
     records.sort(key=lambda r: tuple((str(type(r[k])), r[k]) for k in keys))
@@ -610,7 +686,7 @@ def run_experiment(
         # where the cells were computed: run-dependent like the timings, so here and not in the
         # CSV or the cell files (every executor writes the same CSV)
         "executor": where,
-        "wall_s": round(time.time() - t0, 3),
+        "wall_s": round(time.time() - tally.t0, 3),
         "cell_seconds": round(sum(r.get("seconds", 0) for r in records), 3),
     }
     atomic_write_json(root / f"{profile}.json", run)
@@ -619,21 +695,7 @@ def run_experiment(
 
 
 def _run_elsewhere(
-    exp: Experiment,
-    todo: list[dict],
-    root: Path,
-    name: str,
-    profile: str,
-    progress: bool,
-    max_cells: int | None,
-    executor: str,
-    workers: int | None,
-    scheduler: str | None,
-    connect_timeout: float,
-    gpus: int | None,
-    cache: _CacheWriter,
-    tls: tuple[str, str, str] | None = None,
-    insecure_scheduler: bool = False,
+    exp: Experiment, todo: list[dict], root: Path, cache: _CacheWriter, plan: _RunPlan
 ) -> tuple[int, int, list[dict], dict]:
     """The cells of ``todo`` read from the cache, the missing ones computed on ``executor`` and
     written by this process (the client) as each returns; (computed, cached, records, where they
@@ -641,6 +703,7 @@ def _run_elsewhere(
     from .executors import compute_cells
     from .progress import progress_bar
 
+    max_cells = plan.max_cells
     records: list[dict] = []
     missing: list[tuple[dict, str, Path]] = []
     for cfg in todo:
@@ -655,19 +718,19 @@ def _run_elsewhere(
     results = compute_cells(  # a bad scheduler address fails here, before the bar shows
         exp.cell,
         [dict(m[0]) for m in missing],
-        executor=executor,
-        workers=workers,
-        scheduler=scheduler,
-        connect_timeout=connect_timeout,
-        gpus=gpus,
-        tls=tls,
-        insecure_scheduler=insecure_scheduler,
+        executor=plan.executor,
+        workers=plan.workers,
+        scheduler=plan.scheduler,
+        connect_timeout=plan.connect_timeout,
+        gpus=plan.gpus,
+        tls=plan.tls,
+        insecure_scheduler=plan.insecure_scheduler,
     )
     bar = progress_bar(
         [],
-        desc=f"{name} ({profile}, {executor})",
+        desc=f"{plan.name} ({plan.profile}, {plan.executor})",
         unit="cell",
-        disable=not progress,
+        disable=not plan.progress,
         file=sys.stderr,
         total=len(todo),
         initial=cached,

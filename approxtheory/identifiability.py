@@ -394,6 +394,8 @@ def _rank(A: torch.Tensor, rtol: float):
     return r, gap
 
 
+# one function: its docstring is the proof and the body follows the proof's steps in order (value/
+# output blocks, the projection, the query/key blocks, the two bounds)
 def structured_unidentified_dim(
     cfg: AttentionConfig, seed: int = 0, seq_len: int = 8, rtol: float = 1e-8
 ) -> dict | None:

@@ -403,6 +403,8 @@ def _forward(module, kind: str, cfg: dict, L: int):
     return m, run, notes
 
 
+# one function: the public entry: validate every option (before anything is allocated), then read
+# the module through its adapter, measure and compare; the docstring is the contract
 def of_module(
     module,
     *,
@@ -792,6 +794,7 @@ def _gauge_check(module, E, H, D, w, X, seed) -> float:
     return float(dy.abs().max() / dyr.abs().max())
 
 
+# one function: the docstring derives the two bounds and the body computes them in that order
 def gpt2_structured(
     module,
     *,

@@ -537,6 +537,85 @@ def _require_search_time(model, task, budget, discrete_evals, local_starts, loca
     require(bytes=0, seconds=evals * per_seq, what=f"the error search ({evals} evaluations)")
 
 
+def _check_sizes(budget, seed, local_starts, local_steps, batch) -> None:
+    """ConfigError for a budget, seed or count :func:`sup_error` does not take."""
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
+        raise ConfigError(f"budget must be an integer >= 1 (got {budget!r})")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ConfigError(f"seed must be an integer >= 0 (got {seed!r})")
+    for name, v in (("local_starts", local_starts), ("local_steps", local_steps), ("batch", batch)):
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, (int, np.integer))
+            or v < (1 if name == "batch" else 0)
+        ):
+            raise ConfigError(f"{name} must be a non-negative integer (got {v!r})")
+
+
+def _check_domain(task) -> None:
+    """ConfigError for a task domain that is not a finite interval."""
+    if not (np.isfinite(task.lo) and np.isfinite(task.hi)) or task.lo > task.hi:
+        raise ConfigError(
+            f"the task's domain must have finite lo <= hi (got lo={task.lo}, hi={task.hi})"
+        )
+
+
+def _check_search(local_steps, discrete_evals, lr, continuation) -> None:
+    """ConfigError (or ResourceLimitError) for search sizes, a step size or continuation
+    factors :func:`sup_error` does not take."""
+    _count("local_steps", local_steps, 0, MAX_LOCAL_STEPS)
+    if discrete_evals is not None:
+        _count("discrete_evals", discrete_evals, 0, MAX_DISCRETE_EVALS)
+    if lr is not None and (
+        isinstance(lr, (bool, np.bool_))
+        or not isinstance(lr, (int, float, np.integer, np.floating))
+        or not (np.isfinite(lr) and lr > 0)
+    ):
+        raise ConfigError(f"lr must be a positive finite number (got {lr!r})")
+    try:
+        factors = tuple(continuation)
+        bad_factor = any(
+            isinstance(f, (bool, np.bool_))
+            or not isinstance(f, (int, float, np.integer, np.floating))
+            or not (0 < f <= 1)
+            for f in factors
+        )
+    except TypeError:
+        factors, bad_factor = (), True
+    if bad_factor:
+        raise ConfigError(
+            f"continuation must be a sequence of factors in (0, 1] (got {continuation!r})"
+        )
+
+
+def _result(model, task, S: _Search, budget) -> SupErrorResult:
+    """The search's result: the worst input found, the model's output and the target there,
+    the best error per stage."""
+    best_X = S.best_X
+    assert best_X is not None  # set by the first evaluation (budget >= 1 random inputs)
+    with torch.no_grad():
+        Xt = torch.tensor(best_X[None], dtype=torch.float64)
+        out = model(Xt)[0].numpy()
+        y = task.target(Xt)[0].numpy()
+    nonfinite = (
+        bool(not np.all(np.isfinite(out[~np.isnan(y)])))
+        if np.ndim(y)
+        else bool(not np.all(np.isfinite(out)))
+    )
+    by_source = {k: float(v) for k, v in S.by_source.items()}
+    return SupErrorResult(
+        float(S.best_e),
+        best_X,
+        out,
+        y,
+        S.n_evals,
+        by_source,
+        budget,
+        dict(S.evals_by_source),
+        nonfinite,
+    )
+
+
 def sup_error(
     model,
     task,
@@ -582,44 +661,9 @@ def sup_error(
     ``budget`` sequences against :mod:`approxtheory.resources`' limit
     (:class:`~approxtheory.errors.ResourceLimitError`).
     """
-    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
-        raise ConfigError(f"budget must be an integer >= 1 (got {budget!r})")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ConfigError(f"seed must be an integer >= 0 (got {seed!r})")
-    for name, v in (("local_starts", local_starts), ("local_steps", local_steps), ("batch", batch)):
-        if (
-            isinstance(v, bool)
-            or not isinstance(v, (int, np.integer))
-            or v < (1 if name == "batch" else 0)
-        ):
-            raise ConfigError(f"{name} must be a non-negative integer (got {v!r})")
-    if not (np.isfinite(task.lo) and np.isfinite(task.hi)) or task.lo > task.hi:
-        raise ConfigError(
-            f"the task's domain must have finite lo <= hi (got lo={task.lo}, hi={task.hi})"
-        )
-    _count("local_steps", local_steps, 0, MAX_LOCAL_STEPS)
-    if discrete_evals is not None:
-        _count("discrete_evals", discrete_evals, 0, MAX_DISCRETE_EVALS)
-    if lr is not None and (
-        isinstance(lr, (bool, np.bool_))
-        or not isinstance(lr, (int, float, np.integer, np.floating))
-        or not (np.isfinite(lr) and lr > 0)
-    ):
-        raise ConfigError(f"lr must be a positive finite number (got {lr!r})")
-    try:
-        factors = tuple(continuation)
-        bad_factor = any(
-            isinstance(f, (bool, np.bool_))
-            or not isinstance(f, (int, float, np.integer, np.floating))
-            or not (0 < f <= 1)
-            for f in factors
-        )
-    except TypeError:
-        factors, bad_factor = (), True
-    if bad_factor:
-        raise ConfigError(
-            f"continuation must be a sequence of factors in (0, 1] (got {continuation!r})"
-        )
+    _check_sizes(budget, seed, local_starts, local_steps, batch)
+    _check_domain(task)
+    _check_search(local_steps, discrete_evals, lr, continuation)
     from .resources import require_sup_error
 
     require_sup_error(model, task, budget, batch=batch)  # refuse before allocating
@@ -656,29 +700,7 @@ def sup_error(
         steps = max(1, local_steps // len(scales))
         for sc in scales:
             starts = _ascent(S, starts, (1.0,), steps, sc, "local", None)
-    best_X = S.best_X
-    assert best_X is not None  # set by the first evaluation (budget >= 1 random inputs)
-    with torch.no_grad():
-        Xt = torch.tensor(best_X[None], dtype=torch.float64)
-        out = model(Xt)[0].numpy()
-        y = task.target(Xt)[0].numpy()
-    nonfinite = (
-        bool(not np.all(np.isfinite(out[~np.isnan(y)])))
-        if np.ndim(y)
-        else bool(not np.all(np.isfinite(out)))
-    )
-    by_source = {k: float(v) for k, v in S.by_source.items()}
-    return SupErrorResult(
-        float(S.best_e),
-        best_X,
-        out,
-        y,
-        S.n_evals,
-        by_source,
-        budget,
-        dict(S.evals_by_source),
-        nonfinite,
-    )
+    return _result(model, task, S, budget)
 
 
 def nmse(model, task, n: int = 4096, seed: int = 0, X=None) -> float:

@@ -55,8 +55,8 @@ DEFAULT_CACHE = ".approxtheory-cache"
 _MEASURED = pytest.StashKey["object"]()
 _SHORT_TYPES = {
     ("approxtheory.constructions._base", "Construction"),
-    ("approxtheory.model", "ModelConfig"),
-    ("approxtheory.model", "Transformer"),
+    ("approxtheory.model.config", "ModelConfig"),
+    ("approxtheory.model.transformer", "Transformer"),
     ("approxtheory.measure", "SupErrorResult"),
     ("approxtheory.testing", "PowerLawFit"),
 }

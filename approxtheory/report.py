@@ -15,6 +15,8 @@ from pathlib import Path
 
 from .io import atomic_write_bytes, atomic_write_text
 from .plots import plot_from_csv, slope_plot
+from .report_page import CSS as _CSS
+from .report_page import SCRIPT as _SCRIPT
 
 __all__ = [
     "write_csv",
@@ -745,112 +747,6 @@ def render_markdown(records: Sequence[dict], meta: dict) -> str:
 
 # ---------------------------------------------------------------------------------------- HTML
 
-# The page's one script: static text (no record text ever goes into it; it reads the rows'
-# data-attributes and text), allowed by the page's Content-Security-Policy through its hash.
-_SCRIPT = """
-const $ = (s) => document.querySelector(s);
-document.documentElement.classList.add("js");
-const tbody = $("#claims tbody");
-const rows = Array.from(tbody.rows);
-const ctl = {
-  paper: $("#f-paper"), verdict: $("#f-verdict"), scope: $("#f-scope"),
-  q: $("#f-q"), sort: $("#f-sort"),
-};
-const text = new Map(rows.map((r) => [r, r.textContent.toLowerCase()]));
-function apply() {
-  const terms = ctl.q.value.toLowerCase().split(/\\s+/).filter(Boolean);
-  let n = 0;
-  for (const r of rows) {
-    const ok = (!ctl.paper.value || r.dataset.paper === ctl.paper.value)
-      && (!ctl.verdict.value || r.dataset.verdict === ctl.verdict.value)
-      && (!ctl.scope.value || r.dataset.scope === ctl.scope.value)
-      && terms.every((t) => text.get(r).includes(t));
-    r.hidden = !ok;
-    if (ok) n += 1;
-  }
-  $("#shown").textContent = n + " of " + rows.length + " claims shown";
-}
-const num = (v) => (v === "" || v === undefined ? Infinity : Number(v));
-const keys = {
-  findings: (r) => [num(r.dataset.rank), num(r.dataset.order)],
-  catalogue: (r) => [num(r.dataset.order)],
-  claim: (r) => [r.dataset.claim, num(r.dataset.order)],
-  paper: (r) => [r.dataset.paper, num(r.dataset.rank), num(r.dataset.order)],
-  slack: (r) => [num(r.dataset.slack), num(r.dataset.order)],
-};
-function cmp(a, b) {
-  for (let i = 0; i < a.length; i += 1) {
-    if (a[i] < b[i]) return -1;
-    if (a[i] > b[i]) return 1;
-  }
-  return 0;
-}
-function sort() {
-  const key = keys[ctl.sort.value] || keys.findings;
-  const sorted = rows.slice().sort((a, b) => cmp(key(a), key(b)));
-  for (const r of sorted) tbody.appendChild(r);
-}
-function reset() {
-  for (const k of ["paper", "verdict", "scope", "q"]) ctl[k].value = "";
-  apply();
-}
-function reveal() {
-  const id = decodeURIComponent(location.hash.slice(1));
-  const r = id ? document.getElementById(id) : null;
-  if (r && r.hidden) { reset(); r.scrollIntoView(); }
-}
-for (const k of ["paper", "verdict", "scope"]) ctl[k].addEventListener("change", apply);
-ctl.q.addEventListener("input", apply);
-ctl.sort.addEventListener("change", sort);
-$("#f-reset").addEventListener("click", reset);
-for (const b of document.querySelectorAll("button.cnt")) {
-  b.addEventListener("click", () => {
-    ctl.paper.value = b.dataset.paper || "";
-    ctl.verdict.value = b.dataset.verdict || "";
-    apply();
-    $("#controls").scrollIntoView();
-  });
-}
-window.addEventListener("hashchange", reveal);
-sort();
-apply();
-reveal();
-"""
-
-_CSS = """
-body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
-table { border-collapse: collapse; }
-td, th { border: 1px solid #ddd; padding: 6px; vertical-align: top; font-size: 13px; }
-th { background: #f4f4f4; text-align: left; }
-#claims { width: 100%; table-layout: fixed; }
-#claims > tbody > tr > td { overflow-wrap: anywhere; }
-#claims > thead th:nth-child(1), #claims > thead th:nth-child(3) { width: 6%; }
-#claims > thead th:nth-child(2) { width: 19%; }
-#claims > thead th:nth-child(4) { width: 11%; }
-#claims > thead th:nth-child(5), #claims > thead th:nth-child(6) { width: 9%; }
-#claims > thead th:nth-child(7) { width: 27%; }
-#claims > thead th:nth-child(8) { width: 13%; }
-#summary td.n, #summary th.n { text-align: right; }
-#summary tr.all td { font-weight: bold; }
-.badge { color: white; padding: 2px 6px; border-radius: 4px; white-space: nowrap; }
-button.cnt { font: inherit; border: 0; background: none; color: #0645ad; cursor: pointer;
-  text-decoration: underline; padding: 0; }
-#findings li { margin: 0.3em 0; }
-#controls { display: none; gap: 0.8em; flex-wrap: wrap; align-items: center; margin: 1em 0;
-  position: sticky; top: 0; background: white; padding: 0.5em 0; z-index: 1; }
-.js #controls { display: flex; }
-table.figs td { border: 0; border-bottom: 1px solid #eee; padding: 1px 6px 1px 0; font-size: 12px;
-  overflow-wrap: normal; }
-table.figs td.v { font-variant-numeric: tabular-nums; overflow-wrap: break-word; }
-table.figs { margin-top: 0.4em; }
-a.perma { color: #999; text-decoration: none; margin-left: 0.3em; }
-tr:target { outline: 3px solid #f9a825; }
-td.plots img { width: 100%; max-width: 480px; display: block; margin-bottom: 4px; }
-.lbl { font-size: 11px; color: #666; margin-top: 0.3em; }
-details.formulas div.f { margin: 0.25em 0 0.25em 0.8em; font-size: 15px; overflow-x: auto; }
-summary { cursor: pointer; color: #555; }
-"""
-
 
 def _csp() -> str:
     import base64
@@ -920,45 +816,78 @@ def render_html(records: Sequence[dict], meta: dict, formulas: dict | None = Non
 
     Every text of a record is escaped; the page's one script is static (it reads the rows'
     data-attributes) and the only one the page's Content-Security-Policy lets run."""
-    e = html.escape
     formulas = formulas or {}
     taken: set[str] = set()
     anchors = {i: _anchor(r["claim"], taken) for i, r in enumerate(records)}
-    rows = []
-    for i, r in _ordered(records):
-        verdict = str(r["verdict"])
-        plots = "".join(
-            f'<a href="{e(p)}" target="_blank" title="full size">'
-            f'<img src="{e(p)}" alt="{e(Path(p).stem)}" loading="lazy"></a>'
-            for p in r.get("plots", [])
-        )
-        csvs = " ".join(f'<a href="{e(p)}">{e(Path(p).name)}</a>' for p in r.get("csv", []))
-        cov = (
-            f"<details><summary>covered</summary>{e(tidy_numbers(str(r['covered'])))}</details>"
-            if r.get("covered")
-            else ""
-        )
-        slack = _float(r.get("slack"))
-        aid = anchors[i]
-        rows.append(
-            f'<tr id="{aid}" data-claim="{e(str(r["claim"]))}" data-paper="{e(str(r["paper"]))}"'
-            f' data-verdict="{e(verdict)}" data-scope="{e(_scope_kind(r))}" data-order="{i}"'
-            f' data-rank="{_rank(verdict)}"'
-            f' data-slack="{_js_number(slack)}">'
-            f'<td><b>{e(str(r["claim"]))}</b><a class=perma href="#{aid}" title="permalink">#</a>'
-            f"<br><small>{e(str(r['paper']))}</small></td>"
-            f"<td>{e(str(r['statement']))}{_formula_html(formulas.get(str(r['claim'])))}</td>"
-            f"<td>{e(str(r['provenance']))}</td>"
-            f"<td>{_badge(verdict)}"
-            + (f"<br><small>{e(certified_note(r))}</small>" if certified_note(r) else "")
-            + (f"<br><small>{e(_scale(r))}</small>" if _scale(r) else "")
-            + f"</td><td>{e(str(r.get('scope', '')))}</td>"
-            f"<td>{e(_falsified(r, meta))}</td>"
-            f"<td>{e(tidy_numbers(str(r['evidence'])))}{_figures_html(r)}{cov}"
-            + (f"<div class=lbl>data: {csvs}</div>" if csvs else "")
-            + f"</td><td class=plots>{plots}</td></tr>"
-        )
+    rows = [_html_row(i, r, anchors[i], meta, formulas) for i, r in _ordered(records)]
     verdicts, papers = _verdicts(records), _papers(records)
+    summary = _html_summary(records, verdicts, papers)
+    findings = _html_findings(records, anchors)
+    controls = _html_controls(records, verdicts, papers)
+    head = _html_head(records, meta)
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{_csp()}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
+<title>approxtheory verify report</title>
+<style>{_CSS}</style></head><body>
+<h1>approxtheory verify report</h1><p>{head}</p>
+<h2 id=summary-h>Summary</h2>
+{chr(10).join(summary)}
+<h2 id=findings-h>Findings</h2>
+{findings}
+<h2 id=claims-h>Claims</h2>
+{controls}
+<table id=claims><thead><tr><th>claim</th><th>statement</th><th>provenance</th><th>verdict</th>
+<th>scope</th><th>falsified by</th><th>evidence</th><th>plot</th></tr></thead>
+<tbody>
+{chr(10).join(rows)}
+</tbody></table>
+<script type="module">{_SCRIPT}</script>
+</body></html>
+"""
+
+
+def _html_row(i: int, r: dict, aid: str, meta: dict, formulas: dict) -> str:
+    """One claim's row of the HTML report (``aid``: its anchor)."""
+    e = html.escape
+    verdict = str(r["verdict"])
+    plots = "".join(
+        f'<a href="{e(p)}" target="_blank" title="full size">'
+        f'<img src="{e(p)}" alt="{e(Path(p).stem)}" loading="lazy"></a>'
+        for p in r.get("plots", [])
+    )
+    csvs = " ".join(f'<a href="{e(p)}">{e(Path(p).name)}</a>' for p in r.get("csv", []))
+    cov = (
+        f"<details><summary>covered</summary>{e(tidy_numbers(str(r['covered'])))}</details>"
+        if r.get("covered")
+        else ""
+    )
+    slack = _float(r.get("slack"))
+    return (
+        f'<tr id="{aid}" data-claim="{e(str(r["claim"]))}" data-paper="{e(str(r["paper"]))}"'
+        f' data-verdict="{e(verdict)}" data-scope="{e(_scope_kind(r))}" data-order="{i}"'
+        f' data-rank="{_rank(verdict)}"'
+        f' data-slack="{_js_number(slack)}">'
+        f'<td><b>{e(str(r["claim"]))}</b><a class=perma href="#{aid}" title="permalink">#</a>'
+        f"<br><small>{e(str(r['paper']))}</small></td>"
+        f"<td>{e(str(r['statement']))}{_formula_html(formulas.get(str(r['claim'])))}</td>"
+        f"<td>{e(str(r['provenance']))}</td>"
+        f"<td>{_badge(verdict)}"
+        + (f"<br><small>{e(certified_note(r))}</small>" if certified_note(r) else "")
+        + (f"<br><small>{e(_scale(r))}</small>" if _scale(r) else "")
+        + f"</td><td>{e(str(r.get('scope', '')))}</td>"
+        f"<td>{e(_falsified(r, meta))}</td>"
+        f"<td>{e(tidy_numbers(str(r['evidence'])))}{_figures_html(r)}{cov}"
+        + (f"<div class=lbl>data: {csvs}</div>" if csvs else "")
+        + f"</td><td class=plots>{plots}</td></tr>"
+    )
+
+
+def _html_summary(records: Sequence[dict], verdicts: list[str], papers: list[str]) -> list[str]:
+    """The summary table's lines: counts per paper and verdict, as filter buttons."""
+    e = html.escape
     summary = [
         "<table id=summary><tr><th>paper</th>"
         + "".join(f"<th class=n>{_badge(v)}</th>" for v in verdicts)
@@ -987,6 +916,12 @@ def render_html(records: Sequence[dict], meta: dict, formulas: dict | None = Non
         for v in verdicts
     )
     summary.append(f"<tr class=all><td>all</td>{tot}<td class=n>{len(records)}</td></tr></table>")
+    return summary
+
+
+def _html_findings(records: Sequence[dict], anchors: dict[int, str]) -> str:
+    """The findings list, a one-line reason each (or the line saying there are none)."""
+    e = html.escape
     found = [(i, r) for i, r in _ordered(records) if r["verdict"] in FINDINGS]
     findings = (
         "<ol id=findings>"
@@ -999,6 +934,13 @@ def render_html(records: Sequence[dict], meta: dict, formulas: dict | None = Non
         if found
         else "<p id=findings>No claim is refuted, inconsistent or not checkable.</p>"
     )
+
+    return findings
+
+
+def _html_controls(records: Sequence[dict], verdicts: list[str], papers: list[str]) -> str:
+    """The filter, search and sort controls above the claims table."""
+    e = html.escape
 
     def options(name: str, values: list[str], labels: list[str]) -> str:
         return f'<option value="">every {name}</option>' + "".join(
@@ -1025,6 +967,12 @@ def render_html(records: Sequence[dict], meta: dict, formulas: dict | None = Non
         "<button type=button id=f-reset>show all</button>"
         "<span id=shown></span></div>"
     )
+    return controls
+
+
+def _html_head(records: Sequence[dict], meta: dict) -> str:
+    """The line under the title: profile, seed, claim count, version, git, wall time."""
+    e = html.escape
     wall = meta.get("wall_s")
     head = (
         f"Profile <code>{e(str(meta['profile']))}</code>, seed {e(str(meta['seed']))}, "
@@ -1032,25 +980,4 @@ def render_html(records: Sequence[dict], meta: dict, formulas: dict | None = Non
         f"git {e(str(meta.get('git') or 'unknown'))}"
         + (f", {wall:.1f} s" if isinstance(wall, (int, float)) else "")
     )
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{_csp()}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="icon" href="data:,">
-<title>approxtheory verify report</title>
-<style>{_CSS}</style></head><body>
-<h1>approxtheory verify report</h1><p>{head}</p>
-<h2 id=summary-h>Summary</h2>
-{chr(10).join(summary)}
-<h2 id=findings-h>Findings</h2>
-{findings}
-<h2 id=claims-h>Claims</h2>
-{controls}
-<table id=claims><thead><tr><th>claim</th><th>statement</th><th>provenance</th><th>verdict</th>
-<th>scope</th><th>falsified by</th><th>evidence</th><th>plot</th></tr></thead>
-<tbody>
-{chr(10).join(rows)}
-</tbody></table>
-<script type="module">{_SCRIPT}</script>
-</body></html>
-"""
+    return head

@@ -755,6 +755,75 @@ def _make_optimizer(model, cfg: TrainConfig):
     return cls(params, lr=cfg.lr, betas=tuple(cfg.betas), weight_decay=cfg.weight_decay)
 
 
+def _train_inputs(model, data, config, callbacks, hooks, evaluate):
+    """:func:`train`'s arguments checked: its config (the default when None) and its data (a
+    bare task wrapped in a :class:`TaskData`)."""
+    cfg = TrainConfig() if config is None else config
+    if not isinstance(cfg, TrainConfig):
+        raise ConfigError(f"config must be a TrainConfig (got {type(cfg).__name__})")
+    if not isinstance(model, nn.Module):
+        raise ConfigError(f"model must be a torch module (got {type(model).__name__})")
+    if not isinstance(data, (TaskData, TokenData)):
+        data = TaskData(task=data)
+    for kind, fns in (("callbacks", callbacks), ("hooks", hooks)):
+        if any(not callable(f) for f in fns):
+            raise ConfigError(f"{kind} must be functions")
+    if evaluate is not None and not callable(evaluate):
+        raise ConfigError("evaluate must be a function model -> dict")
+    return cfg, data
+
+
+def _require_memory(model: nn.Module, data, cfg: TrainConfig) -> None:
+    """Refuse before drawing or allocating anything when the run cannot fit."""
+    require(
+        bytes=_train_bytes(model, data, cfg),
+        what=(
+            f"training with batch={cfg.batch}"
+            + (f", train_size={data.train_size}" if getattr(data, "train_size", None) else "")
+            + f" ({cfg.optimizer}, {cfg.dtype})"
+        ),
+    )
+
+
+def _timed_callbacks(callbacks: list) -> tuple[list, list]:
+    """Per callback (cb, every, before_step, name), its ``every`` checked; and the (entry,
+    before_step) pairs of those with a ``before_step``."""
+    timed = [
+        (cb, getattr(cb, "every", 1), getattr(cb, "before_step", None), _cb_name(cb))
+        for cb in callbacks
+    ]
+    for cb, every, _, _ in timed:
+        _int(f"{_cb_name(cb)}.every", every, 1)
+    pre = [(t, t[2]) for t in timed if t[2] is not None]
+    return timed, pre
+
+
+def _prepare(model: nn.Module, data, cfg: TrainConfig, dev, dtype):
+    """The model initialised (``init="default"``), cast and moved, in training mode; the
+    batches it trains on."""
+    if cfg.init == "default":
+        model.to("cpu")
+        default_init_(model, torch.Generator().manual_seed(cfg.seed), cfg.init_std)
+    _set_dtype(model, dtype)
+    model.to(dev)
+    model.train()
+    return (_TokenBatches if isinstance(data, TokenData) else _TaskBatches)(data, cfg, dev, dtype)
+
+
+def _steps(cfg: TrainConfig, steps: int):
+    """The step range, and its progress bar (None without ``cfg.progress``)."""
+    it = range(steps)
+    bar = None
+    if cfg.progress:
+        from tqdm import tqdm
+
+        bar = tqdm(it, desc="train", unit="step", leave=False, mininterval=0.5)
+        it = bar
+    return it, bar
+
+
+# one function: the step loop, its evaluation timing (do_eval's closure) and its stop status
+# share state across steps; split further they would pass eight values back and forth
 def train(
     model: nn.Module,
     data,
@@ -774,51 +843,18 @@ def train(
     :class:`TrainResult`; the trained model is ``result.model`` (the same object, in the
     training dtype, on the device)."""
     t_start = time.perf_counter()
-    cfg = TrainConfig() if config is None else config
-    if not isinstance(cfg, TrainConfig):
-        raise ConfigError(f"config must be a TrainConfig (got {type(cfg).__name__})")
-    if not isinstance(model, nn.Module):
-        raise ConfigError(f"model must be a torch module (got {type(model).__name__})")
-    if not isinstance(data, (TaskData, TokenData)):
-        data = TaskData(task=data)
-    for kind, fns in (("callbacks", callbacks), ("hooks", hooks)):
-        if any(not callable(f) for f in fns):
-            raise ConfigError(f"{kind} must be functions")
-    if evaluate is not None and not callable(evaluate):
-        raise ConfigError("evaluate must be a function model -> dict")
+    cfg, data = _train_inputs(model, data, config, callbacks, hooks, evaluate)
     dev = resolve_device(cfg.device)
     dtype = cfg.torch_dtype
-    # refuse before drawing or allocating anything when the run cannot fit
-    require(
-        bytes=_train_bytes(model, data, cfg),
-        what=(
-            f"training with batch={cfg.batch}"
-            + (f", train_size={data.train_size}" if getattr(data, "train_size", None) else "")
-            + f" ({cfg.optimizer}, {cfg.dtype})"
-        ),
-    )
+    _require_memory(model, data, cfg)
 
-    if cfg.init == "default":
-        model.to("cpu")
-        default_init_(model, torch.Generator().manual_seed(cfg.seed), cfg.init_std)
-    _set_dtype(model, dtype)
-    model.to(dev)
-    model.train()
-    batches = (_TokenBatches if isinstance(data, TokenData) else _TaskBatches)(
-        data, cfg, dev, dtype
-    )
+    batches = _prepare(model, data, cfg, dev, dtype)
     loss_fn = batches.loss
     opt = _make_optimizer(model, cfg)
     fwd = torch.compile(model) if cfg.compile else model
 
     callbacks, hooks = list(callbacks), list(hooks)
-    timed = [
-        (cb, getattr(cb, "every", 1), getattr(cb, "before_step", None), _cb_name(cb))
-        for cb in callbacks
-    ]
-    for cb, every, _, _ in timed:
-        _int(f"{_cb_name(cb)}.every", every, 1)
-    pre = [(t, t[2]) for t in timed if t[2] is not None]
+    timed, pre = _timed_callbacks(callbacks)
 
     losses: list[float] = []
     evals: list[dict] = []
@@ -841,13 +877,7 @@ def train(
     status, message = "completed", f"{steps} steps"
     if cfg.eval_every:
         do_eval(0)
-    it = range(steps)
-    bar = None
-    if cfg.progress:
-        from tqdm import tqdm
-
-        bar = tqdm(it, desc="train", unit="step", leave=False, mininterval=0.5)
-        it = bar
+    it, bar = _steps(cfg, steps)
     t_loop = time.perf_counter()
     params = [p for g in opt.param_groups for p in g["params"]]
     for step in it:

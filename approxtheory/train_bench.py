@@ -120,6 +120,73 @@ def _shared(V, E, H, T, layers, hidden):
     return Transformer(mc)
 
 
+def _check_bench(sizes, threads: int, seed: int, width: int, heads: int) -> None:
+    """ConfigError for a size (name, value, least allowed), thread count or seed that
+    :func:`bench_train` does not take."""
+    from .errors import ConfigError
+
+    for name, v, lo in sizes:
+        if not isinstance(v, int) or isinstance(v, bool) or v < lo:
+            raise ConfigError(f"{name} must be an integer >= {lo} (got {v!r})")
+    from ._cliargs import MAX_SEED, MAX_THREADS
+
+    if threads > MAX_THREADS:
+        raise ConfigError(f"threads must be an integer from 1 to {MAX_THREADS} (got {threads!r})")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise ConfigError(
+            f"seed must be an integer from 0 to {MAX_SEED} (2^32-1, the range numpy and torch "
+            f"seeding accept) (got {seed!r})"
+        )
+    if width % heads:
+        raise ConfigError(f"heads must divide width (got width={width}, heads={heads})")
+
+
+def _rounds(run_ours, run_plain, rounds: int, steps: int, progress) -> list[dict]:
+    """Per round, the two loops' steps per second (in alternating order) and their ratio."""
+    rows = []
+    for r in range(rounds):
+        order = (("ours", run_ours), ("plain", run_plain))
+        if r % 2:
+            order = order[::-1]
+        row: dict[str, float] = {"round": r}
+        for name, fn in order:
+            row[f"{name}_steps_per_s"] = steps / fn(steps, r + 1)
+        row["ratio"] = row["ours_steps_per_s"] / row["plain_steps_per_s"]
+        rows.append(row)
+        if progress:
+            progress(row)
+    return rows
+
+
+def _summary(rows: list[dict], shapes: dict, steps: int, warmup: int, threads: int) -> dict:
+    """The bench's result: the medians and bests of the rounds, the goal, the shapes."""
+    ours_rate = statistics.median(r["ours_steps_per_s"] for r in rows)
+    plain_rate = statistics.median(r["plain_steps_per_s"] for r in rows)
+    ratio = statistics.median(r["ratio"] for r in rows)
+    best_ours = max(r["ours_steps_per_s"] for r in rows)
+    best_plain = max(r["plain_steps_per_s"] for r in rows)
+    return {
+        "ours_steps_per_s": ours_rate,
+        "plain_steps_per_s": plain_rate,
+        "ratio": ratio,
+        "ratio_min": min(r["ratio"] for r in rows),
+        "ratio_max": max(r["ratio"] for r in rows),
+        "best_ours_steps_per_s": best_ours,
+        "best_plain_steps_per_s": best_plain,
+        "ratio_of_best": best_ours / best_plain,
+        "goal_ratio": GOAL_RATIO,
+        "meets_goal": ratio >= GOAL_RATIO,
+        "rounds": rows,
+        "shapes": shapes,
+        "steps_per_round": steps,
+        "warmup_steps": warmup,
+        "threads": threads,
+        "dtype": "float32",
+        "device": "cpu",
+        "torch": torch.__version__,
+    }
+
+
 def bench_train(
     vocab: int = 64,
     width: int = 64,
@@ -136,34 +203,26 @@ def bench_train(
 ) -> dict:
     """Steps per second of our loop and of the plain loop (float32, CPU), same shapes, same
     batch; see the module docstring for the protocol."""
-    from .errors import ConfigError
     from .train import TokenData, TrainConfig, train
 
-    for name, v, lo in (
-        ("vocab", vocab, 2),
-        ("width", width, 1),
-        ("heads", heads, 1),
-        ("seq_len", seq_len, 1),
-        ("layers", layers, 1),
-        ("batch", batch, 1),
-        ("steps", steps, 1),
-        ("rounds", rounds, 1),
-        ("warmup", warmup, 0),
-        ("threads", threads, 1),
-    ):
-        if not isinstance(v, int) or isinstance(v, bool) or v < lo:
-            raise ConfigError(f"{name} must be an integer >= {lo} (got {v!r})")
-    from ._cliargs import MAX_SEED, MAX_THREADS
-
-    if threads > MAX_THREADS:
-        raise ConfigError(f"threads must be an integer from 1 to {MAX_THREADS} (got {threads!r})")
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-        raise ConfigError(
-            f"seed must be an integer from 0 to {MAX_SEED} (2^32-1, the range numpy and torch "
-            f"seeding accept) (got {seed!r})"
-        )
-    if width % heads:
-        raise ConfigError(f"heads must divide width (got width={width}, heads={heads})")
+    _check_bench(
+        (
+            ("vocab", vocab, 2),
+            ("width", width, 1),
+            ("heads", heads, 1),
+            ("seq_len", seq_len, 1),
+            ("layers", layers, 1),
+            ("batch", batch, 1),
+            ("steps", steps, 1),
+            ("rounds", rounds, 1),
+            ("warmup", warmup, 0),
+            ("threads", threads, 1),
+        ),
+        threads,
+        seed,
+        width,
+        heads,
+    )
     old_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
@@ -195,52 +254,18 @@ def bench_train(
         if warmup:
             run_ours(warmup, 0)
             run_plain(warmup, 0)
-        rows = []
-        for r in range(rounds):
-            order = (("ours", run_ours), ("plain", run_plain))
-            if r % 2:
-                order = order[::-1]
-            row: dict[str, float] = {"round": r}
-            for name, fn in order:
-                row[f"{name}_steps_per_s"] = steps / fn(steps, r + 1)
-            row["ratio"] = row["ours_steps_per_s"] / row["plain_steps_per_s"]
-            rows.append(row)
-            if progress:
-                progress(row)
-        ours_rate = statistics.median(r["ours_steps_per_s"] for r in rows)
-        plain_rate = statistics.median(r["plain_steps_per_s"] for r in rows)
-        ratio = statistics.median(r["ratio"] for r in rows)
-        best_ours = max(r["ours_steps_per_s"] for r in rows)
-        best_plain = max(r["plain_steps_per_s"] for r in rows)
-        return {
-            "ours_steps_per_s": ours_rate,
-            "plain_steps_per_s": plain_rate,
-            "ratio": ratio,
-            "ratio_min": min(r["ratio"] for r in rows),
-            "ratio_max": max(r["ratio"] for r in rows),
-            "best_ours_steps_per_s": best_ours,
-            "best_plain_steps_per_s": best_plain,
-            "ratio_of_best": best_ours / best_plain,
-            "goal_ratio": GOAL_RATIO,
-            "meets_goal": ratio >= GOAL_RATIO,
-            "rounds": rows,
-            "shapes": {
-                "vocab": vocab,
-                "width": width,
-                "heads": heads,
-                "seq_len": seq_len,
-                "layers": layers,
-                "ffn_hidden": hidden,
-                "batch": batch,
-                "params_ours": n_ours,
-                "params_plain": n_plain,
-            },
-            "steps_per_round": steps,
-            "warmup_steps": warmup,
-            "threads": threads,
-            "dtype": "float32",
-            "device": "cpu",
-            "torch": torch.__version__,
+        rows = _rounds(run_ours, run_plain, rounds, steps, progress)
+        shapes = {
+            "vocab": vocab,
+            "width": width,
+            "heads": heads,
+            "seq_len": seq_len,
+            "layers": layers,
+            "ffn_hidden": hidden,
+            "batch": batch,
+            "params_ours": n_ours,
+            "params_plain": n_plain,
         }
+        return _summary(rows, shapes, steps, warmup, threads)
     finally:
         torch.set_num_threads(old_threads)

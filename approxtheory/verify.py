@@ -23,14 +23,17 @@ and a resumed run write them byte for byte the same; timings go to ``timings.jso
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 import sys
 import time
 import traceback
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
+from typing import Any
 
 from .errors import ApproxTheoryError
 from .io import (
@@ -68,58 +71,99 @@ def select_claims(only: Sequence[str] | None):
     return out
 
 
+#: a record's keys, in its order (cache entries keep it): ``schema_version``, ``claim`` (the
+#: claim's id), these fields of the catalogue claim, then :data:`_RECORD_ORDER`
+_CLAIM_KEYS = ("paper", "kind", "statement", "provenance")
+#: the fields of :class:`~approxtheory.proofs_check._core.Verdict` (all but ``claim``, which is
+#: the claim's id) in the record's order, with the cache key after ``check``; their types and
+#: defaults are the Verdict's (:func:`_verdict_fields`, which checks that the two name the same
+#: fields)
+_RECORD_ORDER = (
+    "verdict",
+    "evidence",
+    "covered",
+    "measured",
+    "claimed",
+    "witness",
+    "check",
+    "cache_key",
+    "scope",
+    "mutants",
+    "falsified_by",
+    "slack",
+    "scale",
+    "certified",
+    "formula_note",
+    "slack_note",
+    "volatile",
+    "rows",
+    "plot",
+    "slopes",
+)
+#: a result that does not say its scope is one no check produced (an error): "none" (a Verdict
+#: fills in its own scope)
+_RECORD_DEFAULTS = {"scope": "none"}
+
+
+@functools.cache
+def _verdict_fields() -> dict[str, tuple[Any, dataclasses.Field]]:
+    """Per field of :class:`~approxtheory.proofs_check._core.Verdict` but ``claim``: its type
+    and the field (its default): the verdict schema is stated there once. Imported on first use
+    (the checks package is heavy)."""
+    from .proofs_check._core import Verdict
+
+    hints = typing.get_type_hints(Verdict)
+    out = {f.name: (hints[f.name], f) for f in dataclasses.fields(Verdict) if f.name != "claim"}
+    if set(out) != set(_RECORD_ORDER) - {"cache_key"}:
+        raise RuntimeError(
+            "verify._RECORD_ORDER must name the Verdict's fields (but claim) and cache_key: "
+            f"{sorted(set(out) ^ (set(_RECORD_ORDER) - {'cache_key'}))}"
+        )
+    return out
+
+
+def _field_value(v: dict, name: str, hint: Any, f: dataclasses.Field):
+    """Field ``name`` of the result ``v``: its value, else the Verdict's default (a list field
+    is copied as a list)."""
+    if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+        return v[name]
+    default: Any
+    if name in _RECORD_DEFAULTS:
+        default = _RECORD_DEFAULTS[name]
+    elif f.default_factory is not dataclasses.MISSING:
+        default = f.default_factory()
+    else:
+        default = f.default
+    got = v.get(name, default)
+    return list(got) if hint is list else got
+
+
 def _record(c, v: dict, key: str) -> dict:
     """A verdict record, normalised as it reads back from the cache (fresh == cached)."""
-    return json_roundtrip(
-        {
-            "schema_version": SCHEMA_VERSION,
-            "claim": c.id,
-            "paper": c.paper,
-            "kind": c.kind,
-            "statement": c.statement,
-            "provenance": c.provenance,
-            "verdict": v["verdict"],
-            "evidence": v["evidence"],
-            "covered": v.get("covered", ""),
-            "measured": v.get("measured"),
-            "claimed": v.get("claimed"),
-            "witness": v.get("witness"),
-            "check": v.get("check", ""),
-            "cache_key": key,
-            "scope": v.get("scope", "none"),
-            "mutants": list(v.get("mutants", [])),
-            "falsified_by": list(v.get("falsified_by", [])),
-            "slack": v.get("slack"),
-            "scale": v.get("scale"),
-            "certified": v.get("certified"),
-            "formula_note": v.get("formula_note", ""),
-            "slack_note": v.get("slack_note", ""),
-            "volatile": v.get("volatile", {}),
-            "rows": v.get("rows", []),
-            "plot": v.get("plot"),
-            "slopes": v.get("slopes", []),
-        }
-    )
+    fields = _verdict_fields()
+    rec = {"schema_version": SCHEMA_VERSION, "claim": c.id}
+    rec.update((k, getattr(c, k)) for k in _CLAIM_KEYS)
+    for k in _RECORD_ORDER:
+        rec[k] = key if k == "cache_key" else _field_value(v, k, *fields[k])
+    return json_roundtrip(rec)
 
 
-_FIELDS = {
-    "paper": str,
-    "kind": str,
-    "statement": str,
-    "provenance": str,
-    "evidence": str,
-    "covered": str,
-    "check": str,
-    "rows": list,
-    "slopes": list,
-    "scope": str,
-    "mutants": list,
-    "falsified_by": list,
-    "formula_note": str,
-    "slack_note": str,
-    "volatile": dict,
-}
-_ANY = ("measured", "claimed", "witness", "plot", "slack", "scale", "certified")
+#: the fields a record holds of one type, and those (``_any``) that hold any value
+_TYPED = (str, list, dict)
+
+
+@functools.cache
+def _schema() -> tuple[frozenset, dict[str, type], tuple[str, ...]]:
+    """The keys of a record, the type of each typed one but ``claim`` and ``verdict`` (checked
+    apart), and those of any type: read from :func:`_verdict_fields`."""
+    fields = _verdict_fields()
+    typed: dict[str, type] = {k: str for k in _CLAIM_KEYS}
+    typed.update((k, hint) for k, (hint, _f) in fields.items() if hint in _TYPED and k != "verdict")
+    any_type = tuple(k for k, (hint, _f) in fields.items() if hint not in _TYPED)
+    keys = frozenset(("schema_version", "claim", *_CLAIM_KEYS, *_RECORD_ORDER))
+    return keys, typed, any_type
+
+
 #: the keys of a cache entry: those of :func:`_record`, and these optional ones
 _OPTIONAL = ("formula_read", "duration_s")
 _PLOT_OPTIONAL: dict[str, type | tuple[type, ...]] = {
@@ -131,13 +175,6 @@ _PLOT_OPTIONAL: dict[str, type | tuple[type, ...]] = {
     "logx": bool,
     "logy": bool,
 }
-_RECORD_KEYS = frozenset(
-    _record(
-        SimpleNamespace(id="", paper="", kind="", statement="", provenance=""),
-        {"verdict": "", "evidence": ""},
-        "",
-    )
-)
 
 
 def _number(v) -> bool:
@@ -205,6 +242,7 @@ def _cached(path: Path, cid: str, key: str) -> tuple[dict, float] | None:
     one)."""
     from .proofs_check import VERDICTS
 
+    record_keys, fields, any_type = _schema()
     rec = read_checked_json(path)
     if (
         not isinstance(rec, dict)
@@ -215,12 +253,12 @@ def _cached(path: Path, cid: str, key: str) -> tuple[dict, float] | None:
         or rec["verdict"] == "error"
     ):
         return None
-    if not _RECORD_KEYS <= rec.keys() or any(
-        k not in _RECORD_KEYS and k not in _OPTIONAL for k in rec
+    if not record_keys <= rec.keys() or any(
+        k not in record_keys and k not in _OPTIONAL for k in rec
     ):
         return None
-    if any(not isinstance(rec.get(k), t) for k, t in _FIELDS.items()) or any(
-        k not in rec for k in _ANY
+    if any(not isinstance(rec.get(k), t) for k, t in fields.items()) or any(
+        k not in rec for k in any_type
     ):
         return None
     if not all(isinstance(r, dict) for r in rec["rows"]):
@@ -291,9 +329,19 @@ def _run_check(CHECKS, cid: str, ctx) -> dict:
         }
 
 
+@dataclass(frozen=True)
+class _Registry:
+    """What the checks package registers (:mod:`approxtheory.proofs_check`): the checks, their
+    declared mutants, the cache key of a check's run and the verdict-flip test."""
+
+    CHECKS: Any
+    MUTANTS: Any
+    check_hash: Any
+    flips: Any
+
+
 def _cached_or_run(
-    CHECKS,
-    check_hash,
+    reg: _Registry,
     c,
     ctx,
     cache: _Cache,
@@ -305,6 +353,7 @@ def _cached_or_run(
     ``claim_mutant`` (:class:`~approxtheory.catalogue.mutate.ClaimMutant`) the check runs while
     the catalogue returns the mutated claim, and the record says whether it read the formula
     (``formula_read``)."""
+    CHECKS, check_hash = reg.CHECKS, reg.check_hash
     if c.id not in CHECKS:  # a claim added to the catalogue without a check: say so, go on
         timings[label] = {"cached": False, "duration_s": 0.0}
         return _record(
@@ -344,19 +393,17 @@ MUTANT_NOTE = (
 )
 
 
-def _apply_mutants(
-    CHECKS, MUTANTS, check_hash, flips, c, rec: dict, ctx, cache: _Cache, timings: dict
-) -> dict:
+def _apply_mutants(reg: _Registry, c, rec: dict, ctx, cache: _Cache, timings: dict) -> dict:
     """Run the claim's declared mutants; name those that flip its verdict (``falsified_by``)
     and downgrade a verified verdict that none of them flips."""
     from dataclasses import replace
 
+    MUTANTS, flips = reg.MUTANTS, reg.flips
     declared = MUTANTS.get(c.id, {})
     results = []
     for name, what in declared.items():
         m = _cached_or_run(
-            CHECKS,
-            check_hash,
+            reg,
             c,
             replace(ctx, mutant=name),
             cache,
@@ -392,9 +439,7 @@ CLAIM_MUTANT_NOTE = (
 )
 
 
-def _apply_claim_mutants(
-    CHECKS, check_hash, flips, c, rec: dict, ctx, cache: _Cache, timings: dict
-) -> dict:
+def _apply_claim_mutants(reg: _Registry, c, rec: dict, ctx, cache: _Cache, timings: dict) -> dict:
     """Run the generated mutants of the claim itself (:mod:`approxtheory.catalogue.mutate`)
     against its check; record each one's verdict, whether it flipped and whether the check read
     the mutated formula; downgrade a verified verdict that survives the scale mutant (its bound
@@ -403,6 +448,7 @@ def _apply_claim_mutants(
 
     from .catalogue.mutate import claim_mutants
 
+    flips = reg.flips
     rec = dict(rec)
     if not c.expressions:
         rec["claim_mutants"] = []
@@ -412,8 +458,7 @@ def _apply_claim_mutants(
     results = []
     for m in generated:
         r = _cached_or_run(
-            CHECKS,
-            check_hash,
+            reg,
             c,
             replace(ctx, claim_mutant=m.name),
             cache,
@@ -447,41 +492,47 @@ def _apply_claim_mutants(
         f"claim {r['name']}" for r in results if r["flips"]
     ]
     if rec["verdict"].startswith("verified"):
-        why = []
-        scale = [r for r in results if r["kind"] == "scale"]
-        rate = [r for r in results if r["kind"] == "rate"]
-        # an upper bound must fail when put below the worst case found, a lower bound when put
-        # above it; for any other claim one of the two directions must fail (a formula with an
-        # unspecified constant is not made false by a factor: none is required)
-        side = {"upper": "scale:", "construction": "scale:", "lower": "scale-up:"}.get(c.kind)
-        required = [r for r in scale if r["required"]]
-        if required and not any(r["flips"] for r in required):
-            if side is None:
-                where = "scaled past the room it found, either way"
-            elif rec.get("slack") is not None:
-                where = (
-                    f"{'above' if c.kind == 'lower' else 'below'} the worst case it found "
-                    f"(slack {rec['slack']:.3g})"
-                )
-            else:
-                where = f"{'doubled' if c.kind == 'lower' else 'halved'} (it reports no slack)"
-            why.append(f"it still passes with the claim's formula {where}")
-        if rate and not any(r["flips"] for r in rate):
-            slack = rec.get("slack")
-            if slack is None or slack < LOOSE_SLACK:
-                why.append("it still passes with the claim's rate exponent moved either way")
-            else:
-                rec["claim_mutant_note"] = (
-                    f"the rate mutants survived a bound loose by x{slack:.3g} on what the "
-                    f"check found (a loose bound is not made false by a rate shift; the scale "
-                    f"mutant is)"
-                )
-        if why:
-            rec["evidence"] = (
-                CLAIM_MUTANT_NOTE.format(v=rec["verdict"], why="; ".join(why)) + rec["evidence"]
-            )
-            rec["verdict"] = "consistent-empirical"
+        _downgrade_survived(c, rec, results)
     return rec
+
+
+def _downgrade_survived(c, rec: dict, results: list[dict]) -> None:
+    """A verified ``rec`` downgraded in place when it survives its required scale mutants or
+    every rate mutant (see :func:`_apply_claim_mutants`)."""
+    why = []
+    scale = [r for r in results if r["kind"] == "scale"]
+    rate = [r for r in results if r["kind"] == "rate"]
+    # an upper bound must fail when put below the worst case found, a lower bound when put
+    # above it; for any other claim one of the two directions must fail (a formula with an
+    # unspecified constant is not made false by a factor: none is required)
+    side = {"upper": "scale:", "construction": "scale:", "lower": "scale-up:"}.get(c.kind)
+    required = [r for r in scale if r["required"]]
+    if required and not any(r["flips"] for r in required):
+        if side is None:
+            where = "scaled past the room it found, either way"
+        elif rec.get("slack") is not None:
+            where = (
+                f"{'above' if c.kind == 'lower' else 'below'} the worst case it found "
+                f"(slack {rec['slack']:.3g})"
+            )
+        else:
+            where = f"{'doubled' if c.kind == 'lower' else 'halved'} (it reports no slack)"
+        why.append(f"it still passes with the claim's formula {where}")
+    if rate and not any(r["flips"] for r in rate):
+        slack = rec.get("slack")
+        if slack is None or slack < LOOSE_SLACK:
+            why.append("it still passes with the claim's rate exponent moved either way")
+        else:
+            rec["claim_mutant_note"] = (
+                f"the rate mutants survived a bound loose by x{slack:.3g} on what the "
+                f"check found (a loose bound is not made false by a rate shift; the scale "
+                f"mutant is)"
+            )
+    if why:
+        rec["evidence"] = (
+            CLAIM_MUTANT_NOTE.format(v=rec["verdict"], why="; ".join(why)) + rec["evidence"]
+        )
+        rec["verdict"] = "consistent-empirical"
 
 
 def max_jobs() -> int:
@@ -527,14 +578,15 @@ def _verify_claim(c, ctx, cache: _Cache, timings: dict, mutants: bool, stage=Non
     and generated mutants when it passes. ``stage(text)`` is told which part runs."""
     from .proofs_check import CHECKS, MUTANTS, PASSING, check_hash, flips
 
-    rec = _cached_or_run(CHECKS, check_hash, c, ctx, cache, timings, c.id)
+    reg = _Registry(CHECKS, MUTANTS, check_hash, flips)
+    rec = _cached_or_run(reg, c, ctx, cache, timings, c.id)
     if mutants and rec["verdict"] in PASSING:
         if stage is not None:
             stage("mutants")
-        rec = _apply_mutants(CHECKS, MUTANTS, check_hash, flips, c, rec, ctx, cache, timings)
+        rec = _apply_mutants(reg, c, rec, ctx, cache, timings)
         if stage is not None:
             stage("claim mutants")
-        rec = _apply_claim_mutants(CHECKS, check_hash, flips, c, rec, ctx, cache, timings)
+        rec = _apply_claim_mutants(reg, c, rec, ctx, cache, timings)
     return rec
 
 
@@ -605,6 +657,22 @@ def _verify_parallel(selected, ctx, cache: _Cache, timings: dict, mutants, jobs,
     return [got[i] for i in range(len(selected))]
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """The arguments of :func:`run_verify`, as its body receives them (see there)."""
+
+    profile: str = "quick"
+    only: Sequence[str] | None = None
+    out: str | Path = "report"
+    fail_on: str | None = None
+    seed: int = 0
+    progress: bool = True
+    use_cache: bool = True
+    mutants: bool = False
+    results: str | Path | None = None
+    jobs: int = 1
+
+
 def run_verify(
     profile: str = "quick",
     only: Sequence[str] | None = None,
@@ -638,74 +706,74 @@ def run_verify(
     torch.set_num_threads(1)
     try:
         return _run_verify(
-            profile=profile,
-            only=only,
-            out=out,
-            fail_on=fail_on,
-            seed=seed,
-            progress=progress,
-            use_cache=use_cache,
-            mutants=mutants,
-            results=results,
-            jobs=jobs,
+            RunOptions(
+                profile=profile,
+                only=only,
+                out=out,
+                fail_on=fail_on,
+                seed=seed,
+                progress=progress,
+                use_cache=use_cache,
+                mutants=mutants,
+                results=results,
+                jobs=jobs,
+            )
         )
     finally:
         torch.set_num_threads(threads)
 
 
-def _run_verify(
-    profile: str = "quick",
-    only: Sequence[str] | None = None,
-    out: str | Path = "report",
-    fail_on: str | None = None,
-    seed: int = 0,
-    progress: bool = True,
-    use_cache: bool = True,
-    mutants: bool = False,
-    results: str | Path | None = None,
-    jobs: int = 1,
-) -> int:
+def _run_verify(opts: RunOptions) -> int:
     """The body of :func:`run_verify` (which fixes the torch thread count around it)."""
-    jobs = check_jobs(jobs)
-    if results is not None:
-        from .catalogue import claim
-        from .proofs_check._results import SCHEMAS, using_results
-
-        ids = [claim(x).id for x in (only or [])]
-        if len(ids) != 1:
-            raise ApproxTheoryError(
-                "--results applies to one claim: give it with --only CLAIM (claims with a results "
-                f"schema: {', '.join(sorted(SCHEMAS))})"
-            )
-        with using_results(ids[0], results):
-            return run_verify(
-                profile=profile,
-                only=ids,
-                out=out,
-                fail_on=fail_on,
-                seed=seed,
-                progress=progress,
-                use_cache=False,
-                mutants=mutants,
-                jobs=1,  # the given results live in this process
-            )
+    jobs = check_jobs(opts.jobs)
+    if opts.results is not None:
+        return _run_with_results(opts, opts.results)
     from .proofs_check import PROFILES, Context
-    from .proofs_check._core import KEY_PACKAGES, set_progress_hook
-    from .report import (
-        formulas_of,
-        plot_from_csv,
-        render_html,
-        render_markdown,
-        slope_plot,
-        write_csv,
-    )
 
+    profile = opts.profile
     if profile not in PROFILES:
         raise ApproxTheoryError(f"profile must be one of {', '.join(PROFILES)} (got {profile!r})")
-    if fail_on not in (None, "refuted"):
-        raise ApproxTheoryError(f"--fail-on takes 'refuted' (got {fail_on!r})")
-    selected = select_claims(only)
-    out = Path(out)
+    if opts.fail_on not in (None, "refuted"):
+        raise ApproxTheoryError(f"--fail-on takes 'refuted' (got {opts.fail_on!r})")
+    selected = select_claims(opts.only)
+    out, cache = _prepare_out(Path(opts.out), opts.use_cache)
+    ctx = Context(profile=profile, seed=opts.seed)
+    t0 = time.time()
+    timings: dict[str, dict] = {}
+    records = _check_all(selected, ctx, cache, timings, opts, jobs, out)
+    _write_data(records, out, profile)
+    wall = _write_report(records, selected, timings, opts, out, t0)
+    return _summarise(records, wall, cache, out, opts)
+
+
+def _run_with_results(opts: RunOptions, results: str | Path) -> int:
+    """``verify --results``: the one claim in ``only`` checked against the given results CSV
+    (no cache, one process)."""
+    from .catalogue import claim
+    from .proofs_check._results import SCHEMAS, using_results
+
+    ids = [claim(x).id for x in (opts.only or [])]
+    if len(ids) != 1:
+        raise ApproxTheoryError(
+            "--results applies to one claim: give it with --only CLAIM (claims with a results "
+            f"schema: {', '.join(sorted(SCHEMAS))})"
+        )
+    with using_results(ids[0], results):
+        return run_verify(
+            profile=opts.profile,
+            only=ids,
+            out=opts.out,
+            fail_on=opts.fail_on,
+            seed=opts.seed,
+            progress=opts.progress,
+            use_cache=False,
+            mutants=opts.mutants,
+            jobs=1,  # the given results live in this process
+        )
+
+
+def _prepare_out(out: Path, use_cache: bool) -> tuple[Path, _Cache]:
+    """The output folder made, with its ``data``, ``plots`` and ``.cache`` sub-folders."""
     out.mkdir(parents=True, exist_ok=True)
     for sub in ("data", "plots"):
         safe_dir(out, sub)
@@ -714,15 +782,20 @@ def _run_verify(
         safe_dir(out, ".cache")
     except FileExistsError:  # a file in its place: every entry is a miss that is not written
         pass
-    ctx = Context(profile=profile, seed=seed)
-    t0 = time.time()
-    timings: dict[str, dict] = {}
-    from .progress import VerifyProgress
+    return out, cache
 
+
+def _check_all(selected, ctx, cache: _Cache, timings: dict, opts: RunOptions, jobs: int, out):
+    """The records of ``selected``, in their order, one at a time or ``jobs`` at a time, with
+    the progress bar."""
+    from .progress import VerifyProgress
+    from .proofs_check._core import set_progress_hook
+
+    profile, mutants = opts.profile, opts.mutants
     shown_bar = VerifyProgress(
         [c.id for c in selected],
         desc=f"verify ({profile}{'' if jobs == 1 else f', {jobs} jobs'})",
-        disable=not progress,
+        disable=not opts.progress,
         expected=_previous_seconds(out / "timings.json"),
         jobs=jobs,
     )
@@ -737,7 +810,14 @@ def _run_verify(
     else:
         records = _verify_parallel(selected, ctx, cache, timings, mutants, jobs, shown_bar)
     shown_bar.close()
-    # data files and plots, drawn from the CSVs only
+    return records
+
+
+def _write_data(records: list, out: Path, profile: str) -> None:
+    """Each record's CSVs and plots (drawn from the CSVs only), named in its ``csv`` and
+    ``plots``."""
+    from .report import plot_from_csv, slope_plot, write_csv
+
     for rec in records:
         rec["csv"], rec["plots"] = [], []
         if rec["rows"]:
@@ -757,13 +837,20 @@ def _run_verify(
             png = safe_path(out, f"plots/{rec['claim']}.slopes.png")
             slope_plot(rec["slopes"], f"{rec['claim']}: fitted vs predicted exponent", png)
             rec["plots"].append(str(png.relative_to(out)))
-    # verdicts.json holds no timings (identical bytes for cached, fresh and resumed runs)
+
+
+def _write_report(records, selected, timings: dict, opts: RunOptions, out: Path, t0) -> float:
+    """``verdicts.json`` (no timings: identical bytes for cached, fresh and resumed runs),
+    ``timings.json``, ``report.md`` and ``report.html``; the run's wall seconds."""
+    from .proofs_check._core import KEY_PACKAGES
+    from .report import formulas_of, render_html, render_markdown
+
     libs = libraries()
     meta = {
         "schema_version": SCHEMA_VERSION,
-        "profile": profile,
-        "seed": seed,
-        "mutants": mutants,
+        "profile": opts.profile,
+        "seed": opts.seed,
+        "mutants": opts.mutants,
         "version": package_version(),
         "git": git_revision(),
         "source": source_fingerprint(KEY_PACKAGES)[:16],
@@ -787,10 +874,15 @@ def _run_verify(
         safe_path(out, "report.html"),
         render_html(shown_records, shown, formulas=formulas_of(selected)),
     )
+    return wall
+
+
+def _summarise(records: list, wall: float, cache: _Cache, out: Path, opts: RunOptions) -> int:
+    """The run's summary on stderr (with ``progress``) and its exit code."""
     crashed = [r["claim"] for r in records if r["verdict"] == "error"]
     refuted = [r["claim"] for r in records if r["verdict"] == "refuted"]
     inconsistent = [r["claim"] for r in records if r["verdict"] == "inconsistent"]
-    if progress:
+    if opts.progress:
         counts: dict[str, int] = {}
         for r in records:
             counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
@@ -810,6 +902,6 @@ def _run_verify(
         print(f"report: {out / 'report.md'} and {out / 'report.html'}", file=sys.stderr)
     if crashed:
         return 1
-    if fail_on == "refuted" and refuted:
+    if opts.fail_on == "refuted" and refuted:
         return 1
     return 0

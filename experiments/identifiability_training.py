@@ -193,6 +193,8 @@ class HeadDrift:
         }
 
 
+# one function: one cell's corpus, vocabulary, model, training run and measurements, in order;
+# the steps share the corpus split and the model
 def train_cell(cfg: dict) -> dict:
     import numpy as np
     import torch

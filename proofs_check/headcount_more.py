@@ -1,4 +1,4 @@
-"""Checks of arXiv 2510.06662 (HC-*) beyond the theorems of ``headcount.py``: the density
+"""Checks of arXiv 2510.06662 (HC-*) beyond the theorems of ``headcount/``: the density
 theorem's constructive instance, the conjecture on trained multi-layer models, and the remarks and
 empirical transitions of the paper (issue 24, "the claims still missing").
 
@@ -166,6 +166,7 @@ def _t1_largest_m(T: int, seed: int) -> int:
     "HC-T1",
     mutants={"feature-dropped": "the last subset's two minimum features read as 0 (a unit lost)"},
 )
+# one function: the proof of App. A.1 built and measured step by step, in its order
 def density_instance(ctx: Context, cid):
     """The density theorem's constructive instance at T = 4, d = 1 (the proof of App. A.1 built
     and measured): the class's index-set size |S_i| >= S_min(T) is read from the catalogue; with
@@ -384,7 +385,7 @@ def conj1_criterion(rows, c) -> dict:
 
 def _variants_scale(name: str, raw) -> dict:
     """The scale record of a trained verdict on headcount_variants (the shared gate's figures,
-    control L·h >= D; see proofs_check/headcount.py's scale_record)."""
+    control L·h >= D; see proofs_check/headcount/trained.py's scale_record)."""
     from .headcount import RECIPE_HINT, scale_record
 
     D = int(raw[0]["D"])
@@ -402,6 +403,7 @@ def _variants_scale(name: str, raw) -> dict:
     "HC-Conj1",
     mutants={"layers-ignored": "the cells' layer counts read as 1 (the bookkeeping drops L)"},
 )
+# one function: one experiment read, gated, judged and described, in the verdict's order
 def multilayer_conjecture(ctx: Context, cid):
     """headcount_variants (D = 3, fixed total width, one and two layers): :func:`conj1_criterion`
     with the regime read from the catalogue."""

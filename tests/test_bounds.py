@@ -528,7 +528,7 @@ def test_mutant_crown_without_the_chord_offset_is_caught(monkeypatch):
         s, t, a = real(lo_, hi_, alpha)
         return s, torch.zeros_like(t), a
 
-    monkeypatch.setattr(bd, "_relu_relax", no_offset)
+    monkeypatch.setattr(bd.mlp, "_relu_relax", no_offset)
     assert not all(_crown_contains(m, lo, hi, rng) for m, _ in cases)
 
 
@@ -544,7 +544,8 @@ def test_mutant_narrow_ratio_bound_is_caught(monkeypatch):
         mid = 0.5 * (lo + hi)
         return (mid - 0.2 * (hi - lo), mid + 0.2 * (hi - lo), *r[2:])
 
-    monkeypatch.setattr(bd, "_ratio_bounds", narrow)
+    for mod in (bd.ratio, bd.error):  # every module that calls it
+        monkeypatch.setattr(mod, "_ratio_bounds", narrow)
     r = upper_bracket(c.model, c.task, method="generic", max_boxes=800, max_splits=50)
     assert soundness_violation(c.model, c.task, r.upper, np.random.default_rng(0)) > 0
 
@@ -567,8 +568,10 @@ def test_mutant_narrow_softmax_interval_is_caught(monkeypatch):
         pl, pu = real(lo, hi)
         return pl + 0.5 * (pu - pl), pu
 
-    monkeypatch.setattr(bd, "softmax_bounds", narrow)
-    monkeypatch.setattr(bd, "_coupled_F", lambda *a, **k: (torch.tensor(-1e9), torch.tensor(1e9)))
+    monkeypatch.setattr(bd.forward, "softmax_bounds", narrow)
+    monkeypatch.setattr(
+        bd.forward, "_coupled_F", lambda *a, **k: (torch.tensor(-1e9), torch.tensor(1e9))
+    )
     assert not _check_layer_containment(m, 3, 1, 0)
 
 

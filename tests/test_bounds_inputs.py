@@ -206,14 +206,14 @@ def test_upper_bracket_leaves_the_global_rng_alone_and_is_seeded():
 def test_mutant_global_seed_is_caught(monkeypatch):
     """A mutant that reseeds the global torch RNG again must turn the state check red."""
     c = build("softmax_retrieval", T=2, beta=10.0)
-    real = bd.torch.Generator
+    real = bd.bracket.torch.Generator
 
     class Reseeding(real):  # type: ignore[misc, valid-type]
         def manual_seed(self, seed):
             torch.manual_seed(seed)
             return super().manual_seed(seed)
 
-    monkeypatch.setattr(bd.torch, "Generator", Reseeding)
+    monkeypatch.setattr(bd.bracket.torch, "Generator", Reseeding)
     torch.manual_seed(99)
     state = torch.get_rng_state()
     upper_bracket(c.model, c.task, max_splits=2, time_limit=1e6)

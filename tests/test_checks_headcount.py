@@ -12,6 +12,7 @@ import sympy as sp
 
 import approxtheory as at
 from approxtheory.proofs_check import CHECKS, MUTANTS, VERIFIED, Context, run_check
+from approxtheory.proofs_check import _rows as rows_reader
 from approxtheory.proofs_check import headcount as hcc
 from approxtheory.search_bench import known_hc_k1_vertices
 
@@ -192,11 +193,11 @@ def test_p8_criterion_can_pass_and_fail(monkeypatch):
     """The P8 decision rule on stated tables: a clean transition at h = D passes and its
     mutant (head labels reversed) is inconsistent; a transition at h = 3 for D = 2 is too."""
     clean = {(1, 8): 0.2, (1, 32): 0.35, (2, 8): 1e-3, (2, 32): 1.1e-3, (3, 8): 8e-4, (3, 32): 9e-4}
-    monkeypatch.setattr(hcc, "_exp_rows", _fake_phase({2: clean, 4: D4_CLEAN}))
+    monkeypatch.setattr(rows_reader, "exp_rows", _fake_phase({2: clean, 4: D4_CLEAN}))
     assert run_check("HC-P8", Context()).verdict == "consistent-empirical"
     assert run_check("HC-P8", Context(mutant="heads-relabelled")).verdict == "inconsistent"
     late = {(1, 8): 0.2, (1, 32): 0.35, (2, 8): 0.18, (2, 32): 0.3, (3, 8): 1e-3, (3, 32): 1e-3}
-    monkeypatch.setattr(hcc, "_exp_rows", _fake_phase({2: late, 4: D4_CLEAN}))
+    monkeypatch.setattr(rows_reader, "exp_rows", _fake_phase({2: late, 4: D4_CLEAN}))
     v = run_check("HC-P8", Context())
     assert v.verdict == "inconsistent" and "(a)" in v.evidence and v.witness["D=2"]["failed"]
 

@@ -296,14 +296,14 @@ def _sweep(drift_exp: float, step0_exp: float = 2.0):
 
 def test_fig4_drift_true_passes_false_and_planted_fail(monkeypatch):
     lr = at.claim("ID-F4").symbol("lr")
-    monkeypatch.setattr(idc, "_trained", lambda ctx, cid: (*_sweep(1.8), None))
+    monkeypatch.setattr(idc.remarks, "_trained", lambda ctx, cid: (*_sweep(1.8), None))
     assert _run("ID-F4").verdict == "consistent-empirical"
     # a false claim: the per-step drift O(lr^(5/2)) (the rate mutant of lr²)
     _false_claim(monkeypatch, "ID-F4", step_drift=lr ** sp.Rational(5, 2))
     assert _run("ID-F4").verdict == "inconsistent"
     monkeypatch.undo()
     # a planted counter-example: a drift that does not fall with lr (an error floor)
-    monkeypatch.setattr(idc, "_trained", lambda ctx, cid: (*_sweep(0.0), None))
+    monkeypatch.setattr(idc.remarks, "_trained", lambda ctx, cid: (*_sweep(0.0), None))
     v = _run("ID-F4")
     assert v.verdict == "inconsistent" and "in 0/2 layer-heads" in v.evidence
 
@@ -330,11 +330,11 @@ def _control(ctrl_like: str):
 
 
 def test_clear_control_true_passes_planted_fails(monkeypatch):
-    monkeypatch.setattr(idc, "_trained", lambda ctx, cid: _control("adamw"))
+    monkeypatch.setattr(idc.remarks, "_trained", lambda ctx, cid: _control("adamw"))
     v = _run("ID-CLR")
     assert v.verdict == "consistent-empirical" and v.formula_note.startswith("reads no formula")
     # a planted counter-example: the control's imbalance follows the rebalanced run
-    monkeypatch.setattr(idc, "_trained", lambda ctx, cid: _control("adamw_rebalance"))
+    monkeypatch.setattr(idc.remarks, "_trained", lambda ctx, cid: _control("adamw_rebalance"))
     assert _run("ID-CLR").verdict == "inconsistent"
 
 

@@ -33,7 +33,7 @@ def small_k2():
     column), measured once for the module (the memo is claim-independent), cleared before and
     after."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(ifc, "_pairwise_axes", lambda profile: {(1, 8): [1e2, 1e3, 1e4, 1e5, 1e6]})
+        mp.setattr(ifc.rates, "_pairwise_axes", lambda profile: {(1, 8): [1e2, 1e3, 1e4, 1e5, 1e6]})
         ifc._pairwise_grid.cache_clear()
         yield
         ifc._pairwise_grid.cache_clear()

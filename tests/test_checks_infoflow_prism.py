@@ -162,7 +162,7 @@ def test_sdpa_flops_are_invisible_to_the_counter():
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    m = prc._model([4, 4, 4, 4])
+    m = prc._common._model([4, 4, 4, 4])
     X = torch.zeros(2, 32, 8, dtype=torch.float64)
     with FlopCounterMode(display=False) as fused:
         m(X)

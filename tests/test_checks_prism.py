@@ -73,7 +73,7 @@ def test_pr_s4_blocks_rule_against_table5_and_a_planted_ablation(monkeypatch):
     planted = [
         r for r in prc.ABLATION_RELATIONS if "3,6,8,..." not in r and r[1] != "3,3,6,6,8,8,12x6"
     ] + [("3,6,8,...", "3,3,6,6,8,8,12x6"), ("3,3,6,6,8,8,12x6", "uniform")]
-    monkeypatch.setattr(prc, "ABLATION_RELATIONS", tuple(planted))
+    monkeypatch.setattr(prc.rules, "ABLATION_RELATIONS", tuple(planted))
     m = run("PR-S4")
     assert m.verdict == "inconsistent" and "worse" in m.evidence, m.evidence
 
@@ -84,7 +84,7 @@ def test_pr_s5_baseline_half_and_a_planted_schedule(monkeypatch):
     assert "untested" in v.scope
     bad = dict(prc.TABLE4)
     bad["small"] = (768, 12, 12, (3, 3, 6, 6, 8, 8, 8) + (12,) * 5)
-    monkeypatch.setattr(prc, "TABLE4", bad)
+    monkeypatch.setattr(prc.rules, "TABLE4", bad)
     assert run("PR-S5").verdict == "inconsistent"
 
 
@@ -95,13 +95,13 @@ def test_pr_s6_power_of_two_reason_is_contradicted_by_the_papers_own_throughput(
     assert v.witness and "3,3,6,6,8,8,12x6" in v.witness[0]
     # the digest's reading (d_h > 256 is slow) accepts every row; a planted slow d_h = 128 row
     # (a kernel penalty below 256) is rejected by it
-    assert prc.throughput_contradictions(prc.ABLATION, prc._above_256) == []
+    assert prc.throughput_contradictions(prc.ABLATION, prc.rules._above_256) == []
     planted = {**prc.ABLATION, "4,4,6,6,...": dict(heads=(6, 6) + (12,) * 10, slowdown=0.05)}
-    assert len(prc.throughput_contradictions(planted, prc._above_256)) == 1
+    assert len(prc.throughput_contradictions(planted, prc.rules._above_256)) == 1
     # with a table in which the 96-wide stage cost throughput, the paper's reason holds
     true_table = {k: dict(r) for k, r in prc.ABLATION.items()}
     true_table["3,3,6,6,8,8,12x6"]["slowdown"] = 0.03
-    monkeypatch.setattr(prc, "ABLATION", true_table)
+    monkeypatch.setattr(prc.rules, "ABLATION", true_table)
     assert run("PR-S6").verdict == "consistent-empirical"
 
 
@@ -114,7 +114,7 @@ def test_pr_a1_every_progressive_row_beats_uniform_and_a_planted_row(monkeypatch
     v = run("PR-A1")
     assert v.verdict == "consistent-empirical" and len(v.rows) == 6, v.evidence
     monkeypatch.setattr(
-        prc, "ABLATION_RELATIONS", _swap(prc.ABLATION_RELATIONS, "2,4,6,8,12x8", "uniform")
+        prc.rules, "ABLATION_RELATIONS", _swap(prc.ABLATION_RELATIONS, "2,4,6,8,12x8", "uniform")
     )
     assert run("PR-A1").verdict == "inconsistent"
 
@@ -122,7 +122,9 @@ def test_pr_a1_every_progressive_row_beats_uniform_and_a_planted_row(monkeypatch
 def test_pr_a2_start_width_order_and_a_planted_order(monkeypatch):
     v = run("PR-A2")
     assert v.verdict == "consistent-empirical" and "Confounded" in v.evidence, v.evidence
-    monkeypatch.setattr(prc, "ABLATION_RELATIONS", _swap(prc.ABLATION_RELATIONS, "h_1=4", "h_1=6"))
+    monkeypatch.setattr(
+        prc.rules, "ABLATION_RELATIONS", _swap(prc.ABLATION_RELATIONS, "h_1=4", "h_1=6")
+    )
     assert run("PR-A2").verdict == "inconsistent"
 
 
@@ -172,7 +174,9 @@ def test_pr_e3_is_a_check_and_its_false_variants_fail():
 
 
 def test_pr_e3_planted_item_counts_fail(monkeypatch):
-    monkeypatch.setattr(prc, "DOWNSTREAM_ITEMS", {**prc.DOWNSTREAM_ITEMS, "HellaSwag": 10_042})
+    monkeypatch.setattr(
+        prc.reported, "DOWNSTREAM_ITEMS", {**prc.DOWNSTREAM_ITEMS, "HellaSwag": 10_042}
+    )
     v = run("PR-E3")
     assert v.verdict == "refuted" and "BELOW 1 point" in v.evidence
 
@@ -198,7 +202,7 @@ def test_pr_e2_underpowered_verdict_names_what_makes_it_checkable(monkeypatch):
             r.update({f"D_{li}": 5.0 for li in range(1, 5)})
             r["D_1"] += dd if name == "prism" else 0.0
             rows.append(r)
-    monkeypatch.setattr(prc, "_paired_rows", lambda ctx: ([dict(x) for x in rows], "x"))
+    monkeypatch.setattr(prc.paired, "_paired_rows", lambda ctx: ([dict(x) for x in rows], "x"))
     v = run("PR-E2")
     assert v.verdict == "not-checkable"
     assert "What makes it checkable: at least" in v.evidence and "--scale toy8" in v.evidence
@@ -216,3 +220,16 @@ def test_toy8_is_the_digests_l8_schedule_and_obeys_rules_4_and_5():
 def test_pr_n1_generated_mutants_fail():
     assert run("PR-N1").verdict == "verified-symbolic"
     assert generated_mutants_fail("PR-N1", None)
+
+
+def test_pr_n2_throughput_rounds_are_a_fixed_count_not_a_clock_budget(monkeypatch):
+    """The record's text may not depend on how loaded the machine is (it said 9 rounds on one
+    run and 6 on the next when the rounds filled a 1.5 s budget)."""
+    import time as _time
+
+    from approxtheory.proofs_check.prism import neutrality
+
+    clock = iter(range(0, 10**6, 1000))  # every reading 1000 s later: a clock budget runs once
+    monkeypatch.setattr(_time, "perf_counter", lambda: float(next(clock)))
+    assert neutrality._throughput(0)["rounds"] == 9
+    assert neutrality._throughput(0, rounds=4)["rounds"] == 4

@@ -88,7 +88,7 @@ def test_show_trail_prints_every_stop_with_paths(capsys):
     stops = {line.split(":", 1)[0].strip() for line in lines[1:]}
     assert stops == {"catalogue", "check", "construction", "experiment", "writes"}
     assert "  catalogue:    approxtheory/catalogue/headcount.py:" in out
-    assert "k1_construction (proofs_check/headcount.py:" in out
+    assert "k1_construction (proofs_check/headcount/k1.py:" in out
     assert "  construction: hc_k1 (approxtheory/constructions/headcount.py:" in out
     assert "  experiment:   none" in out
     assert "  writes:       report/data/HC-K1.csv" in out
@@ -98,7 +98,7 @@ def test_show_trail_json(capsys):
     rc, out, _ = run(capsys, "claims", "show", "IF-P3", "--trail", "--json")
     d = json.loads(out)
     assert rc == 0 and d["claim"] == "IF-P3"
-    assert d["check"]["path"] == "proofs_check/infoflow.py" and d["check"]["line"] > 0
+    assert d["check"]["path"] == "proofs_check/infoflow/trained_heads.py" and d["check"]["line"] > 0
     assert [(e["name"], e["path"]) for e in d["experiments"]] == [
         ("infoflow_pmax_heads", "experiments/infoflow_trained.py")
     ]

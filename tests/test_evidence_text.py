@@ -131,7 +131,9 @@ def test_fixed_checks_write_named_figures(cid, monkeypatch):
     from approxtheory.proofs_check import prism
 
     # PR-N2's throughput (evidence only, a timed loop) is measured once, not once per mutant
-    monkeypatch.setattr(prism, "_throughput", functools.cache(prism._throughput))
+    monkeypatch.setattr(
+        prism.neutrality, "_throughput", functools.cache(prism.neutrality._throughput)
+    )
     runs = {"(original)": CHECKS[cid](Context(profile="smoke"))}
     for m in MUTANTS.get(cid, {}):
         if (cid, m) in SLOW_MUTANTS:

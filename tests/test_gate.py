@@ -12,6 +12,7 @@ import pytest
 import approxtheory.proofs_check.headcount as hcc
 from approxtheory.headcount_analysis import synthetic_table2
 from approxtheory.proofs_check import Context, run_check
+from approxtheory.proofs_check import _rows as rows_reader
 from approxtheory.proofs_check._gate import (
     PAPER_FACTOR,
     PLATEAU_RATIO,
@@ -147,7 +148,7 @@ def _d4(scale_h_ge_4):
 
 
 def test_hc_p8_on_the_papers_magnitude_is_consistent_and_records_the_scale(monkeypatch):
-    monkeypatch.setattr(hcc, "_exp_rows", _phase({2: D2_TRAINED, 4: _d4(1.0)}))
+    monkeypatch.setattr(rows_reader, "exp_rows", _phase({2: D2_TRAINED, 4: _d4(1.0)}))
     v = run_check("HC-P8", Context())
     assert v.verdict == "consistent-empirical", v.evidence
     cell = v.scale["headcount_phase_d4"]["cells"]["T = 8"]
@@ -158,7 +159,7 @@ def test_hc_p8_on_the_papers_magnitude_is_consistent_and_records_the_scale(monke
 def test_hc_p8_below_the_gate_is_not_checkable_not_inconsistent(monkeypatch):
     """Models 30-600x worse than the paper's (issue 26's quick runs): undecided, with what was
     reached, the paper's figure and the recipe that reaches it."""
-    monkeypatch.setattr(hcc, "_exp_rows", _phase({2: D2_TRAINED, 4: _d4(300.0)}))
+    monkeypatch.setattr(rows_reader, "exp_rows", _phase({2: D2_TRAINED, 4: _d4(300.0)}))
     v = run_check("HC-P8", Context())
     assert v.verdict == "not-checkable"
     assert "Table 2" in v.evidence and "lr 2e-3" in v.evidence and v.scale
@@ -168,7 +169,7 @@ def test_hc_p8_false_transition_one_head_later_passes_the_gate_and_is_inconsiste
     """The claim made false (the data's transition at h = D + 1): the control set h >= D still
     holds a trained model, so the gate cannot hide the counter-example."""
     late = {(1, 8): 0.2, (1, 32): 0.35, (2, 8): 0.18, (2, 32): 0.3, (3, 8): 1e-3, (3, 32): 1e-3}
-    monkeypatch.setattr(hcc, "_exp_rows", _phase({2: late, 4: _d4(1.0)}))
+    monkeypatch.setattr(rows_reader, "exp_rows", _phase({2: late, 4: _d4(1.0)}))
     v = run_check("HC-P8", Context())
     assert v.verdict == "inconsistent" and "(a)" in v.evidence
 
@@ -179,7 +180,7 @@ def test_hc_p10_with_nothing_learned_is_not_checkable(monkeypatch):
         {"D": 3, "layers": L, "heads": h, "T": 8, "seed": 0, "val_nmse": x}
         for (L, h), x in {(1, 2): 0.112, (1, 3): 0.107, (2, 2): 0.138, (2, 3): 0.103}.items()
     )
-    monkeypatch.setattr(hcc, "_exp_rows", lambda name, profile: (var, 0.0, "fake"))
+    monkeypatch.setattr(rows_reader, "exp_rows", lambda name, profile: (var, 0.0, "fake"))
     v = run_check("HC-P10", Context())
     assert v.verdict == "not-checkable" and "0.103" in v.evidence
     # ... and its bookkeeping mutant cannot turn an untrained run into evidence either

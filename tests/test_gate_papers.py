@@ -14,7 +14,7 @@ import math
 import pytest
 
 from approxtheory.proofs_check import Context, run_check
-from approxtheory.proofs_check import headcount as hcc
+from approxtheory.proofs_check import _rows as rows_reader
 from approxtheory.proofs_check import infoflow as ifc
 from approxtheory.proofs_check import prism as prc
 from approxtheory.proofs_check import tradeoffs as toc
@@ -24,15 +24,16 @@ from approxtheory.proofs_check._gate import PLATEAU_RATIO, TRAINED_NMSE
 def _fake_exp(monkeypatch, tables: dict):
     """_exp_rows (the InfoFlow / Prism reader) from ``{experiment: rows}``."""
     monkeypatch.setattr(
-        hcc, "_exp_rows", lambda name, profile: (tuple(tables[name]), 0.0, "synthetic")
+        rows_reader, "exp_rows", lambda name, profile: (tuple(tables[name]), 0.0, "synthetic")
     )
 
 
 def _fake_to(monkeypatch, tables: dict, traces: dict | None = None):
-    """The trade-off checks' reader from ``{experiment: rows}``."""
+    """The trade-off checks' reader from ``{experiment: rows}`` (TO-R1..R3, TO-P2: the trained
+    sub-module's reader)."""
     traces = traces or {}
     monkeypatch.setattr(
-        toc,
+        toc.trained,
         "_trained",
         lambda name, profile: (tuple(tables[name]), tuple(traces.get(name, ())), 0.0, "synthetic"),
     )
@@ -541,13 +542,15 @@ def test_pr_e1_e2_the_papers_sized_effect_passes_planted_fails_untrained_undecid
     falls is below the gate (not-checkable, with the paper's scale beside the run's)."""
     for rel, want in ((-0.003, "consistent-empirical"), (0.003, "inconsistent")):
         rows = _paired(rel)
-        monkeypatch.setattr(prc, "_paired_rows", lambda ctx, r=rows: ([dict(x) for x in r], "x"))
+        monkeypatch.setattr(
+            prc.paired, "_paired_rows", lambda ctx, r=rows: ([dict(x) for x in r], "x")
+        )
         for cid in ("PR-E1", "PR-E2"):
             v = _scaled(run_check(cid, Context()), "prism_paired")
             assert v.verdict == want, (cid, rel, v.evidence)
             assert "FineWeb" in v.scale["prism_paired"]["paper"]
     rows = _paired(-0.003, tail=(3.0, 1.0))
-    monkeypatch.setattr(prc, "_paired_rows", lambda ctx: ([dict(x) for x in rows], "x"))
+    monkeypatch.setattr(prc.paired, "_paired_rows", lambda ctx: ([dict(x) for x in rows], "x"))
     for cid in ("PR-E1", "PR-E2"):
         v = _scaled(run_check(cid, Context()), "prism_paired")
         assert v.verdict == "not-checkable" and "still falls" in v.evidence, v.evidence
@@ -627,16 +630,20 @@ def test_to_e5_gate_and_criterion_on_planted_heads(monkeypatch):
         return fake
 
     loss = {8: 2e-3, 32: 6e-3, 128: 1.7e-2}
-    monkeypatch.setattr(toc, "_train_heads", heads({8: 7.4, 32: 9.8, 128: 12.9}, loss))
+    monkeypatch.setattr(toc.logits, "_train_heads", heads({8: 7.4, 32: 9.8, 128: 12.9}, loss))
     v = _scaled(run_check("TO-E5", Context()), "TO-E5 heads")
     assert v.verdict == "consistent-empirical", v.evidence
-    monkeypatch.setattr(toc, "_train_heads", heads({8: 4.07, 32: 4.37, 128: 4.42}, loss))
+    monkeypatch.setattr(toc.logits, "_train_heads", heads({8: 4.07, 32: 4.37, 128: 4.42}, loss))
     assert run_check("TO-E5", Context()).verdict == "inconsistent"
-    monkeypatch.setattr(toc, "_train_heads", heads({8: 7.4, 32: 9.8, 128: 12.9}, {**loss, 8: 0.05}))
+    monkeypatch.setattr(
+        toc.logits, "_train_heads", heads({8: 7.4, 32: 9.8, 128: 12.9}, {**loss, 8: 0.05})
+    )
     v = _scaled(run_check("TO-E5", Context()), "TO-E5 heads")
     assert v.verdict == "not-checkable" and f"> {TRAINED_NMSE:g}" in v.evidence
     monkeypatch.setattr(
-        toc, "_train_heads", heads({8: 7.4, 32: 9.8, 128: 12.9}, loss, tail=0.9 * PLATEAU_RATIO)
+        toc.logits,
+        "_train_heads",
+        heads({8: 7.4, 32: 9.8, 128: 12.9}, loss, tail=0.9 * PLATEAU_RATIO),
     )
     v = run_check("TO-E5", Context())
     assert v.verdict == "not-checkable" and "L = 128" in v.evidence

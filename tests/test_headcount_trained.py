@@ -24,6 +24,7 @@ from approxtheory.headcount_analysis import (
     reversal_score,
 )
 from approxtheory.proofs_check import Context, run_check
+from approxtheory.proofs_check import _rows as rows_reader
 from approxtheory.proofs_check._core import PASSING
 from approxtheory.tasks import MaxPlusMin
 
@@ -158,8 +159,8 @@ def test_p7_p9_p10_checks_and_their_mutants(monkeypatch):
         for (L, h), x in {(1, 2): 0.2, (1, 3): 0.01, (2, 2): 0.01, (2, 3): 0.01}.items()
     )
     monkeypatch.setattr(
-        hcc,
-        "_exp_rows",
+        rows_reader,
+        "exp_rows",
         _fake({"headcount_collisions": coll, "headcount_width": width, "headcount_variants": var}),
     )
     for cid, mutant in (
@@ -255,7 +256,7 @@ def test_p6b_check_on_quick_rows_gate_and_mutant(monkeypatch):
         seen.append((name, profile))
         return _lower_rows(LOWER_QUICK, seeds=(0,)), 0.0, "fake"
 
-    monkeypatch.setattr(hcc, "_exp_rows", rows)
+    monkeypatch.setattr(rows_reader, "exp_rows", rows)
     v = run_check("HC-P6b", Context())
     assert v.verdict == "consistent-empirical", v.evidence
     assert seen == [("headcount_lower_regime", "quick")]  # the quick profile exists now
@@ -266,8 +267,8 @@ def test_p6b_check_on_quick_rows_gate_and_mutant(monkeypatch):
     assert run_check("HC-P6b", Context(mutant="heads-relabelled")).verdict not in PASSING
     # untrained two-head rows: undecided at this budget, with the numbers
     monkeypatch.setattr(
-        hcc,
-        "_exp_rows",
+        rows_reader,
+        "exp_rows",
         lambda name, profile: (
             _lower_rows({**LOWER_QUICK, (2, 32): 0.153, (2, 64): 0.17}, seeds=(0,)),
             0.0,
@@ -279,12 +280,12 @@ def test_p6b_check_on_quick_rows_gate_and_mutant(monkeypatch):
     assert "T=32: 0.153" in v.evidence and v.scope == "none"
     # one-head NMSE falling with T: inconsistent
     monkeypatch.setattr(
-        hcc,
-        "_exp_rows",
+        rows_reader,
+        "exp_rows",
         lambda name, profile: (_lower_rows({**LOWER_QUICK, (1, 64): 0.1}, seeds=(0,)), 0.0, "f"),
     )
     assert run_check("HC-P6b", Context()).verdict == "inconsistent"
-    monkeypatch.setattr(hcc, "_exp_rows", lambda name, profile: (None, 0.0, "0 cached"))
+    monkeypatch.setattr(rows_reader, "exp_rows", lambda name, profile: (None, 0.0, "0 cached"))
     v = run_check("HC-P6b", Context())
     assert v.verdict == "not-checkable"
     assert "approxtheory experiment run headcount_lower_regime --profile quick" in v.evidence
@@ -299,7 +300,9 @@ def test_p6b_false_claim_hc_t2b_k(monkeypatch):
     import approxtheory.catalogue as cat
     from approxtheory import claim
 
-    monkeypatch.setattr(hcc, "_exp_rows", lambda name, profile: (_lower_rows(LOWER_OK), 0.0, "f"))
+    monkeypatch.setattr(
+        rows_reader, "exp_rows", lambda name, profile: (_lower_rows(LOWER_OK), 0.0, "f")
+    )
     assert run_check("HC-P6b", Context()).verdict == "consistent-empirical"
     true = claim("HC-T2b")
     false = dataclasses.replace(true, expressions={**true.expressions, "k": true.expr("k") + 1})

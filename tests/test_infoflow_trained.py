@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from approxtheory.proofs_check import CHECKS, Context
-from approxtheory.proofs_check import headcount as hcc
+from approxtheory.proofs_check import _rows as rows_reader
 from approxtheory.proofs_check import infoflow as ifc
 
 
@@ -62,7 +62,9 @@ def test_p3_one_trained_D_against_the_claim_decides_it(monkeypatch):
     assert res["undertrained"] == [3] and len(res["refuted"]) == 2
     assert all(m.startswith("D = 2") for m in res["refuted"])
     rows = {"now": trained_fail + untrained}
-    monkeypatch.setattr(hcc, "_exp_rows", lambda n, p: (tuple(rows["now"]), 0.0, "synthetic"))
+    monkeypatch.setattr(
+        rows_reader, "exp_rows", lambda n, p: (tuple(rows["now"]), 0.0, "synthetic")
+    )
     v = CHECKS["IF-P3"](Context())
     assert v.verdict == "inconsistent" and "DECIDED by the trained D" in v.evidence
     assert v.witness["refuted"] == res["refuted"] and "D = [3]" in v.evidence
@@ -134,7 +136,9 @@ def test_p4_criterion_both_outcomes_and_the_mutant_flips():
 )
 def test_checks_on_synthetic_rows(monkeypatch, cid, name, good, bad, mutant):
     rows = {"now": good}
-    monkeypatch.setattr(hcc, "_exp_rows", lambda n, p: (tuple(rows["now"]), 0.0, "synthetic"))
+    monkeypatch.setattr(
+        rows_reader, "exp_rows", lambda n, p: (tuple(rows["now"]), 0.0, "synthetic")
+    )
     v = CHECKS[cid](Context())
     assert v.verdict == "consistent-empirical" and v.plot and v.rows and "quick" in v.scope
     assert CHECKS[cid](Context(mutant=mutant)).verdict == "inconsistent"
@@ -186,7 +190,7 @@ def test_non_finite_measurements_fail_every_criterion(fewer_boots):
 def test_non_finite_is_inconsistent_even_when_untrained(monkeypatch, fewer_boots):
     rows = _pmax_rows(0.2, 0.3, 0.4)
     rows[2]["val_nmse"] = NAN
-    monkeypatch.setattr(hcc, "_exp_rows", lambda n, p: (tuple(rows), 0.0, "synthetic"))
+    monkeypatch.setattr(rows_reader, "exp_rows", lambda n, p: (tuple(rows), 0.0, "synthetic"))
     assert CHECKS["IF-P3"](Context()).verdict == "inconsistent"
 
 
@@ -348,8 +352,8 @@ def test_e3_criterion_both_outcomes_and_the_mutant_flips(fewer_boots):
 def test_e3_check_on_synthetic_rows(monkeypatch, fewer_boots):
     rows = {"now": _depth_rows((-2.0, -0.5))}
     monkeypatch.setattr(
-        hcc,
-        "_exp_rows",
+        rows_reader,
+        "exp_rows",
         lambda n, p: (tuple(rows["now"]["kth" if "kth" in n else "pmax"]), 0.0, "synthetic"),
     )
     v = CHECKS["IF-E3"](Context())
@@ -444,7 +448,9 @@ def test_e2_criterion_both_outcomes_and_the_mutant_flips():
 
 def test_e2_check_on_synthetic_rows(monkeypatch):
     rows = {"now": [_probe_row(0.3, 1.0)]}
-    monkeypatch.setattr(hcc, "_exp_rows", lambda n, p: (tuple(rows["now"]), 0.0, "synthetic"))
+    monkeypatch.setattr(
+        rows_reader, "exp_rows", lambda n, p: (tuple(rows["now"]), 0.0, "synthetic")
+    )
     v = CHECKS["IF-E2"](Context())
     assert v.verdict == "consistent-empirical" and "protocol ours" in v.evidence and v.plot
     assert "own position allowed" in v.evidence
@@ -520,12 +526,14 @@ def _spa_row(w, rest, seed=0):
 
 def test_spa_check_reads_the_runner_rows(monkeypatch):
     rows = {"now": [_spa_row(0.333, 0.001)]}
-    monkeypatch.setattr(hcc, "_exp_rows", lambda n, p: (tuple(rows["now"]), 0.0, "synthetic"))
+    monkeypatch.setattr(
+        rows_reader, "exp_rows", lambda n, p: (tuple(rows["now"]), 0.0, "synthetic")
+    )
     v = CHECKS["IF-E1"](Context())
     assert v.verdict == "consistent-empirical" and v.plot and len(v.rows) == 10
     rows["now"] = [_spa_row(0.333, 0.001), _spa_row(0.31, 0.07, seed=1)]
     v = CHECKS["IF-E1"](Context())
-    assert v.verdict == "inconsistent" and "seeds [1]" in v.evidence
+    assert v.verdict == "inconsistent" and "seeds 1" in v.evidence
 
 
 def test_spa_cell_is_deterministic_and_variants_are_checked():

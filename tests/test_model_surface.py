@@ -394,7 +394,7 @@ FOREIGN_LAYOUTS = {
 def _sources():
     for top in SCANNED:
         for p in sorted((ROOT / top).rglob("*.py")):
-            if p == ROOT / "approxtheory" / "model.py" or "__pycache__" in p.parts:
+            if ROOT / "approxtheory" / "model" in p.parents or "__pycache__" in p.parts:
                 continue
             if str(p.relative_to(ROOT)) in FOREIGN_LAYOUTS:
                 continue

@@ -67,7 +67,7 @@ def test_it_writes_a_test_for_the_claim(tmp_path, capsys, monkeypatch):
         "measured.sup_error_value_of(CONSTRUCTION, k, mutant=measured.mutant",
         "measured.assert_claim_rate(",
         '"beta-dropped": ',
-        "from approxtheory.proofs_check.infoflow import _retrieval_mutation",
+        "from approxtheory.proofs_check.infoflow.rates import _retrieval_mutation",
         "@pytest.mark.rate_test(claim=CLAIM, over=SYMBOL)",
         "Regime: beta*T >= 1.",
     ):
@@ -214,7 +214,7 @@ def test_the_written_draws_shrink_as_construction_knobs(name, key, knob):
     what ``approxtheory.strategies`` shrinks it to (the default, clipped into the range)."""
     from hypothesis import find
 
-    from approxtheory.strategies import _knob_strategy
+    from approxtheory.strategies.knobs import _knob_strategy
 
     want = find(_knob_strategy(key, knob), lambda _: True)
     assert find(_rendered(key, knob), lambda _: True) == want

@@ -125,7 +125,9 @@ def test_check_verdicts_on_synthetic_rows(monkeypatch):
         rows = _rows(ld, dd)
         assert prc.loss_verdict(rows)["prism"]["verdict"] == want
         assert prc.distance_verdict(rows)["verdict"] == want
-        monkeypatch.setattr(prc, "_paired_rows", lambda ctx, r=rows: ([dict(x) for x in r], "x"))
+        monkeypatch.setattr(
+            prc.paired, "_paired_rows", lambda ctx, r=rows: ([dict(x) for x in r], "x")
+        )
         e1 = prc.paired_loss(Context(), "PR-E1")
         e2 = prc.attention_locality(Context(), "PR-E2")
         assert e1.verdict == want and e2.verdict == want
@@ -144,7 +146,7 @@ def test_check_verdicts_on_synthetic_rows(monkeypatch):
 
 def test_mutants_flip_the_checks(monkeypatch):
     rows = _rows((-0.1, -0.11, -0.09), (-3.0, -3.2, -2.8))
-    monkeypatch.setattr(prc, "_paired_rows", lambda ctx: ([dict(x) for x in rows], "x"))
+    monkeypatch.setattr(prc.paired, "_paired_rows", lambda ctx: ([dict(x) for x in rows], "x"))
     for cid, fn, mutant in (
         ("PR-E1", prc.paired_loss, prc.LOSS_OFFSET),
         ("PR-E2", prc.attention_locality, prc.DIST_OFFSET),

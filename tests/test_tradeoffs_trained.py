@@ -389,13 +389,13 @@ def test_to_t2_reads_the_p1_rows_and_its_mutant(monkeypatch):
     from approxtheory.proofs_check import Context, run_check
 
     rows = {"r": _p1_rows()}
-    monkeypatch.setattr(toc, "_trained", lambda name, profile: (rows["r"], (), 0.0, "fake"))
+    monkeypatch.setattr(toc.heads, "_trained", lambda name, profile: (rows["r"], (), 0.0, "fake"))
     assert run_check("TO-T2", Context()).verdict == "verified-numeric"
     assert run_check("TO-T2", Context(mutant="unbounded-heads")).verdict == "refuted"
     rows["r"] = _p1_rows(gain_scale=30.0)
     v = run_check("TO-T2", Context())
     assert v.verdict == "refuted" and v.witness["T"] == 64, v.evidence
-    monkeypatch.setattr(toc, "_trained", lambda name, profile: (None, (), 0.0, "0 cached"))
+    monkeypatch.setattr(toc.heads, "_trained", lambda name, profile: (None, (), 0.0, "0 cached"))
     v = run_check("TO-T2", Context())
     assert v.verdict == "not-checkable" and "tradeoffs_heads" in v.evidence
 
@@ -409,7 +409,7 @@ def test_to_x2_reads_the_p1_rows(monkeypatch):
     from approxtheory.proofs_check import Context, run_check
 
     rows = {"r": _p1_rows()}
-    monkeypatch.setattr(toc, "_trained", lambda name, profile: (rows["r"], (), 0.0, "fake"))
+    monkeypatch.setattr(toc.heads, "_trained", lambda name, profile: (rows["r"], (), 0.0, "fake"))
     v = run_check("TO-X2", Context())
     assert v.verdict == "verified-numeric" and "closest error/floor" in v.evidence, v.evidence
     floor = np.mean(

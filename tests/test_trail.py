@@ -164,7 +164,7 @@ def test_every_trail_names_real_files_and_lines():
 def test_hc_k1_and_if_p3_trails_take_at_most_six_files():
     k1 = tr.trail("hc-k1")
     assert k1.catalogue.path == "approxtheory/catalogue/headcount.py"
-    assert k1.check.path == "proofs_check/headcount.py"
+    assert k1.check.path == "proofs_check/headcount/k1.py"
     assert [c.name for c in k1.constructions] == ["hc_k1", "hc_k1_synthetic"]
     assert any(o.startswith("report/data/HC-K1.csv") for o in k1.outputs)
     p3 = tr.trail("IF-P3")
@@ -180,7 +180,8 @@ def test_the_claims_page_renders_each_trail():
     t = tr.trail("IF-P3")
     line = render_trail_line(t)
     assert line == (
-        "Checked by `pmax_head_threshold` in `proofs_check/infoflow.py`; built by —; trained in "
+        "Checked by `pmax_head_threshold` in `proofs_check/infoflow/trained_heads.py`; "
+        "built by —; trained in "
         "`infoflow_pmax_heads` (`experiments/infoflow_trained.py`)."
     )
     none = dataclasses.replace(t, check=None, experiments=())

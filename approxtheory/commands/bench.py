@@ -313,6 +313,7 @@ def _cmd_sweep(args) -> int:
     return 0
 
 
+# one function: argparse wiring, one block per bench and option, read top to bottom
 def register(sub) -> None:
     p = sub.add_parser("bench", help="benchmarks that print figures")
     import os

@@ -285,6 +285,7 @@ _HELP = {
 }
 
 
+# one function: argparse wiring, one block per option, read top to bottom
 def _add_options(p, action: str) -> None:
     """The options of ``experiment ACTION``: those the action uses with their help text, every
     other one hidden (``help=SUPPRESS``)."""

@@ -291,7 +291,7 @@ def _knob_source(key: str, knob) -> tuple[str, bool]:
     ``math``. Written out so that the test loads neither torch nor the constructions to draw."""
     import ast
 
-    from ..strategies import _knob_bounds
+    from ..strategies.knobs import _knob_bounds
 
     def literal(v) -> str:
         text = repr(v)
@@ -347,9 +347,22 @@ def _knob_source(key: str, knob) -> tuple[str, bool]:
 
 def render(p: dict, out: str) -> str:
     """The source of the test for the plan ``p`` (written to ``out``); formatted as
-    ``ruff format`` writes it."""
+    ``ruff format`` writes it: its docstring, its constants, its mutants, the test."""
+    entry, knob = p["entry"], p["knob"]
+    doc = _render_doc(p, out)
+    drawn = {k: _knob_source(k, kn) for k, kn in entry.knobs.items() if k != knob}
+    lines = _render_constants(p, doc, drawn)
+    lines = _render_mutants(p, lines)
+    return "\n".join(_render_test(p, lines))
+
+
+def _towards(at: str) -> str:
+    return "0" if at == "0" else "∞"
+
+
+def _render_doc(p: dict, out: str) -> list[str]:
+    """The generated test's module docstring, as lines."""
     c, entry = p["claim"], p["entry"]
-    ident = _ident(c.id)
     knob, sym, at = p["knob"], p["symbol"], p["at"]
     side = {
         "upper": "decay at least as fast (the whole 95% interval of the fitted exponent at or "
@@ -360,7 +373,7 @@ def render(p: dict, out: str) -> str:
         "follow it (the 95% interval, widened by the bound's own deviation over the grid, must "
         "contain it)",
     )
-    towards = "0" if at == "0" else "∞"
+    towards = _towards(at)
     regime = "; ".join(cond.text() for cond in c.regime) or "none stated"
     reqs = "; ".join(r.message for r in entry.requires) or "none"
     mut = p["mutation"]
@@ -398,7 +411,14 @@ def render(p: dict, out: str) -> str:
         "claim's exponent from the catalogue once, then from the cache, keyed by the code.",
         '"""',
     ]
-    drawn = {k: _knob_source(k, kn) for k, kn in entry.knobs.items() if k != knob}
+    return doc
+
+
+def _render_constants(p: dict, doc: list[str], drawn: dict) -> list[str]:
+    """``doc`` followed by the imports and the constants (grid, knobs, symbols)."""
+    c, entry = p["claim"], p["entry"]
+    knob, sym, at = p["knob"], p["symbol"], p["at"]
+    towards = _towards(at)
     uses_math = any(m for _, m in drawn.values())
     lines = doc + [
         "",
@@ -443,6 +463,14 @@ def render(p: dict, out: str) -> str:
         "#: errors at or below this are float64 round-off of an exact construction",
         "ROUNDOFF = 1e-12",
     ]
+    return lines
+
+
+def _render_mutants(p: dict, lines: list[str]) -> list[str]:
+    """``lines`` followed by the declared mutants and ``mutate``."""
+    c = p["claim"]
+    mut = p["mutation"]
+    names = list(p["mutants"])
     if mut:
         mod, fn, kind = mut
         lines += [
@@ -478,6 +506,12 @@ def render(p: dict, out: str) -> str:
             "def mutate(construction, name):",
             "    raise NotImplementedError(name)",
         ]
+    return lines
+
+
+def _render_test(p: dict, lines: list[str]) -> list[str]:
+    """``lines`` followed by the test function."""
+    ident = _ident(p["claim"].id)
     lines += [
         "",
         "",
@@ -524,7 +558,7 @@ def render(p: dict, out: str) -> str:
         "    )",
         "",
     ]
-    return "\n".join(lines)
+    return lines
 
 
 def _default_out(cid: str) -> str:

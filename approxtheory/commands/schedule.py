@@ -151,6 +151,8 @@ def _max_threads() -> int:
     return int(getattr(_cliargs, "MAX_THREADS", max(256, 4 * (os.cpu_count() or 1))))
 
 
+# one function: resolve the two schedules, count, time and print one table; the steps share the
+# resolved pair and the table's columns
 def _cmd_compare(args) -> int:
     import torch
 

@@ -1,0 +1,740 @@
+"""The branch-and-bound driver :func:`upper_bracket` and its result :class:`BracketResult`.
+
+Part of :mod:`approxtheory.bounds` (see its docstring for the method)."""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..errors import ConfigError
+from ._af import _DT, _TINY, _Unsupported
+from ._inputs import _check_task, _nonfinite_weights, _pos_int, _pos_seconds, _require_forms
+from .error import _Ctx
+
+
+# ============================================================================== search
+@dataclass
+class BracketResult:
+    """``lower <= sup_X |model(X) - target(X)|_∞ <= upper`` over the box (upper None: no bound,
+    see ``reason``). ``lower`` is the largest error at an evaluated input (``witness``)."""
+
+    upper: float | None
+    lower: float | None
+    witness: np.ndarray | None = None
+    boxes: int = 0  # boxes whose bound was computed
+    splits: int = 0
+    open_boxes: int = 0  # boxes left unresolved when the search stopped
+    seconds: float = 0.0
+    reason: str | None = None  # why upper is None (unsupported, or no finite bound)
+    method: str = ""  # "coupled" (model minus target jointly) or "affine"
+    converged: bool = False  # upper <= (1 + tol) lower (or <= atol)
+    stop: str = ""  # why the search stopped
+    extra: dict = field(default_factory=dict)
+    #: False only when the wall-clock safety net stopped the search ("exhausted-by-time"): the
+    #: bound is still sound, but another machine may stop elsewhere
+    reproducible: bool = True
+    #: the model gave NaN/inf (weights, or an evaluated output): upper is +inf, never finite
+    unsound_input: bool = False
+
+    @property
+    def ratio(self) -> float | None:
+        if self.upper is None or not self.lower:
+            return None
+        return self.upper / self.lower
+
+    def to_dict(self) -> dict:
+        return {
+            "upper": self.upper,
+            "lower": self.lower,
+            "ratio": self.ratio,
+            "witness": None if self.witness is None else self.witness.tolist(),
+            "boxes": self.boxes,
+            "splits": self.splits,
+            "open_boxes": self.open_boxes,
+            "seconds": self.seconds,
+            "reason": self.reason,
+            "method": self.method,
+            "converged": self.converged,
+            "stop": self.stop,
+            "reproducible": self.reproducible,
+            "unsound_input": self.unsound_input,
+        }
+
+
+def _err(model, task, X: torch.Tensor) -> torch.Tensor:
+    out = model(X)
+    y = task.target(X)
+    if out.dim() == 2 and y.dim() == 1 and out.shape[-1] == 1:
+        out = out[:, 0]
+    e = (out - y).abs()
+    if e.dim() == 1:
+        return e
+    # a NaN in any output makes that input's error NaN (amax would skip nothing, but be explicit)
+    bad = torch.isnan(e).flatten(1).any(-1)
+    e = e.flatten(1).amax(-1)
+    return torch.where(bad, torch.full_like(e, math.nan), e)
+
+
+class _Lower:
+    """Best evaluated error and its input. A NaN or infinite error (the model or the target
+    failed at that input) is recorded in ``nonfinite`` with its input and makes ``value``
+    +inf: it is never read as 0."""
+
+    def __init__(self, model, task):
+        self.model, self.task = model, task
+        self.value, self.X = 0.0, None
+        self.nonfinite = 0
+
+    def _note(self, e, X):
+        bad = ~torch.isfinite(e)
+        if bool(bad.any()):
+            if not self.nonfinite:
+                self.X = X[int(bad.nonzero()[0, 0])].detach().clone()
+            self.nonfinite += int(bad.sum())
+            self.value = math.inf
+            return torch.where(bad, torch.full_like(e, math.inf), e)
+        return e
+
+    def eval(self, X):
+        with torch.no_grad():
+            e = _err(self.model, self.task, X)
+        e = self._note(e, X)
+        if self.nonfinite:
+            return e
+        i = int(e.argmax())
+        if float(e[i]) > self.value:
+            self.value, self.X = float(e[i]), X[i].clone()
+        return e
+
+    def ascend(self, X0, lo, hi, steps=40):
+        """Projected Adam ascent of the error from X0 inside [lo, hi] (per start)."""
+        X = X0.clone().requires_grad_(True)
+        for scale in (0.01, 1e-4):
+            w = (hi - lo).amax()
+            opt = torch.optim.Adam([X], lr=float(scale * w) + 1e-12)
+            for _ in range(steps // 2):
+                opt.zero_grad()
+                e = _err(self.model, self.task, X)
+                ed = self._note(e.detach(), X.detach())
+                if self.nonfinite:
+                    return
+                i = int(ed.argmax())
+                if float(ed[i]) > self.value:
+                    self.value, self.X = float(ed[i]), X.detach()[i].clone()
+                (-e.sum()).backward()
+                if X.grad is None or not torch.isfinite(X.grad).all():
+                    break
+                opt.step()
+                with torch.no_grad():
+                    X.copy_(torch.maximum(torch.minimum(X, hi), lo))
+        self.eval(X.detach())
+
+
+#: work per second of the deprecated ``time_limit``: ``time_limit = t`` becomes a budget of
+#: ``ceil(BOXES_PER_SECOND · t)`` box evaluations (the generic path's rate on the 2-core
+#: reference machine, measured on hc_l9 T = 3..4), so that old callers keep about the work
+#: they had, decided by a count instead of the clock
+BOXES_PER_SECOND = 400
+#: the wall-clock safety net a deprecated ``time_limit = t`` still sets: ``10 t`` seconds
+TIME_LIMIT_CAP_FACTOR = 10.0
+
+_METHODS = ("auto", "structured", "generic")
+
+
+def upper_bracket(
+    model,
+    task,
+    *,
+    max_splits: int = 2000,
+    max_boxes: int | None = None,
+    max_pieces: int = 1024,
+    method: str = "auto",
+    time_limit: float | None = None,
+    wall_clock_cap: float | None = None,
+    tol: float = 0.05,
+    atol: float = 1e-9,
+    lo=None,
+    hi=None,
+    points=None,
+    batch: int = 16,
+    branch_candidates: int = 6,
+    seed: int = 0,
+) -> BracketResult:
+    """Certified upper bound of ``sup_X ||model(X) - task.target(X)||_∞`` over the input box.
+
+    The box is ``task.lo <= x(t)_k <= task.hi`` unless ``lo``/``hi`` (scalars or (T, d) arrays)
+    restrict it. ``method``: ``"structured"`` (one attention-only layer of softmax retrieval
+    heads against an affine generalized retrieval, at any T: :mod:`approxtheory.bracket_softmax`,
+    budget ``max_pieces`` piece evaluations per head and side), ``"generic"`` (bound propagation
+    with branch-and-bound, T <= 16-ish) or ``"auto"`` (structured where it applies, else
+    generic).
+
+    Budgets are deterministic work counts, never the clock: branch-and-bound stops when
+    ``upper <= (1 + tol)·lower`` or ``upper <= atol``, after ``max_splits`` splits, or after
+    ``max_boxes`` box evaluations (default 12000). ``time_limit`` is **deprecated**: it is
+    converted to ``max_boxes = ceil(BOXES_PER_SECOND · time_limit)`` (when ``max_boxes`` is not
+    given) and sets the safety net ``wall_clock_cap = 10 · time_limit``. ``wall_clock_cap``
+    (seconds, default None: off) is only a safety net: if it stops the search the result has
+    ``stop = "exhausted-by-time"`` and ``reproducible = False`` and ``upper`` is still the best
+    *sound* bound so far. The bound is valid whenever the search stops.
+
+    Non-finite input: NaN/inf weights, or a NaN/inf model output or target at an evaluated
+    input, give ``upper = +inf``, ``unsound_input = True`` and ``stop = "unsound-input"``
+    (never a finite number). ``points`` (n, T, d) or (T, d): extra inputs to evaluate for the
+    lower bound (e.g. the witness of :func:`~approxtheory.measure.sup_error`), finite, clipped
+    to the box; another shape is refused (ConfigError naming the expected one). ``seed`` seeds
+    a local generator (the global torch and numpy RNG states are untouched). ``batch`` boxes are
+    split per round, each along the best of its ``branch_candidates`` widest coordinates. See
+    the module docstring for the method and the floating-point argument. Unsupported models or
+    tasks give ``upper=None`` and a ``reason``."""
+    t0 = time.perf_counter()
+    max_splits, max_boxes, max_pieces, time_limit, wall_clock_cap = _budget_args(
+        max_splits, max_boxes, max_pieces, time_limit, wall_clock_cap
+    )
+    _check_options(method, tol, atol, batch, branch_candidates)
+    _check_task(task)
+    _check_model(model)
+    T, d = task.T, task.d
+    blo, bhi = _domain_box(task, lo, hi)
+    _check_seed(seed)
+    P = _points_array(points, T, d)
+    budget = _budget_record(max_splits, max_boxes, max_pieces, time_limit, wall_clock_cap)
+    bad_w = _nonfinite_weights(model)
+    if bad_w:
+        return BracketResult(
+            math.inf,
+            math.inf,
+            None,
+            seconds=time.perf_counter() - t0,
+            reason=bad_w,
+            stop="unsound-input",
+            unsound_input=True,
+            extra={"budget": budget},
+        )
+    if method != "generic":
+        from .. import bracket_softmax as bs
+
+        try:
+            sb = bs.structured_bracket(
+                model, task, blo, bhi, tol=min(max(tol, 1e-9), 0.01), max_pieces=max_pieces
+            )
+        except bs.Unsupported as e:
+            if method == "structured":
+                return BracketResult(
+                    None,
+                    None,
+                    None,
+                    seconds=time.perf_counter() - t0,
+                    reason=f"the structured bracket does not apply: {e}",
+                    method="structured",
+                    extra={"budget": budget},
+                )
+        else:
+            return _structured_result(model, task, sb, blo, bhi, P, seed, tol, atol, t0, budget)
+    opts = _SearchOpts(
+        max_splits, max_boxes, wall_clock_cap, tol, atol, batch, branch_candidates, seed
+    )
+    return _generic_bracket(model, task, blo, bhi, P, opts, t0, budget)
+
+
+def _budget_args(max_splits, max_boxes, max_pieces, time_limit, wall_clock_cap):
+    """The validated work budget: (max_splits, max_boxes, max_pieces, time_limit,
+    wall_clock_cap), the deprecated ``time_limit`` turned into a box count and a safety net."""
+    max_splits = _pos_int("max_splits", max_splits)
+    time_limit = _pos_seconds("time_limit", time_limit)
+    wall_clock_cap = _pos_seconds("wall_clock_cap", wall_clock_cap)
+    if max_boxes is not None:
+        max_boxes = _pos_int("max_boxes", max_boxes)
+    elif time_limit is not None:
+        max_boxes = max(1, math.ceil(BOXES_PER_SECOND * time_limit))
+    else:
+        max_boxes = 12000
+    if time_limit is not None and wall_clock_cap is None:
+        wall_clock_cap = TIME_LIMIT_CAP_FACTOR * time_limit
+    max_pieces = _pos_int("max_pieces", max_pieces)
+    return max_splits, max_boxes, max_pieces, time_limit, wall_clock_cap
+
+
+def _check_options(method, tol, atol, batch, branch_candidates) -> None:
+    if method not in _METHODS:
+        raise ConfigError(f"method must be one of {', '.join(_METHODS)} (got {method!r})")
+    if not (isinstance(tol, (int, float)) and tol >= 0):
+        raise ConfigError(f"tol must be >= 0 (got {tol!r})")
+    if not (isinstance(atol, (int, float)) and atol >= 0):
+        raise ConfigError(f"atol must be >= 0 (got {atol!r})")
+    if not isinstance(batch, (int, np.integer)) or batch < 1:
+        raise ConfigError(f"batch must be a positive integer (got {batch!r})")
+    if not isinstance(branch_candidates, (int, np.integer)) or branch_candidates < 1:
+        raise ConfigError(
+            f"branch_candidates must be a positive integer (got {branch_candidates!r})"
+        )
+
+
+def _check_model(model) -> None:
+    if not (callable(model) and hasattr(model, "eval")):
+        raise ConfigError(
+            f"model must be a torch module such as approxtheory.model.Transformer (got "
+            f"{type(model).__name__})"
+        )
+
+
+def _domain_box(task, lo, hi):
+    """The (T, d) float64 box: the task's domain, or ``lo``/``hi`` inside it."""
+    T, d = task.T, task.d
+    dlo = task.lo if lo is None else lo
+    dhi = task.hi if hi is None else hi
+    try:
+        blo = np.broadcast_to(np.asarray(dlo, dtype=np.float64), (T, d)).copy()
+        bhi = np.broadcast_to(np.asarray(dhi, dtype=np.float64), (T, d)).copy()
+    except (TypeError, ValueError):
+        raise ConfigError(f"lo and hi must be scalars or arrays of shape ({T}, {d})") from None
+    if not (np.isfinite(blo).all() and np.isfinite(bhi).all()):
+        raise ConfigError("the domain bounds lo and hi must be finite")
+    if (blo > bhi).any():
+        raise ConfigError(f"domain lo must be <= hi (got lo={dlo}, hi={dhi})")
+    if (lo is not None or hi is not None) and ((blo < task.lo).any() or (bhi > task.hi).any()):
+        raise ConfigError(f"lo/hi must lie inside the task's domain [{task.lo}, {task.hi}]")
+    return blo, bhi
+
+
+def _check_seed(seed) -> None:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not (0 <= seed < 2**63):
+        raise ConfigError(f"seed must be an integer from 0 to 2**63 - 1 (got {seed!r})")
+
+
+def _points_array(points, T: int, d: int):
+    """The extra lower-bound inputs as an (n, T, d) float64 array (None when not given)."""
+    P = None
+    if points is not None:
+        try:
+            P = np.asarray(points, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ConfigError(
+                f"points must be an array of shape (n, {T}, {d}) or ({T}, {d}) of reals"
+            ) from None
+        if P.shape == (T, d):
+            P = P[None]
+        if P.ndim != 3 or P.shape[1:] != (T, d):
+            raise ConfigError(
+                f"points must have shape (n, {T}, {d}) or ({T}, {d}), the task's (T, d) "
+                f"(got {P.shape})"
+            )
+        if not np.isfinite(P).all():
+            raise ConfigError("points must be finite (got NaN or inf)")
+    return P
+
+
+def _budget_record(max_splits, max_boxes, max_pieces, time_limit, wall_clock_cap) -> dict:
+    budget = {"max_splits": max_splits, "max_boxes": max_boxes, "max_pieces": max_pieces}
+    if time_limit is not None:
+        budget["time_limit_deprecated"] = time_limit
+    if wall_clock_cap is not None:
+        budget["wall_clock_cap"] = wall_clock_cap
+    return budget
+
+
+@dataclass(frozen=True)
+class _SearchOpts:
+    """The branch-and-bound's validated stopping and branching options."""
+
+    max_splits: int
+    max_boxes: int
+    wall_clock_cap: float | None
+    tol: float
+    atol: float
+    batch: int
+    branch_candidates: int
+    seed: int
+
+
+def _generic_bracket(model, task, blo, bhi, P, opts: _SearchOpts, t0, budget) -> BracketResult:
+    """The generic path of :func:`upper_bracket`: bound propagation with branch-and-bound."""
+    T, d = task.T, task.d
+    _require_forms(model, 1, T, d, f"upper_bracket's affine forms on the (T={T}, d={d}) box")
+    # a local generator: the caller's global torch RNG state is left alone (this draws the
+    # stream torch.manual_seed(seed) gave the global one before, so results are unchanged)
+    gen = torch.Generator().manual_seed(int(opts.seed))
+    rng = np.random.default_rng(opts.seed)
+    model.eval()
+    low = _Lower(model, task)
+    blo_t, bhi_t = torch.from_numpy(blo), torch.from_numpy(bhi)
+    X0, e0 = _initial_points(task, low, blo, bhi, P, gen, rng)
+    res: dict[str, Any] = dict(method="", boxes=0, splits=0)
+    if low.nonfinite:
+        return _unsound_eval(low, res, t0, "", budget)
+    try:
+        ctx = _Ctx(model, task)
+    except _Unsupported as e:
+        return BracketResult(
+            None,
+            low.value if low.X is not None else None,
+            None if low.X is None else low.X.numpy(),
+            seconds=time.perf_counter() - t0,
+            reason=str(e),
+        )
+    res["method"] = ctx.method
+    if e0 is not None and X0 is not None:  # X0 is set whenever e0 is
+        top = torch.argsort(e0, descending=True)[:8]
+        low.ascend(X0[top], blo_t.expand(len(top), T, d), bhi_t.expand(len(top), T, d))
+    try:
+        ub0 = _bound_boxes(ctx, blo_t[None], bhi_t[None])
+        _refine_lower(ctx, low, gen, blo_t[None], bhi_t[None], steps=60, n_starts=16)
+        if low.nonfinite:
+            return _unsound_eval(low, res, t0, ctx.method, budget)
+    except _Unsupported as e:
+        return BracketResult(
+            None,
+            low.value,
+            None if low.X is None else low.X.numpy(),
+            seconds=time.perf_counter() - t0,
+            reason=str(e),
+            method=ctx.method,
+        )
+    res["boxes"] = 1
+    return _branch_and_bound(ctx, low, gen, (blo_t, bhi_t, ub0), res, opts, t0, budget)
+
+
+def _initial_points(task, low, blo, bhi, P, gen, rng):
+    """The first lower-bound inputs and their errors: the centre, random points, the task's
+    structured inputs and the given points (errors None when the target is not evaluable)."""
+    T, d = task.T, task.d
+    blo_t, bhi_t = torch.from_numpy(blo), torch.from_numpy(bhi)
+    X0 = None
+    try:
+        starts = [
+            torch.from_numpy(0.5 * (blo + bhi))[None],
+            blo_t + (bhi_t - blo_t) * torch.rand(256, T, d, dtype=_DT, generator=gen),
+        ]
+        if getattr(task, "domain", "box") == "box":
+            Xs = torch.from_numpy(np.clip(task.structured(rng, max_n=256), blo, bhi))
+            starts.append(Xs)
+        if P is not None:
+            Pt = torch.from_numpy(P)
+            starts.append(torch.maximum(torch.minimum(Pt, bhi_t), blo_t))
+        X0 = torch.cat(starts)
+        e0 = low.eval(X0)
+    except Exception:  # noqa: BLE001  (the target may not be evaluable)
+        e0 = None
+    return X0, e0
+
+
+def _box_ub(L, U):
+    return torch.maximum(U, -L).amax(-1)  # (B,)
+
+
+def _bound_boxes(ctx, Lo, Hi):
+    with torch.no_grad():
+        L, U = ctx.bounds(Lo, Hi)
+    ub = _box_ub(L, U)
+    return torch.nan_to_num(ub, nan=math.inf)
+
+
+def _refine_lower(ctx, low, gen, Lb, Hb, steps=40, n_starts=8):
+    """Evaluate witnesses of the bound on these boxes (and jittered copies), then ascend
+    from the best starts."""
+    starts, slo, shi = (
+        [0.5 * (Lb + Hb), Lb + (Hb - Lb) * torch.rand(Lb.shape, dtype=_DT, generator=gen)],
+        [Lb, Lb],
+        [Hb, Hb],
+    )
+    if ctx.coupled:
+        with torch.no_grad():
+            Xw = ctx.bounds(Lb, Hb, want_witness=True)[2]
+        if Xw is not None:
+            reps = len(Xw) // len(Lb)
+            wl, wh = Lb.repeat(reps, 1, 1), Hb.repeat(reps, 1, 1)
+            for k in range(4):
+                jit = 0.0 if k == 0 else 0.02 * 0.3 ** (k - 1)
+                Xj = Xw + jit * (wh - wl) * torch.randn(Xw.shape, dtype=_DT, generator=gen)
+                starts.append(torch.maximum(torch.minimum(Xj, wh), wl))
+                slo.append(wl)
+                shi.append(wh)
+    Xs, Ls, Hs = torch.cat(starts), torch.cat(slo), torch.cat(shi)
+    e = low.eval(Xs)
+    top = torch.argsort(e, descending=True)[:n_starts]
+    low.ascend(Xs[top], Ls[top], Hs[top], steps=steps)
+
+
+def _stop_reason(upper, heap, low, res, opts: _SearchOpts, t0) -> str | None:
+    """Why the search stops now (None: it goes on), the checks in their order of precedence."""
+    max_splits, max_boxes, wall_clock_cap = opts.max_splits, opts.max_boxes, opts.wall_clock_cap
+    if upper <= opts.atol or (low.value > 0 and upper <= (1 + opts.tol) * low.value) or not heap:
+        return "converged"
+    if not math.isfinite(upper) and res["splits"] >= max_splits:
+        return "budget exhausted without a finite bound"
+    if res["splits"] >= max_splits:
+        return f"split budget ({max_splits}) spent"
+    if res["boxes"] >= max_boxes:
+        return f"box budget ({max_boxes}) spent"
+    if low.nonfinite:
+        return "unsound-input"
+    if wall_clock_cap is not None and time.perf_counter() - t0 > wall_clock_cap:
+        return "exhausted-by-time"
+    return None
+
+
+@dataclass
+class _Round:
+    """One round's popped boxes and their candidate children (before they are bounded)."""
+
+    nb: int
+    kc: int
+    Lo: torch.Tensor
+    Hi: torch.Tensor
+    smear: Any
+    key: torch.Tensor
+    cand: torch.Tensor
+    mid: torch.Tensor
+    Lc: torch.Tensor
+    Hc: torch.Tensor
+
+
+def _children(ctx, gen, items, branch_candidates) -> _Round:
+    """Children of every popped box for each of its candidate split coordinates."""
+    nb = len(items)
+    T, d = items[0][2].shape
+    ndim = T * d
+    Lo = torch.stack([it[2] for it in items])  # (nb, T, d)
+    Hi = torch.stack([it[3] for it in items])
+    width = (Hi - Lo).reshape(nb, ndim)
+    with torch.no_grad():
+        sp, smear = ctx.split_points(Lo, Hi)
+    # the generic path ranks its candidates by the split heuristic: fewer are enough
+    kc = min(branch_candidates if smear is None else min(branch_candidates, 2), ndim)
+    key = width if smear is None else smear
+    cand = torch.argsort(
+        key
+        + 1e-9
+        * key.amax(-1, keepdim=True).clamp_min(1e-300)
+        * torch.rand(nb, ndim, dtype=_DT, generator=gen),
+        -1,
+        descending=True,
+    )[:, :kc]  # (nb, kc)
+    # children for every candidate split: (nb, kc, 2)
+    Lc = Lo.reshape(nb, 1, 1, ndim).repeat(1, kc, 2, 1)
+    Hc = Hi.reshape(nb, 1, 1, ndim).repeat(1, kc, 2, 1)
+    mid = sp.reshape(nb, ndim).gather(1, cand)
+    ar = torch.arange(nb)[:, None].expand(nb, kc)
+    ak = torch.arange(kc)[None, :].expand(nb, kc)
+    Hc[ar, ak, 0, cand] = mid
+    Lc[ar, ak, 1, cand] = mid
+    Lc = Lc.reshape(-1, T, d)
+    Hc = Hc.reshape(-1, T, d)
+    return _Round(nb, kc, Lo, Hi, smear, key, cand, mid, Lc, Hc)
+
+
+def _best_children(r: _Round, items, ub):
+    """Per popped box, the candidate split whose children bound lowest: (Lc, Hc, ubc)."""
+    nb, kc, Lo, Hi, smear, key, cand, mid = r.nb, r.kc, r.Lo, r.Hi, r.smear, r.key, r.cand, r.mid
+    T, d = Lo.shape[1:]
+    ndim = T * d
+    score = ub.amax(-1) + 1e-3 * ub.sum(-1)
+    if smear is not None:  # near-ties go to the coordinate the heuristic prefers
+        pub = torch.tensor([-it[0] for it in items], dtype=_DT)[:, None]
+        pub = torch.where(torch.isfinite(pub), pub, ub.amax(-1))
+        score = score - 0.02 * pub * key.gather(1, cand).clamp_min(0.0)
+    # a split at an end of the coordinate's range (zero width) makes no progress
+    inside = (
+        (mid > Lo.reshape(nb, ndim).gather(1, cand))
+        & (mid < Hi.reshape(nb, ndim).gather(1, cand))
+        & (key.gather(1, cand) >= 0)
+    )
+    score = torch.where(
+        inside | ~inside.any(-1, keepdim=True), score, torch.full_like(score, math.inf)
+    )
+    best = score.argmin(-1)  # (nb,)
+    Lc = r.Lc.reshape(nb, kc, 2, T, d)[torch.arange(nb), best]  # (nb, 2, T, d)
+    Hc = r.Hc.reshape(nb, kc, 2, T, d)[torch.arange(nb), best]
+    ubc = ub[torch.arange(nb), best]  # (nb, 2)
+    return Lc, Hc, ubc
+
+
+def _branch_and_bound(ctx, low, gen, root, res, opts: _SearchOpts, t0, budget) -> BracketResult:
+    """Split the boxes of largest bound, ``opts.batch`` per round, until a stop reason holds."""
+    blo_t, bhi_t, ub0 = root
+    T, d = blo_t.shape
+    heap: list[tuple[float, int, torch.Tensor, torch.Tensor]] = []  # (-ub, counter, lo, hi)
+    counter = 0
+    pruned_max = -math.inf
+    heapq.heappush(heap, (-float(ub0[0]), counter, blo_t, bhi_t))
+    reason = None
+    rounds = 0
+    while True:
+        open_max = -heap[0][0] if heap else -math.inf
+        upper = max(open_max, pruned_max)
+        reason = _stop_reason(upper, heap, low, res, opts, t0)
+        if reason is not None:
+            break
+        rounds += 1
+        nb = min(opts.batch, len(heap), opts.max_splits - res["splits"])
+        items = [heapq.heappop(heap) for _ in range(nb)]
+        r = _children(ctx, gen, items, opts.branch_candidates)
+        try:
+            ub = _bound_boxes(ctx, r.Lc, r.Hc).reshape(nb, r.kc, 2)
+        except _Unsupported as e:
+            return BracketResult(
+                None,
+                low.value,
+                None if low.X is None else low.X.numpy(),
+                seconds=time.perf_counter() - t0,
+                reason=str(e),
+                method=ctx.method,
+            )
+        res["boxes"] += nb * r.kc * 2
+        Lc, Hc, ubc = _best_children(r, items, ub)
+        res["splits"] += nb
+        # lower bound: centres of the children, witnesses and ascent in the worst boxes
+        low.eval((0.5 * (Lc + Hc)).reshape(-1, T, d))
+        if rounds % 4 == 1:
+            order = torch.argsort(ubc.reshape(-1), descending=True)[:4]
+            _refine_lower(
+                ctx, low, gen, Lc.reshape(-1, T, d)[order], Hc.reshape(-1, T, d)[order], steps=20
+            )
+        for i in range(nb):
+            for s in range(2):
+                u = float(ubc[i, s])
+                if u <= low.value:
+                    pruned_max = max(pruned_max, u)
+                else:
+                    counter += 1
+                    heapq.heappush(heap, (-u, counter, Lc[i, s], Hc[i, s]))
+        # boxes already in the heap below the new lower bound: drop lazily
+        if heap and len(heap) > 4096:
+            keep = [it for it in heap if -it[0] > low.value]
+            for it in heap:
+                if -it[0] <= low.value:
+                    pruned_max = max(pruned_max, -it[0])
+            heap = keep
+            heapq.heapify(heap)
+    open_max = -heap[0][0] if heap else -math.inf
+    upper = max(open_max, pruned_max)
+    return _search_result(low, res, ctx, upper, reason, len(heap), rounds, t0, budget)
+
+
+def _search_result(low, res, ctx, upper, reason, n_open, rounds, t0, budget) -> BracketResult:
+    """The branch-and-bound's result once it stopped (``n_open`` boxes still open)."""
+    conv = reason == "converged"
+    if low.nonfinite:
+        return _unsound_eval(low, res, t0, ctx.method, budget)
+    if not math.isfinite(upper):
+        if upper == -math.inf:  # every box infeasible cannot happen; be safe
+            upper = math.inf
+        return BracketResult(
+            None,
+            low.value,
+            None if low.X is None else low.X.numpy(),
+            res["boxes"],
+            res["splits"],
+            n_open,
+            time.perf_counter() - t0,
+            "no finite bound within the budget: " + str(reason),
+            ctx.method,
+            stop=str(reason),
+        )
+    upper = upper * (1 + 1e-12) + _TINY
+    return BracketResult(
+        upper,
+        low.value,
+        None if low.X is None else low.X.numpy(),
+        res["boxes"],
+        res["splits"],
+        n_open,
+        time.perf_counter() - t0,
+        None,
+        ctx.method,
+        conv,
+        reason,
+        extra={"rounds": rounds, "budget": budget},
+        reproducible=reason != "exhausted-by-time",
+    )
+
+
+def _unsound_eval(low, res, t0, method, budget) -> BracketResult:
+    """The model (or target) gave NaN/inf at an evaluated input: +inf, never a finite bound."""
+    return BracketResult(
+        math.inf,
+        math.inf,
+        None if low.X is None else low.X.numpy(),
+        res.get("boxes", 0),
+        res.get("splits", 0),
+        0,
+        time.perf_counter() - t0,
+        f"the model or target is NaN/inf at {low.nonfinite} evaluated input(s) (witness)",
+        method,
+        stop="unsound-input",
+        unsound_input=True,
+        extra={"budget": budget},
+    )
+
+
+def _structured_result(model, task, sb, blo, bhi, P, seed, tol, atol, t0, budget):
+    """BracketResult of the structured bracket: the lower side evaluates the model at the
+    bracket's worst configurations, the given points and random inputs, then ascends."""
+    T, d = blo.shape
+    model.eval()
+    low = _Lower(model, task)
+    gen = torch.Generator().manual_seed(int(seed))
+    blo_t, bhi_t = torch.from_numpy(blo), torch.from_numpy(bhi)
+    starts = [torch.from_numpy(0.5 * (blo + bhi))[None]]
+    if sb.witnesses:
+        starts.append(torch.from_numpy(np.stack(sb.witnesses)))
+    starts.append(blo_t + (bhi_t - blo_t) * torch.rand(16, T, d, dtype=_DT, generator=gen))
+    try:  # the task's structured inputs (vertices, near-ties) where it has them
+        Xs = task.structured(np.random.default_rng(seed), max_n=256)
+        starts.append(torch.from_numpy(np.clip(np.asarray(Xs, dtype=np.float64), blo, bhi)))
+    except Exception:  # noqa: BLE001  (optional: only more starts)
+        pass
+    if P is not None:
+        starts.append(torch.maximum(torch.minimum(torch.from_numpy(P), bhi_t), blo_t))
+    X0 = torch.cat(starts)
+    e0 = low.eval(X0)
+    if not low.nonfinite and not sb.stop.startswith("unsound"):
+        top = torch.argsort(e0, descending=True)[:4]
+        low.ascend(X0[top], blo_t.expand(len(top), T, d), bhi_t.expand(len(top), T, d), 20)
+    res = {"boxes": sb.pieces, "splits": 0}
+    if low.nonfinite or sb.stop.startswith("unsound"):
+        if not low.nonfinite:
+            low.nonfinite = 1
+        return _unsound_eval(low, res, t0, "structured", budget)
+    upper = float(sb.upper)
+    # the model's own evaluation differs from the exact function by its dtype's round-off
+    dt = getattr(getattr(model, "cfg", None), "dtype", "float64")
+    eps = float(np.finfo(dt if dt in ("float32", "float64") else "float64").eps)
+    if upper < low.value - 1e3 * eps * max(1.0, low.value):
+        # a sound bound is never below an evaluated error (the model's float64 round-off is
+        # ~1e-15 relative): this is a bug, and the result says so instead of a number
+        return BracketResult(
+            None,
+            low.value,
+            None if low.X is None else low.X.numpy(),
+            sb.pieces,
+            seconds=time.perf_counter() - t0,
+            reason=f"internal check failed: the structured bound {upper:.17g} is below the "
+            f"error {low.value:.17g} at an evaluated input (no bound is given)",
+            method="structured",
+            stop="self-check failed",
+            extra={"budget": budget},
+        )
+    upper = max(upper, low.value)
+    conv = upper <= atol or (low.value > 0 and upper <= (1 + tol) * low.value)
+    return BracketResult(
+        upper,
+        low.value,
+        None if low.X is None else low.X.numpy(),
+        sb.pieces,
+        0,
+        0,
+        time.perf_counter() - t0,
+        None,
+        "structured",
+        conv,
+        sb.stop if len(sb.heads) <= 1 else sb.stop + " (per head; the heads' suprema are added)",
+        extra={"heads": sb.heads, "classes": sb.classes, "budget": budget},
+    )

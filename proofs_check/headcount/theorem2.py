@@ -1,0 +1,472 @@
+"""Theorem 2's D-head construction and its reading: HC-T2a and HC-P3 (the gated D-head
+construction, β needed against T), HC-T2b and HC-TR3 (the lower bound's vacuity), HC-P6 (the
+exponent table)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+import torch
+
+from approxtheory import claim
+from approxtheory.constructions import build
+from approxtheory.measure import errors, fit_rate
+
+from .._core import (
+    Context,
+    Verdict,
+    check,
+    memo,
+    slope_row,
+)
+from ._common import RATE_TOL, _fit_ok
+from .k1 import _K1_MUTATIONS, _k1_rows
+
+
+# ------------------------------------------------------------------------- HC-T2a and HC-P3
+@check(
+    "HC-T2a",
+    mutants={
+        "gate-minus-1": "the construction built with the paper's gate -1",
+        "value-scale": "W_V scaled by 1.02 (the readout is off by 2 %)",
+    },
+)
+def d_heads_gated(ctx: Context, cid):
+    """The gated D-head construction (gate -2, S_i = halves) with the positional table counted:
+    for every T the error falls below ε by raising β alone (β is not a parameter), the count does
+    not depend on ε, and it grows only linearly in T (the table)."""
+    gate = -1.0 if ctx.is_mutant("gate-minus-1") else -2.0
+    mutation = "value-scale" if ctx.is_mutant("value-scale") else None
+    Ts = ctx.pick([8, 16, 32], [8, 16, 32, 64])
+    betas = ctx.pick([10.0, 100.0, 1000.0], [10.0, 100.0, 1000.0, 1e4])
+    eps = 0.01
+    rows = _k1_rows(ctx, Ts, betas, [gate], mutation)
+    table = [{k: r[k] for k in ("T", "beta", "params", "sup_error")} for r in rows]
+    best_err = {T: min(r["sup_error"] for r in rows if r["T"] == T) for T in Ts}
+    reached = {T: best_err[T] <= eps for T in Ts}
+    fits, decays = {}, {}
+    pred_beta = float(claim("HC-K1c").asymptotic_exponent("beta", "err_bound", S=4, T=8, c=-2))
+    for T in Ts:
+        sub = [r for r in rows if r["T"] == T]
+        fits[T] = fit_rate(
+            [r["beta"] for r in sub], [max(r["sup_error"], 1e-300) for r in sub], seed=ctx.seed
+        )
+        decays[T] = _fit_ok(fits[T], pred_beta, "below")
+    params = {T: {r["params"] for r in rows if r["T"] == T} for T in Ts}
+    eps_free = all(len(p) == 1 for p in params.values())
+    # the claim's M_suff = C/ε^γ, read from the catalogue: with exact features γ = 0, and the
+    # count found (the same at every β, i.e. every ε: exponent 0 in 1/ε) must grow no faster
+    # than M_suff's exponent in 1/ε at γ = 0 (+ RATE_TOL)
+    ct = claim(cid)
+    e_s, g_s = ct.symbol("epsilon"), ct.symbol("gamma")
+    m_expr = ct.expr("M_suff")
+    expo = float(sp.simplify(-e_s * sp.diff(sp.log(m_expr), e_s)).subs(g_s, 0))
+    count_expo = 0.0 if eps_free else math.inf
+    expo_ok = count_expo <= expo + RATE_TOL
+    in_reg = bool(ct.in_regime(h=2, D=2))
+    pT = [params[T].pop() if len(params[T]) == 1 else max(params[T]) for T in Ts]
+    pfit = fit_rate(Ts, pT, seed=ctx.seed)
+    linear = _fit_ok(pfit, 1.0, "below")
+    ungated = build("hc_k1_synthetic", T=Ts[0], beta=10.0, D=2, d=1).params
+    ok = all(reached.values()) and all(decays.values()) and eps_free and linear and expo_ok
+    ok = ok and in_reg
+    failed = (
+        (
+            [
+                f"the count's exponent in 1/ε ({count_expo:g}) exceeds M_suff's "
+                f"({expo:g}) + {RATE_TOL}"
+            ]
+            if not expo_ok
+            else []
+        )
+        + (["h = D = 2 is outside the claim's regime"] if not in_reg else [])
+        + (
+            [f"ε = {eps} not reached at T = {[T for T in Ts if not reached[T]]}"]
+            if not all(reached.values())
+            else []
+        )
+        + (
+            [f"error does not decay like β^{pred_beta:g} at T = {[T for T in Ts if not decays[T]]}"]
+            if not all(decays.values())
+            else []
+        )
+        + (["count depends on β"] if not eps_free else [])
+        + ([f"count grows faster than T (slope {pfit.ci_high:.2f})"] if not linear else [])
+    )
+    wit = max(rows, key=lambda r: r["sup_error"] if r["beta"] == max(betas) else -1)["witness"]
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"gate {gate:g}: parameter count (encoder with the positional gate table + "
+        f"F̂) {dict(zip(Ts, pT))}, the same at every β, i.e. every ε (exponent 0 in 1/ε, "
+        f"against M_suff = {sp.sstr(m_expr)}'s {expo:g} at γ = 0 + {RATE_TOL}); its log-log "
+        f"slope in T is {pfit.slope:.2f} [{pfit.ci_low:.2f}, "
+        f"{pfit.ci_high:.2f}] (must lie at or below 1 + {RATE_TOL}: the table is "
+        f"O(DT), no exponential T; without the table, S_i = [T], it is {ungated}). "
+        f"Sup error at the largest β per T: "
+        f"{', '.join(f'{best_err[T]:.2e}' for T in Ts)}"
+        f" (<= {eps} required); decay in β per T: "
+        f"{', '.join(f'{fits[T].slope:.2f}' for T in Ts)} (interval at or below "
+        f"{pred_beta:g} + {RATE_TOL}). Exact features make gamma play no role; the "
+        "proof's HC-K1 step needs a gate below -1 (HC-K1c)"
+        + (". Failed: " + "; ".join(failed) if failed else ""),
+        covered=f"hc_k1 (D = 2, d = 1, max first half + min second half), gate "
+        f"{gate:g}, T in {Ts}, β in {betas}, adversarial search per cell",
+        rows=table,
+        witness=None if ok else wit,
+        slopes=[slope_row(pfit, "params vs T (gated)", 1.0)]
+        + [slope_row(fits[T], f"sup error vs β (T={T})", pred_beta) for T in Ts],
+        plot={
+            "x": "beta",
+            "y": ["sup_error"],
+            "group": "T",
+            "title": f"{cid}: gated D-head construction (gate {gate:g})",
+            "xlabel": "β",
+            "ylabel": "sup error",
+        },
+        slack=math.nan,  # C_{d,D,T} is unspecified: no room to measure
+        scope="partial: h = D = 2 heads of per-head width n = 2 (the theorem is stated for "
+        "n = 2), exact (affine) features and outer map, so γ = 0; checks that at a count "
+        "independent of ε and linear in T (the positional table counted) the error falls "
+        "below ε by β alone; h > D (extra heads switched off) is the digest's inference "
+        "[derived] and is not tested",
+    )
+
+
+def _gapped_inputs(T: int, g: float, rng, n_rand: int) -> np.ndarray:
+    """Inputs of hc_k1's task (max over the first half + min over the second) whose retrieved
+    values beat the rest of their set by at least g: structured (the others at gap exactly m·g or
+    at the far end, both sets varied independently, so one head's error is not cancelled by the
+    other's) and random gaps."""
+    half = T // 2
+    X = []
+    mults = [1.0, 1.5, 3.0, None]
+    for u in np.linspace(g, 1.0, 5):
+        for v in np.linspace(0.0, 1.0 - g, 5):
+            for m1 in mults:
+                for m2 in mults:
+                    x = np.empty(T)
+                    x[:half] = 0.0 if m1 is None else max(u - m1 * g, 0.0)
+                    x[half:] = 1.0 if m2 is None else min(v + m2 * g, 1.0)
+                    x[0], x[half] = u, v
+                    X.append(x)
+    for _ in range(n_rand):
+        u, v = rng.uniform(g, 1), rng.uniform(0, 1 - g)
+        x = np.empty(T)
+        x[:half] = np.clip(u - g - rng.exponential(rng.choice([0.01, 0.1, 1.0]), half), 0, None)
+        x[half:] = np.clip(v + g + rng.exponential(rng.choice([0.01, 0.1, 1.0]), T - half), None, 1)
+        x[0], x[half] = u, v
+        X.append(x)
+    return np.array(X)[..., None]
+
+
+@memo
+def _gapped_base(T, mutation):
+    """hc_k1 at gate -2 built once per T with β = 1 (the construction puts β only in W_Q, as
+    W_Q ĉ0 = (β, 0) per head), mutated, with its W_Q kept to be rescaled for every β."""
+    c = build("hc_k1", T=T, beta=1.0, gate=-2.0)
+    if mutation is not None:
+        _K1_MUTATIONS[mutation](c)
+    return c, c.model.attention(0).q.weight.detach().clone()
+
+
+def _gapped_errors(T, beta, X, mutation):
+    c, q1 = _gapped_base(T, mutation)
+    with torch.no_grad():
+        c.model.attention(0).q.weight.copy_(q1 * beta)
+    return errors(c.model, c.task, X)
+
+
+@memo
+def _beta_needed(
+    T: int, eps: float, g: float, seed: int, mutation: str | None, lo: float = 1.0, hi: float = 1e4
+) -> tuple[float, list]:
+    """The smallest β (to 0.1 % in log β) at which the worst error over gapped inputs is <= ε.
+    The bisection runs on the worst candidates found at β = 10, 100, 1000; the final β is then
+    checked on the whole input set (and the bisection redone with its worst inputs if needed).
+    Returns (β, witness); β = inf when even β = hi does not reach ε."""
+    rng = np.random.default_rng([seed, T])
+    X = _gapped_inputs(T, g, rng, 100)
+    top = _gapped_errors(T, hi, X, mutation)
+    if top.max() > eps:
+        return math.inf, X[int(top.argmax())].ravel().tolist()
+    cand: set = set()
+    for b in (10.0, 100.0, 1000.0):
+        cand |= set(np.argsort(_gapped_errors(T, b, X, mutation))[-8:].tolist())
+    for _ in range(5):
+        C = X[sorted(cand)]
+        a, b = math.log(lo), math.log(hi)
+        while b - a > 1e-3:
+            mid = (a + b) / 2
+            if _gapped_errors(T, math.exp(mid), C, mutation).max() <= eps:
+                b = mid
+            else:
+                a = mid
+        full = _gapped_errors(T, math.exp(b), X, mutation)
+        if full.max() <= eps:
+            return math.exp(b), X[int(full.argmax())].ravel().tolist()
+        cand |= set(np.argsort(full)[-8:].tolist())
+    raise RuntimeError("β bisection did not settle on the whole input set")
+
+
+def _fit_plane(u, v, y, seed: int = 0, n_boot: int = 2000, level: float = 0.95) -> dict:
+    """y = a·u + b·v + c by least squares, with residual-bootstrap intervals for a and b (the
+    small-sample correction of :func:`approxtheory.measure.fit_rate`): the slope in u is then
+    estimated from the variation of u at fixed v, and vice versa."""
+    A = np.stack([np.asarray(u, float), np.asarray(v, float), np.ones(len(u))], axis=1)
+    y = np.asarray(y, dtype=np.float64)
+    coef, *_ = np.linalg.lstsq(A, y, rcond=None)
+    fitted = A @ coef
+    resid = (y - fitted) * math.sqrt(len(y) / max(len(y) - 3, 1))
+    rng = np.random.default_rng(seed)
+    boots = np.array(
+        [
+            np.linalg.lstsq(A, fitted + rng.choice(resid, len(y)), rcond=None)[0][:2]
+            for _ in range(n_boot)
+        ]
+    )
+    q = (1 - level) / 2
+    out = {}
+    for i, name in enumerate(("u", "v")):
+        lo, hi = np.quantile(boots[:, i], [q, 1 - q])
+        out[name] = (float(coef[i]), float(min(lo, coef[i])), float(max(hi, coef[i])))
+    return out
+
+
+@check(
+    "HC-P3",
+    mutants={
+        "logit-scale-1/T": "attention logits divided by T (a sequence-length normalisation bug)",
+        "value-scale": "W_V scaled by 1.02 (the readout is off by 2 %)",
+    },
+)
+# one function: the docstring states the fit; the body is one grid, one fit, one verdict
+def beta_needed_vs_T(ctx: Context, cid):
+    """β needed at fixed ε and minimum gap g, against T and ε separately: the claim says
+    β_needed = log(T/ε)/g (read from the catalogue). Fitted as g·β_needed = a·log T + b·log ε
+    + const over the (T, ε) grid, so that a is estimated at fixed ε and b at fixed T; the
+    predicted a and b are the claim's d(g·β_needed)/d log T and d(g·β_needed)/d log ε (1 and
+    -1). Each interval must lie within its prediction ± RATE_TOL (a T-blind β_needed predicts
+    a = 0 and fails; so does a β needed polynomial in T)."""
+    mutation = ctx.mutant
+    c = claim(cid)
+    T_s, e_s, g_s = c.symbol("T"), c.symbol("epsilon"), c.symbol("g")
+    gb = g_s * c.expr("beta_needed")
+    g = 0.1
+    # T >= 32: the measured β_needed carries log(|S| - 1) = log(T/2 - 1), whose slope in log T
+    # is T/(T - 2); the claim's log T is its large-T form (at T = 16 the slope is still 1.14)
+    Ts = ctx.pick([32, 48, 64, 96], [32, 64, 128, 256])
+    epss = [1e-2, 1e-3, 1e-4]
+
+    def dlog(x):
+        dd = sp.simplify(x * sp.diff(gb, x))
+        vals = {float(dd.subs({T_s: T, e_s: e, g_s: g})) for T in Ts for e in epss}
+        return float(np.mean(sorted(vals))), (max(vals) - min(vals))
+
+    pred_T, spread_T = dlog(T_s)
+    pred_e, spread_e = dlog(e_s)
+    rows, wit = [], None
+    for T in Ts:
+        for eps in epss:
+            b, w = _beta_needed(T, eps, g, ctx.seed, mutation)
+            rows.append(
+                {
+                    "T": T,
+                    "eps": eps,
+                    "beta_needed": b,
+                    "claimed_beta_needed": float(c.evaluate("beta_needed", T=T, epsilon=eps, g=g)),
+                }
+            )
+            if not math.isfinite(b) and wit is None:
+                wit = w
+    syn = {T: build("hc_k1_synthetic", T=T, beta=10.0, D=2, d=1).params for T in Ts}
+    gated = {T: build("hc_k1", T=T, beta=10.0, gate=-2.0).params for T in Ts}
+    finite = all(math.isfinite(r["beta_needed"]) for r in rows)
+    slopes = []
+    if finite:
+        pl = _fit_plane(
+            [math.log(r["T"]) for r in rows],
+            [math.log(r["eps"]) for r in rows],
+            [g * r["beta_needed"] for r in rows],
+            seed=ctx.seed,
+        )
+        (aT, aT_lo, aT_hi), (ae, ae_lo, ae_hi) = pl["u"], pl["v"]
+        ok_T = pred_T - RATE_TOL <= aT_lo and aT_hi <= pred_T + RATE_TOL
+        ok_e = pred_e - RATE_TOL <= ae_lo and ae_hi <= pred_e + RATE_TOL
+        ok = ok_T and ok_e
+        fit_txt = (
+            f"g·β_needed = a·log T + b·log ε + const: a = {aT:.3f} [{aT_lo:.3f}, {aT_hi:.3f}] "
+            f"(at fixed ε; the claim's {pred_T:.3g}), b = {ae:.3f} [{ae_lo:.3f}, {ae_hi:.3f}] "
+            f"(at fixed T; the claim's {pred_e:.3g}); each interval must lie within its "
+            f"prediction ± {RATE_TOL}"
+            + ("" if ok_T else ". Failed: the T-dependence")
+            + ("" if ok_e else ". Failed: the ε-dependence")
+        )
+        for lab, (v, lo, hi), pr in (
+            ("a (log T)", pl["u"], pred_T),
+            ("b (log ε)", pl["v"], pred_e),
+        ):
+            slopes.append(
+                {
+                    "label": f"g·β_needed vs {lab}",
+                    "fitted": v,
+                    "lo": lo,
+                    "hi": hi,
+                    "predicted": pr,
+                    "within_ci": lo <= pr <= hi,
+                }
+            )
+    else:
+        ok = False
+        bad = [(r["T"], r["eps"]) for r in rows if not math.isfinite(r["beta_needed"])]
+        fit_txt = "no β <= 1e4 reaches ε at " + ", ".join(f"T = {T}, ε = {e:g}" for T, e in bad)
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"{fit_txt}. β_needed (measured / the claim's log(T/ε)/g): "
+        + ", ".join(
+            f"T={r['T']}, ε={r['eps']:g}: {r['beta_needed']:.1f} / {r['claimed_beta_needed']:.1f}"
+            for r in rows
+        )
+        + f". Parameter count with S_i = [T] (no positional table) {syn} — "
+        f"T-independent by construction, not a measurement; with the positional "
+        f"table (gated, as measured here) {gated}, linear in T"
+        + (
+            f". The claim's log-derivatives vary over the grid by {spread_T:.2g} (T) and "
+            f"{spread_e:.2g} (ε); their means are used"
+            if max(spread_T, spread_e) > 1e-12
+            else ""
+        ),
+        covered=f"hc_k1 gate -2 (D = 2, d = 1), gap g = {g} in both sets, T in {Ts}, "
+        f"ε in {epss}; per (T, ε) a bisection on β over "
+        "structured and random gapped inputs",
+        rows=rows,
+        slopes=slopes,
+        witness=wit,
+        slack=math.nan,  # β_needed is a growth law ("about"), not a bound: its rate is tested
+        plot={
+            "x": "T",
+            "y": ["beta_needed"],
+            "group": "eps",
+            "logy": False,
+            "title": f"{cid}: β needed at gap g = {g}",
+            "xlabel": "T",
+            "ylabel": "β needed",
+        },
+        scope="partial: β_needed(T, ε) at gap g on the gated D = 2 construction, its "
+        "dependence on T (at fixed ε) and on ε (at fixed T) against the claim's log(T/ε)/g; "
+        "the T-independent count holds by construction when S_i = [T] and is only reported",
+    )
+
+
+# ------------------------------------------------------------------------ HC-T2b and HC-TR3
+def _phase_cells(profile: str) -> list[dict]:
+    """The (T, s) cells where this toolkit trains models with fewer heads than features (the
+    headcount_phase experiment: D = 2, per-head width n = 8, h < D)."""
+    import approxtheory.experiments  # noqa: F401  (registers the built-in experiments)
+    from approxtheory.experiment import get, grid_values
+
+    grid = grid_values(get("headcount_phase"), profile)
+    return [{"T": T, "s": h, "n": 8, "D": 2} for h in grid["heads"] if h < 2 for T in grid["T"]]
+
+
+@check("HC-T2b", "HC-TR3")
+def lower_bound_vacuity(ctx: Context, cid):
+    """A lower bound over all models cannot be measured; what can be said is where it is
+    vacuous (k <= 0). The checked cells are those where models are trained here."""
+    c = claim(cid)
+    t2b = claim("HC-T2b")
+    cells = _phase_cells(ctx.profile)
+    expo = "k" if cid == "HC-T2b" else "k_5layer"
+    for r in cells:
+        r["k"] = float(t2b.evaluate("k", **{k: r[k] for k in ("T", "s", "n", "D")}))
+        r["exponent"] = float(c.evaluate(expo, **{k: r[k] for k in ("T", "s", "n", "D")}))
+        r["vacuous"] = bool(c.is_vacuous(**{k: r[k] for k in ("T", "s", "n", "D")}))
+    paper = [(s_, T_) for s_ in (1, 2, 3) for T_ in (8, 16, 32, 64, 128)]
+    pk = [float(t2b.evaluate("k", T=T_, s=s_, n=8, D=4)) for s_, T_ in paper]
+    pvac = sum(t2b.is_vacuous(T=T_, s=s_, n=8, D=4) for s_, T_ in paper)
+    where = (
+        f"in the paper's synthetic set-up (n = 8, D = 4, s <= 3, T <= 128) k <= 0 in "
+        f"{pvac}/{len(paper)} cells and k <= {max(pk):.2f} elsewhere"
+    )
+    cells_txt = ", ".join(f"T={r['T']} s={r['s']}: {r['exponent']:.2f}" for r in cells)
+    if all(r["vacuous"] for r in cells):
+        return Verdict(
+            cid,
+            "vacuous-here",
+            f"the exponent is <= 0 in every cell where models are trained here "
+            f"(headcount_phase, D = 2, n = 8, h = 1: {cells_txt}), so the bound says "
+            f"nothing there; {where}. The bound itself (a minimum over all models) "
+            "is not tested anywhere",
+            covered=f"{len(cells)} headcount_phase cells + the paper's 15 cells",
+            rows=cells,
+            scope="partial: where the exponent is <= 0 (vacuous) in the cells models "
+            "are trained in; the lower bound itself is not tested",
+        )
+    live = [r for r in cells if not r["vacuous"]]
+    return Verdict(
+        cid,
+        "not-checkable",
+        f"non-vacuous in {len(live)} trained cell(s) ({cells_txt}), but a minimum of "
+        f"the parameter count over all models cannot be measured; {where}",
+        covered=f"{len(cells)} headcount_phase cells",
+        rows=cells,
+        scope="none",
+    )
+
+
+# ------------------------------------------------------------------------------------ HC-P6
+@check(
+    "HC-P6",
+    mutants={
+        "k-T-over-2": "HC-T2b's k with T/2 in place of T/4",
+        "k-denominator-ns": "HC-T2b's k with denominator n·s + 1 in place of (n+1)s + 1",
+    },
+)
+def exponent_table(ctx: Context, cid):
+    """The digest's stated forms (slope, vacuity boundary, paper maximum, worked examples) against
+    what follows from HC-T2b's k."""
+    c = claim(cid)
+    hc = claim("HC-T2b")
+    T, D, n, s = (hc.symbol(x) for x in "TDns")
+    k = hc.expr("k")
+    if ctx.is_mutant("k-T-over-2"):
+        k = k.subs(T, 2 * T)
+    if ctx.is_mutant("k-denominator-ns"):
+        k = hc.expr("T0") / (n * s + 1) - 1
+    slope_ok = sp.simplify(sp.diff(k, T) - c.expr("slope_in_T")) == 0
+    boundary = sp.solve(sp.Eq(k, 0), T)
+    bound_ok = len(boundary) == 1 and sp.simplify(boundary[0] - c.expr("vacuity_boundary")) == 0
+    kf = sp.lambdify([T, D, n, s], k, "math")
+    ks = [kf(T_, 4, 8, s_) for s_ in (1, 2, 3) for T_ in (8, 16, 32, 64, 128)]
+    max_ok = max(ks) <= float(c.expr("paper_max_k"))
+    # the digest's worked examples (§3 HC-T2b, §6 P6): T thresholds and k values
+    thresholds = {(8, 4, 1): 56, (8, 4, 2): 96, (8, 4, 3): 136, (2, 2, 1): 24, (1, 2, 1): 20}
+    ex_ok = all(abs(kf(Tb, D_, n_, s_)) < 1e-12 for (n_, D_, s_), Tb in thresholds.items())
+    cpu = {32: 0.5, 64: 2.5, 128: 6.5}
+    cpu_ok = all(abs(kf(T_, 2, 2, 1) - v) < 1e-12 for T_, v in cpu.items())
+    ok = slope_ok and bound_ok and max_ok and ex_ok and cpu_ok
+    failed = [
+        name
+        for name, good in (
+            ("slope", slope_ok),
+            ("vacuity boundary", bound_ok),
+            ("paper maximum <= 1.8", max_ok),
+            ("threshold examples", ex_ok),
+            ("CPU k values", cpu_ok),
+        )
+        if not good
+    ]
+    return Verdict(
+        cid,
+        "verified-symbolic" if ok else "refuted",
+        f"from HC-T2b's k: dk/dT = {sp.simplify(sp.diff(k, T))}, k = 0 at T = "
+        f"{boundary}; paper set-up max k = {max(ks):.2f}; the digest's thresholds "
+        f"(T > 56, 96, 136; 24; 20) and CPU values k = 0.5, 2.5, 6.5 "
+        f"{'agree' if ex_ok and cpu_ok else 'disagree'}"
+        + (f". Failed: {', '.join(failed)}" if failed else ""),
+        covered="symbolic in T, D, n, s + the digest's worked examples",
+        scope="full",
+    )

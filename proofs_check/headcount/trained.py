@@ -1,0 +1,557 @@
+"""Trained evidence (P8-P10) and what every trained head-count check shares: the results schemas,
+the gate magnitudes (Table 2), the gated verdict and its scale record; HC-P8 (the phase
+transition), HC-P9 (width scaling), HC-P10 (the fixed-width variants)."""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+from approxtheory import claim
+from approxtheory.measure import fit_rate
+
+from .. import _rows
+from .._core import (
+    Context,
+    Verdict,
+    check,
+    slope_row,
+)
+from .._gate import PaperMagnitude, training_gate
+from .._results import active_results, results_schema
+
+# ------------------------------------------------------------------ trained experiments (P7-P11)
+#: a stated margin: a "drop" or "gap" of NMSE counts when it is at least this factor
+MARGIN = 3.0
+
+#: what is known to reach the paper's magnitude on this task (issue 26: an independent
+#: re-implementation, D = 4, T = 16, N = 32, per-head width 8, 2 seeds): said in a gated verdict
+RECIPE_HINT = (
+    "Known to reach the paper's magnitude (docs/findings/headcount-recipe.md, measured here): "
+    "Adam lr 2e-3, cosine, 16,000 steps of batch 256, N = 32, per-head width 8 gave h = D = 4 "
+    "min-over-seeds NMSE 5.9e-5, 2.9e-5, 5.3e-5, 4.9e-5 at T = 8, 16, 32, 64 (Table 2: 6.1e-5, "
+    "4.4e-5, 4.8e-5, 8.8e-6), at 95, 220, 435, 1590 s of one CPU thread per cell"
+)
+
+
+_TRAINED_COLUMNS = {
+    "seed": ("int", "the training seed (several seeds per configuration: min over seeds)"),
+    "hidden": ("int", "encoder / read-out MLP hidden size N"),
+    "head_dim": ("int", "per-head width n"),
+    "total_width": ("int", "total attention width E (fixed-width variants)"),
+    "layers": ("int", "attention layers L"),
+    "steps": ("int", "training steps (reported, not used by the criterion)"),
+    "params": ("int", "parameter count (reported)"),
+}
+results_schema(
+    "HC-P8",
+    required={
+        "D": ("int", "the task's intrinsic dimension D (Σ_{i<=D} max_t a_iᵀx(t)); D >= 2"),
+        "heads": ("int", "attention heads h of the one-layer model"),
+        "T": ("int", "sequence length"),
+        "val_nmse": ("metric", "validation NMSE = MSE / Var(y) of the trained model"),
+    },
+    optional=_TRAINED_COLUMNS,
+    defaults={"seed": 0},
+    route=lambda r: f"headcount_phase_d{r['D']}" if r["D"] >= 2 else _bad_d(r["D"]),
+    doc="trained one-layer models on the synthetic D-retrieval task, one row per (D, h, T, "
+    "seed); each D is judged by HC-P8's criterion and the training-adequacy gate (the paper's "
+    "Table 2 magnitudes apply at D = 4)",
+)
+results_schema(
+    "HC-P9",
+    required={
+        "D": ("int", "the task's intrinsic dimension D"),
+        "heads": ("int", "attention heads h (the criterion reads h = D-1 and h = D)"),
+        "T": ("int", "sequence length"),
+        "hidden": ("int", "MLP hidden size N (the swept parameter)"),
+        "val_nmse": ("metric", "validation NMSE"),
+    },
+    optional={
+        **_TRAINED_COLUMNS,
+        "mlp_params": ("int", "MLP parameter count (the slope's x; default: hidden)"),
+    },
+    defaults={"seed": 0, "head_dim": 8},
+    route=lambda r: "headcount_width",
+    doc="an N sweep at h = D-1 and h = D: the log-log slope of NMSE in the MLP size per T",
+)
+results_schema(
+    "HC-P10",
+    required={
+        "D": ("int", "the task's intrinsic dimension D (the variants use D = 3)"),
+        "heads": ("int", "attention heads h per layer"),
+        "T": ("int", "sequence length"),
+        "val_nmse": ("metric", "validation NMSE"),
+    },
+    optional=_TRAINED_COLUMNS,
+    defaults={"seed": 0, "layers": 1},
+    route=lambda r: "headcount_variants",
+    doc="fixed-total-width variants with one and two layers (L·h against D)",
+)
+
+
+def _bad_d(D: int):
+    raise ValueError(f"D = {D}: the task needs D >= 2")
+
+
+def table2_magnitudes(D: int) -> dict:
+    """The paper's Table 2 mean validation NMSE at D per (T, h), as gate magnitudes (empty where
+    the table has no such configuration: it is D = 4 only)."""
+    from approxtheory.headcount_analysis import synthetic_table2
+
+    return {
+        (r["T"], r["heads"]): PaperMagnitude(
+            r["val_nmse_mean"], f"Table 2, D = {D}, h = {r['heads']}, T = {r['T']}, mean"
+        )
+        for r in synthetic_table2()
+        if r["D"] == D
+    }
+
+
+def _heads_at_least(r, D: int) -> bool:
+    return int(r["heads"]) >= D
+
+
+def _run_figures(rows) -> dict:
+    """What a trained run was: its grid's T, steps, hidden sizes, widths, parameters, seeds."""
+    keys = ("T", "steps", "hidden", "head_dim", "total_width", "layers", "params")
+    grid = {k: sorted({int(r[k]) for r in rows if k in r}) for k in keys}
+    out: dict[str, Any] = {k: v for k, v in grid.items() if v}
+    out["seeds"] = len({int(r["seed"]) for r in rows if "seed" in r})
+    fin = [float(r["val_nmse"]) for r in rows if math.isfinite(float(r["val_nmse"]))]
+    out["best_val_nmse"] = min(fin) if fin else None
+    return out
+
+
+def gated_verdict(cid, gates: list, rows_by: dict, covered: str) -> Verdict | None:
+    """The not-checkable verdict of a trained check whose gates did not all pass (None when they
+    did): what was reached, the paper's magnitude, the known recipe (RECIPE_HINT)."""
+    failed = [(name, g) for name, g in gates if not g.passed]
+    if not failed:
+        return None
+    from ..tradeoffs import run_text
+
+    run = "; ".join(f"{name}: {run_text(_run_figures(rows_by[name]))}" for name, _ in failed)
+    return Verdict(
+        cid,
+        "not-checkable",
+        " ".join(f"[{name}] {g.reason()}" for name, g in failed) + f" (ran: {run})",
+        covered=covered + "; gated: the criterion was not applied",
+        scope="none",
+        scale=scale_record(gates, rows_by),
+    )
+
+
+def scale_record(gates: list, rows_by: dict) -> dict:
+    """A trained verdict's ``scale``: per experiment, what was run and, per reference cell,
+    what was reached against the paper's figure."""
+    return {
+        name: {"run": _run_figures(rows_by[name]), "reference": g.reference, "cells": g.scale()}
+        for name, g in gates
+    }
+
+
+def _best(rows, key="val_nmse", by=("heads", "T")) -> dict:
+    """min over seeds of ``key`` per ``by`` (the paper's Fig. 1 statistic)."""
+    best: dict = {}
+    for r in rows:
+        k = tuple(int(r[b]) for b in by)
+        best[k] = min(best.get(k, math.inf), float(r[key]))
+    return best
+
+
+def _reversal(best: dict) -> dict:
+    from approxtheory.headcount_analysis import reversal_scores
+
+    return reversal_scores([{"heads": h, "T": T, "err": v} for (h, T), v in best.items()], "err")
+
+
+def phase_criterion(rows, D: int) -> dict:
+    """HC-P8's stated criterion on one experiment's rows (digest §6 P8): (a) at the largest T
+    the largest log-drop of NMSE between consecutive h is from h = D-1 to h = D, for the
+    min over seeds (there strictly the largest and at least a factor MARGIN) and in at least 2
+    of 3 (a majority of the) seeds; (b) for every h < D the
+    NMSE grows from the smallest to the largest T; (c) for h >= D it grows by less than for every
+    h < D. (b) and (c) need two T (else reported as not tested)."""
+    best = _best(rows)
+    hs = sorted({h for h, _ in best})
+    Ts = sorted({T for _, T in best})
+    Tmin, Tmax = Ts[0], Ts[-1]
+
+    def drops_of(b):
+        return {(h1, h2): math.log(b[(h1, Tmax)] / b[(h2, Tmax)]) for h1, h2 in zip(hs, hs[1:])}
+
+    drops = drops_of(best)
+    # the drop at D - 1 -> D must be the strictly largest and a drop that counts (at least a
+    # factor MARGIN): a smooth decline in h with no transition (ties, or small steady drops)
+    # must fail. Calibrated: the paper's Table 2 passes at every tabulated T (its 3 -> 4 log-drop
+    # is 2.4-5.0 and the largest), see tests/test_gate.py
+    jump = drops.get((D - 1, D), -math.inf)
+    others = [v for k, v in drops.items() if k != (D - 1, D)]
+    a_min = jump > max(others, default=-math.inf) and jump >= math.log(MARGIN)
+    seeds = sorted({int(r["seed"]) for r in rows})
+    per_seed = []
+    for sd in seeds:
+        b = _best([r for r in rows if int(r["seed"]) == sd])
+        dr = drops_of(b)
+        per_seed.append(max(dr, key=dr.get) == (D - 1, D))
+    need = max(1, math.ceil(2 * len(seeds) / 3))
+    a = a_min and sum(per_seed) >= need
+    growth = {h: best[(h, Tmax)] / best[(h, Tmin)] for h in hs}
+    two_T = len(Ts) >= 2
+    b_ok = all(growth[h] > 1 for h in hs if h < D) if two_T else None
+    below = [growth[x] for x in hs if x < D]
+    c_ok = all(growth[h] < min(below) for h in hs if h >= D) if two_T and below else None
+    failed = [
+        t
+        for t, good in (
+            (
+                f"(a) D = {D}: the largest drop at T = {Tmax} is not at h = {D - 1} -> {D}, "
+                f"strictly and by at least a factor {MARGIN:g} (min over seeds: {a_min}, log-drop "
+                f"{jump:.2f}; seeds: {sum(per_seed)}/{len(seeds)}, need {need})",
+                a,
+            ),
+            (f"(b) D = {D}: NMSE does not grow with T below D", b_ok is not False),
+            (f"(c) D = {D}: NMSE grows as much with T at h >= D", c_ok is not False),
+        )
+        if not good
+    ]
+    return {
+        "best": best,
+        "hs": hs,
+        "Ts": Ts,
+        "drops": drops,
+        "growth": growth,
+        "effect": drops.get((D - 1, D), float("nan")),
+        "ok": not failed,
+        "failed": failed,
+        "tested": "(a), (b), (c)" if two_T else "(a) only (one T)",
+        "R": _reversal(best),
+        "steps": int(rows[0].get("steps", 0)),
+        "seeds": len(seeds),
+    }
+
+
+@check(
+    "HC-P8",
+    mutants={
+        "heads-relabelled": "the results' head counts read in reverse order (a bookkeeping bug)"
+    },
+)
+def phase_transition(ctx: Context, cid):
+    """Trained one-layer models on Σ max a_iᵀx with D = 2 (headcount_phase_d2) and D = 4
+    (headcount_phase_d4): :func:`phase_criterion` for each D; consistent when both pass."""
+    parts, table, witness, notes = [], [], {}, []
+    gates, rows_by = [], {}
+    given = active_results()
+    # outside results (verify --results) decide on the D they hold; our own runs on D = 2 and 4
+    Ds = sorted(int(n.rsplit("d", 1)[1]) for n in given["groups"]) if given else (2, 4)
+    for D in Ds:
+        name = f"headcount_phase_d{D}"
+        raw, _, note = _rows.exp_rows(name, ctx.profile)
+        if raw is None:
+            return _rows.not_run(cid, name, ctx.profile, note)
+        # the gate reads the run as it was trained (a bookkeeping mutant is applied after it)
+        gates.append(
+            (
+                name,
+                training_gate(
+                    raw,
+                    control=functools.partial(_heads_at_least, D=D),
+                    describe=f"h >= D = {D}, one layer, per T",
+                    paper=table2_magnitudes(D),
+                    budget=RECIPE_HINT,
+                ),
+            )
+        )
+        rows_by[name] = raw
+        rows = [dict(r) for r in raw]
+        if ctx.is_mutant("heads-relabelled"):
+            hs = sorted({int(r["heads"]) for r in rows})
+            for r in rows:
+                r["heads"] = hs[-1] + hs[0] - int(r["heads"])
+        res = phase_criterion(rows, D)
+        parts.append((D, res))
+        table += [
+            {"D": D, "heads": h, "T": T, "min_nmse": v} for (h, T), v in sorted(res["best"].items())
+        ]
+        if not res["ok"]:
+            witness[f"D={D}"] = {
+                "failed": res["failed"],
+                "min_nmse": {f"h={h},T={T}": v for (h, T), v in sorted(res["best"].items())},
+            }
+        notes.append(note)
+    covered = (
+        " and ".join(f"headcount_phase_d{D}" for D in Ds)
+        + f" ({ctx.profile}; "
+        + "; ".join(notes)
+        + "); criterion: (a) largest log-drop at h = D-1 -> D at the largest T (min over seeds "
+        "and 2 of 3 seeds), (b) growth with T below D, (c) less growth at h >= D"
+    )
+    gated = gated_verdict(cid, gates, rows_by, covered)
+    if gated is not None:
+        return gated
+    ok = all(res["ok"] for _, res in parts)
+    ev = []
+    for D, res in parts:
+        Tmax = res["Ts"][-1]
+        ev.append(
+            f"D = {D} ({res['steps'] or 'unstated'} steps, {res['seeds']} seed(s), "
+            f"tested {res['tested']}): "
+            f"min-over-seeds NMSE "
+            + ", ".join(f"h={h} T={T}: {v:.3g}" for (h, T), v in sorted(res["best"].items()))
+            + f"; log-drops at T = {Tmax}: "
+            + ", ".join(f"{a}->{b}: {v:.2f}" for (a, b), v in res["drops"].items())
+            + f"; effect size (log-drop {D - 1}->{D}) {res['effect']:.2f}; growth over T: "
+            + ", ".join(f"h={h}: x{v:.2f}" for h, v in res["growth"].items())
+            + "; R(h): "
+            + (", ".join(f"{h}: {v:.2f}" for h, v in res["R"].items()) or "one T only")
+            + (". Failed: " + "; ".join(res["failed"]) if res["failed"] else "")
+        )
+    return Verdict(
+        cid,
+        "consistent-empirical" if ok else "inconsistent",
+        ". ".join(ev) + ". Both runs passed the training-adequacy gate (h = D trained to "
+        "within its bounds)",
+        covered=covered,
+        scale=scale_record(gates, rows_by),
+        measured={f"D={D}": res["effect"] for D, res in parts},
+        rows=table,
+        witness=None if ok else witness,
+        plot={
+            "x": "T",
+            "y": ["min_nmse"],
+            "group": "heads",
+            "title": f"{cid}: trained NMSE vs T (D = 2 and 4)",
+            "xlabel": "T",
+            "ylabel": "min-over-seeds NMSE",
+        },
+        scope=f"surrogate: scaled-down Fig. 1a ({ctx.profile} profile: "
+        + ", ".join(f"D = {D}: h {res['hs']}, T {res['Ts']}" for D, res in parts)
+        + ") on this toolkit's orthogonal-a_i task",
+    )
+
+
+# ------------------------------------------------------------------------------------ HC-P9
+def width_criterion(rows, D: int, mutant: str | None = None) -> dict:
+    """Per T: the log-log slope of min-over-seeds NMSE in the MLP parameter count with its 95 %
+    bootstrap interval (fit_rate) at h = D-1 and h = D. Criterion (issue 10): the interval
+    excludes 0 (lies below 0) at h = D-1 and includes 0 at h = D, for every T."""
+    # outside results may give N only: its log-log slope is read in N then
+    rows = [r if "mlp_params" in r else {**r, "mlp_params": r["hidden"]} for r in rows]
+    best = _best(rows, by=("heads", "T", "mlp_params"))
+    Ts = sorted({T for _, T, _ in best})
+    fits, ok, failed = {}, True, []
+    for T in Ts:
+        for h in (D - 1, D):
+            pts = sorted((p, v) for (hh, TT, p), v in best.items() if hh == h and TT == T)
+            fit = fit_rate([p for p, _ in pts], [v for _, v in pts], seed=T * 10 + h)
+            fits[(h, T)] = fit
+        lo_fit, hi_fit = fits[(D - 1, T)], fits[(D, T)]
+        if mutant == "heads-swapped":
+            lo_fit, hi_fit = hi_fit, lo_fit
+        below = lo_fit.ci_high < 0
+        flat = hi_fit.contains(0.0)
+        if not below:
+            failed.append(
+                f"T = {T}: slope interval at h = D-1 [{lo_fit.ci_low:.2f}, "
+                f"{lo_fit.ci_high:.2f}] does not lie below 0"
+            )
+        if not flat:
+            failed.append(
+                f"T = {T}: slope interval at h = D [{hi_fit.ci_low:.2f}, "
+                f"{hi_fit.ci_high:.2f}] excludes 0"
+            )
+        ok = ok and below and flat
+    return {"fits": fits, "ok": ok, "failed": failed, "Ts": Ts, "best": best}
+
+
+@check(
+    "HC-P9",
+    mutants={"heads-swapped": "the fits at h = D-1 and h = D exchanged (a bookkeeping bug)"},
+)
+def width_scaling(ctx: Context, cid):
+    """headcount_width (D = 2): :func:`width_criterion`; next to the slopes, the theory's
+    exponents (NMSE ~ ε² ~ M^(-2/γ) with HC-A3's Barron γ at h = D, M^(-2/k) with HC-T2b's k at
+    h = D - 1 where k > 0; vacuous where k <= 0)."""
+    name = "headcount_width"
+    raw, _, note = _rows.exp_rows(name, ctx.profile)
+    if raw is None:
+        return _rows.not_run(cid, name, ctx.profile, note)
+    D = int(raw[0]["D"])
+    n = int(raw[0]["head_dim"])
+    covered = (
+        f"{name} ({ctx.profile}; {note}): D = {D}, h in {{{D - 1}, {D}}}, N in "
+        f"{sorted({int(r['hidden']) for r in raw})}, T in {sorted({int(r['T']) for r in raw})}; "
+        "criterion: slope interval below 0 at h = D-1 and containing 0 at h = D, every T"
+    )
+    gates = [
+        (
+            name,
+            training_gate(
+                raw,
+                control=lambda r: int(r["heads"]) == D,
+                describe=f"h = D = {D}, per T (min over N and seeds)",
+                paper=table2_magnitudes(D),
+                budget=RECIPE_HINT,
+            ),
+        )
+    ]
+    gated = gated_verdict(cid, gates, {name: raw}, covered)
+    if gated is not None:
+        return gated
+    res = width_criterion(raw, D, ctx.mutant)
+    gamma = float(claim("HC-A3").evaluate("gamma_barron"))
+    slopes = []
+    for (h, T), fit in sorted(res["fits"].items()):
+        pred: float | None
+        if h >= D:
+            pred = -2 / gamma
+        else:
+            k = float(claim("HC-T2b").evaluate("k", T=T, s=h, n=n, D=D))
+            pred = -2 / k if k > 0 else None  # vacuous: the lower bound predicts nothing
+        row = slope_row(fit, f"h={h} T={T}", pred if pred is not None else float("nan"))
+        row["vacuous"] = pred is None
+        slopes.append(row)
+    rows = [
+        {"heads": h, "T": T, "mlp_params": p, "min_nmse": v}
+        for (h, T, p), v in sorted(res["best"].items())
+    ]
+    return Verdict(
+        cid,
+        "consistent-empirical" if res["ok"] else "inconsistent",
+        "log-log slopes of NMSE in the MLP parameter count: "
+        + "; ".join(
+            f"h={h} T={T}: {f.slope:.2f} [{f.ci_low:.2f}, {f.ci_high:.2f}]"
+            for (h, T), f in sorted(res["fits"].items())
+        )
+        + f". HC-T2b's exponent at h = D-1 = {D - 1}, n = {n}: "
+        + ", ".join(
+            f"T={T}: k = {float(claim('HC-T2b').evaluate('k', T=T, s=D - 1, n=n, D=D)):.2f}"
+            for T in res["Ts"]
+        )
+        + " (k <= 0: the lower bound is vacuous there and predicts no slope)"
+        + (". Failed: " + "; ".join(res["failed"]) if res["failed"] else ""),
+        covered=covered,
+        scale=scale_record(gates, {name: raw}),
+        measured={f"h={h},T={T}": f.slope for (h, T), f in res["fits"].items()},
+        rows=rows,
+        slopes=slopes,
+        witness=None if res["ok"] else {"failed": res["failed"]},
+        plot={
+            "x": "mlp_params",
+            "y": ["min_nmse"],
+            "group": "heads",
+            "title": f"{cid}: NMSE vs MLP parameters (D = {D})",
+            "xlabel": "MLP parameters",
+            "ylabel": "min-over-seeds NMSE",
+        },
+        scope=f"surrogate: scaled-down Fig. 1b ({ctx.profile} profile, D = {D}); the theory's "
+        "exponents are drawn for comparison only (the lower bound is vacuous at these T)",
+    )
+
+
+# ------------------------------------------------------------------------------------ HC-P10
+def variants_criterion(rows, D: int) -> dict:
+    """HC-P10 on D = 3 with fixed total width: (i) one layer: NMSE drops by at least MARGIN from
+    h = D-1 to h = D; (ii) two layers: at h = ⌈D/2⌉ (L·h >= D) the NMSE is at least MARGIN below
+    the one-layer NMSE at the same h (L·h < D); (iii) where the grid has it (full profile), two
+    layers drop by at least MARGIN from h = ⌈D/2⌉-1 to ⌈D/2⌉."""
+    best = _best(rows, by=("layers", "heads", "T"))
+    Tmax = max(T for _, _, T in best)
+    g = {(L, h): v for (L, h, T), v in best.items() if T == Tmax}
+    h2 = math.ceil(D / 2)
+    i_eff = math.log(g[(1, D - 1)] / g[(1, D)])
+    ii_eff = math.log(g[(1, h2)] / g[(2, h2)])
+    checks = [
+        (
+            f"(i) one layer: log-drop h = {D - 1} -> {D} = {i_eff:.2f} (needs >= log {MARGIN:g})",
+            i_eff >= math.log(MARGIN),
+        ),
+        (
+            f"(ii) h = {h2}: log(NMSE 1 layer / 2 layers) = {ii_eff:.2f} (needs >= log {MARGIN:g})",
+            ii_eff >= math.log(MARGIN),
+        ),
+    ]
+    if (2, h2 - 1) in g:
+        iii = math.log(g[(2, h2 - 1)] / g[(2, h2)])
+        checks.append(
+            (
+                f"(iii) two layers: log-drop h = {h2 - 1} -> {h2} = {iii:.2f} "
+                f"(needs >= log {MARGIN:g})",
+                iii >= math.log(MARGIN),
+            )
+        )
+    return {
+        "g": g,
+        "Tmax": Tmax,
+        "checks": checks,
+        "ok": all(c for _, c in checks),
+        "effects": {"i": i_eff, "ii": ii_eff},
+    }
+
+
+@check(
+    "HC-P10",
+    mutants={"layers-relabelled": "the one- and two-layer results exchanged (a bookkeeping bug)"},
+)
+def variants(ctx: Context, cid):
+    """headcount_variants (D = 3, fixed total width E = 24): :func:`variants_criterion`."""
+    name = "headcount_variants"
+    raw, _, note = _rows.exp_rows(name, ctx.profile)
+    if raw is None:
+        return _rows.not_run(cid, name, ctx.profile, note)
+    D = int(raw[0]["D"])
+    h2 = math.ceil(D / 2)
+    covered = (
+        f"{name} ({ctx.profile}; {note}): D = {D}, E = 24 (per-head ⌈24/h⌉), "
+        f"h in {sorted({int(r['heads']) for r in raw})}, L in {{1, 2}}; margin x{MARGIN:g}"
+    )
+    gates = [
+        (
+            name,
+            training_gate(
+                raw,
+                control=lambda r: int(r["layers"]) * int(r["heads"]) >= D,
+                describe=f"L·h >= D = {D} (one layer at h >= {D}, two at h >= {h2}), per T",
+                config=("layers", "heads"),
+                budget=RECIPE_HINT,
+            ),
+        )
+    ]
+    gated = gated_verdict(cid, gates, {name: raw}, covered)
+    if gated is not None:
+        return gated
+    rows = [dict(r) for r in raw]
+    if ctx.is_mutant("layers-relabelled"):
+        for r in rows:
+            r["layers"] = 3 - int(r["layers"])
+    res = variants_criterion(rows, D)
+    table = [{"layers": L, "heads": h, "min_nmse": v} for (L, h), v in sorted(res["g"].items())]
+    bad = [t for t, c in res["checks"] if not c]
+    return Verdict(
+        cid,
+        "consistent-empirical" if res["ok"] else "inconsistent",
+        f"min-over-seeds NMSE at T = {res['Tmax']}: "
+        + ", ".join(f"L={L} h={h}: {v:.3g}" for (L, h), v in sorted(res["g"].items()))
+        + "; "
+        + "; ".join(t for t, _ in res["checks"])
+        + (". Failed: " + "; ".join(bad) if bad else ""),
+        covered=covered,
+        scale=scale_record(gates, {name: raw}),
+        measured=res["effects"],
+        rows=table,
+        witness=None if res["ok"] else {"failed": bad},
+        plot={
+            "x": "heads",
+            "y": ["min_nmse"],
+            "group": "layers",
+            "title": f"{cid}: D = 3, fixed width: NMSE vs h per layer count",
+            "xlabel": "heads h",
+            "ylabel": "min-over-seeds NMSE",
+            "logx": False,
+        },
+        scope="surrogate: Tables 3-5's variants scaled down (D = 3 with fixed width and two "
+        f"layers; {ctx.profile} profile); the D = 4 fixed-width table is not rerun",
+    )

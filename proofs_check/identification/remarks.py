@@ -1,0 +1,499 @@
+"""The §7 remarks (the lottery-ticket contrast ID-LT, the "50 % to 80-90 %" sentence ID-PUB,
+Fig. 1's column ID-F1), Fig. 3's bias gradients (ID-F3), and the trained Fig. 4 sweep
+(ID-F4) and clearing control (ID-CLR) on the identifiability_training cells."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+
+from approxtheory import claim
+from approxtheory.identifiability import AttentionConfig
+from approxtheory.measure import fit_rate
+
+from .._core import Context, Verdict, check, memo, slope_row
+from ._common import FORMULA_MUTANTS, _ev, _expr
+from .counts import _describe, _rank
+from .invariances import _bias_ranks
+from .training import ID_PAPER
+
+# ------------------------------------------------------ §7 remarks, Figs. 1, 3, 4, control
+#: the layers whose identified fraction is measured for ID-LT and ID-PUB: ID-T4.5's (the memo of
+#: their Jacobian ranks is shared)
+FRACTION_CONFIGS = [AttentionConfig(8, h) for h in (1, 2, 4, 8)]
+
+FORMULA_MUTANTS.update(
+    {
+        ("unidentified-as-identified", "ID-LT", "identified"): lambda e: 1 - e,
+        ("tickets-keep-most", "ID-LT", "ticket_high"): lambda e: 1 - e,
+        ("cubic-count", "ID-F1", "U_head_layer"): lambda e: e * claim("ID-F1").symbol("D"),
+        ("query-bias-inert", "ID-F3", "identified_query_bias"): lambda e: sp.Integer(0),
+        ("key-bias-identified", "ID-F3", "identified_key_bias"): lambda e: (
+            claim("ID-F3").symbol("H") * claim("ID-F3").symbol("D")
+        ),
+        ("linear-drift", "ID-F4", "step_drift"): lambda e: claim("ID-F4").symbol("lr"),
+    }
+)
+
+
+def _fraction_rows(ctx: Context, cid: str) -> list[dict]:
+    """The measured identified fraction rank/P of each FRACTION_CONFIGS layer next to the
+    catalogue's ``identified`` at its H."""
+    rows = []
+    for cfg in FRACTION_CONFIGS:
+        r = _rank(cfg, ctx.seed)
+        meas = sp.Rational(r["total"] - r["measured"], r["total"])
+        claimed = _ev(ctx, cid, "identified", H=cfg.H, E=cfg.E)
+        rows.append(
+            {
+                "E": cfg.E,
+                "H": cfg.H,
+                "P": r["total"],
+                "U_measured": r["measured"],
+                "identified_measured": str(meas),
+                "identified_claimed": str(claimed),
+                "agrees": bool(claimed == meas),
+            }
+        )
+    return rows
+
+
+def _min_over_heads(ctx: Context, cid: str):
+    """min over real H >= 1 of the (possibly mutated) catalogue's identified fraction."""
+    c = claim(cid)
+    x = sp.Symbol("x", positive=True)
+    e = _expr(ctx, cid, "identified").subs(c.symbol("H"), x)
+    return sp.nsimplify(sp.minimum(e, x, sp.Interval(1, sp.oo)))
+
+
+@check(
+    "ID-LT",
+    mutants={
+        "unidentified-as-identified": "the identified fraction written as the unidentified "
+        "one, 1/(2H)",
+        "tickets-keep-most": "lottery tickets keeping 80-90 % of the weights (1 - 1/5)",
+    },
+)
+def lottery_contrast(ctx: Context, cid):
+    rows = _fraction_rows(ctx, cid)
+    lo = _min_over_heads(ctx, cid)
+    high = _ev(ctx, cid, "ticket_high")
+    low = _ev(ctx, cid, "ticket_low")
+    ok_counts = all(r["agrees"] for r in rows)
+    ok_contrast = bool(lo > high)
+    at6 = _ev(ctx, cid, "identified", H=6, E=384)
+    ok = ok_counts and ok_contrast
+    slack = float(lo / high) if high > 0 else None
+    return Verdict(
+        cid,
+        "verified-symbolic" if ok else "refuted",
+        "identified fraction rank/P measured at E = 8: "
+        + ", ".join(f"H = {r['H']}: {r['identified_measured']}" for r in rows)
+        + f" (catalogue: {', '.join(r['identified_claimed'] for r in rows)}; "
+        f"{'all equal' if ok_counts else 'NOT equal'}); its minimum over H >= 1 is {lo} "
+        f"(H = 1), {'above' if ok_contrast else 'NOT above'} the {float(high):.0%} that "
+        f"lottery tickets keep at most, so the unidentified share (at most {1 - lo}) "
+        f"{'cannot' if ok_contrast else 'can'} account for the {float(1 - high):.0%}-"
+        f"{float(1 - low):.0%} that they prune; 'about 90 %' is H = 5 (9/10), the paper's "
+        f"H = 6 model has {at6} = {float(at6):.1%}. Slack {slack:.2f} (smallest identified "
+        f"fraction / largest ticket fraction)",
+        covered="Jacobian ranks at E = 8, H in {1, 2, 4, 8}; the contrast symbolic over H >= 1",
+        measured=[r["identified_measured"] for r in rows],
+        claimed=[r["identified_claimed"] for r in rows],
+        rows=rows,
+        scope="partial: the identified fraction of one attention layer (measured at E = 8, "
+        "H in {1, 2, 4, 8}; symbolic for H >= 1) against the paper's 10-20 % for lottery "
+        "tickets, taken as stated (no pruning is run); the FFN and embeddings are not counted",
+        slack=slack,
+    )
+
+
+def _published_heads(c) -> list[int]:
+    """H in 1..128 that satisfy every condition of the claim's regime in H alone."""
+    H = c.symbol("H")
+    only_h = [r for r in c.regime if r.free_symbols <= {H}]
+    return [h for h in range(1, 129) if all(r.holds({H: sp.Integer(h)}) for r in only_h)]
+
+
+@check("ID-PUB")
+def published_fraction(ctx: Context, cid):
+    c = claim(cid)
+    lo, hi = _ev(ctx, cid, "stated_low"), _ev(ctx, cid, "stated_high")
+    heads = _published_heads(c)
+    vals = {h: _ev(ctx, cid, "identified", H=h) for h in heads}
+    outside = [h for h, v in vals.items() if not lo <= v <= hi]
+    inside_any = [h for h in range(1, 129) if lo <= _ev(ctx, cid, "identified", H=h) <= hi]
+    rows = _fraction_rows(ctx, cid)
+    ok_counts = all(r["agrees"] for r in rows)
+    h0 = heads[0] if heads else None
+    # beyond the grid: the fraction only grows with H (so every H past the grid is like its end)
+    Hs = c.symbol("H")
+    increasing = bool(sp.simplify(sp.diff(_expr(ctx, cid, "identified"), Hs)).is_positive)
+    ok = ok_counts and not outside and bool(heads)
+    slack = float(hi / vals[h0]) if h0 is not None and vals[h0] > 0 else None
+    witness = (
+        {"H": outside[0], "identified": str(vals[outside[0]]), "stated_high": str(hi)}
+        if outside
+        else None
+    )
+    return Verdict(
+        cid,
+        "verified-symbolic" if ok else "refuted",
+        f"the paper's own count gives an identified fraction {_expr(ctx, cid, 'identified')} "
+        f"of "
+        + ", ".join(f"{vals[h]} = {float(vals[h]):.2%} at H = {h}" for h in heads[:3])
+        + f" ... {float(vals[heads[-1]]):.2%} at H = {heads[-1]} for the regime's "
+        f"H >= {h0}; {len(outside)} of {len(heads)} lie outside the stated "
+        f"{float(lo):.0%}-{float(hi):.0%}"
+        + (
+            f" (the range holds only for H in {inside_any[0]}..{inside_any[-1]}; 50 % is "
+            f"H = 1), so the sentence contradicts Theorem 4.5's 1/(2H)"
+            if outside and inside_any
+            else ""
+        )
+        + f"; the fraction is {'increasing' if increasing else 'NOT increasing'} in H"
+        + (" (H > 128 lies higher still)" if increasing else "")
+        + f"; the count itself is measured: rank/P at E = 8, H = 8 is "
+        f"{rows[-1]['identified_measured']} ({'equal to' if ok_counts else 'NOT'} the "
+        f"catalogue's). Slack {slack:.3f} (stated upper end / identified fraction at H = {h0})",
+        covered=f"H in {h0}..{heads[-1]} (the regime's published architectures); Jacobian "
+        "ranks at E = 8, H in {1, 2, 4, 8}",
+        # the identified fraction at the smallest published H against the stated upper end
+        # (numbers, so that a refutation reads measured > claimed)
+        measured=float(vals[h0]) if h0 is not None else None,
+        claimed=float(hi),
+        witness=witness,
+        rows=rows,
+        scope="full",
+        slack=slack,
+    )
+
+
+@check("ID-F1", mutants={"cubic-count": "the per-head count written 2·d_p³"})
+def fig1_column(ctx: Context, cid):
+    D = claim(cid).symbol("D")
+    U, col = _expr(ctx, cid, "U_head_layer"), _expr(ctx, cid, "column_digest")
+
+    def exponent(e):
+        p = sp.simplify(D * sp.diff(sp.log(e), D))
+        return p if not p.has(D) else None
+
+    pu, pc = exponent(U), exponent(col)
+    # equal as numbers (a mutated copy may carry a Float factor: 2.0 is the exponent 2)
+    ok = pu is not None and pc is not None and sp.simplify(pu - pc) == 0
+    hl = sp.nsimplify(sp.simplify(col / U))
+    return Verdict(
+        cid,
+        "consistent-empirical" if ok else "inconsistent",
+        f"the catalogue's count per head and layer {U} scales like d_p^{pu}; the digest reads "
+        f"the printed column as {col} (d_p^{pc}): {'the same' if ok else 'NOT the same'} "
+        f"power of d_p. The column's size needs H·L = {hl} heads × layers (e.g. 8 × 16), "
+        "which the paper does not state, so the column cannot be reconstructed from a stated "
+        "configuration (digest §9.10); its values, the totals and the SQuAD scores are not in "
+        "the digest",
+        covered="the d_p-exponent of the count against the digest's reading of the column",
+        measured=str(pc),
+        claimed=str(pu),
+        scope="partial: the column's d_p² scaling as the digest reads it (≈ 256·d_p²); the "
+        "column's values, the totals, the (H, L) behind them and the 'most of the gain at "
+        "smaller d_p' reading are unchecked: the table's numbers are not in the digest "
+        "(checkable with them: each row's Unidentified against H·L·2·d_p²)",
+    )
+
+
+def _f3_configs(ctx: Context) -> list[AttentionConfig]:
+    rope = "full" if ctx.is_mutant("rope-key-bias") else None
+    return [AttentionConfig(8, 2, bias=True, causal=causal, rope=rope) for causal in (False, True)]
+
+
+@memo
+def _bias_training(cfg: AttentionConfig, optimizer: str, seed: int):
+    from approxtheory.identifiability import bias_gradients
+
+    return tuple(bias_gradients(cfg, optimizer, seed=seed))
+
+
+#: Fig. 3's "numerically zero": at or below this relative to ||∂L/∂W_Q|| (float64 rounding is
+#: ~1e-16); "clearly nonzero": at or above F3_NONZERO at every step
+F3_ZERO, F3_NONZERO = 1e-12, 1e-6
+
+
+@check(
+    "ID-F3",
+    mutants={
+        "query-bias-inert": "the query bias counted as inert as the key bias (0 identified)",
+        "key-bias-identified": "the key bias counted as identified (H·D)",
+        "rope-key-bias": "RoPE after the biased key projection: the rotated key bias acts",
+    },
+)
+def bias_gradients_fig3(ctx: Context, cid):
+    cfgs = _f3_configs(ctx)
+    rank_rows = []
+    for cfg in cfgs:
+        r = _bias_ranks(cfg, ctx.seed)
+        for part in ("query", "key"):
+            claimed = _ev(ctx, cid, f"identified_{part}_bias", H=cfg.H, D=cfg.head_dim)
+            rank_rows.append(
+                {
+                    "config": _describe(cfg),
+                    "bias": part,
+                    "rank": r[part]["rank"],
+                    "claimed": int(claimed),
+                    "relative_sigma_max": r[part]["relative_sigma_max"],
+                    "agrees": r[part]["rank"] == claimed,
+                }
+            )
+    steps = []
+    for opt in ("sgd", "sgd_wd", "adamw"):
+        steps += list(_bias_training(cfgs[0], opt, ctx.seed))
+    # what the claim's counts predict for the training gradients: zero where nothing of the bias
+    # is identified, nonzero at every step where something is
+    expect = {
+        part: int(_ev(ctx, cid, f"identified_{part}_bias", H=cfgs[0].H, D=cfgs[0].head_dim)) > 0
+        for part in ("query", "key")
+    }
+    seen = {}
+    for part in ("query", "key"):
+        vals = [s[f"{part}_bias_grad"] for s in steps]
+        seen[part] = (min(vals), max(vals), float(np.median(vals)))
+    ok_grad = all(
+        (seen[p][0] >= F3_NONZERO) if expect[p] else (seen[p][1] <= F3_ZERO) for p in seen
+    )
+    ok_rank = all(r["agrees"] for r in rank_rows)
+    finite = all(math.isfinite(s["query_bias_grad"] + s["key_bias_grad"]) for s in steps)
+    ok = ok_rank and ok_grad and finite
+    q, k = seen["query"], seen["key"]
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        "Jacobian ranks of the outputs in b_Q / b_K: "
+        + "; ".join(
+            f"{r['config']} {r['bias']} {r['rank']} (claimed {r['claimed']})" for r in rank_rows
+        )
+        + f". Over {len(steps)} training steps (SGD, SGD+wd, AdamW; 30 each) "
+        f"||∂L/∂b_Q|| / ||∂L/∂W_Q|| is {q[0]:.2f}-{q[1]:.2f} (median {q[2]:.2f}; criterion "
+        f"{'>=' if expect['query'] else '<='} {F3_NONZERO if expect['query'] else F3_ZERO:g} "
+        f"at every step) and ||∂L/∂b_K|| / ||∂L/∂W_Q|| at most {k[1]:.1e} (criterion "
+        f"{'>= ' + format(F3_NONZERO, 'g') if expect['key'] else '<= ' + format(F3_ZERO, 'g')}"
+        "). The query-bias gradient is clearly nonzero; 'small' is not tested (relative to "
+        "the query weights' gradient it is not small here)",
+        covered="E = 8, H = 2 biased layer, causal and not (ranks); 30 steps each of SGD "
+        "(lr 0.05), SGD + wd 4e-4, AdamW (lr 1e-3, wd 0.1) on a random regression target",
+        measured={"query": q[0], "key": k[1]},
+        claimed={
+            "query": "nonzero" if expect["query"] else "0",
+            "key": "nonzero" if expect["key"] else "0",
+        },
+        rows=rank_rows,
+        scope="surrogate: an E = 8, H = 2 biased attention layer (its bias Jacobian ranks, and "
+        "30 training steps per optimizer on a random regression target) stands in for "
+        "nanoGPT with bias=True on tiny-shakespeare (5000 steps)",
+        slack=1.0 if ok_rank else None,
+    )
+
+
+def _trained(ctx: Context, cid: str):
+    """The identifiability_training rows and trace of the run's profile, or a not-run verdict."""
+    from .._core import experiment_rows, not_run
+
+    name = "identifiability_training"
+    rows, trace, secs, note = experiment_rows(name, ctx.profile)
+    if rows is None:
+        return None, None, not_run(cid, name, ctx.profile, note)
+    return rows, trace, None
+
+
+#: why ID-F4 and ID-CLR read the trained runs without the training-adequacy gate
+UNGATED_WHY = (
+    "the claim is about the optimiser's steps (their drift, the β they leave), which it states "
+    "at any point of training; the gate guards claims about what a trained model computes"
+)
+
+
+@check("ID-F4", mutants={"linear-drift": "the per-step drift claimed O(lr), not O(lr²)"})
+def lr_drift_fig4(ctx: Context, cid):
+    """The per-step drift against the SGD rate (not gated: :data:`UNGATED_WHY`; the record
+    carries the run's scale beside the paper's)."""
+    rows, trace, nr = _trained(ctx, cid)
+    if nr is not None:
+        return nr
+    c = claim(cid)
+    x = c.symbol("lr")
+    e = _expr(ctx, cid, "step_drift")
+    p = float(sp.simplify(x * sp.diff(sp.log(e), x)))
+    # the sweep: the SGD cells of the steps setting that covers the most rates
+    per_steps: dict = {}
+    for r in rows:
+        if r["optimizer"] == "sgd":
+            per_steps.setdefault(float(r["steps"]), []).append(r)
+    steps_sweep = max(per_steps, key=lambda k: (len(per_steps[k]), -k))
+    sgd = sorted(per_steps[steps_sweep], key=lambda r: float(r["lr_sgd"]))
+    lrs = [float(r["lr_sgd"]) for r in sgd]
+    heads = sorted(k[len("step_drift_") :] for k in sgd[0] if str(k).startswith("step_drift_"))
+    first = min(float(t["step"]) for t in trace)
+    t0 = {
+        float(t["lr_sgd"]): t
+        for t in trace
+        if t["optimizer"] == "sgd"
+        and float(t["step"]) == first
+        and float(t.get("steps", steps_sweep)) == steps_sweep
+    }
+    out, slopes = [], []
+    for hd in heads:
+        d = [float(r["step_drift_" + hd]) for r in sgd]
+        fit = fit_rate(lrs, d, seed=ctx.seed)
+        d0 = [float(t0[lr]["drift_" + hd]) for lr in lrs]
+        fit0 = fit_rate(lrs, d0, seed=ctx.seed)
+        out.append(
+            {
+                "head": hd,
+                "slope": fit.slope,
+                "lo": fit.ci_low,
+                "hi": fit.ci_high,
+                # the interval above 0 (and 0 outside it beyond rounding: fit.contains)
+                "falls": fit.ci_low > 0 and not fit.contains(0.0),
+                "slope_step0": fit0.slope,
+                "step0_matches": fit0.contains(p),
+                "contains_claimed": fit.contains(p),
+            }
+        )
+        slopes.append(slope_row(fit, f"{hd} (training mean)", p))
+    falls = all(r["falls"] for r in out)
+    order = all(r["step0_matches"] for r in out)
+    finite = all(math.isfinite(r["slope"]) for r in out)
+    ok = falls and order and finite
+    layer_mean: dict[str, list[float]] = {}
+    for hd in heads:
+        li = hd.split("_")[0]
+        layer_mean.setdefault(li, []).extend(float(r["step_drift_" + hd]) for r in sgd)
+    lm = {li: float(np.mean(v)) for li, v in layer_mean.items()}
+    plot_rows = [
+        {"lr": float(r["lr_sgd"]), "head": hd, "step_drift": float(r["step_drift_" + hd])}
+        for r in sgd
+        for hd in heads
+    ]
+    return Verdict(
+        cid,
+        "consistent-empirical" if ok else "inconsistent",
+        f"SGD at lr {', '.join(f'{v:g}' for v in lrs)}: the mean per-step drift "
+        f"||C_(t+1) - C_t|| falls with lr in {sum(r['falls'] for r in out)}/{len(out)} "
+        f"layer-heads (fitted exponents {min(r['slope'] for r in out):.2f}-"
+        f"{max(r['slope'] for r in out):.2f}, every interval above 0 required); at the first "
+        f"step (same weights and batch at every lr) the exponent is "
+        f"{min(r['slope_step0'] for r in out):.3f}-{max(r['slope_step0'] for r in out):.3f}, "
+        f"the catalogue's {p:g} inside every interval: {order}. Along training "
+        f"{sum(r['contains_claimed'] for r in out)}/{len(out)} intervals contain {p:g} (not "
+        f"decided: the rates train to different weights, so the mean drift need not follow "
+        f"the per-step order). Mean drift per layer: "
+        + ", ".join(f"{li} {v:.1e}" for li, v in lm.items())
+        + (
+            " (the first layer drifts least here, not most as the digest reads Fig. 4)"
+            if len(lm) > 1 and min(lm, key=lambda li: lm[li]) == min(lm)
+            else ""
+        ),
+        covered=f"identifiability_training {ctx.profile} SGD cells: {len(lrs)} rates, "
+        f"{len(heads)} layer-heads, per-step drift on the logged steps, one seed",
+        rows=plot_rows,
+        slopes=slopes,
+        plot={
+            "x": "lr",
+            "y": ["step_drift"],
+            "group": "head",
+            "title": "ID-F4: per-step drift of W_Q W_Qᵀ - W_K W_Kᵀ against the SGD rate",
+            "xlabel": "learning rate",
+            "ylabel": "mean ||C_(t+1) - C_t||",
+        },
+        scope=f"surrogate: the 2-layer E = 32, H = 4 character model, "
+        f"{int(float(sgd[0]['steps']))} SGD steps per rate, one seed, stands in for nanoGPT "
+        "(6 layers, 6 heads) on tiny-shakespeare, 5000 steps",
+        formula_note="",
+        scale=_ungated(rows),
+    )
+
+
+def _ungated(rows) -> dict:
+    from ..tradeoffs import ungated_scale
+
+    return ungated_scale("identifiability_training", list(rows), UNGATED_WHY, "val_loss", ID_PAPER)
+
+
+@check(
+    "ID-CLR",
+    mutants={
+        "control-rebalances": "the control run rebalances too (the rebalanced run's trace "
+        "under the control's label)"
+    },
+)
+def clear_control(ctx: Context, cid):
+    """The cleared-moments control against AdamW and the rebalanced run (not gated:
+    :data:`UNGATED_WHY`; the record carries the run's scale beside the paper's)."""
+    rows, trace, nr = _trained(ctx, cid)
+    if nr is not None:
+        return nr
+    from approxtheory.experiments.identifiability_training import BASE_LR_SGD
+
+    def tr(opt):
+        return {
+            float(t["step"]): t
+            for t in trace
+            if t["optimizer"] == opt and float(t["lr_sgd"]) == BASE_LR_SGD
+        }
+
+    ctrl_name = "adamw_rebalance" if ctx.is_mutant("control-rebalances") else "adamw_clear"
+    adam, reb, ctrl = tr("adamw"), tr("adamw_rebalance"), tr(ctrl_name)
+    by = {r["optimizer"]: r for r in rows if float(r["lr_sgd"]) == BASE_LR_SGD}
+    every = int(float(by["adamw_clear"]["rebalance_every"]))
+    after = sorted(s for s in ctrl if s >= every and s in adam and s in reb)
+    closer = [
+        abs(ctrl[s]["beta"] - adam[s]["beta"]) < abs(ctrl[s]["beta"] - reb[s]["beta"])
+        for s in after
+    ]
+    ok = bool(after) and all(closer)
+    last = after[-1] if after else max(ctrl)
+    b = {k: float(v[last]["beta"]) for k, v in (("adamw", adam), ("ctrl", ctrl), ("reb", reb))}
+    loss = {
+        k: float(by[o]["val_loss"])
+        for k, o in (("adamw", "adamw"), ("ctrl", ctrl_name), ("reb", "adamw_rebalance"))
+    }
+    rho = {
+        k: float(by[o]["mean_rho"])
+        for k, o in (("adamw", "adamw"), ("ctrl", ctrl_name), ("reb", "adamw_rebalance"))
+    }
+    return Verdict(
+        cid,
+        "consistent-empirical" if ok else "inconsistent",
+        f"after the first clearing (step {every}) the control's imbalance β is closer to "
+        f"AdamW's than to the rebalanced run's at {sum(closer)}/{len(closer)} logged steps "
+        f"(criterion: all); at step {int(last)} β is {b['ctrl']:.3f} (AdamW {b['adamw']:.3f}, "
+        f"rebalanced {b['reb']:.3f}). Not part of the claim's effect but reported: the "
+        f"validation loss is {loss['ctrl']:.3f} (AdamW {loss['adamw']:.3f}, rebalanced "
+        f"{loss['reb']:.3f}) and mean ρ {rho['ctrl']:.4f} (AdamW {rho['adamw']:.4f}, "
+        f"rebalanced {rho['reb']:.4f}): on these the control sits with the rebalanced run, so "
+        "at this budget the clearing, not the rebalance, is what moves them (one seed)",
+        covered=f"identifiability_training {ctx.profile}: AdamW, AdamW + rebalancing and "
+        f"AdamW + cleared moments every {every} steps, one seed",
+        measured=b["ctrl"],
+        claimed=f"like AdamW ({b['adamw']:.3f}), not like the rebalanced run ({b['reb']:.3f})",
+        rows=[
+            {"optimizer": o, "step": s, "beta": float(t["beta"])}
+            for o, d in (("adamw", adam), (ctrl_name, ctrl), ("adamw_rebalance", reb))
+            for s, t in sorted(d.items())
+        ],
+        plot={
+            "x": "step",
+            "y": ["beta"],
+            "group": "optimizer",
+            "logx": False,
+            "title": "ID-CLR: imbalance β with cleared moments, rebalancing, neither",
+            "xlabel": "step",
+            "ylabel": "β",
+        },
+        scope="partial: the imbalance β (the quantity the rebalance acts on) of the 2-layer "
+        "E = 32, H = 4 character model, one seed; the paper's τ is not logged; loss and ρ "
+        "reported, not decided",
+        formula_note="reads no formula: a comparison of three trained runs (the claim states "
+        "no quantity)",
+        scale=_ungated(rows),
+    )

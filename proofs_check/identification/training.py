@@ -1,0 +1,201 @@
+"""The paper's §5 training findings (ID-E5) on the identifiability_training cells, after the
+shared training-adequacy gate."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._core import Context, Verdict, check
+
+# ------------------------------------------------------------------------- training (§5)
+#: ID-E5's "ρ ≈ 0": a mean invariant fraction below this is zero up to rounding
+RHO_ZERO = 1e-10
+
+#: the paper's scale (digest §5), in the trained verdicts' scale records beside the run's
+ID_PAPER = (
+    "digest §5: 'relatively stock' nanoGPT (6 layers, E = 384, 6 heads of D = 64, dropout on) "
+    "character-level on tiny-shakespeare, 5000 iterations, warm-up 100, cosine decay; SGD, SGD "
+    "+ weight decay, AdamW, AdamW + rebalancing; Figs. 2-4 qualitative only (no losses, ρ "
+    "levels or drifts given: digest ambiguity 9)"
+)
+#: the recipe known to train it (digest §5), said in a gated verdict
+ID_RECIPE = (
+    "The stock recipe (digest §5, config/train_shakespeare_char.py): AdamW, 5000 iterations, "
+    "warm-up 100, cosine decay to 1e-4, beta2 0.99, grad clip 1.0"
+)
+
+
+def loss_tail(trace, keep) -> dict:
+    """Per optimizer, the training loss's mean over the third and the last quarter of the logged
+    steps (``loss_q3``, ``loss_q4``: the shared gate's plateau test) from the trace rows that
+    ``keep`` selects."""
+    by: dict = {}
+    for t in trace:
+        if keep(t) and "loss" in t:
+            by.setdefault(t["optimizer"], []).append((float(t["step"]), float(t["loss"])))
+    out = {}
+    for opt, pts in by.items():
+        pts.sort()
+        last = pts[-1][0]
+        q3 = [v for s_, v in pts if last / 2 <= s_ < 3 * last / 4]
+        q4 = [v for s_, v in pts if s_ >= 3 * last / 4]
+        if q3 and q4:
+            out[opt] = {"loss_q3": float(np.mean(q3)), "loss_q4": float(np.mean(q4))}
+    return out
+
+
+def training_gate_rows(rows, trace, keep):
+    """The shared gate (:func:`.tradeoffs.loss_gate`, a cross-entropy) on identifiability rows:
+    control AdamW, the stock recipe whose loss the rebalanced run is compared with (its training
+    does not depend on the claim), the loss tail read from the trace. Returns (gate, rows with
+    the tail columns)."""
+    from ..tradeoffs import loss_gate, present_keys
+
+    tails = loss_tail(trace, keep)
+    # a row's own loss tail (the cell's, over every step) where it records one, else the trace's
+    gated = [{**tails.get(r["optimizer"], {}), **r} for r in rows]
+    gate = loss_gate(
+        gated,
+        control=lambda r: r["optimizer"] == "adamw",
+        describe="AdamW (the stock recipe), per T",
+        by=present_keys(gated, ("T",)),
+        budget=ID_RECIPE,
+    )
+    return gate, gated
+
+
+def _compared_cells(ctx: Context, exp, keep) -> tuple[list, list]:
+    """The rows and trace of the quick cells of ``exp`` that ``keep`` selects: the runner's
+    (through its cache, shared with ID-F4 and ID-CLR) when the run's seed is the experiment's
+    and no mutant is set; otherwise trained here with the run's seed (under ``wd-dropped``
+    the SGD+wd cell trains as plain SGD)."""
+    from approxtheory.executors import run_cell
+    from approxtheory.experiment import cells
+
+    from .._core import experiment_rows
+
+    rows, trace = [], []
+    shared = None
+    if ctx.mutant is None and ctx.seed in getattr(exp, "seeds", {}).get("quick", ()):
+        shared = experiment_rows("identifiability_training", "quick")
+    if shared is not None and shared[0] is not None:
+        rows = [r for r in shared[0] if keep(r)]
+        trace = [t for t in shared[1] if keep(t)]
+    else:
+        ctx.undecided(
+            "identifiability_training (the quick cells of four optimizers) is not trained by the "
+            "smoke pass; run `approxtheory verify --profile quick`"
+        )
+        for cfg in cells(exp, "quick"):
+            if not keep(cfg):
+                continue
+            cfg = {**cfg, "seed": ctx.seed}  # the run's seed, not the experiment's default
+            run = dict(cfg)
+            if ctx.is_mutant("wd-dropped") and cfg["optimizer"] == "sgd_wd":
+                run["optimizer"] = "sgd"
+            res = run_cell(exp.cell, run)[0]  # the runner's fixed thread count
+            rows.append({**cfg, **{k: v for k, v in res.items() if k != "trace"}})
+            trace += [{"optimizer": cfg["optimizer"], **t} for t in res["trace"]]
+    return rows, trace
+
+
+@check(
+    "ID-E5",
+    mutants={
+        "wd-dropped": "the SGD+wd cell trains without weight decay (plain SGD under its label), "
+        "so nothing separates it from SGD"
+    },
+)
+def training_diagnostics(ctx: Context, cid):
+    """Reads the quick cells of the identifiability_training experiment (150 steps per optimizer;
+    through the runner and its cache, shared with ID-F4 and ID-CLR, when the run's seed is the
+    experiment's; otherwise, and under a mutant, it runs them with the run's seed) and tests the
+    paper's qualitative findings on them; a finding that fails makes the verdict
+    ``inconsistent`` (trained evidence, no witness). First the shared training-adequacy gate
+    (:func:`training_gate_rows`: AdamW's cross-entropy below ln V and its loss tail, read from
+    the trace, plateaued); below it: not-checkable with the stock recipe."""
+    import approxtheory.experiments  # noqa: F401  (registers the built-in experiments)
+    from approxtheory.experiment import get
+    from approxtheory.experiments.identifiability_training import BASE_LR_SGD
+
+    exp = get("identifiability_training")
+    compared = ("sgd", "sgd_wd", "adamw", "adamw_rebalance")  # the paper's cases 1-4
+
+    def keep(cfg):  # not the control (ID-CLR) nor the learning-rate sweep (ID-F4)
+        return cfg["optimizer"] in compared and float(cfg.get("lr_sgd", BASE_LR_SGD)) == BASE_LR_SGD
+
+    rows, trace = _compared_cells(ctx, exp, keep)
+    from ..tradeoffs import gated_verdict, trained_scale
+
+    name = "identifiability_training"
+    gate, gated_rows = training_gate_rows(rows, trace, keep)
+    scale = trained_scale([(name, gate)], {name: gated_rows}, "val_loss", {name: ID_PAPER})
+    by = {row["optimizer"]: row for row in rows}
+    drift = {}
+    for opt in by:
+        tr = [t for t in trace if t["optimizer"] == opt]
+        drift[opt] = tr[-1]["beta_drift"]
+    base = by["sgd"]["rho_baseline"]
+    checks = {
+        "SGD steps lie outside the invariant subspace (ρ ≈ 0)": by["sgd"]["mean_rho"] < RHO_ZERO,
+        # SGD+wd must leave ρ ≈ 0 (the same 1e-10 as SGD's): a ρ a rounding error above
+        # SGD's is not an ordering
+        "ρ ordering SGD < SGD+wd < AdamW": max(by["sgd"]["mean_rho"], RHO_ZERO)
+        < by["sgd_wd"]["mean_rho"]
+        < by["adamw"]["mean_rho"],
+        "SGD conserves β better than AdamW": drift["sgd"] < drift["adamw"],
+        "rebalancing does not hurt the loss (within 5 %)": by["adamw_rebalance"]["val_loss"]
+        <= 1.05 * by["adamw"]["val_loss"],
+    }
+    failed = [k for k, v in checks.items() if not v]
+    verdict = "consistent-empirical" if not failed else "inconsistent"
+    ev = (
+        f"mean ρ: SGD {by['sgd']['mean_rho']:.1e}, SGD+wd {by['sgd_wd']['mean_rho']:.3f}, "
+        f"AdamW {by['adamw']['mean_rho']:.3f} (reference 1/(2H) = {base:.3f}); β drift: "
+        f"SGD {drift['sgd']:.1e}, AdamW {drift['adamw']:.1e}; val loss AdamW "
+        f"{by['adamw']['val_loss']:.3f} vs rebalanced {by['adamw_rebalance']['val_loss']:.3f}"
+        + (f". Failed: {'; '.join(failed)}" if failed else "")
+        + ". AdamW stays well below the 1/(2H) reference here, while the paper reports "
+        "it comes closest to it"
+    )
+    covered = (
+        f"character-level model (pydoc topics), E = 32, H = 4, 2 layers, "
+        f"{int(rows[0]['steps'])} steps per optimizer, one seed"
+    )
+    table = [{k: t[k] for k in ("optimizer", "step", "rho", "beta", "loss")} for t in trace]
+    plot = {
+        "x": "step",
+        "y": ["rho"],
+        "group": "optimizer",
+        "logx": False,
+        "title": "ID-E5: invariant fraction ρ per step",
+        "xlabel": "step",
+        "ylabel": "ρ",
+    }
+    gated = gated_verdict(
+        cid,
+        [(name, gate)],
+        {name: gated_rows},
+        covered,
+        metric="val_loss",
+        paper={name: ID_PAPER},
+        measured=ev,
+        rows=table,
+        plot=plot,
+    )
+    if gated is not None:
+        return gated
+    return Verdict(
+        cid,
+        verdict,
+        ev + ". AdamW passed the training-adequacy gate",
+        covered=covered,
+        scale=scale,
+        rows=table,
+        plot=plot,
+        formula_note="reads no formula: qualitative orderings of trained runs (ID-S5.1 holds "
+        "the 1/(2H) reference line)",
+        scope=f"surrogate: a 2-layer E = 32, H = 4 character model on pydoc text, "
+        f"{int(rows[0]['steps'])} steps per optimizer, one seed, stands in for "
+        "nanoGPT (6 layers, E = 384) on tiny-shakespeare, 5000 steps",
+    )

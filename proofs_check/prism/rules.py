@@ -1,0 +1,356 @@
+"""The schedule rules and Table 4 (PR-S), and Table 5, the ablation (PR-S4, PR-S5, PR-S6,
+PR-A1, PR-A2): orderings the paper reports, read as ordinal relations."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from typing import Any
+
+import sympy as sp
+
+from approxtheory import claim
+from approxtheory.errors import RegimeError
+
+from .._core import Context, Verdict, check
+from ._common import _commas, _named, _seq
+
+RULE_MUTANTS = {
+    "divisibility-dropped": "the rule set without h_l | d (the regime condition removed)",
+    "medium-swapped": "the Medium schedule transcribed with layers 3 and 4 swapped "
+    "(4,4,8,4,8,8,16,...)",
+}
+
+
+#: the paper's three schedules (Table 4, transcribed from the digest): (d, L, h_base, heads)
+TABLE4 = {
+    "small": (768, 12, 12, (3, 3, 6, 6, 8, 8) + (12,) * 6),
+    "medium": (1024, 24, 16, (4,) * 3 + (8,) * 3 + (16,) * 18),
+    "large": (1536, 24, 16, (6,) * 3 + (12,) * 3 + (16,) * 18),
+}
+
+
+def _table4(ctx: Context) -> dict:
+    table = {k: (d, L, hb, list(h)) for k, (d, L, hb, h) in TABLE4.items()}
+    if ctx.is_mutant("medium-swapped"):
+        s = table["medium"][3]
+        s[2], s[3] = s[3], s[2]
+    return table
+
+
+@check("PR-S", mutants=RULE_MUTANTS)
+def schedule_rules(ctx: Context, cid):
+    """Rules 1-3 (the definition) on the paper's three schedules, and the reshape invariant
+    h_l · d_head = d read from the catalogue's d_head (rules 4-6: PR-S4, PR-S5, PR-S6)."""
+    c = claim("PR-S")
+    if ctx.is_mutant("divisibility-dropped"):
+        c = dataclasses.replace(c, regime=tuple(r for r in c.regime if not r.expr.has(sp.Mod)))
+    problems, dims = [], {}
+    for name, (d, L, hb, sched) in _table4(ctx).items():
+        for h in sched:
+            if not c.in_regime(d=d, h_l=h, h_base=hb):
+                problems.append(f"{name}: h={h} outside the regime")
+        if sched != sorted(sched) or sched[-1] != hb or len(sched) != L:
+            problems.append(f"{name}: not monotone / does not end at h_base")
+        widths = {}
+        for h in sorted(set(sched)):
+            w = c.evaluate("d_head", d=d, h_l=h, h_base=hb)
+            widths[h] = w
+            if sp.nsimplify(w) * h != d:  # every matrix keeps its shape: h_l heads of d_head
+                problems.append(f"{name}: h={h} heads of d_head={w} do not tile d={d}")
+        dims[name] = sorted((float(w) for w in widths.values()), reverse=True)
+    try:
+        c.evaluate(d=768, h_l=5, h_base=12)
+        rejects = False
+    except RegimeError:
+        rejects = True
+    ok = not problems and rejects
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        "the paper's three schedules (Table 4) "
+        + ("satisfy" if not problems else "do NOT all satisfy")
+        + " rules 1-3 (divisibility, monotonicity, ending at h_base) and h_l heads of the "
+        "catalogue's d_head tile d in every layer"
+        + ("; h = 5 at d = 768 is rejected" if rejects else "; h = 5 at d = 768 is NOT rejected")
+        + (f"; problems: {'; '.join(problems)}" if problems else "")
+        + f". Per-head widths {_named(dims)}",
+        covered="Small/Medium/Large schedules of Table 4; rules 1-3 and d_head",
+        scope="partial: rules 1-3 (the definition) and the per-head width d / h_l on the "
+        "paper's three Table 4 schedules; the empirical design rules 4-6 are PR-S4, PR-S5, "
+        "PR-S6",
+    )
+
+
+# ------------------------------------------------------------------ Table 5 (the ablation)
+#: the Small-scale ablation (Table 5) as the digest summarises it (§8; d = 768, L = 12,
+#: h_base = 12, 3 seeds, eight schedules): no loss values and no s.d., only the relations
+#: below. ``heads``: the schedule where the digest gives it whole, else its stated prefix
+#: (``whole`` False); ``start``: rows of the start-width comparison (h_1 = 3 > 4 > 6);
+#: ``slowdown``: the measured throughput loss (0 = "identical tokens/s", None = not stated).
+#: The eighth row is not named by the digest.
+ABLATION: dict[str, dict[str, Any]] = {
+    "uniform": dict(heads=(12,) * 12, whole=True, progressive=False, slowdown=0.0),
+    "3,3,6,6,8,8,12x6": dict(
+        heads=(3, 3, 6, 6, 8, 8) + (12,) * 6, whole=True, progressive=True, start=3, slowdown=0.0
+    ),
+    "2,2,4,4,8,8,12x6": dict(
+        heads=(2, 2, 4, 4, 8, 8) + (12,) * 6, whole=True, progressive=True, slowdown=0.083
+    ),
+    "2,4,6,8,12x8": dict(
+        heads=(2, 4, 6, 8) + (12,) * 8, whole=True, progressive=True, slowdown=0.043
+    ),
+    "3,6,8,...": dict(heads=(3, 6, 8), whole=False, progressive=True, slowdown=None),
+    "h_1=4": dict(heads=(4,), whole=False, progressive=True, start=4, slowdown=None),
+    "h_1=6": dict(heads=(6,), whole=False, progressive=True, start=6, slowdown=None),
+}
+ABLATION_D, ABLATION_HB = 768, 12
+_PROGRESSIVE = [k for k, r in ABLATION.items() if r["progressive"]]
+#: (better, worse): lower validation loss, as the digest states it (§8)
+ABLATION_RELATIONS = (
+    # "every progressive schedule beat uniform"
+    *((k, "uniform") for k in _PROGRESSIVE),
+    # "h_1 = 3 > h_1 = 4 > h_1 = 6"
+    ("3,3,6,6,8,8,12x6", "h_1=4"),
+    ("h_1=4", "h_1=6"),
+    # "3,6,8,... is the weakest" (of the progressive rows)
+    *((k, "3,6,8,...") for k in _PROGRESSIVE if k != "3,6,8,..."),
+    # "best raw gain: 2,2,4,4,8,8,12x6 ... slightly better than Prism's"
+    *((k0, k) for k0 in ["2,2,4,4,8,8,12x6"] for k in ABLATION if k != k0),
+)
+
+
+def better_than(relations) -> set:
+    """The transitive closure of (better, worse) pairs."""
+    closure = set(relations)
+    while True:
+        new = {(a, d) for a, b in closure for c, d in closure if b == c} - closure
+        if not new:
+            return closure
+        closure |= new
+
+
+def compare(relations, a: str, b: str) -> str:
+    """'better' when the relations imply a beat b, 'worse' when b beat a, 'contradictory' when
+    both, 'undetermined' when neither."""
+    cl = better_than(relations)
+    ab, ba = (a, b) in cl, (b, a) in cl
+    return {(1, 0): "better", (0, 1): "worse", (1, 1): "contradictory"}.get(
+        (int(ab), int(ba)), "undetermined"
+    )
+
+
+def _pre_baseline_blocks(heads, hb) -> list[int]:
+    """Run lengths of the head counts before h_base (a prefix counts what it shows)."""
+    pre = [h for h in heads if h != hb]
+    return [len(list(g)) for _, g in itertools.groupby(pre)]
+
+
+def _ordinal_verdict(results: list[tuple[str, str]]) -> tuple[str, list]:
+    """consistent-empirical when every tested pair came out as claimed, inconsistent on any
+    pair the table contradicts (or that it states both ways), not-checkable when the table
+    decides none."""
+    bad = [(w, r) for w, r in results if r in ("worse", "contradictory")]
+    if bad:
+        return "inconsistent", bad
+    if not any(r == "better" for _, r in results):
+        return "not-checkable", []
+    return "consistent-empirical", []
+
+
+def _pairs_text(bad: list) -> str:
+    """What contradicts an ordering claim as evidence text: ``a vs b: worse; ...`` (an entry is
+    a (pair, relation) of :func:`_ordinal_verdict` or a sentence)."""
+    return "; ".join(b if isinstance(b, str) else f"{b[0]}: {b[1]}" for b in bad)
+
+
+ORDINAL_NOTE = (
+    "reads no formula: an ordering claim of the ablation (Table 5), which the paper states "
+    "as relations between schedules, with no formula and (in the digest) no loss values"
+)
+ORDINAL_SCOPE = (
+    "partial: against the digest's summary of Table 5 (Small only, relations between "
+    "schedules, no loss values and no s.d., 7 of its 8 rows named): whether the paper's own "
+    "reported relations bear the claim out; whether the differences exceed seed noise is not "
+    "in the digest"
+)
+
+
+def _table_text() -> str:
+    return f"{len(ABLATION)} named rows, {len(set(ABLATION_RELATIONS))} stated relations"
+
+
+@check("PR-S4")
+def rule_blocks(ctx: Context, cid):
+    """Rule 4 against Table 5: every same-start pair of a blocked schedule (every pre-baseline
+    head count held >= 2 layers) and a single-layer ramp must rank the blocked one better;
+    Table 4's schedules hold their blocks for 2-4 layers."""
+    pairs = []
+    for a, ra in ABLATION.items():
+        for b, rb in ABLATION.items():
+            ba = _pre_baseline_blocks(ra["heads"], ABLATION_HB)
+            bb = _pre_baseline_blocks(rb["heads"], ABLATION_HB)
+            if a == b or not ba or not bb or ra["heads"][0] != rb["heads"][0]:
+                continue
+            if min(ba) >= 2 and max(bb) == 1 and len(bb) >= 2:
+                pairs.append((f"{a} vs {b}", compare(ABLATION_RELATIONS, a, b)))
+    v, bad = _ordinal_verdict(pairs)
+    t4 = {k: sorted(set(_pre_baseline_blocks(h, hb))) for k, (_, _, hb, h) in TABLE4.items()}
+    off = {k: b for k, b in t4.items() if not b or min(b) < 2 or max(b) > 4}
+    if off and v == "consistent-empirical":
+        v, bad = "inconsistent", [f"Table 4 {k} blocks {b}" for k, b in off.items()]
+    return Verdict(
+        cid,
+        v,
+        f"same-start pairs of a blocked schedule and a single-layer ramp in Table 5: "
+        f"{'; '.join(f'{w}: blocked ranks {r}' for w, r in pairs) or 'none'}"
+        + (f"; contradicted by {_pairs_text(bad)}" if bad else "")
+        + f". Table 4's pre-baseline blocks (layers per head count): {_named(t4, _commas)} "
+        "(rule: 2 to 4). "
+        "Evidence per pair: three seeds per row, no s.d. (the digest), so each 'better' is the "
+        "paper's mean, not a tested difference",
+        covered=f"Table 5 as the digest summarises it ({_table_text()}); Table 4",
+        scope=ORDINAL_SCOPE,
+        formula_note=ORDINAL_NOTE,
+        rows=[{"pair": w, "blocked_ranks": r} for w, r in pairs],
+    )
+
+
+@check("PR-S5")
+def rule_baseline_half(ctx: Context, cid):
+    """Rule 5 on every schedule the paper gives whole (Table 4, Table 5's named rows)."""
+    rows, bad = [], []
+    named = {f"Table 4 {k}": (hb, h) for k, (_, _, hb, h) in TABLE4.items()}
+    named |= {f"Table 5 {k}": (ABLATION_HB, r["heads"]) for k, r in ABLATION.items() if r["whole"]}
+    for name, (hb, h) in named.items():
+        at_base = sum(x == hb for x in h)
+        rows.append({"schedule": name, "L": len(h), "at_h_base": at_base})
+        if at_base < len(h) / 2:
+            bad.append(f"{name}: {at_base} of {len(h)} layers at h_base")
+    return Verdict(
+        cid,
+        "inconsistent" if bad else "consistent-empirical",
+        "layers at h_base: "
+        + ", ".join(f"{r['schedule']} {r['at_h_base']}/{r['L']}" for r in rows)
+        + (f"; below L/2: {'; '.join(bad)}" if bad else " (Small at exactly L/2)")
+        + ". No schedule the paper ran breaks the rule, so its data cannot say whether "
+        "breaking it hurts: that needs a row with fewer than L/2 layers at h_base (the digest "
+        "lists 'schedules that never reach h_base' as untested)",
+        covered=f"{len(rows)} schedules given whole (Table 4; Table 5 as the digest names them)",
+        scope="partial: the paper's own schedules follow the rule; its benefit is untested "
+        "by the paper (no row breaks it)",
+        formula_note="reads no formula: a counting rule on schedules (the paper states no "
+        "formula for it)",
+        witness=bad or None,
+        rows=rows,
+    )
+
+
+def _early_dims(heads, d: int, hb: int) -> list[int]:
+    return sorted({d // h for h in heads if h != hb}, reverse=True)
+
+
+def throughput_contradictions(rows: dict, slow_if) -> list[str]:
+    """Rows of the ablation whose measured slowdown contradicts ``slow_if(early dims)``: a
+    predicted-slow row at full speed, or a predicted-fast row that lost throughput (rows with
+    no stated slowdown are skipped)."""
+    out = []
+    for name, r in rows.items():
+        if r["slowdown"] is None:
+            continue
+        dims = _early_dims(r["heads"], ABLATION_D, ABLATION_HB)
+        slow, measured = bool(slow_if(dims)), r["slowdown"] > 0
+        if slow != measured:
+            speed = f"slower by {100 * r['slowdown']:.1f} %" if measured else "full speed"
+            predicted = "a slowdown" if slow else "full speed"
+            out.append(
+                f"{name} (early d_h {_seq(dims)}): {speed} although the reading predicts "
+                f"{predicted}"
+            )
+    return out
+
+
+def _not_pow2(dims) -> bool:
+    return any(x & (x - 1) for x in dims)
+
+
+def _above_256(dims) -> bool:
+    return any(x > 256 for x in dims)
+
+
+@check("PR-S6")
+def rule_power_of_two(ctx: Context, cid):
+    """Rule 6's stated reason (a non-power-of-two early head width costs throughput) against
+    the throughput column of Table 5, next to the digest's reading (d_h > 256, the fused
+    kernels' limit)."""
+    paper = throughput_contradictions(ABLATION, _not_pow2)
+    digest = throughput_contradictions(ABLATION, _above_256)
+    t4 = {k: _early_dims(h, d, hb) for k, (d, _, hb, h) in TABLE4.items()}
+    return Verdict(
+        cid,
+        "inconsistent" if paper else "consistent-empirical",
+        "the rule's reason, 'a non-power-of-two early d_h is slower', against the ablation's "
+        "throughput: "
+        + (f"contradicted by {'; '.join(paper)}" if paper else "no row contradicts it")
+        + "; the digest's reading, 'an early d_h above 256 (the fused kernels' limit) is "
+        "slower': "
+        + (
+            f"contradicted by {'; '.join(digest)}"
+            if digest
+            else "consistent with every row that states a throughput"
+        )
+        + f". Early per-head widths of Table 4: {_named(t4)} (Small runs a d_h = 96 stage, Large's "
+        "baseline is d_h = 96)",
+        covered="the Table 5 rows with a stated throughput (the digest: 2,2,4,4,8,8 -8.3 %, "
+        "2,4,6,8 -4.3 %, Prism and uniform identical tokens/s); Table 4",
+        scope="partial: the rule's stated reason against the paper's own throughput figures "
+        "(as the digest gives them); the preference itself is a design choice",
+        formula_note="reads no formula: a rule about which head widths the paper's kernels "
+        "ran at full speed (no formula in the paper)",
+        witness=paper or None,
+    )
+
+
+@check("PR-A1")
+def ablation_all_progressive_beat_uniform(ctx: Context, cid):
+    res = [
+        (k, compare(ABLATION_RELATIONS, k, "uniform"))
+        for k in ABLATION
+        if k != "uniform" and ABLATION[k]["progressive"]
+    ]
+    v, bad = _ordinal_verdict(res)
+    return Verdict(
+        cid,
+        v,
+        "each progressive row against uniform 12 x 12 in Table 5: "
+        + "; ".join(f"{k} ranks {r}" for k, r in res)
+        + (f"; contradicted: {_pairs_text(bad)}" if bad else "")
+        + ". The eighth row is not named by the digest; effect sizes 'a few tenths of a percent' "
+        "with no s.d.",
+        covered=f"Table 5 as the digest summarises it ({_table_text()})",
+        scope=ORDINAL_SCOPE,
+        formula_note=ORDINAL_NOTE,
+        rows=[{"schedule": k, "against_uniform": r} for k, r in res],
+    )
+
+
+@check("PR-A2")
+def ablation_start_width(ctx: Context, cid):
+    starts = sorted((r["start"], k) for k, r in ABLATION.items() if "start" in r)
+    res = [
+        (f"h_1 = {s1} ({a}) vs h_1 = {s2} ({b})", compare(ABLATION_RELATIONS, a, b))
+        for (s1, a), (s2, b) in itertools.pairwise(starts)
+    ]
+    v, bad = _ordinal_verdict(res)
+    return Verdict(
+        cid,
+        v,
+        "start-width rows of Table 5 in order of h_1, the narrower start ranking: "
+        + "; ".join(f"{w}: {r}" for w, r in res)
+        + (f"; contradicted: {_pairs_text(bad)}" if bad else "")
+        + ". Confounded: these rows also differ in their later stages (digest §10 item 5)",
+        covered=f"Table 5 as the digest summarises it ({_table_text()})",
+        scope=ORDINAL_SCOPE + "; the rows differ in more than h_1",
+        formula_note=ORDINAL_NOTE,
+        rows=[{"pair": w, "narrower_start_ranks": r} for w, r in res],
+    )

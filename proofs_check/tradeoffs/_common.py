@@ -1,0 +1,37 @@
+"""Helpers shared by the trade-off checks (arXiv 2510.03784): the catalogue formula as a numpy
+function, the softmax, the bound ratio, and the trained-rows reader (:data:`_trained`: tests
+substitute rows by patching it in the sub-module whose check reads it)."""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from approxtheory import claim
+
+from .._core import experiment_rows
+
+
+def _lambdify(cid: str, name: str, *symbols: str, expr=None):
+    """A numpy function of the catalogue expression ``name`` of ``cid`` (or of ``expr``, a
+    mutated copy of it), with arguments in the order ``symbols``."""
+    c = claim(cid)
+    e = c.expr(name) if expr is None else expr
+    return sp.lambdify([c.symbol(s) for s in symbols], e, "numpy")
+
+
+def _softmax(z):
+    z = z - z.max(-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(-1, keepdims=True)
+
+
+def _ratio(measured, bound):
+    """measured / bound elementwise; a non-finite measurement or bound counts as a violation."""
+    measured, bound = np.asarray(measured, dtype=np.float64), np.asarray(bound, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(bound > 0, measured / bound, np.where(measured > 0, np.inf, 0.0))
+    return np.where(np.isfinite(measured) & np.isfinite(bound), out, np.inf)
+
+
+_trained = experiment_rows

@@ -1,0 +1,472 @@
+"""TO-T1 and the digest's derivations X1, X3, X4 (arXiv 2510.03784): the [DER] balance-rule
+template checked symbolically, and the bounded-logit softmax bounds (the weight cap, the head
+difference, the logit perturbation) checked against the worst case searched inside each claim's
+regime."""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+import numpy as np
+import sympy as sp
+import torch
+
+from approxtheory import claim
+from approxtheory.experiments._tradeoffs import adam as _adam
+
+from .._core import Context, Verdict, check
+from ._common import _lambdify, _ratio, _softmax
+
+
+# ------------------------------------------------------------------------------------- TO-T1
+@check(
+    "TO-T1",
+    mutants={
+        "hstar-exponent": "H* with D^(α/(α+β)) in place of D^(β/(α+β)) (the exponents swapped)",
+        "hstar-no-M": "H* without the group factor M^α (the symmetric-groups substitution dropped)",
+    },
+)
+def balance_rule(ctx: Context, cid):
+    c = claim("TO-T1")
+    H, D, M = c.symbol("H"), c.symbol("D"), c.symbol("M")
+    al, be = c.symbol("alpha"), c.symbol("beta")
+    E, Hs = c.expr("error"), c.expr("H_star")
+    if ctx.is_mutant("hstar-exponent"):
+        Hs = Hs * D ** ((al - be) / (al + be))
+    elif ctx.is_mutant("hstar-no-M"):
+        Hs = Hs / M ** (al / (al + be))
+    dE = sp.diff(E, H)
+    stationary = sp.simplify(sp.powsimp(sp.powdenest(dE.subs(H, Hs), force=True), force=True))
+    symbolic = stationary == 0
+    if not symbolic:
+        # H·dE/dH = t1 + t2 with t1 > 0 > t2 (positive symbols): it vanishes at H* exactly when
+        # log t1 - log(-t2) simplifies to 0 there
+        terms = sp.Add.make_args(sp.expand(dE * H))
+        if len(terms) == 2:
+            t1, t2 = sorted(terms, key=lambda t: not t.is_positive)
+            if t1.is_positive and t2.is_negative:
+                diff = sp.expand_log(sp.log(t1.subs(H, Hs)) - sp.log(-t2.subs(H, Hs)), force=True)
+                symbolic = sp.simplify(diff) == 0
+    # where simplify cannot close it, evaluate at random positive points (30 digits); and check
+    # that H* is the minimum: E'(H*/2) < 0 < E'(2 H*) (E' is increasing on (0, oo))
+    import mpmath
+
+    names = ("a", "b", "alpha", "beta", "D", "M")
+    args = [c.symbol(n) for n in names]
+    dE_f = sp.lambdify([H] + args, dE, "mpmath")
+    Hs_f = sp.lambdify(args, Hs, "mpmath")
+    rng = np.random.default_rng(ctx.seed)
+    worst, not_min, witness = 0.0, 0, None
+    n_pts = ctx.pick(50, 500)
+    with mpmath.workdps(30):
+        for _ in range(n_pts):
+            vals = [mpmath.mpf(float(rng.uniform(0.2, 3))) for _ in range(5)]
+            vals.append(int(rng.integers(2, 6)))
+            hs = Hs_f(*vals)
+            g, lo, hi = dE_f(hs, *vals), dE_f(hs / 2, *vals), dE_f(2 * hs, *vals)
+            rel = float(abs(g) / (abs(hi) + mpmath.mpf(10) ** -30))
+            if rel > worst:
+                worst, witness = (
+                    rel,
+                    {
+                        **{n: float(v) for n, v in zip(names, vals)},
+                        "H_star": float(hs),
+                        "dE/dH at H*": float(g),
+                    },
+                )
+            not_min += not (lo < 0 < hi)
+    ok = (symbolic or worst < 1e-20) and not_min == 0
+    how = "exactly (sympy)" if symbolic else f"numerically (relative residual {worst:.1e})"
+    what = (
+        "What was verified is the digest's [DER] template only, not the paper's Eq. (3): "
+        "for E(H) = M (a (H/M)^-α + b (D/H)^-β) "
+    )
+    tail = (
+        "The paper's Eq. (3) was not recovered; it reportedly predicts 32 heads where the "
+        "paper's experiment finds 8 best, which nothing here can confirm or refute"
+    )
+    return Verdict(
+        cid,
+        ("verified-symbolic" if symbolic else "verified-numeric") if ok else "refuted",
+        (
+            what + f"the catalogue's closed-form H* solves dE/dH = 0 {how} and is the "
+            f"minimum (E' < 0 below it, > 0 above it at all {n_pts} random points). " + tail
+        )
+        if ok
+        else (
+            f"The catalogue's H* is not the optimum of the template: relative residual "
+            f"of dE/dH at H* up to {worst:.2e} (must be < 1e-20), not a minimum at "
+            f"{not_min} of {n_pts} random points. " + tail
+        ),
+        covered="symbolic, all positive a, b, α, β, D; numerically at random a, b, "
+        "α, β, D in [0.2, 3], M in {2..5} (30 digits)",
+        witness=None if ok else witness,
+        scope="surrogate: the digest's [DER] additive template E = Σ_m [a H_m^-α + "
+        "b d_m^-β] with symmetric groups stands in for the paper's Eq. (3); "
+        "its stationary point and minimality are checked",
+    )
+
+
+# ------------------------------------------------------------------------------------- TO-X1
+@check(
+    "TO-X1",
+    mutants={
+        "cap-exponent": "cap e^B/(e^B + L - 1): the logit range 2B taken as B",
+        "cap-count": "cap e^{2B}/(e^{2B} + L): the competing tokens counted as L, not L - 1",
+    },
+)
+def weight_cap(ctx: Context, cid):
+    c = claim("TO-X1")
+    e = c.expr("max_weight")
+    Bs, Ls = c.symbol("B"), c.symbol("L")
+    if ctx.is_mutant("cap-exponent"):
+        e = e.subs(Bs, Bs / 2)
+    elif ctx.is_mutant("cap-count"):
+        e = e.subs(Ls, Ls + 1)
+    cap_f = _lambdify("TO-X1", "max_weight", "B", "L", expr=e)
+    rng = np.random.default_rng(ctx.seed)
+    worst, rows, wit = 0.0, [], None
+    for B in (0.5, 1.0, 2.0, 4.0):
+        for L in (2, 8, 64, 512):
+            z = rng.uniform(-B, B, (ctx.pick(2000, 20000), L))
+            z[:10] = -B
+            z[:10, 0] = B  # the extremal configuration
+            cap = float(cap_f(B, L))
+            p = _softmax(z)
+            i = int(p.max(-1).argmax())
+            m = float(p[i].max())
+            if m / cap > worst:
+                worst, wit = m / cap, {"B": B, "L": L, "logits": z[i].tolist()[:16]}
+            rows.append({"B": B, "L": L, "max_weight": m, "cap": cap})
+    ok = worst <= 1 + 1e-12
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"max attention weight / cap = {worst:.6f} (must be <= 1 + 1e-12); the cap is "
+        "attained by one logit at B and the rest at -B",
+        covered="B in {0.5,1,2,4}, L in {2..512}, random + extremal logits",
+        measured=worst,
+        claimed=1.0,
+        rows=rows,
+        witness=None if ok else wit,
+        slack=float(f"{1 / worst:.12g}") if worst > 0 else None,
+        scope="full",
+    )
+
+
+# ------------------------------------------------------------------------------------- TO-X3
+class _X3Sweep(TypedDict):
+    Bs: tuple[float, ...]
+    Ls: tuple[int, ...]
+    ascent_Ls: tuple[int, ...]
+    restarts: int
+    steps: int
+    mc: int
+
+
+_X3_SWEEP: dict[str, _X3Sweep] = {
+    "quick": {
+        "Bs": (0.1, 0.5, 1.0, 2.0, 3.0),
+        "Ls": (2, 3, 8, 32, 128, 512, 2048),
+        "ascent_Ls": (2, 8, 32),
+        "restarts": 4,
+        "steps": 150,
+        "mc": 1000,
+    },
+    "full": {
+        "Bs": (0.05, 0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0),
+        "Ls": (2, 3, 5, 8, 16, 32, 64, 128, 512, 2048, 8192),
+        "ascent_Ls": (2, 4, 8, 16, 32, 64),
+        "restarts": 16,
+        "steps": 400,
+        "mc": 40000,
+    },
+}
+
+
+def _admits(c, **values) -> bool:
+    """Whether the claim's regime admits these values of its regime indicators (a condition
+    dropped from the regime admits them; so does a regime that no longer names the symbol)."""
+    from approxtheory.errors import UnknownSymbolError
+
+    try:
+        return c.in_regime(**values)
+    except UnknownSymbolError:
+        return True
+
+
+def _x3_counts(L: int) -> np.ndarray:
+    """The sizes of a set of tokens tried: every size for L <= 128, else 160 log-spaced ones."""
+    if L <= 128:
+        return np.arange(L + 1)
+    return np.unique(np.concatenate([np.arange(9), np.geomspace(1, L, 160).round(), [L]])).astype(
+        int
+    )
+
+
+def _x3_vertices(B: float, L: int):
+    """Two position-only heads at the vertices of [-B, B]^L: head a puts k_a tokens at +B, head b
+    k_b, j of them shared (every j for L <= 32, else j = 0), the rest at -B. Returns, per (j, k_a,
+    k_b), Σ_s (α_s - α'_s)² and Σ_s |α_s - α'_s| (exact), as flat arrays with the counts."""
+    ks = _x3_counts(L)
+    ka, kb = np.meshgrid(ks, ks, indexing="ij")
+    ka, kb = ka.ravel(), kb.ravel()
+    js = [0] if L > 32 else range(L + 1)
+    eB, em = np.exp(B), np.exp(-B)
+    out = []
+    for j in js:
+        ok = (j <= ka) & (j <= kb) & (ka + kb - j <= L)
+        a, b = ka[ok].astype(float), kb[ok].astype(float)
+        Za, Zb = a * eB + (L - a) * em, b * eB + (L - b) * em
+        groups = (  # (count, α - α') for: both +B, a only, b only, neither
+            (j, eB / Za - eB / Zb),
+            (a - j, eB / Za - em / Zb),
+            (b - j, em / Za - eB / Zb),
+            (L - a - b + j, em / Za - em / Zb),
+        )
+        sq = sum(n * d**2 for n, d in groups)
+        l1 = sum(n * np.abs(d) for n, d in groups)
+        out.append((sq, l1, np.full(len(a), j), a, b))
+    return tuple(np.concatenate(x) for x in zip(*out))
+
+
+def _x3_ascent(profile: str, seed: int) -> dict:
+    """Gradient ascent (Adam, float64) of Σ_s (α_s - α'_s)² over two logit vectors in [-B, B]^L
+    (parametrised B·tanh(w)) from seeded random starts: a search off the vertices. Returns
+    {(B, L): largest Σ(Δα)²} (claim-independent)."""
+    G = _X3_SWEEP[profile]
+    g = torch.Generator().manual_seed(seed)
+    best: dict = {}
+    for L in G["ascent_Ls"]:
+        Bv = torch.tensor([B for B in G["Bs"] for _ in range(G["restarts"])], dtype=torch.float64)
+        w = torch.randn(2, len(Bv), L, generator=g, dtype=torch.float64).mul_(2).requires_grad_()
+
+        def gap(w=w, Bv=Bv):
+            z = Bv[None, :, None] * torch.tanh(w)
+            a = torch.softmax(z, -1)
+            return ((a[0] - a[1]) ** 2).sum(-1)
+
+        _adam([w], lambda: -gap().sum(), G["steps"], 0.1)
+        with torch.no_grad():
+            v = gap().numpy()
+        for i, B in enumerate(Bv.tolist()):
+            best[(B, L)] = max(best.get((B, L), 0.0), float(v[i]))
+    return best
+
+
+@check(
+    "TO-X3",
+    mutants={
+        "rate-1/L^2": "bound 2σ² e^{2B}/L²: the decay in L taken as L^-2",
+        "no-exp-factor": "bound 2σ²/L: the e^{2B} factor of the weight cap dropped",
+    },
+)
+# one function: the regime's searches (vertex pairs, ascent, value means, Monte Carlo) update one
+# running worst case and witness that the verdict's text reads
+def head_difference(ctx: Context, cid):
+    """The catalogue's TO-X3 bound (read at call time) against the largest E||o - o'||² of two
+    heads inside the claim's regime (position-only logits in [-B, B], values i.i.d. across
+    positions with covariance σ² I, where E||o - o'||² = σ² Σ_s (α_s - α'_s)² exactly): every
+    vertex pair of logit vectors (exact) and a gradient ascent off the vertices, over the sweep's
+    extremes of B and L. Conditions missing from the claim's regime widen the search: value-
+    dependent logits (Monte Carlo, 95 % interval) and position-dependent value means (exact)."""
+    c = claim("TO-X3")
+    e = c.expr("mse_difference")
+    Bs, Ls = c.symbol("B"), c.symbol("L")
+    if ctx.is_mutant("rate-1/L^2"):
+        e = e.subs(Ls, Ls**2)
+    elif ctx.is_mutant("no-exp-factor"):
+        e = e.subs(Bs, 0)
+    bound_f = _lambdify("TO-X3", "mse_difference", "sigma", "B", "L", expr=e)
+    # what the claim's regime admits (a dropped condition admits more heads / values)
+    content_logits = _admits(c, kappa=1, rho=0)
+    value_means = _admits(c, kappa=0, rho=1)
+    G = _X3_SWEEP[ctx.profile]
+    asc = _x3_ascent(ctx.profile, ctx.seed)
+    rows: list[dict[str, Any]] = []
+    worst, wit = 0.0, None  # type: float, dict[str, Any] | None
+    sigma = 1.0  # E||o - o'||² scales as σ² exactly, like the bound
+    for B in G["Bs"]:
+        for L in G["Ls"]:
+            sq, l1, j, a, b = _x3_vertices(B, L)
+            i = int(np.argmax(sq))
+            bound = float(bound_f(sigma, B, L))
+            found, how = (
+                float(sq[i]),
+                f"vertex pair k_a={int(a[i])}, k_b={int(b[i])}, shared {int(j[i])}",
+            )
+            if (B, L) in asc and asc[(B, L)] > found:
+                found, how = asc[(B, L)], "gradient ascent off the vertices"
+            row: dict[str, Any] = {
+                "B": B,
+                "L": L,
+                "max_sq_diff": found,
+                "bound": bound,
+                "ratio": float(_ratio(found, bound)),
+                "how": how,
+            }
+            if value_means:
+                # a value mean μ_s = ±σ following the sign of α_s - α'_s adds (Σ_s |Δα_s| σ)²
+                extra = float(np.max(sq + sigma**2 * l1**2))
+                row["with_value_means"] = extra
+                row["ratio"] = max(row["ratio"], float(_ratio(extra, bound)))
+                if float(_ratio(extra, bound)) > float(_ratio(found, bound)):
+                    row["how"] = "position-dependent value means μ_s = ±σ (regime widened)"
+            rows.append(row)
+            if not row["ratio"] <= worst:
+                worst, wit = row["ratio"], {k: row[k] for k in ("B", "L", "how")}
+    mc_txt = ""
+    if content_logits:
+        # two value-dependent heads z_s = ±B sign(v_s): E||o - o'||² from a seeded Monte Carlo
+        rng = np.random.default_rng(ctx.seed)
+        for B in G["Bs"]:
+            for L in G["Ls"][-1:]:
+                v = rng.standard_normal((G["mc"], L))
+                za = B * np.sign(v)
+                d = ((_softmax(za) - _softmax(-za)) * v).sum(-1) ** 2
+                m, se = float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d)))
+                bound = float(bound_f(sigma, B, L))
+                lo = m - 1.96 * se
+                rows.append(
+                    {
+                        "B": B,
+                        "L": L,
+                        "max_sq_diff": m,
+                        "ci_low": lo,
+                        "bound": bound,
+                        "ratio": float(_ratio(lo, bound)),
+                        "how": "value-dependent logits ±B sign(v) (regime widened; 95 % lower end)",
+                    }
+                )
+                if not rows[-1]["ratio"] <= worst:
+                    worst, wit = (
+                        rows[-1]["ratio"],
+                        {k: rows[-1][k] for k in ("B", "L", "how", "ci_low")},
+                    )
+        mc_txt = (
+            "; the claim's regime admits value-dependent logits, so two heads z = ±B sign(v) "
+            f"were added ({G['mc']} Monte Carlo draws per cell, decided on the 95 % interval's "
+            "lower end)"
+        )
+    ok = bool(np.isfinite(worst) and worst <= 1 + 1e-12)
+    slack = float(f"{1 / worst:.12g}") if worst > 0 else None
+    regime = "; ".join(cnd.text() for cnd in c.regime) or "none stated"
+    assert wit is not None  # every (B, L) cell has a positive ratio, so one set it
+    if ok:
+        msg = (
+            f"largest E||o - o'||² / (2σ² e^(2B)/L) found = {worst:.4f} (must be <= 1 + 1e-12; "
+            f"slack {slack:.3g}) at B = {wit['B']}, L = {wit['L']} ({wit['how']}): two bounded-"
+            "logit heads with the same value map differ by O(L^(-1/2)) in RMS within the "
+            f"claim's regime ({regime})"
+        )
+    else:
+        assert wit is not None
+        msg = (
+            f"two heads exceed the bound: E||o - o'||² / bound = {worst:.4g} at B = {wit['B']}, "
+            f"L = {wit['L']} ({wit['how']}); the claim's regime: {regime}"
+        )
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        msg + mc_txt,
+        covered=f"B in {G['Bs']}, L in {G['Ls']}: every vertex pair of logit vectors in "
+        "{-B, B}^L up to the overlap (all set sizes for L <= 128, 160 log-spaced above; every "
+        f"overlap for L <= 32), exact; Adam ascent off the vertices at L in {G['ascent_Ls']} "
+        f"({G['restarts']} restarts, {G['steps']} steps), float64; E||o - o'||² = σ² Σ(Δα)² is "
+        "exact for the regime's values (scalar values, σ = 1; the bound is per coordinate)"
+        + (
+            "; regime widened (a condition missing): "
+            + ", ".join(
+                x
+                for x, on in (
+                    ("value-dependent logits", content_logits),
+                    ("position-dependent value means", value_means),
+                )
+                if on
+            )
+            if content_logits or value_means
+            else ""
+        ),
+        measured=worst,
+        claimed=1.0,
+        rows=rows,
+        witness=None if ok else wit,
+        slack=slack,
+        scope="full: within the claim's regime (position-only logits in [-B, B], the same value "
+        "map, values i.i.d. across positions with covariance σ² I)",
+        plot={
+            "x": "L",
+            "y": ["max_sq_diff"],
+            "bound": "bound",
+            "group": "B",
+            "title": f"{cid}: worst head difference vs L",
+            "xlabel": "L",
+            "ylabel": "max Σ(Δα)²",
+        },
+    )
+
+
+# ------------------------------------------------------------------------------------- TO-X4
+@check(
+    "TO-X4",
+    mutants={
+        "ratio-half": "weight-ratio bound e^δ: the normaliser's own shift (the second δ) forgotten",
+        "l1-delta-squared": "ℓ1 bound e^{2δ²} - 1: the exponent 2δ typed as 2δ²",
+    },
+)
+def logit_perturbation(ctx: Context, cid):
+    c = claim("TO-X4")
+    ds = c.symbol("delta")
+    e_l1, e_ratio = c.expr("l1_change"), c.expr("weight_ratio")
+    if ctx.is_mutant("ratio-half"):
+        e_ratio = e_ratio.subs(ds, ds / 2)
+    elif ctx.is_mutant("l1-delta-squared"):
+        e_l1 = e_l1.subs(ds, ds**2)
+    l1_f = _lambdify("TO-X4", "l1_change", "delta", expr=e_l1)
+    ratio_f = _lambdify("TO-X4", "weight_ratio", "delta", expr=e_ratio)
+    rng = np.random.default_rng(ctx.seed)
+    worst_l1 = worst_ratio = 0.0
+    rows = []
+    for delta in (0.001, 0.01, 0.1, 0.5, 1.0, 3.0):
+        n = ctx.pick(2000, 20000)
+        z = rng.normal(0, 2, (n, 16))
+        dz = rng.uniform(-delta, delta, (n, 16))
+        dz[: n // 2] = delta * np.sign(rng.standard_normal((n // 2, 16)))
+        # the extremal cases: (1) one token carrying mass 1/(1 + e^δ) moved by +δ, the rest by
+        # -δ: ℓ1 change 2 tanh(δ/2), the largest any sup-norm-δ perturbation makes; (2) a token of
+        # vanishing weight moved by +δ, the rest by -δ: its weight ratio -> e^{2δ}
+        z[0], dz[0] = 0.0, -delta
+        z[0, 0], dz[0, 0] = np.log(15.0) - delta, delta
+        z[1], dz[1] = 0.0, -delta
+        z[1, 0], dz[1, 0] = -40.0, delta
+        p, p2 = _softmax(z), _softmax(z + dz)
+        l1 = float(np.abs(p2 - p).sum(-1).max())
+        ratio = float(np.maximum(p2 / p, p / p2).max())
+        b1, br = float(l1_f(delta)), float(ratio_f(delta))
+        worst_l1, worst_ratio = max(worst_l1, l1 / b1), max(worst_ratio, ratio / br)
+        rows.append(
+            {"delta": delta, "max_l1": l1, "l1_bound": b1, "max_ratio": ratio, "ratio_bound": br}
+        )
+    ok = bool(
+        np.isfinite(worst_l1)
+        and np.isfinite(worst_ratio)
+        and worst_l1 <= 1 + 1e-12
+        and worst_ratio <= 1 + 1e-12
+    )
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"largest ||softmax(z+dz) - softmax(z)||_1 / (e^(2δ) - 1) = {worst_l1:.4f} (slack "
+        f"{1 / worst_l1:.3g}) and largest weight ratio / e^(2δ) = {worst_ratio:.6f}; both must "
+        "be <= 1 + 1e-12" + ("" if ok else ": a bound is exceeded") + ". The ℓ1 worst case is "
+        "the extremal split (mass 1/(1 + e^δ) moved by +δ, the rest by -δ: 2 tanh(δ/2)), so the "
+        "ℓ1 bound is loose by at least 2 at every δ (-> 2 as δ -> 0); the ratio bound is "
+        "attained in the limit",
+        covered="δ in {0.001, 0.01, 0.1, 0.5, 1, 3}, random and sign-pattern perturbations of 16 "
+        "logits plus the two extremal configurations per δ",
+        measured={"l1": worst_l1, "ratio": worst_ratio},
+        claimed=1.0,
+        rows=rows,
+        slack=float(f"{1 / worst_l1:.12g}") if worst_l1 > 0 else None,
+        scope="full",
+    )

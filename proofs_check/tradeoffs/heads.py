@@ -1,0 +1,682 @@
+"""TO-X2, TO-T2 and TO-C1 (arXiv 2510.03784) on built or optimised heads: X2's retrieval floor
+(attacked by heads trained to beat it, and P1's optimised heads), T2's saturation (P1's
+bounded-logit heads against the X3 bound) and C1's SVD truncation of position-only heads built to
+attain the logit bound."""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+import numpy as np
+import torch
+
+from approxtheory import claim
+from approxtheory.constructions import build
+from approxtheory.experiments._tradeoffs import adam as _adam
+from approxtheory.experiments._tradeoffs import c1_features as _features
+from approxtheory.experiments._tradeoffs import causal_rows as _causal_rows
+from approxtheory.experiments._tradeoffs import head_errors as _errors
+
+from .._core import Context, Verdict, check, memo, not_run
+from ._common import _lambdify, _ratio, _softmax, _trained
+
+# ------------------------------------------------------------------------------------- TO-X2
+#: the X2 attack: position-only heads optimised (head and read-out) to beat the floor
+_X2_K = 2
+
+
+class _X2Grid(TypedDict):
+    Bs: tuple[float, ...]
+    restarts: int
+    steps: int
+    Ts: tuple[int, ...]
+    Ls_free: tuple[int, ...]
+
+
+_X2_GRID: dict[str, _X2Grid] = {
+    "quick": {
+        "Bs": (0.25, 0.5, 1.0, 2.0, 3.0),
+        "restarts": 3,
+        "steps": 300,
+        "Ts": (8, 32, 64),
+        "Ls_free": (2, 3, 5, 9, 17, 33, 65, 129, 257),
+    },
+    "full": {
+        "Bs": (0.25, 0.5, 1.0, 2.0, 3.0),
+        "restarts": 8,
+        "steps": 600,
+        "Ts": (8, 32, 128),
+        "Ls_free": (2, 3, 5, 9, 17, 33, 65, 129, 257, 513, 1025),
+    },
+}
+
+
+@memo
+def _x2_attack(profile: str, seed: int, squash: float):
+    """Per (B, L), the smallest exact error reached by position-only heads whose logits are
+    ``squash · B · tanh(·)`` (squash = 1: within [-B, B]), optimised with their read-outs by Adam
+    in float64 from seeded restarts (the read-out is then also set to its best value in closed
+    form). Three families: free logit rows (every head of every dimension gives its query row
+    some logit vector, so this is the whole class of X2), rank-d heads on the digest's C1
+    features (d = 1, 4; causal rows of sequences of length T) and the digest's C1 lag head.
+    Returns {(B, L): (error, how)}."""
+    G = _X2_GRID[profile]
+    Bs, restarts, steps, Ts = G["Bs"], G["restarts"], G["steps"], G["Ts"]
+    ds, F, k = (1, 4), 8, _X2_K
+    g = torch.Generator().manual_seed(seed)
+    best: dict = {}
+
+    def record(B, Ls, err, label, logits):
+        for i, L in enumerate(Ls):
+            key = (B, int(L))
+            if key not in best or err[i] < best[key][0]:
+                best[key] = (
+                    float(err[i]),
+                    {"head": label, "logits": logits[i][: int(L)].tolist()[:32]},
+                )
+
+    # 1. free logit rows, target = key 0 (for free logits the target's position is irrelevant)
+    Ls_free = G["Ls_free"]
+    grid = [(B, L) for B in Bs for L in Ls_free for _ in range(restarts)]
+    Bv = torch.tensor([x[0] for x in grid], dtype=torch.float64)[:, None]
+    Lv = torch.tensor([x[1] for x in grid])
+    valid = torch.arange(max(Ls_free))[None, :] < Lv[:, None]
+    tgt = torch.zeros(len(grid), dtype=torch.long)
+    w = torch.randn(len(grid), max(Ls_free), generator=g, dtype=torch.float64).requires_grad_()
+    c = torch.ones(len(grid), dtype=torch.float64, requires_grad=True)
+    _adam(
+        [w, c],
+        lambda: torch.log(_errors(squash * Bv * torch.tanh(w), valid, tgt, c)).sum(),
+        steps,
+        0.1,
+    )
+    with torch.no_grad():
+        z = squash * Bv * torch.tanh(w)
+        for cc, tag in ((c, "optimised read-out"), (None, "best read-out")):
+            err = _errors(z, valid, tgt, cc).numpy()
+            for i, (B, L) in enumerate(grid):
+                record(B, [L], err[i : i + 1], f"free logits, {tag}", z[i : i + 1])
+
+    # 2. the C1 lag head and rank-d heads on the C1 features, causal rows t >= k of length T
+    from approxtheory.constructions.tradeoffs import build_lag_model
+
+    for T in Ts:
+        rows = torch.arange(k, T)
+        valid, tgt = _causal_rows(T, rows, k)
+        Ls = (rows + 1).numpy()
+        P = torch.from_numpy(_features(T, F))
+        for B in Bs:
+            m, _ = build_lag_model(T, k, F, B)
+            with torch.no_grad():
+                _, att = m(torch.zeros(1, T, 1, dtype=torch.float64), return_attention=True)
+            z = squash * torch.log(att[0][0, 0][rows].clamp_min(1e-300))  # logits up to shift
+            record(B, Ls, _errors(z, valid, tgt).numpy(), "C1 lag head, best read-out", z)
+        for d in ds:
+            Bv = torch.tensor(
+                [B for B in Bs for _ in range(max(2, restarts // 2))], dtype=torch.float64
+            )[:, None, None]
+            n = len(Bv)
+            U = torch.randn(n, 2 * F, d, generator=g, dtype=torch.float64).requires_grad_()
+            V = torch.randn(n, 2 * F, d, generator=g, dtype=torch.float64).requires_grad_()
+            c = torch.ones(n, len(rows), dtype=torch.float64, requires_grad=True)
+
+            def logits(U=U, V=V, Bv=Bv, P=P, rows=rows):
+                return squash * Bv * torch.tanh(P[rows] @ U @ V.transpose(1, 2) @ P.T)
+
+            def loss(c=c, valid=valid, tgt=tgt, logits=logits):
+                return torch.log(_errors(logits(), valid, tgt, c)).sum()
+
+            _adam([U, V, c], loss, steps // 2, 0.1)
+            with torch.no_grad():
+                z = logits()
+                for cc, tag in ((c, "optimised read-out"), (None, "best read-out")):
+                    err = _errors(z, valid, tgt, cc).numpy()
+                    for i in range(n):
+                        record(
+                            float(Bv[i]),
+                            Ls,
+                            err[i],
+                            f"rank-{d} C1-feature head (T = {T}), {tag}",
+                            z[i],
+                        )
+    return best
+
+
+@check(
+    "TO-X2",
+    mutants={
+        "head-bound-2B": "the optimised heads squash their logits to [-2B, 2B] instead of [-B, B] "
+        "(a head whose logit bound leaks)",
+        "floor-exponent": "floor with q = (L-1)e^{-2B}: the logit range 2B taken as B",
+    },
+)
+def retrieval_floor(ctx: Context, cid):
+    c = claim("TO-X2")
+    e = c.expr("floor")
+    Bs = c.symbol("B")
+    if ctx.is_mutant("floor-exponent"):
+        e = e.subs(Bs, Bs / 2)
+    floor_f = _lambdify("TO-X2", "floor", "L", "B", expr=e)
+    res = _x2_attack(ctx.profile, ctx.seed, 2.0 if ctx.is_mutant("head-bound-2B") else 1.0)
+    G = _X2_GRID[ctx.profile]
+    tol = 1e-9
+    rows, worst, wit = [], np.inf, None
+    for (B, L), (err, how) in sorted(res.items()):
+        floor = float(floor_f(float(L), B))
+        rows.append({"B": B, "L": L, "error": err, "floor": floor, "ratio": err / floor})
+        if err / floor < worst:
+            worst = err / floor
+            wit = {"B": B, "L": L, "error": err, "floor": floor, **how}
+    # P1 (a) (digest §8 P1): the tradeoffs_heads experiment's rank-d heads (read-out 1, rows
+    # t >= T/2) against the floor averaged over the same rows; reported when not run
+    from approxtheory.experiments._tradeoffs import scored_rows
+
+    p1_raw, _, _, p1_note = _trained("tradeoffs_heads", ctx.profile)
+    p1 = []
+    for (B, T), E in sorted(p1_best(p1_raw or ()).items()):
+        if not np.isfinite(B):
+            continue
+        floor = float(np.mean(floor_f(scored_rows(T).astype(np.float64) + 1, B)))
+        err = min(E.values()) if all(np.isfinite(v) for v in E.values()) else -np.inf
+        p1.append({"B": B, "T": T, "error": err, "floor": floor, "ratio": err / floor})
+        if err / floor < worst:
+            worst = err / floor
+            wit = {"B": B, "T": T, "error": err, "floor": floor, "head": "P1 rank-d heads"}
+    p1_txt = (
+        "; P1 (tradeoffs_heads, rank-d heads with read-out 1, rows t >= T/2, floor averaged "
+        "over them): closest error/floor "
+        + (f"{min(r['ratio'] for r in p1):.4f} over {len(p1)} (B, T) cells" if p1 else "n/a")
+        if p1_raw is not None
+        else f"; P1 (tradeoffs_heads) not available on {ctx.profile} ({p1_note})"
+    )
+    ok = worst >= 1 - tol
+    if ok:
+        msg = (
+            f"no optimised bounded-logit head beats the floor q/(1+q) at any (B, L) "
+            f"(closest error/floor 1 {'+' if worst >= 1 else '-'} {abs(worst - 1):.3g}, must "
+            f"be >= 1 - {tol:g}); the optimum "
+            "approaches the floor, which is attained by one logit at B and the rest at "
+            "-B"
+        )
+    else:
+        assert wit is not None  # worst < 1 was reached by a cell, which set wit
+        msg = (
+            f"an optimised head beats the floor: error/floor = {worst:.6f} at B = "
+            f"{wit['B']}, {'L = ' + str(wit['L']) if 'L' in wit else 'T = ' + str(wit['T'])} "
+            f"({wit['head']})"
+        )
+    msg += p1_txt
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        msg,
+        covered="position-only heads with logits B·tanh(·) and linear read-outs: free "
+        "logit rows (every head dimension at once), rank-1/4 heads on the C1 "
+        f"features (T in {G['Ts']}, every causal row t >= {_X2_K}) and the C1 "
+        f"lag head; {G['restarts']} Adam restarts ({G['steps']} steps), "
+        "float64, read-out also set to its closed-form best; B in "
+        f"{G['Bs']}, L from 2 to {max(G['Ls_free'])}; scalar tokens "
+        "(isotropic vector tokens decouple per coordinate); and P1's heads (tradeoffs_heads)",
+        measured=worst,
+        claimed=1.0,
+        witness=None if ok else wit,
+        rows=rows,
+        # a lower bound: the closest error / floor found (>= 1 when it holds, 1 = tight)
+        slack=float(f"{worst:.12g}") if np.isfinite(worst) else None,
+        scope="full",
+        plot={
+            "x": "L",
+            "y": ["error"],
+            "bound": "floor",
+            "group": "B",
+            "title": "TO-X2: optimised heads vs floor",
+            "xlabel": "L",
+            "ylabel": "relative MSE",
+        },
+    )
+
+
+# ------------------------------------------------------------------------------------- TO-T2
+def p1_best(rows) -> dict:
+    """tradeoffs_heads rows -> {(B, T): {d: E}}: the min over seeds (the best heads found) of the
+    running-minimum errors E_d<d>."""
+    best: dict = {}
+    for r in rows:
+        cell = best.setdefault((float(r["B"]), int(r["T"])), {})
+        for k, v in r.items():
+            if k.startswith("E_d"):
+                d = int(k[3:])
+                cell[d] = min(cell.get(d, np.inf), float(v))
+    return best
+
+
+@check(
+    "TO-T2",
+    mutants={
+        "unbounded-heads": "the heads' logit squash B·tanh(z/B) dropped (heads outside the "
+        "bounded-logit assumption they are checked under: each finite-B cell reads the B = inf "
+        "cell of its T)",
+        "gain-rate-1/L": "RMS gain bound σ sqrt(2e^{2B}/L²): the O(L^-1/2) decay taken as O(L^-1)",
+    },
+)
+# one function: one pass over the P1 cells builds the rows, the worst ratio and the witness that the
+# verdict's text reads
+def saturation(ctx: Context, cid):
+    """P1's optimised heads (the tradeoffs_heads experiment, digest §8 P1): the RMS gain
+    sqrt(E(d_min)) - sqrt(E(d_max)) of bounded-logit heads against the X3 bound per (B, T)."""
+    from approxtheory.experiments._tradeoffs import scored_rows
+
+    c = claim("TO-T2")
+    e = c.expr("rms_gain_bound")
+    Ls_ = c.symbol("L")
+    if ctx.is_mutant("gain-rate-1/L"):
+        e = e.subs(Ls_, Ls_**2)
+    bound_f = _lambdify("TO-T2", "rms_gain_bound", "sigma", "B", "L", expr=e)
+    name = "tradeoffs_heads"
+    raw, _, secs, note = _trained(name, ctx.profile)
+    if raw is None:
+        return not_run(cid, name, ctx.profile, note)
+    best = p1_best(raw)
+    Ts = sorted({T for _, T in best})
+    ds = sorted(next(iter(best.values())))
+    d0, d1 = ds[0], ds[-1]
+    rows, worst, wit, informative = [], 0.0, None, 0
+    for (B, T), E in sorted(best.items()):
+        if not np.isfinite(B):
+            continue  # unbounded heads: outside the bound's assumption (the mutant reads them)
+        if ctx.is_mutant("unbounded-heads"):
+            E = best[(np.inf, T)]
+        Ls = scored_rows(T).astype(np.float64) + 1
+        # the bound is per row (L = t + 1 visible tokens); over the scored rows the RMS gain is
+        # at most the RMS of the per-row bounds (triangle inequality in L2(rows x inputs))
+        bound = float(np.sqrt(np.mean(bound_f(1.0, B, Ls) ** 2)))
+        e1, ehi = E[d0], E[d1]
+        if not (np.isfinite(e1) and np.isfinite(ehi)):
+            gain = np.inf  # a non-finite error is a failure, never a small gain
+        else:
+            gain = float(np.sqrt(e1) - np.sqrt(ehi))
+        vacuous = bound >= np.sqrt(e1)  # the gain can never exceed sqrt(E(1))
+        informative += not vacuous
+        if gain / bound > worst:
+            worst, wit = gain / bound, {"B": B, "T": T, f"E_d{d0}": e1, f"E_d{d1}": ehi}
+        rows.append(
+            {
+                "B": B,
+                "T": T,
+                **{f"E_d{d}": E[d] for d in ds},
+                "rms_gain": gain,
+                "bound": bound,
+                "vacuous": vacuous,
+                "rel_gain": (e1 - ehi) / e1,
+            }
+        )
+    trend = "; ".join(
+        f"B = {B}: rel. gain "
+        + ", ".join(f"{x['rel_gain']:.2f}" for x in rows if x["B"] == B)
+        + f" at T = {Ts}"
+        for B in sorted({x["B"] for x in rows})
+    )
+    unb = "; ".join(
+        f"T = {T}: " + ", ".join(f"d={d} {best[(np.inf, T)][d]:.3f}" for d in ds)
+        for T in Ts
+        if (np.inf, T) in best
+    )
+    if not informative:
+        verdict = "vacuous-here"
+    else:
+        verdict = "verified-numeric" if worst <= 1 + 1e-12 else "refuted"
+    if verdict != "refuted":
+        gain_txt = "stays below σ sqrt(2e^(2B)/L) in every cell"
+    else:
+        assert wit is not None  # worst > 1 was reached by a cell, which set wit
+        gain_txt = f"EXCEEDS σ sqrt(2e^(2B)/L) at B = {wit['B']}, T = {wit['T']}"
+    seeds = sorted({int(r["seed"]) for r in raw})
+    return Verdict(
+        cid,
+        verdict,
+        "What was checked is the digest's surrogate X3 applied to head dimension, "
+        "not the paper's Theorem 5.1 (not recovered): the RMS error gain "
+        f"sqrt(E({d0})) - sqrt(E({d1})) of optimised bounded-logit heads (same value map) "
+        + gain_txt
+        + f" (largest gain/bound {worst:.3f}, must be <= 1 + 1e-12; {informative} of "
+        f"{len(rows)} cells informative). Trend of the relative gain "
+        f"[E({d0}) - E({d1})]/E({d0}) with T (reported, not decided: its direction depends on "
+        f"T versus e^(4B), digest §10): {trend}. Unbounded heads (B = inf, P1 (d), reported): "
+        f"{unb}",
+        covered=f"{name} ({ctx.profile}; {note}): rank-d position-only heads (d in {ds}) on "
+        "the C1 features, logits B·tanh(·), read-out 1, lag 2, rows t >= T/2, B in "
+        f"{sorted(B for B in {b for b, _ in best} if np.isfinite(B))}, T in {Ts}, "
+        f"{int(raw[0]['restarts'])} Adam restarts per d and seed ({int(raw[0]['steps'])} "
+        f"steps), best of {len(seeds)} seed(s), float64",
+        measured=worst,
+        claimed=1.0,
+        rows=rows,
+        witness=None if verdict != "refuted" else wit,
+        slack=float(f"{1 / worst:.12g}") if np.isfinite(worst) and worst > 0 else None,
+        scope="surrogate: the digest's X3 bound on what head dimension can buy "
+        "(|sqrt(E_d) - sqrt(E_d')| <= σ sqrt(2e^{2B}/L) for bounded-logit "
+        "positional heads) stands in for Theorem 5.1's saturation",
+        plot={
+            "x": "T",
+            "y": ["rms_gain"],
+            "bound": "bound",
+            "group": "B",
+            "title": "TO-T2: RMS gain from head dim vs bound",
+            "xlabel": "T",
+            "ylabel": f"sqrt(E({d0})) - sqrt(E({d1}))",
+        },
+    )
+
+
+# ------------------------------------------------------------------------------------- TO-C1
+class _C1Cfg(TypedDict):
+    T: int
+    B: float
+
+
+_C1: _C1Cfg = {"T": 32, "B": 2.0}
+
+
+class _C1Sweep(TypedDict):
+    sigma: tuple[float, ...]
+    R: tuple[float, ...]
+    L: tuple[int, ...]
+    r: tuple[int, ...]
+
+
+#: the adversarial sweep: first discarded singular value σ_{r+1}, token-norm bound R (both on
+#: either side of 1, so that a changed exponent of either moves the bound), visible tokens L and
+#: kept rank r
+_C1_SWEEP: dict[str, _C1Sweep] = {
+    "quick": {
+        "sigma": (0.02, 0.2, 1.0),
+        "R": (0.5, 1.0, 2.0),
+        "L": (2, 3, 16, 128),
+        "r": (1, 3),
+    },
+    "full": {
+        "sigma": (0.005, 0.02, 0.1, 0.2, 0.5, 1.0),
+        "R": (0.25, 0.5, 1.0, 2.0),
+        "L": (2, 3, 8, 32, 128, 512, 2048),
+        "r": (1, 3, 7),
+    },
+}
+
+
+def _truncated(M: np.ndarray, r: int, mutant: str | None):
+    """The digest's truncated SVD of a QK circuit M (W_Q' = (U_r Σ_r^{1/2})ᵀ, W_K' = (V_r
+    Σ_r^{1/2})ᵀ, so M_r = W_Q'ᵀ W_K'), or a declared mutant's broken version; and the SVD."""
+    U, S, Vt = np.linalg.svd(M)
+    if mutant == "swapped-factors":
+        Wq, Wk = (Vt[:r].T * np.sqrt(S[:r])).T, (U[:, :r] * np.sqrt(S[:r])).T
+    elif mutant == "sigma-on-both":
+        Wq, Wk = (U[:, :r] * S[:r]).T, (Vt[:r].T * S[:r]).T
+    else:
+        Wq, Wk = (U[:, :r] * np.sqrt(S[:r])).T, (Vt[:r].T * np.sqrt(S[:r])).T
+    return Wq.T @ Wk, U, S, Vt
+
+
+def _c1_adversarial(profile: str, seed: int, mutant: str | None) -> list[dict]:
+    """Worst cases of the truncation for position-only heads built against the bound (numpy,
+    float64, claim-independent). Per (r, σ_{r+1}, R, L): a QK circuit M of rank r + 1 in a seeded
+    random orthonormal basis (top singular values (r + 1)σ, ..., 2σ, then σ), truncated to rank r
+    by :func:`_truncated`; the query token's embedding is R u_{r+1} and the L - 1 other visible
+    tokens' are +R v_{r+1} (k of them) or -R v_{r+1}, so that the discarded part σ u vᵀ is all
+    that acts: every logit moves by exactly σ R² (the logit bound is attained). Every k in
+    0..L-1 is tried; per expression the k with the largest measured change is kept."""
+    G = _C1_SWEEP[profile]
+    rng = np.random.default_rng(seed)
+    out = []
+    for r in G["r"]:
+        E = r + 3
+        for sig in G["sigma"]:
+            Ql, _ = np.linalg.qr(rng.standard_normal((E, E)))
+            Qr, _ = np.linalg.qr(rng.standard_normal((E, E)))
+            s = np.zeros(E)
+            s[:r] = sig * np.arange(r + 1, 1, -1)
+            s[r] = sig
+            M = (Ql * s) @ Qr.T
+            Mr, U, S, Vt = _truncated(M, r, mutant)
+            u, v = U[:, r], Vt[r]
+            for R in G["R"]:
+                q = R * u
+                for L in G["L"]:
+                    ks = np.arange(L)  # keys at +R v among the L - 1 others
+                    sign = np.where(np.arange(L - 1)[None, :] < ks[:, None], 1.0, -1.0)
+                    keys = np.concatenate(
+                        [np.broadcast_to(q, (L, 1, E)), R * sign[:, :, None] * v], axis=1
+                    )  # (k, L, E): the query token's own key first
+                    z, z2 = keys @ (M.T @ q), keys @ (Mr.T @ q)  # (k, L) logits
+                    a, a2 = _softmax(z), _softmax(z2)
+                    da = a2 - a
+                    l1 = np.abs(da).sum(-1)
+                    dsq = (da**2).sum(-1)
+                    emb = float(np.linalg.norm(keys, axis=-1).max())
+                    out.append(
+                        {
+                            "family": "adversarial",
+                            "r": r,
+                            "sigma_r1": float(S[r]),
+                            "R": emb,
+                            "L": L,
+                            "B": np.abs(z).max(-1),
+                            "max_logit_change": float(np.abs(z2 - z).max()),
+                            "l1": l1,
+                            "sq": dsq,
+                            "k": ks,
+                        }
+                    )
+    return out
+
+
+@memo
+def _c1_lag_rows(profile: str, seed: int, mutant: str | None):
+    """The digest's C1 lag head (F = 8, decay 0.3) truncated to rank r by the svd_truncation
+    construction: per r the measured logit change, and per causal row t the exact ℓ1 weight
+    change and Σ_s (Δα_ts)² (claim-independent measurements; the bounds are evaluated by the
+    check from the catalogue)."""
+    ranks = (2, 6, 10, 14) if profile == "quick" else (2, 4, 6, 8, 10, 12, 14)
+    rng = np.random.default_rng(seed)
+    T, B = _C1["T"], _C1["B"]
+    out = []
+    for r in ranks:
+        c = build("svd_truncation", r=r, T=T, B=B)
+        _c1_mutate(mutant, r)(c)
+        ref, m = c.task.reference, c.model
+        ra, ma = ref.attention(0), m.attention(0)
+        Mref = ra.q.weight.detach().numpy().T @ ra.k.weight.detach().numpy()
+        Mnew = ma.q.weight.detach().numpy().T @ ma.k.weight.detach().numpy()
+        S = np.linalg.svd(Mref, compute_uv=False)
+        Xs = torch.tensor(
+            np.concatenate([np.zeros((1, T, 1)), c.task.base.sample(256, rng)]), dtype=torch.float64
+        )
+        with torch.no_grad():
+            e = m.embed_tokens(Xs)
+            dl = float((e @ torch.from_numpy(Mref - Mnew) @ e.transpose(1, 2)).abs().max())
+            _, a_ref = ref(Xs, return_attention=True)
+            _, a_new = m(Xs, return_attention=True)
+            a_ref, a_new = a_ref[0][:, 0], a_new[0][:, 0]  # (n, T, T)
+            position_only = bool(
+                max(float((a_ref - a_ref[:1]).abs().max()), float((a_new - a_new[:1]).abs().max()))
+                < 1e-12
+            )
+            dA = (a_new[0] - a_ref[0]).numpy()
+            # the largest output change of row t over the input box: x_s = hi · sign(Δα_ts),
+            # run through both models (exact for position-only logits)
+            Xstar = torch.from_numpy(c.task.base.hi * np.sign(dA)[:, :, None])
+            diff = (m(Xstar) - ref(Xstar))[..., 0].abs().numpy()
+            per_row = diff[np.arange(T), np.arange(T)]
+        t = np.arange(1, T)
+        out.append(
+            {
+                "family": "C1 lag head",
+                "r": r,
+                "sigma_r1": float(S[r]) if r < len(S) else 0.0,
+                "R": float(c.extra["R"]),
+                "L": t + 1,
+                "B": np.full(len(t), B),
+                "max_logit_change": dl,
+                "l1": np.abs(dA[1:]).sum(-1),
+                "sq": (dA[1:] ** 2).sum(-1),
+                "k": t,
+                "position_only": position_only,
+                "sup_output_change": float(per_row.max()),
+                "xmax": float(c.task.base.hi),
+                "output_witness": Xstar[int(per_row.argmax()), :, 0].tolist(),
+            }
+        )
+    return out
+
+
+def _c1_mutate(mutant: str | None, r: int):
+    """A broken truncated-SVD head (a declared mutant) applied to the built construction's
+    model: factors swapped (W_Q' from V, W_K' from U) or Σ put on both factors."""
+
+    def fn(c):
+        if mutant is None:
+            return
+        ra = c.task.reference.attention(0)
+        M = ra.q.weight.detach().numpy().T @ ra.k.weight.detach().numpy()
+        U, S, Vt = np.linalg.svd(M)
+        att = c.model.attention(0)
+        Wq = np.zeros(tuple(att.q.weight.shape))
+        Wk = np.zeros(tuple(att.k.weight.shape))
+        if mutant == "swapped-factors":
+            Wq[:r] = (Vt[:r].T * np.sqrt(S[:r])).T
+            Wk[:r] = (U[:, :r] * np.sqrt(S[:r])).T
+        elif mutant == "sigma-on-both":
+            Wq[:r] = (U[:, :r] * S[:r]).T
+            Wk[:r] = (Vt[:r].T * S[:r]).T
+        c.model.set_head(0, 0, q=Wq, k=Wk)  # the lag model's only head
+
+    return fn
+
+
+@check(
+    "TO-C1",
+    mutants={
+        "swapped-factors": "the truncated head built with W_Q' from V and W_K' from U (realises "
+        "M_rᵀ, not M_r)",
+        "sigma-on-both": "the truncated head built with Σ_r on both factors instead of Σ_r^(1/2) "
+        "(realises U Σ² Vᵀ)",
+    },
+)
+# one function: the adversarial and the lag-model sweeps update one worst ratio and witness that the
+# verdict's text reads
+def svd_truncation(ctx: Context, cid):
+    """The three bounds of the catalogue's TO-C1 (read here, at call time) against the worst
+    cases found: adversarial position-only heads (the logit bound attained exactly) over the
+    sweep's extremes, and the digest's C1 lag head (reported as its own family)."""
+    logit_f = _lambdify("TO-C1", "logit_change", "sigma_r1", "R")
+    weight_f = _lambdify("TO-C1", "weight_change_factor", "sigma_r1", "R")
+    mse_f = _lambdify("TO-C1", "mse_bound", "sigma_v", "sigma_r1", "R", "B", "L")
+    fams = _c1_adversarial(ctx.profile, ctx.seed, ctx.mutant) + _c1_lag_rows(
+        ctx.profile, ctx.seed, ctx.mutant
+    )
+    rows, worst, wit = [], {"logit": 0.0, "weight": 0.0, "mse": 0.0}, {}
+    for f in fams:
+        sig, R = f["sigma_r1"], f["R"]
+        b_logit = float(logit_f(sig, R))
+        b_weight = float(weight_f(sig, R))
+        b_mse = np.asarray(mse_f(1.0, sig, R, f["B"], np.asarray(f["L"], dtype=np.float64)))
+        r_logit = float(_ratio(f["max_logit_change"], b_logit))
+        r_w = _ratio(f["l1"], b_weight)
+        r_m = _ratio(f["sq"], b_mse)
+        if not f.get("position_only", True):
+            r_m = np.full_like(r_m, np.inf)  # outside mse_bound's assumption: no pass
+        iw, im = int(np.argmax(r_w)), int(np.argmax(r_m))
+        row = {
+            "family": f["family"],
+            "r": f["r"],
+            "sigma_r1": sig,
+            "R": R,
+            "delta": sig * R * R,
+            "L": int(np.max(f["L"])),
+            "max_logit_change": f["max_logit_change"],
+            "logit_bound": b_logit,
+            "logit_ratio": r_logit,
+            "max_l1_change": float(np.asarray(f["l1"])[iw]),
+            "weight_bound": b_weight,
+            "weight_ratio": float(r_w[iw]),
+            "max_sq_change": float(np.asarray(f["sq"])[im]),
+            "mse_bound": float(np.broadcast_to(b_mse, r_m.shape)[im]),
+            "mse_ratio": float(r_m[im]),
+            "worst_k_or_row": {"weight": int(f["k"][iw]), "mse": int(f["k"][im])},
+        }
+        if "sup_output_change" in f:
+            row["sup_output_change"] = f["sup_output_change"]
+            row["output_bound"] = f["xmax"] * b_weight
+        rows.append(row)
+        for key, val in (
+            ("logit", r_logit),
+            ("weight", row["weight_ratio"]),
+            ("mse", row["mse_ratio"]),
+        ):
+            if not val <= worst[key]:  # NaN-safe: a NaN ratio replaces the worst
+                worst[key] = val
+                wit[key] = {
+                    k: row[k] for k in ("family", "r", "sigma_r1", "R", "L", "worst_k_or_row")
+                }
+                if "output_witness" in f:
+                    wit[key]["output_witness"] = f["output_witness"]
+    tol = 1 + 1e-9
+    ok = all(np.isfinite(v) and v <= tol for v in worst.values())
+    # 12 significant digits: the attained logit bound reads 1, not 0.9999999999999998
+    slack = {k: (float(f"{1 / v:.12g}") if v > 0 else None) for k, v in worst.items()}
+    adv = [x for x in rows if x["family"] == "adversarial"]
+    lag = [x for x in rows if x["family"] != "adversarial"]
+    lag_slack = min(
+        x["logit_bound"] / x["max_logit_change"] for x in lag if x["max_logit_change"] > 0
+    )
+    G = _C1_SWEEP[ctx.profile]
+    fmt = ", ".join(
+        f"{name} {worst[k]:.4f} (slack {slack[k]:.3g})" if slack[k] else f"{name} {worst[k]:.4f}"
+        for k, name in (
+            ("logit", "logit change"),
+            ("weight", "ℓ1 weight change"),
+            ("mse", "E||Δo||²"),
+        )
+    )
+    bad = [k for k, v in worst.items() if not (np.isfinite(v) and v <= tol)]
+    msg = (
+        "What was checked is the digest's truncated-SVD procedure with its [X] bounds, not the "
+        "paper's Corollary 5.1 (not recovered). Worst case found / catalogue bound (<= 1 + 1e-9 "
+        f"required; 1 = tight): {fmt}. The adversarial position-only heads attain the logit "
+        "bound σ_{r+1}R² (every logit moves by exactly σ_{r+1}R²); the ℓ1 change of such a "
+        "perturbation is at most 2 tanh(δ/2) (one group of tokens moved by +δ, the rest by -δ "
+        "relative to it), so e^{2δ} - 1 has slack >= 2 by construction (-> 2 as δ -> 0), and the "
+        "mean-square bound, a product of that factor squared and the weight cap, more. The "
+        f"digest's C1 lag head alone leaves the logit bound {lag_slack:.3g}x loose (reported, "
+        "decided like the rest)"
+    )
+    if not ok:
+        msg = (
+            f"A truncation exceeds the bound on {', '.join(bad)}: worst case / bound: {fmt}. " + msg
+        )
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        msg,
+        covered=f"adversarial position-only heads of rank r + 1 truncated to r in {G['r']}, "
+        f"σ_(r+1) in {G['sigma']}, R in {G['R']}, L in {G['L']}, every split k of the L - 1 "
+        f"other tokens ({len(adv)} heads); the C1 lag head (F = 8, decay 0.3, T = {_C1['T']}, "
+        f"B = {_C1['B']}) truncated to r in {[x['r'] for x in lag]}, logit change on 257 "
+        "sequences, output change exactly (the maximising input of each row through both "
+        "models), weight and E||Δo||² changes exactly per row; float64",
+        measured={k: float(v) for k, v in worst.items()},
+        claimed=1.0,
+        rows=rows,
+        witness=None if ok else {k: wit[k] for k in bad},
+        slack=slack["logit"],
+        scope="surrogate: the digest's [DER] truncated SVD of the QK circuit and its [X] "
+        "logit / weight / mean-square bounds (the mean-square one for position-only logits and "
+        "i.i.d. unit-variance values) stand in for Corollary 5.1",
+        plot={
+            "x": "delta",
+            "y": ["logit_ratio", "weight_ratio", "mse_ratio"],
+            "group": "family",
+            "title": "TO-C1: worst case found / bound (1 = tight)",
+            "xlabel": "δ = σ_{r+1} R²",
+            "ylabel": "measured / bound",
+        },
+    )

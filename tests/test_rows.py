@@ -1,0 +1,53 @@
+"""The shared row reader (proofs_check/_rows.py): one place where a test substitutes the rows
+every paper's trained checks read, reached at call time from the head-count package, its old
+private names (the InfoFlow / Prism checks' late imports) and the checks themselves; and the
+head-count package registers its checks in its sub-modules' order."""
+
+import pytest
+
+from approxtheory.proofs_check import CHECKS, Context, _rows, run_check
+from approxtheory.proofs_check import headcount as hcc
+
+
+class _Read(Exception):
+    pass
+
+
+def _raise(name, profile):
+    raise _Read(name, profile)
+
+
+def test_patching_the_shared_reader_reaches_every_caller(monkeypatch):
+    monkeypatch.setattr(_rows, "exp_rows", _raise)
+    with pytest.raises(_Read):
+        hcc._exp_rows("headcount_width", "quick")  # the InfoFlow / Prism checks' import path
+    for cid in ("HC-P8", "HC-P9", "HC-P10", "HC-P6b", "HC-P7"):  # the checks themselves
+        with pytest.raises(_Read):
+            run_check(cid, Context())
+
+
+def test_not_run_wrapper_says_what_to_run():
+    v = hcc._not_run("HC-P9", "headcount_width", "quick", "0 cached")
+    same = _rows.not_run("HC-P9", "headcount_width", "quick", "0 cached")
+    assert v.verdict == "not-checkable" and v.evidence == same.evidence
+    assert "approxtheory experiment run headcount_width --profile quick" in v.evidence
+
+
+def test_headcount_checks_register_in_module_order():
+    """The report's order is CHECKS' order: the package's sub-modules, in __init__'s order."""
+    order = [
+        "lemmas",
+        "k1",
+        "theorem2",
+        "relu",
+        "lemmas_lower",
+        "memorization",
+        "trained",
+        "trained_more",
+    ]
+    mods = [
+        CHECKS[c].source_fn.__module__.rsplit(".", 1)[-1] for c in CHECKS if c.startswith("HC-")
+    ]
+    pkg = [m for m in mods if m != "headcount_more"]
+    assert pkg == sorted(pkg, key=order.index)
+    assert mods[: len(pkg)] == pkg  # headcount_more's checks come after the package's
