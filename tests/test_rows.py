@@ -5,8 +5,23 @@ head-count package registers its checks in its sub-modules' order."""
 
 import pytest
 
-from approxtheory.proofs_check import CHECKS, Context, _rows, run_check
+from approxtheory.proofs_check import Context, _rows, run_check
 from approxtheory.proofs_check import headcount as hcc
+
+
+def fresh_registry() -> list[tuple[str, str]]:
+    """(claim, check module) in the order a fresh process registers the checks: other tests
+    replace and restore entries of CHECKS in this process, which moves them to the end."""
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json; from approxtheory.proofs_check import CHECKS; "
+        "print(json.dumps([[c, CHECKS[c].source_fn.__module__] for c in CHECKS]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return [tuple(x) for x in json.loads(out.stdout)]
 
 
 class _Read(Exception):
@@ -45,9 +60,7 @@ def test_headcount_checks_register_in_module_order():
         "trained",
         "trained_more",
     ]
-    mods = [
-        CHECKS[c].source_fn.__module__.rsplit(".", 1)[-1] for c in CHECKS if c.startswith("HC-")
-    ]
+    mods = [m.rsplit(".", 1)[-1] for c, m in fresh_registry() if c.startswith("HC-")]
     pkg = [m for m in mods if m != "headcount_more"]
     assert pkg == sorted(pkg, key=order.index)
     assert mods[: len(pkg)] == pkg  # headcount_more's checks come after the package's
