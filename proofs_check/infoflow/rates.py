@@ -491,7 +491,8 @@ def two_layer_pairwise(ctx: Context, cid):
         f"err_bound plus the ln(βT) factor's share of the bound's own slope over the grid, so "
         f"an error floor or a slower decay fails): " + "; ".join(fits) + "." + digest,
         covered="; ".join(
-            f"D={D}, T={T}: β in {betas}" for (D, T), betas in _pairwise_axes(ctx.grid).items()
+            f"D={D}, T={T}: β in {{{', '.join(f'{b:g}' for b in betas)}}}"
+            for (D, T), betas in _pairwise_axes(ctx.grid).items()
         )
         + f"; d = 4, unit-norm tokens, adversarial search (budget "
         f"{128 if ctx.profile == 'quick' else 1024}), {K2_RANDOM} random inputs per cell",
