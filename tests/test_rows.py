@@ -6,7 +6,6 @@ head-count package registers its checks in its sub-modules' order."""
 import pytest
 
 from approxtheory.proofs_check import Context, _rows, run_check
-from approxtheory.proofs_check import headcount as hcc
 
 
 def fresh_registry() -> list[tuple[str, str]]:
@@ -33,18 +32,17 @@ def _raise(name, profile):
 
 
 def test_patching_the_shared_reader_reaches_every_caller(monkeypatch):
+    """One place substitutes the rows of every paper's trained checks (head-count, InfoFlow,
+    Prism: each looks the reader up at call time)."""
     monkeypatch.setattr(_rows, "exp_rows", _raise)
-    with pytest.raises(_Read):
-        hcc._exp_rows("headcount_width", "quick")  # the InfoFlow / Prism checks' import path
-    for cid in ("HC-P8", "HC-P9", "HC-P10", "HC-P6b", "HC-P7"):  # the checks themselves
+    for cid in ("HC-P8", "HC-P9", "HC-P10", "HC-P6b", "HC-P7", "IF-E1", "IF-P3", "PR-E1"):
         with pytest.raises(_Read):
             run_check(cid, Context())
 
 
-def test_not_run_wrapper_says_what_to_run():
-    v = hcc._not_run("HC-P9", "headcount_width", "quick", "0 cached")
-    same = _rows.not_run("HC-P9", "headcount_width", "quick", "0 cached")
-    assert v.verdict == "not-checkable" and v.evidence == same.evidence
+def test_not_run_says_what_to_run():
+    v = _rows.not_run("HC-P9", "headcount_width", "quick", "0 cached")
+    assert v.verdict == "not-checkable" and v.scope == "none"
     assert "approxtheory experiment run headcount_width --profile quick" in v.evidence
 
 

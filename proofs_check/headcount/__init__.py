@@ -16,8 +16,6 @@ never the decision rule. Memoised measurements take the mutant among their argum
 
 from __future__ import annotations
 
-from .. import _rows
-
 # the import order is the checks' registration order (the report's order): keep it
 # isort: off
 from . import _common  # noqa: F401
@@ -64,14 +62,3 @@ __all__ = [
     "variants_criterion",
     "width_criterion",
 ]
-
-
-def _exp_rows(name: str, profile: str) -> tuple:
-    """:func:`.._rows.exp_rows`, looked up at call time (the InfoFlow and Prism checks' old
-    import path; substitute rows by patching ``proofs_check._rows.exp_rows``)."""
-    return _rows.exp_rows(name, profile)
-
-
-def _not_run(cid: str, name: str, profile: str, note: str):
-    """:func:`.._rows.not_run`, looked up at call time (the old import path)."""
-    return _rows.not_run(cid, name, profile, note)

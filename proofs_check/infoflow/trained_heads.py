@@ -343,13 +343,14 @@ def _t_label(r) -> str:
 def pmax_head_threshold(ctx: Context, cid):
     """infoflow_pmax_heads: :func:`p3_criterion` (its per-D training gate :func:`p3_gates` and
     its regime D <= P3_MAX_D); the scale record names the paper's d = 4, T = 64 figures."""
-    from ..headcount import _exp_rows, _not_run
+    from .. import _rows
+    from .._core import not_run
     from ..tradeoffs import trained_scale
 
     name = "infoflow_pmax_heads"
-    raw, secs, note = _exp_rows(name, ctx.profile)
+    raw, secs, note = _rows.exp_rows(name, ctx.profile)
     if raw is None:
-        return _not_run(cid, name, ctx.profile, note)
+        return not_run(cid, name, ctx.profile, note)
     res = p3_criterion(raw, ctx.mutant)
     ok = res["ok"]
     steps = _training_text(raw)
@@ -556,13 +557,14 @@ def p4_gate(rows):
 def triangle_center_growth(ctx: Context, cid):
     """infoflow_tri_growth: :func:`p4_gate`, then :func:`p4_criterion` (NMSE decides; the
     absolute RMSE and the target's variance per T are reported beside it)."""
-    from ..headcount import _exp_rows, _not_run
+    from .. import _rows
+    from .._core import not_run
     from ..tradeoffs import gated_verdict, trained_scale
 
     name = "infoflow_tri_growth"
-    raw, secs, note = _exp_rows(name, ctx.profile)
+    raw, secs, note = _rows.exp_rows(name, ctx.profile)
     if raw is None:
-        return _not_run(cid, name, ctx.profile, note)
+        return not_run(cid, name, ctx.profile, note)
     gate = p4_gate(raw)
     res = p4_criterion(raw, ctx.mutant)
     ok = res["ok"]

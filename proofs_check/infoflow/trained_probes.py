@@ -128,13 +128,14 @@ def argmax_probe(ctx: Context, cid):
     """infoflow_pmax_heads (its probe columns): :func:`e2_criterion`."""
     from approxtheory.experiments.infoflow_trained import PROBE_DEFAULTS
 
-    from ..headcount import _exp_rows, _not_run
+    from .. import _rows
+    from .._core import not_run
     from ..tradeoffs import run_text
 
     name = "infoflow_pmax_heads"
-    raw, secs, note = _exp_rows(name, ctx.profile)
+    raw, secs, note = _rows.exp_rows(name, ctx.profile)
     if raw is None:
-        return _not_run(cid, name, ctx.profile, note)
+        return not_run(cid, name, ctx.profile, note)
     res = e2_criterion(raw, ctx.mutant)
     r0 = {**PROBE_DEFAULTS, **{k: raw[0][k] for k in PROBE_DEFAULTS if k in raw[0]}}
     protocol = (
@@ -329,13 +330,14 @@ def e3_criterion(rows_by_task: dict, mutant: str | None = None) -> dict:
 )
 def depth_separation_trained(ctx: Context, cid):
     """infoflow_kth_depth and infoflow_pmax_depth: :func:`e3_criterion`."""
-    from ..headcount import _exp_rows, _not_run
+    from .. import _rows
+    from .._core import not_run
 
     by_task, notes, secs = {}, [], 0.0
     for task, name in E3_EXPERIMENTS.items():
-        raw, s, note = _exp_rows(name, ctx.profile)
+        raw, s, note = _rows.exp_rows(name, ctx.profile)
         if raw is None:
-            return _not_run(cid, name, ctx.profile, note)
+            return not_run(cid, name, ctx.profile, note)
         by_task[task], secs = raw, secs + s
         notes.append(f"{name}: {note}, {int(raw[0]['steps'])} steps")
     res = e3_criterion(by_task, ctx.mutant)

@@ -68,17 +68,18 @@ def specific_position_aggregation(ctx: Context, cid):
     from approxtheory.experiment import get, grid_values
     from approxtheory.experiments.infoflow_trained import spa_cell
 
+    from .. import _rows
+    from .._core import not_run
     from .._gate import training_gate
-    from ..headcount import _exp_rows, _not_run
     from ..tradeoffs import gated_verdict, trained_scale
 
     name = "infoflow_spa_weights"
     exp = get(name)
     grid = grid_values(exp, ctx.profile)
     if ctx.mutant != "target-off-by-one":
-        raw, secs, note = _exp_rows(name, ctx.profile)
+        raw, secs, note = _rows.exp_rows(name, ctx.profile)
         if raw is None:
-            return _not_run(cid, name, ctx.profile, note)
+            return not_run(cid, name, ctx.profile, note)
         rows = [dict(r) for r in raw]
     else:
         note, secs = f"mutant {ctx.mutant}: retrained", 0.0

@@ -14,9 +14,9 @@ DIST_OFFSET = "prism-distance-offset"
 
 
 def _paired_rows(ctx: Context):
-    from ..headcount import _exp_rows
+    from .. import _rows
 
-    raw, _, note = _exp_rows(PAIRED, ctx.profile)
+    raw, _, note = _rows.exp_rows(PAIRED, ctx.profile)
     return (None if raw is None else [dict(r) for r in raw]), note
 
 
@@ -180,9 +180,9 @@ def paired_loss(ctx: Context, cid):
     run beside the paper's 124M-757M FineWeb models."""
     rows, note = _paired_rows(ctx)
     if rows is None:
-        from ..headcount import _not_run
+        from .._core import not_run
 
-        return _not_run(cid, PAIRED, ctx.profile, note)
+        return not_run(cid, PAIRED, ctx.profile, note)
     for r in rows:
         for k in ("d", "T", "steps", "batch", "seed"):
             r[k] = int(r[k])
@@ -327,9 +327,9 @@ def attention_locality(ctx: Context, cid):
     training-adequacy gate on the uniform baseline (:func:`_paired_gate`)."""
     rows, note = _paired_rows(ctx)
     if rows is None:
-        from ..headcount import _not_run
+        from .._core import not_run
 
-        return _not_run(cid, PAIRED, ctx.profile, note)
+        return not_run(cid, PAIRED, ctx.profile, note)
     for r in rows:
         for k in ("d", "T", "steps", "batch", "seed"):
             r[k] = int(r[k])

@@ -42,9 +42,6 @@ def _inconsistent() -> str:
     return "inconsistent" if "inconsistent" in VERDICTS else "refuted"
 
 
-_not_run = not_run
-
-
 def _span(vals) -> str:
     v = [float(x) for x in vals]
     return f"[{min(v):.3g}, {max(v):.3g}]"
@@ -221,7 +218,7 @@ def budget_split(ctx: Context, cid):
     name = "tradeoffs_budget"
     rows, _, secs, note = _trained(name, ctx.profile)
     if rows is None:
-        return _not_run(cid, name, ctx.profile, note)
+        return not_run(cid, name, ctx.profile, note)
     rows = list(rows)
     gate = training_gate(
         rows,
@@ -366,7 +363,7 @@ def layer_allocation(ctx: Context, cid):
     name = "tradeoffs_layers"
     rows, trace, secs, note = _trained(name, ctx.profile)
     if rows is None:
-        return _not_run(cid, name, ctx.profile, note)
+        return not_run(cid, name, ctx.profile, note)
     rows = list(rows)
     gate = loss_gate(
         rows,
@@ -464,7 +461,7 @@ def cut_order(ctx: Context, cid):
     name = "tradeoffs_cuts"
     rows, _, secs, note = _trained(name, ctx.profile)
     if rows is None:
-        return _not_run(cid, name, ctx.profile, note)
+        return not_run(cid, name, ctx.profile, note)
     rows = list(rows)
     gate = training_gate(
         rows,
@@ -615,7 +612,7 @@ def trained_saturation(ctx: Context, cid):
     name = "tradeoffs_saturation"
     rows, _, secs, note = _trained(name, ctx.profile)
     if rows is None:
-        return _not_run(cid, name, ctx.profile, note)
+        return not_run(cid, name, ctx.profile, note)
     rows = list(rows)
     t0 = min(int(float(r["T"])) for r in rows)
     gate = training_gate(
