@@ -165,6 +165,9 @@ class Experiment:
     claims: tuple = ()
     #: what each grid parameter may take ({name: Param}); see :func:`check_value`
     params: dict = field(default_factory=dict)
+    #: library modules the cell's numbers depend on besides the model, the training loop and the
+    #: tasks (:data:`approxtheory.shipped.CELL_CODE`): part of a shipped cell's code fingerprint
+    code: tuple = ()
 
 
 EXPERIMENTS: dict[str, Experiment] = {}
@@ -491,8 +494,15 @@ def run_experiment(
     connect_timeout: float = 10.0,
     tls: tuple[str, str, str] | None = None,
     insecure_scheduler: bool = False,
+    ship: bool = False,
+    use_shipped: bool = True,
 ) -> dict:
     """Run (or resume) an experiment; returns a summary with paths and counts.
+
+    Cells shipped with the repository (:mod:`approxtheory.shipped`) whose cell code is the
+    current code are read like cached ones (``use_shipped=False``: ignored, recomputed); stale
+    ones (another code fingerprint) are counted and recomputed when the run computes. ``ship``:
+    every finished cell (computed, cached or read) is also written to the store, to be committed.
 
     ``max_cells`` stops after computing that many new cells (a controlled interruption).
     ``executor`` computes the missing cells in this process (``"inprocess"``), a local process
@@ -515,6 +525,8 @@ def run_experiment(
         connect_timeout=connect_timeout,
         tls=tls,
         insecure_scheduler=insecure_scheduler,
+        ship=ship,
+        use_shipped=use_shipped,
     )
     _check_run(plan)
     todo = cells(exp, profile, device, overrides)
@@ -524,10 +536,54 @@ def run_experiment(
     records: list[dict]
     computed, cached, records = 0, 0, []
     where = {"name": "inprocess", "workers": 1, "scheduler": None}
+    store = _Store(exp, plan)
     if executor != "inprocess":
-        computed, cached, records, where = _run_elsewhere(exp, todo, root, cache, plan)
-    computed, cached = _run_inprocess(exp, todo, root, cache, plan, records, (computed, cached))
-    return _write_run(exp, plan, root, todo, _Tally(records, computed, cached, where, t0))
+        computed, cached, records, where = _run_elsewhere(exp, todo, root, cache, plan, store)
+    computed, cached = _run_inprocess(
+        exp, todo, root, cache, plan, records, (computed, cached), store
+    )
+    tally = _Tally(records, computed, cached, where, t0, store.summary())
+    return _write_run(exp, plan, root, todo, tally)
+
+
+class _Store:
+    """The run's view of the shipped cells: reads them on a cache miss (fresh ones only), counts
+    the fresh and stale ones, and with ``ship`` writes every finished cell."""
+
+    def __init__(self, exp: Experiment, plan: _RunPlan):
+        self.exp, self.use, self.ship = exp, plan.use_shipped, plan.ship
+        self.fresh: list[dict] = []
+        self.stale = 0
+
+    def read(self, cfg: dict, key: str) -> dict | None:
+        if not self.use:
+            return None
+        from . import shipped
+
+        got = shipped.read_cell(self.exp, cfg)
+        if got.status == "stale":
+            self.stale += 1
+            return None
+        if got.status != "fresh" or got.record is None:
+            return None
+        self.fresh.append(got.meta or {})
+        secs = (got.meta or {}).get("seconds")
+        secs = float(secs) if isinstance(secs, (int, float)) and secs >= 0 else 0.0
+        return json_roundtrip({**cfg, **got.record, "cell": key, "seconds": secs})
+
+    def write(self, cfg: dict, rec: dict) -> None:
+        if self.ship:
+            from . import shipped
+
+            shipped.write_cell(self.exp, cfg, rec, float(rec.get("seconds", 0.0)))
+
+    def summary(self) -> dict:
+        from . import shipped
+
+        out = {"shipped": len(self.fresh), "stale": self.stale}
+        if self.fresh:
+            out["shipped_note"] = shipped.describe(self.fresh)
+        return out
 
 
 @dataclass(frozen=True)
@@ -548,6 +604,8 @@ class _RunPlan:
     tls: tuple[str, str, str] | None = None
     insecure_scheduler: bool = False
     gpus: int | None = None
+    ship: bool = False
+    use_shipped: bool = True
 
 
 @dataclass(frozen=True)
@@ -560,6 +618,7 @@ class _Tally:
     cached: int
     where: dict
     t0: float
+    store: dict = field(default_factory=dict)
 
 
 def _check_run(plan: _RunPlan) -> None:
@@ -618,6 +677,7 @@ def _run_inprocess(
     plan: _RunPlan,
     records: list[dict],
     counts: tuple[int, int],
+    store: _Store,
 ) -> tuple[int, int]:
     """With the in-process executor: the cells of ``todo`` read from the cache or computed here
     (at most ``max_cells`` new ones), appended to ``records``; the counts (computed, cached).
@@ -635,10 +695,11 @@ def _run_inprocess(
     ):
         key = cell_hash(exp, cfg)
         path = root / "cells" / f"{key}.json"
-        rec = _cached_cell(path, key, json_roundtrip(cfg))
+        rec = _cached_cell(path, key, json_roundtrip(cfg)) or store.read(cfg, key)
         if rec is not None:
             records.append(rec)
             cached += 1
+            store.write(cfg, rec)
             continue
         if max_cells is not None and computed >= max_cells:
             continue
@@ -649,6 +710,7 @@ def _run_inprocess(
         # a per-step trace goes to a long-format CSV next to the per-cell one; written as soon
         # as it is done (a kill loses nothing); overwrites an unreadable file; keeps key order
         cache.write(path, rec)
+        store.write(cfg, rec)
         records.append(rec)
         computed += 1
     return computed, cached
@@ -687,6 +749,7 @@ def _write_run(exp: Experiment, plan: _RunPlan, root: Path, todo, tally: _Tally)
         # CSV or the cell files (every executor writes the same CSV)
         "executor": where,
         "wall_s": round(time.time() - tally.t0, 3),
+        **tally.store,
         "cell_seconds": round(sum(r.get("seconds", 0) for r in records), 3),
     }
     atomic_write_json(root / f"{profile}.json", run)
@@ -695,7 +758,12 @@ def _write_run(exp: Experiment, plan: _RunPlan, root: Path, todo, tally: _Tally)
 
 
 def _run_elsewhere(
-    exp: Experiment, todo: list[dict], root: Path, cache: _CacheWriter, plan: _RunPlan
+    exp: Experiment,
+    todo: list[dict],
+    root: Path,
+    cache: _CacheWriter,
+    plan: _RunPlan,
+    store: _Store,
 ) -> tuple[int, int, list[dict], dict]:
     """The cells of ``todo`` read from the cache, the missing ones computed on ``executor`` and
     written by this process (the client) as each returns; (computed, cached, records, where they
@@ -709,9 +777,10 @@ def _run_elsewhere(
     for cfg in todo:
         key = cell_hash(exp, cfg)
         path = root / "cells" / f"{key}.json"
-        rec = _cached_cell(path, key, json_roundtrip(cfg))
+        rec = _cached_cell(path, key, json_roundtrip(cfg)) or store.read(cfg, key)
         if rec is not None:
             records.append(rec)
+            store.write(cfg, rec)
         elif max_cells is None or len(missing) < max_cells:
             missing.append((cfg, key, path))
     cached = len(records)
@@ -740,6 +809,7 @@ def _run_elsewhere(
             cfg, key, path = missing[i]
             rec = _record(cfg, key, rec, seconds)
             cache.write(path, rec)
+            store.write(cfg, rec)
             records.append(rec)
             bar.update(1)
     finally:

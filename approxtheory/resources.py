@@ -32,6 +32,7 @@ batch=batch)`` at the top of ``errors``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import re
@@ -145,6 +146,7 @@ def format_seconds(s) -> str:
 
 
 # ------------------------------------------------------------------------------------- limits
+@functools.cache  # read once per process: every training step's size check consults it
 def machine_memory() -> int:
     """Physical memory, or the cgroup's limit when that is lower."""
     total = None

@@ -236,11 +236,17 @@ def _cmd(args) -> int:
                 connect_timeout=10.0 if args.connect_timeout is None else args.connect_timeout,
                 tls=tls,
                 insecure_scheduler=args.insecure_scheduler,
+                ship=args.ship,
+                use_shipped=not args.retrain,
             )
         finally:
             exp.seeds = seeds
+        shipped = (
+            f", {r['shipped']} of them shipped" if r.get("shipped") else ""
+        ) + (f", {r['stale']} shipped cell(s) stale (cell code changed)" if r.get("stale") else "")
         print(
-            f"{args.name}: {r['cells']} cells ({r['computed']} computed, {r['cached']} cached) "
+            f"{args.name}: {r['cells']} cells ({r['computed']} computed, {r['cached']} cached"
+            f"{shipped}) "
             f"in {r['wall_s']:.1f} s -> {r['csv']}"
             + (f"; plots: {', '.join(r['plots'])}" if r["plots"] else "")
         )
@@ -310,8 +316,9 @@ def _add_options(p, action: str) -> None:
     add(
         "--profile",
         default="quick",
-        choices=["quick", "full"],
-        help="which of the experiment's grids (default quick)",
+        choices=["quick", "full", "decisive"],
+        help="which of the experiment's grids (default quick; decisive: the grid a trained "
+        "claim's criterion needs, whose cells are shipped in experiments/results)",
     )
     add(
         "--device",
@@ -420,6 +427,17 @@ def _add_options(p, action: str) -> None:
         default=None,
         metavar="SECONDS",
         help="how long to wait for the Dask scheduler (default 10, at most 600)",
+    )
+    add(
+        "--ship",
+        action="store_true",
+        help="also write every finished cell to the shipped store experiments/results/NAME/ "
+        "(one small JSON per cell, to be committed; verify reads them on every profile)",
+    )
+    add(
+        "--retrain",
+        action="store_true",
+        help="ignore the shipped cells: compute every cell that is not in the local cache",
     )
     add("--quiet", action="store_true", help="no progress bar on stderr")
 

@@ -179,9 +179,46 @@ class Attention(nn.Module):
             v = v.repeat_interleave(rep, dim=1)  # (B, h, T, c)
         return q, k, v
 
+    #: compute a one-query layer in the factored form (:meth:`_one_query`); set by the training
+    #: engine while it trains (``TrainConfig(engine="fast")``), off otherwise
+    factored: bool = False
+
+    def _one_query(self, x, mask):
+        """The last token's attention output without the keys and values of every token, the
+        same function as the projected form: the logits of head i are ``x_t · (W_K,iᵀ q_i)``
+        (plus ``q_i · b_K,i``, the same for every t) and its output ``W_V,i (Σ_t a_t x_t) +
+        b_V,i`` (the weights sum to 1). Per token it costs h·E multiply-adds twice instead of
+        (g·n + g·c)·E: at the head-count cell (E = 32, h = 4, n = c = 8) 256 against 512, and
+        no (B, h, T, n) key and value tensors (nor their gradients) exist. No RoPE (the caller
+        checks)."""
+        B, T, E = x.shape
+        h, n, c, rep = self.h, self.n, self.c, self.h // self.g
+        q = self.q(x[:, -1]).view(B, h, n)
+        wk = self.k.weight.view(self.g, n, E)
+        wv = self.v.weight.view(self.g, c, E)
+        if rep != 1:
+            wk, wv = wk.repeat_interleave(rep, dim=0), wv.repeat_interleave(rep, dim=0)
+        u = torch.einsum("bhn,hne->bhe", q, wk) * self.scale  # (B, h, E)
+        logits = torch.bmm(u, x.transpose(1, 2))  # (B, h, T)
+        if self.k.bias is not None:
+            bk = self.k.bias.view(self.g, n)
+            bk = bk.repeat_interleave(rep, dim=0) if rep != 1 else bk
+            logits = logits + (torch.einsum("bhn,hn->bh", q, bk) * self.scale)[..., None]
+        if mask is not None:
+            logits = logits.masked_fill(~mask[-1], float("-inf"))
+        att = torch.softmax(logits, dim=-1)  # log-space: softmax subtracts the row max
+        z = torch.bmm(att, x)  # (B, h, E)
+        y = torch.einsum("bhe,hce->bhc", z, wv)  # (B, h, c)
+        if self.v.bias is not None:
+            bv = self.v.bias.view(self.g, c)
+            y = y + (bv.repeat_interleave(rep, dim=0) if rep != 1 else bv)
+        return self.o(y.reshape(B, 1, h * c)), None
+
     def forward(self, x, mask, positions, need_weights: bool = False, n_query: int | None = None):
         """Attention output for every token, or only for the last ``n_query`` tokens (the CLS
         read-out needs one row of the last layer: O(T) instead of O(T²), same values)."""
+        if self.factored and n_query == 1 and not need_weights and not self.freqs.numel():
+            return self._one_query(x, mask)
         B = x.shape[0]
         q, k, v = self._qkv(x, positions, n_query)
         T = q.shape[2]

@@ -1,0 +1,275 @@
+"""Shipped trained results: finished experiment cells committed with the repository.
+
+A trained cell that decides a claim can cost minutes of CPU; it is computed once (``approxtheory
+experiment run NAME --profile decisive --ship``), written here as one small JSON file, committed,
+and read by every later run whose cell code is the code that computed it::
+
+    experiments/results/<experiment>/<cell id>.json
+
+One file per finished cell: its parameters (the config, seed included; the device is not part of
+it), its metrics and loss tail (the cell's record), the recipe (the config's training
+parameters), the git revision and library versions it was computed with, its seconds (one
+thread), and the
+**fingerprint of the cell code**: the source of the cell function and of every function, class
+and constant of its module that it uses (followed through the module), plus the whole source of
+the library modules it trains with (:data:`CELL_CODE`, and an experiment's own ``code`` list).
+A cell whose fingerprint differs from the current code's is **stale**: reported as such, never
+used (``--retrain`` or ``--ship`` recomputes it). Editing a grid, a plot or a check does not make
+cells stale; editing the model, the training loop, the task or the cell function does.
+
+A file that is missing, not a regular file (a FIFO, a symlink, a device), larger than
+:data:`MAX_BYTES`, not strict JSON, nested too deep, of another schema, not a record of the cell
+its name says, or with a non-finite or non-numeric metric is treated as a missing cell, with one
+warning line on stderr per run (:func:`read_cell`); it never crashes a run and never becomes a
+verdict.
+"""
+
+from __future__ import annotations
+
+import dis
+import functools
+import hashlib
+import importlib.util
+import inspect
+import json
+import math
+import sys
+import types
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import provenance
+from .io import atomic_write_json, read_json_entry
+
+__all__ = [
+    "SCHEMA",
+    "CELL_CODE",
+    "MAX_BYTES",
+    "store_dir",
+    "cell_id",
+    "code_fingerprint",
+    "ShippedCell",
+    "read_cell",
+    "write_cell",
+    "describe",
+]
+
+SCHEMA = "approxtheory-shipped-cell-1"
+#: library modules every trained cell's numbers depend on (the model, the loop, the tasks)
+CELL_CODE = ("approxtheory.model", "approxtheory.train", "approxtheory.tasks")
+#: a shipped cell file is a few kB; anything larger is not one
+MAX_BYTES = 256 << 10
+#: configuration keys that do not change a cell's numbers (where it ran)
+_NOT_IDENTITY = ("device",)
+
+
+def store_dir() -> Path:
+    """The store's folder: ``results/`` inside the experiments package (``experiments/results``
+    in a checkout; installed with the package)."""
+    d = provenance.package_dir("approxtheory.experiments")
+    if d is None:  # pragma: no cover - the package is part of this distribution
+        raise FileNotFoundError("the package approxtheory.experiments is not installed")
+    return d / "results"
+
+
+def _identity(config: dict) -> dict:
+    return {k: v for k, v in config.items() if k not in _NOT_IDENTITY}
+
+
+def cell_id(experiment: str, config: dict) -> str:
+    """The cell's file name stem: 16 hex digits of the experiment's name and the config (the
+    device left out)."""
+    text = json.dumps([experiment, _identity(config)], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# ------------------------------------------------------------------------------ fingerprint
+def _module_source(name: str) -> bytes:
+    """The source of a module or a whole package (every .py file, sorted), by file, without
+    importing it."""
+    pkg = provenance.package_dir(name)
+    if pkg is not None:
+        return provenance.fingerprint_dirs([(name, pkg)]).encode()
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.origin or not Path(spec.origin).is_file():
+        return f"absent module {name}".encode()
+    return Path(spec.origin).read_bytes()
+
+
+def _names(code: types.CodeType):
+    """Every global name a code object (and the functions nested in it) loads."""
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and isinstance(ins.argval, str):
+            yield ins.argval
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            yield from _names(c)
+
+
+def _closure(fn) -> list[tuple[str, str]]:
+    """(name, source or value) of ``fn`` and of every function, class and plain constant of its
+    module that it uses, followed through those functions: what the cell computes with, besides
+    the library modules."""
+    mod = sys.modules.get(getattr(fn, "__module__", ""), None)
+    glb = vars(mod) if mod is not None else {}
+    seen: dict[str, str] = {}
+    todo = [("<cell>", fn)]
+    while todo:
+        name, obj = todo.pop()
+        if name in seen:
+            continue
+        if isinstance(obj, (types.FunctionType, type)):
+            if getattr(obj, "__module__", None) != getattr(mod, "__name__", None):
+                continue  # another module's: covered by the declared library modules
+            try:
+                seen[name] = inspect.getsource(obj)
+            except (OSError, TypeError):
+                seen[name] = repr(obj)
+            codes = [obj.__code__] if isinstance(obj, types.FunctionType) else [
+                v.__code__ for v in vars(obj).values() if isinstance(v, types.FunctionType)
+            ]
+            for code in codes:
+                for n in _names(code):
+                    if n in glb and n not in seen:
+                        todo.append((n, glb[n]))
+        elif isinstance(obj, (int, float, str, bool, tuple, frozenset, type(None), dict, list)):
+            seen[name] = repr(obj)
+    return sorted(seen.items())
+
+
+@functools.cache
+def _fingerprint(cell, modules: tuple[str, ...]) -> str:
+    h = hashlib.sha256()
+    for name, src in _closure(cell):
+        h.update(f"{name}\0{src}\0".encode())
+    for m in sorted(set(modules)):
+        h.update(f"module {m}\0".encode())
+        h.update(_module_source(m))
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+def code_fingerprint(exp) -> str:
+    """The fingerprint of ``exp``'s cell code (module docstring): 16 hex digits."""
+    return _fingerprint(exp.cell, tuple(CELL_CODE) + tuple(getattr(exp, "code", ()) or ()))
+
+
+# ------------------------------------------------------------------------------ read / write
+@dataclass(frozen=True)
+class ShippedCell:
+    """A shipped cell as read: ``status`` fresh (usable), stale (another code fingerprint) or
+    missing; its ``record`` (config and metrics, fresh only) and the file's ``meta`` (revision,
+    fingerprint, recipe, libraries, seconds: the cell's wall seconds on one thread)."""
+
+    status: str
+    record: dict | None = None
+    meta: dict | None = None
+
+
+_WARNED: set = set()
+
+
+def _warn(path: Path, why: str) -> None:
+    if str(path) in _WARNED:
+        return
+    _WARNED.add(str(path))
+    print(
+        f"approxtheory: warning: shipped cell {path} ignored ({why}); treated as not computed",
+        file=sys.stderr,
+    )
+
+
+def _plain_metric(v) -> bool:
+    if isinstance(v, bool) or v is None or isinstance(v, str):
+        return True
+    if isinstance(v, (int, float)):
+        return math.isfinite(v)
+    return False
+
+
+def _valid(data, exp_name: str, config: dict, cid: str) -> str:
+    """Why ``data`` is not a shipped record of this cell ('' when it is)."""
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    if data.get("schema") != SCHEMA:
+        return f"schema {str(data.get('schema'))[:40]!r}, expected {SCHEMA}"
+    if data.get("experiment") != exp_name or data.get("cell") != cid:
+        return "a record of another cell"
+    cfg, rec = data.get("config"), data.get("record")
+    if not isinstance(cfg, dict) or not isinstance(rec, dict) or not rec:
+        return "no config or no record"
+    if json.dumps(cfg, sort_keys=True, default=str) != json.dumps(
+        json.loads(json.dumps(_identity(config), default=str)), sort_keys=True
+    ):
+        return "its config is not this cell's"
+    bad = [k for k, v in rec.items() if not _plain_metric(v)]
+    if bad:
+        return f"non-finite or non-numeric metric(s) {', '.join(sorted(bad)[:3])}"
+    if not isinstance(data.get("fingerprint"), str):
+        return "no code fingerprint"
+    return ""
+
+
+def read_cell(exp, config: dict, folder: Path | None = None) -> ShippedCell:
+    """The shipped cell of ``exp`` at ``config`` (see the module docstring for what counts as
+    missing)."""
+    folder = store_dir() if folder is None else Path(folder)
+    cid = cell_id(exp.name, config)
+    path = folder / exp.name / f"{cid}.json"
+    if not path.exists() and not path.is_symlink():
+        return ShippedCell("missing")
+    data = read_json_entry(path, max_bytes=MAX_BYTES)
+    if data is None:
+        _warn(path, f"not a regular JSON file of at most {MAX_BYTES >> 10} KiB")
+        return ShippedCell("missing")
+    why = _valid(data, exp.name, config, cid)
+    if why:
+        _warn(path, why)
+        return ShippedCell("missing")
+    meta = {k: data.get(k) for k in ("revision", "fingerprint", "libraries", "seconds")}
+    meta["recipe"] = data.get("recipe")
+    if data["fingerprint"] != code_fingerprint(exp):
+        return ShippedCell("stale", None, meta)
+    return ShippedCell("fresh", {**config, **data["record"]}, meta)
+
+
+#: the config keys that describe how a cell trained (its recipe), where present
+RECIPE_KEYS = ("steps", "batch", "lr", "warmup", "decay", "min_lr", "optimizer", "schedule")
+
+
+def write_cell(exp, config: dict, record: dict, seconds: float, folder=None) -> Path:
+    """Write a finished cell to the store (atomically): ``record`` holds the cell's own results
+    (the config's keys are dropped from it)."""
+    folder = store_dir() if folder is None else Path(folder)
+    ident = _identity(config)
+    rec = {k: v for k, v in record.items() if k not in config and k not in ("cell", "seconds")}
+    libs = provenance.libraries()
+    out = {
+        "schema": SCHEMA,
+        "experiment": exp.name,
+        "cell": cell_id(exp.name, config),
+        "config": ident,
+        "recipe": {k: ident[k] for k in RECIPE_KEYS if k in ident},
+        "record": rec,
+        "fingerprint": code_fingerprint(exp),
+        "revision": provenance.git_revision(),
+        "libraries": {k: libs[k] for k in ("torch", "numpy", "python") if k in libs},
+        "seconds": round(float(seconds), 1),
+    }
+    path = folder / exp.name / f"{out['cell']}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return atomic_write_json(path, out, sort_keys=False)  # the record keeps its column order
+
+
+def describe(metas: list[dict]) -> str:
+    """What a set of shipped cells was computed with, for a verdict's note: revisions and
+    recipes."""
+    revs = sorted({str(m.get("revision") or "unknown")[:10] for m in metas})
+    recipes = sorted(
+        {json.dumps(m.get("recipe") or {}, sort_keys=True) for m in metas}
+    )
+    rtext = "; ".join(
+        ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in json.loads(r).items())
+        for r in recipes
+    )
+    return f"computed at {', '.join(revs)}, recipe {rtext or 'unstated'}"
