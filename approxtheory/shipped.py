@@ -52,6 +52,8 @@ __all__ = [
     "read_cell",
     "write_cell",
     "describe",
+    "store_digest",
+    "RETRAIN_ENV",
 ]
 
 SCHEMA = "approxtheory-shipped-cell-1"
@@ -59,6 +61,9 @@ SCHEMA = "approxtheory-shipped-cell-1"
 CELL_CODE = ("approxtheory.model", "approxtheory.train", "approxtheory.tasks")
 #: a shipped cell file is a few kB; anything larger is not one
 MAX_BYTES = 256 << 10
+#: set (to "1") while ``verify --retrain`` runs: checks compute decisive grids instead of
+#: reading shipped cells (an environment variable, so that ``--jobs`` workers see it too)
+RETRAIN_ENV = "APPROXTHEORY_RETRAIN"
 #: configuration keys that do not change a cell's numbers (where it ran)
 _NOT_IDENTITY = ("device",)
 
@@ -273,3 +278,18 @@ def describe(metas: list[dict]) -> str:
         for r in recipes
     )
     return f"computed at {', '.join(revs)}, recipe {rtext or 'unstated'}"
+
+
+@functools.cache
+def store_digest() -> str:
+    """A digest of every shipped cell file (names and bytes), once per process: part of the key
+    of a cached verdict, so a verdict that read shipped cells is recomputed when they change."""
+    h = hashlib.sha256()
+    root = store_dir()
+    if root.is_dir():
+        for p in sorted(root.rglob("*.json")):
+            if p.is_file() and not p.is_symlink():
+                h.update(p.relative_to(root).as_posix().encode() + b"\0")
+                data = read_json_entry(p, max_bytes=MAX_BYTES)
+                h.update(json.dumps(data, sort_keys=True, default=str).encode() + b"\0")
+    return h.hexdigest()[:16]

@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import os
 import sys
 import time
 import traceback
@@ -671,6 +672,7 @@ class RunOptions:
     mutants: bool = False
     results: str | Path | None = None
     jobs: int = 1
+    retrain: bool = False
 
 
 def run_verify(
@@ -684,6 +686,7 @@ def run_verify(
     mutants: bool = False,
     results: str | Path | None = None,
     jobs: int = 1,
+    retrain: bool = False,
 ) -> int:
     """Run the checks (and with ``mutants=True`` each passing check's declared mutants, naming
     in ``falsified_by`` the ones that flip it) and write the report. ``results``: a results CSV
@@ -693,6 +696,9 @@ def run_verify(
     claims are checked at once, each in its own process (the local pool of
     ``experiment run --workers``, :func:`approxtheory.executors.compute_cells`); the report is
     the same bytes for any count.
+    ``retrain``: the trained checks compute their experiments' decisive grids here (the cells
+    not in the local cache) instead of reading the shipped cells (:mod:`approxtheory.shipped`):
+    CPU-hours; ``experiment run NAME --profile decisive --dry-run`` estimates each.
     ``profile="smoke"``: every claim cheaply (the quick grids, smaller ones where a check gives
     them, trained evidence from cached cells only; what that cannot decide is not-checkable with
     a reason starting "smoke profile:")."""
@@ -704,6 +710,10 @@ def run_verify(
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
+    from .shipped import RETRAIN_ENV
+
+    if retrain:  # read by the checks in this process and in --jobs workers alike
+        os.environ[RETRAIN_ENV] = "1"
     try:
         return _run_verify(
             RunOptions(
@@ -717,10 +727,13 @@ def run_verify(
                 mutants=mutants,
                 results=results,
                 jobs=jobs,
+                retrain=retrain,
             )
         )
     finally:
         torch.set_num_threads(threads)
+        if retrain:
+            os.environ.pop(RETRAIN_ENV, None)
 
 
 def _run_verify(opts: RunOptions) -> int:

@@ -369,12 +369,18 @@ def check_hash(cid: str, ctx: Context) -> str:
     fields = asdict(ctx)
     if not fields["smoke"]:  # quick and full keep the fields they had before smoke existed
         del fields["smoke"]
+    import os
+
+    from approxtheory.shipped import RETRAIN_ENV, store_digest
+
     return cache_key(
         CACHE_SCHEME,
         cid,
         f"{fn.__module__}.{fn.__name__}",
         getattr(fn, "__reason__", ""),
         json.dumps(fields, sort_keys=True),
+        store_digest(),  # shipped trained cells: a verdict that read them follows them
+        json.dumps(SHIPPED, sort_keys=True) + os.environ.get(RETRAIN_ENV, ""),
         packages=KEY_PACKAGES,
     )
 
@@ -628,6 +634,51 @@ def experiment_rows(name: str, profile: str) -> tuple:
 #: the experiments a smoke check found untrained (read by :func:`_call`)
 _SMOKE_SKIPS: list = []
 
+#: how checks use the shipped trained cells (approxtheory.shipped): ``use`` read an
+#: experiment's decisive grid from them when every cell is there and fresh; ``retrain`` compute
+#: the decisive grid's missing and stale cells here (``verify --retrain``: CPU-hours)
+SHIPPED = {"use": True, "retrain": False}
+DECISIVE = "decisive"
+
+
+def _decisive_rows(name: str, d) -> tuple | None:
+    """(rows, trace, note) of ``name``'s decisive grid when it has one and every cell is
+    shipped and fresh (or, with ``retrain``, computed here); else None and the note says what
+    was missing or stale."""
+    import os
+
+    from approxtheory.experiment import get, run_experiment
+    from approxtheory.report import read_csv
+    from approxtheory.shipped import RETRAIN_ENV
+
+    retrain = SHIPPED["retrain"] or os.environ.get(RETRAIN_ENV) == "1"
+    if DECISIVE not in get(name).grids or not (SHIPPED["use"] or retrain):
+        return None, "no decisive grid" if DECISIVE not in get(name).grids else "not read"
+    r = run_experiment(
+        name,
+        profile=DECISIVE,
+        out=d,
+        progress=False,
+        max_cells=None if retrain else 0,
+        use_shipped=not retrain,
+    )
+    if not r["complete"]:
+        missing = r["cells"] - r["cached"]
+        return None, (
+            f"decisive grid not shipped in full: {r.get('shipped', 0)} of {r['cells']} cells "
+            f"shipped and fresh, {missing} missing"
+            + (f" ({r['stale']} stale: their cell code changed since)" if r.get("stale") else "")
+        )
+    rows = tuple(dict(x) for x in read_csv(r["csv"]))
+    how = (
+        f"read {r['shipped']} shipped cell(s) of the decisive grid, {r['shipped_note']}"
+        if r.get("shipped")
+        else "the decisive grid from the local cache"
+    )
+    if r["computed"]:
+        how = f"the decisive grid: {r['computed']} cell(s) computed here, {r['cached']} cached"
+    return (rows, (), how), ""
+
 
 @functools.cache  # not `memo`: trained rows never depend on a claim override
 def _experiment_rows(name: str, profile: str, read_only: bool = False) -> tuple:
@@ -650,6 +701,10 @@ def _experiment_rows(name: str, profile: str, read_only: bool = False) -> tuple:
         cached = Path(RESULTS_DIR) / name / "cells"
         if cached.is_dir():
             shutil.copytree(cached, Path(d) / name / "cells")
+        got, why = _decisive_rows(name, d)
+        if got is not None:
+            rows, trace, how = got
+            return rows, trace, time.time() - t0, how
         r = run_experiment(
             name,
             profile=profile,
@@ -657,7 +712,9 @@ def _experiment_rows(name: str, profile: str, read_only: bool = False) -> tuple:
             progress=False,
             max_cells=None if profile == "quick" and not read_only else 0,
         )
-        note = f"{r['cached']} cell(s) from the cache, {r['computed']} computed"
+        note = f"{r['cached']} cell(s) from the cache, {r['computed']} computed" + (
+            f"; {why}" if why not in ("no decisive grid", "not read") else ""
+        )
         if not r["complete"]:
             return None, (), time.time() - t0, note
         rows = tuple(dict(x) for x in read_csv(r["csv"]))

@@ -27,6 +27,7 @@ def _cmd(args) -> int:
         use_cache=not args.no_cache,
         mutants=args.mutants,
         jobs=args.jobs,
+        retrain=args.retrain,
     )
 
 
@@ -93,6 +94,13 @@ def register(sub) -> None:
     )
     p.add_argument("--seed", type=seed, default=0, help=f"seed of the checks ({SEED_HELP})")
     p.add_argument("--no-cache", action="store_true", help="recompute every check")
+    p.add_argument(
+        "--retrain",
+        action="store_true",
+        help="compute the trained checks' decisive grids here instead of reading the cells "
+        "shipped in experiments/results (CPU-hours; `experiment run NAME --profile decisive "
+        "--dry-run` estimates each)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     p.add_argument(
         "--mutants",
