@@ -580,7 +580,7 @@ class _Store:
     def summary(self) -> dict:
         from . import shipped
 
-        out = {"shipped": len(self.fresh), "stale": self.stale}
+        out: dict = {"shipped": len(self.fresh), "stale": self.stale}
         if self.fresh:
             out["shipped_note"] = shipped.describe(self.fresh)
         return out

@@ -52,6 +52,7 @@ __all__ = [
     "max_bytes",
     "max_seconds",
     "machine_memory",
+    "keep_freed_memory",
     "parse_size",
     "MAX_SIZE",
     "format_bytes",
@@ -404,3 +405,33 @@ def require_sup_error(model, task, budget: int, batch: int = 4096, what: str | N
 def require_model(cfg, what: str = "the model", extra_bytes: int = 0) -> None:
     """Refuse a ``Transformer(cfg)`` whose parameters (plus ``extra_bytes``) do not fit."""
     require(bytes=model_bytes(cfg) + int(extra_bytes), what=what)
+
+
+_ALLOCATOR_TUNED = False
+
+
+def keep_freed_memory() -> bool:
+    """Ask glibc's allocator to serve a training step's tensors from memory it keeps: no
+    ``mmap``/``munmap`` and page faults each step for the ~0.5 MB activations (measured 1.2-1.3x
+    fewer CPU-seconds per step at T = 16-64 on the head-count cell). Process-wide, once; freed
+    memory up to 256 MB stays with the process. False where the C library is not glibc."""
+    global _ALLOCATOR_TUNED
+    if _ALLOCATOR_TUNED:
+        return True
+    try:
+        import ctypes
+        import ctypes.util
+        import sys
+
+        if not sys.platform.startswith("linux"):
+            return False
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = getattr(libc, "mallopt", None)
+        if mallopt is None:
+            return False
+        M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+        ok = mallopt(M_MMAP_THRESHOLD, 32 << 20) == 1 and mallopt(M_TRIM_THRESHOLD, 256 << 20) == 1
+    except (OSError, AttributeError):
+        return False
+    _ALLOCATOR_TUNED = ok
+    return ok

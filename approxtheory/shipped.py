@@ -130,9 +130,11 @@ def _closure(fn) -> list[tuple[str, str]]:
                 seen[name] = inspect.getsource(obj)
             except (OSError, TypeError):
                 seen[name] = repr(obj)
-            codes = [obj.__code__] if isinstance(obj, types.FunctionType) else [
-                v.__code__ for v in vars(obj).values() if isinstance(v, types.FunctionType)
-            ]
+            codes = (
+                [obj.__code__]
+                if isinstance(obj, types.FunctionType)
+                else [v.__code__ for v in vars(obj).values() if isinstance(v, types.FunctionType)]
+            )
             for code in codes:
                 for n in _names(code):
                     if n in glb and n not in seen:
@@ -270,11 +272,11 @@ def describe(metas: list[dict]) -> str:
     """What a set of shipped cells was computed with, for a verdict's note: revisions and
     recipes."""
     revs = sorted({str(m.get("revision") or "unknown")[:10] for m in metas})
-    recipes = sorted(
-        {json.dumps(m.get("recipe") or {}, sort_keys=True) for m in metas}
-    )
+    recipes = sorted({json.dumps(m.get("recipe") or {}, sort_keys=True) for m in metas})
     rtext = "; ".join(
-        ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in json.loads(r).items())
+        ", ".join(
+            f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in json.loads(r).items()
+        )
         for r in recipes
     )
     return f"computed at {', '.join(revs)}, recipe {rtext or 'unstated'}"

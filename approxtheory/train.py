@@ -42,7 +42,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .errors import ConfigError, DeviceUnavailableError
-from .resources import array_bytes, forward_bytes, require
+from .model.layers import set_factored
+from .resources import array_bytes, forward_bytes, keep_freed_memory, require
 
 __all__ = [
     "TrainConfig",
@@ -640,49 +641,8 @@ def float64_copy(model: nn.Module) -> nn.Module:
     """A float64 copy of ``model`` on the same device (for evaluation); the model is untouched."""
     m = copy.deepcopy(model)
     _set_dtype(m, torch.float64)
-    _set_factored(m, False)
+    set_factored(m, False)
     return m.eval()
-
-
-def _set_factored(model: nn.Module, on: bool) -> list:
-    """Switch the factored one-query attention of every attention module of ``model`` (those
-    that have the switch) to ``on``; the modules whose setting changed (to switch back)."""
-    changed = []
-    for m in model.modules():
-        if isinstance(getattr(type(m), "factored", None), bool) and m.factored != on:
-            m.factored = on
-            changed.append(m)
-    return changed
-
-
-_ALLOCATOR_TUNED = False
-
-
-def keep_freed_memory() -> bool:
-    """Ask glibc's allocator to serve the training step's tensors from memory it keeps (no
-    ``mmap``/``munmap`` and page faults per step for the ~0.5 MB activations: measured 1.2-1.3x
-    fewer CPU-seconds per step at T = 16-64 on the head-count cell). Process-wide, once; freed
-    memory up to 256 MB stays with the process. False where the C library is not glibc."""
-    global _ALLOCATOR_TUNED
-    if _ALLOCATOR_TUNED:
-        return True
-    try:
-        import ctypes
-        import ctypes.util
-        import sys
-
-        if not sys.platform.startswith("linux"):
-            return False
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = getattr(libc, "mallopt", None)
-        if mallopt is None:
-            return False
-        M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
-        ok = mallopt(M_MMAP_THRESHOLD, 32 << 20) == 1 and mallopt(M_TRIM_THRESHOLD, 256 << 20) == 1
-    except (OSError, AttributeError):
-        return False
-    _ALLOCATOR_TUNED = ok
-    return ok
 
 
 # ------------------------------------------------------------------------------------ loop
@@ -921,7 +881,7 @@ def train(
     factored = []
     if cfg.engine == "fast":
         keep_freed_memory()
-        factored = _set_factored(model, True)
+        factored = set_factored(model, True)
 
     callbacks, hooks = list(callbacks), list(hooks)
     timed, pre = _timed_callbacks(callbacks)

@@ -641,10 +641,10 @@ SHIPPED = {"use": True, "retrain": False}
 DECISIVE = "decisive"
 
 
-def _decisive_rows(name: str, d) -> tuple | None:
-    """(rows, trace, note) of ``name``'s decisive grid when it has one and every cell is
-    shipped and fresh (or, with ``retrain``, computed here); else None and the note says what
-    was missing or stale."""
+def _decisive_rows(name: str, d) -> tuple[tuple | None, str]:
+    """((rows, trace, note), "") of ``name``'s decisive grid when it has one and every cell is
+    shipped and fresh (or, with ``retrain``, computed here); else (None, what was missing or
+    stale)."""
     import os
 
     from approxtheory.experiment import get, run_experiment

@@ -95,13 +95,27 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("training", ["approxtheory.train", "approxtheory.train_bench"]),
     (
         "experiment runner",
-        ["approxtheory.experiment", "approxtheory.executors", "approxtheory.sweep_bench"],
+        [
+            "approxtheory.experiment",
+            "approxtheory.executors",
+            "approxtheory.sweep_bench",
+            "approxtheory.shipped",
+            "approxtheory.experiment_plan",
+        ],
     ),
     ("experiments", ["approxtheory.experiments", "approxtheory.experiments.*"]),
     ("checks", ["approxtheory.proofs_check", "approxtheory.proofs_check.*"]),
     # the trail joins the checks, experiments and constructions (issue 27); the docs pages show
     # each claim's trail, so they sit here too
-    ("verify", ["approxtheory.verify", "approxtheory.trail", "approxtheory.docs"]),
+    (
+        "verify",
+        [
+            "approxtheory.verify",
+            "approxtheory.trail",
+            "approxtheory.docs",
+            "approxtheory.gated_bench",
+        ],
+    ),
     ("commands", ["approxtheory.commands", "approxtheory.commands.*"]),
     ("cli", ["approxtheory.cli", "approxtheory.__main__"]),
 ]

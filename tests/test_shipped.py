@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
+import approxtheory.experiments  # noqa: F401  (the built-ins registered before a test copies the registry)
 from approxtheory import experiment, shipped
 from approxtheory.experiment import Experiment, run_experiment
+from approxtheory.experiment_plan import plan_run
 
 CELL_V1 = """
 SCALE = 2.0
@@ -78,7 +80,11 @@ def test_ship_then_read_back_identical_csv(store, tmp_path):
     assert Path(a["csv"]).read_bytes() == Path(b["csv"]).read_bytes()
     # --retrain (use_shipped=False) ignores them
     c = run_experiment(
-        "shipped_toy", "decisive", out=tmp_path / "c", progress=False, max_cells=0,
+        "shipped_toy",
+        "decisive",
+        out=tmp_path / "c",
+        progress=False,
+        max_cells=0,
         use_shipped=False,
     )
     assert not c["complete"] and c["shipped"] == 0
@@ -203,3 +209,63 @@ def test_fingerprint_follows_the_library_modules(store):
     exp.code = ("approxtheory.headcount_analysis",)
     assert shipped.code_fingerprint(exp) != a
     assert textwrap.dedent("x") == "x"
+
+
+def test_dry_run_plans_without_training(store, tmp_path):
+    folder, _, make, _ = store
+    make()
+    run_experiment(
+        "shipped_toy", "decisive", out=tmp_path / "a", progress=False, max_cells=2, ship=True
+    )
+    plan = plan_run("shipped_toy", "decisive", out=tmp_path / "b")
+    assert (plan["cells"], plan["shipped"], plan["compute"], plan["cached"]) == (6, 2, 4, 0)
+    assert plan["groups"] and plan["estimated_cpu_seconds"] >= 0
+    assert "one cell run" in plan["groups"][0]["how"]
+    plan = plan_run("shipped_toy", "decisive", out=tmp_path / "a")
+    assert (plan["cached"], plan["compute"]) == (2, 4)
+    assert not (tmp_path / "b").exists()  # nothing written
+
+
+@pytest.mark.parametrize(
+    "extra, says",
+    [
+        (["--ship"], "takes no --ship"),
+        (["--workers", "2"], "takes no --workers"),
+        (["--device", "cuda"], "takes no --device"),
+    ],
+)
+def test_dry_run_refuses_what_it_cannot_do(capsys, extra, says):
+    from approxtheory.cli import main
+
+    rc = main(
+        ["experiment", "run", "headcount_phase_d4", "--profile", "decisive", "--dry-run", *extra]
+    )
+    err = capsys.readouterr().err
+    assert rc == 2 and says in err and err.count("\n") == 1
+
+
+def test_dry_run_estimates_a_stepped_experiment(capsys, tmp_path):
+    from approxtheory.cli import main
+
+    rc = main(
+        [
+            "experiment",
+            "run",
+            "headcount_phase_d4",
+            "--profile",
+            "decisive",
+            "--dry-run",
+            "--quiet",
+            "--retrain",
+            "--set",
+            "heads=4",
+            "--set",
+            "T=8",
+            "--seeds",
+            "1",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert rc == 0 and "1 cells" in out and "ms/step" in out and "1 to compute" in out

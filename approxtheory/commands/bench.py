@@ -8,6 +8,7 @@ print figures (:mod:`approxtheory.bench`; ``bench verify`` times
 from __future__ import annotations
 
 import json
+import math
 import time
 
 import torch
@@ -252,8 +253,76 @@ def _say_frontier(f: dict) -> None:
         )
 
 
+def _fraction(text: str) -> float:
+    """``--fraction``: a number in (0, 1], else argparse's one-line error."""
+    import argparse
+
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not (0 < v <= 1):
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1] (got {text!r})")
+    return v
+
+
+def _cmd_train_gated(args) -> int:
+    import math
+
+    from ..gated_bench import bench_gated
+
+    def say(r):
+        print(
+            f"T={r['T']:>3} seed {r['seed']} {r['arm']:<6} ({r['engine']}, {r['steps']} steps): "
+            f"{r['cpu_s']:7.1f} CPU-s  NMSE {r['val_nmse']:.3g}  tail {r['tail_ratio']:.2f}  "
+            f"gate {'passed' if r['gate'] else 'FAILED: ' + '; '.join(r['gate_failures'])}",
+            flush=True,
+        )
+
+    if not args.json:
+        print(
+            "# CPU seconds per head-count model (h = D = 4, N = 32) that passes the training-"
+            "adequacy gate: before = reference engine + 16,000-step recipe, after = fast engine "
+            "+ decisive recipe; one thread, same process, alternating"
+        )
+    res = bench_gated(fraction=args.fraction, progress=None if args.json else say)
+    if args.json:
+        print(json.dumps(res, indent=2, default=str))
+        return 0
+    for s in res["summaries"]:
+        b, a = s["before"], s["after"]
+
+        def per(x):
+            return f"{x:.1f}" if math.isfinite(x) else "inf (none passed)"
+
+        print(
+            f"T={s['T']}: CPU per model {b['cpu_per_model']:.1f} -> {a['cpu_per_model']:.1f} s "
+            f"(x{s['ratio_cpu_per_model']:.2f}); per gated model {per(b['cpu_per_gated_model'])}"
+            f" -> {per(a['cpu_per_gated_model'])} (passed {b['passed_gate']}/{b['models']} -> "
+            f"{a['passed_gate']}/{a['models']}); min-over-seeds NMSE {b['min_nmse']:.3g} -> "
+            f"{a['min_nmse']:.3g} (x{s['nmse_ratio_after_before']:.2f})"
+        )
+    print(
+        f"load average before {res['load_before']}, after {res['load_after']} on "
+        f"{res['cpus']} CPUs; goal: >= {res['goal']:g}x less CPU per gated model"
+        + (
+            f"; fraction {res['fraction']:g} of each recipe's steps (plumbing only)"
+            if res["fraction"] < 1
+            else ""
+        )
+    )
+    return 0
+
+
 def _cmd_train(args) -> int:
     from ..train_bench import bench_train
+
+    if args.gated:
+        return _cmd_train_gated(args)
+    if args.fraction != 1.0:
+        from ..errors import ApproxTheoryError
+
+        raise ApproxTheoryError("--fraction applies to bench train --gated only")
 
     say = (
         None
@@ -460,5 +529,20 @@ def register(sub) -> None:
     )
     pt.add_argument(
         "--seed", type=seed, default=0, help=f"seed of the data and weights: {SEED_HELP}"
+    )
+    pt.add_argument(
+        "--gated",
+        action="store_true",
+        help="instead: CPU seconds per head-count model (T = 8, 16) that passes the training-"
+        "adequacy gate, the reference engine and 16,000-step recipe against the fast engine "
+        "and the decisive recipe (about 8 CPU-minutes)",
+    )
+    pt.add_argument(
+        "--fraction",
+        type=_fraction,
+        default=1.0,
+        metavar="F",
+        help="with --gated: run this fraction (0 < F <= 1) of each recipe's steps (to try the "
+        "plumbing; the figures are then not the benchmark's)",
     )
     pt.set_defaults(func=_cmd_train)

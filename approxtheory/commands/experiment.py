@@ -134,6 +134,77 @@ _RUN_ONLY = (
 )
 
 
+def _ran_line(name: str, r: dict) -> str:
+    """The one line ``experiment run`` prints when done."""
+    shipped = (f", {r['shipped']} of them shipped" if r.get("shipped") else "") + (
+        f", {r['stale']} shipped cell(s) stale (cell code changed)" if r.get("stale") else ""
+    )
+    return (
+        f"{name}: {r['cells']} cells ({r['computed']} computed, {r['cached']} cached{shipped}) "
+        f"in {r['wall_s']:.1f} s -> {r['csv']}"
+        + (f"; plots: {', '.join(r['plots'])}" if r["plots"] else "")
+    )
+
+
+#: options a dry run cannot honour (it writes and computes nothing, here)
+_NOT_DRY = (
+    ("--ship", "ship"),
+    ("--executor", "executor"),
+    ("--workers", "workers"),
+    ("--scheduler", "scheduler"),
+    ("--device", None),
+)
+
+
+def _dry_run(args, exp, overrides) -> int:
+    """``experiment run --dry-run``: the plan and its estimated CPU time (nothing is written)."""
+    import sys
+
+    from ..experiment import count_cells
+    from ..experiment_plan import plan_run
+    from ..resources import format_seconds
+
+    for flag, attr in _NOT_DRY:
+        given = args.device != "cpu" if attr is None else getattr(args, attr, None)
+        if given not in (None, False):
+            raise ApproxTheoryError(
+                f"--dry-run computes and writes nothing, here, so it takes no {flag}"
+                + (
+                    f" (got --device {args.device}; the estimate is this CPU's)"
+                    if attr is None
+                    else ""
+                )
+            )
+    seeds = exp.seeds
+    if args.seeds is not None:
+        exp.seeds = {**seeds, args.profile: list(range(args.seeds))}
+    try:
+        count_cells(exp, args.profile, overrides)
+        say = None if args.quiet else (lambda t: print(f"  {t}", file=sys.stderr, flush=True))
+        plan = plan_run(
+            args.name, args.profile, args.out, overrides, not args.retrain, progress=say
+        )
+    finally:
+        exp.seeds = seeds
+    if args.json:
+        import json
+
+        print(json.dumps(plan, indent=2))
+        return 0
+    print(
+        f"{args.name} --profile {args.profile}: {plan['cells']} cells: {plan['cached']} in the "
+        f"local cache ({args.out}), {plan['shipped']} shipped and fresh, {plan['stale']} shipped "
+        f"but stale (cell code changed), {plan['compute'] + plan['stale']} to compute"
+    )
+    for g in plan["groups"]:
+        print(f"  {g['cells']:>3} x [{g['group']}]: ~{format_seconds(g['seconds'])} ({g['how']})")
+    print(
+        f"estimated CPU time of the cells to compute, one thread each: "
+        f"~{format_seconds(plan['estimated_cpu_seconds'])}"
+    )
+    return 0
+
+
 def _tls(args):
     """``(CA file, certificate, key)`` from --tls-ca-file, --tls-cert, --tls-key: all three or
     none."""
@@ -208,6 +279,8 @@ def _cmd(args) -> int:
         )
         exp = get(args.name)
         overrides = _parse_overrides(exp, args.profile, args.set or [], args.corpus, args.scale)
+        if args.dry_run:
+            return _dry_run(args, exp, overrides)
         seeds = exp.seeds
         if args.seeds is not None:  # seeds 0..N-1 for this run only (restored below)
             from ..experiment import MAX_CELLS, count_cells
@@ -241,15 +314,7 @@ def _cmd(args) -> int:
             )
         finally:
             exp.seeds = seeds
-        shipped = (
-            f", {r['shipped']} of them shipped" if r.get("shipped") else ""
-        ) + (f", {r['stale']} shipped cell(s) stale (cell code changed)" if r.get("stale") else "")
-        print(
-            f"{args.name}: {r['cells']} cells ({r['computed']} computed, {r['cached']} cached"
-            f"{shipped}) "
-            f"in {r['wall_s']:.1f} s -> {r['csv']}"
-            + (f"; plots: {', '.join(r['plots'])}" if r["plots"] else "")
-        )
+        print(_ran_line(args.name, r))
         return 0
     paths = plot_experiment(args.name, args.profile, args.out)
     print("\n".join(str(p) for p in paths) or "this experiment has no plots")
@@ -439,6 +504,14 @@ def _add_options(p, action: str) -> None:
         action="store_true",
         help="ignore the shipped cells: compute every cell that is not in the local cache",
     )
+    add(
+        "--dry-run",
+        action="store_true",
+        help="train nothing: list the cells (cached, shipped, stale, to compute) and the CPU time "
+        "the ones to compute are estimated to take here (each group of cells timed for a few "
+        "steps)",
+    )
+    add("--json", action="store_true", help="with --dry-run: the plan as JSON on stdout")
     add("--quiet", action="store_true", help="no progress bar on stderr")
 
 

@@ -376,3 +376,14 @@ class Block(nn.Module):
             f = self.ffn(self.ln2(x))
             x = x + f if self.cfg.ffn_residual else f
         return x, att
+
+
+def set_factored(model: nn.Module, on: bool) -> list:
+    """Switch the factored one-query attention (:meth:`Attention._one_query`) of every attention
+    module of ``model`` to ``on``; returns the modules whose setting changed (to switch back)."""
+    changed = []
+    for m in model.modules():
+        if isinstance(m, Attention) and m.factored != on:
+            m.factored = on
+            changed.append(m)
+    return changed
