@@ -102,34 +102,79 @@ def _module_source(name: str) -> bytes:
 
 
 def _names(code: types.CodeType):
-    """Every global name a code object (and the functions nested in it) loads."""
+    """Every global name a code object (and the functions nested in it) loads, and every
+    ``(module, name, level)`` it imports inside a function (``from .m import f``)."""
+    module, consts = None, []
     for ins in dis.get_instructions(code):
+        if ins.opname == "LOAD_CONST":
+            consts = [*consts[-1:], ins.argval]
         if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and isinstance(ins.argval, str):
             yield ins.argval
+        elif ins.opname == "IMPORT_NAME":  # after LOAD_CONST level, LOAD_CONST fromlist
+            level = consts[0] if len(consts) == 2 and isinstance(consts[0], int) else 0
+            module = "." * level + str(ins.argval)
+        elif ins.opname == "IMPORT_FROM" and module is not None:
+            yield (module, ins.argval)
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
             yield from _names(c)
 
 
+def _imported(owner_module: str, target: tuple) -> object:
+    """The object ``from module import name`` gives inside ``owner_module`` (relative imports
+    resolved against its package), or None when it is not importable here."""
+    import importlib
+
+    module, name = target
+    try:
+        if module.startswith("."):
+            pkg = owner_module.rsplit(".", 1)[0]
+            mod = importlib.import_module(module.rstrip(".") or ".", pkg)
+        else:
+            mod = importlib.import_module(module) if module else None
+        return getattr(mod, name, None) if mod is not None else None
+    except (ImportError, ValueError):
+        return None
+
+
+#: packages whose functions a cell's closure is followed into (beyond them: CELL_CODE and an
+#: experiment's ``code`` list, fingerprinted whole)
+FOLLOW = ("approxtheory.experiments",)
+
+
+def _followed(obj) -> bool:
+    mod = getattr(obj, "__module__", None) or ""
+    return any(mod == p or mod.startswith(p + ".") for p in FOLLOW) or mod == getattr(
+        _followed, "root", None
+    )
+
+
 def _closure(fn) -> list[tuple[str, str]]:
-    """(name, source or value) of ``fn`` and of every function, class and plain constant of its
-    module that it uses, followed through those functions: what the cell computes with, besides
-    the library modules."""
-    mod = sys.modules.get(getattr(fn, "__module__", ""), None)
-    glb = vars(mod) if mod is not None else {}
+    """(qualified name, source or value) of ``fn`` and of every function, class and plain
+    constant it uses from its own module or from the experiments package, followed through those
+    functions: what the cell computes with, besides the library modules."""
+    _followed.root = getattr(fn, "__module__", None)  # type: ignore[attr-defined]
     seen: dict[str, str] = {}
-    todo = [("<cell>", fn)]
+    todo: list[tuple[str, object, dict]] = []
+
+    def push(name, obj, glb):
+        todo.append((name, obj, glb))
+
+    mod = sys.modules.get(getattr(fn, "__module__", ""), None)
+    push("<cell>", fn, vars(mod) if mod is not None else {})
     while todo:
-        name, obj = todo.pop()
-        if name in seen:
-            continue
+        name, obj, glb = todo.pop()
         if isinstance(obj, (types.FunctionType, type)):
-            if getattr(obj, "__module__", None) != getattr(mod, "__name__", None):
-                continue  # another module's: covered by the declared library modules
+            if not _followed(obj):
+                continue  # another package's: covered by the declared library modules
+            key = f"{obj.__module__}.{getattr(obj, '__qualname__', name)}"
+            if key in seen:
+                continue
             try:
-                seen[name] = inspect.getsource(obj)
+                seen[key] = inspect.getsource(obj)
             except (OSError, TypeError):
-                seen[name] = repr(obj)
+                seen[key] = repr(obj)
+            own = vars(sys.modules[obj.__module__]) if obj.__module__ in sys.modules else glb
             codes = (
                 [obj.__code__]
                 if isinstance(obj, types.FunctionType)
@@ -137,10 +182,16 @@ def _closure(fn) -> list[tuple[str, str]]:
             )
             for code in codes:
                 for n in _names(code):
-                    if n in glb and n not in seen:
-                        todo.append((n, glb[n]))
+                    if isinstance(n, tuple):  # an import inside the function
+                        got = _imported(obj.__module__, n)
+                        if got is not None:
+                            push(n[1], got, own)
+                    elif n in own:
+                        push(n, own[n], own)
         elif isinstance(obj, (int, float, str, bool, tuple, frozenset, type(None), dict, list)):
-            seen[name] = repr(obj)
+            key = f"{glb.get('__name__', '?')}.{name}"
+            if key not in seen:
+                seen[key] = repr(obj)
     return sorted(seen.items())
 
 

@@ -561,6 +561,19 @@ register_experiment(
                 "scale": ["toy"],
                 "ffn": [0],
             },
+            # the quick scale with 24 paired seeds: PR-E2's effect needs about 9 at the quick
+            # run's spread, PR-E1's about 450 (it stays short of power, and says how short)
+            "decisive": {
+                "schedule": list(SCHEDULES),
+                "d": [32],
+                "T": [32],
+                "batch": [16],
+                "steps": [80],
+                "lr": [1e-2],
+                "corpus": ["pydoc"],
+                "scale": ["toy"],
+                "ffn": [0],
+            },
             "full": {
                 "schedule": list(SCHEDULES),
                 "d": [64],
@@ -573,8 +586,10 @@ register_experiment(
                 "ffn": [0],
             },
         },
-        seeds={"quick": [0, 1, 2], "full": list(range(8))},
+        seeds={"quick": [0, 1, 2], "full": list(range(8)), "decisive": list(range(24))},
         cell=paired_cell,
+        # the default corpus is CPython's pydoc topics: another Python's text is another cell
+        code=("pydoc_data.topics",),
         plot=paired_plot,
         claims=("PR-E1", "PR-E2"),
     )
