@@ -486,6 +486,7 @@ def render_findings_markdown(findings: Mapping) -> str:
             f"{_cell(_scope(r))} | {_slack(r)} | "
             f"{_cell(_short(r.get('evidence'), 200))} |"
         )
+    out += _trained_scale_section(records)
     out += [
         "",
         "## Shipped data and written-up findings",
@@ -500,6 +501,58 @@ def render_findings_markdown(findings: Mapping) -> str:
         "",
     ]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _num(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.3g}"
+    if isinstance(v, list):
+        return "/".join(_num(x) for x in v)
+    return str(v)
+
+
+def _trained_scale_section(records) -> list[str]:
+    """The trained claims' scale records: per claim and experiment, what was run (grid, steps,
+    seeds, where the cells came from) beside what the paper reports, and per control cell of the
+    training-adequacy gate what was reached against the paper's figure."""
+    rows = [r for r in records if isinstance(r.get("scale"), dict) and r["scale"]]
+    if not rows:
+        return []
+    out = [
+        "",
+        "## Trained claims: what was run against what the paper ran",
+        "",
+        "Every trained verdict passes the training-adequacy gate first (`proofs_check/_gate.py`). "
+        "Where an experiment has a decisive grid whose cells are shipped in "
+        "`experiments/results/` (computed once, committed, fingerprinted by their cell code), "
+        "every profile reads them; the *cells* column says so.",
+        "",
+        "| claim | verdict | experiment | run | cells | gate: reached (paper) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        for name, sc in r["scale"].items():
+            if not isinstance(sc, dict):
+                continue
+            run = sc.get("run") if isinstance(sc.get("run"), dict) else {}
+            run_txt = ", ".join(f"{k} {_num(v)}" for k, v in run.items() if v is not None)
+            where = str(sc.get("source") or "not recorded")
+            gate = []
+            cells = sc.get("cells") if isinstance(sc.get("cells"), dict) else {}
+            for label, c in cells.items():
+                if not isinstance(c, dict):
+                    continue
+                paper = c.get("paper")
+                gate.append(
+                    f"{label}: {_num(c.get('reached'))}"
+                    + (f" ({_num(paper)})" if paper is not None else "")
+                )
+            out.append(
+                f"| {_claim_link(r['claim'])} | {_cell(r['verdict'])} | {_cell(name)} | "
+                f"{_cell(_short(run_txt, 200))} | {_cell(_short(where, 160))} | "
+                f"{_cell(_short('; '.join(gate), 200))} |"
+            )
+    return out
 
 
 def _claim_link(claim_id: str) -> str:

@@ -634,6 +634,16 @@ def experiment_rows(name: str, profile: str) -> tuple:
 #: the experiments a smoke check found untrained (read by :func:`_call`)
 _SMOKE_SKIPS: list = []
 
+#: where each experiment's rows came from in this process (the note of its last read)
+_SOURCES: dict[str, str] = {}
+
+
+def rows_source(name: str) -> str | None:
+    """Where the rows of experiment ``name`` that this process read came from: the shipped
+    decisive grid (how many cells, revision, recipe) or a profile's run; None if not read."""
+    return _SOURCES.get(name)
+
+
 #: how checks use the shipped trained cells (approxtheory.shipped): ``use`` read an
 #: experiment's decisive grid from them when every cell is there and fresh; ``retrain`` compute
 #: the decisive grid's missing and stale cells here (``verify --retrain``: CPU-hours)
@@ -704,6 +714,7 @@ def _experiment_rows(name: str, profile: str, read_only: bool = False) -> tuple:
         got, why = _decisive_rows(name, d)
         if got is not None:
             rows, trace, how = got
+            _SOURCES[name] = how
             return rows, trace, time.time() - t0, how
         r = run_experiment(
             name,
@@ -715,6 +726,7 @@ def _experiment_rows(name: str, profile: str, read_only: bool = False) -> tuple:
         note = f"{r['cached']} cell(s) from the cache, {r['computed']} computed" + (
             f"; {why}" if why not in ("no decisive grid", "not read") else ""
         )
+        _SOURCES[name] = f"{profile} profile: {note}"
         if not r["complete"]:
             return None, (), time.time() - t0, note
         rows = tuple(dict(x) for x in read_csv(r["csv"]))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._core import Verdict
+from ._core import Verdict, rows_source
 
 #: the run figures a scale record lists, where the rows have them
 RUN_KEYS = (
@@ -103,6 +103,7 @@ def trained_scale(gates: list, rows_by: dict, metric: str = "val_nmse", paper=No
             "metric": g.metric,
             "cells": cells(g),
             "paper": paper.get(name, ""),
+            "source": rows_source(name),
         }
         for name, g in gates
     }

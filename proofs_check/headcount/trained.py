@@ -16,6 +16,7 @@ from .._core import (
     Context,
     Verdict,
     check,
+    rows_source,
     slope_row,
 )
 from .._gate import PaperMagnitude, training_gate
@@ -147,7 +148,12 @@ def scale_record(gates: list, rows_by: dict) -> dict:
     """A trained verdict's ``scale``: per experiment, what was run and, per reference cell,
     what was reached against the paper's figure."""
     return {
-        name: {"run": _run_figures(rows_by[name]), "reference": g.reference, "cells": g.scale()}
+        name: {
+            "run": _run_figures(rows_by[name]),
+            "reference": g.reference,
+            "cells": g.scale(),
+            "source": rows_source(name),
+        }
         for name, g in gates
     }
 
