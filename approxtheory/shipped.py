@@ -191,8 +191,41 @@ def _closure(fn) -> list[tuple[str, str]]:
         elif isinstance(obj, (int, float, str, bool, tuple, frozenset, type(None), dict, list)):
             key = f"{glb.get('__name__', '?')}.{name}"
             if key not in seen:
-                seen[key] = repr(obj)
+                # the assignment as written, never the value now: a module-level cache (a dict
+                # filled by the first cell) must not change the fingerprint
+                src = _assignment_source(str(glb.get("__name__", "")), name)
+                if src is None and isinstance(obj, (dict, list)):
+                    src = "mutable, not assigned at module level"
+                seen[key] = src if src is not None else repr(obj)
     return sorted(seen.items())
+
+
+@functools.cache
+def _assignments(module: str) -> dict[str, str]:
+    """Name -> source text of each module-level assignment of ``module`` (the last one wins)."""
+    import ast
+
+    spec = importlib.util.find_spec(module) if module else None
+    if spec is None or not spec.origin or not Path(spec.origin).is_file():
+        return {}
+    text = Path(spec.origin).read_text(encoding="utf-8")
+    out: dict[str, str] = {}
+    for node in ast.parse(text).body:
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = [t for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            targets = [node.target]
+        for t in targets:
+            out[t.id] = ast.get_source_segment(text, node) or ""
+    return out
+
+
+def _assignment_source(module: str, name: str) -> str | None:
+    try:
+        return _assignments(module).get(name)
+    except (ImportError, ValueError, SyntaxError, OSError):
+        return None
 
 
 @functools.cache

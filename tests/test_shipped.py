@@ -19,11 +19,13 @@ from approxtheory.experiment_plan import plan_run
 
 CELL_V1 = """
 SCALE = 2.0
+_CACHE: dict = {}  # filled by the first cell: must not change the fingerprint
 
 def _helper(x):
     return SCALE * x
 
 def cell(cfg):
+    _CACHE[cfg["a"]] = cfg["a"]
     return {"val_nmse": _helper(float(cfg["a"])) / 100, "loss_q3": 1.0, "loss_q4": 0.9}
 """
 
@@ -269,3 +271,13 @@ def test_dry_run_estimates_a_stepped_experiment(capsys, tmp_path):
     )
     out = capsys.readouterr().out
     assert rc == 0 and "1 cells" in out and "ms/step" in out and "1 to compute" in out
+
+
+def test_a_module_cache_filled_by_a_cell_keeps_the_fingerprint(store):
+    _, _, make, mod = store
+    exp = make()
+    before = shipped.code_fingerprint(exp)
+    exp.cell({"a": 5, "seed": 0})
+    assert mod._CACHE
+    shipped._fingerprint.cache_clear()
+    assert shipped.code_fingerprint(exp) == before
