@@ -37,6 +37,7 @@ def store(tmp_path, monkeypatch):
     monkeypatch.setattr(shipped, "store_dir", lambda: folder)
     monkeypatch.setattr(experiment, "EXPERIMENTS", dict(experiment.EXPERIMENTS))
     shipped._fingerprint.cache_clear()
+    shipped._assignments.cache_clear()
     mod_dir = tmp_path / "mods"
     mod_dir.mkdir()
     (mod_dir / "shipcell_mod.py").write_text(CELL_V1)
@@ -58,6 +59,7 @@ def store(tmp_path, monkeypatch):
     yield folder, mod_dir, make, mod
     sys.modules.pop("shipcell_mod", None)
     shipped._fingerprint.cache_clear()
+    shipped._assignments.cache_clear()
 
 
 def _edit(mod_dir, text):
@@ -65,6 +67,7 @@ def _edit(mod_dir, text):
     linecache.checkcache()
     importlib.reload(sys.modules["shipcell_mod"])
     shipped._fingerprint.cache_clear()
+    shipped._assignments.cache_clear()
 
 
 def test_ship_then_read_back_identical_csv(store, tmp_path):
@@ -208,6 +211,7 @@ def test_fingerprint_follows_the_library_modules(store):
     exp = make()
     a = shipped.code_fingerprint(exp)
     shipped._fingerprint.cache_clear()
+    shipped._assignments.cache_clear()
     exp.code = ("approxtheory.headcount_analysis",)
     assert shipped.code_fingerprint(exp) != a
     assert textwrap.dedent("x") == "x"
@@ -280,4 +284,5 @@ def test_a_module_cache_filled_by_a_cell_keeps_the_fingerprint(store):
     exp.cell({"a": 5, "seed": 0})
     assert mod._CACHE
     shipped._fingerprint.cache_clear()
+    shipped._assignments.cache_clear()
     assert shipped.code_fingerprint(exp) == before
