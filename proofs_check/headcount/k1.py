@@ -300,6 +300,8 @@ def p2_single_head(ctx: Context, cid):
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
+        "Statement checked: P2 at the corrected gate -2 (HC-K1c), not P2 as the digest states "
+        "it (the paper's gate -1, where HC-K1 is refuted). "
         f"gate {gate:g}: sup error <= HC-K1's (|S|-1)/(eβ) + T e^(-β) in "
         f"{len(rows) - len(bad)}/{len(rows)} cells (largest sup/bound {1 / slack:.3f} at T = "
         f"{w['T']}, |S| = {w['S']}, β = {w['beta']:g}); slope in β per (T, |S|): "
