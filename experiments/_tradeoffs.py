@@ -429,3 +429,23 @@ def seeds_summary(values) -> dict:
         "hi": float(v.max()),
         "n": int(len(v)),
     }
+
+
+def lagmix_train_config(cfg: dict):
+    """The TrainConfig of a 3-lag extraction cell: ``steps``, ``lr``, ``batch`` (default 64) and,
+    where the grid sets ``decay``, the held cosine schedule (``warmup``, ``decay``, ``min_lr``);
+    without it a constant rate (the quick and full profiles' recipe)."""
+    from approxtheory.train import TrainConfig
+
+    held = bool(cfg.get("decay"))
+    return TrainConfig(
+        steps=cfg["steps"],
+        batch=int(cfg.get("batch", 64)),
+        lr=cfg["lr"],
+        schedule="cosine" if held else "constant",
+        warmup_steps=int(cfg.get("warmup", 0)) if held else 0,
+        decay_steps=int(cfg["decay"]) if held else None,
+        min_lr_ratio=float(cfg.get("min_lr", 0.0)),
+        seed=cfg["seed"],
+        device=cfg.get("device", "cpu"),
+    )

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from approxtheory.experiment import Experiment, register_experiment
+from approxtheory.experiments.tradeoffs_budget import DECISIVE_LAGMIX
 
 VARIANTS = ("base", "cut_heads", "cut_dim")
 
@@ -56,10 +57,11 @@ def train_cell(cfg: dict) -> dict:
         LagMix,
         lagmix_model,
         lagmix_nmse,
+        lagmix_train_config,
         prune_heads,
         truncate_layer,
     )
-    from approxtheory.train import TaskData, TrainConfig, train
+    from approxtheory.train import TaskData, train
 
     check_cell(cfg)
     T, p, L = cfg["T"], cfg["p"], cfg["layers"]
@@ -70,13 +72,7 @@ def train_cell(cfg: dict) -> dict:
     res = train(
         model,
         TaskData(task=task),
-        TrainConfig(
-            steps=cfg["steps"],
-            batch=64,
-            lr=cfg["lr"],
-            seed=cfg["seed"],
-            device=cfg.get("device", "cpu"),
-        ),
+        lagmix_train_config(cfg),
     )
     if not res.ok:
         raise ApproxTheoryError(f"tradeoffs_cuts cell {cfg}: {res.message}")
@@ -95,6 +91,8 @@ def train_cell(cfg: dict) -> dict:
             prune_heads(pruned, li, H // 2)
         rec["svd_nmse"] = lagmix_nmse(svd, task, Xv)
         rec["prune_nmse"] = lagmix_nmse(pruned, task, Xv)
+    if cfg.get("decay"):  # the held schedule's settled tail, for the gate's plateau test
+        rec.update(res.loss_tail())
     return rec
 
 
@@ -209,6 +207,17 @@ register_experiment(
                 "steps": [300],
                 "lr": [0.01],
             },
+            # the quick grid at the decisive recipe, three paired seeds
+            "decisive": {
+                "variant": list(VARIANTS),
+                "T": [16],
+                "p": [4],
+                "width": [32],
+                "heads": [8],
+                "head_dim": [8],
+                "layers": [1],
+                **DECISIVE_LAGMIX,
+            },
             "full": {
                 "variant": list(VARIANTS),
                 "T": [32],
@@ -221,7 +230,7 @@ register_experiment(
                 "lr": [0.003],
             },
         },
-        seeds={"quick": [0, 1], "full": [0, 1, 2]},
+        seeds={"quick": [0, 1], "full": [0, 1, 2], "decisive": [0, 1, 2]},
         cell=train_cell,
         plot=train_plot,
         claims=("TO-R3",),
