@@ -163,10 +163,29 @@ def out_dir(text) -> str:
     if not str(text).strip():
         raise _Err("must be a directory path (got '')")
     p = Path(text)
+    _check_link(p, text)
     if p.exists() and not p.is_dir():
         raise _Err(f"must be a directory, but {text!r} is an existing file")
     _check_creatable(p, text)
     return str(text)
+
+
+def _check_link(p: Path, text) -> None:
+    """Refuse a symbolic link that leads nowhere (dangling, or a loop): creating the folder
+    there fails, and only after the work (issue 43)."""
+    try:
+        broken = p.is_symlink() and not p.exists()
+    except (OSError, ValueError):  # a name too long, a NUL byte: _check_creatable says which
+        return
+    if broken:
+        try:
+            target = os.readlink(p)
+        except OSError:
+            target = "?"
+        raise _Err(
+            f"is a symbolic link that leads nowhere (to {target[:80]!r}: dangling or a loop); "
+            f"remove it or give another path (got {text!r})"
+        )
 
 
 def out_file(text) -> str:

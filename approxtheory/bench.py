@@ -224,14 +224,12 @@ def bench_search(
     for T <= 16 and d <= 2, the certified upper bracket."""
     from ._cliargs import MAX_SEED
     from .errors import ConfigError
-    from .search_bench import panel, run_case
+    from .search_bench import panel, run_case, select_cases
 
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
         raise ConfigError(f"seed must be an integer from 0 to {MAX_SEED} (got {seed!r})")
     rows = []
-    for case in panel():
-        if only and only not in case.label and only != case.construction:
-            continue
+    for case in select_cases(panel(), only):
         row = run_case(case, budget=budget, seed=seed, upper=upper)
         rows.append(row)
         if progress:

@@ -417,10 +417,12 @@ def bench_bracket(
     ``only``): found, certified, their ratio, seconds, known, interval baseline. With
     ``frontier``, also the frontier of each :func:`frontier_panel` case (same ``only`` filter;
     ``frontier_boxes`` box evaluations per T); ``frontier`` is None in the result otherwise."""
+    from .search_bench import select_cases
+
+    cases, fcases = bracket_panel(), frontier_panel()
+    panels = [cases, fcases]  # a name of either panel exists (with or without --frontier)
     rows = []
-    for case in bracket_panel():
-        if only and only not in case.label and only != case.construction:
-            continue
+    for case in select_cases(cases, only, panels=panels):
         row = run_bracket_case(case)
         if progress is not None:
             progress(row)
@@ -428,9 +430,7 @@ def bench_bracket(
     fronts = None
     if frontier:
         fronts = []
-        for fc in frontier_panel():
-            if only and only not in fc.label and only not in (fc.construction, fc.claim):
-                continue
+        for fc in select_cases(fcases, only, ("construction", "claim"), panels=panels):
             f = run_frontier_case(fc, boxes=frontier_boxes)
             if frontier_progress is not None:
                 frontier_progress(f)

@@ -65,6 +65,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from .resources import with_threads
+
 __all__ = ["Unsupported", "StructuredBracket", "structured_bracket", "structured_reason"]
 
 _U = 2.0**-53
@@ -704,6 +706,7 @@ def _sup_head(prob: _HeadProblem, tol: float, budget: int, scale: float = 0.0):
 
 
 # ============================================================================== entry point
+@with_threads
 def structured_bracket(model, task, lo=None, hi=None, *, tol: float = 0.01, max_pieces: int = 1024):
     """Certified ``upper >= sup_X |model(X) − target(X)|`` over the box (``task.lo..task.hi``
     or the (T, d) arrays ``lo``/``hi``) by the per-head Dinkelbach reduction (module doc).

@@ -55,6 +55,17 @@ def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
     p.add_argument("--version", action="version", version=f"approxtheory {__version__}")
+    from ._cliargs import THREADS_HELP, threads
+
+    p.add_argument(
+        "--threads",
+        dest="policy_threads",
+        type=threads,
+        metavar="N",
+        help=f"torch threads of every computation ({THREADS_HELP}; default: the environment "
+        "variable APPROXTHEORY_THREADS, else 1, measured fastest here; `verify` and experiment "
+        "cells always use 1). Also accepted after a computing command: construct --threads N",
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     register_all(sub)
     return p
@@ -106,14 +117,20 @@ def _run(parser, argv) -> int:
         raise _UsageError(
             f"`{where}` needs {'an action' if cmd else 'a command'} (see `{where} --help`)"
         )
-    from .resources import limits, max_bytes, max_seconds
+    from .resources import limits, max_bytes, max_seconds, memory_option, set_threads, threads
 
     # the limits of the environment, checked before any work: a bad APPROXTHEORY_MAX_BYTES is the
     # environment's fault, whether or not this command would have read it
     max_bytes()
     max_seconds()
+    threads()  # likewise a bad APPROXTHEORY_THREADS
+    # the one thread policy (approxtheory.resources.threads), applied to torch for the command;
+    # a command's own --threads (construct, bench, schedule) is the same setting
+    own = getattr(args, "threads", None)
+    set_threads(args.policy_threads or (own if isinstance(own, int) else None))
     with limits(max_bytes=getattr(args, "max_memory", None)):
-        rc = int(args.func(args) or 0)
+        with memory_option(hasattr(args, "max_memory")):  # advised only where it exists
+            rc = int(args.func(args) or 0)
     if sys.stdout is not None:
         sys.stdout.flush()  # a full disk or a closed pipe shows up here, inside the boundary
     return rc

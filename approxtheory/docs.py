@@ -24,6 +24,8 @@ import sympy as sp
 from .catalogue import PAPERS, Claim, claims
 from .catalogue._claim import FORMER_TITLES, PROVENANCE_MEANING
 from .errors import ApproxTheoryError
+from .findings import MAX_VERDICTS_BYTES as _MAX_VERDICTS_BYTES
+from .findings import _bad, load_findings, read_findings
 from .io import atomic_write_bytes, atomic_write_json, atomic_write_text, read_json_entry
 from .report import FINDINGS as _REPORT_FINDINGS
 from .report import VERDICT_ORDER as _REPORT_ORDER
@@ -62,8 +64,6 @@ FINDINGS_PAGE = "index.md"
 #: lists first with their one-line reason: the report's own order (one place)
 VERDICT_ORDER = _REPORT_ORDER
 _NOTABLE = _REPORT_FINDINGS
-#: the largest verdicts file read (a real quick run's is about 0.3 MB)
-_MAX_VERDICTS_BYTES = 16 * 2**20
 
 
 #: markdown syntax characters that plain catalogue text may contain; each is written escaped so
@@ -330,57 +330,6 @@ def findings_paths(claims_page: Path | str) -> tuple[Path, Path]:
     return folder / FINDINGS_VERDICTS, folder / FINDINGS_PAGE
 
 
-def _bad(source, why: str) -> ApproxTheoryError:
-    return ApproxTheoryError(
-        f"{source} is not a verify verdicts.json ({why}); give the verdicts.json that "
-        "`approxtheory verify` wrote"
-    )
-
-
-def read_findings(data: Any, source: str = "the verdicts file") -> dict:
-    """``data`` (a parsed verdicts.json) checked to be what ``verify`` writes: ``meta`` with its
-    profile and git revision, ``verdicts`` a list of records each with a claim id and a verdict
-    of :data:`VERDICT_ORDER`; a typed error saying what is wrong otherwise. Returns ``{"meta":
-    ..., "verdicts": [...]}`` with the records in catalogue order (claims no longer in the
-    catalogue last, by id)."""
-    if not isinstance(data, dict) or not isinstance(data.get("meta"), dict):
-        raise _bad(source, "no 'meta' object")
-    meta, records = data["meta"], data.get("verdicts")
-    for key in ("profile", "git"):
-        if not isinstance(meta.get(key), str) or not meta[key]:
-            raise _bad(source, f"meta has no {key!r} string")
-    if not isinstance(records, list) or not records:
-        raise _bad(source, "'verdicts' is not a non-empty list")
-    seen = set()
-    for r in records:
-        if not isinstance(r, dict) or not isinstance(r.get("claim"), str):
-            raise _bad(source, "a record without a 'claim' id")
-        if r.get("verdict") not in VERDICT_ORDER:
-            raise _bad(
-                source,
-                f"{r['claim']}: verdict {r.get('verdict')!r} is not one of "
-                + ", ".join(VERDICT_ORDER),
-            )
-        if r["claim"] in seen:
-            raise _bad(source, f"{r['claim']} appears twice")
-        seen.add(r["claim"])
-    order = {c.id: i for i, c in enumerate(claims())}
-    records = sorted(records, key=lambda r: (order.get(r["claim"], len(order)), r["claim"]))
-    return {"meta": meta, "verdicts": records}
-
-
-def load_findings(path: Path | str) -> dict | None:
-    """The committed findings at ``path`` (:func:`read_findings`), or None when there is no file
-    there; a file that is not a verdicts file is a typed error."""
-    path = Path(path)
-    if not path.exists():
-        return None
-    data = read_json_entry(path, max_bytes=_MAX_VERDICTS_BYTES)
-    if data is None:
-        raise _bad(path, "not a regular file of strict JSON of at most 16 MiB")
-    return read_findings(data, str(path))
-
-
 def _short(text: Any, limit: int = 300) -> str:
     """A record's text on one line, cut at ``limit`` characters (the full text is in the run's
     report)."""
@@ -534,11 +483,11 @@ def _trained_scale_section(records) -> list[str]:
         for name, sc in r["scale"].items():
             if not isinstance(sc, dict):
                 continue
-            run = sc.get("run") if isinstance(sc.get("run"), dict) else {}
+            run: dict = sc["run"] if isinstance(sc.get("run"), dict) else {}
             run_txt = ", ".join(f"{k} {_num(v)}" for k, v in run.items() if v is not None)
             where = str(sc.get("source") or "not recorded")
             gate = []
-            cells = sc.get("cells") if isinstance(sc.get("cells"), dict) else {}
+            cells: dict = sc["cells"] if isinstance(sc.get("cells"), dict) else {}
             for label, c in cells.items():
                 if not isinstance(c, dict):
                     continue

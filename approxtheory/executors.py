@@ -116,16 +116,12 @@ CELL_THREADS = 1
 def run_cell(fn: Callable[[dict], dict], cfg: dict) -> tuple[dict, float]:
     """Compute one cell (in whatever process runs it) with :data:`CELL_THREADS` torch threads
     (the caller's count is restored after): its record and its time in seconds."""
-    import torch
+    from .resources import pinned_threads
 
-    old = torch.get_num_threads()
-    torch.set_num_threads(CELL_THREADS)
-    try:
+    with pinned_threads(CELL_THREADS):  # the package's policy too (sup_error and the like)
         t1 = time.time()
         rec = fn(dict(cfg))
         return rec, round(time.time() - t1, 4)
-    finally:
-        torch.set_num_threads(old)
 
 
 _SCALARS = (str, int, float, bool, type(None))

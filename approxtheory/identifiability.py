@@ -294,13 +294,14 @@ def unidentified_dim(
         if r is not None or method == "structured":
             if r is None:
                 raise ConfigError(
-                    "the structured certificate did not close for this draw; use method='dense'"
+                    "the structured certificate did not close for this draw; use the dense "
+                    "method (--method dense)"
                 )
             return r
     elif method == "structured":
         raise ConfigError(
             "the structured method needs no biases, no RoPE, no GQA, a W_O and "
-            "H·head_dim <= E; use method='dense'"
+            "H·head_dim <= E; use the dense method (--method dense)"
         )
     return dense_unidentified_dim(cfg, n_seq=n_seq, seq_len=seq_len, seed=seed, rtol=rtol)
 

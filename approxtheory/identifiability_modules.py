@@ -34,12 +34,12 @@ import json
 import math
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 import numpy as np
 import torch
 
 from .errors import ConfigError
+from .hf_files import ARCHITECTURES, read_hf_config  # noqa: F401  (re-exported)
 from .identifiability import AttentionConfig, predicted_unidentified_dim
 
 __all__ = [
@@ -68,7 +68,6 @@ SUPPORTED = (
     "TransformerLens bridges (a TransformerBridge with layer=N, an AttentionBridge, or a "
     "native bridge's NativeAttention), and approxtheory's own Attention layer"
 )
-ARCHITECTURES = ("gpt2", "llama", "approxtheory")
 MIN_GAP = 1e3
 
 
@@ -403,6 +402,16 @@ def _forward(module, kind: str, cfg: dict, L: int):
     return m, run, notes
 
 
+def _check_finite(module) -> None:
+    """Refuse a module with NaN or infinite parameters (its Jacobian has no rank to measure)."""
+    for name, p in module.named_parameters():
+        if not bool(torch.isfinite(p.detach()).all()):
+            raise ConfigError(
+                f"the module's parameter {name!r} holds NaN or infinite values; the rank of the "
+                "Jacobian is measured on finite weights"
+            )
+
+
 # one function: the public entry: validate every option (before anything is allocated), then read
 # the module through its adapter, measure and compare; the docstring is the contract
 def of_module(
@@ -445,6 +454,8 @@ def of_module(
         if not isinstance(inputs, torch.Tensor) or inputs.ndim != 3 or inputs.shape[-1] != E:
             raise ConfigError(f"inputs must be a tensor of shape (N, L, {E})")
         X = inputs.detach().to(torch.float64)
+        if not bool(torch.isfinite(X).all()):
+            raise ConfigError("inputs must be finite (they hold NaN or infinite values)")
         seq_len = X.shape[1]
     if kind == "NativeAttention":  # its causal mask and RoPE tables hold n_ctx positions
         n_ctx = int(module.causal_mask.shape[0])
@@ -466,14 +477,19 @@ def of_module(
             D = cfg["D"]
             qk = -(-int(1.5 * (2 * D * E + 2 * D)) // (seq_len * (seq_len - 1) // 2))
             n_seq = max(4, -(-int(1.25 * P) // (seq_len * E)), qk)
-        g = torch.Generator().manual_seed(int(seed) + 1)
-        X = torch.randn(n_seq, seq_len, E, generator=g, dtype=torch.float64)
-    rows = X.shape[0] * X.shape[1] * E
+        elif isinstance(n_seq, bool) or not isinstance(n_seq, int) or n_seq < 1:
+            raise ConfigError(f"n_seq must be a positive integer (got {n_seq!r})")
+    _check_finite(module)
+    n_rows = X.shape[0] * X.shape[1] if inputs is not None else int(n_seq or 0) * seq_len
+    rows = n_rows * E
     require(
         bytes=array_bytes(rows, P) + array_bytes(min(rows, 4096), P) * 2,
         seconds=4.0 * max(rows, P) * min(rows, P) ** 2 / 2e10,
         what=f"the dense Jacobian ({rows} outputs x P={P} parameters, float64) of {kind}",
     )
+    if inputs is None:  # drawn only once the Jacobian is known to fit
+        g = torch.Generator().manual_seed(int(seed) + 1)
+        X = torch.randn(int(n_seq or 0), seq_len, E, generator=g, dtype=torch.float64)
     t0 = time.perf_counter()
     m, run, notes = _forward(module, kind, cfg, X.shape[1])
     names = [n for n, _ in m.named_parameters()]
@@ -542,64 +558,57 @@ def of_module(
 
 
 # ------------------------------------------------------------------------- local HF directories
-def read_hf_config(path) -> dict:
-    """config.json of a local Hugging Face model directory, checked: a directory, a readable JSON
-    config of a known architecture (gpt2, llama, approxtheory), weights present. Nothing large is
-    loaded."""
-    p = Path(path)
-    if not p.is_dir():
-        raise ConfigError(f"--from-hf needs a local model directory; {str(path)!r} is not one")
-    cj = p / "config.json"
-    if not cj.is_file():
-        raise ConfigError(f"{str(path)!r} is not a Hugging Face model directory (no config.json)")
-    try:
-        c = json.loads(cj.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ConfigError(f"{cj} is not a readable JSON config ({type(e).__name__})") from None
-    if not isinstance(c, dict):
-        raise ConfigError(f"{cj} is not a JSON object")
-    mt = c.get("model_type")
-    if mt not in ARCHITECTURES:
-        raise ConfigError(f"unknown architecture {mt!r} in {cj}; known: {', '.join(ARCHITECTURES)}")
-    if not any(p.glob("*.safetensors")) and not any(p.glob("pytorch_model*.bin")):
-        raise ConfigError(f"{str(path)!r} has no weights (*.safetensors or pytorch_model.bin)")
-    if mt == "approxtheory":  # written by `approxtheory export --to hf`: the shared model
-        mc = c.get("model_config")
-        if not isinstance(mc, dict) or not isinstance(mc.get("layers"), list) or not mc["layers"]:
-            raise ConfigError(f"{cj}: an approxtheory export needs model_config.layers")
-        c["n_layer_approxtheory"] = len(mc["layers"])
-        key = "n_layer_approxtheory"
-    else:
-        key = "n_layer" if mt == "gpt2" else "num_hidden_layers"
-    n = c.get(key)
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ConfigError(f"{cj}: {key} must be a positive integer (got {n!r})")
-    c["_n_layers"] = n
-    return c
-
-
 def _layer_param_count(c: dict, layers=None) -> int:
-    """Attention parameters of one layer (the largest of ``layers`` where they differ)."""
+    """Attention parameters of one layer (the largest of ``layers`` where they differ) of a
+    config checked by :func:`~approxtheory.hf_files.read_hf_config`."""
     if c["model_type"] == "approxtheory":
-        mc = c["model_config"]
-        E, b = int(mc["width"]), bool(mc.get("bias", False))
+        cfg = c["_model_config"]
+        E, b = cfg.width, bool(cfg.bias)
         best = 0
-        for i in range(len(mc["layers"])) if layers is None else layers:
-            s = mc["layers"][i]
-            h, n = int(s["heads"]), int(s["head_dim"])
-            cv, g = int(s.get("value_dim") or n), int(s.get("kv_groups") or h)
+        for i in range(len(cfg.layers)) if layers is None else layers:
+            s = cfg.layers[i]
+            h, n, cv, g = s.heads, s.head_dim, s.value_dim or s.head_dim, s.kv_groups or s.heads
             qkv = h * n + g * n + g * cv
             best = max(best, E * qkv + h * cv * E + b * (qkv + E))
         return best
+    s = c["_sizes"]
+    E = s["E"]
     if c["model_type"] == "gpt2":
-        E = int(c.get("n_embd", 768))
         return 4 * E * E + 4 * E
-    E = int(c.get("hidden_size", 4096))
-    H = int(c.get("num_attention_heads", 32))
-    G = int(c.get("num_key_value_heads") or H)
-    D = int(c.get("head_dim") or E // H)
-    b = bool(c.get("attention_bias", False))
-    return E * D * (2 * H + 2 * G) + (b * ((H + 2 * G) * D + E))
+    H, G, D = s["H"], s["G"], s["D"]
+    return E * D * (2 * H + 2 * G) + (s["bias"] * ((H + 2 * G) * D + E))
+
+
+def _load_checked(path, c: dict):
+    """The model of the checked directory ``path`` (config ``c``): its weights' headers checked
+    and its memory refused before ``transformers`` loads it; a load that still fails is a
+    ConfigError naming the directory."""
+    from .hf_files import check_weights, require_load
+    from .interop import _need
+
+    check_weights(path)
+    require_load(c, path)
+    _need("transformers", "hf", "transformers")
+    from transformers import AutoModel
+    from transformers.utils import logging as hf_logging
+
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        if c["model_type"] == "approxtheory":  # the shared model, in its dtype (float64 here)
+            from .interop import load_hf
+
+            return load_hf(path).transformer
+        return AutoModel.from_pretrained(str(path), local_files_only=True, dtype=torch.float64)
+    except (MemoryError, ConfigError):
+        raise
+    except Exception as e:  # a foreign file transformers cannot load: bad input, not a bug
+        raise ConfigError(
+            f"could not load the model in {str(path)!r}: {type(e).__name__}: {str(e)[:200]}"
+        ) from None
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
 
 
 def from_hf_dir(
@@ -620,10 +629,13 @@ def from_hf_dir(
         layers = list(range(n))
     else:
         if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < n:
-            raise ConfigError(f"layer must be an integer from 0 to {n - 1} (got {layer!r})")
+            raise ConfigError(
+                f"--layer must be an integer from 0 to {n - 1}: {str(path)!r} has {n} "
+                f"layer(s) (got {layer!r})"
+            )
         layers = [layer]
     if method not in ("auto", "dense", "structured"):
-        raise ConfigError(f"method must be auto, dense or structured (got {method!r})")
+        raise ConfigError(f"--method must be auto, dense or structured (got {method!r})")
     P = _layer_param_count(c, layers)
     if method == "dense" or (method == "auto" and (P <= 200_000 or c["model_type"] != "gpt2")):
         need = array_bytes(int(1.25 * P) + 1, P)
@@ -631,26 +643,13 @@ def from_hf_dir(
         use = "dense"
     else:
         if c["model_type"] != "gpt2":
-            raise ConfigError("the structured method supports gpt2 only; use method='dense'")
+            raise ConfigError(
+                f"--method structured supports gpt2 only ({str(path)!r} holds "
+                f"{c['model_type']}); use --method dense"
+            )
         use = "structured"
-    from transformers import AutoModel
-    from transformers.utils import logging as hf_logging
-
+    model = _load_checked(path, c)
     own = c["model_type"] == "approxtheory"
-    bars = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        if own:  # the shared model, in the dtype it was written in (measured in float64)
-            from .interop import load_hf
-
-            model = load_hf(path).transformer
-        else:
-            model = AutoModel.from_pretrained(str(path), local_files_only=True, dtype=torch.float64)
-    except (OSError, ValueError) as e:
-        raise ConfigError(f"could not load the model in {str(path)!r}: {e}") from None
-    finally:
-        if bars:
-            hf_logging.enable_progress_bar()
     recs = []
     for i in layers:
         if own:
@@ -700,7 +699,7 @@ def cli_from_hf(args) -> int:
     """``approxtheory identifiability --from-hf DIR [--layer N | --all-layers] [--json]``."""
     res = from_hf_dir(
         args.from_hf,
-        layer=args.layer,
+        layer=0 if args.layer is None else args.layer,
         all_layers=bool(args.all_layers),
         seed=args.seed,
         method=args.method,
@@ -794,6 +793,28 @@ def _gauge_check(module, E, H, D, w, X, seed) -> float:
     return float(dy.abs().max() / dyr.abs().max())
 
 
+def _gpt2_sizes(E: int, H: int, seq_len: int, qk_max_cols: int) -> tuple[int, int, int, bool]:
+    """``(n_seq, NL, qk_cols, do_qk)`` of :func:`gpt2_structured` on a width-E, H-head layer."""
+    D = E // H
+    need = H * E + 1 + 2 * -(-(2 * D * E + 2 * D) // D) + seq_len
+    n_seq = -(-need // seq_len)
+    qk_cols = 2 * D * E + 2 * D
+    return n_seq, n_seq * seq_len, qk_cols, qk_cols <= qk_max_cols
+
+
+def gpt2_structured_bytes(E: int, H: int, seq_len: int = 8, qk_max_cols: int = 20_000) -> int:
+    """Memory (bytes) of :func:`gpt2_structured` on a width-E, H-head GPT-2 layer, computed
+    from the sizes alone (checked before a layer is built: ``bench identifiability --gpt2``)."""
+    from .resources import array_bytes
+
+    _, NL, qk_cols, do_qk = _gpt2_sizes(E, H, seq_len, qk_max_cols)
+    return (
+        array_bytes(NL, H * E + 1) * 3
+        + array_bytes(H, NL, seq_len)
+        + (array_bytes(NL * (E // H), qk_cols) * 3 if do_qk else 0)
+    )
+
+
 # one function: the docstring derives the two bounds and the body computes them in that order
 def gpt2_structured(
     module,
@@ -821,7 +842,7 @@ def gpt2_structured(
     meet; otherwise ``undecided`` with both bounds in the notes."""
     from torch.func import jacfwd
 
-    from .resources import array_bytes, require
+    from .resources import require
 
     if not _is_hf(module, "GPT2Attention"):
         raise ConfigError(f"gpt2_structured needs a GPT2Attention (got {type(module).__name__})")
@@ -832,15 +853,9 @@ def gpt2_structured(
     Wq, bq, Wk, bk, Wv, bv, Wo, bo = w
     P = 4 * E * E + 4 * E
     nK = H * E + 1
-    need = nK + 2 * -(-(2 * D * E + 2 * D) // C) + seq_len
-    n_seq = -(-need // seq_len)
-    NL = n_seq * seq_len
-    qk_cols = 2 * D * E + 2 * D
-    do_qk = qk_cols <= qk_max_cols
+    n_seq, NL, qk_cols, do_qk = _gpt2_sizes(E, H, seq_len, qk_max_cols)
     require(
-        bytes=array_bytes(NL, nK) * 3
-        + array_bytes(H, NL, seq_len)
-        + (array_bytes(NL * C, qk_cols) * 3 if do_qk else 0),
+        bytes=gpt2_structured_bytes(E, H, seq_len, qk_max_cols),
         what=f"the structured rank bounds of GPT2Attention E={E} H={H}",
     )
     notes = []

@@ -154,32 +154,38 @@ def resolve(name_or_result):
     if p.is_dir():
         if (p / _TL_CONFIG).is_file():
             _tl_source_model(p)
-        if (p / "config.json").is_file():
+        if os.path.lexists(p / "config.json"):  # read_hf_config says what is wrong with it
             return load_hf(p).transformer
         raise ConfigError(f"{s!r} is a directory without an exported model; give {allowed}")
-    try:
-        rec = json.loads(p.read_text())
-    except (OSError, ValueError) as e:
-        raise ConfigError(f"{s!r} is not a readable JSON result ({e}); give {allowed}") from None
+    from .foreign import MAX_TABLE_BYTES, read_json
+
+    rec = read_json(p, where=f"export source {s!r}", max_bytes=MAX_TABLE_BYTES)
     if not isinstance(rec, dict) or rec.get("construction") not in REGISTRY:
         raise ConfigError(
             f"{s!r} names no known construction (field 'construction'); give {allowed}"
         )
     knobs = rec.get("knobs") or {}
-    if not isinstance(knobs, dict):
-        raise ConfigError(f"{s!r}: 'knobs' must be a mapping (got {type(knobs).__name__})")
+    if not isinstance(knobs, dict) or not all(
+        isinstance(v, (int, float, str, bool)) for v in knobs.values()
+    ):
+        raise ConfigError(
+            f"{s!r}: field 'knobs' must map knob names to numbers (got {str(knobs)[:80]})"
+        )
     return build(rec["construction"], **knobs)
 
 
 def result_witness(name_or_result):
     """The witness recorded in a ``construct NAME --json`` result file, as a ``(1, T, d)`` array,
     or None (a construction name, a directory, a result without a finite witness)."""
+    from .foreign import MAX_TABLE_BYTES, read_json
+
     p = Path(str(name_or_result))
     if not p.is_file():
         return None
     try:
-        w = np.asarray(json.loads(p.read_text()).get("witness"), dtype=np.float64)
-    except (OSError, ValueError, TypeError, AttributeError):
+        rec = read_json(p, where=str(p), max_bytes=MAX_TABLE_BYTES)
+        w = np.asarray(rec.get("witness") if isinstance(rec, dict) else None, dtype=np.float64)
+    except (ValueError, TypeError):  # ConfigError is a ValueError
         return None
     return w[None] if w.ndim == 2 and np.isfinite(w).all() else None
 
@@ -220,6 +226,11 @@ def _check_out(out) -> Path | None:
     if out is None:
         return None
     p = Path(out)
+    if p.is_symlink() and not p.exists():
+        raise ConfigError(
+            f"--out {str(p)!r} is a symbolic link that leads nowhere (dangling or a loop); "
+            "remove it or give another directory"
+        )
     if p.exists() and not p.is_dir():
         raise ConfigError(f"--out {str(p)!r} exists and is not a directory")
     q = p
@@ -636,21 +647,27 @@ def _hf_export(model):
 def load_hf(path):
     """The model of a directory written by ``export(..., to="hf", out=path)``
     (``from_pretrained``, in the dtype it was saved in)."""
+    from .hf_files import check_weights, read_hf_config, require_load
+
     p = Path(path)
-    cfg_file = p / "config.json"
-    if not cfg_file.is_file():
-        raise ConfigError(f"{str(p)!r} is not a Hugging Face model directory (no config.json)")
-    try:
-        mt = json.loads(cfg_file.read_text()).get("model_type")
-    except (ValueError, OSError) as e:
-        raise ConfigError(f"{str(cfg_file)!r} is not readable JSON ({e})") from None
-    if mt != "approxtheory":
+    c = read_hf_config(p, option="export")  # typed and range-checked before anything is built
+    if c["model_type"] != "approxtheory":
         raise ConfigError(
-            f"{str(p)!r} holds a {mt!r} model; export reloads model_type 'approxtheory'"
+            f"{str(p)!r} holds a {c['model_type']!r} model; export reloads model_type "
+            "'approxtheory' (written by `approxtheory export --to hf`)"
         )
+    check_weights(p)
+    dtype = c["_model_config"].torch_dtype
+    require_load(c, p, itemsize=dtype.itemsize)
     _, Model = hf_classes()
-    dtype = _model_from_dict_cfg(json.loads(cfg_file.read_text())["model_config"]).torch_dtype
-    m = Model.from_pretrained(str(p), dtype=dtype)
+    try:
+        m = Model.from_pretrained(str(p), dtype=dtype)
+    except (MemoryError, ConfigError):
+        raise
+    except Exception as e:  # weights that do not fit the config: the files' fault, not a bug
+        raise ConfigError(
+            f"could not load the model in {str(p)!r}: {type(e).__name__}: {str(e)[:200]}"
+        ) from None
     _restore_buffers(m.transformer)
     m.eval()
     return m

@@ -155,6 +155,24 @@ def atomic_write_text(path: Path | str, text: str) -> Path:
     return atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def write_if_changed(path: Path | str, data: bytes | str) -> bool:
+    """Write ``data`` (text as UTF-8) to ``path`` atomically unless ``path`` is a regular file
+    that already holds exactly these bytes; whether it was written. A rerun that changes
+    nothing then rewrites nothing (mtimes kept, no disk traffic)."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    try:
+        st = os.stat(path, follow_symlinks=False)
+        if stat.S_ISREG(st.st_mode) and st.st_size == len(data):
+            with open(path, "rb") as fh:
+                if fh.read(len(data) + 1) == data:
+                    return False
+    except (OSError, ValueError):
+        pass
+    atomic_write_bytes(path, data)
+    return True
+
+
 #: the key of the object that stands for a non-finite number in the JSON files written here
 NONFINITE_FIELD = "$float"
 _NONFINITE_VALUES = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}

@@ -27,6 +27,7 @@ import sympy as sp
 import torch
 
 from .errors import ConfigError, InvalidValueError, MissingSymbolError, UnknownSymbolError
+from .resources import with_threads
 
 __all__ = [
     "SupErrorResult",
@@ -145,6 +146,7 @@ def _err_per_sample(model, task, X: torch.Tensor) -> torch.Tensor:
     return torch.where(bad_input, torch.full_like(e, float("inf")), e)
 
 
+@with_threads
 def errors(model, task, X, batch: int = 4096) -> np.ndarray:
     """ℓ∞ error of each input sequence (no gradient); ``inf`` where the model's output is NaN or
     infinite, and for a sequence whose input holds a NaN or an infinity (a failure, never 0).
@@ -616,6 +618,7 @@ def _result(model, task, S: _Search, budget) -> SupErrorResult:
     )
 
 
+@with_threads
 def sup_error(
     model,
     task,
@@ -703,6 +706,7 @@ def sup_error(
     return _result(model, task, S, budget)
 
 
+@with_threads
 def nmse(model, task, n: int = 4096, seed: int = 0, X=None) -> float:
     """Normalised mean squared error mean((ŷ - y)²)/var(y) on ``n`` random inputs (or on the
     sequences ``X`` when given).

@@ -11,13 +11,22 @@ otherwise; a run without tqdm computes and writes the same results, silently.
 from __future__ import annotations
 
 import contextlib
+import math
 import statistics
 import sys
 import time
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
-__all__ = ["progress_bar", "NoBar", "VerifyProgress", "eta_seconds", "format_eta"]
+__all__ = [
+    "progress_bar",
+    "NoBar",
+    "VerifyProgress",
+    "eta_seconds",
+    "expected_seconds",
+    "format_eta",
+]
 
 
 class NoBar:
@@ -88,6 +97,44 @@ def eta_seconds(
     return max(mean * len(remaining) - current_s, 0.0)
 
 
+def _seconds_by_claim(data) -> dict[str, float]:
+    """Per claim, the seconds in a ``timings.json``-shaped ``data`` (``{"claims": {label:
+    {"duration_s": s}}}``), a claim's mutant labels (``ID~...``) added to it; {} when it has
+    no such shape."""
+    claims = data.get("claims") if isinstance(data, dict) else None
+    out: dict[str, float] = {}
+    if not isinstance(claims, dict):
+        return out
+    for label, t in claims.items():
+        s = t.get("duration_s") if isinstance(t, dict) else t
+        if isinstance(label, str) and isinstance(s, (int, float)) and not isinstance(s, bool):
+            if math.isfinite(s) and s >= 0:
+                cid = label.split("~", 1)[0]
+                out[cid] = out.get(cid, 0.0) + float(s)
+    return out
+
+
+#: the shipped per-claim seconds of a first run (``approxtheory/data/verify_seconds.json``)
+SHIPPED_SECONDS = "verify_seconds.json"
+
+
+def expected_seconds(ids: list[str], previous: Path | None = None) -> dict[str, float]:
+    """Per claim of ``ids``, the seconds its check is expected to take, for the ETA: the
+    previous run's in this folder (its ``timings.json``, ``previous``), else the shipped
+    default (:data:`SHIPPED_SECONDS`: the claims it names, and its ``other_s`` for the rest),
+    so the ETA is known from the first claim on, slow trained checks included."""
+    from .io import read_json_entry
+
+    shipped = read_json_entry(Path(__file__).parent / "data" / SHIPPED_SECONDS, max_bytes=2**20)
+    out = _seconds_by_claim(shipped)
+    other = shipped.get("other_s") if isinstance(shipped, dict) else None
+    if isinstance(other, (int, float)) and not isinstance(other, bool) and other >= 0:
+        out.update((c, float(other)) for c in ids if c not in out)
+    if previous is not None:
+        out.update(_seconds_by_claim(read_json_entry(previous, max_bytes=16 * 2**20)))
+    return {c: out[c] for c in ids if c in out}
+
+
 def format_eta(seconds: float | None) -> str:
     """``ETA ~1m05s`` (``ETA ?`` when unknown)."""
     if seconds is None:
@@ -101,12 +148,13 @@ def format_eta(seconds: float | None) -> str:
 
 
 class VerifyProgress:
-    """``verify``'s bar: claims done of all, the claim running (with its stage and, on a
-    terminal, the sub-progress a long check reports through
-    :meth:`approxtheory.proofs_check.Context.progress`), and an ETA from the previous run's
-    per-claim times (:func:`eta_seconds`). Disabled: prints nothing. Not a terminal: one
-    line per claim and stage as before, no sub-progress. Wall-clock time here only shapes
-    what is shown, never a result."""
+    """``verify``'s progress on stderr. On a terminal: a bar of claims done of all, the claim
+    running (with its stage and the sub-progress a long check reports through
+    :meth:`approxtheory.proofs_check.Context.progress`), and an ETA. Not a terminal (a pipe, a
+    file): one plain line per claim as it finishes (no carriage return, no redraw). Disabled
+    (``--quiet``): nothing. The ETA comes from the previous run's per-claim times and, for
+    claims it did not run, the shipped defaults (:func:`eta_seconds`), so it is shown from the
+    first claim on. Wall-clock time here only shapes what is shown, never a result."""
 
     #: the least seconds between two sub-progress redraws
     REDRAW_S = 0.5
@@ -122,6 +170,8 @@ class VerifyProgress:
     ):
         self.file = file if file is not None else sys.stderr
         self.disable = disable
+        self.desc = desc
+        self.total = len(ids)
         self.jobs = max(1, jobs)
         self.expected = dict(expected or {})
         self.remaining = list(ids)
@@ -129,14 +179,20 @@ class VerifyProgress:
         self.finished: dict[str, float] = {}
         self.tty = bool(getattr(self.file, "isatty", lambda: False)())
         self._last_draw = 0.0
-        self.bar = progress_bar(
-            (),  # updated by hand: the total says how many claims
-            total=len(ids),
-            desc=desc,
-            unit="claim",
-            disable=disable,
-            file=self.file,
-            bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]",
+        self.announced = False
+        self.bar = (
+            progress_bar(
+                (),  # updated by hand: the total says how many claims
+                total=len(ids),
+                desc=desc,
+                unit="claim",
+                disable=disable,
+                file=self.file,
+                bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
+                "[{elapsed}{postfix}]",
+            )
+            if self.tty and not disable
+            else NoBar(())
         )
 
     def _eta(self) -> str:
@@ -156,6 +212,9 @@ class VerifyProgress:
     def start(self, cid: str) -> None:
         if self.disable:
             return
+        if not self.announced and not self.tty:
+            self.announced = True
+            print(f"{self.desc}: {self.total} claims, {self._eta()}", file=self.file, flush=True)
         self.running[cid] = time.monotonic()
         self._show(cid if len(self.running) == 1 else ", ".join(self.running))
 
@@ -186,8 +245,9 @@ class VerifyProgress:
         finally:
             set_hook(None)
 
-    def done(self, cid: str, timings: dict | None = None) -> None:
-        """``cid`` finished; ``timings``: its labels' seconds (this run's ``timings.json``)."""
+    def done(self, cid: str, timings: dict | None = None, verdict: str | None = None) -> None:
+        """``cid`` finished (with ``verdict``); ``timings``: its labels' seconds (this run's
+        ``timings.json``)."""
         if self.disable:
             return
         self.running.pop(cid, None)
@@ -196,14 +256,22 @@ class VerifyProgress:
             for label, t in (timings or {}).items()
             if label.split("~", 1)[0] == cid and isinstance(t, dict)
         ]
-        if any(not t.get("cached") for t in mine):  # a cached claim says nothing of the speed
-            self.finished[cid] = sum(
-                float(t.get("duration_s", 0.0)) for t in mine if not t.get("cached")
-            )
+        computed = [float(t.get("duration_s", 0.0)) for t in mine if not t.get("cached")]
+        if computed:  # a cached claim says nothing of the speed
+            self.finished[cid] = sum(computed)
         if cid in self.remaining:
             self.remaining.remove(cid)
         self.bar.update(1)
         self._show(", ".join(self.running) if self.running else f"{cid} done")
+        if not self.tty:
+            n = self.total - len(self.remaining)
+            how = f"{sum(computed):.1f} s" if computed else "cached"
+            what = f" {verdict}" if verdict else ""
+            print(
+                f"{self.desc}: {n}/{self.total} {cid}{what} ({how}), {self._eta()}",
+                file=self.file,
+                flush=True,
+            )
 
     def close(self) -> None:
         self.bar.close()

@@ -7,8 +7,12 @@ It adds, and changes nothing else:
   profile's, 256 for ``quick``, 1024 for ``full``), ``--approxtheory-profile quick|full`` (the
   grid size of generated rate tests and the default budget), ``--approxtheory-cache DIR`` (where
   measurements are cached; also ``APPROXTHEORY_TEST_CACHE``; default ``.approxtheory-cache/`` in
-  the pytest rootdir), ``--approxtheory-no-cache`` and ``--approxtheory-mutant NAME`` (run a
-  generated rate test against one of its claim's declared mutants);
+  the pytest rootdir), ``--approxtheory-no-cache``, ``--approxtheory-mutant NAME`` (run a
+  generated rate test against one of its claim's declared mutants) and
+  ``--approxtheory-threads N`` (the torch threads of rate tests and of ``measured``; default
+  ``APPROXTHEORY_THREADS``, else 1: the package's thread policy,
+  :func:`approxtheory.resources.threads`, which a test marked ``rate_test`` or using
+  ``measured`` runs under; other tests keep torch's setting);
 * the session fixture ``measured`` (:class:`approxtheory.testing.Measured`): ``sup_error`` and
   ``nmse`` cached on disk under a key of the model's weights, the task, the search settings and
   the code, so that an unchanged rate test measures nothing on its second run (and
@@ -42,6 +46,7 @@ __all__ = [
     "measured",
     "pytest_assertrepr_compare",
     "pytest_runtest_makereport",
+    "pytest_runtest_call",
     "pytest_terminal_summary",
     "CACHE_ENV",
     "DEFAULT_CACHE",
@@ -116,6 +121,14 @@ def pytest_addoption(parser) -> None:
         help="run generated rate tests against their claim's declared mutant NAME (they "
         "should fail)",
     )
+    group.addoption(
+        "--approxtheory-threads",
+        type=_budget,
+        default=None,
+        metavar="N",
+        help="torch threads of rate tests and of the `measured` fixture (default: "
+        "$APPROXTHEORY_THREADS, else 1; approxtheory.resources.threads)",
+    )
 
 
 def _pretty(obj, p, cycle) -> None:  # a Hypothesis pretty-printer
@@ -130,6 +143,28 @@ def pytest_configure(config) -> None:
         "rate_test(claim=None, over=None): a rate test of a claim, measured with the "
         "`measured` fixture (approxtheory)",
     )
+    from .errors import ConfigError
+    from .resources import set_threads
+
+    try:  # the package's thread policy; a bad count or APPROXTHEORY_THREADS: one line
+        set_threads(config.getoption("approxtheory_threads", None))
+    except ConfigError as e:
+        raise pytest.UsageError(str(e)) from None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    """A rate test (the ``rate_test`` marker) or a test using the ``measured`` fixture runs
+    with the package's torch thread count (:func:`approxtheory.resources.threads`, 1 by
+    default); any other test is left as it is."""
+    uses = "measured" in getattr(item, "fixturenames", ())
+    if not uses and item.get_closest_marker("rate_test") is None:
+        yield
+        return
+    from .resources import using_threads
+
+    with using_threads():
+        yield
 
 
 def _register_printers() -> None:

@@ -17,6 +17,7 @@ from .io import atomic_write_bytes, atomic_write_text
 from .plots import plot_from_csv, slope_plot
 from .report_page import CSS as _CSS
 from .report_page import SCRIPT as _SCRIPT
+from .report_page import run_note
 
 __all__ = [
     "write_csv",
@@ -42,6 +43,11 @@ STYLE = Path(__file__).with_name("plot.mplstyle")
 
 def write_csv(path: Path, rows: Sequence[dict]) -> Path:
     """Write ``rows`` as a CSV (columns in first-seen order; atomic) and return the path."""
+    return atomic_write_text(path, csv_text(rows))
+
+
+def csv_text(rows: Sequence[dict]) -> str:
+    """The text :func:`write_csv` writes for ``rows``."""
     cols: list[str] = []
     for r in rows:
         for k in r:
@@ -52,7 +58,7 @@ def write_csv(path: Path, rows: Sequence[dict]) -> Path:
     w.writeheader()
     for r in rows:
         w.writerow({k: r.get(k, "") for k in cols})
-    return atomic_write_text(path, buf.getvalue())
+    return buf.getvalue()
 
 
 def read_csv(path: Path) -> list[dict]:
@@ -475,6 +481,9 @@ def figures(r: dict) -> list[tuple[str, str]]:
         rows += _named("witness", r["witness"])
     for k, v in (r.get("volatile") or {}).items():
         rows += _named(f"this run: {_one_line(k, 80)}", v)
+    if isinstance(r.get("computed_s"), (int, float)):
+        cached = " (read from the cache)" if r.get("cached") else ""
+        rows.append(("computed in", f"{r['computed_s']:.1f} s{cached}"))
     sc = r.get("scale")
     if isinstance(sc, dict):
         for name, e in sc.items():
@@ -672,13 +681,13 @@ def render_markdown(records: Sequence[dict], meta: dict) -> str:
     counts: dict[str, int] = {}
     for r in records:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
-    wall = meta.get("wall_s")
     lines = [
         "# approxtheory verify report",
         "",
         f"Profile {_md_code(meta['profile'])}, seed {meta['seed']}, {len(records)} claims, "
         f"approxtheory {_md_text(meta['version'])}, git {_md_text(meta.get('git') or 'unknown')}"
-        + (f", {wall:.1f} s." if isinstance(wall, (int, float)) else "."),
+        + _md_text(run_note(meta))
+        + ".",
         "",
         "Verdicts: "
         + _md_text(
@@ -973,11 +982,9 @@ def _html_controls(records: Sequence[dict], verdicts: list[str], papers: list[st
 def _html_head(records: Sequence[dict], meta: dict) -> str:
     """The line under the title: profile, seed, claim count, version, git, wall time."""
     e = html.escape
-    wall = meta.get("wall_s")
     head = (
         f"Profile <code>{e(str(meta['profile']))}</code>, seed {e(str(meta['seed']))}, "
         f"{len(records)} claims, approxtheory {e(str(meta['version']))}, "
-        f"git {e(str(meta.get('git') or 'unknown'))}"
-        + (f", {wall:.1f} s" if isinstance(wall, (int, float)) else "")
+        f"git {e(str(meta.get('git') or 'unknown'))}" + e(run_note(meta))
     )
     return head

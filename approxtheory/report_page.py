@@ -2,7 +2,7 @@
 record ever goes into them). :func:`approxtheory.report.render_html` inlines both; the page's
 Content-Security-Policy allows the script by its hash."""
 
-__all__ = ["SCRIPT", "CSS"]
+__all__ = ["SCRIPT", "CSS", "run_note"]
 
 # The page's one script: static text (no record text ever goes into it; it reads the rows'
 # data-attributes and text), allowed by the page's Content-Security-Policy through its hash.
@@ -109,3 +109,21 @@ td.plots img { width: 100%; max-width: 480px; display: block; margin-bottom: 4px
 details.formulas div.f { margin: 0.25em 0 0.25em 0.8em; font-size: 15px; overflow-x: auto; }
 summary { cursor: pointer; color: #555; }
 """
+
+
+def run_note(meta: dict) -> str:
+    """The report's times: how long the computation behind its verdicts took (``computed_s``,
+    from the cache entries for the ``cached`` claims) and when and how fast this run assembled
+    the report (``assembled``, ``wall_s``); "" when the meta holds none."""
+    parts = []
+    if isinstance(meta.get("computed_s"), (int, float)):
+        cached = meta.get("cached") or 0
+        parts.append(
+            f"verdicts computed in {meta['computed_s']:.1f} s of checks"
+            + (f" ({cached} read from the cache)" if cached else "")
+        )
+    wall = meta.get("wall_s")
+    if isinstance(wall, (int, float)):
+        when = f" at {meta['assembled']}" if meta.get("assembled") else ""
+        parts.append(f"this report assembled{when} in {wall:.1f} s")
+    return "".join(f", {p}" for p in parts)

@@ -24,6 +24,12 @@ of this machine's memory (the cgroup limit where there is one) and 24 hours.
 Estimates are lower bounds of the dominant allocations (float64 unless stated): a refusal means the
 work certainly does not fit; passing does not promise that it does.
 
+Threads: every entry point that computes (the CLI's commands, the pytest plugin, the
+library's search and bracket functions) runs torch with :func:`threads` threads: 1 by default
+(:data:`DEFAULT_THREADS`, measured best), else ``APPROXTHEORY_THREADS``, else what
+:func:`set_threads` or the CLI's ``--threads N`` says; ``verify`` and experiment cells always
+compute with one (their records must not depend on the thread count).
+
 Measurements: ``approxtheory.measure`` calls ``require_sup_error(model, task, budget,
 batch=batch)`` at the top of ``sup_error`` and ``require_errors(model, task, len(X),
 batch=batch)`` at the top of ``errors``.
@@ -36,12 +42,22 @@ import functools
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from fractions import Fraction
+from typing import ParamSpec, TypeVar
 
 from .errors import ConfigError, ResourceLimitError
 
 __all__ = [
+    "THREADS_ENV",
+    "DEFAULT_THREADS",
+    "threads",
+    "set_threads",
+    "using_threads",
+    "with_threads",
+    "pinned_threads",
+    "check_threads",
+    "max_threads",
     "ENV_BYTES",
     "ENV_SECONDS",
     "DEFAULT_MEMORY_FRACTION",
@@ -49,6 +65,7 @@ __all__ = [
     "FLOPS_PER_SECOND",
     "require",
     "limits",
+    "memory_option",
     "max_bytes",
     "max_seconds",
     "machine_memory",
@@ -228,7 +245,26 @@ def limits(max_bytes: int | str | None = None, max_seconds: float | None = None)
         _override.pop()
 
 
+_option_stack: list[bool] = []  # stack of memory_option() contexts
+
+
+@contextlib.contextmanager
+def memory_option(present: bool) -> Iterator[None]:
+    """Whether the command running inside the block has a ``--max-memory`` option: a refusal
+    advises it only then (the CLI enters this around every command; issue 43)."""
+    _option_stack.append(bool(present))
+    try:
+        yield
+    finally:
+        _option_stack.pop()
+
+
 def _how_to_raise_memory() -> str:
+    if _option_stack and not _option_stack[-1]:
+        return (
+            f"use smaller sizes, or raise the limit with {ENV_BYTES}=SIZE in the environment "
+            f"(e.g. {ENV_BYTES}=32G, or 'unlimited')"
+        )
     return (
         f"use smaller sizes, or raise the limit with {ENV_BYTES}=SIZE in the environment or "
         f"--max-memory SIZE on the command line (e.g. 32G, or 'unlimited')"
@@ -435,3 +471,112 @@ def keep_freed_memory() -> bool:
         return False
     _ALLOCATOR_TUNED = ok
     return ok
+
+
+# ----------------------------------------------------------------------------- threads
+
+#: the environment variable that sets the torch thread count of every computation
+THREADS_ENV = "APPROXTHEORY_THREADS"
+#: the default torch thread count: one. Measured (``approxtheory bench threads``): the
+#: project's workloads are small tensors, where more threads add synchronisation, not speed; on
+#: a machine with other work running they fight it (``construct hc_k1 --gate -1`` 51.0 s wall /
+#: 16.9 s CPU with torch's default against 26.5 s / 6.5 s with one thread, load 6-8), and idle
+#: the wall time is the same with 2.6x less CPU.
+DEFAULT_THREADS = 1
+_THREADS: list[int] = []  # set_threads's count, when one is set
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def max_threads() -> int:
+    """The largest thread count accepted: 256, or four per core where that is more."""
+    return max(256, 4 * (os.cpu_count() or 1))
+
+
+def check_threads(n, what: str = "threads") -> int:
+    """``n`` when it is a whole number from 1 to :func:`max_threads`, else a ConfigError."""
+    top = max_threads()
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= top:
+        raise ConfigError(f"{what} must be a whole number from 1 to {top} (got {n!r})")
+    return n
+
+
+def threads() -> int:
+    """The torch thread count of the package's computations, by precedence: the count given to
+    :func:`set_threads` (the CLI's ``--threads N`` sets it), the environment variable
+    ``APPROXTHEORY_THREADS``, :data:`DEFAULT_THREADS` (1). A malformed environment value is a
+    ConfigError (the CLI: one line, exit 2)."""
+    if _THREADS:
+        return _THREADS[-1]
+    text = os.environ.get(THREADS_ENV, "").strip()
+    if not text:
+        return DEFAULT_THREADS
+    try:
+        n = int(text, 10)
+    except ValueError:
+        raise ConfigError(
+            f"{THREADS_ENV} must be a whole number from 1 to {max_threads()} (got {text[:40]!r})"
+        ) from None
+    return check_threads(n, THREADS_ENV)
+
+
+def set_threads(n: int | None) -> int:
+    """Set the package's torch thread count for this process (``None``: back to the
+    environment variable or the default) and apply it to torch; the count now in force."""
+    if n is not None:
+        check_threads(n)
+    _THREADS.clear()
+    if n is not None:
+        _THREADS.append(n)
+    count = threads()
+    import sys
+
+    if "torch" in sys.modules:  # not imported yet: the entry points apply it when they compute
+        sys.modules["torch"].set_num_threads(count)
+    return count
+
+
+@contextlib.contextmanager
+def using_threads(n: int | None = None) -> Iterator[int]:
+    """Compute with ``n`` torch threads (default :func:`threads`) inside; torch's count before
+    is restored after."""
+    import torch
+
+    count = threads() if n is None else check_threads(n)
+    old = torch.get_num_threads()
+    if old != count:
+        torch.set_num_threads(count)
+    try:
+        yield count
+    finally:
+        if torch.get_num_threads() != old:
+            torch.set_num_threads(old)
+
+
+@contextlib.contextmanager
+def pinned_threads(n: int) -> Iterator[int]:
+    """Inside, the package's thread count is ``n`` whatever :func:`set_threads` or the
+    environment say (``verify`` and experiment cells pin 1: their records must not depend on
+    the thread count), applied to torch; both are restored after."""
+    import torch
+
+    check_threads(n)
+    old = torch.get_num_threads()
+    _THREADS.append(n)
+    torch.set_num_threads(n)
+    try:
+        yield n
+    finally:
+        _THREADS.pop()
+        torch.set_num_threads(old)
+
+
+def with_threads(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Decorator: ``fn`` computes under :func:`using_threads` (the package's thread policy)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with using_threads():
+            return fn(*args, **kwargs)
+
+    return wrapper

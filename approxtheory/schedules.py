@@ -161,9 +161,19 @@ class Schedule:
         """Per-head width d / h_l of every layer."""
         return tuple(self.d // h for h in self.heads)
 
-    def layer_specs(self, ffn_hidden: Sequence[int] = ()) -> list[LayerSpec]:
-        """The shared model's per-layer specs: ``h_l`` heads of width ``d / h_l``."""
-        return [LayerSpec(h, self.d // h, ffn_hidden=tuple(ffn_hidden)) for h in self.heads]
+    def layer_specs(
+        self, ffn_hidden: Sequence[int] = (), kv_groups: Sequence[int] | None = None
+    ) -> list[LayerSpec]:
+        """The shared model's per-layer specs: ``h_l`` heads of width ``d / h_l``; with
+        ``kv_groups`` (one per layer, each dividing its layer's head count), that many shared
+        key/value heads (GQA)."""
+        kv = [None] * self.L if kv_groups is None else _bounded_tuple(kv_groups, "kv_groups")
+        if len(kv) != self.L:
+            raise ConfigError(f"kv_groups has {len(kv)} entries for {self.L} layers")
+        return [
+            LayerSpec(h, self.d // h, ffn_hidden=tuple(ffn_hidden), kv_groups=g)
+            for h, g in zip(self.heads, kv)
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -373,6 +383,7 @@ def model_config(
     bias: bool = True,
     dtype: DType = "float32",
     d_io: int = 8,
+    kv_groups: Sequence[int] | None = None,
 ) -> ModelConfig:
     """The shared model for ``schedule``: causal, per-token read-out, RoPE on every head's full
     width, SwiGLU of hidden width ``ffn`` (default int(8d/3)) without biases, attention biases
@@ -384,7 +395,7 @@ def model_config(
     return ModelConfig(
         d_in=d_io,
         width=schedule.d,
-        layers=schedule.layer_specs(ffn_hidden=(f,)),
+        layers=schedule.layer_specs(ffn_hidden=(f,), kv_groups=kv_groups),
         d_out=d_io,
         readout="tokens",
         causal=True,
@@ -436,17 +447,22 @@ def count(
     batch: int = 1,
     ffn: int | None = None,
     bias: bool = True,
+    kv_groups: Sequence[int] | None = None,
+    backward: bool = True,
 ) -> dict[str, Any]:
     """Parameters (from the built modules) and FLOPs of the shared model for ``schedule``, built
     on the ``meta`` device, counted on the explicit attention path (``return_attention=True``:
     QKᵀ and AV are matmuls there, whereas CPU's fused SDPA kernel counts zero); one forward for
-    the per-layer counts, one forward+backward for the total."""
+    the per-layer counts, one forward+backward for the total (``fwd_bwd_flops``; None with
+    ``backward=False``). ``kv_groups``: shared key/value heads per layer (GQA; default: one per
+    query head); ``kv_cache_elements`` is the keys and values one sequence of length T keeps
+    per layer (``T·g_l·(head_dim + value_dim)``, read from the built layers' specs)."""
     from torch.utils.flop_counter import FlopCounterMode
 
     _pos_int("T", T)
     _pos_int("batch", batch)
     _check_schedule(schedule)
-    cfg = model_config(schedule, ffn, bias)
+    cfg = model_config(schedule, ffn, bias, kv_groups=kv_groups)
     _check_elements(schedule, cfg, T, batch)
     with torch.device("meta"):
         m = Transformer(cfg)
@@ -461,9 +477,12 @@ def count(
     per_module = fc.get_flop_counts()
     fwd = [int(sum(per_module[f"Transformer.layers.{i}"].values())) for i in range(schedule.L)]
     fwd_total = int(fc.get_total_flops())
-    with FlopCounterMode(display=False) as fc:
-        out, _ = m(X, return_attention=True)
-        out.sum().backward()
+    fwd_bwd = None
+    if backward:
+        with FlopCounterMode(display=False) as fc:
+            out, _ = m(X, return_attention=True)
+            out.sum().backward()
+        fwd_bwd = int(fc.get_total_flops())
     softmax = [int(a.numel()) for a in atts]  # attention probabilities computed per forward
     return {
         "schedule": schedule.to_dict(),
@@ -473,7 +492,11 @@ def count(
         "params": params,
         "fwd_flops_per_layer": fwd,
         "fwd_flops": fwd_total,
-        "fwd_bwd_flops": int(fc.get_total_flops()),
+        "fwd_bwd_flops": fwd_bwd,
+        "kv_cache_elements_per_layer": [
+            T * s.kv_groups * (s.head_dim + s.value_dim)  # type: ignore[operator]
+            for s in cfg.layers
+        ],
         "softmax_scores_per_layer": softmax,
         "softmax_scores": sum(softmax),
     }

@@ -129,6 +129,31 @@ def _synthetic_known(c) -> float:
     return W * known_softmax_max(c.task.T, beta * W, width=1.0)
 
 
+def select_cases(cases: list, only: str | None, fields=("construction",), panels=None) -> list:
+    """The ``cases`` whose label contains ``only`` or whose ``fields`` equal it (all where
+    ``only`` is None). An empty ``only`` is refused, and so is one that matches no case of any
+    of ``panels`` (default: ``cases``), listing what exists (issue 43)."""
+    from .errors import ConfigError
+
+    if only is None:
+        return list(cases)
+
+    def hit(c, fields=fields) -> bool:
+        return only in c.label or any(getattr(c, f, None) == only for f in fields)
+
+    if not str(only).strip():
+        raise ConfigError("--only needs a case label or a construction (got '')")
+    chosen = [c for c in cases if hit(c)]
+    every = [c for p in (panels or [cases]) for c in p]
+    if not any(hit(c, (*fields, "construction", "claim")) for c in every):
+        names = sorted({c.label for c in every} | {getattr(c, "construction", "") for c in every})
+        raise ConfigError(
+            f"--only {str(only)[:60]!r} matches no case; the cases and constructions: "
+            f"{', '.join(n for n in names if n)}"
+        )
+    return chosen
+
+
 def panel() -> list[Case]:
     """The benchmark panel (issue 8): 14 cases with known worst errors."""
     cases = []
@@ -228,9 +253,7 @@ def run_panel(
     known, their ratio and, with ``upper``, the certified upper bracket.
     """
     rows = []
-    for case in panel():
-        if only and only not in case.label and only != case.construction:
-            continue
+    for case in select_cases(panel(), only):
         row = run_case(case, budget=budget, seed=seed, upper=upper)
         if progress:
             import sys

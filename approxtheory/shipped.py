@@ -104,7 +104,8 @@ def _module_source(name: str) -> bytes:
 def _names(code: types.CodeType):
     """Every global name a code object (and the functions nested in it) loads, and every
     ``(module, name, level)`` it imports inside a function (``from .m import f``)."""
-    module, consts = None, []
+    module: str | None = None
+    consts: list = []
     for ins in dis.get_instructions(code):
         if ins.opname == "LOAD_CONST":
             consts = [*consts[-1:], ins.argval]
@@ -127,6 +128,7 @@ def _imported(owner_module: str, target: tuple) -> object:
 
     module, name = target
     try:
+        mod: types.ModuleType | None
         if module.startswith("."):
             pkg = owner_module.rsplit(".", 1)[0]
             mod = importlib.import_module(module.rstrip(".") or ".", pkg)

@@ -40,11 +40,12 @@ from .errors import ApproxTheoryError
 from .io import (
     atomic_write_checked_json,
     atomic_write_json,
-    atomic_write_text,
     json_roundtrip,
+    json_text,
     read_checked_json,
     safe_dir,
     safe_path,
+    write_if_changed,
 )
 from .provenance import git_revision, libraries, package_version, source_fingerprint
 
@@ -554,26 +555,6 @@ def check_jobs(jobs) -> int:
     return jobs
 
 
-def _previous_seconds(path: Path) -> dict[str, float]:
-    """Per claim, the seconds the previous run in this folder spent on it (its own check plus
-    its mutants), from its ``timings.json``; {} when there is none or it is unreadable. Used for
-    the progress bar's ETA only."""
-    from .io import read_json_entry
-
-    data = read_json_entry(path, max_bytes=16 * 2**20)
-    claims = data.get("claims") if isinstance(data, dict) else None
-    out: dict[str, float] = {}
-    if not isinstance(claims, dict):
-        return out
-    for label, t in claims.items():
-        s = t.get("duration_s") if isinstance(t, dict) else None
-        if isinstance(label, str) and isinstance(s, (int, float)) and not isinstance(s, bool):
-            if math.isfinite(s) and s >= 0:
-                cid = label.split("~", 1)[0]
-                out[cid] = out.get(cid, 0.0) + float(s)
-    return out
-
-
 def _verify_claim(c, ctx, cache: _Cache, timings: dict, mutants: bool, stage=None) -> dict:
     """One claim's record: its check (from the cache or run) and, with ``mutants``, its declared
     and generated mutants when it passes. ``stage(text)`` is told which part runs."""
@@ -598,16 +579,17 @@ def _verify_cell(cfg: dict) -> dict:
     the client's torch thread count so that every number is what ``--jobs 1`` computes."""
     import json
 
-    import torch
-
     from .catalogue import claim
     from .proofs_check import Context
+    from .resources import pinned_threads
 
-    torch.set_num_threads(cfg["threads"])  # run_cell restores its own count afterwards
     cache = _Cache(Path(cfg["cache"]), use=cfg["use_cache"])
     ctx = Context(**cfg["ctx"])
     timings: dict[str, dict] = {}
-    recs = [_verify_claim(claim(cid), ctx, cache, timings, cfg["mutants"]) for cid in cfg["claims"]]
+    with pinned_threads(cfg["threads"]):  # run_cell pins its own count around this
+        recs = [
+            _verify_claim(claim(cid), ctx, cache, timings, cfg["mutants"]) for cid in cfg["claims"]
+        ]
     return {"payload": json.dumps({"recs": recs, "timings": timings, "skipped": cache.skipped})}
 
 
@@ -654,7 +636,7 @@ def _verify_parallel(selected, ctx, cache: _Cache, timings: dict, mutants, jobs,
         cache.skipped += d["skipped"]
         for i, rec in zip(groups[k], d["recs"]):
             got[i] = rec
-            bar.done(selected[i].id, d["timings"])
+            bar.done(selected[i].id, d["timings"], rec["verdict"])
     return [got[i] for i in range(len(selected))]
 
 
@@ -706,32 +688,29 @@ def run_verify(
     # (a reduction's order follows the thread count), and on a shared machine threads fight
     # (measured: HC-T2a 201 s with 2 threads against 15 s with 1, the same verdict). Experiment
     # cells already train with one thread (approxtheory.executors.CELL_THREADS).
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+    from .resources import pinned_threads
     from .shipped import RETRAIN_ENV
 
     if retrain:  # read by the checks in this process and in --jobs workers alike
         os.environ[RETRAIN_ENV] = "1"
     try:
-        return _run_verify(
-            RunOptions(
-                profile=profile,
-                only=only,
-                out=out,
-                fail_on=fail_on,
-                seed=seed,
-                progress=progress,
-                use_cache=use_cache,
-                mutants=mutants,
-                results=results,
-                jobs=jobs,
-                retrain=retrain,
+        with pinned_threads(1):
+            return _run_verify(
+                RunOptions(
+                    profile=profile,
+                    only=only,
+                    out=out,
+                    fail_on=fail_on,
+                    seed=seed,
+                    progress=progress,
+                    use_cache=use_cache,
+                    mutants=mutants,
+                    results=results,
+                    jobs=jobs,
+                    retrain=retrain,
+                )
             )
-        )
     finally:
-        torch.set_num_threads(threads)
         if retrain:
             os.environ.pop(RETRAIN_ENV, None)
 
@@ -772,7 +751,7 @@ def _run_with_results(opts: RunOptions, results: str | Path) -> int:
             f"schema: {', '.join(sorted(SCHEMAS))})"
         )
     with using_results(ids[0], results):
-        return run_verify(
+        rc = run_verify(
             profile=opts.profile,
             only=ids,
             out=opts.out,
@@ -783,6 +762,27 @@ def _run_with_results(opts: RunOptions, results: str | Path) -> int:
             mutants=opts.mutants,
             jobs=1,  # the given results live in this process
         )
+    _refuse_unjudged(ids[0], results, Path(opts.out))
+    return rc
+
+
+def _refuse_unjudged(cid: str, results, out: Path) -> None:
+    """Rows that pass the schema but that the check cannot judge (it crashed on them: a
+    configuration its criterion compares is missing) are bad input: one line, whatever
+    ``--quiet`` says (issue 43)."""
+    from .io import read_json_entry
+
+    data = read_json_entry(out / "verdicts.json")
+    recs = data.get("verdicts", []) if isinstance(data, dict) else []
+    for r in recs:
+        if isinstance(r, dict) and r.get("claim") == cid and r.get("verdict") == "error":
+            why = str(r.get("evidence", "")).removeprefix("the check crashed: ")[:200]
+            raise ApproxTheoryError(
+                f"--results {str(results)!r}: {cid}'s check cannot judge these rows ({why}): "
+                f"they pass the schema but lack a configuration its criterion compares (e.g. "
+                f"the same seeds and T at every head count); see `approxtheory verify "
+                f"--results-schema {cid}`"
+            )
 
 
 def _prepare_out(out: Path, use_cache: bool) -> tuple[Path, _Cache]:
@@ -801,7 +801,7 @@ def _prepare_out(out: Path, use_cache: bool) -> tuple[Path, _Cache]:
 def _check_all(selected, ctx, cache: _Cache, timings: dict, opts: RunOptions, jobs: int, out):
     """The records of ``selected``, in their order, one at a time or ``jobs`` at a time, with
     the progress bar."""
-    from .progress import VerifyProgress
+    from .progress import VerifyProgress, expected_seconds
     from .proofs_check._core import set_progress_hook
 
     profile, mutants = opts.profile, opts.mutants
@@ -809,7 +809,7 @@ def _check_all(selected, ctx, cache: _Cache, timings: dict, opts: RunOptions, jo
         [c.id for c in selected],
         desc=f"verify ({profile}{'' if jobs == 1 else f', {jobs} jobs'})",
         disable=not opts.progress,
-        expected=_previous_seconds(out / "timings.json"),
+        expected=expected_seconds([c.id for c in selected], out / "timings.json"),
         jobs=jobs,
     )
     if jobs == 1:
@@ -819,7 +819,7 @@ def _check_all(selected, ctx, cache: _Cache, timings: dict, opts: RunOptions, jo
             with shown_bar.sub_progress(set_progress_hook):
                 rec = _verify_claim(c, ctx, cache, timings, mutants, shown_bar.stage)
             records.append(rec)
-            shown_bar.done(c.id, timings)
+            shown_bar.done(c.id, timings, rec["verdict"])
     else:
         records = _verify_parallel(selected, ctx, cache, timings, mutants, jobs, shown_bar)
     shown_bar.close()
@@ -828,28 +828,43 @@ def _check_all(selected, ctx, cache: _Cache, timings: dict, opts: RunOptions, jo
 
 def _write_data(records: list, out: Path, profile: str) -> None:
     """Each record's CSVs and plots (drawn from the CSVs only), named in its ``csv`` and
-    ``plots``."""
-    from .report import plot_from_csv, slope_plot, write_csv
+    ``plots``. A file that would get the bytes it holds is not rewritten, and a plot is redrawn
+    only when its CSV, spec or the plotting code changed (:class:`approxtheory.plots.ledger.
+    PlotLedger`): a rerun with nothing recomputed writes nothing here."""
+    from .io import write_if_changed
+    from .plots.ledger import PlotLedger
+    from .report import csv_text, plot_from_csv, slope_plot
 
+    ledger = PlotLedger(safe_path(out, ".cache/plots.json"))
     for rec in records:
         rec["csv"], rec["plots"] = [], []
+        cid = rec["claim"]
         if rec["rows"]:
-            p = safe_path(out, f"data/{rec['claim']}.csv")
-            write_csv(p, rec["rows"])
+            p = safe_path(out, f"data/{cid}.csv")
+            text = csv_text(rec["rows"])
+            write_if_changed(p, text)
             rec["csv"].append(str(p.relative_to(out)))
             if rec["plot"] and profile != "smoke":  # smoke draws no plot (the CSV is there)
-                png = safe_path(out, f"plots/{rec['claim']}.png")
-                plot_from_csv(p, rec["plot"], png)
+                png = safe_path(out, f"plots/{cid}.png")
+                spec = rec["plot"]
+                ledger.draw(png, [text, spec], functools.partial(plot_from_csv, p, spec, png))
                 rec["plots"].append(str(png.relative_to(out)))
         if rec["slopes"]:
-            p = safe_path(out, f"data/{rec['claim']}.slopes.csv")
-            write_csv(p, rec["slopes"])
+            p = safe_path(out, f"data/{cid}.slopes.csv")
+            text = csv_text(rec["slopes"])
+            write_if_changed(p, text)
             rec["csv"].append(str(p.relative_to(out)))
             if profile == "smoke":
                 continue
-            png = safe_path(out, f"plots/{rec['claim']}.slopes.png")
-            slope_plot(rec["slopes"], f"{rec['claim']}: fitted vs predicted exponent", png)
+            png = safe_path(out, f"plots/{cid}.slopes.png")
+            title = f"{cid}: fitted vs predicted exponent"
+            ledger.draw(
+                png,
+                [text, title],
+                functools.partial(slope_plot, rec["slopes"], title, png),
+            )
             rec["plots"].append(str(png.relative_to(out)))
+    ledger.save()
 
 
 def _write_report(records, selected, timings: dict, opts: RunOptions, out: Path, t0) -> float:
@@ -877,21 +892,46 @@ def _write_report(records, selected, timings: dict, opts: RunOptions, out: Path,
     public = [
         {k: v for k, v in r.items() if k not in ("rows", "plot", "volatile")} for r in records
     ]
-    shown_records = [{**p, "volatile": r.get("volatile", {})} for p, r in zip(public, records)]
-    atomic_write_json(safe_path(out, "verdicts.json"), {"meta": meta, "verdicts": public})
+    computed = _computed_seconds(timings)
+    shown_records = [
+        {**p, "volatile": r.get("volatile", {}), **computed.get(r["claim"], {})}
+        for p, r in zip(public, records)
+    ]
+    write_if_changed(safe_path(out, "verdicts.json"), json_text({"meta": meta, "verdicts": public}))
     wall = time.time() - t0
     atomic_write_json(safe_path(out, "timings.json"), {"wall_s": round(wall, 3), "claims": timings})
-    shown = {**meta, "wall_s": wall}
-    atomic_write_text(safe_path(out, "report.md"), render_markdown(shown_records, shown))
-    atomic_write_text(
+    shown = {
+        **meta,
+        "wall_s": wall,
+        "assembled": time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(t0)),
+        "computed_s": sum(c["computed_s"] for c in computed.values()),
+        "cached": sum(1 for c in computed.values() if c["cached"]),
+    }
+    write_if_changed(safe_path(out, "report.md"), render_markdown(shown_records, shown))
+    write_if_changed(
         safe_path(out, "report.html"),
         render_html(shown_records, shown, formulas=formulas_of(selected)),
     )
     return wall
 
 
+def _computed_seconds(timings: dict) -> dict[str, dict]:
+    """Per claim: ``computed_s``, the seconds of the computation that produced its verdict (its
+    check and mutants, when they ran, in this run or the one whose cache entry was read), and
+    ``cached``, whether all of it came from the cache."""
+    out: dict[str, dict] = {}
+    for label, t in timings.items():
+        if not isinstance(t, dict) or "duration_s" not in t:
+            continue
+        c = out.setdefault(label.split("~", 1)[0], {"computed_s": 0.0, "cached": True})
+        c["computed_s"] += float(t["duration_s"])
+        c["cached"] = c["cached"] and bool(t.get("cached"))
+    return out
+
+
 def _summarise(records: list, wall: float, cache: _Cache, out: Path, opts: RunOptions) -> int:
-    """The run's summary on stderr (with ``progress``) and its exit code."""
+    """The run's summary and where its report is, on stdout (with ``progress``; a warning on
+    stderr), and its exit code."""
     crashed = [r["claim"] for r in records if r["verdict"] == "error"]
     refuted = [r["claim"] for r in records if r["verdict"] == "refuted"]
     inconsistent = [r["claim"] for r in records if r["verdict"] == "inconsistent"]
@@ -902,17 +942,16 @@ def _summarise(records: list, wall: float, cache: _Cache, out: Path, opts: RunOp
         print(
             f"verify: {len(records)} claims in {wall:.1f} s: "
             + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())),
-            file=sys.stderr,
         )
         if refuted:
-            print(f"refuted: {', '.join(refuted)}", file=sys.stderr)
+            print(f"refuted: {', '.join(refuted)}")
         if inconsistent:
-            print(f"inconsistent: {', '.join(inconsistent)}", file=sys.stderr)
+            print(f"inconsistent: {', '.join(inconsistent)}")
         if crashed:
-            print(f"checks that crashed: {', '.join(crashed)}", file=sys.stderr)
+            print(f"checks that crashed: {', '.join(crashed)}")
         if cache.skipped:
             print(f"cache entries not written: {cache.skipped}", file=sys.stderr)
-        print(f"report: {out / 'report.md'} and {out / 'report.html'}", file=sys.stderr)
+        print(f"report: {out / 'report.md'} and {out / 'report.html'}", flush=True)
     if crashed:
         return 1
     if opts.fail_on == "refuted" and refuted:

@@ -107,14 +107,37 @@ def _schema(claim: str) -> ResultsSchema:
     return SCHEMAS[claim]
 
 
+#: the range of each integer column (a value outside is a typo or garbage, never a trained
+#: model: heads 0 or -4, T = 10^20); other integer columns: :data:`INT_RANGE`
+INT_RANGES = {
+    "heads": (1, 4096),
+    "h1": (1, 4096),
+    "h2": (1, 4096),
+    "D": (1, 4096),
+    "T": (1, 10**7),
+    "hidden": (1, 10**9),
+    "head_dim": (1, 10**6),
+    "total_width": (1, 10**7),
+    "layers": (1, 10**4),
+    "mlp_params": (1, 10**15),
+    "seed": (0, 2**63 - 1),
+}
+INT_RANGE = (0, 10**15)
+
+
 def _value(kind: str, text: str, col: str, line: int, path: str):
     where = f"{path}, line {line}, column {col!r}"
     t = (text or "").strip()
     if kind == "int":
+        lo, hi = INT_RANGES.get(col, INT_RANGE)
         try:
-            v = int(t)
+            v = int(t) if len(t) <= 40 else None
         except ValueError:
-            raise ConfigError(f"{where}: {t!r} is not an integer") from None
+            v = None
+        if v is None:
+            raise ConfigError(f"{where}: {t[:40]!r} is not an integer (from {lo} to {hi})")
+        if not lo <= v <= hi:
+            raise ConfigError(f"{where}: {v} is outside {lo} .. {hi}")
         return v
     try:
         x = float(t)  # float() parses a number; it never evaluates an expression
@@ -130,22 +153,36 @@ def _value(kind: str, text: str, col: str, line: int, path: str):
 def load_results(claim: str, path: str | Path) -> dict[str, tuple]:
     """The rows of the results CSV at ``path`` for ``claim``'s check, validated against its
     schema and grouped by the experiment each stands for: ``{experiment name: rows}``."""
+    return _load(claim, path)[0]
+
+
+def _load(claim: str, path: str | Path) -> tuple[dict[str, tuple], str]:
+    """:func:`load_results` and the SHA-256 (16 hex digits) of the bytes it read."""
+    from approxtheory.foreign import read_bytes
+
     s = _schema(claim)
-    p = Path(path)
     shown = str(path)
-    if not p.is_file():
-        raise ConfigError(f"--results {shown!r}: not a readable regular file")
-    if p.stat().st_size > MAX_RESULTS_BYTES:
-        raise ConfigError(
-            f"--results {shown!r}: larger than {MAX_RESULTS_BYTES // 2**20} MiB (a results table is"
-            " one row per trained model)"
-        )
+    data = read_bytes(path, where=f"--results {shown!r}", max_bytes=MAX_RESULTS_BYTES)
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"--results {shown!r}: cannot be read as UTF-8 text ({e})") from None
+        text = data.decode("utf-8-sig")  # a byte-order mark is not part of the first column
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"--results {shown!r}: not UTF-8 text (byte {e.start})") from None
+    try:
+        return _rows(s, claim, text, shown), hashlib.sha256(data).hexdigest()[:16]
+    except csv.Error as e:
+        raise ConfigError(f"--results {shown!r}: not a CSV table ({str(e)[:100]})") from None
+
+
+def _rows(s: ResultsSchema, claim: str, text: str, shown: str) -> dict[str, tuple]:
     reader = csv.DictReader(text.splitlines())
     header = reader.fieldnames or []
+    read = {**s.required, **s.optional}
+    twice = sorted({c for c in header if c in read and header.count(c) > 1})
+    if twice:
+        raise ConfigError(
+            f"--results {shown!r}: column(s) {', '.join(twice)} appear more than once in the "
+            "header (which one holds the values?)"
+        )
     missing = [c for c in s.required if c not in header]
     if not header:
         raise ConfigError(f"--results {shown!r}: empty (a header row and one row per model needed)")
@@ -186,8 +223,7 @@ _ACTIVE: dict | None = None
 def using_results(claim: str, path: str | Path) -> Iterator[dict]:
     """While active, the checks read ``path``'s rows (validated) in place of their experiments."""
     global _ACTIVE
-    groups = load_results(claim, path)
-    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+    groups, digest = _load(claim, path)
     prev = _ACTIVE
     _ACTIVE = {"claim": claim, "path": str(path), "sha256": digest, "groups": groups}
     try:

@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from ..errors import ConfigError
+from ..resources import with_threads
 from ._af import _DT, _TINY, _Unsupported
 from ._inputs import _check_task, _nonfinite_weights, _pos_int, _pos_seconds, _require_forms
 from .error import _Ctx
@@ -148,6 +149,7 @@ TIME_LIMIT_CAP_FACTOR = 10.0
 _METHODS = ("auto", "structured", "generic")
 
 
+@with_threads
 def upper_bracket(
     model,
     task,

@@ -568,6 +568,16 @@ class Claim:
             else:
                 equals = 0
         target = self.symbol(symbol)
+        other = [k for k in values if k in self.expressions and k not in self.symbols]
+        if other:  # solve_for("T", M_min=1e6): the value of another expression, given as a symbol
+            o = other[0]
+            raise UnknownSymbolError(
+                f"{self.id}: {o!r} is an expression of this claim, not a symbol, and "
+                f"solve_for solves {name!r} unless told otherwise; to solve {o} == "
+                f"{values[o]!r} for {target.name}, name the expression: "
+                f"solve_for({target.name!r}, {o!r}, {values[o]!r}, ...) or "
+                f"solve_for({target.name!r}, expr={o!r}, equals={values[o]!r}, ...)"
+            )
         given = {k for k in values if ALIASES.get(k, k) == target.name}
         if given:
             raise InvalidValueError(

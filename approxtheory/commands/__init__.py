@@ -8,6 +8,7 @@ package: the library holds no argparse code and no printing for the command line
 from __future__ import annotations
 
 from . import (
+    advise,
     bench,
     claims,
     construct,
@@ -37,6 +38,7 @@ GROUPS = (
     infoflow,
     bench,
     schedule,
+    advise,
 )
 
 

@@ -112,6 +112,7 @@ def _cmd_ident(args) -> int:
         raise ConfigError(f"--threads must be >= 1 (got {args.threads})")
     if args.gpt2 and any(E < 4 or E % 4 for E in args.gpt2):
         raise ConfigError(f"--gpt2 widths must be multiples of 4 (H = 4), got {args.gpt2}")
+    _require_ident(args)
     say = (
         (lambda r: None)
         if args.json
@@ -134,12 +135,6 @@ def _cmd_ident(args) -> int:
     if args.gpt2:  # the structured method on Hugging Face GPT-2 layers (needs the hf extra)
         from ..identifiability_modules import bench_rows
 
-        try:
-            import transformers  # noqa: F401
-        except ImportError as e:  # pragma: no cover - depends on the installed extras
-            raise ConfigError(
-                f"--gpt2 needs the hf extra (pip install 'approxtheory[hf]'): {e}"
-            ) from None
         gpt2 = bench_rows(widths=tuple(args.gpt2), heads=4)
         for r in gpt2:
             if not args.json:
@@ -153,6 +148,47 @@ def _cmd_ident(args) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
     return 0
+
+
+#: the widths `bench identifiability` times (approxtheory.bench.bench_identifiability)
+IDENT_WIDTHS = (8, 16, 32, 64)
+
+
+def _require_ident(args) -> None:
+    """Every size of `bench identifiability` checked before any work (issue 43): --dense-max-E
+    within the benched widths, each dense baseline's and each --gpt2 layer's memory (and time)
+    against the limits, the hf extra present for --gpt2."""
+    from ..errors import ConfigError
+    from ..identifiability import AttentionConfig, dense_estimate
+    from ..resources import require
+
+    if args.dense_max_E > IDENT_WIDTHS[-1]:
+        raise ConfigError(
+            f"--dense-max-E must be from 0 to {IDENT_WIDTHS[-1]} (the widths benched are "
+            f"{', '.join(map(str, IDENT_WIDTHS))}; got {args.dense_max_E})"
+        )
+    for E in IDENT_WIDTHS:
+        cfg = AttentionConfig(E, max(1, E // 8))
+        if E <= args.dense_max_E:
+            est = dense_estimate(cfg)
+            require(
+                bytes=est["bytes"],
+                seconds=est["seconds"],
+                what=f"the dense baseline at E={E} (--dense-max-E {args.dense_max_E})",
+            )
+    if not args.gpt2:
+        return
+    from ..identifiability_modules import gpt2_structured_bytes
+
+    for E in args.gpt2:  # the layer (float32 and its float64 copy) and the bounds' arrays
+        layer = 12 * (4 * E * E + 4 * E)
+        require(bytes=gpt2_structured_bytes(E, 4) + layer, what=f"the GPT-2 layer of --gpt2 {E}")
+    try:
+        import transformers  # noqa: F401
+    except ImportError as e:  # pragma: no cover - depends on the installed extras
+        raise ConfigError(
+            f"--gpt2 needs the hf extra (pip install 'approxtheory[hf]'): {e}"
+        ) from None
 
 
 def _cmd_search(args) -> int:

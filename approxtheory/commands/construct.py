@@ -20,6 +20,7 @@ _GLOBAL = {
     "--search-seed": _cliargs.seed,
     "--seed": _cliargs.seed,
     "--max-memory": _cliargs.mem_size,
+    "--threads": _cliargs.threads,
 }
 
 
@@ -27,7 +28,8 @@ def _parse_knobs(name: str, argv: list[str]):
     from ..constructions import REGISTRY
 
     spec = REGISTRY[name].knobs
-    knobs, glob = {}, {"json": False, "budget": 4096, "seed": 0, "max_memory": None}
+    knobs = {}
+    glob = {"json": False, "budget": 4096, "seed": 0, "max_memory": None, "threads": None}
     search_seed_from: str | None = None  # which option set the search's seed
     i = 0
     while i < len(argv):
@@ -82,7 +84,7 @@ def _require_measure(c, budget: int) -> None:
 def _print_usage() -> None:
     print(
         "usage: approxtheory construct NAME [--KNOB VALUE ...] [--budget N] [--search-seed S]\n"
-        "                              [--max-memory SIZE] [--no-upper] [--json]\n"
+        "                              [--max-memory SIZE] [--threads N] [--no-upper] [--json]\n"
         "       approxtheory construct --list [--json]\n"
         "       approxtheory construct NAME --help\n\n"
         "Build explicit weights realising a claim, measure the sup-norm error adversarially "
@@ -126,6 +128,10 @@ def _cmd(args) -> int:
             "  --max-memory SIZE  refuse work estimated to need more memory (e.g. 16G) "
             "[default: APPROXTHEORY_MAX_BYTES or a quarter of this machine's memory]"
         )
+        print(
+            "  --threads N  torch threads [default: APPROXTHEORY_THREADS, else 1 (measured "
+            "fastest: `approxtheory bench threads`)]"
+        )
         print("  --json      machine-readable output")
         print(
             "  --no-upper  skip the certified upper bracket (T <= 16, d <= 2 by branch-and-"
@@ -134,9 +140,9 @@ def _cmd(args) -> int:
         return 0
     knobs, glob = _parse_knobs(args.name, args.options)
     use_json = glob["json"] or args.json
-    from ..resources import limits
+    from ..resources import limits, memory_option, using_threads
 
-    with limits(max_bytes=glob["max_memory"]):
+    with limits(max_bytes=glob["max_memory"]), memory_option(True), using_threads(glob["threads"]):
         c = build(args.name, **knobs)  # refuses oversized knobs before allocating
         _require_measure(c, glob["budget"])
         rep = c.report(
@@ -188,6 +194,6 @@ def register(sub) -> None:
         "options",
         nargs=argparse.REMAINDER,
         help="the construction's knobs as --KNOB VALUE, and --budget, --search-seed, "
-        "--max-memory, --no-upper (`construct NAME --help` lists them)",
+        "--max-memory, --threads, --no-upper (`construct NAME --help` lists them)",
     )
     p.set_defaults(func=_cmd)

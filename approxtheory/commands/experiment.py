@@ -316,9 +316,40 @@ def _cmd(args) -> int:
             exp.seeds = seeds
         print(_ran_line(args.name, r))
         return 0
-    paths = plot_experiment(args.name, args.profile, args.out)
+    paths = plot_experiment(args.name, _plotted_profile(args), args.out)
     print("\n".join(str(p) for p in paths) or "this experiment has no plots")
     return 0
+
+
+def _plotted_profile(args) -> str:
+    """``experiment plot``'s profile: the one given, else the profile whose results are in
+    OUT/NAME (the newest when there are several, named on stderr with the others), else
+    quick (whose missing results the redraw then reports)."""
+    import os
+    import sys
+
+    from ..experiment import get
+
+    if args.profile is not None:
+        return args.profile
+    get(args.name)  # an unknown experiment: its own one-line error
+    folder = Path(args.out) / args.name
+    found = []
+    for prof in ("quick", "full", "decisive"):
+        try:
+            found.append((os.stat(folder / f"{prof}.csv").st_mtime, prof))
+        except OSError:
+            pass
+    if not found:
+        return "quick"
+    found.sort(reverse=True)
+    if len(found) > 1:
+        print(
+            f"experiment plot: results of the profiles {', '.join(p for _t, p in found)} are in "
+            f"{folder}; redrawing {found[0][1]} (the newest; --profile picks another)",
+            file=sys.stderr,
+        )
+    return found[0][1]
 
 
 #: which actions use each option (the others parse it hidden: a run-only option is then
@@ -350,7 +381,8 @@ _HELP = {
     ("run", "name"): "the experiment to run (see `approxtheory experiment list`)",
     ("plot", "name"): "the experiment whose run to redraw (see `approxtheory experiment list`)",
     ("run", "--profile"): "which of the experiment's grids to run (default quick)",
-    ("plot", "--profile"): "which profile's run to redraw (default quick)",
+    ("plot", "--profile"): "which profile's run to redraw (default: the one in OUT/NAME, the "
+    "newest when there are several)",
     ("run", "--out"): "the results folder: `run` writes DIR/NAME/PROFILE (default results)",
     ("plot", "--out"): "the results folder: `plot` reads DIR/NAME/PROFILE (default results)",
 }
@@ -366,6 +398,8 @@ def _add_options(p, action: str) -> None:
 
     def add(*flags, **kw):
         key = flags[0]
+        if (action, key) == ("plot", "--profile"):
+            kw["default"] = None  # the profile that was run (_plotted_profile)
         if action in _USED_BY.get(key, ("run",)):
             kw["help"] = _HELP.get((action, key), kw["help"])
         else:

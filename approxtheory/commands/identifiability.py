@@ -9,7 +9,8 @@ __all__ = ["register"]
 def _cmd(args) -> int:
     import json
 
-    if getattr(args, "from_hf", None) is not None:  # issue 29: a local Hugging Face directory
+    _check_options(args)
+    if args.from_hf is not None:  # issue 29: a local Hugging Face directory
         from ..identifiability_modules import cli_from_hf
 
         return cli_from_hf(args)
@@ -17,8 +18,8 @@ def _cmd(args) -> int:
     from ..identifiability import AttentionConfig, unidentified_dim
 
     cfg = AttentionConfig(
-        E=args.E,
-        H=args.H,
+        E=8 if args.E is None else args.E,
+        H=2 if args.H is None else args.H,
         G=args.G,
         bias=args.bias,
         causal=args.causal,
@@ -64,6 +65,32 @@ def _cmd(args) -> int:
     return 0
 
 
+#: the options that describe the layer to build (ignored by --from-hf, which reads the layers)
+_BUILT = ("E", "H", "G", "bias", "rope", "causal", "fat", "no_output")
+
+
+def _check_options(args) -> None:
+    """Refuse options that would be ignored: --layer / --all-layers without --from-hf, and the
+    options of a built layer with it (issue 43)."""
+    from ..errors import ConfigError
+
+    if args.from_hf is None:
+        given = ["--layer"] if args.layer is not None else []
+        given += ["--all-layers"] if args.all_layers else []
+        if given:
+            raise ConfigError(
+                f"{' and '.join(given)} apply to --from-hf DIR only (the layers of a model "
+                f"directory); without it the command measures one layer built from --E, --H, ..."
+            )
+        return
+    ignored = ["--" + k.replace("_", "-") for k in _BUILT if getattr(args, k) not in (None, False)]
+    if ignored:
+        raise ConfigError(
+            f"{', '.join(ignored)} cannot be combined with --from-hf (the layers are read from "
+            f"the directory); give --layer N or --all-layers to choose them"
+        )
+
+
 def register(sub) -> None:
     p = sub.add_parser(
         "identifiability",
@@ -71,8 +98,8 @@ def register(sub) -> None:
     )
     from .._cliargs import SEED_HELP, mem_size, pos_int, seed
 
-    p.add_argument("--E", type=pos_int, default=8, help="model width")
-    p.add_argument("--H", type=pos_int, default=2, help="heads")
+    p.add_argument("--E", type=pos_int, default=None, help="model width (default 8)")
+    p.add_argument("--H", type=pos_int, default=None, help="heads (default 2)")
     p.add_argument("--G", type=pos_int, default=None, help="KV groups (GQA; default H)")
     p.add_argument("--bias", action="store_true", help="QKV and output projections with biases")
     p.add_argument("--rope", default=None, help="full, partial:N or repeated")
@@ -111,6 +138,6 @@ def register(sub) -> None:
         "or one written by `approxtheory export --to hf`)",
     )
     hf = p.add_mutually_exclusive_group()
-    hf.add_argument("--layer", type=int, default=0, help="with --from-hf: the layer (default 0)")
+    hf.add_argument("--layer", type=int, default=None, help="with --from-hf: the layer (default 0)")
     hf.add_argument("--all-layers", action="store_true", help="with --from-hf: every layer")
     p.set_defaults(func=_cmd)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import os
 import re
 import sys
 from pathlib import Path
@@ -572,8 +573,9 @@ def _cmd_new_test(args) -> int:
     out = args.out or _default_out(args.claim)
     check(out_file, "--out", out)
     path = Path(out)
-    if path.exists() and not args.force:
-        raise ConfigError(f"--out {out!r} exists; pass --force to overwrite it")
+    if os.path.lexists(path) and not args.force:  # a dangling link too: it would be replaced
+        what = "exists" if path.exists() else "is a symbolic link (leading nowhere)"
+        raise ConfigError(f"--out {out!r} {what}; pass --force to overwrite it")
     p = plan(args.claim, construction=args.construction, over=args.over)
     atomic_write_text(path, render(p, out))
     mut = p["mutants"]

@@ -9,7 +9,7 @@ __all__ = ["register"]
 def _cmd(args) -> int:
     from ..verify import run_verify
 
-    if args.results_schema:
+    if args.results_schema is not None:  # an empty value is a value (refused), not absence
         from ..catalogue import claim
         from ..proofs_check import CHECKS  # noqa: F401  (registers the checks and their schemas)
         from ..proofs_check._results import results_schema_of

@@ -1,0 +1,179 @@
+"""``approxtheory advise`` (issue 47): an allocation for GPT-2-small's shape in seconds, every
+decision cited with its claim's regime status and committed verdict; a changed claim changes the
+advice; a rule resting on a refuted claim is flagged; bad input is one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import replace
+
+import pytest
+import sympy as sp
+
+from approxtheory import advise, cli
+from approxtheory.catalogue import Condition, claim, overriding
+from approxtheory.catalogue.mutate import claim_mutants
+from approxtheory.findings import COMMITTED, load_findings, verdicts
+
+GPT2 = {"layers": 12, "d_model": 768, "heads": 12, "T": 1024}
+
+
+@pytest.fixture(scope="module")
+def gpt2_retrieval():
+    t0 = time.perf_counter()
+    a = advise.allocate(**GPT2, task="retrieval:D=4")
+    return a, time.perf_counter() - t0
+
+
+def test_gpt2_small_advice_cites_every_decision(gpt2_retrieval):
+    a, seconds = gpt2_retrieval
+    assert seconds < 30, seconds  # about 3 s on an idle core; the CI machine may be loaded
+    assert len(a.layers) == 12 and all(x.heads * x.head_dim == 768 for x in a.layers)
+    committed = verdicts(load_findings(COMMITTED))
+    assert a.decisions
+    for d in a.decisions:
+        assert d.citations, d.rule
+        for c in d.citations:
+            assert c.status in advise.STATUSES
+            assert c.verdict == (committed[c.claim]["verdict"] if c.claim in committed else None)
+    # the staircase's stage widths rest on PR-S6, whose committed verdict is inconsistent
+    widths = a.decision("stage-widths")
+    assert ("inconsistent" in " ".join(widths.flags)) == (
+        committed.get("PR-S6", {}).get("verdict") == "inconsistent"
+    )
+    # cost neutrality, counted: every candidate has the uniform's parameters and matmul FLOPs
+    costs = {c.name: c.cost for c in a.candidates}
+    assert set(costs) == {"advised", "uniform", "prism"}
+    for k in ("params", "matmul_flops_fwd", "kv_cache_bytes"):
+        assert len({c[k] for c in costs.values()}) == 1, k
+    assert costs["prism"]["softmax_scores"] < costs["uniform"]["softmax_scores"]
+    # the extracting layers reach D = 4 heads; the Prism staircase starts below it
+    assert a.heads[0] >= 4 and a.candidates[2].heads[0] == 3
+    floor = a.decision("extraction-floor")
+    assert [c.claim for c in floor.citations][:2] == ["HC-T2b", "HC-T2a"]
+    # HC-T2b at s = 3 heads of width 256, T = 1024: k <= 0, the bound says nothing here
+    assert floor.citations[0].status == "vacuous"
+    assert floor.citations[1].status == "extrapolated"  # stated at per-head width n = 2
+    text = a.table()
+    assert "HC-T2b" in text and "verdict" in text and "theory silent" in text
+    json.dumps(a.to_dict())
+
+
+def test_the_floor_is_read_from_the_catalogue_regime(gpt2_retrieval):
+    """A mutated HC-T2b (its regime moved to s < D - 1) moves the floor to D - 1 heads; the
+    generated regime mutant (no condition: the bound holds for every s) leaves no floor, so the
+    staircase's 3 heads come back."""
+    a, _ = gpt2_retrieval
+    c = claim("HC-T2b")
+    s, D = c.symbol("s"), c.symbol("D")
+    moved = replace(c, regime=(Condition(sp.Lt(s, D - 1), "s < D - 1"),))
+    with overriding(moved):
+        b = advise.allocate(**GPT2, task="retrieval:D=4", candidates=())
+    assert b.heads[0] == 3 != a.heads[0]
+    mutant = next(m for m in claim_mutants(c) if m.kind == "regime")
+    with overriding(mutant.claim):
+        m = advise.allocate(**GPT2, task="retrieval:D=4", candidates=())
+    assert m.heads[0] == 3 and "no floor" in m.decision("extraction-floor").decision
+
+
+def test_a_rule_resting_on_a_refuted_claim_is_flagged(monkeypatch, capsys):
+    f = load_findings(COMMITTED) or {"meta": {"profile": "x", "git": "x"}, "verdicts": []}
+    recs = [r for r in f["verdicts"] if r["claim"] != "HC-T2b"]
+    recs.append({"claim": "HC-T2b", "verdict": "refuted", "scope": "planted"})
+    monkeypatch.setattr(advise, "committed_findings", lambda: {**f, "verdicts": recs})
+    a = advise.allocate(**GPT2, task="retrieval:D=4", candidates=())
+    flags = a.decision("extraction-floor").flags
+    assert flags and "HC-T2b" in flags[0] and "refuted" in flags[0]
+    assert any(x.startswith("extraction-floor: rests on HC-T2b") for x in a.flags)
+    rc = cli.main(
+        ["advise", "--layers", "12", "--d-model", "768", "--heads", "12", "--T", "1024",
+         "--task", "retrieval:D=4", "--candidates", "uniform"]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert rc == 0 and "FLAG: rests on HC-T2b, whose committed verdict is refuted" in out
+
+
+def test_kth_gqa_and_a_schedule_file(tmp_path, capsys):
+    sched = tmp_path / "mine.json"
+    sched.write_text(json.dumps({"heads": [4] * 4 + [12] * 8, "name": "mine"}))
+    rc = cli.main(
+        ["advise", "--layers", "12", "--d-model", "768", "--heads", "12", "--T", "256",
+         "--task", "kth:k=2", "--constrain", "kv_heads=4", "--constrain", "head_dims=64|128|256",
+         "--candidates", f"uniform,{sched}", "--json"]
+    )  # fmt: skip
+    data = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    assert [c["name"] for c in data["candidates"]] == ["advised", "uniform", "mine"]
+    assert all(h in (64, 128, 256) for h in data["candidates"][0]["head_dims"])
+    assert {x["kv_heads"] for x in data["layers"]} <= {1, 2, 3, 4}
+    rules = [d["rule"] for d in data["decisions"]]
+    assert "depth-not-width" in rules and "kv-heads" in rules
+    rate = next(q for q in data["candidates"][0]["consequences"] if q["what"] == "InfoFlow rate")
+    assert rate["claims"] and rate["value"].startswith("N(eps)")
+
+
+def test_out_writes_the_table_json_and_plot_and_tl_refuses_a_staircase(tmp_path, capsys):
+    args = ["advise", "--layers", "4", "--d-model", "64", "--heads", "4", "--T", "64"]
+    rc = cli.main([*args, "--out", str(tmp_path / "o")])
+    assert rc == 0
+    for name in ("advice.json", "advice.txt", "advice.png"):
+        assert (tmp_path / "o" / name).stat().st_size > 0
+    capsys.readouterr()
+    rc = cli.main([*args, "--out", str(tmp_path / "p"), "--to", "tl"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "per-layer head widths" in err[0]
+
+
+def _hostile(tmp_path):
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps({"heads": [12] * 12, "name": "x" * (advise.MAX_SCHEDULE_BYTES)}))
+    code = tmp_path / "code.json"
+    code.write_text("__import__('os').system('echo pwned')")
+    link = tmp_path / "link.json"
+    link.symlink_to(big)
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps({"heads": [5] * 12}))
+    return [big, code, link, fifo, wrong, tmp_path / "missing.json"]
+
+
+BASE = ["advise", "--layers", "12", "--d-model", "768", "--heads", "12"]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--T", "0"],
+        ["--T", "-5"],
+        ["--T", "1024", "--heads", "7"],
+        ["--T", "1024", "--task", "sorting"],
+        ["--T", "1024", "--task", "retrieval:k=2"],
+        ["--T", "1024", "--task", "retrieval:D=0"],
+        ["--T", "1024", "--task", "retrieval:D=1000"],
+        ["--T", "1024", "--constrain", "fast=1"],
+        ["--T", "1024", "--constrain", "head_dims=1024"],
+        ["--T", "1024", "--constrain", "head_dims=128"],
+        ["--T", "1024", "--constrain", "kv_heads=x"],
+        ["--T", "1024", "--train", "quick"],
+        ["--T", "1024", "--to", "hf"],
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(extra, capsys):
+    rc = cli.main([*BASE, *extra])
+    cap = capsys.readouterr()
+    lines = cap.err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and lines[0].startswith("approxtheory: error:"), cap.err
+    assert cap.out == ""
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs mkfifo")
+def test_malformed_or_hostile_schedule_files_are_refused(tmp_path, capsys):
+    for f in _hostile(tmp_path):
+        rc = cli.main([*BASE, "--T", "1024", "--candidates", f"uniform,{f}"])
+        cap = capsys.readouterr()
+        lines = cap.err.strip().splitlines()
+        assert rc == 2 and len(lines) == 1 and str(f.name) in lines[0], (f, cap.err)
+        assert cap.out == "" and "pwned" not in cap.out + cap.err
