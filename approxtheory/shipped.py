@@ -19,7 +19,8 @@ cells stale; editing the model, the training loop, the task or the cell function
 
 A file that is missing, not a regular file (a FIFO, a symlink, a device), larger than
 :data:`MAX_BYTES`, not strict JSON, nested too deep, of another schema, not a record of the cell
-its name says, or with a non-finite or non-numeric metric is treated as a missing cell, with one
+its name says, or with an infinite or non-numeric metric (NaN is kept: cells record it by design
+and the checks treat it as a failure) is treated as a missing cell, with one
 warning line on stderr per run (:func:`read_cell`); it never crashes a run and never becomes a
 verdict.
 """
@@ -276,7 +277,9 @@ def _plain_metric(v) -> bool:
     if isinstance(v, bool) or v is None or isinstance(v, str):
         return True
     if isinstance(v, (int, float)):
-        return math.isfinite(v)
+        # NaN is a value some cells record by design ("not measured in this variant"), and the
+        # checks treat it as a failure, never as a small error; an infinity is not a record
+        return not math.isinf(v)
     return False
 
 
@@ -297,7 +300,7 @@ def _valid(data, exp_name: str, config: dict, cid: str) -> str:
         return "its config is not this cell's"
     bad = [k for k, v in rec.items() if not _plain_metric(v)]
     if bad:
-        return f"non-finite or non-numeric metric(s) {', '.join(sorted(bad)[:3])}"
+        return f"infinite or non-numeric metric(s) {', '.join(sorted(bad)[:3])}"
     if not isinstance(data.get("fingerprint"), str):
         return "no code fingerprint"
     return ""

@@ -167,7 +167,7 @@ def _damage(kind, path, tmp_path):
         path.write_text(json.dumps({**data, "schema": "something-else-9"}))
     elif kind == "nan":
         path.write_text(
-            json.dumps({**data, "record": {**data["record"], "val_nmse": {"$float": "nan"}}})
+            json.dumps({**data, "record": {**data["record"], "val_nmse": {"$float": "inf"}}})
         )
     elif kind == "string-metric":
         path.write_text(json.dumps({**data, "record": {**data["record"], "val_nmse": [1, 2]}}))
