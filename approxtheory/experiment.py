@@ -62,6 +62,7 @@ __all__ = [
     "one_of",
     "int_range",
     "float_range",
+    "held_recipe",
     "MAX_CELLS",
     "OVERRIDE_SPAN",
     "count_cells",
@@ -145,6 +146,16 @@ def int_range(lo: int, hi: int) -> Param:
     if not lo <= hi:
         raise ConfigError(f"int_range needs lo <= hi (got {lo}, {hi})")
     return Param(lo=lo, hi=hi, integer=True)
+
+
+def held_recipe(lr: float, steps: int, batch: int | None = None, **extra) -> dict:
+    """A decisive profile's training recipe as grid values: Adam at ``lr`` for ``steps``, a
+    tenth of them warm-up, a cosine decay to 0.02·lr by three quarters of them, then held (the
+    training-adequacy gate's plateau test reads the last quarter at the final rate); ``batch``
+    where the cell does not fix it; ``extra`` keys as given."""
+    out = {"lr": [lr], **({"batch": [batch]} if batch is not None else {}), "steps": [steps]}
+    out.update(warmup=[steps // 10], decay=[steps * 3 // 4], min_lr=[0.02])
+    return {**out, **{k: [v] for k, v in extra.items()}}
 
 
 def float_range(lo: float, hi: float) -> Param:

@@ -42,6 +42,7 @@ from pathlib import Path
 from approxtheory.experiment import (
     Experiment,
     float_range,
+    held_recipe,
     int_range,
     one_of,
     register_experiment,
@@ -80,14 +81,7 @@ TRAINED_PARAMS = {
 #: 2000 steps (the gate's plateau test reads the last quarter at the final rate), batch 256,
 #: 8000 steps. At h = D = 4, T = 8 it reaches min-over-seeds NMSE 7.3e-5 (seeds 0, 1) against
 #: the 16,000-step recipe's 5.9e-5, at under half the steps
-DECISIVE = {
-    "lr": [2e-2],
-    "batch": [256],
-    "steps": [8000],
-    "warmup": [800],
-    "decay": [6000],
-    "min_lr": [0.02],
-}
+DECISIVE = held_recipe(2e-2, 8000, batch=256)
 
 
 def _task(T: int, D: int):

@@ -30,7 +30,7 @@ import math
 from pathlib import Path
 from typing import Literal
 
-from approxtheory.experiment import Experiment, register_experiment
+from approxtheory.experiment import Experiment, held_recipe, register_experiment
 
 BATCH, VAL_SIZE, N_BOOT = 128, 1000, 200
 #: the optional recipe keys of a cell's config (:func:`_train_float64`); a cell given any of them
@@ -81,39 +81,17 @@ def _recipe_task(task, cfg: dict):
 #: min_lr 0.005 0.0141, input scale x3 0.0141, T = 4 0.0177 (a floor of the learned solution:
 #: the trained heads put about 0.6 of their weight on the argmax pair, a softmax sharpness
 #: near beta = 20 in score units, which alone gives NMSE about 0.02)
-PMAX_DECISIVE = {
-    "lr": [2e-2],
-    "batch": [256],
-    "steps": [4000],
-    "warmup": [400],
-    "decay": [3000],
-    "min_lr": [0.02],
-    "standardize": [1],
-}
+PMAX_DECISIVE = held_recipe(2e-2, 4000, batch=256, standardize=1)
 #: TASK-TRI: lr 5e-3 (2e-2 collapsed to the constant predictor after about 400 steps), raw
 #: target; at T = 3 NMSE 0.0013 / 0.0042 ((2,2)/E=24, seeds 0, 1; tails 0.81, 0.79) and 0.0086
 #: ((4,4)/E=48, seed 0; tail 0.84), 12-17 s a cell (T = 16: about 25 ms a step, ~50 s a cell)
-TRI_DECISIVE = {
-    "lr": [5e-3],
-    "batch": [256],
-    "steps": [2000],
-    "warmup": [200],
-    "decay": [1500],
-    "min_lr": [0.02],
-}
+TRI_DECISIVE = held_recipe(5e-3, 2000, batch=256)
 #: TASK-KTH(2), one or two layers: lr 1e-2, raw target; two layers, T = 16, hidden 32: NMSE
 #: 0.0070 (seed 0, tail 0.93), 25 s a cell (standardised at 2000 steps: 0.0083)
-KTH_DECISIVE = {
-    "lr": [1e-2],
-    "batch": [256],
-    "steps": [3000],
-    "warmup": [300],
-    "decay": [2250],
-    "min_lr": [0.02],
-}
+KTH_DECISIVE = held_recipe(1e-2, 3000, batch=256)
 #: TASK-PMAX(1), one or two layers: the PMAX recipe at 3000 steps; two layers, T = 16, hidden 32:
 #: NMSE 0.0139 (seed 0, tail 0.84, 23 s): above the gate's 1e-2 (hidden 64: 0.077, no better)
-PMAX_DEPTH_DECISIVE = {**PMAX_DECISIVE, "steps": [3000], "warmup": [300], "decay": [2250]}
+PMAX_DEPTH_DECISIVE = held_recipe(2e-2, 3000, batch=256, standardize=1)
 
 
 def _task(cfg: dict):

@@ -13,19 +13,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from approxtheory.experiment import Experiment, register_experiment
+from approxtheory.experiment import Experiment, held_recipe, register_experiment
 
 #: the decisive profiles' recipe for the 3-lag extraction cells (measured at T = 16, width 16,
 #: budget 16, H = 4: NMSE 5.3e-3 and a settled loss tail (last / third quarter 0.82) in 8.6 s of
 #: one thread, where the quick profile's 300 constant-rate steps reach 0.105): Adam lr 1e-2,
 #: batch 64, 3000 steps, 300 warm-up, cosine to 0.02 lr by step 2250, then held
-DECISIVE_LAGMIX = {
-    "steps": [3000],
-    "lr": [0.01],
-    "warmup": [300],
-    "decay": [2250],
-    "min_lr": [0.02],
-}
+DECISIVE_LAGMIX = held_recipe(0.01, 3000)
 
 #: the number of source tokens of the task (lags 1, 2, 3): M in the TO-T1 template
 M_LAGS = 3
