@@ -835,7 +835,7 @@ def _write_data(records: list, out: Path, profile: str) -> None:
     from .plots.ledger import PlotLedger
     from .report import csv_text, plot_from_csv, slope_plot
 
-    ledger = PlotLedger(safe_path(out, ".cache/plots.json"))
+    ledger = PlotLedger(safe_path(out, ".cache/plots.ledger"))
     for rec in records:
         rec["csv"], rec["plots"] = [], []
         cid = rec["claim"]

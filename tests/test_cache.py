@@ -108,7 +108,8 @@ def test_unreadable_verify_cache_entries_are_misses(verify_cache, tmp_path, kind
         assert rec["claim"] == p.name.rsplit(".", 2)[0] and isinstance(rec["rows"], list)
     assert verify(out, "HC-L8", "HC-K1", "ID-F4.7") == 0  # and now served
     assert all(t["cached"] for t in timings(out).values())
-    assert sorted(p.name for p in (out / ".cache").iterdir()) == [p.name for p in entries]
+    left = sorted(p.name for p in (out / ".cache").iterdir() if p.name != "plots.ledger")
+    assert left == [p.name for p in entries]  # no temporary files left beside the plot ledger
 
 
 # ----------------------------------------------------------------------------- hostile entries

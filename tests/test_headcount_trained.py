@@ -249,6 +249,18 @@ def test_lower_regime_gate_and_seed_disagreement():
     assert r["outcome"] == "mixed" and r["mixed"][0].startswith("(a)"), r
 
 
+def test_lower_regime_reversed_separation_is_inconsistent_not_gated():
+    # the recipe trains the task (an h = 1 model reaches 1e-4 <= the gate) while no h = 2
+    # model does: the fewer heads won, which the claim forbids
+    reversed_ = {**LOWER_OK, (1, 32): 1e-4, (1, 64): 2e-4, (2, 32): 0.03, (2, 64): 0.05}
+    r = _crit(reversed_)
+    assert r["outcome"] == "inconsistent" and not r["ok"], r
+    assert r["failed"][0].startswith("reversed separation") and "T = 32" in r["failed"][0]
+    # both untrained at T = 32 and 64 (h = 1 above the gate too): still undecided
+    neither = {**LOWER_OK, (2, 32): 0.03, (2, 64): 0.05}
+    assert _crit(neither)["outcome"] == "gated"
+
+
 def test_p6b_check_on_quick_rows_gate_and_mutant(monkeypatch):
     seen = []
 

@@ -78,7 +78,7 @@ def test_progress_bars_fall_back_to_none_without_tqdm(monkeypatch, tmp_path, cap
 
     assert run_verify(only=["HC-P6"], out=tmp_path, progress=True) == 0
     err = capsys.readouterr().err
-    assert "verify: 1 claims" in err and "it/s" not in err and "claim/s" not in err
+    assert "verify (quick): 1 claims" in err and "it/s" not in err and "claim/s" not in err
 
 
 def test_the_built_in_experiments_are_an_entry_point():

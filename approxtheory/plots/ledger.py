@@ -1,8 +1,9 @@
 """Which plots of a report folder are current: ``verify`` redraws a plot only when what it is
 drawn from changed (its CSV's bytes or its spec, the plotting code, matplotlib's version) or
-the file is missing. The digests live in one JSON file in the run's cache folder; a ledger that
-cannot be read is empty (every plot is drawn), one that cannot be written is skipped (the next
-run draws again)."""
+the file is missing. The digests live in one JSON file in the run's cache folder
+(``.cache/plots.ledger``, apart from the claims' ``*.json`` entries); a ledger that cannot be
+read is empty (every plot is drawn), one that cannot be written is skipped (the next run draws
+again)."""
 
 from __future__ import annotations
 

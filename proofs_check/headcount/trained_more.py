@@ -50,7 +50,8 @@ def lower_regime_criterion(rows, D: int, n: int, s: int) -> dict:
        the others are reported and left out (an optimisation failure is not an approximation
        result; the paper's own statistic is the min over seeds). Every live T needs at least
        one trained h = D model, else ``gated`` (undecided at this budget: the run says nothing
-       about the separation);
+       about the separation) -- unless an h = s model at that T is below the gate: the recipe
+       trains the task there and the fewer heads won, a reversed separation (``inconsistent``);
     2. (a) h = s does not improve with T, with every seed: the sorted per-seed NMSE at T1 is >=
        that at T0 rank by rank (holds); < at every rank (refuted); else mixed;
     3. (b) at T1, h = D is at least MARGIN below h = s for every pair of seeds (trained h = D
@@ -94,6 +95,28 @@ def lower_regime_criterion(rows, D: int, n: int, s: int) -> dict:
     gate = [(T, cells[(D, T)]) for T in live]
     base["untrained"] = untrained
     if not all(trained.values()):
+        # the recipe trains this task at T (an h = s model is below the gate) while no h = D
+        # model is: the separation is reversed, which the claim forbids, not an untrained run
+        reversed_ = [
+            (T, min(cells[(s, T)]), min(cells[(D, T)]))
+            for T in live
+            if not trained[T] and min(cells[(s, T)]) <= P6B_TRAINED_NMSE
+        ]
+        if reversed_:
+            t = "reversed separation: " + "; ".join(
+                f"T = {T}: an h = {s} model trained to {vs:.3g} (<= the gate "
+                f"{P6B_TRAINED_NMSE:g}) while the best h = {D} model is at {vD:.3g}"
+                for T, vs, vD in reversed_
+            )
+            return {
+                **out,
+                **base,
+                "decided": True,
+                "outcome": "inconsistent",
+                "checks": [(t, "refuted")],
+                "failed": [t],
+                "gate": gate,
+            }
         return {**out, **base, "outcome": "gated", "gate": gate}
     cells.update({(D, T): trained[T] for T in live})
     a0, a1 = cells[(s, t0)], cells[(s, t1)]
