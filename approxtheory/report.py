@@ -273,7 +273,10 @@ def _falsified(r: dict, meta: dict) -> str:
         if declared:
             parts.append("declared mutants: " + ", ".join(declared))
         elif ran:
-            parts.append("declared mutants: none of " + ", ".join(m["name"] for m in ran))
+            parts.append(
+                "declared mutants: none of "
+                + ", ".join(f"{m['name']} ({m.get('verdict', '?')})" for m in ran)
+            )
     elif r.get("mutants"):
         parts.append("declared (not run): " + ", ".join(r["mutants"]))
     cms = r.get("claim_mutants")
@@ -282,11 +285,23 @@ def _falsified(r: dict, meta: dict) -> str:
             k = sum(m["flips"] for m in cms)
             parts.append(
                 f"claim mutants flipped {k}/{len(cms)} ("
-                + ", ".join(f"{m['name']} {'flipped' if m['flips'] else 'survived'}" for m in cms)
+                + ", ".join(
+                    f"{m['name']} -> {m.get('verdict', '?')}"
+                    + (" (required)" if m.get("required") and not m["flips"] else "")
+                    for m in cms
+                )
                 + ")"
             )
         if r.get("claim_mutant_note"):
             parts.append(r["claim_mutant_note"])
+    if r.get("mutant_errors"):
+        parts.append(
+            "DEFECT: the check raised on mutant(s) "
+            + ", ".join(r["mutant_errors"])
+            + " (an error is not a catch)"
+        )
+    if r.get("downgraded_from"):
+        parts.append(f"downgraded from {r['downgraded_from']}")
     elif not meta.get("mutants") and r.get("verdict") in (
         "verified-symbolic",
         "verified-numeric",

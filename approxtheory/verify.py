@@ -391,8 +391,36 @@ def _cached_or_run(
 
 MUTANT_NOTE = (
     "[downgraded from {v}: none of the declared mutants ({names}) flips this check, "
-    "so it cannot earn a verified verdict] "
+    "so it cannot earn a {v} verdict] "
 )
+
+#: what a passing verdict becomes when a required mutant survives it: a verified verdict keeps
+#: what its evidence shows (consistent with the claim); an empirical one, which was only ever
+#: "consistent", says nothing about the claim when its check cannot fail
+DOWNGRADE = {
+    "verified-symbolic": "consistent-empirical",
+    "verified-numeric": "consistent-empirical",
+    "consistent-empirical": "not-checkable",
+}
+
+
+def _downgrade(rec: dict, note: str) -> None:
+    """``rec``'s passing verdict downgraded in place (:data:`DOWNGRADE`), ``note`` first in its
+    evidence."""
+    rec["evidence"] = note + rec["evidence"]
+    rec["downgraded_from"] = rec.get("downgraded_from") or rec["verdict"]
+    rec["verdict"] = DOWNGRADE[rec["downgraded_from"]]  # one step from the check's verdict
+
+
+def _mutant_result(reg: _Registry, original: str, m: dict, **fields) -> dict:
+    """One mutant's entry: the verdict it produced, whether that falsifies ``original`` (a
+    change to refuted or inconsistent; :func:`approxtheory.proofs_check.flips`) and, when the
+    check raised, the error: a defect of the check, never a catch."""
+    out = {**fields, "verdict": m["verdict"], "flips": reg.flips(original, m["verdict"])}
+    if m["verdict"] == "error":
+        out["flips"] = False
+        out["error"] = str(m.get("evidence", ""))[:300]
+    return out
 
 
 def _apply_mutants(reg: _Registry, c, rec: dict, ctx, cache: _Cache, timings: dict) -> dict:
@@ -400,8 +428,7 @@ def _apply_mutants(reg: _Registry, c, rec: dict, ctx, cache: _Cache, timings: di
     and downgrade a verified verdict that none of them flips."""
     from dataclasses import replace
 
-    MUTANTS, flips = reg.MUTANTS, reg.flips
-    declared = MUTANTS.get(c.id, {})
+    declared = reg.MUTANTS.get(c.id, {})
     results = []
     for name, what in declared.items():
         m = _cached_or_run(
@@ -412,23 +439,18 @@ def _apply_mutants(reg: _Registry, c, rec: dict, ctx, cache: _Cache, timings: di
             timings,
             f"{c.id}~{name}",
         )
-        results.append(
-            {
-                "name": name,
-                "breaks": what,
-                "verdict": m["verdict"],
-                "flips": flips(rec["verdict"], m["verdict"]),
-            }
-        )
+        results.append(_mutant_result(reg, rec["verdict"], m, name=name, breaks=what))
     rec = dict(rec)
     rec["mutant_results"] = results
     rec["falsified_by"] = [r["name"] for r in results if r["flips"]]
-    if rec["verdict"].startswith("verified") and not rec["falsified_by"]:
-        rec["evidence"] = (
-            MUTANT_NOTE.format(v=rec["verdict"], names=", ".join(declared) or "none")
-            + rec["evidence"]
-        )
-        rec["verdict"] = "consistent-empirical"
+    errors = [r["name"] for r in results if r["verdict"] == "error"]
+    if errors:
+        rec["mutant_errors"] = errors
+    # a verified verdict needs a declared mutant that flips it; an empirical one needs one when
+    # it declares any, or when its claim has no formula (no claim mutant can then test it)
+    needs = rec["verdict"].startswith("verified") or bool(declared) or not c.expressions
+    if rec["verdict"] in DOWNGRADE and needs and not rec["falsified_by"]:
+        _downgrade(rec, MUTANT_NOTE.format(v=rec["verdict"], names=", ".join(declared) or "none"))
     return rec
 
 
@@ -450,7 +472,6 @@ def _apply_claim_mutants(reg: _Registry, c, rec: dict, ctx, cache: _Cache, timin
 
     from .catalogue.mutate import claim_mutants
 
-    flips = reg.flips
     rec = dict(rec)
     if not c.expressions:
         rec["claim_mutants"] = []
@@ -470,16 +491,15 @@ def _apply_claim_mutants(reg: _Registry, c, rec: dict, ctx, cache: _Cache, timin
         )
         results.append(
             {
-                "name": m.name,
-                "kind": m.kind,
-                "what": m.what,
-                "verdict": r["verdict"],
-                "flips": flips(rec["verdict"], r["verdict"]),
+                **_mutant_result(reg, rec["verdict"], r, name=m.name, kind=m.kind, what=m.what),
                 "formula_read": bool(r.get("formula_read", False)),
                 "required": m.required,
             }
         )
     rec["claim_mutants"] = results
+    errors = [f"claim {r['name']}" for r in results if r["verdict"] == "error"]
+    if errors:
+        rec["mutant_errors"] = list(rec.get("mutant_errors", [])) + errors
     if not results:
         rec["claim_mutant_note"] = (
             "no mutant could be generated from the formula (no power, product or exponential "
@@ -493,7 +513,7 @@ def _apply_claim_mutants(reg: _Registry, c, rec: dict, ctx, cache: _Cache, timin
     rec["falsified_by"] = list(rec.get("falsified_by", [])) + [
         f"claim {r['name']}" for r in results if r["flips"]
     ]
-    if rec["verdict"].startswith("verified"):
+    if (rec.get("downgraded_from") or rec["verdict"]) in DOWNGRADE:
         _downgrade_survived(c, rec, results)
     return rec
 
@@ -531,10 +551,56 @@ def _downgrade_survived(c, rec: dict, results: list[dict]) -> None:
                 f"mutant is)"
             )
     if why:
-        rec["evidence"] = (
-            CLAIM_MUTANT_NOTE.format(v=rec["verdict"], why="; ".join(why)) + rec["evidence"]
+        _downgrade(rec, CLAIM_MUTANT_NOTE.format(v=rec["verdict"], why="; ".join(why)))
+
+
+def mutant_summary(records: Sequence[dict]) -> dict:
+    """What ``verify --mutants`` caught, over the passing claims it ran: the required mutants
+    (every declared mutant, and the generated claim mutants marked required) caught k of n, the
+    required ones that survived by claim, the checks that raised on a mutant (defects, never
+    catches) and the verdicts downgraded because a required mutant survived."""
+    caught = total = 0
+    surviving: dict[str, list[str]] = {}
+    for r in records:
+        ran = [m for m in r.get("mutant_results", [])]
+        ran += [
+            {**m, "name": f"claim {m['name']}"}
+            for m in r.get("claim_mutants", [])
+            if m.get("required")
+        ]
+        for m in ran:
+            total += 1
+            if m["flips"]:
+                caught += 1
+            else:
+                surviving.setdefault(r["claim"], []).append(m["name"])
+    return {
+        "required_caught": caught,
+        "required": total,
+        "surviving": surviving,
+        "errors": {r["claim"]: r["mutant_errors"] for r in records if r.get("mutant_errors")},
+        "downgraded": {
+            r["claim"]: f"{r['downgraded_from']} -> {r['verdict']}"
+            for r in records
+            if r.get("downgraded_from")
+        },
+    }
+
+
+def mutant_summary_line(summary: dict) -> str:
+    """:func:`mutant_summary` as the one line ``verify --mutants`` prints."""
+    line = f"mutants: required caught {summary['required_caught']}/{summary['required']}"
+    if summary["surviving"]:
+        line += "; surviving: " + "; ".join(
+            f"{c}: {', '.join(ms)}" for c, ms in summary["surviving"].items()
         )
-        rec["verdict"] = "consistent-empirical"
+    if summary["errors"]:
+        line += "; check errors on mutants (defects): " + "; ".join(
+            f"{c}: {', '.join(ms)}" for c, ms in summary["errors"].items()
+        )
+    if summary["downgraded"]:
+        line += "; downgraded: " + ", ".join(f"{c} ({v})" for c, v in summary["downgraded"].items())
+    return line
 
 
 def max_jobs() -> int:
@@ -728,6 +794,8 @@ def _run_verify(opts: RunOptions) -> int:
     if opts.fail_on not in (None, "refuted"):
         raise ApproxTheoryError(f"--fail-on takes 'refuted' (got {opts.fail_on!r})")
     selected = select_claims(opts.only)
+    if opts.mutants and opts.only:
+        _check_mutable(selected)
     out, cache = _prepare_out(Path(opts.out), opts.use_cache)
     ctx = Context(profile=profile, seed=opts.seed)
     t0 = time.time()
@@ -736,6 +804,20 @@ def _run_verify(opts: RunOptions) -> int:
     _write_data(records, out, profile)
     wall = _write_report(records, selected, timings, opts, out, t0)
     return _summarise(records, wall, cache, out, opts)
+
+
+def _check_mutable(selected) -> None:
+    """``--mutants`` with ``--only``: every named claim must have something to mutate (declared
+    mutants or a formula), else nothing would run and the flag would say nothing."""
+    from .proofs_check import MUTANTS
+
+    bare = [c.id for c in selected if not MUTANTS.get(c.id) and not c.expressions]
+    if bare:
+        raise ApproxTheoryError(
+            f"--mutants: {', '.join(bare)} has no declared mutant and no formula to mutate, so "
+            "no mutant can run; name claims with a formula or declared mutants (`approxtheory "
+            "claims show ID` lists both), or leave --mutants out"
+        )
 
 
 def _run_with_results(opts: RunOptions, results: str | Path) -> int:
@@ -886,6 +968,8 @@ def _write_report(records, selected, timings: dict, opts: RunOptions, out: Path,
         "libraries": {k: libs[k] for k in ("torch", "sympy", "numpy", "scipy")},
         "claims": len(records),
     }
+    if opts.mutants:
+        meta["mutant_summary"] = mutant_summary(records)
     for r in records:  # run-dependent figures go with the timings, not into verdicts.json
         if r.get("volatile"):
             timings.setdefault(r["claim"], {})["volatile"] = r["volatile"]
@@ -949,6 +1033,8 @@ def _summarise(records: list, wall: float, cache: _Cache, out: Path, opts: RunOp
             print(f"inconsistent: {', '.join(inconsistent)}")
         if crashed:
             print(f"checks that crashed: {', '.join(crashed)}")
+        if opts.mutants:
+            print(mutant_summary_line(mutant_summary(records)))
         if cache.skipped:
             print(f"cache entries not written: {cache.skipped}", file=sys.stderr)
         print(f"report: {out / 'report.md'} and {out / 'report.html'}", flush=True)

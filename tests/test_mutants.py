@@ -172,3 +172,80 @@ def test_scope_must_be_one_of_the_scheme():
     with pytest.raises(ValueError, match="scope"):
         Verdict("X", "verified-numeric", "e", scope="everything")
     assert Verdict("X", "not-checkable", "why").scope == "none"
+
+
+def _pipeline(cid, tmp_path, base="PR-S4"):
+    """``cid``'s record through verify's mutant pipeline, as a claim shaped like ``base`` (no
+    formula), with a fresh cache."""
+    from dataclasses import replace
+
+    from approxtheory.catalogue import claim
+    from approxtheory.verify import _Cache, _verify_claim
+
+    c = replace(claim(base), id=cid)
+    return _verify_claim(c, Context(), _Cache(tmp_path / ".cache", use=False), {}, True)
+
+
+def test_an_empirical_verdict_no_mutant_flips_is_downgraded(fake_check, tmp_path):
+    def fn(ctx, cid):  # a fixed band that reads nothing the mutant changes
+        return Verdict(cid, "consistent-empirical", "gap has the right sign", scope="full")
+
+    fake_check("ZZ-EMP", fn, mutants={"relabelled": "the rows relabelled"})
+    rec = _pipeline("ZZ-EMP", tmp_path)
+    assert rec["verdict"] == "not-checkable" and rec["downgraded_from"] == "consistent-empirical"
+    assert "cannot earn a consistent-empirical verdict" in rec["evidence"]
+    assert rec["mutant_results"] == [
+        {
+            "name": "relabelled",
+            "breaks": "the rows relabelled",
+            "verdict": "consistent-empirical",
+            "flips": False,
+        }
+    ]
+
+
+def test_an_empirical_verdict_its_mutant_flips_keeps_it(fake_check, tmp_path):
+    def fn(ctx, cid):
+        bad = ctx.is_mutant("relabelled")
+        return Verdict(cid, "inconsistent" if bad else "consistent-empirical", "e", scope="full")
+
+    fake_check("ZZ-EMP2", fn, mutants={"relabelled": "the rows relabelled"})
+    rec = _pipeline("ZZ-EMP2", tmp_path)
+    assert rec["verdict"] == "consistent-empirical" and rec["falsified_by"] == ["relabelled"]
+    assert "downgraded_from" not in rec
+
+
+def test_a_check_that_raises_on_a_mutant_is_a_defect_not_a_catch(fake_check, tmp_path):
+    from approxtheory.verify import mutant_summary, mutant_summary_line
+
+    def fn(ctx, cid):
+        if ctx.is_mutant("crash"):
+            raise ZeroDivisionError("planted crash")
+        if ctx.is_mutant("doubled"):
+            return Verdict(cid, "refuted", "value 2", scope="full")
+        return Verdict(cid, "verified-numeric", "value 1", scope="full")
+
+    fake_check("ZZ-CRASH", fn, mutants={"crash": "divides by zero", "doubled": "doubled"})
+    rec = _pipeline("ZZ-CRASH", tmp_path)
+    by = {m["name"]: m for m in rec["mutant_results"]}
+    assert by["crash"]["verdict"] == "error" and not by["crash"]["flips"]
+    assert "planted crash" in by["crash"]["error"]
+    assert rec["mutant_errors"] == ["crash"] and rec["falsified_by"] == ["doubled"]
+    assert rec["verdict"] == "verified-numeric"  # caught by "doubled"; the crash caught nothing
+    s = mutant_summary([rec])
+    assert (s["required_caught"], s["required"]) == (1, 2)
+    assert s["errors"] == {"ZZ-CRASH": ["crash"]} and s["surviving"] == {"ZZ-CRASH": ["crash"]}
+    line = mutant_summary_line(s)
+    assert line.startswith("mutants: required caught 1/2") and "defects" in line
+    # only a crash: nothing caught, the verified verdict is downgraded
+    fake_check("ZZ-CRASH2", fn, mutants={"crash": "divides by zero"})
+    rec = _pipeline("ZZ-CRASH2", tmp_path)
+    assert rec["verdict"] == "consistent-empirical" and rec["mutant_errors"] == ["crash"]
+
+
+def test_mutants_on_a_claim_with_nothing_to_mutate_is_one_line_exit_2(tmp_path, capsys):
+    from approxtheory.cli import main
+
+    assert main(["verify", "--mutants", "--only", "PR-S4", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no declared mutant and no formula" in err[0]

@@ -105,9 +105,13 @@ def register(sub) -> None:
     p.add_argument(
         "--mutants",
         action="store_true",
-        help="also run each passing check against its declared mutants (broken "
-        "variants) and name those that flip it; a verified verdict that no "
-        "mutant flips is downgraded",
+        help="also run each passing check against its declared mutants (broken variants of "
+        "what it measures) and the claim mutants generated from the claim's formula (rate "
+        "exponent moved, bound scaled past the room found, a regime condition dropped); a "
+        "mutant is caught only when the verdict turns refuted or inconsistent (a check that "
+        "raises on one is a defect, reported as such). A verdict a required mutant survives "
+        "is downgraded one step (verified -> consistent-empirical -> not-checkable); the "
+        "summary line counts required mutants caught k/n and names the survivors",
     )
     p.add_argument(
         "--results",
