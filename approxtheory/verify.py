@@ -519,9 +519,21 @@ def _apply_claim_mutants(reg: _Registry, c, rec: dict, ctx, cache: _Cache, timin
 
 
 def _downgrade_survived(c, rec: dict, results: list[dict]) -> None:
-    """A verified ``rec`` downgraded in place when it survives its required scale mutants or
-    every rate mutant (see :func:`_apply_claim_mutants`)."""
+    """A passing ``rec`` downgraded in place when it survives its required scale mutants or
+    every rate mutant (see :func:`_apply_claim_mutants`); a verdict whose scope says it tests
+    the direction only is held to the sign mutant alone (the others are then reported)."""
     why = []
+    if "direction only" in str(rec.get("scope", "")):
+        sign = [r for r in results if r["kind"] == "sign"]
+        for r in results:
+            r["required"] = r["kind"] == "sign"
+        if not sign:
+            why.append("its scope says direction only, but no sign mutant could be made")
+        elif not any(r["flips"] for r in sign):
+            why.append("it still passes with the effect's direction reversed")
+        if why:
+            _downgrade(rec, CLAIM_MUTANT_NOTE.format(v=rec["verdict"], why="; ".join(why)))
+        return
     scale = [r for r in results if r["kind"] == "scale"]
     rate = [r for r in results if r["kind"] == "rate"]
     # an upper bound must fail when put below the worst case found, a lower bound when put

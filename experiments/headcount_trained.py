@@ -525,7 +525,7 @@ register_experiment(
                 "collisions": [0],
             },
         },
-        seeds={"quick": [0], "full": [0, 1, 2], "decisive": [0, 1]},
+        seeds={"quick": [0], "full": [0, 1, 2], "decisive": [0, 1, 2]},
         cell=retrieval_cell,
         params=TRAINED_PARAMS,
         code=("approxtheory.headcount_analysis",),

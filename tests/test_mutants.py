@@ -91,7 +91,12 @@ def test_every_passing_claim_with_a_formula_ran_its_claim_mutants(mutant_run):
     assert not missing, missing
     for r in recs.values():
         for m in r.get("claim_mutants", []):
-            assert isinstance(m["formula_read"], bool) and m["kind"] in ("rate", "scale", "regime")
+            assert isinstance(m["formula_read"], bool) and m["kind"] in (
+                "rate",
+                "scale",
+                "sign",
+                "regime",
+            )
 
 
 def test_no_verified_verdict_survives_a_required_claim_mutant(mutant_run):

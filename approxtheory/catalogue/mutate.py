@@ -25,6 +25,10 @@ be false whenever the claim is tight:
     record says that the mutant is not known to be false. A formula that carries a constant the
     claim leaves unspecified (described in the catalogue as such: ``C_{d,D,T}``, ``c1``, ...) is
     not made false by a factor: its scale mutants are reported, not required.
+``sign`` (empirical claims)
+    the primary number with its sign turned: the effect's direction reversed. A check whose
+    verdict says it tests the direction only (its scope says ``direction only``) must flip on it,
+    and its scale mutants are then reported, not required.
 ``regime``
     one condition of the regime dropped (the seeded choice among them): the claim is then stated
     where the paper does not state it; reported, not required to flip (a check that sweeps only
@@ -287,6 +291,19 @@ def claim_mutants(c: Claim, slack: float | None = None, seed: int = 0) -> list[C
                     required=free is None and false_side,
                 )
             )
+    # sign: an empirical claim's number with its sign turned (the direction of the effect
+    # reversed); required only of a verdict that says it tests the direction only
+    if c.kind == "empirical" and pexpr is not None and _is_formula(pexpr) and pexpr != 0:
+        out.append(
+            ClaimMutant(
+                "sign:neg",
+                "sign",
+                f"{primary}: {sp.sstr(pexpr)} -> {sp.sstr(-pexpr)} (the effect's direction "
+                "reversed)",
+                copy({**base, primary: -pexpr}),
+                required=False,
+            )
+        )
     # regime: one condition dropped (a seeded choice)
     if c.regime:
         i = random.Random(f"{c.id}:{seed}").randrange(len(c.regime))
