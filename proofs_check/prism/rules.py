@@ -176,11 +176,23 @@ ORDINAL_SCOPE = (
 )
 
 
+#: the declared mutant of the ordinal checks: Table 5's relations read the wrong way round
+#: (better and worse exchanged: a bookkeeping bug) must make each ordering claim inconsistent
+REVERSED = {"relations-reversed": "Table 5's relations read the wrong way round (better <-> worse)"}
+
+
+def _relations(ctx: Context) -> tuple:
+    """Table 5's stated relations, reversed under the ``relations-reversed`` mutant."""
+    if ctx.is_mutant("relations-reversed"):
+        return tuple((b, a) for a, b in ABLATION_RELATIONS)
+    return ABLATION_RELATIONS
+
+
 def _table_text() -> str:
     return f"{len(ABLATION)} named rows, {len(set(ABLATION_RELATIONS))} stated relations"
 
 
-@check("PR-S4")
+@check("PR-S4", mutants=REVERSED)
 def rule_blocks(ctx: Context, cid):
     """Rule 4 against Table 5: every same-start pair of a blocked schedule (every pre-baseline
     head count held >= 2 layers) and a single-layer ramp must rank the blocked one better;
@@ -193,7 +205,7 @@ def rule_blocks(ctx: Context, cid):
             if a == b or not ba or not bb or ra["heads"][0] != rb["heads"][0]:
                 continue
             if min(ba) >= 2 and max(bb) == 1 and len(bb) >= 2:
-                pairs.append((f"{a} vs {b}", compare(ABLATION_RELATIONS, a, b)))
+                pairs.append((f"{a} vs {b}", compare(_relations(ctx), a, b)))
     v, bad = _ordinal_verdict(pairs)
     t4 = {k: sorted(set(_pre_baseline_blocks(h, hb))) for k, (_, _, hb, h) in TABLE4.items()}
     off = {k: b for k, b in t4.items() if not b or min(b) < 2 or max(b) > 4}
@@ -216,12 +228,17 @@ def rule_blocks(ctx: Context, cid):
     )
 
 
-@check("PR-S5")
+@check(
+    "PR-S5",
+    mutants={"first-stage-as-base": "h_base read as the schedule's first head count (a bug)"},
+)
 def rule_baseline_half(ctx: Context, cid):
     """Rule 5 on every schedule the paper gives whole (Table 4, Table 5's named rows)."""
     rows, bad = [], []
     named = {f"Table 4 {k}": (hb, h) for k, (_, _, hb, h) in TABLE4.items()}
     named |= {f"Table 5 {k}": (ABLATION_HB, r["heads"]) for k, r in ABLATION.items() if r["whole"]}
+    if ctx.is_mutant("first-stage-as-base"):
+        named = {k: (h[0], h) for k, (_, h) in named.items()}
     for name, (hb, h) in named.items():
         at_base = sum(x == hb for x in h)
         rows.append({"schedule": name, "L": len(h), "at_h_base": at_base})
@@ -311,10 +328,10 @@ def rule_power_of_two(ctx: Context, cid):
     )
 
 
-@check("PR-A1")
+@check("PR-A1", mutants=REVERSED)
 def ablation_all_progressive_beat_uniform(ctx: Context, cid):
     res = [
-        (k, compare(ABLATION_RELATIONS, k, "uniform"))
+        (k, compare(_relations(ctx), k, "uniform"))
         for k in ABLATION
         if k != "uniform" and ABLATION[k]["progressive"]
     ]
@@ -334,11 +351,11 @@ def ablation_all_progressive_beat_uniform(ctx: Context, cid):
     )
 
 
-@check("PR-A2")
+@check("PR-A2", mutants=REVERSED)
 def ablation_start_width(ctx: Context, cid):
     starts = sorted((r["start"], k) for k, r in ABLATION.items() if "start" in r)
     res = [
-        (f"h_1 = {s1} ({a}) vs h_1 = {s2} ({b})", compare(ABLATION_RELATIONS, a, b))
+        (f"h_1 = {s1} ({a}) vs h_1 = {s2} ({b})", compare(_relations(ctx), a, b))
         for (s1, a), (s2, b) in itertools.pairwise(starts)
     ]
     v, bad = _ordinal_verdict(res)
