@@ -557,6 +557,8 @@ def _downgrade_survived(c, rec: dict, results: list[dict]) -> None:
         if slack is None or slack < LOOSE_SLACK:
             why.append("it still passes with the claim's rate exponent moved either way")
         else:
+            for r in rate:
+                r["required"] = False
             rec["claim_mutant_note"] = (
                 f"the rate mutants survived a bound loose by x{slack:.3g} on what the "
                 f"check found (a loose bound is not made false by a rate shift; the scale "
@@ -567,25 +569,28 @@ def _downgrade_survived(c, rec: dict, results: list[dict]) -> None:
 
 
 def mutant_summary(records: Sequence[dict]) -> dict:
-    """What ``verify --mutants`` caught, over the passing claims it ran: the required mutants
-    (every declared mutant, and the generated claim mutants marked required) caught k of n, the
-    required ones that survived by claim, the checks that raised on a mutant (defects, never
-    catches) and the verdicts downgraded because a required mutant survived."""
+    """What ``verify --mutants`` caught, over the passing claims it ran, counted by the rules a
+    verdict is held to: per claim, the declared mutants (one of them must flip), the rate
+    mutants (one direction must flip), the required scale mutants and, for a verdict that tests
+    the direction only, the sign mutant, each one requirement; caught k of n requirements, the
+    ones that survived by claim, the checks that raised on a mutant (defects, never catches)
+    and the verdicts downgraded because a requirement survived."""
     caught = total = 0
     surviving: dict[str, list[str]] = {}
     for r in records:
-        ran = [m for m in r.get("mutant_results", [])]
-        ran += [
-            {**m, "name": f"claim {m['name']}"}
-            for m in r.get("claim_mutants", [])
-            if m.get("required")
-        ]
-        for m in ran:
+        groups: dict[str, list[dict]] = {}
+        if r.get("mutant_results"):
+            groups["declared"] = r["mutant_results"]
+        for m in r.get("claim_mutants", []):
+            if m.get("required"):
+                groups.setdefault(m["kind"], []).append(m)
+        for kind, ms in groups.items():
             total += 1
-            if m["flips"]:
+            if any(m["flips"] for m in ms):
                 caught += 1
             else:
-                surviving.setdefault(r["claim"], []).append(m["name"])
+                names = ", ".join(m["name"] for m in ms)
+                surviving.setdefault(r["claim"], []).append(f"{kind} ({names})")
     return {
         "required_caught": caught,
         "required": total,
@@ -625,12 +630,10 @@ def max_jobs() -> int:
 def check_jobs(jobs) -> int:
     """``jobs`` when it is a whole number in 1 .. :func:`max_jobs`, else a ConfigError naming
     the allowed range."""
-    from .errors import ConfigError
+    from ._validate import check_int
 
     top = max_jobs()
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= top:
-        raise ConfigError(f"--jobs must be a whole number from 1 to {top} (got {jobs!r})")
-    return jobs
+    return check_int("--jobs", jobs, 1, top, must=f"a whole number from 1 to {top}", numpy=False)
 
 
 def _verify_claim(c, ctx, cache: _Cache, timings: dict, mutants: bool, stage=None) -> dict:
