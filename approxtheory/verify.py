@@ -519,23 +519,37 @@ def _apply_claim_mutants(reg: _Registry, c, rec: dict, ctx, cache: _Cache, timin
 
 
 def _downgrade_survived(c, rec: dict, results: list[dict]) -> None:
-    """A passing ``rec`` downgraded in place when it survives its required scale mutants or
-    every rate mutant (see :func:`_apply_claim_mutants`); a verdict whose scope says it tests
-    the direction only is held to the sign mutant alone (the others are then reported)."""
+    """A passing ``rec`` downgraded in place when a requirement survives (see
+    :func:`_apply_claim_mutants`): its required scale mutants, every rate mutant (one direction
+    must flip), the paper's constants beside a fitted law (one must flip), every required
+    regime mutant (a condition whose other side the check builds). A verdict whose scope says
+    what it tests narrows this: ``direction only`` holds it to the sign mutant alone (where
+    the check reads the formula; otherwise its declared mutants carry the direction),
+    ``scaling only`` to the rate mutants; the others are then reported, not required."""
     why = []
-    if "direction only" in str(rec.get("scope", "")):
-        sign = [r for r in results if r["kind"] == "sign"]
+    scope = str(rec.get("scope", ""))
+    if "direction only" in scope or "scaling only" in scope:
+        if "direction only" in scope:
+            what = "the effect's direction reversed"
+            keep = [r for r in results if r["kind"] == "sign" and r["formula_read"]]
+            if not keep and not rec.get("mutant_results"):
+                why.append("its scope says direction only, but no mutant reverses the direction")
+        else:
+            what = "the claim's exponent moved either way"
+            keep = [r for r in results if r["kind"] == "rate"]
+            if not keep:
+                why.append("its scope says scaling only, but no rate mutant could be made")
         for r in results:
-            r["required"] = r["kind"] == "sign"
-        if not sign:
-            why.append("its scope says direction only, but no sign mutant could be made")
-        elif not any(r["flips"] for r in sign):
-            why.append("it still passes with the effect's direction reversed")
+            r["required"] = r in keep
+        if keep and not any(r["flips"] for r in keep):
+            why.append(f"it still passes with {what}")
         if why:
             _downgrade(rec, CLAIM_MUTANT_NOTE.format(v=rec["verdict"], why="; ".join(why)))
         return
     scale = [r for r in results if r["kind"] == "scale"]
-    rate = [r for r in results if r["kind"] == "rate"]
+    rate = [r for r in results if r["kind"] == "rate" and r["required"]]
+    const = [r for r in results if r["kind"] == "const" and r["required"]]
+    regime = [r for r in results if r["kind"] == "regime" and r["required"]]
     # an upper bound must fail when put below the worst case found, a lower bound when put
     # above it; for any other claim one of the two directions must fail (a formula with an
     # unspecified constant is not made false by a factor: none is required)
@@ -564,6 +578,11 @@ def _downgrade_survived(c, rec: dict, results: list[dict]) -> None:
                 f"check found (a loose bound is not made false by a rate shift; the scale "
                 f"mutant is)"
             )
+    if const and not any(r["flips"] for r in const):
+        why.append("it still passes with the paper's numbers beside the fitted law doubled")
+    for r in regime:
+        if not r["flips"]:
+            why.append(f"it still passes with {r['what']}")
     if why:
         _downgrade(rec, CLAIM_MUTANT_NOTE.format(v=rec["verdict"], why="; ".join(why)))
 
@@ -582,8 +601,9 @@ def mutant_summary(records: Sequence[dict]) -> dict:
         if r.get("mutant_results"):
             groups["declared"] = r["mutant_results"]
         for m in r.get("claim_mutants", []):
-            if m.get("required"):
-                groups.setdefault(m["kind"], []).append(m)
+            if m.get("required"):  # each required regime mutant is its own requirement
+                key = f"regime {m['name']}" if m["kind"] == "regime" else m["kind"]
+                groups.setdefault(key, []).append(m)
         for kind, ms in groups.items():
             total += 1
             if any(m["flips"] for m in ms):

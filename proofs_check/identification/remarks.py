@@ -196,7 +196,8 @@ def fig1_column(ctx: Context, cid):
         covered="the d_p-exponent of the count against the digest's reading of the column",
         measured=str(pc),
         claimed=str(pu),
-        scope="partial: the column's d_p² scaling as the digest reads it (≈ 256·d_p²); the "
+        scope="partial: scaling only: the column's d_p² scaling as the digest reads it (≈ "
+        "256·d_p²); the "
         "column's values, the totals, the (H, L) behind them and the 'most of the gain at "
         "smaller d_p' reading are unchecked: the table's numbers are not in the digest "
         "(checkable with them: each row's Unidentified against H·L·2·d_p²)",
@@ -414,7 +415,7 @@ def lr_drift_fig4(ctx: Context, cid):
 
 
 def _ungated(rows) -> dict:
-    from ..tradeoffs import ungated_scale
+    from .._trained_verdicts import ungated_scale
 
     return ungated_scale("identifiability_training", list(rows), UNGATED_WHY, "val_loss", ID_PAPER)
 

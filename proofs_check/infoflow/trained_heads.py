@@ -103,7 +103,7 @@ def p3_gates(rows) -> dict:
     magnitude :data:`P3_PAPER_NMSE` (digest §6.1, reported at T = 64; a T-free configuration
     does no worse at a shorter T)."""
     from .._gate import PaperMagnitude, training_gate
-    from ..tradeoffs import present_keys
+    from .._trained_verdicts import present_keys
 
     mag = PaperMagnitude(
         P3_PAPER_NMSE,
@@ -148,7 +148,7 @@ def p3_criterion(rows, mutant: str | None = None) -> dict:
     exchanged (a bookkeeping bug)."""
     from approxtheory.infoflow import Arch, make_task, predict_rate
 
-    from ..tradeoffs import present_keys
+    from .._trained_verdicts import present_keys
 
     rows = _with_intervals(rows, ("D", "T", "h1", "h2"))
     nonfinite = _nonfinite(
@@ -345,7 +345,7 @@ def pmax_head_threshold(ctx: Context, cid):
     its regime D <= P3_MAX_D); the scale record names the paper's d = 4, T = 64 figures."""
     from .. import _rows
     from .._core import not_run
-    from ..tradeoffs import trained_scale
+    from .._trained_verdicts import trained_scale
 
     name = "infoflow_pmax_heads"
     raw, secs, note = _rows.exp_rows(name, ctx.profile)
@@ -559,7 +559,7 @@ def triangle_center_growth(ctx: Context, cid):
     absolute RMSE and the target's variance per T are reported beside it)."""
     from .. import _rows
     from .._core import not_run
-    from ..tradeoffs import gated_verdict, trained_scale
+    from .._trained_verdicts import gated_verdict, trained_scale
 
     name = "infoflow_tri_growth"
     raw, secs, note = _rows.exp_rows(name, ctx.profile)
@@ -621,6 +621,8 @@ def triangle_center_growth(ctx: Context, cid):
         plot=plot,
         formula_note="reads no formula: comparisons = T³ is not a quantity a trained NMSE can be "
         "compared with; the criterion is the stated growth and floor rule (GROWTH_P4, FLOOR_P4)",
-        scope=f"surrogate: scaled-down §6.2 ({ctx.profile} profile: T = {res['Ts']}, d = 2)",
+        scope=f"surrogate: direction only (NMSE rises towards 1 with T; T³ counts the "
+        f"comparisons, not a number a trained NMSE is compared with): scaled-down §6.2 "
+        f"({ctx.profile} profile: T = {res['Ts']}, d = 2)",
         volatile={"seconds": secs},
     )

@@ -13,18 +13,29 @@ from ._trained import IF_PAPER, IF_RECIPE
 
 # ------------------------------------------------------------------------------- IF-E1
 
-#: the digest's test of IF-E1 (§7 item 7): mean CLS weight on each of positions 1-3, and the
-#: largest mean total weight allowed on the other positions
-SPA_BAND = (0.30, 0.37)
+#: the digest's test of IF-E1 (§7 item 7): mean CLS weight on each of positions 1-3 in
+#: [0.30, 0.37] around the claimed 1/3, held as the tolerance below and above the claim's
+#: ``weight_per_position`` (so the band moves with the claimed number), and the largest mean
+#: total weight allowed on the other positions
+SPA_TOL = (1 / 3 - 0.30, 0.37 - 1 / 3)
 SPA_REST = 0.02
 #: the measured fields of an infoflow_spa_weights row
 SPA_FIELDS = ("seed", "nmse", *(f"w{t}" for t in range(1, 11)), "rest", "rest_max", "w123_sd")
 
 
-def spa_criterion(rows) -> list:
+def spa_band(weight: float) -> tuple[float, float]:
+    """The accepted mean CLS weight per position around a claimed ``weight``."""
+    return weight - SPA_TOL[0], weight + SPA_TOL[1]
+
+
+#: the band at the claim's 1/3: the digest's [0.30, 0.37]
+SPA_BAND = spa_band(1 / 3)
+
+
+def spa_criterion(rows, weight: float = 1 / 3) -> list:
     """The seeds whose mean CLS weights miss the digest's test (each of positions 1-3 in
-    SPA_BAND and less than SPA_REST in total on the rest)."""
-    lo, hi = SPA_BAND
+    :func:`spa_band` of the claimed ``weight`` and less than SPA_REST in total on the rest)."""
+    lo, hi = spa_band(weight)
     return [
         int(r["seed"])
         for r in rows
@@ -71,7 +82,7 @@ def specific_position_aggregation(ctx: Context, cid):
     from .. import _rows
     from .._core import not_run
     from .._gate import training_gate
-    from ..tradeoffs import gated_verdict, trained_scale
+    from .._trained_verdicts import gated_verdict, trained_scale
 
     name = "infoflow_spa_weights"
     exp = get(name)
@@ -112,8 +123,8 @@ def specific_position_aggregation(ctx: Context, cid):
     if ctx.is_mutant("positions-shifted"):
         rows = _shift_positions(rows)
     third = float(claim("IF-E1").evaluate("weight_per_position"))
-    lo, hi = SPA_BAND
-    fails = spa_criterion(rows)
+    lo, hi = spa_band(third)
+    fails = spa_criterion(rows, third)
     desc = "; ".join(
         f"seed {int(r['seed'])}: CLS weights on positions 1-3 = "
         f"{float(r['w1']):.3f}/{float(r['w2']):.3f}/{float(r['w3']):.3f} (claimed {third:.3f} "
@@ -161,7 +172,8 @@ def specific_position_aggregation(ctx: Context, cid):
     return Verdict(
         cid,
         "inconsistent" if fails else "consistent-empirical",
-        f"{desc}. The digest's test: each of positions 1-3 in [{lo}, {hi}] and < "
+        f"{desc}. The digest's test: each of positions 1-3 in [{lo:.3g}, {hi:.3g}] (the claimed "
+        f"{third:.3g} - {SPA_TOL[0]:.3g} / + {SPA_TOL[1]:.3g}) and < "
         f"{SPA_REST} in total on the rest (means over 1024 fresh inputs)"
         + (f"; fails for seeds {', '.join(map(str, fails))}" if fails else ""),
         covered=covered,
