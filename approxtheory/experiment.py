@@ -588,6 +588,15 @@ class _Store:
 
             shipped.write_cell(self.exp, cfg, rec, float(rec.get("seconds", 0.0)))
 
+    def write_cached(self, cfg: dict, rec: dict) -> None:
+        """A cell read from a cache, shipped unless the store already holds it fresh (a
+        shipped cell keeps the revision it was computed at)."""
+        if self.ship:
+            from . import shipped
+
+            if shipped.read_cell(self.exp, cfg).status != "fresh":
+                self.write(cfg, rec)
+
     def summary(self) -> dict:
         from . import shipped
 
@@ -710,7 +719,7 @@ def _run_inprocess(
         if rec is not None:
             records.append(rec)
             cached += 1
-            store.write(cfg, rec)
+            store.write_cached(cfg, rec)
             continue
         if max_cells is not None and computed >= max_cells:
             continue
@@ -791,7 +800,7 @@ def _run_elsewhere(
         rec = _cached_cell(path, key, json_roundtrip(cfg)) or store.read(cfg, key)
         if rec is not None:
             records.append(rec)
-            store.write(cfg, rec)
+            store.write_cached(cfg, rec)
         elif max_cells is None or len(missing) < max_cells:
             missing.append((cfg, key, path))
     cached = len(records)

@@ -286,3 +286,20 @@ def test_a_module_cache_filled_by_a_cell_keeps_the_fingerprint(store):
     shipped._fingerprint.cache_clear()
     shipped._assignments.cache_clear()
     assert shipped.code_fingerprint(exp) == before
+
+
+def test_shipping_again_keeps_fresh_cells_untouched(store, tmp_path):
+    """A second --ship run (another results folder, so every cell is read from the store or the
+    local cache) rewrites no fresh shipped cell: each keeps the revision it was computed at."""
+    folder, _, make, _ = store
+    make()
+    run_experiment("shipped_toy", "decisive", out=tmp_path / "a", progress=False, ship=True)
+    files = sorted((folder / "shipped_toy").glob("*.json"))
+    for f in files:  # as if computed at another revision
+        rec = json.loads(f.read_text())
+        rec["revision"] = "0000000"
+        f.write_text(json.dumps(rec, indent=2))
+    before = {f: f.read_bytes() for f in files}
+    for out in ("a", "b"):  # the local cache of "a", then the store alone
+        run_experiment("shipped_toy", "decisive", out=tmp_path / out, progress=False, ship=True)
+    assert {f: f.read_bytes() for f in files} == before
