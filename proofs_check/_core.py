@@ -513,6 +513,32 @@ def certified_summary(rows) -> dict | None:
     }
 
 
+def certified_frontier(rows, size: str = "T") -> dict | None:
+    """The certified frontier of a grid's rows along the size knob ``size``: the largest value
+    such that every row at or below it is certified (``certified`` true with a finite
+    ``sup_error_upper``), with the sizes certified and those above it that are search-based;
+    None when the rows have no such knob. ``frontier`` is None when the smallest size already
+    has a cell that is not certified."""
+    sized = [r for r in rows if isinstance(r, dict) and isinstance(r.get(size), (int, float))]
+    if not sized:
+        return None
+    ok_at: dict = {}
+    for r in sized:
+        ok = bool(r.get("certified")) and _finite(r.get("sup_error_upper")) is not None
+        ok_at[r[size]] = ok_at.get(r[size], True) and ok
+    front = None
+    for v in sorted(ok_at):
+        if not ok_at[v]:
+            break
+        front = v
+    return {
+        "size": size,
+        "frontier": front,
+        "certified": sorted(v for v in ok_at if ok_at[v]),
+        "search_based": sorted(v for v in ok_at if not ok_at[v]),
+    }
+
+
 def construction_grid(
     name: str,
     axes: dict,
@@ -534,7 +560,7 @@ def construction_grid(
     whose measurement is within the bound, also compute the certified upper bracket
     (``CERTIFY_SECONDS`` of branch-and-bound) into the columns ``sup_error_upper`` and
     ``certified`` (the bracket is at or below the claimed bound); the verdict then says so."""
-    from approxtheory.bracket_softmax import structured_reason
+    from approxtheory.bounds import bracket_reach
     from approxtheory.constructions import build
 
     rows, witnesses = [], {}
@@ -559,13 +585,15 @@ def construction_grid(
         }
         if certify:
             row["sup_error_upper"], row["certified"] = None, False
-            box = c.task.domain == "box"
-            structured = box and structured_reason(c.model, c.task) is None
-            small = box and c.task.T <= 16 and c.task.d <= 2
+            route, _why = bracket_reach(c.model, c.task)
+            # exact and budgeted by work (pieces, inputs), not by the clock: the structured
+            # bracket and the enumeration of a finite domain share the larger allowance
+            structured = route in ("structured", "enumeration")
+            small = route == "generic"
             eligible = m["verdict"] == "within-bound" and c.bound_kind == "upper"
             if eligible and (
                 (structured and attempts_s < CERTIFY_CELLS_STRUCTURED)
-                or (not structured and small and attempts < CERTIFY_CELLS)
+                or (small and attempts < CERTIFY_CELLS)
             ):
                 if structured:
                     attempts_s += 1

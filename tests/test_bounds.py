@@ -503,7 +503,7 @@ def test_generic_error_bounds_with_a_relu_read_out_are_sound(seed, T, mode, sign
 def test_hc_l9_upper_bracket_within_twice_the_known_worst_case():
     """hc_l9 (memorizing head + ReLU max network): the CROWN path brackets the closed-form
     sup error (1 - 1/T)/n_g within 2x."""
-    from approxtheory.search_bench import known_hc_l9
+    from approxtheory.bench.search import known_hc_l9
 
     for T, eps, tl in ((4, 0.25, 6.0), (3, 0.1, 8.0)):
         c = build("hc_l9", T=T, eps=eps)
@@ -587,7 +587,6 @@ def _tiny_cfg(**kw):
     [
         (dict(layernorm=True), "LayerNorm"),
         (dict(rope="full"), "RoPE"),
-        (dict(causal=True), "causal"),
         (dict(readout="tokens"), "per-token"),
         (dict(layers=[LayerSpec(heads=1, head_dim=2, ffn_hidden=(2,))], ffn_kind="gelu"), "gelu"),
     ],
@@ -599,9 +598,6 @@ def test_unsupported_models_give_none_with_a_reason(kw, match):
 
 
 def test_unsupported_tasks_give_none_with_a_reason():
-    c = build("if_pairwise_max", T=2, d=2)
-    r = upper_bracket(c.model, c.task, time_limit=1.0)
-    assert r.upper is None and "sphere" in r.reason
     m = Transformer(_tiny_cfg())
     task = GeneralizedRetrieval(3, 1, features=[lambda x: x[..., 0] ** 2])
     r = upper_bracket(m, task, time_limit=1.0)

@@ -115,7 +115,7 @@ def test_the_record_carries_the_certified_field_and_the_cache_checks_its_shape()
 
 # ------------------------------------------------------------------------- frontier (item 1)
 def test_the_frontier_is_deterministic_and_sound():
-    from approxtheory.bracket_bench import FrontierCase, run_frontier_case
+    from approxtheory.bench.bracket import FrontierCase, run_frontier_case
 
     case = FrontierCase("hc_l9 ε=0.25", "hc_l9", "HC-L9", {"eps": 0.25})
 
@@ -137,11 +137,21 @@ def test_the_frontier_is_deterministic_and_sound():
     assert a["frontier_T"] == 2  # (1 - 1/2)/n_g = 0.125 closes in 61 boxes; T = 4 does not in 300
 
 
-def test_a_frontier_is_none_where_the_bracket_has_no_support():
-    from approxtheory.bracket_bench import bench_bracket
+def test_a_frontier_stops_with_the_bracket_s_reason():
+    """Issue 46: the causal truncation head (TO-C1) is bracketed now (exact at the root box),
+    and the one-hot induction head (IF-K3) is enumerated up to the budget: its frontier stops
+    at the last T enumerated, with the budget as the reason."""
+    from approxtheory.bench.bracket import FrontierCase, bench_bracket, run_frontier_case
 
-    res = bench_bracket(only="svd_truncation", frontier=True)
-    assert res["rows"] == []
-    (f,) = res["frontier"]
-    assert f["frontier_T"] is None and "causal" in f["reason"]
-    assert bench_bracket(only="svd_truncation")["frontier"] is None
+    res = bench_bracket(only="svd_truncation")
+    assert res["rows"] == [] and res["frontier"] is None
+    f = run_frontier_case(
+        FrontierCase("svd_truncation k=1", "svd_truncation", "TO-C1", {"k": 1}),
+        boxes=64,
+        Ts=(4, 8),
+    )
+    assert f["frontier_T"] == 8 and all(s["found"] <= s["certified"] for s in f["steps"])
+    f = run_frontier_case(
+        FrontierCase("if_induction d=4", "if_induction", "IF-K3", {}), boxes=64, Ts=(4, 16)
+    )
+    assert f["frontier_T"] == 4 and "budget" in f["reason"]

@@ -120,11 +120,24 @@ points), per layer on random models, and with a deliberately narrowed softmax bo
 that the checks must catch; and a ReLU chord without its offset, that the CROWN containment
 check on random MLPs must catch).
 
-Unsupported (``upper=None`` with ``reason``): LayerNorm, RoPE, causal masks, per-token read-out,
-GELU/SwiGLU activations, non-box domains, and targets other than affine generalized retrieval
-(:class:`~approxtheory.tasks.ScalarMax`, :class:`~approxtheory.tasks.MaxPlusMin`,
-:class:`~approxtheory.tasks.SyntheticMaxSum`, …), :class:`~approxtheory.tasks.Memorize` and
-:class:`~approxtheory.tasks.KthLargest` with the identity or the digest's ``sin`` read-out.
+*Causal masks and per-token read-outs.* A masked key has the logit -inf exactly: its softmax
+weight is [0, 0], it is never the reference key and never enters the LP or the ratio bound. A
+per-token read-out is bounded output by output against a per-token target: the lag task
+``x(t - k)`` (its first k rows have no target and are not measured) or a reference model (the
+truncation target: both models run on the same noise symbols, so their shared part cancels).
+Where the logits do not depend on the input (position-only heads) the attention output is an
+exact affine form and the root box's bound is the supremum (up to round-off).
+
+*Finite domains.* One-hot tokens (``task.domain == "onehot"``) are enumerated exhaustively when
+their ``d^T`` inputs fit ``max_points`` (:mod:`approxtheory.bounds.finite`); above it nothing is
+certified and the result says so (the frontier T at this d).
+
+Unsupported (``upper=None`` with ``reason``): LayerNorm, RoPE, GELU/SwiGLU activations, and
+targets other than affine generalized retrieval (:class:`~approxtheory.tasks.ScalarMax`,
+:class:`~approxtheory.tasks.MaxPlusMin`, :class:`~approxtheory.tasks.SyntheticMaxSum`, …),
+:class:`~approxtheory.tasks.Memorize`, :class:`~approxtheory.tasks.KthLargest` with the identity
+or the digest's ``sin`` read-out, the lag task and a reference model. A domain other than a box
+or a finite one raises :class:`~approxtheory.errors.ConfigError` naming those supported.
 """
 
 from __future__ import annotations
@@ -136,9 +149,11 @@ from __future__ import annotations
 from ._af import _AF  # noqa: F401  (tests reach the private pieces here)
 from .bracket import (  # noqa: F401
     BOXES_PER_SECOND,
+    DOMAINS,
     TIME_LIMIT_CAP_FACTOR,
     BracketResult,
     _Lower,
+    bracket_reach,
     upper_bracket,
 )
 from .error import error_bounds
@@ -151,6 +166,7 @@ from .targets import _minus_opt  # noqa: F401
 __all__ = [
     "BracketResult",
     "upper_bracket",
+    "bracket_reach",
     "error_bounds",
     "layer_bounds",
     "softmax_bounds",

@@ -18,6 +18,8 @@ from ..resources import with_threads
 from ._af import _DT, _TINY, _Unsupported
 from ._inputs import _check_task, _nonfinite_weights, _pos_int, _pos_seconds, _require_forms
 from .error import _Ctx
+from .finite import FINITE_DOMAINS, MAX_POINTS, enumerate_bracket
+from .targets import _target_rows
 
 
 # ============================================================================== search
@@ -70,11 +72,26 @@ class BracketResult:
 
 
 def _err(model, task, X: torch.Tensor) -> torch.Tensor:
-    out = model(X)
-    y = task.target(X)
+    return _err_from(model(X), task.target(X), task)
+
+
+def _err_from(out: torch.Tensor, y: torch.Tensor, task) -> torch.Tensor:
+    """ℓ∞ error per input of the model's outputs ``out`` against the targets ``y``."""
+    if out.dim() == 3 and out.shape[-1] == 1 and y.dim() == 2:  # per-token read-out
+        out = out[..., 0]
     if out.dim() == 2 and y.dim() == 1 and out.shape[-1] == 1:
         out = out[:, 0]
+    if out.shape != y.shape:
+        raise ConfigError(
+            f"model output shape {tuple(out.shape)} does not match the task's target shape "
+            f"{tuple(y.shape)}"
+        )
+    # the outputs that have no target by the task's definition (a lag task's first rows, NaN
+    # there) are not measured; any other NaN, of the output or the target, stays NaN (a failure)
     e = (out - y).abs()
+    rows = _target_rows(task, out.shape[-1]) if out.dim() == 2 else None
+    if rows is not None:
+        e = torch.where(rows, e, torch.zeros_like(e))
     if e.dim() == 1:
         return e
     # a NaN in any output makes that input's error NaN (amax would skip nothing, but be explicit)
@@ -92,6 +109,12 @@ class _Lower:
         self.model, self.task = model, task
         self.value, self.X = 0.0, None
         self.nonfinite = 0
+        # on the unit sphere every evaluated input is first projected onto it (a box's centre
+        # is not a point of the domain; its projection is)
+        self.sphere = getattr(task, "domain", "box") == "sphere"
+
+    def _proj(self, X):
+        return X / X.norm(dim=-1, keepdim=True).clamp_min(1e-12) if self.sphere else X
 
     def _note(self, e, X):
         bad = ~torch.isfinite(e)
@@ -103,9 +126,12 @@ class _Lower:
             return torch.where(bad, torch.full_like(e, math.inf), e)
         return e
 
-    def eval(self, X):
-        with torch.no_grad():
-            e = _err(self.model, self.task, X)
+    def eval(self, X, e=None):
+        """Evaluate the errors at X (or take ``e``, the errors already computed there)."""
+        if e is None:
+            X = self._proj(X)
+            with torch.no_grad():
+                e = _err(self.model, self.task, X)
         e = self._note(e, X)
         if self.nonfinite:
             return e
@@ -122,13 +148,14 @@ class _Lower:
             opt = torch.optim.Adam([X], lr=float(scale * w) + 1e-12)
             for _ in range(steps // 2):
                 opt.zero_grad()
-                e = _err(self.model, self.task, X)
-                ed = self._note(e.detach(), X.detach())
+                Xp = self._proj(X)
+                e = _err(self.model, self.task, Xp)
+                ed = self._note(e.detach(), Xp.detach())
                 if self.nonfinite:
                     return
                 i = int(ed.argmax())
                 if float(ed[i]) > self.value:
-                    self.value, self.X = float(ed[i]), X.detach()[i].clone()
+                    self.value, self.X = float(ed[i]), Xp.detach()[i].clone()
                 (-e.sum()).backward()
                 if X.grad is None or not torch.isfinite(X.grad).all():
                     break
@@ -136,6 +163,16 @@ class _Lower:
                 with torch.no_grad():
                     X.copy_(torch.maximum(torch.minimum(X, hi), lo))
         self.eval(X.detach())
+        # the vertex the gradient points to (the maximiser where the error is linear in the
+        # box, e.g. position-only attention; Adam's small steps may stop short of it)
+        Xv = X.detach().clone().requires_grad_(True)
+        e = _err(self.model, self.task, self._proj(Xv))
+        if not bool(torch.isfinite(e).all()):
+            self._note(e.detach(), Xv.detach())
+            return
+        e.sum().backward()
+        if Xv.grad is not None and bool(torch.isfinite(Xv.grad).all()):
+            self.eval(torch.where(Xv.grad > 0, hi, torch.where(Xv.grad < 0, lo, Xv.detach())))
 
 
 #: work per second of the deprecated ``time_limit``: ``time_limit = t`` becomes a budget of
@@ -168,6 +205,7 @@ def upper_bracket(
     batch: int = 16,
     branch_candidates: int = 6,
     seed: int = 0,
+    max_points: int = MAX_POINTS,
 ) -> BracketResult:
     """Certified upper bound of ``sup_X ||model(X) - task.target(X)||_∞`` over the input box.
 
@@ -195,14 +233,23 @@ def upper_bracket(
     a local generator (the global torch and numpy RNG states are untouched). ``batch`` boxes are
     split per round, each along the best of its ``branch_candidates`` widest coordinates. See
     the module docstring for the method and the floating-point argument. Unsupported models or
-    tasks give ``upper=None`` and a ``reason``."""
+    tasks give ``upper=None`` and a ``reason``.
+
+    Domains: ``task.domain`` ``"box"`` (the above) or a finite one, ``"onehot"`` (one-hot
+    tokens), bracketed by exhaustive enumeration when its ``d^T`` inputs are at most
+    ``max_points`` (:mod:`approxtheory.bounds.finite`: exact up to the float64 evaluation's
+    round-off; above the budget ``upper`` is None and ``stop`` says so). Any other domain, a
+    budget <= 0, ``lo > hi`` or non-finite ends raise :class:`~approxtheory.errors.ConfigError`
+    naming what is allowed."""
     t0 = time.perf_counter()
     max_splits, max_boxes, max_pieces, time_limit, wall_clock_cap = _budget_args(
         max_splits, max_boxes, max_pieces, time_limit, wall_clock_cap
     )
+    max_points = _pos_int("max_points", max_points)
     _check_options(method, tol, atol, batch, branch_candidates)
     _check_task(task)
     _check_model(model)
+    domain = _check_domain(task)
     T, d = task.T, task.d
     blo, bhi = _domain_box(task, lo, hi)
     _check_seed(seed)
@@ -220,7 +267,16 @@ def upper_bracket(
             unsound_input=True,
             extra={"budget": budget},
         )
-    if method != "generic":
+    if domain in FINITE_DOMAINS:
+        return enumerate_bracket(
+            model,
+            task,
+            max_points=max_points,
+            lo=None if lo is None and hi is None else blo,
+            hi=None if lo is None and hi is None else bhi,
+            points=P,
+        )
+    if method != "generic" and domain == "box":
         from .. import bracket_softmax as bs
 
         try:
@@ -277,6 +333,80 @@ def _check_options(method, tol, atol, batch, branch_candidates) -> None:
         raise ConfigError(
             f"branch_candidates must be a positive integer (got {branch_candidates!r})"
         )
+
+
+#: the input domains the bracket accepts (``task.domain``), for the error message
+DOMAINS = {
+    "box": "lo <= x(t)_k <= hi (bound propagation and branch-and-bound)",
+    "sphere": "unit-norm tokens (branch-and-bound over a box cover of the sphere)",
+    **FINITE_DOMAINS,
+}
+
+
+def _check_domain(task) -> str:
+    """The task's domain, when the bracket supports it; ConfigError naming those it does."""
+    domain = getattr(task, "domain", "box")
+    if domain not in DOMAINS:
+        raise ConfigError(
+            f"the certified bracket does not support the domain {domain!r} of "
+            f"{type(task).__name__}; supported domains: "
+            + "; ".join(f"{k}: {v}" for k, v in DOMAINS.items())
+        )
+    return domain
+
+
+#: where :func:`bracket_reach` sends a box-domain construction to branch-and-bound: T <= 16 and
+#: d <= 2 (it closes in seconds there), or a per-token read-out (causal heads) with T·d <= 64
+#: (one affine form per token; exact at the root box for position-only attention)
+REACH_T, REACH_D, REACH_TOKENS_N = 16, 2, 64
+#: the sphere's reach: T·d <= 32 (IF-K2's T = 8, d = 4 cells)
+REACH_SPHERE_N = 32
+
+
+def bracket_reach(model, task, max_points: int = MAX_POINTS) -> tuple[str | None, str]:
+    """Which bracket applies to this construction, cheaply (nothing is bounded): ``(route,
+    why)`` with route ``"structured"`` (one layer of softmax retrieval heads, any T),
+    ``"enumeration"`` (a finite domain within ``max_points`` inputs), ``"generic"`` (box
+    branch-and-bound within reach: see ``REACH_*``) or None, ``why`` then saying why not (an
+    unsupported domain, a finite domain above the budget with its frontier, a box too large)."""
+    from ..bracket_softmax import structured_reason
+
+    domain = getattr(task, "domain", "box")
+    T, d = int(task.T), int(task.d)
+    if domain in FINITE_DOMAINS:
+        from .finite import domain_size, frontier_T
+
+        N = domain_size(task)
+        if N <= max_points:
+            return "enumeration", f"exhaustive enumeration of the {N} inputs"
+        return None, (
+            f"not certified within the budget: the {domain} domain has d^T = {d}^{T} = {N} "
+            f"inputs, above the enumeration budget of {max_points} (certified frontier at "
+            f"d = {d}: T <= {frontier_T(d, max_points)}); search-based above it"
+        )
+    if domain not in DOMAINS:
+        return None, (
+            f"not computed: the certified bracket does not support the {domain} domain "
+            f"(supported: {', '.join(DOMAINS)})"
+        )
+    if domain == "sphere":
+        if T * d <= REACH_SPHERE_N:
+            return "generic", "branch-and-bound over a box cover of the sphere"
+        return None, (
+            f"not computed: the certified bracket on the unit sphere is computed for T·d <= "
+            f"{REACH_SPHERE_N} (here T={T}, d={d}); search-based"
+        )
+    if structured_reason(model, task) is None:
+        return "structured", "one layer of softmax retrieval heads"
+    tokens = getattr(getattr(model, "cfg", None), "readout", "cls") == "tokens"
+    if (T <= REACH_T and d <= REACH_D) or (tokens and T * d <= REACH_TOKENS_N):
+        return "generic", "bound propagation with branch-and-bound"
+    return None, (
+        f"not computed: the certified bracket is computed for one layer of softmax retrieval "
+        f"heads at any T, else for box domains with T <= {REACH_T} and d <= {REACH_D} (T·d <= "
+        f"{REACH_TOKENS_N} with a per-token read-out), finite domains of at most {max_points} "
+        f"inputs (here T={T}, d={d}, {domain} domain)"
+    )
 
 
 def _check_model(model) -> None:
@@ -414,7 +544,7 @@ def _initial_points(task, low, blo, bhi, P, gen, rng):
             torch.from_numpy(0.5 * (blo + bhi))[None],
             blo_t + (bhi_t - blo_t) * torch.rand(256, T, d, dtype=_DT, generator=gen),
         ]
-        if getattr(task, "domain", "box") == "box":
+        if getattr(task, "domain", "box") in ("box", "sphere"):
             Xs = torch.from_numpy(np.clip(task.structured(rng, max_n=256), blo, bhi))
             starts.append(Xs)
         if P is not None:
@@ -432,10 +562,22 @@ def _box_ub(L, U):
 
 
 def _bound_boxes(ctx, Lo, Hi):
+    """Upper bounds of the error on the boxes (B,). On the unit sphere each box is first
+    shrunk, in place, to the hull of its part of the sphere, and a box that misses the sphere
+    gets -inf (no input there: it is pruned)."""
+    feas = None
+    if getattr(ctx.task, "domain", "box") == "sphere":
+        from .sphere import shrink_to_sphere
+
+        Ls, Hs, feas = shrink_to_sphere(Lo, Hi)
+        Lo.copy_(Ls)
+        Hi.copy_(Hs)
     with torch.no_grad():
         L, U = ctx.bounds(Lo, Hi)
-    ub = _box_ub(L, U)
-    return torch.nan_to_num(ub, nan=math.inf)
+    ub = torch.nan_to_num(_box_ub(L, U), nan=math.inf)
+    if feas is not None:
+        ub = torch.where(feas, ub, torch.full_like(ub, -math.inf))
+    return ub
 
 
 def _refine_lower(ctx, low, gen, Lb, Hb, steps=40, n_starts=8):
@@ -446,7 +588,7 @@ def _refine_lower(ctx, low, gen, Lb, Hb, steps=40, n_starts=8):
         [Lb, Lb],
         [Hb, Hb],
     )
-    if ctx.coupled:
+    if ctx.coupled or not ctx.crown:
         with torch.no_grad():
             Xw = ctx.bounds(Lb, Hb, want_witness=True)[2]
         if Xw is not None:
@@ -537,7 +679,7 @@ def _best_children(r: _Round, items, ub):
     nb, kc, Lo, Hi, smear, key, cand, mid = r.nb, r.kc, r.Lo, r.Hi, r.smear, r.key, r.cand, r.mid
     T, d = Lo.shape[1:]
     ndim = T * d
-    score = ub.amax(-1) + 1e-3 * ub.sum(-1)
+    score = ub.amax(-1) + 1e-3 * ub.clamp_min(-1e300).sum(-1)  # -inf: a box off the sphere
     if smear is not None:  # near-ties go to the coordinate the heuristic prefers
         pub = torch.tensor([-it[0] for it in items], dtype=_DT)[:, None]
         pub = torch.where(torch.isfinite(pub), pub, ub.amax(-1))

@@ -14,7 +14,7 @@ from ._inputs import _as_boxes, _check_task, _no_nan, _require_forms
 from .forward import _block, _embed, _forward_af, _input_af, unsupported_reason
 from .mlp import _crown_mlp, _mlp_ops
 from .ratio import _coupled_F, _ratio_bounds
-from .targets import _minus_opt, _opt_af, _retrieval_parts, _target_af
+from .targets import _minus_opt, _opt_af, _retrieval_parts, _target_af, _target_rows
 
 
 # ============================================================================== error bounds
@@ -114,6 +114,8 @@ class _Ctx:
             pairs = [(out, out), (Lf, U)]
         else:
             out = _forward_af(self.model, x)
+            if out.c.dim() == 3:  # per-token read-out: (B, T, d_out) -> (B, T·d_out)
+                out = out.reshape(out.shape[0], -1)
             pairs = [(out, out)]
         if self.one_term is None:
             y = _target_af(self.task, x)
@@ -142,7 +144,35 @@ class _Ctx:
                 u_ = _minus_opt(hi_f.reshape(B) - c0, gS, opt, "upper")[:, None]
             L = l_ if L is None else torch.maximum(L, l_)
             U = u_ if U is None else torch.minimum(U, u_)
+        assert L is not None and U is not None  # pairs is never empty
+        rows = _target_rows(self.task, L.shape[-1])
+        if rows is not None:  # outputs without a target are not measured (as sup_error)
+            L = torch.where(rows, L, torch.zeros_like(L))
+            U = torch.where(rows, U, torch.zeros_like(U))
         return L, U
+
+    def _affine_witness(self, x: _AF, L, U):
+        """Inputs at the vertices where the worst output's error form ``model - target`` is
+        extreme (ε = ±sign of its coefficients), per box: exact maximisers where the error is
+        affine on the box (e.g. position-only attention), heuristics elsewhere; None on the
+        CROWN and one-term paths (their forms are not the zonotope's)."""
+        if self.crown or self.one_term is not None:
+            return None
+        out = _forward_af(self.model, x)
+        if out.c.dim() == 3:
+            out = out.reshape(out.shape[0], -1)
+        y = _target_af(self.task, x)
+        if out.shape != y.shape or x.n != x.shape[1] * x.shape[2]:
+            return None
+        D = out - y
+        B = x.shape[0]
+        bi = torch.arange(B)
+        Xs = []
+        for side, val in ((1.0, U), (-1.0, -L)):
+            m = torch.nan_to_num(val, nan=-math.inf).argmax(-1)  # (B,)
+            eps = side * torch.sign(D.A[bi, m])  # (B, n)
+            Xs.append(x.c + torch.einsum("btdn,bn->btd", x.A, eps))
+        return torch.cat(Xs)
 
     # ---- coupled path pieces
     def _last_layer_terms(self, x: _AF):
@@ -200,7 +230,9 @@ class _Ctx:
         x = _input_af(lo, hi)
         if not self.coupled:
             L, U = self._generic(x)
-            return (L, U, None) if want_witness else (L, U)
+            if not want_witness:
+                return L, U
+            return L, U, self._affine_witness(x, L, U)
         s, u, K = self._last_layer_terms(x)
         parts = _retrieval_parts(self.task, x)
         if self.match is None:

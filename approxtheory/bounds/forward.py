@@ -27,10 +27,8 @@ def unsupported_reason(model, task=None) -> str | None:
         return "LayerNorm is not supported by the bound propagation"
     if cfg.rope is not None and (cfg.rope == "full" or int(cfg.rope) > 0):
         return "RoPE is not supported by the bound propagation"
-    if cfg.causal:
-        return "causal masks are not supported by the bound propagation"
-    if cfg.readout != "cls":
-        return "per-token read-out is not supported (only the CLS read-out)"
+    if cfg.readout != "cls" and task is not None and not getattr(task, "per_token", False):
+        return "a per-token read-out needs a per-token target (this task has one output)"
     if getattr(cfg, "tie_embeddings", False):
         return "a read-out tied to the embedding is not supported (an MLP read-out is)"
     if cfg.ffn_kind not in ("relu", "bilinear") and any(s.ffn_hidden for s in cfg.layers):
@@ -40,10 +38,10 @@ def unsupported_reason(model, task=None) -> str | None:
     if task is not None:
         if not all(hasattr(task, a) for a in ("T", "d", "lo", "hi", "target")):
             return "not an approxtheory task (it needs T, d, lo, hi and target)"
-        if getattr(task, "domain", "box") != "box":
-            return f"domain {task.domain!r} is not a box"
-        if getattr(task, "per_token", False):
-            return "per-token targets are not supported"
+        if getattr(task, "domain", "box") not in ("box", "sphere"):
+            return f"domain {task.domain!r} is neither a box nor the unit sphere"
+        if getattr(task, "per_token", False) and cfg.readout != "tokens":
+            return "a per-token target needs the per-token read-out (readout='tokens')"
         if cfg.d_in != task.d:
             return f"model d_in={cfg.d_in} differs from the task's d={task.d}"
         if cfg.positions != "none" and cfg.seq_len != task.T:
@@ -101,18 +99,36 @@ def _qkv(attn, h: _AF, hq: _AF, Jk: int):
     return q, k, v
 
 
-def _attend(logits: _AF, v: _AF) -> _AF:
-    """Σ_j softmax(logits)_j v_j for logits (B, H, Tq, J) and values (B, H, J, c)."""
+def _allowed_keys(model, T_tot: int, Tq: int, Jk: int):
+    """The causal mask of a block as the keys each query may attend to, (Tq, Jk) bool, or None
+    (every key): the model's own mask (:meth:`Transformer._mask`) restricted to the keys the
+    propagation uses (the queries are the last ``Tq`` of the ``T_tot`` positions)."""
+    if not model.cfg.causal:
+        return None
+    qpos = torch.arange(T_tot - Tq, T_tot)
+    return qpos[:, None] >= torch.arange(Jk)[None, :]
+
+
+def _attend(logits: _AF, v: _AF, allowed=None) -> _AF:
+    """Σ_j softmax(logits)_j v_j for logits (B, H, Tq, J) and values (B, H, J, c); ``allowed``
+    (Tq, J) bool: the keys each query attends to (a causal mask; None: all). A masked key has
+    the logit -inf exactly: its weight is [0, 0], it is never the reference and never enters
+    the LP or the ratio bound (its value form is still finite, and multiplied by 0)."""
     B, H, Tq, J = logits.shape
     c = v.shape[-1]
     lL, lU = logits.bounds()
     # a NaN bound (overflowed forms) knows nothing: the widest interval, never a masked key
     lL = torch.where(torch.isnan(lL), torch.full_like(lL, -math.inf), lL)
     lU = torch.where(torch.isnan(lU), torch.full_like(lU, math.inf), lU)
+    cm = logits.c
+    if allowed is not None:
+        ninf = torch.full_like(lL, -math.inf)
+        lL, lU = torch.where(allowed, lL, ninf), torch.where(allowed, lU, ninf)
+        cm = cm.masked_fill(~allowed, -math.inf)
     pl, pu = softmax_bounds(lL, lU)  # (B, H, Tq, J)
-    ph = torch.softmax(logits.c, -1).clamp(min=0.0)
+    ph = torch.softmax(cm, -1).clamp(min=0.0)
     ph = torch.minimum(torch.maximum(ph, pl), pu)
-    ref = logits.c.argmax(-1)  # (B, H, Tq)
+    ref = cm.argmax(-1)  # (B, H, Tq): an allowed key (every query sees at least one)
     vq = v.unsqueeze(2).expand_to((B, H, Tq, J, c))
     idx = ref[..., None, None].expand(B, H, Tq, 1, c)
     v_r = vq.gather(3, idx)  # (B, H, Tq, 1, c)
@@ -135,7 +151,7 @@ def _attend(logits: _AF, v: _AF) -> _AF:
     FL = -_simplex_lp_max(-eL.transpose(-1, -2), plx, pux)
     delta = logits - logits.gather(3, ref[..., None]).expand_to((B, H, Tq, J))
     onehot = torch.nn.functional.one_hot(ref, J).bool()
-    valid = ~onehot
+    valid = ~onehot if allowed is None else ~onehot & allowed
     dl = delta.unsqueeze(3).expand_to((B, H, Tq, c, J))
     el = e.transpose(3, 4)
     z = torch.zeros(B, H, Tq, c, dtype=_DT)
@@ -143,7 +159,13 @@ def _attend(logits: _AF, v: _AF) -> _AF:
     FL, FU = torch.maximum(FL, cL), torch.minimum(FU, cU)
     FU = torch.maximum(FU, FL)
     interval = v_r.add_interval(FL, FU)
-    use_aff = affine.rad() <= interval.rad()
+    # the affine form keeps the output's correlation with everything else (a target, a
+    # reference model): where its own slack is a small part of the interval's width it is
+    # nearly exact (a sound interval is at least as wide as the true range, so it costs at
+    # most about that slack), e.g. logits that hardly depend on the input (a truncated
+    # position-only head whose SVD leaves 1e-17 on the token coordinate)
+    irad = interval.rad()
+    use_aff = (affine.rad() <= irad) | (affine.r <= 0.01 * irad)
     return _AF.where(use_aff, affine, interval)
 
 
@@ -167,7 +189,7 @@ def _block(model, blk, h: _AF, n_query: int | None = None, stop_after_attn_logit
     logits = _dot(q, k, "bhqd", "bhkd", "bhqk").scale(torch.tensor(attn.scale, dtype=_DT))
     if stop_after_attn_logits:
         return hq, q, k, v, logits
-    y = _attend(logits, v)  # (B, H, Tq, c)
+    y = _attend(logits, v, _allowed_keys(model, T_tot, Tq, Jk))  # (B, H, Tq, c)
     y = y.transpose(1, 2).reshape(B, Tq, attn.h * attn.c)
     o = y.linear(_t(attn.o.weight), None if attn.o.bias is None else _t(attn.o.bias))
     x = hq + o if cfg.residual else o

@@ -12,9 +12,26 @@ from ._af import _AF, _DT, _TINY, _U, _gam, _Unsupported
 
 
 # ============================================================================== targets
-def _target_reason(task) -> str | None:
-    from ..tasks import GeneralizedRetrieval, KthLargest, Memorize
+def _reference_model(task):
+    """The reference model of a model-as-target task (``target(X) = reference(X)[..., 0]``, as
+    the tradeoffs' truncation target), else None (duck-typed: bounds sit below constructions)."""
+    ref = getattr(task, "reference", None)
+    return ref if getattr(ref, "cfg", None) is not None and hasattr(ref, "layers") else None
 
+
+def _target_reason(task) -> str | None:
+    from ..tasks import GeneralizedRetrieval, KthLargest, LagExtraction, Memorize, PairwiseMax
+
+    ref = _reference_model(task)
+    if ref is not None:
+        from .forward import unsupported_reason
+
+        r = unsupported_reason(ref)
+        if r is None and ref.cfg.readout != "tokens":
+            r = "a per-token reference needs the per-token read-out"
+        return None if r is None else f"the reference model (the target): {r}"
+    if isinstance(task, (LagExtraction, PairwiseMax)):
+        return None
     if isinstance(task, GeneralizedRetrieval):
         if task.affine is None or task.outer_affine is None:
             return (
@@ -93,11 +110,42 @@ def _retrieval_parts(task, x: _AF):
     return parts
 
 
+def _target_rows(task, m: int):
+    """The outputs (m,) that have a target (bool), or None when all have: a lag task's first k
+    rows have none (its target is NaN there; the error measures skip them)."""
+    from ..tasks import LagExtraction
+
+    if isinstance(task, LagExtraction) and _reference_model(task) is None:
+        rows = torch.arange(m) >= task.k
+        return rows
+    return None
+
+
 def _target_af(task, x: _AF) -> _AF:
     """The target on the boxes as an affine form, shape (B, m)."""
-    from ..tasks import GeneralizedRetrieval, KthLargest, Memorize
+    from ..tasks import GeneralizedRetrieval, KthLargest, LagExtraction, Memorize, PairwiseMax
 
     B, T, d = x.shape
+    if isinstance(task, PairwiseMax):  # Σ_i max_{s,t} x(s)ᵀ A_i x(t): products of forms
+        from ._af import _dot
+
+        y = _AF.const(torch.zeros(B, dtype=_DT), x.n)
+        for A in task.A:
+            Ax = x.linear(torch.as_tensor(A, dtype=_DT))  # (B, T, d): A x(t)
+            g = _dot(x, Ax, "bsd", "btd", "bst").reshape(B, T * T)
+            y = y + _opt_af(g, list(range(T * T)), "max")
+        return y.reshape(B, 1)
+    ref = _reference_model(task)
+    if ref is not None:  # the reference model on the same noise symbols (shared: it cancels)
+        from .forward import _forward_af
+
+        out = _forward_af(ref, x)  # (B, T, d_out)
+        return out.narrow(2, 0, 1).reshape(B, T)
+    if isinstance(task, LagExtraction):  # y_t = x(t - k), no target (0 here) for t < k
+        k = task.k
+        first = x.narrow(2, 0, 1).reshape(B, T)
+        z = _AF.const(torch.zeros(B, k, dtype=_DT), x.n)
+        return _AF.cat([z, first.narrow(1, 0, T - k)], 1) if k else first
     if isinstance(task, GeneralizedRetrieval):
         assert task.outer_affine is not None  # _target_reason turned the others away
         y = _AF.const(torch.full((B,), float(task.outer_affine[1]), dtype=_DT), x.n)

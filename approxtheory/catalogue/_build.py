@@ -12,8 +12,10 @@ from ._claim import KINDS, PAPERS, PROVENANCES, Claim, Condition, collect_symbol
 __all__ = ["SymbolTable", "cond"]
 
 
-def cond(expr, description: str | None = None) -> Condition:
-    return Condition(expr, description)
+def cond(expr, description: str | None = None, outside: str | None = None) -> Condition:
+    """A regime condition; ``outside``: where the claim's check builds cells on the
+    condition's other side (see :class:`Condition`)."""
+    return Condition(expr, description, outside)
 
 
 class SymbolTable:

@@ -149,11 +149,16 @@ def _approx(r) -> str:
 class Condition:
     """A condition of a claim's regime: a sympy boolean plus an optional human description.
 
-    ``description`` is the requirement in words (e.g. ``H must divide E``).
+    ``description`` is the requirement in words (e.g. ``H must divide E``). ``outside`` (None
+    for most conditions) says where the project's check of the claim builds cells on the
+    condition's other side (e.g. HC-T2a's ``h >= D``: one-head networks at D = 2): the claim
+    mutants that drop or widen such a condition are then required to flip the verdict
+    (:mod:`approxtheory.catalogue.mutate`); for any other condition they are only reported.
     """
 
     expr: Any
     description: str | None = None
+    outside: str | None = None
 
     @property
     def free_symbols(self) -> set:

@@ -151,6 +151,8 @@ P.claim(
             sp.Ge(h, D),
             "h >= D (stated for h = D with per-head width n = 2; h > D is an inference "
             "[derived]: the extra heads switched off)",
+            outside="the check builds one-head networks (h = 1 < D = 2, n = 2) at T where "
+            "HC-T2b's k > 0",
         ),
         cond(sp.Eq(n, 2), "per-head width n = 2 (the theorem's construction)"),
     ],

@@ -29,10 +29,18 @@ be false whenever the claim is tight:
     the primary number with its sign turned: the effect's direction reversed. A check whose
     verdict says it tests the direction only (its scope says ``direction only``) must flip on it,
     and its scale mutants are then reported, not required.
+``const`` (empirical claims whose law is fitted)
+    each of the paper's own numbers stated beside a fitted law (a formula carrying a fitted
+    constant: HC-P11's ``alpha_paper``, ``delta_paper``) doubled; one must flip.
 ``regime``
     one condition of the regime dropped (the seeded choice among them): the claim is then stated
     where the paper does not state it; reported, not required to flip (a check that sweeps only
-    the stated regime cannot see it).
+    the stated regime cannot see it). A condition that declares ``outside`` (see
+    :class:`~approxtheory.catalogue._claim.Condition`: the claim's check builds cells on its
+    other side, e.g. HC-T2a's ``h >= D`` with one-head networks at D = 2) is always dropped
+    (``regime:drop<i>``) and, when it is an inequality, widened by one unit
+    (``regime:widen<i>``: ``h >= D`` -> ``h >= D - 1``, ``s < D`` -> ``s < D + 1``); both
+    are required to flip.
 
 A mutant's copy carries its expressions in a :class:`TracingMapping`, so the runner can tell
 whether the check read the mutated formula at all.
@@ -48,7 +56,7 @@ from typing import Any
 
 import sympy as sp
 
-from ._claim import Claim
+from ._claim import Claim, Condition
 
 __all__ = [
     "ClaimMutant",
@@ -201,7 +209,9 @@ def shift_rate(expr, x: sp.Symbol, direction: int):
 
 
 #: how the catalogue describes a constant the claim leaves unspecified (C_{d,D,T}, c1, a_L, ...)
-_UNSPECIFIED = re.compile(r"unspecified|conjectured constant|^constant of|T-free factor", re.I)
+_UNSPECIFIED = re.compile(
+    r"unspecified|conjectured constant|^constant of|T-free factor|of the fitted", re.I
+)
 
 
 def unspecified_constant(c: Claim, expr) -> str | None:
@@ -213,6 +223,17 @@ def unspecified_constant(c: Claim, expr) -> str | None:
         if isinstance(base, sp.Symbol) and base.name in c.symbols:
             if _UNSPECIFIED.search(c.symbols[base.name][1] or ""):
                 return base.name
+    return None
+
+
+def _free_exponent(c: Claim, expr, x) -> str | None:
+    """The fitted or unspecified symbol (:data:`_UNSPECIFIED`) in the exponent of ``x`` in
+    ``expr``, if any."""
+    for p in expr.atoms(sp.Pow):
+        if p.base == x:
+            for s in p.exp.free_symbols:
+                if s.name in c.symbols and _UNSPECIFIED.search(c.symbols[s.name][1] or ""):
+                    return s.name
     return None
 
 
@@ -240,6 +261,8 @@ def claim_mutants(c: Claim, slack: float | None = None, seed: int = 0) -> list[C
     rexpr = base.get(rate_name)
     x = rate_symbol(c, rexpr) if rexpr is not None else None
     if x is not None:
+        # an exponent that is itself a fitted or unspecified symbol absorbs any shift
+        fitted = _free_exponent(c, rexpr, x)
         for direction, tag in ((+1, "rate+"), (-1, "rate-")):
             new = shift_rate(rexpr, x, direction)
             if new != rexpr:
@@ -250,8 +273,15 @@ def claim_mutants(c: Claim, slack: float | None = None, seed: int = 0) -> list[C
                         f"{rate_name}: {sp.sstr(rexpr)} -> {sp.sstr(new)} (exponent of "
                         f"{x.name} moved {'away from' if direction > 0 else 'towards'} zero, "
                         f"or by {'+' if direction > 0 else '-'}1/2 where its sign is not "
-                        f"decidable symbolically)",
+                        f"decidable symbolically)"
+                        + (
+                            f"; not a false claim: the exponent carries the fitted or "
+                            f"unspecified {fitted}, which absorbs the shift"
+                            if fitted
+                            else ""
+                        ),
                         copy({**base, rate_name: new}),
+                        required=fitted is None,
                     )
                 )
     # scale: the primary expression below and above the worst case found
@@ -288,9 +318,24 @@ def claim_mutants(c: Claim, slack: float | None = None, seed: int = 0) -> list[C
                     "scale",
                     f"{primary} multiplied by {_fmt_factor(factor)}: {where}",
                     copy({**base, primary: sp.Float(factor, 6) * pexpr}),
-                    required=free is None and false_side,
+                    # a rate claim ("scales like lr^2") states no constant: a factor keeps it
+                    required=free is None and false_side and c.kind != "rate",
                 )
             )
+        # the paper's own numbers beside a fitted law (HC-P11's alpha = -1.40, delta = 0.25):
+        # each doubled; a check that compares its fit with them must flip on one
+        if free is not None and c.kind == "empirical":
+            for name, value in base.items():
+                if name != primary and isinstance(value, sp.Number) and value != 0:
+                    out.append(
+                        ClaimMutant(
+                            f"const:{name}:x2",
+                            "const",
+                            f"{name}: {sp.sstr(value)} -> {sp.sstr(2 * value)} (the paper's "
+                            f"number beside the fitted {primary}, doubled)",
+                            copy({**base, name: 2 * value}),
+                        )
+                    )
     # sign: an empirical claim's number with its sign turned (the direction of the effect
     # reversed); required only of a verdict that says it tests the direction only
     if c.kind == "empirical" and pexpr is not None and _is_formula(pexpr) and pexpr != 0:
@@ -304,20 +349,55 @@ def claim_mutants(c: Claim, slack: float | None = None, seed: int = 0) -> list[C
                 required=False,
             )
         )
-    # regime: one condition dropped (a seeded choice)
+    # regime: one condition dropped (a seeded choice), reported; every condition whose other
+    # side the check builds (Condition.outside) dropped and widened, required
     if c.regime:
         i = random.Random(f"{c.id}:{seed}").randrange(len(c.regime))
-        kept = tuple(r for j, r in enumerate(c.regime) if j != i)
-        out.append(
-            ClaimMutant(
-                f"regime:drop{i}",
-                "regime",
-                f"regime condition {c.regime[i].text()!r} dropped",
-                copy(base, regime=kept),
-                required=False,
+        built = [j for j, r in enumerate(c.regime) if r.outside]
+        for j in sorted({i, *built}):
+            kept = tuple(r for k, r in enumerate(c.regime) if k != j)
+            out.append(
+                ClaimMutant(
+                    f"regime:drop{j}",
+                    "regime",
+                    f"regime condition {c.regime[j].text()!r} dropped"
+                    + (
+                        f" (the check builds its other side: {c.regime[j].outside})"
+                        if j in built
+                        else ""
+                    ),
+                    copy(base, regime=kept),
+                    required=j in built,
+                )
             )
-        )
+        for j in built:
+            wide = widen(c.regime[j].expr)
+            if wide is None:
+                continue
+            moved = Condition(wide, f"{sp.sstr(wide)} (widened by one unit)")
+            out.append(
+                ClaimMutant(
+                    f"regime:widen{j}",
+                    "regime",
+                    f"regime condition {c.regime[j].text()!r} widened to {sp.sstr(wide)} (the "
+                    f"check builds its other side: {c.regime[j].outside})",
+                    copy(
+                        base, regime=tuple(moved if k == j else r for k, r in enumerate(c.regime))
+                    ),
+                )
+            )
     return out
+
+
+def widen(expr):
+    """An inequality moved by one unit in its permissive direction (``a >= b`` -> ``a >= b - 1``,
+    ``a < b`` -> ``a < b + 1``); None for any other condition."""
+    rel = sp.core.relational
+    if isinstance(expr, (rel.GreaterThan, rel.StrictGreaterThan)):
+        return expr.func(expr.lhs, expr.rhs - 1)
+    if isinstance(expr, (rel.LessThan, rel.StrictLessThan)):
+        return expr.func(expr.lhs, expr.rhs + 1)
+    return None
 
 
 def describe(mutants: list[ClaimMutant]) -> list[dict[str, Any]]:

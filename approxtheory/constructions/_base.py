@@ -193,24 +193,40 @@ class Construction:
         does not close in seconds). Returns ``sup_error_upper`` (None with
         ``sup_error_upper_reason`` where not computed), ``bracket`` (found, certified, method,
         work, whether reproducible) and, when the bracket is at or below an upper-kind claimed
-        bound, ``certified`` saying what was certified and on what domain."""
-        from ..bracket_softmax import structured_reason
+        bound, ``certified`` saying what was certified and on what domain.
+
+        A one-hot domain (IF-K3) is certified by exhaustive enumeration when its d^T inputs
+        fit the enumeration budget; above it the result has no bound, a reason naming the
+        budget and ``bracket.frontier_T`` (the largest T certified at this d). A causal
+        per-token head (TO-X2, TO-C1) is bracketed by the branch-and-bound for T·d <= 64."""
+        from ..bounds import bracket_reach
 
         T, d = self.task.T, self.task.d
-        structured = self.task.domain == "box" and structured_reason(self.model, self.task) is None
-        if not structured and (self.task.domain != "box" or T > 16 or d > 2):
-            return {
-                "sup_error_upper": None,
-                "sup_error_upper_reason": f"not computed: the certified bracket is computed "
-                f"for one layer of softmax retrieval heads at any T, else for box domains with "
-                f"T <= 16 and d <= 2 (here T={T}, d={d}, {self.task.domain} domain)",
-            }
+        route, why = bracket_reach(self.model, self.task)
+        if route is None:
+            out_none: dict[str, Any] = {"sup_error_upper": None, "sup_error_upper_reason": why}
+            if self.task.domain == "onehot":
+                from ..bounds.finite import MAX_POINTS, frontier_T
+
+                out_none["bracket"] = {
+                    "method": "enumeration",
+                    "stop": "budget",
+                    "frontier_T": frontier_T(d, MAX_POINTS),
+                }
+            return out_none
         from ..bounds import upper_bracket
 
+        structured = route == "structured"
         pts = None if witness is None else np.asarray(witness, dtype=np.float64)[None]
-        if pts is not None and not np.isfinite(pts).all():
+        if pts is not None and (pts.shape[1:] != (T, d) or not np.isfinite(pts).all()):
             pts = None
-        if structured:
+        if route == "enumeration":
+            b = upper_bracket(self.model, self.task, points=pts)
+            how = (
+                f"exhaustive enumeration of the {self.task.domain} domain: {b.boxes} inputs, "
+                f"{b.seconds:.1f} s (exact up to the float64 evaluation's round-off)"
+            )
+        elif structured:
             b = upper_bracket(self.model, self.task, method="structured", points=pts)
             how = (
                 f"structured bracket (exact softmax-over-box per head, symmetry over positions): "
@@ -231,7 +247,7 @@ class Construction:
                 "certified": b.upper,
                 "method": b.method,
                 "stop": b.stop,
-                "work": b.boxes if structured else b.splits,
+                "work": b.boxes if route in ("structured", "enumeration") else b.splits,
                 "seconds": round(b.seconds, 3),
                 "reproducible": b.reproducible,
                 "unsound_input": b.unsound_input,
@@ -240,9 +256,13 @@ class Construction:
         if sound and b.upper is not None and self.bound_kind in ("upper", "exact"):
             atol, rtol = tolerance(getattr(getattr(self.model, "cfg", None), "dtype", "float64"))
             if b.upper <= self.claimed_bound + atol + rtol * abs(self.claimed_bound):
+                where = (
+                    f"all {d}^{T} one-hot sequences"
+                    if route == "enumeration"
+                    else f"the whole box [{self.task.lo:g}, {self.task.hi:g}]^({T}x{d})"
+                )
                 out["certified"] = (
-                    f"sup over the whole box [{self.task.lo:g}, "
-                    f"{self.task.hi:g}]^({T}x{d}) of |model - target| <= "
+                    f"sup over {where} of |model - target| <= "
                     f"{b.upper:.6g} <= claimed bound {self.claimed_bound:.6g}"
                     + ("" if b.reproducible else " (stopped by the time safety net)")
                 )

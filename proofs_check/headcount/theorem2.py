@@ -24,8 +24,101 @@ from .._core import (
 from ._common import RATE_TOL, _fit_ok
 from .k1 import _K1_MUTATIONS, _k1_rows
 
-
 # ------------------------------------------------------------------------- HC-T2a and HC-P3
+#: HC-T2a's cells on the other side of its regime condition h >= D (issue 42): h = 1 < D = 2
+#: heads of width n = 2 at lengths where HC-T2b's k(T, s = 1, n = 2, D = 2) is positive (T > 24;
+#: 0.5, 2.5, 6.5, 14.5 at T = 32, 64, 128, 256), i.e. where the paper's lower bound says the
+#: ε-exponent grows with T (quick, full)
+BELOW_D_TS = ([32, 64, 128], [32, 64, 128, 256])
+
+
+@memo
+def _one_head_pair(T: int, beta: float, gate: float) -> dict:
+    """h = 1 < D = 2 heads: the HC-K1 construction keeping its one head for S_1 (max over the
+    first half: per-head width n = 2, the positional gate table, exact features) and no head
+    for S_2, on two inputs that share their first half (all ones) and differ in the second (all
+    0 against all 1). ``gap``: the difference of hc_k1's D = 2 target (max first half + min
+    second half) on the pair; ``delta``: the distance of the head's outputs (the CLS row after
+    attention: all that any read-out F̂ sees). Any F̂ of Lipschitz constant L then has sup
+    error >= (gap - L·delta)/2 on the pair; ``params``: the one-head network's count."""
+    from approxtheory.constructions.headcount import _paper_params, build_hc_k1_model
+    from approxtheory.headcount_analysis import attention_output
+    from approxtheory.tasks import GeneralizedRetrieval
+
+    half = T // 2
+    one = GeneralizedRetrieval(
+        T,
+        1,
+        affine=([[-1.0]], [1.0]),
+        outer_affine=([-1.0], 1.0),
+        mode="min",
+        sets=[list(range(half))],
+    )
+    m = build_hc_k1_model(one, beta, gate).double().eval()
+    X = torch.ones(2, T, 1, dtype=torch.float64)
+    X[0, half:, 0] = 0.0
+    target = build("hc_k1", T=T, beta=beta, gate=gate).task
+    with torch.no_grad():
+        A = attention_output(m, X)
+        y = target.target(X).reshape(-1)
+    return {
+        "gap": float((y[0] - y[1]).abs()),
+        "delta": float((A[0] - A[1]).norm()),
+        "params": int(_paper_params(m)),
+    }
+
+
+def _below_d_cells(ctx: Context, betas: list, gate: float, eps: float, expo: float) -> dict:
+    """The other side of HC-T2a's h >= D: per T of BELOW_D_TS, HC-T2b's k (from the catalogue)
+    and, per β, the one-head network's collision pair (:func:`_one_head_pair`). A T *fails* a
+    T-independent rate when k(T) exceeds the claim's ε-exponent (+ RATE_TOL) and the one-head
+    network misses ε at every β, even with the construction's read-out (Lipschitz 1 in the
+    head's output): (gap - delta)/2 > ε. ``admitted``: whether the claim's regime admits h = 1,
+    D = 2, n = 2 (it must not: then the failing T refute it)."""
+    t2b = claim("HC-T2b")
+    rows = []
+    for T in ctx.pick(*BELOW_D_TS):
+        k_T = float(t2b.evaluate("k", T=T, s=1, n=2, D=2))
+        for b in betas:
+            p = _one_head_pair(T, b, gate)
+            rows.append(
+                {
+                    "T": T,
+                    "h": 1,
+                    "D": 2,
+                    "n": 2,
+                    "beta": b,
+                    "k_T2b": k_T,
+                    "params": p["params"],
+                    "target_gap": p["gap"],
+                    "output_gap": p["delta"],
+                    "floor_lipschitz_1": (p["gap"] - p["delta"]) / 2,
+                    "lipschitz_needed": (p["gap"] - 2 * eps) / p["delta"]
+                    if p["delta"] > 0
+                    else math.inf,
+                }
+            )
+    Ts = sorted({r["T"] for r in rows})
+    failing = [
+        T
+        for T in Ts
+        if all(
+            r["k_T2b"] > expo + RATE_TOL and r["floor_lipschitz_1"] > eps
+            for r in rows
+            if r["T"] == T
+        )
+    ]
+    return {
+        "rows": rows,
+        "Ts": Ts,
+        "k": {r["T"]: r["k_T2b"] for r in rows},
+        "failing": failing,
+        "admitted": bool(claim("HC-T2a").in_regime(h=1, D=2, n=2)),
+        "floor": min(r["floor_lipschitz_1"] for r in rows),
+        "needed": min(r["lipschitz_needed"] for r in rows),
+    }
+
+
 @check(
     "HC-T2a",
     mutants={
@@ -70,8 +163,22 @@ def d_heads_gated(ctx: Context, cid):
     pfit = fit_rate(Ts, pT, seed=ctx.seed)
     linear = _fit_ok(pfit, 1.0, "below")
     ungated = build("hc_k1_synthetic", T=Ts[0], beta=10.0, D=2, d=1).params
+    low = _below_d_cells(ctx, betas, gate, eps, expo)
+    low_refutes = low["admitted"] and bool(low["failing"])
     ok = all(reached.values()) and all(decays.values()) and eps_free and linear and expo_ok
-    ok = ok and in_reg
+    ok = ok and in_reg and not low_refutes
+    k_txt = ", ".join(f"{low['k'][T]:.2g}" for T in low["Ts"])
+    low_txt = (
+        f"h = 1 < D = 2 heads of width n = 2 at T = {low['Ts']}, where HC-T2b's k = {k_txt} "
+        f"(the paper's lower bound: the ε-exponent of the count grows with T), and the one-head "
+        f"network built there (HC-K1's head for S_1, nothing for S_2; {low['rows'][0]['params']} "
+        f"parameters at T = {low['Ts'][0]}) has outputs within "
+        f"{max(r['output_gap'] for r in low['rows']):.1e} on "
+        f"two inputs whose targets differ by {low['rows'][0]['target_gap']:g}: with the "
+        f"construction's read-out its error there is >= {low['floor']:.3f} at every β (ε = "
+        f"{eps} is not reached by β), and any read-out reaching ε needs a Lipschitz constant "
+        f">= {low['needed']:.2g}"
+    )
     failed = (
         (
             [
@@ -94,7 +201,25 @@ def d_heads_gated(ctx: Context, cid):
         )
         + (["count depends on β"] if not eps_free else [])
         + ([f"count grows faster than T (slope {pfit.ci_high:.2f})"] if not linear else [])
+        + (
+            [
+                f"the claim's regime admits {low_txt}; the T-independent rate fails at T = "
+                f"{low['failing']}"
+            ]
+            if low_refutes
+            else []
+        )
     )
+    if not low["admitted"]:
+        side = (
+            f"The regime's other side (h < D, outside it, built here): {low_txt}; the "
+            f"T-independent rate fails there at T = {low['failing']}, as h >= D says"
+            if low["failing"]
+            else f"The regime's other side (h < D, outside it, built here): {low_txt}; it "
+            "does not show the failure HC-T2b predicts"
+        )
+    else:
+        side = ""
     wit = max(rows, key=lambda r: r["sup_error"] if r["beta"] == max(betas) else -1)["witness"]
     return Verdict(
         cid,
@@ -111,11 +236,21 @@ def d_heads_gated(ctx: Context, cid):
         f"{', '.join(f'{fits[T].slope:.2f}' for T in Ts)} (interval at or below "
         f"{pred_beta:g} + {RATE_TOL}). Exact features make gamma play no role; the "
         "proof's HC-K1 step needs a gate below -1 (HC-K1c)"
+        + (f". {side}" if side else "")
         + (". Failed: " + "; ".join(failed) if failed else ""),
         covered=f"hc_k1 (D = 2, d = 1, max first half + min second half), gate "
-        f"{gate:g}, T in {Ts}, β in {betas}, adversarial search per cell",
+        f"{gate:g}, T in {Ts}, β in {betas}, adversarial search per cell; the other side of "
+        f"h >= D: one head (h = 1, n = 2) at T in {low['Ts']}, β in {betas}, a collision pair "
+        "per cell",
         rows=table,
-        witness=None if ok else wit,
+        measured={"below_D": low["rows"]},
+        witness=None
+        if ok
+        else (
+            {k: low["rows"][0][k] for k in ("T", "h", "D", "n", "k_T2b", "output_gap")}
+            if low_refutes
+            else wit
+        ),
         slopes=[slope_row(pfit, "params vs T (gated)", 1.0)]
         + [slope_row(fits[T], f"sup error vs β (T={T})", pred_beta) for T in Ts],
         plot={
@@ -131,7 +266,9 @@ def d_heads_gated(ctx: Context, cid):
         "n = 2), exact (affine) features and outer map, so γ = 0; checks that at a count "
         "independent of ε and linear in T (the positional table counted) the error falls "
         "below ε by β alone; h > D (extra heads switched off) is the digest's inference "
-        "[derived] and is not tested",
+        "[derived] and is not tested; on the other side of h >= D (h = 1 < D = 2) the check "
+        "reads HC-T2b's exponent and builds one-head networks, so a regime that admits h < D "
+        "is refuted",
     )
 
 

@@ -18,11 +18,14 @@ import sympy as sp
 import torch
 
 from approxtheory import claim
+from approxtheory.bounds.finite import MAX_POINTS
 from approxtheory.measure import fit_rate
 
 from .._core import (
     Context,
     Verdict,
+    active_context,
+    certified_frontier,
     check,
     construction_grid,
     memo,
@@ -375,6 +378,41 @@ def _pairwise_grid(profile, mutant=None):
     return tuple(rows)
 
 
+#: IF-K2's sphere bracket (a sound box cover of the unit sphere, approxtheory.bounds.sphere):
+#: the cell it is computed on (the grid's smallest: D = 1, T = 8, its smallest β) and its box
+#: budget; claim-independent, so cached per (profile, mutant) outside the claim-aware memo
+K2_BRACKET_BOXES = 200
+_K2_BRACKETS: dict = {}
+
+
+def _pairwise_bracket(profile, mutant) -> dict | None:
+    """The certified upper bracket of IF-K2's smallest cell on the unit sphere (None under the
+    smoke pass): ``{"D", "T", "beta", "upper", "found", "stop"}``."""
+    ctx = active_context()
+    if ctx is not None and ctx.smoke:
+        return None
+    key = (profile, mutant)
+    if key not in _K2_BRACKETS:
+        from approxtheory.bounds import upper_bracket
+        from approxtheory.constructions import build
+
+        (D, T), betas = min(_pairwise_axes(profile).items())
+        c = build("if_pairwise_max", D=D, T=T, beta=min(betas))
+        fn = _pairwise_mutation(mutant)
+        if fn is not None:
+            fn(c)
+        r = upper_bracket(c.model, c.task, max_boxes=K2_BRACKET_BOXES)
+        _K2_BRACKETS[key] = {
+            "D": D,
+            "T": T,
+            "beta": min(betas),
+            "upper": r.upper,
+            "found": r.lower,
+            "stop": r.stop,
+        }
+    return _K2_BRACKETS[key]
+
+
 def _rebound(rows, bound) -> list:
     """Rows with ``claimed_bound`` and ``verdict`` recomputed now from ``bound(row)`` (a value
     read from the catalogue while the check runs), so that a memoised measurement meets the
@@ -481,6 +519,27 @@ def two_layer_pairwise(ctx: Context, cid):
     within = not bad
     ok = within and rate_ok and decided > 0
     slack = min(r["claimed_bound"] / r["sup_error"] for r in rows if r["sup_error"] > 0)
+    kb = _pairwise_bracket(ctx.grid, ctx.mutant)
+    sphere = ""
+    if kb is not None:
+        at = [r for r in rows if (r["D"], r["T"], r["beta"]) == (kb["D"], kb["T"], kb["beta"])]
+        claimed = at[0]["claimed_bound"] if at else float("nan")
+        up = kb["upper"]
+        cert = up is not None and up <= claimed
+        sphere = (
+            f"; certified side: the sound bracket on the unit sphere (box cover, boxes off "
+            f"the sphere discarded, each shrunk to its part of it; {K2_BRACKET_BOXES} boxes) at "
+            f"D={kb['D']}, T={kb['T']}, β={kb['beta']:g} is "
+            + ("none" if up is None else f"{up:.4g}")
+            + f" against the claimed {claimed:.4g} (found {kb['found']:.3g}): "
+            + (
+                "certified there"
+                if cert
+                else "not certified: no certified frontier (every cell is search-based; the "
+                "propagation through two retrievals and the bilinear FFN on 32 coordinates is "
+                "too loose at this budget)"
+            )
+        )
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
@@ -495,7 +554,7 @@ def two_layer_pairwise(ctx: Context, cid):
             for (D, T), betas in _pairwise_axes(ctx.grid).items()
         )
         + f"; d = 4, unit-norm tokens, adversarial search (budget "
-        f"{128 if ctx.profile == 'quick' else 1024}), {K2_RANDOM} random inputs per cell",
+        f"{128 if ctx.profile == 'quick' else 1024}), {K2_RANDOM} random inputs per cell" + sphere,
         rows=rows,
         slopes=slopes,
         slack=slack,
@@ -628,24 +687,59 @@ def _induction_grid(profile, mutant=None):
 
     rows = []
     mutate = _induction_mutation(mutant)
+    ctx = active_context()
+    smoke = ctx is not None and ctx.smoke
     for T in K3_AXES[profile]["T"]:
         for bt in K3_AXES[profile]["beta_per_T"]:
             c = if_induction(T=T, d=K3_VOCAB, beta=T * bt)
             if mutate is not None:
                 mutate(c)
             m = c.measure(budget=64 if profile == "quick" else 512, local_steps=0)
-            rows.append(
-                {
-                    "T": T,
-                    "beta": T * bt,
-                    "params": c.params,
-                    "readout_nonzero": c.extra["readout_nonzero"],
-                    "sup_error": m["sup_error"],
-                    "claimed_bound": c.claimed_bound,
-                    "verdict": m["verdict"],
-                }
-            )
+            row = {
+                "T": T,
+                "beta": T * bt,
+                "params": c.params,
+                "readout_nonzero": c.extra["readout_nonzero"],
+                "sup_error": m["sup_error"],
+                "claimed_bound": c.claimed_bound,
+                "verdict": m["verdict"],
+            }
+            if not smoke:  # the smoke pass adds no bracket (as construction_grid)
+                row.update(_induction_bracket(c, T, bt, mutant, m))
+            rows.append(row)
     return tuple(rows)
+
+
+#: IF-K3's certified brackets per (T, β/T, mutant): claim-independent (the weights do not read
+#: the catalogue), so a claim mutant's rerun of the grid does not enumerate again
+_K3_BRACKETS: dict = {}
+
+
+def _induction_bracket(c, T, bt, mutant, m) -> dict:
+    """The certified upper bracket of one IF-K3 cell: exhaustive enumeration of the d^T one-hot
+    sequences where they fit the enumeration budget (a sound and exact supremum), none above
+    it (``sup_error_upper`` None: search-based there); the search's value must not exceed it."""
+    from approxtheory.constructions import tolerance, verdict
+
+    key = (T, bt, mutant)
+    if key not in _K3_BRACKETS:
+        cert = c.certify(witness=m.get("witness"))
+        _K3_BRACKETS[key] = (cert["sup_error_upper"], cert["sup_error_upper_reason"])
+    up, why = _K3_BRACKETS[key]
+    found = m["sup_error"]
+    if up is not None and np.isfinite(found) and np.isfinite(up):
+        atol, rtol = tolerance("float64")
+        if found > up + atol + rtol * abs(up):
+            raise AssertionError(
+                f"IF-K3 at T={T}, β={T * bt:g}: the search found {found:.12g} above the "
+                f"certified bracket {up:.12g} (unsound bracket or search)"
+            )
+    return {
+        "sup_error_upper": up,
+        "certified": up is not None
+        and verdict(up, c.claimed_bound, "upper") in ("within-bound", "below-tolerance"),
+        "bracket_note": why,
+    }
 
 
 @check(
@@ -695,6 +789,24 @@ def induction_head_construction(ctx: Context, cid):
     params_ok = counts == [want]
     ok = not bad and rate_ok and params_ok
     slack = min(r["claimed_bound"] / r["sup_error"] for r in rows if r["sup_error"] > 0)
+    fr = certified_frontier(rows) if any("certified" in r for r in rows) else None
+    two_sided = (
+        ""
+        if fr is None
+        else "; certified upper bracket by exhaustive enumeration of the "
+        f"{K3_VOCAB}^T one-hot sequences (enumeration budget {MAX_POINTS} inputs): "
+        + (
+            f"certified at or below the claimed bound for T in {fr['certified']}"
+            if fr["certified"]
+            else "certified in no cell"
+        )
+        + (
+            f", certified frontier T <= {fr['frontier']}"
+            if fr["frontier"] is not None
+            else ", no certified frontier"
+        )
+        + (f"; search-based at T in {fr['search_based']}" if fr["search_based"] else "")
+    )
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
@@ -708,7 +820,8 @@ def induction_head_construction(ctx: Context, cid):
         "(T-independent)",
         covered=f"T in {K3_AXES[ctx.profile]['T']}, β/T in "
         f"{K3_AXES[ctx.profile]['beta_per_T']}, d = {K3_VOCAB}, adversarial search over "
-        "one-hot sequences (with the task's structured inputs: several matches, none, runs)",
+        "one-hot sequences (with the task's structured inputs: several matches, none, runs)"
+        + two_sided,
         rows=rows,
         slack=slack,
         scope="full",

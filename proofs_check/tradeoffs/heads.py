@@ -11,13 +11,14 @@ import numpy as np
 import torch
 
 from approxtheory import claim
+from approxtheory.bounds import upper_bracket
 from approxtheory.constructions import build
 from approxtheory.experiments._tradeoffs import adam as _adam
 from approxtheory.experiments._tradeoffs import c1_features as _features
 from approxtheory.experiments._tradeoffs import causal_rows as _causal_rows
 from approxtheory.experiments._tradeoffs import head_errors as _errors
 
-from .._core import Context, Verdict, check, memo, not_run
+from .._core import Context, Verdict, active_context, check, memo, not_run
 from ._common import _lambdify, _ratio, _softmax, _trained
 
 # ------------------------------------------------------------------------------------- TO-X2
@@ -506,6 +507,15 @@ def _c1_lag_rows(profile: str, seed: int, mutant: str | None):
             Xstar = torch.from_numpy(c.task.base.hi * np.sign(dA)[:, :, None])
             diff = (m(Xstar) - ref(Xstar))[..., 0].abs().numpy()
             per_row = diff[np.arange(T), np.arange(T)]
+        # the certified side: the causal bracket of sup_X max_t |model - reference| over the
+        # whole input box (a sound bound, not the formula above); the root box's affine forms
+        # are exact for position-only logits, so a small box budget is enough
+        smoke = (ctx := active_context()) is not None and ctx.smoke
+        cert = (
+            None
+            if smoke
+            else upper_bracket(m, c.task, max_boxes=C1_BRACKET_BOXES, points=Xstar.numpy())
+        )
         t = np.arange(1, T)
         out.append(
             {
@@ -523,9 +533,18 @@ def _c1_lag_rows(profile: str, seed: int, mutant: str | None):
                 "sup_output_change": float(per_row.max()),
                 "xmax": float(c.task.base.hi),
                 "output_witness": Xstar[int(per_row.argmax()), :, 0].tolist(),
+                **(
+                    {}
+                    if cert is None
+                    else {"sup_error_upper": cert.upper, "bracket_stop": cert.stop}
+                ),
             }
         )
     return out
+
+
+#: box budget of TO-C1's certified output-change bracket per truncated lag head
+C1_BRACKET_BOXES = 64
 
 
 def _c1_mutate(mutant: str | None, r: int):
@@ -606,6 +625,20 @@ def svd_truncation(ctx: Context, cid):
         if "sup_output_change" in f:
             row["sup_output_change"] = f["sup_output_change"]
             row["output_bound"] = f["xmax"] * b_weight
+            if "sup_error_upper" in f:  # two-sided: found (exact) <= sup <= certified
+                up = f["sup_error_upper"]
+                row["sup_error"] = f["sup_output_change"]
+                row["claimed_bound"] = row["output_bound"]
+                row["sup_error_upper"] = up
+                row["certified"] = bool(
+                    up is not None and np.isfinite(up) and up <= row["output_bound"] * (1 + 1e-9)
+                )
+                if up is not None and f["sup_output_change"] > up * (1 + 1e-9) + 1e-12:
+                    raise AssertionError(
+                        f"TO-C1 at r={f['r']}: the exact output change "
+                        f"{f['sup_output_change']:.12g} is above the certified bracket "
+                        f"{up:.12g} (unsound bracket)"
+                    )
         rows.append(row)
         for key, val in (
             ("logit", r_logit),
