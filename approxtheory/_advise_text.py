@@ -85,10 +85,17 @@ def render(a: Allocation) -> str:
     out += ["", *a.notes, f"findings: {a.findings}"]
     if a.flags:
         out += ["", f"{len(a.flags)} flagged rule(s):", *(f"  {f}" for f in a.flags)]
-    out.append(
-        "theory only: nothing was trained; the advice is what the cited statements imply at "
-        "these sizes, not a measured improvement"
-    )
+    if a.validation is None:
+        out.append(
+            "theory only: nothing was trained; the advice is what the cited statements imply at "
+            "these sizes, not a measured improvement"
+        )
+    else:
+        out += ["", *a.validation.lines()]
+        out.append(
+            "the trained difference is the surrogate's (the head-count task model), measured at "
+            "its sizes; the decisions above are still what the cited statements imply at yours"
+        )
     return "\n".join(out)
 
 
@@ -129,7 +136,8 @@ def plot(a: Allocation, path: Path | str) -> Path:
         ax2.set_xlabel("layer")
         ax2.set_ylabel("heads")
         ax2.legend(fontsize=8)
-        fig.suptitle(f"advice: {a.inputs['task']}, T={a.inputs['T']} (theory only)", fontsize=9)
+        how = "theory only" if a.validation is None else "prediction; trained: advice.txt"
+        fig.suptitle(f"advice: {a.inputs['task']}, T={a.inputs['T']} ({how})", fontsize=9)
         fig.tight_layout()
         out = Path(path)
         fig.savefig(out, metadata={"Software": None})

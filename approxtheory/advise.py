@@ -40,7 +40,11 @@ What it does, in order:
   saturation floor (TO-X2).
 
 Nothing here is trained: the advice is what the cited statements imply at these sizes, not a
-measured improvement.
+measured improvement. :func:`approxtheory.advise_train.validate` (``advise --train quick|full``,
+retrieval tasks only) trains the candidates paired on a surrogate of the task, the head-count
+retrieval model, and reports the advice's measured difference with each other candidate, with
+an interval; :func:`~approxtheory.advise_train.validated` returns the allocation with it in
+:attr:`Allocation.validation`.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from typing import Any
 import sympy as sp
 
 from . import schedules as S
+from ._validate import check_int
 from .catalogue import claim
 from .catalogue._claim import substitute
 from .errors import ConfigError
@@ -401,6 +406,9 @@ class Allocation:
     candidates: tuple[Candidate, ...]
     notes: tuple[str, ...] = field(default=())
     findings: str = ""
+    #: the paired training of the candidates (an :class:`approxtheory.advise_train.Validation`,
+    #: set by :func:`approxtheory.advise_train.validated`); None: theory only
+    validation: Any = None
 
     @property
     def heads(self) -> tuple[int, ...]:
@@ -425,6 +433,7 @@ class Allocation:
             "candidates": [c.to_dict() for c in self.candidates],
             "notes": list(self.notes),
             "findings": self.findings,
+            "validation": None if self.validation is None else self.validation.to_dict(),
         }
 
     def table(self) -> str:
@@ -767,8 +776,7 @@ def _check_shape(layers, d_model, heads, T) -> None:
         ("heads", heads, S.MAX_WIDTH),
         ("T", T, 2**31),
     ):
-        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= most:
-            raise ConfigError(f"{name} must be an integer from 1 to {most} (got {v!r})")
+        check_int(name, v, 1, most, numpy=False)
     if d_model % heads:
         raise ConfigError(
             f"heads = {heads} does not divide d_model = {d_model}: every head must have the "
@@ -830,7 +838,8 @@ def allocate(
 
     ``candidates``: ``uniform``, ``prism`` or paths of schedule files
     (:func:`read_schedule_file`), compared with the advice; ``findings``: a verdicts file's
-    contents (default :func:`committed_findings`)."""
+    contents (default :func:`committed_findings`). Nothing is trained here: the paired
+    training of the candidates is :func:`approxtheory.advise_train.validate`."""
     _check_shape(layers, d_model, heads, T)
     t, cons = parse_task(task), parse_constraints(constraints)
     if isinstance(candidates, str) or len(candidates) > 16:

@@ -21,6 +21,7 @@ import numpy as np
 import sympy as sp
 import torch
 
+from ._validate import SEED_MAX, check_real, check_seed, pos_int
 from .catalogue import claim
 from .errors import ConfigError
 from .model import LayerSpec, ModelConfig, Transformer
@@ -192,29 +193,27 @@ def _check_cfg(cfg) -> None:
 
 
 def _check_seed(seed) -> None:
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
-        raise ConfigError(f"seed must be an integer >= 0 (got {seed!r})")
-    if seed > 2**32 - 1:  # torch.manual_seed(seed + 7) must not overflow
-        raise ConfigError(f"seed must be an integer from 0 to {2**32 - 1} (got {seed!r})")
+    # torch.manual_seed(seed + 7) must not overflow
+    check_seed(seed, must="an integer >= 0", above=f"an integer from 0 to {SEED_MAX}")
 
 
 def _check_args(cfg, seed, rtol, n_seq=None, seq_len=1) -> None:
     """Typed errors for the measurement's arguments (booleans are not integers here)."""
     _check_cfg(cfg)
     _check_seed(seed)
-    if (
-        isinstance(rtol, bool)
-        or not isinstance(rtol, (int, float, np.floating))
-        or not 0 < rtol < 1
-    ):
-        raise ConfigError(
-            f"rtol must be a number in (0, 1): the relative singular-value "
-            f"threshold of the rank (got {rtol!r})"
-        )
-    for name, v in (("n_seq", n_seq), ("seq_len", seq_len)):
-        if v is not None and (not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1):
-            none = " or None" if name == "n_seq" else ""
-            raise ConfigError(f"{name} must be a positive integer{none} (got {v!r})")
+    check_real(
+        "rtol",
+        rtol,
+        0,
+        1,
+        lo_open=True,
+        hi_open=True,
+        must="a number in (0, 1): the relative singular-value threshold of the rank",
+    )
+    if n_seq is not None:
+        pos_int("n_seq", n_seq, must="a positive integer or None")
+    if seq_len is not None:
+        pos_int("seq_len", seq_len)
 
 
 def attention_param_count(cfg: AttentionConfig) -> int:

@@ -17,6 +17,7 @@ returns the estimate *and the worst input found* (the witness).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ import numpy as np
 import sympy as sp
 import torch
 
+from ._validate import check_int
 from .errors import ConfigError, InvalidValueError, MissingSymbolError, UnknownSymbolError
 from .resources import with_threads
 
@@ -50,16 +52,8 @@ MAX_DISCRETE_EVALS = 10**7
 MAX_LOCAL_STEPS = 10**5
 
 
-def _count(name: str, v, lo: int, hi: int | None = None) -> int:
-    """``v`` as an integer in ``lo..hi`` (``ConfigError`` naming the range otherwise)."""
-    ok = not isinstance(v, (bool, np.bool_)) and isinstance(v, (int, np.integer))
-    if ok:
-        v = int(v)
-        ok = v >= lo and (hi is None or v <= hi)
-    if not ok:
-        rng = f"from {lo} to {hi}" if hi is not None else f">= {lo}"
-        raise ConfigError(f"{name} must be an integer {rng} (got {v!r})")
-    return v
+#: ``v`` as an integer in ``lo..hi`` (``ConfigError`` naming the range otherwise)
+_count = functools.partial(check_int, plain=True)
 
 
 def _float64(name: str, v) -> np.ndarray:
@@ -541,17 +535,10 @@ def _require_search_time(model, task, budget, discrete_evals, local_starts, loca
 
 def _check_sizes(budget, seed, local_starts, local_steps, batch) -> None:
     """ConfigError for a budget, seed or count :func:`sup_error` does not take."""
-    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
-        raise ConfigError(f"budget must be an integer >= 1 (got {budget!r})")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ConfigError(f"seed must be an integer >= 0 (got {seed!r})")
+    check_int("budget", budget, 1)
+    check_int("seed", seed, 0)
     for name, v in (("local_starts", local_starts), ("local_steps", local_steps), ("batch", batch)):
-        if (
-            isinstance(v, bool)
-            or not isinstance(v, (int, np.integer))
-            or v < (1 if name == "batch" else 0)
-        ):
-            raise ConfigError(f"{name} must be a non-negative integer (got {v!r})")
+        check_int(name, v, 1 if name == "batch" else 0, must="a non-negative integer")
 
 
 def _check_domain(task) -> None:

@@ -300,6 +300,8 @@ def _falsified(r: dict, meta: dict) -> str:
             + ", ".join(r["mutant_errors"])
             + " (an error is not a catch)"
         )
+    if r.get("unread_expressions"):
+        parts.append("expressions no run of the check read: " + ", ".join(r["unread_expressions"]))
     if r.get("downgraded_from"):
         parts.append(f"downgraded from {r['downgraded_from']}")
     elif not meta.get("mutants") and r.get("verdict") in (

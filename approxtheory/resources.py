@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import ParamSpec, TypeVar
 
+from ._validate import check_int
 from .errors import ConfigError, ResourceLimitError
 
 __all__ = [
@@ -496,9 +497,7 @@ def max_threads() -> int:
 def check_threads(n, what: str = "threads") -> int:
     """``n`` when it is a whole number from 1 to :func:`max_threads`, else a ConfigError."""
     top = max_threads()
-    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= top:
-        raise ConfigError(f"{what} must be a whole number from 1 to {top} (got {n!r})")
-    return n
+    return check_int(what, n, 1, top, must=f"a whole number from 1 to {top}", numpy=False)
 
 
 def threads() -> int:

@@ -48,6 +48,7 @@ memory or estimated time exceeds the limits.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import time
 from collections.abc import Sequence
@@ -56,6 +57,7 @@ from typing import Any
 
 import torch
 
+from ._validate import pos_int
 from .errors import ConfigError
 from .model import DType, LayerSpec, ModelConfig, Transformer
 
@@ -102,20 +104,18 @@ MAX_WIDTH = 1 << 20
 MAX_ELEMENTS = 1 << 60
 
 
-def _pos_int(name: str, v, most: int | None = None, what: str = "") -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ConfigError(f"{name} must be a positive integer (got {v!r})")
-    if most is not None and v > most:
-        raise ConfigError(f"{name} must be at most {most}{what} (got {v})")
-    return v
+#: a positive Python int (numpy integers are refused: a schedule is plain ints)
+_pos_int = functools.partial(pos_int, numpy=False)
 
 
 def _layers(name: str, L) -> int:
-    return _pos_int(name, L, MAX_LAYERS, " layers (schedules.MAX_LAYERS)")
+    return _pos_int(
+        name, L, MAX_LAYERS, above=f"at most {MAX_LAYERS} layers (schedules.MAX_LAYERS)"
+    )
 
 
 def _width(d) -> int:
-    return _pos_int("d", d, MAX_WIDTH, " (schedules.MAX_WIDTH)")
+    return _pos_int("d", d, MAX_WIDTH, above=f"at most {MAX_WIDTH} (schedules.MAX_WIDTH)")
 
 
 def _bounded_tuple(seq, what: str) -> tuple:

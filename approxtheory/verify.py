@@ -167,7 +167,7 @@ def _schema() -> tuple[frozenset, dict[str, type], tuple[str, ...]]:
 
 
 #: the keys of a cache entry: those of :func:`_record`, and these optional ones
-_OPTIONAL = ("formula_read", "duration_s")
+_OPTIONAL = ("formula_read", "names_read", "duration_s")
 _PLOT_OPTIONAL: dict[str, type | tuple[type, ...]] = {
     "bound": (str, type(None)),
     "group": (str, type(None)),
@@ -281,6 +281,10 @@ def _cached(path: Path, cid: str, key: str) -> tuple[dict, float] | None:
         return None
     if "formula_read" in rec and not isinstance(rec["formula_read"], bool):
         return None
+    if "names_read" in rec and not (
+        isinstance(rec["names_read"], list) and all(isinstance(n, str) for n in rec["names_read"])
+    ):
+        return None
     if not _plot_ok(rec["plot"], rec["rows"]):
         return None
     duration = rec.pop("duration_s", None)
@@ -383,6 +387,7 @@ def _cached_or_run(
         with overriding(claim_mutant.claim):
             rec = _record(c, _run_check(CHECKS, c.id, ctx), key)
         rec["formula_read"] = claim_mutant.read
+        rec["names_read"] = sorted(claim_mutant.names_read)
     timings[label] = {"cached": False, "duration_s": round(time.time() - t1, 3)}
     if rec["verdict"] != "error":  # overwrites an unreadable entry; keeps the rows' order
         cache.write(entry, {**rec, "duration_s": timings[label]["duration_s"]})
@@ -479,6 +484,7 @@ def _apply_claim_mutants(reg: _Registry, c, rec: dict, ctx, cache: _Cache, timin
         return rec
     generated = claim_mutants(c, slack=rec.get("slack"), seed=ctx.seed)
     results = []
+    read: set[str] = set()
     for m in generated:
         r = _cached_or_run(
             reg,
@@ -496,7 +502,10 @@ def _apply_claim_mutants(reg: _Registry, c, rec: dict, ctx, cache: _Cache, timin
                 "required": m.required,
             }
         )
+        read |= set(r.get("names_read", []))
     rec["claim_mutants"] = results
+    if results:  # what no run of the check read: a formula nothing tests
+        rec["unread_expressions"] = [n for n in c.expressions if n not in read]
     errors = [f"claim {r['name']}" for r in results if r["verdict"] == "error"]
     if errors:
         rec["mutant_errors"] = list(rec.get("mutant_errors", [])) + errors
@@ -616,6 +625,11 @@ def mutant_summary(records: Sequence[dict]) -> dict:
         "required": total,
         "surviving": surviving,
         "errors": {r["claim"]: r["mutant_errors"] for r in records if r.get("mutant_errors")},
+        # the claim's expressions that no mutant run of its check read (reported: a descriptive
+        # count is not a prediction, but an unread bound is a formula nothing tests)
+        "unread": {
+            r["claim"]: r["unread_expressions"] for r in records if r.get("unread_expressions")
+        },
         "downgraded": {
             r["claim"]: f"{r['downgraded_from']} -> {r['verdict']}"
             for r in records
@@ -634,6 +648,10 @@ def mutant_summary_line(summary: dict) -> str:
     if summary["errors"]:
         line += "; check errors on mutants (defects): " + "; ".join(
             f"{c}: {', '.join(ms)}" for c, ms in summary["errors"].items()
+        )
+    if summary.get("unread"):
+        line += "; expressions no check run read: " + "; ".join(
+            f"{c}: {', '.join(ns)}" for c, ns in summary["unread"].items()
         )
     if summary["downgraded"]:
         line += "; downgraded: " + ", ".join(f"{c} ({v})" for c, v in summary["downgraded"].items())

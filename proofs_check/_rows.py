@@ -5,9 +5,12 @@ one place: ``monkeypatch.setattr(proofs_check._rows, "exp_rows", ...)``; callers
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Iterable
+
 from ._core import experiment_rows, not_run
 
-__all__ = ["exp_rows", "not_run"]
+__all__ = ["exp_rows", "not_run", "best_over_seeds", "best_rows"]
 
 
 def exp_rows(name: str, profile: str) -> tuple:
@@ -16,3 +19,25 @@ def exp_rows(name: str, profile: str) -> tuple:
     checks read rows through, so tests can substitute rows)."""
     rows, _trace, secs, note = experiment_rows(name, profile)
     return rows, secs, note
+
+
+def best_over_seeds(rows: Iterable, by: tuple, key: str = "val_nmse", cast: Callable = int) -> dict:
+    """``{(r[b] for b in by): min over r's seeds of float(r[key])}``, the keys cast with
+    ``cast``: the trained checks' "best over seeds" statistic (the papers' best validation NMSE
+    of several training runs)."""
+    best: dict = {}
+    for r in rows:
+        k = tuple(cast(r[b]) for b in by)
+        best[k] = min(best.get(k, math.inf), float(r[key]))
+    return best
+
+
+def best_rows(rows: Iterable, by: tuple, key: str = "val_nmse") -> dict:
+    """As :func:`best_over_seeds`, the whole row with the smallest ``key`` per ``by`` key (the
+    first such row on a tie)."""
+    best: dict = {}
+    for r in rows:
+        k = tuple(int(r[b]) for b in by)
+        if k not in best or float(r[key]) < float(best[k][key]):
+            best[k] = r
+    return best

@@ -21,6 +21,7 @@ from approxtheory.headcount_analysis import synthetic_table2
 from ._core import Context, Verdict, check, experiment_rows, memo, not_run
 from ._gate import TRAINED_NMSE as _GATE_NMSE
 from ._gate import training_gate
+from ._rows import best_over_seeds
 
 #: a stated margin: an NMSE "gap" between two groups of trained cells counts when it is at
 #: least this factor (the same factor as headcount.py's MARGIN for HC-P8/HC-P10)
@@ -318,10 +319,7 @@ def conj1_criterion(rows, c) -> dict:
     cell (the threshold is in L·h: adding a layer counts like adding heads); (b) where the grid
     has two or more T, every in-regime cell's NMSE grows from the smallest to the largest T, the
     direction of the claim's log_params_lower in T (read as the sign of its T-derivative)."""
-    best: dict = {}
-    for r in rows:
-        key = (int(float(r["layers"])), int(float(r["heads"])), int(float(r["T"])))
-        best[key] = min(best.get(key, math.inf), float(r["val_nmse"]))
+    best = best_over_seeds(rows, ("layers", "heads", "T"), cast=lambda v: int(float(v)))
     D = int(float(rows[0]["D"]))
     width = {(int(float(r["layers"])), int(float(r["heads"]))): _cell_width(r) for r in rows}
     side = {}

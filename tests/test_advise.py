@@ -5,6 +5,7 @@ advice; a rule resting on a refuted claim is flagged; bad input is one line and 
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from dataclasses import replace
@@ -12,9 +13,10 @@ from dataclasses import replace
 import pytest
 import sympy as sp
 
-from approxtheory import advise, cli
+from approxtheory import advise, advise_train, cli
 from approxtheory.catalogue import Condition, claim, overriding
 from approxtheory.catalogue.mutate import claim_mutants
+from approxtheory.errors import ConfigError
 from approxtheory.findings import COMMITTED, load_findings, verdicts
 
 GPT2 = {"layers": 12, "d_model": 768, "heads": 12, "T": 1024}
@@ -158,6 +160,7 @@ BASE = ["advise", "--layers", "12", "--d-model", "768", "--heads", "12"]
         ["--T", "1024", "--constrain", "head_dims=128"],
         ["--T", "1024", "--constrain", "kv_heads=x"],
         ["--T", "1024", "--train", "quick"],
+        ["--T", "1024", "--task", "retrieval:D=4", "--train", "fast"],
         ["--T", "1024", "--to", "hf"],
     ],
 )
@@ -177,3 +180,159 @@ def test_malformed_or_hostile_schedule_files_are_refused(tmp_path, capsys):
         lines = cap.err.strip().splitlines()
         assert rc == 2 and len(lines) == 1 and str(f.name) in lines[0], (f, cap.err)
         assert cap.out == "" and "pwned" not in cap.out + cap.err
+
+
+# ------------------------------------------------------------ --train: paired surrogate training
+#: a budget whose uniform schedule leaves the extracting layer at 2 < D = 4 heads
+HEADS2 = {"layers": 12, "d_model": 768, "heads": 2, "T": 1024, "task": "retrieval:D=4"}
+
+
+@pytest.fixture(scope="module")
+def heads2():
+    a = advise.allocate(**HEADS2, candidates=("uniform",))
+    assert a.heads[:2] == (4, 4) and a.candidates[1].heads[0] == 2
+    return a
+
+
+def _floor_at(monkeypatch, h: int) -> None:
+    """A wrong extraction-floor rule: the extracting layers get ``h`` heads."""
+    monkeypatch.setattr(advise, "_extraction_floor", lambda x: h)
+
+
+def _shipped_full(heads, seeds) -> dict:
+    """{(heads, seed): val_nmse} of the shipped decisive cells at D = 4, T = 8 (skip when one is
+    missing or stale: the test would then train 8000-step cells)."""
+    import approxtheory.experiments  # noqa: F401
+    from approxtheory import shipped
+    from approxtheory.experiment import cells, get
+
+    exp = get(advise_train.EXPERIMENT)
+    out = {}
+    for h in heads:
+        for cfg in cells(exp, "decisive", overrides={"D": 4, "heads": h, "T": 8}):
+            if cfg["seed"] in seeds:
+                got = shipped.read_cell(exp, cfg)
+                if got.status != "fresh":
+                    pytest.skip(f"shipped cell heads={h} seed={cfg['seed']} is {got.status}")
+                out[h, cfg["seed"]] = got.record["val_nmse"]
+    return out
+
+
+def test_train_full_reads_the_shipped_cells_and_a_wrong_rule_changes_the_result(
+    heads2, monkeypatch, tmp_path
+):
+    """--train full on seeds 0, 1 reads the shipped decisive cells (nothing trained): the
+    paired log ratios are the shipped NMSEs'. A wrong floor (h = D - 1 = 3) changes the advice
+    and the paired result; HC-T2b's regime mutant removes the floor, and the advice is then the
+    uniform schedule on the surrogate (difference 0 by construction)."""
+    nmse = _shipped_full((2, 3, 4), (0, 1))
+    v = advise_train.validate(heads2, "full", seeds=(0, 1), out=tmp_path)
+    assert v.cells["computed"] == 0 and v.cells["shipped"] == 4 and v.profile == "decisive"
+    c = v.comparison("uniform")
+    assert c.heads == (4, 2)
+    assert c.log_ratios == tuple(math.log(nmse[4, s] / nmse[2, s]) for s in (0, 1))
+    assert c.low < c.mean < c.high and c.outcome in advise_train.OUTCOMES
+    assert c.mean < -3  # four heads: NMSE ~1e-4 against ~3e-2 with two
+    text = replace(heads2, validation=v).table()
+    assert "paired training (--train full; a surrogate, not your model)" in text
+    assert "advised vs uniform (surrogate heads 4 vs 2)" in text and "theory only" not in text
+    data = advise_train.validated(heads2, "full", seeds=(0, 1), out=tmp_path).to_dict()
+    got, want = json.loads(json.dumps(data))["validation"], json.loads(json.dumps(v.to_dict()))
+    for k in ("cells", "seconds"):  # the second run reads the cells from its cache folder
+        got.pop(k), want.pop(k)
+    assert got == want
+
+    _floor_at(monkeypatch, 3)
+    wrong = advise.allocate(**HEADS2, candidates=("uniform",))
+    assert wrong.heads[:2] == (3, 3) != heads2.heads[:2]
+    w = advise_train.validate(wrong, "full", seeds=(0, 1), out=tmp_path).comparison("uniform")
+    assert w.heads == (3, 2) and w.log_ratios != c.log_ratios
+    assert w.mean > 0 > c.mean  # three heads do no better than two at D = 4 (HC-P8)
+    monkeypatch.undo()
+
+    mutant = next(m for m in claim_mutants(claim("HC-T2b")) if m.kind == "regime")
+    with overriding(mutant.claim):
+        m = advise.allocate(**HEADS2, candidates=("uniform",))
+        vm = advise_train.validate(m, "full", seeds=(0, 1), out=tmp_path)
+    assert m.heads[0] == 2 and "no floor" in m.decision("extraction-floor").decision
+    z = vm.comparison("uniform")
+    assert z.heads == (2, 2) and z.log_ratios == (0.0, 0.0)
+    assert z.outcome == "no detectable difference" and "by construction" in z.note
+
+
+def test_train_quick_trains_paired_and_is_deterministic(heads2, monkeypatch, tmp_path):
+    """--train quick trains the quick recipe through the experiment runner: per seed the same
+    data for both candidates, a log ratio per seed and a t interval; the same seed gives the
+    same NMSE in a fresh cache; a wrong floor (h = 3) trains the h = 3 cells only (h = 2 is
+    cached) and changes the paired result."""
+    v = advise_train.validate(heads2, "quick", seeds=(0, 1), out=tmp_path / "a")
+    assert v.cells["computed"] == 4 and v.seeds == (0, 1) and v.profile == "quick"
+    c = v.comparison("uniform")
+    assert c.heads == (4, 2) and len(c.log_ratios) == 2
+    assert c.low <= c.mean <= c.high and c.outcome in advise_train.OUTCOMES
+    assert c.log_ratios == tuple(math.log(a / b) for a, b in zip(v.nmse[4], v.nmse[2]))
+    again = advise_train.validate(heads2, "quick", seeds=(1,), out=tmp_path / "b")
+    assert again.cells["computed"] == 2
+    assert again.nmse[4] == v.nmse[4][1:] and again.nmse[2] == v.nmse[2][1:]
+    assert again.comparison("uniform").outcome == "undecided"  # one seed: no interval
+    _floor_at(monkeypatch, 3)
+    wrong = advise.allocate(**HEADS2, candidates=("uniform",))
+    w = advise_train.validate(wrong, "quick", seeds=(0, 1), out=tmp_path / "a")
+    assert wrong.heads[0] == 3 and w.cells["computed"] == 2 and w.cells["cached"] == 2
+    assert w.comparison("uniform").heads == (3, 2)
+    assert w.comparison("uniform").log_ratios != c.log_ratios
+
+
+@pytest.mark.slow
+def test_cli_train_quick_is_deterministic(tmp_path, capsys):
+    """The CLI's --train quick (six seeds) in two fresh folders: the same paired result."""
+    args = ["advise", "--layers", "12", "--d-model", "768", "--heads", "2", "--T", "1024",
+            "--task", "retrieval:D=4", "--train", "quick", "--json"]  # fmt: skip
+    got = []
+    for d in ("a", "b"):
+        assert cli.main([*args, "--out", str(tmp_path / d)]) == 0
+        v = json.loads(capsys.readouterr().out)["validation"]
+        assert v["cells"]["computed"] == 2 * len(advise_train.TRAIN_SEEDS["quick"])
+        got.append({k: v[k] for k in ("candidates", "comparisons", "surrogate", "seeds")})
+    assert got[0] == got[1]
+    assert [c["other"] for c in got[0]["comparisons"]] == ["uniform", "prism"]
+
+
+@pytest.mark.parametrize(
+    "task", ["lm", "kth:k=2", f"retrieval:D={advise_train.MAX_D + 1}"], ids=["lm", "kth", "bigD"]
+)
+def test_train_without_a_surrogate_is_refused_in_one_line(task, capsys):
+    rc = cli.main([*BASE, "--T", "1024", "--task", task, "--train", "full"])
+    cap = capsys.readouterr()
+    lines = cap.err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and cap.out == "", cap.err
+    assert "--train" in lines[0] and "retrieval:D=N" in lines[0]
+    a = advise.allocate(layers=4, d_model=64, heads=4, T=64, task=task, candidates=())
+    with pytest.raises(ConfigError, match="retrieval"):
+        advise_train.validate(a, "quick")
+
+
+def test_train_arguments_are_checked(heads2, tmp_path):
+    with pytest.raises(ConfigError, match="quick, full"):
+        advise_train.validate(heads2, "slow", out=tmp_path)
+    for bad in ([0, 0], [], [-1], "0,1", [True], list(range(advise_train.MAX_SEEDS + 1))):
+        with pytest.raises(ConfigError, match="seeds"):
+            advise_train.validate(heads2, "quick", seeds=bad, out=tmp_path)
+    assert not any(tmp_path.iterdir())  # refused before the runner starts
+
+
+def test_to_hf_exports_or_refuses_in_one_line(tmp_path, capsys):
+    """``--to hf`` needs the hf extra (transformers): without it, one line and exit 2, and no
+    empty model folder is left behind."""
+    import importlib.util
+
+    out = tmp_path / "o"
+    rc = cli.main(["advise", "--layers", "4", "--d-model", "64", "--heads", "4", "--T", "64",
+                   "--out", str(out), "--to", "hf"])  # fmt: skip
+    cap = capsys.readouterr()
+    if importlib.util.find_spec("transformers") is None:
+        lines = cap.err.strip().splitlines()
+        assert rc == 2 and len(lines) == 1 and "transformers" in lines[0], cap.err
+        assert not (out / "model-hf").exists()
+    else:  # pragma: no cover - the hf extra is not part of the test install
+        assert rc == 0 and any((out / "model-hf").iterdir())

@@ -2,7 +2,7 @@
 
 import json
 
-from approxtheory.bench import bench_model, bench_planted
+from approxtheory.bench.model import bench_model, bench_planted
 
 
 def test_bench_model_rows_and_equal_outputs():
@@ -35,14 +35,15 @@ def test_bench_search_rows_and_json(capsys):
 def test_bench_bracket_frontier_json(capsys):
     """``bench bracket --frontier --json``: a frontier section (a case the bracket does not
     support reports None with its reason, never a weaker claim); without the flag it is null."""
-    from approxtheory.bracket_bench import FRONTIER_BOXES
+    from approxtheory.bench.bracket import FRONTIER_BOXES
     from approxtheory.cli import main
 
     rc = main(["bench", "bracket", "--json", "--frontier", "--only", "lag_head", "--threads", "1"])
     res = json.loads(capsys.readouterr().out)
     assert rc == 0 and res["rows"] == []
     (f,) = res["frontier"]
-    assert f["claim"] == "TO-X2" and f["frontier_T"] is None and "causal" in f["reason"]
+    # causal heads are bracketed now; TO-X2 is a floor, which an upper bracket cannot certify
+    assert f["claim"] == "TO-X2" and f["frontier_T"] is None and "lower bound" in f["reason"]
     assert f["budget_boxes"] == FRONTIER_BOXES
     rc = main(["bench", "bracket", "--json", "--only", "lag_head", "--threads", "1"])
     assert rc == 0 and json.loads(capsys.readouterr().out)["frontier"] is None

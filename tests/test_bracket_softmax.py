@@ -14,11 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import approxtheory.bracket_softmax as bs
+from approxtheory.bench.search import _synthetic_known, known_hc_k1_vertices, known_softmax_max
 from approxtheory.bounds import upper_bracket
 from approxtheory.constructions import build
 from approxtheory.constructions.headcount import build_softmax_retrieval_model
 from approxtheory.errors import ConfigError
-from approxtheory.search_bench import _synthetic_known, known_hc_k1_vertices, known_softmax_max
 from approxtheory.tasks import GeneralizedRetrieval, ScalarMax
 
 

@@ -11,10 +11,10 @@ import pytest
 import sympy as sp
 
 import approxtheory as at
+from approxtheory.bench.search import known_hc_k1_vertices
 from approxtheory.proofs_check import CHECKS, MUTANTS, VERIFIED, Context, run_check
 from approxtheory.proofs_check import _rows as rows_reader
 from approxtheory.proofs_check import headcount as hcc
-from approxtheory.search_bench import known_hc_k1_vertices
 
 CHEAP = [
     "HC-L1",
@@ -76,7 +76,7 @@ def test_new_claims_have_a_check_or_a_reason_and_honest_provenance():
 @pytest.mark.parametrize("beta", [3.0, 10.0, 100.0, 1000.0])
 @pytest.mark.parametrize("T", [8, 16])
 def test_gate_bound_holds_at_the_exact_vertex_worst_case(gate, beta, T):
-    """The vertex worst case is enumerated independently of the model (search_bench); the
+    """The vertex worst case is enumerated independently of the model (bench.search); the
     derived bound, weighted by |∂F_0/∂z_i| = 1 for both heads, must dominate it."""
     kc = at.claim("HC-K1c")
     worst, _ = known_hc_k1_vertices(T, beta, gate)

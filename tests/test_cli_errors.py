@@ -841,7 +841,7 @@ def test_gate_that_overflows_is_refused_by_the_api():
 
 @pytest.mark.parametrize("kw", [{"seed": 2**64}, {"seed": -1}, {"seed": True}, {"threads": 10**6}])
 def test_bench_train_api_bounds(kw):
-    from approxtheory.train_bench import bench_train
+    from approxtheory.bench.train import bench_train
 
     with pytest.raises(ConfigError):
         bench_train(steps=1, rounds=1, warmup=0, **kw)

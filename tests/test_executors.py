@@ -353,7 +353,7 @@ def test_cli_dask_run_writes_the_default_csv(exp, tmp_path, capsys):
 
 
 def test_bench_sweep_counts_every_cell_once():
-    from approxtheory.sweep_bench import bench_sweep
+    from approxtheory.bench.sweep import bench_sweep
 
     r = bench_sweep(cells=6, cell_ms=1, executors=("inprocess",))
     (row,) = r["rows"]

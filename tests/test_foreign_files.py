@@ -49,9 +49,9 @@ def no_build(monkeypatch):
 
     monkeypatch.setattr(Transformer, "__init__", boom)
     monkeypatch.setattr("approxtheory.interop.hf_classes", boom)
-    monkeypatch.setattr("approxtheory.bench.bench_identifiability", boom)
-    monkeypatch.setattr("approxtheory.bracket_bench.run_bracket_case", boom)
-    monkeypatch.setattr("approxtheory.search_bench.run_case", boom)
+    monkeypatch.setattr("approxtheory.bench.model.bench_identifiability", boom)
+    monkeypatch.setattr("approxtheory.bench.bracket.run_bracket_case", boom)
+    monkeypatch.setattr("approxtheory.bench.search.run_case", boom)
 
 
 def cli_error(argv, capsys, seconds=20.0):

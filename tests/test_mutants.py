@@ -307,3 +307,26 @@ def test_mutants_on_a_claim_with_nothing_to_mutate_is_one_line_exit_2(tmp_path, 
     assert main(["verify", "--mutants", "--only", "HC-TR1", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no declared mutant and no formula" in err[0]
+
+
+def test_expressions_no_run_of_the_check_reads_are_reported(fake_check, tmp_path, monkeypatch):
+    """A check that reads the claim's ratio but never its U_qk: the record and the summary
+    name U_qk (a formula nothing tests), whatever the verdict."""
+    from dataclasses import replace
+
+    from approxtheory import catalogue
+    from approxtheory.catalogue import claim
+    from approxtheory.verify import _Cache, _verify_claim, mutant_summary
+
+    c = replace(claim("ID-GQA4.9"), id="ZZ-READ")
+    monkeypatch.setitem(catalogue._REGISTRY, "ZZ-READ", c)
+
+    def fn(ctx, cid):
+        value = float(claim(cid).evaluate("ratio", G=1, H=2))  # only the ratio is read
+        ok = abs(value - 1 / 6) < 1e-12
+        return Verdict(cid, "verified-numeric" if ok else "refuted", f"ratio {value}", scope="full")
+
+    fake_check("ZZ-READ", fn, mutants={"nothing": "a mutant that changes nothing"})
+    rec = _verify_claim(c, Context(), _Cache(tmp_path / ".cache", use=False), {}, True)
+    assert rec["unread_expressions"] == ["U", "P", "U_qk"]
+    assert mutant_summary([rec])["unread"] == {"ZZ-READ": ["U", "P", "U_qk"]}

@@ -153,3 +153,110 @@ def test_hc_p2_names_the_statement_it_verified():
     assert v.verdict in PASSING
     assert v.evidence.startswith("Statement checked: P2 at the corrected gate -2 (HC-K1c)")
     assert "corrected gate -2" in v.scope
+
+
+# ------------------------------------------------------- issue h10: the four audit survivors
+# (/tmp/audit/false_claims.py: false claims that passed because the check never read, or never
+# varied, the formula they change)
+def test_hc_l9_compares_the_built_widths_with_width1_width2_and_width_bound():
+    c = claim("HC-L9")
+    T, eps = c.symbol("T"), c.symbol("epsilon")
+    ng = sp.ceiling(1 / eps)
+    v = run_check("HC-L9", Context(profile="quick"))
+    assert v.verdict == "verified-numeric", v.evidence
+    assert "the built hidden widths equal width1 = T*ceiling(1/epsilon)" in v.evidence
+    assert all([r["width1"], r["width2"]] == [r["T"] * r["n_g"], 2 * r["n_g"]] for r in v.rows)
+    for false in (
+        _with("HC-L9", width1=2 * T * ng),  # the audit's false claim
+        _with("HC-L9", width2=3 * ng),  # the construction no longer derives n_g from it
+        _with("HC-L9", width_bound=T * ng),  # below the built widths' sum
+    ):
+        with overriding(false):
+            w = run_check("HC-L9", Context(profile="quick"))
+        assert w.verdict == "refuted", w.evidence
+        assert "built widths" in w.evidence
+
+
+def test_hc_l9_construction_takes_n_g_from_epsilon_not_from_width2():
+    from approxtheory.constructions import build
+
+    c = claim("HC-L9")
+    with overriding(_with("HC-L9", width2=3 * sp.ceiling(1 / c.symbol("epsilon")))):
+        built = build("hc_l9", T=4, eps=0.2)
+    assert built.extra["n_g"] == 5 and built.extra["widths"] == [20, 10]
+    assert [lin.out_features for lin in built.model.head.linears] == [20, 10, 1]
+
+
+@pytest.mark.parametrize(
+    ("cid", "name", "false"),
+    [
+        ("ID-GQA4.9", "U_qk", lambda c: c.symbol("H") * c.symbol("D") ** 2),  # the audit's
+        ("ID-RG", "U_qk", lambda c: c.symbol("G") * c.symbol("D") ** 2),  # RoPE ignored
+        ("ID-P4.8", "U_qk_head", lambda c: c.symbol("D") ** 2),  # GL(D) kept under RoPE
+    ],
+)
+def test_id_qk_counts_are_measured_on_the_qk_block_alone(cid, name, false):
+    v = run_check(cid, Context(profile="quick"))
+    assert v.verdict == "verified-numeric", v.evidence
+    assert "QK block's own unidentified dimension" in v.evidence
+    assert all(r["U_qk_claimed"] == r["U_qk_measured"] for r in v.rows)
+    with overriding(_with(cid, **{name: false(claim(cid))})):
+        w = run_check(cid, Context(profile="quick"))
+    assert w.verdict == "refuted", w.evidence
+    # the layer's U, P and ratio are unchanged: the QK block's count alone refutes it
+    assert all(r["layer_agrees"] for r in w.rows)
+
+
+def test_id_l41_regime_is_tested_on_its_other_side():
+    c = claim("ID-L4.1")
+    D, E = c.symbol("D"), c.symbol("E")
+    v = run_check("ID-L4.1", Context(profile="quick"))
+    assert v.verdict == "verified-numeric", v.evidence
+    assert "outside it (reported, not tested) (D,E)=(3,2): U 8 measured vs 9" in v.evidence
+    # the audit's widened regime D <= E + 1 admits (3, 2) and (4, 3), where U < D²
+    with overriding(_with("ID-L4.1", regime=[Condition(sp.Le(D, E + 1), "D <= E + 1")])):
+        w = run_check("ID-L4.1", Context(profile="quick"))
+    assert w.verdict == "refuted", w.evidence
+    assert "the claim's regime admits (D,E)=(3,2)" in w.evidence
+    # the generated regime mutants of D <= E are required now, and flip
+    ms = {m.name: m for m in claim_mutants(c) if m.kind == "regime"}
+    assert ms["regime:drop0"].required and ms["regime:widen0"].required
+    for name in ("regime:drop0", "regime:widen0"):
+        with overriding(ms[name].claim):
+            assert run_check("ID-L4.1", Context(profile="quick")).verdict == "refuted", name
+
+
+def test_pr_n1_n_model_is_checked_with_biases_and_as_a_composition():
+    c = claim("PR-N1")
+    Ib, L, d = c.symbol("I_bias"), c.symbol("L"), c.symbol("d")
+    v = run_check("PR-N1", Context(profile="quick"))
+    assert v.verdict == "verified-symbolic", v.evidence
+    assert "with biases on Q, K, V, O (I_bias = 1" in v.evidence
+    assert "N_model = V·d + L·N_layer + d and N_layer = N_attn + N_mlp + N_norm" in v.evidence
+    n_model, n_layer = c.expressions["N_model"], c.expressions["N_layer"]
+    for false in (
+        _with("PR-N1", N_model=n_model - Ib * L * d),  # the audit's: 4d I_bias -> 3d I_bias
+        # N_layer and N_model changed together: N_layer no longer N_attn + N_mlp + N_norm,
+        # and the biased models have 4d bias entries per layer, not 3d
+        _with("PR-N1", N_model=n_model - Ib * L * d, N_layer=n_layer - Ib * d),
+    ):
+        with overriding(false):
+            w = run_check("PR-N1", Context(profile="quick"))
+        assert w.verdict == "refuted", w.evidence
+        assert "with biases: " in w.evidence
+
+
+def test_if_t2_and_hc_l4_evidence_prints_the_formula_read():
+    c = claim("HC-L4")
+    p, n = c.symbol("p"), c.symbol("n")
+    true_text = f"({sp.sstr(c.expressions['lipschitz'])} ||Δv||)"  # sqrt(n)*p
+    assert true_text in run_check("HC-L4", Context(profile="quick")).evidence
+    with overriding(_with("HC-L4", lipschitz=sp.sqrt(p * n))):
+        w = run_check("HC-L4", Context(profile="quick"))
+    assert w.verdict == "refuted"
+    assert sp.sstr(sp.sqrt(p * n)) in w.evidence and "p sqrt(n)" not in w.evidence
+    b = claim("IF-T2").symbol("beta")
+    with overriding(_with("IF-T2", err_attn=1 / b)):
+        w = run_check("IF-T2", Context(profile="quick"))
+    assert w.verdict == "refuted"
+    assert "err_attn = 1/beta in" in w.evidence and "ln(βT))/β in" not in w.evidence

@@ -1,7 +1,7 @@
 """The sup-error search against worst cases known exactly (the `bench search` panel), its failure
 handling (NaN is a failure, never zero error) and its bad-input errors.
 
-The known values are pinned here by hand (derivations in approxtheory/search_bench.py's module
+The known values are pinned here by hand (derivations in approxtheory/bench/search.py's module
 docstring) and cross-checked by brute force, so a regression of the search, or of the known-value
 code, fails CI."""
 
@@ -12,15 +12,15 @@ import pytest
 import torch
 
 from approxtheory import ConfigError
-from approxtheory.constructions import build
-from approxtheory.measure import errors, sup_error
-from approxtheory.search_bench import (
+from approxtheory.bench.search import (
     known_hc_k1_vertices,
     known_hc_l9,
     known_softmax_max,
     panel,
     run_case,
 )
+from approxtheory.constructions import build
+from approxtheory.measure import errors, sup_error
 
 # --------------------------------------------------------------------------- the known values
 

@@ -53,8 +53,8 @@ def test_no_sub_module_is_above_1000_lines():
 
 
 def test_the_gate_and_scale_helpers_are_the_shared_ones():
-    """Other papers' checks import them from proofs_check.tradeoffs: the same objects as the
-    shared layer's."""
+    """proofs_check.tradeoffs re-exports them: the same objects as the shared layer's (other
+    papers' checks import the shared module itself: tests/test_layers.py)."""
     for name in ("gated_verdict", "loss_gate", "present_keys", "run_text", "run_figures"):
         assert getattr(toc, name) is getattr(_trained_verdicts, name), name
     for name in ("trained_scale", "ungated_scale", "RUN_KEYS"):

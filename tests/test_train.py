@@ -499,7 +499,7 @@ def test_bench_train_command(capsys):
 
 def test_bench_plain_model_computes_the_same_network():
     """The benchmark's baseline is the same function as our model on its config (fair)."""
-    from approxtheory.train_bench import PlainModel, _shared, plain_names
+    from approxtheory.bench.train import PlainModel, _shared, plain_names
 
     ours, plain = _shared(7, 8, 2, 5, 2, 12), PlainModel(7, 8, 2, 5, 2, 12)
     g = torch.Generator().manual_seed(0)

@@ -157,11 +157,11 @@ from .bracket import (  # noqa: F401
     upper_bracket,
 )
 from .error import error_bounds
-from .forward import _input_af, layer_bounds, unsupported_reason  # noqa: F401
+from .forward import _input_af, layer_bounds  # noqa: F401
 from .mlp import _crown_mlp, _mlp_ops, _relu_relax  # noqa: F401
 from .ratio import _coupled_F, _ratio_bounds, _ratio_lower  # noqa: F401
 from .softmax import simplex_lp_max, softmax_bounds
-from .targets import _minus_opt  # noqa: F401
+from .targets import _minus_opt, unsupported_reason  # noqa: F401
 
 __all__ = [
     "BracketResult",

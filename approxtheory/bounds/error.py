@@ -11,10 +11,17 @@ import torch
 from ..errors import ConfigError
 from ._af import _AF, _DT, _TINY, _U, _gam, _proj_coef, _t, _Unsupported
 from ._inputs import _as_boxes, _check_task, _no_nan, _require_forms
-from .forward import _block, _embed, _forward_af, _input_af, unsupported_reason
+from .forward import _block, _embed, _forward_af, _input_af
 from .mlp import _crown_mlp, _mlp_ops
 from .ratio import _coupled_F, _ratio_bounds
-from .targets import _minus_opt, _opt_af, _retrieval_parts, _target_af, _target_rows
+from .targets import (
+    _minus_opt,
+    _opt_af,
+    _retrieval_parts,
+    _target_af,
+    _target_rows,
+    unsupported_reason,
+)
 
 
 # ============================================================================== error bounds

@@ -27,6 +27,7 @@ import torch
 
 from ..errors import ConfigError
 from ._af import _DT
+from ._result import BracketResult, _err_from, _Lower
 
 #: the domains whose inputs are enumerated (name -> what they are, for messages)
 FINITE_DOMAINS = {"onehot": "one-hot tokens (each token one of the d basis vectors)"}
@@ -69,8 +70,6 @@ def enumerate_bracket(model, task, *, max_points: int, lo=None, hi=None, points=
     """The bracket of a finite domain by enumeration (see the module docstring). ``lo``/``hi``
     ((T, d) arrays or None) keep only the inputs inside that box; ``points`` are extra inputs
     evaluated for the lower side (projected onto the domain by the task)."""
-    from .bracket import BracketResult, _err_from, _Lower
-
     t0 = time.perf_counter()
     T, d = int(task.T), int(task.d)
     N = domain_size(task)

@@ -14,12 +14,12 @@ from ._inputs import _as_boxes, _no_nan, _require_forms
 from .mlp import _mlp_forward
 from .ratio import _coupled_F
 from .softmax import _simplex_lp_max, softmax_bounds
-from .targets import _target_reason
 
 
 # ============================================================================== the model
-def unsupported_reason(model, task=None) -> str | None:
-    """Why :func:`upper_bracket` cannot bound this model/task (None if it can)."""
+def model_reason(model, task=None) -> str | None:
+    """Why the sound bound cannot handle this model (and the task's shape), or None; the
+    target's own reason is added by :func:`.targets.unsupported_reason`."""
     cfg = getattr(model, "cfg", None)
     if cfg is None or not hasattr(model, "layers"):
         return "not an approxtheory.model.Transformer"
@@ -46,10 +46,7 @@ def unsupported_reason(model, task=None) -> str | None:
             return f"model d_in={cfg.d_in} differs from the task's d={task.d}"
         if cfg.positions != "none" and cfg.seq_len != task.T:
             return f"model was built for T={cfg.seq_len}, the task has T={task.T}"
-        r = _target_reason(task)
-        if r:
-            return r
-    return None
+    return None  # the target's own reason: targets.unsupported_reason
 
 
 def _input_af(lo, hi):
@@ -223,7 +220,7 @@ def layer_bounds(model, lo, hi):
     (lo, hi) pairs and one (lo, hi) pair. The box must be finite with ``lo <= hi``, d the
     model's ``d_in`` and T its ``seq_len`` when it has positions (ConfigError otherwise); a
     bound the propagation cannot give (overflow) is -inf / +inf, never NaN."""
-    r = unsupported_reason(model)
+    r = model_reason(model)
     if r:
         raise ConfigError(r)
     cfg = model.cfg

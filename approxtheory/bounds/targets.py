@@ -9,6 +9,7 @@ import math
 import torch
 
 from ._af import _AF, _DT, _TINY, _U, _gam, _Unsupported
+from .forward import _forward_af, model_reason
 
 
 # ============================================================================== targets
@@ -24,9 +25,7 @@ def _target_reason(task) -> str | None:
 
     ref = _reference_model(task)
     if ref is not None:
-        from .forward import unsupported_reason
-
-        r = unsupported_reason(ref)
+        r = model_reason(ref)
         if r is None and ref.cfg.readout != "tokens":
             r = "a per-token reference needs the per-token read-out"
         return None if r is None else f"the reference model (the target): {r}"
@@ -137,8 +136,6 @@ def _target_af(task, x: _AF) -> _AF:
         return y.reshape(B, 1)
     ref = _reference_model(task)
     if ref is not None:  # the reference model on the same noise symbols (shared: it cancels)
-        from .forward import _forward_af
-
         out = _forward_af(ref, x)  # (B, T, d_out)
         return out.narrow(2, 0, 1).reshape(B, T)
     if isinstance(task, LagExtraction):  # y_t = x(t - k), no target (0 here) for t < k
@@ -243,3 +240,12 @@ def _minus_opt(F: _AF, g: _AF, opt: str, side: str):
         [_greedy_lambda(F, g)[:, None, :], torch.eye(C, dtype=_DT)[None].expand(B, C, C)], 1
     )
     return _minus_mix_upper(F, g, lam).amin(-1)
+
+
+def unsupported_reason(model, task=None) -> str | None:
+    """Why the sound bound cannot handle ``model`` (and ``task``'s target), or None: the
+    model's reason (:func:`.forward.model_reason`), then the target's."""
+    r = model_reason(model, task)
+    if r is None and task is not None:
+        r = _target_reason(task)
+    return r or None

@@ -70,7 +70,14 @@ P.claim(
     statement="The QK product W_Kᵀ W_Q is invariant under (S W_Q, S^{-T} W_K), S in GL(D): D² "
     "unidentified of 2DE query/key weights per head.",
     expressions={"ratio": _ratio(U_qk_head, P_qk_head), "U": U_qk_head, "P": P_qk_head},
-    regime=[D_le_E],
+    regime=[
+        cond(
+            sp.Le(D, E),
+            "D <= E",
+            outside="the check also measures the QK block at (D, E) = (3, 2), (4, 3), where "
+            "D > E and fewer than D² weights are unidentified (ID-L4.1w)",
+        )
+    ],
 )
 P.claim(
     "ID-E4.1",

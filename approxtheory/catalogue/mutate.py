@@ -83,23 +83,25 @@ class TracingMapping(dict):
 
     read = False
 
-    def _mark(self):
+    def _mark(self, *keys):
         self.read = True
+        names = self.__dict__.setdefault("names", set())
+        names.update(keys)
 
     def __getitem__(self, key):
-        self._mark()
+        self._mark(key)
         return super().__getitem__(key)
 
     def get(self, key, default=None):
-        self._mark()
+        self._mark(key)
         return super().get(key, default)
 
     def values(self):
-        self._mark()
+        self._mark(*super().keys())
         return super().values()
 
     def items(self):
-        self._mark()
+        self._mark(*super().keys())
         return super().items()
 
     def __iter__(self) -> Iterator:
@@ -119,6 +121,11 @@ class ClaimMutant:
     #: whether a check that passes must fail on it (see :data:`REQUIRED_KINDS`); False for the
     #: weaker direction of a bound and for a formula scaled by an unspecified constant
     required: bool = True
+
+    @property
+    def names_read(self) -> frozenset:
+        """The names of the expressions read since the copy was made."""
+        return frozenset(getattr(self.claim.expressions, "__dict__", {}).get("names", ()))
 
     @property
     def read(self) -> bool:

@@ -1,9 +1,9 @@
 """``approxtheory bench model|verify|search|bracket|identifiability|train|sweep``: benchmarks that
 print figures (:mod:`approxtheory.bench`; ``bench verify`` times
 :func:`approxtheory.verify.run_verify`; ``bench bracket`` is
-:func:`approxtheory.bracket_bench.bench_bracket`;
-``bench train`` is :func:`approxtheory.train_bench.bench_train`; ``bench sweep`` is
-:func:`approxtheory.sweep_bench.bench_sweep`)."""
+:func:`approxtheory.bench.bracket.bench_bracket`;
+``bench train`` is :func:`approxtheory.bench.train.bench_train`; ``bench sweep`` is
+:func:`approxtheory.bench.sweep.bench_sweep`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ __all__ = ["register"]
 
 
 def _cmd(args) -> int:
-    from ..bench import WIDTH, bench_model, bench_planted
+    from ..bench.model import WIDTH, bench_model, bench_planted
     from ..errors import ConfigError
 
     if args.threads < 1:
@@ -105,7 +105,7 @@ def _cmd_verify(args) -> int:
 
 
 def _cmd_ident(args) -> int:
-    from ..bench import bench_identifiability
+    from ..bench.model import bench_identifiability
     from ..errors import ConfigError
 
     if args.threads < 1:
@@ -150,7 +150,7 @@ def _cmd_ident(args) -> int:
     return 0
 
 
-#: the widths `bench identifiability` times (approxtheory.bench.bench_identifiability)
+#: the widths `bench identifiability` times (approxtheory.bench.model.bench_identifiability)
 IDENT_WIDTHS = (8, 16, 32, 64)
 
 
@@ -192,7 +192,7 @@ def _require_ident(args) -> None:
 
 
 def _cmd_search(args) -> int:
-    from ..bench import bench_search
+    from ..bench.model import bench_search
 
     torch.set_num_threads(args.threads)
     say = (
@@ -214,7 +214,7 @@ def _cmd_search(args) -> int:
     if not args.json:
         print(
             f"# sup_error at budget {args.budget}, seed {args.seed}, {args.threads} thread(s); "
-            "known worst from closed forms or enumeration (approxtheory/search_bench.py)"
+            "known worst from closed forms or enumeration (approxtheory/bench/search.py)"
         )
     res = bench_search(
         budget=args.budget, seed=args.seed, upper=not args.no_upper, only=args.only, progress=say
@@ -234,7 +234,7 @@ def _fmt(v, spec=".4g"):
 
 
 def _cmd_bracket(args) -> int:
-    from ..bracket_bench import bench_bracket
+    from ..bench.bracket import bench_bracket
 
     torch.set_num_threads(args.threads)
     say = (
@@ -305,7 +305,7 @@ def _fraction(text: str) -> float:
 def _cmd_train_gated(args) -> int:
     import math
 
-    from ..gated_bench import bench_gated
+    from ..bench.gated import bench_gated
 
     def say(r):
         print(
@@ -351,7 +351,7 @@ def _cmd_train_gated(args) -> int:
 
 
 def _cmd_train(args) -> int:
-    from ..train_bench import bench_train
+    from ..bench.train import bench_train
 
     if args.gated:
         return _cmd_train_gated(args)
@@ -400,7 +400,7 @@ def _cmd_train(args) -> int:
 
 
 def _cmd_sweep(args) -> int:
-    from ..sweep_bench import bench_sweep
+    from ..bench.sweep import bench_sweep
 
     r = bench_sweep(cells=args.cells, cell_ms=args.cell_ms, workers=args.workers)
     if args.json:
@@ -509,7 +509,7 @@ def register(sub) -> None:
         "--threads", type=threads, default=2, help=f"torch threads, {THREADS_HELP} (default 2)"
     )
     pb.add_argument("--only", help="cases whose label contains this text, or a construction")
-    from ..bracket_bench import FRONTIER_BOXES
+    from ..bench.bracket import FRONTIER_BOXES
 
     pb.add_argument(
         "--frontier",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import sympy as sp
+import torch
 
 from ..catalogue import claim
 from ..errors import ConfigError
@@ -398,7 +399,9 @@ def hc_k2(T, d):
 )
 def hc_l9(T, eps):
     l9 = claim("HC-L9")
-    ng = int(l9.evaluate("width2", epsilon=sp.Rational(str(eps))) // 2)
+    # n_g = ⌈1/ε⌉ from ε itself (not from the catalogue's widths: its check compares the widths
+    # built here with the catalogue's width1 and width2)
+    ng = _grid_levels(eps)
     m = _memorizing_attention(T, 1, head_hidden=(T * ng, 2 * ng), d_out=1)
     # HC-L9 (App. A.3): h1(t, i) = ReLU(x_t - i/n_g); the attention output is x/T, so read T·u_t.
     res = ResidualLayout(tokens=T)  # the CLS state: u_t = x_t / T
@@ -427,6 +430,7 @@ def hc_l9(T, eps):
     m.set_readout(W3, [0.0], linear=2)
     bound = l9.evaluate_float("err_bound", epsilon=sp.Rational(str(eps)))
     nonzero = int(sum(int((p != 0).sum()) for p in m.head.parameters()))
+    linears = [x for x in m.head.modules() if isinstance(x, torch.nn.Linear)]
     return Construction(
         name="hc_l9",
         claim="HC-L9",
@@ -440,7 +444,8 @@ def hc_l9(T, eps):
         bound_expr=sp.sstr(l9.expr("err_bound")),
         extra={
             "n_g": ng,
-            "widths": [T * ng, 2 * ng],
+            # the hidden widths of the read-out as built (every linear map but the last)
+            "widths": [x.out_features for x in linears[:-1]],
             "dense_params": m.count_params(["head"]),
             "width_bound": int(l9.evaluate("width_bound", T=T, epsilon=sp.Rational(str(eps)))),
         },

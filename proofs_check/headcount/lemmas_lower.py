@@ -69,7 +69,7 @@ def lipschitz_counting(ctx: Context, cid):
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
-        f"largest |ΔF|_inf / (p sqrt(n) ||Δv||) found by gradient ascent: {worst:.4f} "
+        f"largest |ΔF|_inf / ({sp.sstr(expr)} ||Δv||) found by gradient ascent: {worst:.4f} "
         f"(<= 1 required; the extremal all-ones nets make it tight), at " + _net_text(worst_net),
         covered=f"{trials} nets (a third extremal, the rest random with entries in "
         "[-1,1]), p <= 31, n <= 15, 64 pairs each, 40 ascent steps",
@@ -79,7 +79,7 @@ def lipschitz_counting(ctx: Context, cid):
         slack=1 / worst if worst > 0 else math.nan,
         witness=None if ok else worst_net,
         scope=(
-            "partial: the Lipschitz inequality |ΔF| <= p sqrt(n) ||Δv||; the width "
+            f"partial: the Lipschitz inequality |ΔF| <= {sp.sstr(expr)} ||Δv||; the width "
             "count Ω(B/(A sqrt(n))) follows by division"
         )
         if cid == "HC-L4"

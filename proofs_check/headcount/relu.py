@@ -30,9 +30,9 @@ _L9_MUTATIONS = {
 
 
 def _l9_grid(profile, mutation=None):
-    """HC-L9's grid (the construction reads HC-L9's n_g and bound from the catalogue: the memo is
-    keyed by what the catalogue says about HC-L9)."""
-    return _l9_grid_memo(profile, mutation, _ckey("HC-L9", ("err_bound", "width2", "width_bound")))
+    """HC-L9's grid (the construction reads HC-L9's bound and width_bound from the catalogue: the
+    memo is keyed by what the catalogue says about HC-L9)."""
+    return _l9_grid_memo(profile, mutation, _ckey("HC-L9", ("err_bound", "width_bound")))
 
 
 @memo
@@ -50,6 +50,10 @@ def _l9_grid_memo(profile, mutation, _key):
             "inv_eps": 1 / c.knobs["eps"],
             "n_g": c.extra["n_g"],
             "dense_params": c.extra["dense_params"],
+            # the read-out's hidden widths as built
+            "width1": (c.extra["widths"] + [0])[0],
+            "width2": (c.extra["widths"] + [0, 0])[1],
+            "hidden_layers": len(c.extra["widths"]),
         },
     )[0]
 
@@ -79,7 +83,24 @@ def relu_max_network(ctx: Context, cid):
     y = np.array([r["params"] for r in rows], dtype=float)
     coef, *_ = np.linalg.lstsq(A, y, rcond=None)
     affine_ok = bool(np.abs(A @ coef - y).max() < 1e-6) and coef[0] > 0
-    ok = within and rate_ok and affine_ok
+    # the widths: the built network's hidden widths against the catalogue's width1, width2 in
+    # every cell, and their sum within width_bound
+    l9 = claim("HC-L9")
+    wrong = []
+    for r in rows:
+        at = {"T": r["T"], "epsilon": sp.Rational(str(r["eps"]))}
+        want = [int(l9.evaluate(k, **at)) for k in ("width1", "width2")]
+        bound = int(l9.evaluate("width_bound", **at))
+        got = [r["width1"], r["width2"]] if r["hidden_layers"] == 2 else None
+        if got != want or bound < sum(got or want):
+            wrong.append(
+                f"T={r['T']}, ε={r['eps']:g}: built widths "
+                f"{got if got is not None else str(r['hidden_layers']) + ' hidden layers'}, "
+                f"claimed {want} (width_bound {bound})"
+            )
+    widths_ok = not wrong
+    w_text = sp.sstr(l9.expr("width1")), sp.sstr(l9.expr("width2"))
+    ok = within and rate_ok and affine_ok and widths_ok
     worst = max(rows, key=lambda r: r["sup_error"] / r["claimed_bound"])
     return Verdict(
         cid,
@@ -90,7 +111,12 @@ def relu_max_network(ctx: Context, cid):
         f"{coef[0]:.0f}·T·n_g + {coef[1]:.0f}·n_g + {coef[2]:.0f}·T + {coef[3]:.0f} "
         f"with n_g = ⌈1/ε⌉; log-log slope in 1/ε at T = {T0}: {fit.slope:.2f} "
         f"[{fit.ci_low:.2f}, {fit.ci_high:.2f}] (the claimed exponent of params_order: "
-        f"{expo:g}; the interval must lie at or below it + {RATE_TOL}). A dense "
+        f"{expo:g}; the interval must lie at or below it + {RATE_TOL}); the built hidden "
+        f"widths {'equal' if widths_ok else 'do NOT equal'} width1 = {w_text[0]} and width2 = "
+        f"{w_text[1]} in {len(rows) - len(wrong)}/{len(rows)} cells, their sum within "
+        f"width_bound = {sp.sstr(l9.expr('width_bound'))}"
+        + (f" ({'; '.join(wrong[:3])})" if wrong else "")
+        + ". A dense "
         "net of the stated widths would have O(T/ε²) weights: O(T/ε) holds for the "
         "sparse network",
         covered=f"T in {sorted({r['T'] for r in rows})}, eps in {sorted({r['eps'] for r in rows})}",

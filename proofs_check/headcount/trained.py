@@ -131,7 +131,7 @@ def gated_verdict(cid, gates: list, rows_by: dict, covered: str) -> Verdict | No
     failed = [(name, g) for name, g in gates if not g.passed]
     if not failed:
         return None
-    from ..tradeoffs import run_text
+    from .._trained_verdicts import run_text
 
     run = "; ".join(f"{name}: {run_text(_run_figures(rows_by[name]))}" for name, _ in failed)
     return Verdict(
@@ -160,11 +160,7 @@ def scale_record(gates: list, rows_by: dict) -> dict:
 
 def _best(rows, key="val_nmse", by=("heads", "T")) -> dict:
     """min over seeds of ``key`` per ``by`` (the paper's Fig. 1 statistic)."""
-    best: dict = {}
-    for r in rows:
-        k = tuple(int(r[b]) for b in by)
-        best[k] = min(best.get(k, math.inf), float(r[key]))
-    return best
+    return _rows.best_over_seeds(rows, by, key)
 
 
 def _reversal(best: dict) -> dict:

@@ -42,8 +42,12 @@ FORMULA_MUTANTS: dict[tuple[str | None, str, str], Callable[[Any], Any]] = {
     ("per-head-count", "ID-GQA4.9", "ratio"): lambda e: e.subs(
         claim("ID-GQA4.9").symbol("G"), claim("ID-GQA4.9").symbol("H")
     ),
+    ("per-head-count", "ID-GQA4.9", "U_qk"): lambda e: e.subs(
+        claim("ID-GQA4.9").symbol("G"), claim("ID-GQA4.9").symbol("H")
+    ),
     ("repeated-constant", "ID-P4.8", "U_qk_repeated_pair"): lambda e: e - 2,
     ("gqa-count", "ID-RG", "U"): lambda e: claim("ID-GQA4.9").expr("U"),
+    ("gqa-count", "ID-RG", "U_qk"): lambda e: claim("ID-GQA4.9").expr("U_qk"),
     ("gqa-count", "ID-RG", "ratio"): lambda e: claim("ID-GQA4.9").expr("ratio"),
     ("split-ratio", "ID-X4.8.1", "ratio"): lambda e: e.subs(
         claim("ID-X4.8.1").symbol("D"),

@@ -15,6 +15,7 @@ from approxtheory import claim
 from approxtheory.identifiability import (
     AttentionConfig,
     bias_aliasing,
+    build_layer,
     unidentified_dim,
 )
 
@@ -125,6 +126,69 @@ def _rank(cfg, seed):
     return unidentified_dim(cfg, seed=seed)
 
 
+class _Logits(torch.nn.Module):
+    """The attention logits of a layer of the shared model (its own ``_qkv``: the projections,
+    RoPE and the GQA key sharing), ``(B, H, T, T)``."""
+
+    def __init__(self, attn):
+        super().__init__()
+        self.a = attn
+
+    def forward(self, x, positions):
+        q, k, _ = self.a._qkv(x, positions)
+        return (q @ k.transpose(-2, -1)) * self.a.scale
+
+
+@memo
+def _qk_block(cfg: AttentionConfig, seed: int, seq_len: int = 7) -> dict:
+    """The unidentified dimension of a layer's QK block on its own: P - rank of the Jacobian of
+    the attention logits w.r.t. W_Q and W_K only (V, O and any biases held fixed), on random
+    sequences, float64. Per KV group of a GQA layer the heads share one W_K, so the symmetry is
+    one GL(D) per group (G·D²), not per head."""
+    from torch.func import functional_call, jacrev
+
+    m = build_layer(cfg, seed)
+    a = m.attention(0)
+    wrap = _Logits(a)
+    wq, wk = a.q.weight.detach(), a.k.weight.detach()
+    nq = wq.numel()
+    theta = torch.cat([wq.reshape(-1), wk.reshape(-1)]).clone()
+    P = theta.numel()
+    # at least twice as many logits as parameters
+    n_seq = max(4, -(-2 * P // (cfg.H * seq_len * seq_len)))
+    g = torch.Generator().manual_seed(seed + 1)
+    X = torch.randn(n_seq, seq_len, cfg.E, generator=g, dtype=theta.dtype)
+    positions = torch.arange(seq_len)
+
+    def f(th):
+        w = {"a.q.weight": th[:nq].view_as(wq), "a.k.weight": th[nq:].view_as(wk)}
+        return functional_call(wrap, w, (X, positions)).reshape(-1)
+
+    sv = torch.linalg.svdvals(jacrev(f)(theta).detach())
+    rank = int((sv > 1e-8 * sv[0]).sum())
+    gap = float(sv[rank - 1] / sv[rank]) if rank < len(sv) and sv[rank] > 0 else float("inf")
+    return {"P": P, "U": P - rank, "gap": gap}
+
+
+def _predicted_qk(ctx: Context, cid: str, cfg: AttentionConfig):
+    """The catalogue's unidentified count of the layer's QK block (None where the claim states
+    none): ID-GQA4.9's and ID-RG's U_qk (per KV group), ID-P4.8's per-head QK counts (full,
+    repeated-pair, partial RoPE) times H."""
+    # every value the configuration fixes, for every symbol the claim has (a formula that reads
+    # another symbol than the true one, e.g. H for G, is evaluated, not left symbolic)
+    at = {"E": cfg.E, "H": cfg.H, "G": cfg.groups, "D": cfg.head_dim, "C": cfg.head_dim}
+    at["D_r"] = cfg.rope_dims
+    at = {k: v for k, v in at.items() if k in claim(cid).symbols}
+    if cid in ("ID-GQA4.9", "ID-RG"):
+        return _ev(ctx, cid, "U_qk", **at)
+    if cid == "ID-P4.8":
+        name = {"full": "U_qk_head", "repeated": "U_qk_repeated_pair"}.get(
+            str(cfg.rope), "U_qk_partial"
+        )
+        return cfg.H * _ev(ctx, cid, name, **at)
+    return None
+
+
 def _predicted(ctx: Context, cid: str, cfg: AttentionConfig):
     """(U, P, ratio or None) for a configuration, from the catalogue's expressions."""
     E, H, G, D = cfg.E, cfg.H, cfg.groups, cfg.head_dim
@@ -180,7 +244,15 @@ def jacobian_rank(ctx: Context, cid):
         r = _rank(built, ctx.seed)
         U, P, ratio = _predicted(ctx, cid, cfg)
         meas_ratio = sp.Rational(r["measured"], r["total"])
-        ok = U == r["measured"] and P == r["total"] and (ratio is None or ratio == meas_ratio)
+        layer_ok = U == r["measured"] and P == r["total"]
+        layer_ok = layer_ok and (ratio is None or ratio == meas_ratio)
+        U_qk = _predicted_qk(ctx, cid, cfg)
+        qk = {}
+        if U_qk is not None:  # the QK block's own count, measured on its own
+            q = _qk_block(built, ctx.seed)
+            claimed = int(U_qk) if U_qk.is_Integer else sp.sstr(U_qk)
+            qk = {"U_qk_claimed": claimed, "U_qk_measured": q["U"], "gap_qk": q["gap"]}
+        ok = layer_ok and (U_qk is None or U_qk == qk["U_qk_measured"])
         rows.append(
             {
                 "config": _describe(cfg),
@@ -194,12 +266,27 @@ def jacobian_rank(ctx: Context, cid):
                 "U_measured": r["measured"],
                 "ratio_claimed": str(ratio) if ratio is not None else "",
                 "ratio_measured": str(meas_ratio),
+                **qk,
+                "layer_agrees": bool(layer_ok),
                 "agrees": bool(ok),
                 "gap": r["singular_value_gap"],
                 "method": r["method"],
             }
         )
     bad = [r for r in rows if not r["agrees"]]
+    qk_rows = [r for r in rows if "U_qk_claimed" in r]
+    if qk_rows:
+        qk_bad = [r for r in qk_rows if r["U_qk_claimed"] != r["U_qk_measured"]]
+        qk_text = (
+            f"; the QK block's own unidentified dimension (P - rank of the logits' Jacobian in "
+            f"W_Q, W_K alone) equals the catalogue's "
+            f"{'per-head QK counts x H' if cid == 'ID-P4.8' else 'U_qk'} in "
+            f"{len(qk_rows) - len(qk_bad)}/{len(qk_rows)} configurations ("
+            + ", ".join(f"{r['U_qk_measured']} vs {r['U_qk_claimed']}" for r in qk_rows)
+            + f"; gap >= {min(r['gap_qk'] for r in qk_rows):.1e})"
+        )
+    else:
+        qk_text = ""
     ok = not bad
     extra = ""
     if cid == "ID-B4.7.2":  # the aliasing itself: b_K inert, b_V^h only through b_O
@@ -226,8 +313,11 @@ def jacobian_rank(ctx: Context, cid):
         "verified-numeric" if ok else "refuted",
         f"the catalogue's unidentified count U, total P"
         f"{' and ratio' if any(r['ratio_claimed'] for r in rows) else ''} equal "
-        f"P - rank(Jacobian) of the layer in {len(rows) - len(bad)}/{len(rows)} "
-        f"configurations (singular-value gap >= {min(r['gap'] for r in rows):.1e})" + extra,
+        f"P - rank(Jacobian) of the layer in "
+        f"{sum(r['layer_agrees'] for r in rows)}/{len(rows)} "
+        f"configurations (singular-value gap >= {min(r['gap'] for r in rows):.1e})"
+        + qk_text
+        + extra,
         covered="; ".join(f"{r['built']} ({r['method']})" for r in rows)
         + " — float64 Jacobian ranks on random sequences (dense: the full "
         "Jacobian's singular values; structured: the per-head certificate)",

@@ -80,15 +80,39 @@ def invariance(ctx: Context, cid):
     ok = d < 1e-10 and ctrl > 1e-3
     count, scope = "", "partial: E = 8, H = 2 with biases, one random S in GL(4) per head"
     if cid == "ID-L4.1":  # the orbit's dimension: the QK block of a layer
-        rows = _qk_rows(ctx, "ID-L4.1", [(2, 5), (4, 8), (3, 3)])
-        ok = ok and all(r["agrees"] for r in rows)
-        count = "; per-head count " + ", ".join(
+        # (3, 2) and (4, 3) lie just outside D <= E, where the count is smaller than D²
+        # (ID-L4.1w): the count must agree wherever the claim's regime admits the cell, the
+        # other cells are reported; a regime widened past D <= E admits one and is refuted
+        c = claim(cid)
+        rows = _qk_rows(ctx, "ID-L4.1", [(2, 5), (4, 8), (3, 3), (3, 2), (4, 3)])
+        for r in rows:
+            r["in_regime"] = bool(c.in_regime(D=r["D"], E=r["E"]))
+        inside = [r for r in rows if r["in_regime"]]
+        outside = [r for r in rows if not r["in_regime"]]
+        bad = [r for r in inside if not r["agrees"]]
+        ok = ok and bool(inside) and not bad
+        cell = lambda r: (  # noqa: E731
             f"(D,E)=({r['D']},{r['E']}): U {r['U_measured']} measured vs {r['U_claimed']}"
-            for r in rows
         )
+        count = "; per-head count in the claim's regime " + ", ".join(map(cell, inside))
+        if bad:
+            count += (
+                f" — the claim's regime admits (D,E)=({bad[0]['D']},{bad[0]['E']}), where "
+                f"{bad[0]['U_measured']} of {bad[0]['P_measured']} weights are unidentified, "
+                f"not {bad[0]['U_claimed']}"
+            )
+        if outside:
+            count += "; outside it (reported, not tested) " + ", ".join(map(cell, outside))
         scope = (
             "partial: the GL(D) action at E = 8, H = 2 (one random S per head) and the "
-            "count D² of 2DE at (D, E) = (2,5), (4,8), (3,3)"
+            "count D² of 2DE at (D, E) = "
+            + ", ".join(f"({r['D']},{r['E']})" for r in inside)
+            + (
+                "; the other side of the regime at "
+                + ", ".join(f"({r['D']},{r['E']})" for r in outside)
+                if outside
+                else ""
+            )
         )
     return Verdict(
         cid,

@@ -45,11 +45,11 @@ def loss_tail(trace, keep) -> dict:
 
 
 def training_gate_rows(rows, trace, keep):
-    """The shared gate (:func:`.tradeoffs.loss_gate`, a cross-entropy) on identifiability rows:
-    control AdamW, the stock recipe whose loss the rebalanced run is compared with (its training
-    does not depend on the claim), the loss tail read from the trace. Returns (gate, rows with
-    the tail columns)."""
-    from ..tradeoffs import loss_gate, present_keys
+    """The shared gate (:func:`.._trained_verdicts.loss_gate`, a cross-entropy) on
+    identifiability rows: control AdamW, the stock recipe whose loss the rebalanced run is
+    compared with (its training does not depend on the claim), the loss tail read from the
+    trace. Returns (gate, rows with the tail columns)."""
+    from .._trained_verdicts import loss_gate, present_keys
 
     tails = loss_tail(trace, keep)
     # a row's own loss tail (the cell's, over every step) where it records one, else the trace's
@@ -125,7 +125,7 @@ def training_diagnostics(ctx: Context, cid):
         return cfg["optimizer"] in compared and float(cfg.get("lr_sgd", BASE_LR_SGD)) == BASE_LR_SGD
 
     rows, trace = _compared_cells(ctx, exp, keep)
-    from ..tradeoffs import gated_verdict, trained_scale
+    from .._trained_verdicts import gated_verdict, trained_scale
 
     name = "identifiability_training"
     gate, gated_rows = training_gate_rows(rows, trace, keep)

@@ -143,7 +143,7 @@ def max_retrieval(ctx: Context, cid):
         slopes=slopes,
         scope="full",
         evidence=(
-            f"max - softmax average <= (1 + ln(βT))/β in "
+            f"max - softmax average <= err_attn = {sp.sstr(c.expr('err_attn'))} in "
             f"{'every cell' if within else f'{len(rows) - len(bad)}/{len(rows)} cells'}; "
             f"rate (the slope's 95% interval must lie at or below the predicted exponent "
             f"plus the ln(βT) factor's share of the bound's own slope over the grid, so it "

@@ -17,6 +17,7 @@ from .._core import (
 )
 from .._gate import TRAINED_NMSE
 from .._results import results_schema
+from .._rows import best_rows
 from ._trained import IF_PAPER, IF_RECIPE, P3_PAPER_NMSE, _nonfinite, _training_text
 
 # ------------------------------------------------------------------------- IF-P3, IF-P4
@@ -41,12 +42,7 @@ COLLAPSED = 0.9
 
 def _best_rows(rows, by) -> dict:
     """Per ``by`` key, the row with the smallest val_nmse over seeds (the paper's best NMSE)."""
-    best: dict = {}
-    for r in rows:
-        k = tuple(int(r[b]) for b in by)
-        if k not in best or float(r["val_nmse"]) < float(best[k]["val_nmse"]):
-            best[k] = r
-    return best
+    return best_rows(rows, by)
 
 
 def _nm(r) -> tuple[float, float, float]:

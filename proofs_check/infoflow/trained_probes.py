@@ -24,7 +24,7 @@ def e2_gates(rows) -> dict:
     model the probe judges, §7 item 8's 'model from item 5'), held to the paper's (D, D)
     magnitude (:data:`P3_PAPER_NMSE`, digest §6.1)."""
     from .._gate import PaperMagnitude, training_gate
-    from ..tradeoffs import present_keys
+    from .._trained_verdicts import present_keys
 
     mag = PaperMagnitude(
         P3_PAPER_NMSE, "digest §6.1: (D, D) best validation NMSE of order 1e-4 to 1e-3 (T = 64)"
@@ -130,7 +130,7 @@ def argmax_probe(ctx: Context, cid):
 
     from .. import _rows
     from .._core import not_run
-    from ..tradeoffs import run_text
+    from .._trained_verdicts import run_text
 
     name = "infoflow_pmax_heads"
     raw, secs, note = _rows.exp_rows(name, ctx.profile)
@@ -172,7 +172,7 @@ def argmax_probe(ctx: Context, cid):
         "logx": False,
         "logy": False,
     }
-    from ..tradeoffs import trained_scale
+    from .._trained_verdicts import trained_scale
 
     gates = res["gates"]
     scale = trained_scale(
@@ -366,7 +366,7 @@ def depth_separation_trained(ctx: Context, cid):
         + ". Criterion: the one-layer change and the difference both above 0 on their intervals"
         + (". Failed: " + "; ".join(res["failed"]) if res["failed"] else "")
     )
-    from ..tradeoffs import trained_scale
+    from .._trained_verdicts import trained_scale
 
     names = dict(E3_EXPERIMENTS)
     scale = trained_scale(

@@ -3,6 +3,8 @@ the tied decoder LM) and the evidence-text helpers they share."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from approxtheory.model import LayerSpec, ModelConfig, Transformer
@@ -49,27 +51,13 @@ UNTIED = "untied-readout"
 
 
 def _lm(heads, V: int, d: int = D_MODEL, f: int = FFN, mutant=None, device=None):
-    """The digest's decoder LM (RMSNorm pre-norm + final, RoPE, SwiGLU, tied embeddings, no
-    biases) over ``V`` tokens; the ``untied-readout`` mutant gives the read-out its own
-    matrix."""
-    cfg = ModelConfig(
-        d_in=V,
-        width=d,
-        d_out=V,
-        layers=[LayerSpec(h, d // h, ffn_hidden=(f,)) for h in heads],
-        readout="tokens",
-        causal=True,
-        rope="full",
-        rmsnorm=True,
-        final_norm=True,
-        tie_embeddings=mutant != UNTIED,
-        ffn_kind="swiglu",
-        ffn_bias=False,
-        bias=False,
-        embed_bias=False,
-        head_bias=False,
-        dtype="float32",
-    )
+    """The digest's decoder LM (:meth:`~approxtheory.model.ModelConfig.decoder_lm`: RMSNorm
+    pre-norm + final, RoPE, SwiGLU, tied embeddings, no biases) over ``V`` tokens, of any length
+    (no position embedding: ``seq_len`` None); the ``untied-readout`` mutant gives the read-out
+    its own matrix."""
+    layers = [LayerSpec(h, d // h, ffn_hidden=(f,)) for h in heads]
+    seq_len: Any = None  # decoder_lm's annotation asks for a length; RoPE needs none
+    cfg = ModelConfig.decoder_lm(V, d, layers, seq_len, tie_embeddings=mutant != UNTIED)
     if device is None:
         return Transformer(cfg)
     with torch.device(device):

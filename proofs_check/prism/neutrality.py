@@ -10,12 +10,14 @@ as the number of attention probabilities each layer computes."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import sympy as sp
 import torch
 
 from approxtheory import claim, schedules
 from approxtheory.catalogue import prism as cat
+from approxtheory.model import LayerSpec, ModelConfig, Transformer
 
 from .._core import Context, Verdict, check, not_checkable
 from ._common import (
@@ -70,7 +72,26 @@ def _whole_models(ctx: Context, n_model) -> tuple[dict, list]:
         out[name] = got
         if got != want:
             bad.append(f"{name}: {got:,} parameters != N_model {want:,}")
+    # the same LM with biases on the Q, K, V, O projections: N_model at I_bias = 1
+    for k, h in SCHEDULES.items():
+        heads = tuple(h)
+        got = _lm_with_biases(heads, LM_VOCAB, D_MODEL, FFN, ctx.mutant).count_params()
+        vals = {cat.V: LM_VOCAB, cat.d: D_MODEL, cat.L: len(heads), cat.f: FFN, cat.I_bias: 1}
+        want = int(sp.simplify(n_model.subs(vals)))
+        out[f"toy {k} biased"] = got
+        if got != want:
+            bad.append(f"toy {k} with biases: {got:,} parameters != N_model(I_bias = 1) {want:,}")
     return out, bad
+
+
+def _lm_with_biases(heads, V: int, d: int, f: int, mutant=None):
+    """The decoder LM of :func:`_lm` with biases on its Q, K, V, O projections (I_bias = 1; the
+    SwiGLU, the embedding and the read-out stay without), on the meta device."""
+    layers = [LayerSpec(h, d // h, ffn_hidden=(f,)) for h in heads]
+    seq_len: Any = None  # as in _lm: RoPE needs no length
+    cfg = ModelConfig.decoder_lm(V, d, layers, seq_len, tie_embeddings=mutant != UNTIED, bias=True)
+    with torch.device("meta"):
+        return Transformer(cfg)
 
 
 def _h_free(expr) -> bool:
@@ -103,6 +124,16 @@ def parameter_neutrality(ctx: Context, cid):
         fix = cat.h_l * dh**2 - cat.h_l * dh * cat.d
         n_attn, n_layer = n_attn + fix, n_layer + fix
     symbolic = _h_free(n_layer)
+    # the composition: N_model = V·d (tied embedding) + L·N_layer + d (final norm), N_layer =
+    # N_attn + N_mlp + N_norm, as sympy identities in every symbol (I_bias included)
+    n_model, n_norm = c.expr("N_model"), c.expr("N_norm")
+    composed = {
+        "N_model = V·d + L·N_layer + d": sp.expand(
+            n_model - (cat.V * cat.d + cat.L * n_layer + cat.d)
+        ),
+        "N_layer = N_attn + N_mlp + N_norm": sp.expand(n_layer - (n_attn + n_mlp + n_norm)),
+    }
+    not_composed = [f"{k} (off by {sp.sstr(v)})" for k, v in composed.items() if v != 0]
     counts, mismatches = {}, []
     for name, heads in SCHEDULES.items():
         m = _model(heads, ctx.mutant)
@@ -113,7 +144,7 @@ def parameter_neutrality(ctx: Context, cid):
                 want, got = sp.simplify(expr.subs(vals)), _layer_params(m, i, part)
                 if want != got:
                     mismatches.append(f"{name} layer {i} (h={h}) {part}: {got} != {want}")
-    whole, bad_whole = _whole_models(ctx, c.expr("N_model"))
+    whole, bad_whole = _whole_models(ctx, n_model)
     mismatches += bad_whole
     from approxtheory.experiments import prism_paired as pp
 
@@ -124,21 +155,28 @@ def parameter_neutrality(ctx: Context, cid):
         if round(n / 1e6) * 1_000_000 != r
     ]
     equal = len(set(counts.values())) == 1
-    ok = symbolic and equal and not mismatches
+    ok = symbolic and equal and not mismatches and not not_composed
     return Verdict(
         cid,
         "verified-symbolic" if ok else "refuted",
         f"the per-layer formula summed over a schedule of 6 symbolic head counts "
-        f"{'has no' if symbolic else 'KEEPS a'} head count (sympy); every layer of the "
-        f"shared model has the attention (N_attn, I_bias = 1) and SwiGLU (N_mlp) "
-        f"counts of the formula"
+        f"{'has no' if symbolic else 'KEEPS a'} head count (sympy); "
+        + (
+            f"the catalogue's formulas do NOT compose: {'; '.join(not_composed)}; "
+            if not_composed
+            else "N_model = V·d + L·N_layer + d and N_layer = N_attn + N_mlp + N_norm "
+            "hold identically (sympy, any I_bias); "
+        )
+        + "every layer of the "
+        "shared model has the attention (N_attn, I_bias = 1) and SwiGLU (N_mlp) "
+        "counts of the formula"
         + (f" except {'; '.join(mismatches[:4])}" if mismatches else "")
         + f"; whole-model counts {_named(counts, '{:,}'.format)}"
         + ("" if equal else " DIFFER across schedules")
         + "; the digest's decoder LM (RMSNorm, tied embeddings, no biases) has N_model "
         "parameters (tying term V·d counted once, norms 2d per layer + d) in every toy "
         "schedule at V = 50 and at the paper's three scales at V = 50257, uniform and Table 4 "
-        "alike"
+        "alike, and with biases on Q, K, V, O (I_bias = 1: 4d per layer) in every toy schedule"
         + (f" except {'; '.join(bad_whole[:4])}" if bad_whole else "")
         + ": "
         + ", ".join(f"{s} {n:,}" for s, (n, _) in reported.items())
@@ -150,7 +188,8 @@ def parameter_neutrality(ctx: Context, cid):
         ),
         covered="symbolic (any schedule of 6 layers) + 4 schedules at d = 64, L = 4 "
         "(RoPE, SwiGLU without biases, attention biases; per-layer terms) + the tied decoder "
-        "LM (RMSNorm, no biases; whole model) for the 4 toy schedules at V = 50 and the "
+        "LM (RMSNorm; whole model) for the 4 toy schedules at V = 50 without and with "
+        "Q/K/V/O biases and the "
         "uniform and Table 4 schedules at (768, 12, 12), (1024, 24, 16), (1536, 24, 16), "
         "V = 50257, f = 2048 / 2731 / 4096 (meta device)",
         measured={**counts, **{f"LM {k}": v for k, v in whole.items()}},

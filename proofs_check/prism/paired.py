@@ -37,11 +37,12 @@ PR_RECIPE = (
 
 
 def _paired_gate(rows: list):
-    """The shared training-adequacy gate on prism_paired rows (:func:`.tradeoffs.loss_gate`, a
-    cross-entropy): control the uniform schedule, the baseline every comparison is paired with
-    (its training does not depend on the claim), per T; the paper's loss is no magnitude for a
-    character-level toy (another tokenizer and corpus), so none is held."""
-    from ..tradeoffs import loss_gate, present_keys
+    """The shared training-adequacy gate on prism_paired rows
+    (:func:`.._trained_verdicts.loss_gate`, a cross-entropy): control the uniform schedule, the
+    baseline every comparison is paired with (its training does not depend on the claim), per
+    T; the paper's loss is no magnitude for a character-level toy (another tokenizer and
+    corpus), so none is held."""
+    from .._trained_verdicts import loss_gate, present_keys
 
     return loss_gate(
         rows,
@@ -54,7 +55,7 @@ def _paired_gate(rows: list):
 
 def _gated_paired(cid: str, rows: list, gate, covered: str, ev: str, table, plot):
     """The gated not-checkable verdict of PR-E1 / PR-E2 (None when the gate passed)."""
-    from ..tradeoffs import gated_verdict
+    from .._trained_verdicts import gated_verdict
 
     return gated_verdict(
         cid,
@@ -70,7 +71,7 @@ def _gated_paired(cid: str, rows: list, gate, covered: str, ev: str, table, plot
 
 
 def _paired_scale(rows: list, gate) -> dict:
-    from ..tradeoffs import trained_scale
+    from .._trained_verdicts import trained_scale
 
     return trained_scale([(PAIRED, gate)], {PAIRED: rows}, "val_loss", {PAIRED: PR_PAPER})
 

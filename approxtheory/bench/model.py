@@ -47,7 +47,7 @@ def bench_model(Ts=(32, 256, 1024), hs=(1, 4, 8), batch=4096, reps=3, seed=0, pr
     """Forward throughput of the shared model against raw SDPA on identical weights (float64), per
     (T, h); rows with both rates, their ratio and the largest difference of the outputs.
     """
-    from .model import LayerSpec, ModelConfig, Transformer
+    from ..model import LayerSpec, ModelConfig, Transformer
 
     rows = []
     g = torch.Generator().manual_seed(seed)
@@ -103,8 +103,8 @@ def bench_planted(T: int = 2, beta: float = 20.0, seed: int = 0, max_budget: int
     ``b/(1 + e^{βb})`` at gap b has a known maximiser (solved with scipy)."""
     from scipy.optimize import minimize_scalar
 
-    from .constructions import build
-    from .measure import sup_error
+    from ..constructions import build
+    from ..measure import sup_error
 
     res = minimize_scalar(
         lambda b: -b / (1 + math.exp(beta * b)),
@@ -219,12 +219,12 @@ def bench_identifiability(Es=(8, 16, 32, 64), head_dim=8, dense_max_E=32, thread
 def bench_search(
     budget: int = 4096, seed: int = 0, upper: bool = True, only: str | None = None, progress=None
 ) -> dict:
-    """The search panel (:mod:`approxtheory.search_bench`): every case's known worst error, the
+    """The search panel (:mod:`approxtheory.bench.search`): every case's known worst error, the
     error ``sup_error`` finds at ``budget``, the ratio (goal >= 0.95), evaluations, seconds and,
     for T <= 16 and d <= 2, the certified upper bracket."""
-    from ._cliargs import MAX_SEED
-    from .errors import ConfigError
-    from .search_bench import panel, run_case, select_cases
+    from .._cliargs import MAX_SEED
+    from ..errors import ConfigError
+    from .search import panel, run_case, select_cases
 
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
         raise ConfigError(f"seed must be an integer from 0 to {MAX_SEED} (got {seed!r})")

@@ -101,7 +101,7 @@ def plain_names(name: str, model) -> str:
 
 
 def _shared(V, E, H, T, layers, hidden):
-    from .model import LayerSpec, ModelConfig, Transformer
+    from ..model import LayerSpec, ModelConfig, Transformer
 
     mc = ModelConfig(
         d_in=V,
@@ -123,12 +123,12 @@ def _shared(V, E, H, T, layers, hidden):
 def _check_bench(sizes, threads: int, seed: int, width: int, heads: int) -> None:
     """ConfigError for a size (name, value, least allowed), thread count or seed that
     :func:`bench_train` does not take."""
-    from .errors import ConfigError
+    from ..errors import ConfigError
 
     for name, v, lo in sizes:
         if not isinstance(v, int) or isinstance(v, bool) or v < lo:
             raise ConfigError(f"{name} must be an integer >= {lo} (got {v!r})")
-    from ._cliargs import MAX_SEED, MAX_THREADS
+    from .._cliargs import MAX_SEED, MAX_THREADS
 
     if threads > MAX_THREADS:
         raise ConfigError(f"threads must be an integer from 1 to {MAX_THREADS} (got {threads!r})")
@@ -203,7 +203,7 @@ def bench_train(
 ) -> dict:
     """Steps per second of our loop and of the plain loop (float32, CPU), same shapes, same
     batch; see the module docstring for the protocol."""
-    from .train import TokenData, TrainConfig, train
+    from ..train import TokenData, TrainConfig, train
 
     _check_bench(
         (

@@ -47,7 +47,7 @@ AFTER = {
 
 @contextlib.contextmanager
 def _default_engine(engine: str):
-    from .train import TrainConfig
+    from ..train import TrainConfig
 
     kw = TrainConfig.__init__.__kwdefaults__
     assert kw is not None  # a keyword-only dataclass: every field has its default here
@@ -71,8 +71,8 @@ def _scaled(arm: dict, fraction: float) -> dict:
 
 
 def _gate(row: dict, T: int) -> tuple[bool, list]:
-    from .headcount_analysis import synthetic_table2
-    from .proofs_check._gate import PaperMagnitude, training_gate
+    from ..headcount_analysis import synthetic_table2
+    from ..proofs_check._gate import PaperMagnitude, training_gate
 
     paper = {
         (r["T"], r["heads"]): PaperMagnitude(r["val_nmse_mean"], "Table 2")
@@ -86,8 +86,8 @@ def _gate(row: dict, T: int) -> tuple[bool, list]:
 def _one(arm: dict, T: int, seed: int) -> dict:
     import approxtheory.experiments  # noqa: F401  (registers the experiments)
 
-    from .executors import run_cell
-    from .experiment import get
+    from ..executors import run_cell
+    from ..experiment import get
 
     cell = get("headcount_phase_d4").cell
     cfg = {**BASE, "T": T, "seed": seed, **{k: v for k, v in arm.items() if k != "engine"}}
@@ -138,7 +138,7 @@ def _summary(rows: list, T: int) -> dict:
 def bench_gated(Ts=(8, 16), seeds=(0, 1), fraction: float = 1.0, progress=None) -> dict:
     """The benchmark (module docstring): per model rows and per-T summaries. One torch thread
     per model (the runner's)."""
-    from .errors import ConfigError
+    from ..errors import ConfigError
 
     if not (isinstance(fraction, float) and 0 < fraction <= 1):
         raise ConfigError(f"fraction must be a number in (0, 1] (got {fraction!r})")

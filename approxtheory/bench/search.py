@@ -3,7 +3,7 @@ supremum :func:`approxtheory.measure.sup_error` finds (``approxtheory bench sear
 
 Example::
 
-    >>> from approxtheory.search_bench import panel, known_softmax_max
+    >>> from approxtheory.bench.search import panel, known_softmax_max
     >>> round(known_softmax_max(T=64, beta=1e4) * 1e4, 4)     # W(63/e), W = Lambert's W
     2.3071
     >>> [c.label for c in panel()][:2]
@@ -133,7 +133,7 @@ def select_cases(cases: list, only: str | None, fields=("construction",), panels
     """The ``cases`` whose label contains ``only`` or whose ``fields`` equal it (all where
     ``only`` is None). An empty ``only`` is refused, and so is one that matches no case of any
     of ``panels`` (default: ``cases``), listing what exists (issue 43)."""
-    from .errors import ConfigError
+    from ..errors import ConfigError
 
     if only is None:
         return list(cases)
@@ -210,8 +210,8 @@ def run_case(
 ) -> dict:
     """Build, compute the known worst, search, and (optionally) bracket from above with
     :meth:`Construction.certify` (T <= 16, d <= 2)."""
-    from .constructions import build
-    from .measure import sup_error
+    from ..constructions import build
+    from ..measure import sup_error
 
     c = build(case.construction, **case.knobs)
     known = float(case.known(c))

@@ -3,7 +3,7 @@ case and against naive interval propagation, per case, in one run (issue 30).
 
 Example::
 
-    >>> from approxtheory.bracket_bench import interval_baseline
+    >>> from approxtheory.bench.bracket import interval_baseline
     >>> from approxtheory.constructions import build
     >>> c = build("softmax_retrieval", T=8, beta=100.0)
     >>> round(interval_baseline(c.model, c.task), 6)     # [0, T] for a range of [0, 1]
@@ -12,7 +12,7 @@ Example::
 Per case: ``found`` (the largest error at an evaluated input, a lower bound on the supremum),
 ``certified`` (:func:`approxtheory.bounds.upper_bracket`, a sound upper bound), their ratio, the
 seconds, the ``known`` worst case where one exists (the search panel's closed forms and
-enumerations, :mod:`approxtheory.search_bench`, computed independently of the code under test)
+enumerations, :mod:`approxtheory.bench.search`, computed independently of the code under test)
 and ``interval`` — the naive sound baseline: plain interval bound propagation of the model (each
 softmax weight on its own interval, products of intervals) minus the target's interval, the
 bound auto_LiRPA's IBP mode gives ([0, T] on softmax retrieval, whose true range is [0, 1]).
@@ -58,7 +58,7 @@ class BracketCase:
 def bracket_panel() -> list[BracketCase]:
     """The cases: softmax retrieval up to T = 1024 and β = 1e4, HC-K1 (gate -1 and the
     HC-K1c gate -2) up to T = 128, the synthetic HC-K1 instance, and HC-L9 (generic path)."""
-    from .search_bench import _synthetic_known, known_hc_k1_vertices, known_hc_l9, known_softmax_max
+    from .search import _synthetic_known, known_hc_k1_vertices, known_hc_l9, known_softmax_max
 
     cases = []
     for T in (4, 64, 1024):
@@ -159,9 +159,9 @@ def run_frontier_case(
     the claimed bound and the work spent (``boxes`` box evaluations at most, no clock: two runs
     give the same frontier), stopping at the first T not certified. ``frontier_T`` is the
     largest certified T (None: none, with ``reason``)."""
-    from .bounds import upper_bracket
-    from .constructions import build, tolerance
-    from .errors import ApproxTheoryError
+    from ..bounds import upper_bracket
+    from ..constructions import build, tolerance
+    from ..errors import ApproxTheoryError
 
     steps: list[dict] = []
     frontier, reason = None, None
@@ -195,10 +195,16 @@ def run_frontier_case(
             }
         )
         if not ok:
-            reason = (
-                f"T={T}: certified {up:.4g} > claimed {claimed:.4g} within {boxes} boxes "
-                f"(found {_g(b.lower)})"
-            )
+            if c.bound_kind not in ("upper", "exact"):
+                reason = (
+                    f"the claim is a {c.bound_kind} bound: an upper bracket cannot certify it "
+                    f"(T={T}: certified {up:.4g}, found {_g(b.lower)}, claimed {claimed:.4g})"
+                )
+            else:
+                reason = (
+                    f"T={T}: certified {up:.4g} > claimed {claimed:.4g} within {boxes} boxes "
+                    f"(found {_g(b.lower)})"
+                )
             break
         frontier = T
     else:
@@ -255,8 +261,8 @@ def interval_baseline(model, task) -> float | None:
     """Naive interval bound propagation of sup |model − target| over the task's box (None where
     the model has parts this baseline does not handle: normalisation, RoPE, causal masks,
     gated FFNs, per-token read-outs, non-box domains, non-affine or non-retrieval targets)."""
-    from .bounds import softmax_bounds
-    from .tasks import GeneralizedRetrieval
+    from ..bounds import softmax_bounds
+    from ..tasks import GeneralizedRetrieval
 
     cfg = getattr(model, "cfg", None)
     if (
@@ -365,8 +371,8 @@ def interval_baseline(model, task) -> float | None:
 
 # ============================================================================== the run
 def run_bracket_case(case: BracketCase) -> dict:
-    from .bounds import upper_bracket
-    from .constructions import build
+    from ..bounds import upper_bracket
+    from ..constructions import build
 
     c = build(case.construction, **case.knobs)
     known = None if case.known is None else float(case.known(c))
@@ -417,7 +423,7 @@ def bench_bracket(
     ``only``): found, certified, their ratio, seconds, known, interval baseline. With
     ``frontier``, also the frontier of each :func:`frontier_panel` case (same ``only`` filter;
     ``frontier_boxes`` box evaluations per T); ``frontier`` is None in the result otherwise."""
-    from .search_bench import select_cases
+    from .search import select_cases
 
     cases, fcases = bracket_panel(), frontier_panel()
     panels = [cases, fcases]  # a name of either panel exists (with or without --frontier)

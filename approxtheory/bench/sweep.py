@@ -3,7 +3,7 @@ process pool, a local Dask cluster) on a grid of short, pure cells, with the sch
 per cell: ``(wall - cell seconds / workers) / cells``, the time a cell costs beyond its own work
 when the workers are kept busy (pool and cluster start-up included, as in a real sweep).
 
-    >>> from approxtheory.sweep_bench import bench_sweep
+    >>> from approxtheory.bench.sweep import bench_sweep
     >>> r = bench_sweep(cells=4, cell_ms=1, executors=("inprocess",))
     >>> r["rows"][0]["cells"]
     4
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 
-from .executors import compute_cells
+from ..executors import compute_cells
 
 __all__ = ["bench_sweep", "busy_cell"]
 
