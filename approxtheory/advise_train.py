@@ -340,7 +340,7 @@ def validate(
     surrogate = {"D": D, "T": T, "head_dim": grid["head_dim"][0], "hidden": grid["hidden"][0]}
     heads = tuple((c.name, c.heads[0], min(c.heads[0], D + 1)) for c in allocation.candidates)
     nmse: dict[int, tuple[float, ...]] = {}
-    tally = {"computed": 0, "cached": 0, "shipped": 0, "stale": 0}
+    tally: dict[str, Any] = {"computed": 0, "cached": 0, "shipped": 0, "stale": 0}
     with _cache_dir(out) as d, _seeds_of(exp, profile, seeds):
         tally["out"] = str(d)
         for hs in sorted({hs for _, _, hs in heads}):
