@@ -419,3 +419,26 @@ def test_quick_profiles_run_and_write_csv_json_plots(tmp_path):
         r = run_experiment(name, profile="quick", out=tmp_path, progress=False)
         assert r["complete"] and r["plots"], name
         assert math.isfinite(len(r["plots"]))
+
+
+def test_phase_criterion_leaves_out_cells_far_above_the_papers_magnitude():
+    """A cell above PAPER_FACTOR x the paper's Table 2 mean is not trained: it is left out of
+    (b) and (c) (the gate's allowance, per cell), and the growth of its h is read between the
+    trained T; without the paper's magnitudes the same rows fail (b)."""
+    from approxtheory.proofs_check._gate import PaperMagnitude
+
+    base = {1: 0.1, 2: 0.02, 3: 0.002, 4: 5e-5, 5: 4e-5}
+    rows = [
+        {"heads": h, "T": T, "seed": s, "val_nmse": v * (1.2 if T == 32 else 1.0), "steps": 1}
+        for h, v in base.items()
+        for T in (8, 16, 32)
+        for s in (0, 1)
+    ]
+    for r in rows:  # h = 3 at T = 8 did not train (x50 its T = 16 value): (b) fails there
+        if (r["heads"], r["T"]) == (3, 8):
+            r["val_nmse"] = 0.1
+    assert "(b)" in hcc.phase_criterion(rows, 4)["failed"][0]
+    paper = {(T, h): PaperMagnitude(v, "test") for h, v in base.items() for T in (8, 16, 32)}
+    res = hcc.phase_criterion(rows, 4, paper=paper)
+    assert res["untrained"] == {(3, 8): (0.1, 0.002)} and res["growth_T"][3] == (16, 32)
+    assert not any(f.startswith("(b)") for f in res["failed"]), res["failed"]

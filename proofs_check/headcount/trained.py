@@ -169,17 +169,28 @@ def _reversal(best: dict) -> dict:
     return reversal_scores([{"heads": h, "T": T, "err": v} for (h, T), v in best.items()], "err")
 
 
-def phase_criterion(rows, D: int) -> dict:
+def phase_criterion(rows, D: int, paper: dict | None = None) -> dict:
     """HC-P8's stated criterion on one experiment's rows (digest §6 P8): (a) at the largest T
     the largest log-drop of NMSE between consecutive h is from h = D-1 to h = D, for the
     min over seeds (there strictly the largest and at least a factor MARGIN) and in at least 2
     of 3 (a majority of the) seeds; (b) for every h < D the
     NMSE grows from the smallest to the largest T; (c) for h >= D it grows by less than for every
-    h < D. (b) and (c) need two T (else reported as not tested)."""
+    h < D. (b) and (c) need two T (else reported as not tested). ``paper``: the paper's
+    magnitude per (T, h) (:func:`table2_magnitudes`); a cell whose min over seeds is above
+    PAPER_FACTOR times it is not trained (the gate's own allowance, applied to every cell the
+    paper reports) and is left out of (b) and (c), reported in ``untrained``: the growth of
+    that h is then read between its smallest and largest trained T."""
+    from .._gate import PAPER_FACTOR
+
     best = _best(rows)
     hs = sorted({h for h, _ in best})
     Ts = sorted({T for _, T in best})
-    Tmin, Tmax = Ts[0], Ts[-1]
+    Tmax = Ts[-1]
+    untrained = {
+        (h, T): (v, paper[(T, h)].value)
+        for (h, T), v in best.items()
+        if paper and (T, h) in paper and v > PAPER_FACTOR * paper[(T, h)].value
+    }
 
     def drops_of(b):
         return {(h1, h2): math.log(b[(h1, Tmax)] / b[(h2, Tmax)]) for h1, h2 in zip(hs, hs[1:])}
@@ -200,11 +211,18 @@ def phase_criterion(rows, D: int) -> dict:
         per_seed.append(max(dr, key=dr.get) == (D - 1, D))
     need = max(1, math.ceil(2 * len(seeds) / 3))
     a = a_min and sum(per_seed) >= need
-    growth = {h: best[(h, Tmax)] / best[(h, Tmin)] for h in hs}
+    trained_T = {h: [T for T in Ts if (h, T) in best and (h, T) not in untrained] for h in hs}
+    growth = {
+        h: best[(h, ts[-1])] / best[(h, ts[0])] for h, ts in trained_T.items() if len(ts) >= 2
+    }
     two_T = len(Ts) >= 2
-    b_ok = all(growth[h] > 1 for h in hs if h < D) if two_T else None
-    below = [growth[x] for x in hs if x < D]
-    c_ok = all(growth[h] < min(below) for h in hs if h >= D) if two_T and below else None
+    b_ok = all(growth[h] > 1 for h in hs if h < D and h in growth) if two_T else None
+    below = [growth[x] for x in hs if x < D and x in growth]
+    c_ok = (
+        all(growth[h] < min(below) for h in hs if h >= D and h in growth)
+        if two_T and below
+        else None
+    )
     failed = [
         t
         for t, good in (
@@ -232,6 +250,8 @@ def phase_criterion(rows, D: int) -> dict:
         "R": _reversal(best),
         "steps": int(rows[0].get("steps", 0)),
         "seeds": len(seeds),
+        "untrained": untrained,
+        "growth_T": {h: (ts[0], ts[-1]) for h, ts in trained_T.items() if len(ts) >= 2},
     }
 
 
@@ -273,7 +293,7 @@ def phase_transition(ctx: Context, cid):
             hs = sorted({int(r["heads"]) for r in rows})
             for r in rows:
                 r["heads"] = hs[-1] + hs[0] - int(r["heads"])
-        res = phase_criterion(rows, D)
+        res = phase_criterion(rows, D, paper=table2_magnitudes(D))
         parts.append((D, res))
         table += [
             {"D": D, "heads": h, "T": T, "min_nmse": v} for (h, T), v in sorted(res["best"].items())
@@ -306,7 +326,24 @@ def phase_transition(ctx: Context, cid):
             + f"; log-drops at T = {Tmax}: "
             + ", ".join(f"{a}->{b}: {v:.2f}" for (a, b), v in res["drops"].items())
             + f"; effect size (log-drop {D - 1}->{D}) {res['effect']:.2f}; growth over T: "
-            + ", ".join(f"h={h}: x{v:.2f}" for h, v in res["growth"].items())
+            + ", ".join(
+                f"h={h}: x{v:.2f}"
+                + (
+                    f" (T = {res['growth_T'][h][0]}..{res['growth_T'][h][1]})"
+                    if res["growth_T"][h] != (res["Ts"][0], res["Ts"][-1])
+                    else ""
+                )
+                for h, v in res["growth"].items()
+            )
+            + (
+                "; not trained (above x10 the paper's Table 2 mean, left out of (b) and (c)): "
+                + ", ".join(
+                    f"h={h} T={T}: {v:.3g} vs {p:.3g}"
+                    for (h, T), (v, p) in sorted(res["untrained"].items())
+                )
+                if res["untrained"]
+                else ""
+            )
             + "; R(h): "
             + (", ".join(f"{h}: {v:.2f}" for h, v in res["R"].items()) or "one T only")
             + (". Failed: " + "; ".join(res["failed"]) if res["failed"] else "")
