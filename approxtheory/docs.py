@@ -436,6 +436,7 @@ def render_findings_markdown(findings: Mapping) -> str:
             f"{_cell(_short(r.get('evidence'), 200))} |"
         )
     out += _trained_scale_section(records)
+    out += _mutants_section(findings.get("mutants"))
     out += [
         "",
         "## Shipped data and written-up findings",
@@ -450,6 +451,43 @@ def render_findings_markdown(findings: Mapping) -> str:
         "",
     ]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _mutants_section(m: Mapping | None) -> list[str]:
+    """What the shipped ``verify --mutants`` run caught (``findings/mutants.json``)."""
+    if not m:
+        return []
+    s, meta = m["summary"], m["meta"]
+    out = [
+        "",
+        "## What the checks can fail on (`verify --mutants`)",
+        "",
+        f"From `verify --profile {_text(str(meta.get('profile', '?')))} --mutants` at revision "
+        f"`{_text(str(meta.get('git', '?')))}` (`docs/{FINDINGS_DIR}/mutants.json`; "
+        "`approxtheory docs --mutants report/verdicts.json` replaces it). Each passing verdict is "
+        "held to its mutants: a declared one must flip it, one rate direction, the required "
+        "scale, regime and constant mutants, or the sign for a verdict that tests a direction "
+        "only; a mutant is caught only by `refuted` or `inconsistent`. Required mutants caught: "
+        f"**{s['required_caught']} of {s['required']}**.",
+        "",
+    ]
+    rows = [
+        ("surviving (the verdict was downgraded)", s.get("surviving", {})),
+        ("check errors on a mutant (defects)", s.get("errors", {})),
+        ("expressions no run of the check read", s.get("unread", {})),
+    ]
+    for title, d in rows:
+        if d:
+            out.append(
+                f"- {title}: "
+                + "; ".join(f"{_claim_link(c)}: {_cell(', '.join(v))}" for c, v in d.items())
+            )
+    if s.get("downgraded"):
+        out.append(
+            "- downgraded: "
+            + ", ".join(f"{_claim_link(c)} ({_cell(v)})" for c, v in s["downgraded"].items())
+        )
+    return out
 
 
 def _num(v) -> str:
@@ -522,6 +560,21 @@ def write_claims_page(path: Path | str = DEFAULT_CLAIMS_PAGE) -> Path:
     if findings is not None:
         atomic_write_text(page, render_findings_markdown(findings))
     return path
+
+
+def write_mutants(source: Path | str, claims_page: Path | str = DEFAULT_CLAIMS_PAGE) -> Path:
+    """Write the summary of the ``verify --mutants`` run at ``source`` (its verdicts.json) to
+    ``findings/mutants.json`` beside ``claims_page`` and regenerate the pages; returns its path."""
+    from .findings import MUTANTS_FILE, mutant_findings
+
+    source = Path(source)
+    data = read_json_entry(source, max_bytes=_MAX_VERDICTS_BYTES)
+    if data is None:
+        raise _bad(source, "missing, not a regular file, or not strict JSON of at most 16 MiB")
+    target = findings_paths(claims_page)[0].parent / MUTANTS_FILE
+    atomic_write_json(target, mutant_findings(data, str(source)))
+    write_claims_page(claims_page)
+    return target
 
 
 def write_findings(source: Path | str, claims_page: Path | str = DEFAULT_CLAIMS_PAGE) -> Path:

@@ -78,7 +78,65 @@ def load_findings(path: Path | str) -> dict | None:
     data = read_json_entry(path, max_bytes=MAX_VERDICTS_BYTES)
     if data is None:
         raise _bad(path, "not a regular file of strict JSON of at most 16 MiB")
-    return read_findings(data, str(path))
+    out = read_findings(data, str(path))
+    mutants = load_mutants(path.parent / MUTANTS_FILE)
+    if mutants is not None:
+        out["mutants"] = mutants
+    return out
+
+
+#: the summary of a ``verify --mutants`` run, shipped beside the findings (:func:`mutant_findings`)
+MUTANTS_FILE = "mutants.json"
+
+
+def mutant_findings(data: dict, source: str = "verdicts.json") -> dict:
+    """The shipped summary of a ``verify --mutants`` run's verdicts.json contents ``data``: its
+    revision and profile, :func:`approxtheory.verify.mutant_summary`, and per passing claim the
+    mutants that ran with the verdict each produced (declared; generated, with kind and whether
+    required), the expressions no run read, and the verdict before and after the mutants."""
+    meta = data.get("meta") if isinstance(data, dict) else None
+    if not isinstance(meta, dict) or not meta.get("mutants") or "mutant_summary" not in meta:
+        raise _bad(source, "not the verdicts.json of a `verify --mutants` run")
+    claims_out = []
+    for r in data.get("verdicts", []):
+        if not isinstance(r, dict) or ("mutant_results" not in r and "claim_mutants" not in r):
+            continue
+        claims_out.append(
+            {
+                "claim": r["claim"],
+                "check_verdict": r.get("downgraded_from") or r["verdict"],
+                "verdict": r["verdict"],
+                "declared": {m["name"]: m["verdict"] for m in r.get("mutant_results", [])},
+                "generated": [
+                    {
+                        "name": m["name"],
+                        "kind": m["kind"],
+                        "required": bool(m.get("required")),
+                        "verdict": m["verdict"],
+                        "caught": bool(m["flips"]),
+                    }
+                    for m in r.get("claim_mutants", [])
+                ],
+                "unread": list(r.get("unread_expressions", [])),
+            }
+        )
+    keep = ("profile", "git", "source", "seed", "version")
+    return {
+        "meta": {k: meta[k] for k in keep if k in meta},
+        "summary": meta["mutant_summary"],
+        "claims": claims_out,
+    }
+
+
+def load_mutants(path: Path | str) -> dict | None:
+    """The shipped mutant summary at ``path`` (None when absent); not JSON is a typed error."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    data = read_json_entry(path, max_bytes=MAX_VERDICTS_BYTES)
+    if not isinstance(data, dict) or not {"meta", "summary", "claims"} <= data.keys():
+        raise _bad(path, "not a shipped mutant summary (meta, summary, claims)")
+    return data
 
 
 def verdicts(findings: dict | None) -> dict[str, dict]:

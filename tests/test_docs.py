@@ -306,3 +306,32 @@ def test_the_trade_offs_paper_shows_its_v1_title():
     page = render_claims_markdown()
     section = page.split("## Performance-Efficiency Tradeoffs in Transformers", 1)[1]
     assert "v1: *Allocation of Parameters in Transformers*" in section.split("\n## ", 1)[0]
+
+
+def test_shipped_mutant_summary_matches_the_checks_declared_mutants():
+    """docs/findings/mutants.json (the shipped `verify --mutants` run) is stale when a claim it
+    names is gone or a check's declared mutants changed since: rerun and `docs --mutants`."""
+    from approxtheory.findings import MUTANTS_FILE, load_mutants
+    from approxtheory.proofs_check import MUTANTS
+
+    m = load_mutants(VERDICTS.parent / MUTANTS_FILE)
+    if m is None:
+        pytest.skip("no shipped mutant summary")
+    known = {c.id for c in at.claims()}
+    for rec in m["claims"]:
+        assert rec["claim"] in known, rec["claim"]
+        assert set(rec["declared"]) == set(MUTANTS.get(rec["claim"], {})), (
+            f"{rec['claim']}: declared mutants changed since the shipped --mutants run; rerun "
+            "`approxtheory verify --mutants --out report` and `approxtheory docs --mutants "
+            "report/verdicts.json`"
+        )
+    s = m["summary"]
+    assert 0 <= s["required_caught"] <= s["required"]
+
+
+def test_a_plain_run_is_not_a_mutant_summary(tmp_path):
+    from approxtheory.errors import ApproxTheoryError
+    from approxtheory.findings import mutant_findings
+
+    with pytest.raises(ApproxTheoryError, match="--mutants"):
+        mutant_findings({"meta": {"mutants": False}, "verdicts": []})

@@ -61,9 +61,10 @@ def _cmd_docs(args) -> int:
     )
 
     path = Path(args.out)
-    if args.check and (args.findings is not None or args.notebooks):
+    if args.check and (args.findings is not None or args.notebooks or args.mutants):
         raise ApproxTheoryError(
-            "--check cannot be combined with --findings or --notebooks: --check writes nothing"
+            "--check cannot be combined with --findings, --mutants or --notebooks: --check "
+            "writes nothing"
         )
     if not args.check:
         from .._cliargs import check, out_file, readable_file
@@ -71,6 +72,8 @@ def _cmd_docs(args) -> int:
         check(out_file, "--out", args.out)
         if args.findings is not None:
             check(readable_file, "--findings", args.findings)
+        if args.mutants is not None:
+            check(readable_file, "--mutants", args.mutants)
     if args.check:
         if "\x00" in str(args.out):
             raise ApproxTheoryError(f"--out must not contain a NUL byte (got {args.out!r})")
@@ -101,6 +104,12 @@ def _cmd_docs(args) -> int:
     if args.findings is not None:
         copy = write_findings(args.findings, path)
         print(f"wrote {copy}, {path} and {findings_paths(path)[1]}")
+    if args.mutants is not None:
+        from ..docs import write_mutants
+
+        copy = write_mutants(args.mutants, path)
+        print(f"wrote {copy}, {path} and {findings_paths(path)[1]}")
+    if args.findings is not None or args.mutants is not None:
         return 0
     write_claims_page(path)
     if findings_paths(path)[0].exists():
@@ -128,6 +137,14 @@ def register(sub) -> None:
         default=None,
         help="copy this verify run's verdicts.json to findings/verdicts.json beside --out "
         "(with the run's date) and regenerate the pages from it",
+    )
+    pd.add_argument(
+        "--mutants",
+        metavar="VERDICTS",
+        default=None,
+        help="write the summary of this `verify --mutants` run's verdicts.json to "
+        "findings/mutants.json beside --out (what each passing check was caught on) and "
+        "regenerate the pages",
     )
     pd.add_argument(
         "--notebooks",
