@@ -350,6 +350,29 @@ def _slack(r: Mapping) -> str:
     return f"{v:.3g}"
 
 
+def _counts_table(records) -> list[str]:
+    """The findings page's table of verdicts per paper."""
+    out: list[str] = []
+    present = [v for v in VERDICT_ORDER if any(r["verdict"] == v for r in records)]
+    names = {arxiv: short for arxiv, (short, _t) in PAPERS.items()}
+    out.append("| paper | " + " | ".join(present) + " | all |")
+    out.append("|---" * (len(present) + 2) + "|")
+    papers = list(PAPERS) + sorted({str(r.get("paper")) for r in records} - set(PAPERS))
+    for arxiv in papers:
+        rs = [r for r in records if str(r.get("paper")) == arxiv]
+        if not rs:
+            continue
+        counts = [sum(r["verdict"] == v for r in rs) for v in present]
+        label = f"{names[arxiv]} ({arxiv})" if arxiv in names else _cell(arxiv)
+        out.append(
+            f"| {label} | " + " | ".join(str(n) if n else "" for n in counts) + f" | {len(rs)} |"
+        )
+    totals = [sum(r["verdict"] == v for r in records) for v in present]
+    out.append("| **all** | " + " | ".join(f"**{n}**" for n in totals) + f" | **{len(records)}** |")
+    out.append("")
+    return out
+
+
 def render_findings_markdown(findings: Mapping) -> str:
     """The findings page (``docs/findings/index.md``) from a committed run: where it comes from,
     counts per paper and verdict, the refuted, inconsistent and not-checkable claims first with
@@ -386,23 +409,7 @@ def render_findings_markdown(findings: Mapping) -> str:
         "## Counts",
         "",
     ]
-    present = [v for v in VERDICT_ORDER if any(r["verdict"] == v for r in records)]
-    names = {arxiv: short for arxiv, (short, _t) in PAPERS.items()}
-    out.append("| paper | " + " | ".join(present) + " | all |")
-    out.append("|---" * (len(present) + 2) + "|")
-    papers = list(PAPERS) + sorted({str(r.get("paper")) for r in records} - set(PAPERS))
-    for arxiv in papers:
-        rs = [r for r in records if str(r.get("paper")) == arxiv]
-        if not rs:
-            continue
-        counts = [sum(r["verdict"] == v for r in rs) for v in present]
-        label = f"{names[arxiv]} ({arxiv})" if arxiv in names else _cell(arxiv)
-        out.append(
-            f"| {label} | " + " | ".join(str(n) if n else "" for n in counts) + f" | {len(rs)} |"
-        )
-    totals = [sum(r["verdict"] == v for r in records) for v in present]
-    out.append("| **all** | " + " | ".join(f"**{n}**" for n in totals) + f" | **{len(records)}** |")
-    out.append("")
+    out += _counts_table(records)
     for verdict in _NOTABLE:
         rs = [r for r in records if r["verdict"] == verdict]
         if not rs:

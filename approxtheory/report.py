@@ -17,7 +17,7 @@ from .io import atomic_write_bytes, atomic_write_text
 from .plots import plot_from_csv, slope_plot
 from .report_page import CSS as _CSS
 from .report_page import SCRIPT as _SCRIPT
-from .report_page import run_note
+from .report_page import mutant_notes, run_note
 
 __all__ = [
     "write_csv",
@@ -294,22 +294,13 @@ def _falsified(r: dict, meta: dict) -> str:
             )
         if r.get("claim_mutant_note"):
             parts.append(r["claim_mutant_note"])
-    if r.get("mutant_errors"):
-        parts.append(
-            "DEFECT: the check raised on mutant(s) "
-            + ", ".join(r["mutant_errors"])
-            + " (an error is not a catch)"
-        )
-    if r.get("unread_expressions"):
-        parts.append("expressions no run of the check read: " + ", ".join(r["unread_expressions"]))
-    if r.get("downgraded_from"):
-        parts.append(f"downgraded from {r['downgraded_from']}")
     elif not meta.get("mutants") and r.get("verdict") in (
         "verified-symbolic",
         "verified-numeric",
         "consistent-empirical",
     ):
         parts.append("claim mutants not run (verify --mutants)")
+    parts += mutant_notes(r)
     if _slack(r):
         parts.append(_slack(r))
     return "; ".join(parts)

@@ -118,6 +118,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         "verify",
         [
             "approxtheory.verify",
+            "approxtheory.mutant_rules",
             "approxtheory.trail",
             "approxtheory.docs",
             "approxtheory.bench.gated",

@@ -34,6 +34,8 @@ TIME_LIMIT_CAP_FACTOR = 10.0
 _METHODS = ("auto", "structured", "generic")
 
 
+# one function: the public entry: every option validated (before anything is allocated), then
+# the domain routed to enumeration, the structured bracket or the branch-and-bound, in that order
 @with_threads
 def upper_bracket(
     model,

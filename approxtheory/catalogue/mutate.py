@@ -248,6 +248,77 @@ def _fmt_factor(f: float) -> str:
     return f"{f:.4g}"
 
 
+def _const_mutants(base: dict, primary: str, copy) -> list[ClaimMutant]:
+    """The paper's own numbers beside a fitted law (HC-P11's alpha = -1.40, delta = 0.25), each
+    doubled; a check that compares its fit with them must flip on one."""
+    return [
+        ClaimMutant(
+            f"const:{name}:x2",
+            "const",
+            f"{name}: {sp.sstr(value)} -> {sp.sstr(2 * value)} (the paper's number beside the "
+            f"fitted {primary}, doubled)",
+            copy({**base, name: 2 * value}),
+        )
+        for name, value in base.items()
+        if name != primary and isinstance(value, sp.Number) and value != 0
+    ]
+
+
+def _sign_mutant(base: dict, primary: str, copy) -> ClaimMutant:
+    """An empirical claim's number with its sign turned (the effect's direction reversed);
+    required only of a verdict that says it tests the direction only."""
+    pexpr = base[primary]
+    return ClaimMutant(
+        "sign:neg",
+        "sign",
+        f"{primary}: {sp.sstr(pexpr)} -> {sp.sstr(-pexpr)} (the effect's direction reversed)",
+        copy({**base, primary: -pexpr}),
+        required=False,
+    )
+
+
+def _regime_mutants(c: Claim, base: dict, copy, seed: int) -> list[ClaimMutant]:
+    """One regime condition dropped (a seeded choice), reported; every condition whose other
+    side the check builds (Condition.outside) dropped and widened, required."""
+    out: list[ClaimMutant] = []
+    if c.regime:
+        i = random.Random(f"{c.id}:{seed}").randrange(len(c.regime))
+        built = [j for j, r in enumerate(c.regime) if r.outside]
+        for j in sorted({i, *built}):
+            kept = tuple(r for k, r in enumerate(c.regime) if k != j)
+            out.append(
+                ClaimMutant(
+                    f"regime:drop{j}",
+                    "regime",
+                    f"regime condition {c.regime[j].text()!r} dropped"
+                    + (
+                        f" (the check builds its other side: {c.regime[j].outside})"
+                        if j in built
+                        else ""
+                    ),
+                    copy(base, regime=kept),
+                    required=j in built,
+                )
+            )
+        for j in built:
+            wide = widen(c.regime[j].expr)
+            if wide is None:
+                continue
+            moved = Condition(wide, f"{sp.sstr(wide)} (widened by one unit)")
+            out.append(
+                ClaimMutant(
+                    f"regime:widen{j}",
+                    "regime",
+                    f"regime condition {c.regime[j].text()!r} widened to {sp.sstr(wide)} (the "
+                    f"check builds its other side: {c.regime[j].outside})",
+                    copy(
+                        base, regime=tuple(moved if k == j else r for k, r in enumerate(c.regime))
+                    ),
+                )
+            )
+    return out
+
+
 def claim_mutants(c: Claim, slack: float | None = None, seed: int = 0) -> list[ClaimMutant]:
     """The generated mutants of claim ``c`` (empty for a claim without a formula); ``slack`` is
     the room the check found (see the module docstring), ``seed`` picks the dropped regime
@@ -329,70 +400,11 @@ def claim_mutants(c: Claim, slack: float | None = None, seed: int = 0) -> list[C
                     required=free is None and false_side and c.kind != "rate",
                 )
             )
-        # the paper's own numbers beside a fitted law (HC-P11's alpha = -1.40, delta = 0.25):
-        # each doubled; a check that compares its fit with them must flip on one
         if free is not None and c.kind == "empirical":
-            for name, value in base.items():
-                if name != primary and isinstance(value, sp.Number) and value != 0:
-                    out.append(
-                        ClaimMutant(
-                            f"const:{name}:x2",
-                            "const",
-                            f"{name}: {sp.sstr(value)} -> {sp.sstr(2 * value)} (the paper's "
-                            f"number beside the fitted {primary}, doubled)",
-                            copy({**base, name: 2 * value}),
-                        )
-                    )
-    # sign: an empirical claim's number with its sign turned (the direction of the effect
-    # reversed); required only of a verdict that says it tests the direction only
+            out += _const_mutants(base, primary, copy)
     if c.kind == "empirical" and pexpr is not None and _is_formula(pexpr) and pexpr != 0:
-        out.append(
-            ClaimMutant(
-                "sign:neg",
-                "sign",
-                f"{primary}: {sp.sstr(pexpr)} -> {sp.sstr(-pexpr)} (the effect's direction "
-                "reversed)",
-                copy({**base, primary: -pexpr}),
-                required=False,
-            )
-        )
-    # regime: one condition dropped (a seeded choice), reported; every condition whose other
-    # side the check builds (Condition.outside) dropped and widened, required
-    if c.regime:
-        i = random.Random(f"{c.id}:{seed}").randrange(len(c.regime))
-        built = [j for j, r in enumerate(c.regime) if r.outside]
-        for j in sorted({i, *built}):
-            kept = tuple(r for k, r in enumerate(c.regime) if k != j)
-            out.append(
-                ClaimMutant(
-                    f"regime:drop{j}",
-                    "regime",
-                    f"regime condition {c.regime[j].text()!r} dropped"
-                    + (
-                        f" (the check builds its other side: {c.regime[j].outside})"
-                        if j in built
-                        else ""
-                    ),
-                    copy(base, regime=kept),
-                    required=j in built,
-                )
-            )
-        for j in built:
-            wide = widen(c.regime[j].expr)
-            if wide is None:
-                continue
-            moved = Condition(wide, f"{sp.sstr(wide)} (widened by one unit)")
-            out.append(
-                ClaimMutant(
-                    f"regime:widen{j}",
-                    "regime",
-                    f"regime condition {c.regime[j].text()!r} widened to {sp.sstr(wide)} (the "
-                    f"check builds its other side: {c.regime[j].outside})",
-                    copy(
-                        base, regime=tuple(moved if k == j else r for k, r in enumerate(c.regime))
-                    ),
-                )
-            )
+        out.append(_sign_mutant(base, primary, copy))
+    out += _regime_mutants(c, base, copy, seed)
     return out
 
 
