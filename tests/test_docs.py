@@ -233,6 +233,9 @@ def _docs_copy(tmp_path) -> Path:
     shutil.copy(CLAIMS_PAGE, docs / "claims.md")
     shutil.copy(VERDICTS, docs / "findings" / "verdicts.json")
     shutil.copy(FINDINGS_PAGE, docs / "findings" / "index.md")
+    mutants = VERDICTS.parent / "mutants.json"
+    if mutants.exists():  # the shipped --mutants summary: part of the findings page
+        shutil.copy(mutants, docs / "findings" / "mutants.json")
     return docs
 
 

@@ -217,7 +217,7 @@ def shift_rate(expr, x: sp.Symbol, direction: int):
 
 #: how the catalogue describes a constant the claim leaves unspecified (C_{d,D,T}, c1, a_L, ...)
 _UNSPECIFIED = re.compile(
-    r"unspecified|conjectured constant|^constant of|T-free factor|of the fitted", re.I
+    r"unspecified|conjectured constant|^constant of|T-free factor|of the fitted|\(unknown\)", re.I
 )
 
 
