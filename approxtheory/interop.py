@@ -25,7 +25,9 @@ Targets:
   with ``AutoConfig`` / ``AutoModel`` when this module's :func:`hf_classes` runs) holding the whole
   model, encoder and read-out included, written with ``save_pretrained`` (safetensors) and
   reloaded with ``from_pretrained``; it computes in the model's dtype (float64 for the
-  constructions).
+  constructions). The directory carries ``modeling_approxtheory.py`` and an ``auto_map`` in
+  config.json: ``transformers.AutoModel.from_pretrained(dir, trust_remote_code=True)`` loads it
+  in a fresh process (approxtheory installed), without calling :func:`hf_classes` first.
 
 What a target cannot express is a :class:`~approxtheory.errors.ConfigError` naming it, raised
 from the configuration alone, before anything is allocated.
@@ -673,10 +675,38 @@ def load_hf(path):
     return m
 
 
+#: the module an hf export carries beside its weights, named by ``auto_map`` in config.json, so
+#: that ``AutoModel.from_pretrained(dir, trust_remote_code=True)`` loads it in a fresh process
+#: (the approxtheory package installed); its classes are :func:`hf_classes`'s
+HF_REMOTE_MODULE = "modeling_approxtheory"
+HF_AUTO_MAP = {
+    "AutoConfig": f"{HF_REMOTE_MODULE}.ApproxTheoryConfig",
+    "AutoModel": f"{HF_REMOTE_MODULE}.ApproxTheoryModel",
+}
+_HF_REMOTE_CODE = '''"""The approxtheory architecture for ``transformers``, written by
+``approxtheory export --to hf``: ``AutoModel.from_pretrained(folder, trust_remote_code=True)``
+loads the model through the ``auto_map`` of config.json. The classes are the installed
+package's (``pip install 'approxtheory[hf]'``): nothing else runs here."""
+
+from approxtheory.interop import hf_classes
+
+ApproxTheoryConfig, ApproxTheoryModel = hf_classes()
+
+__all__ = ["ApproxTheoryConfig", "ApproxTheoryModel"]
+'''
+
+
 def _hf_write(hf, out: Path) -> None:
     tmp = Path(tempfile.mkdtemp(prefix=".export-", dir=_existing(out)))
     try:
+        # a class loaded before through auto_map is marked for an auto class: save_pretrained
+        # would then copy the module defining it (this file) and rewrite auto_map; the export
+        # carries its own small module instead
+        for c in (type(hf), type(hf.config)):
+            c._auto_class = None
+        hf.config.auto_map = dict(HF_AUTO_MAP)
         hf.save_pretrained(str(tmp), safe_serialization=True)
+        (tmp / f"{HF_REMOTE_MODULE}.py").write_text(_HF_REMOTE_CODE, encoding="utf-8")
         _publish(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -6,12 +6,15 @@ The registries are joined by strings: claim ids (:mod:`approxtheory.catalogue`),
 ids (:data:`approxtheory.proofs_check.CHECKS`), construction names (each construction names the
 ``claim`` it realises, :data:`approxtheory.constructions.REGISTRY`) and experiment names (each
 experiment declares the ``claims`` it serves, :data:`approxtheory.experiment.EXPERIMENTS`). The
-declared side of a join is those two fields; the other side is what a check reads, found
-statically (:func:`check_reads`: the experiment and construction names written in the check's
-source and in the functions of the checks' package it calls, an f-string by its literal
-prefix), never by running it. :func:`join_problems` lists every join that does not hold
-(``tests/test_trail.py`` asserts there is none, and checks :func:`check_reads` against what a
-few checks read when run).
+declared side of a join is those two fields; the other side is what a check reads
+(:func:`check_reads`), which the check declares itself: ``@check("IF-P3",
+experiments=(...), constructions=(...))``, recorded in :data:`approxtheory.proofs_check.READS`,
+so the trail needs no source and works from an installed package. Only for a check that
+declares nothing are its reads recovered from its source (:func:`parsed_reads`: the names
+written in the check and in the functions of the checks' package it calls, an f-string by its
+literal prefix), and the trail says so (:func:`reads_how`). :func:`join_problems` lists every
+join that does not hold (``tests/test_trail.py`` asserts there is none;
+``tests/test_declared_joins.py`` runs checks and asserts each reads only what it declares).
 
 Example::
 
@@ -39,7 +42,7 @@ import approxtheory.experiments  # noqa: F401  (registers the built-in experimen
 from .catalogue import claim, claims
 from .constructions import REGISTRY as CONSTRUCTIONS
 from .experiment import EXPERIMENTS
-from .proofs_check import CHECKS
+from .proofs_check import CHECKS, READS
 
 __all__ = [
     "Ref",
@@ -50,6 +53,9 @@ __all__ = [
     "COMMITTED_RUN",
     "check_reads",
     "declared_experiments",
+    "declared_reads",
+    "parsed_reads",
+    "reads_how",
     "join_problems",
     "trail",
     "trails",
@@ -110,6 +116,8 @@ class Trail:
     constructions: tuple[Ref, ...]
     experiments: tuple[Ref, ...]
     outputs: tuple[str, ...]
+    #: how the check's reads were found (:func:`reads_how`): declared, or parsed from its source
+    reads: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -122,6 +130,8 @@ class Trail:
             out.append("  check:        none registered")
         else:
             out.append(f"  check:        {self.check.name} ({self.check.where()})")
+        if self.reads:
+            out.append(f"  reads:        {self.reads}")
         for c in self.constructions:
             out.append(f"  construction: {c.name} ({c.where()}; {c.note})")
         if not self.constructions:
@@ -260,8 +270,44 @@ def _names_in(cid: str) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(strings), frozenset(prefixes)
 
 
+def declared_reads(cid: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """(experiment names, construction names) that the check of ``cid`` declares
+    (``@check(..., experiments=..., constructions=...)``), as written; None when it declares
+    neither."""
+    d = READS.get(cid) if cid in CHECKS else None
+    if d is None:
+        return None
+    return tuple(d["experiments"]), tuple(d["constructions"])
+
+
 @functools.cache
 def check_reads(cid: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(experiment names, construction names) that the check of ``cid`` reads, in registration
+    order: what it declares (:func:`declared_reads`; a declared name that is not registered is
+    left out here and reported by :func:`join_problems`), else, for a check that declares
+    nothing, what :func:`parsed_reads` recovers from its source. ((), ()) for a claim without a
+    check."""
+    declared = declared_reads(cid)
+    if declared is None:
+        return parsed_reads(cid)
+    exps, built = declared
+    return (
+        tuple(n for n in EXPERIMENTS if n in exps),
+        tuple(n for n in CONSTRUCTIONS if n in built),
+    )
+
+
+def reads_how(cid: str) -> str:
+    """How :func:`check_reads` found what the check of ``cid`` reads, in words."""
+    if cid not in CHECKS:
+        return ""
+    if declared_reads(cid) is not None:
+        return "declared by the check (@check experiments=/constructions=)"
+    return "recovered by parsing the check's source: it declares no experiments=/constructions="
+
+
+@functools.cache
+def parsed_reads(cid: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(experiment names, construction names) that the check of ``cid`` names in its source or
     in the functions of the checks' package it calls: a name written out in full, or the
     literal prefix of an f-string (``f"headcount_phase_d{D}"`` names every experiment starting
@@ -274,8 +320,10 @@ def check_reads(cid: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def _via(cid: str, construction: str) -> str:
-    """How the check of ``cid`` reaches ``construction``: "" by its name, else the model
-    builders it calls."""
+    """How the check of ``cid`` reaches ``construction``: "" by its name or by its declaration,
+    else the model builders it calls (a check that declares nothing: parsed from its source)."""
+    if declared_reads(cid) is not None:
+        return ""
     strings = _names_in(cid)[0]
     if construction in strings:
         return ""
@@ -427,6 +475,7 @@ def trail(cid: str) -> Trail:
         constructions=tuple(cons),
         experiments=exps,
         outputs=_outputs(c.id, exps),
+        reads=reads_how(c.id),
     )
 
 
@@ -444,7 +493,7 @@ def join_problems() -> list[str]:
     registered under an id that is not a claim, a claim without a check, an experiment or
     construction serving no claim, an experiment naming a claim whose check does not read it,
     a check reading an experiment that does not name its claim, a construction that no check
-    builds."""
+    builds, a check declaring a name that is not registered."""
     known = {c.id for c in claims()}
     problems = []
     for cid in CHECKS:
@@ -460,6 +509,14 @@ def join_problems() -> list[str]:
                 problems.append(f"experiment {name}: names {cid!r}, which is not a claim")
             elif name not in check_reads(cid)[0]:
                 problems.append(f"experiment {name}: names {cid}, whose check does not read {name}")
+    for cid in sorted(set(CHECKS)):
+        declared = declared_reads(cid) or ((), ())
+        for what, names, registry in zip(
+            ("experiment", "construction"), declared, (EXPERIMENTS, CONSTRUCTIONS)
+        ):
+            for name in names:
+                if name not in registry:
+                    problems.append(f"check {cid}: declares {what} {name!r}, not registered")
     for cid in known & set(CHECKS):
         for name in check_reads(cid)[0]:
             if cid not in EXPERIMENTS[name].claims:

@@ -33,6 +33,7 @@ from ._core import (
     MUTANTS,
     PASSING,
     PROFILES,
+    READS,
     SCOPES,
     VERDICTS,  # noqa: E402
     VERIFIED,
@@ -45,6 +46,7 @@ from ._core import (
 __all__ = [
     "CHECKS",
     "MUTANTS",
+    "READS",
     "PROFILES",
     "VERDICTS",
     "PASSING",

@@ -195,9 +195,18 @@ def active_context() -> Context | None:
 CHECKS: dict[str, Callable[[Context], Verdict]] = {}
 #: claim id -> {mutant name: what it breaks}
 MUTANTS: dict[str, dict[str, str]] = {}
+#: claim id -> {"experiments": names, "constructions": names} that its check declares it reads
+#: (``@check(..., experiments=(...), constructions=(...))``, names as registered); a check that
+#: declares neither has no entry (:mod:`approxtheory.trail` then parses its source)
+READS: dict[str, dict[str, tuple[str, ...]]] = {}
 
 
-def check(*claim_ids: str, mutants: dict[str, str] | None = None):
+def check(
+    *claim_ids: str,
+    mutants: dict[str, str] | None = None,
+    experiments: tuple[str, ...] | None = None,
+    constructions: tuple[str, ...] | None = None,
+):
     """Register a check for one or more claims: ``fn(ctx, claim_id) -> Verdict``.
 
     ``mutants`` maps a name to a description of a deliberately broken variant (a perturbed
@@ -205,7 +214,19 @@ def check(*claim_ids: str, mutants: dict[str, str] | None = None):
     run against that variant, and a correct check then fails (``refuted``). A check that
     declares no mutant cannot return ``verified-*``: it is downgraded to
     ``consistent-empirical`` with the reason. ``verify --mutants`` runs them and names the
-    mutants that flip each verdict."""
+    mutants that flip each verdict.
+
+    ``experiments`` and ``constructions`` name (as registered) every experiment whose rows the
+    check reads (:func:`experiment_rows`) and every construction it builds (``build(name)``,
+    :func:`construction_grid`, or the model builder behind it): the declared joins that
+    ``approxtheory claims show ID --trail`` reports (``tests/test_declared_joins.py`` checks
+    at run time that a check reads nothing it does not declare)."""
+    declared = None
+    if experiments is not None or constructions is not None:
+        declared = {
+            "experiments": _names(experiments, "experiments"),
+            "constructions": _names(constructions, "constructions"),
+        }
 
     def deco(fn):
         for cid in claim_ids:
@@ -214,9 +235,21 @@ def check(*claim_ids: str, mutants: dict[str, str] | None = None):
             CHECKS[cid] = functools.partial(_call, fn, cid)
             CHECKS[cid].source_fn = fn  # type: ignore[attr-defined]
             MUTANTS[cid] = dict(mutants or {})
+            if declared is not None:
+                READS[cid] = declared
         return fn
 
     return deco
+
+
+def _names(names, what: str) -> tuple[str, ...]:
+    """``@check``'s ``experiments=`` or ``constructions=`` as a tuple of names (a lone string
+    is refused: it would be read as its characters)."""
+    if names is None:
+        return ()
+    if isinstance(names, str) or not all(isinstance(n, str) and n for n in names):
+        raise TypeError(f"@check {what}= takes a tuple of registered names (got {names!r})")
+    return tuple(names)
 
 
 NO_MUTANT_NOTE = (

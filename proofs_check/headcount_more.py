@@ -400,6 +400,7 @@ def _variants_scale(name: str, raw) -> dict:
 @check(
     "HC-Conj1",
     mutants={"layers-ignored": "the cells' layer counts read as 1 (the bookkeeping drops L)"},
+    experiments=("headcount_variants",),
 )
 # one function: one experiment read, gated, judged and described, in the verdict's order
 def multilayer_conjecture(ctx: Context, cid):

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from approxtheory.bench.model import bench_model, bench_planted
 
 
@@ -49,3 +51,85 @@ def test_bench_bracket_frontier_json(capsys):
     assert rc == 0 and json.loads(capsys.readouterr().out)["frontier"] is None
     main(["bench", "bracket", "--frontier", "--only", "lag_head", "--threads", "1"])
     assert "frontier lag_head" in capsys.readouterr().out
+
+
+def test_bench_threads_settings_and_summary(tmp_path):
+    """``bench threads`` runs each setting as a subprocess with its thread environment (none of
+    the thread variables for ``default``), interleaved; medians and default/best per workload."""
+    import ast
+    import os
+    import sys
+
+    from approxtheory.bench.threads import SETTINGS, bench_threads
+
+    log = tmp_path / "env.txt"
+    code = (
+        "import os, sys; open(sys.argv[1], 'a').write("
+        "repr((os.environ.get('APPROXTHEORY_THREADS'), os.environ.get('OMP_NUM_THREADS'))) + '\\n')"
+    )
+    seen = []
+    res = bench_threads(
+        repeat=2,
+        commands={"probe": ([sys.executable, "-c", code, str(log)], None)},
+        progress=seen.append,
+    )
+    json.loads(json.dumps(res))
+    assert [(r["workload"], r["setting"]) for r in res["rows"]] == [("probe", s) for s in SETTINGS]
+    assert [r["setting"] for r in seen] == ["default", "1", "all", "1", "all", "default"]
+    envs = [ast.literal_eval(line) for line in log.read_text().splitlines()]
+    cpus = str(os.cpu_count() or 1)
+    assert envs == [
+        (None, None),
+        ("1", None),
+        (cpus, None),
+        ("1", None),
+        (cpus, None),
+        (None, None),
+    ]
+    for r in res["rows"]:
+        assert r["runs"] == 2 and r["wall_s"] > 0 and r["cpu_s"] >= 0
+    (s,) = res["summaries"]
+    assert s["wall"]["best"] in ("1", "all") and s["wall"]["ratio"] > 0
+    assert len(res["load_before"]) == 3 and res["cpus"] == os.cpu_count()
+
+
+def test_bench_threads_a_failing_run_is_one_line(capsys):
+    import sys
+
+    from approxtheory.bench.threads import bench_threads
+    from approxtheory.errors import ApproxTheoryError
+
+    with pytest.raises(ApproxTheoryError, match="exited 1: boom"):
+        bench_threads(
+            repeat=1,
+            commands={"bad": ([sys.executable, "-c", "import sys; sys.exit('boom')"], None)},
+        )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--repeat", "0"],
+        ["--repeat", "x"],
+        ["--workload", "nope"],
+        ["--budget", "0"],
+        ["--timeout", "-1"],
+    ],
+)
+def test_bench_threads_bad_input_one_line_exit_2(argv, capsys):
+    from approxtheory.cli import main
+
+    rc = main(["bench", "threads", *argv])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and err.startswith("approxtheory: error: "), err
+
+
+@pytest.mark.slow
+def test_bench_threads_construct_table(capsys):
+    """The real workload, once per setting: the table, default/best and the load average."""
+    from approxtheory.cli import main
+
+    assert main(["bench", "threads", "--workload", "construct", "--repeat", "1", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "construct: default/best wall" in out and "load average (1, 5, 15 min)" in out
+    assert out.count("\nconstruct  ") == 3

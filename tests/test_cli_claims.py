@@ -86,7 +86,8 @@ def test_show_trail_prints_every_stop_with_paths(capsys):
     lines = out.splitlines()
     assert lines[0].startswith("HC-K1: ")
     stops = {line.split(":", 1)[0].strip() for line in lines[1:]}
-    assert stops == {"catalogue", "check", "construction", "experiment", "writes"}
+    assert stops == {"catalogue", "check", "reads", "construction", "experiment", "writes"}
+    assert "  reads:        declared by the check" in out  # @check(constructions=...), no parse
     assert "  catalogue:    approxtheory/catalogue/headcount.py:" in out
     assert "k1_construction (proofs_check/headcount/k1.py:" in out
     assert "  construction: hc_k1 (approxtheory/constructions/headcount.py:" in out

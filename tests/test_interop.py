@@ -67,6 +67,77 @@ def test_hc_k1_hf_from_pretrained_reproduces_search(tmp_path):
     assert not list(tmp_path.glob(".export-*"))  # the temporary folder is gone
 
 
+_AUTO_LOAD = """
+import json, sys
+
+import numpy as np
+import torch
+from transformers import AutoModel
+
+assert "approxtheory" not in sys.modules  # nothing registered the architecture beforehand
+m = AutoModel.from_pretrained(sys.argv[1], trust_remote_code=True)
+with torch.no_grad():
+    y = m(torch.tensor(np.load(sys.argv[2])))
+np.save(sys.argv[3], y.numpy())
+from approxtheory import interop  # exporting again after such a load writes the export's module
+
+interop.export(m.transformer, to="hf", out=sys.argv[4], check=False)
+print(json.dumps({"class": type(m).__name__, "dtype": str(y.dtype)}))
+"""
+
+
+def test_hf_export_loads_with_automodel_and_trust_remote_code(tmp_path):
+    """An exported directory loads, in a fresh process where nothing of approxtheory is imported,
+    with ``AutoModel.from_pretrained(dir, trust_remote_code=True)`` (the ``auto_map`` and module
+    written beside the weights), and computes the exported model's outputs."""
+    _hf()
+    import subprocess
+    import sys
+
+    out = tmp_path / "hf"
+    ex = interop.export("hc_k1", to="hf", out=out, budget=64, n_random=8)
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["auto_map"] == interop.HF_AUTO_MAP and cfg["model_type"] == "approxtheory"
+    assert (out / f"{interop.HF_REMOTE_MODULE}.py").is_file()
+    X = np.random.default_rng(3).uniform(0, 1, (6, 8, 1))
+    np.save(tmp_path / "x.npy", X)
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_MODULES_CACHE": str(tmp_path / "modules"),
+        "OMP_NUM_THREADS": "1",
+    }
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _AUTO_LOAD,
+            str(out),
+            str(tmp_path / "x.npy"),
+            str(tmp_path / "y.npy"),
+            str(tmp_path / "again"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    info = json.loads(r.stdout.strip().splitlines()[-1])
+    assert info == {"class": "ApproxTheoryModel", "dtype": "torch.float64"}
+    with torch.no_grad():
+        want = ex.model(X).numpy()
+    got = np.load(tmp_path / "y.npy")
+    assert got.shape == want.shape
+    assert np.max(np.abs(got - want)) <= 1e-12 * max(1.0, float(np.max(np.abs(want))))
+    again = sorted(p.name for p in (tmp_path / "again").iterdir())
+    assert "interop.py" not in again and f"{interop.HF_REMOTE_MODULE}.py" in again
+    assert json.loads((tmp_path / "again" / "config.json").read_text())["auto_map"] == (
+        interop.HF_AUTO_MAP
+    )
+
+
 # ------------------------------------------------------------------------------- heterogeneous
 
 

@@ -12,7 +12,9 @@ module per benchmark; importing the package imports none of them.
   (``bench train``);
 - :mod:`approxtheory.bench.gated`: CPU seconds per trained model that passes the
   training-adequacy gate (``bench train --gated``);
-- :mod:`approxtheory.bench.sweep`: cells per second of the runner's executors (``bench sweep``).
+- :mod:`approxtheory.bench.sweep`: cells per second of the runner's executors (``bench sweep``);
+- :mod:`approxtheory.bench.threads`: the project's workloads at the default thread policy, one
+  thread and all cores (``bench threads``).
 
 The command line is :mod:`approxtheory.commands.bench`; ``bench verify`` times the whole
 ``approxtheory verify`` there.

@@ -1,14 +1,16 @@
-"""``approxtheory bench model|verify|search|bracket|identifiability|train|sweep``: benchmarks that
-print figures (:mod:`approxtheory.bench`; ``bench verify`` times
+"""``approxtheory bench model|verify|search|bracket|identifiability|train|sweep|threads``:
+benchmarks that print figures (:mod:`approxtheory.bench`; ``bench verify`` times
 :func:`approxtheory.verify.run_verify`; ``bench bracket`` is
 :func:`approxtheory.bench.bracket.bench_bracket`;
 ``bench train`` is :func:`approxtheory.bench.train.bench_train`; ``bench sweep`` is
-:func:`approxtheory.bench.sweep.bench_sweep`)."""
+:func:`approxtheory.bench.sweep.bench_sweep`; ``bench threads`` is
+:func:`approxtheory.bench.threads.bench_threads`)."""
 
 from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 
 import torch
@@ -399,6 +401,68 @@ def _cmd_train(args) -> int:
     return 0
 
 
+def _cmd_threads(args) -> int:
+    import os
+
+    from ..bench.threads import bench_threads
+
+    def say(r):
+        print(
+            f"  {r['workload']:<10} {r['setting']:<8} rep {r['rep'] + 1}: {r['wall_s']:7.2f} s "
+            f"wall {r['cpu_s']:7.2f} s CPU  (load {r['load1']:.2f})",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    workloads = ("construct", "rate-test") if args.workload == "all" else (args.workload,)
+    if not args.json:
+        print(
+            f"# each workload as a subprocess at the default thread policy, 1 thread and all "
+            f"{os.cpu_count()} cores (APPROXTHEORY_THREADS), {args.repeat} repetition(s) "
+            f"interleaved; medians; load average {_load()} at the start",
+            flush=True,
+        )
+    res = bench_threads(
+        workloads=workloads,
+        repeat=args.repeat,
+        budget=args.budget,
+        timeout=args.timeout,
+        progress=None if args.json or args.quiet else say,
+    )
+    if args.json:
+        print(json.dumps(res, indent=2))
+        return 0
+    head = f"{'workload':<10} {'setting':<8} {'threads':>7} {'wall s':>8} {'CPU s':>8}"
+    print(f"{head}  range wall / CPU")
+    for r in res["rows"]:
+        print(
+            f"{r['workload']:<10} {r['setting']:<8} {r['threads']:>7} {r['wall_s']:8.2f} "
+            f"{r['cpu_s']:8.2f}  {r['wall_min_max'][0]:.2f}..{r['wall_min_max'][1]:.2f} / "
+            f"{r['cpu_min_max'][0]:.2f}..{r['cpu_min_max'][1]:.2f}"
+        )
+    for s in res["summaries"]:
+        w, c = s["wall"], s["cpu"]
+        print(
+            f"{s['workload']}: default/best wall {w['ratio']:.3f} (best: {w['best']}), CPU "
+            f"{c['ratio']:.3f} (best: {c['best']}); goal <= {res['goal']}: "
+            f"{'met' if s['meets_goal'] else 'NOT met'}"
+        )
+    lb, la = res["load_before"], res["load_after"]
+    print(
+        f"load average (1, 5, 15 min) {lb[0]:.2f} {lb[1]:.2f} {lb[2]:.2f} before, "
+        f"{la[0]:.2f} {la[1]:.2f} {la[2]:.2f} after, on {res['cpus']} CPUs; "
+        f"{res['seconds']:.0f} s in all"
+        + (f"; rate test at --approxtheory-budget {res['budget']}" if res["budget"] else "")
+    )
+    return 0
+
+
+def _load() -> str:
+    import os
+
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def _cmd_sweep(args) -> int:
     from ..bench.sweep import bench_sweep
 
@@ -582,3 +646,36 @@ def register(sub) -> None:
         "plumbing; the figures are then not the benchmark's)",
     )
     pt.set_defaults(func=_cmd_train)
+    ph = bsub.add_parser(
+        "threads",
+        help="construct hc_k1 and the IF-T2 rate test at the default thread policy, 1 thread "
+        "and all cores (wall and CPU seconds, load average, default/best; goal <= 1.1)",
+    )
+    ph.add_argument("--json", action="store_true", help="machine-readable output")
+    ph.add_argument(
+        "--workload",
+        choices=["construct", "rate-test", "all"],
+        default="all",
+        help="`construct hc_k1 --gate -1 --json`, the written IF-T2 rate test, or both "
+        "(default all)",
+    )
+    ph.add_argument(
+        "--repeat",
+        type=int_between(1, 100),
+        default=3,
+        help="runs of each workload at each setting, 1 to 100 (default 3; medians reported)",
+    )
+    ph.add_argument(
+        "--budget",
+        type=int_between(1, 1_000_000),
+        default=None,
+        help="the rate test's --approxtheory-budget, 1 to 1000000 (default: the plugin's, 256)",
+    )
+    ph.add_argument(
+        "--timeout",
+        type=int_between(1, 86_400),
+        default=1800,
+        help="seconds one run may take, 1 to 86400 (default 1800)",
+    )
+    ph.add_argument("--quiet", action="store_true", help="no line per run on stderr")
+    ph.set_defaults(func=_cmd_threads)

@@ -176,7 +176,7 @@ def _head_bound(c, expr_name: str, subs: dict):
 S_FRACS = (0.25, 0.5, 0.75)
 
 
-@check("HC-K1")
+@check("HC-K1", constructions=("hc_k1",))
 def k1_construction(ctx: Context, cid):
     """The paper's per-head bound (|S|-1)/(eβ) + T e^(-β) at the paper's gate (the catalogue's
     ``gate``, -1), one head of HC-K1 with |S| in {T/4, T/2, 3T/4} and several T; gate -2 for
@@ -255,6 +255,7 @@ def k1_construction(ctx: Context, cid):
         "value-scale": "W_V scaled by 1.02 (the read-out is off by 2 %)",
         "gate-minus-1": "the heads built with the paper's gate -1 instead of the corrected -2",
     },
+    constructions=("hc_k1",),
 )
 def p2_single_head(ctx: Context, cid):
     """The digest's P2 with the corrected gate: one HC-K1 head (exact f) at gate -2, where
@@ -342,6 +343,7 @@ def p2_single_head(ctx: Context, cid):
         "(T-|S|) e^(βc) in place of (T-|S|) e^(β(1+c)) (the paper's slip)",
         "in-set-only": "the out-of-set term dropped: (|S|-1)/(eβ) alone",
     },
+    constructions=("hc_k1",),
 )
 def k1_gate_bound(ctx: Context, cid):
     """The derived per-head bound as a function of the gate c, against one head's worst error

@@ -29,6 +29,7 @@ from ._common import RATE_TOL, _fit_ok
         "value-perturbed": "W_V scaled by 1 + 1e-6",
         "position-block-missing": "the encoder's block for position 1 is dropped (a missing unit)",
     },
+    constructions=("hc_k2",),
 )
 def memorization(ctx: Context, cid):
     k2 = claim("HC-K2")

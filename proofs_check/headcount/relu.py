@@ -65,6 +65,7 @@ def _l9_grid_memo(profile, mutation, _key):
         "clip-2/n_g": "h2 clips at 2/n_g instead of 1/n_g",
         "dense-count": "the parameter count includes the zero weights of the dense layers",
     },
+    constructions=("hc_l9",),
 )
 def relu_max_network(ctx: Context, cid):
     rows = _l9_grid(ctx.profile, ctx.mutant)
@@ -143,6 +144,7 @@ def relu_max_network(ctx: Context, cid):
         "clip-2/n_g": "h2 clips at 2/n_g instead of 1/n_g",
         "dense-count": "the parameter count includes the zero weights of the dense layers",
     },
+    constructions=("hc_l9",),
 )
 def memorizing_regime(ctx: Context, cid):
     """Theorem 2(3) on its simplest instance: one head of width n = T·d (HC-K2's memorizing

@@ -125,7 +125,10 @@ def _below_d_cells(ctx: Context, betas: list, gate: float, eps: float, expo: flo
         "gate-minus-1": "the construction built with the paper's gate -1",
         "value-scale": "W_V scaled by 1.02 (the readout is off by 2 %)",
     },
+    constructions=("hc_k1", "hc_k1_synthetic"),
 )
+# one function: both sides of the regime (h = D grid and fits; h < D collision cells) feed one
+# verdict whose text names every number it read; split, the two sides' texts would be restated
 def d_heads_gated(ctx: Context, cid):
     """The gated D-head construction (gate -2, S_i = halves) with the positional table counted:
     for every T the error falls below ε by raising β alone (β is not a parameter), the count does
@@ -378,6 +381,7 @@ def _fit_plane(u, v, y, seed: int = 0, n_boot: int = 2000, level: float = 0.95) 
         "logit-scale-1/T": "attention logits divided by T (a sequence-length normalisation bug)",
         "value-scale": "W_V scaled by 1.02 (the readout is off by 2 %)",
     },
+    constructions=("hc_k1", "hc_k1_synthetic"),
 )
 # one function: the docstring states the fit; the body is one grid, one fit, one verdict
 def beta_needed_vs_T(ctx: Context, cid):
@@ -509,7 +513,7 @@ def _phase_cells(profile: str) -> list[dict]:
     return [{"T": T, "s": h, "n": 8, "D": 2} for h in grid["heads"] if h < 2 for T in grid["T"]]
 
 
-@check("HC-T2b", "HC-TR3")
+@check("HC-T2b", "HC-TR3", experiments=("headcount_phase",))
 def lower_bound_vacuity(ctx: Context, cid):
     """A lower bound over all models cannot be measured; what can be said is where it is
     vacuous (k <= 0). The checked cells are those where models are trained here."""

@@ -255,11 +255,47 @@ def phase_criterion(rows, D: int, paper: dict | None = None) -> dict:
     }
 
 
+def _p8_evidence(D: int, res: dict) -> str:
+    """HC-P8's evidence for one D: the min-over-seeds table, drops, growth, what was left out."""
+    Tmax = res["Ts"][-1]
+    return (
+        f"D = {D} ({res['steps'] or 'unstated'} steps, {res['seeds']} seed(s), "
+        f"tested {res['tested']}): "
+        f"min-over-seeds NMSE "
+        + ", ".join(f"h={h} T={T}: {v:.3g}" for (h, T), v in sorted(res["best"].items()))
+        + f"; log-drops at T = {Tmax}: "
+        + ", ".join(f"{a}->{b}: {v:.2f}" for (a, b), v in res["drops"].items())
+        + f"; effect size (log-drop {D - 1}->{D}) {res['effect']:.2f}; growth over T: "
+        + ", ".join(
+            f"h={h}: x{v:.2f}"
+            + (
+                f" (T = {res['growth_T'][h][0]}..{res['growth_T'][h][1]})"
+                if res["growth_T"][h] != (res["Ts"][0], res["Ts"][-1])
+                else ""
+            )
+            for h, v in res["growth"].items()
+        )
+        + (
+            "; not trained (above x10 the paper's Table 2 mean, left out of (b) and (c)): "
+            + ", ".join(
+                f"h={h} T={T}: {v:.3g} vs {p:.3g}"
+                for (h, T), (v, p) in sorted(res["untrained"].items())
+            )
+            if res["untrained"]
+            else ""
+        )
+        + "; R(h): "
+        + (", ".join(f"{h}: {v:.2f}" for h, v in res["R"].items()) or "one T only")
+        + (". Failed: " + "; ".join(res["failed"]) if res["failed"] else "")
+    )
+
+
 @check(
     "HC-P8",
     mutants={
         "heads-relabelled": "the results' head counts read in reverse order (a bookkeeping bug)"
     },
+    experiments=("headcount_phase_d2", "headcount_phase_d4"),
 )
 def phase_transition(ctx: Context, cid):
     """Trained one-layer models on Σ max a_iᵀx with D = 2 (headcount_phase_d2) and D = 4
@@ -315,39 +351,7 @@ def phase_transition(ctx: Context, cid):
     if gated is not None:
         return gated
     ok = all(res["ok"] for _, res in parts)
-    ev = []
-    for D, res in parts:
-        Tmax = res["Ts"][-1]
-        ev.append(
-            f"D = {D} ({res['steps'] or 'unstated'} steps, {res['seeds']} seed(s), "
-            f"tested {res['tested']}): "
-            f"min-over-seeds NMSE "
-            + ", ".join(f"h={h} T={T}: {v:.3g}" for (h, T), v in sorted(res["best"].items()))
-            + f"; log-drops at T = {Tmax}: "
-            + ", ".join(f"{a}->{b}: {v:.2f}" for (a, b), v in res["drops"].items())
-            + f"; effect size (log-drop {D - 1}->{D}) {res['effect']:.2f}; growth over T: "
-            + ", ".join(
-                f"h={h}: x{v:.2f}"
-                + (
-                    f" (T = {res['growth_T'][h][0]}..{res['growth_T'][h][1]})"
-                    if res["growth_T"][h] != (res["Ts"][0], res["Ts"][-1])
-                    else ""
-                )
-                for h, v in res["growth"].items()
-            )
-            + (
-                "; not trained (above x10 the paper's Table 2 mean, left out of (b) and (c)): "
-                + ", ".join(
-                    f"h={h} T={T}: {v:.3g} vs {p:.3g}"
-                    for (h, T), (v, p) in sorted(res["untrained"].items())
-                )
-                if res["untrained"]
-                else ""
-            )
-            + "; R(h): "
-            + (", ".join(f"{h}: {v:.2f}" for h, v in res["R"].items()) or "one T only")
-            + (". Failed: " + "; ".join(res["failed"]) if res["failed"] else "")
-        )
+    ev = [_p8_evidence(D, res) for D, res in parts]
     return Verdict(
         cid,
         "consistent-empirical" if ok else "inconsistent",
@@ -409,6 +413,7 @@ def width_criterion(rows, D: int, mutant: str | None = None) -> dict:
 @check(
     "HC-P9",
     mutants={"heads-swapped": "the fits at h = D-1 and h = D exchanged (a bookkeeping bug)"},
+    experiments=("headcount_width",),
 )
 def width_scaling(ctx: Context, cid):
     """headcount_width (D = 2): :func:`width_criterion`; next to the slopes, the theory's
@@ -534,6 +539,7 @@ def variants_criterion(rows, D: int) -> dict:
 @check(
     "HC-P10",
     mutants={"layers-relabelled": "the one- and two-layer results exchanged (a bookkeeping bug)"},
+    experiments=("headcount_variants",),
 )
 def variants(ctx: Context, cid):
     """headcount_variants (D = 3, fixed total width E = 24): :func:`variants_criterion`."""

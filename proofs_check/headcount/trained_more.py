@@ -174,6 +174,7 @@ def lower_regime_criterion(rows, D: int, n: int, s: int) -> dict:
 @check(
     "HC-P6b",
     mutants={"heads-relabelled": "the one- and two-head results exchanged (a bookkeeping bug)"},
+    experiments=("headcount_lower_regime",),
 )
 # one function: one experiment read, gated, judged and described, in the verdict's order
 def lower_regime(ctx: Context, cid):
@@ -341,6 +342,7 @@ def lower_regime(ctx: Context, cid):
 @check(
     "HC-P7",
     mutants={"models-swapped": "the random-head and two-head results exchanged (bookkeeping)"},
+    experiments=("headcount_collisions", "headcount_phase_d2"),
 )
 def attention_collisions(ctx: Context, cid):
     """headcount_collisions (max + min, d = 1, Δ = 0.5): the demanded Lipschitz constant
@@ -428,6 +430,7 @@ P11_FIT_HEADS = (2, 4, 6, 8)
     mutants={
         "T-reversed": "the error tables read with the T axis reversed (a bookkeeping bug)",
     },
+    experiments=("headcount_real_data",),
 )
 def real_data(ctx: Context, cid):
     """The paper's real-data tables (shipped): R(h) per table (headcount_real_data) and the refit

@@ -313,7 +313,11 @@ UNGATED_WHY = (
 )
 
 
-@check("ID-F4", mutants={"linear-drift": "the per-step drift claimed O(lr), not O(lr²)"})
+@check(
+    "ID-F4",
+    mutants={"linear-drift": "the per-step drift claimed O(lr), not O(lr²)"},
+    experiments=("identifiability_training",),
+)
 def lr_drift_fig4(ctx: Context, cid):
     """The per-step drift against the SGD rate (not gated: :data:`UNGATED_WHY`; the record
     carries the run's scale beside the paper's)."""
@@ -426,6 +430,7 @@ def _ungated(rows) -> dict:
         "control-rebalances": "the control run rebalances too (the rebalanced run's trace "
         "under the control's label)"
     },
+    experiments=("identifiability_training",),
 )
 def clear_control(ctx: Context, cid):
     """The cleared-moments control against AdamW and the rebalanced run (not gated:

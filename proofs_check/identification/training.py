@@ -105,6 +105,7 @@ def _compared_cells(ctx: Context, exp, keep) -> tuple[list, list]:
         "wd-dropped": "the SGD+wd cell trains without weight decay (plain SGD under its label), "
         "so nothing separates it from SGD"
     },
+    experiments=("identifiability_training",),
 )
 def training_diagnostics(ctx: Context, cid):
     """Reads the quick cells of the identifiability_training experiment (150 steps per optimizer;

@@ -81,6 +81,7 @@ def _within(fit, a: float | None, tol: float) -> bool:
         "with β, so the error does not fall to ε at fixed size",
         "value-gain": "the MPR head's value weight is 1.05: an error floor that no β removes",
     },
+    constructions=("softmax_retrieval",),
 )
 def mpr_charge(ctx: Context, cid):
     c = claim("IF-R1")

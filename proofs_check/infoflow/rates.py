@@ -111,6 +111,7 @@ def _retrieval_grid(profile, mutant=None):
         "the softmax average (a perturbed weight)",
         "beta-dropped": "W_Q carries 1 instead of β: the inverse temperature is never applied",
     },
+    constructions=("softmax_retrieval",),
 )
 def max_retrieval(ctx: Context, cid):
     c = claim("IF-T2")
@@ -211,6 +212,7 @@ def _second_largest_grid(profile, mutant=None):
         "readout-gain": "the read-out interpolant's output weights are 1.05 x the slope "
         "changes: an error floor that does not shrink with the knots N",
     },
+    constructions=("if_second_largest",),
 )
 def two_layer_second_largest(ctx: Context, cid):
     from approxtheory.constructions.infoflow import _F
@@ -450,6 +452,7 @@ def one_softmax_tie_error(T: int) -> float:
         "value-floor": "layer 2's value weights x 1.001: an error floor 0.001 |F| that does not "
         "shrink with β (the bound still holds at β <= 3e4; the rate test must fail)",
     },
+    constructions=("if_pairwise_max",),
 )
 # one function: a check read top to bottom as its verdict; most lines are the verdict's text
 def two_layer_pairwise(ctx: Context, cid):
@@ -584,6 +587,7 @@ def two_layer_pairwise(ctx: Context, cid):
         "value-floor": "layer 2's value weights x 1.001 (IF-K2's mutant): an error floor at "
         "β = 1e4 of about 5e-4 per term",
     },
+    constructions=("if_pairwise_max",),
 )
 def pairwise_digest_prediction(ctx: Context, cid):
     """The digest's §7 item 3 at its stated β, on IF-K2's measured cells (D <= D_max,
@@ -752,6 +756,7 @@ def _induction_bracket(c, T, bt, mutant, m) -> dict:
         "value-floor": "layer 2's value weights x 1.001: an error floor 1e-3 that does not "
         "shrink with β (the rate test must fail)",
     },
+    constructions=("if_induction",),
 )
 def induction_head_construction(ctx: Context, cid):
     c = claim("IF-K3")

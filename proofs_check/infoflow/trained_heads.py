@@ -334,6 +334,7 @@ def _t_label(r) -> str:
         "heads-relabelled": "the (D, D) model's result filed under a deficient configuration and "
         "vice versa (a bookkeeping bug)"
     },
+    experiments=("infoflow_pmax_heads",),
 )
 # one function: a check read top to bottom as its verdict; most lines are its evidence text
 def pmax_head_threshold(ctx: Context, cid):
@@ -549,6 +550,7 @@ def p4_gate(rows):
 @check(
     "IF-P4",
     mutants={"T-relabelled": "the results' T values read in reverse order (a bookkeeping bug)"},
+    experiments=("infoflow_tri_growth",),
 )
 def triangle_center_growth(ctx: Context, cid):
     """infoflow_tri_growth: :func:`p4_gate`, then :func:`p4_criterion` (NMSE decides; the

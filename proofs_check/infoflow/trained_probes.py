@@ -123,6 +123,7 @@ def e2_criterion(rows, mutant: str | None = None) -> dict:
         "targets-swapped": "the argmax probe's and the runner-up probe's results exchanged (a "
         "bookkeeping bug)"
     },
+    experiments=("infoflow_pmax_heads",),
 )
 def argmax_probe(ctx: Context, cid):
     """infoflow_pmax_heads (its probe columns): :func:`e2_criterion`."""
@@ -327,6 +328,7 @@ def e3_criterion(rows_by_task: dict, mutant: str | None = None) -> dict:
     mutants={
         "depth-relabelled": "the one-layer and two-layer results exchanged (a bookkeeping bug)"
     },
+    experiments=("infoflow_kth_depth", "infoflow_pmax_depth"),
 )
 def depth_separation_trained(ctx: Context, cid):
     """infoflow_kth_depth and infoflow_pmax_depth: :func:`e3_criterion`."""

@@ -66,6 +66,7 @@ def _shift_positions(rows) -> list:
         "bookkeeping bug in the per-position table)",
         "target-off-by-one": "the task sums x(2) + x(3) + x(4) (an off-by-one in the target)",
     },
+    experiments=("infoflow_spa_weights",),
 )
 # one function: a check read top to bottom as its verdict; most lines are its text and rows
 def specific_position_aggregation(ctx: Context, cid):

@@ -172,6 +172,7 @@ def _not_detectable(res: dict, what: str, unit: str) -> str:
         LOSS_OFFSET: "every Prism cell's validation loss read 0.2 nats too high (a bookkeeping "
         "bug: another schedule's or an earlier step's loss)",
     },
+    experiments=("prism_paired",),
 )
 def paired_loss(ctx: Context, cid):
     """Paired seeds of prism_paired (same initial weights, same batch order per seed): the
@@ -321,6 +322,7 @@ def _locality_evidence(res: dict, profile: str) -> str:
         DIST_OFFSET: "every Prism cell's D_1 read T/2 tokens too far (e.g. the distance "
         "measured on the wrong query rows)",
     },
+    experiments=("prism_paired",),
 )
 def attention_locality(ctx: Context, cid):
     """ΔD_l = D_l(A) - D_l(uniform) per layer and paired seed on the fixed validation windows of

@@ -150,6 +150,8 @@ def _x2_attack(profile: str, seed: int, squash: float):
         "(a head whose logit bound leaks)",
         "floor-exponent": "floor with q = (L-1)e^{-2B}: the logit range 2B taken as B",
     },
+    experiments=("tradeoffs_heads",),
+    constructions=("lag_head",),
 )
 def retrieval_floor(ctx: Context, cid):
     c = claim("TO-X2")
@@ -259,6 +261,7 @@ def p1_best(rows) -> dict:
         "cell of its T)",
         "gain-rate-1/L": "RMS gain bound σ sqrt(2e^{2B}/L²): the O(L^-1/2) decay taken as O(L^-1)",
     },
+    experiments=("tradeoffs_heads",),
 )
 # one function: one pass over the P1 cells builds the rows, the worst ratio and the witness that the
 # verdict's text reads
@@ -579,6 +582,7 @@ def _c1_mutate(mutant: str | None, r: int):
         "sigma-on-both": "the truncated head built with Σ_r on both factors instead of Σ_r^(1/2) "
         "(realises U Σ² Vᵀ)",
     },
+    constructions=("svd_truncation",),
 )
 # one function: the adversarial and the lag-model sweeps update one worst ratio and witness that the
 # verdict's text reads

@@ -208,6 +208,7 @@ def _template(h, D, M, f) -> float:
         "hstar-D-linear": "the template's H* taken proportional to D instead of D^(β/(α+β)) "
         "(the budget exponent of Eq. (3)'s stand-in dropped)",
     },
+    experiments=("tradeoffs_budget",),
 )
 def budget_split(ctx: Context, cid):
     """tradeoffs_budget: the gate (control: any head count at each T and budget; the claim
@@ -355,6 +356,7 @@ def layer_allocation_verdict(cid: str, rows: list, trace: list, profile: str, mu
         "bug: layer 1 taken as the last)",
         "schedules-swapped": "the front- and back-loaded schedules' results exchanged",
     },
+    experiments=("tradeoffs_layers",),
 )
 def layer_allocation(ctx: Context, cid):
     """tradeoffs_layers: the gate on the cross-entropy (:func:`loss_gate`; control: the uniform
@@ -451,6 +453,7 @@ def cut_order_verdict(cid: str, rows: list, profile: str, mutant=None):
         "cuts-swapped": "the two cuts exchanged in the results (head-dim cut read as head-count "
         "cut, SVD truncation as pruning)",
     },
+    experiments=("tradeoffs_cuts",),
 )
 def cut_order(ctx: Context, cid):
     """tradeoffs_cuts: the gate (control: the base model, the one both cuts halve and the post
@@ -601,6 +604,7 @@ def trained_saturation_verdict(cid: str, rows: list, profile: str, mutant: str |
         "lengths-swapped": "the sequence lengths of the cells read in reverse (a bookkeeping bug: "
         "the longest T taken as the shortest)",
     },
+    experiments=("tradeoffs_saturation",),
 )
 def trained_saturation(ctx: Context, cid):
     """tradeoffs_saturation: the gate (control: every head dimension at the shortest T only;
