@@ -122,6 +122,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "approxtheory.trail",
             "approxtheory.docs",
             "approxtheory.bench.gated",
+            "approxtheory.bench.threads",
             "approxtheory.advise_train",
         ],
     ),
