@@ -511,9 +511,8 @@ def join_problems() -> list[str]:
                 problems.append(f"experiment {name}: names {cid}, whose check does not read {name}")
     for cid in sorted(set(CHECKS)):
         declared = declared_reads(cid) or ((), ())
-        for what, names, registry in zip(
-            ("experiment", "construction"), declared, (EXPERIMENTS, CONSTRUCTIONS)
-        ):
+        registries: tuple[dict, dict] = (dict(EXPERIMENTS), dict(CONSTRUCTIONS))
+        for what, names, registry in zip(("experiment", "construction"), declared, registries):
             for name in names:
                 if name not in registry:
                     problems.append(f"check {cid}: declares {what} {name!r}, not registered")
