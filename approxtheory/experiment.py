@@ -565,6 +565,7 @@ class _Store:
         self.exp, self.use, self.ship = exp, plan.use_shipped, plan.ship
         self.fresh: list[dict] = []
         self.stale = 0
+        self.served: set[str] = set()  # cell keys read from the store (fresh there already)
 
     def read(self, cfg: dict, key: str) -> dict | None:
         if not self.use:
@@ -578,6 +579,7 @@ class _Store:
         if got.status != "fresh" or got.record is None:
             return None
         self.fresh.append(got.meta or {})
+        self.served.add(key)
         secs = (got.meta or {}).get("seconds")
         secs = float(secs) if isinstance(secs, (int, float)) and secs >= 0 else 0.0
         return json_roundtrip({**cfg, **got.record, "cell": key, "seconds": secs})
@@ -590,12 +592,14 @@ class _Store:
 
     def write_cached(self, cfg: dict, rec: dict) -> None:
         """A cell read from a cache, shipped unless the store already holds it fresh (a
-        shipped cell keeps the revision it was computed at)."""
-        if self.ship:
-            from . import shipped
+        shipped cell keeps the revision it was computed at): one served by :meth:`read` is not
+        read again."""
+        if not self.ship or rec.get("cell") in self.served:
+            return
+        from . import shipped
 
-            if shipped.read_cell(self.exp, cfg).status != "fresh":
-                self.write(cfg, rec)
+        if shipped.read_cell(self.exp, cfg).status != "fresh":
+            self.write(cfg, rec)
 
     def summary(self) -> dict:
         from . import shipped
