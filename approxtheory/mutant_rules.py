@@ -39,7 +39,6 @@ def _mutant_result(reg, original: str, m: dict, **fields) -> dict:
     check raised, the error: a defect of the check, never a catch."""
     out = {**fields, "verdict": m["verdict"], "flips": reg.flips(original, m["verdict"])}
     if m["verdict"] == "error":
-        out["flips"] = False
         out["error"] = str(m.get("evidence", ""))[:300]
     return out
 
