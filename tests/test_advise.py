@@ -9,6 +9,7 @@ import math
 import os
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import sympy as sp
@@ -336,3 +337,16 @@ def test_to_hf_exports_or_refuses_in_one_line(tmp_path, capsys):
         assert not (out / "model-hf").exists()
     else:  # pragma: no cover - the hf extra is not part of the test install
         assert rc == 0 and any((out / "model-hf").iterdir())
+
+
+@pytest.mark.skipif(not Path("/proc/self").exists(), reason="needs Linux's /proc")
+def test_train_with_an_out_that_cannot_be_made_is_refused_before_training(capsys):
+    """--out under /proc passes the writability probe (root) but cannot be made: one line,
+    exit 2, and nothing trained (no progress line)."""
+    from approxtheory.cli import main
+
+    args = ["advise", "--layers", "12", "--d-model", "768", "--heads", "2", "--T", "1024"]
+    args += ["--task", "retrieval:D=4", "--train", "quick", "--out", "/proc/approxtheory-nope"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot be created" in err[0], err

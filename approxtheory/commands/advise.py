@@ -65,6 +65,11 @@ def _cmd(args) -> int:
     if args.to is not None and args.out is None:
         raise ConfigError("--to needs --out DIR (the folder the configuration is written to)")
     check_train(args.task, args.train)  # before anything is built
+    if args.out is not None:  # a folder that cannot be made is refused before any training
+        try:
+            Path(args.out).mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ConfigError(f"--out {args.out!r} cannot be created: {e.strerror}") from None
     a = allocate(
         args.layers,
         args.d_model,
@@ -91,7 +96,6 @@ def _cmd(args) -> int:
         data["export"] = exported
     if args.out is not None:
         out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
         from .._advise_text import plot
 
         atomic_write_json(out / "advice.json", data)
