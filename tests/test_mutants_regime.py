@@ -145,6 +145,9 @@ def test_if_r1_a_t_blind_err_mpr_is_refuted(profile):
     # the long-sequence cells (T >> β) catch it in every cell, not in one
     long_rows = [r for r in w.rows if r["T"] >= 256 and r["beta"] <= 8]
     assert long_rows and all(r["verdict"] != "within-bound" for r in long_rows)
+    # ... and in most cells of the check, not in a few (the rate symbol's range is wide enough)
+    failing = [r for r in w.rows if r["verdict"] != "within-bound"]
+    assert 2 * len(failing) > len(w.rows), (len(failing), len(w.rows))
 
 
 # ------------------------------------------------------------------------------------- HC-P2
