@@ -263,3 +263,20 @@ def test_if_t2_and_hc_l4_evidence_prints_the_formula_read():
         w = run_check("IF-T2", Context(profile="quick"))
     assert w.verdict == "refuted"
     assert "err_attn = 1/beta in" in w.evidence and "ln(βT))/β in" not in w.evidence
+
+
+# ------------------------------------------------------------------------------------ IF-T2
+def test_if_t2_reads_err_split_for_every_delta():
+    c = claim("IF-T2")
+    b, T, d = c.symbol("beta"), c.symbol("T"), c.symbol("delta")
+    v = run_check("IF-T2", Context(profile="smoke"))
+    assert v.verdict == "verified-numeric", v.evidence
+    assert "the statement's 'hence'" in v.evidence
+    # T-blind: below the measured error on the long-sequence cells (T >> β)
+    with overriding(_with("IF-T2", err_split=d + sp.exp(-b * d))):
+        w = run_check("IF-T2", Context(profile="smoke"))
+    assert w.verdict == "refuted" and w.witness["split_bound"] < w.witness["sup_error"]
+    # a split bound whose minimum over δ lies above err_attn: the "hence" does not follow
+    with overriding(_with("IF-T2", err_split=2 * d + T * sp.exp(-b * d))):
+        w = run_check("IF-T2", Context(profile="smoke"))
+    assert w.verdict == "refuted" and w.witness["split_bound"] > w.witness["claimed_bound"]

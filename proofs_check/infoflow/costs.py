@@ -15,40 +15,14 @@ from .._core import (
     Context,
     Verdict,
     check,
-    construction_grid,
     memo,
     slope_row,
 )
-from .rates import _rebound, _retrieval_grid, _retrieval_mutation
+from .rates import _long_retrieval_grid, _rebound, _retrieval_grid
 
 # ------------------------------------------------------------------------------- IF-R1
 #: how far (in the exponent) the fitted growth of the weight count may sit from the claimed one
 R1_EXPONENT_TOL = 0.1
-
-
-#: IF-R1's long-sequence cells (issue 42), next to IF-T2's grid: T far above β (inside the
-#: regime βT >= 1), where the head's sup error is about (ln T - ln ln T)/β and err_mpr's ln(βT)
-#: is what keeps the bound above it, so a T-blind err_mpr such as (1 + ln β)/β falls below the
-#: measured error in every long cell of smoke and quick (the same 16 cells) and in all but
-#: (T, β) = (256, 16) on full; on smoke and quick the long cells outnumber IF-T2's 12, so a
-#: T-blind err_mpr fails in most cells of the check, not in a few
-R1_LONG_AXES = {
-    "smoke": {"T": [256, 512, 1024, 2048], "beta": [2.0, 3.0, 4.0, 8.0]},
-    "quick": {"T": [256, 512, 1024, 2048], "beta": [2.0, 3.0, 4.0, 8.0]},
-    "full": {"T": [256, 1024, 4096], "beta": [2.0, 4.0, 8.0, 16.0]},
-}
-
-
-@memo
-def _r1_long_grid(profile, mutant=None):
-    quick = profile != "full"
-    return construction_grid(
-        "softmax_retrieval",
-        R1_LONG_AXES[profile],
-        budget=256 if quick else 1024,
-        mutate=_retrieval_mutation(mutant),
-        extra=lambda c, m: {"weights": int(c.model.count_params())},
-    )[0]
 
 
 def _z(x: float) -> str:
@@ -93,7 +67,7 @@ def mpr_charge(ctx: Context, cid):
     # IF-T2's grid (precision down to err_mpr ~ 1e-3: the fits) and the long-sequence cells
     # (T >> β: where err_mpr's T-dependence decides; the bound only)
     grid = _rebound(_retrieval_grid(ctx.grid, ctx.mutant), bound)
-    long_rows = _rebound(_r1_long_grid(ctx.grid, ctx.mutant), bound)
+    long_rows = _rebound(_long_retrieval_grid(ctx.grid, ctx.mutant), bound)
     for r in grid + long_rows:
         # the precision the claim says β buys at fixed size: ε = err_mpr(β, T)
         r["epsilon"] = r["claimed_bound"]
