@@ -856,7 +856,7 @@ def render_html(records: Sequence[dict], meta: dict, formulas: dict | None = Non
 {findings}
 <h2 id=claims-h>Claims</h2>
 {controls}
-<table id=claims><thead><tr><th>claim</th><th>statement</th><th>provenance</th><th>verdict</th>
+<table id=claims><thead><tr><th>claim</th><th>statement</th><th>prov&shy;enance</th><th>verdict</th>
 <th>scope</th><th>falsified by</th><th>evidence</th><th>plot</th></tr></thead>
 <tbody>
 {chr(10).join(rows)}

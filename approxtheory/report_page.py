@@ -71,9 +71,27 @@ for (const b of document.querySelectorAll("button.cnt")) {
   });
 }
 window.addEventListener("hashchange", reveal);
+// a formula wider than its cell is drawn smaller until it fits (no scroll bar in the cell);
+// hidden rows are fitted when shown
+function fit() {
+  for (const f of document.querySelectorAll("details.formulas div.f")) {
+    f.style.fontSize = "";
+    if (!f.clientWidth || f.scrollWidth <= f.clientWidth) continue;
+    const px = parseFloat(getComputedStyle(f).fontSize);
+    let size = Math.max(6, Math.floor((px * f.clientWidth) / f.scrollWidth));
+    f.style.fontSize = size + "px";
+    // the parts that do not scale with the font (spacing) may still overflow: a pixel less
+    while (size > 6 && f.scrollWidth > f.clientWidth) f.style.fontSize = --size + "px";
+  }
+}
+for (const k of ["paper", "verdict", "scope"]) ctl[k].addEventListener("change", fit);
+ctl.q.addEventListener("input", fit);
+window.addEventListener("resize", fit);
+for (const d of document.querySelectorAll("details.formulas")) d.addEventListener("toggle", fit);
 sort();
 apply();
 reveal();
+fit();
 """
 
 CSS = """
@@ -83,12 +101,14 @@ td, th { border: 1px solid #ddd; padding: 6px; vertical-align: top; font-size: 1
 th { background: #f4f4f4; text-align: left; }
 #claims { width: 100%; table-layout: fixed; }
 #claims > tbody > tr > td { overflow-wrap: anywhere; }
-#claims > thead th:nth-child(1), #claims > thead th:nth-child(3) { width: 6%; }
-#claims > thead th:nth-child(2) { width: 19%; }
-#claims > thead th:nth-child(4) { width: 11%; }
+#claims > thead th { overflow-wrap: anywhere; }
+#claims > thead th:nth-child(1) { width: 6%; }
+#claims > thead th:nth-child(2) { width: 18%; }
+#claims > thead th:nth-child(3) { width: 8%; }
+#claims > thead th:nth-child(4) { width: 10%; }
 #claims > thead th:nth-child(5), #claims > thead th:nth-child(6) { width: 9%; }
-#claims > thead th:nth-child(7) { width: 27%; }
-#claims > thead th:nth-child(8) { width: 13%; }
+#claims > thead th:nth-child(7) { width: 25%; }
+#claims > thead th:nth-child(8) { width: 15%; }
 #summary td.n, #summary th.n { text-align: right; }
 #summary tr.all td { font-weight: bold; }
 .badge { color: white; padding: 2px 6px; border-radius: 4px; white-space: nowrap; }

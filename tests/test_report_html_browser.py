@@ -347,3 +347,42 @@ def test_the_verify_report_itself_loads(browser, report_dir):
         assert sorted(_visible(page)) == ["HC-L8", "PR-N1"]
     finally:
         page.close()
+
+
+@pytest.mark.parametrize("width", [1024, 1280])
+def test_header_cells_fit_and_formula_cells_do_not_scroll(browser, report_dir, width):
+    out, _ = report_dir
+    page, seen = _open(browser, (out / "page.html").as_uri())
+    try:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.wait_for_timeout(100)  # the resize handler refits the formulas
+        _quiet(seen, out.as_uri())
+        # each header's text fits its cell ("provenance" once ran into "verdict"), and the
+        # cells sit side by side without overlapping
+        heads = page.evaluate(
+            """() => Array.from(document.querySelectorAll('#claims > thead th')).map((t) => {
+                const r = t.getBoundingClientRect();
+                return [t.textContent, r.left, r.right, t.scrollWidth, t.clientWidth];
+            })"""
+        )
+        assert [h[0].replace("\xad", "") for h in heads][:4] == [
+            "claim",
+            "statement",
+            "provenance",
+            "verdict",
+        ]
+        for text, _, _, sw, cw in heads:
+            assert sw <= cw, (text, sw, cw)
+        for a, b in zip(heads, heads[1:]):
+            assert a[2] <= b[1] + 0.5, (a, b)
+        # no formula is wider than its cell (PR-N1's parameter count is the longest): none
+        # scrolls, none is cut
+        wide = page.evaluate(
+            """() => Array.from(document.querySelectorAll('details.formulas div.f'))
+                .filter((d) => d.checkVisibility() && d.scrollWidth > d.clientWidth)
+                .map((d) => [d.closest('tr').dataset.claim, d.scrollWidth, d.clientWidth])"""
+        )
+        assert page.locator("details.formulas div.f").count() > 0
+        assert wide == []
+    finally:
+        page.close()
