@@ -205,6 +205,38 @@ def certified_note(r: dict) -> str:
     return "search-based only"
 
 
+def certified_counts(records: Sequence[dict]) -> dict[str, int]:
+    """Of the ``verified-numeric`` records: how many are certified in every bracketed cell
+    (``certified``), in some (``partly``), and how many rest on the search alone (``search``:
+    a bracket that certified no cell, or none computed)."""
+    out = {"certified": 0, "partly": 0, "search": 0}
+    for r in records:
+        if r.get("verdict") != "verified-numeric":
+            continue
+        note = certified_note(r)
+        out[
+            "certified"
+            if note == "certified"
+            else "partly"
+            if note[:12] == "certified in"
+            else "search"
+        ] += 1
+    return out
+
+
+def certified_line(records: Sequence[dict]) -> str:
+    """The counts of :func:`certified_counts` in one sentence ("" without verified-numeric)."""
+    c = certified_counts(records)
+    n = sum(c.values())
+    if not n:
+        return ""
+    return (
+        f"verified-numeric {n}: certified in every cell {c['certified']}, in some cells "
+        f"{c['partly']}, search-based only {c['search']} (a certified cell: a sound upper "
+        "bracket at or below the claimed bound over the whole input domain)"
+    )
+
+
 def certified_rows(r: dict) -> list[tuple[str, str, str, str, str]]:
     """The record's cells as (cell, found, certified, claimed, certified yes/no) at 4
     significant digits: found <= sup <= certified per cell (``search only`` where no bracket
@@ -703,6 +735,7 @@ def render_markdown(records: Sequence[dict], meta: dict) -> str:
         )
         + ".",
         "",
+        *([_md_text(certified_line(records)) + ".", ""] if certified_line(records) else []),
         "## Summary",
         "",
     ]
@@ -933,6 +966,8 @@ def _html_summary(records: Sequence[dict], verdicts: list[str], papers: list[str
         for v in verdicts
     )
     summary.append(f"<tr class=all><td>all</td>{tot}<td class=n>{len(records)}</td></tr></table>")
+    if certified_line(records):
+        summary.append(f"<p id=certified>{e(certified_line(records))}.</p>")
     return summary
 
 

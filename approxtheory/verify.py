@@ -831,6 +831,10 @@ def _summarise(records: list, wall: float, cache: _Cache, out: Path, opts: RunOp
             print(f"refuted: {', '.join(refuted)}")
         if inconsistent:
             print(f"inconsistent: {', '.join(inconsistent)}")
+        from .report import certified_line
+
+        if certified_line(records):
+            print(certified_line(records))
         if crashed:
             print(f"checks that crashed: {', '.join(crashed)}")
         if opts.mutants:

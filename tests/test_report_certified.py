@@ -7,7 +7,14 @@ from __future__ import annotations
 
 import pytest
 
-from approxtheory.report import certified_note, certified_rows, render_html, render_markdown
+from approxtheory.report import (
+    certified_counts,
+    certified_line,
+    certified_note,
+    certified_rows,
+    render_html,
+    render_markdown,
+)
 
 META = {"profile": "quick", "seed": 0, "version": "0.1.0", "git": "abc1234", "wall_s": 1.5}
 HOSTILE = "T=4 | <script>alert(1)</script>"
@@ -117,3 +124,21 @@ def test_html_table_and_verdict_note_escaped():
     assert "<small>certified in 1 of 2 cells" in page
     full = render_html([_rec("HC-A", certified=_cert(True))], META)
     assert "<small>certified</small>" in full and "<td class=v>no</td>" not in full
+
+
+def test_the_summary_counts_certified_and_search_based_verdicts():
+    records = [
+        _rec("A", certified=_cert(True)),  # every cell
+        _rec("B", certified=_cert(False)),  # one of two
+        _rec("C"),  # no bracket: the search alone
+        _rec("D", certified={**_cert(False), "cells": 0, "all": False}),  # bracket, none
+        _rec("E", verdict="refuted", certified=_cert(True)),  # not a verified-numeric verdict
+    ]
+    assert certified_counts(records) == {"certified": 1, "partly": 1, "search": 2}
+    line = certified_line(records)
+    assert line.startswith(
+        "verified-numeric 4: certified in every cell 1, in some cells 1, search-based only 2"
+    )
+    assert line in render_markdown(records, META)
+    assert line in render_html(records, META, {})
+    assert certified_line([_rec("E", verdict="refuted")]) == ""
