@@ -238,7 +238,11 @@ def test_hc_b1_accepts_a_separated_drop_then_rise_and_rejects_monotone(monkeypat
     assert run("HC-B1").verdict == "inconsistent"
 
 
-@pytest.mark.skipif(not SHARED_TABLE2.exists(), reason="the paper tables live in ../shared")
+@pytest.mark.skipif(
+    not SHARED_TABLE2.exists(),
+    reason="the paper's Table 2 file is not next to this checkout "
+    "(the other HC-B1 tests read the check's own transcription)",
+)
 def test_hc_b1_transcription_matches_the_shared_table():
     with SHARED_TABLE2.open() as f:
         for r in csv.DictReader(f):
