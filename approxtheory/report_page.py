@@ -124,7 +124,11 @@ table.figs td.v { font-variant-numeric: tabular-nums; overflow-wrap: break-word;
 table.figs { margin-top: 0.4em; }
 a.perma { color: #999; text-decoration: none; margin-left: 0.3em; }
 tr:target { outline: 3px solid #f9a825; }
-td.plots img { width: 100%; max-width: 480px; display: block; margin-bottom: 4px; }
+td.plots img { width: 100%; max-width: 480px; display: block; margin-bottom: 4px;
+  background: #fff; }
+td.plots a:hover img, td.plots a:focus-visible img { transform: scale(3);
+  transform-origin: top right; position: relative; z-index: 3;
+  box-shadow: 0 2px 14px rgba(0, 0, 0, 0.35); }
 .lbl { font-size: 11px; color: #666; margin-top: 0.3em; }
 details.formulas div.f { margin: 0.25em 0 0.25em 0.8em; font-size: 15px; overflow-x: auto; }
 summary { cursor: pointer; color: #555; }

@@ -386,3 +386,24 @@ def test_header_cells_fit_and_formula_cells_do_not_scroll(browser, report_dir, w
         assert wide == []
     finally:
         page.close()
+
+
+def test_a_plot_thumbnail_is_shown_three_times_larger_under_the_pointer(browser, report_dir):
+    out, _ = report_dir
+    page, seen = _open(browser, (out / "page.html").as_uri())
+    try:
+        page.set_viewport_size({"width": 1280, "height": 900})
+        img = page.locator("td.plots img").first
+        img.scroll_into_view_if_needed()
+        small = img.bounding_box()
+        img.hover()
+        page.wait_for_timeout(50)
+        big = img.bounding_box()
+        # readable: three times the thumbnail (facet panels of a 3x3 plot), still on the page
+        assert big["width"] >= 2.9 * small["width"], (small, big)
+        assert big["x"] >= 0 and big["x"] + big["width"] <= 1280 + 1, big
+        page.mouse.move(0, 0)
+        page.wait_for_timeout(50)
+        assert img.bounding_box()["width"] == pytest.approx(small["width"], abs=1)
+    finally:
+        page.close()
