@@ -330,7 +330,18 @@ def read_cell(exp, config: dict, folder: Path | None = None) -> ShippedCell:
 
 
 #: the config keys that describe how a cell trained (its recipe), where present
-RECIPE_KEYS = ("steps", "batch", "lr", "warmup", "decay", "min_lr", "optimizer", "schedule")
+RECIPE_KEYS = (
+    "steps",
+    "batch",
+    "lr",
+    "warmup",
+    "decay",
+    "min_lr",
+    "optimizer",
+    "schedule",
+    "standardize",
+    "ffn_kind",
+)
 
 
 def write_cell(exp, config: dict, record: dict, seconds: float, folder=None) -> Path:
