@@ -280,3 +280,16 @@ def test_if_t2_reads_err_split_for_every_delta():
     with overriding(_with("IF-T2", err_split=2 * d + T * sp.exp(-b * d))):
         w = run_check("IF-T2", Context(profile="smoke"))
     assert w.verdict == "refuted" and w.witness["split_bound"] > w.witness["claimed_bound"]
+
+
+# --------------------------------------------------------------------------------- ID-EQ4.10
+def test_id_eq410_reads_the_whole_width_e0():
+    c = claim("ID-EQ4.10")
+    E, H = c.symbol("E"), c.symbol("H")
+    assert run_check("ID-EQ4.10", Context(profile="quick")).verdict == "verified-symbolic"
+    for false in (
+        sp.floor(E * sp.sqrt(2 - 1 / H)),  # rounds down: the width then matches too few
+        sp.ceiling(E * sp.sqrt(2)),  # H-blind: right only as H grows
+    ):
+        with overriding(_with("ID-EQ4.10", E0=false)):
+            assert run_check("ID-EQ4.10", Context(profile="quick")).verdict == "refuted"

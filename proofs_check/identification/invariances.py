@@ -433,6 +433,15 @@ def single_head_equivalence(ctx: Context, cid):
         and sp.simplify(ratio - c.expr("E0_over_E")) == 0
         and sp.simplify(ratio.subs(H, 1)) == 1
     )
+    # the smallest whole width E0 that matches, at widths and head counts people use: the
+    # ceiling of the derived solution against the claim's E0
+    e0_at = [(e, h) for e in (8, 64, 768, 4096) for h in (1, 2, 3, 8, 12, 32)]
+    e0_bad = [
+        (e, h)
+        for e, h in e0_at
+        if ratio is None or int(sp.ceiling(ratio.subs(H, h) * e)) != int(c.evaluate("E0", E=e, H=h))
+    ]
+    ok_a = ok_a and not e0_bad
     # (b) fixed width: E0 = E, D0 = eta E; maximise the single head's side over eta in [0, 1]
     lhs = sp.simplify(ident_sha.subs({E0: E, D0: eta * E}) / E**2)
     rhs = sp.simplify(ident_mha / E**2)
@@ -460,7 +469,10 @@ def single_head_equivalence(ctx: Context, cid):
         f"side {rhs} is {rhs_2} at H = 2 and "
         f"{'increasing' if increasing else 'not increasing'} in H, {verdict_b}; "
         f"derived sides equal the paper's "
-        f"printed ones: {ok_stated}. E0/E = {r12:.3f} at H = 12 (the paper's "
+        f"printed ones: {ok_stated}. The smallest whole width, ceiling(E·E0/E), equals the "
+        f"claim's E0 = {c.expr('E0')} at {len(e0_at) - len(e0_bad)}/{len(e0_at)} (E, H) in "
+        f"E = 8..4096, H = 1..32" + (f" (not at {e0_bad[:3]})" if e0_bad else "") + ". "
+        f"E0/E = {r12:.3f} at H = 12 (the paper's "
         f"'roughly 60% larger' matches neither this nor the parameter ratio "
         f"{r12**2:.3f})",
         covered="symbolic over η in [0,1], H >= 1",
