@@ -66,6 +66,7 @@ class AttentionConfig:
     rope: str | None = None  # None, "full", "partial:N", "repeated"
     fat: bool = False  # head width E at any H
     no_output: bool = False  # the paper's §3.2 single head: square W_V, no W_O (H = 1)
+    value_dim: int | None = None  # per-head value width C (default: the head width D)
 
     def __post_init__(self):
         for name in ("E", "H"):
@@ -83,6 +84,16 @@ class AttentionConfig:
             )
         if not self.fat and self.E % self.H:
             raise ConfigError(f"H must divide E (got H={self.H}, E={self.E})")
+        if self.value_dim is not None and (
+            not isinstance(self.value_dim, int)
+            or isinstance(self.value_dim, bool)
+            or self.value_dim < 1
+            or self.no_output
+        ):
+            raise ConfigError(
+                "value_dim must be None or a positive integer, and not with no_output "
+                f"(got {self.value_dim!r})"
+            )
         if self.no_output and (self.H != 1 or self.G not in (None, 1) or self.bias):
             raise ConfigError(
                 "the head without an output matrix is the paper's single head: "
@@ -118,6 +129,13 @@ class AttentionConfig:
         return self.E if self.fat else self.E // self.H
 
     @property
+    def value_width(self) -> int:
+        """C, each head's value width: E for the head without W_O, else ``value_dim`` or D."""
+        if self.no_output:
+            return self.E
+        return self.head_dim if self.value_dim is None else self.value_dim
+
+    @property
     def rope_dims(self) -> int:
         if self.rope is None:
             return 0
@@ -145,7 +163,7 @@ def _layer_config(cfg: AttentionConfig) -> ModelConfig:
                 heads=cfg.H,
                 head_dim=D,
                 kv_groups=cfg.groups,
-                value_dim=cfg.E if cfg.no_output else D,
+                value_dim=cfg.value_width,
             )
         ],
         d_out=cfg.E,
@@ -219,7 +237,7 @@ def _check_args(cfg, seed, rtol, n_seq=None, seq_len=1) -> None:
 def attention_param_count(cfg: AttentionConfig) -> int:
     """P, the attention parameters the Jacobian is taken with respect to (no allocation)."""
     E, H, G, D = cfg.E, cfg.H, cfg.groups, cfg.head_dim
-    C = E if cfg.no_output else D
+    C = cfg.value_width
     P = E * (H * D + G * D + G * C) + (0 if cfg.no_output else H * C * E)
     if cfg.bias:
         P += H * D + G * D + G * C + (0 if cfg.no_output else E)
@@ -383,6 +401,7 @@ def structured_applies(cfg: AttentionConfig) -> bool:
         and cfg.rope is None
         and cfg.groups == cfg.H
         and not cfg.no_output
+        and cfg.value_width == cfg.head_dim
         and cfg.H * cfg.head_dim <= cfg.E
     )
 

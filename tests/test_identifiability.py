@@ -192,3 +192,21 @@ def test_rebalancing_leaves_the_function_unchanged():
         # the same circuit W_Kᵀ W_Q (recomputed here), reached by new weights
         assert np.allclose(Wk.T @ Wq, Wk0.T @ Wq0, atol=1e-12, rtol=0)
         assert np.abs(Wq - Wq0).max() > 1e-3
+
+
+@pytest.mark.parametrize("bad", [0, -2, True, 2.0, "2"])
+def test_value_dim_must_be_a_positive_integer(bad):
+    with pytest.raises(ConfigError, match="value_dim must be None or a positive integer"):
+        AttentionConfig(8, 2, value_dim=bad)
+    with pytest.raises(ConfigError, match="not with no_output"):
+        AttentionConfig(4, 1, no_output=True, value_dim=2)
+
+
+def test_a_value_width_apart_from_the_head_width_is_counted_and_measured_densely():
+    from approxtheory.identifiability import attention_param_count
+
+    cfg = AttentionConfig(8, 2, value_dim=2)
+    # W_Q, W_K: 2 heads x 4 x 8 each; W_V: 2 x 2 x 8; W_O: 8 x (2 x 2)
+    assert attention_param_count(cfg) == 64 + 64 + 32 + 32
+    r = unidentified_dim(cfg)
+    assert r["method"] == "dense" and (r["measured"], r["total"]) == (2 * (16 + 4), 192)

@@ -293,3 +293,17 @@ def test_id_eq410_reads_the_whole_width_e0():
     ):
         with overriding(_with("ID-EQ4.10", E0=false)):
             assert run_check("ID-EQ4.10", Context(profile="quick")).verdict == "refuted"
+
+
+# ----------------------------------------------------------------------------------- ID-T4.5
+def test_id_t45_measures_the_general_ratio_at_value_widths_apart_from_the_head_width():
+    c = claim("ID-T4.5")
+    C, D, E = c.symbol("C"), c.symbol("D"), c.symbol("E")
+    v = run_check("ID-T4.5", Context(profile="quick"))
+    assert v.verdict == "verified-numeric", v.evidence
+    assert "ratio_general" in v.evidence
+    # both agree with the true ratio at C = D = E/H: only C != D tells them apart
+    for false in ((C + D) / (4 * E), D / (2 * E)):
+        assert sp.simplify((false - c.expressions["ratio_general"]).subs(C, D)) == 0
+        with overriding(_with("ID-T4.5", ratio_general=false)):
+            assert run_check("ID-T4.5", Context(profile="quick")).verdict == "refuted"
