@@ -307,3 +307,15 @@ def test_id_t45_measures_the_general_ratio_at_value_widths_apart_from_the_head_w
         assert sp.simplify((false - c.expressions["ratio_general"]).subs(C, D)) == 0
         with overriding(_with("ID-T4.5", ratio_general=false)):
             assert run_check("ID-T4.5", Context(profile="quick")).verdict == "refuted"
+
+
+# --------------------------------------------------------------------------------- ID-B4.7.2
+def test_id_b472_measures_the_value_biases_own_unidentified_count():
+    c = claim("ID-B4.7.2")
+    C, H = c.symbol("C"), c.symbol("H")
+    v = run_check("ID-B4.7.2", Context(profile="quick"))
+    assert v.verdict == "verified-numeric", v.evidence
+    assert "the value and output biases alone leave U_value_bias" in v.evidence
+    for false in (C, C * H - 1):  # one head's worth; one entry short
+        with overriding(_with("ID-B4.7.2", U_value_bias=false)):
+            assert run_check("ID-B4.7.2", Context(profile="quick")).verdict == "refuted"

@@ -177,6 +177,33 @@ def _qk_block(cfg: AttentionConfig, seed: int, seq_len: int = 7) -> dict:
     return {"P": P, "U": P - rank, "gap": gap}
 
 
+@memo
+def _value_bias_block(cfg: AttentionConfig, seed: int, seq_len: int = 5) -> dict:
+    """The unidentified dimension of a biased layer's value and output biases on their own:
+    (entries of b_V and b_O) - rank of the Jacobian of the layer's outputs w.r.t. them (the
+    weights and the query/key biases held fixed), on random sequences, float64."""
+    from torch.autograd.functional import jacobian
+    from torch.func import functional_call
+
+    m = build_layer(cfg, seed)
+    a = m.attention(0)
+    names = {id(p): n for n, p in m.named_parameters()}
+    bv, bo = a.v.bias.detach(), a.o.bias.detach()
+    nv, no = names[id(a.v.bias)], names[id(a.o.bias)]
+    theta = torch.cat([bv.reshape(-1), bo.reshape(-1)]).clone()
+    g = torch.Generator().manual_seed(seed + 2)
+    X = torch.randn(4, seq_len, cfg.E, generator=g, dtype=theta.dtype)
+
+    def f(th):
+        w = {nv: th[: bv.numel()].view_as(bv), no: th[bv.numel() :].view_as(bo)}
+        return functional_call(m, w, (X,)).reshape(-1)
+
+    # row by row (jacrev's vmap has no batching rule for the CPU attention kernel's backward)
+    sv = torch.linalg.svdvals(jacobian(f, theta).detach())
+    rank = int((sv > 1e-8 * sv[0]).sum())
+    return {"P": theta.numel(), "U": theta.numel() - rank, "value_entries": bv.numel()}
+
+
 def _predicted_qk(ctx: Context, cid: str, cfg: AttentionConfig):
     """The catalogue's unidentified count of the layer's QK block (None where the claim states
     none): ID-GQA4.9's and ID-RG's U_qk (per KV group), ID-P4.8's per-head QK counts (full,
@@ -313,6 +340,22 @@ def jacobian_rank(ctx: Context, cid):
         extra = (
             f"; replacing b_K, or moving δ_h into b_V^h and -Σ_h W_O^h δ_h into b_O, "
             f"changes the outputs by at most {worst:.1e} (criterion < 1e-10)"
+        )
+        # the value biases' own share: b_V and b_O alone, against U_value_bias = C·H
+        build = CONSTRUCTION_MUTANTS.get(ctx.mutant, lambda c: c)
+        vb = []
+        for cfg in CONFIGS[cid]:
+            q = _value_bias_block(build(cfg), ctx.seed)
+            claimed_vb = _ev(ctx, cid, "U_value_bias", C=cfg.head_dim, H=cfg.H)
+            vb.append((_describe(cfg), q["U"], claimed_vb))
+        vb_bad = [v for v in vb if v[1] != v[2]]
+        ok = ok and not vb_bad
+        extra += (
+            f"; the value and output biases alone leave U_value_bias = "
+            f"{_expr(ctx, cid, 'U_value_bias')} unidentified (P - rank of the outputs' Jacobian "
+            f"in b_V, b_O) in {len(vb) - len(vb_bad)}/{len(vb)} configurations ("
+            + ", ".join(f"{d}: {u} vs {c}" for d, u, c in vb)
+            + ")"
         )
     if cid == "ID-T4.5":  # "never 0": the catalogue's ratio is positive for every H
         pos = _expr(ctx, cid, "ratio").is_positive
