@@ -319,3 +319,17 @@ def test_id_b472_measures_the_value_biases_own_unidentified_count():
     for false in (C, C * H - 1):  # one head's worth; one entry short
         with overriding(_with("ID-B4.7.2", U_value_bias=false)):
             assert run_check("ID-B4.7.2", Context(profile="quick")).verdict == "refuted"
+
+
+# ------------------------------------------------------------------------------------ TO-X2
+def test_to_x2_reads_the_unit_readout_floor():
+    c = claim("TO-X2")
+    L = c.symbol("L")
+    e = c.expressions["floor_unit_readout"]
+    v = run_check("TO-X2", Context(profile="quick"))
+    assert v.verdict == "verified-numeric", v.evidence
+    assert "floor_unit_readout" in v.evidence
+    for false in (e * (L - 1) / L, e / 2):  # the L/(L-1) dropped; a floor below the optimum
+        with overriding(_with("TO-X2", floor_unit_readout=false)):
+            w = run_check("TO-X2", Context(profile="quick"))
+        assert w.verdict == "refuted" and w.witness["family"] == "extremal"

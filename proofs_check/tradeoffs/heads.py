@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TypedDict
 
 import numpy as np
+import sympy as sp
 import torch
 
 from approxtheory import claim
@@ -143,6 +144,40 @@ def _x2_attack(profile: str, seed: int, squash: float):
     return best
 
 
+#: relative tolerance of the unit read-out floor's attainment (float64 round-off)
+_UNIT_TOL = 1e-9
+
+
+def _unit_readout_floor(ctx: Context, G) -> tuple[list, list]:
+    """TO-X2's floor_unit_readout (the error with the read-out fixed to 1) per (B, L) of the
+    free-logit grid: the extremal row (one logit at B, the rest at -B) must attain it, and 64
+    random rows in [-B, B] (target at key 0) must not fall below it. Returns (rows, failures)."""
+    unit_f = _lambdify("TO-X2", "floor_unit_readout", "L", "B")
+    g = torch.Generator().manual_seed(ctx.seed + 11)
+    rows, bad = [], []
+    for B in G["Bs"]:
+        for L in G["Ls_free"]:
+            claimed = float(unit_f(float(L), B))
+            ext = torch.full((1, L), -B, dtype=torch.float64)
+            ext[0, 0] = B
+            rnd = B * (2 * torch.rand(64, L, generator=g, dtype=torch.float64) - 1)
+            z = torch.cat([ext, rnd])
+            valid = torch.ones(z.shape, dtype=torch.bool)
+            tgt = torch.zeros(len(z), dtype=torch.long)
+            err = _errors(z, valid, tgt, torch.ones(len(z), dtype=torch.float64)).numpy()
+            e0 = float(err[0])
+            r = {"B": B, "L": L, "family": "extremal", "error": e0, "claimed": claimed}
+            rows.append(r)
+            if not abs(e0 - claimed) <= _UNIT_TOL * max(abs(claimed), 1e-300):
+                bad.append(r)
+            low = float(err[1:].min())
+            r2 = {"B": B, "L": L, "family": "random", "error": low, "claimed": claimed}
+            rows.append(r2)
+            if not low >= claimed * (1 - _UNIT_TOL):
+                bad.append(r2)
+    return rows, bad
+
+
 @check(
     "TO-X2",
     mutants={
@@ -192,8 +227,9 @@ def retrieval_floor(ctx: Context, cid):
         if p1_raw is not None
         else f"; P1 (tradeoffs_heads) not available on {ctx.profile} ({p1_note})"
     )
-    ok = worst >= 1 - tol
-    if ok:
+    unit_rows, unit_bad = _unit_readout_floor(ctx, G)
+    ok = worst >= 1 - tol and not unit_bad
+    if worst >= 1 - tol:
         msg = (
             f"no optimised bounded-logit head beats the floor q/(1+q) at any (B, L) "
             f"(closest error/floor 1 {'+' if worst >= 1 else '-'} {abs(worst - 1):.3g}, must "
@@ -209,6 +245,17 @@ def retrieval_floor(ctx: Context, cid):
             f"({wit['head']})"
         )
     msg += p1_txt
+    n_ext = sum(r["family"] == "extremal" for r in unit_rows)
+    msg += (
+        f"; with the read-out fixed to 1, floor_unit_readout = "
+        f"{sp.sstr(c.expr('floor_unit_readout'))} is attained by the extremal row (one logit at "
+        f"B, the rest at -B) in {n_ext - sum(r['family'] == 'extremal' for r in unit_bad)}/"
+        f"{n_ext} (B, L) cells (relative difference <= {_UNIT_TOL:g}) and no random bounded row "
+        f"falls below it (64 per cell)"
+        + (f": FAILS at {unit_bad[0]}" if unit_bad else "")
+    )
+    if unit_bad and worst >= 1 - tol:  # the floor holds; the unit read-out's does not
+        wit = unit_bad[0]
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
