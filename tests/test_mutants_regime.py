@@ -333,3 +333,15 @@ def test_to_x2_reads_the_unit_readout_floor():
         with overriding(_with("TO-X2", floor_unit_readout=false)):
             w = run_check("TO-X2", Context(profile="quick"))
         assert w.verdict == "refuted" and w.witness["family"] == "extremal"
+
+
+# ------------------------------------------------------------------------------------ TO-T1
+def test_to_t1_reads_the_optimal_head_width():
+    c = claim("TO-T1")
+    M = c.symbol("M")
+    ds = c.expressions["d_star"]
+    v = run_check("TO-T1", Context(profile="quick"))
+    assert v.verdict == "verified-symbolic" and "is the head width D/H* there" in v.evidence
+    for false in (2 * ds, ds * M):
+        with overriding(_with("TO-T1", d_star=false)):
+            assert run_check("TO-T1", Context(profile="quick")).verdict == "refuted"

@@ -75,8 +75,25 @@ def balance_rule(ctx: Context, cid):
                     },
                 )
             not_min += not (lo < 0 < hi)
-    ok = (symbolic or worst < 1e-20) and not_min == 0
+    # the optimal head width: d* = D / H* (the template's head dimension d = D/H at the optimum)
+    ds = c.expr("d_star")
+    d_exact = sp.simplify(sp.powsimp(ds * Hs / D, force=True) - 1) == 0
+    ds_f = sp.lambdify(args, ds, "mpmath")
+    d_worst = 0.0
+    with mpmath.workdps(30):
+        for _ in range(n_pts):
+            vals = [mpmath.mpf(float(rng.uniform(0.2, 3))) for _ in range(5)]
+            vals.append(int(rng.integers(2, 6)))
+            d_worst = max(d_worst, float(abs(ds_f(*vals) * Hs_f(*vals) / vals[4] - 1)))
+    d_ok = d_exact or d_worst < 1e-20
+    ok = (symbolic or worst < 1e-20) and not_min == 0 and d_ok
     how = "exactly (sympy)" if symbolic else f"numerically (relative residual {worst:.1e})"
+    d_txt = (
+        f"Its d* = {sp.sstr(ds)} is the head width D/H* there "
+        + ("exactly (sympy)" if d_exact else f"(relative residual {d_worst:.1e})")
+        + ("" if d_ok else ": FAILS")
+        + ". "
+    )
     what = (
         "What was verified is the digest's [DER] template only, not the paper's Eq. (3): "
         "for E(H) = M (a (H/M)^-α + b (D/H)^-β) "
@@ -90,13 +107,14 @@ def balance_rule(ctx: Context, cid):
         ("verified-symbolic" if symbolic else "verified-numeric") if ok else "refuted",
         (
             what + f"the catalogue's closed-form H* solves dE/dH = 0 {how} and is the "
-            f"minimum (E' < 0 below it, > 0 above it at all {n_pts} random points). " + tail
+            f"minimum (E' < 0 below it, > 0 above it at all {n_pts} random points). " + d_txt + tail
         )
         if ok
         else (
-            f"The catalogue's H* is not the optimum of the template: relative residual "
-            f"of dE/dH at H* up to {worst:.2e} (must be < 1e-20), not a minimum at "
-            f"{not_min} of {n_pts} random points. " + tail
+            f"The catalogue's H* is not the optimum of the template, or d* not D/H* there: "
+            f"relative residual of dE/dH at H* up to {worst:.2e} (must be < 1e-20), not a "
+            f"minimum at {not_min} of {n_pts} random points; d* = D/H* relative residual "
+            f"{0.0 if d_exact else d_worst:.2e}. " + tail
         ),
         covered="symbolic, all positive a, b, α, β, D; numerically at random a, b, "
         "α, β, D in [0.2, 3], M in {2..5} (30 digits)",
