@@ -345,3 +345,16 @@ def test_to_t1_reads_the_optimal_head_width():
     for false in (2 * ds, ds * M):
         with overriding(_with("TO-T1", d_star=false)):
             assert run_check("TO-T1", Context(profile="quick")).verdict == "refuted"
+
+
+# ----------------------------------------------------------------------------------- HC-K1c
+def test_hc_k1c_reads_its_two_terms():
+    c = claim("HC-K1c")
+    T, b = c.symbol("T"), c.symbol("beta")
+    assert run_check("HC-K1c", Context(profile="quick")).verdict == "verified-numeric"
+    for kw in (
+        {"out_of_set": 2 * c.expressions["out_of_set"]},
+        {"in_set": (T - 1) * sp.exp(-1) / b},
+    ):
+        with overriding(_with("HC-K1c", **kw)):
+            assert run_check("HC-K1c", Context(profile="quick")).verdict == "refuted"

@@ -381,6 +381,9 @@ def k1_gate_bound(ctx: Context, cid):
             }
         )
     viol = [r for r in rows if not r["holds"]]
+    # the statement's bound is the sum of its two named terms: the in-set spread and the
+    # out-of-set leak (a term changed alone no longer sums to the bound)
+    parts = sp.simplify(kc.expr("err_bound") - kc.expr("out_of_set") - kc.expr("in_set")) == 0
     fits, slopes, rate_bad = {}, [], []
     for T in Ts:
         for S in sorted({r["S"] for r in rows if r["T"] == T}):
@@ -395,7 +398,7 @@ def k1_gate_bound(ctx: Context, cid):
     slack = min(r["claimed_bound"] / r["sup_error"] for r in finite) if finite else math.nan
     nonvac = [r for r in finite if not r["vacuous"]]
     tight = max((r["sup_error"] / r["claimed_bound"] for r in nonvac), default=float("nan"))
-    ok = not viol and not rate_bad
+    ok = not viol and not rate_bad and parts
     if viol:
         w = max(viol, key=lambda r: r["sup_error"] / r["claimed_bound"])
         msg = (
@@ -416,7 +419,9 @@ def k1_gate_bound(ctx: Context, cid):
             for (T, S), f in fits.items()
         )
         + f" (each interval at or below the bound's exponent + {RATE_TOL})"
-        + (f"; too slow at {rate_bad}" if rate_bad else ""),
+        + (f"; too slow at {rate_bad}" if rate_bad else "")
+        + f"; the bound {'is' if parts else 'is NOT'} the sum of its terms in_set = "
+        f"{sp.sstr(kc.expr('in_set'))} and out_of_set = {sp.sstr(kc.expr('out_of_set'))}",
         covered=f"one HC-K1 head (D = 1, exact f), T in {Ts}, |S| in {{T/4, T/2, 3T/4}}, c in "
         f"{gates}, β in {betas}; per cell every vertex class of {{0,1}}^T, a structured "
         "interior family, 200 random inputs (+ an adversarial search on the full profile)",
