@@ -358,3 +358,14 @@ def test_hc_k1c_reads_its_two_terms():
     ):
         with overriding(_with("HC-K1c", **kw)):
             assert run_check("HC-K1c", Context(profile="quick")).verdict == "refuted"
+
+
+# ------------------------------------------------------------------------------------ HC-L4
+def test_hc_l4_derives_width_lower_by_division():
+    c = claim("HC-L4")
+    A, B, cm, n = (c.symbol(x) for x in ("A", "B", "c_m", "n"))
+    v = run_check("HC-L4", Context(profile="quick"))
+    assert v.verdict == "verified-numeric" and "equal to the claim's width_lower" in v.evidence
+    for false in (B * cm / A, 2 * B * cm / (A * sp.sqrt(n))):
+        with overriding(_with("HC-L4", width_lower=false)):
+            assert run_check("HC-L4", Context(profile="quick")).verdict == "refuted"

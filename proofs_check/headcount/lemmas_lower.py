@@ -66,11 +66,28 @@ def lipschitz_counting(ctx: Context, cid):
         if ratio > worst:
             worst, worst_net = ratio, {"p": p, "n": n, "extremal": i % 3 == 0}
     ok = worst <= 1 + 1e-9
+    division = ""
+    if cid == "HC-L4":
+        # the width count by division: separating outputs by c_m·B at input distance A needs
+        # lipschitz(p, n)·A >= c_m·B, i.e. p >= the claim's width_lower
+        c4 = claim("HC-L4")
+        A_, B_, cm, p_ = (c4.symbol(x) for x in ("A", "B", "c_m", "p"))
+        sol = sp.solve(sp.Eq(c4.expr("lipschitz") * A_, cm * B_), p_)
+        derived = sol[0] if len(sol) == 1 else None
+        div_ok = derived is not None and sp.simplify(derived - c4.expr("width_lower")) == 0
+        ok = ok and div_ok
+        division = (
+            f"; the width count: lipschitz·A = c_m·B gives p = {derived}, "
+            f"{'equal to' if div_ok else 'NOT equal to'} the claim's width_lower = "
+            f"{sp.sstr(c4.expr('width_lower'))}"
+        )
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
         f"largest |ΔF|_inf / ({sp.sstr(expr)} ||Δv||) found by gradient ascent: {worst:.4f} "
-        f"(<= 1 required; the extremal all-ones nets make it tight), at " + _net_text(worst_net),
+        f"(<= 1 required; the extremal all-ones nets make it tight), at "
+        + _net_text(worst_net)
+        + division,
         covered=f"{trials} nets (a third extremal, the rest random with entries in "
         "[-1,1]), p <= 31, n <= 15, 64 pairs each, 40 ascent steps",
         measured=worst,
@@ -79,8 +96,8 @@ def lipschitz_counting(ctx: Context, cid):
         slack=1 / worst if worst > 0 else math.nan,
         witness=None if ok else worst_net,
         scope=(
-            f"partial: the Lipschitz inequality |ΔF| <= {sp.sstr(expr)} ||Δv||; the width "
-            "count Ω(B/(A sqrt(n))) follows by division"
+            f"partial: the Lipschitz inequality |ΔF| <= {sp.sstr(expr)} ||Δv|| (measured); "
+            "the width count Ω(B/(A sqrt(n))) by division (symbolic)"
         )
         if cid == "HC-L4"
         else "full",
