@@ -657,3 +657,24 @@ def test_to_e5_forced_range_inverts_the_x2_floor():
         got = claim("TO-X2").evaluate_float("floor", B=R / 2, L=round(0.75 * L))
         assert got == pytest.approx(loss, rel=1e-9)
     assert math.isnan(toc._forced_range(math.nan, 8)) and math.isnan(toc._forced_range(1.5, 8))
+
+
+def test_if_e3_wide_intervals_that_reach_above_zero_are_undetermined_not_inconsistent(
+    monkeypatch, fewer_boots
+):
+    """A failing interval that straddles 0 is an under-powered fit, not evidence against the
+    claim: not-checkable, saying so; an interval at or below 0 stays inconsistent."""
+    rows = _depth()
+    # seeded noise on the one-layer fits at the longest T: the slope change's interval widens
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    for name in rows:
+        for r in rows[name]:
+            if r["layers"] == 1 and r["T"] == 16:
+                r["val_nmse"] *= float(np.exp(rng.normal(0, 3.0)))
+    _fake_exp(monkeypatch, rows)
+    v = run_check("IF-E3", Context())
+    assert v.verdict == "not-checkable" and v.evidence.startswith("UNDETERMINED at this grid")
+    _fake_exp(monkeypatch, _depth(one=(-2.0, -3.0)))  # one layer steepens: against the claim
+    assert run_check("IF-E3", Context()).verdict == "inconsistent"
