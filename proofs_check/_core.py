@@ -486,7 +486,7 @@ def memo(fn):
 #: and runs on a piece budget, no clock, on up to CERTIFY_CELLS_STRUCTURED cells per grid
 CERTIFY_SECONDS = 1.5
 CERTIFY_CELLS = 4
-CERTIFY_CELLS_STRUCTURED = 12
+CERTIFY_CELLS_STRUCTURED = 16
 
 
 #: the columns :func:`construction_grid` writes after a cell's knobs (the knobs come first)
