@@ -103,7 +103,8 @@ def trained_scale(gates: list, rows_by: dict, metric: str = "val_nmse", paper=No
             "metric": g.metric,
             "cells": cells(g),
             "paper": paper.get(name, ""),
-            "source": rows_source(name),
+            # a per-configuration label ("infoflow_pmax_heads D = 2") reads its experiment's
+            "source": rows_source(name) or rows_source(name.split(" ", 1)[0]),
         }
         for name, g in gates
     }
