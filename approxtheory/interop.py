@@ -123,8 +123,14 @@ def check_source(name_or_result) -> None:
     from .errors import did_you_mean
 
     s = str(name_or_result)
+    if not s.strip():  # an empty value is a value (refused), not the current directory
+        raise ConfigError(f"the export source is empty (got {s!r}); give {_allowed_sources()}")
     if s in REGISTRY or Path(s).exists():
         return
+    if os.path.islink(s):  # a dangling link or a loop is not an unknown name
+        raise ConfigError(
+            f"export source {s!r} is a symbolic link that leads nowhere (dangling or a loop)"
+        )
     raise ConfigError(
         f"unknown construction or results path {s!r}{did_you_mean(s, REGISTRY)}; give "
         f"{_allowed_sources()}"

@@ -82,7 +82,7 @@ def afile(tmp_path):
         (["bench", "model", "--threads", "0"], "--threads must be a positive integer (got '0')"),
         (["bench", "identifiability", "--threads", "0"], "--threads must be a positive integer"),
         (["bench", "identifiability", "--threads", "-2"], "--threads must be a positive integer"),
-        (["bench", "model", "--reps", "0"], "--reps must be a positive integer"),
+        (["bench", "model", "--reps", "0"], "--reps must be an integer from 1 to 100"),
         (
             ["bench", "identifiability", "--dense-max-E", "-1"],
             "--dense-max-E must be an integer >= 0",

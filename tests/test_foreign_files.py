@@ -476,3 +476,62 @@ def test_reader_refuses_what_is_not_a_regular_file(tmp_path):
     (tmp_path / "real.json").write_text('{"a": 1}')
     os.symlink(tmp_path / "real.json", link)  # Hugging Face caches hold symlinks: followed
     assert read_json(link, where=str(link)) == {"a": 1}
+
+
+# ------------------------------------------------- the independent audit of issue 43 (round 2)
+def test_results_schema_refuses_the_options_of_a_run(tmp_path, capsys, monkeypatch):
+    def boom(*a, **k):
+        raise AssertionError("started the verify run")
+
+    monkeypatch.setattr("approxtheory.verify.run_verify", boom)
+    p = _csv(tmp_path, HEADER + "4,3,8,0.1,0\n")
+    err = cli_error(["verify", "--results-schema", "HC-P8", "--only", "HC-K1"], capsys)
+    assert "--results-schema only prints the columns" in err and "--only" in err
+    err = cli_error(["verify", "--results-schema", "HC-P8", "--results", p], capsys)
+    assert "--results would be ignored" in err
+    assert main(["verify", "--results-schema", "HC-P8", "--quiet"]) == 0  # harmless
+
+
+@pytest.mark.parametrize("extra", [["--retrain"], ["--jobs", "2"]])
+def test_results_refuses_ignored_run_options(tmp_path, capsys, monkeypatch, extra):
+    def boom(*a, **k):
+        raise AssertionError("started the verify run")
+
+    monkeypatch.setattr("approxtheory.verify.run_verify", boom)
+    monkeypatch.setattr("approxtheory.verify.max_jobs", lambda: 8)
+    p = _csv(tmp_path, HEADER + "4,3,8,0.1,0\n")
+    argv = ["verify", "--only", "HC-P8", "--results", p, "--out", tmp_path / "rep", "--quiet"]
+    err = cli_error([*argv, *extra], capsys)
+    assert f"{extra[0]} cannot be combined with --results" in err
+
+
+@pytest.mark.parametrize(
+    "argv,words",
+    [
+        (["bench", "model", "--reps", "1000000000000"], "--reps must be an integer from 1 to 100"),
+        (["bench", "train", "--steps", "10**12"], "--steps must be an integer"),
+        (["bench", "train", "--steps", "1000000000000"], "--steps must be an integer from 1"),
+        (["bench", "train", "--rounds", "1000000000000"], "--rounds must be an integer from 1"),
+        (["bench", "train", "--warmup", "1000000000000"], "--warmup must be an integer from 0"),
+    ],
+)
+def test_bench_counts_are_capped(capsys, no_build, monkeypatch, argv, words):
+    monkeypatch.setattr("approxtheory.bench.model.bench_model", lambda *a, **k: 1 / 0)
+    assert words in cli_error(argv, capsys)
+
+
+def test_new_test_empty_out_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    err = cli_error(["new-test", "IF-T2", "--out", ""], capsys)
+    assert "--out needs a file path (got '')" in err
+    assert not (tmp_path / "tests").exists()  # not the default path
+
+
+@needs_posix
+def test_export_empty_or_dangling_source(tmp_path, capsys, no_build, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    err = cli_error(["export", "", "--to", "hf", "--check"], capsys)
+    assert "the export source is empty (got '')" in err and "directory" not in err.split(";")[0]
+    os.symlink(tmp_path / "nowhere.json", tmp_path / "src.json")
+    err = cli_error(["export", tmp_path / "src.json", "--to", "hf", "--check"], capsys)
+    assert "symbolic link that leads nowhere" in err

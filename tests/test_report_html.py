@@ -16,6 +16,7 @@ import sympy as sp
 
 import approxtheory as at
 from approxtheory import report
+from approxtheory.mathml import safe_mathml
 from approxtheory.report import (
     FINDINGS,
     figures,
@@ -355,11 +356,11 @@ def test_mathml_is_only_plain_mathml():
     assert mathml(sp.Symbol("<script>") + 1) is None or "<script>" not in mathml(
         sp.Symbol("<script>") + 1
     )
-    assert report._safe_mathml("<math><mi>x</mi></math>")
-    assert not report._safe_mathml('<math><mi onclick="x()">x</mi></math>')
-    assert not report._safe_mathml("<math><script>x</script></math>")
-    assert not report._safe_mathml("<math><mi>x</mi></math><img src=x>")
-    assert not report._safe_mathml("<math><mi>a&b</mi></math>")
+    assert safe_mathml("<math><mi>x</mi></math>")
+    assert not safe_mathml('<math><mi onclick="x()">x</mi></math>')
+    assert not safe_mathml("<math><script>x</script></math>")
+    assert not safe_mathml("<math><mi>x</mi></math><img src=x>")
+    assert not safe_mathml("<math><mi>a&b</mi></math>")
     # a formula sympy cannot give as MathML falls back to escaped text
     text = render_html(
         [_rec("X-1", "p", "refuted")],

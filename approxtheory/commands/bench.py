@@ -505,7 +505,12 @@ def register(sub) -> None:
     pm.add_argument(
         "--threads", type=threads, default=2, help=f"torch threads, {THREADS_HELP} (default 2)"
     )
-    pm.add_argument("--reps", type=count, default=3, help="timed repetitions (best is kept)")
+    pm.add_argument(
+        "--reps",
+        type=int_between(1, 100),
+        default=3,
+        help="timed repetitions, 1 to 100 (best is kept)",
+    )
     pm.add_argument("--quick", action="store_true", help="skip T = 1024")
     pm.set_defaults(func=_cmd)
     pw = bsub.add_parser(
@@ -619,13 +624,23 @@ def register(sub) -> None:
         default=1,
         help=f"torch threads, {THREADS_HELP} (default 1: least disturbed on a shared machine)",
     )
-    pt.add_argument("--steps", type=count, default=40, help="steps per timed round (default 40)")
-    pt.add_argument("--rounds", type=count, default=6, help="alternating rounds (default 6)")
+    pt.add_argument(
+        "--steps",
+        type=int_between(1, 10_000),
+        default=40,
+        help="steps per timed round, 1 to 10000 (default 40)",
+    )
+    pt.add_argument(
+        "--rounds",
+        type=int_between(1, 100),
+        default=6,
+        help="alternating rounds, 1 to 100 (default 6)",
+    )
     pt.add_argument(
         "--warmup",
-        type=nonneg_int,
+        type=int_between(0, 10_000),
         default=10,
-        help="untimed steps of each loop first (default 10)",
+        help="untimed steps of each loop first, 0 to 10000 (default 10)",
     )
     pt.add_argument(
         "--seed", type=seed, default=0, help=f"seed of the data and weights: {SEED_HELP}"

@@ -570,6 +570,8 @@ def _cmd_new_test(args) -> int:
     from .._cliargs import check, out_file
     from ..io import atomic_write_text
 
+    if args.out is not None and not args.out.strip():  # an empty value is not absence
+        raise ConfigError(f"--out needs a file path (got {args.out!r})")
     out = args.out or _default_out(args.claim)
     check(out_file, "--out", out)
     path = Path(out)

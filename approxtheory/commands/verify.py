@@ -9,6 +9,7 @@ __all__ = ["register"]
 def _cmd(args) -> int:
     from ..verify import run_verify
 
+    _check_options(args)
     if args.results_schema is not None:  # an empty value is a value (refused), not absence
         from ..catalogue import claim
         from ..proofs_check import CHECKS  # noqa: F401  (registers the checks and their schemas)
@@ -29,6 +30,37 @@ def _cmd(args) -> int:
         jobs=args.jobs,
         retrain=args.retrain,
     )
+
+
+def _check_options(args) -> None:
+    """Refuse options that would be ignored: everything of a run next to
+    --results-schema (which prints and exits), and --retrain / --jobs N next to --results (the
+    given rows are judged in this process; nothing is trained)."""
+    from ..errors import ConfigError
+
+    run = {
+        "--only": args.only is not None,
+        "--results": args.results is not None,
+        "--mutants": args.mutants,
+        "--retrain": args.retrain,
+        "--no-cache": args.no_cache,
+        "--fail-on": args.fail_on is not None,
+        "--jobs": args.jobs != 1,
+    }
+    if args.results_schema is not None:
+        given = [k for k, v in run.items() if v]
+        if given:
+            raise ConfigError(
+                f"--results-schema only prints the columns and exits; {', '.join(given)} would "
+                "be ignored (leave them out, or run `verify --only CLAIM --results CSV`)"
+            )
+    elif args.results is not None:
+        given = [k for k in ("--retrain", "--jobs") if run[k]]
+        if given:
+            raise ConfigError(
+                f"{' and '.join(given)} cannot be combined with --results (the given rows are "
+                "judged in this process; nothing is trained)"
+            )
 
 
 def _jobs(text: str) -> int:

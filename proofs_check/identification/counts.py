@@ -273,6 +273,57 @@ def _aliasing(ctx: Context):
     return [bias_aliasing(c, seed=ctx.seed) for c in cfgs]
 
 
+def _bias_aliasing_text(ctx: Context, cid) -> tuple[bool, str]:
+    """ID-B4.7.2's aliasing itself (b_K inert, b_V^h only through b_O) and the value biases'
+    own share, U_value_bias: whether both hold, and the sentence saying so."""
+    al = _aliasing(ctx)
+    worst = max(
+        max(
+            a["key_bias_output_change"],
+            a["value_bias_aliasing_output_change"],
+            a["key_bias_grad"],
+        )
+        for a in al
+    )
+    ok = worst < 1e-10
+    extra = (
+        f"; replacing b_K, or moving δ_h into b_V^h and -Σ_h W_O^h δ_h into b_O, "
+        f"changes the outputs by at most {worst:.1e} (criterion < 1e-10)"
+    )
+    # the value biases' own share: b_V and b_O alone, against U_value_bias = C·H
+    build = CONSTRUCTION_MUTANTS.get(ctx.mutant, lambda c: c)
+    vb = []
+    for cfg in CONFIGS[cid]:
+        q = _value_bias_block(build(cfg), ctx.seed)
+        claimed_vb = _ev(ctx, cid, "U_value_bias", C=cfg.head_dim, H=cfg.H)
+        vb.append((_describe(cfg), q["U"], claimed_vb))
+    vb_bad = [v for v in vb if v[1] != v[2]]
+    ok = ok and not vb_bad
+    extra += (
+        f"; the value and output biases alone leave U_value_bias = "
+        f"{_expr(ctx, cid, 'U_value_bias')} unidentified (P - rank of the outputs' Jacobian "
+        f"in b_V, b_O) in {len(vb) - len(vb_bad)}/{len(vb)} configurations ("
+        + ", ".join(f"{d}: {u} vs {c}" for d, u, c in vb)
+        + ")"
+    )
+    return ok, extra
+
+
+def _ratio_text(ctx: Context, cid, rows: list[dict]) -> tuple[bool, str]:
+    """ID-T4.5's "never 0" (the catalogue's ratio is positive for every H) and the value-width
+    rows read against ratio_general."""
+    pos = _expr(ctx, cid, "ratio").is_positive
+    ok = bool(pos)
+    extra = f"; the ratio {_expr(ctx, cid, 'ratio')} is positive for every H (never 0)"
+    gen = [r for r in rows if r["U_claimed"] == ""]
+    extra += (
+        f"; at value width C != D ({', '.join(r['config'] for r in gen)}) the measured "
+        f"ratio is compared with ratio_general = {_expr(ctx, cid, 'ratio_general')} "
+        f"({', '.join(r['ratio_measured'] + ' vs ' + r['ratio_claimed'] for r in gen)})"
+    )
+    return ok, extra
+
+
 def jacobian_rank(ctx: Context, cid):
     rows = []
     build = CONSTRUCTION_MUTANTS.get(ctx.mutant, lambda c: c)
@@ -326,47 +377,12 @@ def jacobian_rank(ctx: Context, cid):
         qk_text = ""
     ok = not bad
     extra = ""
-    if cid == "ID-B4.7.2":  # the aliasing itself: b_K inert, b_V^h only through b_O
-        al = _aliasing(ctx)
-        worst = max(
-            max(
-                a["key_bias_output_change"],
-                a["value_bias_aliasing_output_change"],
-                a["key_bias_grad"],
-            )
-            for a in al
-        )
-        ok = ok and worst < 1e-10
-        extra = (
-            f"; replacing b_K, or moving δ_h into b_V^h and -Σ_h W_O^h δ_h into b_O, "
-            f"changes the outputs by at most {worst:.1e} (criterion < 1e-10)"
-        )
-        # the value biases' own share: b_V and b_O alone, against U_value_bias = C·H
-        build = CONSTRUCTION_MUTANTS.get(ctx.mutant, lambda c: c)
-        vb = []
-        for cfg in CONFIGS[cid]:
-            q = _value_bias_block(build(cfg), ctx.seed)
-            claimed_vb = _ev(ctx, cid, "U_value_bias", C=cfg.head_dim, H=cfg.H)
-            vb.append((_describe(cfg), q["U"], claimed_vb))
-        vb_bad = [v for v in vb if v[1] != v[2]]
-        ok = ok and not vb_bad
-        extra += (
-            f"; the value and output biases alone leave U_value_bias = "
-            f"{_expr(ctx, cid, 'U_value_bias')} unidentified (P - rank of the outputs' Jacobian "
-            f"in b_V, b_O) in {len(vb) - len(vb_bad)}/{len(vb)} configurations ("
-            + ", ".join(f"{d}: {u} vs {c}" for d, u, c in vb)
-            + ")"
-        )
-    if cid == "ID-T4.5":  # "never 0": the catalogue's ratio is positive for every H
-        pos = _expr(ctx, cid, "ratio").is_positive
-        ok = ok and bool(pos)
-        extra = f"; the ratio {_expr(ctx, cid, 'ratio')} is positive for every H (never 0)"
-        gen = [r for r in rows if r["U_claimed"] == ""]
-        extra += (
-            f"; at value width C != D ({', '.join(r['config'] for r in gen)}) the measured "
-            f"ratio is compared with ratio_general = {_expr(ctx, cid, 'ratio_general')} "
-            f"({', '.join(r['ratio_measured'] + ' vs ' + r['ratio_claimed'] for r in gen)})"
-        )
+    if cid == "ID-B4.7.2":
+        ok_b, extra = _bias_aliasing_text(ctx, cid)
+        ok = ok and ok_b
+    if cid == "ID-T4.5":
+        ok_r, extra = _ratio_text(ctx, cid, rows)
+        ok = ok and ok_r
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",

@@ -332,6 +332,35 @@ def e3_criterion(rows_by_task: dict, mutant: str | None = None) -> dict:
     }
 
 
+def _e3_evidence(res: dict) -> str:
+    """IF-E3's measured text: every fitted slope beside predict_rate's, the slope changes with T
+    and the criterion."""
+
+    def ps(f):
+        p = f["predicted_slope"]
+        return "none (α = 0)" if p is None else f"{p:+.3f}"
+
+    return (
+        "fitted slope of best NMSE vs parameters (95 % interval) next to predict_rate's -2/α: "
+        + "; ".join(
+            f"{f['task']} L={f['layers']} T={f['T']}: {f['slope']:+.3f} "
+            f"[{f['slope_lo']:+.3f}, {f['slope_hi']:+.3f}] vs {ps(f)} (α = {f['alpha']:.3g}, "
+            f"best NMSE {f['best_nmse']:.3g})"
+            for f in res["rows"]
+        )
+        + ". Slope change (largest T minus smallest): "
+        + "; ".join(
+            f"{k} one layer {v['one_layer'][0]:+.3f} [{v['one_layer'][1]:+.3f}, "
+            f"{v['one_layer'][2]:+.3f}], two layers {v['two_layers'][0]:+.3f}, difference "
+            f"(effect size) {v['difference'][0]:+.3f} [{v['difference'][1]:+.3f}, "
+            f"{v['difference'][2]:+.3f}]"
+            for k, v in res["effect"].items()
+        )
+        + ". Criterion: the one-layer change and the difference both above 0 on their intervals"
+        + (". Failed: " + "; ".join(res["failed"]) if res["failed"] else "")
+    )
+
+
 @check(
     "IF-E3",
     mutants={
@@ -354,29 +383,7 @@ def depth_separation_trained(ctx: Context, cid):
     res = e3_criterion(by_task, ctx.mutant)
     ok = res["ok"]
 
-    def ps(f):
-        p = f["predicted_slope"]
-        return "none (α = 0)" if p is None else f"{p:+.3f}"
-
-    ev = (
-        "fitted slope of best NMSE vs parameters (95 % interval) next to predict_rate's -2/α: "
-        + "; ".join(
-            f"{f['task']} L={f['layers']} T={f['T']}: {f['slope']:+.3f} "
-            f"[{f['slope_lo']:+.3f}, {f['slope_hi']:+.3f}] vs {ps(f)} (α = {f['alpha']:.3g}, "
-            f"best NMSE {f['best_nmse']:.3g})"
-            for f in res["rows"]
-        )
-        + ". Slope change (largest T minus smallest): "
-        + "; ".join(
-            f"{k} one layer {v['one_layer'][0]:+.3f} [{v['one_layer'][1]:+.3f}, "
-            f"{v['one_layer'][2]:+.3f}], two layers {v['two_layers'][0]:+.3f}, difference "
-            f"(effect size) {v['difference'][0]:+.3f} [{v['difference'][1]:+.3f}, "
-            f"{v['difference'][2]:+.3f}]"
-            for k, v in res["effect"].items()
-        )
-        + ". Criterion: the one-layer change and the difference both above 0 on their intervals"
-        + (". Failed: " + "; ".join(res["failed"]) if res["failed"] else "")
-    )
+    ev = _e3_evidence(res)
     from .._trained_verdicts import trained_scale
 
     names = dict(E3_EXPERIMENTS)

@@ -251,8 +251,7 @@ def retrieval_floor(ctx: Context, cid):
         f"{sp.sstr(c.expr('floor_unit_readout'))} is attained by the extremal row (one logit at "
         f"B, the rest at -B) in {n_ext - sum(r['family'] == 'extremal' for r in unit_bad)}/"
         f"{n_ext} (B, L) cells (relative difference <= {_UNIT_TOL:g}) and no random bounded row "
-        f"falls below it (64 per cell)"
-        + (f": FAILS at {unit_bad[0]}" if unit_bad else "")
+        f"falls below it (64 per cell)" + (f": FAILS at {unit_bad[0]}" if unit_bad else "")
     )
     if unit_bad and worst >= 1 - tol:  # the floor holds; the unit read-out's does not
         wit = unit_bad[0]
