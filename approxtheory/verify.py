@@ -633,6 +633,7 @@ def _run_with_results(opts: RunOptions, results: str | Path) -> int:
             f"schema: {', '.join(sorted(SCHEMAS))})"
         )
     with using_results(ids[0], results):
+        _judge_first(ids[0], results, opts)
         rc = run_verify(
             profile=opts.profile,
             only=ids,
@@ -648,10 +649,30 @@ def _run_with_results(opts: RunOptions, results: str | Path) -> int:
     return rc
 
 
+def _judge_first(cid: str, results, opts: RunOptions) -> None:
+    """The given rows judged once before anything is printed or written: rows the check cannot
+    judge are bad input (one line, exit 2, no progress lines and no report), whatever
+    ``--quiet`` says. Judging given rows trains nothing, so the second pass (the run proper,
+    which writes the report) costs as little."""
+    from .proofs_check import Context, run_check
+
+    try:
+        run_check(cid, Context(profile=opts.profile, seed=opts.seed))
+    except ApproxTheoryError:
+        raise
+    except Exception as e:  # noqa: BLE001  (the rows, not the code: see the message)
+        raise ApproxTheoryError(
+            f"--results {str(results)!r}: {cid}'s check cannot judge these rows "
+            f"({type(e).__name__}: {str(e)[:160]}): they pass the schema but lack a "
+            "configuration its criterion compares (e.g. the same seeds and T at every head "
+            f"count); see `approxtheory verify --results-schema {cid}`"
+        ) from None
+
+
 def _refuse_unjudged(cid: str, results, out: Path) -> None:
     """Rows that pass the schema but that the check cannot judge (it crashed on them: a
     configuration its criterion compares is missing) are bad input: one line, whatever
-    ``--quiet`` says (issue 43)."""
+    ``--quiet`` says."""
     from .io import read_json_entry
 
     data = read_json_entry(out / "verdicts.json")

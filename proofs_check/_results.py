@@ -205,6 +205,7 @@ def _rows(s: ResultsSchema, claim: str, text: str, shown: str) -> dict[str, tupl
                 raise ConfigError(f"{shown}, line {i}: column {col!r} is empty")
             elif col in s.defaults:
                 row[col] = s.defaults[col]
+        _check_intervals(row, i, shown)
         try:
             name = s.route(row)
         except (KeyError, ValueError) as e:
@@ -214,6 +215,21 @@ def _rows(s: ResultsSchema, claim: str, text: str, shown: str) -> dict[str, tupl
     if not n:
         raise ConfigError(f"--results {shown!r}: a header but no rows")
     return {k: tuple(v) for k, v in groups.items()}
+
+
+def _check_intervals(row: dict, line: int, shown: str) -> None:
+    """An interval given as ``X_lo``/``X_hi`` columns must be ordered (``nmse_lo`` above
+    ``nmse_hi`` is a swapped pair, not a measurement). Whether the row's value lies inside is
+    not asked: the interval may be over seeds or of a mean, and one seed's value can lie out."""
+    for col, lo in row.items():
+        if not col.endswith("_lo") or f"{col[:-3]}_hi" not in row:
+            continue
+        base, hi = col[:-3], row[f"{col[:-3]}_hi"]
+        if lo > hi:
+            raise ConfigError(
+                f"{shown}, line {line}: {col} = {lo:g} is above {base}_hi = {hi:g} (an interval "
+                "runs from its lower to its upper end)"
+            )
 
 
 _ACTIVE: dict | None = None

@@ -455,8 +455,21 @@ def test_results_the_check_cannot_judge(tmp_path, capsys, quiet):
     last = err.strip().splitlines()[-1]
     assert last.startswith("approxtheory: error: --results") and "cannot judge these rows" in last
     assert "--results-schema HC-P8" in last
-    if quiet:
-        assert err.count("\n") == 1, err
+    assert err.count("\n") == 1, err  # no progress lines before it, --quiet or not
+    assert not (tmp_path / "rep").exists()  # and no report of a run that judged nothing
+
+
+def test_results_interval_the_wrong_way_round_is_refused(tmp_path, capsys):
+    p = _csv(tmp_path, "D,h1,h2,T,val_nmse,nmse_lo,nmse_hi\n2,2,2,64,0.1,0.5,0.01\n")
+    argv = ["verify", "--only", "IF-P3", "--out", tmp_path / "rep", "--quiet", "--results", p]
+    assert "nmse_lo = 0.5 is above nmse_hi = 0.01" in cli_error(argv, capsys)
+
+
+@pytest.mark.parametrize("fraction", ["0.0001", "0", "1.5"])
+def test_bench_gated_fraction_below_a_recipe_is_refused_by_its_option(capsys, fraction):
+    err = cli_error(["bench", "train", "--gated", "--fraction", fraction], capsys)
+    assert err.startswith("approxtheory: error: --fraction must be a number from")
+    assert "decay_steps" not in err
 
 
 # ------------------------------------------------------------------------- the reader itself

@@ -29,7 +29,7 @@ import math
 import os
 import time
 
-__all__ = ["bench_gated", "BEFORE", "AFTER", "GOAL"]
+__all__ = ["bench_gated", "BEFORE", "AFTER", "GOAL", "MIN_FRACTION"]
 
 GOAL = 3.0
 BASE = {"D": 4, "heads": 4, "head_dim": 8, "hidden": 32, "collisions": 0}
@@ -68,6 +68,11 @@ def _scaled(arm: dict, fraction: float) -> dict:
         if "decay" in out and out["decay"] <= out.get("warmup", 0):
             out["decay"] = out.get("warmup", 0) + 1
     return out
+
+
+#: the smallest ``fraction`` that leaves each recipe a warm-up below its decay and both within
+#: its steps (three steps of the shortest recipe)
+MIN_FRACTION = 3 / min(arm["steps"] for arm in (BEFORE, AFTER))
 
 
 def _gate(row: dict, T: int) -> tuple[bool, list]:
@@ -140,8 +145,11 @@ def bench_gated(Ts=(8, 16), seeds=(0, 1), fraction: float = 1.0, progress=None) 
     per model (the runner's)."""
     from ..errors import ConfigError
 
-    if not (isinstance(fraction, float) and 0 < fraction <= 1):
-        raise ConfigError(f"fraction must be a number in (0, 1] (got {fraction!r})")
+    if not (isinstance(fraction, float) and MIN_FRACTION <= fraction <= 1):
+        raise ConfigError(
+            f"fraction must be a number from {MIN_FRACTION:g} (three steps of the shortest "
+            f"recipe) to 1 (got {fraction!r})"
+        )
     load0 = os.getloadavg()
     rows = []
     for T in Ts:

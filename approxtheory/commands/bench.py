@@ -292,15 +292,21 @@ def _say_frontier(f: dict) -> None:
 
 
 def _fraction(text: str) -> float:
-    """``--fraction``: a number in (0, 1], else argparse's one-line error."""
+    """``--fraction``: a number from :data:`~approxtheory.bench.gated.MIN_FRACTION` to 1, else
+    argparse's one-line error."""
     import argparse
+
+    from ..bench.gated import MIN_FRACTION
 
     try:
         v = float(text)
     except ValueError:
         v = math.nan
-    if not (0 < v <= 1):
-        raise argparse.ArgumentTypeError(f"must be a number in (0, 1] (got {text!r})")
+    if not (MIN_FRACTION <= v <= 1):
+        raise argparse.ArgumentTypeError(
+            f"must be a number from {MIN_FRACTION:g} (three steps of the shortest recipe) to 1 "
+            f"(got {text!r})"
+        )
     return v
 
 
