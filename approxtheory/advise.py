@@ -1,5 +1,5 @@
-"""A head and width allocation per layer, derived from the five papers, every decision cited
-(issue 47): :func:`allocate` returns an :class:`Allocation`.
+"""A head and width allocation per layer, derived from the five papers, every decision cited:
+:func:`allocate` returns an :class:`Allocation`.
 
 Example::
 

@@ -1,4 +1,4 @@
-"""Paired training of the advice's candidates on a surrogate task (issue 47, ``advise --train``):
+"""Paired training of the advice's candidates on a surrogate task (``advise --train``):
 :func:`validate` an :class:`~approxtheory.advise.Allocation` -> a :class:`Validation`.
 
 The claims behind the head-count floor are about the generalized D-retrieval task (head count

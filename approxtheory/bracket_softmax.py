@@ -1,4 +1,4 @@
-"""Certified bracket of the sup error for one-layer softmax retrieval heads, at any T (issue 30).
+"""Certified bracket of the sup error for one-layer softmax retrieval heads, at any T.
 
 Example::
 

@@ -1,4 +1,4 @@
-"""The one reader of files that come from elsewhere (issue 43): model directories' config.json
+"""The one reader of files that come from elsewhere: model directories' config.json
 and safetensors files, results CSVs, export sources.
 
 Every reader here refuses with a typed :class:`~approxtheory.errors.ConfigError` (one line, exit

@@ -1,4 +1,4 @@
-"""Local Hugging Face model directories, read as foreign files (issue 43): ``config.json``
+"""Local Hugging Face model directories, read as foreign files: ``config.json``
 typed and range-checked field by field, every ``*.safetensors`` header checked against its file,
 and the memory of the model that loading would build estimated and refused
 (:func:`approxtheory.resources.require`) before ``transformers`` is imported.

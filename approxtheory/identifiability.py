@@ -583,7 +583,7 @@ def predicted_unidentified_dim(cfg: AttentionConfig) -> int:
     if cfg.bias:
         # inert key biases + value biases aliased with b_O (C per KV head). Under RoPE the key
         # bias is rotated with the key's position, so only its unrotated D - D_r entries stay
-        # inert (measured: issue 29, Llama GQA + RoPE + biases, and the shared layer)
+        # inert (measured: Llama GQA + RoPE + biases, and the shared layer)
         U += G * (D - cfg.rope_dims) + G * C
     return int(U)
 

@@ -1,4 +1,4 @@
-"""Identifiability of foreign attention modules (issue 29 items 2 and 3).
+"""Identifiability of foreign attention modules.
 
 :func:`of_module` measures P - rank J of one attention module's float64 outputs on generic
 inputs with respect to all its parameters, for ``torch.nn.MultiheadAttention``, Hugging Face
@@ -16,7 +16,7 @@ the shared model's :class:`~approxtheory.model.Attention`, also accepted by :fun
 config.json read and checked before anything large is loaded). :func:`gpt2_structured` certifies
 the rank of a causal GPT-2 layer at sizes the dense Jacobian cannot reach (see its docstring).
 
-Measured frontier (issue 29 item 3, random GPT-2 layers, this 2-core machine): the full
+Measured frontier (random GPT-2 layers, this 2-core machine): the full
 structured certificate closes at E = 16, 32, 64 (0.8 s, 7.7 s, 92 s on a loaded machine); at
 GPT-2 small (E = 768, H = 12, P = 2,362,368) it certifies only rank J <= 2,262,528 (the gauge
 family, by JVP) and rank J >= 1,131,264 (the value/output half through K, 12,304 x 9,217), i.e.
@@ -949,8 +949,8 @@ def gpt2_structured(
 
 def bench_rows(widths=(16, 32, 64), heads: int = 4, seed: int = 0) -> list[dict]:
     """Time and peak memory of :func:`gpt2_structured` (and of the dense :func:`of_module` where
-    P <= 5,000) on random causal GPT-2 layers of widths ``widths``: the cost curve of issue 29
-    item 3. Times are informational; nothing decided depends on them."""
+    P <= 5,000) on random causal GPT-2 layers of widths ``widths``: the cost curve.
+    Times are informational; nothing decided depends on them."""
     import resource
 
     from transformers import GPT2Config

@@ -1,5 +1,5 @@
 """Export a construction or a :class:`~approxtheory.model.Transformer` to TransformerLens 4 and to
-Hugging Face ``transformers``, with a parity report (issue 29 item 1).
+Hugging Face ``transformers``, with a parity report.
 
 Example (needs the optional ``transformer-lens`` package)::
 

@@ -190,7 +190,7 @@ def _scale(r: dict) -> str:
 
 
 def certified_note(r: dict) -> str:
-    """What a record's certified upper bracket says in a few words (issue 30): "certified"
+    """What a record's certified upper bracket says in a few words: "certified"
     when it is verified-numeric and every bracketed grid cell's certified bound is at or below
     the claimed bound, "certified in k of n cells (the rest search-based only)" when only some
     are, "search-based only" when a bracket was computed but certified none; "" when the

@@ -252,7 +252,7 @@ _option_stack: list[bool] = []  # stack of memory_option() contexts
 @contextlib.contextmanager
 def memory_option(present: bool) -> Iterator[None]:
     """Whether the command running inside the block has a ``--max-memory`` option: a refusal
-    advises it only then (the CLI enters this around every command; issue 43)."""
+    advises it only then (the CLI enters this around every command)."""
     _option_stack.append(bool(present))
     try:
         yield

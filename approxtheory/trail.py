@@ -1,4 +1,4 @@
-"""One claim's trail through the four registries (issue 27, item 1): its catalogue entry, its
+"""One claim's trail through the four registries: its catalogue entry, its
 check, the constructions that realise it, the experiments that train for it and the files a
 ``verify`` run writes for it, each with a file path relative to the repository.
 

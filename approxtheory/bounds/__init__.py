@@ -142,7 +142,7 @@ or a finite one raises :class:`~approxtheory.errors.ConfigError` naming those su
 
 from __future__ import annotations
 
-# the package, split by what the code is about (issue 27): affine forms (_af), input validation
+# the package, split by what the code is about: affine forms (_af), input validation
 # (_inputs), softmax pieces (softmax), the coupled ratio bound (ratio), FFN/MLP CROWN (mlp), the
 # layers on affine forms (forward), targets (targets), model-minus-target error bounds (error),
 # and the branch-and-bound driver (bracket)

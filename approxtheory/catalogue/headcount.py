@@ -522,7 +522,7 @@ P.claim(
 )
 
 # ---------------------------------------------------------------------------------------------
-# Claims of the digest that had no entry (issue 24, "the claims still missing").
+# Claims of the digest that had no entry (the claims still missing).
 P.claim(
     "HC-R2",
     section="§3 Theorem 2, Remark (2)",

@@ -349,7 +349,7 @@ P.claim(
     depends_on=("ID-S5.1", "ID-S5.2", "ID-L5.1"),
 )
 
-# ---- claims of the paper's §5 figures and §7 remarks (issue 24) ----------------------------------
+# ---- claims of the paper's §5 figures and §7 remarks ---------------------------------------------
 _identified = sp.simplify(1 - _ratio(U_mha, P_mha, split))  # 1 - 1/(2H)
 P.claim(
     "ID-F1",

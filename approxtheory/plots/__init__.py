@@ -1,4 +1,4 @@
-"""Plots drawn from the CSV files only, each saying one thing (issue 28 item 2).
+"""Plots drawn from the CSV files only, each saying one thing.
 
 :func:`plot_from_csv` reads a tidy CSV and a plot spec (``x``, ``y``, optional ``bound``,
 ``group``, ``title``, ``xlabel``, ``ylabel``, ``logx``, ``logy``) and plans the figure from the
