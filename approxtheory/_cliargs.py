@@ -3,7 +3,8 @@
 Each takes the option's text and returns the parsed value or raises
 :class:`argparse.ArgumentTypeError`, which the CLI reports as one line,
 ``approxtheory: error: --seed must be an integer >= 0 (got '-1')``, and exit code 2. The same
-checks serve hand-parsed options (``construct``'s knobs) through :func:`check`.
+checks serve hand-parsed options (``construct``'s knobs) through :func:`check`; :func:`add_json`,
+:func:`add_threads` and :func:`add_seed` add the options many commands share, worded alike.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ __all__ = [
     "readable_file",
     "mem_size",
     "check",
+    "add_json",
+    "add_threads",
+    "add_seed",
 ]
 
 _Err = argparse.ArgumentTypeError
@@ -233,3 +237,24 @@ def check(parse, option: str, text):
         return parse(text)
     except _Err as e:
         raise ConfigError(f"{option} {e}") from None
+
+
+def add_json(p) -> None:
+    """The ``--json`` flag: machine-readable output."""
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def add_threads(p, default: int, note: str = "") -> None:
+    """``--threads``: torch threads from 1 to :data:`MAX_THREADS` (``default``; ``note`` is said
+    after it in the help)."""
+    p.add_argument(
+        "--threads",
+        type=threads,
+        default=default,
+        help=f"torch threads, {THREADS_HELP} (default {default}{note})",
+    )
+
+
+def add_seed(p, of: str) -> None:
+    """``--seed`` (default 0), the seed ``of`` what, with the range :func:`seed` accepts."""
+    p.add_argument("--seed", type=seed, default=0, help=f"seed of {of}: {SEED_HELP}")

@@ -1,5 +1,6 @@
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # `CI=true` makes Hypothesis load its built-in "ci" profile; we only register "dev" and load it
@@ -14,3 +15,24 @@ if os.environ.get("HYPOTHESIS_PROFILE"):
     settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
 elif not os.environ.get("CI"):
     settings.load_profile("dev")
+
+
+@pytest.fixture
+def fake_check(monkeypatch):
+    """Register throwaway claim checks, ``make(cid, verdict_fn, mutants=None)`` (a check of that
+    id already registered is restored afterwards, a new one removed)."""
+    from approxtheory.proofs_check import CHECKS, MUTANTS, _core
+
+    added = []
+
+    def make(cid, verdict_fn, mutants=None):
+        monkeypatch.setitem(CHECKS, cid, None)
+        del CHECKS[cid]
+        _core.check(cid, mutants=mutants)(verdict_fn)
+        added.append(cid)
+        return CHECKS[cid]
+
+    yield make
+    for cid in added:
+        CHECKS.pop(cid, None)
+        MUTANTS.pop(cid, None)

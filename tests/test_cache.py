@@ -181,15 +181,7 @@ def test_a_fifo_in_place_of_a_verify_cache_entry_does_not_hang(verify_cache, tmp
     for p in entries:
         p.unlink()
         os.mkfifo(p)
-    r = subprocess.run(
-        [sys.executable, "-m", "approxtheory", "verify", "--only", *VERIFY3, "--out", str(out)],
-        cwd=ROOT,
-        timeout=300,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-    )
-    assert r.returncode == 0, r.stderr
+    _verify_in_a_subprocess("--only", *VERIFY3, "--out", str(out))
     # another process may see a source tree edited meanwhile (other keys): compare as the
     # fresh-process test does, and check the entries under the keys that process used
     verdicts = json.loads((out / "verdicts.json").read_text())["verdicts"]
@@ -389,20 +381,10 @@ def _strip_code_identity(data: bytes) -> bytes:
     return json.dumps(d, sort_keys=True).encode()
 
 
-def test_verify_in_a_fresh_process_gives_the_same_results(fresh, tmp_path):
+def _verify_in_a_subprocess(*args: str) -> None:
+    """``approxtheory verify ARGS`` in a fresh process (one OpenMP thread); it must exit 0."""
     r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "approxtheory",
-            "verify",
-            "--only",
-            *FAST,
-            "--out",
-            str(tmp_path),
-            "--quiet",
-            "--no-cache",
-        ],
+        [sys.executable, "-m", "approxtheory", "verify", *args],
         cwd=ROOT,
         timeout=300,
         capture_output=True,
@@ -410,6 +392,10 @@ def test_verify_in_a_fresh_process_gives_the_same_results(fresh, tmp_path):
         env={**os.environ, "OMP_NUM_THREADS": "1"},
     )
     assert r.returncode == 0, r.stderr
+
+
+def test_verify_in_a_fresh_process_gives_the_same_results(fresh, tmp_path):
+    _verify_in_a_subprocess("--only", *FAST, "--out", str(tmp_path), "--quiet", "--no-cache")
     other = snapshot(tmp_path)
     assert other.keys() == fresh.keys()
     for k in fresh:

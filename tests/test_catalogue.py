@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import sympy as sp
+from _helpers import within_peak
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -575,20 +576,7 @@ MAX_WORK_BYTES = 64 * 2**20
 
 def _within_work_limit(call):
     """``call()``, asserting that its peak of allocated memory stays under MAX_WORK_BYTES."""
-    import tracemalloc
-
-    started = not tracemalloc.is_tracing()
-    if started:
-        tracemalloc.start()
-    tracemalloc.reset_peak()
-    base = tracemalloc.get_traced_memory()[0]
-    try:
-        return call()
-    finally:
-        peak = tracemalloc.get_traced_memory()[1] - base
-        if started:
-            tracemalloc.stop()
-        assert peak < MAX_WORK_BYTES, f"allocated {peak} bytes at its peak"
+    return within_peak(MAX_WORK_BYTES, call)
 
 
 def test_the_work_limit_can_fail():

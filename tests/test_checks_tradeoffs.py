@@ -8,6 +8,7 @@ import math
 
 import pytest
 import sympy as sp
+from _helpers import saturation_rows
 
 import approxtheory as at
 from approxtheory import catalogue
@@ -347,54 +348,34 @@ def test_r1_quick_cells_are_below_the_gate_whatever_the_template(monkeypatch, fr
 
 
 # TO-P2: the decision rule on stated rows
-def _sat_rows(E, zmax):
-    """tradeoffs_saturation-shaped rows: E[T][d] NMSE (interval ±2 %), zmax[T] logit bound."""
-    return [
-        {
-            "T": T,
-            "head_dim": d,
-            "seed": 0,
-            "steps": 10,
-            "val_nmse": e,
-            "val_nmse_lo": 0.98 * e,
-            "val_nmse_hi": 1.02 * e,
-            "logit_max": zmax[T],
-        }
-        for T, row in E.items()
-        for d, e in row.items()
-    ]
-
-
 def test_p2_decision_rule_and_false_variant():
     from approxtheory.proofs_check import tradeoffs as chk
 
     bounded = {16: 2.0, 64: 1.9}
     falls = {16: {1: 0.8, 4: 0.3, 16: 0.25}, 64: {1: 0.9, 4: 0.7, 16: 0.68}}  # G: 0.69 -> 0.24
-    v = chk.trained_saturation_verdict("TO-P2", _sat_rows(falls, bounded), "quick")
+    v = chk.trained_saturation_verdict("TO-P2", saturation_rows(falls, bounded), "quick")
     assert v.verdict == "consistent-empirical", v.evidence
     assert v.formula_note.startswith("reads no formula")
     # the false variant: G rises with T while the logits stay bounded (the digest's falsifier)
     rises = {16: falls[64], 64: falls[16]}
-    v = chk.trained_saturation_verdict("TO-P2", _sat_rows(rises, bounded), "quick")
+    v = chk.trained_saturation_verdict("TO-P2", saturation_rows(rises, bounded), "quick")
     assert v.verdict == "inconsistent" and "falsifier" in v.evidence, v.evidence
     # overlapping intervals do not pass
     same = {16: falls[16], 64: falls[16]}
-    assert chk.trained_saturation_verdict("TO-P2", _sat_rows(same, bounded), "quick").verdict == (
-        "inconsistent"
-    )
+    v = chk.trained_saturation_verdict("TO-P2", saturation_rows(same, bounded), "quick")
+    assert v.verdict == "inconsistent"
     # logits growing with T: the premise fails and the claim says nothing
-    v = chk.trained_saturation_verdict("TO-P2", _sat_rows(falls, {16: 2.0, 64: 9.0}), "quick")
+    v = chk.trained_saturation_verdict("TO-P2", saturation_rows(falls, {16: 2.0, 64: 9.0}), "quick")
     assert v.verdict == "vacuous-here", v.evidence
     # the declared mutant flips the passing verdict
     v = chk.trained_saturation_verdict(
-        "TO-P2", _sat_rows(falls, bounded), "quick", "lengths-swapped"
+        "TO-P2", saturation_rows(falls, bounded), "quick", "lengths-swapped"
     )
     assert v.verdict == "inconsistent"
     # a non-finite error is a failure
     nan = {16: {**falls[16], 16: math.nan}, 64: falls[64]}
-    assert chk.trained_saturation_verdict("TO-P2", _sat_rows(nan, bounded), "quick").verdict == (
-        "inconsistent"
-    )
+    v = chk.trained_saturation_verdict("TO-P2", saturation_rows(nan, bounded), "quick")
+    assert v.verdict == "inconsistent"
 
 
 def test_p2_and_title_are_in_the_catalogue():

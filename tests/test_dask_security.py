@@ -8,6 +8,7 @@ worker counts are capped at the cells and checked against the memory limit."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
@@ -355,20 +356,12 @@ def certs(tmp_path_factory):
         pytest.skip("no openssl command to make test certificates")
     d = tmp_path_factory.mktemp("certs")
     key = ["-newkey", "rsa:2048", "-nodes"]
-    _openssl(
-        "req",
-        "-x509",
-        *key,
-        "-days",
-        "2",
-        "-subj",
-        "/CN=ca",
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.pem",
-        cwd=d,
-    )
+
+    def self_signed(name):
+        out = ["-keyout", f"{name}.key", "-out", f"{name}.pem"]
+        _openssl("req", "-x509", *key, "-days", "2", "-subj", f"/CN={name}", *out, cwd=d)
+
+    self_signed("ca")
     _openssl("req", *key, "-subj", "/CN=node", "-keyout", "node.key", "-out", "node.csr", cwd=d)
     _openssl(
         "x509",
@@ -386,31 +379,16 @@ def certs(tmp_path_factory):
         "node.pem",
         cwd=d,
     )
-    _openssl(
-        "req",
-        "-x509",
-        *key,
-        "-days",
-        "2",
-        "-subj",
-        "/CN=rogue",
-        "-keyout",
-        "rogue.key",
-        "-out",
-        "rogue.pem",
-        cwd=d,
-    )
+    self_signed("rogue")
     return d
 
 
-@pytest.mark.filterwarnings("ignore")
-def test_tls_scheduler_accepts_the_cluster_certificate_only(certs):
-    """A scheduler with Security(require_encryption=True, ...) on loopback: the runner's client
-    with the cluster's certificate computes the cells; with a certificate the cluster's CA did
-    not sign, or none, or over tcp://, it cannot connect (a one-line ConfigError, at once: the
-    handshake is refused, well within the timeout)."""
+@contextlib.contextmanager
+def _tls_cluster(certs, processes: bool):
+    """A one-worker Dask cluster on loopback that requires TLS, every role with the cluster's
+    certificate; yields it and the (CA, certificate, key) files, and closes it."""
     pytest.importorskip("distributed")
-    from distributed import Client, LocalCluster
+    from distributed import LocalCluster
     from distributed.security import Security
 
     ca, cert, key = (str(certs / n) for n in ("ca.pem", "node.pem", "node.key"))
@@ -426,13 +404,28 @@ def test_tls_scheduler_accepts_the_cluster_certificate_only(certs):
     cluster = LocalCluster(
         n_workers=1,
         threads_per_worker=1,
-        processes=False,
+        processes=processes,
         protocol="tls",
         host="127.0.0.1",
         security=sec,
         dashboard_address=None,
     )
     try:
+        yield cluster, (ca, cert, key)
+    finally:
+        cluster.close()
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_tls_scheduler_accepts_the_cluster_certificate_only(certs):
+    """A scheduler with Security(require_encryption=True, ...) on loopback: the runner's client
+    with the cluster's certificate computes the cells; with a certificate the cluster's CA did
+    not sign, or none, or over tcp://, it cannot connect (a one-line ConfigError, at once: the
+    handshake is refused, well within the timeout)."""
+    pytest.importorskip("distributed")
+    from distributed import Client
+
+    with _tls_cluster(certs, processes=False) as (cluster, (ca, cert, key)):
         addr = cluster.scheduler_address
         assert addr.startswith("tls://127.0.0.1:")
         run = compute_cells(square_cell, CFGS, executor="dask", scheduler=addr, tls=(ca, cert, key))
@@ -455,39 +448,14 @@ def test_tls_scheduler_accepts_the_cluster_certificate_only(certs):
         for bare in (addr, addr.replace("tls://", "tcp://")):  # Dask's own client, no certificate
             with pytest.raises(Exception):  # noqa: B017, PT011  (Dask's errors vary)
                 Client(bare, timeout=20).close()
-    finally:
-        cluster.close()
 
 
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore")
 def test_cli_tls_run_matches_the_inprocess_csv(certs, tmp_path, capsys):
     """`experiment run ... --scheduler tls://... --tls-*` as a command: the in-process CSV."""
-    pytest.importorskip("distributed")
-    from distributed import LocalCluster
-    from distributed.security import Security
-
-    ca, cert, key = (str(certs / n) for n in ("ca.pem", "node.pem", "node.key"))
-    sec = Security(
-        require_encryption=True,
-        tls_ca_file=ca,
-        **{
-            f"tls_{role}_{kind}": path
-            for role in ("scheduler", "worker", "client")
-            for kind, path in (("cert", cert), ("key", key))
-        },
-    )
-    cluster = LocalCluster(
-        n_workers=1,
-        threads_per_worker=1,
-        processes=True,
-        protocol="tls",
-        host="127.0.0.1",
-        security=sec,
-        dashboard_address=None,
-    )
     base = ["run", "softmax_beta_sweep", "--set", "T=2", "--quiet", "--out"]
-    try:
+    with _tls_cluster(certs, processes=True) as (cluster, (ca, cert, key)):
         assert _cli([*base, tmp_path / "ref"], capsys)[0] == 0
         tls = ["--tls-ca-file", ca, "--tls-cert", cert, "--tls-key", key]
         args = [
@@ -500,7 +468,5 @@ def test_cli_tls_run_matches_the_inprocess_csv(certs, tmp_path, capsys):
         ]
         code, out, err = _cli([*args, *tls], capsys)
         assert code == 0, err
-    finally:
-        cluster.close()
     csv = "softmax_beta_sweep/quick.csv"
     assert (tmp_path / "d" / csv).read_bytes() == (tmp_path / "ref" / csv).read_bytes()

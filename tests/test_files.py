@@ -299,21 +299,6 @@ def test_markdown_text_is_escaped():
     assert _md_code("a|b\nc") == "`a\\|b c`"
 
 
-def test_plot_from_csv_tolerates_missing_columns_and_mixed_x(tmp_path):
-    from approxtheory.report import plot_from_csv, write_csv
-
-    p = write_csv(
-        tmp_path / "d.csv", [{"T": 1.0, "e": 0.5, "g": "a"}, {"T": "n/a", "e": 0.4}, {"e": 0.3}]
-    )
-    for spec in (
-        {"x": "T", "y": ["e"], "group": "g", "bound": "missing"},
-        {"x": "missing", "y": ["e"], "group": "missing"},
-        {"x": "g", "y": ["e", "missing"]},
-    ):
-        out = plot_from_csv(p, spec, tmp_path / "p.png")
-        assert out.stat().st_size > 0
-
-
 @needs_posix
 def test_source_fingerprint_does_not_open_a_fifo_named_py(tmp_path):
     (tmp_path / "a.py").write_text("x = 1\n")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from _helpers import saturation_rows
 
 from approxtheory.proofs_check import Context, run_check
 from approxtheory.proofs_check import _rows as rows_reader
@@ -415,36 +416,16 @@ def test_to_r3_trained_base_decides_untrained_base_does_not(monkeypatch):
 P2_DIGEST = {16: {1: 0.768, 8: 0.241}, 32: {1: 0.826, 8: 0.458}, 128: {1: 0.928, 8: 0.632}}
 
 
-def _sat(E, zmax):
-    rows = []
-    for T, row in E.items():
-        for d, e in row.items():
-            rows.append(
-                {
-                    "T": T,
-                    "head_dim": d,
-                    "seed": 0,
-                    "steps": 10,
-                    "val_nmse": e,
-                    "val_nmse_lo": 0.98 * e,
-                    "val_nmse_hi": 1.02 * e,
-                    "logit_max": zmax[T],
-                }
-            )
-    return rows
-
-
 def test_to_p2_criterion_accepts_the_digests_own_table():
     """The only numbers the digest gives for the saturation claim (its B = 1 construction,
     logits bounded by construction): G falls with T, consistent; the table reversed in T (G
     rising with bounded logits, the digest's falsifier): inconsistent."""
     bounded = {T: 1.0 for T in P2_DIGEST}
-    v = toc.trained_saturation_verdict("TO-P2", _sat(P2_DIGEST, bounded), "quick")
+    v = toc.trained_saturation_verdict("TO-P2", saturation_rows(P2_DIGEST, bounded), "quick")
     assert v.verdict == "consistent-empirical", v.evidence
     rev = dict(zip(sorted(P2_DIGEST), (P2_DIGEST[T] for T in sorted(P2_DIGEST, reverse=True))))
-    assert toc.trained_saturation_verdict("TO-P2", _sat(rev, bounded), "quick").verdict == (
-        "inconsistent"
-    )
+    v = toc.trained_saturation_verdict("TO-P2", saturation_rows(rev, bounded), "quick")
+    assert v.verdict == "inconsistent"
 
 
 def test_to_p2_gate_reads_the_shortest_t_only(monkeypatch):
@@ -453,14 +434,14 @@ def test_to_p2_gate_reads_the_shortest_t_only(monkeypatch):
     longer T; the gate asks for a trained head at the shortest T (the quick run: 3.7e-4)."""
     bounded = {T: 1.0 for T in P2_DIGEST}
     falls = {16: {1: 0.2, 8: 3e-4}, 32: P2_DIGEST[32], 128: P2_DIGEST[128]}
-    _fake_to(monkeypatch, {"tradeoffs_saturation": _sat(falls, bounded)})
+    _fake_to(monkeypatch, {"tradeoffs_saturation": saturation_rows(falls, bounded)})
     v = _scaled(run_check("TO-P2", Context()), "tradeoffs_saturation")
     assert v.verdict == "consistent-empirical", v.evidence
     rises = {16: {1: 0.2, 8: 5e-3}, 32: P2_DIGEST[32], 128: {1: 0.9, 8: 3e-4}}
-    _fake_to(monkeypatch, {"tradeoffs_saturation": _sat(rises, bounded)})
+    _fake_to(monkeypatch, {"tradeoffs_saturation": saturation_rows(rises, bounded)})
     assert run_check("TO-P2", Context()).verdict == "inconsistent"
     untrained = {**falls, 16: {1: 0.8, 8: 0.24}}
-    _fake_to(monkeypatch, {"tradeoffs_saturation": _sat(untrained, bounded)})
+    _fake_to(monkeypatch, {"tradeoffs_saturation": saturation_rows(untrained, bounded)})
     v = _scaled(run_check("TO-P2", Context()), "tradeoffs_saturation")
     assert v.verdict == "not-checkable" and "T = 16" in v.evidence
 

@@ -189,24 +189,6 @@ def test_hc_t2b_is_not_verified_as_a_lower_bound(mutant_run):
 # ------------------------------------------------------------------------------ the framework
 
 
-@pytest.fixture
-def fake_check(monkeypatch):
-    """Register a throwaway claim check (restored afterwards)."""
-    added = []
-
-    def make(cid, verdict_fn, mutants=None):
-        monkeypatch.setitem(CHECKS, cid, None)
-        del CHECKS[cid]
-        _core.check(cid, mutants=mutants)(verdict_fn)
-        added.append(cid)
-        return CHECKS[cid]
-
-    yield make
-    for cid in added:
-        CHECKS.pop(cid, None)
-        MUTANTS.pop(cid, None)
-
-
 def test_a_check_without_mutants_cannot_be_verified(fake_check):
     def fn(ctx, cid):
         return Verdict(cid, "verified-numeric", "all good", scope="full")

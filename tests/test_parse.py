@@ -5,10 +5,10 @@ import decimal
 import fractions
 import math
 import re
-import tracemalloc
 
 import pytest
 import sympy as sp
+from _helpers import within_peak
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -145,18 +145,7 @@ MAX_PARSE_BYTES = 8 * 2**20
 
 def _within_work_limit(fn, *args):
     """``fn(*args)``, asserting that its peak of allocated memory stays under MAX_PARSE_BYTES."""
-    started = not tracemalloc.is_tracing()
-    if started:
-        tracemalloc.start()
-    tracemalloc.reset_peak()
-    base = tracemalloc.get_traced_memory()[0]
-    try:
-        return fn(*args)
-    finally:
-        peak = tracemalloc.get_traced_memory()[1] - base
-        if started:
-            tracemalloc.stop()
-        assert peak < MAX_PARSE_BYTES, f"parsing {args!r} allocated {peak} bytes at its peak"
+    return within_peak(MAX_PARSE_BYTES, lambda: fn(*args), f"parsing {args!r} ")
 
 
 def test_the_work_limit_can_fail():

@@ -164,35 +164,15 @@ def test_same_csv_same_bytes_and_no_metadata(tmp_path):
     b = plot_from_csv(p, P8_SPEC, tmp_path / "b.png").read_bytes()
     assert a == b
     assert b"matplotlib" not in a.lower() and b"Software" not in a
-    s1 = plots.slope_plot(
-        [
-            {
-                "label": "sup error vs q",
-                "fitted": -0.4998,
-                "lo": -0.5,
-                "hi": -0.4996,
-                "predicted": -0.5,
-            }
-        ],
-        "t",
-        tmp_path / "s1.png",
-    ).read_bytes()
-    assert (
-        s1
-        == plots.slope_plot(
-            [
-                {
-                    "label": "sup error vs q",
-                    "fitted": -0.4998,
-                    "lo": -0.5,
-                    "hi": -0.4996,
-                    "predicted": -0.5,
-                }
-            ],
-            "t",
-            tmp_path / "s2.png",
-        ).read_bytes()
-    )
+    slope = {
+        "label": "sup error vs q",
+        "fitted": -0.4998,
+        "lo": -0.5,
+        "hi": -0.4996,
+        "predicted": -0.5,
+    }
+    s1, s2 = (plots.slope_plot([dict(slope)], "t", tmp_path / f"s{i}.png") for i in (1, 2))
+    assert s1.read_bytes() == s2.read_bytes()
 
 
 def test_tick_labels_are_thinned_until_they_do_not_overlap():

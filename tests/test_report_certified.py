@@ -6,6 +6,7 @@ every cell is; record text is escaped."""
 from __future__ import annotations
 
 import pytest
+from _helpers import record
 
 from approxtheory.report import (
     certified_counts,
@@ -21,27 +22,7 @@ HOSTILE = "T=4 | <script>alert(1)</script>"
 
 
 def _rec(claim, verdict="verified-numeric", certified=None):
-    return {
-        "claim": claim,
-        "paper": "1111.0001",
-        "verdict": verdict,
-        "evidence": "checked.",
-        "scope": "full",
-        "statement": f"statement of {claim}",
-        "provenance": "stated",
-        "falsified_by": [],
-        "mutants": [],
-        "plots": [],
-        "csv": [],
-        "slopes": [],
-        "witness": None,
-        "measured": None,
-        "claimed": None,
-        "slack": None,
-        "slack_note": "",
-        "scale": None,
-        "certified": certified,
-    }
+    return record(claim, "1111.0001", verdict, certified=certified)
 
 
 def _cert(ok2: bool, bracketed2: bool = True):

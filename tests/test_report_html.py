@@ -13,6 +13,7 @@ from html.parser import HTMLParser
 
 import pytest
 import sympy as sp
+from _helpers import record
 
 import approxtheory as at
 from approxtheory import report
@@ -34,37 +35,12 @@ HOSTILE = "a | b `c` <script>alert(1)</script>\n| injected | row |\r\n[x](javasc
 META = {"profile": "quick", "seed": 0, "version": "0.1.0", "git": "abc1234", "wall_s": 1.5}
 
 
-def _rec(claim, paper, verdict, evidence="checked.", scope="full", **kw):
-    r = {
-        "claim": claim,
-        "paper": paper,
-        "verdict": verdict,
-        "evidence": evidence,
-        "scope": scope,
-        "statement": f"statement of {claim}",
-        "provenance": "stated",
-        "falsified_by": [],
-        "mutants": [],
-        "plots": [],
-        "csv": [],
-        "slopes": [],
-        "witness": None,
-        "measured": None,
-        "claimed": None,
-        "slack": None,
-        "slack_note": "",
-        "scale": None,
-    }
-    r.update(kw)
-    return r
-
-
 @pytest.fixture
 def records():
     """Catalogue order with the findings in the middle and at the end, three papers, every
     kind of figure."""
     return [
-        _rec(
+        record(
             "HC-A",
             "1111.0001",
             "verified-numeric",
@@ -72,7 +48,7 @@ def records():
             measured=0.12345678901234567,
             slack=2.5,
         ),
-        _rec(
+        record(
             "HC-B",
             "1111.0001",
             "consistent-empirical",
@@ -89,7 +65,7 @@ def records():
                 }
             ],
         ),
-        _rec(
+        record(
             "TO-A",
             "2222.0002",
             "refuted",
@@ -99,8 +75,8 @@ def records():
             witness=[1.0, 1.0, 0.0, 0.0],
             slack=0.0004905059215619231,
         ),
-        _rec("TO-B", "2222.0002", "verified-symbolic", scope="surrogate: a stand-in"),
-        _rec(
+        record("TO-B", "2222.0002", "verified-symbolic", scope="surrogate: a stand-in"),
+        record(
             "IF-A",
             "3333.0003",
             "not-checkable",
@@ -115,14 +91,14 @@ def records():
                 }
             },
         ),
-        _rec(
+        record(
             "IF-B",
             "3333.0003",
             "inconsistent",
             evidence="the fitted slope -0.62 is outside the predicted -1 interval",
             witness={"T": 64, "beta": 100.0},
         ),
-        _rec("IF-C", "3333.0003", "refuted", evidence="a second refutation", measured=2.0),
+        record("IF-C", "3333.0003", "refuted", evidence="a second refutation", measured=2.0),
     ]
 
 
@@ -249,13 +225,16 @@ def test_the_findings_come_first_with_a_one_line_reason(records):
 
 
 def test_no_findings_says_so():
-    recs = [_rec("HC-A", "1", "verified-numeric")]
+    recs = [record("HC-A", "1", "verified-numeric")]
     assert "No claim is refuted" in render_html(recs, META)
     assert "No claim is refuted" in render_markdown(recs, META)
 
 
 def test_every_row_has_a_unique_permalink(records):
-    recs = records + [_rec("HC-A", "1111.0001", "verified-numeric"), _rec("a b/c", "x", "error")]
+    recs = records + [
+        record("HC-A", "1111.0001", "verified-numeric"),
+        record("a b/c", "x", "error"),
+    ]
     page = _Page(render_html(recs, META))
     ids = [a["id"] for a in page.rows()]
     assert len(set(ids)) == len(ids) == len(recs)
@@ -333,7 +312,7 @@ def test_keeps_scale_slack_mutant_and_falsified_columns(records):
 def test_formulas_render_as_mathml_without_a_network():
     claims = at.claims()
     fm = formulas_of(claims)
-    recs = [_rec(c.id, c.paper, "verified-numeric") for c in claims]
+    recs = [record(c.id, c.paper, "verified-numeric") for c in claims]
     text = render_html(recs, META, formulas=fm)
     page = _Page(text)
     n_expr = sum(len(c.expressions) for c in claims)
@@ -363,7 +342,7 @@ def test_mathml_is_only_plain_mathml():
     assert not safe_mathml("<math><mi>a&b</mi></math>")
     # a formula sympy cannot give as MathML falls back to escaped text
     text = render_html(
-        [_rec("X-1", "p", "refuted")],
+        [record("X-1", "p", "refuted")],
         META,
         formulas={"X-1": {"expressions": {"f": "<b>not sympy</b>"}, "regime": []}},
     )
@@ -373,7 +352,7 @@ def test_mathml_is_only_plain_mathml():
 def test_record_text_is_escaped_and_the_script_is_static(records):
     hostile = [
         {
-            **_rec(
+            **record(
                 HOSTILE,
                 HOSTILE,
                 "refuted",
@@ -444,10 +423,10 @@ def test_filters_are_the_records_values(records):
 
 def test_slack_sorts_as_a_number_in_the_page():
     recs = [
-        _rec("A-1", "p", "refuted", slack=float("inf")),
-        _rec("A-2", "p", "refuted", slack=float("nan")),
-        _rec("A-3", "p", "refuted", slack=0.5),
-        _rec("A-4", "p", "refuted"),
+        record("A-1", "p", "refuted", slack=float("inf")),
+        record("A-2", "p", "refuted", slack=float("nan")),
+        record("A-3", "p", "refuted", slack=0.5),
+        record("A-4", "p", "refuted"),
     ]
     page = _Page(render_html(recs, META))
     assert [a["data-slack"] for a in page.rows()] == ["Infinity", "", "0.5", ""]

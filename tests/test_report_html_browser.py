@@ -12,6 +12,7 @@ is absent. Install: ``apt-get install -y chromium`` and ``pip install playwright
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import os
 import shutil
@@ -23,6 +24,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+from _helpers import record
 
 import approxtheory as at
 from approxtheory.cli import main
@@ -56,31 +58,6 @@ ARGS = [
 HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(2)>\"'</"
 
 
-def _rec(claim, paper, verdict, evidence, scope="full", **kw):
-    r = {
-        "claim": claim,
-        "paper": paper,
-        "verdict": verdict,
-        "evidence": evidence,
-        "scope": scope,
-        "statement": f"statement of {claim}",
-        "provenance": "stated",
-        "falsified_by": [],
-        "mutants": [],
-        "plots": [],
-        "csv": [],
-        "slopes": [],
-        "witness": None,
-        "measured": None,
-        "claimed": None,
-        "slack": None,
-        "slack_note": "",
-        "scale": None,
-    }
-    r.update(kw)
-    return r
-
-
 def _png(w: int, h: int) -> bytes:
     """A grey ``w`` x ``h`` PNG (the plot a record links; its drawing is not tested here)."""
 
@@ -108,8 +85,8 @@ def report_dir(tmp_path_factory):
     (out / "data" / "X.csv").write_text("T,err\n4,0.25\n8,0.125\n", encoding="utf-8")
     (out / "plots" / "X.png").write_bytes(_png(400, 300))
     synthetic = [
-        _rec("TO-V1", "2510.03784", "verified-numeric", "fine.", measured=0.5, slack=2.0),
-        _rec(
+        record("TO-V1", "2510.03784", "verified-numeric", "fine.", measured=0.5, slack=2.0),
+        record(
             "TO-R1",
             "2510.03784",
             "refuted",
@@ -122,16 +99,16 @@ def report_dir(tmp_path_factory):
             plots=["plots/X.png"],
             csv=["data/X.csv"],
         ),
-        _rec(
+        record(
             "IF-N1",
             "2605.17930",
             "not-checkable",
             "under-trained: best NMSE 0.31 above the gate.",
             scope="partial: trained",
         ),
-        _rec("IF-I1", "2605.17930", "inconsistent", "slope outside.", scope="surrogate: x"),
-        _rec("IF-R2", "2605.17930", "refuted", "second refutation zebra.", scope="full"),
-        _rec("ID-H1", "2609.01231", "refuted", HOSTILE, statement=HOSTILE, scope=HOSTILE),
+        record("IF-I1", "2605.17930", "inconsistent", "slope outside.", scope="surrogate: x"),
+        record("IF-R2", "2605.17930", "refuted", "second refutation zebra.", scope="full"),
+        record("ID-H1", "2609.01231", "refuted", HOSTILE, statement=HOSTILE, scope=HOSTILE),
     ]
     records = real["verdicts"] + synthetic
     html_text = render_html(records, {**real["meta"], "wall_s": 1.0}, formulas_of(at.claims()))
@@ -170,17 +147,21 @@ def server(report_dir):
         httpd.server_close()
 
 
+@contextlib.contextmanager
 def _open(browser, url: str):
-    """The page loaded, with what it logged, threw, asked and requested."""
+    """The page loaded, with what it logged, threw, asked and requested; closed afterwards."""
     page = browser.new_page()
-    seen: dict[str, list] = {"console": [], "errors": [], "dialogs": [], "requests": []}
-    page.on("console", lambda m: seen["console"].append((m.type, m.text)))
-    page.on("pageerror", lambda e: seen["errors"].append(str(e)))
-    page.on("dialog", lambda d: (seen["dialogs"].append(d.message), d.dismiss()))
-    page.on("request", lambda r: seen["requests"].append(r.url))
-    page.goto(url, wait_until="load")
-    page.wait_for_function("document.querySelector('#shown').textContent.length > 0")
-    return page, seen
+    try:
+        seen: dict[str, list] = {"console": [], "errors": [], "dialogs": [], "requests": []}
+        page.on("console", lambda m: seen["console"].append((m.type, m.text)))
+        page.on("pageerror", lambda e: seen["errors"].append(str(e)))
+        page.on("dialog", lambda d: (seen["dialogs"].append(d.message), d.dismiss()))
+        page.on("request", lambda r: seen["requests"].append(r.url))
+        page.goto(url, wait_until="load")
+        page.wait_for_function("document.querySelector('#shown').textContent.length > 0")
+        yield page, seen
+    finally:
+        page.close()
 
 
 def _visible(page) -> list[str]:
@@ -210,8 +191,7 @@ def _quiet(seen, base: str):
 
 def test_page_loads_quietly_from_a_file_and_shows_the_summary(browser, report_dir):
     out, records = report_dir
-    page, seen = _open(browser, (out / "page.html").as_uri())
-    try:
+    with _open(browser, (out / "page.html").as_uri()) as (page, seen):
         _quiet(seen, out.as_uri())
         assert page.locator("#summary").is_visible() and page.locator("#findings").is_visible()
         papers = {r["paper"] for r in records}
@@ -238,14 +218,11 @@ def test_page_loads_quietly_from_a_file_and_shows_the_summary(browser, report_di
         assert img.evaluate("(i) => i.complete && i.naturalWidth > 300")
         href = page.locator("td.plots a").first.evaluate("(a) => a.href")
         assert href == (out / "plots" / "X.png").as_uri()
-    finally:
-        page.close()
 
 
 def test_filters_search_sort_and_permalinks_change_the_visible_rows(browser, server, report_dir):
     _, records = report_dir
-    page, seen = _open(browser, f"{server}/page.html")
-    try:
+    with _open(browser, f"{server}/page.html") as (page, seen):
         _quiet(seen, server)
         every = _visible(page)
 
@@ -305,21 +282,15 @@ def test_filters_search_sort_and_permalinks_change_the_visible_rows(browser, ser
         )
         assert _visible(page) == every
         _quiet(seen, server)
-    finally:
-        page.close()
     # a permalink opened directly lands on its row
-    page, seen = _open(browser, f"{server}/page.html#claim-IF-N1")
-    try:
+    with _open(browser, f"{server}/page.html#claim-IF-N1") as (page, seen):
         assert page.evaluate("document.querySelector(':target').dataset.claim") == "IF-N1"
         _quiet(seen, server)
-    finally:
-        page.close()
 
 
 def test_formulas_are_laid_out_as_mathml(browser, report_dir):
     out, _ = report_dir
-    page, seen = _open(browser, (out / "page.html").as_uri())
-    try:
+    with _open(browser, (out / "page.html").as_uri()) as (page, seen):
         n = page.locator("math").count()
         assert n > 0
         # a fraction is set as one: the numerator above the denominator (native MathML layout,
@@ -332,28 +303,22 @@ def test_formulas_are_laid_out_as_mathml(browser, report_dir):
         )
         assert stacked and all(stacked)
         _quiet(seen, out.as_uri())
-    finally:
-        page.close()
 
 
 def test_the_verify_report_itself_loads(browser, report_dir):
     """The report.html ``verify`` wrote (whatever formulas verify passes) loads quietly."""
     out, _ = report_dir
     assert Path(out / "report.html").exists()
-    page, seen = _open(browser, (out / "report.html").as_uri())
-    try:
+    with _open(browser, (out / "report.html").as_uri()) as (page, seen):
         _quiet(seen, out.as_uri())
         assert page.locator("#claims").is_visible()
         assert sorted(_visible(page)) == ["HC-L8", "PR-N1"]
-    finally:
-        page.close()
 
 
 @pytest.mark.parametrize("width", [1024, 1280])
 def test_header_cells_fit_and_formula_cells_do_not_scroll(browser, report_dir, width):
     out, _ = report_dir
-    page, seen = _open(browser, (out / "page.html").as_uri())
-    try:
+    with _open(browser, (out / "page.html").as_uri()) as (page, seen):
         page.set_viewport_size({"width": width, "height": 900})
         page.wait_for_timeout(100)  # the resize handler refits the formulas
         _quiet(seen, out.as_uri())
@@ -384,14 +349,11 @@ def test_header_cells_fit_and_formula_cells_do_not_scroll(browser, report_dir, w
         )
         assert page.locator("details.formulas div.f").count() > 0
         assert wide == []
-    finally:
-        page.close()
 
 
 def test_a_plot_thumbnail_is_shown_three_times_larger_under_the_pointer(browser, report_dir):
     out, _ = report_dir
-    page, seen = _open(browser, (out / "page.html").as_uri())
-    try:
+    with _open(browser, (out / "page.html").as_uri()) as (page, seen):
         page.set_viewport_size({"width": 1280, "height": 900})
         img = page.locator("td.plots img").first
         img.scroll_into_view_if_needed()
@@ -405,5 +367,3 @@ def test_a_plot_thumbnail_is_shown_three_times_larger_under_the_pointer(browser,
         page.mouse.move(0, 0)
         page.wait_for_timeout(50)
         assert img.bounding_box()["width"] == pytest.approx(small["width"], abs=1)
-    finally:
-        page.close()

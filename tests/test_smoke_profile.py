@@ -10,24 +10,8 @@ import json
 import pytest
 
 from approxtheory.progress import VerifyProgress, eta_seconds, format_eta
-from approxtheory.proofs_check import CHECKS, MUTANTS, PROFILES, Context, Verdict, _core, check_hash
+from approxtheory.proofs_check import PROFILES, Context, Verdict, _core, check_hash
 from approxtheory.verify import run_verify
-
-
-@pytest.fixture
-def fake_check():
-    """Register throwaway checks (removed afterwards)."""
-    added = []
-
-    def make(cid, fn, mutants=None):
-        _core.check(cid, mutants=mutants)(fn)
-        added.append(cid)
-        return CHECKS[cid]
-
-    yield make
-    for cid in added:
-        CHECKS.pop(cid, None)
-        MUTANTS.pop(cid, None)
 
 
 def test_the_smoke_context_runs_on_quick_with_its_own_name_and_key():

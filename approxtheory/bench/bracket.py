@@ -58,45 +58,16 @@ class BracketCase:
 def bracket_panel() -> list[BracketCase]:
     """The cases: softmax retrieval up to T = 1024 and β = 1e4, HC-K1 (gate -1 and the
     HC-K1c gate -2) up to T = 128, the synthetic HC-K1 instance, and HC-L9 (generic path)."""
-    from .search import _synthetic_known, known_hc_k1_vertices, known_hc_l9, known_softmax_max
+    from .search import hc_k1_cases, known_hc_l9, softmax_cases, synthetic_cases
 
-    cases = []
-    for T in (4, 64, 1024):
-        for beta in (1e2, 1e4):
-            cases.append(
-                BracketCase(
-                    f"softmax T={T} β={beta:.0e}",
-                    "softmax_retrieval",
-                    {"T": T, "beta": beta},
-                    lambda c, T=T, beta=beta: known_softmax_max(T, beta),
-                    "closed form W((T−1)/e)/β",
-                )
-            )
-    for T in (8, 32, 128):
-        cases.append(
-            BracketCase(
-                f"hc_k1 gate=-1 T={T} β=1e3",
-                "hc_k1",
-                {"T": T, "beta": 1000.0, "gate": -1.0},
-                lambda c, T=T: known_hc_k1_vertices(T, 1000.0, -1.0)[0],
-                "max over the vertices {0,1}^T (a lower bound on the sup)",
-            )
-        )
+    how = "max over the vertices {0,1}^T (a lower bound on the sup)"
+    cases = [*softmax_cases(BracketCase), *hc_k1_cases(BracketCase, (8, 32, 128), how)]
     cases.append(
         BracketCase(
             "hc_k1c gate=-2 T=128 β=1e3", "hc_k1", {"T": 128, "beta": 1e3, "gate": -2.0}, None
         )
     )
-    for d in (2, 4):
-        cases.append(
-            BracketCase(
-                f"hc_k1_synthetic D=1 d={d} T=16 β=1e2",
-                "hc_k1_synthetic",
-                {"T": 16, "D": 1, "d": d, "beta": 100.0},
-                _synthetic_known,
-                "closed form on the feature interval",
-            )
-        )
+    cases += synthetic_cases(BracketCase, "closed form on the feature interval")
     cases.append(
         BracketCase(
             "hc_k1_synthetic D=4 d=4 T=128 β=1e2",

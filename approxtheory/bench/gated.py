@@ -28,13 +28,14 @@ import contextlib
 import math
 import os
 import time
+from typing import Any
 
 __all__ = ["bench_gated", "BEFORE", "AFTER", "GOAL", "MIN_FRACTION"]
 
 GOAL = 3.0
 BASE = {"D": 4, "heads": 4, "head_dim": 8, "hidden": 32, "collisions": 0}
-BEFORE = {"engine": "reference", "lr": 2e-3, "batch": 256, "steps": 16_000}
-AFTER = {
+BEFORE: dict[str, Any] = {"engine": "reference", "lr": 2e-3, "batch": 256, "steps": 16_000}
+AFTER: dict[str, Any] = {
     "engine": "fast",
     "lr": 2e-2,
     "batch": 256,

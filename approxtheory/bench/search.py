@@ -43,6 +43,9 @@ import numpy as np
 __all__ = [
     "Case",
     "panel",
+    "softmax_cases",
+    "hc_k1_cases",
+    "synthetic_cases",
     "known_softmax_max",
     "known_hc_k1_vertices",
     "known_hc_l9",
@@ -154,54 +157,71 @@ def select_cases(cases: list, only: str | None, fields=("construction",), panels
     return chosen
 
 
+def softmax_cases(make) -> list:
+    """The softmax-retrieval cases of this panel and the bracket's
+    (:func:`approxtheory.bench.bracket.bracket_panel`): T = 4, 64, 1024 at β = 1e2 and 1e4, each
+    made by ``make(label, construction, knobs, known, how)``."""
+    return [
+        make(
+            f"softmax T={T} β={beta:.0e}",
+            "softmax_retrieval",
+            {"T": T, "beta": beta},
+            lambda c, T=T, beta=beta: known_softmax_max(T, beta),
+            "closed form W((T−1)/e)/β",
+        )
+        for T in (4, 64, 1024)
+        for beta in (1e2, 1e4)
+    ]
+
+
+def hc_k1_cases(make, Ts, how: str) -> list:
+    """HC-K1 with gate −1 at β = 1e3 and each T of ``Ts``, known by the vertex enumeration (as
+    :func:`softmax_cases`)."""
+    return [
+        make(
+            f"hc_k1 gate=-1 T={T} β=1e3",
+            "hc_k1",
+            {"T": T, "beta": 1000.0, "gate": -1.0},
+            lambda c, T=T: known_hc_k1_vertices(T, 1000.0, -1.0)[0],
+            how,
+        )
+        for T in Ts
+    ]
+
+
+def synthetic_cases(make, how: str) -> list:
+    """The synthetic HC-K1 instance with D = 1, T = 16 at d = 2 and 4 (as :func:`softmax_cases`)."""
+    return [
+        make(
+            f"hc_k1_synthetic D=1 d={d} T=16 β=1e2",
+            "hc_k1_synthetic",
+            {"T": 16, "D": 1, "d": d, "beta": 100.0},
+            _synthetic_known,
+            how,
+        )
+        for d in (2, 4)
+    ]
+
+
 def panel() -> list[Case]:
     """The benchmark panel (issue 8): 14 cases with known worst errors."""
-    cases = []
-    for T in (4, 64, 1024):
-        for beta in (1e2, 1e4):
-            cases.append(
-                Case(
-                    f"softmax T={T} β={beta:.0e}",
-                    "softmax_retrieval",
-                    {"T": T, "beta": beta},
-                    lambda c, T=T, beta=beta: known_softmax_max(T, beta),
-                    "closed form W((T−1)/e)/β",
-                    upper=T <= 16,
-                )
-            )
-    for T in (8, 32, 64):
-        cases.append(
-            Case(
-                f"hc_k1 gate=-1 T={T} β=1e3",
-                "hc_k1",
-                {"T": T, "beta": 1000.0, "gate": -1.0},
-                lambda c, T=T: known_hc_k1_vertices(T, 1000.0, -1.0)[0],
-                "exhaustive over {0,1}^T (counts per half)",
-                upper=T <= 16,
-            )
-        )
-    for T, eps in ((4, 0.1), (16, 0.1), (4, 0.25)):
-        cases.append(
+    cases = [
+        *softmax_cases(Case),
+        *hc_k1_cases(Case, (8, 32, 64), "exhaustive over {0,1}^T (counts per half)"),
+        *(
             Case(
                 f"hc_l9 T={T} ε={eps}",
                 "hc_l9",
                 {"T": T, "eps": eps},
                 lambda c, T=T, eps=eps: known_hc_l9(T, eps),
                 "closed form (1−1/T)/n_g",
-                upper=T <= 16,
             )
-        )
-    for d in (2, 4):
-        cases.append(
-            Case(
-                f"hc_k1_synthetic D=1 d={d} T=16 β=1e2",
-                "hc_k1_synthetic",
-                {"T": 16, "D": 1, "d": d, "beta": 100.0},
-                _synthetic_known,
-                "closed form on the feature interval [−‖a‖₁, ‖a‖₁]",
-                upper=d <= 2,
-            )
-        )
+            for T, eps in ((4, 0.1), (16, 0.1), (4, 0.25))
+        ),
+        *synthetic_cases(Case, "closed form on the feature interval [−‖a‖₁, ‖a‖₁]"),
+    ]
+    for case in cases:  # the certified upper bracket on the small cases only (T <= 16, d <= 2)
+        case.upper = case.knobs["T"] <= 16 and case.knobs.get("d", 1) <= 2
     return cases
 
 

@@ -18,45 +18,48 @@ import torch
 __all__ = ["register"]
 
 
+def _progress(args, line):
+    """The per-row progress of a bench: None with ``--json``, else print ``line(row)`` at once."""
+    return None if args.json else (lambda r: print(line(r), flush=True))
+
+
+def _start(args, line, header: str):
+    """Set the torch threads and print the header (not with ``--json``); the row progress."""
+    torch.set_num_threads(args.threads)
+    if not args.json:
+        print(header)
+    return _progress(args, line)
+
+
+def _print_json(res) -> None:
+    print(json.dumps(res, indent=2, default=str))
+
+
+def _model_line(r) -> str:
+    """A row of ``bench model``."""
+    return (
+        f"T={r['T']:5d} h={r['h']} batch={r['batch']:5d}  "
+        f"model {r['model_seq_per_s']:10.1f} seq/s  "
+        f"reference {r['reference_seq_per_s']:10.1f} seq/s  ratio {r['ratio']:.3f}  "
+        f"max|diff| {r['max_abs_diff']:.1e}"
+    )
+
+
 def _cmd(args) -> int:
     from ..bench.model import WIDTH, bench_model, bench_planted
-    from ..errors import ConfigError
 
-    if args.threads < 1:
-        raise ConfigError(f"--threads must be >= 1 (got {args.threads})")
-    torch.set_num_threads(args.threads)
-    Ts = (32, 256) if args.quick else (32, 256, 1024)
-    say = (
-        (lambda r: None)
-        if args.json
-        else (
-            lambda r: print(
-                f"T={r['T']:5d} h={r['h']} batch={r['batch']:5d}  "
-                f"model {r['model_seq_per_s']:10.1f} seq/s  "
-                f"reference {r['reference_seq_per_s']:10.1f} seq/s  ratio {r['ratio']:.3f}  "
-                f"max|diff| {r['max_abs_diff']:.1e}",
-                flush=True,
-            )
-        )
+    say = _start(
+        args,
+        _model_line,
+        f"# float64, width {WIDTH}, torch {torch.__version__}, {args.threads} thread(s); "
+        f"batch 4096 capped at B·h·T² <= 2^26",
     )
-    if not args.json:
-        print(
-            f"# float64, width {WIDTH}, torch {torch.__version__}, {args.threads} thread(s); "
-            f"batch 4096 capped at B·h·T² <= 2^26"
-        )
+    Ts = (32, 256) if args.quick else (32, 256, 1024)
     rows = bench_model(Ts=Ts, reps=args.reps, progress=say)
     search = bench_planted()
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "rows": rows,
-                    "search": search,
-                    "threads": args.threads,
-                    "torch": torch.__version__,
-                },
-                indent=2,
-            )
+        _print_json(
+            {"rows": rows, "search": search, "threads": args.threads, "torch": torch.__version__}
         )
     else:
         worst = min(r["ratio"] for r in rows)
@@ -95,7 +98,7 @@ def _cmd_verify(args) -> int:
         "target_s": target,
     }
     if args.json:
-        print(json.dumps(row, indent=2))
+        _print_json(row)
     else:
         print(
             f"verify --profile {args.profile}: {wall:.1f} s wall, {cpu:.1f} s CPU (one torch "
@@ -106,33 +109,29 @@ def _cmd_verify(args) -> int:
     return 0
 
 
+def _ident_line(r) -> str:
+    """A row of ``bench identifiability``."""
+    return (
+        f"E={r['E']:3d} H={r['H']} P={r['params']:6d}  "
+        f"structured {r['structured_s']:7.2f} s {r['structured_peak_mb']:7.0f} MB "
+        f"(U={r['structured_measured']}, predicted {r['predicted']})"
+        + (
+            f"  dense {r['dense_s']:7.2f} s {r['dense_peak_mb']:7.0f} MB "
+            f"(U={r['dense_measured']})  speed-up {r['speedup']:.1f}x"
+            if "dense_s" in r
+            else f"  dense: {r.get('dense_error', 'skipped (--dense-max-E)')}"
+        )
+    )
+
+
 def _cmd_ident(args) -> int:
     from ..bench.model import bench_identifiability
     from ..errors import ConfigError
 
-    if args.threads < 1:
-        raise ConfigError(f"--threads must be >= 1 (got {args.threads})")
     if args.gpt2 and any(E < 4 or E % 4 for E in args.gpt2):
         raise ConfigError(f"--gpt2 widths must be multiples of 4 (H = 4), got {args.gpt2}")
     _require_ident(args)
-    say = (
-        (lambda r: None)
-        if args.json
-        else (
-            lambda r: print(
-                f"E={r['E']:3d} H={r['H']} P={r['params']:6d}  "
-                f"structured {r['structured_s']:7.2f} s {r['structured_peak_mb']:7.0f} MB "
-                f"(U={r['structured_measured']}, predicted {r['predicted']})"
-                + (
-                    f"  dense {r['dense_s']:7.2f} s {r['dense_peak_mb']:7.0f} MB "
-                    f"(U={r['dense_measured']})  speed-up {r['speedup']:.1f}x"
-                    if "dense_s" in r
-                    else f"  dense: {r.get('dense_error', 'skipped (--dense-max-E)')}"
-                ),
-                flush=True,
-            )
-        )
-    )
+    say = _progress(args, _ident_line)
     rows = bench_identifiability(dense_max_E=args.dense_max_E, threads=args.threads, progress=say)
     if args.gpt2:  # the structured method on Hugging Face GPT-2 layers (needs the hf extra)
         from ..identifiability_modules import bench_rows
@@ -148,7 +147,7 @@ def _cmd_ident(args) -> int:
                 )
         rows = [*rows, *({"gpt2": True, **r} for r in gpt2)]
     if args.json:
-        print(json.dumps(rows, indent=2))
+        _print_json(rows)
     return 0
 
 
@@ -193,36 +192,33 @@ def _require_ident(args) -> None:
         ) from None
 
 
+def _search_line(r) -> str:
+    """A row of ``bench search``."""
+    return (
+        f"{r['case']:<36} known {r['known']:<11.5g} found {r['found']:<11.5g} "
+        f"ratio {r['ratio']:.4f}  {r['evals']:6d} evals {r['seconds']:6.2f} s  upper "
+        + (
+            f"{r['upper']:.5g} ({r['upper'] / r['known']:.2f}x known)"
+            if r["upper"] is not None
+            else "-"
+        )
+    )
+
+
 def _cmd_search(args) -> int:
     from ..bench.model import bench_search
 
-    torch.set_num_threads(args.threads)
-    say = (
-        None
-        if args.json
-        else (
-            lambda r: print(
-                f"{r['case']:<36} known {r['known']:<11.5g} found {r['found']:<11.5g} "
-                f"ratio {r['ratio']:.4f}  {r['evals']:6d} evals {r['seconds']:6.2f} s  upper "
-                + (
-                    f"{r['upper']:.5g} ({r['upper'] / r['known']:.2f}x known)"
-                    if r["upper"] is not None
-                    else "-"
-                ),
-                flush=True,
-            )
-        )
+    say = _start(
+        args,
+        _search_line,
+        f"# sup_error at budget {args.budget}, seed {args.seed}, {args.threads} thread(s); "
+        "known worst from closed forms or enumeration (approxtheory/bench/search.py)",
     )
-    if not args.json:
-        print(
-            f"# sup_error at budget {args.budget}, seed {args.seed}, {args.threads} thread(s); "
-            "known worst from closed forms or enumeration (approxtheory/bench/search.py)"
-        )
     res = bench_search(
         budget=args.budget, seed=args.seed, upper=not args.no_upper, only=args.only, progress=say
     )
     if args.json:
-        print(json.dumps(res, indent=2, default=str))
+        _print_json(res)
     elif res["rows"]:
         print(
             f"worst ratio found/known: {res['worst_ratio']:.4f} (goal >= 0.95): "
@@ -235,30 +231,27 @@ def _fmt(v, spec=".4g"):
     return "-" if v is None else format(v, spec)
 
 
+def _bracket_line(r) -> str:
+    """A row of ``bench bracket``."""
+    return (
+        f"{r['case']:<38} {r['method']:<10} found {_fmt(r['found'])}  certified "
+        f"{_fmt(r['certified'])}  found/cert {_fmt(r['found_over_certified'], '.4f')}  "
+        f"{r['seconds']:6.2f} s  known {_fmt(r['known'])} (cert/known "
+        f"{_fmt(r['certified_over_known'], '.3f')})  interval {_fmt(r['interval'])} "
+        f"({_fmt(r['interval_over_certified'], '.3g')}x cert)"
+    )
+
+
 def _cmd_bracket(args) -> int:
     from ..bench.bracket import bench_bracket
 
-    torch.set_num_threads(args.threads)
-    say = (
-        None
-        if args.json
-        else (
-            lambda r: print(
-                f"{r['case']:<38} {r['method']:<10} found {_fmt(r['found'])}  certified "
-                f"{_fmt(r['certified'])}  found/cert {_fmt(r['found_over_certified'], '.4f')}  "
-                f"{r['seconds']:6.2f} s  known {_fmt(r['known'])} (cert/known "
-                f"{_fmt(r['certified_over_known'], '.3f')})  interval {_fmt(r['interval'])} "
-                f"({_fmt(r['interval_over_certified'], '.3g')}x cert)",
-                flush=True,
-            )
-        )
+    say = _start(
+        args,
+        _bracket_line,
+        f"# certified upper bracket (approxtheory.bounds.upper_bracket, deterministic "
+        f"budgets) vs the known worst case and naive interval propagation; "
+        f"{args.threads} thread(s)",
     )
-    if not args.json:
-        print(
-            f"# certified upper bracket (approxtheory.bounds.upper_bracket, deterministic "
-            f"budgets) vs the known worst case and naive interval propagation; "
-            f"{args.threads} thread(s)"
-        )
     say_frontier = None if args.json else _say_frontier
     if not args.json and args.frontier:
         print(
@@ -270,7 +263,7 @@ def _cmd_bracket(args) -> int:
         only=args.only, progress=say, frontier=args.frontier, frontier_progress=say_frontier
     )
     if args.json:
-        print(json.dumps(res, indent=2, default=str))
+        _print_json(res)
     elif res["rows"]:
         print(f"goal ({res['goal']}): {'met' if res['all_meet_goal'] else 'NOT met'}")
     return 0
@@ -331,7 +324,7 @@ def _cmd_train_gated(args) -> int:
         )
     res = bench_gated(fraction=args.fraction, progress=None if args.json else say)
     if args.json:
-        print(json.dumps(res, indent=2, default=str))
+        _print_json(res)
         return 0
     for s in res["summaries"]:
         b, a = s["before"], s["after"]
@@ -358,6 +351,14 @@ def _cmd_train_gated(args) -> int:
     return 0
 
 
+def _train_line(r) -> str:
+    """A round of ``bench train``."""
+    return (
+        f"round {r['round']}: ours {r['ours_steps_per_s']:8.2f} steps/s  plain "
+        f"{r['plain_steps_per_s']:8.2f} steps/s  ratio {r['ratio']:.3f}"
+    )
+
+
 def _cmd_train(args) -> int:
     from ..bench.train import bench_train
 
@@ -368,17 +369,7 @@ def _cmd_train(args) -> int:
 
         raise ApproxTheoryError("--fraction applies to bench train --gated only")
 
-    say = (
-        None
-        if args.json
-        else (
-            lambda r: print(
-                f"round {r['round']}: ours {r['ours_steps_per_s']:8.2f} steps/s  plain "
-                f"{r['plain_steps_per_s']:8.2f} steps/s  ratio {r['ratio']:.3f}",
-                flush=True,
-            )
-        )
-    )
+    say = _progress(args, _train_line)
     if not args.json:
         print(
             f"# training steps/s of approxtheory.train (shared Transformer) against a plain "
@@ -395,7 +386,7 @@ def _cmd_train(args) -> int:
         progress=say,
     )
     if args.json:
-        print(json.dumps(res, indent=2))
+        _print_json(res)
     else:
         print(
             f"ours {res['ours_steps_per_s']:.2f} steps/s, plain {res['plain_steps_per_s']:.2f} "
@@ -436,7 +427,7 @@ def _cmd_threads(args) -> int:
         progress=None if args.json or args.quiet else say,
     )
     if args.json:
-        print(json.dumps(res, indent=2))
+        _print_json(res)
         return 0
     head = f"{'workload':<10} {'setting':<8} {'threads':>7} {'wall s':>8} {'CPU s':>8}"
     print(f"{head}  range wall / CPU")
@@ -474,7 +465,7 @@ def _cmd_sweep(args) -> int:
 
     r = bench_sweep(cells=args.cells, cell_ms=args.cell_ms, workers=args.workers)
     if args.json:
-        print(json.dumps(r, indent=2))
+        _print_json(r)
         return 0
     print(f"# {r['cells']} cells of {r['cell_ms']:g} ms; pool and Dask with {r['workers']} workers")
     for row in r["rows"]:
@@ -493,57 +484,40 @@ def register(sub) -> None:
     p = sub.add_parser("bench", help="benchmarks that print figures")
     import os
 
-    from .._cliargs import (
-        SEED_HELP,
-        THREADS_HELP,
-        count,
-        int_between,
-        nonneg_int,
-        seed,
-        threads,
-    )
+    from .._cliargs import add_json, add_seed, add_threads, count, int_between, nonneg_int
 
     MAX_WORKERS = max(1, os.cpu_count() or 1) * 2  # worker processes beyond the cores add nothing
 
     bsub = p.add_subparsers(dest="bench_command", metavar="WHAT")
-    pm = bsub.add_parser("model", help="attention layer throughput vs a raw SDPA reference")
-    pm.add_argument("--json", action="store_true", help="machine-readable output")
-    pm.add_argument(
-        "--threads", type=threads, default=2, help=f"torch threads, {THREADS_HELP} (default 2)"
-    )
-    pm.add_argument(
-        "--reps",
-        type=int_between(1, 100),
-        default=3,
-        help="timed repetitions, 1 to 100 (best is kept)",
-    )
+
+    def ranged(q, option, lo, hi, default, what, tail=None):
+        """An integer option from ``lo`` to ``hi``, its help "WHAT, LO to HI (default D)"."""
+        tail = tail or f"default {default}"
+        q.add_argument(
+            option, type=int_between(lo, hi), default=default, help=f"{what}, {lo} to {hi} ({tail})"
+        )
+
+    def bench(name, func, help, threads=None, note=""):
+        """The parser of ``bench NAME``: ``--json`` and, where it runs torch, ``--threads``."""
+        q = bsub.add_parser(name, help=help)
+        q.set_defaults(func=func)
+        add_json(q)
+        if threads is not None:
+            add_threads(q, threads, note)
+        return q
+
+    pm = bench("model", _cmd, "attention layer throughput vs a raw SDPA reference", threads=2)
+    ranged(pm, "--reps", 1, 100, 3, "timed repetitions", "best is kept")
     pm.add_argument("--quick", action="store_true", help="skip T = 1024")
-    pm.set_defaults(func=_cmd)
-    pw = bsub.add_parser(
+    pw = bench(
         "sweep",
-        help="cells per second of the experiment runner's executors (in-process, pool, Dask)",
+        _cmd_sweep,
+        "cells per second of the experiment runner's executors (in-process, pool, Dask)",
     )
-    pw.add_argument("--json", action="store_true", help="machine-readable output")
     # bounded: every cell is a record in memory and every worker a process (~250 MB)
-    pw.add_argument(
-        "--cells",
-        type=int_between(1, 100_000),
-        default=64,
-        help="cells in the grid, 1 to 100000 (default 64)",
-    )
-    pw.add_argument(
-        "--cell-ms",
-        type=int_between(1, 60_000),
-        default=20,
-        help="milliseconds of work per cell, 1 to 60000 (default 20)",
-    )
-    pw.add_argument(
-        "--workers",
-        type=int_between(1, MAX_WORKERS),
-        default=2,
-        help=f"pool and Dask worker processes, 1 to {MAX_WORKERS} (default 2)",
-    )
-    pw.set_defaults(func=_cmd_sweep)
+    ranged(pw, "--cells", 1, 100_000, 64, "cells in the grid")
+    ranged(pw, "--cell-ms", 1, 60_000, 20, "milliseconds of work per cell")
+    ranged(pw, "--workers", 1, MAX_WORKERS, 2, "pool and Dask worker processes")
     pv = bsub.add_parser(
         "verify",
         help="wall and CPU time of `verify` from scratch (no cache), with the machine's load",
@@ -554,36 +528,30 @@ def register(sub) -> None:
         choices=["smoke", "quick", "full"],
         help="verify profile to time: smoke, quick or full (default quick)",
     )
-    pv.add_argument("--json", action="store_true", help="machine-readable output")
+    add_json(pv)
     pv.set_defaults(func=_cmd_verify)
-    ps = bsub.add_parser(
+    ps = bench(
         "search",
-        help="sup_error against cases with exactly known worst "
-        "errors (ratio found/known, goal >= 0.95)",
-    )
-    ps.add_argument("--json", action="store_true", help="machine-readable output")
-    ps.add_argument(
-        "--threads", type=threads, default=2, help=f"torch threads, {THREADS_HELP} (default 2)"
+        _cmd_search,
+        "sup_error against cases with exactly known worst errors (ratio found/known, goal >= 0.95)",
+        threads=2,
     )
     ps.add_argument("--budget", type=count, default=4096, help="sup_error budget (default 4096)")
-    ps.add_argument("--seed", type=seed, default=0, help=f"seed of the search: {SEED_HELP}")
-    ps.add_argument("--only", help="cases whose label contains this text, or a construction")
+    add_seed(ps, "the search")
+    ps.add_argument("--only", help=_ONLY_HELP)
     ps.add_argument(
         "--no-upper",
         action="store_true",
         help="skip the certified upper bracket (it takes up to 10 s per small case)",
     )
-    ps.set_defaults(func=_cmd_search)
-    pb = bsub.add_parser(
+    pb = bench(
         "bracket",
-        help="certified upper bracket vs the known worst case and interval propagation "
+        _cmd_bracket,
+        "certified upper bracket vs the known worst case and interval propagation "
         "(found/certified, seconds; goal: within 2x at T = 1024 in <= 60 s)",
+        threads=2,
     )
-    pb.add_argument("--json", action="store_true", help="machine-readable output")
-    pb.add_argument(
-        "--threads", type=threads, default=2, help=f"torch threads, {THREADS_HELP} (default 2)"
-    )
-    pb.add_argument("--only", help="cases whose label contains this text, or a construction")
+    pb.add_argument("--only", help=_ONLY_HELP)
     from ..bench.bracket import FRONTIER_BOXES
 
     pb.add_argument(
@@ -593,14 +561,11 @@ def register(sub) -> None:
         "IF-K1; IF-K2, IF-K3, TO-X2, TO-C1 unsupported): the largest T certified within "
         f"{FRONTIER_BOXES} box evaluations per T (about 40 s more on 2 cores)",
     )
-    pb.set_defaults(func=_cmd_bracket)
-    pi = bsub.add_parser(
+    pi = bench(
         "identifiability",
-        help="structured rank certificate vs dense Jacobian + SVD (time, peak memory)",
-    )
-    pi.add_argument("--json", action="store_true", help="machine-readable output")
-    pi.add_argument(
-        "--threads", type=threads, default=2, help=f"torch threads, {THREADS_HELP} (default 2)"
+        _cmd_ident,
+        "structured rank certificate vs dense Jacobian + SVD (time, peak memory)",
+        threads=2,
     )
     pi.add_argument(
         "--dense-max-E",
@@ -617,40 +582,18 @@ def register(sub) -> None:
         help="also time the structured method on random Hugging Face GPT-2 attention layers of "
         "these widths, H = 4 (hf extra; E = 64 takes about a minute)",
     )
-    pi.set_defaults(func=_cmd_ident)
-    pt = bsub.add_parser(
+    pt = bench(
         "train",
-        help="training steps/s of approxtheory.train vs a plain "
+        _cmd_train,
+        "training steps/s of approxtheory.train vs a plain "
         "nanoGPT-style SDPA loop (ratio, goal >= 0.9)",
+        threads=1,
+        note=": least disturbed on a shared machine",
     )
-    pt.add_argument("--json", action="store_true", help="machine-readable output")
-    pt.add_argument(
-        "--threads",
-        type=threads,
-        default=1,
-        help=f"torch threads, {THREADS_HELP} (default 1: least disturbed on a shared machine)",
-    )
-    pt.add_argument(
-        "--steps",
-        type=int_between(1, 10_000),
-        default=40,
-        help="steps per timed round, 1 to 10000 (default 40)",
-    )
-    pt.add_argument(
-        "--rounds",
-        type=int_between(1, 100),
-        default=6,
-        help="alternating rounds, 1 to 100 (default 6)",
-    )
-    pt.add_argument(
-        "--warmup",
-        type=int_between(0, 10_000),
-        default=10,
-        help="untimed steps of each loop first, 0 to 10000 (default 10)",
-    )
-    pt.add_argument(
-        "--seed", type=seed, default=0, help=f"seed of the data and weights: {SEED_HELP}"
-    )
+    ranged(pt, "--steps", 1, 10_000, 40, "steps per timed round")
+    ranged(pt, "--rounds", 1, 100, 6, "alternating rounds")
+    ranged(pt, "--warmup", 0, 10_000, 10, "untimed steps of each loop first")
+    add_seed(pt, "the data and weights")
     pt.add_argument(
         "--gated",
         action="store_true",
@@ -666,13 +609,12 @@ def register(sub) -> None:
         help="with --gated: run this fraction (0 < F <= 1) of each recipe's steps (to try the "
         "plumbing; the figures are then not the benchmark's)",
     )
-    pt.set_defaults(func=_cmd_train)
-    ph = bsub.add_parser(
+    ph = bench(
         "threads",
-        help="construct hc_k1 and the IF-T2 rate test at the default thread policy, 1 thread "
+        _cmd_threads,
+        "construct hc_k1 and the IF-T2 rate test at the default thread policy, 1 thread "
         "and all cores (wall and CPU seconds, load average, default/best; goal <= 1.1)",
     )
-    ph.add_argument("--json", action="store_true", help="machine-readable output")
     ph.add_argument(
         "--workload",
         choices=["construct", "rate-test", "all"],
@@ -680,23 +622,26 @@ def register(sub) -> None:
         help="`construct hc_k1 --gate -1 --json`, the written IF-T2 rate test, or both "
         "(default all)",
     )
-    ph.add_argument(
+    ranged(
+        ph,
         "--repeat",
-        type=int_between(1, 100),
-        default=3,
-        help="runs of each workload at each setting, 1 to 100 (default 3; medians reported)",
+        1,
+        100,
+        3,
+        "runs of each workload at each setting",
+        "default 3; medians reported",
     )
-    ph.add_argument(
+    ranged(
+        ph,
         "--budget",
-        type=int_between(1, 1_000_000),
-        default=None,
-        help="the rate test's --approxtheory-budget, 1 to 1000000 (default: the plugin's, 256)",
+        1,
+        1_000_000,
+        None,
+        "the rate test's --approxtheory-budget",
+        "default: the plugin's, 256",
     )
-    ph.add_argument(
-        "--timeout",
-        type=int_between(1, 86_400),
-        default=1800,
-        help="seconds one run may take, 1 to 86400 (default 1800)",
-    )
+    ranged(ph, "--timeout", 1, 86_400, 1800, "seconds one run may take")
     ph.add_argument("--quiet", action="store_true", help="no line per run on stderr")
-    ph.set_defaults(func=_cmd_threads)
+
+
+_ONLY_HELP = "cases whose label contains this text, or a construction"

@@ -1,0 +1,68 @@
+"""Builders and checks several test files share (a helper module, not a test file)."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+
+def record(claim, paper, verdict, evidence="checked.", scope="full", **kw) -> dict:
+    """The verify record of ``claim`` as results.json holds it: the fields given, every other
+    field the report reads empty (``kw`` overrides or adds)."""
+    return {
+        "claim": claim,
+        "paper": paper,
+        "verdict": verdict,
+        "evidence": evidence,
+        "scope": scope,
+        "statement": f"statement of {claim}",
+        "provenance": "stated",
+        "falsified_by": [],
+        "mutants": [],
+        "plots": [],
+        "csv": [],
+        "slopes": [],
+        "witness": None,
+        "measured": None,
+        "claimed": None,
+        "slack": None,
+        "slack_note": "",
+        "scale": None,
+        **kw,
+    }
+
+
+def within_peak(limit: int, call, what: str = ""):
+    """``call()``, asserting that its peak of allocated memory stays under ``limit`` bytes (the
+    failure says ``WHAT allocated N bytes at its peak``). Memory, not the clock: a loaded machine
+    cannot fail it."""
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    try:
+        return call()
+    finally:
+        peak = tracemalloc.get_traced_memory()[1] - base
+        if started:
+            tracemalloc.stop()
+        assert peak < limit, f"{what}allocated {peak} bytes at its peak"
+
+
+def saturation_rows(E, zmax) -> list[dict]:
+    """tradeoffs_saturation-shaped rows (TO-P2): ``E[T][d]`` the NMSE (interval ±2 %),
+    ``zmax[T]`` the logit bound."""
+    return [
+        {
+            "T": T,
+            "head_dim": d,
+            "seed": 0,
+            "steps": 10,
+            "val_nmse": e,
+            "val_nmse_lo": 0.98 * e,
+            "val_nmse_hi": 1.02 * e,
+            "logit_max": zmax[T],
+        }
+        for T, row in E.items()
+        for d, e in row.items()
+    ]
