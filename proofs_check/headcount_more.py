@@ -40,6 +40,12 @@ def _t1_target(X: np.ndarray) -> np.ndarray:
 #: subset maxima and the selector sharpness q (HC-L3)
 T1_T, T1_EPS, T1_DEGREES, T1_LAMBDA, T1_Q = 4, 1e-2, (2, 4, 6, 8), 1e6, 2e4
 
+#: a second length at which S_min(T) is read and the construction built (a formula equal to
+#: T/4 at T = 4 only differs there): the same F (it reads the first four tokens), X rebuilt
+#: from the 2·C(16, m) subset-minimum features, F_0 the polynomials fitted at T = 4 applied to
+#: the rebuilt first four tokens
+T1_T_WIDE = 16
+
 
 def _cheb_columns(X: np.ndarray, degree: int):
     """The tensor Chebyshev basis of total degree <= ``degree`` on [0, 1]^T, one column at a time
@@ -163,44 +169,107 @@ def _t1_largest_m(T: int, seed: int) -> int:
     return best
 
 
+def _t1_wide_inputs(T: int, rng) -> np.ndarray:
+    """Sequences of length T > 4 for the wide instance: a 4^4 grid on the first four tokens (the
+    ones F reads) with the others uniform, uniform sequences, and near-tied ones (all tokens
+    within 1e-3 of a common value: the order statistics v_m, w_m tie with x(t))."""
+    g = np.linspace(0, 1, 4)
+    grid = np.array(list(itertools.product(g, repeat=4)))
+    grid = np.concatenate([grid, rng.uniform(0, 1, (len(grid), T - 4))], axis=1)
+    ties = rng.uniform(0, 1, (250, 1)) + rng.uniform(-1e-3, 1e-3, (250, T))
+    return np.concatenate([grid, rng.uniform(0, 1, (500, T)), np.clip(ties, 0, 1)])
+
+
+def _t1_wide_instance(T: int, m: int, seed: int, drop_last: bool) -> dict:
+    """The construction at length T (> 4) with subsets of size m: X rebuilt from the 2·C(T, m)
+    subset-minimum features (:func:`_t1_reconstruct`, in chunks of rows), then the polynomials
+    F_0 fitted at T = 4 (claim-independent) on the rebuilt first four tokens; per degree the sup
+    and RMS error against F, and max |X̃ - X| over all T tokens."""
+    X = _t1_wide_inputs(T, np.random.default_rng([seed, T]))
+    Xr = np.concatenate(
+        [_t1_reconstruct(X[i : i + 1000], m, drop_last) for i in range(0, len(X), 1000)]
+    )
+    y = _t1_target(X)
+    rows = []
+    for p_, cf in zip(T1_DEGREES, _t1_polys(T1_T, T1_DEGREES, seed + 1)):
+        err = np.abs(_cheb_eval(Xr[:, :T1_T], p_, cf) - y)
+        if not np.all(np.isfinite(err)):
+            err = np.full_like(err, np.inf)
+        i = int(np.argmax(err))
+        rows.append(
+            {
+                "T": T,
+                "degree": p_,
+                "terms": len(cf),
+                "features_D": 2 * math.comb(T, m),
+                "sup_error": float(err[i]),
+                "rms_error": float(np.sqrt(np.mean(err**2))),
+                "witness": X[i].tolist(),
+            }
+        )
+    recon = np.abs(Xr - X)
+    return {
+        "rows": rows,
+        "recon": float(np.max(recon)) if np.all(np.isfinite(recon)) else math.inf,
+        "n": len(X),
+    }
+
+
+def _t1_sequence_ok(sups: list) -> tuple[bool, bool]:
+    """(reached, decreasing) of a sup-error sequence along T1_DEGREES: the last at or below
+    ε, and the sequence non-increasing with the last below a tenth of the first."""
+    top = sups[-1]
+    decreasing = all(b <= a * (1 + 1e-9) for a, b in zip(sups, sups[1:])) and top < sups[0] / 10
+    return math.isfinite(top) and top <= T1_EPS, decreasing
+
+
 @check(
     "HC-T1",
     mutants={"feature-dropped": "the last subset's two minimum features read as 0 (a unit lost)"},
 )
 # one function: the proof of App. A.1 built and measured step by step, in its order
 def density_instance(ctx: Context, cid):
-    """The density theorem's constructive instance at T = 4, d = 1 (the proof of App. A.1 built
-    and measured): the class's index-set size |S_i| >= S_min(T) is read from the catalogue; with
-    m = ⌈S_min⌉ < T the 2·C(T, m) subset-minimum features are built, X is rebuilt from them
-    (Lemma 2, HC-L3's selector), and a polynomial F_0 of growing degree approximates a fixed
-    continuous, non-symmetric F. Verified when the sup error falls below ε = T1_EPS and
-    decreases along the sequence; a construction that misses ε is "inconsistent" (the proof's
-    construction failed, no certificate). With m >= T every S_i is [T], every member is
-    symmetric in the tokens, and ½ max |F(X) - F(σX)| > ε refutes density (a certificate)."""
-    T = T1_T
-    m_claim = float(claim(cid).evaluate_float("S_min", T=T))
-    m = max(1, math.ceil(m_claim - 1e-12))
+    """The density theorem's constructive instance at T = 4 and T = 16, d = 1 (the proof of
+    App. A.1 built and measured): the class's index-set size |S_i| >= S_min(T) is read from the
+    catalogue at both lengths; with m = ⌈S_min⌉ < T the 2·C(T, m) subset-minimum features are
+    built, X is rebuilt from them (Lemma 2, HC-L3's selector), and a polynomial F_0 of growing
+    degree approximates a fixed continuous, non-symmetric F (at T = 16 the same F, of the first
+    four tokens, and the same polynomials on the rebuilt tokens). Verified when at both lengths
+    the sup error falls below ε = T1_EPS and decreases along the sequence; a construction that
+    misses ε is "inconsistent" (the proof's construction failed, no certificate). With m >= T
+    at either length every S_i is [T], every member is symmetric in the tokens, and
+    ½ max |F(X) - F(σX)| > ε refutes density (a certificate)."""
+    lengths = (T1_T, T1_T_WIDE)
+    m_claims = {L: float(claim(cid).evaluate_float("S_min", T=L)) for L in lengths}
+    ms = {L: max(1, math.ceil(m_claims[L] - 1e-12)) for L in lengths}
+    read = ", ".join(f"S_min({L}) = {m_claims[L]:g}" for L in lengths)
     rng = np.random.default_rng(ctx.seed)
-    if m >= T:
+    full = [L for L in lengths if ms[L] >= L]
+    if full:
+        T = full[0]
         lb, wit = _t1_symmetric_gap(T, rng)
         ok = lb <= T1_EPS
         return Verdict(
             cid,
             "consistent-empirical" if ok else "refuted",
-            f"|S_i| >= S_min = {m_claim:g} at T = {T} forces S_i = [T]: every feature min_t "
-            f"f_i(x(t)) and so every member F_0(z̄) is symmetric in the tokens, and every "
-            f"symmetric f has sup |F - f| >= ½ |F(X) - F(σX)| = {lb:.3g} (swap "
-            f"{wit['swap']}, X = {np.round(wit['X'], 4).tolist()}) "
+            f"The claim's {read}. |S_i| >= S_min = {m_claims[T]:g} at T = {T} forces "
+            f"S_i = [T]: every feature min_t f_i(x(t)) and so every member F_0(z̄) is symmetric "
+            f"in the tokens, and every symmetric f has sup |F - f| >= ½ |F(X) - F(σX)| = "
+            f"{lb:.3g} (swap {wit['swap']}, X = {np.round(wit['X'], 4).tolist()}) "
             + (f"> ε = {T1_EPS:g}: the class is not dense" if not ok else f"<= ε = {T1_EPS:g}"),
-            covered=f"T = {T}, d = 1; 20000 random X, every transposition",
+            covered=f"S_min read at T in {list(lengths)}; at T = {T}, d = 1: 20000 random X, "
+            "every transposition",
             measured=lb,
             claimed=T1_EPS,
             witness=wit,
             scope=f"partial: one continuous F at T = {T}, d = 1 (the symmetry obstruction)",
         )
+    T, m = T1_T, ms[T1_T]
+    m_claim = m_claims[T]
     X = _t1_inputs(T, rng)
     y = _t1_target(X)
-    Xr = _t1_reconstruct(X, m, drop_last=ctx.is_mutant("feature-dropped"))
+    drop = ctx.is_mutant("feature-dropped")
+    Xr = _t1_reconstruct(X, m, drop_last=drop)
     recon = float(np.max(np.abs(Xr - X)))
     coefs = _t1_polys(T, T1_DEGREES, ctx.seed + 1)
     rows, sups = [], []
@@ -213,6 +282,7 @@ def density_instance(ctx: Context, cid):
         sups.append(float(err[i]))
         rows.append(
             {
+                "T": T,
                 "degree": p_,
                 "terms": len(cf),
                 "features_D": 2 * math.comb(T, m),
@@ -221,60 +291,77 @@ def density_instance(ctx: Context, cid):
                 "witness": X[i].tolist(),
             }
         )
-    top = sups[-1]
-    decreasing = all(b <= a * (1 + 1e-9) for a, b in zip(sups, sups[1:])) and top < sups[0] / 10
-    ok = math.isfinite(top) and top <= T1_EPS and decreasing
+    # the second length: the same F and polynomials through the 2·C(16, m) features
+    Tw, mw = T1_T_WIDE, ms[T1_T_WIDE]
+    wide = _t1_wide_instance(Tw, mw, ctx.seed, drop)
+    sups_w = [r["sup_error"] for r in wide["rows"]]
+    failed = []
+    for L, sq in ((T, sups), (Tw, sups_w)):
+        reached, decreasing = _t1_sequence_ok(sq)
+        if not reached:
+            failed.append(
+                f"sup error {sq[-1]:.3g} > ε = {T1_EPS:g} at degree {T1_DEGREES[-1]}, T = {L}"
+            )
+        if not decreasing:
+            failed.append(f"the error does not decrease along the degrees at T = {L}")
+    ok = not failed
+    top = max(sups[-1], sups_w[-1])
     # a construction that misses ε is no certificate against density (only the symmetry
     # obstruction above is): the verdict is then "inconsistent", not "refuted"
-    failed = (
-        [f"sup error {top:.3g} > ε = {T1_EPS:g} at degree {T1_DEGREES[-1]}"]
-        if not (math.isfinite(top) and top <= T1_EPS)
-        else []
-    ) + (["the error does not decrease along the degrees"] if not decreasing else [])
     D_used = 2 * math.comb(T, m)
-    # the room the claim has: the largest index-set size below T at which the same construction
-    # still reaches ε (claim-independent, memoised), over the claimed one; a lower estimate,
-    # since a construction that misses ε is no certificate
+    # the room the claim has (at T = 4): the largest index-set size below T at which the same
+    # construction still reaches ε (claim-independent, memoised), over the claimed one; a lower
+    # estimate, since a construction that misses ε is no certificate
     m_max = _t1_largest_m(T, ctx.seed) if ok else None
     slack = m_max / max(m_claim, 1e-300) if m_max is not None else None
+    worst = rows[-1] if sups[-1] >= sups_w[-1] else wide["rows"][-1]
     return Verdict(
         cid,
         "verified-numeric" if ok else "inconsistent",
-        f"T = {T}, d = 1: |S_i| >= S_min = {m_claim:g}, subsets of size m = {m}; D = 2·C({T}, "
-        f"{m}) = {D_used} features (f_i = x or 1 - x, S_i = A), X rebuilt from them by the "
-        f"proof's log-sum-exp maxima (λ = {T1_LAMBDA:g}) and HC-L3's selector (q = {T1_Q:g}): "
-        f"max |X̃ - X| = {recon:.2e}; F_0 = least-squares Chebyshev polynomial of total degree "
-        f"{list(T1_DEGREES)}: sup |F - F_0(z̄)| = "
+        f"The claim's {read}. T = {T}, d = 1: |S_i| >= {m_claim:g}, subsets of size m = {m}; "
+        f"D = 2·C({T}, {m}) = {D_used} features (f_i = x or 1 - x, S_i = A), X rebuilt from "
+        f"them by the proof's log-sum-exp maxima (λ = {T1_LAMBDA:g}) and HC-L3's selector "
+        f"(q = {T1_Q:g}): max |X̃ - X| = {recon:.2e}; F_0 = least-squares Chebyshev "
+        f"polynomial of total degree {list(T1_DEGREES)}: sup |F - F_0(z̄)| = "
         + ", ".join(f"{e:.2e}" for e in sups)
-        + f" (<= ε = {T1_EPS:g} at the last degree, decreasing, required)"
+        + f". T = {Tw}: |S_i| >= {m_claims[Tw]:g}, m = {mw}, D = 2·C({Tw}, {mw}) = "
+        f"{2 * math.comb(Tw, mw)} features: max |X̃ - X| = {wide['recon']:.2e} over all "
+        f"{Tw} tokens; the same F_0 on the rebuilt first four: sup |F - F_0(z̄)| = "
+        + ", ".join(f"{e:.2e}" for e in sups_w)
+        + f" (<= ε = {T1_EPS:g} at the last degree, decreasing, required at both T)"
         + (". Failed: " + "; ".join(failed) if failed else "")
         + ". F(X) = sin(2x1 + x2)·x3 + exp(-x4)·x1 (continuous, not symmetric)"
         + (
             ". A construction that misses ε is not a certificate against density"
             if not ok
-            else f". Slack: the same construction reaches ε up to |S_i| = {m_max} of {T} "
-            f"(x{slack:.3g} the claimed {m_claim:g}; at {m_max + 1} it does not)"
+            else f". Slack (T = {T}): the same construction reaches ε up to |S_i| = {m_max} of "
+            f"{T} (x{slack:.3g} the claimed {m_claim:g}; at {m_max + 1} it does not)"
             if m_max is not None and slack is not None
             else ""
         ),
         covered=f"T = {T}, d = 1: a 9^{T} grid, 20000 uniform and 2000 near-tied sequences; "
-        f"the polynomial fitted on 8000 other uniform sequences",
+        f"T = {Tw}: a 4^4 grid on the first four tokens (the rest uniform), 500 uniform and "
+        f"250 near-tied sequences ({wide['n']} in all); the polynomials fitted at T = {T} on "
+        "8000 other uniform sequences",
         measured=top,
         claimed=T1_EPS,
-        witness=None if ok else rows[-1]["witness"],
-        rows=[{k: v for k, v in r.items() if k != "witness"} for r in rows],
+        witness=None if ok else worst["witness"],
+        # the T = 16 instance first, the T = 4 one (the degree sequence the slack is read on) last
+        rows=[{k: v for k, v in r.items() if k != "witness"} for r in wide["rows"] + rows],
         plot={
             "x": "degree",
             "y": ["sup_error"],
-            "title": f"{cid}: constructive instance at T = {T} (sup error vs degree of F_0)",
+            "group": "T",
+            "title": f"{cid}: constructive instances at T = {T}, {Tw} (sup error vs degree of F_0)",
             "xlabel": "total degree of the polynomial F_0",
             "ylabel": "sup |F - F_0(z̄)|",
             "logx": False,
         },
         slack=slack,
-        scope=f"partial: one continuous, non-symmetric F at T = {T}, d = 1, in the relaxed "
-        "class of Lemma 1 (f_i = x and 1 - x, not regularised; Lemma 1's regularisation is "
-        "not built); density for every continuous F is not a finite check",
+        scope=f"partial: one continuous, non-symmetric F at T = {T} and T = {Tw} (there a "
+        "function of the first four tokens), d = 1, in the relaxed class of Lemma 1 (f_i = x "
+        "and 1 - x, not regularised; Lemma 1's regularisation is not built); density for every "
+        "continuous F is not a finite check",
     )
 
 

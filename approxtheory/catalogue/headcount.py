@@ -85,9 +85,10 @@ P.claim(
     notes="The D reached by the proof is combinatorially large, of order d·C(T, T/4); density "
     "says nothing about small D. S_min is the class's smallest index-set size |S_i| >= T/4 "
     "(§2.2); the density needs it below T: with every S_i = [T] every feature is symmetric in "
-    "the tokens and only symmetric F are reached. Constructive instance (checked): T = 4, so "
+    "the tokens and only symmetric F are reached. Constructive instances (checked): T = 4, so "
     "m = 1 and the proof's 2·d·C(4, 1) subset-minimum features give back X exactly (Lemma 2 "
-    "with m = 1), then a polynomial F_0; the relaxed class of Lemma 1 (f_i continuous).",
+    "with m = 1), then a polynomial F_0; and T = 16 (m = 4, 2·C(16, 4) features), where a "
+    "wrong S_min stops agreeing with T/4; the relaxed class of Lemma 1 (f_i continuous).",
 )
 P.claim(
     "HC-L1",

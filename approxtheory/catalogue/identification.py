@@ -120,7 +120,14 @@ P.claim(
     statement="The directional derivative of W_Kᵀ W_Q vanishes on a D²-dimensional subspace "
     "{(A W_Q, -Aᵀ W_K)} of weight directions (full-rank W_Q, W_K).",
     expressions={"null_dim": U_qk_head},
-    regime=[D_le_E],
+    regime=[
+        cond(
+            sp.Le(D, E),
+            "D <= E",
+            outside="the check also measures the null space at (D, E) = (3, 2), (4, 3), (4, 2), "
+            "where D > E and it has fewer than D² dimensions",
+        )
+    ],
 )
 P.claim(
     "ID-T4.5",
