@@ -109,7 +109,12 @@ P.claim(
     expressions={"d_head": d_h},
     regime=[
         cond(sp.Eq(sp.Mod(d, h_l), 0), "h_l must divide d"),
-        cond(sp.Le(h_l, h_base), "h_l <= h_base"),
+        cond(
+            sp.Le(h_l, h_base),
+            "h_l <= h_base",
+            outside="the check builds schedules with a layer above h_base (Table 4's with its "
+            "last or first h_base layer raised, and every rule-abiding schedule enumerated)",
+        ),
     ],
     notes="A definition: what it asserts beyond itself is that the paper's own schedules "
     "(Table 4) satisfy it. The design rules of §2.2 are empirical and catalogued apart "

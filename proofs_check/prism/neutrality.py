@@ -259,12 +259,36 @@ def _throughput(seed: int, rounds: int = 9) -> dict:
 
 PAPER_T = 16
 
+#: the per-score softmax costs c the catalogue's F_softmax (and F_layer) is read at: a layer's
+#: elementwise softmax work at cost c per score is c times the attention probabilities it
+#: computes (counted), so c on either side of 1 moves a formula whose c-dependence is wrong
+SOFTMAX_COSTS = (sp.Rational(1, 2), sp.Integer(1), sp.Integer(3))
+_COSTS_TXT = ", ".join(map(str, SOFTMAX_COSTS))
 
-def _paper_scales(ctx: Context, f_layer, mismatches: list) -> dict:
+
+def _softmax_mismatch(f_soft, vals: dict, batch: int, scores: int, where: str) -> list[str]:
+    """The catalogue's F_softmax at ``vals`` and every c of :data:`SOFTMAX_COSTS` against the
+    softmax work c x ``scores`` (the attention probabilities counted for ``batch`` sequences);
+    one line per c where they differ."""
+    out = []
+    for cost in SOFTMAX_COSTS:
+        # every symbol has a number: exact rational arithmetic, nothing to simplify (a symbol
+        # the values leave free stays in ``want`` and is a mismatch)
+        want = batch * f_soft.subs({**vals, cat.c_sm: cost})
+        if want - cost * scores != 0:
+            out.append(
+                f"{where} softmax work at c = {cost}: {cost} x {scores:,} scores = "
+                f"{cost * scores} != B·F_softmax {want}"
+            )
+    return out
+
+
+def _paper_scales(ctx: Context, f_layer, mismatches: list, f_soft=None) -> dict:
     """The paper's Table 4 schedules (quick: Small; full: all three) against their uniform
     baselines at the paper's widths, counted on the meta device (schedules.count): equal
-    parameters and fwd+bwd FLOPs, and every layer's forward FLOPs = F_layer (as the check has
-    it)."""
+    parameters and fwd+bwd FLOPs, every layer's forward FLOPs = F_layer (as the check has it)
+    and, given ``f_soft``, every layer's softmax work = F_softmax at every c of
+    :data:`SOFTMAX_COSTS`."""
     out = {}
     for scale in ctx.pick(("small",), tuple(schedules.PAPER_SCALES)):
         d, L, hb = schedules.PAPER_SCALES[scale]
@@ -278,6 +302,14 @@ def _paper_scales(ctx: Context, f_layer, mismatches: list) -> dict:
                     mismatches.append(
                         f"{scale} {s.kind} layer {i} (h={h}) matmul FLOPs "
                         f"{c['fwd_flops_per_layer'][i]} != {want}"
+                    )
+                if f_soft is not None:
+                    mismatches += _softmax_mismatch(
+                        f_soft,
+                        vals,
+                        1,
+                        c["softmax_scores_per_layer"][i],
+                        f"{scale} {s.kind} layer {i} (h={h}, T={PAPER_T})",
                     )
         if counts[0]["params"]["total"] != counts[1]["params"]["total"]:
             mismatches.append(f"{scale}: parameters differ")
@@ -315,14 +347,15 @@ def flop_neutrality(ctx: Context, cid):
         fwd, sm, tot = _flop_counts(heads, X, ctx.mutant)
         per_layer[name], softmax[name], totals[name] = fwd, sm, tot
         for i, h in enumerate(heads):
-            vals = {cat.T: T, cat.d: D_MODEL, cat.f: FFN, cat.h_l: h, cat.c_sm: 1}
-            want = B * sp.simplify(f_layer.subs(vals))
-            if fwd[i] != want:
-                mismatches.append(f"{name} layer {i} (h={h}) matmul FLOPs {fwd[i]} != {want}")
-            want_sm = B * sp.simplify(f_soft.subs(vals))
-            if sm[i] != want_sm:
-                mismatches.append(f"{name} layer {i} (h={h}) softmax scores {sm[i]} != {want_sm}")
-    paper = _paper_scales(ctx, f_layer, mismatches)
+            vals = {cat.T: T, cat.d: D_MODEL, cat.f: FFN, cat.h_l: h}
+            for cost in SOFTMAX_COSTS:  # matmul FLOPs do not depend on the softmax cost
+                want = B * f_layer.subs({**vals, cat.c_sm: cost})  # exact: every symbol set
+                if fwd[i] != want:
+                    mismatches.append(
+                        f"{name} layer {i} (h={h}) matmul FLOPs {fwd[i]} != {want} (c = {cost})"
+                    )
+            mismatches += _softmax_mismatch(f_soft, vals, B, sm[i], f"{name} layer {i} (h={h})")
+    paper = _paper_scales(ctx, f_layer, mismatches, f_soft)
     equal = len(set(totals.values())) == 1
     ok = symbolic and equal and not mismatches
     thr = _throughput(ctx.seed)
@@ -343,15 +376,17 @@ def flop_neutrality(ctx: Context, cid):
             f"{k} (parameters {v['params'][0]:,}, fwd+bwd {v['fwd_bwd_flops'][0]:,})"
             for k, v in paper.items()
         )
-        + f". Softmax work (probabilities per forward, = B·F_softmax/c of the "
-        f"catalogue in every layer) does scale with h: {_named(sm_tot, '{:,}'.format)}. "
+        + f". Softmax work (c x the probabilities computed per forward, = B·F_softmax of the "
+        f"catalogue in every layer at c in {_COSTS_TXT}, here and at the paper's "
+        f"widths) does scale with h: {_named(sm_tot, '{:,}'.format)} probabilities. "
         f"Throughput of both schedules and of an A/A control (uniform timed twice) is "
         f"measured side by side (fused SDPA path, float32, forward+backward, CPU, evidence "
         f"only; the paper's d_h = 384 schedules were 4-8% slower on H100): see this run's "
         f"figures",
         covered=f"4 schedules (heads per layer) {_named(SCHEDULES, _commas)} at d = 64, L = 4, "
         f"f = {FFN}, batch {B}, T = {T} (full score matrix, causal mask applied after "
-        f"QKᵀ); Table 4's {'/'.join(paper)} schedule(s) against their uniform baseline at the "
+        f"QKᵀ); softmax cost per score c in {_COSTS_TXT}; Table 4's "
+        f"{'/'.join(paper)} schedule(s) against their uniform baseline at the "
         f"paper's (d, L, h_base), f = int(8d/3), T = {PAPER_T}, batch 1 (meta device); "
         f"throughput: batch {thr['batch']}, T = {thr['T']}, "
         f"{thr['rounds']} interleaved rounds, median",

@@ -30,6 +30,100 @@ TABLE4 = {
 }
 
 
+#: PR-S's cells on the other side of h_l <= h_base (issue 42): the (d, L) at which every
+#: schedule obeying rules 1-3 is enumerated, for every h_base | d (quick, full)
+ENUMERATED = (((64, 3), (768, 3)), ((64, 4), (768, 3), (1024, 3), (1536, 3)))
+
+
+def _divisors(d: int) -> list[int]:
+    return [h for h in range(1, d + 1) if d % h == 0]
+
+
+def _runs(sched) -> str:
+    """A schedule as evidence text, runs of 3 or more written hxN: ``3,3,6,6,8,8,12x5,16``."""
+    return ",".join(
+        f"{h}x{n}" if n > 2 else ",".join([str(h)] * n)
+        for h, n in ((h, len(list(g))) for h, g in itertools.groupby(sched))
+    )
+
+
+def _broken_rules(d: int, h_base: int, sched) -> list[str]:
+    """The rules 1-3 (the paper's definition, §2.1) that ``sched`` breaks, read from the rules
+    themselves (not from the claim)."""
+    return [
+        rule
+        for rule, ok in (
+            ("rule 1 (h_l | d)", all(d % h == 0 for h in sched)),
+            ("rule 2 (h_1 <= ... <= h_L)", list(sched) == sorted(sched)),
+            ("rule 3 (h_L = h_base)", sched[-1] == h_base),
+        )
+        if not ok
+    ]
+
+
+def _other_side(ctx: Context, c) -> dict:
+    """Both sides of h_l <= h_base. Named: each Table 4 schedule with one layer raised to the
+    next divisor of d above h_base (its last layer: rule 3 broken; its first h_base layer: rule
+    2 broken). Enumerated: per (d, L) of :data:`ENUMERATED` and h_base | d, the head counts
+    h | d that occur in some schedule obeying rules 1-3 (every one enumerated) against those the
+    claim's regime admits. ``admitted``: the (d, h_base, h_l) the regime admits although no
+    valid schedule has them (each with a schedule that breaks a rule); ``rejected``: the reverse
+    (a valid schedule's head count outside the regime)."""
+    named, admitted, rejected = [], [], []
+    for name, (d, L, hb, sched) in TABLE4.items():
+        up = min(h for h in _divisors(d) if h > hb)
+        first = sched.index(hb)
+        for where, i in (("last layer", L - 1), ("first h_base layer", first)):
+            bad = list(sched)
+            bad[i] = up
+            named.append(
+                {
+                    "schedule": f"{name} with its {where} at {up} heads",
+                    "d": d,
+                    "h_base": hb,
+                    "heads": _runs(bad),
+                    "broken": _broken_rules(d, hb, bad),
+                    "admitted": all(c.in_regime(d=d, h_l=h, h_base=hb) for h in bad),
+                }
+            )
+    cells = 0
+    for d, L in ctx.pick(*ENUMERATED):
+        divs = _divisors(d)
+        for hb in divs:
+            valid = {
+                h
+                for pre in itertools.combinations_with_replacement(
+                    [h for h in divs if h <= hb], L - 1
+                )
+                for h in (*pre, hb)
+                if not _broken_rules(d, hb, (*pre, hb))
+            }
+            for h in divs:
+                cells += 1
+                inside = c.in_regime(d=d, h_l=h, h_base=hb)
+                if inside and h not in valid:
+                    example = (h,) * (L - 1) + (hb,)
+                    admitted.append(
+                        {
+                            "d": d,
+                            "L": L,
+                            "h_base": hb,
+                            "h_l": h,
+                            "schedule": _runs(example),
+                            "broken": _broken_rules(d, hb, example),
+                        }
+                    )
+                elif not inside and h in valid:
+                    rejected.append({"d": d, "L": L, "h_base": hb, "h_l": h})
+    return {
+        "named": named,
+        "admitted": admitted,
+        "rejected": rejected,
+        "cells": cells,
+        "grid": ", ".join(f"({d}, {L})" for d, L in ctx.pick(*ENUMERATED)),
+    }
+
+
 def _table4(ctx: Context) -> dict:
     table = {k: (d, L, hb, list(h)) for k, (d, L, hb, h) in TABLE4.items()}
     if ctx.is_mutant("medium-swapped"):
@@ -41,7 +135,9 @@ def _table4(ctx: Context) -> dict:
 @check("PR-S", mutants=RULE_MUTANTS)
 def schedule_rules(ctx: Context, cid):
     """Rules 1-3 (the definition) on the paper's three schedules, and the reshape invariant
-    h_l · d_head = d read from the catalogue's d_head (rules 4-6: PR-S4, PR-S5, PR-S6)."""
+    h_l · d_head = d read from the catalogue's d_head (rules 4-6: PR-S4, PR-S5, PR-S6); the
+    claim's regime on both sides of h_l <= h_base (:func:`_other_side`): schedules that break a
+    rule must have a layer outside it, the head counts of valid schedules must be inside."""
     c = claim("PR-S")
     if ctx.is_mutant("divisibility-dropped"):
         c = dataclasses.replace(c, regime=tuple(r for r in c.regime if not r.expr.has(sp.Mod)))
@@ -54,6 +150,8 @@ def schedule_rules(ctx: Context, cid):
             problems.append(f"{name}: not monotone / does not end at h_base")
         widths = {}
         for h in sorted(set(sched)):
+            if not c.in_regime(d=d, h_l=h, h_base=hb):
+                continue  # reported above
             w = c.evaluate("d_head", d=d, h_l=h, h_base=hb)
             widths[h] = w
             if sp.nsimplify(w) * h != d:  # every matrix keeps its shape: h_l heads of d_head
@@ -64,7 +162,45 @@ def schedule_rules(ctx: Context, cid):
         rejects = False
     except RegimeError:
         rejects = True
-    ok = not problems and rejects
+    side = _other_side(ctx, c)
+    if any(not x["broken"] for x in side["named"]):  # the construction itself is wrong
+        raise AssertionError(f"PR-S: a raised schedule obeys rules 1-3: {side['named']}")
+    named_in = [x for x in side["named"] if x["admitted"]]
+    wrong_side = (
+        [
+            f"the claim's regime admits every layer of {x['schedule']} ({x['heads']}; d = "
+            f"{x['d']}, h_base = {x['h_base']}), which breaks {' and '.join(x['broken'])}"
+            for x in named_in
+        ]
+        + [
+            f"the claim's regime admits h_l = {x['h_l']} > h_base = {x['h_base']} at d = "
+            f"{x['d']}, which no valid schedule of {x['L']} layers has (e.g. {x['schedule']} "
+            f"breaks {' and '.join(x['broken'])})"
+            for x in side["admitted"][:3]
+        ]
+        + [
+            f"the claim's regime rejects h_l = {x['h_l']} at d = {x['d']}, h_base = "
+            f"{x['h_base']}, which a valid schedule of {x['L']} layers has"
+            for x in side["rejected"][:3]
+        ]
+    )
+    n_out = len(side["named"]) - len(named_in)
+    side_txt = (
+        f"The other side of h_l <= h_base (built here): {len(side['named'])} Table 4 schedules "
+        "with one layer raised to the next divisor of d above h_base ("
+        + "; ".join(f"{x['schedule']}: {x['heads']}" for x in side["named"][::2])
+        + "; and each with its first h_base layer raised instead) break rule 3 or rule 2; "
+        f"{n_out} of them have a layer outside the claim's regime. Over every h_base | d and "
+        f"h_l | d at (d, L) = {side['grid']} ({side['cells']} cells) the head counts that occur "
+        "in some schedule obeying rules 1-3 (all enumerated) are "
+        + (
+            "exactly those the claim's regime admits"
+            if not side["admitted"] and not side["rejected"]
+            else f"NOT those the claim's regime admits ({len(side['admitted'])} admitted "
+            f"outside, {len(side['rejected'])} rejected inside)"
+        )
+    )
+    ok = not problems and rejects and not wrong_side
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
@@ -74,11 +210,17 @@ def schedule_rules(ctx: Context, cid):
         "catalogue's d_head tile d in every layer"
         + ("; h = 5 at d = 768 is rejected" if rejects else "; h = 5 at d = 768 is NOT rejected")
         + (f"; problems: {'; '.join(problems)}" if problems else "")
-        + f". Per-head widths {_named(dims)}",
-        covered="Small/Medium/Large schedules of Table 4; rules 1-3 and d_head",
+        + f". Per-head widths {_named(dims)}. {side_txt}"
+        + (f". Failed on the other side: {'; '.join(wrong_side)}" if wrong_side else ""),
+        covered="Small/Medium/Large schedules of Table 4; rules 1-3 and d_head; the other side "
+        "of h_l <= h_base: each Table 4 schedule with its last or its first h_base layer raised "
+        f"to the next divisor of d, and every schedule obeying rules 1-3 at (d, L) = "
+        f"{side['grid']} for every h_base | d ({side['cells']} (d, h_base, h_l) cells)",
+        witness=(named_in + side["admitted"] + side["rejected"] or [None])[0],
         scope="partial: rules 1-3 (the definition) and the per-head width d / h_l on the "
-        "paper's three Table 4 schedules; the empirical design rules 4-6 are PR-S4, PR-S5, "
-        "PR-S6",
+        "paper's three Table 4 schedules, and the regime's h_l <= h_base on both sides (raised "
+        "Table 4 schedules; every valid schedule enumerated at small L); the empirical design "
+        "rules 4-6 are PR-S4, PR-S5, PR-S6",
     )
 
 
