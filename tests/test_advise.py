@@ -1,4 +1,4 @@
-"""``approxtheory advise`` (issue 47): an allocation for GPT-2-small's shape in seconds, every
+"""``approxtheory advise``: an allocation for GPT-2-small's shape in seconds, every
 decision cited with its claim's regime status and committed verdict; a changed claim changes the
 advice; a rule resting on a refuted claim is flagged; bad input is one line and exit 2."""
 

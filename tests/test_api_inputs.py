@@ -1,4 +1,4 @@
-"""Regressions of issue 25 (points 4 and 5) for the model, training, tasks and strategies: every
+"""Regressions for the model, training, tasks and strategies: every
 bad constructor argument is a typed error (bools are not integers, NaN and inf are refused, sizes
 are integers), and sizes that cannot fit are refused before anything is allocated. Limits are set
 explicitly (``resources.limits``), so the answers do not depend on this machine's memory."""

@@ -1,4 +1,4 @@
-"""No caller's value reaches sympy's parser (issue 25, item 2).
+"""No caller's value reaches sympy's parser.
 
 Two parts:
 

@@ -1,4 +1,4 @@
-"""Bad inputs to the bound helpers (issue 25, points 4-5): typed errors for NaN, inverted,
+"""Bad inputs to the bound helpers: typed errors for NaN, inverted,
 unbounded or misshapen boxes, infeasible LPs and misshapen points; sizes refused before
 allocating; ``upper_bracket`` leaves the caller's global RNG state alone and stays seeded."""
 

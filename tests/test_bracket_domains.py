@@ -1,4 +1,4 @@
-"""The certified bracket on the papers' domains (issue 46): one-hot tokens by exhaustive
+"""The certified bracket on the papers' domains: one-hot tokens by exhaustive
 enumeration, causal masks and per-token read-outs, the unit sphere by a box cover. Soundness on
 small cells against exhaustive enumeration or dense sampling of the true function (Hypothesis
 over random small models and domains), a planted unsound relaxation per domain that the same

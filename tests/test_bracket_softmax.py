@@ -1,4 +1,4 @@
-"""The structured certified bracket (approxtheory.bracket_softmax, issue 30): exact at the papers'
+"""The structured certified bracket (approxtheory.bracket_softmax): exact at the papers'
 sizes, never below brute force on small cells (fixed and Hypothesis-drawn models and boxes),
 its mutants caught, deterministic budgets, NaN/inf never bracketed by a finite number."""
 

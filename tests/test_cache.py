@@ -113,7 +113,7 @@ def test_unreadable_verify_cache_entries_are_misses(verify_cache, tmp_path, kind
 
 
 # ----------------------------------------------------------------------------- hostile entries
-# (issue 25: an entry that is not a regular file, is huge, nests without end, or is digest-valid
+# (an entry that is not a regular file, is huge, nests without end, or is digest-valid
 # but of the wrong shape is a miss; one that cannot be replaced is skipped with one warning)
 
 VERIFY3 = ("HC-L8", "HC-K1", "ID-F4.7")

@@ -642,7 +642,7 @@ def test_readme_examples_still_work():
     assert at.claim("HC-K1").asymptotic_exponent("beta", S=3, T=10) == -1
 
 
-# --- solve_for keeps to the claim's regime (issue 28 item 6) --------------------------------------
+# --- solve_for keeps to the claim's regime --------------------------------------
 def test_solve_for_drops_roots_outside_the_regime_and_names_them():
     """IF-T2's (1 + ln(βT))/β = 1e-2 at T = 64 has two positive roots (β ≈ 0.00575 and β ≈ 1227);
     the small one has βT ≈ 0.37, outside the claim's regime βT >= 1."""

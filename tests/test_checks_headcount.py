@@ -202,7 +202,7 @@ def test_p8_criterion_can_pass_and_fail(monkeypatch):
     assert v.verdict == "inconsistent" and "(a)" in v.evidence and v.witness["D=2"]["failed"]
 
 
-# ------------------------------------------- false claims (issue 24): the verdict must flip
+# ------------------------------------------- false claims: the verdict must flip
 def _run(cid):
     from approxtheory.proofs_check import CHECKS
 

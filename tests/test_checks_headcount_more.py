@@ -1,4 +1,4 @@
-"""The checks of proofs_check/headcount_more.py (issue 24): for each, the true claim passes and a
+"""The checks of proofs_check/headcount_more.py: for each, the true claim passes and a
 false copy of it (planted in the catalogue's registry) fails; the trained and tabulated checks
 also reject a planted counter-example of the data."""
 
@@ -130,7 +130,7 @@ def test_hc_conj1_true_claim_passes_on_separated_cells(conj_rows, Ts):
     conj_rows(_variant_rows(SEPARATED, Ts))
     v = run("HC-Conj1")
     assert v.verdict == "consistent-empirical", v.evidence
-    assert v.scale["headcount_variants"]["cells"]  # a trained verdict's scale (issue 26)
+    assert v.scale["headcount_variants"]["cells"]  # a trained verdict's scale
 
 
 def test_hc_conj1_false_claims_fail(conj_rows, monkeypatch):

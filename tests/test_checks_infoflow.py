@@ -1,4 +1,4 @@
-"""False-claim tests of the InfoFlow checks (issue 24): each check passes on the catalogue's claim
+"""False-claim tests of the InfoFlow checks: each check passes on the catalogue's claim
 and fails on a false copy of it, written here by hand (a grown rate exponent, the bound put below
 the worst case the check found), put in the catalogue with monkeypatch for the duration of the
 call. IF-K2's grid is cut to one (D, T) cell column here (5 β values, a few seconds); the

@@ -183,7 +183,7 @@ def test_provenance_follows_the_scheme():
         assert p[cid] == "reconstructed", cid
     assert p["IF-E3"] == "derived"  # the digest's §7 item 4, derived from IF-T1
     assert p["PR-N3"] == "stated"
-    assert p["PR-E3"] == "derived"  # arithmetic on the digest's item counts (issue 24)
+    assert p["PR-E3"] == "derived"  # arithmetic on the digest's item counts
 
 
 @pytest.mark.parametrize("cid", ["PR-N3"])

@@ -1,4 +1,4 @@
-"""The Prism checks fail on false claims (issue 24): each test runs a check on the catalogue's
+"""The Prism checks fail on false claims: each test runs a check on the catalogue's
 claim and on a false copy of it (swapped into the registry by
 :func:`approxtheory.catalogue.overriding`), or on the paper's data and on a planted
 counter-example, and asserts that the first passes and the second fails."""

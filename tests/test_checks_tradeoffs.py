@@ -121,7 +121,7 @@ def test_x2_floor_matches_the_digest_reference_values():
 
 
 def test_e5_trains_a_fixed_budget_and_its_growth_is_not_the_forced_one():
-    """Issue 26: TO-E5 trained each L *to* a fixed loss, which by TO-X2 forces the range to grow
+    """TO-E5 trained each L *to* a fixed loss, which by TO-X2 forces the range to grow
     like ½ ln L. Now every L gets the same budget (no target loss), the losses differ (they rise
     with L), and the criterion asks for more growth than the losses reached force."""
     from approxtheory.proofs_check import tradeoffs as chk
@@ -152,7 +152,7 @@ def test_checks_are_deterministic_in_the_seed():
     assert a.rows == b.rows and a.measured == b.measured
 
 
-# ------------------------------------------------------------------ false claims (issue 24)
+# ------------------------------------------------------------------ false claims
 # Each check below reads its formulas from the catalogue inside the call; a false copy of the
 # claim is put in the registry (monkeypatch) and the check must stop passing, while the true
 # claim passes. The false copies: the bound put below the worst case the check found (divided by
@@ -177,7 +177,7 @@ def _fresh(cid, **kw):
 
 
 def test_c1_worst_case_is_the_bound_and_its_slack_is_reported():
-    """TO-C1 (issue 24: it compared against a bound ~1000x above the one head it measured): the
+    """TO-C1 (it once compared against a bound ~1000x above the one head it measured): the
     adversarial position-only heads attain the logit bound σ_{r+1}R² (slack 1), the ℓ1 weight
     change reaches half of e^{2δ} - 1 (2 tanh(δ/2) at small δ: slack -> 2), the mean-square
     bound has slack about 4; the C1 lag head alone is ~5x loose on the logit bound."""
@@ -195,7 +195,7 @@ def test_c1_worst_case_is_the_bound_and_its_slack_is_reported():
     "name,false",
     [
         ("logit bound / 2 (below the worst case: slack 1)", {"logit_change": "half"}),
-        ("logit bound / 1000 (issue 24's variant)", {"logit_change": "thousandth"}),
+        ("logit bound / 1000", {"logit_change": "thousandth"}),
         ("logit rate σ -> σ²", {"logit_change": "sigma-squared"}),
         ("logit rate R² -> R^(5/2)", {"logit_change": "R-5/2"}),
         ("weight factor / (2 · its slack 2.01)", {"weight_change_factor": "below-slack"}),

@@ -1,5 +1,5 @@
 """Claim mutants: false copies of a claim generated from its sympy tree, and what `verify
---mutants` does with them (issue 24). The expected expressions here are written by hand from the
+--mutants` does with them. The expected expressions here are written by hand from the
 rules in approxtheory/catalogue/mutate.py, not computed by the code under test."""
 
 import json

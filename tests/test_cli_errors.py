@@ -1,5 +1,5 @@
-"""The CLI's error boundary, argument validation and refusal of oversized work before allocating
-(issue 14, "Hardening"); the resource estimates of :mod:`approxtheory.resources`."""
+"""The CLI's error boundary, argument validation and refusal of oversized work before allocating;
+the resource estimates of :mod:`approxtheory.resources`."""
 
 import errno
 import io
@@ -779,7 +779,7 @@ def test_binary_corpus_is_refused(capsys, tmp_path):
     assert "NUL bytes" in cli_error(base + ["--corpus", nul], capsys)
 
 
-# ------------------------------------------------------- issue 25: the boundary's missing cases
+# ------------------------------------------------------- the boundary's missing cases
 BIG = "9" * 400  # 400 digits: a float of it is inf, int(inf) used to raise OverflowError
 
 

@@ -1,4 +1,4 @@
-"""The command line's help and option matching (issue 28 item 6).
+"""The command line's help and option matching.
 
 The parser tree of :func:`approxtheory.cli.build_parser` is walked: every option and positional of
 every (sub)command has help text, every parser refuses abbreviated options (``allow_abbrev``

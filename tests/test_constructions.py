@@ -671,7 +671,7 @@ def test_cli_seed_and_search_seed_together_without_a_seed_knob_is_refused(capsys
     )
 
 
-# --- measure() carries the CLI's bracket fields; one-line reprs (issue 28 item 6) -----------------
+# --- measure() carries the CLI's bracket fields; one-line reprs -----------------
 def test_measure_returns_the_bracket_the_cli_reports():
     c = build("softmax_retrieval", T=4, beta=100.0)
     m = c.measure(budget=64, upper=True)

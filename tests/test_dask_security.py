@@ -1,4 +1,4 @@
-"""The Dask trust boundary (issue 25, point 1): the client connects only to a local cluster or a
+"""The Dask trust boundary: the client connects only to a local cluster or a
 loopback scheduler unless it is given TLS with mutual authentication (or ``--insecure-scheduler``);
 with TLS a process without the cluster's certificate cannot connect (loopback, certificates made
 here with ``openssl``); cell results travel as plain data (JSON text the client reads as msgpack,

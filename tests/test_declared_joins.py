@@ -1,4 +1,4 @@
-"""Declared joins (issue 45, item 2): a check names what it reads, ``@check("IF-P3",
+"""Declared joins: a check names what it reads, ``@check("IF-P3",
 experiments=(...), constructions=(...))`` (:data:`approxtheory.proofs_check.READS`), and this test
 holds it to that at run time: a sample of cheap checks runs under the smoke profile (trained rows
 come from the shipped and cached cells, nothing is trained) with every way of reading rows or

@@ -1,4 +1,4 @@
-"""A verdict's prose is read by people (issue 28 item 1): its ``evidence`` and ``covered`` name
+"""A verdict's prose is read by people: its ``evidence`` and ``covered`` name
 their figures at a sensible precision and never hold a Python repr (a dict, a list of strings or
 tuples, a 16-digit float, ``np.float64(...)``, ``tensor(...)``).
 

@@ -1,4 +1,4 @@
-"""The runner's executors (issue 15): a process pool and Dask distributed give the same records
+"""The runner's executors: a process pool and Dask distributed give the same records
 and the same CSV (bytes) as the in-process run; a worker killed mid-cell has its cell retried and
 every cell is computed once; the cache is shared; bad input is one line, exit 2. Loopback only."""
 
@@ -477,7 +477,7 @@ README = Path(__file__).parent.parent / "README.md"
 
 
 def _recipe() -> list[str]:
-    """The command lines of the README's first recipe, the TLS one (issue 25): the cluster's CA
+    """The command lines of the README's first recipe, the TLS one: the cluster's CA
     and a certificate it signs (three openssl lines), the scheduler, a worker, the run."""
     section = README.read_text().split("### Sweeps on several machines", 1)[1]
     block = section.split("```bash\n", 1)[1].split("```", 1)[0]

@@ -145,7 +145,7 @@ def test_trained_cells_do_not_depend_on_the_callers_thread_count(tmp_path):
     assert csvs[0] == csvs[1]
 
 
-# ------------------------------------------------- issue 25: runner inputs refused before starting
+# ------------------------------------------------- runner inputs refused before starting
 def _one_line_exit_2(argv, capsys) -> str:
     code = main([str(a) for a in argv])
     out, err = capsys.readouterr()
@@ -255,7 +255,7 @@ def test_declared_params_are_checked_in_the_api_and_at_registration(monkeypatch)
         cells(ok, "quick", overrides={"n": 701})
 
 
-# ----------------------------------------------------------- issue 25: experiment plot inputs
+# ----------------------------------------------------------- experiment plot inputs
 def _results(tmp_path: Path) -> Path:
     d = tmp_path / "softmax_beta_sweep"
     d.mkdir(parents=True)
@@ -340,7 +340,7 @@ def test_digest_valid_entries_without_a_plot_column_are_one_line_exit_2(tmp_path
     assert "KeyError: 'present'" in _one_line_exit_2(plot, capsys)
 
 
-# -------------------------------------------------------- issue 25: hostile cell-cache entries
+# -------------------------------------------------------- hostile cell-cache entries
 _HOSTILE = r"""
 import json, os, sys
 from pathlib import Path
@@ -415,7 +415,7 @@ def test_a_cache_entry_that_cannot_be_replaced_is_skipped_with_one_warning(tmp_p
 
 @pytest.mark.parametrize("link", ["headcount_real_data", "headcount_real_data/cells"])
 def test_a_symlinked_sub_folder_of_out_is_refused(tmp_path, capsys, link):
-    """Issue 25: writes never follow a symlinked sub-folder out of --out (one line, exit 2,
+    """Writes never follow a symlinked sub-folder out of --out (one line, exit 2,
     nothing written elsewhere)."""
     from approxtheory.cli import main
 

@@ -1,4 +1,4 @@
-"""Issue 44: output where a shell expects it, a cached rerun that writes nothing new, one torch
+"""Output where a shell expects it, a cached rerun that writes nothing new, one torch
 thread policy, and the small traps (solve_for's message, experiment plot's profile)."""
 
 import io

@@ -1,4 +1,4 @@
-"""Fault tests (issue 25, item 8), all slow: ``pytest -m slow tests/test_faults.py``.
+"""Fault tests, all slow: ``pytest -m slow tests/test_faults.py``.
 
 * ``kill -9`` of a real ``approxtheory verify`` process mid-run, then a rerun into the same
   folder: the same bytes as an uninterrupted ``--no-cache`` run (``verdicts.json``, the CSVs, the

@@ -1,4 +1,4 @@
-"""Files that cannot be turned against a run (issue 25, points 3 and 7).
+"""Files that cannot be turned against a run.
 
 * :func:`approxtheory.io.read_json_entry` reads regular files only, never more than its cap,
   never blocks on a FIFO, never recurses without bound and reads strict JSON only;

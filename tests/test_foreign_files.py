@@ -1,4 +1,4 @@
-"""Files from elsewhere (issue 43, "Hardening, fourth pass"): model directories, results CSVs and
+"""Files from elsewhere: model directories, results CSVs and
 export sources are read by one reader (:mod:`approxtheory.foreign`, :mod:`approxtheory.hf_files`);
 every damaged or hostile file, and every conflicting or ignored option around them, ends in one
 stderr line and exit 2 naming the file, the field and what is allowed, before anything is built.
@@ -491,7 +491,7 @@ def test_reader_refuses_what_is_not_a_regular_file(tmp_path):
     assert read_json(link, where=str(link)) == {"a": 1}
 
 
-# ------------------------------------------------- the independent audit of issue 43 (round 2)
+# ----------------------------------------------------------- a second independent audit
 def test_results_schema_refuses_the_options_of_a_run(tmp_path, capsys, monkeypatch):
     def boom(*a, **k):
         raise AssertionError("started the verify run")

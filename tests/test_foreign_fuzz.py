@@ -1,4 +1,4 @@
-"""A Hypothesis suite for the readers of foreign files (issue 43 item 5): mutated model configs,
+"""A Hypothesis suite for the readers of foreign files: mutated model configs,
 results CSVs and safetensors headers. Every draw ends in a result or a typed bad-input error
 (:class:`~approxtheory.errors.ApproxTheoryError`), never another exception; CPU-bounded (a few
 seconds in all: small files, a few dozen draws per reader, no model built).

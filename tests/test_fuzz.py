@@ -1,4 +1,4 @@
-"""Fuzzing harness (issue 14, item 5): Hypothesis draws CLI argument lists and API calls from a
+"""Fuzzing harness: Hypothesis draws CLI argument lists and API calls from a
 grammar of valid and invalid values and checks one property for every one of them.
 
 The CLI property (:func:`check_cli`), for ``approxtheory.cli.main(argv)`` run in-process in a

@@ -1,4 +1,4 @@
-"""The training-adequacy gate (issue 26) and the trained head-count criteria calibrated on the
+"""The training-adequacy gate and the trained head-count criteria calibrated on the
 paper's own Table 2: the paper's data on the grids we run passes, a planted counter-example
 fails, an under-trained run is not-checkable (never inconsistent), a false claim (the transition
 one head later) still reaches the criterion and reads inconsistent."""
@@ -101,7 +101,7 @@ def test_hc_p8_part_b_on_t_8_16_is_the_wrong_grid():
     """Part (b) compares point values at the smallest and largest T: on T = 8, 16 the paper's
     own h = 3 mean falls by 8 % (6.94e-4 -> 6.40e-4, inside its std 2.9e-4 / 3.9e-4), so the
     paper's data fails (b) there. No D = 4 grid runs T = 8, 16 alone (quick: T = 8, (a) only;
-    full: T = 8..64); an interval version of (b) is the next step (issue 26)."""
+    full: T = 8..64); an interval version of (b) is the next step."""
     res = hcc.phase_criterion(_table2((1, 2, 3, 4, 5), (8, 16)), 4)
     assert res["failed"] == ["(b) D = 4: NMSE does not grow with T below D"]
 
@@ -157,7 +157,7 @@ def test_hc_p8_on_the_papers_magnitude_is_consistent_and_records_the_scale(monke
 
 
 def test_hc_p8_below_the_gate_is_not_checkable_not_inconsistent(monkeypatch):
-    """Models 30-600x worse than the paper's (issue 26's quick runs): undecided, with what was
+    """Models 30-600x worse than the paper's: undecided, with what was
     reached, the paper's figure and the recipe that reaches it."""
     monkeypatch.setattr(rows_reader, "exp_rows", _phase({2: D2_TRAINED, 4: _d4(300.0)}))
     v = run_check("HC-P8", Context())
@@ -175,7 +175,7 @@ def test_hc_p8_false_transition_one_head_later_passes_the_gate_and_is_inconsiste
 
 
 def test_hc_p10_with_nothing_learned_is_not_checkable(monkeypatch):
-    """Issue 26: quick HC-P10 had NMSE 0.10-0.14 in every cell and read inconsistent."""
+    """Quick HC-P10 had NMSE 0.10-0.14 in every cell and read inconsistent."""
     var = tuple(
         {"D": 3, "layers": L, "heads": h, "T": 8, "seed": 0, "val_nmse": x}
         for (L, h), x in {(1, 2): 0.112, (1, 3): 0.107, (2, 2): 0.138, (2, 3): 0.103}.items()

@@ -1,5 +1,5 @@
 """The training-adequacy gate (proofs_check/_gate.py) in the trained checks of the trade-off,
-InfoFlow, Prism and identification papers (issue 26 items 1, 2, 4): each criterion fed the paper's
+InfoFlow, Prism and identification papers: each criterion fed the paper's
 own reported data (the digests' magnitudes and ratios) on the grids the project runs comes out
 ``consistent-empirical``, a planted counter-example on a trained run ``inconsistent``, a run below
 the gate ``not-checkable`` with what was reached, the paper's figure and the known recipe, and
@@ -93,7 +93,7 @@ def test_if_p3_accepts_the_papers_gaps_on_the_grid_we_run(monkeypatch, grid):
 
 
 def test_if_p3_regime_the_papers_own_d5_d6_fail_the_every_d_rule():
-    """Issue 26: '×10 for every D' rejected the paper's own D = 5 (about 10x) and D = 6 (a few
+    """'×10 for every D' rejected the paper's own D = 5 (about 10x) and D = 6 (a few
     times): on intervals their ratios reach below GAP_P3. The regime is D <= P3_MAX_D: those D
     are reported, not decided; inside it the paper's T = 64 gaps clear even 'orders of
     magnitude' (GAP_P3_PAPER)."""
@@ -138,7 +138,7 @@ def test_if_p3_threshold_one_head_later_still_reaches_the_criterion(monkeypatch)
 
 
 def test_if_p3_below_the_gate_is_not_checkable_with_the_papers_figure(monkeypatch):
-    """(D, D) at 0.05, 50x the paper's 1e-3 (issue 26's collapsed and half-trained runs):
+    """(D, D) at 0.05, 50x the paper's 1e-3:
     undecided, with what was reached, the paper's figure and its recipe."""
     _fake_exp(monkeypatch, {"infoflow_pmax_heads": _pmax(2, 16, 0.05, 3.0)})
     v = _scaled(run_check("IF-P3", Context()), "infoflow_pmax_heads D = 2")
@@ -147,7 +147,7 @@ def test_if_p3_below_the_gate_is_not_checkable_with_the_papers_figure(monkeypatc
 
 
 def test_if_p3_rows_without_intervals_are_decided_on_the_seed_range(monkeypatch):
-    """Results from elsewhere (issue 26 item 5's schema: D, h1, h2, T, val_nmse, seed) carry
+    """Results from elsewhere carry
     no bootstrap interval: the range over seeds stands in (the paper's gaps with a 20 % seed
     spread pass; the planted 2x gap fails)."""
 
@@ -233,7 +233,7 @@ def test_if_p4_accepts_the_papers_curve_and_reports_rmse_beside_nmse(monkeypatch
 
 
 def test_if_p4_target_variance_falls_by_orders_of_magnitude():
-    """Issue 26: var y falls about 3000x from T = 3 to T = 32 (so NMSE -> 1 is partly the
+    """Var y falls about 3000x from T = 3 to T = 32 (so NMSE -> 1 is partly the
     denominator's fall: the RMSE is reported beside it)."""
     assert ifc.tri_target_var(3) / ifc.tri_target_var(32) > 300
 

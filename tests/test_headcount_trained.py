@@ -1,4 +1,4 @@
-"""Head-count trained experiments and their checks (issue 10): R(h), the error-law refit, the
+"""Head-count trained experiments and their checks: R(h), the error-law refit, the
 collision search, the checks' decision rules on synthetic rows, a tiny trained property test and
 bad input. Long runs are behind ``slow``."""
 
@@ -274,7 +274,7 @@ def test_p6b_check_on_quick_rows_gate_and_mutant(monkeypatch):
     assert seen == [("headcount_lower_regime", "quick")]  # the quick profile exists now
     assert v.scope.startswith("surrogate") and v.slack == pytest.approx(1.25)
     assert v.formula_note.startswith("reads HC-T2b's k")
-    assert v.scale["headcount_lower_regime"]["run"]["T"]  # a trained verdict's scale (issue 26)
+    assert v.scale["headcount_lower_regime"]["run"]["T"]  # a trained verdict's scale
     # heads exchanged: the "two-head" models are then untrained -> not passing
     assert run_check("HC-P6b", Context(mutant="heads-relabelled")).verdict not in PASSING
     # untrained two-head rows: undecided at this budget, with the numbers

@@ -1,4 +1,4 @@
-"""Identifiability of foreign attention modules (issue 29 items 2 and 3): of_module on
+"""Identifiability of foreign attention modules: of_module on
 MultiheadAttention, GPT2Attention and LlamaAttention against the catalogue, the gap rule, the
 structured GPT-2 bounds and ``identifiability --from-hf`` on tiny local directories."""
 

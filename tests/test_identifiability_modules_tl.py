@@ -1,4 +1,4 @@
-"""of_module on TransformerLens 4 bridges (issue 29 item 2): a native bridge's attention, read
+"""Of_module on TransformerLens 4 bridges: a native bridge's attention, read
 from the module (heads, head width, width, GQA, biases, causal, RoPE), measured P - rank J
 against the catalogue. Skipped where transformer_lens is absent."""
 

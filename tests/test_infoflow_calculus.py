@@ -131,7 +131,7 @@ def test_W7_without_positional_encoding_the_self_exclusion_falls_back():
     assert "positional encoding" in p.fallbacks[0].reason
 
 
-# ----------------------------------------------- TASK-KTH(k), k >= 3 (our chain; issue 11 item 4)
+# ----------------------------------------------- TASK-KTH(k), k >= 3 (our chain)
 
 
 @pytest.mark.parametrize("k", [3, 5])
@@ -311,7 +311,7 @@ def _cli(capsys, *argv):
 
 
 def test_cli_done_when_kth2(capsys):
-    # issue 11 "Done when": --heads 1 reports an exponent that depends on T, --heads 1,1
+    # --heads 1 reports an exponent that depends on T, --heads 1,1
     # --pos-enc one that does not, naming the dominant step in both
     rc, out, _ = _cli(
         capsys, "predict", "--task", "kth", "--task-arg", "k=2", "--heads", "1", "--json"
@@ -429,7 +429,7 @@ def test_the_scheduler_finds_a_full_schedule_exactly_when_one_exists(task):
         assert p.depends_on_T == bool(p.fallbacks), heads
 
 
-# ------------------------------------------------------------------- issue 25: values, files
+# ------------------------------------------------------------------- values, files
 
 
 def test_alpha_at_takes_positive_integers_and_parses_strings():

@@ -1,4 +1,4 @@
-"""The InfoFlow experiment tasks (issue 11 item 2): TRI, SPA and IND in :mod:`approxtheory.tasks`
+"""The InfoFlow experiment tasks: TRI, SPA and IND in :mod:`approxtheory.tasks`
 (PMAX and KTH are ``PairwiseMax`` and ``KthLargest``), with targets checked by hand."""
 
 from __future__ import annotations

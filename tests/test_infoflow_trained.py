@@ -1,4 +1,4 @@
-"""InfoFlow trained experiments (issue 11 item 3a/3b): the IF-P3/IF-P4 verdict logic on
+"""InfoFlow trained experiments: the IF-P3/IF-P4 verdict logic on
 synthetic rows (both outcomes, the mutants flip), cell determinism, a tiny trained property."""
 
 from __future__ import annotations
@@ -232,7 +232,7 @@ def test_tri_small_T_learns_at_a_tiny_budget():
 
 @pytest.mark.slow
 def test_quick_profiles_give_the_recorded_verdicts():
-    # session 8 (issue 26), the shared training-adequacy gate: the quick TRI models reach NMSE
+    # session 8, the shared training-adequacy gate: the quick TRI models reach NMSE
     # 0.046-0.063 at T = 3 (the paper's 1e-3; the gate asks <= 1e-2): undecided (it read
     # consistent-empirical on those models before the gate)
     v = CHECKS["IF-P4"](Context())
@@ -285,7 +285,7 @@ def test_bad_cell_configs_are_typed_errors(cfg):
         heads_of(cfg)
 
 
-# ----------------------------------------------------- IF-E3: one layer vs two (issue 11 3c)
+# ----------------------------------------------------- IF-E3: one layer vs two
 def _depth_rows(one_layer_slopes, two_layer_slopes=(-2.0, -2.0), two_level=1e-3):
     """Exact power laws NMSE = c p^slope per (task, layers, T): one-layer slopes at T = 4, 16."""
     rows = []

@@ -1,4 +1,4 @@
-"""Export to TransformerLens and Hugging Face with a parity report (issue 29 item 1,
+"""Export to TransformerLens and Hugging Face with a parity report (
 :mod:`approxtheory.interop`). Skipped where transformers / transformer_lens are absent."""
 
 import json

@@ -1,4 +1,4 @@
-"""Heterogeneous head schedules through export (issue 29 Deliver 1): a Prism schedule of the
+"""Heterogeneous head schedules through export: a Prism schedule of the
 shared model (per-layer head counts at a fixed width, so per-layer head widths) exported to
 TransformerLens by zero-padding to the widest layer where it can express it, refused with a typed
 error where it cannot (full RoPE at per-layer head widths: one rotary width), and to Hugging Face

@@ -1,4 +1,4 @@
-"""The import graph of approxtheory (issue 13 item 1): no cycles, a declared layer order, no
+"""The import graph of approxtheory: no cycles, a declared layer order, no
 module imports the old top-level names, and every module imports on its own.
 
 The graph is read from the source with ``ast``: every ``import`` and ``from ... import`` of the
@@ -112,7 +112,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ),
     ("experiments", ["approxtheory.experiments", "approxtheory.experiments.*"]),
     ("checks", ["approxtheory.proofs_check", "approxtheory.proofs_check.*"]),
-    # the trail joins the checks, experiments and constructions (issue 27); the docs pages show
+    # the trail joins the checks, experiments and constructions; the docs pages show
     # each claim's trail, so they sit here too
     (
         "verify",

@@ -85,7 +85,7 @@ def test_nmse_of_exact_construction_is_tiny():
     assert nmse(c.model, c.task, n=512) < 1e-4
 
 
-# ------------------------------------------------------- issue 25: silent wrong answers, sizes
+# ------------------------------------------------------- silent wrong answers, sizes
 
 
 def _retrieval():

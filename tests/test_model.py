@@ -529,7 +529,7 @@ def test_opt_in_fields_default_off():
     assert "head.0.weight" in dict(m.named_parameters())
 
 
-# --- a one-line repr (issue 28 item 6) ------------------------------------------------------------
+# --- a one-line repr ------------------------------------------------------------
 def test_model_config_repr_is_one_line_with_the_essentials():
     cfg = ModelConfig(
         d_in=2,

@@ -1,4 +1,4 @@
-"""The typed model-editing surface (issue 13 item 2): every setter writes exactly the parameters it
+"""The typed model-editing surface: every setter writes exactly the parameters it
 names (checked against the parameters' registered names, an oracle independent of the surface),
 wrong shapes and missing parts raise ConfigError naming what is expected, the residual-layout
 helper names coordinate blocks, and no construction or analysis names a weight by its positional

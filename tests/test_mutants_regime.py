@@ -1,4 +1,4 @@
-"""Issue 42, items 3 and 4: false claims that agree with the true one where the checks used to
+"""False claims that agree with the true one where the checks used to
 look (one configuration, one side of a regime condition, T far below β) are refuted now.
 
 Each test writes its false claim by hand, swaps it in with
@@ -67,22 +67,53 @@ def test_hc_t2a_is_refuted_when_its_regime_admits_fewer_heads_than_features():
 
 
 # ------------------------------------------------------------------------- ID counts
-#: the Jacobian-rank claims and the symbols their U, P and ratio read, per configuration
-_SYMBOLS = {"E": "E", "H": "H", "G": "groups", "D": "head_dim", "C": "head_dim"}
+def count_points(cid, configs=None) -> dict:
+    """{(claim, expression): [{symbol: value}, ...]}: the values of its free symbols at which
+    the check's :func:`counts._predicted` and :func:`counts._predicted_qk` read each catalogue
+    count (U, P, ratio, ratio_general, the QK counts, ID-L4.1's for ID-L4.6), one point per
+    configuration of ``configs`` (``counts.CONFIGS[cid]`` unless given)."""
+    seen: dict = {}
+    real = counts._ev
+
+    def record(ctx, c, name, **values):
+        free = {s.name for s in claim(c).expr(name).free_symbols}
+        seen.setdefault((c, name), []).append({k: v for k, v in values.items() if k in free})
+        assert free <= set(values), (c, name, free, values)  # every free symbol given a value
+        return real(ctx, c, name, **values)
+
+    ctx = Context(profile="quick")
+    orig, counts._ev = counts._ev, record
+    try:
+        for cfg in counts.CONFIGS[cid] if configs is None else configs:
+            counts._predicted(ctx, cid, cfg)
+            counts._predicted_qk(ctx, cid, cfg)
+    finally:
+        counts._ev = orig
+    return seen
+
+
+def unvaried(points: dict) -> list:
+    """What a set of evaluation points leaves untested: a free symbol that takes one value, or a
+    pair of symbols that only move in proportion (every point on one line through the origin,
+    e.g. D_r = D/2 alone: a false formula that agrees with the true one on that line passes)."""
+    bad = []
+    for key, pts in points.items():
+        names = sorted(pts[0])
+        for a in names:
+            if len({p[a] for p in pts}) < 2:
+                bad.append((*key, a))
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                if all(p[a] * q[b] == q[a] * p[b] for p in pts for q in pts):
+                    bad.append((*key, a, b))
+    return bad
 
 
 @pytest.mark.parametrize("cid", sorted(counts.CONFIGS))
 def test_every_free_symbol_of_a_count_is_varied(cid):
-    c = claim(cid)
-    names = {
-        s.name
-        for k in ("U", "P", "ratio")
-        if k in c.expressions
-        for s in c.expressions[k].free_symbols
-    }
-    for name in names & set(_SYMBOLS):
-        vals = {getattr(cfg, _SYMBOLS[name]) for cfg in counts.CONFIGS[cid]}
-        assert len(vals) >= 2, (cid, name, vals)
+    points = count_points(cid)
+    assert points
+    assert not unvaried(points), unvaried(points)
 
 
 def _old_and_new(monkeypatch, cid, keep, false_claim):

@@ -1,4 +1,4 @@
-"""``approxtheory new-test CLAIM`` (issue 31): the scaffold of a rate test, its refusals, and the
+"""``approxtheory new-test CLAIM``: the scaffold of a rate test, its refusals, and the
 written test itself: it passes on the shipped construction and fails on its check's mutants."""
 
 from __future__ import annotations

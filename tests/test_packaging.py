@@ -1,4 +1,4 @@
-"""Packaging (issue 13 items 1 and 3): the version is read from the package metadata, py.typed
+"""Packaging: the version is read from the package metadata, py.typed
 ships, tqdm is optional, experiments come from the entry-point group as well as from imports."""
 
 from __future__ import annotations

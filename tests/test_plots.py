@@ -1,4 +1,4 @@
-"""Plots that say one thing each (issue 28 item 2): approxtheory.plots plans every figure from its
+"""Plots that say one thing each: approxtheory.plots plans every figure from its
 CSV (series grouped by every varying key, categorical x as categories, intervals as bands or
 error bars, ticks at the values plotted, identical series drawn once) and checks the plan; the
 checker fails on the old grouping (by the spec's ``group`` alone)."""
@@ -64,7 +64,7 @@ def test_series_are_grouped_by_every_varying_key(tmp_path):
 
 
 def test_the_checker_fails_on_the_old_grouping_by_group_alone(tmp_path):
-    """One line through D = 4's and D = 2's points at h = 2 and 3 (issue 28's HC-P8 figure)."""
+    """One line through D = 4's and D = 2's points at h = 2 and 3."""
     p = write_csv(tmp_path / "p8.csv", _p8_rows())
     rows = plots._read_rows(p)
     old = _old_series(rows, P8_SPEC)
@@ -272,7 +272,7 @@ def test_experiment_category_names_for_an_index_x():
 
 @pytest.mark.slow
 def test_the_plots_of_a_quick_run_pass_the_checker(tmp_path):
-    """verify --profile quick on the claims of issue 28's figures: every record's plot spec,
+    """verify --profile quick on the claims with figures: every record's plot spec,
     planned from the CSV that verify wrote, has no problem; HC-K1's bound is one line per
     (T, S) for both gates; PR-E1 and IF-P3 are categorical."""
     import json

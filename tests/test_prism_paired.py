@@ -1,4 +1,4 @@
-"""prism_paired (issue 12 item 3) and the PR-E1/PR-E2 checks (item 6): pairing (same batches, same
+"""prism_paired and the PR-E1/PR-E2 checks (item 6): pairing (same batches, same
 initial weights, equal parameters), the paired statistics and power statement on hand-computed
 numbers, the verdict logic on synthetic rows (all three outcomes) and the mutants that flip it."""
 

@@ -1,4 +1,4 @@
-"""The pytest plugin (issue 31): options, the cached ``measured`` fixture, the ``rate_test``
+"""The pytest plugin: options, the cached ``measured`` fixture, the ``rate_test``
 marker and short reports, run in inner pytest sessions (``pytester``)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 31, "its second run is >= 10x faster than its first": what a rate test loads when its
+"""A rate test's second run is >= 10x faster than its first: what a rate test loads when its
 measurements come from the cache, and that the cache still misses whenever what decides a
 result changes.
 

@@ -1,4 +1,4 @@
-"""The report shows found <= sup <= certified per cell (issue 30 item 2): a record with bracketed
+"""The report shows found <= sup <= certified per cell: a record with bracketed
 grid cells gets a small per-cell table (cell, found, certified, claimed, certified yes/no) at 4
 significant digits in the markdown and the HTML report, and its verdict says "certified" where
 every cell is; record text is escaped."""

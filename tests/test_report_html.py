@@ -1,4 +1,4 @@
-"""The verify report leads with its findings (issue 28 item 1): counts per paper and verdict on
+"""The verify report leads with its findings: counts per paper and verdict on
 top, the refuted / inconsistent / not-checkable claims first with a one-line reason, a permalink
 per claim, evidence as named figures at sensible precision, formulas as MathML, every record
 text escaped and one static script. Parsed here with :mod:`html.parser`; the page's behaviour

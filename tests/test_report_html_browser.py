@@ -1,4 +1,4 @@
-"""report.html in a real headless browser (issue 28 item 1): Debian's Chromium driven by
+"""report.html in a real headless browser: Debian's Chromium driven by
 Playwright's Python package (no browser download: ``executable_path`` is the system one). The
 page loads from ``file://`` and from a localhost server with no console error and no request
 outside its folder; the summary shows; the refuted claims are the first rows; each filter

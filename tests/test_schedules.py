@@ -1,4 +1,4 @@
-"""approxtheory.schedules (issue 12 items 1-2): the paper's Table 4 schedules, the rules, the
+"""approxtheory.schedules: the paper's Table 4 schedules, the rules, the
 LayerSpecs, and exact parameter/FLOP neutrality against the catalogue's PR-N1/PR-N2.
 
 The expected schedules are written out by hand from the digest (shared/papers/prism.md, Table 4),
@@ -177,7 +177,7 @@ def test_cli_check_ok(capsys):
             ["compare", "uniform", "2,2,5,5", "--d", 64, "--layers", 4, "--h-base", 4],
             "layer 3 has h=5",
         ),
-        # issue 25: sizes refused before anything is built, --threads bounded
+        # sizes refused before anything is built, --threads bounded
         (["prism", "--d", 768, "--layers", 100000000, "--h-base", 12], "MAX_LAYERS"),
         (["check", "--heads", "12x99999999999", "--d", 768], "MAX_LAYERS"),
         (["prism", "--d", 768, "--layers", 12, "--h-base", 12, "--block", 10**11], "baseline"),
@@ -215,7 +215,7 @@ def test_cli_threads_above_the_cap_are_refused(capsys):
 
 
 def test_sizes_are_refused_before_building():
-    """Issue 25: every size is checked before a list, a model or a loop is built."""
+    """Every size is checked before a list, a model or a loop is built."""
     import itertools
 
     with pytest.raises(ConfigError, match="MAX_LAYERS"):

@@ -1,4 +1,4 @@
-"""Modules and functions a reader can hold (issue 27): no module of the package above
+"""Modules and functions a reader can hold: no module of the package above
 1,000 lines, and no function above 100 lines unless a comment directly above its ``def`` (or its
 decorators) starting with ``# one function:`` says why it is one function.
 

@@ -1,4 +1,4 @@
-"""The smoke profile (issue 28 item 5): every claim cheaply, honestly. A check runs its quick
+"""The smoke profile: every claim cheaply, honestly. A check runs its quick
 grid unless it gives a smaller smoke one; trained evidence comes from cached cells only; what the
 cheap pass cannot decide is not-checkable with a reason starting "smoke profile:"; smoke has
 its own cache keys and profile name, and never changes what quick computes. Also the

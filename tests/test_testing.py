@@ -1,4 +1,4 @@
-"""approxtheory.testing (issue 31): the calibrated power-law fit, the rate assertions, their
+"""approxtheory.testing: the calibrated power-law fit, the rate assertions, their
 refusals of bad input, and the on-disk cache of measurements."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ BETAS = [10.0, 100.0, 1000.0, 10000.0]
 
 # ------------------------------------------------------------------------------- calibration
 def test_the_interval_is_calibrated_on_synthetic_rates_with_noise_and_floors():
-    """Done-when of issue 31: over seeded synthetic rates (known exponents, 0-10 % noise, floors
+    """Done-when of over seeded synthetic rates (known exponents, 0-10 % noise, floors
     in half of the cases) the 95% interval covers the true exponent in 93-97 % of the decided
     cases; the floor test refuses floors, not power laws."""
     c = calibrate(4000, confidence=0.95, seed=0)

@@ -1,4 +1,4 @@
-"""The trade-off checks as a package (issue 27): the report order the checks register in, where
+"""The trade-off checks as a package: the report order the checks register in, where
 each check lives, the shared gate / scale helpers, and the rows readers a test patches."""
 
 import inspect

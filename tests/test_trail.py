@@ -1,4 +1,4 @@
-"""The joined registries (issue 27, item 1): every claim id named by an experiment, a
+"""The joined registries: every claim id named by an experiment, a
 construction or a check resolves in the catalogue; every experiment's claims are claims whose
 check reads it; no orphan; a claim's trail names real files and lines; the claims page's
 "checked by / built by / trained in" line."""
@@ -15,7 +15,7 @@ from approxtheory.docs import render_claims_markdown, render_trail_line
 from approxtheory.experiment import EXPERIMENTS
 from approxtheory.proofs_check import CHECKS, Context, _core
 
-#: the joins that do not hold today, each with the fix proposed to the lead (issue 27): the test
+#: the joins that do not hold today, each with the fix proposed to the lead: the test
 #: asserts the problems are exactly these, so a new dangling reference and a fixed one both fail
 KNOWN = {
     # softmax_beta_sweep measures IF-T2's bound (1 + ln βT)/β on the softmax_retrieval

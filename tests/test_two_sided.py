@@ -1,4 +1,4 @@
-"""Numeric verdicts use both sides (issue 30 item 2): a grid cell's search value (a lower bound
+"""Numeric verdicts use both sides: a grid cell's search value (a lower bound
 on the supremum) never exceeds its certified upper bracket, and where one does the check fails
 loudly instead of reporting a verdict; cells of softmax retrieval heads are bracketed at any T."""
 
@@ -138,7 +138,7 @@ def test_the_frontier_is_deterministic_and_sound():
 
 
 def test_a_frontier_stops_with_the_bracket_s_reason():
-    """Issue 46: the causal truncation head (TO-C1) is bracketed now (exact at the root box),
+    """The causal truncation head (TO-C1) is bracketed now (exact at the root box),
     and the one-hot induction head (IF-K3) is enumerated up to the budget: its frontier stops
     at the last T enumerated, with the budget as the reason."""
     from approxtheory.bench.bracket import FrontierCase, bench_bracket, run_frontier_case

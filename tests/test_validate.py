@@ -1,4 +1,4 @@
-"""Argument validation lives in one module, approxtheory/_validate.py (issue 45 item 3): its
+"""Argument validation lives in one module, approxtheory/_validate.py: its
 messages, the modules that use it (each keeping its own message), and the validators that
 still stand elsewhere only because their code is fingerprinted or being changed (each gives
 the same message as the shared one, so it can be replaced one for one)."""

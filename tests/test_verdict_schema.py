@@ -1,6 +1,6 @@
 """The verdict schema is stated once (proofs_check._core.Verdict): verify._record and the cache
 reader's field types derive from it, and a record keeps the keys, order and values it had when
-_record listed them by hand (issue 27, Deliver 4)."""
+_record listed them by hand."""
 
 import json
 from types import SimpleNamespace

@@ -155,7 +155,7 @@ def test_bad_arguments_exit_2(tmp_path, capsys):
     assert main(["verify", "--profile", "huge"]) == 2
 
 
-# ----------------------------------------------------------------------------- files (issue 25)
+# ----------------------------------------------------------------------------- files
 
 HOSTILE_TEXT = "a | b `c` <script>alert(1)</script>\n| injected | row |\r\n[x](javascript:y) *e*"
 

@@ -1,4 +1,4 @@
-"""``verify --jobs N`` (issue 28 item 5): claims checked side by side in the executors' local
+"""``verify --jobs N``: claims checked side by side in the executors' local
 process pool, with verdicts.json the same bytes as ``--jobs 1``; a bad N is one line, exit 2."""
 
 import pytest
