@@ -323,9 +323,23 @@ def smooth_selector(ctx: Context, cid):
     },
 )
 def corollary_arithmetic(ctx: Context, cid):
-    """Under D1² + D2² <= T/50 and D1 < D2, the proof needs k > gamma with gamma <= max(D1, D2)."""
+    """Two halves. (1) The claim's k is the exponent the proof combines: HC-T2b's k (read from
+    the catalogue) with s = D1 heads of width n = 2 (HC-T2a's network at h = D1) against the
+    representation of D = D2 features; a sympy identity, so a k read with another n or with a
+    term dropped is refuted whatever its size. (2) Under D1² + D2² <= T/50 and D1 < D2 the
+    proof needs k > gamma with gamma <= max(D1, D2): the claim's k - max(D1, D2) > 0 at the
+    smallest allowed T, for all 1 <= D1 < D2 <= Dmax."""
     c = claim("HC-C1")
     T, D1s, D2s = c.symbol("T"), c.symbol("D1"), c.symbol("D2")
+    k_claim = c.expr("k")
+    t2 = claim("HC-T2b")
+    k_t2 = t2.expr("k")
+    k_proof = k_t2.subs(
+        {t2.symbol("s"): D1s, t2.symbol("n"): 2, t2.symbol("D"): D2s, t2.symbol("T"): T},
+        simultaneous=True,
+    )
+    diff = sp.simplify(sp.cancel(sp.together(k_claim - k_proof)))
+    identity_ok = diff == 0
     # the size condition is the regime's condition on T (read from the claim: a claim mutant
     # that drops it states the corollary at every T, and the smallest T is then 1)
     sizes = [r.expr for r in c.regime if T in r.free_symbols]
@@ -337,7 +351,8 @@ def corollary_arithmetic(ctx: Context, cid):
         tmin = sp.lambdify([D1s, D2s], T_min, "math")
     else:
         tmin = lambda D1, D2: 1  # noqa: E731
-    kf = sp.lambdify([T, D1s, D2s], c.expr("k"), "math")
+    kf = sp.lambdify([T, D1s, D2s], k_claim, "math")
+    kp = sp.lambdify([T, D1s, D2s], k_proof, "math")
     Dmax = ctx.pick(30, 80)
     worst = None
     ratio = math.inf  # the least k / max(D1, D2): the room the corollary's arithmetic has
@@ -350,19 +365,33 @@ def corollary_arithmetic(ctx: Context, cid):
             if worst is None or margin < worst[0]:
                 worst = (margin, D1, D2, Tm)
     assert worst is not None  # Dmax >= 30: the loops run
-    ok = worst[0] > 0
+    margin_ok = worst[0] > 0
+    ok = identity_ok and margin_ok
+    _, w1, w2, wT = worst
+    identity_txt = (
+        f"k = {sp.sstr(k_claim)} against HC-T2b's k = {sp.sstr(k_t2)} at s = D1, n = 2, "
+        f"D = D2, i.e. {sp.sstr(k_proof)}: "
+        + (
+            "identical (sympy)"
+            if identity_ok
+            else f"NOT identical, difference {sp.sstr(diff)} (at D1={w1}, D2={w2}, T={wT}: "
+            f"claimed {float(kf(wT, w1, w2)):.6g}, the proof's {float(kp(wT, w1, w2)):.6g})"
+        )
+    )
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
-        f"k - max(D1, D2) >= {float(worst[0]):.3f} at the smallest allowed T "
-        f"(worst at D1={worst[1]}, D2={worst[2]}, T={worst[3]}); > 0 required",
-        covered=f"all 1 <= D1 < D2 <= {Dmax} at the smallest T with "
-        f"{size if size is not None else 'no size condition (T >= 1)'}",
+        f"{identity_txt}. Margin: k - max(D1, D2) >= {float(worst[0]):.3f} at the smallest "
+        f"allowed T (worst at D1={w1}, D2={w2}, T={wT}); > 0 required"
+        + ("" if margin_ok else " (FAILED)"),
+        covered=f"the identity in sympy; the margin at all 1 <= D1 < D2 <= {Dmax} at the "
+        f"smallest T with {size if size is not None else 'no size condition (T >= 1)'}",
         measured=float(worst[0]),
         claimed=0.0,
         witness=list(worst[1:]),
         slack=float(ratio) if ok and math.isfinite(ratio) else None,
-        scope="partial: the corollary's arithmetic k > max(D1, D2) under the size "
-        "condition; the step gamma <= max(D1, D2) (loosely justified by the "
-        "paper) and the two bounds it combines are not tested",
+        scope="partial: the corollary's k is HC-T2b's k at s = D1, n = 2, D = D2 (sympy), and "
+        "its arithmetic k > max(D1, D2) under the size condition; the step gamma <= "
+        "max(D1, D2) (loosely justified by the paper) and the two bounds it combines (HC-T2a, "
+        "HC-T2b) are not tested here",
     )
