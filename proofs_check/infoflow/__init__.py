@@ -2,7 +2,8 @@
 checks register (the report's order):
 
 - :mod:`.rates`: the lower bounds not checkable here (IF-T3, IF-T4) and the built constructions'
-  error rates (IF-T2, IF-K1, IF-T1, IF-K2, IF-K2p, IF-K3; the rate criterion is stated there);
+  error rates (IF-T2, IF-K1, IF-T1, IF-K2, IF-K2p; the rate criterion is stated there);
+- :mod:`.induction`: IF-K3, the built induction head;
 - :mod:`.trained_spa`: IF-E1, the trained specific position aggregation;
 - :mod:`.costs`: the calculus' charges on built networks and its composition rule (IF-R1..IF-R4);
 - :mod:`.calculus`: the calculus recovers the head-count and depth results (IF-P1, IF-P2);
@@ -15,10 +16,11 @@ The names other code and the tests read from ``approxtheory.proofs_check.infoflo
 re-exported here; a test that patches one patches it in the sub-module that uses it.
 """
 
-from . import rates, trained_spa, costs, calculus, trained_heads, trained_probes  # noqa: I001
+from . import rates, induction, trained_spa, costs, calculus, trained_heads, trained_probes  # noqa: I001
 from ._trained import IF_PAPER, IF_RECIPE, P3_PAPER_NMSE, _training_text
 from .calculus import infoflow_recovers_depth_separation, infoflow_recovers_head_count
 from .costs import composition_rule, lipschitz_readout_cost, mixture_decode_cost, mpr_charge
+from .induction import induction_head_construction
 from .rates import (
     K1_AXES,
     T2_AXES,
@@ -29,7 +31,6 @@ from .rates import (
     _retrieval_mutation,
     _second_largest_grid,
     _second_largest_mutation,
-    induction_head_construction,
     max_retrieval,
     one_softmax_tie_error,
     pairwise_digest_prediction,
@@ -87,6 +88,7 @@ __all__ = [
     "calculus",
     "composition_rule",
     "costs",
+    "induction",
     "depth_separation_trained",
     "e2_criterion",
     "e2_gates",
