@@ -301,10 +301,11 @@ def _call(fn, cid, ctx):
         v.covered = (v.covered + "; " if v.covered else "") + (
             f"two-sided in {m} of {n} cells: found <= sup <= certified, the "
             f"certified upper bracket (a sound bound over the whole input box, not a search) at "
-            f"or below the claimed bound in {k} of them (exact softmax-over-box bracket for one "
-            f"layer of softmax retrieval heads, at most {CERTIFY_CELLS_STRUCTURED} cells per "
-            f"grid; else branch-and-bound for T <= 16, d <= 2, at most {CERTIFY_CELLS} per grid,"
-            f" {CERTIFY_SECONDS} s each); "
+            f"or below the claimed bound in {k} of them (structured brackets, exact up to a "
+            f"piece budget: softmax-over-box for one layer of softmax retrieval heads, or a "
+            f"ReLU read-out of one token per unit against a max/min target; at most "
+            f"{CERTIFY_CELLS_STRUCTURED} cells per grid; else branch-and-bound for T <= 16, "
+            f"d <= 2, at most {CERTIFY_CELLS} per grid, {CERTIFY_SECONDS} s each); "
             + (
                 "certified in every cell"
                 if summary["all"]

@@ -354,7 +354,7 @@ def test_exact_construction_gets_a_round_off_sized_bound():
 def test_generic_path_is_sound_on_a_relu_read_out():
     """hc_l9 (ReLU max network after a memorizing head): the affine path, brute-forced."""
     c = build("hc_l9", T=2, eps=0.25)
-    r = upper_bracket(c.model, c.task, time_limit=2.0, max_splits=100)
+    r = upper_bracket(c.model, c.task, time_limit=2.0, max_splits=100, method="generic")
     assert r.upper is not None and r.method == "affine"
     assert soundness_violation(c.model, c.task, r.upper, np.random.default_rng(2)) <= 0
 
@@ -510,7 +510,7 @@ def test_hc_l9_upper_bracket_within_twice_the_known_worst_case():
         known = known_hc_l9(T, eps)
         ng = int(np.ceil(1 / eps - 1e-12))
         X = np.full((1, T, 1), (ng - 1) / ng + 1 / (T * ng))  # a worst case: all equal
-        r = upper_bracket(c.model, c.task, time_limit=tl, tol=0.9, points=X)
+        r = upper_bracket(c.model, c.task, time_limit=tl, tol=0.9, points=X, method="generic")
         assert r.upper is not None and r.method == "affine"
         assert known * (1 - 1e-9) <= r.upper <= 2 * known, (T, eps, r.upper, known)
 

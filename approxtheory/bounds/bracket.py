@@ -30,6 +30,9 @@ from .finite import FINITE_DOMAINS, MAX_POINTS, enumerate_bracket
 BOXES_PER_SECOND = 400
 #: the wall-clock safety net a deprecated ``time_limit = t`` still sets: ``10 t`` seconds
 TIME_LIMIT_CAP_FACTOR = 10.0
+#: the ReLU read-out bracket (:mod:`approxtheory.bracket_relu`) gets this many times
+#: ``max_pieces`` 1-D piece evaluations (its pieces are far cheaper than a softmax head's)
+RELU_PIECES_FACTOR = 8
 
 _METHODS = ("auto", "structured", "generic")
 
@@ -62,7 +65,9 @@ def upper_bracket(
     The box is ``task.lo <= x(t)_k <= task.hi`` unless ``lo``/``hi`` (scalars or (T, d) arrays)
     restrict it. ``method``: ``"structured"`` (one attention-only layer of softmax retrieval
     heads against an affine generalized retrieval, at any T: :mod:`approxtheory.bracket_softmax`,
-    budget ``max_pieces`` piece evaluations per head and side), ``"generic"`` (bound propagation
+    budget ``max_pieces`` piece evaluations per head and side; or a separable ReLU read-out
+    against a max: :mod:`approxtheory.bracket_relu`, ``RELU_PIECES_FACTOR·max_pieces`` pieces),
+    ``"generic"`` (bound propagation
     with branch-and-bound, T <= 16-ish) or ``"auto"`` (structured where it applies, else
     generic).
 
@@ -127,23 +132,39 @@ def upper_bracket(
             points=P,
         )
     if method != "generic" and domain == "box":
+        from .. import bracket_relu as br
         from .. import bracket_softmax as bs
 
+        stol = min(max(tol, 1e-9), 0.01)
         try:
-            sb = bs.structured_bracket(
-                model, task, blo, bhi, tol=min(max(tol, 1e-9), 0.01), max_pieces=max_pieces
-            )
+            sb = bs.structured_bracket(model, task, blo, bhi, tol=stol, max_pieces=max_pieces)
         except bs.Unsupported as e:
-            if method == "structured":
-                return BracketResult(
-                    None,
-                    None,
-                    None,
-                    seconds=time.perf_counter() - t0,
-                    reason=f"the structured bracket does not apply: {e}",
-                    method="structured",
-                    extra={"budget": budget},
+            # a separable two-hidden-layer ReLU read-out against a max (HC-L9): its own
+            # structured bracket, RELU_PIECES_FACTOR·max_pieces 1-D pieces
+            try:
+                sb = br.relu_bracket(
+                    model,
+                    task,
+                    blo,
+                    bhi,
+                    tol=stol,
+                    atol=atol,
+                    max_pieces=RELU_PIECES_FACTOR * max_pieces,
                 )
+            except bs.Unsupported as e2:
+                if method == "structured":
+                    return BracketResult(
+                        None,
+                        None,
+                        None,
+                        seconds=time.perf_counter() - t0,
+                        reason=f"the structured bracket does not apply: {e} (ReLU read-out "
+                        f"bracket: {e2})",
+                        method="structured",
+                        extra={"budget": budget},
+                    )
+            else:
+                return _structured_result(model, task, sb, blo, bhi, P, seed, tol, atol, t0, budget)
         else:
             return _structured_result(model, task, sb, blo, bhi, P, seed, tol, atol, t0, budget)
     opts = _SearchOpts(
@@ -215,7 +236,8 @@ REACH_SPHERE_N = 32
 
 def bracket_reach(model, task, max_points: int = MAX_POINTS) -> tuple[str | None, str]:
     """Which bracket applies to this construction, cheaply (nothing is bounded): ``(route,
-    why)`` with route ``"structured"`` (one layer of softmax retrieval heads, any T),
+    why)`` with route ``"structured"`` (one layer of softmax retrieval heads, any T, or a
+    separable two-hidden-layer ReLU read-out against a max, :mod:`approxtheory.bracket_relu`),
     ``"enumeration"`` (a finite domain within ``max_points`` inputs), ``"generic"`` (box
     branch-and-bound within reach: see ``REACH_*``) or None, ``why`` then saying why not (an
     unsupported domain, a finite domain above the budget with its frontier, a box too large)."""
@@ -248,6 +270,10 @@ def bracket_reach(model, task, max_points: int = MAX_POINTS) -> tuple[str | None
         )
     if structured_reason(model, task) is None:
         return "structured", "one layer of softmax retrieval heads"
+    from ..bracket_relu import relu_reason
+
+    if domain == "box" and relu_reason(model, task) is None:
+        return "structured", "a separable ReLU read-out against a max (1-D pieces)"
     tokens = getattr(getattr(model, "cfg", None), "readout", "cls") == "tokens"
     if (T <= REACH_T and d <= REACH_D) or (tokens and T * d <= REACH_TOKENS_N):
         return "generic", "bound propagation with branch-and-bound"

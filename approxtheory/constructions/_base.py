@@ -189,11 +189,13 @@ class Construction:
         softmax retrieval heads against an affine generalized retrieval (softmax_retrieval,
         hc_k1, hc_k1_synthetic) gets the structured bracket at any T
         (:mod:`approxtheory.bracket_softmax`: exact softmax-over-box per head, a piece budget,
-        no clock); other box domains with T <= 16 and d <= 2 the branch-and-bound (beyond that it
-        does not close in seconds). Returns ``sup_error_upper`` (None with
-        ``sup_error_upper_reason`` where not computed), ``bracket`` (found, certified, method,
-        work, whether reproducible) and, when the bracket is at or below an upper-kind claimed
-        bound, ``certified`` saying what was certified and on what domain.
+        no clock), and so does a separable ReLU read-out against a max (hc_l9,
+        :mod:`approxtheory.bracket_relu`); other box domains with T <= 16 and d <= 2 the
+        branch-and-bound (beyond that it does not close in seconds). Returns
+        ``sup_error_upper`` (None with ``sup_error_upper_reason`` where not computed),
+        ``bracket`` (found, certified, method, work, whether reproducible) and, when the
+        bracket is at or below an upper-kind claimed bound, ``certified`` saying what was
+        certified and on what domain.
 
         A one-hot domain (IF-K3) is certified by exhaustive enumeration when its d^T inputs
         fit the enumeration budget; above it the result has no bound, a reason naming the
@@ -228,8 +230,15 @@ class Construction:
             )
         elif structured:
             b = upper_bracket(self.model, self.task, method="structured", points=pts)
+            heads = (b.extra or {}).get("heads") or [{}]
+            kind = (
+                "separable ReLU read-out: exact per-group ranges, argmax token by symmetry "
+                "class, 1-D pieces of its value"
+                if heads[0].get("route") == "relu"
+                else "exact softmax-over-box per head, symmetry over positions"
+            )
             how = (
-                f"structured bracket (exact softmax-over-box per head, symmetry over positions): "
+                f"structured bracket ({kind}): "
                 f"{b.boxes} piece evaluations, {b.seconds:.1f} s, stopped: {b.stop}"
             )
         else:
