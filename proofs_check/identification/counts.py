@@ -23,10 +23,12 @@ from .._core import Context, Verdict, check, memo
 from ._common import EXACT, _ev, _expr
 
 # ---------------------------------------------------------------- Jacobian-rank counts
-#: the configurations each count is measured at: every free symbol of its U, P and ratio (E, H,
-#: G, the head width D = C, RoPE's D_r) takes at least two values (issue 42: a formula checked
-#: at one E passes any false one that agrees there, e.g. 16E/H for 2E²/H at E = 8); the
-#: E = 4 and E = 6 layers cost hundredths of a second each
+#: the configurations each count is measured at: every free symbol of the counts it reads (U, P,
+#: ratio, the QK counts; E, H, G, the head width D = C, RoPE's D_r) takes at least two values,
+#: and no two of them move only in proportion (issue 42: a formula checked at one E passes any
+#: false one that agrees there, e.g. 16E/H for 2E²/H at E = 8; one checked only at D_r = D/2
+#: passes D_r + D_r² for D_r + (D - D_r)²); the E = 4 and E = 6 layers cost hundredths of a
+#: second each
 CONFIGS = {
     "ID-T4.5": [AttentionConfig(8, h) for h in (1, 2, 4, 8)]
     + [AttentionConfig(8, 2, causal=True), AttentionConfig(4, 2), AttentionConfig(6, 3)]
@@ -55,6 +57,11 @@ CONFIGS = {
         AttentionConfig(4, 1, rope="full"),
         AttentionConfig(8, 2, rope="repeated"),
         AttentionConfig(8, 2, rope="partial:2"),
+        # D_r apart from D/2 (at D = 8: D_r = 2 and 6 beside 4): a partial count that agrees
+        # with the true one on the line D_r = D/2 alone (D_r + D_r² for D_r + (D - D_r)²) is
+        # refuted; about half a second each
+        AttentionConfig(8, 1, rope="partial:2"),
+        AttentionConfig(8, 1, rope="partial:6"),
     ],
     "ID-RG": [
         AttentionConfig(8, 4, G=2, rope="full"),
@@ -324,6 +331,18 @@ def _ratio_text(ctx: Context, cid, rows: list[dict]) -> tuple[bool, str]:
     return ok, extra
 
 
+def _qk_formulas(ctx: Context, cid) -> str:
+    """The QK counts the check read, as the (possibly mutated) catalogue writes them."""
+    if cid != "ID-P4.8":
+        return f"U_qk = {sp.sstr(_expr(ctx, cid, 'U_qk'))}"
+    names = ("U_qk_head", "U_qk_repeated_pair", "U_qk_partial")
+    return (
+        "per-head QK counts ("
+        + ", ".join(f"{n} = {sp.sstr(_expr(ctx, cid, n))}" for n in names)
+        + ") x H"
+    )
+
+
 def jacobian_rank(ctx: Context, cid):
     rows = []
     build = CONSTRUCTION_MUTANTS.get(ctx.mutant, lambda c: c)
@@ -368,9 +387,11 @@ def jacobian_rank(ctx: Context, cid):
         qk_text = (
             f"; the QK block's own unidentified dimension (P - rank of the logits' Jacobian in "
             f"W_Q, W_K alone) equals the catalogue's "
-            f"{'per-head QK counts x H' if cid == 'ID-P4.8' else 'U_qk'} in "
+            f"{_qk_formulas(ctx, cid)} in "
             f"{len(qk_rows) - len(qk_bad)}/{len(qk_rows)} configurations ("
-            + ", ".join(f"{r['U_qk_measured']} vs {r['U_qk_claimed']}" for r in qk_rows)
+            + ", ".join(
+                f"{r['config']}: {r['U_qk_measured']} vs {r['U_qk_claimed']}" for r in qk_rows
+            )
             + f"; gap >= {min(r['gap_qk'] for r in qk_rows):.1e})"
         )
     else:
