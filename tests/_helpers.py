@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import tracemalloc
 
 
@@ -66,3 +67,15 @@ def saturation_rows(E, zmax) -> list[dict]:
         for T, row in E.items()
         for d, e in row.items()
     ]
+
+
+def false_claim(cid, regime=None, **exprs):
+    """A copy of catalogue claim ``cid`` with the expressions ``exprs`` replaced (and the regime,
+    when given): a false claim to swap in with :func:`approxtheory.catalogue.overriding`."""
+    from approxtheory import claim
+
+    c = claim(cid)
+    kw = {"expressions": {**dict(c.expressions), **exprs}}
+    if regime is not None:
+        kw["regime"] = tuple(regime)
+    return dataclasses.replace(c, **kw)

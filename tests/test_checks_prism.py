@@ -64,7 +64,8 @@ def test_pr_s_false_d_head_is_refuted():
 def test_pr_s4_blocks_rule_against_table5_and_a_planted_ablation(monkeypatch):
     v = run("PR-S4")
     assert v.verdict == "consistent-empirical" and v.scope.startswith("partial"), v.evidence
-    assert v.formula_note.startswith("reads no formula")
+    # it reads the claim's loss sign and block band (tests/test_false_claims_to_pr2.py)
+    assert not v.formula_note and "loss_sign_blocked_vs_ramp = -1" in v.evidence
     assert {r["pair"] for r in v.rows} == {
         "3,3,6,6,8,8,12x6 vs 3,6,8,...",
         "2,2,4,4,8,8,12x6 vs 2,4,6,8,12x8",

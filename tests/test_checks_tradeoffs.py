@@ -398,7 +398,7 @@ def test_p2_and_title_are_in_the_catalogue():
 )
 def test_bound_moved_past_the_worst_case_found_fails(monkeypatch, cid, name, side):
     """The other checks of the file report their slack (X1 1: the cap is attained; X2 ~1: the
-    floor is approached; X4 ~2: the ℓ1 bound's intrinsic looseness; T2 ~5) and go red when the
+    floor is approached; X4 ~2: the ℓ1 bound's intrinsic looseness; T2 ~2) and go red when the
     bound is moved past the worst case they found (below it for an upper bound, above it for a
     lower one)."""
     v = _run(cid)

@@ -15,7 +15,7 @@ must be ``refuted`` (not an error, not a survivor).
 """
 
 import sympy as sp
-from test_mutants_regime import _with
+from _helpers import false_claim as _with
 
 from approxtheory import claim
 from approxtheory.catalogue import overriding

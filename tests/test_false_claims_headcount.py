@@ -11,21 +11,14 @@ Each test writes its false claim by hand, swaps it in with
 claim must be refuted (not an error, not a survivor) and the catalogue's claim must still pass.
 """
 
-import dataclasses
-
 import sympy as sp
+from _helpers import false_claim as _with
 
 from approxtheory import claim
 from approxtheory.catalogue import overriding
 from approxtheory.proofs_check import Context, run_check
 from approxtheory.proofs_check import headcount_more as hm
 from approxtheory.proofs_check.headcount import theorem2
-
-
-def _with(cid, **exprs):
-    """A copy of claim ``cid`` with the expressions ``exprs`` replaced."""
-    c = claim(cid)
-    return dataclasses.replace(c, expressions={**dict(c.expressions), **exprs})
 
 
 def _run(cid, false=None):

@@ -10,7 +10,8 @@ it used to measure alone.
 """
 
 import sympy as sp
-from test_mutants_regime import _with, count_points, unvaried
+from _helpers import false_claim as _with
+from test_mutants_regime import count_points, unvaried
 
 from approxtheory import claim
 from approxtheory.catalogue import overriding

@@ -8,25 +8,14 @@ must be ``refuted`` (not an error, not a survivor). IF-T1's measured grid is cut
 (its symbolic part does not depend on the grid).
 """
 
-import dataclasses
-
 import pytest
 import sympy as sp
+from _helpers import false_claim as _with
 
 from approxtheory import claim
 from approxtheory.catalogue import overriding
 from approxtheory.proofs_check import Context, run_check
 from approxtheory.proofs_check import infoflow as ifc
-
-
-def _with(cid, regime=None, **exprs):
-    """A copy of claim ``cid`` with the expressions ``exprs`` replaced (and the regime, when
-    given)."""
-    c = claim(cid)
-    kw = {"expressions": {**dict(c.expressions), **exprs}}
-    if regime is not None:
-        kw["regime"] = tuple(regime)
-    return dataclasses.replace(c, **kw)
 
 
 def _quick(cid):

@@ -8,10 +8,9 @@ must be ``refuted`` (not an error, not a survivor). Where it is cheap, the check
 the configurations it used to measure alone, where the false claim passed.
 """
 
-import dataclasses
-
 import pytest
 import sympy as sp
+from _helpers import false_claim as _with
 
 from approxtheory import claim
 from approxtheory.catalogue import overriding
@@ -19,16 +18,6 @@ from approxtheory.catalogue._claim import Condition
 from approxtheory.proofs_check import PASSING, Context, run_check
 from approxtheory.proofs_check import infoflow as ifc
 from approxtheory.proofs_check.identification import invariances
-
-
-def _with(cid, regime=None, **exprs):
-    """A copy of claim ``cid`` with the expressions ``exprs`` replaced (and the regime, when
-    given)."""
-    c = claim(cid)
-    kw = {"expressions": {**dict(c.expressions), **exprs}}
-    if regime is not None:
-        kw["regime"] = tuple(regime)
-    return dataclasses.replace(c, **kw)
 
 
 def _quick(cid):

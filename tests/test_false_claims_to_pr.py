@@ -14,11 +14,11 @@ check on the quick profile: the false claim must be refuted (not an error, not a
 the catalogue's claim must still pass.
 """
 
-import dataclasses
 import functools
 
 import pytest
 import sympy as sp
+from _helpers import false_claim as _with
 
 from approxtheory import claim
 from approxtheory.catalogue import overriding
@@ -26,16 +26,6 @@ from approxtheory.catalogue._claim import Condition
 from approxtheory.catalogue.mutate import widen
 from approxtheory.proofs_check import Context, run_check
 from approxtheory.proofs_check.prism import neutrality
-
-
-def _with(cid, regime=None, **exprs):
-    """A copy of claim ``cid`` with the expressions ``exprs`` replaced (and the regime, when
-    given)."""
-    c = claim(cid)
-    kw = {"expressions": {**dict(c.expressions), **exprs}}
-    if regime is not None:
-        kw["regime"] = tuple(regime)
-    return dataclasses.replace(c, **kw)
 
 
 @functools.cache

@@ -223,7 +223,7 @@ def test_scope_must_be_one_of_the_scheme():
     assert Verdict("X", "not-checkable", "why").scope == "none"
 
 
-def _pipeline(cid, tmp_path, base="PR-S4"):
+def _pipeline(cid, tmp_path, base="PR-S6"):
     """``cid``'s record through verify's mutant pipeline, as a claim shaped like ``base`` (no
     formula), with a fresh cache."""
     from dataclasses import replace

@@ -14,10 +14,9 @@ Each test writes its false claim by hand, swaps it in with
 - HC-P2: the verdict names the statement it verified (the corrected gate).
 """
 
-import dataclasses
-
 import pytest
 import sympy as sp
+from _helpers import false_claim as _with
 
 from approxtheory import claim
 from approxtheory.catalogue import overriding
@@ -25,16 +24,6 @@ from approxtheory.catalogue._claim import Condition
 from approxtheory.catalogue.mutate import claim_mutants
 from approxtheory.proofs_check import FAILING, PASSING, Context, run_check
 from approxtheory.proofs_check.identification import counts
-
-
-def _with(cid, regime=None, **exprs):
-    """A copy of claim ``cid`` with the expressions ``exprs`` replaced (and the regime, when
-    given)."""
-    c = claim(cid)
-    kw = {"expressions": {**dict(c.expressions), **exprs}}
-    if regime is not None:
-        kw["regime"] = tuple(regime)
-    return dataclasses.replace(c, **kw)
 
 
 # ------------------------------------------------------------------------------------ HC-T2a

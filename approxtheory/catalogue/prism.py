@@ -127,10 +127,20 @@ P.claim(
     provenance="stated",
     statement="Design rule 4 (staircase smoothness): hold each head count for a block of 2-4 "
     "consecutive layers; single-layer steps did worse in the Small ablation.",
+    expressions={
+        "loss_sign_blocked_vs_ramp": sp.Integer(-1),
+        "block_min": sp.Integer(2),
+        "block_max": sp.Integer(4),
+    },
+    primary="loss_sign_blocked_vs_ramp",
     notes="An empirical rule the paper draws from its Small-scale ablation (3 seeds, no s.d. "
     "reported), not a theorem. The digest's summary of Table 5 has two same-start pairs: "
     "3,3,6,6,8,8,12x6 against the single-layer ramp 3,6,8,... (the weakest progressive row) "
-    "and 2,2,4,4,8,8,12x6 (the best raw gain) against 2,4,6,8,12x8.",
+    "and 2,2,4,4,8,8,12x6 (the best raw gain) against 2,4,6,8,12x8. Machine-readable content "
+    "(read by the check): loss_sign_blocked_vs_ramp, the sign of the validation loss of a "
+    "blocked schedule minus that of the single-layer ramp with the same start (-1: blocked is "
+    "better; the paper gives no loss values, so only the sign is stated), and the block band "
+    "block_min to block_max (2 to 4 layers).",
 )
 P.claim(
     "PR-S5",
@@ -138,8 +148,11 @@ P.claim(
     kind="empirical",
     provenance="stated",
     statement="Design rule 5 (baseline preservation): at least L/2 layers use h_base.",
+    expressions={"min_fraction_at_base": sp.Rational(1, 2)},
     notes="An empirical design rule, not a theorem; the digest lists 'schedules that never "
-    "reach h_base' among what the ablation did not test, so no reported row breaks it.",
+    "reach h_base' among what the ablation did not test, so no reported row breaks it. "
+    "min_fraction_at_base is the rule's number (read by the check): the least fraction of the "
+    "L layers that run at h_base.",
 )
 P.claim(
     "PR-S6",
@@ -160,8 +173,12 @@ P.claim(
     provenance="stated",
     statement="Every progressive schedule of the Small ablation (eight schedules, 3 seeds) "
     "reached a lower validation loss than uniform 12 x 12.",
+    expressions={"loss_sign_progressive_vs_uniform": sp.Integer(-1)},
     notes="The digest reports the ablation as relations (no loss values, no s.d.): every "
-    "progressive row beat uniform by a few tenths of a percent of the loss.",
+    "progressive row beat uniform by a few tenths of a percent of the loss. "
+    "loss_sign_progressive_vs_uniform (read by the check) is the sign of a progressive row's "
+    "validation loss minus uniform's (-1: every progressive row is better); only the sign is "
+    "stated.",
 )
 P.claim(
     "PR-A2",
@@ -170,8 +187,12 @@ P.claim(
     provenance="stated",
     statement="Among the start-width variants of the Small ablation a narrower start is better: "
     "h_1 = 3 beats h_1 = 4, which beats h_1 = 6.",
+    expressions={"loss_sign_wider_start": sp.Integer(1)},
     notes="Confounded (digest §10 item 5): the 'higher h_start' rows also change their later "
-    "stages, so the ordering is not an effect of h_1 alone.",
+    "stages, so the ordering is not an effect of h_1 alone. loss_sign_wider_start (read by the "
+    "check) is the sign of the validation loss of a start-width row minus that of the next "
+    "narrower one (+1: the loss grows with h_1, a narrower start is better); only the sign is "
+    "stated.",
 )
 P.claim(
     "PR-TPP",

@@ -288,14 +288,39 @@ def _pre_baseline_blocks(heads, hb) -> list[int]:
     return [len(list(g)) for _, g in itertools.groupby(pre)]
 
 
-def _ordinal_verdict(results: list[tuple[str, str]]) -> tuple[str, list]:
-    """consistent-empirical when every tested pair came out as claimed, inconsistent on any
-    pair the table contradicts (or that it states both ways), not-checkable when the table
-    decides none."""
-    bad = [(w, r) for w, r in results if r in ("worse", "contradictory")]
+def _claimed_sign(c, name: str) -> tuple[int, str]:
+    """The sign a claim states as its expression ``name`` (a number: the sign of the validation
+    loss of one row minus another's; the paper gives no loss values) and the expression as
+    read (sp.sstr)."""
+    e = c.expr(name)
+    return int(sp.sign(sp.sympify(c.evaluate(name)))), sp.sstr(e)
+
+
+def _claimed_relation(sign: int) -> str:
+    """What :func:`compare` (a, b) must give when the claim says sign(loss_a - loss_b) =
+    ``sign``: 'better' for -1, 'worse' for +1, 'undetermined' for 0 (no difference stated)."""
+    return {-1: "better", 1: "worse"}.get(sign, "undetermined")
+
+
+def _rank_text(want: str) -> str:
+    """How a claimed relation reads in the evidence ('better', 'worse', or no difference)."""
+    return want if want != "undetermined" else "neither better nor worse (no difference claimed)"
+
+
+def _ordinal_verdict(results: list[tuple[str, str]], want: str = "better") -> tuple[str, list]:
+    """consistent-empirical when every tested pair came out as claimed (``want``: the relation
+    :func:`compare` must give, from the claim's sign), inconsistent on any pair the table
+    orders the other way (or states both ways), not-checkable when the table decides none. A
+    claim of no difference (``want`` 'undetermined') is contradicted by any pair the table
+    orders, and never borne out (the table states no ties)."""
+    bad = [
+        (w, r)
+        for w, r in results
+        if r == "contradictory" or (r in ("better", "worse") and r != want)
+    ]
     if bad:
         return "inconsistent", bad
-    if not any(r == "better" for _, r in results):
+    if want == "undetermined" or not any(r == want for _, r in results):
         return "not-checkable", []
     return "consistent-empirical", []
 
@@ -306,15 +331,11 @@ def _pairs_text(bad: list) -> str:
     return "; ".join(b if isinstance(b, str) else f"{b[0]}: {b[1]}" for b in bad)
 
 
-ORDINAL_NOTE = (
-    "reads no formula: an ordering claim of the ablation (Table 5), which the paper states "
-    "as relations between schedules, with no formula and (in the digest) no loss values"
-)
 ORDINAL_SCOPE = (
-    "partial: against the digest's summary of Table 5 (Small only, relations between "
-    "schedules, no loss values and no s.d., 7 of its 8 rows named): whether the paper's own "
-    "reported relations bear the claim out; whether the differences exceed seed noise is not "
-    "in the digest"
+    "partial: direction only (the claim's loss sign; the paper gives no loss values): against "
+    "the digest's summary of Table 5 (Small only, relations between schedules, no loss values "
+    "and no s.d., 7 of its 8 rows named): whether the paper's own reported relations bear the "
+    "claim out; whether the differences exceed seed noise is not in the digest"
 )
 
 
@@ -337,8 +358,13 @@ def _table_text() -> str:
 @check("PR-S4", mutants=REVERSED)
 def rule_blocks(ctx: Context, cid):
     """Rule 4 against Table 5: every same-start pair of a blocked schedule (every pre-baseline
-    head count held >= 2 layers) and a single-layer ramp must rank the blocked one better;
-    Table 4's schedules hold their blocks for 2-4 layers."""
+    head count held block_min to block_max layers, read from the claim) and a single-layer ramp
+    must rank as the claim's loss sign says (blocked better for -1); Table 4's schedules must
+    hold their blocks for block_min to block_max layers."""
+    c = claim(cid)
+    sign, read = _claimed_sign(c, "loss_sign_blocked_vs_ramp")
+    lo, hi = int(c.evaluate("block_min")), int(c.evaluate("block_max"))
+    want = _claimed_relation(sign)
     pairs = []
     for a, ra in ABLATION.items():
         for b, rb in ABLATION.items():
@@ -346,26 +372,27 @@ def rule_blocks(ctx: Context, cid):
             bb = _pre_baseline_blocks(rb["heads"], ABLATION_HB)
             if a == b or not ba or not bb or ra["heads"][0] != rb["heads"][0]:
                 continue
-            if min(ba) >= 2 and max(bb) == 1 and len(bb) >= 2:
+            if lo <= min(ba) and max(ba) <= hi and max(bb) == 1 and len(bb) >= 2:
                 pairs.append((f"{a} vs {b}", compare(_relations(ctx), a, b)))
-    v, bad = _ordinal_verdict(pairs)
+    v, bad = _ordinal_verdict(pairs, want)
     t4 = {k: sorted(set(_pre_baseline_blocks(h, hb))) for k, (_, _, hb, h) in TABLE4.items()}
-    off = {k: b for k, b in t4.items() if not b or min(b) < 2 or max(b) > 4}
-    if off and v == "consistent-empirical":
+    off = {k: b for k, b in t4.items() if not b or min(b) < lo or max(b) > hi}
+    if off and v != "inconsistent":
         v, bad = "inconsistent", [f"Table 4 {k} blocks {b}" for k, b in off.items()]
     return Verdict(
         cid,
         v,
-        f"same-start pairs of a blocked schedule and a single-layer ramp in Table 5: "
+        f"the claim read: loss_sign_blocked_vs_ramp = {read} (the blocked schedule must rank "
+        f"{_rank_text(want)}), blocks of block_min = {lo} to block_max = {hi} layers. "
+        "Same-start pairs of a blocked schedule and a single-layer ramp in Table 5: "
         f"{'; '.join(f'{w}: blocked ranks {r}' for w, r in pairs) or 'none'}"
         + (f"; contradicted by {_pairs_text(bad)}" if bad else "")
         + f". Table 4's pre-baseline blocks (layers per head count): {_named(t4, _commas)} "
-        "(rule: 2 to 4). "
+        f"(rule: {lo} to {hi}). "
         "Evidence per pair: three seeds per row, no s.d. (the digest), so each 'better' is the "
         "paper's mean, not a tested difference",
         covered=f"Table 5 as the digest summarises it ({_table_text()}); Table 4",
-        scope=ORDINAL_SCOPE,
-        formula_note=ORDINAL_NOTE,
+        scope=ORDINAL_SCOPE + "; the block band is read from the claim too",
         rows=[{"pair": w, "blocked_ranks": r} for w, r in pairs],
     )
 
@@ -375,7 +402,11 @@ def rule_blocks(ctx: Context, cid):
     mutants={"first-stage-as-base": "h_base read as the schedule's first head count (a bug)"},
 )
 def rule_baseline_half(ctx: Context, cid):
-    """Rule 5 on every schedule the paper gives whole (Table 4, Table 5's named rows)."""
+    """Rule 5 on every schedule the paper gives whole (Table 4, Table 5's named rows): at
+    least min_fraction_at_base (read from the claim) of the layers at h_base."""
+    c = claim(cid)
+    frac = sp.nsimplify(c.evaluate("min_fraction_at_base"))
+    read = sp.sstr(c.expr("min_fraction_at_base"))
     rows, bad = [], []
     named = {f"Table 4 {k}": (hb, h) for k, (_, _, hb, h) in TABLE4.items()}
     named |= {f"Table 5 {k}": (ABLATION_HB, r["heads"]) for k, r in ABLATION.items() if r["whole"]}
@@ -383,23 +414,32 @@ def rule_baseline_half(ctx: Context, cid):
         named = {k: (h[0], h) for k, (_, h) in named.items()}
     for name, (hb, h) in named.items():
         at_base = sum(x == hb for x in h)
-        rows.append({"schedule": name, "L": len(h), "at_h_base": at_base})
-        if at_base < len(h) / 2:
-            bad.append(f"{name}: {at_base} of {len(h)} layers at h_base")
+        need = frac * len(h)  # exact (a rational times an integer)
+        rows.append({"schedule": name, "L": len(h), "at_h_base": at_base, "needed": float(need)})
+        if at_base < need:
+            bad.append(f"{name}: {at_base} of {len(h)} layers at h_base, fewer than {need}")
+    least = min(sp.Rational(r["at_h_base"], r["L"]) for r in rows)
+    tight = [str(r["schedule"]) for r in rows if sp.Rational(r["at_h_base"], r["L"]) == least]
     return Verdict(
         cid,
         "inconsistent" if bad else "consistent-empirical",
-        "layers at h_base: "
+        f"the claim read: min_fraction_at_base = {read}. Layers at h_base: "
         + ", ".join(f"{r['schedule']} {r['at_h_base']}/{r['L']}" for r in rows)
-        + (f"; below L/2: {'; '.join(bad)}" if bad else " (Small at exactly L/2)")
+        + (
+            f"; below {read} of L: {'; '.join(bad)}"
+            if bad
+            else f" (the least fraction {least}, at {', '.join(tight)})"
+        )
         + ". No schedule the paper ran breaks the rule, so its data cannot say whether "
-        "breaking it hurts: that needs a row with fewer than L/2 layers at h_base (the digest "
-        "lists 'schedules that never reach h_base' as untested)",
+        f"breaking it hurts: that needs a row with fewer than {read} of its layers at h_base "
+        "(the digest lists 'schedules that never reach h_base' as untested)",
         covered=f"{len(rows)} schedules given whole (Table 4; Table 5 as the digest names them)",
         scope="partial: the paper's own schedules follow the rule; its benefit is untested "
         "by the paper (no row breaks it)",
-        formula_note="reads no formula: a counting rule on schedules (the paper states no "
-        "formula for it)",
+        measured={"least_fraction_at_base": float(least)},
+        claimed={"min_fraction_at_base": float(frac)},
+        # the room the claimed least fraction has below the least fraction found
+        slack=float(least / frac) if frac > 0 else None,
         witness=bad or None,
         rows=rows,
     )
@@ -472,44 +512,54 @@ def rule_power_of_two(ctx: Context, cid):
 
 @check("PR-A1", mutants=REVERSED)
 def ablation_all_progressive_beat_uniform(ctx: Context, cid):
+    """Every progressive row of Table 5 against uniform, in the direction the claim's loss
+    sign states (progressive better for -1)."""
+    sign, read = _claimed_sign(claim(cid), "loss_sign_progressive_vs_uniform")
+    want = _claimed_relation(sign)
     res = [
         (k, compare(_relations(ctx), k, "uniform"))
         for k in ABLATION
         if k != "uniform" and ABLATION[k]["progressive"]
     ]
-    v, bad = _ordinal_verdict(res)
+    v, bad = _ordinal_verdict(res, want)
     return Verdict(
         cid,
         v,
-        "each progressive row against uniform 12 x 12 in Table 5: "
+        f"the claim read: loss_sign_progressive_vs_uniform = {read} (each progressive row "
+        f"must rank {_rank_text(want)}). Each progressive row against uniform 12 x 12 in Table 5: "
         + "; ".join(f"{k} ranks {r}" for k, r in res)
         + (f"; contradicted: {_pairs_text(bad)}" if bad else "")
         + ". The eighth row is not named by the digest; effect sizes 'a few tenths of a percent' "
         "with no s.d.",
         covered=f"Table 5 as the digest summarises it ({_table_text()})",
         scope=ORDINAL_SCOPE,
-        formula_note=ORDINAL_NOTE,
         rows=[{"schedule": k, "against_uniform": r} for k, r in res],
     )
 
 
 @check("PR-A2", mutants=REVERSED)
 def ablation_start_width(ctx: Context, cid):
+    """The start-width rows of Table 5 in order of h_1, each against the next wider one, in the
+    direction the claim's loss sign states (+1: the loss grows with h_1, the narrower start
+    ranks better)."""
+    sign, read = _claimed_sign(claim(cid), "loss_sign_wider_start")
+    want = _claimed_relation(-sign)  # compare(narrower, wider): sign(loss_narrower - loss_wider)
     starts = sorted((r["start"], k) for k, r in ABLATION.items() if "start" in r)
     res = [
         (f"h_1 = {s1} ({a}) vs h_1 = {s2} ({b})", compare(_relations(ctx), a, b))
         for (s1, a), (s2, b) in itertools.pairwise(starts)
     ]
-    v, bad = _ordinal_verdict(res)
+    v, bad = _ordinal_verdict(res, want)
     return Verdict(
         cid,
         v,
-        "start-width rows of Table 5 in order of h_1, the narrower start ranking: "
+        f"the claim read: loss_sign_wider_start = {read} (the narrower start must rank "
+        f"{_rank_text(want)}). Start-width rows of Table 5 in order of h_1, the narrower "
+        "start ranking: "
         + "; ".join(f"{w}: {r}" for w, r in res)
         + (f"; contradicted: {_pairs_text(bad)}" if bad else "")
         + ". Confounded: these rows also differ in their later stages (digest §10 item 5)",
         covered=f"Table 5 as the digest summarises it ({_table_text()})",
         scope=ORDINAL_SCOPE + "; the rows differ in more than h_1",
-        formula_note=ORDINAL_NOTE,
         rows=[{"pair": w, "narrower_start_ranks": r} for w, r in res],
     )
