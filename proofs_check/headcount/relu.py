@@ -84,9 +84,23 @@ def relu_max_network(ctx: Context, cid):
     y = np.array([r["params"] for r in rows], dtype=float)
     coef, *_ = np.linalg.lstsq(A, y, rcond=None)
     affine_ok = bool(np.abs(A @ coef - y).max() < 1e-6) and coef[0] > 0
+    # the T-dependence: per ε, the log-log slope of the counted weights against T must lie at or
+    # below params_order's exponent of T (T -> ∞ at that ε, read from the catalogue) + RATE_TOL
+    # (the built count reads every input, so no count uniform in T exists)
+    l9 = claim("HC-L9")
+    t_rows = []
+    for e in sorted({r["eps"] for r in rows}):
+        sub_e = sorted((r for r in rows if r["eps"] == e), key=lambda r: r["T"])
+        lt = np.log([r["T"] for r in sub_e])
+        lp = np.log([r["params"] for r in sub_e])
+        slope_t = float(np.polyfit(lt, lp, 1)[0])
+        t_expo = float(
+            l9.asymptotic_exponent("T", "params_order", sp.oo, epsilon=sp.Rational(str(e)))
+        )
+        t_rows.append((e, slope_t, t_expo, slope_t <= t_expo + RATE_TOL))
+    t_ok = all(r[3] for r in t_rows)
     # the widths: the built network's hidden widths against the catalogue's width1, width2 in
     # every cell, and their sum within width_bound
-    l9 = claim("HC-L9")
     wrong = []
     for r in rows:
         at = {"T": r["T"], "epsilon": sp.Rational(str(r["eps"]))}
@@ -101,7 +115,7 @@ def relu_max_network(ctx: Context, cid):
             )
     widths_ok = not wrong
     w_text = sp.sstr(l9.expr("width1")), sp.sstr(l9.expr("width2"))
-    ok = within and rate_ok and affine_ok and widths_ok
+    ok = within and rate_ok and affine_ok and widths_ok and t_ok
     worst = max(rows, key=lambda r: r["sup_error"] / r["claimed_bound"])
     return Verdict(
         cid,
@@ -112,7 +126,11 @@ def relu_max_network(ctx: Context, cid):
         f"{coef[0]:.0f}·T·n_g + {coef[1]:.0f}·n_g + {coef[2]:.0f}·T + {coef[3]:.0f} "
         f"with n_g = ⌈1/ε⌉; log-log slope in 1/ε at T = {T0}: {fit.slope:.2f} "
         f"[{fit.ci_low:.2f}, {fit.ci_high:.2f}] (the claimed exponent of params_order: "
-        f"{expo:g}; the interval must lie at or below it + {RATE_TOL}); the built hidden "
+        f"{expo:g}; the interval must lie at or below it + {RATE_TOL}); against T at fixed ε "
+        f"the slopes {'are' if t_ok else 'are NOT all'} at or below params_order = "
+        f"{sp.sstr(l9.expr('params_order'))}'s exponent of T + {RATE_TOL} ("
+        + ", ".join(f"ε={e:g}: {sl:.2f} vs {te:g}" for e, sl, te, _ in t_rows)
+        + f"); the built hidden "
         f"widths {'equal' if widths_ok else 'do NOT equal'} width1 = {w_text[0]} and width2 = "
         f"{w_text[1]} in {len(rows) - len(wrong)}/{len(rows)} cells, their sum within "
         f"width_bound = {sp.sstr(l9.expr('width_bound'))}"
@@ -138,6 +156,58 @@ def relu_max_network(ctx: Context, cid):
     )
 
 
+#: the (d, D) at which HC-T2c's M_suff is read with γ = HC-A3's γ_worst(d, D) > 0
+T2C_GAMMA_CELLS = ((1, 1), (2, 1), (1, 2), (3, 1))
+
+
+def _t2c_gamma_readings(c):
+    """HC-T2c's M_suff read at γ > 0: at each (d, D) of T2C_GAMMA_CELLS, γ = HC-A3's
+    γ_worst(d, D) (the class of Lipschitz f_i, F_0), the exponent of 1/ε in M_suff (ε -> 0)
+    against that of HC-A3's FFN width C/δ^γ at the same γ. At T = 1 (F_0 = identity when
+    D = 1) the target is one Lipschitz map of [0, 1]^max(d, D), whose ε-approximation by a
+    bounded-depth ReLU net needs M log M >= c ε^-max(d, D) weights (VC dimension, Bartlett et
+    al. 2019; Yarotsky 2017, Thm 4) [derived]: the width's exponent is a lower bound there, so a
+    smaller exponent of M_suff is false. M_sharp's exponent is reported beside it. Returns the
+    failures and the evidence text."""
+    a3 = claim("HC-A3")
+    rows = []
+    for d, D in T2C_GAMMA_CELLS:
+        g = a3.evaluate("gamma_worst", d=d, D=D)
+        e_suff = -c.asymptotic_exponent("epsilon", "M_suff", 0, gamma=g)
+        e_sharp = -c.asymptotic_exponent("epsilon", "M_sharp", 0, gamma=g)
+        e_width = -a3.asymptotic_exponent("epsilon", "width", 0, gamma=g)
+        rows.append(
+            {
+                "d": d,
+                "D": D,
+                "gamma": float(g),
+                "e_suff": float(e_suff),
+                "e_sharp": float(e_sharp),
+                "e_width": float(e_width),
+                "covers_width": bool(sp.simplify(e_suff - e_width) >= 0),
+            }
+        )
+    text = (
+        f"γ > 0, read symbolically at HC-A3's γ_worst = {sp.sstr(a3.expr('gamma_worst'))} "
+        "(Lipschitz f_i, F_0; T = 1 reduces F to F_0∘f_1), where HC-A3's width "
+        f"{sp.sstr(a3.expr('width'))} is also necessary up to a log (VC dimension "
+        "O(M log M) of a bounded-depth ReLU net against the Lipschitz ball's ε^-max(d, D) "
+        "[derived]), so M_suff's exponent must be at least the width's: "
+        + ", ".join(
+            f"(d, D) = ({g['d']}, {g['D']}), γ = {g['gamma']:g}: M_suff {g['e_suff']:g}, "
+            f"width {g['e_width']:g}, M_sharp {g['e_sharp']:g}"
+            for g in rows
+        )
+    )
+    failed = [
+        f"M_suff's exponent {g['e_suff']:g} < {g['e_width']:g} at γ = γ_worst(d={g['d']}, "
+        f"D={g['D']}) = {g['gamma']:g}"
+        for g in rows
+        if not g["covers_width"]
+    ]
+    return failed, text
+
+
 @check(
     "HC-T2c",
     mutants={
@@ -152,7 +222,10 @@ def memorizing_regime(ctx: Context, cid):
     where the FFN approximations of f_i and F_0 are exact (γ = 0). The claim's M_suff is read
     from the catalogue: the count of the built network must grow in 1/ε no faster than M_suff's
     exponent at γ = 0 (per T, the slope interval at or below it + RATE_TOL), every cell must
-    ε-approximate (sup error < ε, Definition 1) and satisfy the regime n >= T·d."""
+    ε-approximate (sup error < ε, Definition 1) and satisfy the regime n >= T·d. The γ part is
+    read symbolically (``_t2c_gamma_readings``): at γ = HC-A3's γ_worst(d, D) in 1, 2, 3 M_suff's
+    exponent must be at least that of HC-A3's width, a lower bound there, so a formula that
+    agrees with M_suff only at γ = 0 (C/ε, C/ε^(1+γ/2)) fails."""
     c = claim(cid)
     g_s = c.symbol("gamma")
     eps_s = c.symbol("epsilon")
@@ -160,6 +233,7 @@ def memorizing_regime(ctx: Context, cid):
     # exponent of 1/ε in M_suff at γ = 0 (exact features), from the catalogue's formula
     expo = float(sp.simplify(-eps_s * sp.diff(sp.log(m_expr), eps_s)).subs(g_s, 0))
     sharp = float(sp.simplify(-eps_s * sp.diff(sp.log(c.expr("M_sharp")), eps_s)).subs(g_s, 0))
+    gamma_bad, gamma_text = _t2c_gamma_readings(c)
     raw = _l9_grid(ctx.profile, ctx.mutant)
     rows, regime_bad = [], []
     for r in raw:
@@ -186,7 +260,7 @@ def memorizing_regime(ctx: Context, cid):
         sub = [r for r in rows if r["T"] == T]
         fits[T] = fit_rate([r["inv_eps"] for r in sub], [r["params"] for r in sub], seed=ctx.seed)
     rate_ok = all(_fit_ok(f, expo, "below") for f in fits.values())
-    ok = approx_ok and rate_ok and not regime_bad
+    ok = approx_ok and rate_ok and not regime_bad and not gamma_bad
     worst = max(rows, key=lambda r: r["sup_error"] / r["eps"])
     missed = [(r["T"], r["eps"]) for r in rows if not r["eps_approximates"]]
     failed = (
@@ -200,6 +274,7 @@ def memorizing_regime(ctx: Context, cid):
             ]
         )
         + ([f"regime n >= T·d fails at T = {regime_bad}"] if regime_bad else [])
+        + gamma_bad
     )
     return Verdict(
         cid,
@@ -209,7 +284,9 @@ def memorizing_regime(ctx: Context, cid):
         + ", ".join(
             f"T={T}: slope {f.slope:.2f} [{f.ci_low:.2f}, {f.ci_high:.2f}]" for T, f in fits.items()
         )
-        + f" (each interval must lie at or below {expo:g} + {RATE_TOL}); sup error < ε in "
+        + f" (each interval must lie at or below {expo:g} + {RATE_TOL}). "
+        + gamma_text
+        + f"; sup error < ε in "
         f"{sum(r['eps_approximates'] for r in rows)}/{len(rows)} cells (largest sup/ε "
         f"{worst['sup_error'] / worst['eps']:.3f}); head width n = T·d in every cell. The "
         "constant C_{d,D,T} is unspecified, so no slack is reported (a rescaled M_suff says "
@@ -233,5 +310,7 @@ def memorizing_regime(ctx: Context, cid):
         scope="partial: D = 1 with f = identity and F_0 = identity, so γ = 0 (exact "
         "features): the memorizing head (width n = T·d, d = 1) and HC-L9's ReLU max network, "
         "i.e. the 1/ε of M_suff's exponent 1 + γ; the FFN approximations F1, F3 of f_i and "
-        "F_0 (the γ part) are not built, and the 5-layer composition is HC-L8's check",
+        "F_0 (the γ part) are not built: M_suff's γ-dependence is read symbolically against "
+        "HC-A3's width at γ_worst, a derived lower bound; the 5-layer composition is HC-L8's "
+        "check",
     )

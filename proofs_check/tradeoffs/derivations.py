@@ -142,34 +142,72 @@ def weight_cap(ctx: Context, cid):
     elif ctx.is_mutant("cap-count"):
         e = e.subs(Ls, Ls + 1)
     cap_f = _lambdify("TO-X1", "max_weight", "B", "L", expr=e)
+    # the claim's direction, read from its kind: "upper" (no weight exceeds the formula) is
+    # decided on the largest max weight found, "lower" (the largest weight is at least the
+    # formula) on the smallest; any other kind reads the formula as the max weight itself, so
+    # both sides must hold
+    sides = {"upper": ("upper",), "lower": ("lower",)}.get(c.kind, ("upper", "lower"))
     rng = np.random.default_rng(ctx.seed)
-    worst, rows, wit = 0.0, [], None
+    hi, lo, rows, wit_hi, wit_lo = 0.0, np.inf, [], None, None
     for B in (0.5, 1.0, 2.0, 4.0):
         for L in (2, 8, 64, 512):
             z = rng.uniform(-B, B, (ctx.pick(2000, 20000), L))
             z[:10] = -B
-            z[:10, 0] = B  # the extremal configuration
+            z[:10, 0] = B  # the extremal configuration (the largest max weight, the cap)
+            z[10:20] = z[10:20, :1]  # equal logits: every weight 1/L (the smallest max weight)
             cap = float(cap_f(B, L))
-            p = _softmax(z)
-            i = int(p.max(-1).argmax())
-            m = float(p[i].max())
-            if m / cap > worst:
-                worst, wit = m / cap, {"B": B, "L": L, "logits": z[i].tolist()[:16]}
-            rows.append({"B": B, "L": L, "max_weight": m, "cap": cap})
-    ok = worst <= 1 + 1e-12
+            pmax = _softmax(z).max(-1)
+            i, k = int(pmax.argmax()), int(pmax.argmin())
+            m, m_lo = float(pmax[i]), float(pmax[k])
+            if m / cap > hi:
+                hi, wit_hi = m / cap, {"B": B, "L": L, "logits": z[i].tolist()[:16]}
+            if m_lo / cap < lo:
+                lo, wit_lo = m_lo / cap, {"B": B, "L": L, "logits": z[k].tolist()[:16]}
+            rows.append({"B": B, "L": L, "max_weight": m, "min_max_weight": m_lo, "cap": cap})
+    up_ok = "upper" not in sides or hi <= 1 + 1e-12
+    lo_ok = "lower" not in sides or lo >= 1 - 1e-12
+    ok = up_ok and lo_ok
+    parts = []
+    if "upper" in sides:
+        parts.append(
+            f"largest max attention weight / cap = {hi:.6f} (must be <= 1 + 1e-12"
+            + ("" if up_ok else ": FAILS")
+            + "; one logit at B and the rest at -B attains the cap)"
+        )
+    if "lower" in sides:
+        parts.append(
+            f"smallest max attention weight / cap = {lo:.6f} (must be >= 1 - 1e-12"
+            + ("" if lo_ok else ": FAILS")
+            + "; equal logits give every weight 1/L)"
+        )
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
-        f"max attention weight / cap = {worst:.6f} (must be <= 1 + 1e-12); the cap is "
-        "attained by one logit at B and the rest at -B",
-        covered="B in {0.5,1,2,4}, L in {2..512}, random + extremal logits",
-        measured=worst,
+        f"the claim ({c.kind}) reads max_weight = {sp.sstr(e)} as "
+        + " and ".join(
+            {"upper": "an upper bound", "lower": "a lower bound"}[side] for side in sides
+        )
+        + " on the largest attention weight: "
+        + "; ".join(parts),
+        covered="B in {0.5,1,2,4}, L in {2..512}, random, extremal and equal logits",
+        measured=hi if sides == ("upper",) else lo,
         claimed=1.0,
         rows=rows,
-        witness=None if ok else wit,
-        slack=float(f"{1 / worst:.12g}") if worst > 0 else None,
+        witness=None if ok else (wit_hi if not up_ok else wit_lo),
+        slack=_x1_slack(sides, hi, lo),
         scope="full",
     )
+
+
+def _x1_slack(sides, hi: float, lo: float) -> float | None:
+    """TO-X1's room: cap / largest max weight for an upper bound, smallest max weight / cap for
+    a lower one, the smaller of the two when both sides are read."""
+    out = []
+    if "upper" in sides and hi > 0:
+        out.append(1 / hi)
+    if "lower" in sides and np.isfinite(lo):
+        out.append(lo)
+    return float(f"{min(out):.12g}") if out else None
 
 
 # ------------------------------------------------------------------------------------- TO-X3
