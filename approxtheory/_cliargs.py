@@ -32,9 +32,6 @@ __all__ = [
     "readable_file",
     "mem_size",
     "check",
-    "add_json",
-    "add_threads",
-    "add_seed",
 ]
 
 _Err = argparse.ArgumentTypeError
@@ -237,24 +234,3 @@ def check(parse, option: str, text):
         return parse(text)
     except _Err as e:
         raise ConfigError(f"{option} {e}") from None
-
-
-def add_json(p) -> None:
-    """The ``--json`` flag: machine-readable output."""
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-
-
-def add_threads(p, default: int, note: str = "") -> None:
-    """``--threads``: torch threads from 1 to :data:`MAX_THREADS` (``default``; ``note`` is said
-    after it in the help)."""
-    p.add_argument(
-        "--threads",
-        type=threads,
-        default=default,
-        help=f"torch threads, {THREADS_HELP} (default {default}{note})",
-    )
-
-
-def add_seed(p, of: str) -> None:
-    """``--seed`` (default 0), the seed ``of`` what, with the range :func:`seed` accepts."""
-    p.add_argument("--seed", type=seed, default=0, help=f"seed of {of}: {SEED_HELP}")

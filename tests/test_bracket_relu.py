@@ -1,4 +1,4 @@
-"""The structured bracket of a separable ReLU read-out against a max (approxtheory.bracket_relu):
+"""The structured bracket of a separable ReLU read-out against a max (approxtheory.bounds.relu):
 HC-L9's network is bracketed within 1.2x of its known worst case (T - 1)/(T·n_g), the bracket is
 never below a dense enumeration of the box on small cells (HC-L9 and random separable read-outs),
 and a planted unsound relaxation goes red."""
@@ -13,8 +13,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from approxtheory import bracket_relu as br
 from approxtheory.bounds import bracket_reach, upper_bracket
+from approxtheory.bounds import relu as br
 from approxtheory.constructions import build
 from approxtheory.constructions.headcount import _grid_levels
 from approxtheory.tasks import GeneralizedRetrieval

@@ -335,7 +335,7 @@ def test_bad_input_is_a_config_error_naming_what_is_allowed(kw, match):
 
 
 def test_unsupported_models_for_the_structured_path_say_why():
-    c = build("hc_k2", T=2, d=1)  # (hc_l9 has its own structured route: bracket_relu)
+    c = build("hc_k2", T=2, d=1)  # (hc_l9 has its own structured route: approxtheory.bounds.relu)
     r = upper_bracket(c.model, c.task, method="structured")
     assert r.upper is None and "structured bracket does not apply" in r.reason
     assert bs.structured_reason(c.model, c.task) is not None

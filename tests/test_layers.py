@@ -51,6 +51,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "approxtheory._validate",
             "approxtheory.report",
             "approxtheory.report_page",
+            "approxtheory.mathml",
             "approxtheory.plots",
             "approxtheory.plots.*",
         ],

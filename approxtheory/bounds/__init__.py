@@ -99,7 +99,7 @@ softmax-over-box optimum per token (vertex or critical point, "Vertex-Softmax"),
 into classes by symmetry, and a 1-D branch over the reference token's feature
 (:mod:`approxtheory.bracket_softmax`). A separable two-hidden-layer ReLU read-out against a
 one-term max (HC-L9's network, ``hc_l9``) has its own structured route
-(:mod:`approxtheory.bracket_relu`: exact per-group ranges, the argmax token by symmetry class,
+(:mod:`approxtheory.bounds.relu`: exact per-group ranges, the argmax token by symmetry class,
 1-D pieces of its value). ``method="auto"`` uses them wherever they apply.
 
 *Non-finite input.* NaN/inf weights, or a NaN/inf error at any evaluated input, give

@@ -30,7 +30,7 @@ from .finite import FINITE_DOMAINS, MAX_POINTS, enumerate_bracket
 BOXES_PER_SECOND = 400
 #: the wall-clock safety net a deprecated ``time_limit = t`` still sets: ``10 t`` seconds
 TIME_LIMIT_CAP_FACTOR = 10.0
-#: the ReLU read-out bracket (:mod:`approxtheory.bracket_relu`) gets this many times
+#: the ReLU read-out bracket (:mod:`approxtheory.bounds.relu`) gets this many times
 #: ``max_pieces`` 1-D piece evaluations (its pieces are far cheaper than a softmax head's)
 RELU_PIECES_FACTOR = 8
 
@@ -66,7 +66,7 @@ def upper_bracket(
     restrict it. ``method``: ``"structured"`` (one attention-only layer of softmax retrieval
     heads against an affine generalized retrieval, at any T: :mod:`approxtheory.bracket_softmax`,
     budget ``max_pieces`` piece evaluations per head and side; or a separable ReLU read-out
-    against a max: :mod:`approxtheory.bracket_relu`, ``RELU_PIECES_FACTOR·max_pieces`` pieces),
+    against a max: :mod:`approxtheory.bounds.relu`, ``RELU_PIECES_FACTOR·max_pieces`` pieces),
     ``"generic"`` (bound propagation
     with branch-and-bound, T <= 16-ish) or ``"auto"`` (structured where it applies, else
     generic).
@@ -132,8 +132,8 @@ def upper_bracket(
             points=P,
         )
     if method != "generic" and domain == "box":
-        from .. import bracket_relu as br
         from .. import bracket_softmax as bs
+        from . import relu as br
 
         stol = min(max(tol, 1e-9), 0.01)
         try:
@@ -237,7 +237,7 @@ REACH_SPHERE_N = 32
 def bracket_reach(model, task, max_points: int = MAX_POINTS) -> tuple[str | None, str]:
     """Which bracket applies to this construction, cheaply (nothing is bounded): ``(route,
     why)`` with route ``"structured"`` (one layer of softmax retrieval heads, any T, or a
-    separable two-hidden-layer ReLU read-out against a max, :mod:`approxtheory.bracket_relu`),
+    separable two-hidden-layer ReLU read-out against a max, :mod:`approxtheory.bounds.relu`),
     ``"enumeration"`` (a finite domain within ``max_points`` inputs), ``"generic"`` (box
     branch-and-bound within reach: see ``REACH_*``) or None, ``why`` then saying why not (an
     unsupported domain, a finite domain above the budget with its frontier, a box too large)."""
@@ -270,7 +270,7 @@ def bracket_reach(model, task, max_points: int = MAX_POINTS) -> tuple[str | None
         )
     if structured_reason(model, task) is None:
         return "structured", "one layer of softmax retrieval heads"
-    from ..bracket_relu import relu_reason
+    from .relu import relu_reason
 
     if domain == "box" and relu_reason(model, task) is None:
         return "structured", "a separable ReLU read-out against a max (1-D pieces)"

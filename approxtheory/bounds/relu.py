@@ -54,7 +54,7 @@ import numpy as np
 import scipy.sparse
 import torch
 
-from .bracket_softmax import StructuredBracket, Unsupported
+from ..bracket_softmax import StructuredBracket, Unsupported
 
 _U = 2.0**-53
 #: the largest slack (first-layer cross terms and round-off) relative to a unit's scale that
@@ -147,7 +147,7 @@ def _head_ops(model):
 
 
 def _target(task):
-    from .tasks import GeneralizedRetrieval
+    from ..tasks import GeneralizedRetrieval
 
     if not isinstance(task, GeneralizedRetrieval) or task.affine is None:
         raise Unsupported("the target must be an affine generalized retrieval")
@@ -235,8 +235,8 @@ def _token_classes(T: int, S, blo, bhi, tok, zc, a, rows):
 
 
 def _extract(model, task, blo, bhi) -> _Problem:
-    from .bounds.forward import _forward_af, _input_af
-    from .bounds.targets import unsupported_reason
+    from .forward import _forward_af, _input_af
+    from .targets import unsupported_reason
 
     S, sgn, ya, yb = _target(task)
     T = int(task.T)

@@ -484,7 +484,8 @@ def register(sub) -> None:
     p = sub.add_parser("bench", help="benchmarks that print figures")
     import os
 
-    from .._cliargs import add_json, add_seed, add_threads, count, int_between, nonneg_int
+    from .._cliargs import count, int_between, nonneg_int
+    from ._options import add_json, add_seed, add_threads
 
     MAX_WORKERS = max(1, os.cpu_count() or 1) * 2  # worker processes beyond the cores add nothing
 

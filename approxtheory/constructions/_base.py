@@ -190,7 +190,7 @@ class Construction:
         hc_k1, hc_k1_synthetic) gets the structured bracket at any T
         (:mod:`approxtheory.bracket_softmax`: exact softmax-over-box per head, a piece budget,
         no clock), and so does a separable ReLU read-out against a max (hc_l9,
-        :mod:`approxtheory.bracket_relu`); other box domains with T <= 16 and d <= 2 the
+        :mod:`approxtheory.bounds.relu`); other box domains with T <= 16 and d <= 2 the
         branch-and-bound (beyond that it does not close in seconds). Returns
         ``sup_error_upper`` (None with ``sup_error_upper_reason`` where not computed),
         ``bracket`` (found, certified, method, work, whether reproducible) and, when the
