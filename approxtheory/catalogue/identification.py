@@ -110,7 +110,14 @@ P.claim(
     statement="A balanced SVD representative exists; counting it leaves 2DE - D² degrees of "
     "freedom.",
     expressions={"dof": P_qk_head - U_qk_head},
-    regime=[D_le_E],
+    regime=[
+        cond(
+            sp.Le(D, E),
+            "D <= E",
+            outside="the check also measures the identified QK dimension at (D, E) = (3, 2), "
+            "(4, 3), where D > E and it is E², not 2DE - D²",
+        )
+    ],
 )
 P.claim(
     "ID-L4.3",

@@ -67,7 +67,15 @@ P.claim(
         "N_mlp": N_mlp,
         "N_norm": N_norm,
     },
-    regime=[cond(sp.Eq(sp.Mod(d, h_l), 0), "h_l must divide d")],
+    regime=[
+        cond(
+            sp.Eq(sp.Mod(d, h_l), 0),
+            "h_l must divide d",
+            outside="the check also counts a layer with h_l = 3 at d = 64, where no integer "
+            "head width gives h_l·d_h = d and heads of width 21 or 22 do not have 4d² + 4d "
+            "attention weights",
+        )
+    ],
     notes="Stated by the paper: same parameters whatever the schedule, and N_attn = 4d² + "
     "4d I_bias (§2, §4). Derived by the digest: the per-head split of N_attn, and tied "
     "embeddings, RMSNorm and SwiGLU (3 d f) inferred from the reported sizes, so the "

@@ -133,6 +133,53 @@ def invariance(ctx: Context, cid):
 
 
 # ------------------------------------------------------------------------- rebalancing
+def _dof_cells(ctx: Context, cid: str, parts: dict, scope: str) -> tuple[str, str]:
+    """ID-L4.2's degrees of freedom against the identified QK dimension (the rank) of a one-head
+    layer: (3, 3) is the regime's edge D = E; (3, 2), (4, 3) lie outside D <= E, where the rank
+    is E² (W_Kᵀ W_Q has rank at most E), not 2DE - D². The formula is compared wherever the
+    claim's regime admits the cell, the other cells are reported; a regime widened past D <= E
+    (or dropped) admits one and is refuted. Sets ``parts["dof = rank"]``; returns the evidence
+    and the scope."""
+    c = claim(cid)
+    rows = []
+    for d, e in [(2, 5), (4, 8), (3, 3), (3, 2), (4, 3)]:
+        r = _qk_layer(e, d, ctx.seed)
+        dof = _ev(ctx, cid, "dof", D=d, E=e)
+        rows.append(
+            {
+                "D": d,
+                "E": e,
+                "in_regime": bool(c.in_regime(D=d, E=e)),
+                "rank": r["rank"],
+                "dof": str(dof),
+                "agrees": bool(r["rank"] == dof),
+            }
+        )
+    inside = [r for r in rows if r["in_regime"]]
+    outside = [r for r in rows if not r["in_regime"]]
+    bad = [r for r in inside if not r["agrees"]]
+    parts["dof = rank"] = bool(inside) and not bad
+    cell = lambda r: f"(D,E)=({r['D']},{r['E']}): {r['rank']} vs {r['dof']}"  # noqa: E731
+    where = lambda rs: ", ".join(f"({r['D']},{r['E']})" for r in rs)  # noqa: E731
+    extra = (
+        f"; identified dimension (rank) vs dof = {sp.sstr(_expr(ctx, cid, 'dof'))} in the "
+        "claim's regime: " + ", ".join(map(cell, inside))
+    )
+    if bad:
+        b = bad[0]
+        extra += (
+            f" — the claim's regime admits (D,E)=({b['D']},{b['E']})"
+            + (" (D > E)" if b["D"] > b["E"] else "")
+            + f", where the identified dimension is {b['rank']}, not {b['dof']}"
+        )
+    if outside:
+        extra += "; outside it (reported, not tested) " + ", ".join(map(cell, outside))
+    scope += f"; dof at (D, E) = {where(inside)}" + (
+        f"; the other side of the regime at {where(outside)}" if outside else ""
+    )
+    return extra, scope
+
+
 UNEVEN = "the rebalanced pair returned as (1.1 W_Q, W_K / 1.1): Σ split unevenly"
 ONE_SIDE = "the Procrustes rotation applied to W_Q only (a random orthogonal R on W_Q)"
 
@@ -191,16 +238,7 @@ def balanced_representative(ctx: Context, cid):
         parts["no orbit point below"] = worst["orbit_below"] < tol_b
     extra, scope = "", (f"partial: {n} random unbalanced pairs, D = 8, E = 32")
     if cid == "ID-L4.2":  # the degrees of freedom: the identified QK dimension of a layer
-        rows = []
-        for d, e in [(2, 5), (4, 8), (3, 3)]:
-            r = _qk_layer(e, d, ctx.seed)
-            dof = _ev(ctx, cid, "dof", D=d, E=e)
-            rows.append((d, e, r["rank"], dof))
-        parts["dof = rank"] = all(rk == dof for _, _, rk, dof in rows)
-        extra = "; identified dimension (rank) vs dof: " + ", ".join(
-            f"(D,E)=({d},{e}): {rk} vs {dof}" for d, e, rk, dof in rows
-        )
-        scope += "; dof at (D, E) = (2,5), (4,8), (3,3)"
+        extra, scope = _dof_cells(ctx, cid, parts, scope)
     failed = [k for k, v in parts.items() if not v]
     return Verdict(
         cid,
@@ -425,6 +463,10 @@ def _bias_ranks(cfg: AttentionConfig, seed: int):
 
 
 # ------------------------------------------------------------------------- inert key bias
+#: ID-F4.7's further layers (E, H) beside E = 8, H = 2: (H, D) = (4, 2) and (3, 4)
+KEY_BIAS_LAYERS = ((8, 4), (12, 3))
+
+
 @check(
     "ID-F4.7",
     mutants={
@@ -448,25 +490,46 @@ def key_bias_inert(ctx: Context, cid):
         with torch.no_grad():
             m.attention(0).k.bias.add_(10 * torch.randn(8, dtype=torch.float64, generator=g))
             worst_out = max(worst_out, float((m(X) - y0).abs().max()))
-    # the count: the inert entries of b_K (those the outputs' Jacobian in b_K does not see)
+    # the count: the inert entries of b_K (those the outputs' Jacobian in b_K does not see), at
+    # (H, D) = (2, 4) causal and not, (4, 2) and (3, 4): H and D each vary with the other held,
+    # so a count equal to D·H at one (H, D) only (2D, 4H, D²/2, ...) fails somewhere
+    cfgs = [AttentionConfig(8, 2, bias=True, causal=causal, rope=rope) for causal in (False, True)]
+    cfgs += [AttentionConfig(E, H, bias=True, rope=rope) for E, H in KEY_BIAS_LAYERS]
     counts = []
-    for causal in (False, True):
-        cfg = AttentionConfig(8, 2, bias=True, causal=causal, rope=rope)
+    for cfg in cfgs:
         r = _bias_ranks(cfg, ctx.seed)["key"]
-        counts.append((r["entries"] - r["rank"], int(_ev(ctx, cid, "U_key_bias", H=2, D=4))))
-    ok_count = all(m == c for m, c in counts)
+        claimed = _ev(ctx, cid, "U_key_bias", H=cfg.H, D=cfg.head_dim)
+        counts.append((cfg, r["entries"] - r["rank"], claimed))
+    ok_count = all(m == c for _, m, c in counts)
+    bad = [(cfg, m, c) for cfg, m, c in counts if m != c]
+    formula = sp.sstr(_expr(ctx, cid, "U_key_bias"))
     ok = worst_out < 1e-10 and worst_grad < 1e-10 and ok_count
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
         f"changing b_K by 10·N(0,1) moves outputs by {worst_out:.1e}; ∂L/∂b_K = "
         f"{worst_grad:.1e} (criteria < 1e-10); inert key-bias entries (entries - rank of the "
-        f"outputs' Jacobian in b_K) "
-        + ", ".join(f"{m} measured vs {c} claimed" for m, c in counts),
-        covered="E = 8, H = 2, causal and not",
+        f"outputs' Jacobian in b_K) against the catalogue's {formula}: "
+        + ", ".join(
+            f"{m} measured vs {c} claimed at (H, D) = ({cfg.H}, {cfg.head_dim})"
+            + (" causal" if cfg.causal else "")
+            + ("" if m == c else " (NOT equal)")
+            for cfg, m, c in counts
+        ),
+        covered="outputs and gradient: E = 8, H = 2, causal and not; the count: (H, D) = "
+        "(2, 4) causal and not, (4, 2), (3, 4)",
         measured=max(worst_out, worst_grad),
         claimed=0.0,
-        scope="partial: E = 8, H = 2, causal and not, one random layer and b_K shift each",
+        scope="partial: E = 8, H = 2, causal and not, one random layer and b_K shift each; the "
+        "inert count also at (H, D) = (4, 2), (3, 4)",
+        witness={
+            "H": bad[0][0].H,
+            "D": bad[0][0].head_dim,
+            "inert_measured": bad[0][1],
+            "claimed": str(bad[0][2]),
+        }
+        if bad
+        else None,
         slack=EXACT if ok else None,
     )
 

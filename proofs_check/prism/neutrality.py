@@ -106,6 +106,60 @@ def _layer_params(m, i, part):
     return m.count_params([part], layer=i)
 
 
+#: PR-N1's cell outside its regime: h_l = 3 does not divide d = 64, so no integer head width
+#: d_h has h_l·d_h = d (torch.nn.MultiheadAttention refuses it); the widths on either side
+OUTSIDE_D, OUTSIDE_H = 64, 3
+
+
+def _outside_cell(c, n_attn) -> tuple[str, dict]:
+    """The attention count of one layer with h_l = OUTSIDE_H heads at d = OUTSIDE_D (biases, no
+    RoPE: the odd width 21 has no rotation pairs) at the head widths floor(d/h_l) and
+    ceil(d/h_l), against N_attn there, and whether the claim's regime admits the cell. Returns
+    the evidence text and the row (``refutes``: the regime admits a cell where no integer head
+    width gives N_attn)."""
+    d, h = OUTSIDE_D, OUTSIDE_H
+    want = sp.simplify(n_attn.subs({cat.d: d, cat.h_l: h, cat.I_bias: 1}))
+    got = {}
+    for w in (d // h, -(-d // h)):
+        layer = LayerSpec(h, w, ffn_hidden=(FFN,))
+        m = Transformer(
+            ModelConfig(
+                d_in=8,
+                width=d,
+                bias=True,
+                ffn_kind="swiglu",
+                ffn_bias=False,
+                layers=[layer],
+                readout="tokens",
+                d_out=8,
+                dtype="float64",
+            )
+        )
+        got[w] = _layer_params(m, 0, "attn")
+    try:
+        torch.nn.MultiheadAttention(d, h)
+        torch_says = "torch.nn.MultiheadAttention accepts it"
+    except (AssertionError, ValueError) as e:
+        torch_says = f"torch.nn.MultiheadAttention refuses it ({e})"
+    admitted = bool(c.in_regime(d=d, h_l=h))
+    refutes = admitted and all(n != want for n in got.values())
+    text = (
+        f"at d = {d}, h_l = {h} no integer head width has h_l·d_h = d ({torch_says}); heads of "
+        f"width {' or '.join(map(str, got))} give {' or '.join(f'{n:,}' for n in got.values())}"
+        f" attention weights, not N_attn = {sp.sstr(n_attn)} = {want} (I_bias = 1): the "
+        "claim's regime "
+        + (
+            "ADMITS the cell, where the count fails"
+            if refutes
+            else "admits the cell"
+            if admitted
+            else "excludes it (reported, not tested)"
+        )
+    )
+    row = {"d": d, "h_l": h, "in_regime": admitted, "N_attn": str(want), "counted": got}
+    return text, {**row, "refutes": refutes}
+
+
 @check(
     "PR-N1",
     mutants={
@@ -155,7 +209,9 @@ def parameter_neutrality(ctx: Context, cid):
         if round(n / 1e6) * 1_000_000 != r
     ]
     equal = len(set(counts.values())) == 1
-    ok = symbolic and equal and not mismatches and not not_composed
+    # the regime's other side: a head count that does not divide d
+    outside_text, outside = _outside_cell(c, n_attn)
+    ok = symbolic and equal and not mismatches and not not_composed and not outside["refutes"]
     return Verdict(
         cid,
         "verified-symbolic" if ok else "refuted",
@@ -185,15 +241,17 @@ def parameter_neutrality(ctx: Context, cid):
             if off
             else ", which round to Table 1's 124M, 354M and 757M (evidence; the rounding is "
             "Table 1's)"
-        ),
+        )
+        + f"; outside the regime: {outside_text}",
         covered="symbolic (any schedule of 6 layers) + 4 schedules at d = 64, L = 4 "
         "(RoPE, SwiGLU without biases, attention biases; per-layer terms) + the tied decoder "
         "LM (RMSNorm; whole model) for the 4 toy schedules at V = 50 without and with "
         "Q/K/V/O biases and the "
         "uniform and Table 4 schedules at (768, 12, 12), (1024, 24, 16), (1536, 24, 16), "
-        "V = 50257, f = 2048 / 2731 / 4096 (meta device)",
+        "V = 50257, f = 2048 / 2731 / 4096 (meta device) + one layer with h_l = 3 at d = 64 "
+        "(outside the regime: head widths 21 and 22)",
         measured={**counts, **{f"LM {k}": v for k, v in whole.items()}},
-        witness=mismatches[:4] or None,
+        witness=mismatches[:4] or ([outside] if outside["refutes"] else None),
         scope="full",
     )
 
