@@ -494,7 +494,7 @@ def test_bench_train_command(capsys):
     assert res["shapes"]["params_ours"] == res["shapes"]["params_plain"]
     assert [r["round"] for r in res["rounds"]] == [0, 1]
     assert main(["bench", "train", "--rounds", "0"]) == 2
-    assert "--rounds must be a positive integer" in capsys.readouterr().err
+    assert "--rounds must be an integer from 1 to 100" in capsys.readouterr().err
 
 
 def test_bench_plain_model_computes_the_same_network():
