@@ -180,6 +180,24 @@ def _t1_wide_inputs(T: int, rng) -> np.ndarray:
     return np.concatenate([grid, rng.uniform(0, 1, (500, T)), np.clip(ties, 0, 1)])
 
 
+def _t1_row(T: int, m: int, p_: int, cf, pred, y, X) -> dict:
+    """One degree's row of an HC-T1 instance: the sup and RMS error of ``pred`` against ``y``
+    (a non-finite prediction is an infinite error, never a small one) and the worst input."""
+    err = np.abs(pred - y)
+    if not np.all(np.isfinite(err)):
+        err = np.full_like(err, np.inf)
+    i = int(np.argmax(err))
+    return {
+        "T": T,
+        "degree": p_,
+        "terms": len(cf),
+        "features_D": 2 * math.comb(T, m),
+        "sup_error": float(err[i]),
+        "rms_error": float(np.sqrt(np.mean(err**2))),
+        "witness": X[i].tolist(),
+    }
+
+
 def _t1_wide_instance(T: int, m: int, seed: int, drop_last: bool) -> dict:
     """The construction at length T (> 4) with subsets of size m: X rebuilt from the 2·C(T, m)
     subset-minimum features (:func:`_t1_reconstruct`, in chunks of rows), then the polynomials
@@ -192,21 +210,7 @@ def _t1_wide_instance(T: int, m: int, seed: int, drop_last: bool) -> dict:
     y = _t1_target(X)
     rows = []
     for p_, cf in zip(T1_DEGREES, _t1_polys(T1_T, T1_DEGREES, seed + 1)):
-        err = np.abs(_cheb_eval(Xr[:, :T1_T], p_, cf) - y)
-        if not np.all(np.isfinite(err)):
-            err = np.full_like(err, np.inf)
-        i = int(np.argmax(err))
-        rows.append(
-            {
-                "T": T,
-                "degree": p_,
-                "terms": len(cf),
-                "features_D": 2 * math.comb(T, m),
-                "sup_error": float(err[i]),
-                "rms_error": float(np.sqrt(np.mean(err**2))),
-                "witness": X[i].tolist(),
-            }
-        )
+        rows.append(_t1_row(T, m, p_, cf, _cheb_eval(Xr[:, :T1_T], p_, cf), y, X))
     recon = np.abs(Xr - X)
     return {
         "rows": rows,
@@ -274,23 +278,8 @@ def density_instance(ctx: Context, cid):
     coefs = _t1_polys(T, T1_DEGREES, ctx.seed + 1)
     rows, sups = [], []
     for p_, cf in zip(T1_DEGREES, coefs):
-        pred = _cheb_eval(Xr, p_, cf)
-        err = np.abs(pred - y)
-        if not np.all(np.isfinite(err)):
-            err = np.full_like(err, np.inf)
-        i = int(np.argmax(err))
-        sups.append(float(err[i]))
-        rows.append(
-            {
-                "T": T,
-                "degree": p_,
-                "terms": len(cf),
-                "features_D": 2 * math.comb(T, m),
-                "sup_error": float(err[i]),
-                "rms_error": float(np.sqrt(np.mean(err**2))),
-                "witness": X[i].tolist(),
-            }
-        )
+        rows.append(_t1_row(T, m, p_, cf, _cheb_eval(Xr, p_, cf), y, X))
+        sups.append(rows[-1]["sup_error"])
     # the second length: the same F and polynomials through the 2·C(16, m) features
     Tw, mw = T1_T_WIDE, ms[T1_T_WIDE]
     wide = _t1_wide_instance(Tw, mw, ctx.seed, drop)
