@@ -84,7 +84,8 @@ def apply_claim_mutants(reg, run, c, rec: dict, ctx) -> dict:
     the mutated formula; downgrade a verified verdict that survives the scale mutant (its bound
     put below the worst case the check found) or every rate mutant."""
 
-    from .catalogue.mutate import claim_mutants
+    from .catalogue.mutate import claim_mutants, pivot_mutants
+    from .catalogue.points import blind_spots, merge
 
     rec = dict(rec)
     if not c.expressions:
@@ -92,22 +93,36 @@ def apply_claim_mutants(reg, run, c, rec: dict, ctx) -> dict:
         rec["claim_mutant_note"] = "the claim has no formula: no claim mutant to generate"
         return rec
     generated = claim_mutants(c, slack=rec.get("slack"), seed=ctx.seed)
-    results = []
+    results: list[dict] = []
     read: set[str] = set()
-    for m in generated:
-        r = run(
-            replace(ctx, claim_mutant=m.name),
-            f"{c.id}~claim~{m.name.replace(':', '_')}",
-            claim_mutant=m,
-        )
-        results.append(
-            {
-                **_mutant_result(reg, rec["verdict"], r, name=m.name, kind=m.kind, what=m.what),
-                "formula_read": bool(r.get("formula_read", False)),
-                "required": m.required,
-            }
-        )
-        read |= set(r.get("names_read", []))
+    points: list[dict] = []
+
+    def run_all(mutants) -> None:
+        for m in mutants:
+            r = run(
+                replace(ctx, claim_mutant=m.name),
+                f"{c.id}~claim~{m.name.replace(':', '_').replace('/', '_')}",
+                claim_mutant=m,
+            )
+            results.append(
+                {
+                    **_mutant_result(reg, rec["verdict"], r, name=m.name, kind=m.kind, what=m.what),
+                    "formula_read": bool(r.get("formula_read", False)),
+                    "required": m.required,
+                }
+            )
+            read.update(r.get("names_read", []))
+            if r["verdict"] != "error":
+                points.append(r.get("points_read") or {})
+
+    run_all(generated)
+    # the formula where the check read it: a symbol read at one value (or two read only in
+    # proportion) is a blind spot; the pivot mutants agree with the claim at every point read
+    spots = blind_spots(merge(points)) if points else []
+    if spots:
+        rec["blind_spots"] = [_spot_text(s) for s in spots]
+        if rec["verdict"] in DOWNGRADE or rec.get("downgraded_from"):
+            run_all(pivot_mutants(c, spots, slack=rec.get("slack")))
     rec["claim_mutants"] = results
     if results:  # what no run of the check read: a formula nothing tests
         rec["unread_expressions"] = [n for n in c.expressions if n not in read]
@@ -130,6 +145,13 @@ def apply_claim_mutants(reg, run, c, rec: dict, ctx) -> dict:
     if (rec.get("downgraded_from") or rec["verdict"]) in DOWNGRADE:
         _downgrade_survived(c, rec, results)
     return rec
+
+
+def _spot_text(spot: tuple) -> str:
+    """A blind spot (:func:`approxtheory.catalogue.points.blind_spots`) in words."""
+    if spot[0] == "fixed":
+        return f"{spot[1]}: {spot[2]} read only at {spot[3]}"
+    return f"{spot[1]}: {spot[2]}, {spot[3]} read only in the ratio {spot[4]}"
 
 
 def _downgrade_survived(c, rec: dict, results: list[dict]) -> None:
@@ -164,6 +186,10 @@ def _downgrade_survived(c, rec: dict, results: list[dict]) -> None:
     rate = [r for r in results if r["kind"] == "rate" and r["required"]]
     const = [r for r in results if r["kind"] == "const" and r["required"]]
     regime = [r for r in results if r["kind"] == "regime" and r["required"]]
+    pivots: dict[str, list[dict]] = {}
+    for r in results:
+        if r["kind"] == "pivot" and r["required"]:
+            pivots.setdefault(r["name"].split(":", 1)[1], []).append(r)
     # an upper bound must fail when put below the worst case found, a lower bound when put
     # above it; for any other claim one of the two directions must fail (a formula with an
     # unspecified constant is not made false by a factor: none is required)
@@ -197,6 +223,16 @@ def _downgrade_survived(c, rec: dict, results: list[dict]) -> None:
     for r in regime:
         if not r["flips"]:
             why.append(f"it still passes with {r['what']}")
+    for spot, ms in pivots.items():
+        if not any(r["flips"] for r in ms):
+            name, x = spot.split(":", 1)
+            why.append(
+                f"it still passes with {name}'s dependence on {x} changed (both ways) where it "
+                f"does not look: it reads {x} at one value only"
+                if "/" not in x
+                else f"it still passes with {name}'s dependence on {x} changed (both ways) off "
+                f"the one ratio it reads"
+            )
     if why:
         _downgrade(rec, CLAIM_MUTANT_NOTE.format(v=rec["verdict"], why="; ".join(why)))
 
@@ -216,7 +252,13 @@ def mutant_summary(records: Sequence[dict]) -> dict:
             groups["declared"] = r["mutant_results"]
         for m in r.get("claim_mutants", []):
             if m.get("required"):  # each required regime mutant is its own requirement
-                key = f"regime {m['name']}" if m["kind"] == "regime" else m["kind"]
+                key = (
+                    f"regime {m['name']}"
+                    if m["kind"] == "regime"
+                    else f"pivot {m['name'].split(':', 1)[1]}"  # one per blind spot
+                    if m["kind"] == "pivot"
+                    else m["kind"]
+                )
                 groups.setdefault(key, []).append(m)
         for kind, ms in groups.items():
             total += 1
@@ -235,6 +277,8 @@ def mutant_summary(records: Sequence[dict]) -> dict:
         "unread": {
             r["claim"]: r["unread_expressions"] for r in records if r.get("unread_expressions")
         },
+        # where the checks look: a symbol read at one value, a pair read in one ratio
+        "blind": {r["claim"]: r["blind_spots"] for r in records if r.get("blind_spots")},
         "downgraded": {
             r["claim"]: f"{r['downgraded_from']} -> {r['verdict']}"
             for r in records
@@ -257,6 +301,10 @@ def mutant_summary_line(summary: dict) -> str:
     if summary.get("unread"):
         line += "; expressions no check run read: " + "; ".join(
             f"{c}: {', '.join(ns)}" for c, ns in summary["unread"].items()
+        )
+    if summary.get("blind"):
+        line += "; formulas read at one value of a symbol: " + "; ".join(
+            f"{c}: {', '.join(ns)}" for c, ns in summary["blind"].items()
         )
     if summary["downgraded"]:
         line += "; downgraded: " + ", ".join(f"{c} ({v})" for c, v in summary["downgraded"].items())

@@ -174,7 +174,7 @@ def _schema() -> tuple[frozenset, dict[str, type], tuple[str, ...]]:
 
 
 #: the keys of a cache entry: those of :func:`_record`, and these optional ones
-_OPTIONAL = ("formula_read", "names_read", "duration_s")
+_OPTIONAL = ("formula_read", "names_read", "points_read", "duration_s")
 _PLOT_OPTIONAL: dict[str, type | tuple[type, ...]] = {
     "bound": (str, type(None)),
     "group": (str, type(None)),
@@ -184,6 +184,19 @@ _PLOT_OPTIONAL: dict[str, type | tuple[type, ...]] = {
     "logx": bool,
     "logy": bool,
 }
+
+
+def _points_ok(p) -> bool:
+    """Whether ``p`` has the shape of :func:`approxtheory.catalogue.points.summarize`."""
+    return isinstance(p, dict) and all(
+        isinstance(k, str)
+        and isinstance(r, dict)
+        and isinstance(r.get("n"), int)
+        and isinstance(r.get("values"), dict)
+        and isinstance(r.get("fixed"), dict)
+        and isinstance(r.get("proportional"), list)
+        for k, r in p.items()
+    )
 
 
 def _number(v) -> bool:
@@ -292,6 +305,8 @@ def _cached(path: Path, cid: str, key: str) -> tuple[dict, float] | None:
         isinstance(rec["names_read"], list) and all(isinstance(n, str) for n in rec["names_read"])
     ):
         return None
+    if "points_read" in rec and not _points_ok(rec["points_read"]):
+        return None
     if not _plot_ok(rec["plot"], rec["rows"]):
         return None
     duration = rec.pop("duration_s", None)
@@ -382,6 +397,8 @@ def _cached_or_run(
     key = check_hash(c.id, ctx)
     entry = cache.entry(label, key)
     hit = _cached(entry, c.id, key) if cache.use else None
+    if hit is not None and claim_mutant is not None and "points_read" not in hit[0]:
+        hit = None  # written before mutant runs recorded where they read the formulas
     if hit is not None:
         timings[label] = {"cached": True, "duration_s": hit[1]}
         return hit[0]
@@ -390,11 +407,13 @@ def _cached_or_run(
         rec = _record(c, _run_check(CHECKS, c.id, ctx), key)
     else:
         from .catalogue import overriding
+        from .catalogue.points import recording, summarize
 
-        with overriding(claim_mutant.claim):
+        with overriding(claim_mutant.claim), recording(c.id) as log:
             rec = _record(c, _run_check(CHECKS, c.id, ctx), key)
         rec["formula_read"] = claim_mutant.read
         rec["names_read"] = sorted(claim_mutant.names_read)
+        rec["points_read"] = summarize(log)
     timings[label] = {"cached": False, "duration_s": round(time.time() - t1, 3)}
     if rec["verdict"] != "error":  # overwrites an unreadable entry; keeps the rows' order
         cache.write(entry, {**rec, "duration_s": timings[label]["duration_s"]})

@@ -302,8 +302,10 @@ def _call(fn, cid, ctx):
             f"two-sided in {m} of {n} cells: found <= sup <= certified, the "
             f"certified upper bracket (a sound bound over the whole input box, not a search) at "
             f"or below the claimed bound in {k} of them (structured brackets, exact up to a "
-            f"piece budget: softmax-over-box for one layer of softmax retrieval heads, or a "
-            f"ReLU read-out of one token per unit against a max/min target; at most "
+            f"piece budget: softmax-over-box for one layer of softmax retrieval heads, a "
+            f"ReLU read-out of one token per unit against a max/min target, or the two-layer "
+            f"second-largest construction (softmax deficits, which token is the max, 1-D "
+            f"pieces of x_(2)); at most "
             f"{CERTIFY_CELLS_STRUCTURED} cells per grid; else branch-and-bound for T <= 16, "
             f"d <= 2, at most {CERTIFY_CELLS} per grid, {CERTIFY_SECONDS} s each); "
             + (
@@ -483,8 +485,10 @@ def memo(fn):
 
 #: seconds of branch-and-bound per grid cell for the certified upper bracket, and the most
 #: cells per grid it is attempted on (the first eligible ones in grid order); the structured
-#: bracket (one layer of softmax retrieval heads, any T: approxtheory.bracket_softmax) is exact
-#: and runs on a piece budget, no clock, on up to CERTIFY_CELLS_STRUCTURED cells per grid
+#: brackets (one layer of softmax retrieval heads, any T: approxtheory.bracket_softmax; a
+#: separable ReLU read-out: approxtheory.bounds.relu; the two-layer second-largest construction
+#: of IF-K1/IF-T1: approxtheory.bounds.kth) are exact up to a piece budget, no clock, on up to
+#: CERTIFY_CELLS_STRUCTURED cells per grid
 CERTIFY_SECONDS = 1.5
 CERTIFY_CELLS = 4
 CERTIFY_CELLS_STRUCTURED = 16

@@ -157,6 +157,7 @@ def test_every_passing_claim_with_a_formula_ran_its_claim_mutants(mutant_run):
                 "sign",
                 "const",
                 "regime",
+                "pivot",
             )
 
 
@@ -178,6 +179,12 @@ def test_no_verified_verdict_survives_a_required_claim_mutant(mutant_run):
             and "loose by" not in r.get("claim_mutant_note", "")
         ):
             bad[c] = "rate"
+        pivots: dict = {}
+        for m in cms:
+            if m["kind"] == "pivot" and m["required"]:
+                pivots.setdefault(m["name"].split(":", 1)[1], []).append(m["flips"])
+        if any(not any(f) for f in pivots.values()):
+            bad[c] = "pivot"
     assert not bad, bad
 
 

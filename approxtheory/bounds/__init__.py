@@ -100,7 +100,10 @@ into classes by symmetry, and a 1-D branch over the reference token's feature
 (:mod:`approxtheory.bracket_softmax`). A separable two-hidden-layer ReLU read-out against a
 one-term max (HC-L9's network, ``hc_l9``) has its own structured route
 (:mod:`approxtheory.bounds.relu`: exact per-group ranges, the argmax token by symmetry class,
-1-D pieces of its value). ``method="auto"`` uses them wherever they apply.
+1-D pieces of its value), and so does InfoFlow's two-layer second-largest construction
+(``if_second_largest``, IF-K1/IF-T1: :mod:`approxtheory.bounds.kth`: each layer's exact softmax
+deficit (Lambert W), the case split on which token is the largest, 1-D pieces of x_(2) with the
+read-out's exact range and a mean-value form). ``method="auto"`` uses them wherever they apply.
 
 *Non-finite input.* NaN/inf weights, or a NaN/inf error at any evaluated input, give
 ``upper = +inf`` with ``unsound_input=True``: a NaN is never read as a zero error.

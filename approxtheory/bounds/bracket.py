@@ -152,6 +152,16 @@ def upper_bracket(
                     max_pieces=RELU_PIECES_FACTOR * max_pieces,
                 )
             except bs.Unsupported as e2:
+                # InfoFlow's two-layer second-largest construction (IF-K1): its own structured
+                # bracket, RELU_PIECES_FACTOR·max_pieces 1-D pieces
+                try:
+                    sb = _kth(model, task, blo, bhi, stol, atol, RELU_PIECES_FACTOR * max_pieces)
+                except bs.Unsupported as e3:
+                    e2 = f"{e2}; two-layer second-largest bracket: {e3}"  # type: ignore[assignment]
+                else:
+                    return _structured_result(
+                        model, task, sb, blo, bhi, P, seed, tol, atol, t0, budget
+                    )
                 if method == "structured":
                     return BracketResult(
                         None,
@@ -171,6 +181,16 @@ def upper_bracket(
         max_splits, max_boxes, wall_clock_cap, tol, atol, batch, branch_candidates, seed
     )
     return _generic_bracket(model, task, blo, bhi, P, opts, t0, budget)
+
+
+def _kth(model, task, blo, bhi, tol, atol, max_pieces):
+    """The two-layer second-largest bracket (:mod:`approxtheory.bounds.kth`), or Unsupported."""
+    from ..bracket_softmax import Unsupported
+    from .kth import kth_bracket
+
+    if int(task.d) != 1:
+        raise Unsupported("scalar tokens (d = 1) are needed")
+    return kth_bracket(model, task, blo, bhi, tol=tol, atol=atol, max_pieces=max_pieces)
 
 
 def _budget_args(max_splits, max_boxes, max_pieces, time_limit, wall_clock_cap):
@@ -274,6 +294,10 @@ def bracket_reach(model, task, max_points: int = MAX_POINTS) -> tuple[str | None
 
     if domain == "box" and relu_reason(model, task) is None:
         return "structured", "a separable ReLU read-out against a max (1-D pieces)"
+    from .kth import kth_reason
+
+    if domain == "box" and d == 1 and kth_reason(model, task) is None:
+        return "structured", "a two-layer second-largest construction (1-D pieces in x_(2))"
     tokens = getattr(getattr(model, "cfg", None), "readout", "cls") == "tokens"
     if (T <= REACH_T and d <= REACH_D) or (tokens and T * d <= REACH_TOKENS_N):
         return "generic", "bound propagation with branch-and-bound"

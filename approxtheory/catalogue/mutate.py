@@ -62,6 +62,7 @@ __all__ = [
     "ClaimMutant",
     "TracingMapping",
     "claim_mutants",
+    "pivot_mutants",
     "rate_symbol",
     "shift_rate",
     "REQUIRED_KINDS",
@@ -422,3 +423,64 @@ def widen(expr):
 def describe(mutants: list[ClaimMutant]) -> list[dict[str, Any]]:
     """The mutants as records (name, kind, what)."""
     return [{"name": m.name, "kind": m.kind, "what": m.what} for m in mutants]
+
+
+def _pivot_factor(spot: tuple, c: Claim, sign: int):
+    """``(X / x0)**(sign/2)`` for a symbol read at one value x0, ``(a / (r b))**(sign/2)`` for a
+    pair read only in the ratio r: 1 at every point the check read."""
+    half = sp.Rational(sign, 2)
+    if spot[0] == "fixed":
+        x, x0 = c.symbol(spot[2]), sp.nsimplify(spot[3], rational=True)
+        return None if x0 == 0 else (x / x0) ** half
+    a, b, r = c.symbol(spot[2]), c.symbol(spot[3]), sp.nsimplify(spot[4], rational=True)
+    return None if r == 0 else (a / (r * b)) ** half
+
+
+def pivot_mutants(c: Claim, spots: list, slack: float | None = None) -> list[ClaimMutant]:
+    """False copies of ``c`` that agree with it at every point its check read: for each blind
+    spot (:func:`approxtheory.catalogue.points.blind_spots`) the expression multiplied by
+    ``(X / x0)**(±1/2)`` (X read only at x0) or ``(a / (r b))**(±1/2)`` (a and b read only in the
+    ratio r), i.e. a wrong dependence on X that coincides with the claim where the check looked.
+    One of the two directions must flip (``pivot``), unless the formula carries an unspecified
+    constant (which may depend on X) or the bound is loose by :data:`LOOSE` or more on what the
+    check found (as for the rate mutants); then they are reported."""
+    out: list[ClaimMutant] = []
+    base = dict(c.expressions)
+    for spot in spots:
+        name = spot[1]
+        expr = base.get(name)
+        if expr is None or not _is_formula(expr):
+            continue
+        free = unspecified_constant(c, expr)
+        loose = slack is not None and slack == slack and slack >= LOOSE
+        what_x = (
+            f"{spot[2]} (read only at {spot[2]} = {spot[3]})"
+            if spot[0] == "fixed"
+            else f"{spot[2]}/{spot[3]} (read only at {spot[2]}/{spot[3]} = {spot[4]})"
+        )
+        tag = spot[2] if spot[0] == "fixed" else f"{spot[2]}/{spot[3]}"
+        for sign in (+1, -1):
+            f = _pivot_factor(spot, c, sign)
+            if f is None:
+                continue
+            note = ""
+            if free is not None:
+                note = f"; not required: the formula carries the unspecified constant {free}"
+            elif loose:
+                note = f"; not required: the bound is loose (slack {slack:.3g})"
+            out.append(
+                ClaimMutant(
+                    f"pivot{'+' if sign > 0 else '-'}:{name}:{tag}",
+                    "pivot",
+                    f"{name} multiplied by {sp.sstr(f)}: the same value where the check read "
+                    f"it, a different dependence on {what_x}{note}",
+                    replace(c, expressions=TracingMapping({**base, name: expr * f})),
+                    required=free is None and not loose,
+                )
+            )
+    return out
+
+
+#: the room (claimed / worst case) past which a bound's rate and pivot mutants are not known
+#: to be false (approxtheory.mutant_rules.LOOSE_SLACK)
+LOOSE = 2.0

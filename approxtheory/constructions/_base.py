@@ -190,8 +190,9 @@ class Construction:
         hc_k1, hc_k1_synthetic) gets the structured bracket at any T
         (:mod:`approxtheory.bracket_softmax`: exact softmax-over-box per head, a piece budget,
         no clock), and so does a separable ReLU read-out against a max (hc_l9,
-        :mod:`approxtheory.bounds.relu`); other box domains with T <= 16 and d <= 2 the
-        branch-and-bound (beyond that it does not close in seconds). Returns
+        :mod:`approxtheory.bounds.relu`) and InfoFlow's two-layer second-largest construction
+        (if_second_largest, :mod:`approxtheory.bounds.kth`); other box domains with T <= 16 and
+        d <= 2 the branch-and-bound (beyond that it does not close in seconds). Returns
         ``sup_error_upper`` (None with ``sup_error_upper_reason`` where not computed),
         ``bracket`` (found, certified, method, work, whether reproducible) and, when the
         bracket is at or below an upper-kind claimed bound, ``certified`` saying what was
@@ -231,12 +232,12 @@ class Construction:
         elif structured:
             b = upper_bracket(self.model, self.task, method="structured", points=pts)
             heads = (b.extra or {}).get("heads") or [{}]
-            kind = (
-                "separable ReLU read-out: exact per-group ranges, argmax token by symmetry "
-                "class, 1-D pieces of its value"
-                if heads[0].get("route") == "relu"
-                else "exact softmax-over-box per head, symmetry over positions"
-            )
+            kind = {
+                "relu": "separable ReLU read-out: exact per-group ranges, argmax token by "
+                "symmetry class, 1-D pieces of its value",
+                "kth": "two-layer second largest: exact softmax deficits per layer, the case "
+                "split on which token is the largest, 1-D pieces of x_(2)",
+            }.get(heads[0].get("route"), "exact softmax-over-box per head, symmetry over positions")
             how = (
                 f"structured bracket ({kind}): "
                 f"{b.boxes} piece evaluations, {b.seconds:.1f} s, stopped: {b.stop}"
