@@ -218,6 +218,9 @@ def _downgrade_survived(c, rec: dict, results: list[dict]) -> None:
                 f"check found (a loose bound is not made false by a rate shift; the scale "
                 f"mutant is)"
             )
+    flipped = [r for r in results if r["kind"] == "kind" and r["required"]]
+    if flipped and not any(r["flips"] for r in flipped):
+        why.append(f"it still passes with the bound's side flipped ({c.kind} read as the other)")
     if const and not any(r["flips"] for r in const):
         why.append("it still passes with the paper's numbers beside the fitted law doubled")
     for r in regime:

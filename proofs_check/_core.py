@@ -322,6 +322,8 @@ def _call(fn, cid, ctx):
     from approxtheory.catalogue import _REGISTRY
 
     c = _REGISTRY.get(cid)  # None for a check registered under an id of no claim (tests)
+    if c is not None and v.verdict in PASSING:
+        _hold_to_side(v, c.kind)
     if v.slack is None:
         v.slack = row_slack(v.rows, lower=c is not None and c.kind == "lower")
     elif not (isinstance(v.slack, (int, float)) and math.isfinite(v.slack)):
@@ -343,6 +345,50 @@ SLACK_NOTES = {
     "conjecture": "a conjecture with unspecified constants: no bound to measure room against",
     "": "the check reports no worst case against the formula",
 }
+
+
+def side_violations(rows, kind: str) -> list[dict]:
+    """The rows on the wrong side of a bound of this claim ``kind``: ``sup_error`` above
+    ``claimed_bound`` beyond float64 round-off for an upper bound or a construction's
+    guaranteed error, below it for a lower bound (the constructions' own comparison,
+    :func:`approxtheory.constructions._base.verdict`); none for a kind with no side. Rows
+    without both numbers finite are not read."""
+    if kind not in ("upper", "construction", "lower"):
+        return []
+    from approxtheory.constructions._base import verdict
+
+    side = "lower" if kind == "lower" else "upper"
+    out = []
+    for r in rows:
+        if not isinstance(r, dict):
+            continue
+        b_, m_ = r.get("claimed_bound"), r.get("sup_error")
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (b_, m_)):
+            continue
+        b, m = float(b_), float(m_)  # type: ignore[arg-type]
+        if not (math.isfinite(b) and math.isfinite(m)):
+            continue
+        if verdict(m, b, side) == "refuted":
+            out.append(r)
+    return out
+
+
+def _hold_to_side(v: Verdict, kind: str) -> None:
+    """A passing verdict whose own rows sit on the wrong side of the claim's bound (its kind)
+    turned into a failing one, with the first such row as witness: a check that compares in a
+    direction of its own instead of the claim's is caught here (the ``kind:flip`` mutant)."""
+    bad = side_violations(v.rows, kind)
+    if not bad:
+        return
+    word = "below" if kind == "lower" else "above"
+    r = bad[0]
+    v.evidence = (
+        f"the claim is a{'n' if kind[0] in 'aeiou' else ''} {kind} bound, but in {len(bad)} of "
+        f"{len(v.rows)} rows the measured sup_error is {word} claimed_bound (first: "
+        f"{r['sup_error']:.6g} vs {r['claimed_bound']:.6g}). " + v.evidence
+    )
+    v.verdict = "inconsistent" if v.verdict == "consistent-empirical" else "refuted"
+    v.witness = r
 
 
 def row_slack(rows, lower: bool = False) -> float | None:

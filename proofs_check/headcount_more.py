@@ -674,6 +674,33 @@ def _r2_order(logC, T):
         return sp.nan
 
 
+#: (d, D) at which the claim's α_{d,D} is set against the proof's
+R2_DD = ((1, 1), (1, 4), (2, 3), (3, 8), (8, 2))
+
+
+def _r2_alpha(c, C_T, proof_alpha) -> tuple:
+    """The claim's α read from its C_T = C_{d,D}·(rT)^(-αT): minus the terms of log C_T with T or
+    r in them over T log(rT) (a factor free of both, C_{d,D} or a number, is dropped); the (d, D)
+    of R2_DD
+    where no α_{d,D} > 0 makes it the proof's α (free symbols other than α_{d,D}, d, D: every
+    (d, D) fails, α is not a function of d, D alone)."""
+    T, r, a = c.symbol("T"), c.symbol("r"), c.symbol("alpha_dD")
+    log_c = sp.expand(sp.expand_log(sp.log(C_T), force=True))
+    log_c = sum((x for x in sp.Add.make_args(log_c) if x.has(T, r)), sp.S(0))
+    alpha = sp.cancel(-log_c / (T * (sp.log(r) + sp.log(T))))
+    if any(x.name not in ("alpha_dD", "d", "D") for x in alpha.free_symbols):
+        return alpha, list(R2_DD)
+    bad = []
+    for dD in R2_DD:
+        at = {x: dict(zip("dD", dD))[x.name] for x in alpha.free_symbols if x.name in "dD"}
+        gap = alpha.subs(at) - proof_alpha.subs(at)
+        # α_{d,D} is the claim's free constant: some positive value of it must close the gap
+        fits = bool(sp.solve(gap, a)) if a in gap.free_symbols else sp.simplify(gap) == 0
+        if not fits:
+            bad.append(dD)
+    return alpha, bad
+
+
 @check(
     "HC-R2",
     mutants={"T-dropped-from-exponent": "C_T written C_{d,D}·(rT)^(-α) (no T in the exponent)"},
@@ -701,11 +728,13 @@ def constant_remark(ctx: Context, cid):
     def finite_negative(v) -> bool:
         return bool(v.is_finite is not False and v.is_negative is True and not v.has(sp.oo))
 
+    alpha, bad = _r2_alpha(c, C_T, -proof) if proof.is_finite else (sp.nan, list(R2_DD))
     # α_{d,D} may depend on d and D only
     ok = (
         finite_negative(proof)
         and finite_negative(claimed)
         and all(s_.name in ("d", "D") for s_ in proof.free_symbols)
+        and not bad
     )
     return Verdict(
         cid,
@@ -716,13 +745,21 @@ def constant_remark(ctx: Context, cid):
         f"where the collision holds ({'unique' if len(sols) == 1 else 'no unique solution'}) "
         f"and C = ε_0^k of order {sp.sstr(proof)} (both finite and negative required: the "
         f"constant falls like (rT)^(-αT), here with α = {sp.sstr(-proof)} from the proof, free "
-        "of n, s, r, L). So the remark fits the lower bound (2); the derivation is this "
-        "project's, on the digest's reconstructed grid",
+        f"of n, s, r, L). The claim's α read from C_T: {sp.sstr(alpha)}, "
+        + (
+            f"NOT the proof's {sp.sstr(-proof)} for any α_{{d,D}} > 0 at (d, D) = {bad}"
+            if bad
+            else f"the proof's {sp.sstr(-proof)} for some α_{{d,D}} > 0 at (d, D) = "
+            f"{list(R2_DD)}. So the remark fits the lower bound (2)"
+        )
+        + "; the derivation is this project's, on the digest's reconstructed grid",
         covered="symbolic: T -> oo limits of log C/(T log T) for the remark's form and for the "
         "constant implied by §4.3's counting (floors and the (-log ε)^s factor dropped)",
         measured=str(claimed),
         claimed=str(proof),
-        witness=None if ok else {"claimed_order": str(claimed), "proof_order": str(proof)},
+        witness=None
+        if ok
+        else {"claimed_order": str(claimed), "proof_order": str(proof), "alpha": str(alpha)},
         slack=None,
         scope="partial: the T-order of the constant (T log T, negative) and its attribution "
         "to the lower bound (2) via the digest's reconstructed counting; C_{d,D} and the "

@@ -430,7 +430,14 @@ P.claim(
     "query-bias gradient is small but clearly nonzero: b_K has no effect, b_Q acts through "
     "W_Kᵀ b_Q (all H·D of its entries identified at full-rank W_K).",
     expressions={"identified_query_bias": H * D, "identified_key_bias": sp.Integer(0)},
-    regime=[D_le_E],
+    regime=[
+        cond(
+            sp.Le(D, E),
+            "D <= E",
+            outside="the check also measures the biases' identified dimensions at (E, H, D) = "
+            "(3, 2, 4), (2, 1, 3), where D > E and H·E entries of b_Q are identified, not H·D",
+        )
+    ],
     notes="The counts are the dimensions of the paper's §4.6-4.7 statements (b_Q acts only "
     "through W_Kᵀ b_Q, b_K not at all; ID-F4.7's D inert entries per head) at full-rank W_K. "
     "The paper's runs are nanoGPT with bias=True [code]; the curves' values are not in the "

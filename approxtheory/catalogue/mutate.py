@@ -32,6 +32,13 @@ be false whenever the claim is tight:
 ``const`` (empirical claims whose law is fitted)
     each of the paper's own numbers stated beside a fitted law (a formula carrying a fitted
     constant: HC-P11's ``alpha_paper``, ``delta_paper``) doubled; one must flip.
+``kind:flip`` (bounds)
+    the side of the bound flipped: an upper bound or a construction's guaranteed error read as a
+    lower bound, a lower bound as an upper one, the formula unchanged. False wherever the check
+    found the claim strictly inside its bound (slack > 1 + 1e-3), and then required: a check
+    that compares in a hard-coded direction instead of the claim's kind survives it. Every
+    check's rows that carry ``claimed_bound`` and ``sup_error`` are held to the claim's side by
+    the runner (:func:`approxtheory.proofs_check._core.side_violations`).
 ``regime``
     one condition of the regime dropped (the seeded choice among them): the claim is then stated
     where the paper does not state it; reported, not required to flip (a check that sweeps only
@@ -66,6 +73,7 @@ __all__ = [
     "rate_symbol",
     "shift_rate",
     "REQUIRED_KINDS",
+    "FLIPPED_KIND",
 ]
 
 #: the mutant kinds a verified verdict must flip on (``rate``: at least one direction)
@@ -405,8 +413,40 @@ def claim_mutants(c: Claim, slack: float | None = None, seed: int = 0) -> list[C
             out += _const_mutants(base, primary, copy)
     if c.kind == "empirical" and pexpr is not None and _is_formula(pexpr) and pexpr != 0:
         out.append(_sign_mutant(base, primary, copy))
+    out += _kind_mutant(c, slack, copy)
     out += _regime_mutants(c, base, copy, seed)
     return out
+
+
+#: the kind a bound's side flips to (see ``kind:flip`` in the module docstring)
+FLIPPED_KIND = {"upper": "lower", "construction": "lower", "lower": "upper"}
+
+#: how far inside its bound a claim must sit for the flipped side to be false by the check's
+#: own measurement
+STRICT_SLACK = 1.0 + 1e-3
+
+
+def _kind_mutant(c: Claim, slack: float | None, copy) -> list[ClaimMutant]:
+    """The bound's side flipped (``kind:flip``), for a claim whose kind has a side; required
+    where the check found the claim strictly inside its bound."""
+    new = FLIPPED_KIND.get(c.kind)
+    if new is None:
+        return []
+    strict = slack is not None and slack == slack and slack > STRICT_SLACK
+    return [
+        ClaimMutant(
+            "kind:flip",
+            "kind",
+            f"the bound's side flipped: {c.kind} -> {new} (the formula unchanged); "
+            + (
+                f"false where the check found the claim inside its bound (slack {slack:.4g})"
+                if strict
+                else "not known to be false: the check reports no room inside the bound"
+            ),
+            copy(dict(c.expressions), kind=new),
+            required=strict,
+        )
+    ]
 
 
 def widen(expr):

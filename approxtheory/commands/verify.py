@@ -139,7 +139,9 @@ def register(sub) -> None:
         action="store_true",
         help="also run each passing check against its declared mutants (broken variants of "
         "what it measures) and the claim mutants generated from the claim's formula (rate "
-        "exponent moved, bound scaled past the room found, a regime condition dropped); a "
+        "exponent moved, bound scaled past the room found, a regime condition dropped, the "
+        "bound kind flipped, and a pivot mutant for every formula the check read at one value "
+        "of a symbol only: the formula times (X/x0)^(+-1/2), equal at the point read); a "
         "mutant is caught only when the verdict turns refuted or inconsistent (a check that "
         "raises on one is a defect, reported as such). A verdict a required mutant survives "
         "is downgraded one step (verified -> consistent-empirical -> not-checkable); the "

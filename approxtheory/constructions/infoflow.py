@@ -85,7 +85,7 @@ def pairwise_bytes(d: int, D: int) -> int:
     return model_bytes(_pairwise_config(d, D)) + array_bytes(3, D * d, E) + array_bytes(D, d, d)
 
 
-def _if_pairwise_max_estimate(T, d, D, beta, seed):
+def _if_pairwise_max_estimate(T, d, D, beta, seed, tied=0):
     return pairwise_bytes(d, D)
 
 
@@ -203,9 +203,19 @@ def if_second_largest(T, beta, N, f):
         log=True,
     ),
     seed=Knob(type=int, default=0, help="seed of the A_i (>= 0)", low=0),
+    tied=Knob(
+        type=int,
+        default=0,
+        help="1: every A_i equal to A_1 (the D terms err together, so the sup error is D times "
+        "one term's: the task family's case that tests a bound's D-dependence); 0: independent",
+        low=0,
+        high=1,
+    ),
 )
-def if_pairwise_max(T, d, D, beta, seed):
+def if_pairwise_max(T, d, D, beta, seed, tied=0):
     task = PairwiseMax(T, d=d, D=D, seed=seed)
+    if tied:
+        task = PairwiseMax(T, d=d, A=np.repeat(task.A[:1], D, axis=0))
     # Residual stream: [x (d), r_1..r_D (d each), u_1..u_D, const, out]
     res = ResidualLayout(x=d, r=(D, d), u=D, one=1, out=1)
     E = res.width

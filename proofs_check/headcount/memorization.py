@@ -293,9 +293,12 @@ def ffn_exponent(ctx: Context, cid):
         fits_2d.append(fit_rate(Ns_2d, [max(dl, 1e-300) for dl in ds], seed=ctx.seed))
     thr_b, thr_w = -1 / g_barron, -1 / g_worst
     thr_2d = {dD: -1 / g for dD, g in g_2d.items()}
-    ok_s = all(_fit_ok(f, thr_b, "below") for f in fits_s)
-    ok_l = all(_fit_ok(f, thr_w, "below") for f in fits_l + fits_t)
-    ok_2d = {dD: all(_fit_ok(f, thr, "below") for f in fits_2d) for dD, thr in thr_2d.items()}
+    # the claim's side, read: an upper bound on the width (the error falls at least this fast)
+    # puts every interval at or below the exponent; a lower bound (no faster) at or above it
+    side = "above" if c.kind == "lower" else "below"
+    ok_s = all(_fit_ok(f, thr_b, side) for f in fits_s)
+    ok_l = all(_fit_ok(f, thr_w, side) for f in fits_l + fits_t)
+    ok_2d = {dD: all(_fit_ok(f, thr, side) for f in fits_2d) for dD, thr in thr_2d.items()}
     ok = ok_s and ok_l and not below_lb and all(ok_2d.values())
     # room on the primary exponent (gamma_barron): claimed γ / the γ the slowest smooth target
     # needs (-1/slope); on gamma_worst the same ratio for the Lipschitz targets (reported)
@@ -313,12 +316,13 @@ def ffn_exponent(ctx: Context, cid):
     def fmt(fs):
         return ", ".join(f"{f.slope:.2f} [{f.ci_low:.2f}, {f.ci_high:.2f}]" for f in fs)
 
+    pace, pm = ("faster", "-") if side == "above" else ("slower", "+")
     failed = (
-        ([] if ok_s else [f"a C^∞ target decays slower than N^{thr_b:g}"])
-        + ([] if ok_l else [f"a Lipschitz target decays slower than N^{thr_w:g}"])
+        ([] if ok_s else [f"a C^∞ target decays {pace} than N^{thr_b:g}"])
+        + ([] if ok_l else [f"a Lipschitz target decays {pace} than N^{thr_w:g}"])
         + ([f"interpolant below the counting lower bound at {below_lb}"] if below_lb else [])
         + [
-            f"the 2-D grid-like rate is slower than N^{thr_2d[dD]:.3g}, the reading "
+            f"the 2-D grid-like rate is {pace} than N^{thr_2d[dD]:.3g}, the reading "
             f"γ_worst(d={dD[0]}, D={dD[1]}) = {g_2d[dD]:g} of the formula"
             for dD, good in ok_2d.items()
             if not good
@@ -333,9 +337,10 @@ def ffn_exponent(ctx: Context, cid):
         cid,
         "verified-numeric" if ok else "refuted",
         f"sup error δ of the width-N interpolant vs N, fitted exponent per target. C^∞ targets "
-        f"(γ_barron = {g_barron:g}: each interval at or below {thr_b:g} + {RATE_TOL}): "
-        f"{fmt(fits_s)}. {gw_txt}. Lipschitz non-smooth 1-D targets (at or below {thr_w:g} + "
-        f"{RATE_TOL}): {fmt(fits_l)}; worst-case tooth family: {fmt(fits_t)} "
+        f"(γ_barron = {g_barron:g}: each interval at or {side} {thr_b:g} {pm} {RATE_TOL}, "
+        f"the claim being a{'n' if c.kind[0] in 'aeiou' else ''} {c.kind} bound): "
+        f"{fmt(fits_s)}. {gw_txt}. Lipschitz non-smooth 1-D targets (at or {side} {thr_w:g} "
+        f"{pm} {RATE_TOL}): {fmt(fits_l)}; worst-case tooth family: {fmt(fits_t)} "
         f"(interpolant >= the breakpoint-counting lower bound L/(8N) in "
         f"{'every' if not below_lb else 'not every'} cell, so the best width-N net is also "
         f"∝ 1/N there). 2-D grid-like approximant, N = n^2 hats (each interval at or below "

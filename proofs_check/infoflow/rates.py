@@ -600,6 +600,17 @@ def _pairwise_axes(profile):
     return {(D, T): betas for D in (1, 2, 3) for T in (8, 64, 256)}
 
 
+#: IF-K2's tied cells: D terms with every A_i equal (knob ``tied``), so the D errors add up and
+#: the sup error is D times one term's; at D = 16 a bound that drops or weakens its factor D
+#: (a wrong D-dependence) sits below the measurement, which independent draws at D <= 3 hide
+#: inside the bound's room (about 7). T = 8, the β of the rate cells (three under smoke).
+K2_TIED_D = 16
+
+
+def _pairwise_tied_betas(profile):
+    return [1e2, 1e4, 1e6] if profile == "smoke" else [1e2, 1e3, 1e4, 1e5, 1e6]
+
+
 #: the fewest β values on which IF-K2's rate is decided (three-point slopes are reported only:
 #: the search's noise from one β to the next makes their interval unreliable)
 K2_RATE_POINTS = 5
@@ -611,10 +622,12 @@ def _pairwise_grid(profile, mutant=None):
     search), the largest error over K2_RANDOM random inputs, parameters. The claimed bound is
     read from the catalogue by the check, not here (a claim mutant must reach it)."""
     rows = []
-    for (D, T), betas in _pairwise_axes(profile).items():
+    cells_of = [((D, T, 0), betas) for (D, T), betas in _pairwise_axes(profile).items()]
+    cells_of.append(((K2_TIED_D, 8, 1), _pairwise_tied_betas(profile)))
+    for (D, T, tied), betas in cells_of:
         cells, _ = construction_grid(
             "if_pairwise_max",
-            {"D": [D], "T": [T], "beta": betas},
+            {"D": [D], "T": [T], "beta": betas, "tied": [tied]},
             budget=128 if profile != "full" else 1024,
             mutate=_pairwise_mutation(mutant),
             extra=_pairwise_random_error,
@@ -707,8 +720,11 @@ def two_layer_pairwise(ctx: Context, cid):
     )
     bad = [r for r in rows if r["verdict"] != "within-bound"]
     slopes, fits, rate_ok, decided = [], [], True, 0
-    for D, T in sorted({(r["D"], r["T"]) for r in rows}):
-        sub = sorted((r for r in rows if r["D"] == D and r["T"] == T), key=lambda r: r["beta"])
+    for D, T, tied in sorted({(r["D"], r["T"], r["tied"]) for r in rows}):
+        sub = sorted(
+            (r for r in rows if (r["D"], r["T"], r["tied"]) == (D, T, tied)),
+            key=lambda r: r["beta"],
+        )
         pred = float(c.asymptotic_exponent("beta", "err_bound", D=D, T=T))
         fit, tol, ok = _decay_fit(
             [r["beta"] for r in sub],
@@ -721,17 +737,19 @@ def two_layer_pairwise(ctx: Context, cid):
         if dec:
             rate_ok &= ok
         fits.append(
-            f"D={D}, T={T}: β^{fit.slope:.3f} [{fit.ci_low:.3f}, {fit.ci_high:.3f}] vs <= "
-            f"{pred:+.0f} + {tol:.3f}"
+            f"D={D}{' tied' if tied else ''}, T={T}: β^{fit.slope:.3f} [{fit.ci_low:.3f}, "
+            f"{fit.ci_high:.3f}] vs <= {pred:+.0f} + {tol:.3f}"
             + ("" if not dec else "" if ok else " FAILS")
             + ("" if dec else f" ({len(sub)} β: reported, not decided)")
         )
-        slopes.append(slope_row(fit, f"sup error vs β (D={D}, T={T})", pred))
+        slopes.append(
+            slope_row(fit, f"sup error vs β (D={D}{' tied' if tied else ''}, T={T})", pred)
+        )
     # the digest's own quantitative prediction (§7 item 3, claim IF-K2p) at its stated β
     p = claim("IF-K2p")
     b0 = float(p.evaluate("beta_stated"))
     pred_err = p.evaluate_float("err_pred", beta=b0)
-    at_b0 = [r for r in rows if r["beta"] == b0]
+    at_b0 = [r for r in rows if r["beta"] == b0 and not r["tied"]]
     digest = ""
     if at_b0:
         worst = max(at_b0, key=lambda r: r["sup_error"])
@@ -769,7 +787,11 @@ def two_layer_pairwise(ctx: Context, cid):
     kb = _pairwise_bracket(ctx.grid, ctx.mutant)
     sphere = ""
     if kb is not None:
-        at = [r for r in rows if (r["D"], r["T"], r["beta"]) == (kb["D"], kb["T"], kb["beta"])]
+        at = [
+            r
+            for r in rows
+            if (r["D"], r["T"], r["beta"], r["tied"]) == (kb["D"], kb["T"], kb["beta"], 0)
+        ]
         claimed = at[0]["claimed_bound"] if at else float("nan")
         up = kb["upper"]
         cert = up is not None and up <= claimed
@@ -800,19 +822,22 @@ def two_layer_pairwise(ctx: Context, cid):
             f"D={D}, T={T}: β in {{{', '.join(f'{b:g}' for b in betas)}}}"
             for (D, T), betas in _pairwise_axes(ctx.grid).items()
         )
+        + f"; D={K2_TIED_D} tied (every A_i = A_1: the terms err together, the D-dependence "
+        f"tested), T=8: β in {{{', '.join(f'{b:g}' for b in _pairwise_tied_betas(ctx.grid))}}}"
         + f"; d = 4, unit-norm tokens, adversarial search (budget "
         f"{128 if ctx.profile == 'quick' else 1024}), {K2_RANDOM} random inputs per cell" + sphere,
         rows=rows,
         slopes=slopes,
         slack=slack,
-        scope=f"partial: D in {sorted({r['D'] for r in rows})}, T in "
+        scope=f"partial: D in {sorted({r['D'] for r in rows})} (D = {K2_TIED_D} with tied "
+        f"A_i), T in "
         f"{sorted({r['T'] for r in rows})}, d = 4, one seeded draw of the A_i (spectral norm "
         f"1/2, scores in [-1/2, 1/2]), unit-norm tokens; the sup is estimated by adversarial "
         f"search (a lower bound on it); the rate decided where a (D, T) has >= "
         f"{K2_RATE_POINTS} β values",
         witness=None
         if not bad
-        else {k: bad[0][k] for k in ("D", "T", "beta", "sup_error", "claimed_bound")},
+        else {k: bad[0][k] for k in ("D", "tied", "T", "beta", "sup_error", "claimed_bound")},
         plot={
             "x": "beta",
             "y": ["sup_error", "random_max_error"],
@@ -845,7 +870,7 @@ def pairwise_digest_prediction(ctx: Context, cid):
             _pairwise_grid(ctx.grid, ctx.mutant),
             lambda r: p.evaluate_float("err_pred", beta=r["beta"]),
         )
-        if r["beta"] == b0 and r["T"] <= T_max and r["D"] <= D_max
+        if r["beta"] == b0 and r["T"] <= T_max and r["D"] <= D_max and not r["tied"]
     ]
     if not rows:
         return Verdict(

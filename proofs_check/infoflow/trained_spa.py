@@ -32,15 +32,27 @@ def spa_band(weight: float) -> tuple[float, float]:
 SPA_BAND = spa_band(1 / 3)
 
 
+def share_interval(row) -> tuple[float, float]:
+    """The per-position share a seed's mean CLS weights measure: from the least weight on
+    positions 1-3 to the largest plus all the weight leaked to the other positions (the share a
+    position would hold with the leak returned). A claimed share outside it disagrees with the
+    measurement; its width is the training's imperfection, not a tolerance."""
+    w = [float(row[f"w{t}"]) for t in (1, 2, 3)]
+    return min(w), max(w) + float(row["rest"])
+
+
 def spa_criterion(rows, weight: float = 1 / 3) -> list:
-    """The seeds whose mean CLS weights miss the digest's test (each of positions 1-3 in
-    :func:`spa_band` of the claimed ``weight`` and less than SPA_REST in total on the rest)."""
+    """The seeds whose mean CLS weights miss the test: the digest's (each of positions 1-3 in
+    :func:`spa_band` of the claimed ``weight`` and less than SPA_REST in total on the rest),
+    and the claimed ``weight`` inside the seed's :func:`share_interval`."""
     lo, hi = spa_band(weight)
     return [
         int(r["seed"])
         for r in rows
         if not (
-            all(lo <= float(r[f"w{t}"]) <= hi for t in (1, 2, 3)) and float(r["rest"]) < SPA_REST
+            all(lo <= float(r[f"w{t}"]) <= hi for t in (1, 2, 3))
+            and float(r["rest"]) < SPA_REST
+            and share_interval(r)[0] <= weight <= share_interval(r)[1]
         )
     ]
 
@@ -175,7 +187,13 @@ def specific_position_aggregation(ctx: Context, cid):
         "inconsistent" if fails else "consistent-empirical",
         f"{desc}. The digest's test: each of positions 1-3 in [{lo:.3g}, {hi:.3g}] (the claimed "
         f"{third:.3g} - {SPA_TOL[0]:.3g} / + {SPA_TOL[1]:.3g}) and < "
-        f"{SPA_REST} in total on the rest (means over 1024 fresh inputs)"
+        f"{SPA_REST} in total on the rest (means over 1024 fresh inputs); and the claimed "
+        f"{third:.4g} inside the share each seed measures (least weight on 1-3 .. largest plus "
+        "the weight leaked to the rest): "
+        + ", ".join(
+            f"seed {int(r['seed'])} [{share_interval(r)[0]:.4f}, {share_interval(r)[1]:.4f}]"
+            for r in rows
+        )
         + (f"; fails for seeds {', '.join(map(str, fails))}" if fails else ""),
         covered=covered,
         scale=scale,

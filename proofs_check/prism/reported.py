@@ -203,6 +203,13 @@ def downstream_standard_errors(ctx: Context, cid):
 
 # ---------------------------------------------------------- PR-E4 (Fig. 3 and milestones)
 MILESTONE_CURVES = 24  # seeded decreasing baseline curves the milestone implication is tried on
+#: digest §6: Prism's final validation loss is lower "by a few tenths of a percent of the loss (of
+#: order 0.01 nats)" at all three scales, Large included; Fig. 3's plateau lasts to the end of
+#: training, so |gap_plateau| is that final gap at Large scale. The tables' values are not in the
+#: digest: only this order of magnitude is
+FINAL_GAP_ORDER = 0.01
+#: "of order x": within half a decade of x (x/√10 to x·√10: x's decade after rounding log10)
+HALF_DECADE = math.sqrt(10)
 
 
 def gap_profile(t, gap, t_noisy, t_plateau, rng):
@@ -233,7 +240,9 @@ def milestones_from_gap(ctx: Context, cid):
     """The milestone statement against Fig. 3's gap as the catalogue states it: on seeded
     decreasing baseline curves L_B(t) = E + A (t / 1e9)^-a and L_P = L_B + gap(t), every loss
     level the baseline first reaches after the noisy phase must be reached by Prism no later;
-    levels reached in the noisy phase are reported (not implied)."""
+    levels reached in the noisy phase are reported (not implied). The plateau's size is held to
+    the digest's final gap (§6, 'of order 0.01 nats') within half a decade: the only magnitude
+    the digest reports, so a factor of 10 is caught and a factor of 2 is not."""
     import numpy as np
 
     c = claim(cid)
@@ -255,7 +264,10 @@ def milestones_from_gap(ctx: Context, cid):
                 tried_noisy += 1
                 later_noisy += tp > tb
         rows.append({"curve": i, "E": E, "A": A, "a": a, "gap_at_end": float(lp[-1] - lb[-1])})
-    ok = later_after == 0 and tried_after > 0
+    ok_milestones = later_after == 0 and tried_after > 0
+    lo, hi = FINAL_GAP_ORDER / HALF_DECADE, FINAL_GAP_ORDER * HALF_DECADE
+    ok_order = lo <= abs(gap) <= hi
+    ok = ok_milestones and ok_order
     return Verdict(
         cid,
         "consistent-empirical" if ok else "inconsistent",
@@ -265,7 +277,7 @@ def milestones_from_gap(ctx: Context, cid):
         f"after the noisy phase, Prism reaches {later_after} later"
         + (
             " (the milestone statement follows from the figure there)"
-            if ok
+            if ok_milestones
             else " (the milestone statement does NOT follow from the figure)"
         )
         + f"; of {tried_noisy} levels reached in the noisy phase, {later_noisy} are reached "
@@ -273,8 +285,15 @@ def milestones_from_gap(ctx: Context, cid):
         "support 'earlier' for them. The figure itself (its curve and seed band) has no "
         "numbers in the digest: checking it needs the paper's per-checkpoint validation "
         "losses of the three Large runs per model. Only the sign of the plateau enters the "
-        "milestone consequence: any negative gap_plateau gives this verdict, so its value "
-        f"({gap:+.4g}) is not tested here",
+        f"milestone consequence. Its size {abs(gap):.4g} nats is read against the digest's final "
+        f"gap at every scale, 'of order {FINAL_GAP_ORDER:g} nats' (§6; the plateau lasts to the "
+        f"end of training): within half a decade, [{lo:.4g}, {hi:.4g}]"
+        + (
+            " (it is)"
+            if ok_order
+            else " (it is NOT: the figure's plateau and the final losses disagree)"
+        )
+        + "; the digest gives no finer value (a factor of 2 is within it)",
         covered=f"{MILESTONE_CURVES} curves x 58 levels, t from 1e8 to {t_end:.4g} tokens "
         "(4000 points, log-spaced); seed "
         f"{ctx.seed}",
@@ -285,9 +304,17 @@ def milestones_from_gap(ctx: Context, cid):
             "levels_in_noisy": tried_noisy,
         },
         claimed={"gap_plateau": gap},
-        witness=None if ok else {"later_after_noisy": later_after},
+        witness=None
+        if ok
+        else {
+            "later_after_noisy": later_after,
+            "gap_plateau": gap,
+            "order_band": [lo, hi],
+        },
         rows=rows,
-        scope="partial: direction only: the milestone statement (§3.4) as a consequence of "
-        "the sign of Fig. 3's gap as the catalogue states it; the gap's value (-0.008 nats) "
-        "is not checked (no measured numbers in the digest)",
+        scope="partial: direction only, plus an order of magnitude: the milestone statement "
+        "(§3.4) as a consequence of the sign of Fig. 3's gap as the catalogue states it, and "
+        "the gap's size against §6's final gap 'of order 0.01 nats' (within half a decade); "
+        f"its value ({gap:+.4g} nats) is not checked more finely: the digest has no "
+        "measured numbers for the figure or the final losses",
     )
