@@ -473,8 +473,10 @@ def _mutants_section(m: Mapping | None) -> list[str]:
         f"`{_text(str(meta.get('git', '?')))}` (`docs/{FINDINGS_DIR}/mutants.json`; "
         "`approxtheory docs --mutants report/verdicts.json` replaces it). Each passing verdict is "
         "held to its mutants: a declared one must flip it, one rate direction, the required "
-        "scale, regime and constant mutants, or the sign for a verdict that tests a direction "
-        "only; a mutant is caught only by `refuted` or `inconsistent`. Required mutants caught: "
+        "scale, regime, constant and bound-side (`kind:flip`) mutants, one of the two pivots of "
+        "each formula read at one value of a symbol only, or the sign for a verdict that tests "
+        "a direction only; a mutant is caught only by `refuted` or `inconsistent`. Required "
+        "mutants caught: "
         f"**{s['required_caught']} of {s['required']}**.",
         "",
     ]
@@ -482,6 +484,7 @@ def _mutants_section(m: Mapping | None) -> list[str]:
         ("surviving (the verdict was downgraded)", s.get("surviving", {})),
         ("check errors on a mutant (defects)", s.get("errors", {})),
         ("expressions no run of the check read", s.get("unread", {})),
+        ("formulas read at one value of a symbol only (pivot mutants made)", s.get("blind", {})),
     ]
     for title, d in rows:
         if d:

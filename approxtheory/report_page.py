@@ -155,14 +155,19 @@ def run_note(meta: dict) -> str:
 
 def mutant_notes(r: dict) -> list[str]:
     """What a ``verify --mutants`` record adds to its "falsified by" cell: the mutants its check
-    raised on (a defect, never a catch), the expressions no run of the check read, and the
-    verdict it was downgraded from."""
+    raised on (a defect, never a catch), the expressions no run of the check read, the formulas
+    it read at one value of a symbol only (its blind spots) and the verdict it was downgraded
+    from."""
     out = []
     if r.get("mutant_errors"):
         errors = ", ".join(r["mutant_errors"])
         out.append(f"DEFECT: the check raised on mutant(s) {errors} (an error is not a catch)")
     if r.get("unread_expressions"):
         out.append("expressions no run of the check read: " + ", ".join(r["unread_expressions"]))
+    if r.get("blind_spots"):
+        out.append(
+            "read at one point only (pivot mutants made there): " + "; ".join(r["blind_spots"])
+        )
     if r.get("downgraded_from"):
         out.append(f"downgraded from {r['downgraded_from']}")
     return out

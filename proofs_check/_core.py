@@ -295,7 +295,11 @@ def _call(fn, cid, ctx):
     if not v.scope:  # tests/test_mutants.py fails on any check that leaves it unstated
         v.scope = "unstated"
     summary = certified_summary(v.rows)
-    if summary is not None:
+    if summary is None and v.verdict == "verified-numeric":
+        summary = searched_only(v)
+    if summary is not None and summary["bracketed"] == 0:
+        v.certified = summary
+    elif summary is not None:
         k, n, m = summary["cells"], summary["of"], summary["bracketed"]
         v.certified = summary
         v.covered = (v.covered + "; " if v.covered else "") + (
@@ -595,6 +599,37 @@ def certified_summary(rows) -> dict | None:
         "gaps": gaps,
         "table": table,
     }
+
+
+def searched_only(v: Verdict) -> dict | None:
+    """The ``certified`` record of a verdict that rests on searched sup errors with no bracket
+    (rows with ``sup_error`` and ``claimed_bound``, none with ``sup_error_upper``): every cell
+    search-based, so the report counts it as such; None for a verdict with no such rows (decided
+    another way: exact counts, symbolic comparisons, fits). The verdict's ``covered`` says so."""
+    table = []
+    for r in v.rows:
+        if not isinstance(r, dict):
+            continue
+        found, claimed = _finite(r.get("sup_error")), _finite(r.get("claimed_bound"))
+        if found is None or claimed is None:
+            continue
+        table.append(
+            {
+                "cell": _cell_label(r),
+                "found": found,
+                "certified": None,
+                "claimed": claimed,
+                "ok": False,
+            }
+        )
+    if not table:
+        return None
+    v.covered = (v.covered + "; " if v.covered else "") + (
+        f"search-based in all {len(table)} cells: no certified bracket reaches this construction "
+        "(its input domain, depth or size is outside the brackets' reach), so each sup error "
+        "is the adversarial search's, a lower bound on the true one"
+    )
+    return {"cells": 0, "of": len(table), "bracketed": 0, "all": False, "gaps": [], "table": table}
 
 
 def certified_frontier(rows, size: str = "T") -> dict | None:

@@ -115,3 +115,13 @@ def test_a_check_varying_every_symbol_has_no_blind_spot(fake_check, tmp_path, mo
     assert "blind_spots" not in rec
     assert not [m for m in rec["claim_mutants"] if m["kind"] == "pivot"]
     assert rec["verdict"] == "verified-numeric"
+
+
+def test_the_report_cell_names_the_blind_spots():
+    from approxtheory.report_page import mutant_notes
+
+    notes = mutant_notes({"blind_spots": ["E0_over_E: H read only at 12"]})
+    assert notes == [
+        "read at one point only (pivot mutants made there): E0_over_E: H read only at 12"
+    ]
+    assert mutant_notes({}) == []

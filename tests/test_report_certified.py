@@ -111,14 +111,19 @@ def test_the_summary_counts_certified_and_search_based_verdicts():
     records = [
         _rec("A", certified=_cert(True)),  # every cell
         _rec("B", certified=_cert(False)),  # one of two
-        _rec("C"),  # no bracket: the search alone
+        _rec("C"),  # no sup-error search (an exact count, a fit)
         _rec("D", certified={**_cert(False), "cells": 0, "all": False}),  # bracket, none
         _rec("E", verdict="refuted", certified=_cert(True)),  # not a verified-numeric verdict
+        _rec("F", certified={**_cert(False), "cells": 0, "all": False, "bracketed": 0}),  # search
     ]
-    assert certified_counts(records) == {"certified": 1, "partly": 1, "search": 2}
+    assert certified_counts(records) == {"certified": 1, "partly": 1, "search": 2, "other": 1}
     line = certified_line(records)
     assert line.startswith(
-        "verified-numeric 4: certified in every cell 1, in some cells 1, search-based only 2"
+        "verified-numeric 5: 4 rest on the sup error of a construction, certified in every cell 1, "
+        "in some cells 1, search-based only 2"
+    )
+    assert line.endswith(
+        "1 are decided without a sup-error search (exact counts, symbolic comparisons, fits)"
     )
     assert line in render_markdown(records, META)
     assert line in render_html(records, META, {})
