@@ -252,6 +252,38 @@ def monotone_segment(ctx: Context, cid):
 
 
 # ------------------------------------------------------------------------------------ HC-L6
+def by_name(expr, known: tuple[str, ...]):
+    """``expr`` as a function of keyword values by symbol name (``fn(g_min=.., D=..)``) for the
+    symbols in ``known``, or ``(None, names)`` with the names of its free symbols the check gives
+    no value (matched by name: a claim may build its own ``Symbol("D")``)."""
+    free = sorted(expr.free_symbols, key=lambda x: x.name)
+    left = [x.name for x in free if x.name not in known]
+    if left:
+        return None, left
+    names = [x.name for x in free]
+    fn = sp.lambdify(free, expr, "math")
+    return (lambda **v: float(fn(*(v[nm] for nm in names)))), []
+
+
+def unbound_refuted(cid: str, what: str, expr, left: list, known: tuple[str, ...]) -> Verdict:
+    """The verdict of a claim whose formula ``what`` keeps symbols the lemma gives no value."""
+    return Verdict(
+        cid,
+        "refuted",
+        f"{what} = {sp.sstr(expr)} (read from the claim) has the free symbol(s) "
+        f"{', '.join(left)}, which the lemma does not define (its quantities: "
+        f"{', '.join(known)}): the formula names no number, so no configuration satisfies it",
+        covered="the claim's formula only (no configuration evaluated)",
+        witness={"formula": sp.sstr(expr), "free": left},
+        slack=math.nan,
+        scope=f"partial: the free symbols of {what}",
+    )
+
+
+#: HC-L6's quantities: the weakest partial and the outer map's input dimension
+L6_KNOWN = ("g_min", "D")
+
+
 @check(
     "HC-L6",
     mutants={
@@ -268,7 +300,9 @@ def outer_sensitivity(ctx: Context, cid):
     expr = c.expr("L_0")
     if ctx.is_mutant("L0-without-half"):
         expr = expr * 2
-    L0f = sp.lambdify([c.symbol("g_min")], expr, "math")
+    L0f, left = by_name(expr, L6_KNOWN)
+    if L0f is None:
+        return unbound_refuted(cid, "L_0", expr, left, L6_KNOWN)
     deltas = np.logspace(-6, 0, 40)
     n_maps = ctx.pick(100, 2000)
     rows, fails, skipped = [], [], 0
@@ -289,7 +323,11 @@ def outer_sensitivity(ctx: Context, cid):
             skipped += 1
             continue
         agg = grad.max() if ctx.is_mutant("max-not-min") else grad.min()
-        L0 = L0f(float(agg))
+        L0 = L0f(g_min=float(agg), D=D)
+        if not (math.isfinite(L0) and L0 > 0):  # the lemma's L_0 is a positive number
+            rows.append({"map": j, "D": D, "L_0": L0, "r_0": 0.0, "min_ratio_below_r0": math.inf})
+            fails.append(j)
+            continue
         zd = z.detach()
         # every (coordinate, sign, δ) at once; perturbations leaving [0,1]^D are not tested
         sd = torch.tensor(np.concatenate([deltas, -deltas]))  # (2K,)
@@ -316,7 +354,8 @@ def outer_sensitivity(ctx: Context, cid):
         f"F_0(z)| >= L_0|δ| for every grid δ below r_0 > 0; r_0 ranges "
         f"{min(r0s):.2g}..{max(r0s):.2g} (median {np.median(r0s):.2g}), so r_0 is a "
         f"real restriction; {skipped} maps skipped for a partial below 0.05 "
-        "(Assumption 2.4)",
+        f"(Assumption 2.4); L_0 = {sp.sstr(expr)} (read from the claim, at each map's g_min "
+        "and D)",
         covered=f"{n_maps} random F_0 = tanh(c·z) + Σ a_i sin(w_i z_i) + b (Σz)³, "
         "D <= 5, δ on a log grid 1e-6..1, both signs",
         rows=rows,
@@ -348,6 +387,10 @@ def _basin_functions(D, d, rng, tied):
     return xs, ys, eta
 
 
+#: HC-L7's quantities: the least excess outside the balls, the separation, the dimensions
+L7_KNOWN = ("Delta_out", "delta_min", "d", "D")
+
+
 @check(
     "HC-L7",
     mutants={
@@ -369,14 +412,16 @@ def basins(ctx: Context, cid):
     expr = c.expr("R_0")
     if ctx.is_mutant("R0-without-half"):
         expr = expr * 2
-    R0f = sp.lambdify([c.symbol("delta_min")], expr, "math")
-    # ε_0 = ½ min_i (min_{x ∉ B_i} f_i - z_i), read from the catalogue where it states it (its
-    # one free symbol is that least excess)
+    R0f, left = by_name(expr, L7_KNOWN[1:])
+    if R0f is None:
+        return unbound_refuted(cid, "R_0", expr, left, L7_KNOWN[1:])
+    # ε_0 = ½ min_i (min_{x ∉ B_i} f_i - z_i), read from the catalogue where it states it, every
+    # symbol given its value per configuration (the least excess Δ_out, δ_min, d, D)
     eps0_of = None
     if "eps_0" in c.expressions:
-        e0 = c.expr("eps_0")
-        (gap_s,) = sorted(e0.free_symbols, key=lambda x: x.name) or (sp.Dummy(),)
-        eps0_of = sp.lambdify([gap_s], e0, "math")
+        eps0_of, left = by_name(c.expr("eps_0"), L7_KNOWN)
+        if eps0_of is None:
+            return unbound_refuted(cid, "eps_0", c.expr("eps_0"), left, L7_KNOWN)
     tied = ctx.is_mutant("second-global-minimiser")
     n = ctx.pick(20, 200)
     rows, bad = [], []
@@ -384,7 +429,10 @@ def basins(ctx: Context, cid):
         D, d = int(rng.integers(2, 5)), int(rng.integers(1, 3))
         xs, ys, eta = _basin_functions(D, d, rng, tied)
         dmin = min(np.linalg.norm(xs[i] - xs[k]) for i in range(D) for k in range(i))
-        R0 = R0f(float(dmin))
+        R0 = R0f(delta_min=float(dmin), d=d, D=D)
+        if not (math.isfinite(R0) and R0 > 0):  # the lemma's radius is a positive number
+            bad.append({"config": j, "D": D, "d": d, "R_0": R0, "why": "R_0 is not positive"})
+            continue
         disjoint = all(
             np.linalg.norm(xs[i] - xs[k]) >= 2 * R0 - 1e-12 for i in range(D) for k in range(i)
         )
@@ -432,7 +480,8 @@ def basins(ctx: Context, cid):
             gaps.append(best - z)
         gap = min(gaps)
         if eps0_of is not None:
-            eps0 = float(eps0_of(gap)) if math.isfinite(gap) else math.inf
+            at = {"delta_min": float(dmin), "d": d, "D": D}
+            eps0 = eps0_of(Delta_out=gap, **at) if math.isfinite(gap) else math.inf
         else:
             eps0 = 0.5 * gap  # reported only: the catalogue states no eps_0 formula
         # f_i > z_i + ε_0 outside B_i: the least excess over every searched point (grid, the
@@ -455,7 +504,7 @@ def basins(ctx: Context, cid):
         if not (disjoint and margin_ok):
             bad.append(rows[-1])
     ok = not bad
-    e0 = [r["eps_0"] for r in rows]
+    e0 = [r["eps_0"] for r in rows] or [math.nan]
     ratio = min((r["min_excess"] / r["eps_0"] for r in rows if r["eps_0"] > 0), default=math.nan)
     value_txt = (
         f"f_i - z_i > ε_0 = {sp.sstr(c.expr('eps_0'))} (the catalogue's) at every searched point "
@@ -467,7 +516,7 @@ def basins(ctx: Context, cid):
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
-        f"{n - len(bad)}/{n} configurations: balls of radius R_0 = δ_min/2 disjoint "
+        f"{n - len(bad)}/{n} configurations: balls of radius R_0 = {sp.sstr(expr)} disjoint "
         f"and {value_txt}; ε_0 ranging {min(e0):.2g}..{max(e0):.2g}"
         + (f"; first failure {bad[0]}" if bad else "")
         + ". R_0 is tight (R_0 × 2 makes the balls meet); a smaller R_0 or ε_0 is a weaker, "
