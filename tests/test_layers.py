@@ -123,6 +123,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "approxtheory.trail",
             "approxtheory.docs",
             "approxtheory.bench.gated",
+            "approxtheory.bench.explain",
             "approxtheory.bench.threads",
             "approxtheory.advise_train",
         ],

@@ -303,10 +303,57 @@ def _fraction(text: str) -> float:
     return v
 
 
+def _cmd_train_explain(args) -> int:
+    """``bench train --gated --explain``: where a step's CPU goes, per engine (bench.explain)."""
+    from ..bench.explain import explain_steps
+
+    if args.fraction != 1.0:
+        from ..errors import ApproxTheoryError
+
+        raise ApproxTheoryError(
+            "--fraction does not apply with --explain (the profile trains a fixed 200 + 400 "
+            "steps per engine and T)"
+        )
+    res = explain_steps()
+    if args.json:
+        _print_json(res)
+        return 0
+    print(
+        f"# CPU per training step (process time, one thread) and its split by operator group "
+        f"(torch.profiler self time; both the difference between {2 * res['steps_profiled']} "
+        f"and {res['steps_profiled']} steps, so the build and the validation pass drop out; "
+        "the profiled times include the profiler's own cost per operator and, on a loaded "
+        f"machine, waiting; load average {res['load']})"
+    )
+    for r in res["rows"]:
+        for arm in ("before", "after"):
+            a = r[arm]
+            print(
+                f"T={r['T']:<3} {arm:<6} ({a['engine']:<9}) {a['cpu_ms_per_step']:6.3f} CPU-ms/"
+                f"step; profiled {a['profiled_ms_per_step']:6.3f} ms/step, "
+                f"{a['calls_per_step']:5.0f} operator calls/step (median "
+                f"{a['median_us_per_call']:.1f} us): "
+                + ", ".join(
+                    f"{g} {v:.3f} ms ({a['shares'].get(g, 0):.0%})"
+                    for g, v in sorted(a["groups_ms_per_step"].items(), key=lambda x: -x[1])
+                )
+            )
+        print(
+            f"T={r['T']:<3} ratio per gated model = steps x{r['step_count_factor']:.2f} "
+            f"(16,000 -> 8,000) x per step x{r['per_step_factor']:.2f} (CPU, unprofiled) = "
+            f"x{r['step_count_factor'] * r['per_step_factor']:.2f}, times the gate's pass rates "
+            "(bench train --gated)"
+        )
+    return 0
+
+
 def _cmd_train_gated(args) -> int:
     import math
 
     from ..bench.gated import bench_gated
+
+    if args.explain:
+        return _cmd_train_explain(args)
 
     def say(r):
         print(
@@ -364,6 +411,10 @@ def _cmd_train(args) -> int:
 
     if args.gated:
         return _cmd_train_gated(args)
+    if args.explain:
+        from ..errors import ApproxTheoryError
+
+        raise ApproxTheoryError("--explain applies to bench train --gated only")
     if args.fraction != 1.0:
         from ..errors import ApproxTheoryError
 
@@ -601,6 +652,14 @@ def register(sub) -> None:
         help="instead: CPU seconds per head-count model (T = 8, 16) that passes the training-"
         "adequacy gate, the reference engine and 16,000-step recipe against the fast engine "
         "and the decisive recipe (about 8 CPU-minutes)",
+    )
+    pt.add_argument(
+        "--explain",
+        action="store_true",
+        help="with --gated: instead of the benchmark, profile where a training step's CPU goes "
+        "for each engine (torch.profiler: matmul, softmax, elementwise, optimizer, data, other; "
+        "operator calls per step) and split the gated ratio into steps x per-step cost (about "
+        "a CPU-minute)",
     )
     pt.add_argument(
         "--fraction",
