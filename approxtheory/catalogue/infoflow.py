@@ -95,7 +95,11 @@ P.claim(
     provenance="reconstructed",
     statement="InfoFlow recovers the head-count law: for D-retrieval, h >= D gives a "
     "T-independent cost, h < D forces global aggregation and ε^{-cT}.",
+    expressions={"h_needed": D},
     regime=[],
+    notes="h_needed (read by the check) is the statement's threshold: the least number of heads "
+    "h of the one layer with a T-independent cost (h >= h_needed), with ε^{-cT} below it. The "
+    "statement covers every h (no regime); c is not given.",
     depends_on=("IF-T4",),
 )
 P.claim(
@@ -135,8 +139,12 @@ P.claim(
     statement="The (D+1, D+1) control: a model with one head more than needed in both layers "
     "performs like the (D, D) model on TASK-PMAX(D) (the extra head costs nothing and buys "
     "nothing), as the framework predicts: both T-independent with the same rate.",
+    expressions={"heads_ctrl": D + 1, "alpha_gap_control": sp.Integer(0)},
     notes="[Q2] only mentions D+1 among the configurations; the digest's §7 item 5 writes the "
-    "control as 'should match (D, D)'.",
+    "control as 'should match (D, D)'. Read by the check: heads_ctrl, the control's heads in "
+    "each of the two layers; alpha_gap_control, the control's ε-exponent minus that of the "
+    "(D, D) model (IF-P3's heads_needed): 0, the same rate (the extra head buys nothing and "
+    "costs nothing).",
     depends_on=("IF-P3",),
 )
 P.claim(

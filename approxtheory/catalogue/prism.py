@@ -256,6 +256,11 @@ P.claim(
     provenance="stated",
     statement="Attention distance is more local in the early wide-head layers (ΔD_l < 0), flips "
     "positive in the middle layers and coincides late.",
+    expressions={"delta_distance_sign_early": sp.Integer(-1)},
+    notes="delta_distance_sign_early (read by the check) is the sign of ΔD_l = D_l(Prism) - "
+    "D_l(uniform) in the early wide-head layers (-1: more local); the check reads the middle "
+    "layers' 'flips positive' as the opposite sign there. Figure 4's values are not in the "
+    "digest beyond about -100 tokens early at T = 1024.",
 )
 
 P.claim(

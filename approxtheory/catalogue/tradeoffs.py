@@ -152,6 +152,10 @@ P.claim(
     kind="empirical",
     provenance="reconstructed",
     statement="Under a parameter cut, cutting head dimension hurts less than cutting head count.",
+    expressions={"loss_sign_dimcut_minus_countcut": sp.Integer(-1)},
+    notes="loss_sign_dimcut_minus_countcut (read by the check) is the sign of the loss after "
+    "cutting head dimension minus the loss after cutting head count at the same parameter cut "
+    "(-1: cutting head dimension hurts less); only the sign is stated, no loss values.",
 )
 P.claim(
     "TO-X1",

@@ -37,6 +37,70 @@ def _if_mutant_law(mutant):
     return list(DECODE_LAWS.values())
 
 
+def _p1_threshold(c, D: int) -> tuple[float | None, str]:
+    """IF-P1's claimed threshold ``h_needed`` (the least head count with a T-free cost) at
+    ``D``, read from the claim with its symbols matched by name, and why it has no value when
+    it has none (a symbol other than D, a value that is not a finite real number)."""
+    e = sp.sympify(c.expr("h_needed"))
+    other = sorted(x.name for x in e.free_symbols if x.name != "D")
+    if other:
+        return None, f"h_needed = {sp.sstr(e)} has symbols other than D ({', '.join(other)})"
+    v = e.subs({x: D for x in e.free_symbols})
+    if not v.is_number or v.is_real is not True or v.is_finite is not True:
+        return None, f"h_needed = {sp.sstr(e)} has no finite real value at D = {D}"
+    return float(v), ""
+
+
+def _p1_in_regime(c, h: int, D: int) -> bool:
+    """Whether the claim's regime (none in the catalogue) admits the cell (h, D): every
+    condition not decidably false there, its symbols matched by name."""
+    vals = {"h": h, "D": D, "s": h}
+    for cond in c.regime:
+        subs = {x: vals[x.name] for x in cond.free_symbols if x.name in vals}
+        if cond.holds(subs) is False:
+            return False
+    return True
+
+
+def _p1_cell(law, D: int, h: int, heads: int, hn: float, theorems) -> dict:
+    """One (D, h) cell of IF-P1: the calculus's prediction against the claim's threshold (T-free
+    from h >= h_needed, an exponent linear in T with a positive slope below) and against
+    HC-T2a/HC-T2b, the law it is said to recover."""
+    from approxtheory.infoflow import Arch, T, make_task, predict_rate
+
+    a, b, a_exp, b_exp = theorems
+    p = predict_rate(Arch((heads,)), make_task("gdr", D=D), decode_law=law)
+    claimed_free = h >= hn
+    calc_free = not p.depends_on_T
+    by_claim = calc_free if claimed_free else _linear_in_T(p.dominant.exponent, T)
+    if a.in_regime(h=h, D=D):
+        theorem, th_exp, by_theorem = "HC-T2a", a_exp, calc_free and not a_exp.has(T)
+    else:
+        assert b.in_regime(s=h, D=D)
+        th_exp = b_exp.subs(b.symbol("s"), h).subs(b.symbol("D"), D)
+        theorem = "HC-T2b"
+        by_theorem = _linear_in_T(th_exp, T) and _linear_in_T(p.dominant.exponent, T)
+    return {
+        "decode_law": law.name,
+        "D": D,
+        "h": h,
+        "h_minus_D": h - D,
+        "h_needed": hn,
+        "claimed_T_free": claimed_free,
+        "theorem": theorem,
+        "alpha": str(p.alpha),
+        "depends_on_T": p.depends_on_T,
+        # the plot's 0/1 columns: does each exponent contain T?
+        "calculus_T_dependent": int(p.depends_on_T),
+        "theorem_T_dependent": int(sp.sympify(th_exp).has(T)),
+        "claim_T_dependent": int(not claimed_free),
+        "dominant": p.dominant.describe(),
+        "agrees_with_claim": bool(by_claim),
+        "agrees_with_theorem": bool(by_theorem),
+        "agree": bool(by_claim and by_theorem),
+    }
+
+
 @check(
     "IF-P1",
     mutants={
@@ -47,48 +111,65 @@ def _if_mutant_law(mutant):
     },
 )
 def infoflow_recovers_head_count(ctx: Context, cid):
-    from approxtheory.infoflow import Arch, T, make_task, predict_rate
-
-    a, b = claim("HC-T2a"), claim("HC-T2b")
-    a_exp, b_exp = a.rate_exponent(), b.rate_exponent()
-    rows, bad = [], []
+    """The calculus's one-layer prediction on generalized D-retrieval against the claim's
+    threshold h_needed and against HC-T2a/HC-T2b."""
+    c, a, b = claim(cid), claim("HC-T2a"), claim("HC-T2b")
+    if "h_needed" not in c.expressions:
+        return _p1_no_threshold(cid, "the claim states no h_needed")
+    theorems = (a, b, a.rate_exponent(), b.rate_exponent())
+    rows, bad, outside = [], [], 0
     for law in _if_mutant_law(ctx.mutant):
         for D in range(1, ctx.pick(5, 7)):
+            hn, why = _p1_threshold(c, D)
+            if hn is None:
+                return _p1_no_threshold(cid, why)
             for h in range(1, D + 3):
+                if not _p1_in_regime(c, h, D):
+                    outside += 1
+                    continue
                 heads = h * D if ctx.is_mutant("heads-shared") else h
-                p = predict_rate(Arch((heads,)), make_task("gdr", D=D), decode_law=law)
-                if a.in_regime(h=h, D=D):
-                    theorem, agree = "HC-T2a", not p.depends_on_T and not a_exp.has(T)
-                else:
-                    assert b.in_regime(s=h, D=D)
-                    hc = b_exp.subs(b.symbol("s"), h).subs(b.symbol("D"), D)
-                    theorem = "HC-T2b"
-                    agree = _linear_in_T(hc, T) and _linear_in_T(p.dominant.exponent, T)
-                th_exp = a_exp if theorem == "HC-T2a" else hc
-                row = {
-                    "decode_law": law.name,
-                    "D": D,
-                    "h": h,
-                    "h_minus_D": h - D,
-                    "theorem": theorem,
-                    "alpha": str(p.alpha),
-                    "depends_on_T": p.depends_on_T,
-                    # the plot's 0/1 columns: does each exponent contain T?
-                    "calculus_T_dependent": int(p.depends_on_T),
-                    "theorem_T_dependent": int(sp.sympify(th_exp).has(T)),
-                    "dominant": p.dominant.describe(),
-                    "agree": agree,
-                }
+                row = _p1_cell(law, D, h, heads, hn, theorems)
                 rows.append(row)
-                if not agree:
+                if not row["agree"]:
                     bad.append(row)
+    return _p1_verdict(ctx, cid, c, theorems, rows, bad, outside)
+
+
+def _p1_no_threshold(cid: str, why: str) -> Verdict:
+    return Verdict(
+        cid,
+        "refuted",
+        f"the claim's threshold has no usable value: {why}",
+        scope="surrogate: the project's reconstruction of the InfoFlow calculus against the "
+        "claim's threshold h_needed",
+    )
+
+
+def _p1_verdict(ctx, cid, c, theorems, rows, bad, outside) -> Verdict:
+    _, _, a_exp, b_exp = theorems
+    what = (
+        f"the claim read: h_needed = {sp.sstr(c.expr('h_needed'))} (a T-free cost from h >= "
+        "h_needed, ε^{-cT} below)"
+        + (f", regime {', '.join(r.text() for r in c.regime)}" if c.regime else "")
+        + ". One layer, h heads, generalized D-retrieval: the calculus must predict a T-free "
+        "exponent exactly from h_needed and an exponent linear in T with positive slope below "
+        f"it, and match HC-T2a where it applies (h >= D; its rate ε^-{a_exp} has no T) and "
+        f"HC-T2b where it applies (h < D; its k = {b_exp}): {len(rows) - len(bad)}/{len(rows)} "
+        "cells agree"
+    )
+    if not rows:
+        bad = [{"why": "no cell lies in the claim's regime"}]
+    elif bad:
+        w = bad[0]
+        what += (
+            f"; first disagreement: D = {w['D']}, h = {w['h']}: the claim says "
+            f"{'T-free' if w['claimed_T_free'] else 'T-dependent'}, the calculus gives "
+            f"ε^-({w['alpha']})"
+        )
     return Verdict(
         cid,
         "refuted" if bad else "verified-symbolic",
-        f"one layer, h heads, generalized D-retrieval: the calculus predicts a T-free exponent "
-        f"exactly where HC-T2a applies (h >= D; its rate ε^-{a_exp} has no T) and an exponent "
-        f"linear in T with positive slope exactly where HC-T2b applies (h < D; its k = {b_exp}) "
-        f"in {len(rows) - len(bad)}/{len(rows)} cells",
+        what + (f"; {outside} cells outside the claim's regime not judged" if outside else ""),
         covered=f"D in 1..{ctx.pick(4, 6)}, h in 1..D+2, one layer, decode laws "
         f"{', '.join(sorted({r['decode_law'] for r in rows}))}",
         witness=bad[0] if bad else None,
@@ -106,9 +187,10 @@ def infoflow_recovers_head_count(ctx: Context, cid):
         scope="surrogate: the project's reconstruction of the InfoFlow calculus "
         "(approxtheory.infoflow, digest §5.2 [DER]) stands in for the paper's framework, which "
         "the digest did not see; compared: whether its exponent depends on T (T-free against "
-        "linear in T with a positive slope) where HC-T2a/HC-T2b apply; the constants are not "
-        "compared (the calculus charges ε^-D for a Lipschitz F_0 where HC-T2a has γ, and a "
-        "slope d/E where HC-T2b has 1/(4((n+1)s+1)))",
+        "linear in T with a positive slope) against the claim's threshold h_needed and where "
+        "HC-T2a/HC-T2b apply; the constants are not compared (the calculus charges ε^-D for a "
+        "Lipschitz F_0 where HC-T2a has γ, and a slope d/E where HC-T2b has 1/(4((n+1)s+1)); "
+        "the claim's c is not given)",
     )
 
 

@@ -472,6 +472,56 @@ not_checkable(
 )
 
 
+def _p3c_value(e, D: int, integer: bool):
+    """A claimed expression of IF-P3c (or IF-P3's heads_needed) at ``D``, its symbols matched by
+    name: (value, "") or (None, why it has none: a symbol other than D, a value that is not a
+    finite real number, or for a head count not a positive integer)."""
+    e = sp.sympify(e)
+    other = sorted(x.name for x in e.free_symbols if x.name != "D")
+    if other:
+        return None, f"{sp.sstr(e)} has symbols other than D ({', '.join(other)})"
+    v = sp.nsimplify(e.subs({x: D for x in e.free_symbols}))
+    if not v.is_number or v.is_real is not True or v.is_finite is not True:
+        return None, f"{sp.sstr(e)} has no finite real value at D = {D}"
+    if integer and not (v.is_integer and v >= 1):
+        return None, f"{sp.sstr(e)} = {sp.sstr(v)} at D = {D} is no head count"
+    return v, ""
+
+
+def _p3c_row(ctx: Context, c, D: int):
+    """IF-P3c at ``D``: the calculus's rates of the (D, D) model (IF-P3's heads_needed) and of
+    the claim's control (heads_ctrl in both layers), their gap against alpha_gap_control (the
+    control's ε-exponent minus (D, D)'s; 0: the control is neither worse nor better) and the
+    control T-free; or (None, why) where a claimed value has none."""
+    from approxtheory.infoflow import Arch, make_task, predict_rate
+
+    hb, why = _p3c_value(claim("IF-P3").expr("heads_needed"), D, True)
+    hc, why_c = _p3c_value(c.expr("heads_ctrl"), D, True)
+    gap, why_g = _p3c_value(c.expr("alpha_gap_control"), D, False)
+    if hb is None or hc is None or gap is None:
+        return None, why or why_c or why_g
+    task = make_task("pmax", D=D)
+    base = predict_rate(Arch((int(hb), int(hb))), task)
+    h2 = int(hc) - 2 if ctx.is_mutant("control-short") else int(hc)
+    if h2 < 1:
+        return None, f"the control's layer 2 has {h2} heads at D = {D}"
+    ctrl = predict_rate(Arch((int(hc), h2)), task)
+    diff = sp.simplify(ctrl.alpha - base.alpha)
+    agree = (not ctrl.depends_on_T) and (not base.depends_on_T) and sp.simplify(diff - gap) == 0
+    row = {
+        "D": D,
+        "base": f"({hb},{hb})",
+        "alpha_DD": str(base.alpha),
+        "alpha_control": str(ctrl.alpha),
+        "control": f"({hc},{h2})",
+        "control_T_dependent": ctrl.depends_on_T,
+        "gap_measured": str(diff),
+        "gap_claimed": str(gap),
+        "agree": bool(agree),
+    }
+    return row, ""
+
+
 @check(
     "IF-P3c",
     mutants={
@@ -480,36 +530,47 @@ not_checkable(
     },
 )
 def pmax_extra_head_control(ctx: Context, cid):
-    """The (D+1, D+1) control on the calculus: predict_rate gives it the same T-free rate as
-    (D, D) for every D; the trained control is not run (no such cell in infoflow_pmax_heads)."""
-    from approxtheory.infoflow import Arch, T, make_task, predict_rate
-
+    """The control on the calculus: predict_rate's rate of the claim's control (heads_ctrl in
+    both layers) against the (D, D) model's (IF-P3's heads_needed) for every D, their gap
+    against the claim's alpha_gap_control, both T-free; the trained control is not run (no such
+    cell in infoflow_pmax_heads)."""
+    c = claim(cid)
+    missing = [n for n in ("heads_ctrl", "alpha_gap_control") if n not in c.expressions]
+    if missing:
+        return Verdict(
+            cid,
+            "refuted",
+            f"the claim states no {', '.join(missing)}: no control to compare",
+            scope="surrogate: the project's reconstruction of the InfoFlow calculus predicts "
+            "the control; no trained model",
+        )
+    read = (
+        f"the claim read: heads_ctrl = {sp.sstr(c.expr('heads_ctrl'))} in both layers, "
+        f"alpha_gap_control = {sp.sstr(c.expr('alpha_gap_control'))} (the control's ε-exponent "
+        "minus that of (D, D), D = IF-P3's heads_needed; both T-free)"
+    )
     rows, bad = [], []
     for D in range(2, ctx.pick(6, 7)):  # the paper's D = 2..6 (quick: 2..5)
-        task = make_task("pmax", D=D)
-        base = predict_rate(Arch((D, D)), task)
-        h2 = D - 1 if ctx.is_mutant("control-short") else D + 1
-        ctrl = predict_rate(Arch((D + 1, h2)), task)
-        agree = (not ctrl.depends_on_T) and sp.simplify(ctrl.alpha - base.alpha) == 0
-        row = {
-            "D": D,
-            "alpha_DD": str(base.alpha),
-            "alpha_control": str(ctrl.alpha),
-            "control": f"({D + 1},{h2})",
-            "control_T_dependent": ctrl.depends_on_T,
-            "agree": bool(agree),
-        }
+        row, why = _p3c_row(ctx, c, D)
+        if row is None:
+            return Verdict(
+                cid,
+                "refuted",
+                f"{read}; the claim has no usable value: {why}",
+                scope="surrogate: the project's reconstruction of the InfoFlow calculus "
+                "predicts the control; no trained model",
+            )
         rows.append(row)
-        if not agree:
+        if not row["agree"]:
             bad.append(row)
-    assert not any(sp.sympify(r["alpha_DD"]).has(T) for r in rows)
     return Verdict(
         cid,
         "refuted" if bad else "verified-symbolic",
-        "the calculus predicts the (D+1, D+1) control's rate equal to (D, D)'s, both T-free, "
-        f"in {len(rows) - len(bad)}/{len(rows)} cases: "
+        f"{read}. The calculus's control rate minus (D, D)'s equals the claimed gap, both "
+        f"T-free, in {len(rows) - len(bad)}/{len(rows)} cases: "
         + "; ".join(
-            f"D = {r['D']}: {r['control']} ε^-({r['alpha_control']}) vs (D, D) ε^-({r['alpha_DD']})"
+            f"D = {r['D']}: {r['control']} ε^-({r['alpha_control']}) vs {r['base']} "
+            f"ε^-({r['alpha_DD']}), gap {r['gap_measured']} (claimed {r['gap_claimed']})"
             for r in rows
         )
         + ". The trained control is not run: infoflow_pmax_heads has no (D+1, D+1) cell (its "
@@ -518,8 +579,6 @@ def pmax_extra_head_control(ctx: Context, cid):
         covered=f"D in 2..{ctx.pick(5, 6)}, TASK-PMAX(D), predict_rate (decode law dE)",
         rows=rows,
         witness=bad[0] if bad else None,
-        formula_note="reads no formula: the claim has none (a prediction about configurations); "
-        "the calculus reads IF-R1/IF-R2/IF-T4's laws",
         scope="surrogate: the project's reconstruction of the InfoFlow calculus predicts the "
         "control; no trained (D+1, D+1) model",
     )

@@ -4,6 +4,10 @@ baseline."""
 
 from __future__ import annotations
 
+import sympy as sp
+
+from approxtheory import claim
+
 from .._core import Context, Verdict, check
 from ._common import _commas
 
@@ -111,11 +115,13 @@ def schedules_of(rows: list) -> dict[str, tuple[int, ...]]:
     return out
 
 
-def distance_verdict(rows: list) -> dict:
+def distance_verdict(rows: list, sign: int = -1) -> dict:
     """PR-E2 on the rows of prism_paired: per layer and seed ΔD_l = D_l(A) - D_l(uniform).
-    Verdict on the widest-head layer (ΔD_1 < 0 predicted; effect: the paper's -100 tokens at
-    T = 1024 as a fraction of the window), then the first layer at h_base (ΔD >= 0 predicted: an
-    interval wholly below 0 makes it inconsistent)."""
+    Verdict on the widest-head layer (ΔD_1 of the claimed sign ``sign``, the catalogue's
+    delta_distance_sign_early; effect: the paper's -100 tokens at T = 1024 as a fraction of the
+    window), then the first layer at h_base (the statement's flip: an interval wholly on the
+    early side makes it inconsistent). A claimed sign 0 (no early difference) is contradicted
+    by any resolved ΔD_1 and never borne out (not-checkable otherwise)."""
     from approxtheory.experiments import prism_paired as pp
 
     T = int(rows[0]["T"])
@@ -131,15 +137,19 @@ def distance_verdict(rows: list) -> dict:
                 if r["comparison"] == f"{a}-uniform"
             ]
             per_layer[(a, li)] = pp.paired_stats(diffs) | {"diffs": diffs}
-    first = pp.paired_verdict(per_layer[("prism", 1)]["diffs"], effect, -1)
+    first = pp.paired_verdict(per_layer[("prism", 1)]["diffs"], effect, sign or -1)
+    if sign == 0:
+        resolved = first["lo"] > 0 or first["hi"] < 0
+        first = {**first, "verdict": "inconsistent" if resolved else "not-checkable"}
     base_layer = sched["prism"].index(sched["uniform"][0]) + 1
     ramp = per_layer[("prism", base_layer)]
     v = first["verdict"]
-    if v == "consistent-empirical" and ramp["hi"] < 0:
+    if v == "consistent-empirical" and ((ramp["hi"] < 0) if sign < 0 else (ramp["lo"] > 0)):
         v = "inconsistent"
-    wide = pp.paired_verdict(per_layer[("wide", 1)]["diffs"], effect, -1)
+    wide = pp.paired_verdict(per_layer[("wide", 1)]["diffs"], effect, sign or -1)
     return {
         "verdict": v,
+        "sign": sign,
         "first": first,
         "base_layer": base_layer,
         "ramp": ramp,
@@ -149,6 +159,22 @@ def distance_verdict(rows: list) -> dict:
         "T": T,
         "schedules": sched,
     }
+
+
+#: PR-E2's catalogue field: the claimed sign of ΔD_l in the early wide-head layers (-1: Prism's
+#: attention there is more local than the uniform baseline's)
+E2_SIGN = "delta_distance_sign_early"
+
+
+def _claimed_sign(c, name: str) -> tuple[int | None, str, str]:
+    """(sign, the expression as read, why it has none): the sign a claim states as its
+    expression ``name``; None where the claim states none or it is no finite real number."""
+    if name not in c.expressions:
+        return None, "-", f"the claim states no {name}"
+    e = sp.sympify(c.expr(name))
+    if not e.is_number or e.is_real is not True or e.is_finite is not True:
+        return None, sp.sstr(e), f"{name} = {sp.sstr(e)} is no finite real number"
+    return int(sp.sign(e)), sp.sstr(e), ""
 
 
 def _size(rows: list) -> str:
@@ -254,27 +280,40 @@ def paired_loss(ctx: Context, cid):
     )
 
 
+def _flip_side(sign: int) -> str:
+    """Where the statement's flip puts ΔD at the first layer at h_base for an early ``sign``."""
+    return {-1: ">= 0", 1: "<= 0"}.get(sign, "anything (no early difference claimed)")
+
+
 def _locality_evidence(res: dict, profile: str) -> str:
     """PR-E2's evidence text from :func:`distance_verdict`'s result: ΔD_1 against 0 (or why
     no effect is detectable at this scale and what would decide it), the first layer at
     h_base, every layer of Prism, and what the uniform-wide control says (``profile``: the
     run's, named in the not-checkable text)."""
     f, w, ramp = res["first"], res["wide"], res["ramp"]
+    side = "more" if (res["sign"] or -1) < 0 else "less"
     if w["verdict"] == "consistent-empirical" and f["verdict"] == "consistent-empirical":
         which = (
-            "the uniform-wide control is detectably more local in layer 1 too, so the data "
+            f"the uniform-wide control is detectably {side} local in layer 1 too, so the data "
             "supports 'wide heads' at least as much as 'wide heads early'"
         )
     elif f["verdict"] == "consistent-empirical" and w["verdict"] == "inconsistent":
         which = (
-            "the uniform-wide control is not more local in layer 1 (resolved), so the data "
+            f"the uniform-wide control is not {side} local in layer 1 (resolved), so the data "
             "points to 'wide heads early'"
         )
-    else:
+    elif w["lo"] <= 0 <= w["hi"]:
         which = (
             f"the control's interval includes 0 ({w['neg']} of {w['n']} seeds negative; about "
             f"{w['needed']} seeds would resolve the paper-sized effect): the data does not yet "
             "separate 'wide heads' from 'wide heads early'"
+        )
+    else:
+        which = (
+            f"the control's interval excludes 0 ({w['neg']} of {w['n']} seeds negative), as "
+            "does Prism's"
+            if f["lo"] > 0 or f["hi"] < 0
+            else f"the control's interval excludes 0 ({w['neg']} of {w['n']} seeds negative)"
         )
     layers = "; ".join(
         f"layer {li}: ΔD {st['mean']:+.3g} [{st['lo']:+.3g}, {st['hi']:+.3g}]"
@@ -306,7 +345,7 @@ def _locality_evidence(res: dict, profile: str) -> str:
             )
             + f"; at the first layer at "
             f"h_base (layer {res['base_layer']}) ΔD {ramp['mean']:+.3g} "
-            f"[{ramp['lo']:+.3g}, {ramp['hi']:+.3g}] (predicted >= 0)"
+            f"[{ramp['lo']:+.3g}, {ramp['hi']:+.3g}] (predicted {_flip_side(res['sign'])})"
         )
     ev += (
         f". Prism per layer: {layers}. Uniform-wide control ΔD_1 {_fmt(w, ' tokens')}: {which}. "
@@ -328,6 +367,14 @@ def attention_locality(ctx: Context, cid):
     """ΔD_l = D_l(A) - D_l(uniform) per layer and paired seed on the fixed validation windows of
     prism_paired (:func:`distance_verdict`), with the uniform-wide control, after the shared
     training-adequacy gate on the uniform baseline (:func:`_paired_gate`)."""
+    sign, read, why = _claimed_sign(claim(cid), E2_SIGN)
+    if sign is None:  # no direction to compare: decided without the run
+        return Verdict(
+            cid,
+            "inconsistent",
+            f"the claim read: {E2_SIGN} = {read}; it states no usable direction: {why}",
+            scope="partial: direction only (the claim's sign); no direction to compare",
+        )
     rows, note = _paired_rows(ctx)
     if rows is None:
         from .._core import not_run
@@ -342,7 +389,7 @@ def attention_locality(ctx: Context, cid):
         for r in rows:
             if r["schedule"] == "prism":
                 r["D_1"] = float(r["D_1"]) + int(r["T"]) / 2
-    res = distance_verdict(rows)
+    res = distance_verdict(rows, sign)
     f, w = res["first"], res["wide"]
     table = [
         {
@@ -354,7 +401,7 @@ def attention_locality(ctx: Context, cid):
         }
         for (a, li), st in sorted(res["per_layer"].items())
     ]
-    ev = _locality_evidence(res, ctx.profile)
+    ev = f"the claim read: {E2_SIGN} = {read}. " + _locality_evidence(res, ctx.profile)
     cfg = rows[0]
     covered = (
         f"{PAIRED} ({ctx.profile}; {note}): D_l of every layer on {16} fixed validation "
@@ -384,13 +431,18 @@ def attention_locality(ctx: Context, cid):
             "delta_D1": {k: f[k] for k in ("mean", "lo", "hi", "sd", "needed")},
             "wide_delta_D1": {k: w[k] for k in ("mean", "lo", "hi")},
         },
-        claimed={"delta_D1": "negative", f"delta_D{res['base_layer']}": ">= 0"},
+        claimed={
+            E2_SIGN: sign,
+            "delta_D1": {-1: "negative", 1: "positive"}.get(sign, "0"),
+            f"delta_D{res['base_layer']}": _flip_side(sign),
+        },
         rows=table,
         plot=plot,
         witness=None
         if res["verdict"] != "inconsistent"
         else {"delta_D1": res["per_layer"][("prism", 1)]["diffs"]},
-        scope=f"surrogate: a {cfg['steps']}-step character-level LM ({_size(rows)}) with "
+        scope=f"surrogate: direction only (the claim's sign of ΔD_l early, and the flip at "
+        f"h_base); a {cfg['steps']}-step character-level LM ({_size(rows)}) with "
         f"L = {len(res['schedules']['prism'])} (Prism {res['schedules']['prism']}) and "
         f"T = {cfg['T']} stands in for the paper's 12-24 layer models at T = 1024; the "
         "widest-head layer and the first layer at h_base are tested, the 'coincide late' part "

@@ -6,6 +6,7 @@ the experiment's rows, passes the shared training-adequacy gate, applies its sta
 from __future__ import annotations
 
 import numpy as np
+import sympy as sp
 
 from approxtheory import claim
 from approxtheory.experiments.tradeoffs_budget import CRITERION as _budget_criterion
@@ -379,10 +380,71 @@ def layer_allocation(ctx: Context, cid):
 
 
 # ------------------------------------------------------------------------------------- TO-R3
+#: TO-R3's catalogue field: the sign of the loss after cutting head dimension minus the loss
+#: after cutting head count (-1: cutting head dimension hurts less)
+R3_SIGN = "loss_sign_dimcut_minus_countcut"
+
+
+def _claimed_sign(c, name: str) -> tuple[int | None, str, str]:
+    """(sign, the expression as read, why it has none): the sign a claim states as its
+    expression ``name``; None where the claim states none or it is no finite real number."""
+    if name not in c.expressions:
+        return None, "-", f"the claim states no {name}"
+    e = sp.sympify(c.expr(name))
+    if not e.is_number or e.is_real is not True or e.is_finite is not True:
+        return None, sp.sstr(e), f"{name} = {sp.sstr(e)} is no finite real number"
+    return int(sp.sign(e)), sp.sstr(e), ""
+
+
+def _r3_direction(sign: int, d_tr: float, d_ph: float, tr_diff, ph_diff) -> list[str]:
+    """What fails of TO-R3's criterion in the claimed direction ``sign`` (of the loss after
+    cutting head dimension minus after cutting head count): trained, the seed-mean NMSE
+    difference ``d_tr`` on the claimed side (ties allowed); post hoc, the SVD-minus-pruning
+    increase ``d_ph`` strictly on it; a claim of no difference (0) needs both per-seed ranges
+    to include 0."""
+    fails = []
+    if sign == 0:
+        if min(tr_diff) > 0 or max(tr_diff) < 0:
+            fails.append("trained: every seed orders the two cuts the same way")
+        if min(ph_diff) > 0 or max(ph_diff) < 0:
+            fails.append("post hoc: every seed orders SVD truncation and pruning the same way")
+        return fails
+    dim_less = sign < 0
+    if (d_tr > 0) if dim_less else (d_tr < 0):
+        fails.append(
+            "trained: cutting head "
+            + ("count" if dim_less else "dimension")
+            + " gave the lower NMSE"
+        )
+    if not ((d_ph < 0) if dim_less else (d_ph > 0)):
+        fails.append(
+            "post hoc: "
+            + (
+                "pruning heads cost less than SVD truncation"
+                if dim_less
+                else "SVD truncation cost no more than pruning heads"
+            )
+        )
+    return fails
+
+
+def _r3_no_sign(cid: str, read: str, why: str) -> Verdict:
+    return Verdict(
+        cid,
+        _inconsistent(),
+        f"the claim read: {R3_SIGN} = {read}; it states no usable direction: {why}",
+        scope="partial: direction only (the claim's sign); no direction to compare",
+    )
+
+
 def cut_order_verdict(cid: str, rows: list, profile: str, mutant=None):
-    """TO-R3 from the tradeoffs_cuts rows (see its CRITERION)."""
+    """TO-R3 from the tradeoffs_cuts rows: its CRITERION in the direction the claim's sign
+    (:data:`R3_SIGN`) states (for -1 the CRITERION as written, for +1 the two cuts exchanged)."""
     from approxtheory.experiments.tradeoffs_cuts import CRITERION, summarise
 
+    sign, read, why = _claimed_sign(claim(cid), R3_SIGN)
+    if sign is None:
+        return _r3_no_sign(cid, read, why)
     rows = [dict(r) for r in rows]
     if mutant == "cuts-swapped":
         sw = {"cut_dim": "cut_heads", "cut_heads": "cut_dim", "base": "base"}
@@ -391,16 +453,14 @@ def cut_order_verdict(cid: str, rows: list, profile: str, mutant=None):
             if r["variant"] == "base":
                 r["svd_nmse"], r["prune_nmse"] = r["prune_nmse"], r["svd_nmse"]
     s = summarise(rows)
-    fails = []
-    if not s["trained_ok"]:
-        fails.append("trained: cutting head count gave the lower NMSE")
-    if not s["posthoc_ok"]:
-        fails.append("post hoc: pruning heads cost less than SVD truncation")
+    tr_diff = [a - b for a, b in s["trained_per_seed"]]
+    ph_diff = [q - p for p, q in zip(s["prune_per_seed"], s["svd_per_seed"])]
+    d_tr = s["cut_dim"]["mean"] - s["cut_heads"]["mean"]
+    d_ph = s["svd_increase"]["mean"] - s["prune_increase"]["mean"]
+    fails = _r3_direction(sign, d_tr, d_ph, tr_diff, ph_diff)
     ok = not fails
     base = [r for r in rows if r["variant"] == "base"][0]
     H, d = int(base["heads"]), int(base["head_dim"])
-    tr_diff = [a - b for a, b in s["trained_per_seed"]]
-    ph_diff = [p - q for p, q in zip(s["prune_per_seed"], s["svd_per_seed"])]
     table = [
         {
             "seed": sd,
@@ -414,23 +474,27 @@ def cut_order_verdict(cid: str, rows: list, profile: str, mutant=None):
         )
     ]
     steps = int(base["steps"])
+    side = {-1: "cutting head dimension hurts less", 1: "cutting head count hurts less"}
     return Verdict(
         cid,
         "consistent-empirical" if ok else _inconsistent(),
-        f"Criterion: {CRITERION}. Trained from scratch (seed means): ({H}, {d}) "
-        f"{s['base']['mean']:.3g}, cut head dim ({H}, {d // 2}) {s['cut_dim']['mean']:.3g}, cut "
-        f"head count ({H // 2}, {d}) {s['cut_heads']['mean']:.3g}; cut_dim - cut_heads per seed "
-        f"{_span(tr_diff)}. Post hoc on ({H}, {d}): NMSE increase from SVD to rank {d // 2} "
+        f"Criterion: for {R3_SIGN} = -1, {CRITERION}; for +1 the same with the two cuts "
+        "exchanged; for 0 both per-seed differences must change sign. The claim read: "
+        f"{R3_SIGN} = {read} (the sign of the NMSE after cutting head dimension minus after "
+        f"cutting head count: {side.get(sign, 'no difference')}). Trained from scratch (seed "
+        "means): "
+        f"({H}, {d}) {s['base']['mean']:.3g}, cut head dim ({H}, {d // 2}) "
+        f"{s['cut_dim']['mean']:.3g}, cut head count ({H // 2}, {d}) "
+        f"{s['cut_heads']['mean']:.3g}; cut_dim - cut_heads per seed {_span(tr_diff)}. Post hoc "
+        f"on ({H}, {d}): NMSE increase from SVD to rank {d // 2} "
         f"{s['svd_increase']['mean']:.3g}, from pruning {H // 2} heads "
-        f"{s['prune_increase']['mean']:.3g}; prune - SVD per seed {_span(ph_diff)}"
+        f"{s['prune_increase']['mean']:.3g}; prune - SVD per seed {_span([-x for x in ph_diff])}"
         + (". Failed: " + "; ".join(fails) if fails else "")
         + f". {steps} Adam steps, {len(s['seeds'])} seed(s); interval = range over seeds",
         covered=f"tradeoffs_cuts ({profile} profile): {int(base['layers'])}-layer attention "
         f"models (width {int(base['width'])}) on 3-lag extraction, baseline ({H}, {d})",
-        measured={
-            "trained_cut_dim_minus_cut_heads": s["cut_dim"]["mean"] - s["cut_heads"]["mean"],
-            "posthoc_prune_minus_svd": s["prune_increase"]["mean"] - s["svd_increase"]["mean"],
-        },
+        measured={"trained_cut_dim_minus_cut_heads": d_tr, "posthoc_prune_minus_svd": -d_ph},
+        claimed={R3_SIGN: sign},
         rows=table,
         witness=None if ok else {"failed": fails, "per_seed": table},
         plot={
@@ -442,8 +506,8 @@ def cut_order_verdict(cid: str, rows: list, profile: str, mutant=None):
             "logx": False,
         },
         scope=f"partial: the {profile} profile of tradeoffs_cuts (digest P4, {steps} steps, "
-        f"{len(s['seeds'])} seed(s)); halving the attention width of one trained model size on "
-        "the digest's 3-lag task, trained and post hoc",
+        f"{len(s['seeds'])} seed(s)), direction only (the claim's sign); halving the attention "
+        "width of one trained model size on the digest's 3-lag task, trained and post hoc",
     )
 
 
@@ -461,6 +525,9 @@ def cut_order(ctx: Context, cid):
     :func:`cut_order_verdict`."""
     from .._gate import training_gate
 
+    sign, read, why = _claimed_sign(claim(cid), R3_SIGN)
+    if sign is None:  # no direction to compare: decided without the run
+        return _r3_no_sign(cid, read, why)
     name = "tradeoffs_cuts"
     rows, _, secs, note = _trained(name, ctx.profile)
     if rows is None:
