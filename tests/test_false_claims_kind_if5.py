@@ -137,3 +137,11 @@ def test_if_p4_with_pairwise_comparisons_is_inconsistent():
     T = claim("IF-P4").symbol("T")
     v = _run("IF-P4", _with("IF-P4", comparisons=T**2))
     assert v.verdict == "inconsistent", v.evidence
+
+
+def test_if_p4_with_a_negative_count_is_inconsistent():
+    # the generated sign mutant (direction only: it must flip): -T^3 counts nothing
+    T = claim("IF-P4").symbol("T")
+    v = _run("IF-P4", _with("IF-P4", comparisons=-(T**3)))
+    assert v.verdict == "inconsistent", v.evidence
+    assert "positive leading coefficient" in v.evidence

@@ -617,10 +617,13 @@ def p4_order(c) -> tuple[int | None, bool]:
     "order-r targets need about T^r comparisons", digest §5.3) and whether InfoFlow then
     predicts a T-dependent rate for the trained two-layer models: an order above their
     P4_LAYERS layers cannot be resolved by one pairwise retrieval per layer (W10), an order up to
-    it can (W3). (None, False) when the formula is not a polynomial in T."""
+    it can (W3). (None, False) when the formula is not a polynomial in T with a positive leading
+    coefficient (no count)."""
     T = c.symbol("T")
     e = sp.expand(c.expr("comparisons"))
-    if not e.free_symbols <= {T} or not e.is_polynomial(T):
+    if not e.free_symbols <= {T} or not e.is_polynomial(T) or e == 0:
+        return None, False
+    if not sp.LC(e, T) > 0:  # a count of comparisons grows with T: a negative one counts nothing
         return None, False
     order = int(sp.degree(e, T))
     return order, order > P4_LAYERS
@@ -674,8 +677,9 @@ def triangle_center_growth(ctx: Context, cid):
                 "criterion must fail, and " + ("it does not" if res["ok"] else "it does")
             )
             if order is not None
-            else "The claim's comparisons is not a polynomial in T: no order of comparison "
-            "can be read from it, and no growth is implied"
+            else f"The claim's comparisons = {sp.sstr(claim(cid).expr('comparisons'))} is not "
+            "a polynomial in T with a positive leading coefficient (a count of comparisons): no "
+            "order of comparison can be read from it, and no growth is implied"
         )
     )
     covered = f"{name} ({ctx.profile}; {note}); T = {res['Ts']}, {steps} steps, sizes " + ", ".join(
