@@ -97,7 +97,12 @@ P.claim(
     provenance="stated",
     statement="Relaxation: dropping the regularity of Assumption 2 (keeping f_i continuous into "
     "[0,1]) does not change the sup-norm closure of the class; total error <= 5η.",
-    notes="Uses that u -> min_{t in S} u_t is 1-Lipschitz in the sup-norm.",
+    # the digest (App. A.1): "The map u -> min_{t in S} u_t is 1-Lipschitz"
+    expressions={"lipschitz_min": sp.Integer(1)},
+    notes="Uses that u -> min_{t in S} u_t is 1-Lipschitz in the sup-norm. lipschitz_min (read "
+    "by the check) is that Lipschitz constant: |min_S u - min_S v| <= lipschitz_min ||u - v||_inf "
+    "for all u, v. The 5η total is the proof's accounting of existential steps (Stone-Weierstrass, "
+    "bump, diffeomorphism) and has no machine-readable form here.",
 )
 P.claim(
     "HC-L2",
@@ -308,6 +313,18 @@ P.claim(
     provenance="stated",
     statement="A 2-layer, a 3-layer and a 2-layer fully connected net compose into one 5-layer "
     "net whose hidden widths are those of the parts.",
+    # the digest (App. A.3): "compose into one 5-layer net (4 hidden layers)"; the parts' depths
+    # are the statement's (layers counted as affine maps: a 2-layer net has one hidden layer)
+    expressions={
+        "merged_layers": sp.Integer(5),
+        "layers_first": sp.Integer(2),
+        "layers_middle": sp.Integer(3),
+        "layers_last": sp.Integer(2),
+    },
+    primary="merged_layers",
+    notes="Read by the check: the parts' depths layers_first, layers_middle, layers_last (each "
+    "a number of affine layers) and merged_layers, the depth of the one net they compose into "
+    "with the parts' hidden widths (its hidden layers are the parts' hidden layers, in order).",
 )
 ng = sp.ceiling(1 / eps)
 P.claim(
@@ -456,6 +473,12 @@ P.claim(
     statement="In HC-P6's non-vacuous regime (D = 2, per-head width n = 2, s = h = 1, T up to "
     "128, where HC-T2b's k > 0), the NMSE of trained one-head models does not fall as T (and k) "
     "grows, and h = D = 2 heads stay at least 3x lower at the largest T.",
+    # the statement's direction and its margin, read by the check
+    expressions={
+        "nmse_sign_one_head_in_T": sp.Integer(1),
+        "min_ratio_one_head_over_D": sp.Integer(3),
+    },
+    primary="nmse_sign_one_head_in_T",
     # the digest's qualitative reading of HC-T2b where it is not vacuous; kept apart from HC-P6
     # (an exact statement about the exponent, checked symbolically) and from HC-T2b (a minimum
     # over all models, which no trained model measures)
@@ -463,7 +486,11 @@ P.claim(
     "ε >= (C/M)^(1/k), which rises with k (hence with T) when C < M, but C = C_{d,D,T} depends "
     "on T and a trained model is one model, not the best of its size. Consistent results are "
     "surrogate evidence for the separation; inconsistent ones contradict this reading, not the "
-    "theorem. The cells with k <= 0 (T <= 24) are the control where the bound says nothing.",
+    "theorem. The cells with k <= 0 (T <= 24) are the control where the bound says nothing. "
+    "nmse_sign_one_head_in_T (read by the check) is the sign of the one-head NMSE at a larger "
+    "T minus that at a smaller T with k > 0 (+1: it does not fall; -1: it falls; 0: it does not "
+    "change); only the sign is stated. min_ratio_one_head_over_D is the least ratio "
+    "NMSE(h = 1) / NMSE(h = D) at the largest T (the statement's 3x).",
     depends_on=("HC-T2b", "HC-P6", "HC-T2a"),
 )
 P.claim(
@@ -500,7 +527,15 @@ P.claim(
     provenance="stated",
     statement="The transition stays at h = D with fixed total width, moves to h = 3 for D = 3, and "
     "a 2-layer model needs only L·h >= D.",
+    # §6 P10 / Tables 3-5: one layer's transition at h = D (D = 4 and D = 3), and L layers past
+    # it once L·h >= D (HC-Conj1's condition)
+    expressions={"h_needed_one_layer": D, "heads_times_layers_needed": D},
     depends_on=("HC-Conj1",),
+    notes="Read by the check: h_needed_one_layer, the head count at which one layer's NMSE "
+    "drops (the transition: the largest drop of NMSE in h, by at least the check's margin), "
+    "and heads_times_layers_needed, the value of L·h from which an L-layer model is past the "
+    "transition (two layers: h >= heads_times_layers_needed / 2, rounded up). Head counts are "
+    "integers: a threshold x means h >= ceil(x).",
 )
 P.claim(
     "HC-P11",

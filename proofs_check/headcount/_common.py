@@ -7,6 +7,7 @@ from typing import Any
 import sympy as sp
 
 from approxtheory import claim
+from approxtheory.errors import InvalidValueError, MissingSymbolError
 
 # tolerance on fitted exponents (rate criteria): the interval must lie within this of the
 # predicted exponent on the stated side
@@ -36,3 +37,16 @@ def _ckey(cid: str, names: tuple | None = None) -> tuple:
         tuple((k, sp.srepr(v)) for k, v in ex if names is None or k in names),
         tuple(sp.srepr(r.expr) for r in c.regime),
     )
+
+
+def _claimed_number(cid: str, name: str, **values) -> tuple[float, str]:
+    """The claim's expression ``name`` evaluated at ``values``, as a float (NaN where it is no
+    real number, is undefined there or needs a symbol not given: a check then decides against
+    it, never raises), and the expression as read (sp.sstr) for the evidence."""
+    c = claim(cid)
+    read = sp.sstr(c.expr(name))
+    try:
+        v = sp.N(c.evaluate(name, **values))
+    except (InvalidValueError, MissingSymbolError) as e:
+        return float("nan"), f"{read} (no number: {e})"
+    return (float(v) if v.is_real else float("nan")), read

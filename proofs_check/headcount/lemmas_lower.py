@@ -534,6 +534,55 @@ def basins(ctx: Context, cid):
 
 
 # ------------------------------------------------------------------------------------ HC-L8
+#: the parts' depths the check builds nets for (a claim with a deeper part is not built)
+L8_MAX_DEPTH = 32
+
+
+def _l8_parts(depths: list[int], g) -> list:
+    """Random ReLU nets of the given depths (affine layers), chained 3 -> 4 -> 2 -> 1 (more parts
+    continue at width 2), their hidden widths 5, 6, 7, ... in order; weights from ``g``."""
+    from approxtheory.model import MLP
+
+    ios = [3, 4, 2] + [2] * (len(depths) - 2) + [1]
+    width = iter(range(5, 5 + sum(depths)))
+    parts = [
+        MLP(ios[j], [next(width) for _ in range(L - 1)], ios[j + 1]).double()
+        for j, L in enumerate(depths)
+    ]
+    with torch.no_grad():  # weights drawn from the run's seed, not torch's
+        for p in (q for part in parts for q in part.parameters()):
+            p.copy_(torch.randn(p.shape, dtype=p.dtype, generator=g) / 2)
+    return parts
+
+
+def _l8_merge(ctx: Context, parts: list):
+    """One net computing parts[-1](...parts[0](x)): each part's output layer fused with the next
+    part's input layer (W1·(W0 x + b0) + b1 = (W1 W0) x + (W1 b0 + b1)), every hidden layer of
+    the parts kept, in order."""
+    from approxtheory.model import MLP
+
+    layers: list[tuple] = []
+    for j, part in enumerate(parts):
+        seq = [(lin.weight, lin.bias) for lin in part.linears]
+        if layers:
+            (W0, b0), (W1, b1) = layers.pop(), seq[0]
+            bias_lost = j == 1 and ctx.is_mutant("bias-not-propagated")
+            seq[0] = (W1 @ W0, b1 if bias_lost else W1 @ b0 + b1)
+        layers += seq
+    hidden = [W.shape[0] for W, _ in layers[:-1]]
+    merged = MLP(layers[0][0].shape[1], hidden, layers[-1][0].shape[0]).double()
+    with torch.no_grad():
+        for lin, (W, b) in zip(merged.linears, layers):
+            lin.weight.copy_(W)
+            lin.bias.copy_(b)
+        if ctx.is_mutant("missing-unit"):
+            # the middle part's last hidden layer loses a unit
+            k = len(parts[0].linears) + len(parts[1].linears) - 3
+            merged.linears[k].weight[0].zero_()
+            merged.linears[k].bias[0] = -1e3
+    return merged, hidden
+
+
 @check(
     "HC-L8",
     mutants={
@@ -542,49 +591,69 @@ def basins(ctx: Context, cid):
     },
 )
 def composition(ctx: Context, cid):
-    from approxtheory.model import MLP
-
-    g = torch.Generator().manual_seed(ctx.seed)
-    a, b, c = MLP(3, [5], 4).double(), MLP(4, [6, 7], 2).double(), MLP(2, [8], 1).double()
-    with torch.no_grad():  # weights drawn from the run's seed, not torch's
-        for p in [*a.parameters(), *b.parameters(), *c.parameters()]:
-            p.copy_(torch.randn(p.shape, dtype=p.dtype, generator=g) / 2)
-    la, lb, lc = (
-        [m for m in a if isinstance(m, torch.nn.Linear)],
-        [m for m in b if isinstance(m, torch.nn.Linear)],
-        [m for m in c if isinstance(m, torch.nn.Linear)],
-    )
-    merged = MLP(3, [5, 6, 7, 8], 1).double()
-    lm = [m for m in merged if isinstance(m, torch.nn.Linear)]
-    with torch.no_grad():
-        lm[0].weight.copy_(la[0].weight)
-        lm[0].bias.copy_(la[0].bias)
-        lm[1].weight.copy_(lb[0].weight @ la[1].weight)
-        lm[1].bias.copy_(
-            lb[0].bias
-            if ctx.is_mutant("bias-not-propagated")
-            else lb[0].weight @ la[1].bias + lb[0].bias
+    """The claim's parts (layers_first, layers_middle, layers_last affine layers) built as random
+    ReLU nets and merged into one net with their hidden widths; the merged net must compute the
+    composition and have the claim's merged_layers layers."""
+    c = claim(cid)
+    names = ("layers_first", "layers_middle", "layers_last", "merged_layers")
+    vals = {k: sp.N(c.evaluate(k)) for k in names}
+    read = ", ".join(f"{k} = {sp.sstr(c.expr(k))}" for k in names)
+    depths = [float(v) if v.is_real else math.nan for v in (vals[k] for k in names[:3])]
+    if not all(math.isfinite(v) and v >= 1 and v == int(v) for v in depths):
+        return Verdict(
+            cid,
+            "refuted",
+            f"the claim read: {read}. A part's depth is no whole number of layers >= 1: no "
+            "net has it",
+            covered="no net built",
+            scope="full",
         )
-        lm[2].weight.copy_(lb[1].weight)
-        lm[2].bias.copy_(lb[1].bias)
-        if ctx.is_mutant("missing-unit"):
-            lm[2].weight[0].zero_()
-            lm[2].bias[0] = -1e3
-        lm[3].weight.copy_(lc[0].weight @ lb[2].weight)
-        lm[3].bias.copy_(lc[0].weight @ lb[2].bias + lc[0].bias)
-        lm[4].weight.copy_(lc[1].weight)
-        lm[4].bias.copy_(lc[1].bias)
+    depths_i = [int(v) for v in depths]
+    if max(depths_i) > L8_MAX_DEPTH:
+        return Verdict(
+            cid,
+            "not-checkable",
+            f"the claim read: {read}; the check builds parts of at most {L8_MAX_DEPTH} layers",
+            covered="no net built",
+            scope="none",
+        )
+    g = torch.Generator().manual_seed(ctx.seed)
+    parts = _l8_parts(depths_i, g)
+    merged, hidden = _l8_merge(ctx, parts)
+    with torch.no_grad():
         x = torch.randn(1000, 3, dtype=torch.float64, generator=g)
-        diff = float((merged(x) - c(b(a(x)))).abs().max())
-    ok = diff < 1e-12
+        out = x
+        for part in parts:
+            out = part(out)
+        diff = float((merged(x) - out).abs().max())
+    built = len(merged.linears)
+    claimed = vals["merged_layers"]
+    same_depth = bool(claimed.is_real) and float(claimed) == built
+    ok = diff < 1e-12 and same_depth
+    widths = "; ".join(
+        f"{L}-layer part: ({', '.join(str(lin.out_features) for lin in p.linears[:-1])})"
+        for L, p in zip(depths_i, parts)
+    )
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
-        f"2-, 3- and 2-layer nets merge into one 5-layer net with hidden widths "
-        f"(5, 6, 7, 8); max deviation {diff:.1e} (< 1e-12 required)",
-        covered="1000 random inputs, one random triple of nets",
-        measured=diff,
-        claimed=0.0,
+        f"the claim read: {read}. Built: {widths} (the parts' hidden widths), merged with "
+        f"each part's output layer fused into the next part's input layer into one net of "
+        f"{built} layers with hidden widths ({', '.join(map(str, hidden))}); max deviation from "
+        f"the composition {diff:.1e} (< 1e-12 required); its depth "
+        + (
+            f"{built} is the claim's"
+            if same_depth
+            else f"{built} is not the claim's {sp.sstr(c.expr('merged_layers'))}: the parts' "
+            f"{len(hidden)} "
+            f"hidden layers make a net of {len(hidden) + 1} layers"
+        ),
+        covered="1000 random inputs, one random set of parts",
+        measured={"max_deviation": diff, "merged_layers": built},
+        claimed={
+            "max_deviation": 0.0,
+            "merged_layers": float(claimed) if claimed.is_real else None,
+        },
         scope="full",
     )
 

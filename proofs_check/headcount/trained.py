@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import replace
 from typing import Any
 
 from approxtheory import claim
@@ -21,6 +22,7 @@ from .._core import (
 )
 from .._gate import PaperMagnitude, training_gate
 from .._results import active_results, results_schema
+from ._common import _claimed_number
 
 # ------------------------------------------------------------------ trained experiments (P7-P11)
 #: a stated margin: a "drop" or "gap" of NMSE counts when it is at least this factor
@@ -497,42 +499,104 @@ def width_scaling(ctx: Context, cid):
 
 
 # ------------------------------------------------------------------------------------ HC-P10
-def variants_criterion(rows, D: int) -> dict:
-    """HC-P10 on D = 3 with fixed total width: (i) one layer: NMSE drops by at least MARGIN from
-    h = D-1 to h = D; (ii) two layers: at h = ⌈D/2⌉ (L·h >= D) the NMSE is at least MARGIN below
-    the one-layer NMSE at the same h (L·h < D); (iii) where the grid has it (full profile), two
-    layers drop by at least MARGIN from h = ⌈D/2⌉-1 to ⌈D/2⌉."""
+def variants_thresholds(D: int) -> tuple[dict[int, float], str]:
+    """What HC-P10 says at intrinsic dimension D, read from the claim: per layer count L the
+    least head count past the transition (L = 1: h_needed_one_layer; L >= 2:
+    heads_times_layers_needed / L; a threshold x means h >= ceil(x), NaN where the claim's value
+    is no number), for L = 1..8; and the expressions as read (for the evidence)."""
+    h1, r1 = _claimed_number("HC-P10", "h_needed_one_layer", D=D)
+    lh, r2 = _claimed_number("HC-P10", "heads_times_layers_needed", D=D)
+
+    def past(x: float) -> float:
+        return x if math.isnan(x) else float(math.ceil(min(max(x, -1e9), 1e9)))
+
+    out = {1: past(h1), **{L: past(lh / L) for L in range(2, 9)}}
+    return out, f"h_needed_one_layer = {r1}, heads_times_layers_needed = {r2}"
+
+
+def _variants_layer(L: int, hL: float, nmse: dict[int, float]) -> tuple[list, list, float]:
+    """The transition of one layer count: (checks, undecided, effect) where a check is (text,
+    ok) and the effect the log-drop tested (NaN where none was): past the claim's hL the NMSE
+    is flat (no drop of MARGIN between grid neighbours), and the drop from hL - 1 to hL is at
+    least MARGIN and the largest of the layer count's drops."""
+    hs = sorted(nmse)
+    drops = {b: math.log(nmse[a] / nmse[b]) for a, b in zip(hs, hs[1:])}
+    name = "one layer" if L == 1 else f"{L} layers"
+    if math.isnan(hL):
+        return [(f"{name}: the claim's transition is no head count", False)], [], math.nan
+    h = int(hL)
+    if h <= hs[0]:
+        largest = max(drops.values(), default=0.0)
+        text = (
+            f"{name}: every h in {hs} past the claim's transition (h >= {h}): largest log-drop "
+            f"{largest:.2f} (needs < log {MARGIN:g})"
+        )
+        return [(text, largest < math.log(MARGIN))], [], largest
+    if h > hs[-1] or h - 1 not in nmse or h not in nmse:
+        return (
+            [],
+            [f"{name}: the claim's transition h = {h} is not bracketed by the grid {hs}"],
+            (math.nan),
+        )
+    d = drops[h]
+    largest = max(drops.values())
+    text = (
+        f"{name}: log-drop h = {h - 1} -> {h} = {d:.2f} (needs >= log {MARGIN:g}, and the "
+        f"largest of the drops in h: {largest:.2f})"
+    )
+    return [(text, d >= math.log(MARGIN) and d >= largest)], [], d
+
+
+def variants_criterion(rows, D: int, thresholds: dict[int, float] | None = None) -> dict:
+    """HC-P10 on D = 3 with fixed total width, at the transitions the claim states
+    (:func:`variants_thresholds`; read from the catalogue unless given): per layer count, (i)
+    one layer and (iii) two layers, the NMSE drops by at least MARGIN at the claimed head count
+    (the largest drop in h) and is flat past it; (ii) at every h where one layer count is past
+    its claimed transition and the other is not, the one past it is at least MARGIN lower."""
     best = _best(rows, by=("layers", "heads", "T"))
     Tmax = max(T for _, _, T in best)
     g = {(L, h): v for (L, h, T), v in best.items() if T == Tmax}
-    h2 = math.ceil(D / 2)
-    i_eff = math.log(g[(1, D - 1)] / g[(1, D)])
-    ii_eff = math.log(g[(1, h2)] / g[(2, h2)])
-    checks = [
-        (
-            f"(i) one layer: log-drop h = {D - 1} -> {D} = {i_eff:.2f} (needs >= log {MARGIN:g})",
-            i_eff >= math.log(MARGIN),
-        ),
-        (
-            f"(ii) h = {h2}: log(NMSE 1 layer / 2 layers) = {ii_eff:.2f} (needs >= log {MARGIN:g})",
-            ii_eff >= math.log(MARGIN),
-        ),
-    ]
-    if (2, h2 - 1) in g:
-        iii = math.log(g[(2, h2 - 1)] / g[(2, h2)])
+    th = thresholds if thresholds is not None else variants_thresholds(D)[0]
+    checks: list[tuple[str, bool]] = []
+    undecided: list[str] = []
+    effects: dict[str, float] = {}
+    for L in sorted({L for L, _ in g}):
+        nmse = {h: v for (k, h), v in g.items() if k == L}
+        c, u, eff = _variants_layer(L, th.get(L, math.nan), nmse)
+        tag = "(i)" if L == 1 else "(iii)"
+        checks += [(f"{tag} {t}", ok) for t, ok in c]
+        undecided += [f"{tag} {t}" for t in u]
+        if not math.isnan(eff):
+            effects[tag.strip("()")] = eff
+    for h in sorted({h for _, h in g}):
+        if (1, h) not in g or (2, h) not in g:
+            continue
+        past = [L for L in (1, 2) if not math.isnan(th.get(L, math.nan)) and h >= th[L]]
+        if len(past) != 1:
+            continue
+        eff = math.log(g[(3 - past[0], h)] / g[(past[0], h)])
+        effects.setdefault("ii", eff)
+        ratio, who = (
+            ("2 layers / 1 layer", "one layer")
+            if past[0] == 1
+            else ("1 layer / 2 layers", "two layers")
+        )
         checks.append(
             (
-                f"(iii) two layers: log-drop h = {h2 - 1} -> {h2} = {iii:.2f} "
-                f"(needs >= log {MARGIN:g})",
-                iii >= math.log(MARGIN),
+                f"(ii) h = {h}: log(NMSE {ratio}) = {eff:.2f} (needs >= log {MARGIN:g}: {who} "
+                "past the claimed transition, the other not)",
+                eff >= math.log(MARGIN),
             )
         )
     return {
         "g": g,
         "Tmax": Tmax,
+        "thresholds": th,
         "checks": checks,
-        "ok": all(c for _, c in checks),
-        "effects": {"i": i_eff, "ii": ii_eff},
+        "undecided": undecided,
+        "ok": bool(checks) and all(c for _, c in checks) and not undecided,
+        "failed": [t for t, c in checks if not c],
+        "effects": effects,
     }
 
 
@@ -542,24 +606,32 @@ def variants_criterion(rows, D: int) -> dict:
     experiments=("headcount_variants",),
 )
 def variants(ctx: Context, cid):
-    """headcount_variants (D = 3, fixed total width E = 24): :func:`variants_criterion`."""
+    """headcount_variants (D = 3, fixed total width E = 24): :func:`variants_criterion` at the
+    transitions the claim states (h_needed_one_layer, heads_times_layers_needed)."""
     name = "headcount_variants"
     raw, _, note = _rows.exp_rows(name, ctx.profile)
     if raw is None:
         return _rows.not_run(cid, name, ctx.profile, note)
     D = int(raw[0]["D"])
-    h2 = math.ceil(D / 2)
+    th, read = variants_thresholds(D)
+    past = ", ".join(f"{L} layer{'s' if L > 1 else ''} at h >= {th[L]:g}" for L in (1, 2))
+    read = f"the claim read: {read} (at D = {D}: past the transition {past})"
     covered = (
         f"{name} ({ctx.profile}; {note}): D = {D}, E = 24 (per-head ⌈24/h⌉), "
         f"h in {sorted({int(r['heads']) for r in raw})}, L in {{1, 2}}; margin x{MARGIN:g}"
     )
+
+    def control(r) -> bool:
+        hL = th.get(int(r["layers"]), math.nan)
+        return not math.isnan(hL) and int(r["heads"]) >= hL
+
     gates = [
         (
             name,
             training_gate(
                 raw,
-                control=lambda r: int(r["layers"]) * int(r["heads"]) >= D,
-                describe=f"L·h >= D = {D} (one layer at h >= {D}, two at h >= {h2}), per T",
+                control=control,
+                describe=f"past the claim's transition ({past}), per T",
                 config=("layers", "heads"),
                 budget=RECIPE_HINT,
             ),
@@ -567,27 +639,31 @@ def variants(ctx: Context, cid):
     ]
     gated = gated_verdict(cid, gates, {name: raw}, covered)
     if gated is not None:
-        return gated
+        return replace(gated, evidence=f"{read}; {gated.evidence}")
     rows = [dict(r) for r in raw]
     if ctx.is_mutant("layers-relabelled"):
         for r in rows:
             r["layers"] = 3 - int(r["layers"])
-    res = variants_criterion(rows, D)
+    res = variants_criterion(rows, D, th)
     table = [{"layers": L, "heads": h, "min_nmse": v} for (L, h), v in sorted(res["g"].items())]
-    bad = [t for t, c in res["checks"] if not c]
+    bad = res["failed"]
+    verdict = (
+        "inconsistent" if bad else "not-checkable" if not res["ok"] else "consistent-empirical"
+    )
     return Verdict(
         cid,
-        "consistent-empirical" if res["ok"] else "inconsistent",
-        f"min-over-seeds NMSE at T = {res['Tmax']}: "
+        verdict,
+        f"{read}; min-over-seeds NMSE at T = {res['Tmax']}: "
         + ", ".join(f"L={L} h={h}: {v:.3g}" for (L, h), v in sorted(res["g"].items()))
         + "; "
         + "; ".join(t for t, _ in res["checks"])
-        + (". Failed: " + "; ".join(bad) if bad else ""),
+        + (". Failed: " + "; ".join(bad) if bad else "")
+        + (". Undecided: " + "; ".join(res["undecided"]) if res["undecided"] else ""),
         covered=covered,
         scale=scale_record(gates, {name: raw}),
         measured=res["effects"],
         rows=table,
-        witness=None if res["ok"] else {"failed": bad},
+        witness=None if res["ok"] else {"failed": bad, "undecided": res["undecided"]},
         plot={
             "x": "heads",
             "y": ["min_nmse"],
@@ -597,6 +673,11 @@ def variants(ctx: Context, cid):
             "ylabel": "min-over-seeds NMSE",
             "logx": False,
         },
-        scope="surrogate: Tables 3-5's variants scaled down (D = 3 with fixed width and two "
-        f"layers; {ctx.profile} profile); the D = 4 fixed-width table is not rerun",
+        scope=(
+            "surrogate: Tables 3-5's variants scaled down (D = 3 with fixed width and two "
+            f"layers; {ctx.profile} profile) at the claim's transitions; the D = 4 fixed-width "
+            "table is not rerun"
+            if verdict != "not-checkable"
+            else "none"
+        ),
     )

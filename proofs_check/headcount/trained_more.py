@@ -21,7 +21,8 @@ from .._core import (
     slope_row,
 )
 from .._gate import TRAINED_NMSE, training_gate
-from .trained import MARGIN, RECIPE_HINT, _best, _heads_at_least, _reversal, scale_record
+from ._common import _claimed_number
+from .trained import RECIPE_HINT, _best, _heads_at_least, _reversal, scale_record
 
 # ----------------------------------------------------------------------------------- HC-P6b
 #: HC-P6b's training-adequacy gate: an h = D model counts as trained when its validation NMSE is
@@ -40,8 +41,38 @@ def _p6b_seeds(rows, h: int, T: int) -> list[float]:
     return sorted(out)
 
 
+def p6b_claimed() -> tuple[float, float, str]:
+    """HC-P6b's direction and margin as the claim states them: the sign of the one-head NMSE at
+    a larger T minus a smaller one (nmse_sign_one_head_in_T) and the least NMSE(h = s) /
+    NMSE(h = D) at the largest T (min_ratio_one_head_over_D); NaN where a value is no number;
+    and the expressions as read (for the evidence)."""
+    sign, r1 = _claimed_number("HC-P6b", "nmse_sign_one_head_in_T")
+    ratio, r2 = _claimed_number("HC-P6b", "min_ratio_one_head_over_D")
+    sign = sign if math.isnan(sign) else float(np.sign(sign))
+    return sign, ratio, f"nmse_sign_one_head_in_T = {r1}, min_ratio_one_head_over_D = {r2}"
+
+
+def _p6b_direction(ranks: list[float], sign: float) -> tuple[str, str]:
+    """(a)'s state for the claimed sign of NMSE(h = s, T1) - NMSE(h = s, T0), from the per-rank
+    ratios NMSE(T1) / NMSE(T0), and what it needs (text). +1 (does not fall): holds when every
+    ratio is >= 1, refuted when every one is < 1; -1 (falls): holds when every ratio is < 1,
+    refuted when every one is >= 1; 0 (no change): refuted when every ratio is on one side of
+    1, else mixed (never borne out: no tie is measured); no number: refuted."""
+    up, down = all(r >= 1 for r in ranks), all(r < 1 for r in ranks)
+    if sign > 0:
+        return ("holds" if up else "refuted" if down else "mixed"), ">= 1 at every rank: no "
+    if sign < 0:
+        return ("holds" if down else "refuted" if up else "mixed"), "< 1 at every rank: an "
+    if sign == 0:
+        one_side = down or all(r > 1 for r in ranks)
+        return ("refuted" if one_side else "mixed"), "= 1 at every rank: no change, no "
+    return "refuted", "a claimed sign (the claim's value is no number) to judge the "
+
+
 # one function: the stated decision rule, in the order of its numbered steps
-def lower_regime_criterion(rows, D: int, n: int, s: int) -> dict:
+def lower_regime_criterion(
+    rows, D: int, n: int, s: int, claimed: tuple[float, float] | None = None
+) -> dict:
     """HC-P6b's stated decision rule (written before the quick profile's result was seen; the
     same rule on every profile). Over the T where HC-T2b's k(T, s, n, D) > 0 (``live``, at
     least two, else ``decided`` is False), with T0 / T1 the smallest / largest live T:
@@ -55,15 +86,20 @@ def lower_regime_criterion(rows, D: int, n: int, s: int) -> dict:
        trains the task there and the fewer heads won, a reversed separation (``inconsistent``);
     2. (a) h = s does not improve with T, with every seed: the sorted per-seed NMSE at T1 is >=
        that at T0 rank by rank (holds); < at every rank (refuted); else mixed;
-    3. (b) at T1, h = D is at least MARGIN below h = s for every pair of seeds (trained h = D
-       models only): min over seeds of NMSE(s, T1) >= MARGIN x max of NMSE(D, T1) (holds);
-       max(s) < MARGIN x min(D) (no pair has it: refuted); else mixed.
+    3. (b) at T1, h = D is at least M below h = s for every pair of seeds (trained h = D
+       models only): min over seeds of NMSE(s, T1) >= M x max of NMSE(D, T1) (holds);
+       max(s) < M x min(D) (no pair has it: refuted); else mixed.
+
+    The direction of (a) and the margin M of (b) are the claim's (``claimed`` = (sign, M),
+    read by :func:`p6b_claimed` unless given): nmse_sign_one_head_in_T (+1: as above; see
+    :func:`_p6b_direction` for -1 and 0) and min_ratio_one_head_over_D (M = 3).
 
     ``outcome``: "consistent" (both hold), "inconsistent" (a non-finite cell or a refuted
     part), "gated", "mixed" (the seeds disagree; undecided), "undecided" (< 2 live T). The
     T with k <= 0 are the control, reported and not tested. ``slack``: the room the claim
-    has, min of (a)'s worst rank ratio and (b)'s worst pair ratio / MARGIN (>= 1 when both
+    has, min of (a)'s worst rank ratio and (b)'s worst pair ratio / M (>= 1 when both
     hold)."""
+    sign, margin = claimed if claimed is not None else p6b_claimed()[:2]
     best = _best(rows)
     t2b = claim("HC-T2b")
     Ts = sorted({T for _, T in best})
@@ -124,25 +160,25 @@ def lower_regime_criterion(rows, D: int, n: int, s: int) -> dict:
     m = min(len(a0), len(a1))
     # with unequal seed counts the ranks compared are the m smallest of each
     ranks = [a1[j] / a0[j] for j in range(m)]
-    a_state = (
-        "holds"
-        if all(r >= 1 for r in ranks)
-        else ("refuted" if all(r < 1 for r in ranks) else "mixed")
-    )
+    a_state, a_need = _p6b_direction(ranks, sign)
     b_D = cells[(D, t1)]
     worst_gap, best_gap = min(a1) / max(b_D), max(a1) / min(b_D)
-    b_state = "holds" if worst_gap >= MARGIN else ("refuted" if best_gap < MARGIN else "mixed")
+    b_state = (
+        "refuted"
+        if math.isnan(margin) or best_gap < margin
+        else ("holds" if worst_gap >= margin else "mixed")
+    )
     checks = [
         (
             f"(a) h = {s}: per-seed NMSE(T = {t1}) / NMSE(T = {t0}), rank by rank: "
             + ", ".join(f"{r:.3g}" for r in ranks)
-            + f" (needs >= 1 at every rank: no improvement as k grows from {ks[t0]:.2f} to "
+            + f" (needs {a_need}improvement as k grows from {ks[t0]:.2f} to "
             f"{ks[t1]:.2f}; {a_state})",
             a_state,
         ),
         (
             f"(b) T = {t1}: NMSE(h = {s}) / NMSE(h = {D}) over every pair of seeds in "
-            f"[{worst_gap:.3g}, {best_gap:.3g}] (needs >= {MARGIN:g} for every pair; {b_state})",
+            f"[{worst_gap:.3g}, {best_gap:.3g}] (needs >= {margin:g} for every pair; {b_state})",
             b_state,
         ),
     ]
@@ -167,7 +203,12 @@ def lower_regime_criterion(rows, D: int, n: int, s: int) -> dict:
         "gate": gate,
         "untrained": untrained,
         "effects": {"growth_h_s_worst_rank": min(ranks), "gap_at_Tmax_worst_pair": worst_gap},
-        "slack": min(min(ranks), worst_gap / MARGIN),
+        "slack": min(
+            [min(r**sign for r in ranks)] * (sign in (1.0, -1.0))
+            + [worst_gap / margin] * (margin > 0),
+            default=None,
+        ),
+        "margin": margin,
         "growth_h_D": growth_D,
     }
 
@@ -189,8 +230,9 @@ def lower_regime(ctx: Context, cid):
 
     formula_note = (
         "reads HC-T2b's k(T, s, n, D) from the catalogue to choose the T where the bound is "
-        "not vacuous; HC-P6b itself has no formula (its x3 margin and regime D = 2, n = 2, "
-        "s = 1 are in its statement)"
+        "not vacuous, and HC-P6b's own nmse_sign_one_head_in_T and min_ratio_one_head_over_D "
+        "(the direction of (a), the margin of (b)); its regime D = 2, n = 2, s = 1 is in its "
+        "statement"
     )
     used = ctx.profile if ctx.profile in get(name).grids else "full"
     raw, _, note = _rows.exp_rows(name, used)
@@ -231,7 +273,8 @@ def lower_regime(ctx: Context, cid):
             r["heads"] = hs[-1] + hs[0] - int(r["heads"])
     D, n = int(rows[0]["D"]), int(rows[0]["head_dim"])
     s = D - 1
-    res = lower_regime_criterion(rows, D, n, s)
+    sign, margin, read = p6b_claimed()
+    res = lower_regime_criterion(rows, D, n, s, (sign, margin))
     table = [
         {"heads": h, "T": T, "k": res["k"][T], "min_nmse": v}
         for (h, T), v in sorted(res["best"].items())
@@ -248,13 +291,14 @@ def lower_regime(ctx: Context, cid):
         f"{note}): D = {D}, n = {n}, h in {{{s}, {D}}}, T in {res['Ts']}, {seeds} seed(s), "
         f"{steps} steps, hidden {int(float(rows[0].get('hidden', 0)))}; gate: an h = {D} model "
         f"is trained at NMSE <= {P6B_TRAINED_NMSE:g}, every T with k > 0 needs one (the others "
-        f"are left out); criterion with every seed: (a) h = {s} "
-        f"does not improve from the smallest to the largest T with k > 0, (b) h = {D} at least "
-        f"x{MARGIN:g} lower at the largest T"
+        f"are left out); criterion with every seed: (a) h = {s}'s NMSE from the smallest to "
+        f"the largest T with k > 0 in the claim's direction, (b) h = {D} at least the claim's "
+        f"x{margin:g} lower at the largest T"
     )
     common: dict[str, Any] = dict(covered=covered, rows=table, formula_note=formula_note)
     head = (
-        f"HC-T2b's k at s = {s}, n = {n}, D = {D}: {kt} (k <= 0: control cells); per-seed "
+        f"the claim read: {read}. HC-T2b's k at s = {s}, n = {n}, D = {D}: {kt} (k <= 0: "
+        f"control cells); per-seed "
         f"NMSE {per_seed}"
     )
     if res["outcome"] == "undecided":
@@ -314,7 +358,7 @@ def lower_regime(ctx: Context, cid):
         )
         + (". Failed: " + "; ".join(res["failed"]) if res["failed"] else "")
         + (
-            f". Slack (room the claim has, min of (a) and (b)/{MARGIN:g}): {res['slack']:.3g}"
+            f". Slack (room the claim has, min of (a) and (b)/{margin:g}): {res['slack']:.3g}"
             if res["slack"] is not None
             else ""
         )
@@ -331,9 +375,11 @@ def lower_regime(ctx: Context, cid):
             "xlabel": "T",
             "ylabel": "min-over-seeds NMSE",
         },
-        scope=f"surrogate: trained models ({used} profile, {seeds} seed(s), {steps} steps) "
-        f"against the digest's reading of HC-T2b in its non-vacuous regime (T with k > 0: "
-        f"{res['live']}); the bound itself is not tested",
+        scope=f"surrogate: direction only (the claim's sign of the one-head NMSE in T; the "
+        f"paper gives no NMSE values), with the claim's x{margin:g} gap at the largest T; "
+        f"trained models ({used} profile, {seeds} seed(s), {steps} steps) against the digest's "
+        f"reading of HC-T2b in its non-vacuous regime (T with k > 0: {res['live']}); the bound "
+        "itself is not tested",
         **common,
         scale=sc,
     )
