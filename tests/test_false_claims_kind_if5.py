@@ -145,3 +145,17 @@ def test_if_p4_with_a_negative_count_is_inconsistent():
     v = _run("IF-P4", _with("IF-P4", comparisons=-(T**3)))
     assert v.verdict == "inconsistent", v.evidence
     assert "positive leading coefficient" in v.evidence
+
+
+# ------------------------------------------------------- a generated mutant that crashed a check
+def test_hc_l3_pivot_that_is_infinite_on_the_domain_is_refuted_not_a_crash():
+    # verify --mutants found HC-L3 raising on x_tilde * (Y/0.5)^(-1/2): infinite at Y = 0
+    from approxtheory.catalogue.mutate import pivot_mutants
+
+    c = claim("HC-L3")
+    (minus,) = [
+        m for m in pivot_mutants(c, [("fixed", "x_tilde", c.symbol("Y"), 0.5)]) if "-" in m.name
+    ]
+    v = _run("HC-L3", minus.claim)
+    assert v.verdict == "refuted", v.evidence
+    assert "is not finite" in v.evidence

@@ -254,6 +254,20 @@ def smooth_selector(ctx: Context, cid):
         rows.append({"q": q, "sup_error": best})
         witnesses.append(wit.tolist())
     errs = [r["sup_error"] for r in rows]
+    bad = [i for i, e in enumerate(errs) if not math.isfinite(e)]
+    if bad:  # the formula is undefined or infinite on the domain: a failure, never a zero error
+        i = bad[0]
+        return Verdict(
+            cid,
+            "refuted",
+            f"the catalogue's x_tilde = {sp.sstr(expr)} is not finite on [0, 1]^{T} at q = "
+            f"{qs[i]:g} (error {errs[i]}): the selector is undefined or infinite at a searched "
+            "input, so it approximates nothing there",
+            covered=f"T = {T}, m = {m}: {len(X)} sequences per q",
+            witness={"q": qs[i], "x": witnesses[i]},
+            rows=rows,
+            scope="partial: the catalogue's selector, evaluated on searched inputs",
+        )
     pos = [max(e, 1e-300) for e in errs]
     fit = fit_rate(qs, pos, seed=ctx.seed)
     head = fit_rate(qs[:4], pos[:4], seed=ctx.seed)
