@@ -159,3 +159,26 @@ def test_hc_l3_pivot_that_is_infinite_on_the_domain_is_refuted_not_a_crash():
     v = _run("HC-L3", minus.claim)
     assert v.verdict == "refuted", v.evidence
     assert "is not finite" in v.evidence
+
+
+# ----------------------------------------------------------------- the seventh audit: HC-L2/L3
+def _l2_swapped():
+    # 1 - Z = max(x_t, v_m): the m-th largest written for the m-th smallest (Lemma 2: w_m)
+    c = claim("HC-L2")
+    return _with("HC-L2", one_minus_Z=sp.Max(c.symbol("x_t"), c.symbol("v_m")))
+
+
+@pytest.mark.parametrize("cid", ["HC-L2", "HC-L3"])
+def test_hc_l2_with_v_and_w_swapped_is_refuted_by_both_checks_not_a_crash(cid):
+    assert _run(cid).verdict == "verified-numeric"
+    v = _run(cid, _l2_swapped())
+    assert v.verdict == "refuted", v.evidence
+
+
+def test_hc_l2_prints_the_formulas_it_read_and_refuses_an_undefined_symbol():
+    v = _run("HC-L2")
+    assert "Y = Min(v_m, x_t)" in v.evidence and "1 - Z = Max(w_m, x_t)" in v.evidence
+    q = claim("HC-L3").symbol("q")  # a symbol Lemma 2 does not define
+    c = claim("HC-L2")
+    v = _run("HC-L2", _with("HC-L2", Y=sp.Min(c.symbol("x_t"), c.symbol("v_m")) + 0 * q + q))
+    assert v.verdict == "refuted" and v.witness == {"free_symbols": ["q"]}, v.evidence

@@ -90,7 +90,20 @@ def order_statistics(ctx: Context, cid):
     y_expr, z_expr = c.expr("Y"), c.expr("one_minus_Z")
     if ctx.is_mutant("max-for-min"):
         y_expr = y_expr.replace(sp.Min, sp.Max)
-    fy, fz = sp.lambdify([xs, vs], y_expr, "numpy"), sp.lambdify([xs, ws], z_expr, "numpy")
+    free = sorted(str(x) for x in (y_expr.free_symbols | z_expr.free_symbols) - {xs, vs, ws})
+    if free:  # a formula of something the lemma does not define: no value to compare
+        return Verdict(
+            cid,
+            "refuted",
+            f"the claim's Y = {sp.sstr(y_expr)} and 1 - Z = {sp.sstr(z_expr)} depend on "
+            f"{', '.join(free)}, which Lemma 2's order statistics do not define (x_t, v_m, w_m)",
+            covered="nothing evaluated: the formula has free symbols",
+            witness={"free_symbols": free},
+            scope="full",
+        )
+    # both read over every symbol of the lemma (a formula may swap v_m and w_m)
+    fy = sp.lambdify([xs, vs, ws], y_expr, "numpy")
+    fz = sp.lambdify([xs, vs, ws], z_expr, "numpy")
     rank = m + 1 if ctx.is_mutant("rank-off-by-one") else m
     worst = 0.0
     for _ in range(n):
@@ -103,13 +116,15 @@ def order_statistics(ctx: Context, cid):
             subsets = [A for A in itertools.combinations(range(T), m) if t in A]
             Y = max(min(x[u] for u in A) for A in subsets)
             Z = max(min(1 - x[u] for u in A) for A in subsets)
-            worst = max(worst, abs(Y - float(fy(x[t], v))), abs((1 - Z) - float(fz(x[t], w))))
+            dy = abs(Y - float(fy(x[t], v, w)))
+            dz = abs((1 - Z) - float(fz(x[t], v, w)))
+            worst = max(worst, dy, dz) if dy == dy and dz == dz else math.inf  # NaN: a failure
     ok = worst < 1e-12
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
-        f"brute force over all m-subsets against Y = min(x_t, v_m) and 1 - Z = "
-        f"max(x_t, w_m): max deviation {worst:.2e} (< 1e-12 required)",
+        f"brute force over all m-subsets against the claim's Y = {sp.sstr(y_expr)} and "
+        f"1 - Z = {sp.sstr(z_expr)}: max deviation {worst:.2e} (< 1e-12 required)",
         covered=f"{n} random sequences, T = 8, m = 2, with ties",
         measured=worst,
         claimed=0.0,
@@ -158,7 +173,7 @@ def _l3_inputs(T, m, rng, n_rand):
 def _l3_errors(X, q, m, sel, fy, fz):
     srt = np.sort(X, axis=1)
     v, w = srt[:, -m][:, None], srt[:, m - 1][:, None]
-    Y, one_minus_Z = fy(*np.broadcast_arrays(X, v)), fz(*np.broadcast_arrays(X, w))
+    Y, one_minus_Z = fy(*np.broadcast_arrays(X, v, w)), fz(*np.broadcast_arrays(X, v, w))
     xt = sel(q, 1 - one_minus_Z, Y, w, v)
     return np.abs(xt - X).max(1)
 
@@ -222,8 +237,11 @@ def smooth_selector(ctx: Context, cid):
     if ctx.is_mutant("swap-v-w"):
         expr = expr.xreplace({v_s: w_s, w_s: v_s})
     sel = _stable_softmax_mix(expr, syms)
-    fy = sp.lambdify([c2.symbol("x_t"), c2.symbol("v_m")], c2.expr("Y"), "numpy")
-    fz = sp.lambdify([c2.symbol("x_t"), c2.symbol("w_m")], c2.expr("one_minus_Z"), "numpy")
+    l2 = [c2.symbol(x) for x in ("x_t", "v_m", "w_m")]
+    # every symbol of HC-L2 passed: a formula that swaps v_m and w_m is evaluated, not an error
+    fy = sp.lambdify(l2, c2.expr("Y"), "numpy")
+    fz = sp.lambdify(l2, c2.expr("one_minus_Z"), "numpy")
+
     X = _l3_inputs(T, m, rng, ctx.pick(400, 4000))
     qs = [10.0**k for k in range(1, 10)] if not ctx.full else [10.0**k for k in range(1, 12)]
     rows, witnesses = [], []
