@@ -182,6 +182,14 @@ P.claim(
     provenance="stated",
     statement="With biases, (W_Q, b_Q) -> S(W_Q, b_Q) and (W_K, b_K) -> S^{-T}(W_K, b_K) "
     "leaves the logits unchanged.",
+    expressions={
+        "key_power": sp.Integer(-1),
+        "query_bias_power": sp.Integer(1),
+        "key_bias_power": sp.Integer(-1),
+    },
+    notes="The action as data (read by the check): W_Q -> S W_Q, b_Q -> S^query_bias_power "
+    "b_Q, W_K -> (Sᵀ)^key_power W_K, b_K -> (Sᵀ)^key_bias_power b_K; the statement's S and "
+    "S^{-T} are the powers 1 and -1 (each bias transformed with its weight).",
 )
 P.claim(
     "ID-F4.7",
@@ -304,7 +312,10 @@ P.claim(
     provenance="stated",
     statement="Along gradient flow of any loss of a bias-free attention layer, W_Q W_Qᵀ - W_K W_Kᵀ "
     "is conserved for every head.",
-    notes="With QK biases the conserved quantity is [W|b][W|b]ᵀ differences [derived]; the "
+    expressions={"key_gram_coefficient": sp.Integer(-1)},
+    notes="key_gram_coefficient (read by the check) is c of the conserved matrix W_Q W_Qᵀ + "
+    "c W_K W_Kᵀ: the statement's difference is c = -1. With QK biases the conserved quantity "
+    "is [W|b][W|b]ᵀ differences [derived]; the "
     "discrete-step and weight-decay behaviour is ID-L5.1d.",
 )
 P.claim(
@@ -340,7 +351,15 @@ P.claim(
     provenance="reconstructed",
     statement="Rebalancing moves (W_Q, W_K) to a balanced point of its orbit without changing "
     "W_Kᵀ W_Q: β = τ = 0 after it.",
-    notes="[paper + code]: the procedure (QR, SVD of R_K R_Qᵀ, Σ^{1/2} split, Procrustes "
+    expressions={
+        "product_ratio": sp.Integer(1),
+        "beta_ratio": sp.Integer(0),
+        "tau_ratio": sp.Integer(0),
+    },
+    notes="The statement as data (read by the check): W_Kᵀ W_Q after rebalancing = "
+    "product_ratio x W_Kᵀ W_Q before (1: unchanged); β and τ after it = beta_ratio, tau_ratio "
+    "x β before (0: balanced). [paper + code]: the procedure (QR, SVD of R_K R_Qᵀ, Σ^{1/2} "
+    "split, Procrustes "
     "orientation) is the paper's §5.2.2 completed from the author's fork; the minimum "
     "norm of the balanced point is ID-S5.2n [derived].",
 )
@@ -360,6 +379,16 @@ P.claim(
     provenance="stated",
     statement="SGD keeps ρ far below 1/(2H) and conserves β; AdamW steps overlap the invariant "
     "subspace and break conservation; rebalancing restores it without hurting loss.",
+    expressions={
+        "rho_sign_sgd_minus_reference": sp.Integer(-1),
+        "rho_sign_adamw_minus_sgd": sp.Integer(1),
+        "drift_sign_adamw_minus_sgd": sp.Integer(1),
+        "loss_sign_rebalanced_minus_adamw": sp.Integer(0),
+    },
+    notes="The statement's orderings as signs (read by the check; Figs. 2-4 give no values): "
+    "SGD's ρ below the 1/(2H) reference (-1), AdamW's ρ above SGD's (+1: its steps overlap the "
+    "invariant subspace), AdamW's β drift above SGD's (+1: it breaks conservation), the "
+    "rebalanced run's validation loss minus AdamW's 0 (not hurt: no difference).",
     depends_on=("ID-S5.1", "ID-S5.2", "ID-L5.1"),
 )
 
@@ -463,8 +492,12 @@ P.claim(
     provenance="stated",
     statement="A control run that clears the AdamW state (both moments) without rebalancing "
     "behaves like plain AdamW, so the rebalanced run's effect comes from the rebalance.",
+    expressions={"beta_closer_sign": sp.Integer(-1)},
     notes="Digest §5.2 item 6 and §6 results [paper]; the clearing itself is [code] (the fork "
-    "deletes the moments of the fused c_attn.weight). No curve values are given.",
+    "deletes the moments of the fused c_attn.weight). No curve values are given: "
+    "beta_closer_sign (read by the check) is the sign of |β_control - β_AdamW| - "
+    "|β_control - β_rebalanced| after the first clearing (-1: the control behaves like plain "
+    "AdamW, not like the rebalanced run); only the direction is stated.",
     depends_on=("ID-S5.2",),
 )
 

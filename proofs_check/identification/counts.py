@@ -39,7 +39,11 @@ CONFIGS = {
         AttentionConfig(6, 3, value_dim=1),
         AttentionConfig(8, 4, value_dim=3),
     ],
-    "ID-L4.6": [AttentionConfig(8, h) for h in (1, 2, 4)] + [AttentionConfig(4, 2)],
+    # E = 6 beside 4 and 8, and value widths C apart from the head width D (a count in C·D or
+    # C·E/H agrees with C² only where C = D = E/H)
+    "ID-L4.6": [AttentionConfig(8, h) for h in (1, 2, 4)]
+    + [AttentionConfig(4, 2), AttentionConfig(6, 2), AttentionConfig(6, 3)]
+    + [AttentionConfig(8, 2, value_dim=2), AttentionConfig(6, 3, value_dim=3)],
     "ID-B4.7.2": [AttentionConfig(8, h, bias=True) for h in (1, 2, 4)]
     + [AttentionConfig(4, 2, bias=True)],
     "ID-GQA4.9": [
@@ -48,6 +52,9 @@ CONFIGS = {
         AttentionConfig(8, 8, G=2),
         AttentionConfig(8, 8, G=1),
         AttentionConfig(4, 2, G=1),
+        # head widths 3 and 4 beside 1 and 2 (a count quadratic in D is pinned at three D)
+        AttentionConfig(12, 4, G=1),
+        AttentionConfig(16, 4, G=2),
     ],
     "ID-P4.8": [
         AttentionConfig(8, 1, rope="full"),
@@ -76,7 +83,9 @@ CONFIGS = {
         AttentionConfig(8, 2),
         AttentionConfig(6, 3),
     ],
-    "ID-SH3.2": [AttentionConfig(4, 1, no_output=True), AttentionConfig(6, 1, no_output=True)],
+    # three widths: a count quadratic in E is pinned only by three (a line through E = 4, 6
+    # agrees with E² there)
+    "ID-SH3.2": [AttentionConfig(E, 1, no_output=True) for E in (4, 6, 8)],
 }
 
 #: construction mutants: the layer actually built (and measured) for a configuration
@@ -233,7 +242,7 @@ def _predicted_qk(ctx: Context, cid: str, cfg: AttentionConfig):
 def _predicted(ctx: Context, cid: str, cfg: AttentionConfig):
     """(U, P, ratio or None) for a configuration, from the catalogue's expressions."""
     E, H, G, D = cfg.E, cfg.H, cfg.groups, cfg.head_dim
-    C = D
+    C = cfg.value_width  # the value width: the head width D unless set apart
     ev = lambda name, c=cid, **v: _ev(ctx, c, name, **v)
     if cid == "ID-T4.5" and cfg.value_width != D:  # only the general ratio speaks of C != D
         return None, None, ev("ratio_general", C=cfg.value_width, D=D, E=E)
@@ -331,6 +340,13 @@ def _ratio_text(ctx: Context, cid, rows: list[dict]) -> tuple[bool, str]:
     return ok, extra
 
 
+def _count_text(v):
+    """A claimed count for a row: the integer, else the formula's value as text (a count left
+    with a free symbol, or not an integer, is a finding of the row, never an exception)."""
+    v = sp.sympify(v)
+    return int(v) if v.is_Integer else sp.sstr(v)
+
+
 def _qk_formulas(ctx: Context, cid) -> str:
     """The QK counts the check read, as the (possibly mutated) catalogue writes them."""
     if cid != "ID-P4.8":
@@ -367,9 +383,9 @@ def jacobian_rank(ctx: Context, cid):
                 "E": cfg.E,
                 "H": cfg.H,
                 "G": cfg.groups,
-                "P_claimed": "" if P is None else int(P),
+                "P_claimed": "" if P is None else _count_text(P),
                 "P_measured": r["total"],
-                "U_claimed": "" if U is None else int(U),
+                "U_claimed": "" if U is None else _count_text(U),
                 "U_measured": r["measured"],
                 "ratio_claimed": str(ratio) if ratio is not None else "",
                 "ratio_measured": str(meas_ratio),
@@ -570,7 +586,12 @@ def _qk_cell(r) -> str:
 )
 def qk_count(ctx: Context, cid):
     e41 = cid == "ID-E4.1"
-    grid = [(1, 1), (2, 1), (3, 1), (5, 1)] if e41 else [(2, 4), (4, 4), (5, 3), (7, 5), (6, 2)]
+    # ID-L4.1w: D - E odd as well as even, on both sides of D = E
+    grid = (
+        [(1, 1), (2, 1), (3, 1), (5, 1)]
+        if e41
+        else [(2, 4), (4, 4), (5, 3), (7, 5), (6, 2), (3, 2), (4, 1), (3, 4)]
+    )
     rows = _qk_rows(ctx, cid, grid)
     bad = [r for r in rows if not r["agrees"]]
     wide = [r for r in rows if r["D"] > r["E"]]

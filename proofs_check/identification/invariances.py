@@ -20,7 +20,7 @@ from approxtheory.identifiability import (
 from approxtheory.measure import fit_rate
 
 from .._core import Context, Verdict, check, memo, slope_row
-from ._common import EXACT, _ev, _expr
+from ._common import EXACT, _claimed_real, _ev, _expr
 from .counts import _qk_layer, _qk_rows
 
 
@@ -46,15 +46,8 @@ TRANSPOSE = (
         "orthogonal-count": "the per-head count D² replaced by O(D)'s D(D-1)/2 (rotations only)",
     },
 )
-@check(
-    "ID-B4.6",
-    mutants={
-        "transpose-dropped": TRANSPOSE,
-        "bias-untransformed": "W_Q, W_K transformed but b_Q, b_K left as they were",
-    },
-)
 def invariance(ctx: Context, cid):
-    cfg = AttentionConfig(8, 2, bias=(cid == "ID-B4.6"))
+    cfg = AttentionConfig(8, 2, bias=False)
     m = build_layer(cfg, seed=ctx.seed)
     X = torch.randn(4, 6, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(ctx.seed))
     with torch.no_grad():
@@ -66,11 +59,6 @@ def invariance(ctx: Context, cid):
             Sk = np.linalg.inv(S) if ctx.is_mutant("transpose-dropped") else np.linalg.inv(S).T
             Wq, Wk = _qk(m, h)
             a.set_head(h, q=S @ Wq, k=Sk @ Wk)
-            if cfg.bias and not ctx.is_mutant("bias-untransformed"):
-                bq = a.q.bias[h * 4 : (h + 1) * 4].numpy().copy()
-                bk = a.k.bias[h * 4 : (h + 1) * 4].numpy().copy()
-                a.q.bias[h * 4 : (h + 1) * 4] = torch.from_numpy(S @ bq)
-                a.k.bias[h * 4 : (h + 1) * 4] = torch.from_numpy(Sk @ bk)
         y1 = m(X)
         # control: transforming W_Q alone is not an invariance
         a.set_head(0, q=2 * _qk(m, 0)[0])
@@ -78,7 +66,7 @@ def invariance(ctx: Context, cid):
     d = float((y1 - y0).abs().max())
     ctrl = float((y2 - y0).abs().max())
     ok = d < 1e-10 and ctrl > 1e-3
-    count, scope = "", "partial: E = 8, H = 2 with biases, one random S in GL(4) per head"
+    count, scope = "", ""
     if cid == "ID-L4.1":  # the orbit's dimension: the QK block of a layer
         # (3, 2) and (4, 3) lie just outside D <= E, where the count is smaller than D²
         # (ID-L4.1w): the count must agree wherever the claim's regime admits the cell, the
@@ -117,18 +105,104 @@ def invariance(ctx: Context, cid):
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
-        f"(S W_Q, S^-T W_K){' with (S b_Q, S^-T b_K)' if cfg.bias else ''} leaves "
-        f"outputs unchanged to {d:.1e} (criterion < 1e-10); control (W_Q alone) "
+        f"(S W_Q, S^-T W_K) leaves outputs unchanged to {d:.1e} (criterion < 1e-10); "
+        "control (W_Q alone) "
         f"changes them by {ctrl:.2f}" + count,
         covered="E = 8, H = 2, random S in GL(4)",
         measured=d,
         claimed=0.0,
         scope=scope,
-        slack=EXACT if ok and cid == "ID-L4.1" else None,
-        formula_note=""
-        if cid == "ID-L4.1"
-        else "reads no formula: an invariance (the outputs unchanged under the group action), "
-        "measured as an output change; the claim has no expression",
+        slack=EXACT if ok else None,
+    )
+
+
+#: ID-B4.6's catalogue fields: the powers of the action (S W_Q, S^q b_Q), ((Sᵀ)^k W_K,
+#: (Sᵀ)^kb b_K) the claim states leave the logits unchanged (S^-T: k = kb = -1; q = 1)
+B46_POWERS = ("key_power", "query_bias_power", "key_bias_power")
+
+
+def _spectral_gl(rng, n: int):
+    """A random S in GL(n) with a positive real spectrum, as (V, λ): S = V diag(λ) V^-1, so
+    that S^p = V diag(λ^p) V^-1 is real for every real power p a claim may state."""
+    V = rng.standard_normal((n, n)) + 3 * np.eye(n)
+    return V, rng.uniform(0.5, 2.0, n)
+
+
+def _power(V, lam, p: float, transpose: bool):
+    """(Sᵀ)^p (``transpose``) or S^p of S = V diag(λ) V^-1."""
+    Sp = V @ np.diag(lam**p) @ np.linalg.inv(V)
+    return Sp.T if transpose else Sp
+
+
+def _logits(a, X2, n: int) -> np.ndarray:
+    """Every head's logits (X W_Qᵀ + b_Q)(X W_Kᵀ + b_K)ᵀ (unscaled), stacked."""
+    W = {k: getattr(a, k).weight.detach().numpy() for k in ("q", "k")}
+    b = {k: getattr(a, k).bias.detach().numpy() for k in ("q", "k")}
+    out = []
+    for h in range(a.h):
+        sl = slice(h * n, (h + 1) * n)
+        Q, K = X2 @ W["q"][sl].T + b["q"][sl], X2 @ W["k"][sl].T + b["k"][sl]
+        out.append(Q @ K.T)
+    return np.stack(out)
+
+
+@check(
+    "ID-B4.6",
+    mutants={
+        "transpose-dropped": TRANSPOSE,
+        "bias-untransformed": "W_Q, W_K transformed but b_Q, b_K left as they were",
+    },
+)
+def bias_invariance(ctx: Context, cid):
+    """The action with biases the claim states (its powers :data:`B46_POWERS`, read from the
+    catalogue) on an E = 8, H = 2 layer with biases: the logits (the claim's quantity) must be
+    unchanged; the outputs' change is reported."""
+    read = {n: _claimed_real(cid, n) for n in B46_POWERS}
+    said = ", ".join(f"{n} = {r[1]}" for n, r in read.items())
+    bad = [r[2] for r in read.values() if r[0] is None]
+    scope = "partial: E = 8, H = 2 with biases, one random S in GL(4) per head (a positive "
+    scope += "real spectrum, so that every real power the claim may state is defined)"
+    if bad:
+        return Verdict(cid, "refuted", f"the claim read: {said}; " + "; ".join(bad), scope=scope)
+    p = {n: float(r[0]) for n, r in read.items() if r[0] is not None}
+    if ctx.is_mutant("bias-untransformed"):
+        p["query_bias_power"] = p["key_bias_power"] = 0.0
+    m = build_layer(AttentionConfig(8, 2, bias=True), seed=ctx.seed)
+    X = torch.randn(4, 6, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(ctx.seed))
+    X2 = X.reshape(-1, 8).numpy()
+    a = m.attention(0)
+    rng = np.random.default_rng(ctx.seed)
+    with torch.no_grad():
+        y0, z0 = m(X), _logits(a, X2, 4)
+        for h in range(2):
+            V, lam = _spectral_gl(rng, 4)
+            Kt = not ctx.is_mutant("transpose-dropped")
+            Wq, Wk = _qk(m, h)
+            sl = slice(h * 4, (h + 1) * 4)
+            bq, bk = a.q.bias[sl].numpy().copy(), a.k.bias[sl].numpy().copy()
+            a.set_head(
+                h, q=_power(V, lam, 1.0, False) @ Wq, k=_power(V, lam, p["key_power"], Kt) @ Wk
+            )
+            a.q.bias[sl] = torch.from_numpy(_power(V, lam, p["query_bias_power"], False) @ bq)
+            a.k.bias[sl] = torch.from_numpy(_power(V, lam, p["key_bias_power"], Kt) @ bk)
+        y1, z1 = m(X), _logits(a, X2, 4)
+        a.set_head(0, q=2 * _qk(m, 0)[0])  # control: transforming W_Q alone is no invariance
+        z2 = _logits(a, X2, 4)
+    scale = float(np.abs(z0).max())
+    d, ctrl = float(np.abs(z1 - z0).max()) / scale, float(np.abs(z2 - z1).max()) / scale
+    dy = float((y1 - y0).abs().max())
+    ok = d < 1e-10 and ctrl > 1e-3
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"the claim read: {said}, i.e. (S W_Q, S^{read['query_bias_power'][1]} b_Q), "
+        f"((Sᵀ)^{read['key_power'][1]} W_K, (Sᵀ)^{read['key_bias_power'][1]} b_K). Under it "
+        f"the logits change by {d:.1e} of their largest (criterion < 1e-10) and the outputs "
+        f"by {dy:.1e}; control (W_Q alone doubled) changes the logits by {ctrl:.2f}",
+        covered="E = 8, H = 2 with biases, random S in GL(4) with a positive real spectrum",
+        measured=d,
+        claimed=0.0,
+        scope=scope,
     )
 
 
@@ -206,6 +280,9 @@ def _rebalanced(ctx: Context, Wq, Wk, rng):
 @check("ID-S5.2", mutants={"uneven-split": UNEVEN, "rotation-one-side": ONE_SIDE})
 @check("ID-S5.2n", mutants={"uneven-split": UNEVEN, "rotation-one-side": ONE_SIDE})
 def balanced_representative(ctx: Context, cid):
+    want, said, bad = _s52_claimed(cid)
+    if bad:
+        return Verdict(cid, "refuted", f"the claim read: {said}; " + "; ".join(bad))
     rng = np.random.default_rng(ctx.seed)
     D, E = 8, 32
     worst = {"M": 0.0, "beta": 0.0, "tau": 0.0, "norm": 0.0, "orbit_below": 0.0}
@@ -216,9 +293,11 @@ def balanced_representative(ctx: Context, cid):
         M = Wk.T @ Wq
         q2, k2 = _rebalanced(ctx, Wq, Wk, rng)
         C0 = np.linalg.norm(imbalance(Wq, Wk))
-        worst["M"] = max(worst["M"], np.linalg.norm(k2.T @ q2 - M) / np.linalg.norm(M))
-        worst["beta"] = max(worst["beta"], np.linalg.norm(imbalance(q2, k2)) / C0)
-        worst["tau"] = max(worst["tau"], abs(np.trace(imbalance(q2, k2))) / C0)
+        dM = np.linalg.norm(k2.T @ q2 - want["product_ratio"] * M) / np.linalg.norm(M)
+        worst["M"] = max(worst["M"], dM)
+        b_rel = np.linalg.norm(imbalance(q2, k2)) / C0
+        worst["beta"] = max(worst["beta"], abs(b_rel - want["beta_ratio"]))
+        worst["tau"] = max(worst["tau"], abs(np.trace(imbalance(q2, k2)) / C0 - want["tau_ratio"]))
         nuc = 2 * np.linalg.norm(M, "nuc")
         norm = np.linalg.norm(q2) ** 2 + np.linalg.norm(k2) ** 2
         worst["norm"] = max(worst["norm"], abs(norm - nuc) / nuc)
@@ -230,9 +309,9 @@ def balanced_representative(ctx: Context, cid):
     tol_M, tol_b = 1e-12, 1e-10
     parts = {"M kept": worst["M"] < tol_M}
     if cid in ("ID-L4.2", "ID-S5.2"):
-        parts["β = 0"] = worst["beta"] < tol_b
+        parts["β as claimed" if cid == "ID-S5.2" else "β = 0"] = worst["beta"] < tol_b
     if cid == "ID-S5.2":
-        parts["τ = 0"] = worst["tau"] < tol_b
+        parts["τ as claimed"] = worst["tau"] < tol_b
     if cid == "ID-S5.2n":
         parts["norm = 2||M||_*"] = worst["norm"] < tol_b
         parts["no orbit point below"] = worst["orbit_below"] < tol_b
@@ -243,8 +322,11 @@ def balanced_representative(ctx: Context, cid):
     return Verdict(
         cid,
         "verified-numeric" if not failed else "refuted",
-        f"after rebalancing: relative change of W_Kᵀ W_Q {worst['M']:.1e} (< {tol_M}), "
-        f"β/β₀ {worst['beta']:.1e}, |τ|/β₀ {worst['tau']:.1e}, ||W_Q||² + ||W_K||² "
+        (f"the claim read: {said}; " if said else "")
+        + f"after rebalancing: relative change of W_Kᵀ W_Q {worst['M']:.1e} (< {tol_M}), "
+        f"β/β₀ {worst['beta']:.1e}, |τ|/β₀ {worst['tau']:.1e}"
+        + (" (each from the claim's value)" if said else "")
+        + f", ||W_Q||² + ||W_K||² "
         f"vs 2||M||_* {worst['norm']:.1e}"
         + (
             f", largest relative drop to another orbit point {worst['orbit_below']:.1e}"
@@ -260,10 +342,25 @@ def balanced_representative(ctx: Context, cid):
         scope=scope,
         slack=EXACT if cid == "ID-L4.2" and not failed else None,
         formula_note=""
-        if cid == "ID-L4.2"
-        else "reads no formula: properties of the rebalanced pair (M kept, β = τ = 0, norm "
-        "= 2||M||_*) measured directly; the claim has no expression",
+        if cid != "ID-S5.2n"
+        else "reads no formula: properties of the rebalanced pair (M kept, norm = 2||M||_*, "
+        "no orbit point below) measured directly; the claim has no expression",
     )
+
+
+#: ID-S5.2's catalogue fields and the values the other claims of the shared check hold fixed:
+#: W_Kᵀ W_Q after rebalancing / before, β after / β before, τ after / β before
+S52_FIELDS = {"product_ratio": 1.0, "beta_ratio": 0.0, "tau_ratio": 0.0}
+
+
+def _s52_claimed(cid: str) -> tuple[dict, str, list[str]]:
+    """(the values, what was read, why some has none): ID-S5.2's :data:`S52_FIELDS` read from
+    its catalogue entry; the fixed values for ID-L4.2 and ID-S5.2n (read nothing)."""
+    if cid != "ID-S5.2":
+        return dict(S52_FIELDS), "", []
+    read = {n: _claimed_real(cid, n) for n in S52_FIELDS}
+    said = ", ".join(f"{n} = {r[1]}" for n, r in read.items())
+    return {n: r[0] for n, r in read.items()}, said, [r[2] for r in read.values() if r[2]]
 
 
 # -------------------------------------------------------------- null directions, projection
@@ -609,7 +706,9 @@ def single_head_equivalence(ctx: Context, cid):
 
 
 # ------------------------------------------------------------------------- conservation
-def _flow_rows(ctx: Context):
+def _flow_rows(ctx: Context, c: float = -1.0):
+    """Per head of an E = 8, H = 2 layer (causal and not) on a squared loss: the derivative of
+    W_Q W_Qᵀ + c W_K W_Kᵀ along dW/dt = -∇L, relative to the norm of its two terms."""
     rows = []
     for causal in (False, True):
         bias = ctx.is_mutant("qk-bias")
@@ -627,9 +726,9 @@ def _flow_rows(ctx: Context):
             gq, gk = a.q.weight.grad[sl].numpy(), a.k.weight.grad[sl].numpy()
             if ctx.is_mutant("sign-flow"):
                 gq, gk = np.sign(gq), np.sign(gk)
-            # d/dt (W_Q W_Qᵀ - W_K W_Kᵀ) along dW/dt = -∇L
-            dC = -(gq @ Wq.T + Wq @ gq.T) + (gk @ Wk.T + Wk @ gk.T)
-            scale = np.linalg.norm(gq @ Wq.T) + np.linalg.norm(gk @ Wk.T)
+            # d/dt (W_Q W_Qᵀ + c W_K W_Kᵀ) along dW/dt = -∇L
+            dC = -(gq @ Wq.T + Wq @ gq.T) - c * (gk @ Wk.T + Wk @ gk.T)
+            scale = np.linalg.norm(gq @ Wq.T) + abs(c) * np.linalg.norm(gk @ Wk.T)
             rows.append(
                 {
                     "causal": causal,
@@ -650,23 +749,36 @@ def _flow_rows(ctx: Context):
     },
 )
 def conservation_flow(ctx: Context, cid):
-    rows = _flow_rows(ctx)
+    """The conserved matrix the claim states, W_Q W_Qᵀ + c W_K W_Kᵀ with c its
+    :data:`L51_COEF` (read from the catalogue; the statement's difference is c = -1): its
+    derivative along the gradient flow must vanish at every head."""
+    c, read, why = _claimed_real(cid, L51_COEF)
+    scope = (
+        "partial: the flow's derivative at one random point of an E = 8, H = 2 "
+        "layer (causal and not) for a squared loss"
+    )
+    if c is None:
+        return Verdict(cid, "refuted", f"the claim read: {L51_COEF} = {read}; {why}", scope=scope)
+    rows = _flow_rows(ctx, c)
     worst = max(r["relative"] for r in rows)
     ok = worst < 1e-12
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
-        f"along -∇L of a squared loss, d/dt (W_Q W_Qᵀ - W_K W_Kᵀ) is {worst:.1e} "
-        f"relative to its two cancelling terms (criterion < 1e-12), every head",
+        f"the claim read: {L51_COEF} = {read}, the conserved matrix W_Q W_Qᵀ + ({read}) "
+        f"W_K W_Kᵀ. Along -∇L of a squared loss its derivative is {worst:.1e} relative to "
+        f"its two terms (criterion < 1e-12), every head",
         covered="E = 8, H = 2 layers (causal and not), random target, float64",
         measured=worst,
         claimed=0.0,
         rows=rows,
-        scope="partial: the flow's derivative at one random point of an E = 8, H = 2 "
-        "layer (causal and not) for a squared loss",
-        formula_note="reads no formula: a conservation law (a time derivative equal to 0), "
-        "measured directly; the claim has no expression",
+        scope=scope,
     )
+
+
+#: ID-L5.1's catalogue field: c of the conserved matrix W_Q W_Qᵀ + c W_K W_Kᵀ (-1: the
+#: statement's W_Q W_Qᵀ - W_K W_Kᵀ)
+L51_COEF = "key_gram_coefficient"
 
 
 #: ID-L5.1d's weight-decay steps (lr, λ): each symbol varied with the other held (lr at λ = 0.1,

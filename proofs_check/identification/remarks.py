@@ -15,7 +15,7 @@ from approxtheory.identifiability import AttentionConfig
 from approxtheory.measure import fit_rate
 
 from .._core import Context, Verdict, check, memo, slope_row
-from ._common import FORMULA_MUTANTS, _ev, _expr
+from ._common import FORMULA_MUTANTS, _claimed_sign, _ev, _expr
 from .counts import _claimed_at, _describe, _rank
 from .invariances import _bias_ranks
 from .training import ID_PAPER
@@ -812,11 +812,14 @@ def clear_control(ctx: Context, cid):
     by = {r["optimizer"]: r for r in rows if float(r["lr_sgd"]) == BASE_LR_SGD}
     every = int(float(by["adamw_clear"]["rebalance_every"]))
     after = sorted(s for s in ctrl if s >= every and s in adam and s in reb)
-    closer = [
-        abs(ctrl[s]["beta"] - adam[s]["beta"]) < abs(ctrl[s]["beta"] - reb[s]["beta"])
+    sign, read, why = _claimed_sign(cid, CLR_SIGN)
+    # per logged step: |β_ctrl - β_AdamW| - |β_ctrl - β_rebalanced| (< 0: nearer AdamW)
+    gaps = [
+        abs(ctrl[s]["beta"] - adam[s]["beta"]) - abs(ctrl[s]["beta"] - reb[s]["beta"])
         for s in after
     ]
-    ok = bool(after) and all(closer)
+    closer = [g < 0 for g in gaps]
+    ok, want = _clr_decide(sign, why, gaps)
     last = after[-1] if after else max(ctrl)
     b = {k: float(v[last]["beta"]) for k, v in (("adamw", adam), ("ctrl", ctrl), ("reb", reb))}
     loss = {
@@ -830,9 +833,11 @@ def clear_control(ctx: Context, cid):
     return Verdict(
         cid,
         "consistent-empirical" if ok else "inconsistent",
-        f"after the first clearing (step {every}) the control's imbalance β is closer to "
-        f"AdamW's than to the rebalanced run's at {sum(closer)}/{len(closer)} logged steps "
-        f"(criterion: all); at step {int(last)} β is {b['ctrl']:.3f} (AdamW {b['adamw']:.3f}, "
+        f"the claim read: {CLR_SIGN} = {read} ({want}). After the first clearing (step "
+        f"{every}) the control's imbalance β is closer to AdamW's than to the rebalanced "
+        f"run's at {sum(closer)}/{len(closer)} logged steps, closer to the rebalanced run's at "
+        f"{sum(g > 0 for g in gaps)}; at step {int(last)} β is {b['ctrl']:.3f} (AdamW "
+        f"{b['adamw']:.3f}, "
         f"rebalanced {b['reb']:.3f}). Not part of the claim's effect but reported: the "
         f"validation loss is {loss['ctrl']:.3f} (AdamW {loss['adamw']:.3f}, rebalanced "
         f"{loss['reb']:.3f}) and mean ρ {rho['ctrl']:.4f} (AdamW {rho['adamw']:.4f}, "
@@ -856,10 +861,32 @@ def clear_control(ctx: Context, cid):
             "xlabel": "step",
             "ylabel": "β",
         },
-        scope="partial: the imbalance β (the quantity the rebalance acts on) of the 2-layer "
-        "E = 32, H = 4 character model, one seed; the paper's τ is not logged; loss and ρ "
-        "reported, not decided",
-        formula_note="reads no formula: a comparison of three trained runs (the claim states "
-        "no quantity)",
+        scope="partial: direction only (the claim's sign; no curve values are given): the "
+        "imbalance β (the quantity the rebalance acts on) of the 2-layer E = 32, H = 4 "
+        "character model, one seed; the paper's τ is not logged; loss and ρ reported, not "
+        "decided",
         scale=_ungated(rows),
     )
+
+
+#: ID-CLR's catalogue field: the sign of |β_control - β_AdamW| - |β_control - β_rebalanced|
+#: after the first clearing (-1: the cleared-moments control behaves like plain AdamW)
+CLR_SIGN = "beta_closer_sign"
+
+
+def _clr_decide(sign: int | None, why: str, gaps: list[float]) -> tuple[bool, str]:
+    """(holds, the criterion in words) of ID-CLR's claimed sign on the per-step ``gaps``
+    (|β_ctrl - β_AdamW| - |β_ctrl - β_rebalanced|): -1 needs every gap < 0 (nearer AdamW),
+    +1 every gap > 0 (nearer the rebalanced run), 0 (no preference) gaps of both signs; no
+    usable sign, or no logged step after the first clearing, never holds."""
+    if sign is None:
+        return False, f"no usable direction: {why}"
+    if sign == 0:
+        want = "no preference: the control must be nearer AdamW at some steps, nearer the "
+        want += "rebalanced run at others"
+        return bool(gaps) and min(gaps) < 0 < max(gaps), want
+    if sign < 0:
+        want = "criterion: the control nearer AdamW at every logged step, like plain AdamW"
+        return bool(gaps) and max(gaps) < 0, want
+    want = "criterion: the control nearer the rebalanced run at every logged step"
+    return bool(gaps) and min(gaps) > 0, want
