@@ -174,11 +174,8 @@ def test_pr_e3_is_a_check_and_its_false_variants_fail():
         assert run("PR-E3", mutant=mutant).verdict == "refuted", mutant
 
 
-def test_pr_e3_planted_item_counts_fail(monkeypatch):
-    monkeypatch.setattr(
-        prc.reported, "DOWNSTREAM_ITEMS", {**prc.DOWNSTREAM_ITEMS, "HellaSwag": 10_042}
-    )
-    v = run("PR-E3")
+def test_pr_e3_planted_item_counts_fail():
+    v = run_false("PR-E3", items_HellaSwag=sp.Integer(10_042))
     assert v.verdict == "refuted" and "BELOW 1 point" in v.evidence
 
 

@@ -240,14 +240,25 @@ P.claim(
     "sizes (PIQA about 1.8k, WinoGrande about 1.3k, ARC-E about 2.4k items) one standard "
     "error of an accuracy near 50 %, SE = sqrt(p q / n) with q = 1 - p, is at least 1 "
     "point, so the gains are not individually significant.",
-    expressions={"se": sp.sqrt(p_acc * q_err) / sp.sqrt(n_items)},
+    expressions={
+        "se": sp.sqrt(p_acc * q_err) / sp.sqrt(n_items),
+        "one_se_at_least_points": sp.Integer(1),
+        "gain_low_points": sp.Rational(1, 10),
+        "gain_high_points": sp.Rational(11, 10),
+        "items_PIQA": sp.Integer(1800),
+        "items_WinoGrande": sp.Integer(1300),
+        "items_ARC_Easy": sp.Integer(2400),
+    },
     depends_on=("PR-E1",),
     notes="Stated by the paper: the accuracy means (no error bars). Derived by the digest "
     "(§6, §10 item 6): the item counts' standard error and the 'not individually "
     "significant' reading, the weakest part, hence the label. The standard error is of one "
     "accuracy measured on n items (binomial sampling of the items); a paired difference on "
     "the same items has a standard error set by the fraction of items the two models "
-    "disagree on, which the paper does not report.",
+    "disagree on, which the paper does not report. Read by the check: gain_low_points and "
+    "gain_high_points, the stated range of the gains in accuracy points; "
+    "one_se_at_least_points, the least size of one standard error the statement gives; "
+    "items_<benchmark> (- written _), the stated item counts of the sized benchmarks.",
 )
 P.claim(
     "PR-E2",

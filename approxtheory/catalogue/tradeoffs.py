@@ -131,8 +131,13 @@ P.claim(
     provenance="reconstructed",
     statement="Early layers need enough attention width to extract information; split it between "
     "heads and head dimension by the TO-T1 balance (grouped heads).",
+    expressions={"loss_sign_edge_minus_balanced": sp.Integer(1)},
     notes="The abstract [A] gives the thesis; the Eq. (3) balance and the grouped heads are known "
-    "only from reviews [R] and summaries [S], hence 'reconstructed'.",
+    "only from reviews [R] and summaries [S], hence 'reconstructed'. "
+    "loss_sign_edge_minus_balanced (read by the check) is the sign of the loss at the better "
+    "edge split of a fixed width (all head dimension or all heads) minus the loss at the "
+    "balanced split (+1: the balanced split is better); only the direction is stated, no loss "
+    "values (the paper's Fig. 2 finds 8 heads best where Eq. (3) predicts 32).",
     depends_on=("TO-T1",),
 )
 P.claim(
@@ -142,8 +147,18 @@ P.claim(
     provenance="reconstructed",
     statement="Later layers can run with smaller head dimension and be compressed by per-head SVD "
     "truncation.",
+    expressions={
+        "dloss_sign_later_minus_first": sp.Integer(-1),
+        "loss_sign_front_minus_back": sp.Integer(-1),
+    },
     notes="'Smaller head dimension in later layers' is the abstract's [A]; the per-head SVD "
-    "truncation is known only from reviews [R] and summaries [S], hence 'reconstructed'.",
+    "truncation is known only from reviews [R] and summaries [S], hence 'reconstructed'. Read "
+    "by the check: dloss_sign_later_minus_first, the sign of the loss increase from "
+    "SVD-truncating a later layer's heads minus that from truncating the first layer's (-1: "
+    "later layers compress more cheaply), and loss_sign_front_minus_back, the sign of the loss "
+    "of a schedule giving early layers the larger head dimension minus that of its mirror "
+    "image at equal total width (-1: later layers can run with smaller head dimension); only "
+    "the directions are stated, no loss values.",
     depends_on=("TO-C1", "TO-T2"),
 )
 P.claim(
@@ -217,8 +232,12 @@ P.claim(
     provenance="reconstructed",
     statement="The attention logit norms of trained models grow with the sequence length L, which "
     "strains the bounded-logit assumption of Theorem 5.1.",
+    expressions={"logit_range_sign_longer_minus_shorter": sp.Integer(1)},
     notes="Known only from a reviewer's description of the paper's Fig. 10 (digest §2, §6 E5, "
-    "P5); the models, the norm and the lengths were not recovered.",
+    "P5); the models, the norm and the lengths were not recovered. "
+    "logit_range_sign_longer_minus_shorter (read by the check) is the sign of the trained logit "
+    "norm at a longer L minus at a shorter one (+1: the norms grow with L); only the direction "
+    "is stated, no values.",
 )
 
 CLAIMS = P.claims

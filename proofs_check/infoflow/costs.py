@@ -140,7 +140,9 @@ def mpr_charge(ctx: Context, cid):
         scope="partial: the MPR charge (free): a fixed-size max-position-retrieval head reaches "
         "every ε = err_mpr(β) with a weight count flat in 1/ε and in T; the residual's charge "
         "(an identity) is free by construction, and the GIA/SPA charges at IF-T4's cost are "
-        "not tested (IF-T4 is a lower bound over all decoders)",
+        "not tested (IF-T4 is a lower bound over all decoders), nor is the claim's I_global "
+        "(the information-set size GIA charges, read by predict_rate: no measurement here "
+        "counts the positions a global aggregation couples)",
         witness=None
         if not bad
         else {k: bad[0][k] for k in ("T", "beta", "sup_error", "claimed_bound")},

@@ -47,8 +47,6 @@ from .paired import (
     schedules_of,
 )
 from .reported import (
-    DOWNSTREAM_GAINS,
-    DOWNSTREAM_ITEMS,
     ITEMS_X10,
     MILESTONE_CURVES,
     SE_GRID_N,
@@ -110,8 +108,6 @@ __all__ = [
     "ablation_start_width",
     "STEP_TOKENS_HALVED",
     "tokens_per_parameter",
-    "DOWNSTREAM_ITEMS",
-    "DOWNSTREAM_GAINS",
     "SE_GRID_N",
     "SE_GRID_P",
     "ITEMS_X10",

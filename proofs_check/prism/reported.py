@@ -90,10 +90,15 @@ def tokens_per_parameter(ctx: Context, cid):
 
 
 # ------------------------------------------------------------------ PR-E3 (standard errors)
-#: the digest's item counts of the benchmarks it sizes (§6; HellaSwag is not sized there)
-DOWNSTREAM_ITEMS = {"PIQA": 1800, "WinoGrande": 1300, "ARC-Easy": 2400}
-#: the reported downstream gains, in accuracy points (digest §6: 0.1-1.1)
-DOWNSTREAM_GAINS = (0.1, 1.1)
+#: PR-E3's catalogue fields the check reads: the stated gains' range (accuracy points), the
+#: stated least one-SE size (points), and one item count per sized benchmark (``items_<name>``,
+#: ``_`` for ``-`` in the name; HellaSwag is not sized in the digest)
+E3_GAINS = ("gain_low_points", "gain_high_points")
+E3_ONE_SE = "one_se_at_least_points"
+E3_ITEMS = "items_"
+#: the two-sided 5 % normal quantile: a gain below 1.96 SE of the difference is not
+#: individually significant
+Z_95 = 1.96
 SE_GRID_N = (50, 1300, 1800, 2400, 10_000)
 SE_GRID_P = (0.05, 0.3, 0.5, 0.7, 0.95)
 
@@ -107,6 +112,44 @@ def _binomial_sd(n: int, p: float) -> float:
     k = np.arange(n + 1, dtype=np.float64)
     pmf = stats.binom.pmf(k, n, p)
     return float(np.sqrt(np.sum(pmf * (k / n - p) ** 2)))
+
+
+def _e3_stated(c) -> tuple[dict, tuple, float, str, list]:
+    """What PR-E3 states in numbers: (item counts by benchmark, (lowest, highest) gain in
+    points, the least one-SE size in points, the fields as read, what is unusable or
+    contradicts the statement's own words)."""
+
+    def num(name):
+        e = sp.sympify(c.expr(name))
+        ok = e.is_number and e.is_real is True and e.is_finite is True
+        return (float(e) if ok else math.nan), sp.sstr(e)
+
+    read, bad = [], []
+    vals = {}
+    names = [*E3_GAINS, E3_ONE_SE] + [n for n in c.expressions if n.startswith(E3_ITEMS)]
+    for name in names:
+        if name not in c.expressions:
+            vals[name] = math.nan
+            read.append(f"{name} = -")
+            bad.append(f"the claim states no {name}")
+            continue
+        vals[name], txt = num(name)
+        read.append(f"{name} = {txt}")
+        if not math.isfinite(vals[name]):
+            bad.append(f"{name} = {txt} is no finite real number")
+    items = {n[len(E3_ITEMS) :].replace("_", "-"): vals[n] for n in names[3:]}
+    bad += [f"{b}: {n:g} items is not a positive count" for b, n in items.items() if not n >= 1]
+    if not items:
+        bad.append(f"the claim sizes no benchmark (no {E3_ITEMS}* field)")
+    lo, hi = (vals[n] for n in E3_GAINS)
+    if not 0 <= lo <= hi:
+        bad.append(
+            f"the stated gains {lo:g} to {hi:g} points are not an ordered range at or above 0 "
+            "(the claim says Prism is at least the baseline)"
+        )
+    if not vals[E3_ONE_SE] > 0:
+        bad.append(f"{E3_ONE_SE} = {vals[E3_ONE_SE]:g} is not a positive size")
+    return items, (lo, hi), vals[E3_ONE_SE], "; ".join(read), bad
 
 
 ITEMS_X10 = "items-x10"
@@ -123,8 +166,8 @@ VARIANCE_AS_SE = "variance-as-se"
 )
 def downstream_standard_errors(ctx: Context, cid):
     """The catalogue's SE against the binomial distribution on a grid of (n, p); then at the
-    digest's item counts and p = 1/2: one SE >= 1 point, the accuracy band where it stays
-    >= 1 point, and the reported 0.1-1.1-point gains against 1.96 SE of an unpaired
+    claim's item counts and p = 1/2: one SE >= the claim's least size, the accuracy band where
+    it stays so, and the claim's largest stated gain against 1.96 SE of an unpaired
     difference."""
     import numpy as np
 
@@ -137,7 +180,10 @@ def downstream_standard_errors(ctx: Context, cid):
     def se(p, n):  # q = 1 - p
         return f(p, 1 - p, n)
 
-    items = {b: n * (10 if ctx.is_mutant(ITEMS_X10) else 1) for b, n in DOWNSTREAM_ITEMS.items()}
+    stated, gains, least, read, bad = _e3_stated(c)
+    items = {b: n * (10 if ctx.is_mutant(ITEMS_X10) else 1) for b, n in stated.items()}
+    if bad:  # the claim's numbers contradict its own words or are unusable: no arithmetic
+        items = {}
     grid, worst = [], 0.0
     for n in SE_GRID_N:
         for p in SE_GRID_P:
@@ -151,53 +197,66 @@ def downstream_standard_errors(ctx: Context, cid):
     bands = {}
     for b, n in items.items():
         vals = np.broadcast_to(np.asarray(se(ps, n), dtype=np.float64), ps.shape)
-        inside = ps[100 * vals >= 1]
+        inside = ps[100 * vals >= least]
         bands[b] = (float(inside.min()), float(inside.max())) if inside.size else None
-    one_se = all(math.isfinite(x) and x >= 1 for x in pts.values())
-    z = {b: DOWNSTREAM_GAINS[1] / (math.sqrt(2) * x) for b, x in pts.items()}
-    insignificant = all(v < 1.96 for v in z.values())
-    slack = min(pts.values())  # one SE / the 1 point it must reach
-    ok = formula_ok and one_se and insignificant
+    one_se = bool(pts) and all(math.isfinite(x) and x >= least for x in pts.values())
+    z = {b: gains[1] / (math.sqrt(2) * x) for b, x in pts.items()}
+    insignificant = bool(z) and all(v < Z_95 for v in z.values())
+    ok = formula_ok and one_se and insignificant and not bad
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
-        f"SE = sqrt(p q / n), q = 1 - p, of the catalogue against the binomial "
+        f"The claim read: {read}"
+        + (f" (unusable or contradicting the statement: {'; '.join(bad)})" if bad else "")
+        + f". SE = sqrt(p q / n), q = 1 - p, of the catalogue against the binomial "
         f"distribution's s.d. of an accuracy on n items ({len(grid)} cells, n {SE_GRID_N}, "
         f"p {SE_GRID_P}): largest relative difference {worst:.2g}"
         + ("" if formula_ok else " (the formula is NOT the binomial standard error)")
-        + ". At p = 1/2 one SE is "
-        + ", ".join(f"{b} ({n} items) {pts[b]:.3f}" for b, n in items.items())
+        + _e3_text(items, pts, bands, z, (gains, least, one_se, insignificant)),
+        covered=f"{len(grid)} (n, p) cells of the formula; the claim's item counts "
+        f"{_named(items, '{:,.0f}'.format)} at p = 1/2; stated gains "
+        f"{gains[0]:g} to {gains[1]:g} points",
+        measured={"se_points_at_half": pts, "z_of_largest_gain": z, "bands": bands},
+        claimed={k: v for k, v in zip((E3_ONE_SE, *E3_GAINS), (least, *gains)) if math.isfinite(v)},
+        rows=grid,
+        slack=min(pts.values()) / least if pts and least > 0 else None,
+        scope="partial: the standard-error statement (the formula against the binomial "
+        "distribution, the item counts and the stated gains read from the claim); the "
+        "accuracies need the paper's 124M-757M models and the LM Evaluation Harness",
+    )
+
+
+def _e3_text(items, pts, bands, z, stated) -> str:
+    """PR-E3's evidence after the formula: one SE at p = 1/2, its band, the gain's z."""
+    (lo, hi), least, one_se, insignificant = stated
+    if not items:
+        return ". No item count to size a standard error at"
+    return (
+        ". At p = 1/2 one SE is "
+        + ", ".join(f"{b} ({n:,.0f} items) {pts[b]:.3f}" for b, n in items.items())
         + " points"
         + (
-            " (>= 1 point: a 1-point gain is within one SE)"
+            f" (>= {least:g} point(s): a {least:g}-point gain is within one SE)"
             if one_se
-            else " (BELOW 1 point somewhere: a 1-point gain is not within one SE)"
+            else f" (BELOW {least:g} point(s) somewhere: a {least:g}-point gain is not within "
+            "one SE)"
         )
-        + "; it stays >= 1 point for accuracies in "
+        + f"; it stays >= {least:g} point(s) for accuracies in "
         + ", ".join(
             f"{b} [{v[0]:.3f}, {v[1]:.3f}]" if v else f"{b} nowhere" for b, v in bands.items()
         )
-        + f". The largest reported gain, {DOWNSTREAM_GAINS[1]} points, is "
+        + f". The largest stated gain, {hi:g} points (of {lo:g} to {hi:g}), is "
         + ", ".join(f"{v:.2f}" for v in z.values())
-        + " standard errors of an unpaired difference (sqrt(2) SE) at the three benchmarks: "
+        + f" standard errors of an unpaired difference (sqrt(2) SE) at the {len(z)} "
+        "benchmarks: "
         + (
-            "below 1.96 everywhere, so not individually significant"
+            f"below {Z_95} everywhere, so not individually significant"
             if insignificant
-            else "ABOVE 1.96 somewhere"
+            else f"ABOVE {Z_95} somewhere: that gain would be individually significant"
         )
-        + ". Not covered: HellaSwag (the digest gives no item count), the paired difference "
-        "on the same items (its SE needs the fraction of items the models disagree on, not "
-        "reported), and the accuracies themselves",
-        covered=f"{len(grid)} (n, p) cells of the formula; the digest's item counts "
-        f"{_named(items, '{:,}'.format)} at p = 1/2; reported gains "
-        f"{DOWNSTREAM_GAINS[0]:g} to {DOWNSTREAM_GAINS[1]:g} points",
-        measured={"se_points_at_half": pts, "z_of_largest_gain": z, "bands": bands},
-        claimed={"one_se_at_least_points": 1.0},
-        rows=grid,
-        slack=slack,
-        scope="partial: the standard-error statement (the formula against the binomial "
-        "distribution, the digest's item counts, the reported 0.1-1.1-point gains); the "
-        "accuracies need the paper's 124M-757M models and the LM Evaluation Harness",
+        + ". Not covered: benchmarks the claim gives no item count for (HellaSwag), the "
+        "paired difference on the same items (its SE needs the fraction of items the models "
+        "disagree on, not reported), and the accuracies themselves"
     )
 
 

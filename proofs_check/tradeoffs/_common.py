@@ -1,5 +1,6 @@
 """Helpers shared by the trade-off checks (arXiv 2510.03784): the catalogue formula as a numpy
-function, the softmax, the bound ratio, and the trained-rows reader (:data:`_trained`: tests
+function, the claimed sign of a direction (:func:`_claimed_sign`), the softmax, the bound
+ratio, and the trained-rows reader (:data:`_trained`: tests
 substitute rows by patching it in the sub-module whose check reads it)."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import sympy as sp
 
 from approxtheory import claim
 
-from .._core import experiment_rows
+from .._core import Verdict, experiment_rows
 
 
 def _lambdify(cid: str, name: str, *symbols: str, expr=None):
@@ -18,6 +19,28 @@ def _lambdify(cid: str, name: str, *symbols: str, expr=None):
     c = claim(cid)
     e = c.expr(name) if expr is None else expr
     return sp.lambdify([c.symbol(s) for s in symbols], e, "numpy")
+
+
+def _claimed_sign(c, name: str) -> tuple[int | None, str, str]:
+    """(sign, the expression as read, why it has none): the sign a claim states as its
+    expression ``name``; None where the claim states none or it is no finite real number."""
+    if name not in c.expressions:
+        return None, "-", f"the claim states no {name}"
+    e = sp.sympify(c.expr(name))
+    if not e.is_number or e.is_real is not True or e.is_finite is not True:
+        return None, sp.sstr(e), f"{name} = {sp.sstr(e)} is no finite real number"
+    return int(sp.sign(e)), sp.sstr(e), ""
+
+
+def _no_sign(cid: str, field: str, read: str, why: str, verdict: str = "inconsistent") -> Verdict:
+    """The verdict of a claim whose direction field ``field`` gives no sign to compare with:
+    decided without the run."""
+    return Verdict(
+        cid,
+        verdict,
+        f"the claim read: {field} = {read}; it states no usable direction: {why}",
+        scope="partial: direction only (the claim's sign); no direction to compare",
+    )
 
 
 def _softmax(z):

@@ -96,7 +96,7 @@ def balance_rule(ctx: Context, cid):
     )
     what = (
         "What was verified is the digest's [DER] template only, not the paper's Eq. (3): "
-        "for E(H) = M (a (H/M)^-α + b (D/H)^-β) "
+        f"for the claim's error E(H) = {sp.sstr(E)} "
     )
     tail = (
         "The paper's Eq. (3) was not recovered; it reportedly predicts 32 heads where the "
@@ -121,7 +121,8 @@ def balance_rule(ctx: Context, cid):
         witness=None if ok else witness,
         scope="surrogate: the digest's [DER] additive template E = Σ_m [a H_m^-α + "
         "b d_m^-β] with symmetric groups stands in for the paper's Eq. (3); "
-        "its stationary point and minimality are checked",
+        "its stationary point and minimality are checked (a factor of E free of H, its scale, "
+        "moves neither and is not tested: the template's scale is not a measurable quantity)",
     )
 
 

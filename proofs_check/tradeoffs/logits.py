@@ -9,13 +9,14 @@ from typing import TypedDict
 import numpy as np
 import torch
 
+from approxtheory import claim
 from approxtheory.experiments._tradeoffs import adam as _adam
 from approxtheory.experiments._tradeoffs import causal_rows as _causal_rows
 from approxtheory.experiments._tradeoffs import head_errors as _errors
 
 from .._core import Context, Verdict, check
 from .._trained_verdicts import trained_scale
-from ._common import _lambdify
+from ._common import _claimed_sign, _lambdify, _no_sign
 
 E5_RECIPE = (
     "The paper's models and recipe for Fig. 10 were not recovered (digest §6 E5); this check's "
@@ -161,9 +162,40 @@ E5_CRITERION = (
     "the growth is the training's, not the loss's)"
 )
 
+#: TO-E5's catalogue field: the sign of the trained logit range at a longer L minus at a shorter
+#: one (+1: the logit norms grow with L)
+E5_SIGN = "logit_range_sign_longer_minus_shorter"
+_E5_RULE = (
+    f"for {E5_SIGN} = +1 (a) and (b) as written; for -1 the range falls between consecutive L "
+    "on the seed intervals (every seed's range at the longer L below every seed's at the "
+    "shorter); for 0 no consecutive L has disjoint seed intervals"
+)
 
-def e5_criterion(rows: list) -> dict:
-    """TO-E5's criterion (:data:`E5_CRITERION`) on rows with ``L``, ``seed``, ``loss``,
+
+def _e5_steps(sign: int, steps: list) -> list[str]:
+    """What fails of (a) in the claimed direction ``sign`` (:data:`_E5_RULE`) on ``steps``:
+    (L, next L, the seed ranges at L, at the next L)."""
+    out = []
+    for a, b, lo_a, hi_b in steps:
+        up, down = min(hi_b) > max(lo_a), max(hi_b) < min(lo_a)
+        if sign > 0 and not up:
+            out.append(
+                f"L = {a} -> {b}: the largest range {max(lo_a):.3f} is not below the smallest "
+                f"{min(hi_b):.3f}"
+            )
+        elif sign < 0 and not down:
+            out.append(
+                f"L = {a} -> {b}: the smallest range {min(lo_a):.3f} is not above the largest "
+                f"{max(hi_b):.3f}"
+            )
+        elif sign == 0 and (up or down):
+            out.append(f"L = {a} -> {b}: the seed intervals of the range are disjoint")
+    return out
+
+
+def e5_criterion(rows: list, sign: int) -> dict:
+    """TO-E5's criterion (:data:`E5_CRITERION`) in the claimed direction ``sign`` (the sign of
+    :data:`E5_SIGN`, see :data:`_E5_RULE`) on rows with ``L``, ``seed``, ``loss``,
     ``logit_range`` (and ``forced_range``: computed when missing)."""
     rows = [dict(r) for r in rows]
     floor = _lambdify("TO-X2", "floor", "B", "L")
@@ -174,19 +206,14 @@ def e5_criterion(rows: list) -> dict:
     by_L = {L: [float(r["logit_range"]) for r in rows if int(r["L"]) == L] for L in Ls}
     forced = {L: [float(r["forced_range"]) for r in rows if int(r["L"]) == L] for L in Ls}
     finite = all(np.isfinite(v) for L in Ls for v in by_L[L] + forced[L])
-    steps = [(a, b, max(by_L[a]), min(by_L[b])) for a, b in zip(Ls, Ls[1:])]
     fails = []
     if not finite:
         fails.append("a non-finite logit range or loss (a failure, never a pass)")
-    fails += [
-        f"L = {a} -> {b}: the largest range {hi:.3f} is not below the smallest {lo:.3f}"
-        for a, b, hi, lo in steps
-        if not lo > hi
-    ]
+    fails += _e5_steps(sign, [(a, b, by_L[a], by_L[b]) for a, b in zip(Ls, Ls[1:])])
     a, b = Ls[0], Ls[-1]
     grow_lo = min(by_L[b]) - max(by_L[a])
     forced_hi = max(forced[b]) - min(forced[a])
-    if not grow_lo > forced_hi:
+    if sign > 0 and not grow_lo > forced_hi:
         fails.append(
             f"L = {a} -> {b}: the range grows by at least {grow_lo:.3f}, not more than the "
             f"growth TO-X2 forces at the losses reached (at most {forced_hi:.3f})"
@@ -231,6 +258,9 @@ def logit_growth(ctx: Context, cid):
     measurement), no longer ``refuted``."""
     from .._gate import PLATEAU_RATIO, training_gate
 
+    sign, read, why = _claimed_sign(claim(cid), E5_SIGN)
+    if sign is None:  # no direction to compare: decided without training
+        return _no_sign(cid, E5_SIGN, read, why)
     cfg = _E5
     seeds = [ctx.seed * 1000 + i for i in range(cfg["seeds"])]
     rows = []
@@ -283,7 +313,8 @@ def logit_growth(ctx: Context, cid):
     }
     scope = (
         "surrogate: one positional attention head trained with one budget at every L on lag "
-        "retrieval stands in for the paper's trained models of Fig. 10 (not recovered)"
+        "retrieval stands in for the paper's trained models of Fig. 10 (not recovered); "
+        "direction only (the claim's sign)"
     )
     if not gate.passed or falling:
         why = gate.reason(f"{cfg['steps']} steps, lr {cfg['lr']}") if not gate.passed else ""
@@ -308,7 +339,7 @@ def logit_growth(ctx: Context, cid):
         rev = dict(zip(cfg["Ls"], reversed(cfg["Ls"])))
         for r in table:
             r["L"] = rev[int(r["L"])]
-    res = e5_criterion(table)
+    res = e5_criterion(table, sign)
     ok = res["ok"]
     forced = ", ".join(
         f"L = {L}: [{min(v):.2f}, {max(v):.2f}]" for L, v in sorted(res["forced"].items())
@@ -319,7 +350,8 @@ def logit_growth(ctx: Context, cid):
     return Verdict(
         cid,
         "consistent-empirical" if ok else "inconsistent",
-        f"Criterion: {E5_CRITERION}. Trained logit ranges over seeds: {ranges}; the ranges TO-X2 "
+        f"Criterion: {E5_CRITERION}; {_E5_RULE}. The claim read: {E5_SIGN} = {read}. Trained "
+        f"logit ranges over seeds: {ranges}; the ranges TO-X2 "
         f"forces at the losses reached: {forced}; growth L = {res['Ls'][0]} -> {res['Ls'][-1]} "
         f"at least {res['growth_lo']:.2f} against at most {res['forced_hi']:.2f} forced. Means: "
         f"{means}"
@@ -328,6 +360,7 @@ def logit_growth(ctx: Context, cid):
         covered=covered,
         rows=res["rows"],
         measured={"growth_lo": res["growth_lo"], "forced_growth_hi": res["forced_hi"]},
+        claimed={E5_SIGN: sign},
         witness=None if ok else {"failed": res["fails"], "ranges": res["by_L"]},
         scope=scope,
         plot=plot,

@@ -6,14 +6,13 @@ the experiment's rows, passes the shared training-adequacy gate, applies its sta
 from __future__ import annotations
 
 import numpy as np
-import sympy as sp
 
 from approxtheory import claim
 from approxtheory.experiments.tradeoffs_budget import CRITERION as _budget_criterion
 
 from .._core import Context, Verdict, check, not_run
 from .._trained_verdicts import gated_verdict, loss_gate, present_keys, trained_scale
-from ._common import _lambdify, _trained
+from ._common import _claimed_sign, _lambdify, _no_sign, _trained
 
 #: what is known to train the trade-off tasks (the paper gives no recipe)
 TO_RECIPE = (
@@ -53,6 +52,39 @@ def _span(vals) -> str:
 #: of the argmin, which on the quick grid H in {1..16} with the argmin at 4 is every H* in [1, 16])
 #: the stated TO-R1 rule, held by the experiment that produces its rows
 R1_CRITERION = _budget_criterion
+#: TO-R1's catalogue field: the sign of the seed-mean NMSE at the better edge split (all head
+#: dimension, H = 1, or all heads) minus that at the balanced split (+1: the balance wins)
+R1_SIGN = "loss_sign_edge_minus_balanced"
+_R1_RULE = (
+    f"for {R1_SIGN} = +1, {R1_CRITERION}; for -1 (an edge split is best) the argmin must be an "
+    "edge of the grid; for 0 (no difference) an edge must not be worse than the argmin in "
+    "every seed"
+)
+
+
+def _r1_direction(sign: int, T: int, Hs: list, h_best: int, worse: dict, tmpl: tuple) -> list:
+    """What fails at ``T`` of TO-R1's rule in the claimed direction ``sign`` (:data:`_R1_RULE`);
+    ``tmpl`` is (decided, the template's H* not worse, H*, the grid H it snaps to, the head
+    counts not worse than the argmin)."""
+    decided, tmpl_ok, hstar, snapped, ok_hs = tmpl
+    interior = Hs[0] < h_best < Hs[-1]
+    if sign < 0:
+        return [f"T = {T}: the best H = {h_best} is interior: both edges of {Hs} are worse"] * (
+            interior
+        )
+    if sign == 0:
+        return [
+            f"T = {T}: both edges H = {Hs[0]}, {Hs[-1]} are worse than the argmin H = {h_best} "
+            "in every seed"
+        ] * (worse[Hs[0]] and worse[Hs[-1]])
+    fails = [] if interior else [f"T = {T}: the best H = {h_best} is at the edge of {Hs}"]
+    if decided and not tmpl_ok:
+        fails.append(
+            f"T = {T}: the template's H* = {hstar:.3g} snaps to H = {snapped}, worse than the "
+            f"argmin H = {h_best} in every seed (head counts the seeds cannot tell from the "
+            f"best: {ok_hs})"
+        )
+    return fails
 
 
 # one function: TO-R1's stated rule (R1_CRITERION) applied step by step; its parts share the fitted
@@ -72,6 +104,9 @@ def budget_split_verdict(cid: str, rows: list, profile: str, mutant: str | None 
         # H* proportional to D instead of D^(β/(α+β))
         Hs_e = Hs_e * c.symbol("D") ** (c.symbol("alpha") / (c.symbol("alpha") + c.symbol("beta")))
     hstar_f = _lambdify("TO-T1", "H_star", "D", "M", "a", "b", "alpha", "beta", expr=Hs_e)
+    sign, read, why = _claimed_sign(claim(cid), R1_SIGN)
+    if sign is None:
+        return _no_sign(cid, R1_SIGN, read, why, _inconsistent())
     rows = [dict(r) for r in rows]
     table, parts, fails, effects, undecided = [], [], [], [], []
     for T, D in sorted({(int(r["T"]), int(r["budget"])) for r in rows}):
@@ -87,7 +122,6 @@ def budget_split_verdict(cid: str, rows: list, profile: str, mutant: str | None 
         h_best = pick(Hs, key=lambda h: mean[h])
         f = fit_template_now(Hs, [mean[h] for h in Hs], D, M_LAGS)
         hstar = float(hstar_f(D, M_LAGS, f["a"], f["b"], f["alpha"], f["beta"]))
-        interior = Hs[0] < h_best < Hs[-1]
         # paired by seed: worse than the argmin in every seed -> distinguishable from the best
         common = [s for s in seeds if s in per[h_best]]
         worse = {
@@ -111,14 +145,10 @@ def budget_split_verdict(cid: str, rows: list, profile: str, mutant: str | None 
             min(per[Hs[0]][s], per[Hs[-1]][s]) / per[h_best][s] for s in seeds if s in per[h_best]
         ]
         effects.append(edge / mean[h_best])
-        if not interior:
-            fails.append(f"T = {T}: the best H = {h_best} is at the edge of {Hs}")
-        if decided and not tmpl_ok:
-            fails.append(
-                f"T = {T}: the template's H* = {hstar:.3g} snaps to H = {snapped}, worse than the "
-                f"argmin H = {h_best} in every seed (head counts the seeds cannot tell from the "
-                f"best: {ok_hs})"
-            )
+        failed = _r1_direction(
+            sign, T, Hs, h_best, worse, (decided, tmpl_ok, hstar, snapped, ok_hs)
+        )
+        fails += failed
         parts.append(
             f"T = {T}, D = {D}: seed-mean NMSE "
             + ", ".join(f"H={h}: {mean[h]:.3g}" for h in Hs)
@@ -131,7 +161,7 @@ def budget_split_verdict(cid: str, rows: list, profile: str, mutant: str | None 
                 if decided
                 else " (template half undecided: no head count is worse in every seed)"
             )
-            + ("" if interior and (tmpl_ok or not decided) else " [fails]")
+            + (" [fails]" if failed else "")
         )
         for h in Hs:
             table.append(
@@ -153,7 +183,10 @@ def budget_split_verdict(cid: str, rows: list, profile: str, mutant: str | None 
     return Verdict(
         cid,
         "consistent-empirical" if ok else _inconsistent(),
-        f"Criterion: {R1_CRITERION}. "
+        f"Criterion: {_R1_RULE}. The claim read: {R1_SIGN} = {read} (the sign of the seed-mean "
+        "NMSE at the better edge split minus at the balanced one: "
+        + {1: "the balanced split is best", -1: "an edge split is best"}.get(sign, "no difference")
+        + "). "
         + ". ".join(parts)
         + (". Failed: " + "; ".join(fails) if fails else "")
         + f". {steps} Adam steps, {nseeds} seed(s) per cell; interval = range over seeds. The "
@@ -179,10 +212,10 @@ def budget_split_verdict(cid: str, rows: list, profile: str, mutant: str | None 
             "ylabel": "seed-mean validation NMSE",
         },
         scope=f"partial: the {profile} profile of tradeoffs_budget (digest P3, {steps} steps, "
-        f"{nseeds} seed(s)); the split of a fixed budget in one trained layer on the digest's "
-        "3-lag task, against the digest's [DER] template standing in for Eq. (3)",
-        formula_note="reads no formula of its own (TO-R1 is a rule stated in words); it reads "
-        "TO-T1's error (fitted) and H_star (compared) from the catalogue at call time",
+        f"{nseeds} seed(s)), direction only (the claim's sign); the split of a fixed budget in "
+        "one trained layer on the digest's 3-lag task, against the digest's [DER] template "
+        "standing in for Eq. (3) (TO-T1's error fitted and H_star compared, read at call time)",
+        claimed={R1_SIGN: sign},
     )
 
 
@@ -268,10 +301,46 @@ def _gated(cid, name, rows, gate, v, note, secs, metric="val_nmse"):
 
 
 # ------------------------------------------------------------------------------------- TO-R2
+#: TO-R2's catalogue fields: the sign of the loss increase from SVD-truncating a later layer's
+#: heads minus that from truncating layer 1's (P6), and the sign of the front-loaded schedule's
+#: loss minus the back-loaded one's (P7); -1 each: later layers need less head dimension
+R2_SIGNS = ("dloss_sign_later_minus_first", "loss_sign_front_minus_back")
+_R2_RULE = (
+    f"the criterion in the claimed directions: for {R2_SIGNS[0]} = -1 P6 as written, for +1 "
+    "layer 1 the cheapest to truncate at every r (its Δ below every later layer's), for 0 "
+    f"neither; for {R2_SIGNS[1]} = -1 P7 as written, for +1 the back-loaded schedule's "
+    "seed-mean loss at most the front-loaded one's, for 0 the per-seed back - front range "
+    "includes 0"
+)
+
+
+def _r2_direction(signs: tuple, r: int | None, first: float, later: list, diff: list, d_bf: float):
+    """What fails of TO-R2's rule (:data:`_R2_RULE`) in the claimed directions ``signs``: at
+    kept rank ``r`` (``first`` = Δ_1 and ``later`` the later layers' Δ, seed means), or, with
+    ``r`` None, of P7 (``diff`` the per-seed back - front losses, ``d_bf`` their mean)."""
+    if r is not None:
+        costliest, cheapest = first > max(later), first < min(later)
+        bad = {-1: not costliest, 1: not cheapest, 0: costliest or cheapest}[signs[0]]
+        what = {-1: "the costliest", 1: "the cheapest", 0: "neither the costliest nor cheapest"}
+        return [f"r = {r}: layer 1 is not {what[signs[0]]} to truncate"] * bad
+    if signs[1] == 0:
+        bad = min(diff) > 0 or max(diff) < 0
+        return ["P7: every seed orders the front- and back-loaded schedules the same way"] * bad
+    if (d_bf < 0) if signs[1] < 0 else (d_bf > 0):
+        worse = "front" if signs[1] < 0 else "back"
+        return [f"P7: the {worse}-loaded schedule is worse than the other"]
+    return []
+
+
 def layer_allocation_verdict(cid: str, rows: list, trace: list, profile: str, mutant=None):
     """TO-R2 from the tradeoffs_layers rows and trace (see its CRITERION)."""
     from approxtheory.experiments.tradeoffs_layers import CRITERION
 
+    read = [_claimed_sign(claim(cid), f) for f in R2_SIGNS]
+    for f, (sg, rd, why) in zip(R2_SIGNS, read):
+        if sg is None:
+            return _no_sign(cid, f, rd, why, _inconsistent())
+    signs = tuple(sg for sg, _, _ in read if sg is not None)
     rows = [dict(r) for r in rows]
     trace = [dict(t) for t in trace if t["schedule"] == "uniform"]
     if mutant == "layers-reversed":
@@ -295,8 +364,7 @@ def layer_allocation_verdict(cid: str, rows: list, trace: list, profile: str, mu
             f"r = {r}: Δ_1 = {mean[layers[0]]:.3g}, max later Δ = {later:.3g} (Δ_1 - max later "
             f"per seed {_span(per_seed)})"
         )
-        if not mean[layers[0]] > later:
-            p6_fail.append(f"r = {r}: layer 1 is not the costliest to truncate")
+        p6_fail += _r2_direction(signs, r, mean[layers[0]], [mean[li] for li in layers[1:]], [], 0)
         for li in layers:
             table.append({"rank": r, "layer": li, "dloss": mean[li]})
     loss = {
@@ -305,14 +373,16 @@ def layer_allocation_verdict(cid: str, rows: list, trace: list, profile: str, mu
     }
     m = {k: float(np.mean(list(v.values()))) for k, v in loss.items()}
     diff = [loss["back"][s] - loss["front"][s] for s in sorted(loss["front"])]
-    p7 = m["front"] <= m["back"]
-    fails = p6_fail + ([] if p7 else ["P7: the front-loaded schedule is worse than back-loaded"])
+    fails = p6_fail + _r2_direction(signs, None, 0.0, [], diff, m["back"] - m["front"])
     ok = not fails
     steps = int(rows[0]["steps"])
     return Verdict(
         cid,
         "consistent-empirical" if ok else _inconsistent(),
-        f"Criterion: {CRITERION}. P6 (uniform models, seed means): "
+        f"Criterion: {CRITERION}; {_R2_RULE}. The claim read: "
+        + ", ".join(f"{f} = {x[1]}" for f, x in zip(R2_SIGNS, read))
+        + " (-1 for each means: later layers are cheaper to truncate, and the front-loaded "
+        "schedule is at most the back-loaded one). P6 (uniform models, seed means): "
         + "; ".join(ratios)
         + f". P7 validation loss (seed means): uniform {m['uniform']:.4f}, front "
         f"{m['front']:.4f}, back {m['back']:.4f}; back - front = {m['back'] - m['front']:.4f} "
@@ -345,8 +415,10 @@ def layer_allocation_verdict(cid: str, rows: list, trace: list, profile: str, mu
             "ylabel": "seed-mean validation-loss increase",
         },
         scope=f"partial: the {profile} profile of tradeoffs_layers (digest P6 + P7, {steps} "
-        f"steps, {len(seeds)} seed(s)); per-layer SVD compressibility and equal-width "
-        "allocation schedules of small char-level LMs on real text",
+        f"steps, {len(seeds)} seed(s)), direction only (the claim's signs); per-layer SVD "
+        "compressibility and equal-width allocation schedules of small char-level LMs on real "
+        "text",
+        claimed=dict(zip(R2_SIGNS, signs)),
     )
 
 
@@ -385,17 +457,6 @@ def layer_allocation(ctx: Context, cid):
 R3_SIGN = "loss_sign_dimcut_minus_countcut"
 
 
-def _claimed_sign(c, name: str) -> tuple[int | None, str, str]:
-    """(sign, the expression as read, why it has none): the sign a claim states as its
-    expression ``name``; None where the claim states none or it is no finite real number."""
-    if name not in c.expressions:
-        return None, "-", f"the claim states no {name}"
-    e = sp.sympify(c.expr(name))
-    if not e.is_number or e.is_real is not True or e.is_finite is not True:
-        return None, sp.sstr(e), f"{name} = {sp.sstr(e)} is no finite real number"
-    return int(sp.sign(e)), sp.sstr(e), ""
-
-
 def _r3_direction(sign: int, d_tr: float, d_ph: float, tr_diff, ph_diff) -> list[str]:
     """What fails of TO-R3's criterion in the claimed direction ``sign`` (of the loss after
     cutting head dimension minus after cutting head count): trained, the seed-mean NMSE
@@ -428,15 +489,6 @@ def _r3_direction(sign: int, d_tr: float, d_ph: float, tr_diff, ph_diff) -> list
     return fails
 
 
-def _r3_no_sign(cid: str, read: str, why: str) -> Verdict:
-    return Verdict(
-        cid,
-        _inconsistent(),
-        f"the claim read: {R3_SIGN} = {read}; it states no usable direction: {why}",
-        scope="partial: direction only (the claim's sign); no direction to compare",
-    )
-
-
 def cut_order_verdict(cid: str, rows: list, profile: str, mutant=None):
     """TO-R3 from the tradeoffs_cuts rows: its CRITERION in the direction the claim's sign
     (:data:`R3_SIGN`) states (for -1 the CRITERION as written, for +1 the two cuts exchanged)."""
@@ -444,7 +496,7 @@ def cut_order_verdict(cid: str, rows: list, profile: str, mutant=None):
 
     sign, read, why = _claimed_sign(claim(cid), R3_SIGN)
     if sign is None:
-        return _r3_no_sign(cid, read, why)
+        return _no_sign(cid, R3_SIGN, read, why, _inconsistent())
     rows = [dict(r) for r in rows]
     if mutant == "cuts-swapped":
         sw = {"cut_dim": "cut_heads", "cut_heads": "cut_dim", "base": "base"}
@@ -527,7 +579,7 @@ def cut_order(ctx: Context, cid):
 
     sign, read, why = _claimed_sign(claim(cid), R3_SIGN)
     if sign is None:  # no direction to compare: decided without the run
-        return _r3_no_sign(cid, read, why)
+        return _no_sign(cid, R3_SIGN, read, why, _inconsistent())
     name = "tradeoffs_cuts"
     rows, _, secs, note = _trained(name, ctx.profile)
     if rows is None:
