@@ -748,10 +748,12 @@ def constant_remark(ctx: Context, cid):
         f"constant falls like (rT)^(-αT), here with α = {sp.sstr(-proof)} from the proof, free "
         f"of n, s, r, L). The claim's α read from C_T: {sp.sstr(alpha)}, "
         + (
-            f"NOT the proof's {sp.sstr(-proof)} for any α_{{d,D}} > 0 at (d, D) = {bad}"
+            f"NOT the proof's {sp.sstr(-proof)} for any α_{{d,D}} > 0 at (d, D) = "
+            + ", ".join(f"({a}, {b})" for a, b in bad)
             if bad
             else f"the proof's {sp.sstr(-proof)} for some α_{{d,D}} > 0 at (d, D) = "
-            f"{list(R2_DD)}. So the remark fits the lower bound (2)"
+            + ", ".join(f"({a}, {b})" for a, b in R2_DD)
+            + ". So the remark fits the lower bound (2)"
         )
         + "; the derivation is this project's, on the digest's reconstructed grid",
         covered="symbolic: T -> oo limits of log C/(T log T) for the remark's form and for the "

@@ -251,7 +251,7 @@ def monotone_segment(ctx: Context, cid):
         f"min {min(r['ratio_at_smallest_r'] for r in rows[:nf]):.4g}. {len(tight)} radial "
         f"functions, whose best slope is at most λ_min r/4 - μ r³/16 < λ_min r/4 (the tight "
         f"constant 1/4): {len(tight) - sum(j >= nf for j in fails)} pass, best slope/L_i at "
-        f"r = 1e-4: min {tight_ratio:.10g} (>= 1 needed at the smallest r)",
+        f"r = 1e-4: min {tight_ratio:.6g} (>= 1 needed at the smallest r)",
         covered=f"{nf} random non-quadratic C^∞ functions (quadratic + cubic + quartic "
         "+ cosine terms, a quarter near-isotropic), d <= 3, r on a log grid "
         f"1e-4..1, eigen- and random directions; {len(tight)} radial functions (Hessian λI, "

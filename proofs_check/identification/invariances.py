@@ -879,8 +879,8 @@ def conservation_discrete(ctx: Context, cid):
     errs = [r["identity_error"] for r in decay if r["identity_error"] is not None]
     err = f"{max(errs):.1e}" if errs else "- (no value of the claim's factor)"
     cells = ", ".join(
-        f"(lr, λ) = ({r['lr']:g}, {r['lambda']:g}): f {r['factor_measured']:.8g} measured vs "
-        f"{r['factor_claimed'] if r['why'] else format(r['factor_claimed'], '.8g')}"
+        f"(lr, λ) = ({r['lr']:g}, {r['lambda']:g}): f {r['factor_measured']:.6g} measured vs "
+        f"{r['factor_claimed'] if r['why'] else format(r['factor_claimed'], '.6g')}"
         + ("" if r["agrees"] else " (NOT equal)")
         for r in decay
     )
