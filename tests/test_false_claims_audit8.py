@@ -8,7 +8,8 @@
   template's scale is not measurable), instead of a fixed text that restated the true one.
 - IF-R1: the claim's I_global is read by predict_rate, not by this check; its scope says so.
 - HC-T2c's widened regime (n >= T instead of n >= T·d) still survives: the check builds d = 1
-  only, where both agree (see the stop note).
+  only, where both agree, and nothing here shows that a narrower head cannot memorise; its
+  scope now says so.
 """
 
 import sympy as sp
@@ -47,3 +48,9 @@ def test_if_r1_scope_says_i_global_is_not_tested_here():
     v = _run("IF-R1")
     assert v.verdict == "verified-numeric", v.evidence
     assert "nor is the claim's I_global" in v.scope
+
+
+def test_hc_t2c_scope_says_its_regime_is_not_built_on_the_other_side():
+    v = _run("HC-T2c")
+    assert v.verdict == "verified-numeric", v.evidence
+    assert "its other side is not built" in v.scope

@@ -312,5 +312,7 @@ def memorizing_regime(ctx: Context, cid):
         "i.e. the 1/ε of M_suff's exponent 1 + γ; the FFN approximations F1, F3 of f_i and "
         "F_0 (the γ part) are not built: M_suff's γ-dependence is read symbolically against "
         "HC-A3's width at γ_worst, a derived lower bound; the 5-layer composition is HC-L8's "
-        "check",
+        "check. The regime n >= T·d is met in every cell but its other side is not built: at "
+        "d = 1 the cells cannot tell n >= T·d from a wider n >= T, and that a head narrower "
+        "than T·d cannot memorise is a lower bound no construction here shows",
     )
