@@ -295,8 +295,8 @@ def _call(fn, cid, ctx):
     if not v.scope:  # tests/test_mutants.py fails on any check that leaves it unstated
         v.scope = "unstated"
     summary = certified_summary(v.rows)
-    if summary is None and v.verdict == "verified-numeric":
-        summary = searched_only(v)
+    if summary is None and v.verdict == "verified-numeric" and (v.mutants or ctx.mutant):
+        summary = searched_only(v)  # (a verdict with no mutant is downgraded below: no record)
     if summary is not None and summary["bracketed"] == 0:
         v.certified = summary
     elif summary is not None:

@@ -158,6 +158,7 @@ def test_every_passing_claim_with_a_formula_ran_its_claim_mutants(mutant_run):
                 "const",
                 "regime",
                 "pivot",
+                "kind",
             )
 
 
@@ -185,6 +186,9 @@ def test_no_verified_verdict_survives_a_required_claim_mutant(mutant_run):
                 pivots.setdefault(m["name"].split(":", 1)[1], []).append(m["flips"])
         if any(not any(f) for f in pivots.values()):
             bad[c] = "pivot"
+        flips = [m for m in cms if m["kind"] == "kind" and m["required"]]
+        if flips and not any(m["flips"] for m in flips):
+            bad[c] = "kind"
     assert not bad, bad
 
 

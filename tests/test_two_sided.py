@@ -96,6 +96,24 @@ def test_no_bracket_no_certified_field():
     assert v.certified is None and "two-sided" not in v.covered
 
 
+def test_searched_only_verdict_records_every_cell_as_search_based(monkeypatch):
+    from approxtheory.proofs_check import _core
+
+    monkeypatch.setitem(_core.MUTANTS, "TEST-CERTIFIED", {"m": "a mutant"})
+    rows, _ = construction_grid(
+        "softmax_retrieval", {"T": [4], "beta": [100.0]}, budget=32, certify=False
+    )
+    v = _verdict_of(rows)
+    c = v.certified
+    assert v.verdict == "verified-numeric"
+    assert c["bracketed"] == 0 and c["cells"] == 0 and c["of"] == 1 and not c["all"]
+    assert c["table"][0]["certified"] is None and c["table"][0]["ok"] is False
+    assert "search-based in all 1 cells" in v.covered and "two-sided" not in v.covered
+    from approxtheory.verify import _certified_ok
+
+    assert _certified_ok(c)
+
+
 def test_the_record_carries_the_certified_field_and_the_cache_checks_its_shape():
     from types import SimpleNamespace
 

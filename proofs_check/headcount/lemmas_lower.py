@@ -268,7 +268,7 @@ def monotone_segment(ctx: Context, cid):
 
 
 # ------------------------------------------------------------------------------------ HC-L6
-def by_name(expr, known: tuple[str, ...]):
+def _by_name(expr, known: tuple[str, ...]):
     """``expr`` as a function of keyword values by symbol name (``fn(g_min=.., D=..)``) for the
     symbols in ``known``, or ``(None, names)`` with the names of its free symbols the check gives
     no value (matched by name: a claim may build its own ``Symbol("D")``)."""
@@ -316,7 +316,7 @@ def outer_sensitivity(ctx: Context, cid):
     expr = c.expr("L_0")
     if ctx.is_mutant("L0-without-half"):
         expr = expr * 2
-    L0f, left = by_name(expr, L6_KNOWN)
+    L0f, left = _by_name(expr, L6_KNOWN)
     if L0f is None:
         return unbound_refuted(cid, "L_0", expr, left, L6_KNOWN)
     deltas = np.logspace(-6, 0, 40)
@@ -428,14 +428,14 @@ def basins(ctx: Context, cid):
     expr = c.expr("R_0")
     if ctx.is_mutant("R0-without-half"):
         expr = expr * 2
-    R0f, left = by_name(expr, L7_KNOWN[1:])
+    R0f, left = _by_name(expr, L7_KNOWN[1:])
     if R0f is None:
         return unbound_refuted(cid, "R_0", expr, left, L7_KNOWN[1:])
     # ε_0 = ½ min_i (min_{x ∉ B_i} f_i - z_i), read from the catalogue where it states it, every
     # symbol given its value per configuration (the least excess Δ_out, δ_min, d, D)
     eps0_of = None
     if "eps_0" in c.expressions:
-        eps0_of, left = by_name(c.expr("eps_0"), L7_KNOWN)
+        eps0_of, left = _by_name(c.expr("eps_0"), L7_KNOWN)
         if eps0_of is None:
             return unbound_refuted(cid, "eps_0", c.expr("eps_0"), left, L7_KNOWN)
     tied = ctx.is_mutant("second-global-minimiser")

@@ -481,10 +481,10 @@ def claim_reversal(c):
     count in T order, the claim's ``reversal_term`` summed over the pairs T1 < T2 divided by its
     ``reversal_weight`` (0 where the weight is not positive); ``(None, reason)`` where a formula
     has a symbol that is not its errors."""
-    from .lemmas_lower import by_name
+    from .lemmas_lower import _by_name
 
-    term, left_t = by_name(c.expr("reversal_term"), ("e_1", "e_2"))
-    weight, left_w = by_name(c.expr("reversal_weight"), ("e_max", "e_min"))
+    term, left_t = _by_name(c.expr("reversal_term"), ("e_1", "e_2"))
+    weight, left_w = _by_name(c.expr("reversal_weight"), ("e_max", "e_min"))
     if term is None or weight is None:
         return None, f"free symbol(s) {', '.join(left_t + left_w)} in the reversal score"
 
@@ -498,7 +498,7 @@ def claim_reversal(c):
     return R, []
 
 
-def fit_claim_law(law, h, T, err, level: float = 0.95):
+def _fit_claim_law(law, h, T, err, level: float = 0.95):
     """The claim's ``error_law`` fitted to errors ``err`` at (h, T) by least squares on log err,
     every free symbol but h and T a constant (c_fit as log c): ``{"p", "ci", "rmse_log", "n"}``
     keyed by the constants' names, or a string saying why the law cannot be fitted."""
@@ -646,7 +646,7 @@ def real_data(ctx: Context, cid):
         fit_rows = [{**r, "T": rev[r["T"]]} for r in fit_rows]
     law = c.expr("error_law")
     hs, Ts, errs = ([r[k] for r in fit_rows] for k in ("h", "T", "err"))
-    fit = fit_claim_law(law, hs, Ts, errs)
+    fit = _fit_claim_law(law, hs, Ts, errs)
     b_ok, fit_txt = _p11_fit_text(fit, law, a_paper, d_paper)
     ok = a_ok and b_ok
     R = R or {}

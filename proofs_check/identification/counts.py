@@ -8,6 +8,7 @@ import dataclasses
 import math
 from collections.abc import Callable
 
+import numpy as np
 import sympy as sp
 import torch
 
@@ -500,6 +501,18 @@ def _qk_layer(E: int, D: int, seed: int, tie: bool = False, seq_len: int = 7) ->
     return {"P": P, "rank": rank, "U": P - rank, "gap": gap}
 
 
+def _as_number(v):
+    """A configuration's value as a sympy number, parsing nothing: a sympy number, an integer or
+    a float (these come from the check's own configurations; anything else is refused)."""
+    if isinstance(v, sp.Number):
+        return v
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return sp.Integer(int(v))
+    if isinstance(v, (float, np.floating)):
+        return sp.Float(float(v))
+    raise TypeError(f"a configuration value must be a number (got {type(v).__name__})")
+
+
 def _claimed_at(ctx: Context, cid: str, name: str, integer: bool = True, **values):
     """The (possibly mutated) catalogue expression ``name`` with every free symbol given its
     value by name (a false claim may bring a symbol the catalogue's claim does not declare):
@@ -514,7 +527,7 @@ def _claimed_at(ctx: Context, cid: str, name: str, integer: bool = True, **value
         return e, f"{name} = {sp.sstr(e)} leaves {', '.join(left)} free at {at}"
     try:
         v = sp.nsimplify(
-            sp.simplify(sp.sympify(e).xreplace({free[k]: sp.sympify(values[k]) for k in free}))
+            sp.simplify(sp.sympify(e).xreplace({free[k]: _as_number(values[k]) for k in free}))
         )
     except (TypeError, ValueError, ArithmeticError, AttributeError) as exc:
         return e, f"{name} = {sp.sstr(e)} cannot be evaluated at {at} ({exc})"
