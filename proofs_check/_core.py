@@ -362,7 +362,11 @@ def side_violations(rows, kind: str) -> list[dict]:
     from approxtheory.constructions._base import verdict
 
     side = "lower" if kind == "lower" else "upper"
-    out = []
+    return [r for r, b, m in _bound_pairs(rows) if verdict(m, b, side) == "refuted"]
+
+
+def _bound_pairs(rows):
+    """(row, claimed_bound, sup_error) for the rows that carry both as finite numbers."""
     for r in rows:
         if not isinstance(r, dict):
             continue
@@ -370,11 +374,30 @@ def side_violations(rows, kind: str) -> list[dict]:
         if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (b_, m_)):
             continue
         b, m = float(b_), float(m_)  # type: ignore[arg-type]
-        if not (math.isfinite(b) and math.isfinite(m)):
-            continue
-        if verdict(m, b, side) == "refuted":
-            out.append(r)
-    return out
+        if math.isfinite(b) and math.isfinite(m):
+            yield r, b, m
+
+
+def claimed_number(c, name: str):
+    """(value, the expression as read, why it has none): the finite real number claim ``c``
+    states as its expression ``name`` (a sympy number); None where the claim states none or it
+    is no finite real number. The one reader of a claim's stated constant, sign or count."""
+    import sympy as sp
+
+    if name not in c.expressions:
+        return None, "-", f"the claim states no {name}"
+    e = sp.sympify(c.expr(name))
+    if not e.is_number or e.is_real is not True or e.is_finite is not True:
+        return None, sp.sstr(e), f"{name} = {sp.sstr(e)} is no finite real number"
+    return e, sp.sstr(e), ""
+
+
+def claimed_sign(c, name: str) -> tuple[int | None, str, str]:
+    """:func:`claimed_number` as a sign (-1, 0, 1): a direction or an ordering."""
+    import sympy as sp
+
+    e, read, why = claimed_number(c, name)
+    return (None if e is None else int(sp.sign(e))), read, why
 
 
 def _hold_to_side(v: Verdict, kind: str) -> None:
@@ -399,17 +422,7 @@ def row_slack(rows, lower: bool = False) -> float | None:
     """The room a bound has on a check's rows: the least ``claimed_bound / sup_error`` over the
     rows with both finite and positive (``sup_error / claimed_bound`` for a lower bound); None
     when no row has both. 1 means the worst case found sits on the bound."""
-    ratios = []
-    for r in rows:
-        if not isinstance(r, dict):
-            continue
-        b_, m_ = r.get("claimed_bound"), r.get("sup_error")
-        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (b_, m_)):
-            continue
-        b, m = float(b_), float(m_)  # type: ignore[arg-type]
-        if not (math.isfinite(b) and math.isfinite(m)) or b <= 0 or m <= 0:
-            continue
-        ratios.append(m / b if lower else b / m)
+    ratios = [m / b if lower else b / m for _, b, m in _bound_pairs(rows) if b > 0 and m > 0]
     return float(min(ratios)) if ratios else None
 
 

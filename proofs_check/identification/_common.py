@@ -10,7 +10,7 @@ import sympy as sp
 
 from approxtheory import claim
 
-from .._core import Context
+from .._core import Context, claimed_number, claimed_sign
 
 
 # ------------------------------------------------------------------------ formula mutants
@@ -87,25 +87,11 @@ EXACT = 1.0
 
 
 def _claimed_sign(cid: str, name: str) -> tuple[int | None, str, str]:
-    """(sign, the expression as read, why it has none): the sign claim ``cid`` states as its
-    expression ``name`` (a direction or an ordering); None where the claim states none or it is
-    no finite real number."""
-    c = claim(cid)
-    if name not in c.expressions:
-        return None, "-", f"the claim states no {name}"
-    e = sp.sympify(c.expr(name))
-    if not e.is_number or e.is_real is not True or e.is_finite is not True:
-        return None, sp.sstr(e), f"{name} = {sp.sstr(e)} is no finite real number"
-    return int(sp.sign(e)), sp.sstr(e), ""
+    """The sign claim ``cid`` states as its expression ``name`` (:func:`claimed_sign`)."""
+    return claimed_sign(claim(cid), name)
 
 
 def _claimed_real(cid: str, name: str) -> tuple[float | None, str, str]:
-    """(value, the expression as read, why it has none): the real constant claim ``cid`` states
-    as its expression ``name``; None where it states none or it is no finite real number."""
-    c = claim(cid)
-    if name not in c.expressions:
-        return None, "-", f"the claim states no {name}"
-    e = sp.sympify(c.expr(name))
-    if not e.is_number or e.is_real is not True or e.is_finite is not True:
-        return None, sp.sstr(e), f"{name} = {sp.sstr(e)} is no finite real number"
-    return float(e), sp.sstr(e), ""
+    """The real constant claim ``cid`` states as ``name`` (:func:`claimed_number`), a float."""
+    e, read, why = claimed_number(claim(cid), name)
+    return (None if e is None else float(e)), read, why

@@ -4,11 +4,9 @@ baseline."""
 
 from __future__ import annotations
 
-import sympy as sp
-
 from approxtheory import claim
 
-from .._core import Context, Verdict, check
+from .._core import Context, Verdict, check, claimed_sign
 from ._common import _commas
 
 # ------------------------------------------------------------------------- PR-E1 / PR-E2
@@ -166,15 +164,7 @@ def distance_verdict(rows: list, sign: int = -1) -> dict:
 E2_SIGN = "delta_distance_sign_early"
 
 
-def _claimed_sign(c, name: str) -> tuple[int | None, str, str]:
-    """(sign, the expression as read, why it has none): the sign a claim states as its
-    expression ``name``; None where the claim states none or it is no finite real number."""
-    if name not in c.expressions:
-        return None, "-", f"the claim states no {name}"
-    e = sp.sympify(c.expr(name))
-    if not e.is_number or e.is_real is not True or e.is_finite is not True:
-        return None, sp.sstr(e), f"{name} = {sp.sstr(e)} is no finite real number"
-    return int(sp.sign(e)), sp.sstr(e), ""
+_claimed_sign = claimed_sign  # the shared reader of a claim's stated sign
 
 
 def _size(rows: list) -> str:

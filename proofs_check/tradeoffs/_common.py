@@ -10,7 +10,7 @@ import sympy as sp
 
 from approxtheory import claim
 
-from .._core import Verdict, experiment_rows
+from .._core import Verdict, claimed_sign, experiment_rows
 
 
 def _lambdify(cid: str, name: str, *symbols: str, expr=None):
@@ -21,15 +21,7 @@ def _lambdify(cid: str, name: str, *symbols: str, expr=None):
     return sp.lambdify([c.symbol(s) for s in symbols], e, "numpy")
 
 
-def _claimed_sign(c, name: str) -> tuple[int | None, str, str]:
-    """(sign, the expression as read, why it has none): the sign a claim states as its
-    expression ``name``; None where the claim states none or it is no finite real number."""
-    if name not in c.expressions:
-        return None, "-", f"the claim states no {name}"
-    e = sp.sympify(c.expr(name))
-    if not e.is_number or e.is_real is not True or e.is_finite is not True:
-        return None, sp.sstr(e), f"{name} = {sp.sstr(e)} is no finite real number"
-    return int(sp.sign(e)), sp.sstr(e), ""
+_claimed_sign = claimed_sign  # the shared reader of a claim's stated sign
 
 
 def _no_sign(cid: str, field: str, read: str, why: str, verdict: str = "inconsistent") -> Verdict:
