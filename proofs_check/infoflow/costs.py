@@ -230,6 +230,32 @@ def _r2_targets(m: int, n: int, mutant=None, Lf=1.0):
     }, None
 
 
+def _r2_upper_1d(name: str, f, n: int, Lf: float, found: float, mutant=None) -> float:
+    """A certified upper bound on the m = 1 interpolant's sup error over all of [0, 1] (not
+    only the points evaluated). The network f(0) + Σ_j c_j ReLU(u - u_j) is piecewise linear
+    with breakpoints at its knots; the ``adversarial`` and ``zigzag`` targets are piecewise
+    linear too, with breakpoints at the knots and midpoints, and at the 4097 ridge points,
+    all of which :func:`_r2_measure` evaluates: the error is linear between consecutive points
+    of that union, so its maximum is ``found`` up to round-off. The ``smooth`` target (L_f
+    sin u) errs on each knot interval [a, b] by at most (b - a)²/8 · max |f''| = (b - a)²/8 ·
+    L_f sin b (sin increases on [0, 1]), the interpolation remainder. The round-off allowance
+    covers the float evaluation of the N units and of the targets and the float breakpoints
+    (Lipschitz constant of the error times a few ulps): 16 (N + 8) u (|f(0)| + Σ|c_j| + 2 L_f
+    + 1), u the unit round-off."""
+    from approxtheory.constructions.infoflow import _interpolant
+
+    uj, c, f0 = _interpolant(f, n)
+    gain = (2.0 if mutant == "steeper-targets" else 1.0) * Lf
+    allowance = 16 * (n + 8) * 2.0**-53 * (abs(f0) + float(np.abs(c).sum()) + 2 * gain + 1)
+    if name in ("adversarial", "zigzag"):
+        return found + allowance
+    if name == "smooth":
+        h = np.diff(uj)
+        rem = float(np.max(h * h / 8 * gain * np.sin(uj[1:]))) * (1 + 1e-12)
+        return max(found, rem) + allowance
+    raise ValueError(f"no certified bound for the target {name!r}")
+
+
 @memo
 def _r2_measure(mutant=None):
     """Sup errors of the interpolants on the L_f-Lipschitz targets (claim-independent). m = 1:
@@ -250,6 +276,7 @@ def _r2_measure(mutant=None):
                         u = np.unique(np.concatenate([knots, mids, brk]))
                         err = float(np.max(np.abs(_interp_1d(f, n, u) - f(u))))
                         units = n
+                        upper = _r2_upper_1d(name, f, n, float(Lf), err, mutant)
                     else:
                         g = np.linspace(0.0, 1.0, R2_EVAL_2D)
                         X, Y = np.meshgrid(g, g, indexing="ij")
@@ -263,6 +290,7 @@ def _r2_measure(mutant=None):
                             "units": units,
                             "target": name,
                             "sup_error": err,
+                            **({"sup_error_upper": upper} if m == 1 else {}),
                         }
                     )
     return tuple(rows)
@@ -342,6 +370,7 @@ def lipschitz_readout_cost(ctx: Context, cid):
                 half = cells.get((used, r["target"], r["L_f"]))
                 if half is not None:
                     r["sup_error"] = half["sup_error"]
+                    r["sup_error_upper"] = half["sup_error_upper"]
             # the digest's count: about L_f/ε knots, i.e. sup error <= ε where knots_1d(ε) = N,
             # at the targets' own L_f
             key = (r["knots"], r["L_f"])
@@ -351,6 +380,7 @@ def lipschitz_readout_cost(ctx: Context, cid):
                 solved[key] = float(roots[0]) if len(roots) == 1 else float("nan")
             r["claimed_bound"] = solved[key]
             r["verdict"] = "within-bound" if r["sup_error"] <= r["claimed_bound"] else "refuted"
+            r["certified"] = bool(r["sup_error_upper"] <= r["claimed_bound"])
             if r["verdict"] != "within-bound":
                 bad.append(r)
         r["series"] = f"{r['target']}, L_f = {r['L_f']:g}"
