@@ -304,12 +304,13 @@ def _call(fn, cid, ctx):
         v.certified = summary
         v.covered = (v.covered + "; " if v.covered else "") + (
             f"two-sided in {m} of {n} cells: found <= sup <= certified, the "
-            f"certified upper bracket (a sound bound over the whole input box, not a search) at "
+            f"certified upper bracket (a sound bound over the whole input domain, not a search) at "
             f"or below the claimed bound in {k} of them (structured brackets, exact up to a "
             f"piece budget: softmax-over-box for one layer of softmax retrieval heads, a "
             f"ReLU read-out of one token per unit against a max/min target, the two-layer "
             f"second-largest construction (softmax deficits, which token is the max, 1-D "
-            f"pieces of x_(2)), or a 1-D piecewise-linear interpolant (its error is linear "
+            f"pieces of x_(2)), the two-layer pairwise maximum on the unit sphere (two softmax "
+            f"deficits per term), or a 1-D piecewise-linear interpolant (its error is linear "
             f"between the union of its and the target's breakpoints; a smooth target's is "
             f"bounded by the interpolation remainder); at most {CERTIFY_CELLS_STRUCTURED} cells "
             f"per construction grid; else branch-and-bound for T <= 16, d <= 2, at most "

@@ -103,7 +103,11 @@ one-term max (HC-L9's network, ``hc_l9``) has its own structured route
 1-D pieces of its value), and so does InfoFlow's two-layer second-largest construction
 (``if_second_largest``, IF-K1/IF-T1: :mod:`approxtheory.bounds.kth`: each layer's exact softmax
 deficit (Lambert W), the case split on which token is the largest, 1-D pieces of x_(2) with the
-read-out's exact range and a mean-value form). ``method="auto"`` uses them wherever they apply.
+read-out's exact range and a mean-value form), and so, on the unit sphere, does InfoFlow's two-layer
+pairwise-max construction (``if_pairwise_max``, IF-K2: :mod:`approxtheory.bounds.pairwise`: the
+composed weights checked against ``β x(s)ᵀA_i x(t)`` scores and ``r_iᵀA_i x(t)`` features with
+explicit slacks, each layer's softmax deficit per term, closed form). ``method="auto"`` uses them
+wherever they apply.
 
 *Non-finite input.* NaN/inf weights, or a NaN/inf error at any evaluated input, give
 ``upper = +inf`` with ``unsound_input=True``: a NaN is never read as a zero error.

@@ -66,7 +66,10 @@ def upper_bracket(
     restrict it. ``method``: ``"structured"`` (one attention-only layer of softmax retrieval
     heads against an affine generalized retrieval, at any T: :mod:`approxtheory.bracket_softmax`,
     budget ``max_pieces`` piece evaluations per head and side; or a separable ReLU read-out
-    against a max: :mod:`approxtheory.bounds.relu`, ``RELU_PIECES_FACTOR·max_pieces`` pieces),
+    against a max: :mod:`approxtheory.bounds.relu`, ``RELU_PIECES_FACTOR·max_pieces`` pieces;
+    or, on the unit sphere, the two-layer pairwise-max construction of IF-K2:
+    :mod:`approxtheory.bounds.pairwise`, closed form, no search, over the whole sphere whatever
+    lo/hi say; a model outside every structured scope gives ``upper=None`` and the reasons),
     ``"generic"`` (bound propagation
     with branch-and-bound, T <= 16-ish) or ``"auto"`` (structured where it applies, else
     generic).
@@ -131,6 +134,12 @@ def upper_bracket(
             hi=None if lo is None and hi is None else bhi,
             points=P,
         )
+    if method != "generic" and domain == "sphere":
+        sph = _pairwise(model, task, method, t0, budget)
+        if isinstance(sph, BracketResult):
+            return sph
+        if sph is not None:
+            return _structured_result(model, task, sph, blo, bhi, P, seed, tol, atol, t0, budget)
     if method != "generic" and domain == "box":
         from .. import bracket_softmax as bs
         from . import relu as br
@@ -193,6 +202,31 @@ def _kth(model, task, blo, bhi, tol, atol, max_pieces):
     return kth_bracket(model, task, blo, bhi, tol=tol, atol=atol, max_pieces=max_pieces)
 
 
+def _pairwise(model, task, method, t0, budget):
+    """The pairwise-max bracket on the unit sphere (:mod:`approxtheory.bounds.pairwise`): its
+    StructuredBracket, None where it does not apply under ``method="auto"`` (the sphere's
+    branch-and-bound follows), or a BracketResult with no bound and the reason under
+    ``method="structured"``."""
+    from ..bracket_softmax import Unsupported
+    from .pairwise import pairwise_bracket
+
+    try:
+        return pairwise_bracket(model, task)
+    except Unsupported as e:
+        if method != "structured":
+            return None
+        return BracketResult(
+            None,
+            None,
+            None,
+            seconds=time.perf_counter() - t0,
+            reason=f"the structured bracket does not apply: the two-layer pairwise-max "
+            f"bracket: {e}",
+            method="structured",
+            extra={"budget": budget},
+        )
+
+
 def _budget_args(max_splits, max_boxes, max_pieces, time_limit, wall_clock_cap):
     """The validated work budget: (max_splits, max_boxes, max_pieces, time_limit,
     wall_clock_cap), the deprecated ``time_limit`` turned into a box count and a safety net."""
@@ -229,7 +263,8 @@ def _check_options(method, tol, atol, batch, branch_candidates) -> None:
 #: the input domains the bracket accepts (``task.domain``), for the error message
 DOMAINS = {
     "box": "lo <= x(t)_k <= hi (bound propagation and branch-and-bound)",
-    "sphere": "unit-norm tokens (branch-and-bound over a box cover of the sphere)",
+    "sphere": "unit-norm tokens (the two-layer pairwise-max construction in closed form, else "
+    "branch-and-bound over a box cover of the sphere)",
     **FINITE_DOMAINS,
 }
 
@@ -257,7 +292,9 @@ REACH_SPHERE_N = 32
 def bracket_reach(model, task, max_points: int = MAX_POINTS) -> tuple[str | None, str]:
     """Which bracket applies to this construction, cheaply (nothing is bounded): ``(route,
     why)`` with route ``"structured"`` (one layer of softmax retrieval heads, any T, or a
-    separable two-hidden-layer ReLU read-out against a max, :mod:`approxtheory.bounds.relu`),
+    separable two-hidden-layer ReLU read-out against a max, :mod:`approxtheory.bounds.relu`, or
+    the two-layer pairwise-max construction on the unit sphere,
+    :mod:`approxtheory.bounds.pairwise`),
     ``"enumeration"`` (a finite domain within ``max_points`` inputs), ``"generic"`` (box
     branch-and-bound within reach: see ``REACH_*``) or None, ``why`` then saying why not (an
     unsupported domain, a finite domain above the budget with its frontier, a box too large)."""
@@ -282,6 +319,13 @@ def bracket_reach(model, task, max_points: int = MAX_POINTS) -> tuple[str | None
             f"(supported: {', '.join(DOMAINS)})"
         )
     if domain == "sphere":
+        from .pairwise import pairwise_reason
+
+        if pairwise_reason(model, task) is None:
+            return (
+                "structured",
+                "a two-layer pairwise-max construction (softmax deficits per layer)",
+            )
         if T * d <= REACH_SPHERE_N:
             return "generic", "branch-and-bound over a box cover of the sphere"
         return None, (

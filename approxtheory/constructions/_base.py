@@ -191,7 +191,9 @@ class Construction:
         (:mod:`approxtheory.bracket_softmax`: exact softmax-over-box per head, a piece budget,
         no clock), and so does a separable ReLU read-out against a max (hc_l9,
         :mod:`approxtheory.bounds.relu`) and InfoFlow's two-layer second-largest construction
-        (if_second_largest, :mod:`approxtheory.bounds.kth`); other box domains with T <= 16 and
+        (if_second_largest, :mod:`approxtheory.bounds.kth`) and, on the unit sphere, the two-layer
+        pairwise-max construction (if_pairwise_max, :mod:`approxtheory.bounds.pairwise`); other
+        box domains with T <= 16 and
         d <= 2 the branch-and-bound (beyond that it does not close in seconds). Returns
         ``sup_error_upper`` (None with ``sup_error_upper_reason`` where not computed),
         ``bracket`` (found, certified, method, work, whether reproducible) and, when the
@@ -237,6 +239,8 @@ class Construction:
                 "symmetry class, 1-D pieces of its value",
                 "kth": "two-layer second largest: exact softmax deficits per layer, the case "
                 "split on which token is the largest, 1-D pieces of x_(2)",
+                "pairwise": "two-layer pairwise max on the unit sphere: softmax deficits per "
+                "layer and head, slacks of the composed weights, closed form",
             }.get(heads[0].get("route"), "exact softmax-over-box per head, symmetry over positions")
             how = (
                 f"structured bracket ({kind}): "
@@ -269,6 +273,8 @@ class Construction:
                 where = (
                     f"all {d}^{T} one-hot sequences"
                     if route == "enumeration"
+                    else f"the unit sphere (T = {T} unit-norm tokens in R^{d})"
+                    if self.task.domain == "sphere"
                     else f"the whole box [{self.task.lo:g}, {self.task.hi:g}]^({T}x{d})"
                 )
                 out["certified"] = (
