@@ -237,10 +237,11 @@ def certified_line(records: Sequence[dict]) -> str:
         return ""
     m = n - c["other"]
     return (
-        f"verified-numeric {n}: {m} rest on the sup error of a construction, certified in every "
-        f"cell {c['certified']}, in some cells {c['partly']}, search-based only {c['search']} "
-        "(a certified cell: a sound upper bracket at or below the claimed bound over the whole "
-        f"input domain); {c['other']} are decided without a sup-error search (exact counts, "
+        f"verified-numeric {n}: {m} rest on a searched error over a domain (the sup error of "
+        f"a construction, or the least error over the heads of a floor), certified in every cell "
+        f"{c['certified']}, in some cells {c['partly']}, search-based only {c['search']} (a "
+        "certified cell: a sound bracket on the claimed side of the bound over the whole input "
+        f"domain); {c['other']} are decided without a sup-error search (exact counts, "
         "symbolic comparisons, fits)"
     )
 

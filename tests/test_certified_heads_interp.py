@@ -92,3 +92,43 @@ def test_head_grids_are_certified_in_every_cell(cid):
         assert (
             e["found"] <= e["certified"] * (1 + 1e-9) + 1e-12 <= e["claimed"] * (1 + 2e-9) + 3e-12
         )
+
+
+# ------------------------------------------------------------------- TO-X2 (a lower bound)
+def test_to_x2_floor_is_certified_in_every_cell():
+    v = run_check("TO-X2", Context(profile="quick"))
+    assert v.verdict == "verified-numeric", v.evidence
+    assert v.certified["all"] and v.certified["cells"] == v.certified["of"] == 45
+    assert "checked symbolically: yes" in v.covered
+    for e in v.certified["table"]:  # tight: the floor is the box's minimum
+        assert abs(e["claimed"] - e["certified"]) <= 1e-12 * e["claimed"]
+
+
+def test_to_x2_certificate_rejects_a_floor_above_the_minimum():
+    import sympy as sp
+
+    from approxtheory import claim
+    from approxtheory.proofs_check.tradeoffs import floor_certificate as heads
+
+    c = claim("TO-X2")
+    B, L = c.symbol("B"), c.symbol("L")
+    true = c.expr("floor")
+    cells = [(0.5, 9, 0.5), (2.0, 257, 0.01)]
+    rec, _ = heads._x2_certificate(c, true, cells)
+    assert rec["all"]
+    # q = (L - 1) e^{-3.9 B}: above the true floor by a factor e^{0.1 B} at most
+    rec, text = heads._x2_certificate(c, true.subs(B, B * sp.Rational(39, 40)), cells)
+    assert not rec["all"] and rec["cells"] == 0
+    rec, _ = heads._x2_certificate(c, true * (1 + sp.Float(1e-9)), cells)
+    assert not rec["all"]
+    assert L in true.free_symbols
+
+
+def test_to_x2_certificate_needs_its_monotonicity_step(monkeypatch):
+    from approxtheory import claim
+    from approxtheory.proofs_check.tradeoffs import floor_certificate as heads
+
+    monkeypatch.setattr(heads, "_x2_monotone", lambda: False)
+    c = claim("TO-X2")
+    rec, text = heads._x2_certificate(c, c.expr("floor"), [(1.0, 5, 0.1)])
+    assert not rec["all"] and "checked symbolically: NO" in text

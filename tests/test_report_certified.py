@@ -119,7 +119,8 @@ def test_the_summary_counts_certified_and_search_based_verdicts():
     assert certified_counts(records) == {"certified": 1, "partly": 1, "search": 2, "other": 1}
     line = certified_line(records)
     assert line.startswith(
-        "verified-numeric 5: 4 rest on the sup error of a construction, certified in every cell 1, "
+        "verified-numeric 5: 4 rest on a searched error over a domain (the sup error of a "
+        "construction, or the least error over the heads of a floor), certified in every cell 1, "
         "in some cells 1, search-based only 2"
     )
     assert line.endswith(

@@ -228,7 +228,14 @@ P.claim(
         "U": sp.expand(U_mha.subs(C, D)),
         "P": sp.expand(P_mha.subs(C, D)),
     },
-    regime=[D_le_E],
+    regime=[
+        cond(
+            sp.Le(D, E),
+            "D <= E",
+            outside="the check builds one-head layers at (D, E) = (3, 2), (4, 3), where D > E "
+            "and 2(2DE - E²) < 2D² weights per head are unidentified",
+        )
+    ],
 )
 P.claim(
     "ID-P4.8",
@@ -370,7 +377,9 @@ P.claim(
     provenance="derived",
     statement="The balanced point has the smallest ||W_Q||² + ||W_K||² on its orbit, equal to "
     "2||W_Kᵀ W_Q||_* (twice the nuclear norm).",
-    notes="Digest §5.2 'Additional property [derived, verified]'.",
+    expressions={"norm_over_nuclear": sp.Integer(2)},
+    notes="Digest §5.2 'Additional property [derived, verified]'. norm_over_nuclear: the "
+    "balanced point's ||W_Q||² + ||W_K||² over ||W_Kᵀ W_Q||_*.",
 )
 P.claim(
     "ID-E5",

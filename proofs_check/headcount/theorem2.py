@@ -23,6 +23,7 @@ from .._core import (
 )
 from ._common import RATE_TOL, _fit_ok
 from .k1 import _K1_MUTATIONS, _k1_rows
+from .relu import _t2c_gamma_readings
 
 # ------------------------------------------------------------------------- HC-T2a and HC-P3
 #: HC-T2a's cells on the other side of its regime condition h >= D (issue 42): h = 1 < D = 2
@@ -168,8 +169,9 @@ def d_heads_gated(ctx: Context, cid):
     ungated = build("hc_k1_synthetic", T=Ts[0], beta=10.0, D=2, d=1).params
     low = _below_d_cells(ctx, betas, gate, eps, expo)
     low_refutes = low["admitted"] and bool(low["failing"])
+    gamma_bad, gamma_text = _t2c_gamma_readings(ct)
     ok = all(reached.values()) and all(decays.values()) and eps_free and linear and expo_ok
-    ok = ok and in_reg and not low_refutes
+    ok = ok and in_reg and not low_refutes and not gamma_bad
     k_txt = ", ".join(f"{low['k'][T]:.2g}" for T in low["Ts"])
     low_txt = (
         f"h = 1 < D = 2 heads of width n = 2 at T = {low['Ts']}, where HC-T2b's k = {k_txt} "
@@ -212,6 +214,7 @@ def d_heads_gated(ctx: Context, cid):
             if low_refutes
             else []
         )
+        + gamma_bad
     )
     if not low["admitted"]:
         side = (
@@ -237,8 +240,8 @@ def d_heads_gated(ctx: Context, cid):
         f"{', '.join(f'{best_err[T]:.2e}' for T in Ts)}"
         f" (<= {eps} required); decay in β per T: "
         f"{', '.join(f'{fits[T].slope:.2f}' for T in Ts)} (interval at or below "
-        f"{pred_beta:g} + {RATE_TOL}). Exact features make gamma play no role; the "
-        "proof's HC-K1 step needs a gate below -1 (HC-K1c)"
+        f"{pred_beta:g} + {RATE_TOL}). Exact features make gamma play no role in the built "
+        f"network; {gamma_text}. The proof's HC-K1 step needs a gate below -1 (HC-K1c)"
         + (f". {side}" if side else "")
         + (". Failed: " + "; ".join(failed) if failed else ""),
         covered=f"hc_k1 (D = 2, d = 1, max first half + min second half), gate "

@@ -76,6 +76,8 @@ CONFIGS = {
         AttentionConfig(8, 4, G=1, rope="full"),
         AttentionConfig(8, 2, G=1, rope="full"),
         AttentionConfig(4, 2, G=1, rope="full"),
+        # G = 2 with head width D = 4: a count in D^G or G^D agrees with G·D only at D = G = 2
+        AttentionConfig(16, 4, G=2, rope="full"),
     ],
     # fat heads (D = E) and split ones (D = E/H): D and E vary apart
     "ID-X4.8.1": [
@@ -415,6 +417,9 @@ def jacobian_rank(ctx: Context, cid):
         qk_text = ""
     ok = not bad
     extra = ""
+    if cid == "ID-X4.8.1":
+        ok_x, extra, _ = _x481_other_side(ctx, cid)
+        ok = ok and ok_x
     if cid == "ID-B4.7.2":
         ok_b, extra = _bias_aliasing_text(ctx, cid)
         ok = ok and ok_b
@@ -445,18 +450,50 @@ def jacobian_rank(ctx: Context, cid):
     )
 
 
+#: ID-X4.8.1's layers on the other side of its regime D <= E: one head of width D > E (value
+#: width C = D), where W_Kᵀ W_Q and W_O W_V have rank at most E and 2(2DE - E²) < 2D² weights
+#: are unidentified
+X481_OUTSIDE = [(3, 2), (4, 3)]
+
+
+def _x481_other_side(ctx: Context, cid) -> tuple[bool, str, list]:
+    """ID-X4.8.1's U at the one-head layers of :data:`X481_OUTSIDE` (measured by
+    :func:`_head_layer`): wherever the claim's regime admits one, its U must equal the
+    measurement; the others are reported as the regime's other side. Returns (ok, text, cells)."""
+    c = claim(cid)
+    cells = []
+    for D, E in X481_OUTSIDE:
+        r = _head_layer(E, D, ctx.seed)
+        U, why = _claimed_at(ctx, cid, "U", D=D, E=E, H=1)
+        admitted = bool(c.in_regime(D=D, E=E, H=1))
+        agrees = not why and U == r["U"]
+        cells.append({"D": D, "E": E, "U": r["U"], "claimed": _shown(U, why), "in": admitted})
+        cells[-1]["bad"] = admitted and not agrees
+    bad = [x for x in cells if x["bad"]]
+    say = ", ".join(f"(D,E)=({x['D']},{x['E']}): U {x['U']} vs {x['claimed']}" for x in cells)
+    if bad:
+        b = bad[0]
+        text = (
+            f"; the claim's regime admits (D,E)=({b['D']},{b['E']}) (D > E, one head of value "
+            f"width D), where the layer leaves {b['U']} weights unidentified, not "
+            f"{b['claimed']} ({say})"
+        )
+    else:
+        text = (
+            "; the regime's other side (D > E, one head of value width D, built here, outside "
+            f"the claim's regime): {say}, below 2D²H, so the regime is needed"
+        )
+    return not bad, text, cells
+
+
 for _cid, _muts in RANK_MUTANTS.items():
     check(_cid, mutants=_muts)(jacobian_rank)
 
 
 # ----------------------------------------------- the QK block of a layer, any D and E
-@memo
-def _qk_layer(E: int, D: int, seed: int, tie: bool = False, seq_len: int = 7) -> dict:
-    """P - rank of the Jacobian of a one-head layer of the shared model (width E, query/key dim
-    D, value dim E, no residual, float64) with respect to its query/key weights only, on random
-    sequences. ``tie`` builds the layer with W_K tied to W_Q (one parameter)."""
-    from torch.func import functional_call, jacrev
-
+def _one_head(E: int, D: int, C: int, g):
+    """A one-head layer of the shared model (width E, query/key dim D, value dim C, no residual,
+    identity embedding and read-out, float64), its weights drawn from ``g``."""
     from approxtheory.model import LayerSpec, ModelConfig, Transformer
 
     mc = ModelConfig(
@@ -464,19 +501,62 @@ def _qk_layer(E: int, D: int, seed: int, tie: bool = False, seq_len: int = 7) ->
         width=E,
         readout="tokens",
         residual=False,
-        layers=[LayerSpec(heads=1, head_dim=D, value_dim=E)],
+        layers=[LayerSpec(heads=1, head_dim=D, value_dim=C)],
         d_out=E,
         attn_scale=1.0,
         embed_bias=False,
         head_bias=False,
     )
     m = Transformer(mc)
-    g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for p in m.parameters():
             p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64) / math.sqrt(E))
         m.set_embedding(torch.eye(E, dtype=torch.float64))
         m.set_readout(torch.eye(E, dtype=torch.float64))
+    return m
+
+
+@memo
+def _head_layer(E: int, D: int, seed: int, seq_len: int = 7) -> dict:
+    """P - rank of the Jacobian of a one-head layer (:func:`_one_head`, value width C = D) in all
+    four of W_Q, W_K, W_V, W_O, on random sequences: the layer's unidentified count at any D and
+    E (for D > E both products have rank at most E)."""
+    from torch.func import functional_call, jacrev
+
+    g = torch.Generator().manual_seed(seed)
+    m = _one_head(E, D, D, g)
+    a = m.attention(0)
+    ws = [a.q.weight, a.k.weight, a.v.weight, a.o.weight]
+    names = [m.parameter_name(w) for w in ws]
+    theta = torch.cat([w.detach().reshape(-1) for w in ws]).clone()
+    P = theta.numel()
+    n_seq = max(12, -(-2 * P // (seq_len * E)))
+    X = torch.randn(n_seq, seq_len, E, generator=g, dtype=torch.float64)
+    cuts = np.cumsum([0] + [w.numel() for w in ws])
+
+    def f(th):
+        params = {
+            n: th[cuts[i] : cuts[i + 1]].view_as(w) for i, (n, w) in enumerate(zip(names, ws))
+        }
+        # the attention weights returned too: the explicit softmax path, whose backward
+        # batches under jacrev (the fused CPU kernel's does not)
+        return functional_call(m, params, (X,), {"return_attention": True})[0].reshape(-1)
+
+    sv = torch.linalg.svdvals(jacrev(f)(theta).detach())
+    rank = int((sv > 1e-8 * sv[0]).sum())
+    gap = float(sv[rank - 1] / sv[rank]) if rank < len(sv) and sv[rank] > 0 else float("inf")
+    return {"P": P, "U": P - rank, "gap": gap}
+
+
+@memo
+def _qk_layer(E: int, D: int, seed: int, tie: bool = False, seq_len: int = 7) -> dict:
+    """P - rank of the Jacobian of a one-head layer of the shared model (width E, query/key dim
+    D, value dim E, no residual, float64) with respect to its query/key weights only, on random
+    sequences. ``tie`` builds the layer with W_K tied to W_Q (one parameter)."""
+    from torch.func import functional_call, jacrev
+
+    g = torch.Generator().manual_seed(seed)
+    m = _one_head(E, D, E, g)
     a = m.attention(0)
     parts = [a.q.weight.detach().reshape(-1)] + ([] if tie else [a.k.weight.detach().reshape(-1)])
     theta = torch.cat(parts).clone()

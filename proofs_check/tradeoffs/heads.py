@@ -21,6 +21,7 @@ from approxtheory.experiments._tradeoffs import head_errors as _errors
 
 from .._core import Context, Verdict, active_context, check, memo, not_run
 from ._common import _lambdify, _ratio, _softmax, _trained
+from .floor_certificate import _x2_certificate, _x2_side
 
 # ------------------------------------------------------------------------------------- TO-X2
 #: the X2 attack: position-only heads optimised (head and read-out) to beat the floor
@@ -178,6 +179,30 @@ def _unit_readout_floor(ctx: Context, G) -> tuple[list, list]:
     return rows, bad
 
 
+def _x2_p1(ctx: Context, floor_f) -> tuple[list, str]:
+    """P1 (a) (digest §8 P1): the tradeoffs_heads experiment's rank-d heads (read-out 1, rows
+    t >= T/2) against the floor averaged over the same rows; reported when not run. Returns
+    the rows and the text."""
+    from approxtheory.experiments._tradeoffs import scored_rows
+
+    p1_raw, _, _, p1_note = _trained("tradeoffs_heads", ctx.profile)
+    p1 = []
+    for (B, T), E in sorted(p1_best(p1_raw or ()).items()):
+        if not np.isfinite(B):
+            continue
+        floor = float(np.mean(floor_f(scored_rows(T).astype(np.float64) + 1, B)))
+        err = min(E.values()) if all(np.isfinite(v) for v in E.values()) else -np.inf
+        p1.append({"B": B, "T": T, "error": err, "floor": floor, "ratio": err / floor})
+    p1_txt = (
+        "; P1 (tradeoffs_heads, rank-d heads with read-out 1, rows t >= T/2, floor averaged "
+        "over them): closest error/floor "
+        + (f"{min(r['ratio'] for r in p1):.4f} over {len(p1)} (B, T) cells" if p1 else "n/a")
+        if p1_raw is not None
+        else f"; P1 (tradeoffs_heads) not available on {ctx.profile} ({p1_note})"
+    )
+    return p1, p1_txt
+
+
 @check(
     "TO-X2",
     mutants={
@@ -205,30 +230,18 @@ def retrieval_floor(ctx: Context, cid):
         if err / floor < worst:
             worst = err / floor
             wit = {"B": B, "L": L, "error": err, "floor": floor, **how}
-    # P1 (a) (digest §8 P1): the tradeoffs_heads experiment's rank-d heads (read-out 1, rows
-    # t >= T/2) against the floor averaged over the same rows; reported when not run
-    from approxtheory.experiments._tradeoffs import scored_rows
-
-    p1_raw, _, _, p1_note = _trained("tradeoffs_heads", ctx.profile)
-    p1 = []
-    for (B, T), E in sorted(p1_best(p1_raw or ()).items()):
-        if not np.isfinite(B):
-            continue
-        floor = float(np.mean(floor_f(scored_rows(T).astype(np.float64) + 1, B)))
-        err = min(E.values()) if all(np.isfinite(v) for v in E.values()) else -np.inf
-        p1.append({"B": B, "T": T, "error": err, "floor": floor, "ratio": err / floor})
-        if err / floor < worst:
-            worst = err / floor
-            wit = {"B": B, "T": T, "error": err, "floor": floor, "head": "P1 rank-d heads"}
-    p1_txt = (
-        "; P1 (tradeoffs_heads, rank-d heads with read-out 1, rows t >= T/2, floor averaged "
-        "over them): closest error/floor "
-        + (f"{min(r['ratio'] for r in p1):.4f} over {len(p1)} (B, T) cells" if p1 else "n/a")
-        if p1_raw is not None
-        else f"; P1 (tradeoffs_heads) not available on {ctx.profile} ({p1_note})"
-    )
+    p1, p1_txt = _x2_p1(ctx, floor_f)
+    for r in p1:
+        if r["ratio"] < worst:
+            worst = r["ratio"]
+            wit = {k: r[k] for k in ("B", "T", "error", "floor")} | {"head": "P1 rank-d heads"}
     unit_rows, unit_bad = _unit_readout_floor(ctx, G)
-    ok = worst >= 1 - tol and not unit_bad
+    cert, cert_txt = _x2_certificate(
+        c, e, [(r["B"], r["L"], r["error"]) for r in rows if r["L"] in G["Ls_free"]]
+    )
+    ok = worst >= 1 - tol and not unit_bad and cert["all"]
+    side_txt, side_wit = _x2_side(c.kind, rows, tol)
+    ok = ok and side_wit is None
     if worst >= 1 - tol:
         msg = (
             f"no optimised bounded-logit head beats the floor q/(1+q) at any (B, L) "
@@ -255,7 +268,12 @@ def retrieval_floor(ctx: Context, cid):
     )
     if unit_bad and worst >= 1 - tol:  # the floor holds; the unit read-out's does not
         wit = unit_bad[0]
-    return Verdict(
+    if not cert["all"] and worst >= 1 - tol and not unit_bad:
+        wit = next(t for t in cert["table"] if not t["ok"])
+        msg += "; the claimed floor is above the certified minimum error at " + wit["cell"]
+    if side_wit is not None:
+        wit, msg = side_wit, msg + side_txt
+    v = Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
         msg,
@@ -265,7 +283,8 @@ def retrieval_floor(ctx: Context, cid):
         f"lag head; {G['restarts']} Adam restarts ({G['steps']} steps), "
         "float64, read-out also set to its closed-form best; B in "
         f"{G['Bs']}, L from 2 to {max(G['Ls_free'])}; scalar tokens "
-        "(isotropic vector tokens decouple per coordinate); and P1's heads (tradeoffs_heads)",
+        "(isotropic vector tokens decouple per coordinate); and P1's heads (tradeoffs_heads)"
+        + cert_txt,
         measured=worst,
         claimed=1.0,
         witness=None if ok else wit,
@@ -283,6 +302,8 @@ def retrieval_floor(ctx: Context, cid):
             "ylabel": "relative MSE",
         },
     )
+    v.certified = cert
+    return v
 
 
 # ------------------------------------------------------------------------------------- TO-T2
