@@ -347,10 +347,6 @@ def balanced_representative(ctx: Context, cid):
         claimed=0.0,
         scope=scope,
         slack=EXACT if cid == "ID-L4.2" and not failed else None,
-        formula_note=""
-        if cid != "ID-S5.2n"
-        else "reads no formula: properties of the rebalanced pair (M kept, norm = 2||M||_*, "
-        "no orbit point below) measured directly; the claim has no expression",
     )
 
 
