@@ -17,7 +17,18 @@ import time
 import torch
 import torch.nn.functional as F
 
-__all__ = ["bench_model", "bench_planted", "bench_search", "bench_identifiability", "WIDTH"]
+__all__ = [
+    "bench_model",
+    "bench_planted",
+    "bench_search",
+    "bench_identifiability",
+    "bench_gpt2_curve",
+    "gpt2_layer_bytes",
+    "WIDTH",
+    "CURVE_START",
+    "CURVE_STEP",
+    "CURVE_HEADS",
+]
 
 WIDTH = 64
 ELEMS_BUDGET = 2**26  # cap on B·h·T² score entries (float64: 512 MiB) -> smaller batches
@@ -245,3 +256,147 @@ def bench_search(
         "threads": torch.get_num_threads(),
         "torch": torch.__version__,
     }
+
+
+#: ``bench identifiability --gpt2-until``: the widths E = 64, 96, 128, ... with H = 4 heads
+CURVE_START, CURVE_STEP, CURVE_HEADS = 64, 32, 4
+
+
+def gpt2_layer_bytes(E: int, H: int = CURVE_HEADS) -> int:
+    """Memory estimate (bytes) of one GPT-2 layer of the cost curve, from the sizes alone: the
+    structured bounds' arrays (:func:`~approxtheory.identifiability_modules.gpt2_structured_bytes`)
+    and the layer's P = 4E² + 4E weights in float32 and their float64 copy."""
+    from .. import identifiability_modules as im
+
+    return im.gpt2_structured_bytes(E, H) + 12 * (4 * E * E + 4 * E)
+
+
+def _gpt2_layer(E: int, H: int, seed: int):
+    """A random causal Hugging Face ``GPT2Attention`` of width E with H heads (hf extra)."""
+    from transformers import GPT2Config
+    from transformers.models.gpt2.modeling_gpt2 import GPT2Attention
+
+    torch.manual_seed(seed)
+    return GPT2Attention(GPT2Config(n_embd=E, n_head=H, n_layer=1), layer_idx=0)
+
+
+def _reset_peak() -> bool:
+    """Reset this process's peak resident memory (Linux: ``/proc/self/clear_refs``); False where
+    it cannot, and the peak then is the process's so far."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _peak_bytes() -> int:
+    """This process's peak resident memory (bytes) since the last :func:`_reset_peak`."""
+    import re
+    import resource
+
+    try:
+        with open("/proc/self/status") as f:
+            m = re.search(r"VmHWM:\s+(\d+)\s*kB", f.read())
+        if m:
+            return int(m.group(1)) * 1024
+    except OSError:
+        pass
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kB on Linux, bytes on macOS
+    return rss if sys.platform == "darwin" else rss * 1024
+
+
+def _curve_row(E: int, H: int, seed: int) -> dict:
+    """Build the width-E layer and bound it (:func:`gpt2_structured`); the row of the curve."""
+    from .. import identifiability_modules as im
+
+    exact = _reset_peak()
+    layer = _gpt2_layer(E, H, seed)
+    r = im.gpt2_structured(layer, seed=seed)
+    del layer
+    return {
+        "E": E,
+        "H": H,
+        "P": r.total,
+        "method": "structured",
+        "measured": r.measured,
+        "predicted": r.predicted,
+        "status": r.status,
+        "closed": r.status == "certified",
+        "gap_ratio": r.gap[2],
+        "seconds": round(r.seconds, 2),
+        "peak_bytes": _peak_bytes(),
+        "peak_is_per_layer": exact,
+        # the bracket of an open row: "unidentified >= P - upper, <= P - lower"
+        "bracket": next((n for n in reversed(r.notes) if n.startswith("unidentified >=")), None),
+        "notes": list(r.notes),
+    }
+
+
+def bench_gpt2_curve(
+    max_bytes: float,
+    max_seconds: float,
+    *,
+    start: int = CURVE_START,
+    step: int = CURVE_STEP,
+    heads: int = CURVE_HEADS,
+    seed: int = 0,
+    progress=None,
+) -> dict:
+    """The cost curve of the structured identifiability bounds on random GPT-2 layers: E = start,
+    start + step, ... with ``heads`` heads, one row per width (E, H, P, seconds, peak memory, U
+    measured and predicted, closed or not), until a layer would need more than ``max_bytes`` (its
+    estimate :func:`gpt2_layer_bytes`, checked before it is built; also the memory limit in force,
+    :func:`approxtheory.resources.max_bytes`) or one took more than ``max_seconds`` (the next one
+    is larger). The clock decides only where the table stops, never a row's result.
+
+    Returns ``{"rows", "stop", "max_bytes", "max_seconds"}``; ``stop`` says which width stopped
+    the table and why (``reason``: ``"memory"`` or ``"time"``; ``text``: one line)."""
+    from ..errors import ConfigError
+    from ..resources import ENV_BYTES, format_bytes
+    from ..resources import max_bytes as limit_in_force
+
+    for name, v in (("max_bytes", max_bytes), ("max_seconds", max_seconds)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+            raise ConfigError(f"{name} must be a finite number > 0 (got {v!r})")
+    for name, v in (("start", start), ("step", step), ("heads", heads)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ConfigError(f"{name} must be a positive integer (got {v!r})")
+    if start % heads or step % heads:
+        raise ConfigError(f"start and step must be multiples of heads = {heads}")
+    rows: list[dict] = []
+    E = start
+    while True:
+        need = gpt2_layer_bytes(E, heads)
+        env = limit_in_force()
+        if need > max_bytes or (env is not None and need > env):
+            cap = (
+                f"the cap of {max_bytes / 2**30:.3g} GiB"
+                if need > max_bytes
+                else f"the memory limit in force ({format_bytes(env)}; {ENV_BYTES} raises it)"
+            )
+            stop = {
+                "E": E,
+                "reason": "memory",
+                "need_bytes": need,
+                "text": f"E = {E} would need {need / 2**30:.1f} GiB > {cap}: stopped before "
+                "building it",
+            }
+            break
+        row = _curve_row(E, heads, seed)
+        rows.append(row)
+        if progress:
+            progress(row)
+        if row["seconds"] > max_seconds:
+            stop = {
+                "E": E,
+                "reason": "time",
+                "seconds": row["seconds"],
+                "text": f"E = {E} took {row['seconds']:.0f} s > the budget of "
+                f"{max_seconds:g} s: stopped (the next width is larger; the clock decides only "
+                "where the table stops)",
+            }
+            break
+        E += step
+    return {"rows": rows, "stop": stop, "max_bytes": max_bytes, "max_seconds": max_seconds}

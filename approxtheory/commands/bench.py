@@ -124,6 +124,16 @@ def _ident_line(r) -> str:
     )
 
 
+def _gpt2_line(r) -> str:
+    """A row of ``bench identifiability --gpt2-until``: the GPT-2 cost curve."""
+    return (
+        f"GPT2 E={r['E']:4d} H={r['H']} P={r['P']:8d}  {r['seconds']:8.2f} s "
+        f"{r['peak_bytes'] / 2**30:6.2f} GiB peak  U={r['measured']} predicted {r['predicted']}  "
+        f"{'closed' if r['closed'] else 'open'} ({r['status']}, gap ratio {r['gap_ratio']:.3g})"
+        + ("" if r["closed"] or not r.get("bracket") else f": {r['bracket']}")
+    )
+
+
 def _cmd_ident(args) -> int:
     from ..bench.model import bench_identifiability
     from ..errors import ConfigError
@@ -146,9 +156,59 @@ def _cmd_ident(args) -> int:
                     flush=True,
                 )
         rows = [*rows, *({"gpt2": True, **r} for r in gpt2)]
+    if args.gpt2_until:
+        rows = [*rows, *_gpt2_curve(args)]
     if args.json:
         _print_json(rows)
     return 0
+
+
+def _gpt2_curve(args) -> list[dict]:
+    """``--gpt2-until``: the cost curve E = 64, 96, 128, ... until the per-layer budget; its
+    rows, then one record of where and why it stopped (and the machine's load)."""
+    import os
+
+    from ..bench.model import CURVE_HEADS, CURVE_START, CURVE_STEP, bench_gpt2_curve
+
+    gb, sec = _budgets(args)
+    if not args.json:
+        print(
+            f"# GPT-2 cost curve: structured bounds on random GPT2Attention layers, E = "
+            f"{CURVE_START}, {CURVE_START + CURVE_STEP}, {CURVE_START + 2 * CURVE_STEP}, ... "
+            f"(H = {CURVE_HEADS}), until a layer would need > {gb:g} GiB (--max-gb) or took "
+            f"> {sec:g} s (--max-seconds)",
+            flush=True,
+        )
+    load0 = _load()
+    res = bench_gpt2_curve(gb * 2**30, sec, progress=_progress(args, _gpt2_line))
+    load1 = _load()
+    if not args.json:
+        print(f"stop: {res['stop']['text']}")
+        print(
+            f"# {args.threads} torch threads, {os.cpu_count()} CPUs, load average (1, 5, 15 min) "
+            f"{load0} before, {load1} after"
+        )
+    end = {"gpt2": True, "stop": res["stop"], "max_gb": gb, "max_seconds": sec}
+    return [*({"gpt2": True, **r} for r in res["rows"]), {**end, "load": [load0, load1]}]
+
+
+#: the per-layer budget of `bench identifiability --gpt2-until` (GiB, seconds)
+CURVE_MAX_GB, CURVE_MAX_SECONDS = 8.0, 600.0
+
+
+def _budgets(args) -> tuple[float, float]:
+    """``(--max-gb, --max-seconds)`` with their defaults; either one without ``--gpt2-until``
+    (``--max-gb`` also with ``--gpt2``) is refused."""
+    from ..errors import ConfigError
+
+    if args.gpt2 and args.gpt2_until:
+        raise ConfigError("--gpt2 E ... and --gpt2-until: give one (explicit widths, or the curve)")
+    if not args.gpt2_until and args.max_seconds is not None:
+        raise ConfigError("--max-seconds goes with --gpt2-until (where the growing table stops)")
+    if not (args.gpt2_until or args.gpt2) and args.max_gb is not None:
+        raise ConfigError("--max-gb goes with --gpt2-until or --gpt2 (the per-layer memory cap)")
+    gb = CURVE_MAX_GB if args.max_gb is None else args.max_gb
+    return gb, CURVE_MAX_SECONDS if args.max_seconds is None else args.max_seconds
 
 
 #: the widths `bench identifiability` times (approxtheory.bench.model.bench_identifiability)
@@ -177,18 +237,22 @@ def _require_ident(args) -> None:
                 seconds=est["seconds"],
                 what=f"the dense baseline at E={E} (--dense-max-E {args.dense_max_E})",
             )
-    if not args.gpt2:
+    gb, _ = _budgets(args)
+    if not (args.gpt2 or args.gpt2_until):
         return
-    from ..identifiability_modules import gpt2_structured_bytes
+    from ..bench.model import gpt2_layer_bytes
 
-    for E in args.gpt2:  # the layer (float32 and its float64 copy) and the bounds' arrays
-        layer = 12 * (4 * E * E + 4 * E)
-        require(bytes=gpt2_structured_bytes(E, 4) + layer, what=f"the GPT-2 layer of --gpt2 {E}")
+    for E in args.gpt2 or ():  # the layer (float32 and its float64 copy) and the bounds' arrays
+        what = f"the GPT-2 layer of --gpt2 {E}"
+        require(bytes=gpt2_layer_bytes(E, 4), what=what)
+        if args.max_gb is not None:
+            require(bytes=gpt2_layer_bytes(E, 4), what=what, limit=int(gb * 2**30))
     try:
         import transformers  # noqa: F401
     except ImportError as e:  # pragma: no cover - depends on the installed extras
         raise ConfigError(
-            f"--gpt2 needs the hf extra (pip install 'approxtheory[hf]'): {e}"
+            f"{'--gpt2' if args.gpt2 else '--gpt2-until'} needs the hf extra "
+            f"(pip install 'approxtheory[hf]'): {e}"
         ) from None
 
 
@@ -533,6 +597,7 @@ def _cmd_sweep(args) -> int:
 # one function: argparse wiring, one block per bench and option, read top to bottom
 def register(sub) -> None:
     p = sub.add_parser("bench", help="benchmarks that print figures")
+    import argparse
     import os
 
     from .._cliargs import count, int_between, nonneg_int
@@ -633,6 +698,45 @@ def register(sub) -> None:
         default=None,
         help="also time the structured method on random Hugging Face GPT-2 attention layers of "
         "these widths, H = 4 (hf extra; E = 64 takes about a minute)",
+    )
+    pi.add_argument(
+        "--gpt2-until",
+        action="store_true",
+        help="also the cost curve: random GPT-2 layers of widths E = 64, 96, 128, ... (H = 4) "
+        "until a layer would need more than --max-gb (estimated before it is built) or took "
+        "more than --max-seconds (hf extra; E = 64 and 96 took about 11 minutes on 2 busy CPUs)",
+    )
+
+    def budget(unit):
+        def parse(text) -> float:
+            try:
+                v = float(str(text).strip())
+            except ValueError:
+                v = math.nan
+            if not (math.isfinite(v) and v > 0):
+                raise argparse.ArgumentTypeError(
+                    f"must be a finite number > 0 ({unit} per layer; got {text!r})"
+                )
+            return v
+
+        parse.__name__ = "budget"
+        return parse
+
+    pi.add_argument(
+        "--max-gb",
+        type=budget("GiB"),
+        default=None,
+        metavar="GB",
+        help=f"per-layer memory cap in GiB (2^30 bytes) of --gpt2-until and --gpt2 (default "
+        f"{CURVE_MAX_GB:g})",
+    )
+    pi.add_argument(
+        "--max-seconds",
+        type=budget("seconds"),
+        default=None,
+        metavar="S",
+        help=f"--gpt2-until stops after a layer that took longer (default {CURVE_MAX_SECONDS:g}); "
+        "it decides only where the table stops",
     )
     pt = bench(
         "train",
