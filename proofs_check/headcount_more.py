@@ -679,15 +679,17 @@ def _r2_order(logC, T):
 R2_DD = ((1, 1), (1, 4), (2, 3), (3, 8), (8, 2))
 
 
-def _r2_alpha(c, C_T, proof_alpha) -> tuple:
+def _r2_alpha(c, C_T, proof_alpha, stray: list) -> tuple:
     """The claim's α read from its C_T = C_{d,D}·(rT)^(-αT): minus the terms of log C_T with T or
     r in them over T log(rT) (a factor free of both, C_{d,D} or a number, is dropped); the (d, D)
-    of R2_DD
-    where no α_{d,D} > 0 makes it the proof's α (free symbols other than α_{d,D}, d, D: every
-    (d, D) fails, α is not a function of d, D alone)."""
+    of R2_DD where no α_{d,D} > 0 makes it the proof's α (free symbols other than α_{d,D}, d, D:
+    every (d, D) fails). ``stray`` gets that factor's symbols other than C_{d,D}, d, D."""
     T, r, a = c.symbol("T"), c.symbol("r"), c.symbol("alpha_dD")
-    log_c = sp.expand(sp.expand_log(sp.log(C_T), force=True))
-    log_c = sum((x for x in sp.Add.make_args(log_c) if x.has(T, r)), sp.S(0))
+    terms = sp.Add.make_args(sp.expand(sp.expand_log(sp.log(C_T), force=True)))
+    log_c = sum((x for x in terms if x.has(T, r)), sp.S(0))
+    # the factor free of T and r is the remark's C_{d,D}: a function of d, D only
+    pre = sum((x for x in terms if not x.has(T, r)), sp.S(0))
+    stray[:] = sorted(x.name for x in pre.free_symbols if x.name not in ("C_dD", "d", "D"))
     alpha = sp.cancel(-log_c / (T * (sp.log(r) + sp.log(T))))
     if any(x.name not in ("alpha_dD", "d", "D") for x in alpha.free_symbols):
         return alpha, list(R2_DD)
@@ -729,13 +731,15 @@ def constant_remark(ctx: Context, cid):
     def finite_negative(v) -> bool:
         return bool(v.is_finite is not False and v.is_negative is True and not v.has(sp.oo))
 
-    alpha, bad = _r2_alpha(c, C_T, -proof) if proof.is_finite else (sp.nan, list(R2_DD))
+    stray: list = []
+    alpha, bad = _r2_alpha(c, C_T, -proof, stray) if proof.is_finite else (sp.nan, list(R2_DD))
     # α_{d,D} may depend on d and D only
     ok = (
         finite_negative(proof)
         and finite_negative(claimed)
         and all(s_.name in ("d", "D") for s_ in proof.free_symbols)
         and not bad
+        and not stray
     )
     return Verdict(
         cid,
@@ -755,6 +759,8 @@ def constant_remark(ctx: Context, cid):
             + ", ".join(f"({a}, {b})" for a, b in R2_DD)
             + ". So the remark fits the lower bound (2)"
         )
+        + f"; its factor free of T and r (C_{{d,D}}) reads {', '.join(stray) or 'd, D only'}"
+        + (" (FAILED: C_{d,D} depends on d and D only)" if stray else "")
         + "; the derivation is this project's, on the digest's reconstructed grid",
         covered="symbolic: T -> oo limits of log C/(T log T) for the remark's form and for the "
         "constant implied by §4.3's counting (floors and the (-log ε)^s factor dropped)",

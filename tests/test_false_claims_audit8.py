@@ -6,7 +6,8 @@
 - TO-T1: the error template without its sum over the M groups has the same H*; the check now
   prints the template it read and its scope says a factor free of H is not tested (the
   template's scale is not measurable), instead of a fixed text that restated the true one.
-- IF-R1: the claim's I_global is read by predict_rate, not by this check; its scope says so.
+- IF-R1: the claim's I_global was read by predict_rate only; it is now held to the positions a
+  global-aggregation head's output depends on (tests/test_false_claims_audit10.py).
 - HC-T2c's widened regime (n >= T instead of n >= T·d) still survives: the check builds d = 1
   only, where both agree, and nothing here shows that a narrower head cannot memorise; its
   scope now says so.
@@ -44,10 +45,11 @@ def test_to_t1_prints_the_template_it_read():
     assert "a factor of E free of H" in v.scope
 
 
-def test_if_r1_scope_says_i_global_is_not_tested_here():
+def test_if_r1_holds_i_global_to_a_global_aggregation_head():
     v = _run("IF-R1")
     assert v.verdict == "verified-numeric", v.evidence
-    assert "nor is the claim's I_global" in v.scope
+    assert "I_global (the information-set size GIA charges) is held to" in v.scope
+    assert "16 of T = 16 positions (I_global 16)" in v.evidence
 
 
 def test_hc_t2c_scope_says_its_regime_is_not_built_on_the_other_side():

@@ -392,17 +392,23 @@ def corollary_arithmetic(ctx: Context, cid):
     Dmax = ctx.pick(30, 80)
     worst = None
     ratio = math.inf  # the least k / max(D1, D2): the room the corollary's arithmetic has
-    for D1 in range(1, Dmax):
-        for D2 in range(D1 + 1, Dmax + 1):
-            Tm = max(1, math.ceil(tmin(D1, D2)))  # k grows with T: the smallest T is worst
-            kv = kf(Tm, D1, D2)
-            margin = kv - D2
-            ratio = min(ratio, kv / D2)
-            if worst is None or margin < worst[0]:
-                worst = (margin, D1, D2, Tm)
-    assert worst is not None  # Dmax >= 30: the loops run
+    outside_t2b = []  # admitted pairs where the proof's HC-T2b step is outside HC-T2b's regime
+    # every pair (D1, D2) the claim's regime admits (its case condition read, not assumed)
+    for D1, D2 in itertools.product(range(1, Dmax + 1), repeat=2):
+        Tm = max(1, math.ceil(tmin(D1, D2)))  # k grows with T: the smallest T is worst
+        if not c.in_regime(D1=D1, D2=D2, T=Tm):
+            continue
+        if not t2.in_regime(s=D1, D=D2, n=2, T=Tm):
+            outside_t2b.append((D1, D2))
+        kv, mx = kf(Tm, D1, D2), max(D1, D2)
+        margin = kv - mx
+        ratio = min(ratio, kv / mx)
+        if worst is None or margin < worst[0]:
+            worst = (margin, D1, D2, Tm)
+    if worst is None:  # a regime that admits no pair: nothing is stated
+        worst = (math.inf, 0, 0, 0)
     margin_ok = worst[0] > 0
-    ok = identity_ok and margin_ok
+    ok = identity_ok and margin_ok and not outside_t2b
     _, w1, w2, wT = worst
     identity_txt = (
         f"k = {sp.sstr(k_claim)} against HC-T2b's k = {sp.sstr(k_t2)} at s = D1, n = 2, "
@@ -419,7 +425,14 @@ def corollary_arithmetic(ctx: Context, cid):
         "verified-numeric" if ok else "refuted",
         f"{identity_txt}. Margin: k - max(D1, D2) >= {float(worst[0]):.3f} at the smallest "
         f"allowed T (worst at D1={w1}, D2={w2}, T={wT}); > 0 required"
-        + ("" if margin_ok else " (FAILED)"),
+        + ("" if margin_ok else " (FAILED)")
+        + (
+            f"; the proof applies HC-T2b with s = D1 heads against D = D2 features, which needs "
+            f"s < D: the claim's regime admits {len(outside_t2b)} pairs outside it (first "
+            f"(D1, D2) = {outside_t2b[0]}) (FAILED)"
+            if outside_t2b
+            else "; every admitted pair puts the proof's HC-T2b step inside HC-T2b's regime"
+        ),
         covered=f"the identity in sympy; the margin at all 1 <= D1 < D2 <= {Dmax} at the "
         f"smallest T with {size if size is not None else 'no size condition (T >= 1)'}",
         measured=float(worst[0]),

@@ -235,6 +235,53 @@ def _t2c_gamma_readings(c):
     return failed, text
 
 
+#: HC-T2c's regime read against HC-T2b's lower bound: one head (s = 1) of width n against
+#: D = 2 features, at widths n below and at T·d
+T2C_SIDE_CELLS = tuple(
+    (d, T, n) for d in (1, 2) for T in (64, 1024) for n in sorted({d, 2 * d, T * d // 2, T * d})
+)
+
+
+def _t2c_regime_side(c) -> tuple[list, str]:
+    """HC-T2c's regime against the catalogue's lower bound HC-T2b: at each (d, T, n) of
+    T2C_SIDE_CELLS the claim's regime admits, one head (s = 1) of width n against D = 2
+    features needs M >= ε^-k with HC-T2b's k; the claimed M_suff's exponent at γ = HC-A3's
+    γ_worst(d, D) must not be below k there (a sufficient count cannot undercut a necessary
+    one). Returns the admitted cells where it does, and the text."""
+    t2b, a3 = claim("HC-T2b"), claim("HC-A3")
+    D = 2
+    admitted, bad, outside = [], [], []
+    for d, T, n in T2C_SIDE_CELLS:
+        k = float(t2b.evaluate("k", s=1, n=n, D=D, T=T))
+        if not c.in_regime(n=n, T=T, d=d):
+            outside.append((d, T, n, k))
+            continue
+        g = a3.evaluate("gamma_worst", d=d, D=D)
+        e = float(-c.asymptotic_exponent("epsilon", "M_suff", 0, gamma=g))
+        admitted.append((d, T, n, k, e))
+        if k > e:
+            bad.append((d, T, n, k, e))
+    if bad:
+        d, T, n, k, e = bad[0]
+        return bad, (
+            f"; the claim's regime admits one head of width n = {n} < T·d = {T * d} (d = {d}, "
+            f"T = {T}), where HC-T2b's lower bound needs ε^-{k:.3g} against D = {D} features, "
+            f"above M_suff's exponent {e:g} at γ_worst: the regime is too wide ({len(bad)} such "
+            "cells)"
+        )
+    worst = max(outside, key=lambda x: x[3]) if outside else None
+    return bad, (
+        f"; against HC-T2b's lower bound (one head, D = {D} features): in the {len(admitted)} "
+        "admitted cells its exponent k stays at or below M_suff's"
+        + (
+            f"; outside the regime (n < T·d) it reaches k = {worst[3]:.3g} at d = {worst[0]}, "
+            f"T = {worst[1]}, n = {worst[2]}: the regime is needed"
+            if worst
+            else ""
+        )
+    )
+
+
 @check(
     "HC-T2c",
     mutants={
@@ -254,19 +301,16 @@ def memorizing_regime(ctx: Context, cid):
     exponent must be at least that of HC-A3's width, a lower bound there, so a formula that
     agrees with M_suff only at γ = 0 (C/ε, C/ε^(1+γ/2)) fails."""
     c = claim(cid)
-    g_s = c.symbol("gamma")
-    eps_s = c.symbol("epsilon")
-    m_expr = c.expr("M_suff")
+    g_s, eps_s, m_expr = c.symbol("gamma"), c.symbol("epsilon"), c.expr("M_suff")
     # exponent of 1/ε in M_suff at γ = 0 (exact features), from the catalogue's formula
     expo = float(sp.simplify(-eps_s * sp.diff(sp.log(m_expr), eps_s)).subs(g_s, 0))
     sharp = float(sp.simplify(-eps_s * sp.diff(sp.log(c.expr("M_sharp")), eps_s)).subs(g_s, 0))
-    gamma_bad, gamma_text = _t2c_gamma_readings(c)
+    (gamma_bad, gamma_text), (side_bad, side_text) = _t2c_gamma_readings(c), _t2c_regime_side(c)
     raw = _l9_grid(ctx.profile, ctx.mutant)
     rows, regime_bad = [], []
     for r in raw:
         n_width = r["T"] * 1  # the head's width is T·d with d = 1
-        in_reg = bool(c.in_regime(n=n_width, T=r["T"], d=1))
-        if not in_reg:
+        if not (in_reg := bool(c.in_regime(n=n_width, T=r["T"], d=1))):
             regime_bad.append(r["T"])
         rows.append(
             {
@@ -287,7 +331,7 @@ def memorizing_regime(ctx: Context, cid):
         sub = [r for r in rows if r["T"] == T]
         fits[T] = fit_rate([r["inv_eps"] for r in sub], [r["params"] for r in sub], seed=ctx.seed)
     rate_ok = all(_fit_ok(f, expo, "below") for f in fits.values())
-    ok = approx_ok and rate_ok and not regime_bad and not gamma_bad
+    ok = approx_ok and rate_ok and not regime_bad and not gamma_bad and not side_bad
     worst = max(rows, key=lambda r: r["sup_error"] / r["eps"])
     missed = [(r["T"], r["eps"]) for r in rows if not r["eps_approximates"]]
     failed = (
@@ -302,6 +346,7 @@ def memorizing_regime(ctx: Context, cid):
         )
         + ([f"regime n >= T·d fails at T = {regime_bad}"] if regime_bad else [])
         + gamma_bad
+        + ([side_text.lstrip("; ")] if side_bad else [])
     )
     return Verdict(
         cid,
@@ -313,6 +358,7 @@ def memorizing_regime(ctx: Context, cid):
         )
         + f" (each interval must lie at or below {expo:g} + {RATE_TOL}). "
         + gamma_text
+        + ("" if side_bad else side_text)
         + f"; sup error < ε in "
         f"{sum(r['eps_approximates'] for r in rows)}/{len(rows)} cells (largest sup/ε "
         f"{worst['sup_error'] / worst['eps']:.3f}); head width n = T·d in every cell. The "
@@ -339,7 +385,7 @@ def memorizing_regime(ctx: Context, cid):
         "i.e. the 1/ε of M_suff's exponent 1 + γ; the FFN approximations F1, F3 of f_i and "
         "F_0 (the γ part) are not built: M_suff's γ-dependence is read symbolically against "
         "HC-A3's width at γ_worst, a derived lower bound; the 5-layer composition is HC-L8's "
-        "check. The regime n >= T·d is met in every cell but its other side is not built: at "
-        "d = 1 the cells cannot tell n >= T·d from a wider n >= T, and that a head narrower "
-        "than T·d cannot memorise is a lower bound no construction here shows",
+        "check. The regime n >= T·d is met in every cell; its other side is not built (that a "
+        "head narrower than T·d cannot memorise is a lower bound no construction here shows) "
+        "but read against the catalogue's lower bound HC-T2b at widths n < T·d",
     )

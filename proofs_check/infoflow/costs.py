@@ -49,6 +49,40 @@ def _within(fit, a: float | None, tol: float) -> bool:
     return a is not None and a - tol <= fit.ci_low and fit.ci_high <= a + tol
 
 
+#: the lengths at which IF-R1's I_global is held to a global-aggregation head's positions
+GIA_TS = (2, 3, 4, 8, 16)
+
+
+def _gia_positions(c) -> tuple[list, str]:
+    """IF-R1's I_global against a measurement: a global-aggregation head (IF-T2's head at CLS
+    with β = 1/T: nearly uniform weights over all T tokens, its output their weighted mean)
+    at each T of :data:`GIA_TS`; the positions its output depends on are counted from the
+    gradient of the output in the tokens at a seeded random input (a position counts when its
+    gradient is nonzero). Returns the T where I_global differs from that count, and the text."""
+    import torch
+
+    from approxtheory.constructions import build
+
+    got = []
+    g = torch.Generator().manual_seed(5)
+    for T in GIA_TS:
+        m = build("softmax_retrieval", T=T, beta=1.0 / T).model
+        x = torch.rand(1, T, 1, generator=g, dtype=torch.float64, requires_grad=True)
+        out = m(x)
+        out = out[0] if isinstance(out, tuple) else out
+        (grad,) = torch.autograd.grad(out.sum(), x)
+        count = int((grad.abs() > 1e-12).sum())
+        claimed = c.evaluate_float("I_global", T=T)
+        got.append((T, count, claimed))
+    bad = [t for t in got if not t[2] == t[1]]
+    text = (
+        "; GIA's block: a global-aggregation head's output depends on "
+        + ", ".join(f"{n} of T = {T} positions (I_global {cl:g})" for T, n, cl in got)
+        + (": I_global is NOT that count" if bad else ": I_global is that count")
+    )
+    return bad, text
+
+
 @check(
     "IF-R1",
     mutants={
@@ -110,7 +144,8 @@ def mpr_charge(ctx: Context, cid):
             f"{'' if ok else ' FAILS'}"
         )
     nonfinite = [r for r in rows if not math.isfinite(r["sup_error"])]
-    ok = not bad and rate_ok and t_ok and not nonfinite
+    gia_bad, gia_txt = _gia_positions(c)
+    ok = not bad and rate_ok and t_ok and not nonfinite and not gia_bad
     weights = sorted({r["weights"] for r in rows})
     return Verdict(
         cid,
@@ -128,7 +163,7 @@ def mpr_charge(ctx: Context, cid):
         f"{aT!s:.4}): "
         + "; ".join(t_parts)
         + ". The residual is an identity (no parameters at all); GIA's and SPA's charges "
-        "(IF-T4's decoding cost) are not tested here.",
+        "(IF-T4's decoding cost) are not tested here" + gia_txt + ".",
         covered=f"T in {sorted({r['T'] for r in grid})}, β in "
         f"{sorted({r['beta'] for r in grid})} (ε = err_mpr from "
         f"{max(r['epsilon'] for r in grid):.3g} down to {min(r['epsilon'] for r in grid):.3g}), "
@@ -140,9 +175,9 @@ def mpr_charge(ctx: Context, cid):
         scope="partial: the MPR charge (free): a fixed-size max-position-retrieval head reaches "
         "every ε = err_mpr(β) with a weight count flat in 1/ε and in T; the residual's charge "
         "(an identity) is free by construction, and the GIA/SPA charges at IF-T4's cost are "
-        "not tested (IF-T4 is a lower bound over all decoders), nor is the claim's I_global "
-        "(the information-set size GIA charges, read by predict_rate: no measurement here "
-        "counts the positions a global aggregation couples)",
+        "not tested (IF-T4 is a lower bound over all decoders); the claim's I_global (the "
+        "information-set size GIA charges) is held to the positions a global-aggregation "
+        "head's output depends on",
         witness=None
         if not bad
         else {k: bad[0][k] for k in ("T", "beta", "sup_error", "claimed_bound")},
