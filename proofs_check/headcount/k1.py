@@ -263,7 +263,7 @@ def k1_construction(ctx: Context, cid):
         "profile; the family reaches >= 98 % of it, tests/test_checks_headcount.py)"
     )
     if bad:
-        r = max(bad, key=_over)
+        r = max(bad, key=lambda r: (r["claimed_bound"] > 0, _over(r)))  # a bound not 0 in float
         return Verdict(
             cid,
             "refuted",
