@@ -79,3 +79,15 @@ def false_claim(cid, regime=None, **exprs):
     if regime is not None:
         kw["regime"] = tuple(regime)
     return dataclasses.replace(c, **kw)
+
+
+def run_quick(cid, false=None):
+    """The quick-profile verdict of ``cid``'s check, with the false claim ``false`` (a copy of
+    the catalogue's claim, see :func:`false_claim`) swapped in when given."""
+    from approxtheory.catalogue import overriding
+    from approxtheory.proofs_check import Context, run_check
+
+    if false is None:
+        return run_check(cid, Context(profile="quick"))
+    with overriding(false):
+        return run_check(cid, Context(profile="quick"))

@@ -15,17 +15,9 @@
 
 import sympy as sp
 from _helpers import false_claim as _with
+from _helpers import run_quick as _run
 
 from approxtheory import claim
-from approxtheory.catalogue import overriding
-from approxtheory.proofs_check import Context, run_check
-
-
-def _run(cid, false=None):
-    if false is None:
-        return run_check(cid, Context(profile="quick"))
-    with overriding(false):
-        return run_check(cid, Context(profile="quick"))
 
 
 def test_hc_l4_capped_lipschitz_constant_is_refuted_at_wide_inputs():

@@ -13,19 +13,11 @@ claim must be refuted (not an error, not a survivor) and the catalogue's claim m
 
 import sympy as sp
 from _helpers import false_claim as _with
+from _helpers import run_quick as _run
 
 from approxtheory import claim
-from approxtheory.catalogue import overriding
-from approxtheory.proofs_check import Context, run_check
 from approxtheory.proofs_check import headcount_more as hm
 from approxtheory.proofs_check.headcount import theorem2
-
-
-def _run(cid, false=None):
-    if false is None:
-        return run_check(cid, Context(profile="quick"))
-    with overriding(false):
-        return run_check(cid, Context(profile="quick"))
 
 
 # ------------------------------------------------------------------------------------- HC-P3

@@ -17,21 +17,13 @@ from dataclasses import replace
 import pytest
 import sympy as sp
 from _helpers import false_claim as _with
+from _helpers import run_quick as _run
 
 from approxtheory import claim
-from approxtheory.catalogue import overriding
 from approxtheory.catalogue.mutate import claim_mutants
-from approxtheory.proofs_check import Context, run_check
 from approxtheory.proofs_check._core import side_violations
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-
-
-def _run(cid, false=None):
-    if false is None:
-        return run_check(cid, Context(profile="quick"))
-    with overriding(false):
-        return run_check(cid, Context(profile="quick"))
 
 
 # ------------------------------------------------------------------------------ the side rule

@@ -393,10 +393,12 @@ def corollary_arithmetic(ctx: Context, cid):
     worst = None
     ratio = math.inf  # the least k / max(D1, D2): the room the corollary's arithmetic has
     outside_t2b = []  # admitted pairs where the proof's HC-T2b step is outside HC-T2b's regime
-    # every pair (D1, D2) the claim's regime admits (its case condition read, not assumed)
+    # every pair (D1, D2) the claim's case conditions admit (read, not assumed), at the smallest
+    # T its size condition allows
+    cases = [r.expr for r in c.regime if T not in r.free_symbols]
     for D1, D2 in itertools.product(range(1, Dmax + 1), repeat=2):
         Tm = max(1, math.ceil(tmin(D1, D2)))  # k grows with T: the smallest T is worst
-        if not c.in_regime(D1=D1, D2=D2, T=Tm):
+        if not all(bool(e.subs({D1s: D1, D2s: D2})) for e in cases):
             continue
         if not t2.in_regime(s=D1, D=D2, n=2, T=Tm):
             outside_t2b.append((D1, D2))
@@ -405,8 +407,8 @@ def corollary_arithmetic(ctx: Context, cid):
         ratio = min(ratio, kv / mx)
         if worst is None or margin < worst[0]:
             worst = (margin, D1, D2, Tm)
-    if worst is None:  # a regime that admits no pair: nothing is stated
-        worst = (math.inf, 0, 0, 0)
+    if worst is None:  # a regime that admits no pair states nothing: not a pass
+        worst = (-math.inf, 0, 0, 0)
     margin_ok = worst[0] > 0
     ok = identity_ok and margin_ok and not outside_t2b
     _, w1, w2, wT = worst
