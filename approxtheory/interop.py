@@ -791,6 +791,14 @@ def _inputs(model, construction, n: int, seed: int) -> np.ndarray:
     return rng.standard_normal((n, T, cfg.d_in))
 
 
+def _abs_max(a: torch.Tensor) -> float:
+    """The largest |value| of a model output (inf when any is not finite: nothing then passes)."""
+    a = a.to(torch.float64)
+    if not bool(torch.isfinite(a).all()):
+        return math.inf
+    return float(a.abs().max()) if a.numel() else 0.0
+
+
 def _max_diff(a: torch.Tensor, b: torch.Tensor) -> float:
     d = (a.to(torch.float64) - b.to(torch.float64)).abs()
     return float(d.max()) if d.numel() else 0.0
@@ -817,6 +825,7 @@ def _check(
     with torch.no_grad():
         ref = model(X)
     rand = _max_diff(_forward(target, obj, io_model, X), ref)
+    scale = _abs_max(ref)
     worst_d, n_worst, sup, sup_t, sup_search = None, 0, None, None, None
     if construction is not None:
         m = construction.measure(budget=budget, seed=seed, upper=False)
@@ -827,6 +836,7 @@ def _check(
                 ref_w = model(W)
                 out_w = _forward(target, obj, io_model, W)
             worst_d, n_worst = _max_diff(out_w, ref_w), 1
+            scale = max(scale, _abs_max(ref_w))
             tgt = np.asarray(construction.task.target(W), dtype=np.float64)
             o = out_w.to(torch.float64).numpy().reshape(tgt.shape)
             has = ~np.isnan(tgt)  # a NaN target: no target at that position
@@ -842,7 +852,9 @@ def _check(
     if worst is not None:  # worst inputs given by the caller (a result file's witness)
         Wx = np.asarray(worst, dtype=np.float64)
         with torch.no_grad():
-            d = _max_diff(_forward(target, obj, io_model, Wx), model(Wx))
+            ref_x = model(Wx)
+            d = _max_diff(_forward(target, obj, io_model, Wx), ref_x)
+        scale = max(scale, _abs_max(ref_x))
         worst_d = d if worst_d is None else max(worst_d, d)
         n_worst += int(Wx.shape[0])
     outside = (
@@ -866,6 +878,7 @@ def _check(
         sup_error=sup,
         sup_error_target=sup_t,
         sup_error_reloaded_search=sup_search,
+        output_scale=scale,
     )
 
 

@@ -25,7 +25,10 @@ class ParityReport:
     ``outside`` names the pieces computed outside the target. ``sup_error`` / ``sup_error_target``
     are the construction's measured sup error and the error of the exported (and, where written,
     reloaded) object at the witness; ``reloaded`` says whether the compared object was read back
-    from ``out``."""
+    from ``out``. ``output_scale`` is the largest |output| of the source model on the compared
+    inputs: parity is judged relative to it (``allowed``: the tolerance times max(1,
+    output_scale)), so a model whose outputs are 1e10 is held to its dtype's relative precision,
+    not to an absolute 1e-12."""
 
     target: str
     architecture: str
@@ -42,6 +45,15 @@ class ParityReport:
     sup_error: float | None = None
     sup_error_target: float | None = None
     sup_error_reloaded_search: float | None = None
+    output_scale: float = 1.0
+
+    @property
+    def allowed(self) -> float:
+        """The largest difference that passes: the tolerance relative to the output's scale
+        (never below the tolerance itself; a non-finite scale allows nothing)."""
+        if not math.isfinite(self.output_scale):
+            return -math.inf
+        return self.tolerance * max(1.0, abs(self.output_scale))
 
     @property
     def max_abs_diff(self) -> float:
@@ -52,16 +64,18 @@ class ParityReport:
 
     @property
     def passed(self) -> bool:
-        ok = math.isfinite(self.max_abs_diff) and self.max_abs_diff <= self.tolerance
+        tol = self.allowed
+        ok = math.isfinite(self.max_abs_diff) and self.max_abs_diff <= tol
         if self.sup_error is not None and self.sup_error_target is not None:
-            ok = ok and abs(self.sup_error - self.sup_error_target) <= self.tolerance
+            ok = ok and abs(self.sup_error - self.sup_error_target) <= tol
         if self.sup_error is not None and self.sup_error_reloaded_search is not None:
-            ok = ok and abs(self.sup_error - self.sup_error_reloaded_search) <= self.tolerance
+            ok = ok and abs(self.sup_error - self.sup_error_reloaded_search) <= tol
         return ok
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["max_abs_diff"] = self.max_abs_diff
+        d["allowed"] = self.allowed
         d["passed"] = self.passed
         return d
 

@@ -52,7 +52,8 @@ def _cmd(args) -> int:
                 else f"{rep.max_abs_diff_worst:.3g} on {rep.n_worst} worst input(s)"
             )
             print(
-                f"  parity ({rep.dtype}, tolerance {rep.tolerance:g}): max |diff| {worst}; "
+                f"  parity ({rep.dtype}, tolerance {rep.tolerance:g} x max(1, output scale "
+                f"{rep.output_scale:.3g}) = {rep.allowed:.3g}): max |diff| {worst}; "
                 f"{rep.max_abs_diff_random:.3g} on {rep.n_random} random inputs (seed {rep.seed})"
             )
             if rep.sup_error is not None:
