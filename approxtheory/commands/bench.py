@@ -674,9 +674,10 @@ def register(sub) -> None:
     pb.add_argument(
         "--frontier",
         action="store_true",
-        help="also the frontier of the constructions outside the structured class (HC-L9, "
-        "IF-K1; IF-K2, IF-K3, TO-X2, TO-C1 unsupported): the largest T certified within "
-        f"{FRONTIER_BOXES} box evaluations per T (about 40 s more on 2 cores)",
+        help="also the certified frontier of the constructions with a bracket (HC-L9, IF-K1, "
+        "IF-K2, IF-K3, ...): the largest T certified within "
+        f"{FRONTIER_BOXES} box evaluations per T (structured routes have no T limit; about 40 "
+        "s more on 2 cores)",
     )
     pi = bench(
         "identifiability",
