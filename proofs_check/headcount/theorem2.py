@@ -21,9 +21,8 @@ from .._core import (
     memo,
     slope_row,
 )
-from ._common import RATE_TOL, _fit_ok
+from ._common import RATE_TOL, _fit_ok, _t2c_gamma_readings
 from .k1 import _K1_MUTATIONS, _k1_rows
-from .relu import _t2c_gamma_readings
 
 # ------------------------------------------------------------------------- HC-T2a and HC-P3
 #: HC-T2a's cells on the other side of its regime condition h >= D (issue 42): h = 1 < D = 2
