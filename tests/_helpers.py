@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import tracemalloc
 
 
@@ -91,3 +92,24 @@ def run_quick(cid, false=None):
         return run_check(cid, Context(profile="quick"))
     with overriding(false):
         return run_check(cid, Context(profile="quick"))
+
+
+#: verdicts that pass a claim, and those that catch a false one
+PASSING = ("verified-numeric", "verified-symbolic", "consistent-empirical")
+CATCHING = ("refuted", "inconsistent")
+
+
+@functools.cache
+def quick_verdict(cid) -> str:
+    """The quick-profile verdict of the catalogue's own claim ``cid`` (computed once)."""
+    return run_quick(cid).verdict
+
+
+def caught_quick(cid, false, base=PASSING):
+    """``false`` (a false copy of ``cid``'s claim) swapped in: the true claim's verdict is in
+    ``base`` and the false one's is refuted or inconsistent (a crash is a failure, not a
+    catch). Returns the false claim's verdict."""
+    assert quick_verdict(cid) in base, quick_verdict(cid)
+    v = run_quick(cid, false)
+    assert v.verdict in CATCHING, (v.verdict, v.evidence)
+    return v

@@ -28,34 +28,13 @@ Survivors, and how each is caught now:
   caught).
 """
 
-import functools
-
 import sympy as sp
+from _helpers import caught_quick as _caught
 from _helpers import false_claim as _with
+from _helpers import run_quick as _run
 
 from approxtheory import claim
-from approxtheory.catalogue import Condition, overriding
-from approxtheory.proofs_check import Context, run_check
-
-PASS = ("verified-numeric", "verified-symbolic", "consistent-empirical")
-CATCH = ("refuted", "inconsistent")
-
-
-@functools.cache
-def _base(cid):
-    return run_check(cid, Context(profile="quick")).verdict
-
-
-def _run(cid, false):
-    with overriding(false):
-        return run_check(cid, Context(profile="quick"))
-
-
-def _caught(cid, false):
-    assert _base(cid) in PASS, _base(cid)
-    v = _run(cid, false)
-    assert v.verdict in CATCH, (v.verdict, v.evidence)
-    return v
+from approxtheory.catalogue import Condition
 
 
 # ----------------------------------------------------------------------------------- headcount

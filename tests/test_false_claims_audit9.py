@@ -24,34 +24,15 @@ All nine survivors are caught now:
 """
 
 import dataclasses
-import functools
 
 import sympy as sp
+from _helpers import CATCHING
+from _helpers import caught_quick as _caught
 from _helpers import false_claim as _with
+from _helpers import run_quick as _run
 
 from approxtheory import claim
-from approxtheory.catalogue import Condition, overriding
-from approxtheory.proofs_check import Context, run_check
-
-PASS = ("verified-numeric", "verified-symbolic", "consistent-empirical")
-CATCH = ("refuted", "inconsistent")
-
-
-@functools.cache
-def _base(cid):
-    return run_check(cid, Context(profile="quick")).verdict
-
-
-def _run(cid, false):
-    with overriding(false):
-        return run_check(cid, Context(profile="quick"))
-
-
-def _caught(cid, false, base=PASS):
-    assert _base(cid) in base, _base(cid)
-    v = _run(cid, false)
-    assert v.verdict in CATCH, (v.verdict, v.evidence)
-    return v
+from approxtheory.catalogue import Condition
 
 
 # ------------------------------------------------------------------------------------ HC-T2a
@@ -84,7 +65,7 @@ def test_hc_k1_gate_minus_2_with_doubled_leak_exponent():
     k = claim("HC-K1")
     S, b, T = k.symbol("S"), k.symbol("beta"), k.symbol("T")
     false = _with("HC-K1", gate=sp.Integer(-2), err_bound=T * sp.exp(-2 * b) + (S - 1) / (sp.E * b))
-    _caught("HC-K1", false, base=CATCH)  # its true form is already refuted (gate -1)
+    _caught("HC-K1", false, base=CATCHING)  # its true form is already refuted (gate -1)
 
 
 def _k1c_false(oos):
