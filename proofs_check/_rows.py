@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 
 from ._core import experiment_rows, not_run
 
-__all__ = ["exp_rows", "not_run", "best_over_seeds", "best_rows"]
+__all__ = ["exp_rows", "exp_trace", "not_run", "best_over_seeds", "best_rows"]
 
 
 def exp_rows(name: str, profile: str) -> tuple:
@@ -19,6 +19,12 @@ def exp_rows(name: str, profile: str) -> tuple:
     checks read rows through, so tests can substitute rows)."""
     rows, _trace, secs, note = experiment_rows(name, profile)
     return rows, secs, note
+
+
+def exp_trace(name: str, profile: str) -> tuple:
+    """The trace rows of an experiment's run (the runner's ``<profile>.trace.csv``; () where
+    the experiment writes none): read after :func:`exp_rows`, from the same cells."""
+    return tuple(experiment_rows(name, profile)[1])
 
 
 def best_over_seeds(rows: Iterable, by: tuple, key: str = "val_nmse", cast: Callable = int) -> dict:

@@ -25,6 +25,7 @@ RUN_KEYS = (
     "h2",
     "E",
     "width",
+    "total_width",
     "hidden",
     "layers",
     "params",

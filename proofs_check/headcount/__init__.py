@@ -37,7 +37,6 @@ from .theorem2 import _beta_needed, _gapped_inputs  # noqa: F401
 from .trained import (
     MARGIN,
     RECIPE_HINT,
-    gated_verdict,
     phase_criterion,
     scale_record,
     table2_magnitudes,
@@ -54,7 +53,6 @@ __all__ = [
     "RATE_TOL",
     "RECIPE_HINT",
     "S_FRACS",
-    "gated_verdict",
     "lower_regime_criterion",
     "phase_criterion",
     "scale_record",

@@ -6,21 +6,14 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import replace
-from typing import Any
 
 from approxtheory import claim
 from approxtheory.measure import fit_rate
 
 from .. import _rows
-from .._core import (
-    Context,
-    Verdict,
-    check,
-    rows_source,
-    slope_row,
-)
+from .._core import Context, Verdict, check, slope_row
 from .._gate import PaperMagnitude, training_gate
+from .._pipeline import Evidence, Run, trained_verdict
 from .._results import active_results, results_schema
 from ._common import _claimed_number
 
@@ -116,48 +109,12 @@ def _heads_at_least(r, D: int) -> bool:
     return int(r["heads"]) >= D
 
 
-def _run_figures(rows) -> dict:
-    """What a trained run was: its grid's T, steps, hidden sizes, widths, parameters, seeds."""
-    keys = ("T", "steps", "hidden", "head_dim", "total_width", "layers", "params")
-    grid = {k: sorted({int(r[k]) for r in rows if k in r}) for k in keys}
-    out: dict[str, Any] = {k: v for k, v in grid.items() if v}
-    out["seeds"] = len({int(r["seed"]) for r in rows if "seed" in r})
-    fin = [float(r["val_nmse"]) for r in rows if math.isfinite(float(r["val_nmse"]))]
-    out["best_val_nmse"] = min(fin) if fin else None
-    return out
-
-
-def gated_verdict(cid, gates: list, rows_by: dict, covered: str) -> Verdict | None:
-    """The not-checkable verdict of a trained check whose gates did not all pass (None when they
-    did): what was reached, the paper's magnitude, the known recipe (RECIPE_HINT)."""
-    failed = [(name, g) for name, g in gates if not g.passed]
-    if not failed:
-        return None
-    from .._trained_verdicts import run_text
-
-    run = "; ".join(f"{name}: {run_text(_run_figures(rows_by[name]))}" for name, _ in failed)
-    return Verdict(
-        cid,
-        "not-checkable",
-        " ".join(f"[{name}] {g.reason()}" for name, g in failed) + f" (ran: {run})",
-        covered=covered + "; gated: the criterion was not applied",
-        scope="none",
-        scale=scale_record(gates, rows_by),
-    )
-
-
 def scale_record(gates: list, rows_by: dict) -> dict:
-    """A trained verdict's ``scale``: per experiment, what was run and, per reference cell,
-    what was reached against the paper's figure."""
-    return {
-        name: {
-            "run": _run_figures(rows_by[name]),
-            "reference": g.reference,
-            "cells": g.scale(),
-            "source": rows_source(name),
-        }
-        for name, g in gates
-    }
+    """The shared scale record (:func:`.._trained_verdicts.trained_scale`); until every
+    head-count check goes through the pipeline."""
+    from .._trained_verdicts import trained_scale
+
+    return trained_scale(gates, rows_by)
 
 
 def _best(rows, key="val_nmse", by=("heads", "T")) -> dict:
@@ -292,40 +249,44 @@ def _p8_evidence(D: int, res: dict) -> str:
     )
 
 
-@check(
-    "HC-P8",
-    mutants={
-        "heads-relabelled": "the results' head counts read in reverse order (a bookkeeping bug)"
-    },
-    experiments=("headcount_phase_d2", "headcount_phase_d4"),
-)
-def phase_transition(ctx: Context, cid):
-    """Trained one-layer models on Σ max a_iᵀx with D = 2 (headcount_phase_d2) and D = 4
-    (headcount_phase_d4): :func:`phase_criterion` for each D; consistent when both pass."""
-    parts, table, witness, notes = [], [], {}, []
-    gates, rows_by = [], {}
+def _p8_experiments(ctx: Context) -> tuple[str, ...]:
+    """Outside results (verify --results) decide on the D they hold; our own runs on D = 2, 4."""
     given = active_results()
-    # outside results (verify --results) decide on the D they hold; our own runs on D = 2 and 4
-    Ds = sorted(int(n.rsplit("d", 1)[1]) for n in given["groups"]) if given else (2, 4)
-    for D in Ds:
-        name = f"headcount_phase_d{D}"
-        raw, _, note = _rows.exp_rows(name, ctx.profile)
-        if raw is None:
-            return _rows.not_run(cid, name, ctx.profile, note)
-        # the gate reads the run as it was trained (a bookkeeping mutant is applied after it)
-        gates.append(
-            (
-                name,
-                training_gate(
-                    raw,
-                    control=functools.partial(_heads_at_least, D=D),
-                    describe=f"h >= D = {D}, one layer, per T",
-                    paper=table2_magnitudes(D),
-                    budget=RECIPE_HINT,
-                ),
-            )
-        )
-        rows_by[name] = raw
+    Ds = sorted(_d_of(n) for n in given["groups"]) if given else (2, 4)
+    return tuple(f"headcount_phase_d{D}" for D in Ds)
+
+
+def _d_of(name: str) -> int:
+    return int(name.rsplit("d", 1)[1])
+
+
+def _p8_gate(name: str, rows: list):
+    D = _d_of(name)
+    return training_gate(
+        rows,
+        control=functools.partial(_heads_at_least, D=D),
+        describe=f"h >= D = {D}, one layer, per T",
+        paper=table2_magnitudes(D),
+        budget=RECIPE_HINT,
+    )
+
+
+def _p8_covered(run: Run) -> str:
+    return (
+        " and ".join(run.names)
+        + f" ({run.ctx.profile}; "
+        + "; ".join(run.notes.values())
+        + "); criterion: (a) largest log-drop at h = D-1 -> D at the largest T (min over seeds "
+        "and 2 of 3 seeds), (b) growth with T below D, (c) less growth at h >= D"
+    )
+
+
+def _p8_verdict(run: Run) -> Verdict:
+    """:func:`phase_criterion` for each D read; consistent when every D passes."""
+    ctx, cid = run.ctx, run.cid
+    parts, table, witness = [], [], {}
+    for name, raw in run.rows.items():
+        D = _d_of(name)
         rows = [dict(r) for r in raw]
         if ctx.is_mutant("heads-relabelled"):
             hs = sorted({int(r["heads"]) for r in rows})
@@ -341,17 +302,6 @@ def phase_transition(ctx: Context, cid):
                 "failed": res["failed"],
                 "min_nmse": {f"h={h},T={T}": v for (h, T), v in sorted(res["best"].items())},
             }
-        notes.append(note)
-    covered = (
-        " and ".join(f"headcount_phase_d{D}" for D in Ds)
-        + f" ({ctx.profile}; "
-        + "; ".join(notes)
-        + "); criterion: (a) largest log-drop at h = D-1 -> D at the largest T (min over seeds "
-        "and 2 of 3 seeds), (b) growth with T below D, (c) less growth at h >= D"
-    )
-    gated = gated_verdict(cid, gates, rows_by, covered)
-    if gated is not None:
-        return gated
     ok = all(res["ok"] for _, res in parts)
     ev = [_p8_evidence(D, res) for D, res in parts]
     return Verdict(
@@ -359,8 +309,7 @@ def phase_transition(ctx: Context, cid):
         "consistent-empirical" if ok else "inconsistent",
         ". ".join(ev) + ". Both runs passed the training-adequacy gate (h = D trained to "
         "within its bounds)",
-        covered=covered,
-        scale=scale_record(gates, rows_by),
+        covered=_p8_covered(run),
         measured={f"D={D}": res["effect"] for D, res in parts},
         rows=table,
         witness=None if ok else witness,
@@ -376,6 +325,30 @@ def phase_transition(ctx: Context, cid):
         + ", ".join(f"D = {D}: h {res['hs']}, T {res['Ts']}" for D, res in parts)
         + ") on this toolkit's orthogonal-a_i task",
     )
+
+
+#: HC-P8's evidence: one-layer models on Σ max a_iᵀx at D = 2 and 4, gated at h >= D (the
+#: paper's Table 2 magnitudes at D = 4); the criterion is not run below the gate
+P8_EVIDENCE = Evidence(
+    experiments=_p8_experiments,
+    gate=_p8_gate,
+    criterion=_p8_verdict,
+    covered=_p8_covered,
+    measure_when_gated=False,
+)
+
+
+@check(
+    "HC-P8",
+    mutants={
+        "heads-relabelled": "the results' head counts read in reverse order (a bookkeeping bug)"
+    },
+    experiments=("headcount_phase_d2", "headcount_phase_d4"),
+)
+def phase_transition(ctx: Context, cid):
+    """Trained one-layer models on Σ max a_iᵀx with D = 2 (headcount_phase_d2) and D = 4
+    (headcount_phase_d4): :func:`phase_criterion` for each D; consistent when both pass."""
+    return trained_verdict(ctx, cid, P8_EVIDENCE)
 
 
 # ------------------------------------------------------------------------------------ HC-P9
@@ -412,41 +385,34 @@ def width_criterion(rows, D: int, mutant: str | None = None) -> dict:
     return {"fits": fits, "ok": ok, "failed": failed, "Ts": Ts, "best": best}
 
 
-@check(
-    "HC-P9",
-    mutants={"heads-swapped": "the fits at h = D-1 and h = D exchanged (a bookkeeping bug)"},
-    experiments=("headcount_width",),
-)
-def width_scaling(ctx: Context, cid):
-    """headcount_width (D = 2): :func:`width_criterion`; next to the slopes, the theory's
-    exponents (NMSE ~ ε² ~ M^(-2/γ) with HC-A3's Barron γ at h = D, M^(-2/k) with HC-T2b's k at
-    h = D - 1 where k > 0; vacuous where k <= 0)."""
-    name = "headcount_width"
-    raw, _, note = _rows.exp_rows(name, ctx.profile)
-    if raw is None:
-        return _rows.not_run(cid, name, ctx.profile, note)
+def _p9_covered(run: Run) -> str:
+    raw = run.one
     D = int(raw[0]["D"])
-    n = int(raw[0]["head_dim"])
-    covered = (
-        f"{name} ({ctx.profile}; {note}): D = {D}, h in {{{D - 1}, {D}}}, N in "
+    return (
+        f"{run.names[0]} ({run.ctx.profile}; {run.note}): D = {D}, h in {{{D - 1}, {D}}}, N in "
         f"{sorted({int(r['hidden']) for r in raw})}, T in {sorted({int(r['T']) for r in raw})}; "
         "criterion: slope interval below 0 at h = D-1 and containing 0 at h = D, every T"
     )
-    gates = [
-        (
-            name,
-            training_gate(
-                raw,
-                control=lambda r: int(r["heads"]) == D,
-                describe=f"h = D = {D}, per T (min over N and seeds)",
-                paper=table2_magnitudes(D),
-                budget=RECIPE_HINT,
-            ),
-        )
-    ]
-    gated = gated_verdict(cid, gates, {name: raw}, covered)
-    if gated is not None:
-        return gated
+
+
+def _p9_gate(name: str, rows: list):
+    D = int(rows[0]["D"])
+    return training_gate(
+        rows,
+        control=lambda r: int(r["heads"]) == D,
+        describe=f"h = D = {D}, per T (min over N and seeds)",
+        paper=table2_magnitudes(D),
+        budget=RECIPE_HINT,
+    )
+
+
+def _p9_verdict(run: Run) -> Verdict:
+    """:func:`width_criterion`; next to the slopes, the theory's exponents (NMSE ~ ε² ~
+    M^(-2/γ) with HC-A3's Barron γ at h = D, M^(-2/k) with HC-T2b's k at h = D - 1 where k > 0;
+    vacuous where k <= 0)."""
+    ctx, cid, raw = run.ctx, run.cid, run.one
+    D = int(raw[0]["D"])
+    n = int(raw[0]["head_dim"])
     res = width_criterion(raw, D, ctx.mutant)
     gamma = float(claim("HC-A3").evaluate("gamma_barron"))
     slopes = []
@@ -479,8 +445,7 @@ def width_scaling(ctx: Context, cid):
         )
         + " (k <= 0: the lower bound is vacuous there and predicts no slope)"
         + (". Failed: " + "; ".join(res["failed"]) if res["failed"] else ""),
-        covered=covered,
-        scale=scale_record(gates, {name: raw}),
+        covered=_p9_covered(run),
         measured={f"h={h},T={T}": f.slope for (h, T), f in res["fits"].items()},
         rows=rows,
         slopes=slopes,
@@ -496,6 +461,27 @@ def width_scaling(ctx: Context, cid):
         scope=f"surrogate: scaled-down Fig. 1b ({ctx.profile} profile, D = {D}); the theory's "
         "exponents are drawn for comparison only (the lower bound is vacuous at these T)",
     )
+
+
+#: HC-P9's evidence: the N sweep at h = D-1 and D, gated at h = D (min over N and seeds)
+P9_EVIDENCE = Evidence(
+    experiments=("headcount_width",),
+    gate=_p9_gate,
+    criterion=_p9_verdict,
+    covered=_p9_covered,
+    measure_when_gated=False,
+)
+
+
+@check(
+    "HC-P9",
+    mutants={"heads-swapped": "the fits at h = D-1 and h = D exchanged (a bookkeeping bug)"},
+    experiments=("headcount_width",),
+)
+def width_scaling(ctx: Context, cid):
+    """headcount_width (D = 2): :func:`width_criterion` with the theory's exponents beside the
+    slopes (:func:`_p9_verdict`)."""
+    return trained_verdict(ctx, cid, P9_EVIDENCE)
 
 
 # ------------------------------------------------------------------------------------ HC-P10
@@ -600,47 +586,46 @@ def variants_criterion(rows, D: int, thresholds: dict[int, float] | None = None)
     }
 
 
-@check(
-    "HC-P10",
-    mutants={"layers-relabelled": "the one- and two-layer results exchanged (a bookkeeping bug)"},
-    experiments=("headcount_variants",),
-)
-def variants(ctx: Context, cid):
-    """headcount_variants (D = 3, fixed total width E = 24): :func:`variants_criterion` at the
-    transitions the claim states (h_needed_one_layer, heads_times_layers_needed)."""
-    name = "headcount_variants"
-    raw, _, note = _rows.exp_rows(name, ctx.profile)
-    if raw is None:
-        return _rows.not_run(cid, name, ctx.profile, note)
-    D = int(raw[0]["D"])
+def _p10_read(run: Run) -> tuple[int, dict, str, str]:
+    """D, the claim's thresholds per layer count, the past-the-transition text, what was read."""
+    D = int(run.one[0]["D"])
     th, read = variants_thresholds(D)
     past = ", ".join(f"{L} layer{'s' if L > 1 else ''} at h >= {th[L]:g}" for L in (1, 2))
-    read = f"the claim read: {read} (at D = {D}: past the transition {past})"
-    covered = (
-        f"{name} ({ctx.profile}; {note}): D = {D}, E = 24 (per-head ⌈24/h⌉), "
+    return D, th, past, f"the claim read: {read} (at D = {D}: past the transition {past})"
+
+
+def _p10_covered(run: Run) -> str:
+    raw = run.one
+    D = int(raw[0]["D"])
+    return (
+        f"{run.names[0]} ({run.ctx.profile}; {run.note}): D = {D}, E = 24 (per-head ⌈24/h⌉), "
         f"h in {sorted({int(r['heads']) for r in raw})}, L in {{1, 2}}; margin x{MARGIN:g}"
     )
+
+
+def _p10_gate(name: str, rows: list):
+    D = int(rows[0]["D"])
+    th, _ = variants_thresholds(D)
+    past = ", ".join(f"{L} layer{'s' if L > 1 else ''} at h >= {th[L]:g}" for L in (1, 2))
 
     def control(r) -> bool:
         hL = th.get(int(r["layers"]), math.nan)
         return not math.isnan(hL) and int(r["heads"]) >= hL
 
-    gates = [
-        (
-            name,
-            training_gate(
-                raw,
-                control=control,
-                describe=f"past the claim's transition ({past}), per T",
-                config=("layers", "heads"),
-                budget=RECIPE_HINT,
-            ),
-        )
-    ]
-    gated = gated_verdict(cid, gates, {name: raw}, covered)
-    if gated is not None:
-        return replace(gated, evidence=f"{read}; {gated.evidence}")
-    rows = [dict(r) for r in raw]
+    return training_gate(
+        rows,
+        control=control,
+        describe=f"past the claim's transition ({past}), per T",
+        config=("layers", "heads"),
+        budget=RECIPE_HINT,
+    )
+
+
+def _p10_verdict(run: Run) -> Verdict:
+    """:func:`variants_criterion` at the claim's transitions."""
+    ctx, cid = run.ctx, run.cid
+    D, th, _, read = _p10_read(run)
+    rows = run.one
     if ctx.is_mutant("layers-relabelled"):
         for r in rows:
             r["layers"] = 3 - int(r["layers"])
@@ -659,8 +644,7 @@ def variants(ctx: Context, cid):
         + "; ".join(t for t, _ in res["checks"])
         + (". Failed: " + "; ".join(bad) if bad else "")
         + (". Undecided: " + "; ".join(res["undecided"]) if res["undecided"] else ""),
-        covered=covered,
-        scale=scale_record(gates, {name: raw}),
+        covered=_p10_covered(run),
         measured=res["effects"],
         rows=table,
         witness=None if res["ok"] else {"failed": bad, "undecided": res["undecided"]},
@@ -681,3 +665,26 @@ def variants(ctx: Context, cid):
             else "none"
         ),
     )
+
+
+#: HC-P10's evidence: the fixed-width variants, gated past the claim's own transitions (a
+#: gated verdict still says what it read of the claim first)
+P10_EVIDENCE = Evidence(
+    experiments=("headcount_variants",),
+    gate=_p10_gate,
+    criterion=_p10_verdict,
+    covered=_p10_covered,
+    measure_when_gated=False,
+    prefix=lambda run: f"{_p10_read(run)[3]}; ",
+)
+
+
+@check(
+    "HC-P10",
+    mutants={"layers-relabelled": "the one- and two-layer results exchanged (a bookkeeping bug)"},
+    experiments=("headcount_variants",),
+)
+def variants(ctx: Context, cid):
+    """headcount_variants (D = 3, fixed total width E = 24): :func:`variants_criterion` at the
+    transitions the claim states (h_needed_one_layer, heads_times_layers_needed)."""
+    return trained_verdict(ctx, cid, P10_EVIDENCE)
