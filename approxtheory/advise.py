@@ -721,7 +721,7 @@ def _unidentified(x: _Ctx, heads: Sequence[int], kv: Sequence[int]) -> Consequen
 
 def _candidate(x: _Ctx, name: str, heads: Sequence[int], kv: Sequence[int]) -> Candidate:
     sched = S.Schedule(tuple(heads), x.d, x.h_base, "custom")
-    n = S.count(sched, T=x.T, kv_groups=list(kv), backward=False)
+    n = S.count_small(sched, T=x.T, kv_groups=list(kv))
     cost = {
         "params": n["params"]["total"],
         "attn_params": sum(n["params"]["attn"]),

@@ -502,6 +502,139 @@ def count(
     }
 
 
+#: a layer larger than this many parameters is counted on the meta device (:func:`count`), not
+#: built for real by :func:`count_small`
+SMALL_LAYER_PARAMS = 50_000_000
+
+
+def _quadratic_at(values: Sequence[int], T: int) -> int:
+    """The polynomial of degree <= 2 through (1, v1), (2, v2), (3, v3) at T (Lagrange's form,
+    in integers: each product of two consecutive-offset factors is even)."""
+    v1, v2, v3 = (int(v) for v in values[:3])
+    return v1 * (T - 2) * (T - 3) // 2 - v2 * (T - 1) * (T - 3) + v3 * (T - 1) * (T - 2) // 2
+
+
+def _flop_counter():
+    """torch's FlopCounterMode, its dispatch mode unwrapped from ``torch._disable_dynamo``: every
+    ``TorchDispatchMode`` subclass gets that wrapper, whose first call imports ``torch._dynamo``
+    (1.4-4.9 s measured here) although nothing is compiled. The counts are the mode's own (the
+    same registry and module tracker); where this torch lacks the private pieces, the plain
+    FlopCounterMode (tests/test_schedules.py compares the two)."""
+    from torch.utils import flop_counter as fcm
+
+    raw = getattr(getattr(fcm, "_FlopCounterMode", None), "__dict__", {}).get("__torch_dispatch__")
+    inner = getattr(raw, "__wrapped__", None)
+    if inner is None:
+        return fcm.FlopCounterMode(display=False)
+
+    class _Mode(fcm._FlopCounterMode):  # type: ignore[name-defined,misc]
+        __torch_dispatch__ = inner
+
+        @classmethod
+        def _should_skip_dynamo(cls) -> bool:
+            return False
+
+    class _Counter(fcm.FlopCounterMode):
+        def __enter__(self):
+            self.flop_counts.clear()
+            self.mod_tracker.__enter__()
+            self.mode = _Mode(self)
+            self.mode.__enter__()
+            return self
+
+    return _Counter(display=False)
+
+
+def _one_layer_counts(d: int, h: int, h_base: int, g: int, ffn, bias: bool, batch: int) -> dict:
+    """One layer of ``h`` heads (``g`` key/value heads) built as a one-layer model on CPU, its
+    forward counted at T = 1..4: the layer's parameters, the model's parameters outside the
+    layer, and per T the layer's and the whole model's matmul FLOPs and softmax scores."""
+    cfg = model_config(Schedule((h,), d, h_base, "custom"), ffn, bias, kv_groups=[g])
+    torch.manual_seed(0)  # the counts do not depend on the weights; the build is seeded anyway
+    m = Transformer(cfg)
+    out: dict[str, Any] = {
+        "attn": m.count_params(["attn"], layer=0),
+        "ffn": m.count_params(["ffn"], layer=0),
+        "layer": m.count_params(layer=0),
+        "total": m.count_params(),
+        "fwd": [],
+        "fwd_total": [],
+        "softmax": [],
+    }
+    with torch.no_grad():
+        for T in (1, 2, 3, 4):
+            X = torch.zeros(batch, T, cfg.d_in)
+            with _flop_counter() as fc:
+                _, atts = m(X, return_attention=True)
+            out["fwd"].append(int(sum(fc.get_flop_counts()["Transformer.layers.0"].values())))
+            out["fwd_total"].append(int(fc.get_total_flops()))
+            out["softmax"].append(int(atts[0].numel()))
+    return out
+
+
+def count_small(
+    schedule: Schedule,
+    T: int = 64,
+    batch: int = 1,
+    ffn: int | None = None,
+    bias: bool = True,
+    kv_groups: Sequence[int] | None = None,
+) -> dict[str, Any]:
+    """:func:`count` with ``backward=False``, in a fraction of the time: each distinct layer is
+    built once, for real, as a one-layer model on CPU and counted at T = 1, 2, 3; every figure
+    is a polynomial of degree at most 2 in T (QKᵀ and AV quadratic; projections, FFN and
+    read-out linear), so three points fix it exactly (:func:`_quadratic_at`), and a fourth
+    (T = 4) is checked against it. The meta device of :func:`count` runs Python kernels that
+    import ``torch._dynamo`` on first use (1.4 s measured); a layer above
+    :data:`SMALL_LAYER_PARAMS` parameters, or a fourth point off the polynomial, falls back to
+    :func:`count`. Equal to :func:`count` (tests/test_schedules.py compares them)."""
+    _pos_int("T", T)
+    _pos_int("batch", batch)
+    _check_schedule(schedule)
+    cfg = model_config(schedule, ffn, bias, kv_groups=kv_groups)
+    _check_elements(schedule, cfg, T, batch)
+    from .resources import model_param_count
+
+    per_layer = model_param_count(cfg) / max(1, schedule.L)
+    if per_layer > SMALL_LAYER_PARAMS:
+        return count(schedule, T, batch, ffn, bias, kv_groups, backward=False)
+    kv = list(kv_groups) if kv_groups is not None else list(schedule.heads)
+    specs = {
+        (h, g): _one_layer_counts(schedule.d, h, schedule.h_base, g, ffn, bias, batch)
+        for h, g in dict.fromkeys(zip(schedule.heads, kv))
+    }
+    for c in specs.values():
+        for key in ("fwd", "fwd_total", "softmax"):
+            if _quadratic_at(c[key][:3], 4) != c[key][3]:
+                return count(schedule, T, batch, ffn, bias, kv_groups, backward=False)
+    layers = [specs[(h, g)] for h, g in zip(schedule.heads, kv)]
+    first = layers[0]
+    outside = first["total"] - first["layer"]  # embedding and read-out: one per model
+    outside_fwd = [t - f for t, f in zip(first["fwd_total"], first["fwd"])]
+    fwd = [_quadratic_at(c["fwd"], T) for c in layers]
+    softmax = [_quadratic_at(c["softmax"], T) for c in layers]
+    return {
+        "schedule": schedule.to_dict(),
+        "ffn": next(iter(cfg.layers)).ffn_hidden[0],
+        "T": T,
+        "batch": batch,
+        "params": {
+            "total": outside + sum(c["layer"] for c in layers),
+            "attn": [c["attn"] for c in layers],
+            "ffn": [c["ffn"] for c in layers],
+        },
+        "fwd_flops_per_layer": fwd,
+        "fwd_flops": _quadratic_at(outside_fwd, T) + sum(fwd),
+        "fwd_bwd_flops": None,
+        "kv_cache_elements_per_layer": [
+            T * s.kv_groups * (s.head_dim + s.value_dim)  # type: ignore[operator]
+            for s in cfg.layers
+        ],
+        "softmax_scores_per_layer": softmax,
+        "softmax_scores": sum(softmax),
+    }
+
+
 def catalogue_counts(
     schedule: Schedule, T: int, batch: int = 1, ffn: int | None = None, bias: bool = True
 ) -> dict[str, list[int]]:

@@ -346,3 +346,55 @@ def test_attention_distance_refuses_cls_as_key():
     m = Transformer(ModelConfig(d_in=2, width=4, layers=[LayerSpec(1, 4)], cls_is_key=True))
     with pytest.raises(ConfigError, match="cls_is_key"):
         S.attention_distance(m, torch.zeros(1, 4, 2))
+
+
+@pytest.mark.parametrize(
+    "heads, d, kv, T, ffn, bias",
+    [
+        ((3, 3, 6, 6, 8, 8, 12, 12), 96, None, 1024, None, True),  # Prism-like staircase
+        ((4, 2, 1), 64, (2, 1, 1), 37, 50, False),  # GQA, odd T, no biases
+        ((8, 8), 128, (2, 4), 5, None, True),
+        ((1,), 8, None, 1, 3, True),  # T = 1: an interpolation node
+        ((2, 4), 16, None, 2049, 7, False),
+    ],
+)
+def test_count_small_equals_count(heads, d, kv, T, ffn, bias):
+    """The one-layer CPU count interpolated in T (advise's) equals the meta-device count of the
+    whole model, figure by figure."""
+    s = S.Schedule(heads, d, max(heads), "custom")
+    fast = S.count_small(s, T=T, kv_groups=kv, ffn=ffn, bias=bias)
+    slow = S.count(s, T=T, kv_groups=kv, ffn=ffn, bias=bias, backward=False)
+    assert fast == slow, {k: (fast[k], slow[k]) for k in fast if fast[k] != slow[k]}
+
+
+def test_count_small_falls_back_when_a_point_is_off_the_quadratic(monkeypatch):
+    """A count that is not quadratic in T (planted: a cubic term in the layer's FLOPs) is not
+    interpolated: the fourth point disagrees and the meta-device count answers."""
+    real = S._one_layer_counts
+    calls = []
+
+    def cubic(*a, **k):
+        out = real(*a, **k)
+        out["fwd"] = [v + T**3 for v, T in zip(out["fwd"], (1, 2, 3, 4))]
+        return out
+
+    monkeypatch.setattr(S, "_one_layer_counts", cubic)
+    monkeypatch.setattr(S, "count", lambda *a, **k: calls.append(a) or {"fell": "back"})
+    assert S.count_small(S.Schedule((2, 2), 16, 2, "custom"), T=9) == {"fell": "back"}
+    assert calls
+
+
+def test_the_flop_counter_without_dynamo_counts_as_torchs():
+    """The unwrapped counter gives torch's FlopCounterMode's figures, per module and in all."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    cfg = S.model_config(S.Schedule((2, 4), 16, 4, "custom"), kv_groups=[1, 2])
+    m = Transformer(cfg)
+    X = torch.zeros(2, 7, cfg.d_in)
+    with S._flop_counter() as a:
+        m(X, return_attention=True)
+    with FlopCounterMode(display=False) as b:
+        m(X, return_attention=True)
+    assert a.get_total_flops() == b.get_total_flops() > 0
+    assert a.get_flop_counts() == b.get_flop_counts()
