@@ -18,10 +18,12 @@ import sympy as sp
 from approxtheory import claim
 from approxtheory.headcount_analysis import synthetic_table2
 
-from ._core import Context, Verdict, check, experiment_rows, memo, not_run
+from ._core import Context, Verdict, check, memo
 from ._gate import TRAINED_NMSE as _GATE_NMSE
 from ._gate import training_gate
+from ._pipeline import Evidence, Run, trained_verdict
 from ._rows import best_over_seeds
+from .headcount.trained import RECIPE_HINT
 from .headcount.trained_more import real_table_rows as _table_rows
 
 #: a stated margin: an NMSE "gap" between two groups of trained cells counts when it is at
@@ -361,13 +363,6 @@ def density_instance(ctx: Context, cid):
 TRAINED_NMSE = _GATE_NMSE  # the shared gate's threshold (_gate.py)
 
 
-def _rows(name: str, profile: str) -> tuple:
-    """(rows or None, seconds, note) of an experiment through the runner (the one name the checks
-    of this module read trained rows through, so tests can substitute rows)."""
-    rows, _trace, secs, note = experiment_rows(name, profile)
-    return rows, secs, note
-
-
 def _cell_width(r: dict) -> int:
     hd = int(float(r.get("head_dim") or 0))
     return hd or math.ceil(int(float(r["total_width"])) / int(float(r["heads"])))
@@ -458,37 +453,24 @@ def conj1_criterion(rows, c) -> dict:
     }
 
 
-def _variants_scale(name: str, raw) -> dict:
-    """The scale record of a trained verdict on headcount_variants (the shared gate's figures,
-    control L·h >= D; see proofs_check/headcount/trained.py's scale_record)."""
-    from .headcount import RECIPE_HINT, scale_record
-
-    D = int(raw[0]["D"])
-    g = training_gate(
-        raw,
+def _conj1_gate(name: str, rows: list):
+    """The shared gate on headcount_variants: control L·h >= D, per T."""
+    D = int(rows[0]["D"])
+    return training_gate(
+        rows,
         control=lambda r: int(r.get("layers", 1)) * int(r["heads"]) >= D,
         describe=f"L·h >= D = {D}, per T",
         config=("layers", "heads"),
         budget=RECIPE_HINT,
     )
-    return scale_record([(name, g)], {name: raw})
 
 
-@check(
-    "HC-Conj1",
-    mutants={"layers-ignored": "the cells' layer counts read as 1 (the bookkeeping drops L)"},
-    experiments=("headcount_variants",),
-)
-# one function: one experiment read, gated, judged and described, in the verdict's order
-def multilayer_conjecture(ctx: Context, cid):
-    """headcount_variants (D = 3, fixed total width, one and two layers): :func:`conj1_criterion`
-    with the regime read from the catalogue."""
-    name = "headcount_variants"
-    raw, _, note = _rows(name, ctx.profile)
-    sc = None if raw is None else _variants_scale(name, raw)
-    if raw is None:
-        return not_run(cid, name, ctx.profile, note)
-    rows = [dict(r) for r in raw]
+# one function: one experiment judged and described, in the verdict's order
+def _conj1_verdict(run: Run) -> Verdict:
+    """:func:`conj1_criterion` with the regime read from the catalogue; the mutant drops the
+    layer counts after the shared gate."""
+    ctx, cid, rows, note = run.ctx, run.cid, run.one, run.note
+    (name,) = run.names
     if ctx.is_mutant("layers-ignored"):
         for r in rows:
             r["layers"] = 1
@@ -523,7 +505,6 @@ def multilayer_conjecture(ctx: Context, cid):
             rows=table,
             scope="none",
             formula_note="reads the claim's regime only; a_L, b_L are unspecified",
-            scale=sc,
         )
     best_min = min(res["best"].values())
     untrained = sorted(
@@ -548,7 +529,6 @@ def multilayer_conjecture(ctx: Context, cid):
             rows=table,
             scope="none",
             formula_note="reads the claim's regime only; a_L, b_L are unspecified",
-            scale=sc,
         )
     ev = (
         f"min-over-seeds validation NMSE ({steps} steps, {seeds} seed(s)), D = {res['D']}, "
@@ -598,8 +578,28 @@ def multilayer_conjecture(ctx: Context, cid):
         "formula's value is never compared (its scale and ε-exponent are not testable here)",
         scope=f"surrogate: trained cells of {name} ({ctx.profile} profile) stand in for "
         "'efficient approximation'; the conjectured log-parameter law is not measured",
-        scale=sc,
     )
+
+
+#: HC-Conj1's evidence: headcount_variants, gated at L·h >= D per T (the configurations the
+#: conjecture calls efficient); below the gate the criterion's reading is shown, not decided
+CONJ1_EVIDENCE = Evidence(
+    experiments=("headcount_variants",),
+    gate=_conj1_gate,
+    criterion=_conj1_verdict,
+)
+
+
+@check(
+    "HC-Conj1",
+    mutants={"layers-ignored": "the cells' layer counts read as 1 (the bookkeeping drops L)"},
+    experiments=("headcount_variants",),
+)
+def multilayer_conjecture(ctx: Context, cid):
+    """headcount_variants (D = 3, fixed total width, one and two layers): :func:`conj1_criterion`
+    with the regime read from the catalogue (:func:`_conj1_verdict`), past the shared
+    training-adequacy gate (L·h >= D per T)."""
+    return trained_verdict(ctx, cid, CONJ1_EVIDENCE)
 
 
 # ------------------------------------------------------------------------------------ HC-N1

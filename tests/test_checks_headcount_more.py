@@ -12,7 +12,7 @@ import sympy as sp
 import approxtheory as at
 import approxtheory.catalogue as cat
 from approxtheory.catalogue._build import cond
-from approxtheory.proofs_check import CHECKS, FAILING, PASSING, Context
+from approxtheory.proofs_check import CHECKS, FAILING, PASSING, Context, _rows
 from approxtheory.proofs_check import headcount_more as hm
 
 SHARED_TABLE2 = (
@@ -120,7 +120,7 @@ SEPARATED = {(1, 2): 0.1, (1, 3): 1e-3, (2, 2): 2e-3, (2, 3): 1e-3}
 @pytest.fixture
 def conj_rows(monkeypatch):
     def use(rows):
-        monkeypatch.setattr(hm, "_rows", lambda name, profile: (tuple(rows), 0.0, "planted"))
+        monkeypatch.setattr(_rows, "exp_rows", lambda name, profile: (tuple(rows), 0.0, "planted"))
 
     return use
 
@@ -266,5 +266,8 @@ def test_hc_conj1_is_undecided_when_the_efficient_models_did_not_train(conj_rows
     conj_rows(_variant_rows({(1, 2): 0.112, (1, 3): 0.107, (2, 2): 0.138, (2, 3): 0.102}))
     v = run("HC-Conj1")
     assert v.verdict == "not-checkable" and "trained (NMSE >" in v.evidence, v.evidence
+    # the shared gate (L·h >= D per T) decides first: the criterion's reading is shown only
+    assert "Measured anyway (not decided)" in v.evidence
+    assert v.scale["headcount_variants"]["gate_passed"] is False
     conj_rows(_variant_rows({(1, 2): 0.0081, (1, 3): 0.0077, (2, 2): 0.0099, (2, 3): 0.0073}))
     assert run("HC-Conj1").verdict == "inconsistent"

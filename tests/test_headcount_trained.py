@@ -290,6 +290,9 @@ def test_p6b_check_on_quick_rows_gate_and_mutant(monkeypatch):
     v = run_check("HC-P6b", Context())
     assert v.verdict == "not-checkable" and "undecided at this budget" in v.evidence, v.evidence
     assert "T=32: 0.153" in v.evidence and v.scope == "none"
+    # the shared gate (h >= D = 2 per T) decides first: the criterion's reading is shown only
+    assert "Measured anyway (not decided)" in v.evidence
+    assert v.scale["headcount_lower_regime"]["gate_passed"] is False
     # one-head NMSE falling with T: inconsistent
     monkeypatch.setattr(
         rows_reader,

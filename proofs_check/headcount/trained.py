@@ -1,6 +1,7 @@
 """Trained evidence (P8-P10) and what every trained head-count check shares: the results schemas,
-the gate magnitudes (Table 2), the gated verdict and its scale record; HC-P8 (the phase
-transition), HC-P9 (width scaling), HC-P10 (the fixed-width variants)."""
+the gate magnitudes (Table 2) and the recipe hint; HC-P8 (the phase transition), HC-P9 (width
+scaling), HC-P10 (the fixed-width variants), each declared as the pipeline's Evidence
+(proofs_check/_pipeline.py), which gates them and writes the scale record."""
 
 from __future__ import annotations
 
@@ -107,14 +108,6 @@ def table2_magnitudes(D: int) -> dict:
 
 def _heads_at_least(r, D: int) -> bool:
     return int(r["heads"]) >= D
-
-
-def scale_record(gates: list, rows_by: dict) -> dict:
-    """The shared scale record (:func:`.._trained_verdicts.trained_scale`); until every
-    head-count check goes through the pipeline."""
-    from .._trained_verdicts import trained_scale
-
-    return trained_scale(gates, rows_by)
 
 
 def _best(rows, key="val_nmse", by=("heads", "T")) -> dict:

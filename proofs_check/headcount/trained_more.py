@@ -21,8 +21,9 @@ from .._core import (
     slope_row,
 )
 from .._gate import TRAINED_NMSE, training_gate
+from .._pipeline import Evidence, Run, trained_verdict
 from ._common import _claimed_number
-from .trained import RECIPE_HINT, _best, _heads_at_least, _reversal, scale_record
+from .trained import RECIPE_HINT, _best, _heads_at_least, _reversal
 
 # ----------------------------------------------------------------------------------- HC-P6b
 #: HC-P6b's training-adequacy gate: an h = D model counts as trained when its validation NMSE is
@@ -213,60 +214,41 @@ def lower_regime_criterion(
     }
 
 
-@check(
-    "HC-P6b",
-    mutants={"heads-relabelled": "the one- and two-head results exchanged (a bookkeeping bug)"},
-    experiments=("headcount_lower_regime",),
+#: what HC-P6b reads of the catalogue (its verdicts' formula_note)
+P6B_FORMULA_NOTE = (
+    "reads HC-T2b's k(T, s, n, D) from the catalogue to choose the T where the bound is "
+    "not vacuous, and HC-P6b's own nmse_sign_one_head_in_T and min_ratio_one_head_over_D "
+    "(the direction of (a), the margin of (b)); its regime D = 2, n = 2, s = 1 is in its "
+    "statement"
 )
-# one function: one experiment read, gated, judged and described, in the verdict's order
-def lower_regime(ctx: Context, cid):
-    """headcount_lower_regime (D = 2, n = 2, h = 1 against h = 2; quick: T = 32, 64; full:
-    T = 16..128): :func:`lower_regime_criterion`, with its training-adequacy gate (the two-head
-    models must reach NMSE <= P6B_TRAINED_NMSE at every T with k > 0, else not-checkable,
-    undecided at this budget). HC-T2b's k is read through the catalogue inside the call."""
-    name = "headcount_lower_regime"
+
+
+def _p6b_profile(ctx: Context, name: str) -> str:
+    """The profile headcount_lower_regime is read at: the run's, where the experiment has it,
+    else full."""
     import approxtheory.experiments  # noqa: F401  (registers the built-in experiments)
     from approxtheory.experiment import get
 
-    formula_note = (
-        "reads HC-T2b's k(T, s, n, D) from the catalogue to choose the T where the bound is "
-        "not vacuous, and HC-P6b's own nmse_sign_one_head_in_T and min_ratio_one_head_over_D "
-        "(the direction of (a), the margin of (b)); its regime D = 2, n = 2, s = 1 is in its "
-        "statement"
+    return ctx.profile if ctx.profile in get(name).grids else "full"
+
+
+def _p6b_gate(name: str, rows: list):
+    return training_gate(
+        rows,
+        control=functools.partial(_heads_at_least, D=2),
+        describe="h >= D = 2 (n = 2), per T",
+        budget=RECIPE_HINT,
     )
-    used = ctx.profile if ctx.profile in get(name).grids else "full"
-    raw, _, note = _rows.exp_rows(name, used)
-    sc = (
-        None
-        if raw is None
-        else scale_record(
-            [
-                (
-                    name,
-                    training_gate(
-                        raw,
-                        control=functools.partial(_heads_at_least, D=2),
-                        describe="h >= D = 2 (n = 2), per T",
-                        budget=RECIPE_HINT,
-                    ),
-                )
-            ],
-            {name: raw},
-        )
-    )
-    if raw is None:
-        return Verdict(
-            cid,
-            "not-checkable",
-            f"{name}'s {used} profile was neither computed nor cached for the current source "
-            f"({note}); run `approxtheory experiment run {name} --profile {used}` and verify "
-            f"reads its cells from ./results",
-            covered="nothing was trained",
-            scope="none",
-            formula_note=formula_note,
-            scale=sc,
-        )
-    rows = [dict(r) for r in raw]
+
+
+# one function: one experiment judged and described, in the verdict's order
+def _p6b_verdict(run: Run) -> Verdict:
+    """:func:`lower_regime_criterion` on the rows read, with its own per-model gate (undecided,
+    gated and mixed are not-checkable); the mutant relabels the rows after the shared gate."""
+    ctx, cid, rows = run.ctx, run.cid, run.one
+    (name,) = run.names
+    used, note = run.profiles[name], run.note
+    formula_note = P6B_FORMULA_NOTE
     if ctx.is_mutant("heads-relabelled"):
         hs = sorted({int(r["heads"]) for r in rows})
         for r in rows:
@@ -309,7 +291,6 @@ def lower_regime(ctx: Context, cid):
             f"{4 * D + 4 * n * s + 8 * s} would decide",
             scope="none",
             **common,
-            scale=sc,
         )
     if res["outcome"] == "gated":
         return Verdict(
@@ -326,7 +307,6 @@ def lower_regime(ctx: Context, cid):
             f"(measured: see {name} in experiments/headcount_trained.py) and would decide",
             scope="none",
             **common,
-            scale=sc,
         )
     if res["outcome"] == "mixed":
         return Verdict(
@@ -336,7 +316,6 @@ def lower_regime(ctx: Context, cid):
             "narrow it, but a flat one-head NMSE (ratios near 1) can stay on both sides of 1",
             scope="none",
             **common,
-            scale=sc,
         )
     verdict = "consistent-empirical" if res["outcome"] == "consistent" else "inconsistent"
     return Verdict(
@@ -381,8 +360,31 @@ def lower_regime(ctx: Context, cid):
         f"reading of HC-T2b in its non-vacuous regime (T with k > 0: {res['live']}); the bound "
         "itself is not tested",
         **common,
-        scale=sc,
     )
+
+
+#: HC-P6b's evidence: headcount_lower_regime at the run's profile where it has one (else full),
+#: gated at h >= D = 2 per T; below the gate the criterion's reading is shown, not decided
+P6B_EVIDENCE = Evidence(
+    experiments=("headcount_lower_regime",),
+    gate=_p6b_gate,
+    criterion=_p6b_verdict,
+    profile=_p6b_profile,
+)
+
+
+@check(
+    "HC-P6b",
+    mutants={"heads-relabelled": "the one- and two-head results exchanged (a bookkeeping bug)"},
+    experiments=("headcount_lower_regime",),
+)
+def lower_regime(ctx: Context, cid):
+    """headcount_lower_regime (D = 2, n = 2, h = 1 against h = 2; quick: T = 32, 64; full:
+    T = 16..128): :func:`lower_regime_criterion` (:func:`_p6b_verdict`), past the shared
+    training-adequacy gate (h >= D = 2 per T) and with its own (the two-head models must reach
+    NMSE <= P6B_TRAINED_NMSE at every T with k > 0, else not-checkable, undecided at this
+    budget). HC-T2b's k is read through the catalogue inside the call."""
+    return trained_verdict(ctx, cid, P6B_EVIDENCE)
 
 
 # ------------------------------------------------------------------------------------ HC-P7
