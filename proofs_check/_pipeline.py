@@ -79,7 +79,13 @@ class Evidence:
     scale record's reference); ``profile``: the profile an experiment is read at (default: the
     run's own); ``gate_text``: a passed gate's reached figures appended to the criterion's
     evidence; ``prefix``: what the check read of its claim, said first in a gated verdict too;
-    ``traces``: the runs' trace rows are read as well (:attr:`Run.traces`)."""
+    ``traces``: the runs' trace rows are read as well (:attr:`Run.traces`); ``read``: where a
+    check trains its own models instead of reading an experiment, its rows ``(rows, seconds,
+    note)`` for (context, name) (default: the runner, ``_rows.exp_rows``);
+    ``decides_below_gate``: a criterion verdict that decides (anything but not-checkable) stands
+    below the gate, with the scale record: for a criterion that reads the gates itself and
+    decides there only where a failed gate cannot change the outcome (a non-finite measurement
+    is a failure whatever the gate; a trained part against a claim made for every part)."""
 
     experiments: tuple[str, ...] | Callable[[Context], tuple[str, ...]]
     gate: Callable[[str, list], Gate | list[tuple[str, Gate, list]]]
@@ -92,6 +98,8 @@ class Evidence:
     gate_text: bool = False
     prefix: Callable[[Run], str] | None = None
     traces: bool = False
+    read: Callable[[Context, str], tuple] | None = None
+    decides_below_gate: bool = False
 
 
 def passed_gate_text(gates: list[tuple[str, Gate]]) -> str:
@@ -110,13 +118,23 @@ def passed_gate_text(gates: list[tuple[str, Gate]]) -> str:
     )
 
 
+def _paper_by_label(ev: Evidence, run: Run) -> dict[str, str]:
+    """The paper's figure per gate label: the label's own, else its experiment's (a part of an
+    experiment, "name D = 2", reads the experiment's)."""
+    out = {}
+    for label, _ in run.gates:
+        name = next((n for n in run.rows if label == n or label.startswith(n + " ")), label)
+        out[label] = ev.paper.get(label, ev.paper.get(name, ""))
+    return out
+
+
 def read_run(ctx: Context, cid: str, ev: Evidence) -> Run | Verdict:
     """Step 1: every experiment's rows, or the not-run verdict of the first one missing."""
     names = ev.experiments(ctx) if callable(ev.experiments) else ev.experiments
     run = Run(ctx, cid, {}, {}, {}, {})
     for name in names:
         used = ev.profile(ctx, name) if ev.profile else ctx.profile
-        raw, secs, note = _rows.exp_rows(name, used)
+        raw, secs, note = ev.read(ctx, name) if ev.read else _rows.exp_rows(name, used)
         if raw is None:
             return _rows.not_run(cid, name, used, note)
         run.rows[name], run.notes[name] = list(raw), note
@@ -138,23 +156,24 @@ def trained_verdict(ctx: Context, cid: str, ev: Evidence) -> Verdict:
             run.gate_rows[label] = read
     volatile = {"seconds": round(sum(run.seconds.values()), 2)}
     prefix = ev.prefix(run) if ev.prefix else ""
+    paper = _paper_by_label(ev, run)
     if not run.passed and not ev.measure_when_gated:
         covered = ev.covered(run) if ev.covered else ""
         g = gated_verdict(
-            cid, run.gates, run.gate_rows, covered, metric=ev.metric, paper=ev.paper, prefix=prefix
+            cid, run.gates, run.gate_rows, covered, metric=ev.metric, paper=paper, prefix=prefix
         )
         assert g is not None
         g.volatile = volatile
         return g
     v = ev.criterion(run)
-    if not run.passed:
+    if not run.passed and not (ev.decides_below_gate and v.verdict != "not-checkable"):
         g = gated_verdict(
             cid,
             run.gates,
             run.gate_rows,
             v.covered,
             metric=ev.metric,
-            paper=ev.paper,
+            paper=paper,
             measured=v.evidence,
             rows=v.rows,
             plot=v.plot,
@@ -163,8 +182,8 @@ def trained_verdict(ctx: Context, cid: str, ev: Evidence) -> Verdict:
         assert g is not None
         g.volatile = volatile
         return g
-    v.scale = trained_scale(run.gates, run.gate_rows, ev.metric, ev.paper)
-    if ev.gate_text:
+    v.scale = trained_scale(run.gates, run.gate_rows, ev.metric, paper)
+    if ev.gate_text and run.passed:
         v.evidence += passed_gate_text(run.gates)
     v.volatile = {**volatile, **v.volatile}
     return v

@@ -133,28 +133,32 @@ def test_provenance_follows_the_digest_tags():
     assert "nuclear" not in at.claim("ID-S5.2").statement
 
 
-def _fake_training(monkeypatch, rho: dict):
-    """ID-E5 on synthetic cell results (mean ρ per optimizer), without training."""
-    import approxtheory.experiment as ex
+def _cell(optimizer: str, rho: dict, val_loss: float = 2.7) -> dict:
+    """One synthetic identifiability_training cell result (mean ρ per optimizer), its trace."""
+    r = rho[optimizer]
+    drift = {"sgd": 1e-5, "adamw": 1e-2}.get(optimizer, 1e-3)
+    return {
+        "mean_rho": r,
+        "rho_baseline": 0.125,
+        "val_loss": val_loss,
+        "vocab": 65,  # the shared gate's level on a cross-entropy: ln V
+        "steps": 9,
+        "trace": [{"step": 9, "rho": r, "beta": 1.0, "loss": val_loss, "beta_drift": drift}],
+    }
 
-    class Fake:
-        @staticmethod
-        def cell(cfg):
-            r = rho[cfg["optimizer"]]
-            drift = {"sgd": 1e-5, "adamw": 1e-2}.get(cfg["optimizer"], 1e-3)
-            return {
-                "mean_rho": r,
-                "rho_baseline": 0.125,
-                "val_loss": 2.7,
-                "vocab": 65,  # the shared gate's level on a cross-entropy: ln V
-                "steps": 9,
-                "trace": [{"step": 9, "rho": r, "beta": 1.0, "loss": 2.7, "beta_drift": drift}],
-            }
 
-    monkeypatch.setattr(ex, "get", lambda name: Fake)
-    monkeypatch.setattr(
-        ex, "cells", lambda exp, profile: [{"optimizer": o, "steps": 9} for o in rho]
-    )
+def _fake_training(monkeypatch, rho: dict, val_loss: float = 2.7):
+    """ID-E5 on synthetic cell results, without training: the rows and trace the pipeline
+    reads (``_rows.exp_rows``, ``_rows.exp_trace``)."""
+    from approxtheory.proofs_check import _rows
+
+    rows, trace = [], []
+    for o in rho:
+        res = _cell(o, rho, val_loss)
+        rows.append({"optimizer": o, "seed": 0, **{k: v for k, v in res.items() if k != "trace"}})
+        trace += [{"optimizer": o, **t} for t in res["trace"]]
+    monkeypatch.setattr(_rows, "exp_rows", lambda name, profile: (tuple(rows), 0.0, "synthetic"))
+    monkeypatch.setattr(_rows, "exp_trace", lambda name, profile: tuple(trace))
 
 
 def test_id_e5_ordering_needs_sgd_wd_off_zero(monkeypatch):
@@ -171,6 +175,29 @@ def test_id_e5_ordering_needs_sgd_wd_off_zero(monkeypatch):
     assert v.verdict == "inconsistent" and "ordering" in v.evidence
     _fake_training(monkeypatch, {**base, "sgd_wd": float("nan")})
     assert CHECKS["ID-E5"](Context()).verdict == "inconsistent"
+
+
+def test_id_e5_mutant_trains_after_the_gate(monkeypatch):
+    """Under wd-dropped the compared cells train in the criterion (the SGD+wd cell as plain SGD,
+    caught by the ordering), after the gate read the cells as trained: an untrained AdamW run
+    keeps the mutant not-checkable whatever the mutant's own cells reach."""
+    import approxtheory.experiment as ex
+    from approxtheory.proofs_check import Context
+
+    rho = {"sgd": 3e-27, "sgd_wd": 0.011, "adamw": 0.017, "adamw_rebalance": 0.02}
+
+    class Fake:
+        @staticmethod
+        def cell(cfg):
+            return _cell(cfg["optimizer"], rho)
+
+    monkeypatch.setattr(ex, "get", lambda name: Fake)
+    monkeypatch.setattr(ex, "cells", lambda exp, profile: [{"optimizer": o} for o in rho])
+    _fake_training(monkeypatch, rho)
+    m = CHECKS["ID-E5"](Context(mutant="wd-dropped"))
+    assert m.verdict == "inconsistent" and "ordering" in m.evidence, m.evidence
+    _fake_training(monkeypatch, rho, val_loss=5.0)  # above ln 65: AdamW learned nothing
+    assert CHECKS["ID-E5"](Context(mutant="wd-dropped")).verdict == "not-checkable"
 
 
 # ----------------------------------------------------------------------- false claims

@@ -16,6 +16,7 @@ from approxtheory.catalogue import prism as cat
 from approxtheory.catalogue.mutate import claim_mutants
 from approxtheory.experiments import prism_paired as pp
 from approxtheory.proofs_check import CHECKS, MUTANTS
+from approxtheory.proofs_check import _rows as rows_reader
 from approxtheory.proofs_check import prism as prc
 from approxtheory.proofs_check._core import FAILING, Context
 
@@ -200,7 +201,7 @@ def test_pr_e2_underpowered_verdict_names_what_makes_it_checkable(monkeypatch):
             r.update({f"D_{li}": 5.0 for li in range(1, 5)})
             r["D_1"] += dd if name == "prism" else 0.0
             rows.append(r)
-    monkeypatch.setattr(prc.paired, "_paired_rows", lambda ctx: ([dict(x) for x in rows], "x"))
+    monkeypatch.setattr(rows_reader, "exp_rows", lambda name, profile: (tuple(rows), 0.0, "x"))
     v = run("PR-E2")
     assert v.verdict == "not-checkable"
     assert "What makes it checkable: at least" in v.evidence and "--scale toy8" in v.evidence

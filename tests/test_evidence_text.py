@@ -147,7 +147,6 @@ def test_fixed_checks_write_named_figures(cid, monkeypatch):
 def test_the_gated_text_names_the_run():
     """A not-checkable trained verdict's "(ran: ...)" names each figure of the run (head-count's
     and the trade-offs' gated verdicts), the best NMSE at 3 digits, not a dict's values."""
-    from approxtheory.proofs_check import tradeoffs
     from approxtheory.proofs_check._trained_verdicts import gated_verdict
 
     rows = [
@@ -166,7 +165,7 @@ def test_the_gated_text_names_the_run():
 
     # every trained check's gated verdict is the pipeline's (the one shared gated_verdict)
     v1 = gated_verdict("HC-P8", [("exp", Gate())], {"exp": rows}, "c")
-    v2 = tradeoffs.gated_verdict("TO-R3", [("exp", Gate())], {"exp": rows}, "c")
+    v2 = gated_verdict("TO-R3", [("exp", Gate())], {"exp": rows}, "c")
     for v in (v1, v2):
         assert v is not None and v.verdict == "not-checkable"
         assert not looks_like_repr(v.evidence), v.evidence

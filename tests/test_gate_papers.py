@@ -30,14 +30,12 @@ def _fake_exp(monkeypatch, tables: dict):
 
 
 def _fake_to(monkeypatch, tables: dict, traces: dict | None = None):
-    """The trade-off checks' reader from ``{experiment: rows}`` (TO-R1..R3, TO-P2: the trained
-    sub-module's reader)."""
+    """The trade-off checks' rows from ``{experiment: rows}`` and trace rows from ``traces``
+    (TO-R1..R3, TO-P2: what the trained-verdict pipeline reads, ``_rows.exp_rows`` and
+    ``_rows.exp_trace``)."""
     traces = traces or {}
-    monkeypatch.setattr(
-        toc.trained,
-        "_trained",
-        lambda name, profile: (tuple(tables[name]), tuple(traces.get(name, ())), 0.0, "synthetic"),
-    )
+    _fake_exp(monkeypatch, tables)
+    monkeypatch.setattr(rows_reader, "exp_trace", lambda name, profile: tuple(traces.get(name, ())))
 
 
 def _scaled(v, *names):
@@ -522,16 +520,12 @@ def test_pr_e1_e2_the_papers_sized_effect_passes_planted_fails_untrained_undecid
     layer more local; the planted reverse is inconsistent; a uniform baseline whose loss still
     falls is below the gate (not-checkable, with the paper's scale beside the run's)."""
     for rel, want in ((-0.003, "consistent-empirical"), (0.003, "inconsistent")):
-        rows = _paired(rel)
-        monkeypatch.setattr(
-            prc.paired, "_paired_rows", lambda ctx, r=rows: ([dict(x) for x in r], "x")
-        )
+        _fake_exp(monkeypatch, {"prism_paired": _paired(rel)})
         for cid in ("PR-E1", "PR-E2"):
             v = _scaled(run_check(cid, Context()), "prism_paired")
             assert v.verdict == want, (cid, rel, v.evidence)
             assert "FineWeb" in v.scale["prism_paired"]["paper"]
-    rows = _paired(-0.003, tail=(3.0, 1.0))
-    monkeypatch.setattr(prc.paired, "_paired_rows", lambda ctx: ([dict(x) for x in rows], "x"))
+    _fake_exp(monkeypatch, {"prism_paired": _paired(-0.003, tail=(3.0, 1.0))})
     for cid in ("PR-E1", "PR-E2"):
         v = _scaled(run_check(cid, Context()), "prism_paired")
         assert v.verdict == "not-checkable" and "still falls" in v.evidence, v.evidence
@@ -542,33 +536,23 @@ def test_pr_e1_e2_the_papers_sized_effect_passes_planted_fails_untrained_undecid
 
 
 def _id_training(monkeypatch, adamw_losses, rho=None):
-    """ID-E5 on synthetic cells whose trace records AdamW's loss per logged step."""
-    import approxtheory.experiment as ex
-
+    """ID-E5 on synthetic cells whose trace records AdamW's loss per logged step (the rows and
+    trace the pipeline reads: ``_rows.exp_rows``, ``_rows.exp_trace``)."""
     rho = rho or {"sgd": 3e-27, "sgd_wd": 0.011, "adamw": 0.017, "adamw_rebalance": 0.02}
-
-    class Fake:
-        @staticmethod
-        def cell(cfg):
-            o = cfg["optimizer"]
-            losses = adamw_losses if o.startswith("adamw") else [2.5] * len(adamw_losses)
-            drift = {"sgd": 1e-5, "adamw": 1e-2}.get(o, 1e-3)
-            return {
-                "mean_rho": rho[o],
-                "rho_baseline": 0.125,
-                "val_loss": losses[-1],
-                "vocab": 65,
-                "steps": len(losses) - 1,
-                "trace": [
-                    {"step": i, "rho": rho[o], "beta": 1.0, "loss": v, "beta_drift": drift}
-                    for i, v in enumerate(losses)
-                ],
-            }
-
-    monkeypatch.setattr(ex, "get", lambda name: Fake)
-    monkeypatch.setattr(
-        ex, "cells", lambda exp, profile: [{"optimizer": o, "T": 32, "steps": 9} for o in rho]
-    )
+    rows, trace = [], []
+    for o in rho:
+        losses = adamw_losses if o.startswith("adamw") else [2.5] * len(adamw_losses)
+        drift = {"sgd": 1e-5, "adamw": 1e-2}.get(o, 1e-3)
+        rows.append(
+            {"optimizer": o, "T": 32, "seed": 0, "steps": len(losses) - 1, "vocab": 65}
+            | {"mean_rho": rho[o], "rho_baseline": 0.125, "val_loss": losses[-1]}
+        )
+        trace += [
+            {"optimizer": o, "step": i, "rho": rho[o], "beta": 1.0, "loss": v, "beta_drift": drift}
+            for i, v in enumerate(losses)
+        ]
+    _fake_exp(monkeypatch, {"identifiability_training": rows})
+    monkeypatch.setattr(rows_reader, "exp_trace", lambda name, profile: tuple(trace))
 
 
 def test_id_e5_gate_reads_the_loss_tail_from_the_trace(monkeypatch):

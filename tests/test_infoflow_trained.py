@@ -146,8 +146,9 @@ def test_checks_on_synthetic_rows(monkeypatch, cid, name, good, bad, mutant):
     v = CHECKS[cid](Context())
     if cid == "IF-P3":
         # the (D, D) model at NMSE 0.2 is untrained: undecided, neither consistent nor
-        # inconsistent (was 'inconsistent' with a CANNOT DECIDE note)
-        assert v.verdict == "not-checkable" and "CANNOT DECIDE" in v.evidence
+        # inconsistent (was 'inconsistent' with a CANNOT DECIDE note): the shared gated verdict
+        assert v.verdict == "not-checkable" and "undecided at this budget" in v.evidence
+        assert "Measured anyway (not decided)" in v.evidence and not v.witness
         assert v.scope == "none" and "0.3" in v.evidence  # the measurement is still shown
         # the worse (2,2) seed is at NMSE 2.0 (>= 0.9): counted as collapsed, the others not
         assert "1 of 4 runs ended at the constant predictor's level" in v.evidence
@@ -159,7 +160,7 @@ def test_checks_on_synthetic_rows(monkeypatch, cid, name, good, bad, mutant):
         assert "D = 2 (1,2) seed 7" in v.evidence
         rows["now"] = _pmax_rows(1e-3, 2e-3, 3e-3)  # trained, and the gap is too small
         v = CHECKS[cid](Context())
-    assert v.verdict == "inconsistent" and v.witness and "CANNOT DECIDE" not in v.evidence
+    assert v.verdict == "inconsistent" and v.witness and "undecided" not in v.evidence
 
 
 NAN = float("nan")
@@ -192,6 +193,39 @@ def test_non_finite_is_inconsistent_even_when_untrained(monkeypatch, fewer_boots
     rows[2]["val_nmse"] = NAN
     monkeypatch.setattr(rows_reader, "exp_rows", lambda n, p: (tuple(rows), 0.0, "synthetic"))
     assert CHECKS["IF-P3"](Context()).verdict == "inconsistent"
+
+
+def test_below_the_gate_a_criterion_that_decides_stands(monkeypatch, fewer_boots):
+    """The InfoFlow checks declare Evidence.decides_below_gate: below the gate a criterion that
+    decides stands, with the shared scale record. An untrained D outside IF-P3's regime is
+    reported, not decided; a non-finite measurement fails IF-P4, IF-E2 and IF-E3 whatever the
+    gate (the same rows without it: the shared gated verdict)."""
+    tables: dict = {}
+    monkeypatch.setattr(rows_reader, "exp_rows", lambda n, p: (tuple(tables[n]), 0.0, "synthetic"))
+    tables["infoflow_pmax_heads"] = _pmax_rows(1e-4, 1e-2, 3e-2) + _pmax_rows(0.2, 0.3, 0.4, D=5)
+    v = CHECKS["IF-P3"](Context())
+    assert v.verdict == "consistent-empirical", v.evidence
+    assert not v.scale["infoflow_pmax_heads D = 5"]["gate_passed"]
+    tri = _tri_rows(growth=15.0, top=0.9)  # T = 3 at 0.06: below the gate
+    probe = [_probe_row(0.3, 1.0, nmse=0.2)]
+    depth = _depth_rows((-2.0, -0.5), two_level=0.5)
+    cases = (
+        ("IF-P4", {"infoflow_tri_growth": tri}, ("infoflow_tri_growth", 1, "nmse_lo")),
+        ("IF-E2", {"infoflow_pmax_heads": probe}, ("infoflow_pmax_heads", 0, "probe_argmax_hi")),
+        (
+            "IF-E3",
+            {"infoflow_kth_depth": depth["kth"], "infoflow_pmax_depth": depth["pmax"]},
+            ("infoflow_kth_depth", 0, "val_nmse"),
+        ),
+    )
+    for cid, rows, (name, i, field) in cases:
+        tables.update({n: [dict(r) for r in rs] for n, rs in rows.items()})
+        v = CHECKS[cid](Context())
+        assert v.verdict == "not-checkable" and "Measured anyway (not decided)" in v.evidence
+        tables[name][i][field] = NAN
+        v = CHECKS[cid](Context())
+        assert v.verdict == "inconsistent" and "non-finite" in v.evidence, cid
+        assert v.scale and not all(s["gate_passed"] for s in v.scale.values())
 
 
 def test_nmse_interval_brackets_the_estimate():
@@ -365,11 +399,11 @@ def test_e3_check_on_synthetic_rows(monkeypatch, fewer_boots):
     for one_layer in ((-2.0, -0.5), (-2.0, -2.0)):
         rows["now"] = _depth_rows(one_layer, two_level=0.5)
         v = CHECKS["IF-E3"](Context())
-        assert v.verdict == "not-checkable" and "CANNOT DECIDE" in v.evidence
+        assert v.verdict == "not-checkable" and "undecided at this budget" in v.evidence
         assert v.scope == "none" and not v.witness and "Measured anyway" in v.evidence
     rows["now"] = _depth_rows((-2.0, -2.0))
     v = CHECKS["IF-E3"](Context())
-    assert v.verdict == "inconsistent" and "CANNOT DECIDE" not in v.evidence and v.witness
+    assert v.verdict == "inconsistent" and "undecided" not in v.evidence and v.witness
 
 
 def test_depth_cell_pmax_is_deterministic_and_bad_input_is_typed():
@@ -457,7 +491,8 @@ def test_e2_check_on_synthetic_rows(monkeypatch):
     assert CHECKS["IF-E2"](Context(mutant="targets-swapped")).verdict == "inconsistent"
     rows["now"] = [_probe_row(0.3, 1.0, nmse=0.2)]
     v = CHECKS["IF-E2"](Context())
-    assert v.verdict == "not-checkable" and "not trained" in v.evidence and v.rows
+    assert v.verdict == "not-checkable" and "undecided at this budget" in v.evidence and v.rows
+    assert "Measured anyway (not decided): probe ratios" in v.evidence
 
 
 def test_probe_recovers_the_argmax_of_the_pairwise_construction():

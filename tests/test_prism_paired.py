@@ -13,6 +13,7 @@ import torch
 import approxtheory.experiments  # noqa: F401  (registers the experiments)
 from approxtheory.experiments import prism_paired as pp
 from approxtheory.model import Transformer
+from approxtheory.proofs_check import _rows as rows_reader
 from approxtheory.proofs_check import prism as prc
 from approxtheory.proofs_check._core import Context, flips
 from approxtheory.train import train
@@ -115,6 +116,11 @@ def _rows(loss_diff, d1_diff, wide_d1=(0.0, 0.1, -0.1)):
     return rows
 
 
+def _fake_paired(monkeypatch, rows):
+    """The prism_paired rows the pipeline reads (``_rows.exp_rows``)."""
+    monkeypatch.setattr(rows_reader, "exp_rows", lambda name, profile: (tuple(rows), 0.0, "x"))
+
+
 def test_check_verdicts_on_synthetic_rows(monkeypatch):
     cases = {
         "consistent-empirical": ((-0.1, -0.11, -0.09), (-3.0, -3.2, -2.8)),
@@ -125,9 +131,7 @@ def test_check_verdicts_on_synthetic_rows(monkeypatch):
         rows = _rows(ld, dd)
         assert prc.loss_verdict(rows)["prism"]["verdict"] == want
         assert prc.distance_verdict(rows)["verdict"] == want
-        monkeypatch.setattr(
-            prc.paired, "_paired_rows", lambda ctx, r=rows: ([dict(x) for x in r], "x")
-        )
+        _fake_paired(monkeypatch, rows)
         e1 = prc.paired_loss(Context(), "PR-E1")
         e2 = prc.attention_locality(Context(), "PR-E2")
         assert e1.verdict == want and e2.verdict == want
@@ -146,7 +150,7 @@ def test_check_verdicts_on_synthetic_rows(monkeypatch):
 
 def test_mutants_flip_the_checks(monkeypatch):
     rows = _rows((-0.1, -0.11, -0.09), (-3.0, -3.2, -2.8))
-    monkeypatch.setattr(prc.paired, "_paired_rows", lambda ctx: ([dict(x) for x in rows], "x"))
+    _fake_paired(monkeypatch, rows)
     for cid, fn, mutant in (
         ("PR-E1", prc.paired_loss, prc.LOSS_OFFSET),
         ("PR-E2", prc.attention_locality, prc.DIST_OFFSET),

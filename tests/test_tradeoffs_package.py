@@ -52,19 +52,64 @@ def test_no_sub_module_is_above_1000_lines():
         assert lines <= 1000, (mod, lines)
 
 
-def test_the_gate_and_scale_helpers_are_the_shared_ones():
-    """proofs_check.tradeoffs re-exports them: the same objects as the shared layer's (other
-    papers' checks import the shared module itself: tests/test_layers.py)."""
-    for name in ("gated_verdict", "loss_gate", "present_keys", "run_text", "run_figures"):
-        assert getattr(toc, name) is getattr(_trained_verdicts, name), name
-    for name in ("trained_scale", "ungated_scale", "RUN_KEYS"):
-        assert getattr(toc, name) is getattr(_trained_verdicts, name), name
+def test_the_gate_and_scale_helpers_are_not_reexported():
+    """The shared gate / scale / pipeline helpers are imported from the shared layer itself
+    (proofs_check._trained_verdicts, proofs_check._pipeline), never through this package: it
+    does not re-export them (other papers' checks import the shared module:
+    tests/test_layers.py)."""
+    shared = (
+        "gated_verdict",
+        "loss_gate",
+        "present_keys",
+        "run_text",
+        "run_figures",
+        "trained_scale",
+        "ungated_scale",
+        "RUN_KEYS",
+        "trained_verdict",
+        "Evidence",
+    )
+    for name in shared:
+        assert not hasattr(toc, name), name
+    assert callable(_trained_verdicts.gated_verdict)
+
+
+def test_the_trained_checks_declare_their_evidence():
+    """TO-R1..R3 and TO-P2 decide through the one trained-verdict pipeline: each declares its
+    Evidence (one experiment, the shared paper record), its rows read through ``_rows``."""
+    from approxtheory.proofs_check._pipeline import Evidence
+
+    for ev, name in (
+        (toc.trained.R1_EVIDENCE, "tradeoffs_budget"),
+        (toc.trained.R2_EVIDENCE, "tradeoffs_layers"),
+        (toc.trained.R3_EVIDENCE, "tradeoffs_cuts"),
+        (toc.trained.P2_EVIDENCE, "tradeoffs_saturation"),
+    ):
+        assert isinstance(ev, Evidence) and ev.experiments == (name,)
+        assert ev.paper is toc.TO_PAPER and ev.gate_text and ev.measure_when_gated
+    assert toc.trained.R2_EVIDENCE.traces and toc.trained.R2_EVIDENCE.metric == "val_loss"
+    assert not hasattr(toc.trained, "_trained") and not hasattr(toc.trained, "_gated")
 
 
 def test_the_rows_readers_are_patched_where_they_are_called():
     """A patch of the package's ``_trained`` / ``_train_heads`` would reach no check: they are
     not re-exported, so such a patch fails loudly instead of silently training or reading."""
     assert not hasattr(toc, "_trained") and not hasattr(toc, "_train_heads")
-    for mod in ("heads", "trained"):
-        assert getattr(toc, mod)._trained is toc._common._trained
+    assert toc.heads._trained is toc._common._trained
     assert callable(toc.logits._train_heads)
+
+
+def test_the_trained_checks_read_through_the_shared_reader(monkeypatch):
+    """Patching ``_rows.exp_rows`` (what the pipeline reads) reaches TO-R1..R3 and TO-P2."""
+    from approxtheory.proofs_check import Context, _rows, run_check
+
+    class _Read(Exception):
+        pass
+
+    def _raise(name, profile):
+        raise _Read(name)
+
+    monkeypatch.setattr(_rows, "exp_rows", _raise)
+    for cid in ("TO-R1", "TO-R2", "TO-R3", "TO-P2"):
+        with pytest.raises(_Read):
+            run_check(cid, Context())

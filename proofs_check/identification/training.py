@@ -1,11 +1,14 @@
-"""The paper's §5 training findings (ID-E5) on the identifiability_training cells, after the
-shared training-adequacy gate."""
+"""The paper's §5 training findings (ID-E5) on the identifiability_training cells, through the
+trained-verdict pipeline (:mod:`.._pipeline`): the shared training-adequacy gate on AdamW, then
+the findings' signs."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from .. import _rows
 from .._core import Context, Verdict, check
+from .._pipeline import Evidence, Run, trained_verdict
 
 # ------------------------------------------------------------------------- training (§5)
 #: ID-E5's "ρ ≈ 0": a mean invariant fraction below this is zero up to rounding
@@ -64,23 +67,44 @@ def training_gate_rows(rows, trace, keep):
     return gate, gated
 
 
-def _compared_cells(ctx: Context, exp, keep) -> tuple[list, list]:
-    """The rows and trace of the quick cells of ``exp`` that ``keep`` selects: the runner's
-    (through its cache, shared with ID-F4 and ID-CLR) when the run's seed is the experiment's
-    and no mutant is set; otherwise trained here with the run's seed (under ``wd-dropped``
-    the SGD+wd cell trains as plain SGD)."""
+#: the experiment ID-E5 reads (its quick cells, whatever the run's profile)
+TRAINING = "identifiability_training"
+#: the paper's cases 1-4: the optimizers ID-E5 compares
+COMPARED = ("sgd", "sgd_wd", "adamw", "adamw_rebalance")
+
+
+def _keep(cfg) -> bool:
+    """A cell (or trace row) ID-E5 compares: one of :data:`COMPARED` at the base SGD rate (not
+    the control of ID-CLR nor the learning-rate sweep of ID-F4)."""
+    from approxtheory.experiments.identifiability_training import BASE_LR_SGD
+
+    return cfg["optimizer"] in COMPARED and float(cfg.get("lr_sgd", BASE_LR_SGD)) == BASE_LR_SGD
+
+
+def _e5_gate(name: str, rows: list) -> list:
+    """ID-E5's gate (:func:`training_gate_rows`) on the compared cells as trained, the loss tail
+    read from the run's trace (a local adapter: the pipeline hands a gate the rows only). One
+    part, the compared rows with their tail columns (what the scale record reads)."""
+    kept = [r for r in rows if _keep(r)]
+    trace = [t for t in _rows.exp_trace(name, "quick") if _keep(t)]
+    gate, gated = training_gate_rows(kept, trace, _keep)
+    return [(name, gate, gated)]
+
+
+def _compared_cells(run: Run) -> tuple[list, list]:
+    """The rows and trace of the quick cells that :func:`_keep` selects: the runner's (through
+    its cache, shared with ID-F4 and ID-CLR: the rows the gate read) when the run's seed is the
+    experiment's and no mutant is set; otherwise trained here with the run's seed (under
+    ``wd-dropped`` the SGD+wd cell trains as plain SGD)."""
+    import approxtheory.experiments  # noqa: F401  (registers the built-in experiments)
     from approxtheory.executors import run_cell
-    from approxtheory.experiment import cells
+    from approxtheory.experiment import cells, get
 
-    from .._core import experiment_rows
-
+    ctx, exp, keep = run.ctx, get(TRAINING), _keep
     rows, trace = [], []
-    shared = None
     if ctx.mutant is None and ctx.seed in getattr(exp, "seeds", {}).get("quick", ()):
-        shared = experiment_rows("identifiability_training", "quick")
-    if shared is not None and shared[0] is not None:
-        rows = [r for r in shared[0] if keep(r)]
-        trace = [t for t in shared[1] if keep(t)]
+        rows = [r for r in run.one if keep(r)]
+        trace = [t for t in run.traces[TRAINING] if keep(t)]
     else:
         ctx.undecided(
             "identifiability_training (the quick cells of four optimizers) is not trained by the "
@@ -90,47 +114,21 @@ def _compared_cells(ctx: Context, exp, keep) -> tuple[list, list]:
             if not keep(cfg):
                 continue
             cfg = {**cfg, "seed": ctx.seed}  # the run's seed, not the experiment's default
-            run = dict(cfg)
+            use = dict(cfg)
             if ctx.is_mutant("wd-dropped") and cfg["optimizer"] == "sgd_wd":
-                run["optimizer"] = "sgd"
-            res = run_cell(exp.cell, run)[0]  # the runner's fixed thread count
+                use["optimizer"] = "sgd"
+            res = run_cell(exp.cell, use)[0]  # the runner's fixed thread count
             rows.append({**cfg, **{k: v for k, v in res.items() if k != "trace"}})
             trace += [{"optimizer": cfg["optimizer"], **t} for t in res["trace"]]
     return rows, trace
 
 
-@check(
-    "ID-E5",
-    mutants={
-        "wd-dropped": "the SGD+wd cell trains without weight decay (plain SGD under its label), "
-        "so nothing separates it from SGD"
-    },
-    experiments=("identifiability_training",),
-)
-def training_diagnostics(ctx: Context, cid):
-    """Reads the quick cells of the identifiability_training experiment (150 steps per optimizer;
-    through the runner and its cache, shared with ID-F4 and ID-CLR, when the run's seed is the
-    experiment's; otherwise, and under a mutant, it runs them with the run's seed) and tests the
-    paper's qualitative findings on them; a finding that fails makes the verdict
-    ``inconsistent`` (trained evidence, no witness). First the shared training-adequacy gate
-    (:func:`training_gate_rows`: AdamW's cross-entropy below ln V and its loss tail, read from
-    the trace, plateaued); below it: not-checkable with the stock recipe."""
-    import approxtheory.experiments  # noqa: F401  (registers the built-in experiments)
-    from approxtheory.experiment import get
-    from approxtheory.experiments.identifiability_training import BASE_LR_SGD
-
-    exp = get("identifiability_training")
-    compared = ("sgd", "sgd_wd", "adamw", "adamw_rebalance")  # the paper's cases 1-4
-
-    def keep(cfg):  # not the control (ID-CLR) nor the learning-rate sweep (ID-F4)
-        return cfg["optimizer"] in compared and float(cfg.get("lr_sgd", BASE_LR_SGD)) == BASE_LR_SGD
-
-    rows, trace = _compared_cells(ctx, exp, keep)
-    from .._trained_verdicts import gated_verdict, trained_scale
-
-    name = "identifiability_training"
-    gate, gated_rows = training_gate_rows(rows, trace, keep)
-    scale = trained_scale([(name, gate)], {name: gated_rows}, "val_loss", {name: ID_PAPER})
+def _e5_criterion(run: Run) -> Verdict:
+    """ID-E5's criterion: the paper's qualitative findings (:func:`_e5_signs` and the ρ
+    ordering) on the compared cells (:func:`_compared_cells`; the ``wd-dropped`` mutant trains
+    them here, after the gate); a finding that fails makes the verdict ``inconsistent``."""
+    cid = run.cid
+    rows, trace = _compared_cells(run)
     by = {row["optimizer"]: row for row in rows}
     drift = {}
     for opt in by:
@@ -172,25 +170,11 @@ def training_diagnostics(ctx: Context, cid):
         "xlabel": "step",
         "ylabel": "ρ",
     }
-    gated = gated_verdict(
-        cid,
-        [(name, gate)],
-        {name: gated_rows},
-        covered,
-        metric="val_loss",
-        paper={name: ID_PAPER},
-        measured=ev,
-        rows=table,
-        plot=plot,
-    )
-    if gated is not None:
-        return gated
     return Verdict(
         cid,
         verdict,
-        ev + ". AdamW passed the training-adequacy gate",
+        ev + (". AdamW passed the training-adequacy gate" if run.passed else ""),
         covered=covered,
-        scale=scale,
         rows=table,
         plot=plot,
         scope=f"surrogate: direction only (the claim's signs; Figs. 2-4 give no values): a "
@@ -198,6 +182,38 @@ def training_diagnostics(ctx: Context, cid):
         "per optimizer, one seed, stands in for nanoGPT (6 layers, E = 384) on "
         "tiny-shakespeare, 5000 steps",
     )
+
+
+#: ID-E5's evidence: the quick cells of identifiability_training (rows and trace), gated on
+#: AdamW, the findings' signs
+E5_EVIDENCE = Evidence(
+    experiments=(TRAINING,),
+    gate=_e5_gate,
+    criterion=_e5_criterion,
+    paper={TRAINING: ID_PAPER},
+    metric="val_loss",
+    profile=lambda ctx, name: "quick",
+    traces=True,
+)
+
+
+@check(
+    "ID-E5",
+    mutants={
+        "wd-dropped": "the SGD+wd cell trains without weight decay (plain SGD under its label), "
+        "so nothing separates it from SGD"
+    },
+    experiments=("identifiability_training",),
+)
+def training_diagnostics(ctx: Context, cid):
+    """Reads the quick cells of the identifiability_training experiment (150 steps per optimizer;
+    through the runner and its cache, shared with ID-F4 and ID-CLR) and tests the paper's
+    qualitative findings on them (:func:`_e5_criterion`; when the run's seed is not the
+    experiment's, and under a mutant, it trains the compared cells with the run's seed). First
+    the shared training-adequacy gate on the cells as trained (:func:`_e5_gate`: AdamW's
+    cross-entropy below ln V and its loss tail, read from the trace, plateaued); below it:
+    not-checkable with the stock recipe."""
+    return trained_verdict(ctx, cid, E5_EVIDENCE)
 
 
 #: ID-E5's "without hurting loss": two validation losses within this fraction of AdamW's are

@@ -10,7 +10,8 @@ checks register (the report's order):
 - :mod:`.trained_heads`: trained head thresholds and the triangle-centre growth (IF-P3, IF-P3b,
   IF-P3c, IF-P4);
 - :mod:`.trained_probes`: the trained argmax probe and depth separation (IF-E2, IF-E3);
-- :mod:`._trained`: what the trained checks share (the paper's recipe and reported results).
+- :mod:`._trained`: what the trained checks share (the paper's recipe and reported results);
+  each trained check declares its Evidence for the shared pipeline (proofs_check/_pipeline.py).
 
 The names other code and the tests read from ``approxtheory.proofs_check.infoflow`` are
 re-exported here; a test that patches one patches it in the sub-module that uses it.

@@ -29,6 +29,8 @@ IF_PAPER = {
     "infoflow_pmax_depth": "no paper figure (digest §7 item 4 on TASK-PMAX(1), the digest's "
     "candidate separation task)",
 }
+
+
 #: the paper's (D, D) magnitude (digest §6.1: "order 1e-4 to 1e-3"; its upper end) at T = 64
 P3_PAPER_NMSE = 1e-3
 

@@ -18,9 +18,16 @@ from .._core import (
     not_checkable,
 )
 from .._gate import TRAINED_NMSE
+from .._pipeline import Evidence, Run, trained_verdict
 from .._results import results_schema
 from .._rows import best_rows
-from ._trained import IF_PAPER, IF_RECIPE, P3_PAPER_NMSE, _nonfinite, _training_text
+from ._trained import (
+    IF_PAPER,
+    IF_RECIPE,
+    P3_PAPER_NMSE,
+    _nonfinite,
+    _training_text,
+)
 
 # ------------------------------------------------------------------------- IF-P3, IF-P4
 #: stated criteria (digest §7 items 5 and 6): a predicted T-dependent configuration's NMSE at
@@ -330,37 +337,17 @@ def _t_label(r) -> str:
     return f" T = {r['T']}" if "T" in r else ""
 
 
-@check(
-    "IF-P3",
-    mutants={
-        "heads-relabelled": "the (D, D) model's result filed under a deficient configuration and "
-        "vice versa (a bookkeeping bug)"
-    },
-    experiments=("infoflow_pmax_heads",),
-)
-# one function: a check read top to bottom as its verdict; most lines are its evidence text
-def pmax_head_threshold(ctx: Context, cid):
-    """infoflow_pmax_heads: :func:`p3_criterion` (its per-D training gate :func:`p3_gates` and
-    its regime D <= P3_MAX_D); the scale record names the paper's d = 4, T = 64 figures."""
-    from .. import _rows
-    from .._core import not_run
-    from .._trained_verdicts import trained_scale
+def _p3_gate(name: str, rows: list):
+    """IF-P3's gate per D (:func:`p3_gates`), each D a part ("infoflow_pmax_heads D = 2")."""
+    return [
+        (f"{name} D = {D}", g, [r for r in rows if int(r["D"]) == D])
+        for D, g in p3_gates(rows).items()
+    ]
 
-    name = "infoflow_pmax_heads"
-    raw, secs, note = _rows.exp_rows(name, ctx.profile)
-    if raw is None:
-        return not_run(cid, name, ctx.profile, note)
-    res = p3_criterion(raw, ctx.mutant)
-    ok = res["ok"]
-    steps = _training_text(raw)
-    T_ = sorted({int(r["T"]) for r in raw if "T" in r})
-    gates = res["gates"]
-    scale = trained_scale(
-        [(f"{name} D = {D}", g) for D, g in gates.items()],
-        {f"{name} D = {D}": [r for r in raw if int(r["D"]) == D] for D in gates},
-        paper={f"{name} D = {D}": IF_PAPER[name] for D in gates},
-    )
-    ev = (
+
+def _p3_evidence(res: dict) -> str:
+    """IF-P3's measured text: every configuration's NMSE and ratio, the effect and the rule."""
+    return (
         "NMSE per (h1, h2) (best over seeds, 95 % bootstrap interval over validation "
         "sequences): "
         + "; ".join(
@@ -385,6 +372,21 @@ def pmax_head_threshold(ctx: Context, cid):
         )
         + (". Failed: " + "; ".join(res["failed"]) if res["failed"] else "")
     )
+
+
+# one function: a check read top to bottom as its verdict; most lines are its evidence text
+def _p3_verdict(run: Run) -> Verdict:
+    """:func:`p3_criterion` (its per-D gate :func:`p3_gates` and its regime D <= P3_MAX_D).
+    Undecided where an in-regime D is untrained or no D lies in the regime; decided beside an
+    untrained D where a trained D refutes the claim (for every D) or a measurement is
+    non-finite (the pipeline's ``decides_below_gate`` lets that verdict stand below the gate)."""
+    ctx, cid, raw, name, note = run.ctx, run.cid, run.one, run.names[0], run.note
+    res = p3_criterion(raw, ctx.mutant)
+    ok = res["ok"]
+    steps = _training_text(raw)
+    T_ = sorted({int(r["T"]) for r in raw if "T" in r})
+    gates = res["gates"]
+    ev = _p3_evidence(res)
     in_regime = [D for D in gates if D <= P3_MAX_D]
     untrained = [D for D in res["undertrained"] if D <= P3_MAX_D]
     undecided = (bool(untrained) or not in_regime) and not res["nonfinite"] and not res["refuted"]
@@ -402,7 +404,8 @@ def pmax_head_threshold(ctx: Context, cid):
             f"({steps}), so that D is neither confirmation nor refutation ({reasons}); a "
             f"trained D refutes: {'; '.join(res['refuted'])}. {ev}"
         )
-    if undecided:
+    if undecided and run.passed:
+        # undecided past the shared gate (no D in the regime, or a T without its (D, D) run):
         # an undecided run is neither a confirmation nor a refutation: not-checkable
         ev = (
             "CANNOT DECIDE at this budget: "
@@ -422,7 +425,8 @@ def pmax_head_threshold(ctx: Context, cid):
             + f"Measured anyway: {ev}"
         )
     elif collapsed:
-        # a decided run names its collapsed seeds too (the statistic is best over seeds)
+        # a decided run names its collapsed seeds too (the statistic is best over seeds); an
+        # undecided one below the gate shows them in its measurement
         ev = f"{ev}. Seeds: {collapsed}".rstrip()
     return Verdict(
         cid,
@@ -430,7 +434,6 @@ def pmax_head_threshold(ctx: Context, cid):
         ev,
         covered=f"{name} ({ctx.profile}; {note}); T = {T_}, {steps}; predictions from "
         "predict_rate (T-free or T-dependent per configuration)",
-        scale=scale,
         measured={
             f"D={k[0]}," + (f"T={k[1]}," if len(k) == 4 else "") + f"({k[-2]},{k[-1]})": v[0]
             for k, v in res["ratios"].items()
@@ -457,8 +460,32 @@ def pmax_head_threshold(ctx: Context, cid):
         if undecided
         else f"surrogate: scaled-down §6.1 ({ctx.profile} profile: D = "
         f"{sorted({r['D'] for r in res['rows']})}, T = {T_}, d = 4, unit-norm tokens)",
-        volatile={"seconds": secs},
     )
+
+
+#: IF-P3's evidence: infoflow_pmax_heads gated per D (the efficient configurations, held to the
+#: paper's (D, D) magnitude); the paper's §6.1 figures name each D's part
+P3_EVIDENCE = Evidence(
+    experiments=("infoflow_pmax_heads",),
+    gate=_p3_gate,
+    criterion=_p3_verdict,
+    paper=IF_PAPER,
+    decides_below_gate=True,
+)
+
+
+@check(
+    "IF-P3",
+    mutants={
+        "heads-relabelled": "the (D, D) model's result filed under a deficient configuration and "
+        "vice versa (a bookkeeping bug)"
+    },
+    experiments=("infoflow_pmax_heads",),
+)
+def pmax_head_threshold(ctx: Context, cid):
+    """infoflow_pmax_heads: :func:`_p3_verdict` past the per-D gate (:func:`_p3_gate`); the
+    scale record names the paper's d = 4, T = 64 figures."""
+    return trained_verdict(ctx, cid, P3_EVIDENCE)
 
 
 not_checkable(
@@ -629,23 +656,17 @@ def p4_order(c) -> tuple[int | None, bool]:
     return order, order > P4_LAYERS
 
 
-@check(
-    "IF-P4",
-    mutants={"T-relabelled": "the results' T values read in reverse order (a bookkeeping bug)"},
-    experiments=("infoflow_tri_growth",),
-)
-def triangle_center_growth(ctx: Context, cid):
-    """infoflow_tri_growth: :func:`p4_gate`, then :func:`p4_criterion` (NMSE decides; the
-    absolute RMSE and the target's variance per T are reported beside it)."""
-    from .. import _rows
-    from .._core import not_run
-    from .._trained_verdicts import gated_verdict, trained_scale
+def _p4_gate(name: str, rows: list):
+    return p4_gate(rows)
 
-    name = "infoflow_tri_growth"
-    raw, secs, note = _rows.exp_rows(name, ctx.profile)
-    if raw is None:
-        return not_run(cid, name, ctx.profile, note)
-    gate = p4_gate(raw)
+
+# one function: a check read top to bottom as its verdict; most lines are its evidence text
+def _p4_verdict(run: Run) -> Verdict:
+    """:func:`p4_criterion` (NMSE decides; the absolute RMSE and the target's variance per T
+    are reported beside it) at the order of comparison the claim states (:func:`p4_order`).
+    Below the gate (:func:`p4_gate`) undecided, unless a measurement is non-finite (a failure
+    whatever the gate: the pipeline's ``decides_below_gate``)."""
+    ctx, cid, raw, name = run.ctx, run.cid, run.one, run.names[0]
     res = p4_criterion(raw, ctx.mutant)
     order, grows = p4_order(claim(cid))
     # the claim's formula decides what is expected: an order above the layers predicts growth
@@ -682,44 +703,49 @@ def triangle_center_growth(ctx: Context, cid):
             "order of comparison can be read from it, and no growth is implied"
         )
     )
-    covered = f"{name} ({ctx.profile}; {note}); T = {res['Ts']}, {steps} steps, sizes " + ", ".join(
-        f"({a},{b})/E={e}" for a, b, e in res["sizes"]
-    )
-    plot = {
-        "x": "T",
-        "y": ["nmse"],
-        "group": "size",
-        "title": f"{cid}: trained NMSE vs T on TASK-TRI",
-        "xlabel": "T",
-        "ylabel": "NMSE",
-    }
-    gated = gated_verdict(
-        cid,
-        [(name, gate)],
-        {name: list(raw)},
-        covered,
-        paper=IF_PAPER,
-        measured=ev,
-        rows=res["rows"],
-        plot=plot,
-    )
-    if gated is not None and not res["nonfinite"]:
-        gated.volatile = {"seconds": secs}
-        return gated
+    undecided = not run.passed and not res["nonfinite"]
     return Verdict(
         cid,
-        "consistent-empirical" if ok else "inconsistent",
+        "not-checkable" if undecided else "consistent-empirical" if ok else "inconsistent",
         ev,
-        covered=covered,
-        scale=trained_scale([(name, gate)], {name: list(raw)}, paper=IF_PAPER),
+        covered=f"{name} ({ctx.profile}; {run.note}); T = {res['Ts']}, {steps} steps, sizes "
+        + ", ".join(f"({a},{b})/E={e}" for a, b, e in res["sizes"]),
         measured={k: v[0] for k, v in res["growth"].items()},
         claimed=f"growth >= {GROWTH_P4:g} and NMSE(T_max) > {FLOOR_P4:g} for every size",
         rows=res["rows"],
-        witness=None if ok else {"failed": res["failed"]},
-        plot=plot,
-        scope=f"surrogate: direction only (NMSE rises towards 1 with T; the claim's "
+        witness=None if ok or undecided else {"failed": res["failed"]},
+        plot={
+            "x": "T",
+            "y": ["nmse"],
+            "group": "size",
+            "title": f"{cid}: trained NMSE vs T on TASK-TRI",
+            "xlabel": "T",
+            "ylabel": "NMSE",
+        },
+        scope="none"
+        if undecided
+        else f"surrogate: direction only (NMSE rises towards 1 with T; the claim's "
         f"comparisons formula gives the order of comparison, which decides whether growth is "
         f"expected, not a number a trained NMSE is compared with): scaled-down §6.2 "
         f"({ctx.profile} profile: T = {res['Ts']}, d = 2)",
-        volatile={"seconds": secs},
     )
+
+
+#: IF-P4's evidence: infoflow_tri_growth gated at T = 3 (where the paper's models learn TRI)
+P4_EVIDENCE = Evidence(
+    experiments=("infoflow_tri_growth",),
+    gate=_p4_gate,
+    criterion=_p4_verdict,
+    paper=IF_PAPER,
+    decides_below_gate=True,
+)
+
+
+@check(
+    "IF-P4",
+    mutants={"T-relabelled": "the results' T values read in reverse order (a bookkeeping bug)"},
+    experiments=("infoflow_tri_growth",),
+)
+def triangle_center_growth(ctx: Context, cid):
+    """infoflow_tri_growth: :func:`p4_gate`, then :func:`_p4_verdict`."""
+    return trained_verdict(ctx, cid, P4_EVIDENCE)

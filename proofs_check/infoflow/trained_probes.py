@@ -11,7 +11,14 @@ from .._core import (
     check,
 )
 from .._gate import TRAINED_NMSE
-from ._trained import IF_PAPER, IF_RECIPE, P3_PAPER_NMSE, _nonfinite, _training_text
+from .._pipeline import Evidence, Run, trained_verdict
+from ._trained import (
+    IF_PAPER,
+    IF_RECIPE,
+    P3_PAPER_NMSE,
+    _nonfinite,
+    _training_text,
+)
 
 # ------------------------------------------------------------------------------- IF-E2
 #: the digest's test of IF-E2 (§7 item 8), judged on 95 % bootstrap intervals: the argmax
@@ -117,26 +124,23 @@ def e2_criterion(rows, mutant: str | None = None) -> dict:
     }
 
 
-@check(
-    "IF-E2",
-    mutants={
-        "targets-swapped": "the argmax probe's and the runner-up probe's results exchanged (a "
-        "bookkeeping bug)"
-    },
-    experiments=("infoflow_pmax_heads",),
-)
-def argmax_probe(ctx: Context, cid):
-    """infoflow_pmax_heads (its probe columns): :func:`e2_criterion`."""
+def _e2_gate(name: str, rows: list):
+    """IF-E2's gate per D (:func:`e2_gates`), each D a part ("infoflow_pmax_heads D = 2")."""
+    return [
+        (f"{name} D = {D}", g, [r for r in rows if int(r["D"]) == D])
+        for D, g in e2_gates(rows).items()
+    ]
+
+
+def _e2_verdict(run: Run) -> Verdict:
+    """:func:`e2_criterion` with the probe's protocol said; undecided where a judged (D, D)
+    model is below the gate, unless a measurement is non-finite (a failure whatever the gate:
+    the pipeline's ``decides_below_gate``)."""
     from approxtheory.experiments.infoflow_trained import PROBE_DEFAULTS
 
-    from .. import _rows
-    from .._core import not_run
     from .._trained_verdicts import run_text
 
-    name = "infoflow_pmax_heads"
-    raw, secs, note = _rows.exp_rows(name, ctx.profile)
-    if raw is None:
-        return not_run(cid, name, ctx.profile, note)
+    ctx, cid, raw, name = run.ctx, run.cid, run.one, run.names[0]
     res = e2_criterion(raw, ctx.mutant)
     r0 = {**PROBE_DEFAULTS, **{k: raw[0][k] for k in PROBE_DEFAULTS if k in raw[0]}}
     protocol = (
@@ -162,60 +166,57 @@ def argmax_probe(ctx: Context, cid):
         + f". Criterion (digest §7 item 8) on the (D, D) models: argmax interval below "
         f"{E2_ARGMAX}, runner-up interval inside [{E2_SECOND[0]}, {E2_SECOND[1]}]. {protocol}"
     )
-    covered = f"{name} ({ctx.profile}; {note}); {_training_text(raw)}"
-    plot = {
-        "x": "argmax_ratio",
-        "y": ["second_ratio"],
-        "group": "config",
-        "title": f"{cid}: runner-up vs argmax probe ratio (trained / init)",
-        "xlabel": "argmax ratio",
-        "ylabel": "runner-up ratio",
-        "logx": False,
-        "logy": False,
-    }
-    from .._trained_verdicts import trained_scale
-
-    gates = res["gates"]
-    scale = trained_scale(
-        [(f"{name} D = {D}", g) for D, g in gates.items()],
-        {f"{name} D = {D}": [r for r in raw if int(r["D"]) == D] for D in gates},
-        paper={f"{name} D = {D}": IF_PAPER[name] for D in gates},
-    )
-    if res["undertrained"] and not res["nonfinite"]:
-        return Verdict(
-            cid,
-            "not-checkable",
-            "the (D, D) models are not trained at this budget ("
-            + "; ".join(res["undertrained"])
-            + "; "
-            + " ".join(f"[D = {D}] {g.reason()}" for D, g in gates.items() if not g.passed)
-            + f"), so the probe cannot speak for trained models; measured anyway: {ev}. Run the "
-            f"full profile of {name} (README)",
-            covered=covered + "; gated: the criterion was not applied",
-            rows=res["rows"],
-            plot=plot,
-            scope="none",
-            scale=scale,
-            volatile={"seconds": secs},
-        )
     ok = res["ok"]
+    undecided = bool(res["undertrained"]) and not res["nonfinite"]
     return Verdict(
         cid,
-        "consistent-empirical" if ok else "inconsistent",
+        "not-checkable" if undecided else "consistent-empirical" if ok else "inconsistent",
         ev
         + f". Effect size (smallest argmax ratio): {res['effect']:.3g}"
         + (". Failed: " + "; ".join(res["failed"]) if res["failed"] else ""),
-        covered=covered,
+        covered=f"{name} ({ctx.profile}; {run.note}); {_training_text(raw)}",
         measured={f"{r['config']} seed {r['seed']}": r["argmax_ratio"] for r in res["rows"]},
         claimed=f"argmax < {E2_ARGMAX}, runner-up in {list(E2_SECOND)}",
-        scale=scale,
         rows=res["rows"],
-        witness=None if ok else {"failed": res["failed"]},
-        plot=plot,
-        scope=f"surrogate: the §6.3 probe with our protocol on PMAX(D) two-layer models "
+        witness=None if ok or undecided else {"failed": res["failed"]},
+        plot={
+            "x": "argmax_ratio",
+            "y": ["second_ratio"],
+            "group": "config",
+            "title": f"{cid}: runner-up vs argmax probe ratio (trained / init)",
+            "xlabel": "argmax ratio",
+            "ylabel": "runner-up ratio",
+            "logx": False,
+            "logy": False,
+        },
+        scope="none"
+        if undecided
+        else f"surrogate: the §6.3 probe with our protocol on PMAX(D) two-layer models "
         f"({ctx.profile} profile, D = {sorted({r['D'] for r in res['rows']})})",
-        volatile={"seconds": secs},
     )
+
+
+#: IF-E2's evidence: infoflow_pmax_heads's probe columns, gated per D on the (D, D) models
+E2_EVIDENCE = Evidence(
+    experiments=("infoflow_pmax_heads",),
+    gate=_e2_gate,
+    criterion=_e2_verdict,
+    paper=IF_PAPER,
+    decides_below_gate=True,
+)
+
+
+@check(
+    "IF-E2",
+    mutants={
+        "targets-swapped": "the argmax probe's and the runner-up probe's results exchanged (a "
+        "bookkeeping bug)"
+    },
+    experiments=("infoflow_pmax_heads",),
+)
+def argmax_probe(ctx: Context, cid):
+    """infoflow_pmax_heads (its probe columns): :func:`_e2_verdict` past :func:`_e2_gate`."""
+    return trained_verdict(ctx, cid, E2_EVIDENCE)
 
 
 # ------------------------------------------------------------------------------- IF-E3
@@ -361,37 +362,22 @@ def _e3_evidence(res: dict) -> str:
     )
 
 
-@check(
-    "IF-E3",
-    mutants={
-        "depth-relabelled": "the one-layer and two-layer results exchanged (a bookkeeping bug)"
-    },
-    experiments=("infoflow_kth_depth", "infoflow_pmax_depth"),
-)
-def depth_separation_trained(ctx: Context, cid):
-    """infoflow_kth_depth and infoflow_pmax_depth: :func:`e3_criterion`."""
-    from .. import _rows
-    from .._core import not_run
+def _e3_gate(name: str, rows: list):
+    return e3_gate(rows)
 
-    by_task, notes, secs = {}, [], 0.0
-    for task, name in E3_EXPERIMENTS.items():
-        raw, s, note = _rows.exp_rows(name, ctx.profile)
-        if raw is None:
-            return not_run(cid, name, ctx.profile, note)
-        by_task[task], secs = raw, secs + s
-        notes.append(f"{name}: {note}, {int(raw[0]['steps'])} steps")
+
+# one function: a check read top to bottom as its verdict; most lines are its evidence text
+def _e3_verdict(run: Run) -> Verdict:
+    """:func:`e3_criterion` on both tasks; undecided below the gate (unless a measurement is
+    non-finite: the pipeline's ``decides_below_gate``) and where every failing interval reaches
+    above 0 (under-powered fits)."""
+    ctx, cid = run.ctx, run.cid
+    task_of = {n: t for t, n in E3_EXPERIMENTS.items()}
+    by_task = {task_of[n]: [dict(r) for r in rows] for n, rows in run.rows.items()}
+    notes = [f"{n}: {run.notes[n]}, {int(rows[0]['steps'])} steps" for n, rows in run.rows.items()]
     res = e3_criterion(by_task, ctx.mutant)
     ok = res["ok"]
-
     ev = _e3_evidence(res)
-    from .._trained_verdicts import trained_scale
-
-    names = dict(E3_EXPERIMENTS)
-    scale = trained_scale(
-        [(names[t], g) for t, g in res["gates"].items()],
-        {names[t]: list(by_task[t]) for t in res["gates"]},
-        paper=IF_PAPER,
-    )
     undecided = bool(res["undertrained"]) and not res["nonfinite"]
     # every failure an interval that reaches above 0: the grid cannot tell (under-powered fits),
     # which is neither a confirmation nor a contradiction
@@ -411,30 +397,11 @@ def depth_separation_trained(ctx: Context, cid):
             f"profiles: five) would narrow them. Measured: {ev}"
         )
         undecided = True
-    if undecided and not underpowered:
-        # an undecided run is neither a confirmation nor a refutation: not-checkable
-        ev = (
-            "CANNOT DECIDE at this budget: "
-            + "; ".join(res["undertrained"])
-            + f" (the digest expects below {E3_TRAINED:g} at every T), so the slopes measure "
-            "training, not a rate; "
-            + " ".join(
-                f"[{names[t]}] {g.reason()}" for t, g in res["gates"].items() if not g.passed
-            )
-            + " "
-            + (
-                "run the full profiles (README). "
-                if ctx.profile == "quick"
-                else "the full profiles do not train them either (README). "
-            )
-            + f"Measured anyway: {ev}"
-        )
     return Verdict(
         cid,
         "not-checkable" if undecided else "consistent-empirical" if ok else "inconsistent",
         ev,
         covered="; ".join(notes) + "; one head per layer, E = 8, predictions from predict_rate",
-        scale=scale,
         measured={k: v["difference"][0] for k, v in res["effect"].items()},
         claimed="one-layer slope flattens with T, more than the two-layer slope",
         rows=res["rows"],
@@ -456,5 +423,26 @@ def depth_separation_trained(ctx: Context, cid):
         else f"surrogate: trained one- vs two-layer models ({ctx.profile} profile) on the "
         "digest's two candidate separation tasks, KTH(2) and PMAX(1); IF-T1's lower bound "
         "holds for every one-layer model, this measures a few trained ones",
-        volatile={"seconds": secs},
     )
+
+
+#: IF-E3's evidence: both depth experiments, each gated on its two-layer models at every T
+E3_EVIDENCE = Evidence(
+    experiments=tuple(E3_EXPERIMENTS.values()),
+    gate=_e3_gate,
+    criterion=_e3_verdict,
+    paper=IF_PAPER,
+    decides_below_gate=True,
+)
+
+
+@check(
+    "IF-E3",
+    mutants={
+        "depth-relabelled": "the one-layer and two-layer results exchanged (a bookkeeping bug)"
+    },
+    experiments=("infoflow_kth_depth", "infoflow_pmax_depth"),
+)
+def depth_separation_trained(ctx: Context, cid):
+    """infoflow_kth_depth and infoflow_pmax_depth: :func:`_e3_verdict` past :func:`_e3_gate`."""
+    return trained_verdict(ctx, cid, E3_EVIDENCE)

@@ -9,6 +9,7 @@ from .._core import (
     Verdict,
     check,
 )
+from .._pipeline import Evidence, Run, trained_verdict
 from ._trained import IF_PAPER, IF_RECIPE
 
 # ------------------------------------------------------------------------------- IF-E1
@@ -71,68 +72,51 @@ def _shift_positions(rows) -> list:
     return out
 
 
-@check(
-    "IF-E1",
-    mutants={
-        "positions-shifted": "the CLS weight of position t read from position t + 1 (a "
-        "bookkeeping bug in the per-position table)",
-        "target-off-by-one": "the task sums x(2) + x(3) + x(4) (an off-by-one in the target)",
-    },
-    experiments=("infoflow_spa_weights",),
-)
-# one function: a check read top to bottom as its verdict; most lines are its text and rows
-def specific_position_aggregation(ctx: Context, cid):
-    """infoflow_spa_weights through the runner; the ``target-off-by-one`` mutant retrains its
-    variant with the same cell function, grid settings and seeds. The shared gate first (control:
-    the model itself, the configuration the paper says learns the task: its validation NMSE
-    finite and at most TRAINED_NMSE; the paper's value is not given); the mutant
-    ``no-positional-encoding`` of earlier sessions is replaced by ``positions-shifted``: a model
-    without positions cannot learn the target at all, so the gate now (rightly) calls it
-    untrained, which shows nothing about the criterion."""
-    from approxtheory.experiment import get, grid_values
-    from approxtheory.experiments.infoflow_trained import spa_cell
-
-    from .. import _rows
-    from .._core import not_run
+def _e1_gate(name: str, rows: list):
+    """IF-E1's gate (the shared gate) on the run as trained, at its T = 10 (rows derived from
+    the run's): control the model itself, the configuration the paper says learns the task, its
+    validation NMSE finite and at most TRAINED_NMSE (the paper's value is not given)."""
     from .._gate import training_gate
-    from .._trained_verdicts import gated_verdict, trained_scale
 
-    name = "infoflow_spa_weights"
-    exp = get(name)
-    grid = grid_values(exp, ctx.profile)
-    if ctx.mutant != "target-off-by-one":
-        raw, secs, note = _rows.exp_rows(name, ctx.profile)
-        if raw is None:
-            return not_run(cid, name, ctx.profile, note)
-        rows = [dict(r) for r in raw]
-    else:
-        note, secs = f"mutant {ctx.mutant}: retrained", 0.0
-        rows = [
-            {
-                "seed": s,
-                **spa_cell(
-                    {
-                        "variant": ctx.mutant,
-                        "lr": grid["lr"][0],
-                        "steps": grid["steps"][0],
-                        "seed": s,
-                    }
-                ),
-            }
-            for s in exp.seeds[ctx.profile]
-        ]
-    steps = int(grid["steps"][0])
-    # the gate reads the run as trained (the bookkeeping mutant is applied after it)
-    gate_rows = [{**r, "T": 10, "steps": steps} for r in rows]
+    derived = [{**r, "T": 10} for r in rows]
     gate = training_gate(
-        gate_rows,
+        derived,
         control=lambda r: True,
         describe="the one-layer, one-head model with positions (the paper's, which learns it)",
         config=(),
         metric="nmse",
         budget=IF_RECIPE,
     )
-    scale = trained_scale([(name, gate)], {name: gate_rows}, "nmse", IF_PAPER)
+    return [(name, gate, derived)]
+
+
+def _e1_rows(run: Run) -> tuple[list, str]:
+    """The rows the criterion reads and the runner's note: the run's, or for the
+    ``target-off-by-one`` mutant its variant retrained with the same cell function, grid
+    settings and seeds (after the gate, which read the run as trained)."""
+    from approxtheory.experiment import get, grid_values
+    from approxtheory.experiments.infoflow_trained import spa_cell
+
+    ctx = run.ctx
+    if ctx.mutant != "target-off-by-one":
+        return run.one, run.note
+    exp = get(run.names[0])
+    grid = grid_values(exp, ctx.profile)
+    cfg = {"variant": ctx.mutant, "lr": grid["lr"][0], "steps": grid["steps"][0]}
+    rows = [{"seed": s, **spa_cell({**cfg, "seed": s})} for s in exp.seeds[ctx.profile]]
+    return rows, f"mutant {ctx.mutant}: retrained"
+
+
+# one function: a check read top to bottom as its verdict; most lines are its text and rows
+def _e1_verdict(run: Run) -> Verdict:
+    """:func:`spa_criterion` at the claim's weight per position; the ``positions-shifted``
+    mutant is applied here, after the gate."""
+    from approxtheory.experiment import get, grid_values
+
+    ctx, cid, name = run.ctx, run.cid, run.names[0]
+    grid = grid_values(get(name), ctx.profile)
+    rows, note = _e1_rows(run)
+    steps = int(grid["steps"][0])
     if ctx.is_mutant("positions-shifted"):
         rows = _shift_positions(rows)
     third = float(claim("IF-E1").evaluate("weight_per_position"))
@@ -152,36 +136,6 @@ def specific_position_aggregation(ctx: Context, cid):
         for t in range(1, 11)
     ]
     seeds = [int(r["seed"]) for r in rows]
-    covered = (
-        f"{name} ({ctx.profile}; {note}): one layer, one head (E = 16, head width 8), "
-        f"learned positions, T = 10, d = 2, the shared loop with AdamW lr {grid['lr'][0]} (the "
-        f"paper: 1e-3 for 2000 epochs), weight decay 1e-2, cosine, batch 128, {steps} steps, "
-        f"seeds {seeds}"
-    )
-    plot = {
-        "x": "position",
-        "y": ["weight"],
-        "group": "seed",
-        "title": f"{cid}: mean CLS attention per position (claimed 1/3 on 1-3)",
-        "xlabel": "position",
-        "ylabel": "mean CLS weight",
-        "logx": False,
-        "logy": False,
-    }
-    gated = gated_verdict(
-        cid,
-        [(name, gate)],
-        {name: gate_rows},
-        covered,
-        metric="nmse",
-        paper=IF_PAPER,
-        measured=desc,
-        rows=table,
-        plot=plot,
-    )
-    if gated is not None:
-        gated.volatile = {"seconds": secs}
-        return gated
     return Verdict(
         cid,
         "inconsistent" if fails else "consistent-empirical",
@@ -195,17 +149,57 @@ def specific_position_aggregation(ctx: Context, cid):
             for r in rows
         )
         + (f"; fails for seeds {', '.join(map(str, fails))}" if fails else ""),
-        covered=covered,
-        scale=scale,
+        covered=f"{name} ({ctx.profile}; {note}): one layer, one head (E = 16, head width 8), "
+        f"learned positions, T = 10, d = 2, the shared loop with AdamW lr {grid['lr'][0]} (the "
+        f"paper: 1e-3 for 2000 epochs), weight decay 1e-2, cosine, batch 128, {steps} steps, "
+        f"seeds {seeds}",
         measured=[
             {k: int(r["seed"]) if k == "seed" else float(r[k]) for k in SPA_FIELDS} for r in rows
         ],
         claimed={"w1..w3": third, "rest": 0.0},
         witness=None if not fails else rows[seeds.index(fails[0])],
         rows=table,
-        plot=plot,
+        plot={
+            "x": "position",
+            "y": ["weight"],
+            "group": "seed",
+            "title": f"{cid}: mean CLS attention per position (claimed 1/3 on 1-3)",
+            "xlabel": "position",
+            "ylabel": "mean CLS weight",
+            "logx": False,
+            "logy": False,
+        },
         scope=f"partial: the CLS attention pattern after {steps} training steps per seed "
         f"({ctx.profile} profile); the paper's 2000 epochs and its (unreported) validation MSE "
         "are not reproduced",
-        volatile={"seconds": secs},
     )
+
+
+#: IF-E1's evidence: the SPA weights run, gated on its validation NMSE at T = 10 (rows derived
+#: from the run's); below the gate the weights are shown, not decided
+E1_EVIDENCE = Evidence(
+    experiments=("infoflow_spa_weights",),
+    gate=_e1_gate,
+    criterion=_e1_verdict,
+    metric="nmse",
+    paper=IF_PAPER,
+)
+
+
+@check(
+    "IF-E1",
+    mutants={
+        "positions-shifted": "the CLS weight of position t read from position t + 1 (a "
+        "bookkeeping bug in the per-position table)",
+        "target-off-by-one": "the task sums x(2) + x(3) + x(4) (an off-by-one in the target)",
+    },
+    experiments=("infoflow_spa_weights",),
+)
+def specific_position_aggregation(ctx: Context, cid):
+    """infoflow_spa_weights through the runner: the shared gate first (:func:`_e1_gate`), then
+    :func:`_e1_verdict`; the ``target-off-by-one`` mutant retrains its variant with the same
+    cell function, grid settings and seeds (in the criterion, after the gate). The mutant
+    ``no-positional-encoding`` of earlier sessions is replaced by ``positions-shifted``: a model
+    without positions cannot learn the target at all, so the gate (rightly) calls it untrained,
+    which shows nothing about the criterion."""
+    return trained_verdict(ctx, cid, E1_EVIDENCE)

@@ -1,25 +1,19 @@
 """The trained paired runs of prism_paired (PR-E1: the validation-loss difference; PR-E2: the
-attention distance per layer), after the shared training-adequacy gate on the uniform
-baseline."""
+attention distance per layer), through the trained-verdict pipeline (:mod:`.._pipeline`): the
+shared training-adequacy gate on the uniform baseline, then the paired criterion."""
 
 from __future__ import annotations
 
 from approxtheory import claim
 
 from .._core import Context, Verdict, check, claimed_sign
+from .._pipeline import Evidence, Run, trained_verdict
 from ._common import _commas
 
 # ------------------------------------------------------------------------- PR-E1 / PR-E2
 PAIRED = "prism_paired"
 LOSS_OFFSET = "prism-loss-offset"
 DIST_OFFSET = "prism-distance-offset"
-
-
-def _paired_rows(ctx: Context):
-    from .. import _rows
-
-    raw, _, note = _rows.exp_rows(PAIRED, ctx.profile)
-    return (None if raw is None else [dict(r) for r in raw]), note
 
 
 #: the paper's scale (digest §5-7), in every PR-E1 / PR-E2 record beside the run's
@@ -38,44 +32,32 @@ PR_RECIPE = (
 )
 
 
-def _paired_gate(rows: list):
-    """The shared training-adequacy gate on prism_paired rows
+def _typed(rows) -> list:
+    """A copy of prism_paired rows with the run's integer columns as integers."""
+    out = [dict(r) for r in rows]
+    for r in out:
+        for k in ("d", "T", "steps", "batch", "seed"):
+            r[k] = int(r[k])
+    return out
+
+
+def _paired_gate(name: str, rows: list) -> list:
+    """The shared training-adequacy gate on prism_paired rows as trained
     (:func:`.._trained_verdicts.loss_gate`, a cross-entropy): control the uniform schedule, the
     baseline every comparison is paired with (its training does not depend on the claim), per
     T; the paper's loss is no magnitude for a character-level toy (another tokenizer and
-    corpus), so none is held."""
+    corpus), so none is held. One part, the typed rows (what the scale record reads)."""
     from .._trained_verdicts import loss_gate, present_keys
 
-    return loss_gate(
-        rows,
+    typed = _typed(rows)
+    gate = loss_gate(
+        typed,
         control=lambda r: r["schedule"] == "uniform",
         describe="the uniform schedule (the paired baseline), per T",
-        by=present_keys(rows, ("T",)),
+        by=present_keys(typed, ("T",)),
         budget=PR_RECIPE,
     )
-
-
-def _gated_paired(cid: str, rows: list, gate, covered: str, ev: str, table, plot):
-    """The gated not-checkable verdict of PR-E1 / PR-E2 (None when the gate passed)."""
-    from .._trained_verdicts import gated_verdict
-
-    return gated_verdict(
-        cid,
-        [(PAIRED, gate)],
-        {PAIRED: rows},
-        covered,
-        metric="val_loss",
-        paper={PAIRED: PR_PAPER},
-        measured=ev,
-        rows=table,
-        plot=plot,
-    )
-
-
-def _paired_scale(rows: list, gate) -> dict:
-    from .._trained_verdicts import trained_scale
-
-    return trained_scale([(PAIRED, gate)], {PAIRED: rows}, "val_loss", {PAIRED: PR_PAPER})
+    return [(name, gate, typed)]
 
 
 def _fmt(st: dict, unit: str = "") -> str:
@@ -182,30 +164,11 @@ def _not_detectable(res: dict, what: str, unit: str) -> str:
     )
 
 
-@check(
-    "PR-E1",
-    mutants={
-        LOSS_OFFSET: "every Prism cell's validation loss read 0.2 nats too high (a bookkeeping "
-        "bug: another schedule's or an earlier step's loss)",
-    },
-    experiments=("prism_paired",),
-)
-def paired_loss(ctx: Context, cid):
-    """Paired seeds of prism_paired (same initial weights, same batch order per seed): the
-    Prism - uniform validation-loss difference, its t-interval and the seeds the paper's effect
-    would need (:func:`loss_verdict`), after the shared training-adequacy gate on the uniform
-    baseline (:func:`_paired_gate`; below it: not-checkable); the record's ``scale`` puts the
-    run beside the paper's 124M-757M FineWeb models."""
-    rows, note = _paired_rows(ctx)
-    if rows is None:
-        from .._core import not_run
-
-        return not_run(cid, PAIRED, ctx.profile, note)
-    for r in rows:
-        for k in ("d", "T", "steps", "batch", "seed"):
-            r[k] = int(r[k])
-    gate = _paired_gate(rows)  # the run as trained (the bookkeeping mutant comes after)
-    raw = [dict(r) for r in rows]
+def _loss_criterion(run: Run) -> Verdict:
+    """PR-E1's criterion on the rows read (:func:`loss_verdict`; the bookkeeping mutant acts
+    here, after the gate)."""
+    ctx, cid, note = run.ctx, run.cid, run.note
+    rows = _typed(run.one)
     if ctx.is_mutant(LOSS_OFFSET):
         for r in rows:
             if r["schedule"] == "prism":
@@ -249,15 +212,11 @@ def paired_loss(ctx: Context, cid):
         "logx": False,
         "logy": False,
     }
-    gated = _gated_paired(cid, raw, gate, covered, ev, table, plot)
-    if gated is not None:
-        return gated
     return Verdict(
         cid,
         p["verdict"],
         ev,
         covered=covered,
-        scale=_paired_scale(raw, gate),
         measured={"prism-uniform": {k: p[k] for k in ("mean", "lo", "hi", "sd", "needed")}},
         claimed={"effect_nats": p["effect"], "sign": "negative"},
         rows=table,
@@ -268,6 +227,33 @@ def paired_loss(ctx: Context, cid):
         f"{_size(rows)}) stands in for the paper's 124M-757M FineWeb models; a short run "
         "measures the loss early in training, not at the paper's 23+ tokens per parameter",
     )
+
+
+#: PR-E1's evidence: prism_paired, gated on the uniform baseline, the paired loss criterion
+E1_EVIDENCE = Evidence(
+    experiments=(PAIRED,),
+    gate=_paired_gate,
+    criterion=_loss_criterion,
+    paper={PAIRED: PR_PAPER},
+    metric="val_loss",
+)
+
+
+@check(
+    "PR-E1",
+    mutants={
+        LOSS_OFFSET: "every Prism cell's validation loss read 0.2 nats too high (a bookkeeping "
+        "bug: another schedule's or an earlier step's loss)",
+    },
+    experiments=("prism_paired",),
+)
+def paired_loss(ctx: Context, cid):
+    """Paired seeds of prism_paired (same initial weights, same batch order per seed): the
+    Prism - uniform validation-loss difference, its t-interval and the seeds the paper's effect
+    would need (:func:`loss_verdict`), after the shared training-adequacy gate on the uniform
+    baseline (:func:`_paired_gate`; below it: not-checkable); the record's ``scale`` puts the
+    run beside the paper's 124M-757M FineWeb models."""
+    return trained_verdict(ctx, cid, E1_EVIDENCE)
 
 
 def _flip_side(sign: int) -> str:
@@ -345,36 +331,12 @@ def _locality_evidence(res: dict, profile: str) -> str:
     return ev
 
 
-@check(
-    "PR-E2",
-    mutants={
-        DIST_OFFSET: "every Prism cell's D_1 read T/2 tokens too far (e.g. the distance "
-        "measured on the wrong query rows)",
-    },
-    experiments=("prism_paired",),
-)
-def attention_locality(ctx: Context, cid):
-    """ΔD_l = D_l(A) - D_l(uniform) per layer and paired seed on the fixed validation windows of
-    prism_paired (:func:`distance_verdict`), with the uniform-wide control, after the shared
-    training-adequacy gate on the uniform baseline (:func:`_paired_gate`)."""
-    sign, read, why = _claimed_sign(claim(cid), E2_SIGN)
-    if sign is None:  # no direction to compare: decided without the run
-        return Verdict(
-            cid,
-            "inconsistent",
-            f"the claim read: {E2_SIGN} = {read}; it states no usable direction: {why}",
-            scope="partial: direction only (the claim's sign); no direction to compare",
-        )
-    rows, note = _paired_rows(ctx)
-    if rows is None:
-        from .._core import not_run
-
-        return not_run(cid, PAIRED, ctx.profile, note)
-    for r in rows:
-        for k in ("d", "T", "steps", "batch", "seed"):
-            r[k] = int(r[k])
-    gate = _paired_gate(rows)  # the run as trained (the bookkeeping mutant comes after)
-    raw = [dict(r) for r in rows]
+def _locality_criterion(run: Run) -> Verdict:
+    """PR-E2's criterion on the rows read (:func:`distance_verdict` with the claim's sign; the
+    bookkeeping mutant acts here, after the gate)."""
+    ctx, cid, note = run.ctx, run.cid, run.note
+    sign, read, _ = _claimed_sign(claim(cid), E2_SIGN)
+    rows = _typed(run.one)
     if ctx.is_mutant(DIST_OFFSET):
         for r in rows:
             if r["schedule"] == "prism":
@@ -408,15 +370,11 @@ def attention_locality(ctx: Context, cid):
         "logx": False,
         "logy": False,
     }
-    gated = _gated_paired(cid, raw, gate, covered, ev, table, plot)
-    if gated is not None:
-        return gated
     return Verdict(
         cid,
         res["verdict"],
         ev,
         covered=covered,
-        scale=_paired_scale(raw, gate),
         measured={
             "delta_D1": {k: f[k] for k in ("mean", "lo", "hi", "sd", "needed")},
             "wide_delta_D1": {k: w[k] for k in ("mean", "lo", "hi")},
@@ -438,3 +396,36 @@ def attention_locality(ctx: Context, cid):
         "widest-head layer and the first layer at h_base are tested, the 'coincide late' part "
         "is reported only",
     )
+
+
+#: PR-E2's evidence: prism_paired, gated on the uniform baseline, the per-layer distance criterion
+E2_EVIDENCE = Evidence(
+    experiments=(PAIRED,),
+    gate=_paired_gate,
+    criterion=_locality_criterion,
+    paper={PAIRED: PR_PAPER},
+    metric="val_loss",
+)
+
+
+@check(
+    "PR-E2",
+    mutants={
+        DIST_OFFSET: "every Prism cell's D_1 read T/2 tokens too far (e.g. the distance "
+        "measured on the wrong query rows)",
+    },
+    experiments=("prism_paired",),
+)
+def attention_locality(ctx: Context, cid):
+    """ΔD_l = D_l(A) - D_l(uniform) per layer and paired seed on the fixed validation windows of
+    prism_paired (:func:`distance_verdict`), with the uniform-wide control, after the shared
+    training-adequacy gate on the uniform baseline (:func:`_paired_gate`)."""
+    sign, read, why = _claimed_sign(claim(cid), E2_SIGN)
+    if sign is None:  # no direction to compare: decided without the run
+        return Verdict(
+            cid,
+            "inconsistent",
+            f"the claim read: {E2_SIGN} = {read}; it states no usable direction: {why}",
+            scope="partial: direction only (the claim's sign); no direction to compare",
+        )
+    return trained_verdict(ctx, cid, E2_EVIDENCE)

@@ -24,25 +24,19 @@ held and the record says so).
 The checks are split by what they are about, one sub-module per group, imported here in the
 order the checks register (the report's order): :mod:`.derivations` (TO-T1, TO-X1, TO-X3, TO-X4),
 :mod:`.heads` (TO-X2, TO-T2, TO-C1), :mod:`.logits` (TO-E5), :mod:`.trained` (TO-R1, TO-R2,
-TO-R3, TO-P2); their small shared helpers are in :mod:`._common`. The trained verdicts' gate and
-scale helpers, used by other papers' checks too, are in the shared
-:mod:`approxtheory.proofs_check._trained_verdicts` and re-exported here. The rows readers
-(``_trained``, ``_train_heads``) are deliberately not re-exported: a test substitutes rows by
-patching them in the sub-module whose check calls them (``heads``, ``logits``, ``trained``).
+TO-R3, TO-P2); their small shared helpers are in :mod:`._common`. The trained checks TO-R1,
+TO-R2, TO-R3 and TO-P2 declare their evidence and decide through the one trained-verdict
+pipeline (:mod:`approxtheory.proofs_check._pipeline`), which reads their rows through
+:mod:`approxtheory.proofs_check._rows` (a test substitutes rows by patching ``_rows.exp_rows``
+and ``_rows.exp_trace``); the gate and scale helpers are the shared
+:mod:`approxtheory.proofs_check._trained_verdicts`, imported from there (never through this
+package). The other rows readers (``_trained`` of :mod:`.heads`, ``_train_heads`` of
+:mod:`.logits`) are deliberately not re-exported: a test patches them in the sub-module whose
+check calls them.
 """
 
 from __future__ import annotations
 
-from .._trained_verdicts import (
-    RUN_KEYS,
-    gated_verdict,
-    loss_gate,
-    present_keys,
-    run_figures,
-    run_text,
-    trained_scale,
-    ungated_scale,
-)
 from . import derivations, heads, logits, trained  # noqa: F401  (registers the checks, in order)
 from .derivations import balance_rule, head_difference, logit_perturbation, weight_cap
 from .heads import p1_best, retrieval_floor, saturation, svd_truncation
@@ -92,12 +86,4 @@ __all__ = [
     "trained_saturation",
     "trained_saturation_verdict",
     "weight_cap",
-    "RUN_KEYS",
-    "gated_verdict",
-    "loss_gate",
-    "present_keys",
-    "run_figures",
-    "run_text",
-    "trained_scale",
-    "ungated_scale",
 ]

@@ -1,7 +1,8 @@
 """Helpers shared by the trade-off checks (arXiv 2510.03784): the catalogue formula as a numpy
 function, the claimed sign of a direction (:func:`_claimed_sign`), the softmax, the bound
-ratio, and the trained-rows reader (:data:`_trained`: tests
-substitute rows by patching it in the sub-module whose check reads it)."""
+ratio, and the experiment-rows reader of :mod:`.heads` (:data:`_trained`: TO-X2 and TO-T2 read
+the tradeoffs_heads cells through it; tests substitute rows by patching it in :mod:`.heads`; the
+trained checks of :mod:`.trained` read theirs through the shared pipeline and ``_rows``)."""
 
 from __future__ import annotations
 

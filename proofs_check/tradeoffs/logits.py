@@ -15,7 +15,8 @@ from approxtheory.experiments._tradeoffs import causal_rows as _causal_rows
 from approxtheory.experiments._tradeoffs import head_errors as _errors
 
 from .._core import Context, Verdict, check
-from .._trained_verdicts import trained_scale
+from .._gate import PLATEAU_RATIO, training_gate
+from .._pipeline import Evidence, Run, trained_verdict
 from ._common import _claimed_sign, _lambdify, _no_sign
 
 E5_RECIPE = (
@@ -230,37 +231,16 @@ def e5_criterion(rows: list, sign: int) -> dict:
     }
 
 
-@check(
-    "TO-E5",
-    mutants={
-        "lengths-relabelled": "the trained heads' lengths L read in reverse order (a bookkeeping "
-        "bug: the longest run filed under the shortest L)",
-        "bounded-logits": "the trained head squashes its logits to [-2.5, 2.5] (the bounded-logit "
-        "assumption of Theorem 5.1 built into the head): it still trains at L = 8",
-    },
-)
-# one function: training, gate, criterion and verdict of one trained claim, read top to bottom in
-# the order they decide
-def logit_growth(ctx: Context, cid):
-    """One positional head per L and seed, trained with one fixed budget (:data:`_E5`), gated
-    by the shared training-adequacy gate, decided by :data:`E5_CRITERION`. Below the gate:
-    not-checkable with the losses reached.
+#: the name TO-E5's own trained heads go by (its gate's label and scale record's key)
+E5_HEADS = "TO-E5 heads"
 
-    Changed in session 8 (issue 26): the heads were trained *to* a fixed loss (0.05, capped at
-    200 steps), which by TO-X2 forces the range to grow like ½ ln L: the growth it reported was
-    the protocol's. Now every L gets the same budget with an L2 penalty (so each trains to its
-    own plateau: the losses rise with L), the gate asks the recipe to learn the task at the
-    shortest L and every tail to have plateaued, and the criterion asks for more growth than the
-    losses reached force (part b). The mutant ``frozen-attention`` (an attention that never
-    trains) is now below the gate, so it shows nothing about the criterion: it is replaced by
-    ``lengths-relabelled``; ``bounded-logits`` uses B = 2.5, with which the head still trains at
-    L = 8 (B = 1 cannot: its floor there is 0.11). A miss is ``inconsistent`` (a trained
-    measurement), no longer ``refuted``."""
-    from .._gate import PLATEAU_RATIO, training_gate
 
-    sign, read, why = _claimed_sign(claim(cid), E5_SIGN)
-    if sign is None:  # no direction to compare: decided without training
-        return _no_sign(cid, E5_SIGN, read, why)
+def _e5_read(ctx: Context, name: str) -> tuple[list, float, str]:
+    """TO-E5's rows, trained here (no experiment): one positional head per L and seed with the
+    fixed budget (:data:`_E5`), each with the range TO-X2's floor forces at its loss."""
+    import time
+
+    t0 = time.perf_counter()
     cfg = _E5
     seeds = [ctx.seed * 1000 + i for i in range(cfg["seeds"])]
     rows = []
@@ -270,22 +250,25 @@ def logit_growth(ctx: Context, cid):
             rows.append(
                 {"L": L, "seed": i, **r, "forced_range": _forced_range(r["loss"], L, floor)}
             )
-    gate = training_gate(
+    return rows, time.perf_counter() - t0, ""
+
+
+def _e5_gate(name: str, rows: list):
+    L0 = min(int(r["L"]) for r in rows)
+    return training_gate(
         rows,
-        control=lambda r: int(r["L"]) == min(cfg["Ls"]),
-        describe=f"the shortest length L = {min(cfg['Ls'])} (the recipe must learn the task)",
+        control=lambda r: int(r["L"]) == L0,
+        describe=f"the shortest length L = {L0} (the recipe must learn the task)",
         by=("L",),
         config=(),
         metric="loss",
         budget=E5_RECIPE,
     )
-    falling = [
-        f"L = {r['L']} seed {r['seed']}: last quarter / third quarter "
-        f"{r['loss_q4'] / r['loss_q3']:.3g}"
-        for r in rows
-        if not r["loss_q4"] >= PLATEAU_RATIO * r["loss_q3"]
-    ]
-    covered = (
+
+
+def _e5_covered() -> str:
+    cfg = _E5
+    return (
         f"1-head positional attention (d_model {cfg['d_model']}, head dim {cfg['head_dim']}, "
         f"learned positions), lag-{cfg['lag']} retrieval, exact loss plus an L2 penalty "
         f"{cfg['weight_decay']:g} on positions, W_Q and W_K, Adam lr {cfg['lr']} for "
@@ -293,53 +276,54 @@ def logit_growth(ctx: Context, cid):
         f"{cfg['seeds']} seeds; logit norm = row range max_s z - min_s z (shift-invariant; 2B "
         "for logits in [-B, B]), mean over rows t >= L/2"
     )
-    scale = trained_scale(
-        [("TO-E5 heads", gate)],
-        {"TO-E5 heads": rows},
-        metric="loss",
-        paper={"TO-E5 heads": E5_PAPER},
-    )
+
+
+_E5_PLOT = {
+    "x": "L",
+    "y": ["logit_range", "forced_range"],
+    "title": "TO-E5: trained logit range vs L (and the range TO-X2 forces at the loss)",
+    "xlabel": "L",
+    "ylabel": "mean row logit range",
+}
+
+
+def _e5_verdict(run: Run) -> Verdict:
+    """:data:`E5_CRITERION` past the gate: not-checkable while a penalised objective still falls
+    at some L (the gate's plateau test asked at every L, not only at the control's), else (a)
+    and (b) in the claimed direction."""
+    cid, cfg, rows = run.cid, _E5, run.one
+    sign, read, _ = _claimed_sign(claim(cid), E5_SIGN)
+    assert sign is not None  # the check decides a claim without a direction before training
+    covered = _e5_covered()
+    falling = [
+        f"L = {r['L']} seed {r['seed']}: last quarter / third quarter "
+        f"{r['loss_q4'] / r['loss_q3']:.3g}"
+        for r in rows
+        if not r["loss_q4"] >= PLATEAU_RATIO * r["loss_q3"]
+    ]
     means = ", ".join(
         f"L = {L}: range {np.mean([r['logit_range'] for r in rows if r['L'] == L]):.2f}, loss "
         f"{np.mean([r['loss'] for r in rows if r['L'] == L]):.2e}"
         for L in cfg["Ls"]
     )
-    plot = {
-        "x": "L",
-        "y": ["logit_range", "forced_range"],
-        "title": "TO-E5: trained logit range vs L (and the range TO-X2 forces at the loss)",
-        "xlabel": "L",
-        "ylabel": "mean row logit range",
-    }
-    scope = (
-        "surrogate: one positional attention head trained with one budget at every L on lag "
-        "retrieval stands in for the paper's trained models of Fig. 10 (not recovered); "
-        "direction only (the claim's sign)"
-    )
-    if not gate.passed or falling:
-        why = gate.reason(f"{cfg['steps']} steps, lr {cfg['lr']}") if not gate.passed else ""
-        if falling:
-            why += (" " if why else "") + (
-                "undecided at this budget: the penalised objective still falls at "
-                + "; ".join(falling)
-                + f" (< {PLATEAU_RATIO:g}): a range measured mid-descent is not a trained one"
-            )
+    if falling:
         return Verdict(
             cid,
             "not-checkable",
-            f"{why}. Measured anyway (mean over seeds): {means}",
-            covered=covered + "; gated: the criterion was not applied",
+            "undecided at this budget: the penalised objective still falls at "
+            + "; ".join(falling)
+            + f" (< {PLATEAU_RATIO:g}): a range measured mid-descent is not a trained one. "
+            f"Measured anyway (mean over seeds): {means}",
+            covered=covered + ("; gated: the criterion was not applied" if run.passed else ""),
             rows=rows,
-            plot=plot,
+            plot=_E5_PLOT,
             scope="none",
-            scale=scale,
         )
-    table = [dict(r) for r in rows]
-    if ctx.is_mutant("lengths-relabelled"):
+    if run.ctx.is_mutant("lengths-relabelled"):
         rev = dict(zip(cfg["Ls"], reversed(cfg["Ls"])))
-        for r in table:
+        for r in rows:
             r["L"] = rev[int(r["L"])]
-    res = e5_criterion(table, sign)
+    res = e5_criterion(rows, sign)
     ok = res["ok"]
     forced = ", ".join(
         f"L = {L}: [{min(v):.2f}, {max(v):.2f}]" for L, v in sorted(res["forced"].items())
@@ -356,13 +340,60 @@ def logit_growth(ctx: Context, cid):
         f"at least {res['growth_lo']:.2f} against at most {res['forced_hi']:.2f} forced. Means: "
         f"{means}"
         + (". Failed: " + "; ".join(res["fails"]) if res["fails"] else "")
-        + ". The gate passed (the recipe learns the task at the shortest L; every tail plateaued)",
+        + (
+            ". The gate passed (the recipe learns the task at the shortest L; every tail plateaued)"
+            if run.passed
+            else ""
+        ),
         covered=covered,
         rows=res["rows"],
         measured={"growth_lo": res["growth_lo"], "forced_growth_hi": res["forced_hi"]},
         claimed={E5_SIGN: sign},
         witness=None if ok else {"failed": res["fails"], "ranges": res["by_L"]},
-        scope=scope,
-        plot=plot,
-        scale=scale,
+        scope="surrogate: one positional attention head trained with one budget at every L on "
+        "lag retrieval stands in for the paper's trained models of Fig. 10 (not recovered); "
+        "direction only (the claim's sign)",
+        plot=_E5_PLOT,
     )
+
+
+#: TO-E5's evidence: heads trained by the check itself (:func:`_e5_read`), gated at the
+#: shortest L on the loss; below the gate the criterion's measurement is shown, not decided
+E5_EVIDENCE = Evidence(
+    experiments=(E5_HEADS,),
+    gate=_e5_gate,
+    criterion=_e5_verdict,
+    paper={E5_HEADS: E5_PAPER},
+    metric="loss",
+    read=_e5_read,
+)
+
+
+@check(
+    "TO-E5",
+    mutants={
+        "lengths-relabelled": "the trained heads' lengths L read in reverse order (a bookkeeping "
+        "bug: the longest run filed under the shortest L)",
+        "bounded-logits": "the trained head squashes its logits to [-2.5, 2.5] (the bounded-logit "
+        "assumption of Theorem 5.1 built into the head): it still trains at L = 8",
+    },
+)
+def logit_growth(ctx: Context, cid):
+    """One positional head per L and seed, trained with one fixed budget (:data:`_E5`), gated
+    by the shared training-adequacy gate, decided by :data:`E5_CRITERION`
+    (:data:`E5_EVIDENCE`). Below the gate: not-checkable with the losses reached.
+
+    Changed in session 8 (issue 26): the heads were trained *to* a fixed loss (0.05, capped at
+    200 steps), which by TO-X2 forces the range to grow like ½ ln L: the growth it reported was
+    the protocol's. Now every L gets the same budget with an L2 penalty (so each trains to its
+    own plateau: the losses rise with L), the gate asks the recipe to learn the task at the
+    shortest L and every tail to have plateaued, and the criterion asks for more growth than the
+    losses reached force (part b). The mutant ``frozen-attention`` (an attention that never
+    trains) is now below the gate, so it shows nothing about the criterion: it is replaced by
+    ``lengths-relabelled``; ``bounded-logits`` uses B = 2.5, with which the head still trains at
+    L = 8 (B = 1 cannot: its floor there is 0.11). A miss is ``inconsistent`` (a trained
+    measurement), no longer ``refuted``."""
+    sign, read, why = _claimed_sign(claim(cid), E5_SIGN)
+    if sign is None:  # no direction to compare: decided without training
+        return _no_sign(cid, E5_SIGN, read, why)
+    return trained_verdict(ctx, cid, E5_EVIDENCE)

@@ -1,7 +1,9 @@
 """TO-R1, TO-R2, TO-R3 and TO-P2 (arXiv 2510.03784): the verdicts on the trained trade-off
-experiments (tradeoffs_budget, tradeoffs_layers, tradeoffs_cuts, tradeoffs_saturation). Each reads
-the experiment's rows, passes the shared training-adequacy gate, applies its stated criterion
-(:data:`R1_CRITERION`, the experiments' CRITERION, :data:`P2_CRITERION`) and records its scale."""
+experiments (tradeoffs_budget, tradeoffs_layers, tradeoffs_cuts, tradeoffs_saturation). Each
+declares its evidence (``R1_EVIDENCE`` ...: the experiment, the gate's control set, its stated
+criterion :data:`R1_CRITERION`, the experiments' CRITERION, :data:`P2_CRITERION`) and the shared
+pipeline (:func:`.._pipeline.trained_verdict`) reads the rows, applies the training-adequacy
+gate, runs the criterion and records the scale."""
 
 from __future__ import annotations
 
@@ -10,9 +12,11 @@ import numpy as np
 from approxtheory import claim
 from approxtheory.experiments.tradeoffs_budget import CRITERION as _budget_criterion
 
-from .._core import Context, Verdict, check, not_run
-from .._trained_verdicts import gated_verdict, loss_gate, present_keys, trained_scale
-from ._common import _claimed_sign, _lambdify, _no_sign, _trained
+from .._core import Context, Verdict, check
+from .._gate import training_gate
+from .._pipeline import Evidence, Run, trained_verdict
+from .._trained_verdicts import loss_gate, present_keys
+from ._common import _claimed_sign, _lambdify, _no_sign
 
 #: what is known to train the trade-off tasks (the paper gives no recipe)
 TO_RECIPE = (
@@ -234,6 +238,40 @@ def _template(h, D, M, f) -> float:
     return float(template_error(h, D, M, f["a"], f["b"], f["alpha"], f["beta"]))
 
 
+def _noted(v: Verdict, run: Run) -> Verdict:
+    """The criterion's verdict with the runner's note on what it covered (said below the gate
+    too)."""
+    v.covered += f"; {run.note}"
+    return v
+
+
+def _r1_gate(name: str, rows: list):
+    return training_gate(
+        rows,
+        control=lambda r: True,
+        describe="any head count at the fixed budget, per T and budget",
+        by=present_keys(rows, ("T", "budget")),
+        config=("heads",),
+        budget=TO_RECIPE,
+    )
+
+
+def _r1_verdict(run: Run) -> Verdict:
+    ctx = run.ctx
+    return _noted(budget_split_verdict(run.cid, run.one, ctx.profile, ctx.mutant), run)
+
+
+#: TO-R1's evidence: tradeoffs_budget, gated on any head count per T and budget; below the
+#: gate the criterion's measurement is shown, not decided; past it, the gate's figures said
+R1_EVIDENCE = Evidence(
+    experiments=("tradeoffs_budget",),
+    gate=_r1_gate,
+    criterion=_r1_verdict,
+    paper=TO_PAPER,
+    gate_text=True,
+)
+
+
 @check(
     "TO-R1",
     mutants={
@@ -247,57 +285,8 @@ def _template(h, D, M, f) -> float:
 def budget_split(ctx: Context, cid):
     """tradeoffs_budget: the gate (control: any head count at each T and budget; the claim
     ranks the splits, so the best must have trained, and a false ranking still reaches the
-    criterion), then :func:`budget_split_verdict`."""
-    from .._gate import training_gate
-
-    name = "tradeoffs_budget"
-    rows, _, secs, note = _trained(name, ctx.profile)
-    if rows is None:
-        return not_run(cid, name, ctx.profile, note)
-    rows = list(rows)
-    gate = training_gate(
-        rows,
-        control=lambda r: True,
-        describe="any head count at the fixed budget, per T and budget",
-        by=present_keys(rows, ("T", "budget")),
-        config=("heads",),
-        budget=TO_RECIPE,
-    )
-    v = budget_split_verdict(cid, rows, ctx.profile, ctx.mutant)
-    return _gated(cid, name, rows, gate, v, note, secs)
-
-
-def _gated(cid, name, rows, gate, v, note, secs, metric="val_nmse"):
-    """``v`` (the criterion's verdict on the run) when the gate passed, with the scale record;
-    else the gated not-checkable verdict showing ``v``'s measurement, not deciding it."""
-    v.covered += f"; {note}"
-    g = gated_verdict(
-        cid,
-        [(name, gate)],
-        {name: rows},
-        v.covered,
-        metric=metric,
-        paper=TO_PAPER,
-        measured=v.evidence,
-        rows=v.rows,
-        plot=v.plot,
-    )
-    if g is not None:
-        g.volatile = {"seconds": round(secs, 2)}
-        return g
-    v.scale = trained_scale([(name, gate)], {name: rows}, metric, TO_PAPER)
-    v.evidence += (
-        f". The run passed the training-adequacy gate ({gate.reference}; min-over-seeds "
-        f"{gate.metric}: "
-        + "; ".join(
-            f"{lab}: {c['reached']:.3g}"
-            + ("" if c["tail_ratio"] is None else f", tail {c['tail_ratio']:.3g}")
-            for lab, c in gate.cells.items()
-        )
-        + ")"
-    )
-    v.volatile = {"seconds": round(secs, 2)}
-    return v
+    criterion), then :func:`budget_split_verdict` (:data:`R1_EVIDENCE`)."""
+    return trained_verdict(ctx, cid, R1_EVIDENCE)
 
 
 # ------------------------------------------------------------------------------------- TO-R2
@@ -422,6 +411,37 @@ def layer_allocation_verdict(cid: str, rows: list, trace: list, profile: str, mu
     )
 
 
+def _r2_gate(name: str, rows: list):
+    return loss_gate(
+        rows,
+        control=lambda r: r["schedule"] == "uniform",
+        describe="the uniform schedule (the models P6 truncates; P7's baseline), per T",
+        by=present_keys(rows, ("T",)),
+        budget=TO_RECIPE,
+    )
+
+
+def _r2_verdict(run: Run) -> Verdict:
+    ctx = run.ctx
+    (trace,) = run.traces.values()
+    return _noted(
+        layer_allocation_verdict(run.cid, run.one, list(trace), ctx.profile, ctx.mutant), run
+    )
+
+
+#: TO-R2's evidence: tradeoffs_layers with its trace (the P6 truncations), gated on the uniform
+#: schedule's cross-entropy
+R2_EVIDENCE = Evidence(
+    experiments=("tradeoffs_layers",),
+    gate=_r2_gate,
+    criterion=_r2_verdict,
+    paper=TO_PAPER,
+    metric="val_loss",
+    gate_text=True,
+    traces=True,
+)
+
+
 @check(
     "TO-R2",
     mutants={
@@ -434,21 +454,8 @@ def layer_allocation_verdict(cid: str, rows: list, trace: list, profile: str, mu
 def layer_allocation(ctx: Context, cid):
     """tradeoffs_layers: the gate on the cross-entropy (:func:`loss_gate`; control: the uniform
     schedule, the models P6 truncates and P7's baseline), then
-    :func:`layer_allocation_verdict`."""
-    name = "tradeoffs_layers"
-    rows, trace, secs, note = _trained(name, ctx.profile)
-    if rows is None:
-        return not_run(cid, name, ctx.profile, note)
-    rows = list(rows)
-    gate = loss_gate(
-        rows,
-        control=lambda r: r["schedule"] == "uniform",
-        describe="the uniform schedule (the models P6 truncates; P7's baseline), per T",
-        by=present_keys(rows, ("T",)),
-        budget=TO_RECIPE,
-    )
-    v = layer_allocation_verdict(cid, rows, list(trace), ctx.profile, ctx.mutant)
-    return _gated(cid, name, rows, gate, v, note, secs, metric="val_loss")
+    :func:`layer_allocation_verdict` (:data:`R2_EVIDENCE`)."""
+    return trained_verdict(ctx, cid, R2_EVIDENCE)
 
 
 # ------------------------------------------------------------------------------------- TO-R3
@@ -563,6 +570,32 @@ def cut_order_verdict(cid: str, rows: list, profile: str, mutant=None):
     )
 
 
+def _r3_gate(name: str, rows: list):
+    return training_gate(
+        rows,
+        control=lambda r: r["variant"] == "base",
+        describe="the base model (H, d) that both cuts halve, per T",
+        by=present_keys(rows, ("T",)),
+        config=(),
+        budget=TO_RECIPE,
+    )
+
+
+def _r3_verdict(run: Run) -> Verdict:
+    ctx = run.ctx
+    return _noted(cut_order_verdict(run.cid, run.one, ctx.profile, ctx.mutant), run)
+
+
+#: TO-R3's evidence: tradeoffs_cuts, gated on the base model both cuts halve
+R3_EVIDENCE = Evidence(
+    experiments=("tradeoffs_cuts",),
+    gate=_r3_gate,
+    criterion=_r3_verdict,
+    paper=TO_PAPER,
+    gate_text=True,
+)
+
+
 @check(
     "TO-R3",
     mutants={
@@ -574,27 +607,11 @@ def cut_order_verdict(cid: str, rows: list, profile: str, mutant=None):
 def cut_order(ctx: Context, cid):
     """tradeoffs_cuts: the gate (control: the base model, the one both cuts halve and the post
     hoc half truncates; its training does not depend on the claim), then
-    :func:`cut_order_verdict`."""
-    from .._gate import training_gate
-
+    :func:`cut_order_verdict` (:data:`R3_EVIDENCE`)."""
     sign, read, why = _claimed_sign(claim(cid), R3_SIGN)
     if sign is None:  # no direction to compare: decided without the run
         return _no_sign(cid, R3_SIGN, read, why, _inconsistent())
-    name = "tradeoffs_cuts"
-    rows, _, secs, note = _trained(name, ctx.profile)
-    if rows is None:
-        return not_run(cid, name, ctx.profile, note)
-    rows = list(rows)
-    gate = training_gate(
-        rows,
-        control=lambda r: r["variant"] == "base",
-        describe="the base model (H, d) that both cuts halve, per T",
-        by=present_keys(rows, ("T",)),
-        config=(),
-        budget=TO_RECIPE,
-    )
-    v = cut_order_verdict(cid, rows, ctx.profile, ctx.mutant)
-    return _gated(cid, name, rows, gate, v, note, secs)
+    return trained_verdict(ctx, cid, R3_EVIDENCE)
 
 
 # ------------------------------------------------------------------------------------- TO-P2
@@ -717,6 +734,33 @@ def trained_saturation_verdict(cid: str, rows: list, profile: str, mutant: str |
     )
 
 
+def _p2_gate(name: str, rows: list):
+    t0 = min(int(float(r["T"])) for r in rows)
+    return training_gate(
+        rows,
+        control=lambda r: int(float(r["T"])) == t0,
+        describe=f"any head dimension at the shortest T = {t0}",
+        by=("T",),
+        config=("head_dim",),
+        budget=TO_RECIPE,
+    )
+
+
+def _p2_verdict(run: Run) -> Verdict:
+    ctx = run.ctx
+    return _noted(trained_saturation_verdict(run.cid, run.one, ctx.profile, ctx.mutant), run)
+
+
+#: TO-P2's evidence: tradeoffs_saturation, gated at the shortest T only
+P2_EVIDENCE = Evidence(
+    experiments=("tradeoffs_saturation",),
+    gate=_p2_gate,
+    criterion=_p2_verdict,
+    paper=TO_PAPER,
+    gate_text=True,
+)
+
+
 @check(
     "TO-P2",
     mutants={
@@ -729,22 +773,5 @@ def trained_saturation(ctx: Context, cid):
     """tradeoffs_saturation: the gate (control: every head dimension at the shortest T only;
     under bounded logits TO-X2's floor rises with T, so the claim's own regime has errors that
     no recipe brings below 1e-2 at long T: a level required at every T would gate out the
-    premise), then :func:`trained_saturation_verdict`."""
-    from .._gate import training_gate
-
-    name = "tradeoffs_saturation"
-    rows, _, secs, note = _trained(name, ctx.profile)
-    if rows is None:
-        return not_run(cid, name, ctx.profile, note)
-    rows = list(rows)
-    t0 = min(int(float(r["T"])) for r in rows)
-    gate = training_gate(
-        rows,
-        control=lambda r: int(float(r["T"])) == t0,
-        describe=f"any head dimension at the shortest T = {t0}",
-        by=("T",),
-        config=("head_dim",),
-        budget=TO_RECIPE,
-    )
-    v = trained_saturation_verdict(cid, rows, ctx.profile, ctx.mutant)
-    return _gated(cid, name, rows, gate, v, note, secs)
+    premise), then :func:`trained_saturation_verdict` (:data:`P2_EVIDENCE`)."""
+    return trained_verdict(ctx, cid, P2_EVIDENCE)
