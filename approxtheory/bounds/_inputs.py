@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
 
 from ..errors import ConfigError, InvalidValueError
@@ -87,12 +86,6 @@ def _no_nan(L, U):
         torch.where(torch.isnan(L), torch.full_like(L, -math.inf), L),
         torch.where(torch.isnan(U), torch.full_like(U, math.inf), U),
     )
-
-
-def _pos_int(name, v, what="a positive integer"):
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v <= 0:
-        raise ConfigError(f"{name} must be {what} (got {v!r})")
-    return int(v)
 
 
 def _pos_seconds(name, v):

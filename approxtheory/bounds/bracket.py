@@ -13,10 +13,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._validate import pos_int
 from ..errors import ConfigError
 from ..resources import with_threads
 from ._af import _DT, _TINY, _Unsupported
-from ._inputs import _check_task, _nonfinite_weights, _pos_int, _pos_seconds, _require_forms
+from ._inputs import _check_task, _nonfinite_weights, _pos_seconds, _require_forms
 
 # ============================================================================== search
 from ._result import BracketResult, _err, _err_from, _Lower  # noqa: F401
@@ -103,7 +104,7 @@ def upper_bracket(
     max_splits, max_boxes, max_pieces, time_limit, wall_clock_cap = _budget_args(
         max_splits, max_boxes, max_pieces, time_limit, wall_clock_cap
     )
-    max_points = _pos_int("max_points", max_points)
+    max_points = pos_int("max_points", max_points)
     _check_options(method, tol, atol, batch, branch_candidates)
     _check_task(task)
     _check_model(model)
@@ -230,18 +231,18 @@ def _pairwise(model, task, method, t0, budget):
 def _budget_args(max_splits, max_boxes, max_pieces, time_limit, wall_clock_cap):
     """The validated work budget: (max_splits, max_boxes, max_pieces, time_limit,
     wall_clock_cap), the deprecated ``time_limit`` turned into a box count and a safety net."""
-    max_splits = _pos_int("max_splits", max_splits)
+    max_splits = pos_int("max_splits", max_splits)
     time_limit = _pos_seconds("time_limit", time_limit)
     wall_clock_cap = _pos_seconds("wall_clock_cap", wall_clock_cap)
     if max_boxes is not None:
-        max_boxes = _pos_int("max_boxes", max_boxes)
+        max_boxes = pos_int("max_boxes", max_boxes)
     elif time_limit is not None:
         max_boxes = max(1, math.ceil(BOXES_PER_SECOND * time_limit))
     else:
         max_boxes = 12000
     if time_limit is not None and wall_clock_cap is None:
         wall_clock_cap = TIME_LIMIT_CAP_FACTOR * time_limit
-    max_pieces = _pos_int("max_pieces", max_pieces)
+    max_pieces = pos_int("max_pieces", max_pieces)
     return max_splits, max_boxes, max_pieces, time_limit, wall_clock_cap
 
 
