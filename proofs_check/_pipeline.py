@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from . import _rows
 from ._core import Context, Verdict
 from ._gate import Gate
-from ._trained_verdicts import gated_verdict, trained_scale
+from ._trained_verdicts import gated_verdict, trained_scale, ungated_scale
 
 
 @dataclass
@@ -85,10 +85,13 @@ class Evidence:
     ``decides_below_gate``: a criterion verdict that decides (anything but not-checkable) stands
     below the gate, with the scale record: for a criterion that reads the gates itself and
     decides there only where a failed gate cannot change the outcome (a non-finite measurement
-    is a failure whatever the gate; a trained part against a claim made for every part)."""
+    is a failure whatever the gate; a trained part against a claim made for every part);
+    ``ungated``: why the run is read without a gate (the claim is about the optimiser's steps,
+    not about what the trained model computes): ``gate`` is then None, the criterion always
+    decides and the scale record says why no gate applies."""
 
     experiments: tuple[str, ...] | Callable[[Context], tuple[str, ...]]
-    gate: Callable[[str, list], Gate | list[tuple[str, Gate, list]]]
+    gate: Callable[[str, list], Gate | list[tuple[str, Gate, list]]] | None
     criterion: Callable[[Run], Verdict]
     covered: Callable[[Run], str] | None = None
     paper: Mapping[str, str] = field(default_factory=dict)
@@ -100,6 +103,7 @@ class Evidence:
     traces: bool = False
     read: Callable[[Context, str], tuple] | None = None
     decides_below_gate: bool = False
+    ungated: str = ""
 
 
 def passed_gate_text(gates: list[tuple[str, Gate]]) -> str:
@@ -144,11 +148,26 @@ def read_run(ctx: Context, cid: str, ev: Evidence) -> Run | Verdict:
     return run
 
 
+def _ungated_verdict(ev: Evidence, run: Run) -> Verdict:
+    """A run read without a gate (``ev.ungated`` says why): the criterion's verdict, with the
+    scale record of what was run and why no gate applies."""
+    if not ev.ungated:
+        raise ValueError(f"{run.cid}: an Evidence without a gate must say why (ungated=...)")
+    v = ev.criterion(run)
+    v.scale = {}
+    for name, rows in run.rows.items():
+        v.scale.update(ungated_scale(name, rows, ev.ungated, ev.metric, ev.paper.get(name, "")))
+    v.volatile = {"seconds": round(sum(run.seconds.values()), 2), **v.volatile}
+    return v
+
+
 def trained_verdict(ctx: Context, cid: str, ev: Evidence) -> Verdict:
     """The verdict of a trained check declared by ``ev`` (the module docstring's four steps)."""
     run = read_run(ctx, cid, ev)
     if isinstance(run, Verdict):
         return run
+    if ev.ungated or ev.gate is None:
+        return _ungated_verdict(ev, run)
     for name, rows in run.rows.items():
         g = ev.gate(name, rows)
         for label, gate, read in [(name, g, rows)] if isinstance(g, Gate) else g:
