@@ -295,6 +295,15 @@ def test_key_bias_count_is_read(monkeypatch):
 
 
 # ------------------------------------------------- ID-F4, ID-CLR on synthetic cells
+def _fake_cells(monkeypatch, rows: list, trace: list) -> None:
+    """identifiability_training's rows and trace through the readers the pipeline reads
+    (``_rows.exp_rows``, ``_rows.exp_trace``), without training."""
+    from approxtheory.proofs_check import _rows
+
+    monkeypatch.setattr(_rows, "exp_rows", lambda name, profile: (tuple(rows), 0.0, "synthetic"))
+    monkeypatch.setattr(_rows, "exp_trace", lambda name, profile: tuple(trace))
+
+
 def _sweep(drift_exp: float, step0_exp: float = 2.0):
     """identifiability_training-like rows: SGD at four rates, two layer-heads, mean per-step
     drift ∝ lr**drift_exp, first-step drift ∝ lr**step0_exp."""
@@ -323,14 +332,14 @@ def _sweep(drift_exp: float, step0_exp: float = 2.0):
 
 def test_fig4_drift_true_passes_false_and_planted_fail(monkeypatch):
     lr = at.claim("ID-F4").symbol("lr")
-    monkeypatch.setattr(idc.remarks, "_trained", lambda ctx, cid: (*_sweep(1.8), None))
+    _fake_cells(monkeypatch, *_sweep(1.8))
     assert _run("ID-F4").verdict == "consistent-empirical"
     # a false claim: the per-step drift O(lr^(5/2)) (the rate mutant of lr²)
     _false_claim(monkeypatch, "ID-F4", step_drift=lr ** sp.Rational(5, 2))
     assert _run("ID-F4").verdict == "inconsistent"
     monkeypatch.undo()
     # a planted counter-example: a drift that does not fall with lr (an error floor)
-    monkeypatch.setattr(idc.remarks, "_trained", lambda ctx, cid: (*_sweep(0.0), None))
+    _fake_cells(monkeypatch, *_sweep(0.0))
     v = _run("ID-F4")
     assert v.verdict == "inconsistent" and "in 0/2 layer-heads" in v.evidence
 
@@ -353,15 +362,15 @@ def _control(ctrl_like: str):
             {"optimizer": opt, "lr_sgd": 0.25, "step": float(s), "beta": b + 1e-4 * s}
             for s in range(0, 150, 5)
         ]
-    return rows, trace, None
+    return rows, trace
 
 
 def test_clear_control_true_passes_planted_fails(monkeypatch):
-    monkeypatch.setattr(idc.remarks, "_trained", lambda ctx, cid: _control("adamw"))
+    _fake_cells(monkeypatch, *_control("adamw"))
     v = _run("ID-CLR")
     assert v.verdict == "consistent-empirical" and not v.formula_note
     # a planted counter-example: the control's imbalance follows the rebalanced run
-    monkeypatch.setattr(idc.remarks, "_trained", lambda ctx, cid: _control("adamw_rebalance"))
+    _fake_cells(monkeypatch, *_control("adamw_rebalance"))
     assert _run("ID-CLR").verdict == "inconsistent"
 
 

@@ -15,10 +15,11 @@ from approxtheory.identifiability import AttentionConfig
 from approxtheory.measure import fit_rate
 
 from .._core import Context, Verdict, check, memo, slope_row
+from .._pipeline import Evidence, Run, trained_verdict
 from ._common import FORMULA_MUTANTS, _claimed_sign, _ev, _expr
 from .counts import _claimed_at, _describe, _rank
 from .invariances import _bias_ranks
-from .training import ID_PAPER
+from .training import ID_PAPER, TRAINING
 
 # ------------------------------------------------------ §7 remarks, Figs. 1, 3, 4, control
 #: the layers whose identified fraction is measured for ID-LT and ID-PUB: ID-T4.5's (the memo of
@@ -535,17 +536,6 @@ def bias_gradients_fig3(ctx: Context, cid):
     )
 
 
-def _trained(ctx: Context, cid: str):
-    """The identifiability_training rows and trace of the run's profile, or a not-run verdict."""
-    from .._core import experiment_rows, not_run
-
-    name = "identifiability_training"
-    rows, trace, secs, note = experiment_rows(name, ctx.profile)
-    if rows is None:
-        return None, None, not_run(cid, name, ctx.profile, note)
-    return rows, trace, None
-
-
 #: why ID-F4 and ID-CLR read the trained runs without the training-adequacy gate
 UNGATED_WHY = (
     "the claim is about the optimiser's steps (their drift, the β they leave), which it states "
@@ -686,17 +676,11 @@ def _f4_fits(ctx: Context, law: dict, lrs, sgd, t0, heads) -> tuple[list, list]:
     return out, slopes
 
 
-@check(
-    "ID-F4",
-    mutants={"linear-drift": "the per-step drift claimed O(lr), not O(lr²)"},
-    experiments=("identifiability_training",),
-)
-def lr_drift_fig4(ctx: Context, cid):
-    """The per-step drift against the SGD rate (not gated: :data:`UNGATED_WHY`; the record
-    carries the run's scale beside the paper's)."""
-    rows, trace, nr = _trained(ctx, cid)
-    if nr is not None:
-        return nr
+def _f4_criterion(run: Run) -> Verdict:
+    """ID-F4's verdict on the identifiability_training rows and trace: the per-step drift
+    against the SGD rate."""
+    ctx, cid = run.ctx, run.cid
+    rows, trace = run.one, run.traces[TRAINING]
     c = claim(cid)
     x = c.symbol("lr")
     e = _expr(ctx, cid, "step_drift")
@@ -774,30 +758,44 @@ def lr_drift_fig4(ctx: Context, cid):
         f"{int(float(sgd[0]['steps']))} SGD steps per rate, one seed, stands in for nanoGPT "
         "(6 layers, 6 heads) on tiny-shakespeare, 5000 steps",
         formula_note="",
-        scale=_ungated(rows),
     )
 
 
-def _ungated(rows) -> dict:
-    from .._trained_verdicts import ungated_scale
+def _ungated_evidence(criterion) -> Evidence:
+    """ID-F4's and ID-CLR's evidence: the identifiability_training cells of the run's profile,
+    rows and trace, read without a gate (:data:`UNGATED_WHY`; the scale record says so beside
+    the paper's figures)."""
+    return Evidence(
+        experiments=(TRAINING,),
+        gate=None,
+        criterion=criterion,
+        paper={TRAINING: ID_PAPER},
+        metric="val_loss",
+        traces=True,
+        ungated=UNGATED_WHY,
+    )
 
-    return ungated_scale("identifiability_training", list(rows), UNGATED_WHY, "val_loss", ID_PAPER)
+
+#: ID-F4's evidence: the run's identifiability_training cells, not gated
+F4_EVIDENCE = _ungated_evidence(_f4_criterion)
 
 
 @check(
-    "ID-CLR",
-    mutants={
-        "control-rebalances": "the control run rebalances too (the rebalanced run's trace "
-        "under the control's label)"
-    },
+    "ID-F4",
+    mutants={"linear-drift": "the per-step drift claimed O(lr), not O(lr²)"},
     experiments=("identifiability_training",),
 )
-def clear_control(ctx: Context, cid):
-    """The cleared-moments control against AdamW and the rebalanced run (not gated:
-    :data:`UNGATED_WHY`; the record carries the run's scale beside the paper's)."""
-    rows, trace, nr = _trained(ctx, cid)
-    if nr is not None:
-        return nr
+def lr_drift_fig4(ctx: Context, cid):
+    """The per-step drift against the SGD rate (not gated: :data:`UNGATED_WHY`; the record
+    carries the run's scale beside the paper's)."""
+    return trained_verdict(ctx, cid, F4_EVIDENCE)
+
+
+def _clr_criterion(run: Run) -> Verdict:
+    """ID-CLR's verdict on the identifiability_training rows and trace: the cleared-moments
+    control against AdamW and the rebalanced run."""
+    ctx, cid = run.ctx, run.cid
+    rows, trace = run.one, run.traces[TRAINING]
     from approxtheory.experiments.identifiability_training import BASE_LR_SGD
 
     def tr(opt):
@@ -865,8 +863,25 @@ def clear_control(ctx: Context, cid):
         "imbalance β (the quantity the rebalance acts on) of the 2-layer E = 32, H = 4 "
         "character model, one seed; the paper's τ is not logged; loss and ρ reported, not "
         "decided",
-        scale=_ungated(rows),
     )
+
+
+#: ID-CLR's evidence: the run's identifiability_training cells, not gated
+CLR_EVIDENCE = _ungated_evidence(_clr_criterion)
+
+
+@check(
+    "ID-CLR",
+    mutants={
+        "control-rebalances": "the control run rebalances too (the rebalanced run's trace "
+        "under the control's label)"
+    },
+    experiments=("identifiability_training",),
+)
+def clear_control(ctx: Context, cid):
+    """The cleared-moments control against AdamW and the rebalanced run (not gated:
+    :data:`UNGATED_WHY`; the record carries the run's scale beside the paper's)."""
+    return trained_verdict(ctx, cid, CLR_EVIDENCE)
 
 
 #: ID-CLR's catalogue field: the sign of |β_control - β_AdamW| - |β_control - β_rebalanced|
