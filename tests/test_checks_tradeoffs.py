@@ -78,7 +78,9 @@ def test_trained_rules_get_trained_verdicts(cid):
     v = _run(cid)
     rec = next(iter(v.scale.values()))
     assert rec["run"]["steps"] and rec["reference"]
-    if rec["gate_passed"]:
+    if rec["gate_passed"] and v.evidence.startswith("UNDER-POWERED"):  # seeds on both sides
+        assert v.verdict == "not-checkable" and "Criterion: " in v.evidence, v.evidence
+    elif rec["gate_passed"]:
         assert v.verdict in ("consistent-empirical", "inconsistent"), (v.verdict, v.evidence)
         assert v.scope.startswith("partial: the quick profile of tradeoffs_"), v.scope
         assert v.evidence.startswith("Criterion: ")
@@ -139,7 +141,7 @@ def test_e5_trains_a_fixed_budget_and_its_growth_is_not_the_forced_one():
 def test_c1_refutation_carries_a_witness_input():
     v = _run("TO-C1", "swapped-factors")
     assert v.verdict == "refuted"
-    assert v.measured["logit"] > 1 and set(v.witness) == {"logit", "weight", "mse"}
+    assert v.measured["logit"] > 1 and set(v.witness) == {"logit", "weight", "weight_rel", "mse"}
     w = v.witness["logit"]
     assert {"family", "r", "sigma_r1", "R", "L"} <= set(w)
     if w["family"] == "C1 lag head":

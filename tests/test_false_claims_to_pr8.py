@@ -40,11 +40,19 @@ SIGNED = [
 ]
 
 
+#: TO-R2's P7 on the quick profile: the two seeds' front - back losses straddle 0 ([-0.060,
+#: +0.013]), so neither the paper's sign nor its reverse is decided there (UNDER-POWERED)
+UNDER_POWERED = {("TO-R2", "loss_sign_front_minus_back")}
+
+
 @pytest.mark.parametrize("cid, field, sign", SIGNED)
 def test_true_claim_keeps_its_verdict_and_prints_the_sign_it_read(cid, field, sign):
     v = _true(cid)
-    assert v.verdict == "consistent-empirical", v.evidence
     assert f"{field} = {sign}" in v.evidence and "claim read" in v.evidence.lower()
+    if cid == "TO-R2":  # its P7 is under-powered on the quick profile (both signs read)
+        assert v.verdict == "not-checkable" and v.evidence.startswith("UNDER-POWERED"), v.evidence
+        return
+    assert v.verdict == "consistent-empirical", v.evidence
     assert v.claimed[field] == sign
     assert "direction only" in v.scope
 
@@ -52,8 +60,12 @@ def test_true_claim_keeps_its_verdict_and_prints_the_sign_it_read(cid, field, si
 @pytest.mark.parametrize("cid, field, sign", SIGNED)
 def test_reversed_sign_is_inconsistent(cid, field, sign):
     v = _false(_with(cid, **{field: sp.Integer(-sign)}))
+    assert f"{field} = {-sign}" in v.evidence
+    if (cid, field) in UNDER_POWERED:  # never consistent on seeds on both sides of 0
+        assert v.verdict == "not-checkable" and v.evidence.startswith("UNDER-POWERED"), v.evidence
+        return
     assert v.verdict == "inconsistent", v.evidence
-    assert f"{field} = {-sign}" in v.evidence and "Failed" in v.evidence
+    assert "Failed" in v.evidence
 
 
 @pytest.mark.parametrize(
@@ -61,8 +73,8 @@ def test_reversed_sign_is_inconsistent(cid, field, sign):
 )
 def test_no_difference_claimed_is_inconsistent(cid, field):
     """A claim of no difference (sign 0): the measured orderings are clear on every seed. (Not
-    TO-R2's P7: its per-seed back - front losses straddle 0 on the quick profile, so "no
-    difference" is what its two seeds bear out.)"""
+    TO-R2's P7: its per-seed back - front losses straddle 0 on the quick profile, which
+    decides no sign, 0 included.)"""
     v = _false(_with(cid, **{field: sp.Integer(0)}))
     assert v.verdict == "inconsistent", v.evidence
 

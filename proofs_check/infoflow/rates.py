@@ -494,6 +494,63 @@ def _k1_beta_sweep(ctx: Context, k1) -> tuple[list, list, bool, list, str, str]:
     return sweep, sweep_bad, beta_ok, b_slopes, sweep_text, sweep_covered
 
 
+#: IF-K1's knot term on the worst L_f-Lipschitz target L_f·dist(u, knots) (IF-R2's): its interpolant
+#: is 0, its error L_f/(2(N - 1)) at a midpoint, far above the sin target's (on which a knot term
+#: L_f/(4N) passes). L_f is the sin target's, N the grid's, one T (the error does not depend on T)
+K1_SAW_T = 4
+
+
+@memo
+def _second_largest_sawtooth(profile, Ns: tuple, Lf: float, mutant=None):
+    """The construction on L_f·dist(u, knots) (knots from the read-out's biases, -u_j)."""
+    from approxtheory.constructions.infoflow import _interpolant
+
+    then = _second_largest_mutation(mutant)
+
+    def swap(c):
+        knots = -c.model.readout_linear(0).bias.detach().clone()
+
+        def saw(u):
+            return Lf * (u[..., None] - knots.to(u.dtype)).abs().amin(-1)
+
+        _, w, f0 = _interpolant(lambda a: saw(torch.from_numpy(a)).numpy(), len(knots))
+        c.model.set_readout(w[None, :], [f0], linear=1)
+        c.task.f, c.task.f_name = saw, "sawtooth"
+        if then is not None:
+            then(c)
+
+    rows = construction_grid(
+        "if_second_largest",
+        {"T": [K1_SAW_T], "N": list(Ns)},
+        budget=256 if profile != "full" else 1024,
+        fixed={"beta": K1_BETA, "f": "identity"},
+        mutate=swap,
+        certify=False,
+    )[0]
+    return [{**r, "L_f": Lf, "f": "sawtooth"} for r in rows]
+
+
+def _k1_sawtooth(ctx: Context, k1, Lf) -> tuple[list, list, str, str]:
+    """IF-K1's err_bound on L_f·dist(u, knots): the rows, those outside, evidence, covered."""
+    rows = _rebound(
+        _second_largest_sawtooth(ctx.grid, tuple(K1_AXES[ctx.grid]["N"]), float(Lf), ctx.mutant),
+        lambda r: k1.evaluate_float("err_bound", L_f=Lf, beta=K1_BETA, T=r["T"], N=r["N"]),
+    )
+    bad = [r for r in rows if r["verdict"] != "within-bound"]
+    cells = ", ".join(
+        f"N={r['N']}: {r['sup_error']:.3g} (L_f/(2(N - 1)) = {float(Lf) / (2 * r['N'] - 2):.3g})"
+        f" vs {r['claimed_bound']:.3g}"
+        for r in rows
+    )
+    text = (
+        f". Knot term on the worst L_f-Lipschitz target L_f·dist(u, knots) (L_f = {Lf}, T = "
+        f"{K1_SAW_T}; its interpolant is 0): {'OUTSIDE' if bad else 'within'} the bound in "
+        f"{len(bad) or len(rows)}/{len(rows)} cells ({cells})"
+    )
+    covered = f"; L_f·dist(u, knots) (L_f = {Lf}): T = {K1_SAW_T}, N in {[r['N'] for r in rows]}"
+    return rows, bad, text, covered
+
+
 @check(
     "IF-K1",
     "IF-T1",
@@ -527,10 +584,13 @@ def two_layer_second_largest(ctx: Context, cid):
     bad = [r for r in rows if r["verdict"] != "within-bound"]
     sweep: list[dict] = []
     sweep_bad: list[dict] = []
+    saw: list[dict] = []  # IF-K1's knot term on L_f·dist(u, knots)
     sweep_text, sweep_covered, beta_ok = "", "", True
-    if cid == "IF-K1":  # the bound's β-law, at L_f = 1 (IF-T1 reads IF-K1's rate only)
+    if cid == "IF-K1":  # β-law at L_f = 1, knot term on a sawtooth (IF-T1 reads the rate only)
         sweep, sweep_bad, beta_ok, b_slopes, sweep_text, sweep_covered = _k1_beta_sweep(ctx, k1)
-        slope_rows += b_slopes
+        saw, saw_bad, saw_text, saw_covered = _k1_sawtooth(ctx, k1, Lf)
+        slope_rows, sweep_bad = slope_rows + b_slopes, sweep_bad + saw_bad
+        sweep_text, sweep_covered = sweep_text + saw_text, sweep_covered + saw_covered
     law_ok, law_text, law_witness = (
         _one_layer_law(claim("IF-T1")) if cid == "IF-T1" else (True, "", None)
     )
@@ -573,7 +633,7 @@ def two_layer_second_largest(ctx: Context, cid):
         covered=f"T in {sorted({r['T'] for r in rows})}, N in "
         f"{sorted({r['N'] for r in rows})}, β = 1e4, f = sin 6u + "
         f"0.5|u-0.3| (L_f = {Lf}), adversarial search" + sweep_covered,
-        measured={"beta_sweep": sweep} if sweep else None,
+        measured={"beta_sweep": sweep, "sawtooth": saw} if sweep else None,
         slopes=slope_rows,
         scope=scope,
         witness=law_witness

@@ -221,8 +221,11 @@ def downstream_standard_errors(ctx: Context, cid):
         rows=grid,
         slack=min(pts.values()) / least if pts and least > 0 else None,
         scope="partial: the standard-error statement (the formula against the binomial "
-        "distribution, the item counts and the stated gains read from the claim); the "
-        "accuracies need the paper's 124M-757M models and the LM Evaluation Harness",
+        "distribution, the item counts and the stated gains read from the claim); the stated "
+        "gain range is held only to 0 <= low <= high, its top below 1.96 SE of a difference: "
+        "the per-benchmark differences it summarises (the paper's Table 3) are not shipped, so "
+        "its ends are not compared with reported values; the accuracies need the paper's "
+        "124M-757M models and the LM Evaluation Harness",
     )
 
 

@@ -621,7 +621,9 @@ def _c1_adversarial(profile: str, seed: int, mutant: str | None) -> list[dict]:
     by :func:`_truncated`; the query token's embedding is R u_{r+1} and the L - 1 other visible
     tokens' are +R v_{r+1} (k of them) or -R v_{r+1}, so that the discarded part σ u vᵀ is all
     that acts: every logit moves by exactly σ R² (the logit bound is attained). Every k in
-    0..L-1 is tried; per expression the k with the largest measured change is kept."""
+    0..L-1 is tried; per expression the k with the largest measured change is kept. At k = L - 2
+    the one key at -R v gains e^{2δ} relative to the L - 2 at +R v, so its weight ratio α'/α
+    approaches e^{2δ} (the per-weight bound) as L grows (for e^{2δ} << L)."""
     G = _C1_SWEEP[profile]
     rng = np.random.default_rng(seed)
     out = []
@@ -649,6 +651,7 @@ def _c1_adversarial(profile: str, seed: int, mutant: str | None) -> list[dict]:
                     da = a2 - a
                     l1 = np.abs(da).sum(-1)
                     dsq = (da**2).sum(-1)
+                    rel = np.abs(a2 / a - 1).max(-1)  # the largest |α'_s/α_s - 1| per split
                     emb = float(np.linalg.norm(keys, axis=-1).max())
                     out.append(
                         {
@@ -661,6 +664,7 @@ def _c1_adversarial(profile: str, seed: int, mutant: str | None) -> list[dict]:
                             "max_logit_change": float(np.abs(z2 - z).max()),
                             "l1": l1,
                             "sq": dsq,
+                            "rel": rel,
                             "k": ks,
                         }
                     )
@@ -699,6 +703,11 @@ def _c1_lag_rows(profile: str, seed: int, mutant: str | None):
                 < 1e-12
             )
             dA = (a_new[0] - a_ref[0]).numpy()
+            # per causal row, the largest |α'_s/α_s - 1| over its visible s (a zero weight that
+            # moves has no finite ratio: inf, a failure)
+            ar, ad = a_ref[0].numpy(), np.abs(dA)
+            rel = np.divide(ad, ar, out=np.where(ad > 0, np.inf, 0.0), where=ar > 0)
+            rel = np.where(np.tril(np.ones((T, T), bool)), rel, 0.0).max(-1)
             # the largest output change of row t over the input box: x_s = hi · sign(Δα_ts),
             # run through both models (exact for position-only logits)
             Xstar = torch.from_numpy(c.task.base.hi * np.sign(dA)[:, :, None])
@@ -725,6 +734,7 @@ def _c1_lag_rows(profile: str, seed: int, mutant: str | None):
                 "max_logit_change": dl,
                 "l1": np.abs(dA[1:]).sum(-1),
                 "sq": (dA[1:] ** 2).sum(-1),
+                "rel": rel[1:],
                 "k": t,
                 "position_only": position_only,
                 "sup_output_change": float(per_row.max()),
@@ -791,7 +801,8 @@ def svd_truncation(ctx: Context, cid):
     fams = _c1_adversarial(ctx.profile, ctx.seed, ctx.mutant) + _c1_lag_rows(
         ctx.profile, ctx.seed, ctx.mutant
     )
-    rows, worst, wit = [], {"logit": 0.0, "weight": 0.0, "mse": 0.0}, {}
+    rows, wit = [], {}
+    worst = {"logit": 0.0, "weight": 0.0, "weight_rel": 0.0, "mse": 0.0}
     sigma_vs = _C1_SWEEP[ctx.profile]["sigma_v"]
     for f in fams:
         sig, R = f["sigma_r1"], f["R"]
@@ -800,6 +811,8 @@ def svd_truncation(ctx: Context, cid):
         Lf = np.asarray(f["L"], dtype=np.float64)
         r_logit = float(_ratio(f["max_logit_change"], b_logit))
         r_w = _ratio(f["l1"], b_weight)
+        # the factor read per weight too: |α'_s/α_s - 1| <= factor for every s (digest C1 / X4)
+        r_rel = _ratio(f["rel"], b_weight)
         # mse_bound read at every σ_v: E||Δo||² = σ_v² Σ_s (Δα_s)² (values i.i.d., std σ_v)
         sv_m, b_mse, r_m = None, None, None
         for sv in sigma_vs:
@@ -810,7 +823,7 @@ def svd_truncation(ctx: Context, cid):
         assert r_m is not None and b_mse is not None
         if not f.get("position_only", True):
             r_m = np.full_like(r_m, np.inf)  # outside mse_bound's assumption: no pass
-        iw, im = int(np.argmax(r_w)), int(np.argmax(r_m))
+        iw, im, ir = int(np.argmax(r_w)), int(np.argmax(r_m)), int(np.argmax(r_rel))
         row = {
             "family": f["family"],
             "r": f["r"],
@@ -824,11 +837,17 @@ def svd_truncation(ctx: Context, cid):
             "max_l1_change": float(np.asarray(f["l1"])[iw]),
             "weight_bound": b_weight,
             "weight_ratio": float(r_w[iw]),
+            "max_rel_weight_change": float(np.asarray(f["rel"])[ir]),
+            "rel_weight_ratio": float(r_rel[ir]),
             "max_sq_change": float(np.asarray(f["sq"])[im]),  # Σ(Δα)²: E||Δo||² at σ_v = 1
             "sigma_v": sv_m,
             "mse_bound": float(np.broadcast_to(b_mse, r_m.shape)[im]),  # at σ_v
             "mse_ratio": float(r_m[im]),
-            "worst_k_or_row": {"weight": int(f["k"][iw]), "mse": int(f["k"][im])},
+            "worst_k_or_row": {
+                "weight": int(f["k"][iw]),
+                "weight_rel": int(f["k"][ir]),
+                "mse": int(f["k"][im]),
+            },
         }
         if "sup_output_change" in f:
             row["sup_output_change"] = f["sup_output_change"]
@@ -851,6 +870,7 @@ def svd_truncation(ctx: Context, cid):
         for key, val in (
             ("logit", r_logit),
             ("weight", row["weight_ratio"]),
+            ("weight_rel", row["rel_weight_ratio"]),
             ("mse", row["mse_ratio"]),
         ):
             if not val <= worst[key]:  # NaN-safe: a NaN ratio replaces the worst
@@ -877,6 +897,7 @@ def svd_truncation(ctx: Context, cid):
         for k, name in (
             ("logit", "logit change"),
             ("weight", "ℓ1 weight change"),
+            ("weight_rel", "per-weight change |α'_s/α_s - 1|"),
             ("mse", "E||Δo||²"),
         )
     )
@@ -888,7 +909,10 @@ def svd_truncation(ctx: Context, cid):
         "bound σ_{r+1}R² (every logit moves by exactly σ_{r+1}R²); the ℓ1 change of such a "
         "perturbation is at most 2 tanh(δ/2) (one group of tokens moved by +δ, the rest by -δ "
         "relative to it), so e^{2δ} - 1 has slack >= 2 by construction (-> 2 as δ -> 0), and the "
-        "mean-square bound, a product of that factor squared and the weight cap, more. The "
+        "mean-square bound, a product of that factor squared and the weight cap, more. The factor "
+        "is also read per weight, as the digest states it (α'_s/α_s in [e^{-2δ}, e^{2δ}]): the "
+        "largest |α'_s/α_s - 1| over every weight of every head, which the split with one key "
+        "at -Rv among L - 2 at +Rv drives to e^{2δ} - 1 as L grows. The "
         f"digest's C1 lag head alone leaves the logit bound {lag_slack:.3g}x loose (reported, "
         "decided like the rest)"
     )
@@ -903,7 +927,8 @@ def svd_truncation(ctx: Context, cid):
         covered=f"adversarial position-only heads of rank r + 1 truncated to r in {G['r']}, "
         f"σ_(r+1) in {G['sigma']}, R in {G['R']}, L in {G['L']}, mse_bound read at σ_v in "
         f"{G['sigma_v']} (E||Δo||² = σ_v² Σ(Δα)², every family), every split k of the L - 1 "
-        f"other tokens ({len(adv)} heads); the C1 lag head (F = 8, decay 0.3, T = {_C1['T']}, "
+        f"other tokens ({len(adv)} heads), the weights' ℓ1 and largest relative change; the C1 "
+        f"lag head (F = 8, decay 0.3, T = {_C1['T']}, "
         f"B = {_C1['B']}) truncated to r in {[x['r'] for x in lag]}, logit change on 257 "
         "sequences, output change exactly (the maximising input of each row through both "
         "models), weight and E||Δo||² changes exactly per row; float64",
@@ -917,7 +942,7 @@ def svd_truncation(ctx: Context, cid):
         "i.i.d. values, read at several value scales σ_v) stand in for Corollary 5.1",
         plot={
             "x": "delta",
-            "y": ["logit_ratio", "weight_ratio", "mse_ratio"],
+            "y": ["logit_ratio", "weight_ratio", "rel_weight_ratio", "mse_ratio"],
             "group": "family",
             "title": "TO-C1: worst case found / bound (1 = tight)",
             "xlabel": "δ = σ_{r+1} R²",

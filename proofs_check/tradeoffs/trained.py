@@ -295,34 +295,79 @@ def budget_split(ctx: Context, cid):
 #: loss minus the back-loaded one's (P7); -1 each: later layers need less head dimension
 R2_SIGNS = ("dloss_sign_later_minus_first", "loss_sign_front_minus_back")
 _R2_RULE = (
-    f"the criterion in the claimed directions: for {R2_SIGNS[0]} = -1 P6 as written, for +1 "
-    "layer 1 the cheapest to truncate at every r (its Δ below every later layer's), for 0 "
-    f"neither; for {R2_SIGNS[1]} = -1 P7 as written, for +1 the back-loaded schedule's "
-    "seed-mean loss at most the front-loaded one's, for 0 the per-seed back - front range "
-    "includes 0"
+    "each direction is decided on the range over seeds of one per-seed statistic, the same for "
+    "every sign (stricter than the seed means above): P6 at every kept rank r, for "
+    f"{R2_SIGNS[0]} = -1 the per-seed max later Δ - Δ_1 (layer 1 the costliest), for +1 the "
+    "per-seed min later Δ - Δ_1 (layer 1 the cheapest), for 0 neither of those ranges wholly on "
+    f"its side (layer 1 neither the costliest nor the cheapest in every seed); P7, for "
+    f"{R2_SIGNS[1]}, the per-seed front - back loss. A nonzero sign is consistent only when the "
+    "range lies wholly on its side, inconsistent when it lies on the other side (or at 0), and "
+    "UNDER-POWERED (not-checkable) when it straddles 0; for P7, sign 0 is inconsistent when the "
+    "range excludes 0 and UNDER-POWERED when it contains it (the paper states no equivalence "
+    "margin, so no run shows 'no difference')"
 )
+#: two-sided level at which "every seed on one side" is reported as significant (sign test)
+_R2_LEVEL = 0.05
 
 
-def _r2_direction(signs: tuple, r: int | None, first: float, later: list, diff: list, d_bf: float):
-    """What fails of TO-R2's rule (:data:`_R2_RULE`) in the claimed directions ``signs``: at
-    kept rank ``r`` (``first`` = Δ_1 and ``later`` the later layers' Δ, seed means), or, with
-    ``r`` None, of P7 (``diff`` the per-seed back - front losses, ``d_bf`` their mean)."""
-    if r is not None:
-        costliest, cheapest = first > max(later), first < min(later)
-        bad = {-1: not costliest, 1: not cheapest, 0: costliest or cheapest}[signs[0]]
-        what = {-1: "the costliest", 1: "the cheapest", 0: "neither the costliest nor cheapest"}
-        return [f"r = {r}: layer 1 is not {what[signs[0]]} to truncate"] * bad
-    if signs[1] == 0:
-        bad = min(diff) > 0 or max(diff) < 0
-        return ["P7: every seed orders the front- and back-loaded schedules the same way"] * bad
-    if (d_bf < 0) if signs[1] < 0 else (d_bf > 0):
-        worse = "front" if signs[1] < 0 else "back"
-        return [f"P7: the {worse}-loaded schedule is worse than the other"]
-    return []
+def _side(sign: int, lo: float, hi: float) -> str:
+    """Where the range [lo, hi] over seeds of a per-seed statistic lies for the claimed ``sign``
+    (:data:`_R2_RULE`): "consistent", "inconsistent" or "under-powered"."""
+    if sign == 0:  # no equivalence margin is stated: "no difference" can be refuted, not shown
+        return "inconsistent" if lo > 0 or hi < 0 else "under-powered"
+    a, b = sorted((sign * lo, sign * hi))
+    return "consistent" if a > 0 else "inconsistent" if b <= 0 else "under-powered"
 
 
+def _r2_direction(signs: tuple, r: int | None, up: list, down: list) -> tuple[str, str]:
+    """TO-R2's rule (:data:`_R2_RULE`) in the claimed directions ``signs``: (state, what was
+    read and, unless consistent, why). At kept rank ``r``: ``up`` the per-seed max later Δ - Δ_1,
+    ``down`` the per-seed min later Δ - Δ_1; with ``r`` None, P7: ``up`` the per-seed front - back
+    losses."""
+    why = {"inconsistent": ": on the other side of 0", "under-powered": ": straddles 0"}
+    if r is None:
+        s, st, what = signs[1], _side(signs[1], min(up), max(up)), "front - back"
+        name, x = f"P7 ({R2_SIGNS[1]} = {s})", up
+        if s == 0:
+            why["inconsistent"] = ": excludes 0 (every seed orders the schedules the same way)"
+    else:
+        s, name = signs[0], f"P6 ({R2_SIGNS[0]} = {signs[0]}) at r = {r}"
+        x, what = (up, "max later Δ - Δ_1") if s <= 0 else (down, "min later Δ - Δ_1")
+        st = _side(s, min(x), max(x))
+        if s == 0:  # neither the costliest in every seed nor the cheapest in every seed
+            st = "inconsistent" if max(up) < 0 or min(down) > 0 else "consistent"
+            what = f"min later Δ - Δ_1 per seed {_span(down)}, max later Δ - Δ_1"
+            worst = "costliest" if max(up) < 0 else "cheapest"
+            why["inconsistent"] = f" (layer 1 the {worst} in every seed)"
+    return st, f"{name}: {what} per seed {_span(x)}" + why.get(st, "")
+
+
+def _r2_power(under: list, n: int, profile: str) -> str:
+    """The UNDER-POWERED text: which ranges straddle 0 and what would decide them."""
+    from approxtheory.experiment import get, grid_values
+
+    exp = get("tradeoffs_layers")
+    need = int(np.ceil(1 + np.log2(1 / _R2_LEVEL)))  # every seed on one side: p = 2^(1 - n)
+    full = (
+        f"the full profile: {len(exp.seeds['full'])} seeds, "
+        f"{grid_values(exp, 'full')['steps'][0]} steps"
+        if profile != "full" and "full" in exp.seeds
+        else "a rerun with more seeds"
+    )
+    return (
+        "UNDER-POWERED (not decided): past the training gate, but "
+        + "; ".join(under)
+        + f". The {n} seeds fall on both sides of 0, so they neither confirm nor contradict the "
+        f"claimed sign. A range over seeds only widens as seeds are added, so more seeds of these "
+        f"{profile} runs cannot decide it; runs whose every seed falls on one side would "
+        f"decide it (e.g. {full}; {need} or more seeds all on one side also make the two-sided "
+        f"sign test significant, p = 2^(1 - n) < {_R2_LEVEL}). Measured: "
+    )
+
+
+# one function: a check read top to bottom as its verdict; most lines are its evidence text
 def layer_allocation_verdict(cid: str, rows: list, trace: list, profile: str, mutant=None):
-    """TO-R2 from the tradeoffs_layers rows and trace (see its CRITERION)."""
+    """TO-R2 from the tradeoffs_layers rows and trace (see its CRITERION and :data:`_R2_RULE`)."""
     from approxtheory.experiments.tradeoffs_layers import CRITERION
 
     read = [_claimed_sign(claim(cid), f) for f in R2_SIGNS]
@@ -344,16 +389,17 @@ def layer_allocation_verdict(cid: str, rows: list, trace: list, profile: str, mu
     layers = sorted({int(t["layer"]) for t in trace})
     ranks = sorted({int(t["rank"]) for t in trace})
     d = {(int(t["layer"]), int(t["rank"]), int(t["seed"])): float(t["dloss"]) for t in trace}
-    table, p6_fail, ratios = [], [], []
+    table, ratios, states = [], [], []
     for r in ranks:
         mean = {li: float(np.mean([d[(li, r, s)] for s in seeds])) for li in layers}
         later = max(mean[li] for li in layers[1:])
-        per_seed = [d[(layers[0], r, s)] - max(d[(li, r, s)] for li in layers[1:]) for s in seeds]
+        up = [max(d[(li, r, s)] for li in layers[1:]) - d[(layers[0], r, s)] for s in seeds]
+        down = [min(d[(li, r, s)] for li in layers[1:]) - d[(layers[0], r, s)] for s in seeds]
         ratios.append(
             f"r = {r}: Δ_1 = {mean[layers[0]]:.3g}, max later Δ = {later:.3g} (Δ_1 - max later "
-            f"per seed {_span(per_seed)})"
+            f"per seed {_span([-x for x in up])})"
         )
-        p6_fail += _r2_direction(signs, r, mean[layers[0]], [mean[li] for li in layers[1:]], [], 0)
+        states.append(_r2_direction(signs, r, up, down))
         for li in layers:
             table.append({"rank": r, "layer": li, "dloss": mean[li]})
     loss = {
@@ -361,22 +407,26 @@ def layer_allocation_verdict(cid: str, rows: list, trace: list, profile: str, mu
         for k in ("uniform", "front", "back")
     }
     m = {k: float(np.mean(list(v.values()))) for k, v in loss.items()}
-    diff = [loss["back"][s] - loss["front"][s] for s in sorted(loss["front"])]
-    fails = p6_fail + _r2_direction(signs, None, 0.0, [], diff, m["back"] - m["front"])
-    ok = not fails
+    fb = [loss["front"][s] - loss["back"][s] for s in sorted(loss["front"])]
+    states.append(_r2_direction(signs, None, fb, []))
+    fails = [w for st, w in states if st == "inconsistent"]
+    under = [w for st, w in states if st == "under-powered"]
+    verdict = _inconsistent() if fails else "not-checkable" if under else "consistent-empirical"
     steps = int(rows[0]["steps"])
+    head = _r2_power(under, len(seeds), profile) if verdict == "not-checkable" else ""
     return Verdict(
         cid,
-        "consistent-empirical" if ok else _inconsistent(),
-        f"Criterion: {CRITERION}; {_R2_RULE}. The claim read: "
+        verdict,
+        head
+        + f"Criterion: {CRITERION}; {_R2_RULE}. The claim read: "
         + ", ".join(f"{f} = {x[1]}" for f, x in zip(R2_SIGNS, read))
         + " (-1 for each means: later layers are cheaper to truncate, and the front-loaded "
         "schedule is at most the back-loaded one). P6 (uniform models, seed means): "
         + "; ".join(ratios)
         + f". P7 validation loss (seed means): uniform {m['uniform']:.4f}, front "
         f"{m['front']:.4f}, back {m['back']:.4f}; back - front = {m['back'] - m['front']:.4f} "
-        f"(per seed {_span(diff)}); front <= uniform: {m['front'] <= m['uniform']} (reported, "
-        "not decided)"
+        f"(front - back per seed {_span(fb)}); front <= uniform: {m['front'] <= m['uniform']} "
+        "(reported, not decided)"
         + (". Failed: " + "; ".join(fails) if fails else "")
         + f". {steps} AdamW steps, {len(seeds)} seed(s); interval = range over seeds",
         covered=f"tradeoffs_layers ({profile} profile): {len(layers)}-layer char-level LMs on "
@@ -392,9 +442,10 @@ def layer_allocation_verdict(cid: str, rows: list, trace: list, profile: str, mu
                 for r in ranks
             },
             "back_minus_front": m["back"] - m["front"],
+            "front_minus_back_per_seed_range": [min(fb), max(fb)],
         },
         rows=table,
-        witness=None if ok else {"failed": fails},
+        witness={"failed": fails} if fails else None,
         plot={
             "x": "rank",
             "y": ["dloss"],
@@ -403,7 +454,9 @@ def layer_allocation_verdict(cid: str, rows: list, trace: list, profile: str, mu
             "xlabel": "kept rank r",
             "ylabel": "seed-mean validation-loss increase",
         },
-        scope=f"partial: the {profile} profile of tradeoffs_layers (digest P6 + P7, {steps} "
+        scope="none"
+        if verdict == "not-checkable"
+        else f"partial: the {profile} profile of tradeoffs_layers (digest P6 + P7, {steps} "
         f"steps, {len(seeds)} seed(s)), direction only (the claim's signs); per-layer SVD "
         "compressibility and equal-width allocation schedules of small char-level LMs on real "
         "text",
