@@ -66,7 +66,11 @@ def test_true_count_holds_on_the_wider_grid(cid):
 
 
 @pytest.mark.parametrize(
-    "cid, make", [(cid, m) for cid, ms in sorted(CASES.items()) for m in ms], ids=repr
+    "cid, make",
+    [(cid, m) for cid, ms in sorted(CASES.items()) for m in ms],
+    # by name, not repr: a function's repr holds its address, which differs between the
+    # processes pytest-xdist collects in
+    ids=lambda v: v if isinstance(v, str) else v.__name__,
 )
 def test_false_count_is_refuted_not_a_crash(cid, make):
     v = _run(cid, make())
