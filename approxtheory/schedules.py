@@ -527,8 +527,8 @@ def _flop_counter():
     if inner is None:
         return fcm.FlopCounterMode(display=False)
 
-    class _Mode(fcm._FlopCounterMode):  # type: ignore[name-defined,misc]
-        __torch_dispatch__ = inner
+    class _Mode(fcm._FlopCounterMode):
+        __torch_dispatch__ = inner  # type: ignore[assignment]
 
         @classmethod
         def _should_skip_dynamo(cls) -> bool:

@@ -178,15 +178,15 @@ def trained_verdict(ctx: Context, cid: str, ev: Evidence) -> Verdict:
     paper = _paper_by_label(ev, run)
     if not run.passed and not ev.measure_when_gated:
         covered = ev.covered(run) if ev.covered else ""
-        g = gated_verdict(
+        gated = gated_verdict(
             cid, run.gates, run.gate_rows, covered, metric=ev.metric, paper=paper, prefix=prefix
         )
-        assert g is not None
-        g.volatile = volatile
-        return g
+        assert gated is not None
+        gated.volatile = volatile
+        return gated
     v = ev.criterion(run)
     if not run.passed and not (ev.decides_below_gate and v.verdict != "not-checkable"):
-        g = gated_verdict(
+        gated = gated_verdict(
             cid,
             run.gates,
             run.gate_rows,
@@ -198,9 +198,9 @@ def trained_verdict(ctx: Context, cid: str, ev: Evidence) -> Verdict:
             plot=v.plot,
             prefix=prefix,
         )
-        assert g is not None
-        g.volatile = volatile
-        return g
+        assert gated is not None
+        gated.volatile = volatile
+        return gated
     v.scale = trained_scale(run.gates, run.gate_rows, ev.metric, paper)
     if ev.gate_text and run.passed:
         v.evidence += passed_gate_text(run.gates)

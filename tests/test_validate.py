@@ -127,7 +127,6 @@ STANDING = {
     **{
         (m, f): "approxtheory/bounds is being changed in another piece of work"
         for m, f in (
-            ("approxtheory.bounds._inputs", "_pos_int"),
             ("approxtheory.bounds._inputs", "_pos_seconds"),
             ("approxtheory.bounds.bracket", "_check_seed"),
         )
@@ -211,12 +210,6 @@ PARITY = [
         "_real",
         ("lr", 0.0, 0.0, None, True, False, "a positive number"),
         lambda: check_real("lr", 0.0, 0.0, lo_open=True, must="a positive number"),
-    ),
-    (
-        "approxtheory.bounds._inputs",
-        "_pos_int",
-        ("max_boxes", 0),
-        lambda: pos_int("max_boxes", 0),
     ),
     (
         "approxtheory.bounds.bracket",

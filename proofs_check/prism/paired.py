@@ -336,6 +336,8 @@ def _locality_criterion(run: Run) -> Verdict:
     bookkeeping mutant acts here, after the gate)."""
     ctx, cid, note = run.ctx, run.cid, run.note
     sign, read, _ = _claimed_sign(claim(cid), E2_SIGN)
+    if sign is None:  # the check body decides a claim without a direction before the run
+        raise RuntimeError(f"{cid}: the criterion was reached without a claimed direction")
     rows = _typed(run.one)
     if ctx.is_mutant(DIST_OFFSET):
         for r in rows:
