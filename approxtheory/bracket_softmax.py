@@ -85,14 +85,22 @@ def _np(t) -> np.ndarray:
     return t.detach().to(torch.float64).cpu().numpy()
 
 
-class _V:
-    """A float64 array with an elementwise bound on its distance to the exact real value."""
+class _Tracked:
+    """A float64 array ``v`` with an elementwise bound ``e`` on its distance to the exact real
+    value (0 when not given). The arithmetic is the subclasses': :class:`_V` here, and the
+    pairwise-max bracket's own (:mod:`approxtheory.bounds.pairwise`)."""
 
     __slots__ = ("v", "e")
 
     def __init__(self, v, e=None):
         self.v = np.asarray(v, dtype=np.float64)
         self.e = np.zeros_like(self.v) if e is None else np.asarray(e, dtype=np.float64)
+
+
+class _V(_Tracked):
+    """A tracked float64 array with this module's rounding allowances."""
+
+    __slots__ = ()
 
     def matmul(self, M) -> _V:  # self (.., k) @ M (k, m), M exact floats
         M = np.asarray(M, dtype=np.float64)
@@ -156,13 +164,55 @@ class StructuredBracket:
     witnesses: list = field(default_factory=list)
     classes: int = 0
 
+    @classmethod
+    def from_search(cls, upper, found, pieces, stop, heads, witnesses, classes):
+        """The result of a piece search: converged when ``stop`` says ``"converged"``."""
+        return cls(upper, found, pieces, stop, stop == "converged", heads, witnesses, classes)
+
+
+def _task_box(task, lo=None, hi=None, d: int | None = None):
+    """The (T, d) float64 box (writable copies): ``lo``/``hi`` where given, else the task's
+    ends; ``d`` the token width (default ``task.d``)."""
+    T = int(task.T)
+    d = int(task.d) if d is None else d
+    blo = np.broadcast_to(np.asarray(task.lo if lo is None else lo, np.float64), (T, d)).copy()
+    bhi = np.broadcast_to(np.asarray(task.hi if hi is None else hi, np.float64), (T, d)).copy()
+    return blo, bhi
+
+
+def _outward(upper: float) -> float:
+    """A sound bound's last rounding: ``upper`` moved up by a relative 1e-12 and one float64
+    step (+inf when it is not finite)."""
+    if not math.isfinite(upper):
+        return math.inf
+    return float(np.nextafter(upper * (1 + 1e-12), np.inf)) + 1e-300
+
+
+def _box_reason(extract, model, task, d: int | None = None) -> str | None:
+    """Why ``extract(model, task, blo, bhi)`` refuses (model, task) on the task's box (its
+    :class:`Unsupported` message, or that the task has no such box); None if it applies. ``d``:
+    the token width the route needs (default ``task.d``)."""
+    try:
+        blo, bhi = _task_box(task, d=d)
+    except (AttributeError, TypeError, ValueError):
+        return f"not an approxtheory task with a (T, {'d' if d is None else d}) box"
+    try:
+        extract(model, task, blo, bhi)
+    except Unsupported as e:
+        return str(e)
+    return None
+
+
+def _require_finite(vals) -> None:
+    """Unsupported when a composed value is not finite (composing the weights overflowed)."""
+    if not all(math.isfinite(v) for v in vals):
+        raise Unsupported("composing the weights overflows float64")
+
 
 def structured_reason(model, task) -> str | None:
     """Why :func:`structured_bracket` does not apply to (model, task); None if it does."""
     try:
-        T, d = int(task.T), int(task.d)
-        blo = np.broadcast_to(np.asarray(task.lo, np.float64), (T, d)).copy()
-        bhi = np.broadcast_to(np.asarray(task.hi, np.float64), (T, d)).copy()
+        blo, bhi = _task_box(task)
         _extract(model, task, blo, bhi)
     except (AttributeError, TypeError, ValueError):
         return "not an approxtheory task with a (T, d) box"
@@ -254,6 +304,15 @@ def _check_scope(model, task):
     return cfg, blk
 
 
+def _offset_form(offV: _V, k: _V, E: int) -> _V:
+    """``offV @ k`` (the per-token offsets (T, E) read through the head's vector k (E,)), with
+    the propagated error bounds of both and the product's own rounding."""
+    return _V(
+        offV.v @ k.v,
+        np.abs(offV.v) @ k.e + offV.e @ np.abs(k.v) + _gk(E) * (np.abs(offV.v) @ np.abs(k.v)),
+    )
+
+
 def _compose_heads(model, task, cfg, blk):
     """The read-out's constant interval K and, per head, its score and value forms in x."""
     T, d = int(task.T), int(task.d)
@@ -300,20 +359,10 @@ def _compose_heads(model, task, cfg, blk):
         heads.append(
             dict(
                 alpha=kap.matmul(Wx),  # (d,)
-                sigma=_V(
-                    offV.v @ kap.v,
-                    np.abs(offV.v) @ kap.e
-                    + offV.e @ np.abs(kap.v)
-                    + _gk(E) * (np.abs(offV.v) @ np.abs(kap.v)),
-                ).add(np.broadcast_to(qb.v, (T,))),
+                sigma=_offset_form(offV, kap, E).add(np.broadcast_to(qb.v, (T,))),
                 sigma_e0=float(qb.e),
                 w=mu.matmul(Wx),
-                omega=_V(
-                    offV.v @ mu.v,
-                    np.abs(offV.v) @ mu.e
-                    + offV.e @ np.abs(mu.v)
-                    + _gk(E) * (np.abs(offV.v) @ np.abs(mu.v)),
-                ).add(np.broadcast_to(vb.v, (T,))),
+                omega=_offset_form(offV, mu, E).add(np.broadcast_to(vb.v, (T,))),
                 omega_e0=float(vb.e),
             )
         )
@@ -712,9 +761,7 @@ def structured_bracket(model, task, lo=None, hi=None, *, tol: float = 0.01, max_
     or the (T, d) arrays ``lo``/``hi``) by the per-head Dinkelbach reduction (module doc).
     ``max_pieces``: the deterministic work budget (reference pieces evaluated per head and
     side). Raises :class:`Unsupported` outside the scope."""
-    T, d = int(task.T), int(task.d)
-    blo = np.broadcast_to(np.asarray(task.lo if lo is None else lo, np.float64), (T, d)).copy()
-    bhi = np.broadcast_to(np.asarray(task.hi if hi is None else hi, np.float64), (T, d)).copy()
+    blo, bhi = _task_box(task, lo, hi)
     if not (np.isfinite(blo).all() and np.isfinite(bhi).all()):
         return StructuredBracket(math.inf, math.nan, stop="unsound-input: non-finite box")
     try:
@@ -756,11 +803,16 @@ def structured_bracket(model, task, lo=None, hi=None, *, tol: float = 0.01, max_
             abs(K[0] - f_dn) if len(heads) == 1 else 0.0,
         )
     upper = max(K[1] + sup_sum, -(K[0] + inf_sum), 0.0)
-    if not math.isfinite(upper) or math.isnan(upper):
-        upper = math.inf
-    else:
-        upper = float(np.nextafter(upper * (1 + 1e-12), np.inf)) + 1e-300
+    upper = _outward(upper)
     stop = "converged" if all(s == "converged" for s in stops) else "piece budget spent"
+    X = _candidate_inputs(wits, blo, bhi)
+    classes = max((len(h.count) for h in heads), default=0)
+    return StructuredBracket.from_search(upper, found, spent, stop, info, X, classes)
+
+
+def _candidate_inputs(wits, blo, bhi) -> list:
+    """Inputs for the lower side: each head's worst configuration (``wits``: (head, side,
+    configuration) triples), the vertices of its classes, and the joint candidates."""
     X = [_witness_input(h, w, blo, bhi) for h, _, w in wits]
     # count vertices: a class at one end of its range but for one token (at either end);
     # the joint worst case of several heads sits there (e.g. HC-K1's gate ties)
@@ -785,16 +837,7 @@ def structured_bracket(model, task, lo=None, hi=None, *, tol: float = 0.01, max_
                     S = [t for ms, ins in zip(h.members, h.inS) if ins for t in ms]
                     Xc[S] = Xh[S]
                 X.append(Xc)
-    return StructuredBracket(
-        upper,
-        found,
-        spent,
-        stop,
-        stop == "converged",
-        info,
-        X,
-        classes=max((len(h.count) for h in heads), default=0),
-    )
+    return X
 
 
 def _witness_input(h: _Head, w, blo, bhi) -> np.ndarray:

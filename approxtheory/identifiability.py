@@ -331,7 +331,7 @@ def dense_unidentified_dim(
     rtol: float = 1e-8,
 ) -> dict:
     """The baseline: the full Jacobian (``torch.func.jacrev``) and its singular values."""
-    from torch.func import functional_call, jacrev
+    from torch.func import functional_call
 
     from .resources import require
 
@@ -345,44 +345,93 @@ def dense_unidentified_dim(
     )
     m = build_layer(cfg, seed)
     params = _attn_params(m, cfg)
-    names = list(params)
     P_total = sum(p.numel() for p in params.values())
     if n_seq is None:  # enough outputs (with a margin) for the rank to be visible
         n_seq = max(12, -(-int(1.25 * P_total) // (seq_len * cfg.E)))
-    shapes = [params[n].shape for n in names]
-    flat = torch.cat([params[n].detach().reshape(-1) for n in names])
+    names, shapes, flat = flat_params(params)
     g = torch.Generator().manual_seed(seed + 1)
     X = torch.randn(n_seq, seq_len, cfg.E, generator=g, dtype=torch.float64)
 
     def f(theta, Xc):
-        out, i = {}, 0
-        for n, s in zip(names, shapes):
-            k = int(np.prod(s))
-            out[n] = theta[i : i + k].reshape(s)
-            i += k
+        out = unflatten(theta, names, shapes)
         # the manual attention path (same outputs as the fused one; vmap-friendly)
         return functional_call(m, out, (Xc,), {"return_attention": True})[0].reshape(-1)
 
-    # sequences are independent: build J block by block into one preallocated float64 array,
-    # then take its singular values in place (LAPACK gesdd without vectors), so the memory is
-    # about one copy of J
-    import scipy.linalg
+    P = flat.numel()
+    sv = jacobian_singular_values(f, flat, X, seq_len * cfg.E, P, chunk_size=1024)
+    rank = int((sv > rtol * sv[0]).sum())
+    gap = float(sv[rank - 1] / sv[rank]) if rank < len(sv) and sv[rank] > 0 else float("inf")
+    return _rank_record(cfg, P, rank, gap, "dense")
 
-    rows_per_seq = seq_len * cfg.E
-    J = np.empty((n_seq * rows_per_seq, flat.numel()), dtype=np.float64, order="F")
-    step = max(1, 2048 // rows_per_seq)
-    for i in range(0, n_seq, step):
+
+def flat_params(params: dict):
+    """``(names, shapes, flat)``: the parameters in order and their values as one vector."""
+    names = list(params)
+    shapes = [params[n].shape for n in names]
+    flat = torch.cat([params[n].detach().reshape(-1) for n in names])
+    return names, shapes, flat
+
+
+def unflatten(theta: torch.Tensor, names, shapes) -> dict:
+    """The parameters ``names`` (of ``shapes``) read in order from the flat vector ``theta``."""
+    out, i = {}, 0
+    for n, s in zip(names, shapes):
+        k = int(np.prod(s))
+        out[n] = theta[i : i + k].reshape(s)
+        i += k
+    return out
+
+
+def jacobian_singular_values(f, flat, X, per_seq: int, n_cols: int, chunk_size: int):
+    """The singular values of the Jacobian of ``f(theta, X_chunk)`` (flattened outputs,
+    ``per_seq`` per sequence of ``X``) with respect to ``theta`` at ``flat`` (``n_cols``
+    entries).
+
+    Sequences are independent: J is built block by block into one preallocated float64 array,
+    then its singular values are taken in place (LAPACK gesdd without vectors), so the memory
+    is about one copy of J."""
+    import scipy.linalg
+    from torch.func import jacrev
+
+    J = np.empty((X.shape[0] * per_seq, n_cols), dtype=np.float64, order="F")
+    step = max(1, 2048 // per_seq)
+    for i in range(0, X.shape[0], step):
         Xc = X[i : i + step]
-        Jc = jacrev(lambda th, Xc=Xc: f(th, Xc), chunk_size=1024)(flat)
-        J[i * rows_per_seq : (i + len(Xc)) * rows_per_seq] = Jc.detach().numpy()
+        Jc = jacrev(lambda th, Xc=Xc: f(th, Xc), chunk_size=chunk_size)(flat)
+        J[i * per_seq : (i + len(Xc)) * per_seq] = Jc.detach().numpy()
         del Jc
     sv = scipy.linalg.svd(
         J, compute_uv=False, overwrite_a=True, check_finite=False, lapack_driver="gesdd"
     )
     del J
-    P = flat.numel()
-    rank = int((sv > rtol * sv[0]).sum())
-    gap = float(sv[rank - 1] / sv[rank]) if rank < len(sv) and sv[rank] > 0 else float("inf")
+    return sv
+
+
+#: the smallest ratio of consecutive singular values that certifies a rank (:func:`gap_rank`)
+MIN_GAP = 1e3
+
+
+def gap_rank(sv, n_cols: int, min_gap: float = MIN_GAP) -> tuple[int, tuple[float, float, float]]:
+    """The rank at the largest ratio of consecutive singular values (descending ``sv``).
+
+    Values below the noise floor ε·max(shape)·σ_max are floored there, so a full-rank matrix has
+    its gap against the floor. Returns (rank, (σ_r, σ_{r+1}, ratio)); the caller certifies only
+    when ratio >= ``min_gap``."""
+    s = np.asarray(sv, dtype=np.float64)
+    if s.size == 0 or not s[0] > 0:
+        return 0, (0.0, 0.0, 0.0)
+    floor = np.finfo(np.float64).eps * max(len(s), n_cols) * s[0]
+    ext = np.concatenate([s, np.zeros(max(0, n_cols - len(s)) + 1)])[: max(len(s), n_cols) + 1]
+    below = np.maximum(ext[1:], floor)
+    above = ext[:-1]
+    ok = above > floor
+    ratios = np.where(ok, above / below, 0.0)
+    r = int(np.argmax(ratios)) + 1
+    return r, (float(above[r - 1]), float(ext[r]), float(ratios[r - 1]))
+
+
+def _rank_record(cfg: AttentionConfig, P: int, rank: int, gap: float, method: str) -> dict:
+    """The measured unidentified dimension ``P - rank`` beside the catalogue's prediction."""
     pred = predicted_unidentified_dim(cfg)
     return {
         "total": P,
@@ -391,7 +440,7 @@ def dense_unidentified_dim(
         "predicted": pred,
         "ratio": (P - rank) / P,
         "singular_value_gap": gap,
-        "method": "dense",
+        "method": method,
     }
 
 
@@ -413,8 +462,6 @@ def _rank(A: torch.Tensor, rtol: float):
     return r, gap
 
 
-# one function: its docstring is the proof and the body follows the proof's steps in order (value/
-# output blocks, the projection, the query/key blocks, the two bounds)
 def structured_unidentified_dim(
     cfg: AttentionConfig, seed: int = 0, seq_len: int = 8, rtol: float = 1e-8
 ) -> dict | None:
@@ -430,8 +477,6 @@ def structured_unidentified_dim(
     bound on rank(J); Σ_h [rank d(W_Kᵀ W_Q) + rank d(W_O W_V)] is an upper bound. When the two
     agree the rank is certified; otherwise None (use the dense method).
     """
-    from torch.func import jacrev
-
     from .resources import require
 
     _check_args(cfg, seed, rtol, None, seq_len)
@@ -445,41 +490,78 @@ def structured_unidentified_dim(
         bytes=structured_estimate(cfg, seq_len)["bytes"],
         what=f"the structured rank certificate of the layer E={cfg.E} H={cfg.H}",
     )
+    E, H, C = cfg.E, cfg.H, cfg.head_dim
+    m = build_layer(cfg, seed)
+    W = _head_weights(m, cfg)
+    P = sum(p.numel() for p in _attn_params(m, cfg).values())
+    X, mask = _structured_inputs(cfg, seed, seq_len)
+    A = [_probs(X, mask, W[0][h], W[1][h]) for h in range(H)]
+    _check_reconstruction(m, X, A, W)
+    K = torch.cat([(A[h] @ X).reshape(-1, E) for h in range(H)], dim=1)  # (NL, HE)
+    rK, _ = _rank(K, rtol)
+    rO, _ = _rank(m.attention(0).o.weight.detach(), rtol)
+    if rK < H * E or rO < H * C:
+        return None
+    lower, upper, gaps = _head_rank_bounds(cfg, X, mask, W, K, rtol)
+    if lower != upper:
+        return None
+    return _rank_record(cfg, P, lower, float(min(gaps)), "structured")
+
+
+def _head_weights(m: Transformer, cfg: AttentionConfig):
+    """The layer's per-head (W_Q, W_K, W_V, W_O): (H, D, E) x 3 and W_O as (H, E, C)."""
     E, H, D = cfg.E, cfg.H, cfg.head_dim
     C = D
-    m = build_layer(cfg, seed)
     a = m.attention(0)
     Wq = a.q.weight.detach().view(H, D, E)
     Wk = a.k.weight.detach().view(H, D, E)
     Wv = a.v.weight.detach().view(H, C, E)
     Wo = a.o.weight.detach().view(E, H, C).permute(1, 0, 2)  # (H, E, C)
-    P = sum(p.numel() for p in _attn_params(m, cfg).values())
+    return Wq, Wk, Wv, Wo
+
+
+def _structured_inputs(cfg: AttentionConfig, seed: int, seq_len: int):
+    """The seeded input sequences (enough rows for the HE columns of K, with a margin) and the
+    causal mask (None when the layer is not causal)."""
+    E, H, D = cfg.E, cfg.H, cfg.head_dim
+    C = D
     need = H * E + 2 * -(-(2 * D * E) // C)  # rows: HE + margin
     n_seq = -(-need // seq_len)
     g = torch.Generator().manual_seed(seed + 1)
     X = torch.randn(n_seq, seq_len, E, generator=g, dtype=torch.float64)
     mask = torch.tril(torch.ones(seq_len, seq_len, dtype=torch.bool)) if cfg.causal else None
+    return X, mask
 
-    def probs(wq, wk):
-        lg = (X @ wq.T) @ (X @ wk.T).transpose(1, 2)  # (N, L, L)
-        if mask is not None:
-            lg = lg.masked_fill(~mask, float("-inf"))
-        return torch.softmax(lg, dim=-1)
 
-    A = [probs(Wq[h], Wk[h]) for h in range(H)]
-    # self-check against the shared model's forward
+def _probs(X, mask, wq, wk):
+    """One head's attention probabilities (N, L, L) on the sequences X (no biases)."""
+    lg = (X @ wq.T) @ (X @ wk.T).transpose(1, 2)  # (N, L, L)
+    if mask is not None:
+        lg = lg.masked_fill(~mask, float("-inf"))
+    return torch.softmax(lg, dim=-1)
+
+
+def _check_reconstruction(m: Transformer, X, A, W) -> None:
+    """Self-check: the per-head reconstruction against the shared model's forward."""
+    _, _, Wv, Wo = W
     with torch.no_grad():
-        y = sum((A[h] @ X @ Wv[h].T) @ Wo[h].T for h in range(H))
+        y = sum((A[h] @ X @ Wv[h].T) @ Wo[h].T for h in range(len(A)))
         y_model = m(X)
     if not torch.allclose(y, y_model, atol=1e-10, rtol=1e-10):
         raise RuntimeError(
             "structured identifiability: layer reconstruction disagrees with the model"
         )
-    K = torch.cat([(A[h] @ X).reshape(-1, E) for h in range(H)], dim=1)  # (NL, HE)
-    rK, _ = _rank(K, rtol)
-    rO, _ = _rank(a.o.weight.detach(), rtol)
-    if rK < H * E or rO < H * C:
-        return None
+
+
+def _head_rank_bounds(cfg: AttentionConfig, X, mask, W, K, rtol: float):
+    """Per head, the query/key rank after projecting off col(K) plus the value/output rank
+    (summed: the lower bound) and the two product ranks (summed: the upper bound), with the
+    singular-value gaps of the blocks measured: (lower, upper, gaps)."""
+    from torch.func import jacrev
+
+    E, H, D = cfg.E, cfg.H, cfg.head_dim
+    C = D
+    Wq, Wk, Wv, Wo = W
     Qfull, _ = torch.linalg.qr(K, mode="complete")
     Qperp = Qfull[:, H * E :]  # basis of col(K)^⊥
     lower, upper, gaps = 0, 0, []
@@ -488,7 +570,7 @@ def structured_unidentified_dim(
 
         def zproj(theta, h=h, Vx=Vx):
             wq, wk = theta[: D * E].view(D, E), theta[D * E :].view(D, E)
-            z = (probs(wq, wk) @ Vx).reshape(-1, C)  # (NL, C)
+            z = (_probs(X, mask, wq, wk) @ Vx).reshape(-1, C)  # (NL, C)
             return (Qperp.T @ z).reshape(-1)
 
         theta = torch.cat([Wq[h].reshape(-1), Wk[h].reshape(-1)])
@@ -503,19 +585,7 @@ def structured_unidentified_dim(
         gaps.append(gn)
         lower += rm + rN
         upper += rM + rN
-    if lower != upper:
-        return None
-    rank = lower
-    pred = predicted_unidentified_dim(cfg)
-    return {
-        "total": P,
-        "rank": rank,
-        "measured": P - rank,
-        "predicted": pred,
-        "ratio": (P - rank) / P,
-        "singular_value_gap": float(min(gaps)),
-        "method": "structured",
-    }
+    return lower, upper, gaps
 
 
 def _dprod(B: torch.Tensor, A: torch.Tensor, E: int, D: int) -> torch.Tensor:
@@ -531,32 +601,28 @@ def _dprod(B: torch.Tensor, A: torch.Tensor, E: int, D: int) -> torch.Tensor:
     J = torch.cat([JA, JB], dim=2)  # (E, E, 2DE)
     if D >= E:  # nothing to compress: keep every coordinate
         return J.reshape(E * E, -1)
-    T = torch.linalg.qr(
-        torch.cat(
-            [
-                B.T,
-                torch.randn(
-                    E, E - D, dtype=torch.float64, generator=torch.Generator().manual_seed(0)
-                ),
-            ],
-            dim=1,
-        )
-    )[0]
-    S = torch.linalg.qr(
-        torch.cat(
-            [
-                A.T,
-                torch.randn(
-                    E, E - D, dtype=torch.float64, generator=torch.Generator().manual_seed(1)
-                ),
-            ],
-            dim=1,
-        )
-    )[0]
+    T = _completed_basis(B, E, D, 0)
+    S = _completed_basis(A, E, D, 1)
     Jt = torch.einsum("ia,ijp,jb->abp", T, J, S)  # Tᵀ (.) S
     top = Jt[:D].reshape(D * E, -1)
     left = Jt[D:, :D].reshape((E - D) * D, -1)
     return torch.cat([top, left], dim=0)
+
+
+def _completed_basis(M: torch.Tensor, E: int, D: int, seed: int) -> torch.Tensor:
+    """An orthonormal basis of R^E whose first D vectors span row(M) (M: (D, E)), completed by
+    seeded random directions."""
+    return torch.linalg.qr(
+        torch.cat(
+            [
+                M.T,
+                torch.randn(
+                    E, E - D, dtype=torch.float64, generator=torch.Generator().manual_seed(seed)
+                ),
+            ],
+            dim=1,
+        )
+    )[0]
 
 
 def predicted_unidentified_dim(cfg: AttentionConfig) -> int:

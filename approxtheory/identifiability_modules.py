@@ -35,12 +35,11 @@ import math
 import time
 from dataclasses import asdict, dataclass, field
 
-import numpy as np
 import torch
 
 from .errors import ConfigError
 from .hf_files import ARCHITECTURES, read_hf_config  # noqa: F401  (re-exported)
-from .identifiability import AttentionConfig, predicted_unidentified_dim
+from .identifiability import MIN_GAP, AttentionConfig, gap_rank, predicted_unidentified_dim
 
 __all__ = [
     "ModuleIdentifiability",
@@ -68,7 +67,6 @@ SUPPORTED = (
     "TransformerLens bridges (a TransformerBridge with layer=N, an AttentionBridge, or a "
     "native bridge's NativeAttention), and approxtheory's own Attention layer"
 )
-MIN_GAP = 1e3
 
 
 @dataclass(frozen=True)
@@ -101,26 +99,6 @@ class ModuleIdentifiability:
         d["matches"] = self.matches
         d["notes"] = list(self.notes)
         return d
-
-
-# ------------------------------------------------------------------------------------ the rank
-def gap_rank(sv, n_cols: int, min_gap: float = MIN_GAP) -> tuple[int, tuple[float, float, float]]:
-    """The rank at the largest ratio of consecutive singular values (descending ``sv``).
-
-    Values below the noise floor ε·max(shape)·σ_max are floored there, so a full-rank matrix has
-    its gap against the floor. Returns (rank, (σ_r, σ_{r+1}, ratio)); the caller certifies only
-    when ratio >= ``min_gap``."""
-    s = np.asarray(sv, dtype=np.float64)
-    if s.size == 0 or not s[0] > 0:
-        return 0, (0.0, 0.0, 0.0)
-    floor = np.finfo(np.float64).eps * max(len(s), n_cols) * s[0]
-    ext = np.concatenate([s, np.zeros(max(0, n_cols - len(s)) + 1)])[: max(len(s), n_cols) + 1]
-    below = np.maximum(ext[1:], floor)
-    above = ext[:-1]
-    ok = above > floor
-    ratios = np.where(ok, above / below, 0.0)
-    r = int(np.argmax(ratios)) + 1
-    return r, (float(above[r - 1]), float(ext[r]), float(ratios[r - 1]))
 
 
 # ---------------------------------------------------------------------------------- adapters
@@ -412,8 +390,6 @@ def _check_finite(module) -> None:
             )
 
 
-# one function: the public entry: validate every option (before anything is allocated), then read
-# the module through its adapter, measure and compare; the docstring is the contract
 def of_module(
     module,
     *,
@@ -438,9 +414,7 @@ def of_module(
     information undercount the rank (a finite input set gives a lower bound on the generic
     rank). The threshold is the largest singular-value gap; a ratio below ``min_gap`` gives
     ``status="undecided"`` and ``measured=None``. The module itself is not changed."""
-    from torch.func import functional_call, jacrev
-
-    from .identifiability import _check_seed
+    from .identifiability import _check_seed, jacobian_singular_values
     from .resources import array_bytes, require
 
     _check_seed(seed)
@@ -451,34 +425,13 @@ def of_module(
     cfg = module_config(module, causal=causal)
     E = cfg["E"]
     if inputs is not None:
-        if not isinstance(inputs, torch.Tensor) or inputs.ndim != 3 or inputs.shape[-1] != E:
-            raise ConfigError(f"inputs must be a tensor of shape (N, L, {E})")
-        X = inputs.detach().to(torch.float64)
-        if not bool(torch.isfinite(X).all()):
-            raise ConfigError("inputs must be finite (they hold NaN or infinite values)")
+        X = _checked_inputs(inputs, E)
         seq_len = X.shape[1]
     if kind == "NativeAttention":  # its causal mask and RoPE tables hold n_ctx positions
-        n_ctx = int(module.causal_mask.shape[0])
-        if inputs is not None and seq_len > n_ctx:
-            raise ConfigError(
-                f"this TransformerLens attention holds sequences of up to {n_ctx} positions "
-                f"(n_ctx); got inputs of length {seq_len}"
-            )
-        if inputs is None and isinstance(seq_len, int) and not isinstance(seq_len, bool):
-            seq_len = min(seq_len, n_ctx)
+        seq_len = _native_seq_len(module, inputs is not None, seq_len)
     P = sum(p.numel() for p in module.parameters())
     if inputs is None:
-        if isinstance(seq_len, bool) or not isinstance(seq_len, int) or seq_len < 2:
-            raise ConfigError(f"seq_len must be an integer >= 2 (got {seq_len!r})")
-        if n_seq is None:
-            # enough rows for P, and enough for each head's query/key part: a sequence tells at
-            # most L(L-1)/2 (causal) independent logit differences per head, and that part has
-            # rank up to 2DE + 2D (measured: 1.25 P rows alone undercount at E = 32, H = 4)
-            D = cfg["D"]
-            qk = -(-int(1.5 * (2 * D * E + 2 * D)) // (seq_len * (seq_len - 1) // 2))
-            n_seq = max(4, -(-int(1.25 * P) // (seq_len * E)), qk)
-        elif isinstance(n_seq, bool) or not isinstance(n_seq, int) or n_seq < 1:
-            raise ConfigError(f"n_seq must be a positive integer (got {n_seq!r})")
+        n_seq = _checked_n_seq(cfg, P, seq_len, n_seq)
     _check_finite(module)
     n_rows = X.shape[0] * X.shape[1] if inputs is not None else int(n_seq or 0) * seq_len
     rows = n_rows * E
@@ -492,27 +445,93 @@ def of_module(
         X = torch.randn(int(n_seq or 0), seq_len, E, generator=g, dtype=torch.float64)
     t0 = time.perf_counter()
     m, run, notes = _forward(module, kind, cfg, X.shape[1])
-    names = [n for n, _ in m.named_parameters()]
-    params = dict(m.named_parameters())
-    shapes = [params[n].shape for n in names]
-    flat = torch.cat([params[n].detach().reshape(-1) for n in names])
+    f_mod, flat = _flat_forward(m, run)
+    _check_copy(module, kind, run, f_mod, flat, X)
+    sv = jacobian_singular_values(f_mod, flat, X, X.shape[1] * E, P, chunk_size=512)
+    rank, gap = gap_rank(sv, P, min_gap)
+    return _measured(
+        kind, cfg, P, rank if gap[2] >= min_gap else None, gap, "dense", rows, t0, notes
+    )
 
+
+def _measured(kind: str, cfg: dict, P: int, rank, gap, method: str, rows: int, t0: float, notes):
+    """The result: certified with its ``rank`` (None: undecided) against the prediction."""
+    certified = rank is not None
+    pred = predicted_unidentified_dim(cfg["attention_config"])
+    return ModuleIdentifiability(
+        kind=kind,
+        total=P,
+        measured=P - rank if certified else None,
+        predicted=pred,
+        gap=gap,
+        status="certified" if certified else "undecided",
+        config={k: v for k, v in cfg.items() if k != "attention_config"},
+        method=method,
+        rank=rank if certified else None,
+        rows=rows,
+        seconds=time.perf_counter() - t0,
+        notes=tuple(notes),
+    )
+
+
+def _checked_inputs(inputs, E: int) -> torch.Tensor:
+    """The given inputs as float64, when they are a finite (N, L, E) tensor; else ConfigError."""
+    if not isinstance(inputs, torch.Tensor) or inputs.ndim != 3 or inputs.shape[-1] != E:
+        raise ConfigError(f"inputs must be a tensor of shape (N, L, {E})")
+    X = inputs.detach().to(torch.float64)
+    if not bool(torch.isfinite(X).all()):
+        raise ConfigError("inputs must be finite (they hold NaN or infinite values)")
+    return X
+
+
+def _native_seq_len(module, given: bool, seq_len):
+    """A TransformerLens attention's n_ctx: longer inputs refused, the default cut to it."""
+    n_ctx = int(module.causal_mask.shape[0])
+    if given and seq_len > n_ctx:
+        raise ConfigError(
+            f"this TransformerLens attention holds sequences of up to {n_ctx} positions "
+            f"(n_ctx); got inputs of length {seq_len}"
+        )
+    if not given and isinstance(seq_len, int) and not isinstance(seq_len, bool):
+        seq_len = min(seq_len, n_ctx)
+    return seq_len
+
+
+def _checked_n_seq(cfg: dict, P: int, seq_len, n_seq):
+    """The number of drawn sequences (checked, or the default when None), ``seq_len`` checked."""
+    if isinstance(seq_len, bool) or not isinstance(seq_len, int) or seq_len < 2:
+        raise ConfigError(f"seq_len must be an integer >= 2 (got {seq_len!r})")
+    if n_seq is None:
+        # enough rows for P, and enough for each head's query/key part: a sequence tells at
+        # most L(L-1)/2 (causal) independent logit differences per head, and that part has
+        # rank up to 2DE + 2D (measured: 1.25 P rows alone undercount at E = 32, H = 4)
+        E, D = cfg["E"], cfg["D"]
+        qk = -(-int(1.5 * (2 * D * E + 2 * D)) // (seq_len * (seq_len - 1) // 2))
+        n_seq = max(4, -(-int(1.25 * P) // (seq_len * E)), qk)
+    elif isinstance(n_seq, bool) or not isinstance(n_seq, int) or n_seq < 1:
+        raise ConfigError(f"n_seq must be a positive integer (got {n_seq!r})")
+    return n_seq
+
+
+def _flat_forward(m, run):
+    """``(f(theta, X), flat)``: the float64 copy's flattened output, of its flat parameters."""
+    from torch.func import functional_call
+
+    from .identifiability import flat_params, unflatten
+
+    names, shapes, flat = flat_params(dict(m.named_parameters()))
     wrap = _Wrap(m, run)
     names = ["m." + n for n in names]
 
     def f_mod(theta, Xc):
-        d, i = {}, 0
-        for n, s in zip(names, shapes):
-            k = int(np.prod(s))
-            d[n] = theta[i : i + k].reshape(s)
-            i += k
-        return functional_call(wrap, d, (Xc,)).reshape(-1)
+        return functional_call(wrap, unflatten(theta, names, shapes), (Xc,)).reshape(-1)
 
-    import scipy.linalg
+    return f_mod, flat
 
-    per_seq = X.shape[1] * E
-    J = np.empty((rows, P), dtype=np.float64, order="F")
-    step = max(1, 2048 // per_seq)
+
+def _check_copy(module, kind: str, run, f_mod, flat, X) -> None:
+    """Self-checks on the first sequence: the reparametrized forward against the copy's, and
+    for a TransformerLens attention the float64 copy against the module itself."""
     with torch.no_grad():
         y_ref = run(X[:1])
     y_copy = f_mod(flat, X[:1])
@@ -528,33 +547,6 @@ def of_module(
             raise RuntimeError(
                 "of_module: the float64 copy disagrees with the TransformerLens module"
             )
-    for i in range(0, X.shape[0], step):
-        Xc = X[i : i + step]
-        Jc = jacrev(lambda th, Xc=Xc: f_mod(th, Xc), chunk_size=512)(flat)
-        J[i * per_seq : (i + len(Xc)) * per_seq] = Jc.detach().numpy()
-        del Jc
-    sv = scipy.linalg.svd(
-        J, compute_uv=False, overwrite_a=True, check_finite=False, lapack_driver="gesdd"
-    )
-    del J
-    rank, gap = gap_rank(sv, P, min_gap)
-    certified = gap[2] >= min_gap
-    pred = predicted_unidentified_dim(cfg["attention_config"])
-    shown = {k: v for k, v in cfg.items() if k != "attention_config"}
-    return ModuleIdentifiability(
-        kind=kind,
-        total=P,
-        measured=P - rank if certified else None,
-        predicted=pred,
-        gap=gap,
-        status="certified" if certified else "undecided",
-        config=shown,
-        method="dense",
-        rank=rank if certified else None,
-        rows=rows,
-        seconds=time.perf_counter() - t0,
-        notes=tuple(notes),
-    )
 
 
 # ------------------------------------------------------------------------- local HF directories
@@ -815,7 +807,73 @@ def gpt2_structured_bytes(E: int, H: int, seq_len: int = 8, qk_max_cols: int = 2
     )
 
 
-# one function: the docstring derives the two bounds and the body computes them in that order
+def _gpt2_heads(module, cfg: dict, w, X, scale: float, mask):
+    """Per head, the attention probabilities and the value vectors on X, after a self-check of
+    their reconstruction against the module's own forward (float64 copy)."""
+    Wq, bq, Wk, bk, Wv, bv, Wo, bo = w
+    H = len(Wq)
+    _, run, _ = _forward(module, "GPT2Attention", cfg, X.shape[1])
+    with torch.no_grad():
+        A = [_probs(X, Wq[h], bq[h], Wk[h], scale, mask) for h in range(H)]
+        Vt = [X @ Wv[h].T + bv[h] for h in range(H)]
+        y = sum((A[h] @ Vt[h]) @ Wo[h].T for h in range(H)) + bo
+        ym = run(X[:4])
+    if not torch.allclose(y[:4], ym, atol=1e-10, rtol=1e-8):
+        raise RuntimeError("gpt2_structured: the reconstruction disagrees with the module")
+    return A, Vt
+
+
+def _gpt2_worst_factor(Wq, Wv, Wo) -> float:
+    """The smallest relative singular value of every W_Q^h, W_V^h, W_O^h and of W_O."""
+    H, E, C = Wo.shape
+    return min(
+        min(_min_sv_ratio(Wq[h]) for h in range(H)),
+        min(_min_sv_ratio(Wv[h]) for h in range(H)),
+        min(_min_sv_ratio(Wo[h]) for h in range(H)),
+        _min_sv_ratio(Wo.transpose(0, 1).reshape(E, H * C)),
+    )
+
+
+def _gpt2_qk_lower(w, X, K, Vt, scale: float, mask, g, qk_cols: int, min_gap: float, gaps):
+    """The query/key part of the lower bound: per head, the gap rank of the Jacobian of the
+    projection off col K of its output (on a seeded row subset, drawn from ``g``), 0 for a
+    head whose gap is below ``min_gap``; each head's gap is appended to ``gaps``."""
+    from torch.func import jacfwd
+
+    Wq, bq, Wk, bk, Wv, bv, Wo, bo = w
+    H, D, E = Wq.shape
+    C = D
+    NL = K.shape[0]
+    qk_lower = 0
+    Q, _ = torch.linalg.qr(K)  # (NL, nK) orthonormal basis of col K
+    keep = -(-5 * qk_cols // 4)
+    rows_sel = torch.randperm(NL * C, generator=g)[:keep].sort().values
+    for h in range(H):
+        Vh = Vt[h]
+
+        def z(theta, h=h, Vh=Vh):
+            wq = theta[: D * E].view(D, E)
+            bqh = theta[D * E : D * E + D]
+            wk = theta[D * E + D : 2 * D * E + D].view(D, E)
+            bkh = theta[2 * D * E + D :]
+            lg = ((X @ wq.T + bqh) @ (X @ wk.T + bkh).transpose(-1, -2)) * scale + mask
+            Z = (torch.softmax(lg, dim=-1) @ Vh).reshape(NL, C)
+            return (Z - Q @ (Q.T @ Z)).reshape(-1)
+
+        theta = torch.cat([Wq[h].reshape(-1), bq[h], Wk[h].reshape(-1), bk[h]])
+        with _forward_ad():
+            Jh = jacfwd(z)(theta)  # forward mode: fewer columns than rows
+        if Jh.shape[0] > keep:  # a row subset: its rank is still a lower bound
+            Jh = Jh[rows_sel]
+        r, gh = gap_rank(torch.linalg.svdvals(Jh).numpy(), qk_cols, min_gap)
+        del Jh
+        gaps.append(gh)
+        if gh[2] < min_gap:
+            r = 0
+        qk_lower += r
+    return qk_lower
+
+
 def gpt2_structured(
     module,
     *,
@@ -840,8 +898,6 @@ def gpt2_structured(
     of rows (a row subset's rank is a lower bound), measured by jacfwd and the gap rule when the
     block has at most ``qk_max_cols`` columns (else 0: not certified). Certified when the bounds
     meet; otherwise ``undecided`` with both bounds in the notes."""
-    from torch.func import jacfwd
-
     from .resources import require
 
     if not _is_hf(module, "GPT2Attention"):
@@ -863,22 +919,9 @@ def gpt2_structured(
     X = torch.randn(n_seq, seq_len, E, generator=g, dtype=torch.float64)
     mask = _causal_mask(seq_len)
     scale = float(module.scaling)
-    # self-check against the module's own forward (float64 copy)
-    _, run, _ = _forward(module, "GPT2Attention", cfg, seq_len)
-    with torch.no_grad():
-        A = [_probs(X, Wq[h], bq[h], Wk[h], scale, mask) for h in range(H)]
-        Vt = [X @ Wv[h].T + bv[h] for h in range(H)]
-        y = sum((A[h] @ Vt[h]) @ Wo[h].T for h in range(H)) + bo
-        ym = run(X[:4])
-    if not torch.allclose(y[:4], ym, atol=1e-10, rtol=1e-8):
-        raise RuntimeError("gpt2_structured: the reconstruction disagrees with the module")
+    A, Vt = _gpt2_heads(module, cfg, w, X, scale, mask)
     # full ranks of the factors (gap against the smallest possible: ratio of extreme values)
-    worst = min(
-        min(_min_sv_ratio(Wq[h]) for h in range(H)),
-        min(_min_sv_ratio(Wv[h]) for h in range(H)),
-        min(_min_sv_ratio(Wo[h]) for h in range(H)),
-        _min_sv_ratio(Wo.transpose(0, 1).reshape(E, H * C)),
-    )
+    worst = _gpt2_worst_factor(Wq, Wv, Wo)
     factors_ok = worst > 1.0 / min_gap * 1e-6  # well above the noise floor eps*E
     notes.append(f"smallest relative singular value of W_Q^h, W_V^h, W_O^h, W_O: {worst:.2e}")
     # upper bound
@@ -887,64 +930,35 @@ def gpt2_structured(
     notes.append(f"gauge directions: relative output change {resid:.1e} (random: 1)")
     upper = P - gauge_dim if (factors_ok and resid < 1e-9) else P
     # lower bound: the OV part through K
-    ones = torch.ones(NL, 1, dtype=torch.float64)
-    with torch.no_grad():
-        K = torch.cat([(A[h] @ X).reshape(NL, E) for h in range(H)] + [ones], dim=1)
-        rK, gK = gap_rank(torch.linalg.svdvals(K).numpy(), nK, min_gap)
+    K, rK, gK = _gpt2_K(A, X, nK, min_gap)
     gaps = [gK]
     K_ok = rK == nK and gK[2] >= min_gap
     notes.append(f"K: {NL} x {nK}, rank {rK}, gap ratio {gK[2]:.1e}")
     lower = (H * (2 * C * E - C * C) + E) if (K_ok and factors_ok) else 0
     qk_lower = 0
     if K_ok and factors_ok and do_qk:
-        Q, _ = torch.linalg.qr(K)  # (NL, nK) orthonormal basis of col K
-        keep = -(-5 * qk_cols // 4)
-        rows_sel = torch.randperm(NL * C, generator=g)[:keep].sort().values
-        for h in range(H):
-            Vh = Vt[h]
-
-            def z(theta, h=h, Vh=Vh):
-                wq = theta[: D * E].view(D, E)
-                bqh = theta[D * E : D * E + D]
-                wk = theta[D * E + D : 2 * D * E + D].view(D, E)
-                bkh = theta[2 * D * E + D :]
-                lg = ((X @ wq.T + bqh) @ (X @ wk.T + bkh).transpose(-1, -2)) * scale + mask
-                Z = (torch.softmax(lg, dim=-1) @ Vh).reshape(NL, C)
-                return (Z - Q @ (Q.T @ Z)).reshape(-1)
-
-            theta = torch.cat([Wq[h].reshape(-1), bq[h], Wk[h].reshape(-1), bk[h]])
-            with _forward_ad():
-                Jh = jacfwd(z)(theta)  # forward mode: fewer columns than rows
-            if Jh.shape[0] > keep:  # a row subset: its rank is still a lower bound
-                Jh = Jh[rows_sel]
-            r, gh = gap_rank(torch.linalg.svdvals(Jh).numpy(), qk_cols, min_gap)
-            del Jh
-            gaps.append(gh)
-            if gh[2] < min_gap:
-                r = 0
-            qk_lower += r
+        qk_lower = _gpt2_qk_lower(w, X, K, Vt, scale, mask, g, qk_cols, min_gap, gaps)
     elif not do_qk:
         notes.append(
             f"query/key blocks ({NL * C} x {qk_cols} per head) over qk_max_cols: not certified"
         )
     lower += qk_lower
     notes.append(f"rank bounds: {lower} <= rank J <= {upper}")
-    certified = lower == upper
+    notes.append(f"unidentified >= {P - upper}, <= {P - lower}")
     gap = min(gaps, key=lambda t: t[2])
-    return ModuleIdentifiability(
-        kind="GPT2Attention",
-        total=P,
-        measured=P - lower if certified else None,
-        predicted=predicted_unidentified_dim(cfg["attention_config"]),
-        gap=gap,
-        status="certified" if certified else "undecided",
-        config={k: v for k, v in cfg.items() if k != "attention_config"},
-        method="structured",
-        rank=lower if certified else None,
-        rows=NL * E,
-        seconds=time.perf_counter() - t0,
-        notes=tuple(notes) + (f"unidentified >= {P - upper}, <= {P - lower}",),
-    )
+    rank = lower if lower == upper else None
+    return _measured("GPT2Attention", cfg, P, rank, gap, "structured", NL * E, t0, notes)
+
+
+def _gpt2_K(A, X, nK: int, min_gap: float):
+    """K = [A_h X]_h with the ones column (NL x nK), its gap rank and gap."""
+    N, L, E = X.shape
+    NL = N * L
+    ones = torch.ones(NL, 1, dtype=torch.float64)
+    with torch.no_grad():
+        K = torch.cat([(A[h] @ X).reshape(NL, E) for h in range(len(A))] + [ones], dim=1)
+        rK, gK = gap_rank(torch.linalg.svdvals(K).numpy(), nK, min_gap)
+    return K, rK, gK
 
 
 def bench_rows(widths=(16, 32, 64), heads: int = 4, seed: int = 0) -> list[dict]:

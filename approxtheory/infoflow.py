@@ -779,63 +779,9 @@ def predict_rate(arch: Arch, task: Task, decode_law: str | DecodeLaw = "dE") -> 
 
     ``decode_law`` is ``"dE"`` (IF-T4's |I|d/E, [Q2]), ``"lipschitz"`` (IF-R3's |I|d, the
     digest's sensitivity variant) or a :class:`DecodeLaw`."""
-    if isinstance(decode_law, str):
-        if decode_law not in DECODE_LAWS:
-            raise ConfigError(
-                f"unknown decode law {decode_law!r}; allowed: {', '.join(DECODE_LAWS)}"
-            )
-        law = DECODE_LAWS[decode_law]
-    else:
-        law = decode_law
+    law = _decode_law(decode_law)
     placements, fallbacks = _schedule(task, arch)
-    fell = {f.node for f in fallbacks}
-    steps: list[Step] = []
-    zero = _law_exponent("IF-R1", "N_mpr")
-    gia_size = claim("IF-R1").expr("I_global")
-    for pl in placements:
-        node = task.node(pl.node)
-        if pl.node in fell:
-            steps.append(
-                Step(
-                    "attention",
-                    pl.layer,
-                    pl.node,
-                    "GIA",
-                    zero,
-                    "IF-R1 N_mpr",
-                    "pooling (free; the cost is the decode)",
-                )
-            )
-            steps.append(
-                Step(
-                    "decode",
-                    pl.layer,
-                    pl.node,
-                    "GIA",
-                    _as_sympy(law.exponent(gia_size, arch.d, arch.E), f"decode law {law.name}"),
-                    f"{law.source} with |I| = IF-R1 I_global",
-                    "the FFN decodes the item from a block coupling all T positions",
-                )
-            )
-            continue
-        if isinstance(node, Fixed) and node.size > 1 and not node.mixture_only:
-            steps.append(
-                Step(
-                    "decode",
-                    pl.layer,
-                    pl.node,
-                    "SPA",
-                    _as_sympy(law.exponent(node.size, arch.d, arch.E), f"decode law {law.name}"),
-                    f"{law.source} with |I| = |P| = {node.size}",
-                )
-            )
-        else:
-            steps.append(Step("attention", pl.layer, pl.node, pl.mode, zero, "IF-R1 N_mpr"))
-        if not isinstance(node, Global):
-            a, src = _map_exponent(node.ffn_vars)
-            steps.append(Step("ffn", pl.layer, pl.node, pl.mode, a, src, node.note))
-    a, src = _map_exponent(task.readout.lipschitz_vars)
-    steps.append(Step("readout", 0, "readout", "FFN", a, src, task.readout.what))
+    steps = _steps(arch, task, law, placements, {f.node for f in fallbacks})
     alpha = sp.Max(*[s.exponent for s in steps])  # IF-R4: the worst step dominates
     # the dominant step: the largest exponent, the latest such step on ties
     best = max(range(len(steps)), key=lambda i: (_dominance_key(steps[i].exponent), i))
@@ -858,6 +804,74 @@ def predict_rate(arch: Arch, task: Task, decode_law: str | DecodeLaw = "dE") -> 
         decode_law=law.name,
         provenance=provenance,
     )
+
+
+def _decode_law(decode_law: str | DecodeLaw) -> DecodeLaw:
+    """The decode law by its name in :data:`DECODE_LAWS` (ConfigError naming them), or as given."""
+    if isinstance(decode_law, str):
+        if decode_law not in DECODE_LAWS:
+            raise ConfigError(
+                f"unknown decode law {decode_law!r}; allowed: {', '.join(DECODE_LAWS)}"
+            )
+        return DECODE_LAWS[decode_law]
+    return decode_law
+
+
+def _steps(arch: Arch, task: Task, law: DecodeLaw, placements, fell: set) -> list[Step]:
+    """The cost steps of the schedule in order: per placed node its attention, decode and FFN
+    steps (a node in ``fell`` falls back to global pooling and a decode), then the read-out."""
+    steps: list[Step] = []
+    zero = _law_exponent("IF-R1", "N_mpr")
+    gia_size = claim("IF-R1").expr("I_global")
+    for pl in placements:
+        node = task.node(pl.node)
+        if pl.node in fell:
+            steps += _fallback_steps(pl, zero, law, gia_size, arch)
+            continue
+        if isinstance(node, Fixed) and node.size > 1 and not node.mixture_only:
+            steps.append(
+                Step(
+                    "decode",
+                    pl.layer,
+                    pl.node,
+                    "SPA",
+                    _as_sympy(law.exponent(node.size, arch.d, arch.E), f"decode law {law.name}"),
+                    f"{law.source} with |I| = |P| = {node.size}",
+                )
+            )
+        else:
+            steps.append(Step("attention", pl.layer, pl.node, pl.mode, zero, "IF-R1 N_mpr"))
+        if not isinstance(node, Global):
+            a, src = _map_exponent(node.ffn_vars)
+            steps.append(Step("ffn", pl.layer, pl.node, pl.mode, a, src, node.note))
+    a, src = _map_exponent(task.readout.lipschitz_vars)
+    steps.append(Step("readout", 0, "readout", "FFN", a, src, task.readout.what))
+    return steps
+
+
+def _fallback_steps(pl, zero, law: DecodeLaw, gia_size, arch: Arch) -> list[Step]:
+    """A node that falls back to global pooling: free pooling, then a decode of the item from
+    a block coupling all T positions (|I| = IF-R1's I_global)."""
+    return [
+        Step(
+            "attention",
+            pl.layer,
+            pl.node,
+            "GIA",
+            zero,
+            "IF-R1 N_mpr",
+            "pooling (free; the cost is the decode)",
+        ),
+        Step(
+            "decode",
+            pl.layer,
+            pl.node,
+            "GIA",
+            _as_sympy(law.exponent(gia_size, arch.d, arch.E), f"decode law {law.name}"),
+            f"{law.source} with |I| = IF-R1 I_global",
+            "the FFN decodes the item from a block coupling all T positions",
+        ),
+    ]
 
 
 def info_table(p: Prediction) -> list[tuple[int, str, str]]:

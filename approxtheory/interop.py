@@ -410,9 +410,7 @@ def _tl_write_params(native, st: dict[str, torch.Tensor]) -> None:
 def _tl_state(model, cfg_dict: dict) -> dict[str, torch.Tensor]:
     """The NativeModel's state dict holding ``model``'s layers (zero-padded)."""
     cfg = model.cfg
-    dt = cfg.torch_dtype
-    E, H, Dh = cfg.width, cfg_dict["n_heads"], cfg_dict["d_head"]
-    G = cfg_dict.get("n_key_value_heads", H)
+    dt, E = cfg.torch_dtype, cfg.width
     _, qfs = _tl_scale(cfg, [s.head_dim for s in cfg.layers])
     st: dict[str, torch.Tensor] = {
         "tok_embed.weight": torch.zeros(1, E, dtype=dt),
@@ -420,88 +418,93 @@ def _tl_state(model, cfg_dict: dict) -> dict[str, torch.Tensor]:
     }
     if cfg_dict["positional_embedding_type"] == "standard":
         st["pos.weight"] = torch.zeros(cfg_dict["n_ctx"], E, dtype=dt)
-
-    def norm(prefix, mod):
-        if cfg.rmsnorm:
-            st[f"{prefix}.weight"] = mod.weight.detach().clone()
-        elif cfg.layernorm:
-            st[f"{prefix}.weight"] = mod.weight.detach().clone()
-            st[f"{prefix}.bias"] = mod.bias.detach().clone()
-
     with torch.no_grad():
         for li, blk in enumerate(model.layers):
-            a = blk.attn
-            qf = qfs[li]
-            p = f"layers.{li}.attn"
-            kvh = G if G != H else H
-            Wq = torch.zeros(H, Dh, E, dtype=dt)
-            bq = torch.zeros(H, Dh, dtype=dt)
-            Wk = torch.zeros(kvh, Dh, E, dtype=dt)
-            bk = torch.zeros(kvh, Dh, dtype=dt)
-            Wv = torch.zeros(kvh, Dh, E, dtype=dt)
-            bv = torch.zeros(kvh, Dh, dtype=dt)
-            Wo = torch.zeros(E, H, Dh, dtype=dt)
-            q_w = a.q.weight.view(a.h, a.n, E)
-            k_w = a.k.weight.view(a.g, a.n, E)
-            v_w = a.v.weight.view(a.g, a.c, E)
-            o_w = a.o.weight.view(E, a.h, a.c)
-            rep = a.h // a.g
-            Wq[: a.h, : a.n] = q_w * qf
-            Wo[:, : a.h, : a.c] = o_w
-            if kvh == a.g and G != H:  # GQA kept as it is
-                Wk[:, : a.n], Wv[:, : a.c] = k_w, v_w
-            else:  # one KV head per query head
-                Wk[: a.h, : a.n] = k_w.repeat_interleave(rep, dim=0)
-                Wv[: a.h, : a.c] = v_w.repeat_interleave(rep, dim=0)
-            if cfg.bias:
-                bq[: a.h, : a.n] = a.q.bias.view(a.h, a.n) * qf
-                kb, vb = a.k.bias.view(a.g, a.n), a.v.bias.view(a.g, a.c)
-                if kvh == a.g and G != H:
-                    bk[:, : a.n], bv[:, : a.c] = kb, vb
-                else:
-                    bk[: a.h, : a.n] = kb.repeat_interleave(rep, dim=0)
-                    bv[: a.h, : a.c] = vb.repeat_interleave(rep, dim=0)
-            st[f"{p}.q.weight"], st[f"{p}.q.bias"] = Wq.reshape(H * Dh, E), bq.reshape(-1)
-            st[f"{p}.k.weight"], st[f"{p}.k.bias"] = Wk.reshape(kvh * Dh, E), bk.reshape(-1)
-            st[f"{p}.v.weight"], st[f"{p}.v.bias"] = Wv.reshape(kvh * Dh, E), bv.reshape(-1)
-            st[f"{p}.o.weight"] = Wo.reshape(E, H * Dh)
-            st[f"{p}.o.bias"] = a.o.bias.detach().clone() if cfg.bias else torch.zeros(E, dtype=dt)
-            norm(f"layers.{li}.ln1", blk.ln1)
-            d_mlp = cfg_dict.get("d_mlp", 0)
+            st.update(_tl_attn_state(blk.attn, cfg, cfg_dict, qfs[li], f"layers.{li}.attn"))
+            _tl_norm(st, cfg, f"layers.{li}.ln1", blk.ln1)
             if not cfg_dict["attn_only"]:
-                m = f"layers.{li}.mlp"
-                ffn = blk.ffn
-                if cfg.ffn_kind == "swiglu":
-                    g_ = torch.zeros(d_mlp, E, dtype=dt)
-                    i_ = torch.zeros(d_mlp, E, dtype=dt)
-                    o_ = torch.zeros(E, d_mlp, dtype=dt)
-                    if ffn is not None:
-                        k = ffn.w1.weight.shape[0]
-                        g_[:k], i_[:k], o_[:, :k] = ffn.w1.weight, ffn.w3.weight, ffn.w2.weight
-                    st[f"{m}.gate.weight"], st[f"{m}.in.weight"] = g_, i_
-                    st[f"{m}.out.weight"] = o_
-                else:
-                    w1 = torch.zeros(d_mlp, E, dtype=dt)
-                    b1 = torch.zeros(d_mlp, dtype=dt)
-                    w2 = torch.zeros(E, d_mlp, dtype=dt)
-                    b2 = torch.zeros(E, dtype=dt)
-                    if ffn is not None:
-                        l1, l2 = ffn.mlp.linears
-                        k = l1.weight.shape[0]
-                        w1[:k], w2[:, :k] = l1.weight, l2.weight
-                        if l1.bias is not None:
-                            b1[:k], b2[:] = l1.bias, l2.bias
-                    st[f"{m}.fc_in.weight"], st[f"{m}.fc_in.bias"] = w1, b1
-                    st[f"{m}.fc_out.weight"], st[f"{m}.fc_out.bias"] = w2, b2
-                if ffn is not None:
-                    norm(f"layers.{li}.ln2", blk.ln2)
-                elif cfg.layernorm or cfg.rmsnorm:  # a zero MLP: its norm's values do not matter
-                    st[f"layers.{li}.ln2.weight"] = torch.ones(E, dtype=dt)
-                    if cfg.layernorm:
-                        st[f"layers.{li}.ln2.bias"] = torch.zeros(E, dtype=dt)
+                _tl_mlp_state(st, blk, cfg, cfg_dict.get("d_mlp", 0), f"layers.{li}")
         if cfg.final_norm:
-            norm("ln_out", model.ln_f)
+            _tl_norm(st, cfg, "ln_out", model.ln_f)
     return st
+
+
+def _tl_norm(st: dict, cfg, prefix: str, mod) -> None:
+    """A norm's weight (and LayerNorm's bias) into ``st`` under ``prefix``; nothing without one."""
+    if cfg.rmsnorm:
+        st[f"{prefix}.weight"] = mod.weight.detach().clone()
+    elif cfg.layernorm:
+        st[f"{prefix}.weight"] = mod.weight.detach().clone()
+        st[f"{prefix}.bias"] = mod.bias.detach().clone()
+
+
+def _tl_attn_state(a, cfg, cfg_dict: dict, qf: float, p: str) -> dict[str, torch.Tensor]:
+    """One attention layer's TL weights, zero-padded to ``n_heads`` x ``d_head``, the scale
+    ``qf`` folded into W_Q and b_Q."""
+    dt, E = cfg.torch_dtype, cfg.width
+    H, Dh = cfg_dict["n_heads"], cfg_dict["d_head"]
+    G = cfg_dict.get("n_key_value_heads", H)
+    kvh = G if G != H else H
+    Wq, Wk, Wv = (torch.zeros(n, Dh, E, dtype=dt) for n in (H, kvh, kvh))
+    bq, bk, bv = (torch.zeros(n, Dh, dtype=dt) for n in (H, kvh, kvh))
+    Wo = torch.zeros(E, H, Dh, dtype=dt)
+    q_w = a.q.weight.view(a.h, a.n, E)
+    k_w = a.k.weight.view(a.g, a.n, E)
+    v_w = a.v.weight.view(a.g, a.c, E)
+    o_w = a.o.weight.view(E, a.h, a.c)
+    rep = a.h // a.g
+    Wq[: a.h, : a.n] = q_w * qf
+    Wo[:, : a.h, : a.c] = o_w
+    if kvh == a.g and G != H:  # GQA kept as it is
+        Wk[:, : a.n], Wv[:, : a.c] = k_w, v_w
+    else:  # one KV head per query head
+        Wk[: a.h, : a.n] = k_w.repeat_interleave(rep, dim=0)
+        Wv[: a.h, : a.c] = v_w.repeat_interleave(rep, dim=0)
+    if cfg.bias:
+        bq[: a.h, : a.n] = a.q.bias.view(a.h, a.n) * qf
+        kb, vb = a.k.bias.view(a.g, a.n), a.v.bias.view(a.g, a.c)
+        if kvh == a.g and G != H:
+            bk[:, : a.n], bv[:, : a.c] = kb, vb
+        else:
+            bk[: a.h, : a.n] = kb.repeat_interleave(rep, dim=0)
+            bv[: a.h, : a.c] = vb.repeat_interleave(rep, dim=0)
+    st: dict[str, torch.Tensor] = {}
+    st[f"{p}.q.weight"], st[f"{p}.q.bias"] = Wq.reshape(H * Dh, E), bq.reshape(-1)
+    st[f"{p}.k.weight"], st[f"{p}.k.bias"] = Wk.reshape(kvh * Dh, E), bk.reshape(-1)
+    st[f"{p}.v.weight"], st[f"{p}.v.bias"] = Wv.reshape(kvh * Dh, E), bv.reshape(-1)
+    st[f"{p}.o.weight"] = Wo.reshape(E, H * Dh)
+    st[f"{p}.o.bias"] = a.o.bias.detach().clone() if cfg.bias else torch.zeros(E, dtype=dt)
+    return st
+
+
+def _tl_mlp_state(st: dict, blk, cfg, d_mlp: int, layer: str) -> None:
+    """One layer's MLP (zero-padded to ``d_mlp``; all zero without one) and its norm into ``st``."""
+    dt, E, m, ffn = cfg.torch_dtype, cfg.width, f"{layer}.mlp", blk.ffn
+    if cfg.ffn_kind == "swiglu":
+        g_, i_ = (torch.zeros(d_mlp, E, dtype=dt) for _ in range(2))
+        o_ = torch.zeros(E, d_mlp, dtype=dt)
+        if ffn is not None:
+            k = ffn.w1.weight.shape[0]
+            g_[:k], i_[:k], o_[:, :k] = ffn.w1.weight, ffn.w3.weight, ffn.w2.weight
+        st[f"{m}.gate.weight"], st[f"{m}.in.weight"] = g_, i_
+        st[f"{m}.out.weight"] = o_
+    else:
+        w1, b1 = torch.zeros(d_mlp, E, dtype=dt), torch.zeros(d_mlp, dtype=dt)
+        w2, b2 = torch.zeros(E, d_mlp, dtype=dt), torch.zeros(E, dtype=dt)
+        if ffn is not None:
+            l1, l2 = ffn.mlp.linears
+            k = l1.weight.shape[0]
+            w1[:k], w2[:, :k] = l1.weight, l2.weight
+            if l1.bias is not None:
+                b1[:k], b2[:] = l1.bias, l2.bias
+        st[f"{m}.fc_in.weight"], st[f"{m}.fc_in.bias"] = w1, b1
+        st[f"{m}.fc_out.weight"], st[f"{m}.fc_out.bias"] = w2, b2
+    if ffn is not None:
+        _tl_norm(st, cfg, f"{layer}.ln2", blk.ln2)
+    elif cfg.layernorm or cfg.rmsnorm:  # a zero MLP: its norm's values do not matter
+        st[f"{layer}.ln2.weight"] = torch.ones(E, dtype=dt)
+        if cfg.layernorm:
+            st[f"{layer}.ln2.bias"] = torch.zeros(E, dtype=dt)
 
 
 def _tl_bytes(cfg_dict: dict, itemsize: int) -> int:
@@ -882,8 +885,6 @@ def _check(
     )
 
 
-# one function: the public entry: validate, build, write, reload, check; the docstring documents
-# every option
 def export(
     construction_or_model,
     to: str = "tl",
@@ -907,54 +908,14 @@ def export(
 
     Refuses (ConfigError, before allocating) a target it does not know, an ``out`` that is not a
     writable directory and an architecture the target cannot express."""
-    if to not in TARGETS:
-        raise ConfigError(f"unknown export target {to!r}; targets: {', '.join(TARGETS)}")
-    if not isinstance(check, (bool, np.bool_)):
-        raise ConfigError(f"check must be True or False (got {check!r})")
-    for name, v, lo in (("seed", seed, 0), ("n_random", n_random, 1), ("budget", budget, 1)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-            raise ConfigError(f"{name} must be an integer >= {lo} (got {v!r})")
-    out_p = _check_out(out)
-    if worst is not None:
-        w = np.asarray(worst, dtype=np.float64) if not isinstance(worst, np.ndarray) else worst
-        if w.ndim != 3 or w.dtype.kind not in "biuf" or not np.isfinite(w).all():
-            raise ConfigError(
-                f"worst must be finite inputs of shape (n, T, d_in) (got shape {w.shape})"
-            )
-        worst = w.astype(np.float64)
-    if isinstance(construction_or_model, str):
-        from .constructions import REGISTRY
-        from .errors import did_you_mean
-
-        if construction_or_model not in REGISTRY:
-            raise ConfigError(
-                f"unknown construction {construction_or_model!r}"
-                f"{did_you_mean(construction_or_model, REGISTRY)} (known: {', '.join(REGISTRY)})"
-            )
+    out_p, worst = _export_inputs(
+        construction_or_model, to, out, check, seed, n_random, budget, worst
+    )
     model, construction = _source(construction_or_model)
     refuse(to, model.cfg)
     notes: list[str] = []
     if to == "tl":
-        obj, cfg_dict = _tl_export(
-            model, None if construction is None else int(construction.task.T)
-        )
-        arch = "TransformerLens native bridge (TransformerBridge.boot_native)"
-        if _tl_layout(model.cfg)["padded"]:
-            notes.append(
-                f"heads zero-padded to {cfg_dict['n_heads']} x {cfg_dict['d_head']} "
-                "(one KV head per query head)"
-            )
-        tl_scale, qfs = _tl_scale(model.cfg, [s.head_dim for s in model.cfg.layers])
-        if len(set(qfs)) > 1:
-            notes.append("per-layer attention scales folded into W_Q, b_Q (TL scale 2)")
-        elif qfs[0] != 1.0:
-            notes.append("attention scale 1 exported as scale 2 with W_Q, b_Q doubled")
-        if out_p is not None:
-            _tl_write(obj, model, cfg_dict, out_p)
-            obj, model_back = load_tl(out_p)
-            model_for_check = model_back
-        else:
-            model_for_check = model
+        obj, arch, model_for_check = _export_tl(model, construction, out_p, notes)
     else:
         obj = _hf_export(model)
         arch = "transformers PreTrainedModel, model_type 'approxtheory' (AutoModel)"
@@ -987,3 +948,53 @@ def export(
         construction=construction,
         io_model=model_for_check,
     )
+
+
+def _export_inputs(construction_or_model, to, out, check, seed, n_random, budget, worst):
+    """``(out, worst)`` of :func:`export`, checked in its order (ConfigError on the first wrong)."""
+    if to not in TARGETS:
+        raise ConfigError(f"unknown export target {to!r}; targets: {', '.join(TARGETS)}")
+    if not isinstance(check, (bool, np.bool_)):
+        raise ConfigError(f"check must be True or False (got {check!r})")
+    for name, v, lo in (("seed", seed, 0), ("n_random", n_random, 1), ("budget", budget, 1)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+            raise ConfigError(f"{name} must be an integer >= {lo} (got {v!r})")
+    out_p = _check_out(out)
+    if worst is not None:
+        w = np.asarray(worst, dtype=np.float64) if not isinstance(worst, np.ndarray) else worst
+        if w.ndim != 3 or w.dtype.kind not in "biuf" or not np.isfinite(w).all():
+            raise ConfigError(
+                f"worst must be finite inputs of shape (n, T, d_in) (got shape {w.shape})"
+            )
+        worst = w.astype(np.float64)
+    if isinstance(construction_or_model, str):
+        from .constructions import REGISTRY
+        from .errors import did_you_mean
+
+        if construction_or_model not in REGISTRY:
+            raise ConfigError(
+                f"unknown construction {construction_or_model!r}"
+                f"{did_you_mean(construction_or_model, REGISTRY)} (known: {', '.join(REGISTRY)})"
+            )
+    return out_p, worst
+
+
+def _export_tl(model, construction, out_p, notes: list[str]):
+    """``(bridge, architecture, model to check)`` of an export to TransformerLens (written to and
+    reloaded from ``out_p`` where given); what the export changed appended to ``notes``."""
+    obj, cfg_dict = _tl_export(model, None if construction is None else int(construction.task.T))
+    if _tl_layout(model.cfg)["padded"]:
+        notes.append(
+            f"heads zero-padded to {cfg_dict['n_heads']} x {cfg_dict['d_head']} "
+            "(one KV head per query head)"
+        )
+    tl_scale, qfs = _tl_scale(model.cfg, [s.head_dim for s in model.cfg.layers])
+    if len(set(qfs)) > 1:
+        notes.append("per-layer attention scales folded into W_Q, b_Q (TL scale 2)")
+    elif qfs[0] != 1.0:
+        notes.append("attention scale 1 exported as scale 2 with W_Q, b_Q doubled")
+    model_for_check = model
+    if out_p is not None:
+        _tl_write(obj, model, cfg_dict, out_p)
+        obj, model_for_check = load_tl(out_p)
+    return obj, "TransformerLens native bridge (TransformerBridge.boot_native)", model_for_check

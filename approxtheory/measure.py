@@ -675,22 +675,30 @@ def sup_error(
         _discrete(S, rng, beta, discrete_evals)
     width = float(task.hi - task.lo) if task.domain == "box" else 1.0
     if local_steps > 0 and local_starts > 0:
-        starts = S.starts(local_starts)
-        if starts:  # also jitter the best start
-            scale = 0.02 * width
-            starts += [
-                task.project(starts[0] + scale * rng.standard_normal(starts[0].shape))
-                for _ in range(max(1, local_starts // 2))
-            ]
-        if continuation and beta:
-            per = max(1, local_steps // (2 * len(continuation)))
-            _ascent(S, starts, continuation, per, 0.05 * width, "continuation", beta)
-        scales = (lr,) if lr is not None else (0.01 * width, 1e-4 * width)
-        starts = S.starts(local_starts)
-        steps = max(1, local_steps // len(scales))
-        for sc in scales:
-            starts = _ascent(S, starts, (1.0,), steps, sc, "local", None)
+        _local(S, task, rng, beta, width, (local_starts, local_steps, lr, continuation))
     return _result(model, task, S, budget)
+
+
+def _local(S: _Search, task, rng, beta, width: float, opts) -> None:
+    """Stages 5 and 6 of :func:`sup_error`: projected ascent from the best inputs so far (and
+    jittered copies of the best), at softened temperatures, then at the model's own (``opts``:
+    local_starts, local_steps, lr, continuation; ``width`` the domain's scale)."""
+    local_starts, local_steps, lr, continuation = opts
+    starts = S.starts(local_starts)
+    if starts:  # also jitter the best start
+        scale = 0.02 * width
+        starts += [
+            task.project(starts[0] + scale * rng.standard_normal(starts[0].shape))
+            for _ in range(max(1, local_starts // 2))
+        ]
+    if continuation and beta:
+        per = max(1, local_steps // (2 * len(continuation)))
+        _ascent(S, starts, continuation, per, 0.05 * width, "continuation", beta)
+    scales = (lr,) if lr is not None else (0.01 * width, 1e-4 * width)
+    starts = S.starts(local_starts)
+    steps = max(1, local_steps // len(scales))
+    for sc in scales:
+        starts = _ascent(S, starts, (1.0,), steps, sc, "local", None)
 
 
 @with_threads

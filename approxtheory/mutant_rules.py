@@ -162,26 +162,11 @@ def _downgrade_survived(c, rec: dict, results: list[dict]) -> None:
     what it tests narrows this: ``direction only`` holds it to the sign mutant alone (where
     the check reads the formula; otherwise its declared mutants carry the direction),
     ``scaling only`` to the rate mutants; the others are then reported, not required."""
-    why = []
     scope = str(rec.get("scope", ""))
     if "direction only" in scope or "scaling only" in scope:
-        if "direction only" in scope:
-            what = "the effect's direction reversed"
-            keep = [r for r in results if r["kind"] == "sign" and r["formula_read"]]
-            if not keep and not rec.get("mutant_results"):
-                why.append("its scope says direction only, but no mutant reverses the direction")
-        else:
-            what = "the claim's exponent moved either way"
-            keep = [r for r in results if r["kind"] == "rate"]
-            if not keep:
-                why.append("its scope says scaling only, but no rate mutant could be made")
-        for r in results:
-            r["required"] = r in keep
-        if keep and not any(r["flips"] for r in keep):
-            why.append(f"it still passes with {what}")
-        if why:
-            _downgrade(rec, CLAIM_MUTANT_NOTE.format(v=rec["verdict"], why="; ".join(why)))
+        _downgrade_narrowed(rec, results, scope)
         return
+    why = []
     scale = [r for r in results if r["kind"] == "scale"]
     rate = [r for r in results if r["kind"] == "rate" and r["required"]]
     const = [r for r in results if r["kind"] == "const" and r["required"]]
@@ -190,22 +175,9 @@ def _downgrade_survived(c, rec: dict, results: list[dict]) -> None:
     for r in results:
         if r["kind"] == "pivot" and r["required"]:
             pivots.setdefault(r["name"].split(":", 1)[1], []).append(r)
-    # an upper bound must fail when put below the worst case found, a lower bound when put
-    # above it; for any other claim one of the two directions must fail (a formula with an
-    # unspecified constant is not made false by a factor: none is required)
-    side = {"upper": "scale:", "construction": "scale:", "lower": "scale-up:"}.get(c.kind)
     required = [r for r in scale if r["required"]]
     if required and not any(r["flips"] for r in required):
-        if side is None:
-            where = "scaled past the room it found, either way"
-        elif rec.get("slack") is not None:
-            where = (
-                f"{'above' if c.kind == 'lower' else 'below'} the worst case it found "
-                f"(slack {rec['slack']:.3g})"
-            )
-        else:
-            where = f"{'doubled' if c.kind == 'lower' else 'halved'} (it reports no slack)"
-        why.append(f"it still passes with the claim's formula {where}")
+        why.append(f"it still passes with the claim's formula {_scale_where(c, rec)}")
     if rate and not any(r["flips"] for r in rate):
         slack = rec.get("slack")
         if slack is None or slack < LOOSE_SLACK:
@@ -226,6 +198,52 @@ def _downgrade_survived(c, rec: dict, results: list[dict]) -> None:
     for r in regime:
         if not r["flips"]:
             why.append(f"it still passes with {r['what']}")
+    why += _pivots_survived(pivots)
+    if why:
+        _downgrade(rec, CLAIM_MUTANT_NOTE.format(v=rec["verdict"], why="; ".join(why)))
+
+
+def _downgrade_narrowed(rec: dict, results: list[dict], scope: str) -> None:
+    """:func:`_downgrade_survived` for a verdict whose scope says ``direction only`` (the sign
+    mutant required) or ``scaling only`` (the rate mutants required); the others reported."""
+    why = []
+    if "direction only" in scope:
+        what = "the effect's direction reversed"
+        keep = [r for r in results if r["kind"] == "sign" and r["formula_read"]]
+        if not keep and not rec.get("mutant_results"):
+            why.append("its scope says direction only, but no mutant reverses the direction")
+    else:
+        what = "the claim's exponent moved either way"
+        keep = [r for r in results if r["kind"] == "rate"]
+        if not keep:
+            why.append("its scope says scaling only, but no rate mutant could be made")
+    for r in results:
+        r["required"] = r in keep
+    if keep and not any(r["flips"] for r in keep):
+        why.append(f"it still passes with {what}")
+    if why:
+        _downgrade(rec, CLAIM_MUTANT_NOTE.format(v=rec["verdict"], why="; ".join(why)))
+
+
+def _scale_where(c, rec: dict) -> str:
+    """Where the surviving scale mutants put the claim's formula, in words. An upper bound must
+    fail when put below the worst case found, a lower bound when put above it; for any other
+    claim one of the two directions must fail (a formula with an unspecified constant is not
+    made false by a factor: none is required)."""
+    side = {"upper": "scale:", "construction": "scale:", "lower": "scale-up:"}.get(c.kind)
+    if side is None:
+        return "scaled past the room it found, either way"
+    if rec.get("slack") is not None:
+        return (
+            f"{'above' if c.kind == 'lower' else 'below'} the worst case it found "
+            f"(slack {rec['slack']:.3g})"
+        )
+    return f"{'doubled' if c.kind == 'lower' else 'halved'} (it reports no slack)"
+
+
+def _pivots_survived(pivots: dict[str, list[dict]]) -> list[str]:
+    """A reason per blind spot (``name:x``) none of whose pivot mutants flipped the verdict."""
+    why = []
     for spot, ms in pivots.items():
         if not any(r["flips"] for r in ms):
             name, x = spot.split(":", 1)
@@ -236,8 +254,7 @@ def _downgrade_survived(c, rec: dict, results: list[dict]) -> None:
                 else f"it still passes with {name}'s dependence on {x} changed (both ways) off "
                 f"the one ratio it reads"
             )
-    if why:
-        _downgrade(rec, CLAIM_MUTANT_NOTE.format(v=rec["verdict"], why="; ".join(why)))
+    return why
 
 
 def mutant_summary(records: Sequence[dict]) -> dict:

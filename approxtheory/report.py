@@ -13,9 +13,10 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from .io import atomic_write_bytes, atomic_write_text
+from .io import atomic_write_text
 from .mathml import mathml
 from .plots import plot_from_csv, slope_plot
+from .plots.draw import _plt, _save  # noqa: F401 - drawing helpers kept importable from here
 from .report_page import CSS as _CSS
 from .report_page import SCRIPT as _SCRIPT
 from .report_page import mutant_notes, run_note
@@ -76,27 +77,6 @@ def read_csv(path: Path) -> list[dict]:
                 d[k] = v
         out.append(d)
     return out
-
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _save(fig, path: Path):
-    buf = io.BytesIO()
-    fmt = path.suffix.lstrip(".") or "png"
-    meta = (
-        {"Software": None}
-        if fmt == "png"
-        else {"Creator": None, "Producer": None, "CreationDate": None}
-    )
-    fig.savefig(buf, format=fmt, metadata=meta)
-    atomic_write_bytes(path, buf.getvalue())
 
 
 _BADGE = {

@@ -667,6 +667,36 @@ def throughput(
     """Forward+backward tokens/s of each schedule on the fused (SDPA) path, float32, measured in
     interleaved rounds (median per schedule), with each schedule's ratio to the first. A
     measurement: it depends on the machine, its load and the kernels."""
+    _check_timing(T, batch, reps, warmup, seed, device)
+    schedules = list(schedules)
+    if not schedules:
+        raise ConfigError("throughput needs at least one schedule")
+    for s in schedules:
+        _check_schedule(s)
+    cfgs = [model_config(s, ffn) for s in schedules]
+    for s, c in zip(schedules, cfgs, strict=True):
+        _check_elements(s, c, T, batch)
+    _require_timing(cfgs, T, batch, reps, warmup)
+    models, X = _timed_models(cfgs, T, batch, seed, device)
+    med = _median_steps(models, X, reps, warmup, device)
+    tps = [batch * T / t for t in med]
+    return {
+        "tokens_per_s": [round(v, 1) for v in tps],
+        "median_step_s": [round(v, 5) for v in med],
+        "ratio_to_first": [round(v / tps[0], 4) for v in tps],
+        "T": T,
+        "batch": batch,
+        "reps": reps,
+        "warmup": warmup,
+        "threads": torch.get_num_threads(),
+        "device": device,
+        "dtype": "float32",
+        "path": "fused scaled_dot_product_attention, forward+backward",
+    }
+
+
+def _check_timing(T, batch, reps, warmup, seed, device) -> None:
+    """Refuse (ConfigError) a timing parameter of :func:`throughput` out of its range."""
     for name, v in (("T", T), ("batch", batch), ("reps", reps)):
         _pos_int(name, v)
     if not isinstance(warmup, int) or warmup < 0:
@@ -677,16 +707,12 @@ def throughput(
         torch.device(device)
     except (RuntimeError, TypeError):
         raise ConfigError(f"device must be cpu, cuda or cuda:N (got {device!r})") from None
+
+
+def _require_timing(cfgs, T: int, batch: int, reps: int, warmup: int) -> None:
+    """Refuse a timing whose memory or least time exceeds the limits of :mod:`.resources`."""
     from .resources import FLOPS_PER_SECOND, forward_bytes, model_bytes, model_param_count, require
 
-    schedules = list(schedules)
-    if not schedules:
-        raise ConfigError("throughput needs at least one schedule")
-    for s in schedules:
-        _check_schedule(s)
-    cfgs = [model_config(s, ffn) for s in schedules]
-    for s, c in zip(schedules, cfgs, strict=True):
-        _check_elements(s, c, T, batch)
     # a lower bound of the time: 2 FLOPs per weight and token (the forward's matmuls alone) at
     # resources.FLOPS_PER_SECOND, plus 20 µs per layer of dispatch (measured: ~1 ms) per step
     step_s = [
@@ -698,6 +724,11 @@ def throughput(
         what=f"timing {len(cfgs)} schedules (weights and gradients, float32; {reps} rounds "
         f"after {warmup} warm-up)",
     )
+
+
+def _timed_models(cfgs, T: int, batch: int, seed: int, device: str):
+    """The models of ``cfgs`` on ``device`` (each initialised from ``seed``) and one batch of
+    seeded random inputs."""
     gen = torch.Generator().manual_seed(seed)
     models, X = [], None
     for cfg in cfgs:
@@ -709,6 +740,12 @@ def throughput(
         models.append(m.to(device))
         if X is None:
             X = torch.randn(batch, T, cfg.d_in, generator=gen).to(device)
+    return models, X
+
+
+def _median_steps(models, X, reps: int, warmup: int, device: str) -> list[float]:
+    """The median seconds of a forward+backward step of each model, after ``warmup`` steps each,
+    timed in ``reps`` interleaved rounds."""
 
     def step(m) -> float:
         if device.startswith("cuda"):
@@ -727,21 +764,7 @@ def throughput(
     for _ in range(reps):
         for i, m in enumerate(models):
             times[i].append(step(m))
-    med = [sorted(t)[len(t) // 2] for t in times]
-    tps = [batch * T / t for t in med]
-    return {
-        "tokens_per_s": [round(v, 1) for v in tps],
-        "median_step_s": [round(v, 5) for v in med],
-        "ratio_to_first": [round(v / tps[0], 4) for v in tps],
-        "T": T,
-        "batch": batch,
-        "reps": reps,
-        "warmup": warmup,
-        "threads": torch.get_num_threads(),
-        "device": device,
-        "dtype": "float32",
-        "path": "fused scaled_dot_product_attention, forward+backward",
-    }
+    return [sorted(t)[len(t) // 2] for t in times]
 
 
 # ----------------------------------------------------------------------- attention distance

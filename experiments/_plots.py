@@ -104,6 +104,64 @@ def _dedupe(series: list) -> list:
     return out
 
 
+def _draw_series(ax, s: dict, i: int, n: int, width: float, categories) -> None:
+    """Series ``i`` of ``n`` of :func:`line_plot`: a line with its band, or, with
+    ``categories``, dodged markers with error bars."""
+    color = s.get("color", f"C{i % 7}")
+    xs = [float(v) for v in s["x"]]
+    if categories is not None:
+        off = (i - (n - 1) / 2) * width if n > 1 else 0.0
+        xs = [v + off for v in xs]
+        err = None
+        if "lo" in s:
+            err = [
+                [max(0.0, y - a) for y, a in zip(s["y"], s["lo"])],
+                [max(0.0, b - y) for y, b in zip(s["y"], s["hi"])],
+            ]
+        ax.errorbar(
+            xs,
+            s["y"],
+            yerr=err,
+            linestyle="none",
+            marker="o",
+            color=color,
+            capsize=3,
+            label=s["label"],
+        )
+        return
+    ax.plot(
+        xs,
+        s["y"],
+        linestyle="--" if s.get("dashed") else "-",
+        marker=None if s.get("dashed") else "o",
+        color=color,
+        label=s["label"],
+    )
+    if "lo" in s:
+        ax.fill_between(xs, s["lo"], s["hi"], color=color, alpha=0.2, linewidth=0)
+
+
+def _x_ticks(fig, ax, series: list, logx: bool, xint: bool, categories) -> None:
+    """:func:`line_plot`'s x ticks: at the measured x values (a dashed curve's dense grid names
+    nothing), thinned; categorical names; or the axis's own locator."""
+    from matplotlib.ticker import MaxNLocator, NullFormatter
+
+    from approxtheory.plots import MAX_FIXED_TICKS, _fmt, _thin_ticks
+
+    shown = [s for s in series if not s.get("dashed")] or series
+    xs_all = sorted({float(v) for s in shown for v in s["x"]})
+    if categories is not None:
+        _thin_ticks(fig, ax.xaxis, xs_all, [str(categories.get(v, _fmt(v))) for v in xs_all])
+        if xs_all:
+            ax.set_xlim(xs_all[0] - 0.5, xs_all[-1] + 0.5)
+    elif (logx or xint) and 0 < len(xs_all) <= MAX_FIXED_TICKS:
+        _thin_ticks(fig, ax.xaxis, xs_all, [_fmt(v) for v in xs_all])
+    elif logx:
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    elif xint:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
 def line_plot(
     out,
     series,
@@ -123,17 +181,7 @@ def line_plot(
     name}``, x is categorical (markers with error bars, dodged, no joining line). Identical
     series are drawn once (the legend names both); at most 12 distinct x values get one tick
     each."""
-    from matplotlib.ticker import MaxNLocator, NullFormatter
-
-    from approxtheory.plots import (
-        MAX_FIXED_TICKS,
-        STYLE,
-        _fmt,
-        _plain_log_y,
-        _plt,
-        _save,
-        _thin_ticks,
-    )
+    from approxtheory.plots import STYLE, _plain_log_y, _plt, _save
 
     plt = _plt()
     series = _dedupe(list(series))
@@ -141,38 +189,7 @@ def line_plot(
         fig, ax = plt.subplots()
         width = 0.6 / max(1, len(series))
         for i, s in enumerate(series):
-            color = s.get("color", f"C{i % 7}")
-            xs = [float(v) for v in s["x"]]
-            if categories is not None:
-                off = (i - (len(series) - 1) / 2) * width if len(series) > 1 else 0.0
-                xs = [v + off for v in xs]
-                err = None
-                if "lo" in s:
-                    err = [
-                        [max(0.0, y - a) for y, a in zip(s["y"], s["lo"])],
-                        [max(0.0, b - y) for y, b in zip(s["y"], s["hi"])],
-                    ]
-                ax.errorbar(
-                    xs,
-                    s["y"],
-                    yerr=err,
-                    linestyle="none",
-                    marker="o",
-                    color=color,
-                    capsize=3,
-                    label=s["label"],
-                )
-                continue
-            ax.plot(
-                xs,
-                s["y"],
-                linestyle="--" if s.get("dashed") else "-",
-                marker=None if s.get("dashed") else "o",
-                color=color,
-                label=s["label"],
-            )
-            if "lo" in s:
-                ax.fill_between(xs, s["lo"], s["hi"], color=color, alpha=0.2, linewidth=0)
+            _draw_series(ax, s, i, len(series), width, categories)
         for j, (x, lab) in enumerate(vlines):
             ax.axvline(x, color=f"C{(j + 4) % 7}", linestyle=":", label=lab)
         if logx and categories is None:
@@ -188,19 +205,7 @@ def line_plot(
             ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))
         elif handles:
             ax.legend()
-        # ticks at the measured x values (a dashed curve's dense grid names nothing)
-        shown = [s for s in series if not s.get("dashed")] or series
-        xs_all = sorted({float(v) for s in shown for v in s["x"]})
-        if categories is not None:
-            _thin_ticks(fig, ax.xaxis, xs_all, [str(categories.get(v, _fmt(v))) for v in xs_all])
-            if xs_all:
-                ax.set_xlim(xs_all[0] - 0.5, xs_all[-1] + 0.5)
-        elif (logx or xint) and 0 < len(xs_all) <= MAX_FIXED_TICKS:
-            _thin_ticks(fig, ax.xaxis, xs_all, [_fmt(v) for v in xs_all])
-        elif logx:
-            ax.xaxis.set_minor_formatter(NullFormatter())
-        elif xint:
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        _x_ticks(fig, ax, series, logx, xint, categories)
         _save(fig, Path(out))
         plt.close(fig)
     return out

@@ -193,23 +193,12 @@ class HeadDrift:
         }
 
 
-# one function: one cell's corpus, vocabulary, model, training run and measurements, in order;
-# the steps share the corpus split and the model
-def train_cell(cfg: dict) -> dict:
-    import numpy as np
-    import torch
+def _model_config(V: int, T: int, E: int, H: int):
+    """The cell's model: a two-layer causal character LM, learned positions, no biases,
+    H heads of width E/H per layer, a 2E-wide FFN, float64."""
+    from approxtheory.model import LayerSpec, ModelConfig
 
-    from approxtheory.identifiability import rebalance_model
-    from approxtheory.model import LayerSpec, ModelConfig, Transformer
-    from approxtheory.train import InvariantFraction, TokenData, TrainConfig, train
-
-    text = load_corpus(cfg["corpus"])
-    check_corpus_length(len(text), cfg["T"])
-    chars = sorted(set(text))
-    idx = torch.tensor([chars.index(c) for c in text], dtype=torch.long)
-    n_train = int(0.9 * len(idx))
-    V, T, E, H = len(chars), cfg["T"], cfg["E"], cfg["H"]
-    mc = ModelConfig(
+    return ModelConfig(
         d_in=V,
         width=E,
         seq_len=T,
@@ -223,6 +212,77 @@ def train_cell(cfg: dict) -> dict:
         d_out=V,
         dtype="float64",
     )
+
+
+def _hooks(cfg: dict) -> list:
+    """The optimizer's hooks of the cell's ``optimizer``: ``adamw_clear`` drops the moments
+    every ``rebalance_every`` steps (the paper's control), ``adamw_rebalance`` rebalances every
+    block then drops the moments (as the paper and its code do)."""
+    import torch
+
+    from approxtheory.identifiability import rebalance_model
+
+    opt_name = cfg["optimizer"]
+    hooks = []
+    if opt_name == "adamw_clear":  # the paper's control: the moments dropped, no rebalancing
+
+        def clear(step, model, opt):
+            if (step + 1) % cfg["rebalance_every"] == 0:
+                opt.state.clear()
+
+        hooks.append(clear)
+    if opt_name == "adamw_rebalance":
+
+        def rebalance(step, model, opt):
+            if (step + 1) % cfg["rebalance_every"] == 0:
+                with torch.no_grad():
+                    for blk_i in range(len(model.layers)):
+                        rebalance_model(model, blk_i)
+                # the paper (and its code) also drop the optimizer's moments after rebalancing
+                opt.state.clear()
+
+        hooks.append(rebalance)
+    return hooks
+
+
+def _trace(res) -> list[dict[str, float]]:
+    """The per-log-step trace of a training result: loss, ρ, β and its relative drift, and
+    each head's drift."""
+    from approxtheory.train import InvariantFraction
+
+    trace: list[dict[str, float]] = []
+    heads = {r["step"]: r for r in res.records if r["callback"] == HeadDrift.name}
+    for r in res.records:
+        if r["callback"] != InvariantFraction.name:
+            continue
+        C0 = trace[0]["beta"] if trace else r["beta"]
+        drifts = {k: v for k, v in heads[r["step"]].items() if k.startswith("drift_")}
+        trace.append(
+            {
+                "step": r["step"],
+                "loss": res.losses[r["step"]],
+                "rho": r["rho"],
+                "beta": r["beta"],
+                "beta_drift": abs(r["beta"] - C0) / max(C0, 1e-300),
+                **drifts,
+            }
+        )
+    return trace
+
+
+def train_cell(cfg: dict) -> dict:
+    import numpy as np
+    import torch
+
+    from approxtheory.model import Transformer
+    from approxtheory.train import InvariantFraction, TokenData, TrainConfig, train
+
+    text = load_corpus(cfg["corpus"])
+    check_corpus_length(len(text), cfg["T"])
+    chars = sorted(set(text))
+    idx = torch.tensor([chars.index(c) for c in text], dtype=torch.long)
+    n_train = int(0.9 * len(idx))
+    V, T, E, H = len(chars), cfg["T"], cfg["E"], cfg["H"]
     opt_name = cfg["optimizer"]
     if opt_name.startswith("sgd"):
         tc = dict(
@@ -244,54 +304,19 @@ def train_cell(cfg: dict) -> dict:
     data = TokenData(
         tokens=idx[:n_train], vocab=V, seq_len=T, val_tokens=idx[n_train:], val_windows=64
     )
-    hooks = []
-    if opt_name == "adamw_clear":  # the paper's control: the moments dropped, no rebalancing
-
-        def clear(step, model, opt):
-            if (step + 1) % cfg["rebalance_every"] == 0:
-                opt.state.clear()
-
-        hooks.append(clear)
-    if opt_name == "adamw_rebalance":
-
-        def rebalance(step, model, opt):
-            if (step + 1) % cfg["rebalance_every"] == 0:
-                with torch.no_grad():
-                    for blk_i in range(len(model.layers)):
-                        rebalance_model(model, blk_i)
-                # the paper (and its code) also drop the optimizer's moments after rebalancing
-                opt.state.clear()
-
-        hooks.append(rebalance)
     # diagnostics of the optimizer's step itself (callbacks run before the rebalancing hook)
     res = train(
-        Transformer(mc),
+        Transformer(_model_config(V, T, E, H)),
         data,
         config,
-        hooks=hooks,
+        hooks=_hooks(cfg),
         callbacks=[InvariantFraction(every=cfg["log_every"]), HeadDrift(every=cfg["log_every"])],
     )
     if not res.ok:
         from approxtheory.errors import ApproxTheoryError
 
         raise ApproxTheoryError(f"identifiability_training cell {cfg}: {res.message}")
-    trace: list[dict[str, float]] = []
-    heads = {r["step"]: r for r in res.records if r["callback"] == HeadDrift.name}
-    for r in res.records:
-        if r["callback"] != InvariantFraction.name:
-            continue
-        C0 = trace[0]["beta"] if trace else r["beta"]
-        drifts = {k: v for k, v in heads[r["step"]].items() if k.startswith("drift_")}
-        trace.append(
-            {
-                "step": r["step"],
-                "loss": res.losses[r["step"]],
-                "rho": r["rho"],
-                "beta": r["beta"],
-                "beta_drift": abs(r["beta"] - C0) / max(C0, 1e-300),
-                **drifts,
-            }
-        )
+    trace = _trace(res)
     rho_mean = float(np.mean([t["rho"] for t in trace[1:]])) if len(trace) > 1 else 0.0
     step_drift = {
         "step_" + k: float(np.mean([t[k] for t in trace]))

@@ -262,13 +262,70 @@ def heads_floor(T: int, B: float) -> float:
     return float(np.mean([x2.evaluate_float("floor", L=int(t) + 1, B=B) for t in scored_rows(T)]))
 
 
-def heads_plot(rows: list, out: Path) -> list:
-    """E(d, T) (min over seeds, band over seeds) vs T per d, one panel-file per B, with the TO-X2
-    floor; and the relative d-gain [E(1) - E(8)] / E(1) vs T per B."""
+def _heads_panel(rows: list, out: Path, B: float, Ts: list, ds: list) -> tuple:
+    """One B of :func:`heads_plot`: its panel-file (E(d, T) per d and the TO-X2 floor), its
+    summary rows, and its relative d-gain per T."""
     import math
 
     import numpy as np
 
+    from approxtheory.experiments._plots import line_plot
+
+    series: list[dict] = []
+    summary: list[dict] = []
+    fl = {T: heads_floor(T, B) for T in Ts}
+    for i, d in enumerate(ds):
+        vals = {
+            T: [float(r[f"E_d{d}"]) for r in rows if float(r["B"]) == B and int(r["T"]) == T]
+            for T in Ts
+        }
+        series.append(
+            {
+                "x": Ts,
+                "y": [float(np.median(vals[T])) for T in Ts],
+                "lo": [min(vals[T]) for T in Ts],
+                "hi": [max(vals[T]) for T in Ts],
+                "label": f"d = {d}",
+                "color": f"C{i}",
+            }
+        )
+        summary += [
+            {"B": B, "T": T, "head_dim": d, "E_min": min(vals[T]), "floor": fl[T]} for T in Ts
+        ]
+    if not math.isinf(B):
+        series.append(
+            {
+                "x": Ts,
+                "y": [fl[T] for T in Ts],
+                "label": "TO-X2 floor q/(1+q)",
+                "dashed": True,
+                "color": "k",
+            }
+        )
+    name = "inf" if math.isinf(B) else f"{B:g}"
+    path = line_plot(
+        out / f"E_vs_T_B{name}.png",
+        series,
+        title=f"P1: optimised heads, B = {name} (median over seeds, band min-max)",
+        xlabel="T",
+        ylabel="relative MSE E(d, T) (rows t >= T/2)",
+        logx=True,
+        logy=not math.isinf(B),
+    )
+    best = {
+        T: {
+            d: min(float(r[f"E_d{d}"]) for r in rows if float(r["B"]) == B and int(r["T"]) == T)
+            for d in (ds[0], ds[-1])
+        }
+        for T in Ts
+    }
+    gain = [(best[T][ds[0]] - best[T][ds[-1]]) / best[T][ds[0]] for T in Ts]
+    return path, summary, name, gain
+
+
+def heads_plot(rows: list, out: Path) -> list:
+    """E(d, T) (min over seeds, band over seeds) vs T per d, one panel-file per B, with the TO-X2
+    floor; and the relative d-gain [E(1) - E(8)] / E(1) vs T per B."""
     from approxtheory.experiments._plots import line_plot
     from approxtheory.report import write_csv
 
@@ -278,63 +335,10 @@ def heads_plot(rows: list, out: Path) -> list:
     ds = sorted(int(k[3:]) for k in rows[0] if k.startswith("E_d"))
     summary, plots, gain_series = [], [], []
     for j, B in enumerate(Bs):
-        series = []
-        fl = {T: heads_floor(T, B) for T in Ts}
-        for i, d in enumerate(ds):
-            vals = {
-                T: [float(r[f"E_d{d}"]) for r in rows if float(r["B"]) == B and int(r["T"]) == T]
-                for T in Ts
-            }
-            series.append(
-                {
-                    "x": Ts,
-                    "y": [float(np.median(vals[T])) for T in Ts],
-                    "lo": [min(vals[T]) for T in Ts],
-                    "hi": [max(vals[T]) for T in Ts],
-                    "label": f"d = {d}",
-                    "color": f"C{i}",
-                }
-            )
-            summary += [
-                {"B": B, "T": T, "head_dim": d, "E_min": min(vals[T]), "floor": fl[T]} for T in Ts
-            ]
-        if not math.isinf(B):
-            series.append(
-                {
-                    "x": Ts,
-                    "y": [fl[T] for T in Ts],
-                    "label": "TO-X2 floor q/(1+q)",
-                    "dashed": True,
-                    "color": "k",
-                }
-            )
-        name = "inf" if math.isinf(B) else f"{B:g}"
-        plots.append(
-            line_plot(
-                out / f"E_vs_T_B{name}.png",
-                series,
-                title=f"P1: optimised heads, B = {name} (median over seeds, band min-max)",
-                xlabel="T",
-                ylabel="relative MSE E(d, T) (rows t >= T/2)",
-                logx=True,
-                logy=not math.isinf(B),
-            )
-        )
-        best = {
-            T: {
-                d: min(float(r[f"E_d{d}"]) for r in rows if float(r["B"]) == B and int(r["T"]) == T)
-                for d in (ds[0], ds[-1])
-            }
-            for T in Ts
-        }
-        gain_series.append(
-            {
-                "x": Ts,
-                "y": [(best[T][ds[0]] - best[T][ds[-1]]) / best[T][ds[0]] for T in Ts],
-                "label": f"B = {name}",
-                "color": f"C{j}",
-            }
-        )
+        path, rows_B, name, gain = _heads_panel(rows, out, B, Ts, ds)
+        plots.append(path)
+        summary += rows_B
+        gain_series.append({"x": Ts, "y": gain, "label": f"B = {name}", "color": f"C{j}"})
     write_csv(out / "summary.csv", summary)
     plots.append(
         line_plot(

@@ -258,12 +258,9 @@ NO_MUTANT_NOTE = (
 )
 
 
-def _call(fn, cid, ctx):
-    if ctx.mutant is not None and ctx.mutant not in MUTANTS.get(cid, {}):
-        raise ValueError(
-            f"{cid} declares no mutant {ctx.mutant!r} (declared: "
-            f"{', '.join(MUTANTS.get(cid, {})) or 'none'})"
-        )
+def _run_check(fn, cid, ctx) -> Verdict:
+    """``fn(ctx, cid)`` with ``ctx`` active; the smoke pass's undecided check becomes the smoke
+    profile's not-checkable verdict, naming the experiments it did not train."""
     _ACTIVE.append(ctx)
     skips = len(_SMOKE_SKIPS)
     try:
@@ -289,43 +286,50 @@ def _call(fn, cid, ctx):
             f"under ./{RESULTS_DIR} are read when complete; `approxtheory verify --profile "
             f"quick` trains them): " + v.evidence
         )
-    v.claim = cid
-    v.check = f"{fn.__module__}.{fn.__name__}"
-    v.mutants = sorted(MUTANTS.get(cid, {}))
-    if not v.scope:  # tests/test_mutants.py fails on any check that leaves it unstated
-        v.scope = "unstated"
+    return v
+
+
+def _record_certified(v: Verdict, ctx) -> None:
+    """The certified-bracket summary of ``v``'s rows (or of its searched error) on the verdict,
+    and, where some cells are bracketed, what was certified in its coverage."""
     summary = certified_summary(v.rows)
     if summary is None and v.verdict == "verified-numeric" and (v.mutants or ctx.mutant):
         summary = searched_only(v)  # (a verdict with no mutant is downgraded below: no record)
-    if summary is not None and summary["bracketed"] == 0:
-        v.certified = summary
-    elif summary is not None:
-        k, n, m = summary["cells"], summary["of"], summary["bracketed"]
-        v.certified = summary
-        v.covered = (v.covered + "; " if v.covered else "") + (
-            f"two-sided in {m} of {n} cells: found <= sup <= certified, the "
-            f"certified upper bracket (a sound bound over the whole input domain, not a search) at "
-            f"or below the claimed bound in {k} of them (structured brackets, exact up to a "
-            f"piece budget: softmax-over-box for one layer of softmax retrieval heads, a "
-            f"ReLU read-out of one token per unit against a max/min target, the two-layer "
-            f"second-largest construction (softmax deficits, which token is the max, 1-D "
-            f"pieces of x_(2)), the two-layer pairwise maximum on the unit sphere (two softmax "
-            f"deficits per term), or a 1-D piecewise-linear interpolant (its error is linear "
-            f"between the union of its and the target's breakpoints; a smooth target's is "
-            f"bounded by the interpolation remainder); at most {CERTIFY_CELLS_STRUCTURED} cells "
-            f"per construction grid; else branch-and-bound for T <= 16, d <= 2, at most "
-            f"{CERTIFY_CELLS} per grid, {CERTIFY_SECONDS} s each); "
-            + (
-                "certified in every cell"
-                if summary["all"]
-                else f"the other {n - k} cells are search-based only"
-            )
+    if summary is None:
+        return
+    v.certified = summary
+    if summary["bracketed"] == 0:
+        return
+    k, n, m = summary["cells"], summary["of"], summary["bracketed"]
+    v.covered = (v.covered + "; " if v.covered else "") + (
+        f"two-sided in {m} of {n} cells: found <= sup <= certified, the "
+        f"certified upper bracket (a sound bound over the whole input domain, not a search) at "
+        f"or below the claimed bound in {k} of them (structured brackets, exact up to a "
+        f"piece budget: softmax-over-box for one layer of softmax retrieval heads, a "
+        f"ReLU read-out of one token per unit against a max/min target, the two-layer "
+        f"second-largest construction (softmax deficits, which token is the max, 1-D "
+        f"pieces of x_(2)), the two-layer pairwise maximum on the unit sphere (two softmax "
+        f"deficits per term), or a 1-D piecewise-linear interpolant (its error is linear "
+        f"between the union of its and the target's breakpoints; a smooth target's is "
+        f"bounded by the interpolation remainder); at most {CERTIFY_CELLS_STRUCTURED} cells "
+        f"per construction grid; else branch-and-bound for T <= 16, d <= 2, at most "
+        f"{CERTIFY_CELLS} per grid, {CERTIFY_SECONDS} s each); "
+        + (
+            "certified in every cell"
+            if summary["all"]
+            else f"the other {n - k} cells are search-based only"
         )
-        for g in summary["gaps"]:
-            v.covered += (
-                f"; gap at {g['cell']}: found {g['found']:.4g} <= claimed {g['claimed']:.4g} < "
-                f"certified {_g4(g['certified'])}"
-            )
+    )
+    for g in summary["gaps"]:
+        v.covered += (
+            f"; gap at {g['cell']}: found {g['found']:.4g} <= claimed {g['claimed']:.4g} < "
+            f"certified {_g4(g['certified'])}"
+        )
+
+
+def _held_to_claim(v: Verdict, cid: str, ctx) -> None:
+    """A passing verdict held to the claim's side, its slack (or why it has none), and the
+    downgrade of a verified verdict with no mutant to consistent-empirical."""
     from approxtheory.catalogue import _REGISTRY
 
     c = _REGISTRY.get(cid)  # None for a check registered under an id of no claim (tests)
@@ -340,6 +344,22 @@ def _call(fn, cid, ctx):
     if ctx.mutant is None and v.verdict in VERIFIED and not v.mutants:
         v.evidence = NO_MUTANT_NOTE.format(v=v.verdict) + v.evidence
         v.verdict = "consistent-empirical"
+
+
+def _call(fn, cid, ctx):
+    if ctx.mutant is not None and ctx.mutant not in MUTANTS.get(cid, {}):
+        raise ValueError(
+            f"{cid} declares no mutant {ctx.mutant!r} (declared: "
+            f"{', '.join(MUTANTS.get(cid, {})) or 'none'})"
+        )
+    v = _run_check(fn, cid, ctx)
+    v.claim = cid
+    v.check = f"{fn.__module__}.{fn.__name__}"
+    v.mutants = sorted(MUTANTS.get(cid, {}))
+    if not v.scope:  # tests/test_mutants.py fails on any check that leaves it unstated
+        v.scope = "unstated"
+    _record_certified(v, ctx)
+    _held_to_claim(v, cid, ctx)
     return v
 
 
@@ -734,19 +754,7 @@ def construction_grid(
                     attempts_s += 1
                 else:
                     attempts += 1
-                cert = c.certify(time_limit=CERTIFY_SECONDS, witness=m.get("witness"))
-                up = cert["sup_error_upper"]
-                row["sup_error_upper"] = up
-                row["certified"] = bool(cert.get("certified"))
-                # both sides: the search's value is a lower bound on the supremum, the bracket
-                # an upper one; found above certified is a bug in one of them, never a verdict
-                if up is not None and math.isfinite(m["sup_error"]) and math.isfinite(up):
-                    atol, rtol = _tol(c)
-                    if m["sup_error"] > up + atol + rtol * abs(up):
-                        raise AssertionError(
-                            f"{name} at {point}: the search found {m['sup_error']:.12g} above "
-                            f"the certified upper bracket {up:.12g} (unsound bracket or search)"
-                        )
+                _certify_cell(name, point, c, m, row)
         if extra is not None:
             row.update(extra(c, m))
         rows.append(row)
@@ -755,6 +763,24 @@ def construction_grid(
         if active is not None:
             active.progress(f"{name} cells", done, n_cells)
     return rows, witnesses
+
+
+def _certify_cell(name: str, point: dict, c, m: dict, row: dict) -> None:
+    """The certified upper bracket of one cell into ``row`` (``sup_error_upper``,
+    ``certified``), held against the search: the search's value is a lower bound on the
+    supremum, the bracket an upper one; found above certified is a bug in one of them, never a
+    verdict."""
+    cert = c.certify(time_limit=CERTIFY_SECONDS, witness=m.get("witness"))
+    up = cert["sup_error_upper"]
+    row["sup_error_upper"] = up
+    row["certified"] = bool(cert.get("certified"))
+    if up is not None and math.isfinite(m["sup_error"]) and math.isfinite(up):
+        atol, rtol = _tol(c)
+        if m["sup_error"] > up + atol + rtol * abs(up):
+            raise AssertionError(
+                f"{name} at {point}: the search found {m['sup_error']:.12g} above "
+                f"the certified upper bracket {up:.12g} (unsound bracket or search)"
+            )
 
 
 def _tol(c) -> tuple[float, float]:
@@ -819,6 +845,7 @@ def _decisive_rows(name: str, d) -> tuple[tuple | None, str]:
     shipped and fresh (or, with ``retrain``, computed here); else (None, what was missing or
     stale)."""
     import os
+    from pathlib import Path
 
     from approxtheory.experiment import get, run_experiment
     from approxtheory.report import read_csv
@@ -843,6 +870,8 @@ def _decisive_rows(name: str, d) -> tuple[tuple | None, str]:
             + (f" ({r['stale']} stale: their cell code changed since)" if r.get("stale") else "")
         )
     rows = tuple(dict(x) for x in read_csv(r["csv"]))
+    tp = Path(d) / name / f"{DECISIVE}.trace.csv"
+    trace = tuple(dict(x) for x in read_csv(tp)) if tp.exists() else ()
     how = (
         f"read {r['shipped']} shipped cell(s) of the decisive grid, {r['shipped_note']}"
         if r.get("shipped")
@@ -850,7 +879,7 @@ def _decisive_rows(name: str, d) -> tuple[tuple | None, str]:
     )
     if r["computed"]:
         how = f"the decisive grid: {r['computed']} cell(s) computed here, {r['cached']} cached"
-    return (rows, (), how), ""
+    return (rows, trace, how), ""
 
 
 @functools.cache  # not `memo`: trained rows never depend on a claim override

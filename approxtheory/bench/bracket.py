@@ -227,87 +227,26 @@ def _bias(mod):
     return None if mod.bias is None else mod.bias.detach().to(torch.float64)
 
 
-# one function: one pass of interval propagation through the layers in order, each layer's box
-# feeding the next; the refusals at its top name what the naive baseline does not handle
 def interval_baseline(model, task) -> float | None:
     """Naive interval bound propagation of sup |model − target| over the task's box (None where
     the model has parts this baseline does not handle: normalisation, RoPE, causal masks,
     gated FFNs, per-token read-outs, non-box domains, non-affine or non-retrieval targets)."""
-    from ..bounds import softmax_bounds
-    from ..tasks import GeneralizedRetrieval
-
     cfg = getattr(model, "cfg", None)
-    if (
-        cfg is None
-        or not isinstance(task, GeneralizedRetrieval)
-        or task.affine is None
-        or task.outer_affine is None
-        or getattr(task, "domain", "box") != "box"
-        or cfg.layernorm
-        or getattr(cfg, "rmsnorm", False)
-        or cfg.causal
-        or cfg.readout != "cls"
-        or (cfg.rope is not None and (cfg.rope == "full" or int(cfg.rope) > 0))
-        or cfg.d_out != 1
-    ):
+    if cfg is None or not _iv_handles(cfg, task):
         return None
-    T, d = task.T, task.d
     with torch.no_grad():
-        lo = torch.full((T, d), float(task.lo), dtype=torch.float64)
-        hi = torch.full((T, d), float(task.hi), dtype=torch.float64)
-        c, r = 0.5 * (lo + hi), 0.5 * (hi - lo)
-        if cfg.positions == "onehot":
-            c = torch.cat([c, torch.eye(T, dtype=torch.float64)], -1)
-            r = torch.cat([r, torch.zeros(T, T, dtype=torch.float64)], -1)
-        try:
-            c, r = _iv_mlp(model.embed, c, r)
-        except ValueError:
+        inp = _iv_input(model, cfg, task)
+        if inp is None:
             return None
-        if model.pos is not None:
-            c = c + model.pos.to(torch.float64)
-        if model.cls is not None:
-            c = torch.cat([c, model.cls.to(torch.float64)[None]], 0)
-            r = torch.cat([r, torch.zeros(1, c.shape[1], dtype=torch.float64)], 0)
+        c, r = inp
         L = len(model.layers)
         for li, blk in enumerate(model.layers):
-            a = blk.attn
             # the CLS read-out needs only the CLS row of the last layer (as the model computes)
             last = model.cls is not None and li == L - 1
-            H, n, cv, G = a.h, a.n, a.c, a.g
-            qc, qr = _iv_linear(
-                c[-1:] if last else c,
-                r[-1:] if last else r,
-                a.q.weight.to(torch.float64),
-                _bias(a.q),
-            )
-            kc, kr = _iv_linear(c, r, a.k.weight.to(torch.float64), _bias(a.k))
-            vc, vr = _iv_linear(c, r, a.v.weight.to(torch.float64), _bias(a.v))
-            Tt = c.shape[0]
-            J = Tt - 1 if (model.cls is not None and not cfg.cls_is_key) else Tt
-            rep = H // G
-            outs_l, outs_h = [], []
-            for i in range(H):
-                gi = i // rep
-                ql = (qc - qr)[:, i * n : (i + 1) * n]
-                qh = (qc + qr)[:, i * n : (i + 1) * n]
-                kl = (kc - kr)[:J, gi * n : (gi + 1) * n]
-                kh = (kc + kr)[:J, gi * n : (gi + 1) * n]
-                pl_, ph_ = _iv_mul(ql[:, None, :], qh[:, None, :], kl[None], kh[None])
-                lgl = pl_.sum(-1) * a.scale
-                lgh = ph_.sum(-1) * a.scale
-                lgl, lgh = torch.minimum(lgl, lgh), torch.maximum(lgl, lgh)
-                if not (torch.isfinite(lgl).all() and torch.isfinite(lgh).all()):
-                    return math.inf
-                pL, pU = softmax_bounds(lgl, lgh)  # (Tt, J)
-                vl = (vc - vr)[:J, gi * cv : (gi + 1) * cv]
-                vh = (vc + vr)[:J, gi * cv : (gi + 1) * cv]
-                yl, yh = _iv_mul(pL[:, :, None], pU[:, :, None], vl[None], vh[None])
-                outs_l.append(yl.sum(1))
-                outs_h.append(yh.sum(1))
-            yl, yh = torch.cat(outs_l, -1), torch.cat(outs_h, -1)
-            oc, orr = _iv_linear(
-                0.5 * (yl + yh), 0.5 * (yh - yl), a.o.weight.to(torch.float64), _bias(a.o)
-            )
+            att = _iv_attention(model, cfg, blk.attn, c, r, last)
+            if att is None:
+                return math.inf
+            oc, orr = att
             if last:
                 c, r = c[-1:], r[-1:]
             if cfg.residual:
@@ -325,20 +264,106 @@ def interval_baseline(model, task) -> float | None:
         except ValueError:
             return None
         ol, oh = float((oc - orr)[0, 0]), float((oc + orr)[0, 0])
-        # target interval: c0 + Σ_i c_i opt_{t ∈ S_i} f_i(x(t)), features over the box
-        W, b = (np.asarray(v, dtype=np.float64) for v in task.affine)
-        cc, c0 = task.outer_affine
-        tl = th = float(c0)
-        for i in range(task.D):
-            fl = float(np.minimum(W[i] * task.lo, W[i] * task.hi).sum() + b[i])
-            fh = float(np.maximum(W[i] * task.lo, W[i] * task.hi).sum() + b[i])
-            # opt over S of per-token intervals (all tokens share the box): [fl, fh]
-            ci = float(cc[i])
-            tl += min(ci * fl, ci * fh)
-            th += max(ci * fl, ci * fh)
+        tl, th = _iv_target(task)
     el, eh = ol - th, oh - tl
     v = max(abs(el), abs(eh))
     return v * (1 + 1e-12) if math.isfinite(v) else math.inf
+
+
+def _iv_handles(cfg, task) -> bool:
+    """Whether the naive baseline handles this model configuration and task (see
+    :func:`interval_baseline`)."""
+    from ..tasks import GeneralizedRetrieval
+
+    return not (
+        not isinstance(task, GeneralizedRetrieval)
+        or task.affine is None
+        or task.outer_affine is None
+        or getattr(task, "domain", "box") != "box"
+        or cfg.layernorm
+        or getattr(cfg, "rmsnorm", False)
+        or cfg.causal
+        or cfg.readout != "cls"
+        or (cfg.rope is not None and (cfg.rope == "full" or int(cfg.rope) > 0))
+        or cfg.d_out != 1
+    )
+
+
+def _iv_input(model, cfg, task):
+    """The interval (centre, radius) of the embedded input over the task's box, with positions
+    and the CLS row; None where the embedding has parts this baseline does not handle."""
+    T, d = task.T, task.d
+    lo = torch.full((T, d), float(task.lo), dtype=torch.float64)
+    hi = torch.full((T, d), float(task.hi), dtype=torch.float64)
+    c, r = 0.5 * (lo + hi), 0.5 * (hi - lo)
+    if cfg.positions == "onehot":
+        c = torch.cat([c, torch.eye(T, dtype=torch.float64)], -1)
+        r = torch.cat([r, torch.zeros(T, T, dtype=torch.float64)], -1)
+    try:
+        c, r = _iv_mlp(model.embed, c, r)
+    except ValueError:
+        return None
+    if model.pos is not None:
+        c = c + model.pos.to(torch.float64)
+    if model.cls is not None:
+        c = torch.cat([c, model.cls.to(torch.float64)[None]], 0)
+        r = torch.cat([r, torch.zeros(1, c.shape[1], dtype=torch.float64)], 0)
+    return c, r
+
+
+def _iv_attention(model, cfg, a, c, r, last: bool):
+    """The interval of one attention layer's output (centre, radius) for input interval (c, r);
+    only the last row where ``last``; None where a head's logits are not finite."""
+    from ..bounds import softmax_bounds
+
+    H, n, cv, G = a.h, a.n, a.c, a.g
+    qc, qr = _iv_linear(
+        c[-1:] if last else c,
+        r[-1:] if last else r,
+        a.q.weight.to(torch.float64),
+        _bias(a.q),
+    )
+    kc, kr = _iv_linear(c, r, a.k.weight.to(torch.float64), _bias(a.k))
+    vc, vr = _iv_linear(c, r, a.v.weight.to(torch.float64), _bias(a.v))
+    Tt = c.shape[0]
+    J = Tt - 1 if (model.cls is not None and not cfg.cls_is_key) else Tt
+    rep = H // G
+    outs_l, outs_h = [], []
+    for i in range(H):
+        gi = i // rep
+        ql = (qc - qr)[:, i * n : (i + 1) * n]
+        qh = (qc + qr)[:, i * n : (i + 1) * n]
+        kl = (kc - kr)[:J, gi * n : (gi + 1) * n]
+        kh = (kc + kr)[:J, gi * n : (gi + 1) * n]
+        pl_, ph_ = _iv_mul(ql[:, None, :], qh[:, None, :], kl[None], kh[None])
+        lgl = pl_.sum(-1) * a.scale
+        lgh = ph_.sum(-1) * a.scale
+        lgl, lgh = torch.minimum(lgl, lgh), torch.maximum(lgl, lgh)
+        if not (torch.isfinite(lgl).all() and torch.isfinite(lgh).all()):
+            return None
+        pL, pU = softmax_bounds(lgl, lgh)  # (Tt, J)
+        vl = (vc - vr)[:J, gi * cv : (gi + 1) * cv]
+        vh = (vc + vr)[:J, gi * cv : (gi + 1) * cv]
+        yl, yh = _iv_mul(pL[:, :, None], pU[:, :, None], vl[None], vh[None])
+        outs_l.append(yl.sum(1))
+        outs_h.append(yh.sum(1))
+    yl, yh = torch.cat(outs_l, -1), torch.cat(outs_h, -1)
+    return _iv_linear(0.5 * (yl + yh), 0.5 * (yh - yl), a.o.weight.to(torch.float64), _bias(a.o))
+
+
+def _iv_target(task) -> tuple[float, float]:
+    """The target's interval over the box: c0 + Σ_i c_i opt_{t ∈ S_i} f_i(x(t))."""
+    W, b = (np.asarray(v, dtype=np.float64) for v in task.affine)
+    cc, c0 = task.outer_affine
+    tl = th = float(c0)
+    for i in range(task.D):
+        fl = float(np.minimum(W[i] * task.lo, W[i] * task.hi).sum() + b[i])
+        fh = float(np.maximum(W[i] * task.lo, W[i] * task.hi).sum() + b[i])
+        # opt over S of per-token intervals (all tokens share the box): [fl, fh]
+        ci = float(cc[i])
+        tl += min(ci * fl, ci * fh)
+        th += max(ci * fl, ci * fh)
+    return tl, th
 
 
 # ============================================================================== the run

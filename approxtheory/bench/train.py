@@ -187,6 +187,33 @@ def _summary(rows: list[dict], shapes: dict, steps: int, warmup: int, threads: i
     }
 
 
+def _runners(ours, plain, tokens, vocab: int, seq_len: int, batch: int, seed: int):
+    """``(run_ours, run_plain)``: each ``run(n, r)`` trains its model ``n`` steps in round ``r``
+    (learning rate 1e-3, seed ``seed + r``; ours keeps its weights after round 0) and returns
+    the training seconds."""
+    from ..train import TokenData, TrainConfig, train
+
+    data = TokenData(tokens=tokens, vocab=vocab, seq_len=seq_len)
+    lr = 1e-3
+
+    def run_ours(n, r):
+        res = train(
+            ours,
+            data,
+            TrainConfig(
+                steps=n, batch=batch, lr=lr, seed=seed + r, init="keep" if r else "default"
+            ),
+        )
+        return res.train_seconds
+
+    def run_plain(n, r):
+        return plain_train(
+            plain, tokens, vocab, seq_len, batch, n, lr, torch.Generator().manual_seed(seed + r)
+        )
+
+    return run_ours, run_plain
+
+
 def bench_train(
     vocab: int = 64,
     width: int = 64,
@@ -203,8 +230,6 @@ def bench_train(
 ) -> dict:
     """Steps per second of our loop and of the plain loop (float32, CPU), same shapes, same
     batch; see the module docstring for the protocol."""
-    from ..train import TokenData, TrainConfig, train
-
     _check_bench(
         (
             ("vocab", vocab, 2),
@@ -233,24 +258,7 @@ def bench_train(
         plain = PlainModel(vocab, width, heads, seq_len, layers, hidden)
         n_ours = sum(p.numel() for p in ours.parameters())
         n_plain = sum(p.numel() for p in plain.parameters())
-        data = TokenData(tokens=tokens, vocab=vocab, seq_len=seq_len)
-        lr = 1e-3
-
-        def run_ours(n, r):
-            res = train(
-                ours,
-                data,
-                TrainConfig(
-                    steps=n, batch=batch, lr=lr, seed=seed + r, init="keep" if r else "default"
-                ),
-            )
-            return res.train_seconds
-
-        def run_plain(n, r):
-            return plain_train(
-                plain, tokens, vocab, seq_len, batch, n, lr, torch.Generator().manual_seed(seed + r)
-            )
-
+        run_ours, run_plain = _runners(ours, plain, tokens, vocab, seq_len, batch, seed)
         if warmup:
             run_ours(warmup, 0)
             run_plain(warmup, 0)

@@ -61,6 +61,12 @@ class BracketResult:
         }
 
 
+def _roundoff_eps(model) -> float:
+    """The machine epsilon of the model's evaluation dtype (float64 unless it is float32)."""
+    dt = getattr(getattr(model, "cfg", None), "dtype", "float64")
+    return float(np.finfo(dt if dt in ("float32", "float64") else "float64").eps)
+
+
 def _err(model, task, X: torch.Tensor) -> torch.Tensor:
     return _err_from(model(X), task.target(X), task)
 

@@ -20,7 +20,7 @@ from ._af import _DT, _TINY, _Unsupported
 from ._inputs import _check_task, _nonfinite_weights, _pos_seconds, _require_forms
 
 # ============================================================================== search
-from ._result import BracketResult, _err, _err_from, _Lower  # noqa: F401
+from ._result import BracketResult, _err, _err_from, _Lower, _roundoff_eps  # noqa: F401
 from .error import _Ctx
 from .finite import FINITE_DOMAINS, MAX_POINTS, enumerate_bracket
 
@@ -38,8 +38,6 @@ RELU_PIECES_FACTOR = 8
 _METHODS = ("auto", "structured", "generic")
 
 
-# one function: the public entry: every option validated (before anything is allocated), then
-# the domain routed to enumeration, the structured bracket or the branch-and-bound, in that order
 @with_threads
 def upper_bracket(
     model,
@@ -106,6 +104,50 @@ def upper_bracket(
     )
     max_points = pos_int("max_points", max_points)
     _check_options(method, tol, atol, batch, branch_candidates)
+    domain, blo, bhi, P = _checked_inputs(model, task, lo, hi, seed, points)
+    budget = _budget_record(max_splits, max_boxes, max_pieces, time_limit, wall_clock_cap)
+    opts = _SearchOpts(
+        max_splits, max_boxes, wall_clock_cap, tol, atol, batch, branch_candidates, seed
+    )
+    sub = lo is not None or hi is not None  # a finite domain is enumerated inside lo/hi if given
+    return _route(
+        model, task, method, domain, (blo, bhi, P, sub), opts, max_pieces, max_points, t0, budget
+    )
+
+
+def _route(model, task, method, domain, box, opts, max_pieces, max_points, t0, budget):
+    """The checked call of :func:`upper_bracket` routed: NaN/inf weights to +inf, a finite
+    domain to enumeration, then the structured brackets (unless ``method="generic"``), else
+    branch-and-bound. ``box``: (blo, bhi, P, sub) with ``sub`` whether lo/hi were given."""
+    blo, bhi, P, sub = box
+    bad_w = _nonfinite_weights(model)
+    if bad_w:
+        return _bad_weights(bad_w, t0, budget)
+    if domain in FINITE_DOMAINS:
+        return enumerate_bracket(
+            model,
+            task,
+            max_points=max_points,
+            lo=blo if sub else None,
+            hi=bhi if sub else None,
+            points=P,
+        )
+    tol, atol, seed = opts.tol, opts.atol, opts.seed
+    sb = None
+    if method != "generic" and domain == "sphere":
+        sb = _pairwise(model, task, method, t0, budget)
+    elif method != "generic" and domain == "box":
+        sb = _box_structured(model, task, method, blo, bhi, tol, atol, max_pieces, t0, budget)
+    if isinstance(sb, BracketResult):
+        return sb
+    if sb is not None:
+        return _structured_result(model, task, sb, blo, bhi, P, seed, tol, atol, t0, budget)
+    return _generic_bracket(model, task, blo, bhi, P, opts, t0, budget)
+
+
+def _checked_inputs(model, task, lo, hi, seed, points):
+    """The task, model, domain, box, seed and points checked in that order: (domain, blo, bhi,
+    P) with the (T, d) float64 box and the extra points (None when not given)."""
     _check_task(task)
     _check_model(model)
     domain = _check_domain(task)
@@ -113,84 +155,66 @@ def upper_bracket(
     blo, bhi = _domain_box(task, lo, hi)
     _check_seed(seed)
     P = _points_array(points, T, d)
-    budget = _budget_record(max_splits, max_boxes, max_pieces, time_limit, wall_clock_cap)
-    bad_w = _nonfinite_weights(model)
-    if bad_w:
-        return BracketResult(
-            math.inf,
-            math.inf,
-            None,
-            seconds=time.perf_counter() - t0,
-            reason=bad_w,
-            stop="unsound-input",
-            unsound_input=True,
-            extra={"budget": budget},
-        )
-    if domain in FINITE_DOMAINS:
-        return enumerate_bracket(
-            model,
-            task,
-            max_points=max_points,
-            lo=None if lo is None and hi is None else blo,
-            hi=None if lo is None and hi is None else bhi,
-            points=P,
-        )
-    if method != "generic" and domain == "sphere":
-        sph = _pairwise(model, task, method, t0, budget)
-        if isinstance(sph, BracketResult):
-            return sph
-        if sph is not None:
-            return _structured_result(model, task, sph, blo, bhi, P, seed, tol, atol, t0, budget)
-    if method != "generic" and domain == "box":
-        from .. import bracket_softmax as bs
-        from . import relu as br
+    return domain, blo, bhi, P
 
-        stol = min(max(tol, 1e-9), 0.01)
-        try:
-            sb = bs.structured_bracket(model, task, blo, bhi, tol=stol, max_pieces=max_pieces)
-        except bs.Unsupported as e:
-            # a separable two-hidden-layer ReLU read-out against a max (HC-L9): its own
-            # structured bracket, RELU_PIECES_FACTOR·max_pieces 1-D pieces
-            try:
-                sb = br.relu_bracket(
-                    model,
-                    task,
-                    blo,
-                    bhi,
-                    tol=stol,
-                    atol=atol,
-                    max_pieces=RELU_PIECES_FACTOR * max_pieces,
-                )
-            except bs.Unsupported as e2:
-                # InfoFlow's two-layer second-largest construction (IF-K1): its own structured
-                # bracket, RELU_PIECES_FACTOR·max_pieces 1-D pieces
-                try:
-                    sb = _kth(model, task, blo, bhi, stol, atol, RELU_PIECES_FACTOR * max_pieces)
-                except bs.Unsupported as e3:
-                    e2 = f"{e2}; two-layer second-largest bracket: {e3}"  # type: ignore[assignment]
-                else:
-                    return _structured_result(
-                        model, task, sb, blo, bhi, P, seed, tol, atol, t0, budget
-                    )
-                if method == "structured":
-                    return BracketResult(
-                        None,
-                        None,
-                        None,
-                        seconds=time.perf_counter() - t0,
-                        reason=f"the structured bracket does not apply: {e} (ReLU read-out "
-                        f"bracket: {e2})",
-                        method="structured",
-                        extra={"budget": budget},
-                    )
-            else:
-                return _structured_result(model, task, sb, blo, bhi, P, seed, tol, atol, t0, budget)
-        else:
-            return _structured_result(model, task, sb, blo, bhi, P, seed, tol, atol, t0, budget)
-    opts = _SearchOpts(
-        max_splits, max_boxes, wall_clock_cap, tol, atol, batch, branch_candidates, seed
+
+def _bad_weights(bad_w: str, t0, budget) -> BracketResult:
+    """NaN/inf weights: +inf and the reason, never a finite bound."""
+    return BracketResult(
+        math.inf,
+        math.inf,
+        None,
+        seconds=time.perf_counter() - t0,
+        reason=bad_w,
+        stop="unsound-input",
+        unsound_input=True,
+        extra={"budget": budget},
     )
-    return _generic_bracket(model, task, blo, bhi, P, opts, t0, budget)
+
+
+def _not_structured(why: str, t0, budget) -> BracketResult:
+    """No bound under ``method="structured"``: no structured bracket applies (``why``)."""
+    return BracketResult(
+        None,
+        None,
+        None,
+        seconds=time.perf_counter() - t0,
+        reason=f"the structured bracket does not apply: {why}",
+        method="structured",
+        extra={"budget": budget},
+    )
+
+
+def _box_structured(model, task, method, blo, bhi, tol, atol, max_pieces, t0, budget):
+    """The structured brackets of a box domain, tried in turn: one layer of softmax retrieval
+    heads, a separable ReLU read-out, the two-layer second-largest construction. The first
+    that applies gives its StructuredBracket; when none does, None under ``method="auto"``
+    (branch-and-bound follows) or a BracketResult with no bound and the reasons."""
+    from .. import bracket_softmax as bs
+    from . import relu as br
+
+    stol = min(max(tol, 1e-9), 0.01)
+    try:
+        return bs.structured_bracket(model, task, blo, bhi, tol=stol, max_pieces=max_pieces)
+    except bs.Unsupported as e:
+        why = str(e)
+    # a separable two-hidden-layer ReLU read-out against a max (HC-L9): its own structured
+    # bracket, RELU_PIECES_FACTOR·max_pieces 1-D pieces
+    try:
+        return br.relu_bracket(
+            model, task, blo, bhi, tol=stol, atol=atol, max_pieces=RELU_PIECES_FACTOR * max_pieces
+        )
+    except bs.Unsupported as e:
+        why_relu = str(e)
+    # InfoFlow's two-layer second-largest construction (IF-K1): its own structured bracket,
+    # RELU_PIECES_FACTOR·max_pieces 1-D pieces
+    try:
+        return _kth(model, task, blo, bhi, stol, atol, RELU_PIECES_FACTOR * max_pieces)
+    except bs.Unsupported as e:
+        why_relu = f"{why_relu}; two-layer second-largest bracket: {e}"
+    if method != "structured":
+        return None
+    return _not_structured(f"{why} (ReLU read-out bracket: {why_relu})", t0, budget)
 
 
 def _kth(model, task, blo, bhi, tol, atol, max_pieces):
@@ -216,16 +240,7 @@ def _pairwise(model, task, method, t0, budget):
     except Unsupported as e:
         if method != "structured":
             return None
-        return BracketResult(
-            None,
-            None,
-            None,
-            seconds=time.perf_counter() - t0,
-            reason=f"the structured bracket does not apply: the two-layer pairwise-max "
-            f"bracket: {e}",
-            method="structured",
-            extra={"budget": budget},
-        )
+        return _not_structured(f"the two-layer pairwise-max bracket: {e}", t0, budget)
 
 
 def _budget_args(max_splits, max_boxes, max_pieces, time_limit, wall_clock_cap):
@@ -448,14 +463,8 @@ def _generic_bracket(model, task, blo, bhi, P, opts: _SearchOpts, t0, budget) ->
         return _unsound_eval(low, res, t0, "", budget)
     try:
         ctx = _Ctx(model, task)
-    except _Unsupported as e:
-        return BracketResult(
-            None,
-            low.value if low.X is not None else None,
-            None if low.X is None else low.X.numpy(),
-            seconds=time.perf_counter() - t0,
-            reason=str(e),
-        )
+    except _Unsupported as e:  # no lower bound is claimed before an input was evaluated
+        return _unsupported(low, e, t0, "", low.value if low.X is not None else None)
     res["method"] = ctx.method
     if e0 is not None and X0 is not None:  # X0 is set whenever e0 is
         top = torch.argsort(e0, descending=True)[:8]
@@ -466,16 +475,21 @@ def _generic_bracket(model, task, blo, bhi, P, opts: _SearchOpts, t0, budget) ->
         if low.nonfinite:
             return _unsound_eval(low, res, t0, ctx.method, budget)
     except _Unsupported as e:
-        return BracketResult(
-            None,
-            low.value,
-            None if low.X is None else low.X.numpy(),
-            seconds=time.perf_counter() - t0,
-            reason=str(e),
-            method=ctx.method,
-        )
+        return _unsupported(low, e, t0, ctx.method, low.value)
     res["boxes"] = 1
     return _branch_and_bound(ctx, low, gen, (blo_t, bhi_t, ub0), res, opts, t0, budget)
+
+
+def _unsupported(low, e, t0, method, lower) -> BracketResult:
+    """No bound: the model has a layer the bound propagation does not support (``e``)."""
+    return BracketResult(
+        None,
+        lower,
+        None if low.X is None else low.X.numpy(),
+        seconds=time.perf_counter() - t0,
+        reason=str(e),
+        method=method,
+    )
 
 
 def _initial_points(task, low, blo, bhi, P, gen, rng):
@@ -668,14 +682,7 @@ def _branch_and_bound(ctx, low, gen, root, res, opts: _SearchOpts, t0, budget) -
         try:
             ub = _bound_boxes(ctx, r.Lc, r.Hc).reshape(nb, r.kc, 2)
         except _Unsupported as e:
-            return BracketResult(
-                None,
-                low.value,
-                None if low.X is None else low.X.numpy(),
-                seconds=time.perf_counter() - t0,
-                reason=str(e),
-                method=ctx.method,
-            )
+            return _unsupported(low, e, t0, ctx.method, low.value)
         res["boxes"] += nb * r.kc * 2
         Lc, Hc, ubc = _best_children(r, items, ub)
         res["splits"] += nb
@@ -717,12 +724,7 @@ def _search_result(low, res, ctx, upper, reason, n_open, rounds, t0, budget) -> 
             upper = math.inf
         return BracketResult(
             None,
-            low.value,
-            None if low.X is None else low.X.numpy(),
-            res["boxes"],
-            res["splits"],
-            n_open,
-            time.perf_counter() - t0,
+            *_search_record(low, res, n_open, t0),
             "no finite bound within the budget: " + str(reason),
             ctx.method,
             stop=str(reason),
@@ -730,12 +732,7 @@ def _search_result(low, res, ctx, upper, reason, n_open, rounds, t0, budget) -> 
     upper = upper * (1 + 1e-12) + _TINY
     return BracketResult(
         upper,
-        low.value,
-        None if low.X is None else low.X.numpy(),
-        res["boxes"],
-        res["splits"],
-        n_open,
-        time.perf_counter() - t0,
+        *_search_record(low, res, n_open, t0),
         None,
         ctx.method,
         conv,
@@ -743,6 +740,13 @@ def _search_result(low, res, ctx, upper, reason, n_open, rounds, t0, budget) -> 
         extra={"rounds": rounds, "budget": budget},
         reproducible=reason != "exhausted-by-time",
     )
+
+
+def _search_record(low, res, n_open, t0) -> tuple[float, Any, int, int, int, float]:
+    """The search's fields of its result, in BracketResult's order: (lower, witness, boxes,
+    splits, open_boxes, seconds)."""
+    witness = None if low.X is None else low.X.numpy()
+    return low.value, witness, res["boxes"], res["splits"], n_open, time.perf_counter() - t0
 
 
 def _unsound_eval(low, res, t0, method, budget) -> BracketResult:
@@ -794,8 +798,7 @@ def _structured_result(model, task, sb, blo, bhi, P, seed, tol, atol, t0, budget
         return _unsound_eval(low, res, t0, "structured", budget)
     upper = float(sb.upper)
     # the model's own evaluation differs from the exact function by its dtype's round-off
-    dt = getattr(getattr(model, "cfg", None), "dtype", "float64")
-    eps = float(np.finfo(dt if dt in ("float32", "float64") else "float64").eps)
+    eps = _roundoff_eps(model)
     if upper < low.value - 1e3 * eps * max(1.0, low.value):
         # a sound bound is never below an evaluated error (the model's float64 round-off is
         # ~1e-15 relative): this is a bug, and the result says so instead of a number

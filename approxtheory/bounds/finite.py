@@ -27,7 +27,7 @@ import torch
 
 from ..errors import ConfigError
 from ._af import _DT
-from ._result import BracketResult, _err_from, _Lower
+from ._result import BracketResult, _err_from, _Lower, _roundoff_eps
 
 #: the domains whose inputs are enumerated (name -> what they are, for messages)
 FINITE_DOMAINS = {"onehot": "one-hot tokens (each token one of the d basis vectors)"}
@@ -76,13 +76,55 @@ def enumerate_bracket(model, task, *, max_points: int, lo=None, hi=None, points=
     model.eval()
     low = _Lower(model, task)
     budget = {"max_points": int(max_points)}
-    dt = getattr(getattr(model, "cfg", None), "dtype", "float64")
-    eps = float(np.finfo(dt if dt in ("float32", "float64") else "float64").eps)
+    eps = _roundoff_eps(model)
     lo_t = None if lo is None else torch.as_tensor(lo, dtype=_DT)
     hi_t = None if hi is None else torch.as_tensor(hi, dtype=_DT)
     # above the budget nothing is enumerated (a prefix of the order certifies nothing and
     # finds little): only the given points are evaluated, for the lower side
     n_eval = N if N <= max_points else 0
+    scale = _enumerate(model, task, low, n_eval, lo_t, hi_t, points)
+    secs = time.perf_counter() - t0
+    witness = None if low.X is None else low.X.numpy()
+    if low.nonfinite:
+        return BracketResult(
+            math.inf,
+            math.inf,
+            witness,
+            n_eval,
+            0,
+            0,
+            secs,
+            f"the model or target is NaN/inf at {low.nonfinite} evaluated input(s) (witness)",
+            "enumeration",
+            stop="unsound-input",
+            unsound_input=True,
+            extra={"budget": budget, "points": N},
+        )
+    if N > max_points:
+        return _over_budget(low, witness, n_eval, secs, N, T, d, max_points, budget)
+    allow = _ULPS * eps
+    upper = low.value * (1 + allow) + allow * max(1.0, scale)
+    return BracketResult(
+        upper,
+        low.value,
+        witness,
+        N,
+        0,
+        0,
+        secs,
+        None,
+        "enumeration",
+        True,
+        f"exhaustive: all {N} inputs of the one-hot domain evaluated",
+        extra={"budget": budget, "points": N, "roundoff_allowance": upper - low.value},
+    )
+
+
+def _enumerate(model, task, low, n_eval, lo_t, hi_t, points) -> float:
+    """Evaluate the given points, then the first ``n_eval`` inputs of the enumeration (those
+    inside lo_t..hi_t when given), into ``low``; stops at a NaN/inf error. Returns the largest
+    finite |output| or |target| seen (the scale of the round-off allowance)."""
+    T, d = int(task.T), int(task.d)
     scale = 0.0
     with torch.no_grad():
         if points is not None:
@@ -106,53 +148,24 @@ def enumerate_bracket(model, task, *, max_points: int, lo=None, hi=None, points=
             low.eval(X, _err_from(out, y, task))
             if low.nonfinite:
                 break
-    secs = time.perf_counter() - t0
-    witness = None if low.X is None else low.X.numpy()
-    if low.nonfinite:
-        return BracketResult(
-            math.inf,
-            math.inf,
-            witness,
-            n_eval,
-            0,
-            0,
-            secs,
-            f"the model or target is NaN/inf at {low.nonfinite} evaluated input(s) (witness)",
-            "enumeration",
-            stop="unsound-input",
-            unsound_input=True,
-            extra={"budget": budget, "points": N},
-        )
-    if N > max_points:
-        fr = frontier_T(d, max_points)
-        return BracketResult(
-            None,
-            low.value,
-            witness,
-            n_eval,
-            0,
-            0,
-            secs,
-            f"not certified within the budget: the one-hot domain has d^T = {d}^{T} = {N} "
-            f"inputs, above max_points = {max_points} (exhaustive enumeration certifies T <= "
-            f"{fr} at d = {d}); nothing is certified (lower: the given points only)",
-            "enumeration",
-            stop=f"budget ({max_points} points) below the domain's {N}",
-            extra={"budget": budget, "points": N, "frontier_T": fr},
-        )
-    allow = _ULPS * eps
-    upper = low.value * (1 + allow) + allow * max(1.0, scale)
+    return scale
+
+
+def _over_budget(low, witness, n_eval, secs, N, T, d, max_points, budget) -> BracketResult:
+    """No bound: the domain's ``N = d^T`` inputs exceed ``max_points`` (lower: the points)."""
+    fr = frontier_T(d, max_points)
     return BracketResult(
-        upper,
+        None,
         low.value,
         witness,
-        N,
+        n_eval,
         0,
         0,
         secs,
-        None,
+        f"not certified within the budget: the one-hot domain has d^T = {d}^{T} = {N} "
+        f"inputs, above max_points = {max_points} (exhaustive enumeration certifies T <= "
+        f"{fr} at d = {d}); nothing is certified (lower: the given points only)",
         "enumeration",
-        True,
-        f"exhaustive: all {N} inputs of the one-hot domain evaluated",
-        extra={"budget": budget, "points": N, "roundoff_allowance": upper - low.value},
+        stop=f"budget ({max_points} points) below the domain's {N}",
+        extra={"budget": budget, "points": N, "frontier_T": fr},
     )

@@ -63,7 +63,7 @@ import math
 import numpy as np
 import torch
 
-from ..bracket_softmax import StructuredBracket, Unsupported
+from ..bracket_softmax import StructuredBracket, Unsupported, _box_reason, _np, _require_finite
 from ..errors import ConfigError
 
 _U = 2.0**-53
@@ -76,10 +76,6 @@ F_NAMES = ("identity", "sin")
 def _gk(k: int) -> float:
     """Relative rounding allowance of a float64 computation over k summed terms (4·γ_k)."""
     return 4.0 * (k + 8) * 2.3e-16
-
-
-def _np(t) -> np.ndarray:
-    return t.detach().to(torch.float64).cpu().numpy()
 
 
 # ============================================================================== tracked values
@@ -148,6 +144,17 @@ def _heads(attn):
     return parts + [float(attn.scale)]
 
 
+def two_plain_blocks(model):
+    """The two blocks of a two-layer model with no normalisation layers; else Unsupported."""
+    if len(model.layers) != 2:
+        raise Unsupported("two layers are needed")
+    b0, b1 = model.block(0), model.block(1)
+    norms = (b0.ln1, b0.ln2, b1.ln1, b1.ln2)
+    if not all(isinstance(n, torch.nn.Identity) for n in norms) or model.ln_f is not None:
+        raise Unsupported("normalisation layers are not supported")
+    return b0, b1
+
+
 def _check_scope(model, task):
     from ..tasks import KthLargest
 
@@ -158,12 +165,7 @@ def _check_scope(model, task):
         raise Unsupported("the target must be f(second largest) of scalar tokens (KthLargest k=2)")
     if task.f_name not in F_NAMES:
         raise Unsupported(f"the read-out function {task.f_name!r} has no interval extension")
-    if len(model.layers) != 2:
-        raise Unsupported("two layers are needed")
-    b0, b1 = model.block(0), model.block(1)
-    norms = (b0.ln1, b0.ln2, b1.ln1, b1.ln2)
-    if not all(isinstance(n, torch.nn.Identity) for n in norms) or model.ln_f is not None:
-        raise Unsupported("normalisation layers are not supported")
+    b0, b1 = two_plain_blocks(model)
     if cfg.causal or cfg.cls_is_key or model.cls is None or cfg.readout != "cls":
         raise Unsupported("a CLS read-out whose query is not a key and no causal mask is needed")
     if not (cfg.residual and cfg.ffn_residual) or cfg.d_in != 1 or cfg.d_out != 1:
@@ -369,25 +371,14 @@ def _extract(model, task, blo, bhi) -> dict:
             raise Unsupported("composing the weights overflows float64") from None
     p = {"T": T, "lo": lo, "hi": hi, "f": task.f_name, **L1, **L2}
     vals = [p["beta"], p["zeta"], p["beta2"], p["zeta2"], *p["bc"], *p["br"], *p["wR"]]
-    if not all(math.isfinite(v) for v in vals):
-        raise Unsupported("composing the weights overflows float64")
+    _require_finite(vals)
     return p
 
 
 def kth_reason(model, task) -> str | None:
     """Why :func:`kth_bracket` does not apply to (model, task); None if it does (cheap: the
     weights are composed once, nothing is bounded)."""
-    try:
-        T = int(task.T)
-        blo = np.broadcast_to(np.asarray(task.lo, np.float64), (T, 1)).copy()
-        bhi = np.broadcast_to(np.asarray(task.hi, np.float64), (T, 1)).copy()
-    except (AttributeError, TypeError, ValueError):
-        return "not an approxtheory task with a (T, 1) box"
-    try:
-        _extract(model, task, blo, bhi)
-    except Unsupported as e:
-        return str(e)
-    return None
+    return _box_reason(_extract, model, task, d=1)
 
 
 # ============================================================================== the target f

@@ -57,8 +57,15 @@ import math
 import numpy as np
 import torch
 
-from ..bracket_softmax import StructuredBracket, Unsupported
-from .kth import retrieval_deficit
+from ..bracket_softmax import (
+    StructuredBracket,
+    Unsupported,
+    _np,
+    _require_finite,
+    _single_linear,
+    _Tracked,
+)
+from .kth import retrieval_deficit, two_plain_blocks
 
 _U = 2.0**-53
 #: a near-structure is refused when its slack exceeds this fraction of the term's scale
@@ -70,19 +77,12 @@ def _gk(k: int) -> float:
     return 4.0 * (k + 8) * 2.3e-16
 
 
-def _np(t) -> np.ndarray:
-    return t.detach().to(torch.float64).cpu().numpy()
-
-
 # ============================================================================== tracked values
-class _T:
-    """A float64 array ``v`` with an elementwise bound ``e`` on its distance to the exact value."""
+class _T(_Tracked):
+    """A float64 array ``v`` with an elementwise bound ``e`` on its distance to the exact value,
+    with this module's operators (its own rounding allowances)."""
 
-    __slots__ = ("v", "e")
-
-    def __init__(self, v, e=None):
-        self.v = np.asarray(v, dtype=np.float64)
-        self.e = np.zeros_like(self.v) if e is None else np.asarray(e, dtype=np.float64)
+    __slots__ = ()
 
     @property
     def T(self) -> _T:
@@ -154,18 +154,6 @@ def _reads(mats, what: str) -> None:
 
 
 # ============================================================================== extraction
-def _linear(mlp, what: str):
-    """(W, b) of a single linear layer (Unsupported otherwise)."""
-    try:
-        mods = [m for m in mlp if not isinstance(m, torch.nn.Identity)]
-    except TypeError:  # e.g. a tied read-out (not a sequence of layers)
-        raise Unsupported(f"{what} must be a single linear layer") from None
-    if len(mods) != 1 or not isinstance(mods[0], torch.nn.Linear):
-        raise Unsupported(f"{what} must be a single linear layer")
-    W = _np(mods[0].weight)
-    return W, np.zeros(W.shape[0]) if mods[0].bias is None else _np(mods[0].bias)
-
-
 def _heads(attn, D: int, layer: int) -> tuple[list, np.ndarray, float]:
     """Per head (q, bq, k, bk, v, bv, o), the output bias and the logit scale."""
     if attn.h != D or attn.freqs.numel():
@@ -202,12 +190,7 @@ def _check_scope(model, task):
         raise Unsupported("not an approxtheory.model.Transformer")
     if not isinstance(task, PairwiseMax) or getattr(task, "domain", None) != "sphere":
         raise Unsupported("the target must be the pairwise max Σ_i max x(s)ᵀA_i x(t) on the sphere")
-    if len(model.layers) != 2:
-        raise Unsupported("two layers are needed")
-    b0, b1 = model.block(0), model.block(1)
-    norms = (b0.ln1, b0.ln2, b1.ln1, b1.ln2)
-    if not all(isinstance(n, torch.nn.Identity) for n in norms) or model.ln_f is not None:
-        raise Unsupported("normalisation layers are not supported")
+    b0, b1 = two_plain_blocks(model)
     if cfg.causal or model.cls is None or cfg.readout != "cls":
         raise Unsupported("a CLS read-out and no causal mask are needed")
     if not (cfg.residual and cfg.ffn_residual) or cfg.d_in != task.d or cfg.d_out != 1:
@@ -224,7 +207,7 @@ def _check_scope(model, task):
 def _layer1(model, cfg, b0, A, alpha):
     """Layer 1 composed: the embedding (P, c0), per head β_i and its offset bound ε_i, the
     state's blocks Z = [P, G_1..G_D] (tracked) and constant c1 (tracked)."""
-    P, c0 = _linear(model.embed, "the embedding")
+    P, c0 = _single_linear(model.embed, "the embedding")
     cls = _np(model.cls)[:, None]
     c0 = c0[:, None]
     if cfg.cls_is_key and not np.array_equal(cls, c0):
@@ -310,7 +293,7 @@ def _layer2(model, b1, A, alpha, L1, ff):
     """Layer 2 and the read-out composed: per head (β2, ζ2, c_ν, σ_ν) and the constant K."""
     D = len(A)
     heads, bo2, s2 = _heads(b1.attn, D, 1)
-    Hr, hb = _linear(model.head, "the read-out")
+    Hr, hb = _single_linear(model.head, "the read-out")
     W2, b2 = ff["W2"], ff["b2"]
     P = L1["P"]
     for (Wv, Wo), i in zip(L1["raw"], range(D)):
@@ -353,8 +336,7 @@ def _extract(model, task) -> dict:
     p = {"A": A, "alpha": alpha, "beta": L1["beta"], "eps": L1["eps"], "L2": L2, "K": K}
     p["cls_key"] = bool(cfg.cls_is_key)
     vals = [*L1["eps"], *[v for h in L2 for v in h.values()], float(K.v[0, 0]), float(K.e[0, 0])]
-    if not all(math.isfinite(v) for v in vals):
-        raise Unsupported("composing the weights overflows float64")
+    _require_finite(vals)
     return p
 
 

@@ -54,7 +54,14 @@ import numpy as np
 import scipy.sparse
 import torch
 
-from ..bracket_softmax import StructuredBracket, Unsupported
+from ..bracket_softmax import (
+    StructuredBracket,
+    Unsupported,
+    _box_reason,
+    _np,
+    _outward,
+    _task_box,
+)
 
 _U = 2.0**-53
 #: the largest slack (first-layer cross terms and round-off) relative to a unit's scale that
@@ -71,24 +78,10 @@ def _gk(k: int) -> float:
     return 4.0 * (k + 8) * 2.3e-16
 
 
-def _np(t) -> np.ndarray:
-    return t.detach().to(torch.float64).cpu().numpy()
-
-
 def relu_reason(model, task) -> str | None:
     """Why :func:`relu_bracket` does not apply to (model, task); None if it does (this runs
     one zonotope pass at the root box, cheap within :data:`REACH_TOKENS`)."""
-    try:
-        T, d = int(task.T), int(task.d)
-        blo = np.broadcast_to(np.asarray(task.lo, np.float64), (T, d)).copy()
-        bhi = np.broadcast_to(np.asarray(task.hi, np.float64), (T, d)).copy()
-    except (AttributeError, TypeError, ValueError):
-        return "not an approxtheory task with a (T, d) box"
-    try:
-        _extract(model, task, blo, bhi)
-    except Unsupported as e:
-        return str(e)
-    return None
+    return _box_reason(_extract, model, task)
 
 
 # ============================================================================== extraction
@@ -234,12 +227,11 @@ def _token_classes(T: int, S, blo, bhi, tok, zc, a, rows):
     return inS, cls_of, members, cu, au, Wg, bps, Vbps
 
 
-def _extract(model, task, blo, bhi) -> _Problem:
-    from .forward import _forward_af, _input_af
+def _readout_weights(model, task, T: int):
+    """The read-out's three layers ((W, b) each, float64), or Unsupported: T within
+    :data:`REACH_TOKENS`, a CLS read-out, a supported task, finite weights."""
     from .targets import unsupported_reason
 
-    S, sgn, ya, yb = _target(task)
-    T = int(task.T)
     if T > REACH_TOKENS:
         raise Unsupported(f"the ReLU read-out bracket is taken for T <= {REACH_TOKENS}")
     cfg = getattr(model, "cfg", None)
@@ -255,6 +247,14 @@ def _extract(model, task, blo, bhi) -> _Problem:
         raise Unsupported(r)
     if not all(np.isfinite(a).all() for a in (W1, b1, W2, b2, W3, b3)):
         raise Unsupported("non-finite read-out weights")
+    return (W1, b1), (W2, b2), (W3, b3)
+
+
+def _first_layer(model, W1, b1, blo, bhi, T: int):
+    """The first read-out layer's pre-activations over the box as affine forms in the T input
+    noise symbols: centres (U,), coefficients (U, T), radii (U,)."""
+    from .forward import _forward_af, _input_af
+
     lo_t = torch.from_numpy(blo)[None]
     hi_t = torch.from_numpy(bhi)[None]
     try:
@@ -266,9 +266,13 @@ def _extract(model, task, blo, bhi) -> _Problem:
     zc, zA, zr = _np(z.c[0]), _np(z.A[0]), _np(z.r[0])  # (U,), (U, n), (U,)
     if zA.shape[1] != T or not (np.isfinite(zc).all() and np.isfinite(zA).all()):
         raise Unsupported("the first-layer forms are not finite over T noise symbols")
-    # the same centres and half-widths as _input_af (x = xc + half ε covers the box)
-    xc = 0.5 * blo[:, 0] + 0.5 * bhi[:, 0]
-    half = np.maximum(bhi[:, 0] - xc, xc - blo[:, 0]) * (1 + 4 * _U)
+    return zc, zA, zr
+
+
+def _separable_units(zc, zA, zr):
+    """Each first-layer unit's token (its largest coefficient), that coefficient, and the
+    unit's slack (radius, cross terms, the form's rounding); Unsupported when a unit reads
+    more than one token beyond :data:`_SEP_RTOL`."""
     Aabs = np.abs(zA)
     tok = Aabs.argmax(1)
     a = zA[np.arange(len(zc)), tok]
@@ -282,21 +286,37 @@ def _extract(model, task, blo, bhi) -> _Problem:
             "the read-out's first-layer units do not each read one token's input (the CLS "
             "state is not affine and separable over the tokens)"
         )
-    const = np.abs(a) == 0
-    tok = np.where(const, -1, tok)
-    a = np.where(const, 0.0, a)
-    rows, hw, hb, Hbp, hslack = _groups(W2, b2, W3)
-    # slack on s_g: r and cross terms (ReLU is 1-Lipschitz), round-off of the sums, and the
-    # breakpoints' round-off (Lipschitz in ε)
+    return tok, a, rr
+
+
+def _unit_slack(rows, zc, a, rr, const, T: int):
+    """Slack on each group sum s_g: r and cross terms (ReLU is 1-Lipschitz), round-off of the
+    sums, and the breakpoints' round-off (Lipschitz in ε)."""
     absW = np.abs(rows)  # (G, U)
     U = len(zc)
     mag = np.abs(zc) + np.abs(a) + rr
     bpmax = np.abs(np.where(const, 0.0, -zc / np.where(const, 1.0, a)))
-    slack = (
+    return (
         absW @ rr
         + _gk(U + T + 16) * (absW @ mag) * 4.0
         + (absW @ np.abs(a)) * 16 * _U * (1.0 + bpmax.max(initial=0.0))
     )
+
+
+def _extract(model, task, blo, bhi) -> _Problem:
+    S, sgn, ya, yb = _target(task)
+    T = int(task.T)
+    (W1, b1), (W2, b2), (W3, b3) = _readout_weights(model, task, T)
+    zc, zA, zr = _first_layer(model, W1, b1, blo, bhi, T)
+    # the same centres and half-widths as _input_af (x = xc + half ε covers the box)
+    xc = 0.5 * blo[:, 0] + 0.5 * bhi[:, 0]
+    half = np.maximum(bhi[:, 0] - xc, xc - blo[:, 0]) * (1 + 4 * _U)
+    tok, a, rr = _separable_units(zc, zA, zr)
+    const = np.abs(a) == 0
+    tok = np.where(const, -1, tok)
+    a = np.where(const, 0.0, a)
+    rows, hw, hb, Hbp, hslack = _groups(W2, b2, W3)
+    slack = _unit_slack(rows, zc, a, rr, const, T)
     # constant units: their nominal contribution (r is in the slack)
     cst = rows[:, const] @ np.maximum(zc[const], 0.0) if const.any() else np.zeros(rows.shape[0])
     inS, cls_of, members, cu, au, Wg, bps, Vbps = _token_classes(T, S, blo, bhi, tok, zc, a, rows)
@@ -490,6 +510,83 @@ def _candidates(p: _Problem, ct: int, e0, e1):
     return np.concatenate(rows), np.concatenate(idx)
 
 
+# ============================================================================== piece search
+class _PieceSearch:
+    """The open pieces (a heap of (-bound, counter, class, e0, e1)), the work spent and the
+    largest error found at a candidate input (``best_E`` its noise coordinates)."""
+
+    def __init__(self, p: _Problem):
+        self.p = p
+        self.heap: list = []
+        self.counter = 0
+        self.spent = 0
+        self.found, self.best_E = 0.0, None
+
+    def run(self, batch) -> None:
+        """Bound the pieces of ``batch`` ((class, e0, e1) each), evaluate the candidate inputs
+        of those with the largest bounds, and push them onto the heap."""
+        p = self.p
+        for ct in sorted({b[0] for b in batch}):
+            sel = [b for b in batch if b[0] == ct]
+            e0 = np.array([b[1] for b in sel])
+            e1 = np.array([b[2] for b in sel])
+            ub = _piece_bounds(p, ct, e0, e1)
+            self.spent += len(sel)
+            # candidate inputs of the pieces with the largest bounds only (they decide the
+            # stop; the nominal evaluation is the costly part at large T·n_g)
+            top = np.argsort(-ub)[:_CAND_PIECES]
+            E, ix = _candidates(p, ct, e0[top], e1[top])
+            err = _nominal_error(p, E)
+            if err.size and np.isfinite(err).any():
+                k = int(np.nanargmax(err))
+                if err[k] > self.found:
+                    self.found, self.best_E = float(err[k]), E[k]
+            for i in range(len(sel)):
+                self.counter += 1
+                heapq.heappush(
+                    self.heap, (-float(ub[i]), self.counter, ct, float(e0[i]), float(e1[i]))
+                )
+
+
+def _refine(S: _PieceSearch, tol, atol, max_pieces) -> tuple[float, str]:
+    """Split the pieces of largest bound until the bracket closes or the budget is spent:
+    (the outward-rounded upper bound, why it stopped)."""
+    pruned = -math.inf
+    stop = "piece budget spent"
+    while S.heap:
+        upper = max(-S.heap[0][0], pruned)
+        if not math.isfinite(upper) and upper > 0:
+            stop = "no finite bound"
+            break
+        if upper <= atol or upper <= (1 + tol) * S.found:
+            stop = "converged"
+            break
+        if S.spent >= max_pieces:
+            break
+        nb = min(64, len(S.heap), max(1, (max_pieces - S.spent) // 2))
+        new = []
+        for _ in range(nb):
+            nu, _, ct, a, b = heapq.heappop(S.heap)
+            mid = 0.5 * (a + b)
+            if not (a < mid < b):  # cannot split further: keep it as is
+                pruned = max(pruned, -nu)
+                continue
+            new += [(ct, a, mid), (ct, mid, b)]
+        if not new:
+            continue
+        S.run(new)
+        # pieces whose bound is at most the found error cannot raise the supremum's bracket
+        if len(S.heap) > 4096:
+            keep = [it for it in S.heap if -it[0] > S.found]
+            pruned = max([pruned] + [-it[0] for it in S.heap if -it[0] <= S.found])
+            S.heap = keep
+            heapq.heapify(S.heap)
+    else:
+        stop = "converged"
+    upper = max(-S.heap[0][0] if S.heap else -math.inf, pruned, 0.0)
+    return _outward(upper), stop
+
+
 # ============================================================================== entry point
 def relu_bracket(
     model, task, lo=None, hi=None, *, tol: float = 0.01, atol: float = 1e-12, max_pieces=8192
@@ -498,93 +595,23 @@ def relu_bracket(
     read-out against a one-term max (module doc). ``max_pieces``: the deterministic work
     budget (piece evaluations). Raises :class:`~approxtheory.bracket_softmax.Unsupported`
     outside the scope."""
-    T, d = int(task.T), int(task.d)
-    blo = np.broadcast_to(np.asarray(task.lo if lo is None else lo, np.float64), (T, d)).copy()
-    bhi = np.broadcast_to(np.asarray(task.hi if hi is None else hi, np.float64), (T, d)).copy()
+    blo, bhi = _task_box(task, lo, hi)
     if not (np.isfinite(blo).all() and np.isfinite(bhi).all()):
         return StructuredBracket(math.inf, math.nan, stop="unsound-input: non-finite box")
     p = _extract(model, task, blo, bhi)
     # τ runs over one token per class that meets the target's set
     taus = [c for c, ms in enumerate(p.members) if p.inS[ms[0]]]
-    heap: list = []  # (-ub, counter, class, e0, e1)
-    counter = 0
-    spent = 0
-    found, best_E = 0.0, None
-
-    def run(batch):
-        nonlocal counter, spent, found, best_E
-        for ct in sorted({b[0] for b in batch}):
-            sel = [b for b in batch if b[0] == ct]
-            e0 = np.array([b[1] for b in sel])
-            e1 = np.array([b[2] for b in sel])
-            ub = _piece_bounds(p, ct, e0, e1)
-            spent += len(sel)
-            # candidate inputs of the pieces with the largest bounds only (they decide the
-            # stop; the nominal evaluation is the costly part at large T·n_g)
-            top = np.argsort(-ub)[:_CAND_PIECES]
-            E, ix = _candidates(p, ct, e0[top], e1[top])
-            err = _nominal_error(p, E)
-            if err.size and np.isfinite(err).any():
-                k = int(np.nanargmax(err))
-                if err[k] > found:
-                    found, best_E = float(err[k]), E[k]
-            for i in range(len(sel)):
-                counter += 1
-                heapq.heappush(heap, (-float(ub[i]), counter, ct, float(e0[i]), float(e1[i])))
-
+    S = _PieceSearch(p)
     init = []
     for ct in taus:
         cuts = np.concatenate([[-1.0], p.bp[ct], [1.0]])
         init += [(ct, float(a), float(b)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
-    run(init)
-    pruned = -math.inf
-    stop = "piece budget spent"
-    while heap:
-        upper = max(-heap[0][0], pruned)
-        if not math.isfinite(upper) and upper > 0:
-            stop = "no finite bound"
-            break
-        if upper <= atol or upper <= (1 + tol) * found:
-            stop = "converged"
-            break
-        if spent >= max_pieces:
-            break
-        nb = min(64, len(heap), max(1, (max_pieces - spent) // 2))
-        new = []
-        for _ in range(nb):
-            nu, _, ct, a, b = heapq.heappop(heap)
-            mid = 0.5 * (a + b)
-            if not (a < mid < b):  # cannot split further: keep it as is
-                pruned = max(pruned, -nu)
-                continue
-            new += [(ct, a, mid), (ct, mid, b)]
-        if not new:
-            continue
-        run(new)
-        # pieces whose bound is at most the found error cannot raise the supremum's bracket
-        if len(heap) > 4096:
-            keep = [it for it in heap if -it[0] > found]
-            pruned = max([pruned] + [-it[0] for it in heap if -it[0] <= found])
-            heap = keep
-            heapq.heapify(heap)
-    else:
-        stop = "converged"
-    upper = max(-heap[0][0] if heap else -math.inf, pruned, 0.0)
-    if math.isfinite(upper):
-        upper = float(np.nextafter(upper * (1 + 1e-12), np.inf)) + 1e-300
-    else:
-        upper = math.inf
-    wits = []
+    S.run(init)
+    upper, stop = _refine(S, tol, atol, max_pieces)
+    found, best_E, spent = S.found, S.best_E, S.spent
+    wits: list = []
     if best_E is not None:
         X = p.xc + p.half * best_E
         wits.append(np.clip(X[:, None], blo, bhi))
-    return StructuredBracket(
-        upper,
-        found,
-        spent,
-        stop,
-        stop == "converged",
-        [{"route": "relu", "classes": len(p.members), "groups": int(p.hw.shape[0])}],
-        wits,
-        classes=len(p.members),
-    )
+    heads = [{"route": "relu", "classes": len(p.members), "groups": int(p.hw.shape[0])}]
+    return StructuredBracket.from_search(upper, found, spent, stop, heads, wits, len(p.members))

@@ -594,47 +594,69 @@ def _cmd_sweep(args) -> int:
     return 0
 
 
-# one function: argparse wiring, one block per bench and option, read top to bottom
 def register(sub) -> None:
+    """Add ``bench`` and one parser per bench, in the order ``bench --help`` lists them."""
     p = sub.add_parser("bench", help="benchmarks that print figures")
-    import argparse
+    bsub = p.add_subparsers(dest="bench_command", metavar="WHAT")
+    _register_model(bsub)
+    _register_sweep(bsub)
+    _register_verify(bsub)
+    _register_search(bsub)
+    _register_bracket(bsub)
+    _register_ident(bsub)
+    _register_train(bsub)
+    _register_threads(bsub)
+
+
+def _ranged(q, option, lo, hi, default, what, tail=None) -> None:
+    """An integer option from ``lo`` to ``hi``, its help "WHAT, LO to HI (default D)"."""
+    from .._cliargs import int_between
+
+    tail = tail or f"default {default}"
+    q.add_argument(
+        option, type=int_between(lo, hi), default=default, help=f"{what}, {lo} to {hi} ({tail})"
+    )
+
+
+def _bench(bsub, name, func, help, threads=None, note=""):
+    """The parser of ``bench NAME``: ``--json`` and, where it runs torch, ``--threads``."""
+    from ._options import add_json, add_threads
+
+    q = bsub.add_parser(name, help=help)
+    q.set_defaults(func=func)
+    add_json(q)
+    if threads is not None:
+        add_threads(q, threads, note)
+    return q
+
+
+def _register_model(bsub) -> None:
+    pm = _bench(
+        bsub, "model", _cmd, "attention layer throughput vs a raw SDPA reference", threads=2
+    )
+    _ranged(pm, "--reps", 1, 100, 3, "timed repetitions", "best is kept")
+    pm.add_argument("--quick", action="store_true", help="skip T = 1024")
+
+
+def _register_sweep(bsub) -> None:
     import os
 
-    from .._cliargs import count, int_between, nonneg_int
-    from ._options import add_json, add_seed, add_threads
-
     MAX_WORKERS = max(1, os.cpu_count() or 1) * 2  # worker processes beyond the cores add nothing
-
-    bsub = p.add_subparsers(dest="bench_command", metavar="WHAT")
-
-    def ranged(q, option, lo, hi, default, what, tail=None):
-        """An integer option from ``lo`` to ``hi``, its help "WHAT, LO to HI (default D)"."""
-        tail = tail or f"default {default}"
-        q.add_argument(
-            option, type=int_between(lo, hi), default=default, help=f"{what}, {lo} to {hi} ({tail})"
-        )
-
-    def bench(name, func, help, threads=None, note=""):
-        """The parser of ``bench NAME``: ``--json`` and, where it runs torch, ``--threads``."""
-        q = bsub.add_parser(name, help=help)
-        q.set_defaults(func=func)
-        add_json(q)
-        if threads is not None:
-            add_threads(q, threads, note)
-        return q
-
-    pm = bench("model", _cmd, "attention layer throughput vs a raw SDPA reference", threads=2)
-    ranged(pm, "--reps", 1, 100, 3, "timed repetitions", "best is kept")
-    pm.add_argument("--quick", action="store_true", help="skip T = 1024")
-    pw = bench(
+    pw = _bench(
+        bsub,
         "sweep",
         _cmd_sweep,
         "cells per second of the experiment runner's executors (in-process, pool, Dask)",
     )
     # bounded: every cell is a record in memory and every worker a process (~250 MB)
-    ranged(pw, "--cells", 1, 100_000, 64, "cells in the grid")
-    ranged(pw, "--cell-ms", 1, 60_000, 20, "milliseconds of work per cell")
-    ranged(pw, "--workers", 1, MAX_WORKERS, 2, "pool and Dask worker processes")
+    _ranged(pw, "--cells", 1, 100_000, 64, "cells in the grid")
+    _ranged(pw, "--cell-ms", 1, 60_000, 20, "milliseconds of work per cell")
+    _ranged(pw, "--workers", 1, MAX_WORKERS, 2, "pool and Dask worker processes")
+
+
+def _register_verify(bsub) -> None:
+    from ._options import add_json
+
     pv = bsub.add_parser(
         "verify",
         help="wall and CPU time of `verify` from scratch (no cache), with the machine's load",
@@ -647,7 +669,14 @@ def register(sub) -> None:
     )
     add_json(pv)
     pv.set_defaults(func=_cmd_verify)
-    ps = bench(
+
+
+def _register_search(bsub) -> None:
+    from .._cliargs import count
+    from ._options import add_seed
+
+    ps = _bench(
+        bsub,
         "search",
         _cmd_search,
         "sup_error against cases with exactly known worst errors (ratio found/known, goal >= 0.95)",
@@ -661,7 +690,11 @@ def register(sub) -> None:
         action="store_true",
         help="skip the certified upper bracket (it takes up to 10 s per small case)",
     )
-    pb = bench(
+
+
+def _register_bracket(bsub) -> None:
+    pb = _bench(
+        bsub,
         "bracket",
         _cmd_bracket,
         "certified upper bracket vs the known worst case and interval propagation "
@@ -679,7 +712,13 @@ def register(sub) -> None:
         f"{FRONTIER_BOXES} box evaluations per T (structured routes have no T limit; about 40 "
         "s more on 2 cores)",
     )
-    pi = bench(
+
+
+def _register_ident(bsub) -> None:
+    from .._cliargs import nonneg_int
+
+    pi = _bench(
+        bsub,
         "identifiability",
         _cmd_ident,
         "structured rank certificate vs dense Jacobian + SVD (time, peak memory)",
@@ -707,39 +746,54 @@ def register(sub) -> None:
         "until a layer would need more than --max-gb (estimated before it is built) or took "
         "more than --max-seconds (hf extra; E = 64 and 96 took about 11 minutes on 2 busy CPUs)",
     )
-
-    def budget(unit):
-        def parse(text) -> float:
-            try:
-                v = float(str(text).strip())
-            except ValueError:
-                v = math.nan
-            if not (math.isfinite(v) and v > 0):
-                raise argparse.ArgumentTypeError(
-                    f"must be a finite number > 0 ({unit} per layer; got {text!r})"
-                )
-            return v
-
-        parse.__name__ = "budget"
-        return parse
-
-    pi.add_argument(
+    _budget_option(
+        pi,
         "--max-gb",
-        type=budget("GiB"),
-        default=None,
-        metavar="GB",
-        help=f"per-layer memory cap in GiB (2^30 bytes) of --gpt2-until and --gpt2 (default "
+        "GiB",
+        "GB",
+        f"per-layer memory cap in GiB (2^30 bytes) of --gpt2-until and --gpt2 (default "
         f"{CURVE_MAX_GB:g})",
     )
-    pi.add_argument(
+    _budget_option(
+        pi,
         "--max-seconds",
-        type=budget("seconds"),
-        default=None,
-        metavar="S",
-        help=f"--gpt2-until stops after a layer that took longer (default {CURVE_MAX_SECONDS:g}); "
+        "seconds",
+        "S",
+        f"--gpt2-until stops after a layer that took longer (default {CURVE_MAX_SECONDS:g}); "
         "it decides only where the table stops",
     )
-    pt = bench(
+
+
+def _budget_option(q, option, unit, metavar, help) -> None:
+    """A per-layer budget of ``bench identifiability``: a finite number > 0 of ``unit``, default
+    None (the curve's own)."""
+    q.add_argument(option, type=_budget(unit), default=None, metavar=metavar, help=help)
+
+
+def _budget(unit):
+    """The parser of a per-layer budget in ``unit``: a finite number > 0, else argparse's error."""
+    import argparse
+
+    def parse(text) -> float:
+        try:
+            v = float(str(text).strip())
+        except ValueError:
+            v = math.nan
+        if not (math.isfinite(v) and v > 0):
+            raise argparse.ArgumentTypeError(
+                f"must be a finite number > 0 ({unit} per layer; got {text!r})"
+            )
+        return v
+
+    parse.__name__ = "budget"
+    return parse
+
+
+def _register_train(bsub) -> None:
+    from ._options import add_seed
+
+    pt = _bench(
+        bsub,
         "train",
         _cmd_train,
         "training steps/s of approxtheory.train vs a plain "
@@ -747,9 +801,9 @@ def register(sub) -> None:
         threads=1,
         note=": least disturbed on a shared machine",
     )
-    ranged(pt, "--steps", 1, 10_000, 40, "steps per timed round")
-    ranged(pt, "--rounds", 1, 100, 6, "alternating rounds")
-    ranged(pt, "--warmup", 0, 10_000, 10, "untimed steps of each loop first")
+    _ranged(pt, "--steps", 1, 10_000, 40, "steps per timed round")
+    _ranged(pt, "--rounds", 1, 100, 6, "alternating rounds")
+    _ranged(pt, "--warmup", 0, 10_000, 10, "untimed steps of each loop first")
     add_seed(pt, "the data and weights")
     pt.add_argument(
         "--gated",
@@ -774,7 +828,11 @@ def register(sub) -> None:
         help="with --gated: run this fraction (0 < F <= 1) of each recipe's steps (to try the "
         "plumbing; the figures are then not the benchmark's)",
     )
-    ph = bench(
+
+
+def _register_threads(bsub) -> None:
+    ph = _bench(
+        bsub,
         "threads",
         _cmd_threads,
         "construct hc_k1 and the IF-T2 rate test at the default thread policy, 1 thread "
@@ -787,7 +845,7 @@ def register(sub) -> None:
         help="`construct hc_k1 --gate -1 --json`, the written IF-T2 rate test, or both "
         "(default all)",
     )
-    ranged(
+    _ranged(
         ph,
         "--repeat",
         1,
@@ -796,7 +854,7 @@ def register(sub) -> None:
         "runs of each workload at each setting",
         "default 3; medians reported",
     )
-    ranged(
+    _ranged(
         ph,
         "--budget",
         1,
@@ -805,7 +863,7 @@ def register(sub) -> None:
         "the rate test's --approxtheory-budget",
         "default: the plugin's, 256",
     )
-    ranged(ph, "--timeout", 1, 86_400, 1800, "seconds one run may take")
+    _ranged(ph, "--timeout", 1, 86_400, 1800, "seconds one run may take")
     ph.add_argument("--quiet", action="store_true", help="no line per run on stderr")
 
 

@@ -93,7 +93,7 @@ def _print_usage() -> None:
 
 
 def _cmd(args) -> int:
-    from ..constructions import REGISTRY, build, describe, names
+    from ..constructions import REGISTRY, build
 
     if getattr(args, "help_", False) and not args.name:
         _print_usage()
@@ -101,42 +101,12 @@ def _cmd(args) -> int:
     if args.list or not args.name:
         if args.name is None and not args.list:
             raise ConfigError("name a construction, or use --list to see them")
-        rows = [describe(n) for n in names()]
-        if "--json" in args.options or args.json:
-            print(json.dumps(rows, indent=2, default=str))
-        else:
-            for r in rows:
-                knobs = " ".join(f"--{k} {v['default']}" for k, v in r["knobs"].items())
-                print(f"{r['name']:<18} {r['claim']:<7} {r['summary']}")
-                print(f"{'':<26} knobs: {knobs}")
+        _print_list(args)
         return 0
     if args.name not in REGISTRY:
         build(args.name)  # raises with a suggestion
     if getattr(args, "help_", False) or "-h" in args.options or "--help" in args.options:
-        d = describe(args.name)
-        print(f"approxtheory construct {args.name}: {d['summary']} (claim {d['claim']})")
-        for k, v in d["knobs"].items():
-            ch = f" (one of {', '.join(v['choices'])})" if "choices" in v else ""
-            print(f"  --{k} {v['type'].upper()}  {v['help']}{ch} [default {v['default']}]")
-        for r in d["requires"]:
-            print(f"  requires: {r['message']}")
-        print("  --budget N  random sequences for the error search [default 4096]")
-        print(f"  --search-seed S  seed of the error search: {_cliargs.SEED_HELP} [default 0]")
-        if "seed" not in d["knobs"]:
-            print("  --seed S    the same as --search-seed")
-        print(
-            "  --max-memory SIZE  refuse work estimated to need more memory (e.g. 16G) "
-            "[default: APPROXTHEORY_MAX_BYTES or a quarter of this machine's memory]"
-        )
-        print(
-            "  --threads N  torch threads [default: APPROXTHEORY_THREADS, else 1 (measured "
-            "fastest: `approxtheory bench threads`)]"
-        )
-        print("  --json      machine-readable output")
-        print(
-            "  --no-upper  skip the certified upper bracket (T <= 16, d <= 2 by branch-and-"
-            "bound; any T for one-layer softmax retrieval heads)"
-        )
+        _print_knobs(args.name)
         return 0
     knobs, glob = _parse_knobs(args.name, args.options)
     use_json = glob["json"] or args.json
@@ -151,6 +121,57 @@ def _cmd(args) -> int:
     if use_json:
         print(json.dumps(rep, indent=2, default=str))
         return 0
+    _print_report(rep)
+    return 0
+
+
+def _print_list(args) -> None:
+    """``construct --list``: every construction, its claim, summary and knobs (or JSON)."""
+    from ..constructions import describe, names
+
+    rows = [describe(n) for n in names()]
+    if "--json" in args.options or args.json:
+        print(json.dumps(rows, indent=2, default=str))
+    else:
+        for r in rows:
+            knobs = " ".join(f"--{k} {v['default']}" for k, v in r["knobs"].items())
+            print(f"{r['name']:<18} {r['claim']:<7} {r['summary']}")
+            print(f"{'':<26} knobs: {knobs}")
+
+
+def _print_knobs(name: str) -> None:
+    """``construct NAME --help``: the construction's knobs and the options every one takes."""
+    from ..constructions import describe
+
+    d = describe(name)
+    print(f"approxtheory construct {name}: {d['summary']} (claim {d['claim']})")
+    for k, v in d["knobs"].items():
+        ch = f" (one of {', '.join(v['choices'])})" if "choices" in v else ""
+        print(f"  --{k} {v['type'].upper()}  {v['help']}{ch} [default {v['default']}]")
+    for r in d["requires"]:
+        print(f"  requires: {r['message']}")
+    print("  --budget N  random sequences for the error search [default 4096]")
+    print(f"  --search-seed S  seed of the error search: {_cliargs.SEED_HELP} [default 0]")
+    if "seed" not in d["knobs"]:
+        print("  --seed S    the same as --search-seed")
+    print(
+        "  --max-memory SIZE  refuse work estimated to need more memory (e.g. 16G) "
+        "[default: APPROXTHEORY_MAX_BYTES or a quarter of this machine's memory]"
+    )
+    print(
+        "  --threads N  torch threads [default: APPROXTHEORY_THREADS, else 1 (measured "
+        "fastest: `approxtheory bench threads`)]"
+    )
+    print("  --json      machine-readable output")
+    print(
+        "  --no-upper  skip the certified upper bracket (T <= 16, d <= 2 by branch-and-"
+        "bound; any T for one-layer softmax retrieval heads)"
+    )
+
+
+def _print_report(rep: dict) -> None:
+    """A construction's report in words: claim, knobs, parameters, claimed and measured error,
+    the certified bracket and the verdict."""
     print(
         f"{rep['construction']} realises {rep['claim']}  knobs: "
         + ", ".join(f"{k}={v}" for k, v in rep["knobs"].items())
@@ -174,7 +195,6 @@ def _cmd(args) -> int:
     print(f"  verdict: {rep['verdict']}")
     if rep["verdict"] == "refuted":
         print(f"  witness: {rep['witness']}")
-    return 0
 
 
 def register(sub) -> None:

@@ -221,17 +221,25 @@ def _tls(args):
 
 
 def _cmd(args) -> int:
-    import sys
+    from ..experiment import plot_experiment
 
-    from ..experiment import (
-        all_experiments,
-        cells,
-        check_cells,
-        get,
-        plot_experiment,
-        run_experiment,
-    )
+    _check_action(args)
+    if args.action == "list":
+        return _cmd_list()
+    if not args.name:
+        raise ApproxTheoryError(
+            f"experiment {args.action} needs a NAME (see `approxtheory experiment list`)"
+        )
+    if args.action == "run":
+        return _cmd_run(args)
+    paths = plot_experiment(args.name, _plotted_profile(args), args.out)
+    print("\n".join(str(p) for p in paths) or "this experiment has no plots")
+    return 0
 
+
+def _check_action(args) -> None:
+    """Refuse a missing action, a run-only option given to another action and ``list NAME``
+    (loading the built-in experiments first)."""
     if args.action is None:
         raise ApproxTheoryError(
             "`experiment` needs an action: list, run or plot (see `approxtheory experiment --help`)"
@@ -248,76 +256,95 @@ def _cmd(args) -> int:
             f"`experiment list` takes no NAME (got {args.name!r}); see `approxtheory experiment "
             "list` for every experiment"
         )
-    if args.action == "list":
-        for e in all_experiments().values():
-            n = {p: len(cells(e, p)) for p in e.grids}
-            print(
-                f"{e.name:<24} {e.description} [cells: "
-                + ", ".join(f"{k} {v}" for k, v in n.items())
-                + "]"
-            )
-        return 0
-    if not args.name:
+
+
+def _cmd_list() -> int:
+    """``experiment list``: every experiment with its description and cells per profile."""
+    from ..experiment import all_experiments, cells
+
+    for e in all_experiments().values():
+        n = {p: len(cells(e, p)) for p in e.grids}
+        print(
+            f"{e.name:<24} {e.description} [cells: "
+            + ", ".join(f"{k} {v}" for k, v in n.items())
+            + "]"
+        )
+    return 0
+
+
+def _executor(args):
+    """``(executor, tls, scheduler)`` of ``experiment run``, each checked: the TLS files and
+    --insecure-scheduler apply to Dask only, the scheduler address only to Dask."""
+    from ..executors import check_executor, check_scheduler
+
+    executor = args.executor or ("pool" if args.workers is not None else "inprocess")
+    check_executor(executor, args.workers, args.scheduler)
+    tls = _tls(args)
+    if executor != "dask" and (tls is not None or args.insecure_scheduler):
         raise ApproxTheoryError(
-            f"experiment {args.action} needs a NAME (see `approxtheory experiment list`)"
+            "--tls-ca-file, --tls-cert, --tls-key and --insecure-scheduler apply to "
+            "--executor dask --scheduler ADDRESS only"
         )
-    if args.action == "run":
-        from ..executors import check_executor, check_scheduler, insecure_warning
+    scheduler = (
+        check_scheduler(args.scheduler, tls, args.insecure_scheduler)
+        if executor == "dask"
+        else None
+    )
+    return executor, tls, scheduler
 
-        executor = args.executor or ("pool" if args.workers is not None else "inprocess")
-        check_executor(executor, args.workers, args.scheduler)
-        tls = _tls(args)
-        if executor != "dask" and (tls is not None or args.insecure_scheduler):
-            raise ApproxTheoryError(
-                "--tls-ca-file, --tls-cert, --tls-key and --insecure-scheduler apply to "
-                "--executor dask --scheduler ADDRESS only"
-            )
-        scheduler = (
-            check_scheduler(args.scheduler, tls, args.insecure_scheduler)
-            if executor == "dask"
-            else None
+
+def _run_seeds(args, exp, overrides) -> None:
+    """With ``--seeds N``: set the experiment's seeds of this profile to 0..N-1 (the caller
+    restores them), after refusing a grid of more cells than one run takes."""
+    from ..experiment import MAX_CELLS, count_cells
+
+    n_cells = count_cells(exp, args.profile, overrides, n_seeds=args.seeds)
+    if n_cells > MAX_CELLS:  # before listing the seeds
+        raise ApproxTheoryError(
+            f"--seeds {args.seeds}: {args.name} --profile {args.profile} would have "
+            f"{n_cells} cells, more than the {MAX_CELLS} one run takes"
         )
-        exp = get(args.name)
-        overrides = _parse_overrides(exp, args.profile, args.set or [], args.corpus, args.scale)
-        if args.dry_run:
-            return _dry_run(args, exp, overrides)
-        seeds = exp.seeds
-        if args.seeds is not None:  # seeds 0..N-1 for this run only (restored below)
-            from ..experiment import MAX_CELLS, count_cells
+    exp.seeds = {**exp.seeds, args.profile: list(range(args.seeds))}
 
-            n_cells = count_cells(exp, args.profile, overrides, n_seeds=args.seeds)
-            if n_cells > MAX_CELLS:  # before listing the seeds
-                raise ApproxTheoryError(
-                    f"--seeds {args.seeds}: {args.name} --profile {args.profile} would have "
-                    f"{n_cells} cells, more than the {MAX_CELLS} one run takes"
-                )
-            exp.seeds = {**seeds, args.profile: list(range(args.seeds))}
-        if scheduler is not None and args.insecure_scheduler:
-            print(insecure_warning(scheduler), file=sys.stderr)
-        try:
-            check_cells(args.name, args.profile, args.device, overrides)
-            r = run_experiment(
-                args.name,
-                profile=args.profile,
-                device=args.device,
-                out=args.out,
-                progress=not args.quiet,
-                overrides=overrides,
-                executor=executor,
-                workers=args.workers,
-                scheduler=scheduler,
-                connect_timeout=10.0 if args.connect_timeout is None else args.connect_timeout,
-                tls=tls,
-                insecure_scheduler=args.insecure_scheduler,
-                ship=args.ship,
-                use_shipped=not args.retrain,
-            )
-        finally:
-            exp.seeds = seeds
-        print(_ran_line(args.name, r))
-        return 0
-    paths = plot_experiment(args.name, _plotted_profile(args), args.out)
-    print("\n".join(str(p) for p in paths) or "this experiment has no plots")
+
+def _cmd_run(args) -> int:
+    """``experiment run NAME``: check, then compute the grid (or only plan it with --dry-run)."""
+    import sys
+
+    from ..executors import insecure_warning
+    from ..experiment import check_cells, get, run_experiment
+
+    executor, tls, scheduler = _executor(args)
+    exp = get(args.name)
+    overrides = _parse_overrides(exp, args.profile, args.set or [], args.corpus, args.scale)
+    if args.dry_run:
+        return _dry_run(args, exp, overrides)
+    seeds = exp.seeds
+    if args.seeds is not None:  # seeds 0..N-1 for this run only (restored below)
+        _run_seeds(args, exp, overrides)
+    if scheduler is not None and args.insecure_scheduler:
+        print(insecure_warning(scheduler), file=sys.stderr)
+    try:
+        check_cells(args.name, args.profile, args.device, overrides)
+        r = run_experiment(
+            args.name,
+            profile=args.profile,
+            device=args.device,
+            out=args.out,
+            progress=not args.quiet,
+            overrides=overrides,
+            executor=executor,
+            workers=args.workers,
+            scheduler=scheduler,
+            connect_timeout=10.0 if args.connect_timeout is None else args.connect_timeout,
+            tls=tls,
+            insecure_scheduler=args.insecure_scheduler,
+            ship=args.ship,
+            use_shipped=not args.retrain,
+        )
+    finally:
+        exp.seeds = seeds
+    print(_ran_line(args.name, r))
     return 0
 
 
@@ -388,13 +415,19 @@ _HELP = {
 }
 
 
-# one function: argparse wiring, one block per option, read top to bottom
 def _add_options(p, action: str) -> None:
     """The options of ``experiment ACTION``: those the action uses with their help text, every
     other one hidden (``help=SUPPRESS``)."""
-    import argparse
+    add = _option_adder(p, action)
+    _add_grid_options(add)
+    _add_executor_options(add)
+    _add_run_flags(add)
 
-    from .._cliargs import mem_size, out_dir, readable_file
+
+def _option_adder(p, action: str):
+    """``add(*flags, **kw)``: ``p.add_argument`` with the help of ``experiment ACTION`` (the
+    action's own where it has one; hidden where the action does not use the option)."""
+    import argparse
 
     def add(*flags, **kw):
         key = flags[0]
@@ -405,6 +438,14 @@ def _add_options(p, action: str) -> None:
         else:
             kw["help"] = argparse.SUPPRESS
         p.add_argument(*flags, **kw)
+
+    return add
+
+
+def _add_grid_options(add) -> None:
+    """NAME and the options of what to compute: profile, device, folder, corpus, grid overrides,
+    seeds, memory cap."""
+    from .._cliargs import mem_size, out_dir, readable_file
 
     add(
         "name",
@@ -469,6 +510,12 @@ def _add_options(p, action: str) -> None:
         help="refuse a run estimated to need more memory (e.g. 16G, 'unlimited'; "
         "default: APPROXTHEORY_MAX_BYTES or a quarter of this machine's memory)",
     )
+
+
+def _add_executor_options(add) -> None:
+    """The options of where the cells compute: executor, workers, Dask scheduler and its TLS."""
+    from .._cliargs import readable_file
+
     add(
         "--executor",
         default=None,
@@ -527,6 +574,10 @@ def _add_options(p, action: str) -> None:
         metavar="SECONDS",
         help="how long to wait for the Dask scheduler (default 10, at most 600)",
     )
+
+
+def _add_run_flags(add) -> None:
+    """The flags of ``experiment run``: shipping, retraining, dry run, JSON, quiet."""
     add(
         "--ship",
         action="store_true",

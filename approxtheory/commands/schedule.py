@@ -151,11 +151,7 @@ def _max_threads() -> int:
     return int(getattr(_cliargs, "MAX_THREADS", max(256, 4 * (os.cpu_count() or 1))))
 
 
-# one function: resolve the two schedules, count, time and print one table; the steps share the
-# resolved pair and the table's columns
 def _cmd_compare(args) -> int:
-    import torch
-
     from .. import schedules as S
     from ..errors import ConfigError
 
@@ -168,43 +164,8 @@ def _cmd_compare(args) -> int:
     pair = [_resolve(x, d, L, hb, args.stage_dims, args.block) for x in (args.a, args.b)]
     counts = [S.count(s, T=args.T, batch=args.batch, ffn=args.ffn) for s in pair]
     cats = [S.catalogue_counts(s, args.T, args.batch, ffn=args.ffn) for s in pair]
-    agree = []
-    for c, k in zip(counts, cats):
-        agree.append(
-            {
-                "N_attn": c["params"]["attn"] == k["attn"],
-                "N_mlp": c["params"]["ffn"] == k["ffn"],
-                "F_layer": c["fwd_flops_per_layer"] == k["fwd_flops"],
-                "F_softmax": c["softmax_scores_per_layer"] == k["softmax"],
-            }
-        )
-    thr = None
-    if not args.no_throughput:
-        from ..train import resolve_device
-
-        device = str(resolve_device(args.device))
-        torch.set_num_threads(args.threads)
-        # A, B and a second, identical copy of A in the same interleaved rounds: A'/A is the
-        # run-to-run spread of this measurement (its noise floor), the scale B/A is read on
-        thr = S.throughput(
-            [*pair, pair[0]],
-            T=args.T,
-            batch=args.batch,
-            reps=args.reps,
-            warmup=args.warmup,
-            ffn=args.ffn,
-            seed=args.seed,
-            device=device,
-        )
-        aa = thr["ratio_to_first"][2]
-        thr["control"] = {
-            "what": "a second, identical copy of A timed in the same rounds",
-            "tokens_per_s": thr["tokens_per_s"][2],
-            "ratio_to_first": aa,
-        }
-        for key in ("tokens_per_s", "median_step_s", "ratio_to_first"):
-            thr[key] = thr[key][:2]
-        thr["within_noise"] = abs(thr["ratio_to_first"][1] - 1) <= abs(aa - 1)
+    agree = [_catalogue_agrees(c, k) for c, k in zip(counts, cats)]
+    thr = None if args.no_throughput else _compare_throughput(args, pair)
     rules = [[r for r, _ in S.violations(s.heads, d, s.h_base)] for s in pair]
     out = {
         "d": d,
@@ -228,14 +189,64 @@ def _cmd_compare(args) -> int:
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
-    for n, s, r in zip(("A", "B"), pair, rules, strict=True):
+    _print_compare(args, out, pair)
+    return 0
+
+
+def _catalogue_agrees(c: dict, k: dict) -> dict:
+    """Whether a schedule's built counts ``c`` agree with the catalogue's ``k`` (PR-N1, PR-N2)."""
+    return {
+        "N_attn": c["params"]["attn"] == k["attn"],
+        "N_mlp": c["params"]["ffn"] == k["ffn"],
+        "F_layer": c["fwd_flops_per_layer"] == k["fwd_flops"],
+        "F_softmax": c["softmax_scores_per_layer"] == k["softmax"],
+    }
+
+
+def _compare_throughput(args, pair) -> dict:
+    """The measured forward+backward throughput of A and B, with an A/A control."""
+    import torch
+
+    from .. import schedules as S
+    from ..train import resolve_device
+
+    device = str(resolve_device(args.device))
+    torch.set_num_threads(args.threads)
+    # A, B and a second, identical copy of A in the same interleaved rounds: A'/A is the
+    # run-to-run spread of this measurement (its noise floor), the scale B/A is read on
+    thr = S.throughput(
+        [*pair, pair[0]],
+        T=args.T,
+        batch=args.batch,
+        reps=args.reps,
+        warmup=args.warmup,
+        ffn=args.ffn,
+        seed=args.seed,
+        device=device,
+    )
+    aa = thr["ratio_to_first"][2]
+    thr["control"] = {
+        "what": "a second, identical copy of A timed in the same rounds",
+        "tokens_per_s": thr["tokens_per_s"][2],
+        "ratio_to_first": aa,
+    }
+    for key in ("tokens_per_s", "median_step_s", "ratio_to_first"):
+        thr[key] = thr[key][:2]
+    thr["within_noise"] = abs(thr["ratio_to_first"][1] - 1) <= abs(aa - 1)
+    return thr
+
+
+def _print_compare(args, out: dict, pair) -> None:
+    """The table of ``schedule compare`` (without ``--json``)."""
+    for n, s, r in zip(("A", "B"), pair, out["rules_broken"], strict=True):
         print(
             f"{n} ({s.kind}): heads {','.join(map(str, s.heads))}"
             + (f"  [breaks: {', '.join(r)}]" if r else "")
         )
     print(
-        f"shared model: d={d}, L={L}, SwiGLU f={out['ffn']}, attention biases, RoPE, causal; "
-        f"counted at T={args.T}, batch {args.batch} (meta device, explicit attention path)"
+        f"shared model: d={out['d']}, L={out['layers']}, SwiGLU f={out['ffn']}, attention "
+        f"biases, RoPE, causal; counted at T={args.T}, batch {args.batch} (meta device, explicit "
+        "attention path)"
     )
 
     def row(label, vals, equal=None):
@@ -248,34 +259,39 @@ def _cmd_compare(args) -> int:
     sm = out["softmax_scores_fwd"]
     row("softmax scores fwd (h·T² per layer)", sm)
     print(f"{'':<36} B/A {sm[1] / sm[0]:.3f} (the one term that scales with h)")
+    agree = out["catalogue_agrees"]
     ok = all(all(a.values()) for a in agree)
     print(
         "catalogue (PR-N1 N_attn, N_mlp; PR-N2 F_layer, F_softmax) per layer: "
         + ("every layer of both agrees" if ok else f"DISAGREES: {agree}")
     )
-    if thr is not None:
-        tps = thr["tokens_per_s"]
-        print(
-            f"{'throughput fwd+bwd (measured)':<36} A {tps[0]:>12,.1f} tok/s  "
-            f"B {tps[1]:>12,.1f} tok/s  B/A {thr['ratio_to_first'][1]:.3f}"
+    if out["throughput"] is not None:
+        _print_throughput(out["throughput"])
+
+
+def _print_throughput(thr: dict) -> None:
+    """The measured throughput lines of ``schedule compare``: A, B, the A/A control, the setup."""
+    tps = thr["tokens_per_s"]
+    print(
+        f"{'throughput fwd+bwd (measured)':<36} A {tps[0]:>12,.1f} tok/s  "
+        f"B {tps[1]:>12,.1f} tok/s  B/A {thr['ratio_to_first'][1]:.3f}"
+    )
+    c = thr["control"]
+    print(
+        f"{'  A/A control (identical copy of A)':<36} A' {c['tokens_per_s']:>11,.1f} tok/s  "
+        f"A'/A {c['ratio_to_first']:.3f}: B/A "
+        + (
+            "is within this spread (not distinguishable here)"
+            if thr["within_noise"]
+            else "differs from 1 by more than this spread (one A/A pair: a rough floor)"
         )
-        c = thr["control"]
-        print(
-            f"{'  A/A control (identical copy of A)':<36} A' {c['tokens_per_s']:>11,.1f} tok/s  "
-            f"A'/A {c['ratio_to_first']:.3f}: B/A "
-            + (
-                "is within this spread (not distinguishable here)"
-                if thr["within_noise"]
-                else "differs from 1 by more than this spread (one A/A pair: a rough floor)"
-            )
-        )
-        print(
-            f"  {thr['device']}, {thr['threads']} thread(s), float32, fused SDPA, T={thr['T']}, "
-            f"batch {thr['batch']}, median of {thr['reps']} interleaved rounds after "
-            f"{thr['warmup']} warm-up; a measurement of this machine, not a property of "
-            f"the schedule"
-        )
-    return 0
+    )
+    print(
+        f"  {thr['device']}, {thr['threads']} thread(s), float32, fused SDPA, T={thr['T']}, "
+        f"batch {thr['batch']}, median of {thr['reps']} interleaved rounds after "
+        f"{thr['warmup']} warm-up; a measurement of this machine, not a property of "
+        f"the schedule"
+    )
 
 
 def register(sub) -> None:

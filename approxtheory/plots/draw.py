@@ -209,71 +209,78 @@ def _draw_axes(ax, plan: PlotPlan, ss: list[Series], style) -> None:
         if plan.categorical and len(tags) > 1 and s.keys in tags:
             off = (tags.index(s.keys) - (len(tags) - 1) / 2) * width
             xs = [v + off for v in xs]
-        ls = st["linestyle"] if s.joined else "none"
-        if s.role == "bound":
-            ax.plot(
-                xs,
-                s.y,
-                linestyle=ls,
-                marker=None if s.joined else "_",
-                markersize=12,
-                color=st["color"],
-                label=s.label,
-            )
-            continue
-        if s.interval == "errorbar" and s.lo is not None and s.hi is not None:
-            err = [
-                [max(0.0, y - a) for y, a in zip(s.y, s.lo)],
-                [max(0.0, b - y) for y, b in zip(s.y, s.hi)],
-            ]
-            ax.errorbar(
-                xs,
-                s.y,
-                yerr=err,
-                linestyle=ls,
-                marker=st["marker"],
-                color=st["color"],
-                capsize=3,
-                label=s.label,
-            )
-            continue
+        _draw_series(ax, s, st, xs, plan.categorical, slot + off)
+    if levels:
+        ax.axvline(slot - 0.5, color="0.6", linewidth=0.8)
+
+
+def _draw_series(ax, s: Series, st: dict, xs: list, categorical: bool, level_x: float) -> None:
+    """One series at ``xs`` in style ``st``: a bound's line or ticks, or the measured points with
+    their interval (error bars, a band, or a level; a categorical level as a bar at
+    ``level_x``)."""
+    ls = st["linestyle"] if s.joined else "none"
+    if s.role == "bound":
         ax.plot(
             xs,
             s.y,
             linestyle=ls,
-            marker=st["marker"],
+            marker=None if s.joined else "_",
+            markersize=12,
             color=st["color"],
-            alpha=0.9,
             label=s.label,
         )
-        if s.lo is None or s.hi is None:
-            continue
-        if s.interval == "band":
-            ax.fill_between(xs, s.lo, s.hi, color=st["color"], alpha=0.2, linewidth=0)
-        elif s.interval == "level" and plan.categorical:
-            # one interval for the whole series: a bar in its own slot, at the points' mean
-            mean = sum(s.y) / len(s.y)
-            ax.errorbar(
-                [slot + off],
-                [mean],
-                yerr=[[max(0.0, mean - s.lo[0])], [max(0.0, s.hi[0] - mean)]],
-                marker=st["marker"],
-                markerfacecolor="white",
-                color=st["color"],
-                capsize=4,
-                linestyle="none",
-            )
-        elif s.interval == "level":
-            ax.fill_between(
-                [min(xs), max(xs)],
-                [s.lo[0]] * 2,
-                [s.hi[0]] * 2,
-                color=st["color"],
-                alpha=0.15,
-                linewidth=0,
-            )
-    if levels:
-        ax.axvline(slot - 0.5, color="0.6", linewidth=0.8)
+        return
+    if s.interval == "errorbar" and s.lo is not None and s.hi is not None:
+        err = [
+            [max(0.0, y - a) for y, a in zip(s.y, s.lo)],
+            [max(0.0, b - y) for y, b in zip(s.y, s.hi)],
+        ]
+        ax.errorbar(
+            xs,
+            s.y,
+            yerr=err,
+            linestyle=ls,
+            marker=st["marker"],
+            color=st["color"],
+            capsize=3,
+            label=s.label,
+        )
+        return
+    ax.plot(
+        xs,
+        s.y,
+        linestyle=ls,
+        marker=st["marker"],
+        color=st["color"],
+        alpha=0.9,
+        label=s.label,
+    )
+    if s.lo is None or s.hi is None:
+        return
+    if s.interval == "band":
+        ax.fill_between(xs, s.lo, s.hi, color=st["color"], alpha=0.2, linewidth=0)
+    elif s.interval == "level" and categorical:
+        # one interval for the whole series: a bar in its own slot, at the points' mean
+        mean = sum(s.y) / len(s.y)
+        ax.errorbar(
+            [level_x],
+            [mean],
+            yerr=[[max(0.0, mean - s.lo[0])], [max(0.0, s.hi[0] - mean)]],
+            marker=st["marker"],
+            markerfacecolor="white",
+            color=st["color"],
+            capsize=4,
+            linestyle="none",
+        )
+    elif s.interval == "level":
+        ax.fill_between(
+            [min(xs), max(xs)],
+            [s.lo[0]] * 2,
+            [s.hi[0]] * 2,
+            color=st["color"],
+            alpha=0.15,
+            linewidth=0,
+        )
 
 
 def _log_labels(ticks: list[float]) -> list[str]:
@@ -334,14 +341,6 @@ def _legend(fig, ax0, flat: list, n: int) -> None:
 
 def draw_plan(plan: PlotPlan, spec: dict, out: Path) -> Path:
     """Draw a :func:`plan_plot` plan to ``out`` (PNG or PDF by suffix)."""
-    from matplotlib.ticker import (
-        LogFormatterSciNotation,
-        LogLocator,
-        MaxNLocator,
-        NullFormatter,
-        ScalarFormatter,
-    )
-
     plt = _plt()
     facet_keys, panels = _facets(plan, spec)
     n = len(panels)
@@ -372,58 +371,77 @@ def draw_plan(plan: PlotPlan, spec: dict, out: Path) -> Path:
             ax0.set_xscale("log")
         if plan.logy:
             ax0.set_yscale("log")
-        xlabel = spec.get("xlabel", plan.x)
-        ylabel = spec.get("ylabel", ", ".join(spec["y"]))
-        for i, ax in enumerate(flat[:n]):
-            if i // ncols == nrows - 1 or i + ncols >= n:  # no panel below: labelled
-                ax.set_xlabel(xlabel)
-                ax.xaxis.set_tick_params(labelbottom=True)
-            if i % ncols == 0:
-                ax.set_ylabel(ylabel)
-        if n == 1:
-            ax0.set_title(spec.get("title", ""))
-        else:
-            fig.suptitle(spec.get("title", ""))
-        _legend(fig, ax0, flat, n)
-        if n > 1:  # fixed spacing (shared axes: tick labels on the outer panels only)
-            fig.subplots_adjust(left=0.1, right=0.98, bottom=0.1, top=0.88, wspace=0.1, hspace=0.3)
-        ticks = list(plan.xticks)
-        if plan.categorical:
-            labs = list(plan.category_labels)
-            if any(s.interval == "level" for s in plan.series):
-                ticks.append(float(len(plan.categories)))
-                labs.append("interval")
-            ax0.set_xlim(-0.5, len(ticks) - 0.5)
-            _thin_ticks(fig, ax0.xaxis, ticks, labs, rotate=True)
-        elif ticks:
-            labs = _log_labels(ticks) if plan.logx else [_fmt(t) for t in ticks]
-            if _thin_ticks(fig, ax0.xaxis, ticks, labs, thin=False) > 1:
-                ticks = []  # too many values to name each: the axis's own (decade) ticks
-                ax0.xaxis.set_major_locator(
-                    LogLocator(base=10) if plan.logx else MaxNLocator(nbins=6)
-                )
-                ax0.xaxis.set_major_formatter(
-                    LogFormatterSciNotation() if plan.logx else ScalarFormatter()
-                )
-                if plan.logx:
-                    ax0.xaxis.set_minor_locator(LogLocator(base=10, subs="auto"))
-                    ax0.xaxis.set_minor_formatter(NullFormatter())
-                    _plain_log_y(ax0, "x")
-        if ticks or plan.categorical:
-            pass
-        elif (
-            not plan.logx
-            and plan.series
-            and all(float(v).is_integer() for s in plan.series for v in s.x)
-        ):
-            ax0.xaxis.set_major_locator(MaxNLocator(integer=True))
-        elif plan.logx:
-            ax0.xaxis.set_minor_formatter(NullFormatter())
+        _label_panels(fig, flat, n, ncols, nrows, plan, spec)
+        _x_axis_ticks(fig, ax0, plan)
         if plan.logy:
             _plain_log_y(ax0)
         _save(fig, out)
         plt.close(fig)
     return out
+
+
+def _label_panels(fig, flat: list, n: int, ncols: int, nrows: int, plan: PlotPlan, spec) -> None:
+    """The axis labels (x on the panels with none below, y on the first column), the title(s),
+    the legend and (panels) the fixed spacing."""
+    xlabel = spec.get("xlabel", plan.x)
+    ylabel = spec.get("ylabel", ", ".join(spec["y"]))
+    for i, ax in enumerate(flat[:n]):
+        if i // ncols == nrows - 1 or i + ncols >= n:  # no panel below: labelled
+            ax.set_xlabel(xlabel)
+            ax.xaxis.set_tick_params(labelbottom=True)
+        if i % ncols == 0:
+            ax.set_ylabel(ylabel)
+    ax0 = flat[0]
+    if n == 1:
+        ax0.set_title(spec.get("title", ""))
+    else:
+        fig.suptitle(spec.get("title", ""))
+    _legend(fig, ax0, flat, n)
+    if n > 1:  # fixed spacing (shared axes: tick labels on the outer panels only)
+        fig.subplots_adjust(left=0.1, right=0.98, bottom=0.1, top=0.88, wspace=0.1, hspace=0.3)
+
+
+def _x_axis_ticks(fig, ax0, plan: PlotPlan) -> None:
+    """The x ticks: the categories (and the interval slot), the values plotted where they can
+    each be named, else the axis's own locator (integers where every x is one)."""
+    from matplotlib.ticker import (
+        LogFormatterSciNotation,
+        LogLocator,
+        MaxNLocator,
+        NullFormatter,
+        ScalarFormatter,
+    )
+
+    ticks = list(plan.xticks)
+    if plan.categorical:
+        labs = list(plan.category_labels)
+        if any(s.interval == "level" for s in plan.series):
+            ticks.append(float(len(plan.categories)))
+            labs.append("interval")
+        ax0.set_xlim(-0.5, len(ticks) - 0.5)
+        _thin_ticks(fig, ax0.xaxis, ticks, labs, rotate=True)
+    elif ticks:
+        labs = _log_labels(ticks) if plan.logx else [_fmt(t) for t in ticks]
+        if _thin_ticks(fig, ax0.xaxis, ticks, labs, thin=False) > 1:
+            ticks = []  # too many values to name each: the axis's own (decade) ticks
+            ax0.xaxis.set_major_locator(LogLocator(base=10) if plan.logx else MaxNLocator(nbins=6))
+            ax0.xaxis.set_major_formatter(
+                LogFormatterSciNotation() if plan.logx else ScalarFormatter()
+            )
+            if plan.logx:
+                ax0.xaxis.set_minor_locator(LogLocator(base=10, subs="auto"))
+                ax0.xaxis.set_minor_formatter(NullFormatter())
+                _plain_log_y(ax0, "x")
+    if ticks or plan.categorical:
+        pass
+    elif (
+        not plan.logx
+        and plan.series
+        and all(float(v).is_integer() for s in plan.series for v in s.x)
+    ):
+        ax0.xaxis.set_major_locator(MaxNLocator(integer=True))
+    elif plan.logx:
+        ax0.xaxis.set_minor_formatter(NullFormatter())
 
 
 def slope_plot(slopes: Sequence[dict], title: str, out: Path) -> Path:

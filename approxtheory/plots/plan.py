@@ -368,16 +368,9 @@ def plan_plot(rows: Sequence[dict], spec: dict) -> PlotPlan:
     values, ends = _value_columns(spec, cols)
     keys, derived = grouping_keys(sub, spec) if sub else ([], [])
     categorical, labels = _categorical_x(sub, x, keys, derived) if sub else (False, {})
+    cats = _categories(sub, x) if categorical else []
     if categorical:
         logx = False
-        cats: list = []
-        for r in sub:
-            if r[x] not in cats:
-                cats.append(r[x])
-        if all(isinstance(c, float) for c in cats):
-            cats.sort()
-    else:
-        cats = []
     if logx and any(r[x] <= 0 for r in sub):
         notes.append(f"{x} <= 0 left out on the log axis")
         keep = [j for j, r in enumerate(sub) if r[x] > 0]
@@ -395,39 +388,10 @@ def plan_plot(rows: Sequence[dict], spec: dict) -> PlotPlan:
     )
     series: list[Series] = []
     columns = [(y, "measured") for y in values] + ([(bound, "bound")] if bound else [])
+    grouped = [(tuple(zip(keys, g)), groups[g]) for g in order]
     for col, role in columns:
-        drawn: list[Series] = []
-        for g in order:
-            gi = [i for i in groups[g] if _is_num(rows[i].get(col))]
-            if logy:
-                gi = [i for i in gi if rows[i][col] > 0]
-            if not gi:
-                continue
-            gi.sort(key=lambda i: (xpos(rows[i][x]), i))
-            kv = tuple((k, v) for k, v in zip(keys, g) if v is not None)
-            xs = tuple(xpos(rows[i][x]) for i in gi)
-            ys = tuple(rows[i][col] for i in gi)
-            lo = hi = None
-            kind = ""
-            if role == "measured" and col in ends:
-                a, b = ends[col]
-                if all(_is_num(rows[i].get(a)) and _is_num(rows[i].get(b)) for i in gi):
-                    lo = tuple(rows[i][a] for i in gi)
-                    hi = tuple(rows[i][b] for i in gi)
-                    if logy and any(v <= 0 for v in lo):
-                        lo = tuple(max(v, min(ys) * 1e-3) for v in lo)
-                    kind = _interval_kind(list(lo), list(hi), categorical)
-            # one y per x on a line; repeated x (replicates) are markers only
-            joined = not categorical and len(set(xs)) == len(xs)
-            s = Series(col, role, kv, tuple(gi), xs, ys, lo, hi, kind, joined)
-            same = (s.x, s.y, s.lo, s.hi)
-            dup = next((j for j, d in enumerate(drawn) if (d.x, d.y, d.lo, d.hi) == same), None)
-            if dup is None:
-                drawn.append(s)
-            else:  # identical points: drawn once, the legend names both groups
-                d = drawn[dup]
-                drawn[dup] = replace(d, also=d.also + (s.keys,), also_rows=d.also_rows + (s.rows,))
-        series += drawn
+        end = ends[col] if role == "measured" and col in ends else None
+        series += _column_series(rows, x, xpos, col, role, grouped, end, logy, categorical)
     multi = len(values) > 1 or not keys
     out = [replace(s, label=_series_label(s, multi)) for s in series]
     plan = PlotPlan(
@@ -445,6 +409,62 @@ def plan_plot(rows: Sequence[dict], spec: dict) -> PlotPlan:
     plan.xticks = _xticks(plan)
     plan.problems = check_series(rows, spec, out, keys=keys, categorical=categorical)
     return plan
+
+
+def _categories(sub: Sequence[dict], x: str) -> list:
+    """The categories of a categorical x axis: in order of first appearance, sorted where all
+    are floats."""
+    cats: list = []
+    for r in sub:
+        if r[x] not in cats:
+            cats.append(r[x])
+    if all(isinstance(c, float) for c in cats):
+        cats.sort()
+    return cats
+
+
+def _column_series(rows, x, xpos, col, role, grouped, end, logy, categorical) -> list[Series]:
+    """The series of one column ``col`` (``role`` measured or bound), one per group of rows
+    (``grouped``: the group's (key, value) pairs and its row indices, in plotting order), the groups
+    with identical points drawn once; ``end`` the columns of its interval, if any."""
+    drawn: list[Series] = []
+    for g, rows_of in grouped:
+        gi = [i for i in rows_of if _is_num(rows[i].get(col))]
+        if logy:
+            gi = [i for i in gi if rows[i][col] > 0]
+        if not gi:
+            continue
+        gi.sort(key=lambda i: (xpos(rows[i][x]), i))
+        kv = tuple((k, v) for k, v in g if v is not None)
+        xs = tuple(xpos(rows[i][x]) for i in gi)
+        ys = tuple(rows[i][col] for i in gi)
+        lo, hi, kind = _interval(rows, gi, end, ys, logy, categorical)
+        # one y per x on a line; repeated x (replicates) are markers only
+        joined = not categorical and len(set(xs)) == len(xs)
+        s = Series(col, role, kv, tuple(gi), xs, ys, lo, hi, kind, joined)
+        same = (s.x, s.y, s.lo, s.hi)
+        dup = next((j for j, d in enumerate(drawn) if (d.x, d.y, d.lo, d.hi) == same), None)
+        if dup is None:
+            drawn.append(s)
+        else:  # identical points: drawn once, the legend names both groups
+            d = drawn[dup]
+            drawn[dup] = replace(d, also=d.also + (s.keys,), also_rows=d.also_rows + (s.rows,))
+    return drawn
+
+
+def _interval(rows, gi: list[int], end, ys: tuple, logy: bool, categorical: bool):
+    """``(lo, hi, kind)`` of a series' interval from its columns ``end`` = (lower, upper) where
+    every row has both (lower ends raised above 0 on a log axis), else ``(None, None, "")``."""
+    if end is None:
+        return None, None, ""
+    a, b = end
+    if not all(_is_num(rows[i].get(a)) and _is_num(rows[i].get(b)) for i in gi):
+        return None, None, ""
+    lo = tuple(rows[i][a] for i in gi)
+    hi = tuple(rows[i][b] for i in gi)
+    if logy and any(v <= 0 for v in lo):
+        lo = tuple(max(v, min(ys) * 1e-3) for v in lo)
+    return lo, hi, _interval_kind(list(lo), list(hi), categorical)
 
 
 def _xticks(plan: PlotPlan) -> list[float]:

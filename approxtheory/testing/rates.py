@@ -95,6 +95,12 @@ def _series(name: str, values) -> np.ndarray:
     return arr.astype(np.float64)
 
 
+def _first(mask: np.ndarray) -> int | None:
+    """The index of the first True of ``mask``; None where there is none."""
+    bad = np.flatnonzero(mask)
+    return int(bad[0]) if bad.size else None
+
+
 def _checked(sizes, errors, over: str, what: str) -> tuple[np.ndarray, np.ndarray]:
     x = _series("sizes", sizes)
     y = _series("errors", errors)
@@ -108,31 +114,21 @@ def _checked(sizes, errors, over: str, what: str) -> tuple[np.ndarray, np.ndarra
             f"tell a rate from an error floor)",
             "too-few-points",
         )
-    bad = np.flatnonzero(~np.isfinite(x))
-    if bad.size:
-        i = int(bad[0])
+    if (i := _first(~np.isfinite(x))) is not None:
         raise InvalidValueError(f"sizes must be finite (got sizes[{i}] = {x[i]})")
-    bad = np.flatnonzero(x <= 0)
-    if bad.size:
-        i = int(bad[0])
+    if (i := _first(x <= 0)) is not None:
         raise InvalidValueError(f"sizes must be > 0 for a log-log fit (got sizes[{i}] = {x[i]:g})")
-    bad = np.flatnonzero(~np.isfinite(y))
-    if bad.size:
-        i = int(bad[0])
+    if (i := _first(~np.isfinite(y))) is not None:
         raise RateUndecidedError(
             f"{what}s[{i}] is {y[i]} (at {over}={x[i]:g}): a NaN or infinite {what} is a failure "
             f"of what was measured, never a point of a rate; allowed: finite {what}s > 0",
             "nonfinite",
         )
-    bad = np.flatnonzero(y < 0)
-    if bad.size:
-        i = int(bad[0])
+    if (i := _first(y < 0)) is not None:
         raise InvalidValueError(
             f"{what}s must be >= 0 (got {what}s[{i}] = {y[i]:g} at {over}={x[i]:g})"
         )
-    bad = np.flatnonzero(y == 0)
-    if bad.size:
-        i = int(bad[0])
+    if (i := _first(y == 0)) is not None:
         raise RateUndecidedError(
             f"{what}s[{i}] is exactly 0 (at {over}={x[i]:g}): an exact zero has no rate on "
             f"log-log axes; allowed: {what}s > 0 (assert exactness separately)",
@@ -380,6 +376,29 @@ def assert_rate(
     errors show a floor, cannot decide and raises :class:`RateUndecidedError` (bad input too,
     see :func:`fit_power_law`). ``over`` and ``what`` name the size and the error in messages.
     """
+    kind, k, tol = _rate_bound(exponent, at_most, at_least, tol)
+    fit = fit_power_law(sizes, errors, confidence=confidence, over=over, what=what)
+    if fit.floor:
+        raise RateUndecidedError(_floor_message(fit, over, what, _prefix), "floor", fit)
+    if kind == "exponent":
+        miss = _exponent_miss(fit, k, tol, _claim_note)
+    else:
+        miss = _bound_miss(fit, kind, k, tol, over, what, _prefix, _claim_note)
+    if miss is None:
+        return fit
+    i, ratio, need, k = miss
+    where = "above" if ratio >= 1 else "below"
+    factor = ratio if ratio >= 1 else 1 / ratio
+    raise RateAssertionError(
+        f"{_prefix}{_fitted(fit, over, what)}\n  {need}\n  worst point: {over}="
+        f"{fit.sizes[i]:g}, {what}={fit.errors[i]:.4g}, {factor:.3g}x {where} the "
+        f"{over}^{_e(k)} line through the data",
+        fit,
+    )
+
+
+def _rate_bound(exponent, at_most, at_least, tol) -> tuple[str, float, float]:
+    """``(kind, k, tol)`` of :func:`assert_rate`: exactly one of its bounds, and tol >= 0."""
     bounds = {"exponent": exponent, "at_most": at_most, "at_least": at_least}
     given = {k: v for k, v in bounds.items() if v is not None}
     if len(given) != 1:
@@ -392,55 +411,53 @@ def assert_rate(
     tol = _real("tol", tol)
     if tol < 0:
         raise InvalidValueError(f"tol must be >= 0 (got {tol!r})")
-    fit = fit_power_law(sizes, errors, confidence=confidence, over=over, what=what)
-    if fit.floor:
-        raise RateUndecidedError(_floor_message(fit, over, what, _prefix), "floor", fit)
+    return kind, k, tol
+
+
+def _exponent_miss(fit: PowerLawFit, k: float, tol: float, claim_note: str):
+    """None where the interval, widened by ``tol``, contains ``k``; else ``(worst point, its
+    ratio to the line, what was needed, the exponent of the line)``."""
+    slack = 1e-9 * max(1.0, abs(k))
+    if fit.ci_low - tol - slack <= k <= fit.ci_high + tol + slack:
+        return None
+    i, ratio = _worst(fit, k, "both")
+    need = (
+        f"needed: the interval to contain {_e(k)}"
+        + (f" within tol {tol:.3g}" if tol else "")
+        + f", but it excludes it{claim_note}"
+    )
+    return i, ratio, need, k
+
+
+def _bound_miss(fit: PowerLawFit, kind, k, tol, over, what, prefix, claim_note):
+    """None where the interval lies on the bound's side (``kind`` at_most or at_least, ``k``
+    moved out by ``tol``); RateUndecidedError where it straddles it; else ``(worst point, its
+    ratio to the line, what was needed, the bound)``."""
     slack = 1e-9 * max(1.0, abs(k))
     lo, hi = fit.ci_low, fit.ci_high
-    if kind == "exponent":
-        if lo - tol - slack <= k <= hi + tol + slack:
-            return fit
-        i, ratio = _worst(fit, k, "both")
-        need = (
-            f"needed: the interval to contain {_e(k)}"
-            + (f" within tol {tol:.3g}" if tol else "")
-            + f", but it excludes it{_claim_note}"
+    bound = k + tol if kind == "at_most" else k - tol
+    ok = hi <= bound + slack if kind == "at_most" else lo >= bound - slack
+    if ok:
+        return None
+    wrong = lo > bound + slack if kind == "at_most" else hi < bound - slack
+    side = "at or below" if kind == "at_most" else "at or above"
+    excluded = "above" if kind == "at_most" else "below"
+    limit = f"{_e(bound)}" + (f" (= {_e(k)} + tol {tol:.3g})" if tol and kind == "at_most" else "")
+    if tol and kind == "at_least":
+        limit = f"{_e(bound)} (= {_e(k)} - tol {tol:.3g})"
+    if not wrong:
+        raise RateUndecidedError(
+            f"{prefix}cannot decide the rate: {_fitted(fit, over, what)} straddles "
+            f"{_e(bound)}; needed: the interval {side} {limit}{claim_note}. Measure more "
+            f"sizes, over a wider range, or with less noise",
+            "wide",
+            fit,
         )
-    else:
-        bound = k + tol if kind == "at_most" else k - tol
-        ok = hi <= bound + slack if kind == "at_most" else lo >= bound - slack
-        if ok:
-            return fit
-        wrong = lo > bound + slack if kind == "at_most" else hi < bound - slack
-        side = "at or below" if kind == "at_most" else "at or above"
-        excluded = "above" if kind == "at_most" else "below"
-        limit = f"{_e(bound)}" + (
-            f" (= {_e(k)} + tol {tol:.3g})" if tol and kind == "at_most" else ""
-        )
-        if tol and kind == "at_least":
-            limit = f"{_e(bound)} (= {_e(k)} - tol {tol:.3g})"
-        if not wrong:
-            raise RateUndecidedError(
-                f"{_prefix}cannot decide the rate: {_fitted(fit, over, what)} straddles "
-                f"{_e(bound)}; needed: the interval {side} {limit}{_claim_note}. Measure more "
-                f"sizes, over a wider range, or with less noise",
-                "wide",
-                fit,
-            )
-        i, ratio = _worst(fit, bound, "above" if kind == "at_most" else "below")
-        need = (
-            f"needed: the interval {side} {limit}, excluding every exponent {excluded} it"
-            f"{_claim_note}"
-        )
-        k = bound
-    where = "above" if ratio >= 1 else "below"
-    factor = ratio if ratio >= 1 else 1 / ratio
-    raise RateAssertionError(
-        f"{_prefix}{_fitted(fit, over, what)}\n  {need}\n  worst point: {over}="
-        f"{fit.sizes[i]:g}, {what}={fit.errors[i]:.4g}, {factor:.3g}x {where} the "
-        f"{over}^{_e(k)} line through the data",
-        fit,
+    i, ratio = _worst(fit, bound, "above" if kind == "at_most" else "below")
+    need = (
+        f"needed: the interval {side} {limit}, excluding every exponent {excluded} it{claim_note}"
     )
+    return i, ratio, need, bound
 
 
 # ------------------------------------------------------------------------------- short reprs

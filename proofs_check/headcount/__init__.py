@@ -4,7 +4,8 @@
 :mod:`.lemmas_lower` (HC-L4/P5, HC-L5-L8), :mod:`.memorization` (HC-K2/P1, HC-A3),
 :mod:`.trained` (what the trained checks share; HC-P8, HC-P9, HC-P10) and :mod:`.trained_more`
 (HC-P6b, HC-P7, HC-P11); the paper's remaining claims are in :mod:`..headcount_more`. Shared
-helpers of the package are in :mod:`._common`; experiment rows are read through
+helpers of the package are in :mod:`._common`, HC-T1's construction (checked in
+:mod:`..headcount_more`) in :mod:`._density`; experiment rows are read through
 :func:`approxtheory.proofs_check._rows.exp_rows`.
 
 Every passing check declares mutants (``@check(..., mutants=...)``): broken variants of what it

@@ -402,6 +402,56 @@ def _k1c_decays(kc, rows, Ts) -> tuple[dict, list, list]:
     return fits, slopes, rate_bad
 
 
+def _k1c_bound(ctx: Context, kc):
+    """HC-K1c's err_bound (mutated where asked) as a function of its free symbols' names, and
+    those names in order."""
+    expr = kc.expr("err_bound")
+    c_s = kc.symbol("c")
+    if ctx.is_mutant("paper-normalisation"):
+        expr = expr.subs(c_s, c_s - 1)
+    if ctx.is_mutant("in-set-only"):
+        expr = kc.expr("in_set")
+    names = sorted(x.name for x in expr.free_symbols)
+    return sp.lambdify([kc.symbol(x) for x in names], expr, "math"), names
+
+
+def _k1c_rows(ctx: Context, kc, Ts, betas, gates) -> list[dict]:
+    """One head's sup error per (gate, T, |S|, β) beside the claimed bound there (inf where it
+    overflows), whether the cell is vacuous and whether the bound holds (up to round-off)."""
+    bound_f, names = _k1c_bound(ctx, kc)
+    rows = []
+    for r in _head_grid(ctx, Ts, S_FRACS, betas, gates):
+        vals = {"S": r["S"], "T": r["T"], "beta": r["beta"], "c": r["gate"]}
+        try:
+            bound = float(bound_f(*[vals[x] for x in names]))
+        except OverflowError:
+            bound = math.inf
+        rows.append(
+            {
+                **{k: r[k] for k in ("gate", "T", "S", "beta", "sup_error")},
+                "claimed_bound": bound,
+                "vacuous": bool(kc.is_vacuous(c=r["gate"])),
+                "holds": r["sup_error"] <= bound * (1 + 1e-9) + 1e-12,
+                "witness": r["witness"],
+            }
+        )
+    return rows
+
+
+def _k1c_room(rows: list) -> tuple[float, float]:
+    """The least bound / error over the cells where both sides are above the round-off rule's
+    1e-12 (at |S| = 1 and β = 1000 the bound and the error are both below it), and the largest
+    error over bound among those cells that are not vacuous."""
+    finite = [
+        r
+        for r in rows
+        if math.isfinite(r["claimed_bound"]) and min(r["sup_error"], r["claimed_bound"]) > 1e-12
+    ]
+    slack = min(r["claimed_bound"] / r["sup_error"] for r in finite) if finite else math.nan
+    nonvac = [r for r in finite if not r["vacuous"]]
+    return slack, max((_over(r) for r in nonvac), default=float("nan"))
+
+
 @check(
     "HC-K1c",
     mutants={
@@ -419,48 +469,16 @@ def k1_gate_bound(ctx: Context, cid):
     least as fast as the bound's asymptotic exponent (per (T, |S|), interval at or below it +
     RATE_TOL)."""
     kc = claim(cid)
-    expr = kc.expr("err_bound")
-    c_s = kc.symbol("c")
-    if ctx.is_mutant("paper-normalisation"):
-        expr = expr.subs(c_s, c_s - 1)
-    if ctx.is_mutant("in-set-only"):
-        expr = kc.expr("in_set")
-    names = sorted(x.name for x in expr.free_symbols)
-    bound_f = sp.lambdify([kc.symbol(x) for x in names], expr, "math")
     gates = ctx.pick([-1.0, -1.1, -1.5, -2.0], [-1.0, -1.02, -1.1, -1.25, -1.5, -2.0, -3.0])
     betas = ctx.pick([10.0, 100.0, 1000.0], [10.0, 30.0, 100.0, 300.0, 1000.0])
     Ts = ctx.pick(HEAD_TS, [*HEAD_TS, 64])
-    rows = []
-    for r in _head_grid(ctx, Ts, S_FRACS, betas, gates):
-        vals = {"S": r["S"], "T": r["T"], "beta": r["beta"], "c": r["gate"]}
-        try:
-            bound = float(bound_f(*[vals[x] for x in names]))
-        except OverflowError:
-            bound = math.inf
-        rows.append(
-            {
-                **{k: r[k] for k in ("gate", "T", "S", "beta", "sup_error")},
-                "claimed_bound": bound,
-                "vacuous": bool(kc.is_vacuous(c=r["gate"])),
-                "holds": r["sup_error"] <= bound * (1 + 1e-9) + 1e-12,
-                "witness": r["witness"],
-            }
-        )
+    rows = _k1c_rows(ctx, kc, Ts, betas, gates)
     _certify_heads(ctx, rows)
     viol = [r for r in rows if not r["holds"]]
     # the statement's bound is the sum of its two named terms (in-set spread, out-of-set leak)
     parts = sp.simplify(kc.expr("err_bound") - kc.expr("out_of_set") - kc.expr("in_set")) == 0
     fits, slopes, rate_bad = _k1c_decays(kc, rows, Ts)
-    # the ratio is measured where both sides are above the round-off rule's 1e-12 (at |S| = 1
-    # and β = 1000 the bound and the error are both below it)
-    finite = [
-        r
-        for r in rows
-        if math.isfinite(r["claimed_bound"]) and min(r["sup_error"], r["claimed_bound"]) > 1e-12
-    ]
-    slack = min(r["claimed_bound"] / r["sup_error"] for r in finite) if finite else math.nan
-    nonvac = [r for r in finite if not r["vacuous"]]
-    tight = max((_over(r) for r in nonvac), default=float("nan"))
+    slack, tight = _k1c_room(rows)
     ok = not viol and not rate_bad and parts
     if viol:
         w = max(viol, key=_over)

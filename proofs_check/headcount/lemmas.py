@@ -212,22 +212,10 @@ def _l3_rate(c3) -> float | None:
     return -float(p0)
 
 
-@check(
-    "HC-L3",
-    mutants={
-        "exp-sign": "the selector's weights e^{-q(.)²} (sign of q flipped)",
-        "swap-v-w": "the weights compare 1 - Z with v_m and Y with w_m",
-    },
-)
-# one function: one adversarial search; its stages share the claim's symbols and worst case
-def smooth_selector(ctx: Context, cid):
-    """Uniform convergence of the smooth selector, searched adversarially: besides random
-    sequences, families with every middle rank tied (v_m = w_m) and the token at distance δ from
-    them, δ on a log grid and refined, where the error is largest (~ q^(-1/2))."""
-    from scipy.optimize import minimize_scalar
-
-    rng = np.random.default_rng(ctx.seed)
-    T, m = 16, 4
+def _l3_selector(ctx: Context):
+    """The catalogue's smooth selector x_tilde (mutated where asked) as a stable numpy function
+    of (q, Z, Y, w_m, v_m), and HC-L2's Y and 1 - Z of (x_t, v_m, w_m); every symbol of HC-L2
+    is passed, so a formula that swaps v_m and w_m is evaluated, not an error."""
     c3, c2 = claim("HC-L3"), claim("HC-L2")
     syms = [c3.symbol(s) for s in ("q", "Z", "Y", "w_m", "v_m")]
     expr = c3.expr("x_tilde")
@@ -238,67 +226,50 @@ def smooth_selector(ctx: Context, cid):
         expr = expr.xreplace({v_s: w_s, w_s: v_s})
     sel = _stable_softmax_mix(expr, syms)
     l2 = [c2.symbol(x) for x in ("x_t", "v_m", "w_m")]
-    # every symbol of HC-L2 passed: a formula that swaps v_m and w_m is evaluated, not an error
     fy = sp.lambdify(l2, c2.expr("Y"), "numpy")
     fz = sp.lambdify(l2, c2.expr("one_minus_Z"), "numpy")
+    return expr, sel, fy, fz
 
-    X = _l3_inputs(T, m, rng, ctx.pick(400, 4000))
-    qs = [10.0**k for k in range(1, 10)] if not ctx.full else [10.0**k for k in range(1, 12)]
-    rows, witnesses = [], []
-    for q in qs:
-        e = _l3_errors(X, q, m, sel, fy, fz)
-        i = int(e.argmax())
-        best, wit = float(e[i]), X[i]
-        # refine the tied-middle-rank family around the best distance found
-        c0, dl = float(np.median(wit)), float(wit[0] - np.median(wit))
-        if dl != 0:
-            sgn = np.sign(dl)
 
-            def neg(a, c0=c0, sgn=sgn, q=q):
-                x = np.full((1, T), c0)
-                x[0, 0] = np.clip(c0 + sgn * a, 0, 1)
-                return -float(_l3_errors(x, q, m, sel, fy, fz)[0])
+def _l3_worst(X: np.ndarray, q: float, m: int, sel, fy, fz) -> tuple[float, np.ndarray]:
+    """The largest selector error over X at q and its input, the tied-middle-rank family then
+    refined (bounded search on δ) around the best distance found."""
+    from scipy.optimize import minimize_scalar
 
-            r = minimize_scalar(
-                neg,
-                bounds=(abs(dl) / 3, min(3 * abs(dl), 1.0)),
-                method="bounded",
-                options={"xatol": 1e-12},
-            )
-            if -r.fun > best:
-                best = -r.fun
-                wit = np.full(T, c0)
-                wit[0] = np.clip(c0 + np.sign(dl) * r.x, 0, 1)
-        rows.append({"q": q, "sup_error": best})
-        witnesses.append(wit.tolist())
-    errs = [r["sup_error"] for r in rows]
-    bad = [i for i, e in enumerate(errs) if not math.isfinite(e)]
-    if bad:  # the formula is undefined or infinite on the domain: a failure, never a zero error
-        i = bad[0]
-        return Verdict(
-            cid,
-            "refuted",
-            f"the catalogue's x_tilde = {sp.sstr(expr)} is not finite on [0, 1]^{T} at q = "
-            f"{qs[i]:g} (error {errs[i]}): the selector is undefined or infinite at a searched "
-            "input, so it approximates nothing there",
-            covered=f"T = {T}, m = {m}: {len(X)} sequences per q",
-            witness={"q": qs[i], "x": witnesses[i]},
-            rows=rows,
-            scope="partial: the catalogue's selector, evaluated on searched inputs",
+    T = X.shape[1]
+    e = _l3_errors(X, q, m, sel, fy, fz)
+    i = int(e.argmax())
+    best, wit = float(e[i]), X[i]
+    c0, dl = float(np.median(wit)), float(wit[0] - np.median(wit))
+    if dl != 0:
+        sgn = np.sign(dl)
+
+        def neg(a, c0=c0, sgn=sgn, q=q):
+            x = np.full((1, T), c0)
+            x[0, 0] = np.clip(c0 + sgn * a, 0, 1)
+            return -float(_l3_errors(x, q, m, sel, fy, fz)[0])
+
+        r = minimize_scalar(
+            neg,
+            bounds=(abs(dl) / 3, min(3 * abs(dl), 1.0)),
+            method="bounded",
+            options={"xatol": 1e-12},
         )
-    pos = [max(e, 1e-300) for e in errs]
-    fit = fit_rate(qs, pos, seed=ctx.seed)
-    head = fit_rate(qs[:4], pos[:4], seed=ctx.seed)
-    tail = fit_rate(qs[-4:], pos[-4:], seed=ctx.seed)
-    pred = _l3_rate(c3)
+        if -r.fun > best:
+            best = -r.fun
+            wit = np.full(T, c0)
+            wit[0] = np.clip(c0 + np.sign(dl) * r.x, 0, 1)
+    return best, wit
+
+
+def _l3_failures(errs: list, head, tail, rate_ok: bool, pred) -> list[str]:
+    """What HC-L3's convergence fails on, one phrase each: (i) the sup falls with q; (ii) the
+    last decades decay as fast as the first (an error floor bends the curve: the tail's slope
+    rises towards 0); (iii) the whole grid's slope interval lies within the rate derived from
+    the catalogue's formula."""
     decreasing = all(e2 < e1 for e1, e2 in zip(errs, errs[1:]))
-    # convergence, with a rate: (i) the sup falls with q; (ii) the last decades decay as fast
-    # as the first (an error floor bends the curve: the tail's slope rises towards 0); (iii) the
-    # whole grid's slope interval lies within the rate derived from the catalogue's formula
     no_floor = tail.ci_high <= head.slope + RATE_TOL
-    rate_ok = pred is not None and _fit_ok(fit, pred, "within")
-    ok = decreasing and no_floor and rate_ok and all(math.isfinite(e) for e in errs)
-    failed = (
+    return (
         ([] if decreasing else ["the sup error does not fall at every step of q"])
         + (
             []
@@ -314,6 +285,59 @@ def smooth_selector(ctx: Context, cid):
             else ([] if rate_ok else [f"the slope interval is not within {pred:g} ± {RATE_TOL}"])
         )
     )
+
+
+def _l3_not_finite(cid: str, expr, T: int, m: int, X, qs, rows, witnesses, i: int) -> Verdict:
+    """HC-L3 refuted where the formula is undefined or infinite on the domain (at q = qs[i]):
+    a failure, never a zero error."""
+    errs = [r["sup_error"] for r in rows]
+    return Verdict(
+        cid,
+        "refuted",
+        f"the catalogue's x_tilde = {sp.sstr(expr)} is not finite on [0, 1]^{T} at q = "
+        f"{qs[i]:g} (error {errs[i]}): the selector is undefined or infinite at a searched "
+        "input, so it approximates nothing there",
+        covered=f"T = {T}, m = {m}: {len(X)} sequences per q",
+        witness={"q": qs[i], "x": witnesses[i]},
+        rows=rows,
+        scope="partial: the catalogue's selector, evaluated on searched inputs",
+    )
+
+
+@check(
+    "HC-L3",
+    mutants={
+        "exp-sign": "the selector's weights e^{-q(.)²} (sign of q flipped)",
+        "swap-v-w": "the weights compare 1 - Z with v_m and Y with w_m",
+    },
+)
+def smooth_selector(ctx: Context, cid):
+    """Uniform convergence of the smooth selector, searched adversarially: besides random
+    sequences, families with every middle rank tied (v_m = w_m) and the token at distance δ from
+    them, δ on a log grid and refined, where the error is largest (~ q^(-1/2))."""
+    rng = np.random.default_rng(ctx.seed)
+    T, m = 16, 4
+    expr, sel, fy, fz = _l3_selector(ctx)
+    X = _l3_inputs(T, m, rng, ctx.pick(400, 4000))
+    qs = [10.0**k for k in range(1, 10)] if not ctx.full else [10.0**k for k in range(1, 12)]
+    rows, witnesses = [], []
+    for q in qs:
+        best, wit = _l3_worst(X, q, m, sel, fy, fz)
+        rows.append({"q": q, "sup_error": best})
+        witnesses.append(wit.tolist())
+    errs = [r["sup_error"] for r in rows]
+    bad = [i for i, e in enumerate(errs) if not math.isfinite(e)]
+    if bad:
+        return _l3_not_finite(cid, expr, T, m, X, qs, rows, witnesses, bad[0])
+    pos = [max(e, 1e-300) for e in errs]
+    fit = fit_rate(qs, pos, seed=ctx.seed)
+    head = fit_rate(qs[:4], pos[:4], seed=ctx.seed)
+    tail = fit_rate(qs[-4:], pos[-4:], seed=ctx.seed)
+    pred = _l3_rate(claim("HC-L3"))
+    # convergence, with a rate: decreasing, no error floor, the slope within the derived rate
+    rate_ok = pred is not None and _fit_ok(fit, pred, "within")
+    failed = _l3_failures(errs, head, tail, rate_ok, pred)
+    ok = not failed
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
@@ -351,6 +375,48 @@ def smooth_selector(ctx: Context, cid):
 
 
 # ------------------------------------------------------------------------------------ HC-C1
+def _c1_smallest_T(ctx: Context, c, T, D1s, D2s):
+    """The size condition (the regime's condition on T, read from the claim: a claim mutant
+    that drops it states the corollary at every T, and the smallest T is then 1) and the
+    smallest T it allows as a function of (D1, D2)."""
+    sizes = [r.expr for r in c.regime if T in r.free_symbols]
+    size = sizes[0] if sizes else None
+    if size is not None and ctx.is_mutant("size-constant-5"):
+        size = size.subs(T, 10 * T)  # T/50 -> T/5
+    if size is not None:
+        T_min = sp.solve(sp.Eq(size.lhs, size.rhs), T)[0]  # the smallest T the condition allows
+        tmin = sp.lambdify([D1s, D2s], T_min, "math")
+    else:
+        tmin = lambda D1, D2: 1  # noqa: E731
+    return size, tmin
+
+
+def _c1_margin(c, t2, tmin, kf, Dmax: int) -> tuple[tuple, float, list]:
+    """k - max(D1, D2) at the smallest allowed T over every pair (D1, D2) the claim's case
+    conditions admit (read, not assumed): the worst (margin, D1, D2, T), the least
+    k / max(D1, D2) (the room the corollary's arithmetic has), and the admitted pairs where the
+    proof's HC-T2b step is outside HC-T2b's regime."""
+    T, D1s, D2s = c.symbol("T"), c.symbol("D1"), c.symbol("D2")
+    worst = None
+    ratio = math.inf
+    outside_t2b = []
+    cases = [r.expr for r in c.regime if T not in r.free_symbols]
+    for D1, D2 in itertools.product(range(1, Dmax + 1), repeat=2):
+        Tm = max(1, math.ceil(tmin(D1, D2)))  # k grows with T: the smallest T is worst
+        if not all(bool(e.subs({D1s: D1, D2s: D2})) for e in cases):
+            continue
+        if not t2.in_regime(s=D1, D=D2, n=2, T=Tm):
+            outside_t2b.append((D1, D2))
+        kv, mx = kf(Tm, D1, D2), max(D1, D2)
+        margin = kv - mx
+        ratio = min(ratio, kv / mx)
+        if worst is None or margin < worst[0]:
+            worst = (margin, D1, D2, Tm)
+    if worst is None:  # a regime that admits no pair states nothing: not a pass
+        worst = (-math.inf, 0, 0, 0)
+    return worst, ratio, outside_t2b
+
+
 @check(
     "HC-C1",
     mutants={
@@ -376,39 +442,11 @@ def corollary_arithmetic(ctx: Context, cid):
     )
     diff = sp.simplify(sp.cancel(sp.together(k_claim - k_proof)))
     identity_ok = diff == 0
-    # the size condition is the regime's condition on T (read from the claim: a claim mutant
-    # that drops it states the corollary at every T, and the smallest T is then 1)
-    sizes = [r.expr for r in c.regime if T in r.free_symbols]
-    size = sizes[0] if sizes else None
-    if size is not None and ctx.is_mutant("size-constant-5"):
-        size = size.subs(T, 10 * T)  # T/50 -> T/5
-    if size is not None:
-        T_min = sp.solve(sp.Eq(size.lhs, size.rhs), T)[0]  # the smallest T the condition allows
-        tmin = sp.lambdify([D1s, D2s], T_min, "math")
-    else:
-        tmin = lambda D1, D2: 1  # noqa: E731
+    size, tmin = _c1_smallest_T(ctx, c, T, D1s, D2s)
     kf = sp.lambdify([T, D1s, D2s], k_claim, "math")
     kp = sp.lambdify([T, D1s, D2s], k_proof, "math")
     Dmax = ctx.pick(30, 80)
-    worst = None
-    ratio = math.inf  # the least k / max(D1, D2): the room the corollary's arithmetic has
-    outside_t2b = []  # admitted pairs where the proof's HC-T2b step is outside HC-T2b's regime
-    # every pair (D1, D2) the claim's case conditions admit (read, not assumed), at the smallest
-    # T its size condition allows
-    cases = [r.expr for r in c.regime if T not in r.free_symbols]
-    for D1, D2 in itertools.product(range(1, Dmax + 1), repeat=2):
-        Tm = max(1, math.ceil(tmin(D1, D2)))  # k grows with T: the smallest T is worst
-        if not all(bool(e.subs({D1s: D1, D2s: D2})) for e in cases):
-            continue
-        if not t2.in_regime(s=D1, D=D2, n=2, T=Tm):
-            outside_t2b.append((D1, D2))
-        kv, mx = kf(Tm, D1, D2), max(D1, D2)
-        margin = kv - mx
-        ratio = min(ratio, kv / mx)
-        if worst is None or margin < worst[0]:
-            worst = (margin, D1, D2, Tm)
-    if worst is None:  # a regime that admits no pair states nothing: not a pass
-        worst = (-math.inf, 0, 0, 0)
+    worst, ratio, outside_t2b = _c1_margin(c, t2, tmin, kf, Dmax)
     margin_ok = worst[0] > 0
     ok = identity_ok and margin_ok and not outside_t2b
     _, w1, w2, wT = worst

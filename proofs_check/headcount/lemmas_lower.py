@@ -23,26 +23,12 @@ from .._core import (
 L4_WIDE_N = (16, 25, 64, 1024, 2**14)
 
 
-@check(
-    "HC-L4",
-    "HC-P5",
-    mutants={
-        "bound-without-sqrt-n": "the Lipschitz constant written p instead of p·sqrt(n)",
-        "weights-up-to-2": "the nets' entries bounded by 2 instead of 1 (bound not enforced)",
-    },
-)
-def lipschitz_counting(ctx: Context, cid):
-    """|F(v1) - F(v2)|_inf <= p sqrt(n) ||v1 - v2||_2 for two-layer nets with entries <= 1: random
-    nets and the extremal ones (all entries ±1, where it is tight), with pairs found by gradient
-    ascent on the ratio."""
+def _l4_searched(ctx: Context, scale: float, bound_of, trials: int) -> tuple[float, Any]:
+    """The largest |ΔF|_inf / (bound ||Δv||) over ``trials`` two-layer nets (every third
+    extremal: all entries at ``scale``, bias 0; the rest random in [-scale, scale]), 64 pairs
+    each, found by 40 steps of gradient ascent on the ratio; and the net that attains it."""
     rng = np.random.default_rng(ctx.seed)
-    scale = 2.0 if ctx.is_mutant("weights-up-to-2") else 1.0
-    expr = claim("HC-L4").expr("lipschitz")
-    if ctx.is_mutant("bound-without-sqrt-n"):
-        expr = expr.subs(claim("HC-L4").symbol("n"), 1)
-    bound_of = sp.lambdify([claim("HC-L4").symbol("p"), claim("HC-L4").symbol("n")], expr, "math")
     worst, worst_net = 0.0, None
-    trials = ctx.pick(18, 200)
     gen = torch.Generator().manual_seed(ctx.seed)
     for i in range(trials):
         p, n = int(rng.integers(1, 32)), int(rng.integers(1, 16))
@@ -68,9 +54,14 @@ def lipschitz_counting(ctx: Context, cid):
         ratio = float(r.max()) / bound_of(p, n)
         if ratio > worst:
             worst, worst_net = ratio, {"p": p, "n": n, "extremal": i % 3 == 0}
-    # the extremal all-ones nets at large n, evaluated at the pair that attains their constant
-    # (v1 = t·1, v2 = 0: |ΔF| = p n t, ||Δv|| = t sqrt(n), a ratio of exactly p sqrt(n)), so the
-    # claim's formula is read where a search over n <= 15 does not reach
+    return worst, worst_net
+
+
+def _l4_wide(scale: float, bound_of, worst: float, worst_net) -> tuple[float, Any]:
+    """The extremal all-ones nets at large n, evaluated at the pair that attains their constant
+    (v1 = t·1, v2 = 0: |ΔF| = p n t, ||Δv|| = t sqrt(n), a ratio of exactly p sqrt(n)), so the
+    claim's formula is read where a search over n <= 15 does not reach: the worst ratio and net
+    so far, updated."""
     for n in L4_WIDE_N:
         for p in (1, 7, 32):
             U = torch.full((p, n), scale, dtype=torch.float64)
@@ -80,22 +71,50 @@ def lipschitz_counting(ctx: Context, cid):
             ratio = float(dF / v1.norm()) / bound_of(p, n)
             if not ratio <= worst:  # NaN-safe: a NaN bound is a failure
                 worst, worst_net = ratio, {"p": p, "n": n, "extremal": True}
+    return worst, worst_net
+
+
+def _l4_division() -> tuple[bool, str]:
+    """HC-L4's width count by division: separating outputs by c_m·B at input distance A needs
+    lipschitz(p, n)·A >= c_m·B, i.e. p >= the claim's width_lower; whether the solution is
+    width_lower, and the sentence saying so."""
+    c4 = claim("HC-L4")
+    A_, B_, cm, p_ = (c4.symbol(x) for x in ("A", "B", "c_m", "p"))
+    sol = sp.solve(sp.Eq(c4.expr("lipschitz") * A_, cm * B_), p_)
+    derived = sol[0] if len(sol) == 1 else None
+    div_ok = derived is not None and sp.simplify(derived - c4.expr("width_lower")) == 0
+    return div_ok, (
+        f"; the width count: lipschitz·A = c_m·B gives p = {derived}, "
+        f"{'equal to' if div_ok else 'NOT equal to'} the claim's width_lower = "
+        f"{sp.sstr(c4.expr('width_lower'))}"
+    )
+
+
+@check(
+    "HC-L4",
+    "HC-P5",
+    mutants={
+        "bound-without-sqrt-n": "the Lipschitz constant written p instead of p·sqrt(n)",
+        "weights-up-to-2": "the nets' entries bounded by 2 instead of 1 (bound not enforced)",
+    },
+)
+def lipschitz_counting(ctx: Context, cid):
+    """|F(v1) - F(v2)|_inf <= p sqrt(n) ||v1 - v2||_2 for two-layer nets with entries <= 1: random
+    nets and the extremal ones (all entries ±1, where it is tight), with pairs found by gradient
+    ascent on the ratio."""
+    scale = 2.0 if ctx.is_mutant("weights-up-to-2") else 1.0
+    expr = claim("HC-L4").expr("lipschitz")
+    if ctx.is_mutant("bound-without-sqrt-n"):
+        expr = expr.subs(claim("HC-L4").symbol("n"), 1)
+    bound_of = sp.lambdify([claim("HC-L4").symbol("p"), claim("HC-L4").symbol("n")], expr, "math")
+    trials = ctx.pick(18, 200)
+    worst, worst_net = _l4_searched(ctx, scale, bound_of, trials)
+    worst, worst_net = _l4_wide(scale, bound_of, worst, worst_net)
     ok = worst <= 1 + 1e-9
     division = ""
     if cid == "HC-L4":
-        # the width count by division: separating outputs by c_m·B at input distance A needs
-        # lipschitz(p, n)·A >= c_m·B, i.e. p >= the claim's width_lower
-        c4 = claim("HC-L4")
-        A_, B_, cm, p_ = (c4.symbol(x) for x in ("A", "B", "c_m", "p"))
-        sol = sp.solve(sp.Eq(c4.expr("lipschitz") * A_, cm * B_), p_)
-        derived = sol[0] if len(sol) == 1 else None
-        div_ok = derived is not None and sp.simplify(derived - c4.expr("width_lower")) == 0
+        div_ok, division = _l4_division()
         ok = ok and div_ok
-        division = (
-            f"; the width count: lipschitz·A = c_m·B gives p = {derived}, "
-            f"{'equal to' if div_ok else 'NOT equal to'} the claim's width_lower = "
-            f"{sp.sstr(c4.expr('width_lower'))}"
-        )
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
@@ -407,6 +426,95 @@ def _basin_functions(D, d, rng, tied):
 L7_KNOWN = ("Delta_out", "delta_min", "d", "D")
 
 
+def _l7_grid(d: int) -> np.ndarray:
+    """HC-L7's search grid of [0, 1]^d (d = 1: 20001 points; d = 2: 201 x 201)."""
+    return (
+        np.linspace(0, 1, 20001)[:, None]
+        if d == 1
+        else np.stack(np.meshgrid(np.linspace(0, 1, 201), np.linspace(0, 1, 201)), -1).reshape(
+            -1, 2
+        )
+    )
+
+
+def _basin_fn(x: np.ndarray, y: np.ndarray, eta: float):
+    """f(X) = |X - x|² (|X - y|² + η): the global minimum 0 at x, a second well at y."""
+
+    def f(X):
+        X = np.atleast_2d(X)
+        return ((X - x) ** 2).sum(-1) * (((X - y) ** 2).sum(-1) + eta)
+
+    return f
+
+
+def _basin_excess(f, x, y, R0: float, grid: np.ndarray, rng, d: int) -> float:
+    """min f - f(x) over the searched points outside the ball B(x, R0): the grid, 2000 random
+    points of its sphere and the second well y, refined by SLSQP from the three best, staying
+    outside the ball (inf when the ball covers the whole box)."""
+    from scipy.optimize import minimize
+
+    z = float(f(x)[0])
+    ang = rng.standard_normal((2000, d))
+    sphere = x + R0 * ang / np.linalg.norm(ang, axis=1, keepdims=True)
+    pts = np.concatenate([grid, sphere, y[None]])
+    pts = pts[((pts >= 0) & (pts <= 1)).all(1) & (np.linalg.norm(pts - x, axis=1) >= R0)]
+    if not len(pts):  # the ball covers the whole box
+        return math.inf
+    vals = f(pts)
+    best = float(vals.min())
+    for s0 in pts[np.argsort(vals)[:3]]:  # refine, staying outside the ball
+        res = minimize(
+            lambda p: float(f(p)[0]),
+            s0,
+            bounds=[(0, 1)] * d,
+            constraints=[{"type": "ineq", "fun": lambda p: np.linalg.norm(p - x) - R0}],
+            method="SLSQP",
+        )
+        if res.success and np.linalg.norm(res.x - x) >= R0 - 1e-12:
+            best = min(best, float(f(res.x)[0]))
+    return best - z
+
+
+def _l7_config(j: int, rng, tied: bool, R0f, eps0_of) -> tuple[dict | None, dict | None]:
+    """One random HC-L7 configuration (D <= 4 functions on [0,1]^d, d <= 2): its row and its
+    failure (None where it holds): R_0 positive, the balls disjoint and f_i > z_i + ε_0 outside
+    B_i, the least excess over every searched point against ε_0, strictly (beyond round-off)."""
+    D, d = int(rng.integers(2, 5)), int(rng.integers(1, 3))
+    xs, ys, eta = _basin_functions(D, d, rng, tied)
+    dmin = min(np.linalg.norm(xs[i] - xs[k]) for i in range(D) for k in range(i))
+    R0 = R0f(delta_min=float(dmin), d=d, D=D)
+    if not (math.isfinite(R0) and R0 > 0):  # the lemma's radius is a positive number
+        return None, {"config": j, "D": D, "d": d, "R_0": R0, "why": "R_0 is not positive"}
+    disjoint = all(
+        np.linalg.norm(xs[i] - xs[k]) >= 2 * R0 - 1e-12 for i in range(D) for k in range(i)
+    )
+    grid = _l7_grid(d)
+    gaps = [
+        _basin_excess(_basin_fn(xs[i], ys[i], eta), xs[i], ys[i], R0, grid, rng, d)
+        for i in range(D)
+    ]
+    gap = min(gaps)
+    if eps0_of is not None:
+        at = {"delta_min": float(dmin), "d": d, "D": D}
+        eps0 = eps0_of(Delta_out=gap, **at) if math.isfinite(gap) else math.inf
+    else:
+        eps0 = 0.5 * gap  # reported only: the catalogue states no eps_0 formula
+    excess = min(gaps)
+    margin = excess - eps0 if math.isfinite(excess) else math.inf
+    margin_ok = eps0 > 1e-9 and margin > 1e-9 * max(1.0, abs(excess))
+    row = {
+        "config": j,
+        "D": D,
+        "d": d,
+        "R_0": R0,
+        "disjoint": disjoint,
+        "min_excess": excess,
+        "eps_0": eps0,
+        "margin": margin,
+    }
+    return row, (None if disjoint and margin_ok else row)
+
+
 @check(
     "HC-L7",
     mutants={
@@ -415,14 +523,11 @@ L7_KNOWN = ("Delta_out", "delta_min", "d", "D")
         "(its shallow well as deep as the main one)",
     },
 )
-# one function: one margin search (grid, sphere, refinement) sharing each basin's minimum
 def basins(ctx: Context, cid):
     """For concrete f_i with a second local well: the balls B(x^(i), R_0) are disjoint and the
     margin ε_0 = ½ min_i (min_{x ∉ B_i} f_i - z_i) is positive (found by a grid over the
     complement of the ball, its boundary sphere, and local refinement), so f_i > z_i + ε_0
     outside B_i."""
-    from scipy.optimize import minimize
-
     rng = np.random.default_rng(ctx.seed)
     c = claim(cid)
     expr = c.expr("R_0")
@@ -442,83 +547,11 @@ def basins(ctx: Context, cid):
     n = ctx.pick(20, 200)
     rows, bad = [], []
     for j in range(n):
-        D, d = int(rng.integers(2, 5)), int(rng.integers(1, 3))
-        xs, ys, eta = _basin_functions(D, d, rng, tied)
-        dmin = min(np.linalg.norm(xs[i] - xs[k]) for i in range(D) for k in range(i))
-        R0 = R0f(delta_min=float(dmin), d=d, D=D)
-        if not (math.isfinite(R0) and R0 > 0):  # the lemma's radius is a positive number
-            bad.append({"config": j, "D": D, "d": d, "R_0": R0, "why": "R_0 is not positive"})
-            continue
-        disjoint = all(
-            np.linalg.norm(xs[i] - xs[k]) >= 2 * R0 - 1e-12 for i in range(D) for k in range(i)
-        )
-        grid = (
-            np.linspace(0, 1, 20001)[:, None]
-            if d == 1
-            else np.stack(np.meshgrid(np.linspace(0, 1, 201), np.linspace(0, 1, 201)), -1).reshape(
-                -1, 2
-            )
-        )
-        gaps = []
-        for i in range(D):
-
-            def f(X, i=i, xs=xs, ys=ys, eta=eta):
-                X = np.atleast_2d(X)
-                return ((X - xs[i]) ** 2).sum(-1) * (((X - ys[i]) ** 2).sum(-1) + eta)
-
-            z = float(f(xs[i])[0])
-            ang = rng.standard_normal((2000, d))
-            sphere = xs[i] + R0 * ang / np.linalg.norm(ang, axis=1, keepdims=True)
-            pts = np.concatenate([grid, sphere, ys[i][None]])
-            pts = pts[
-                ((pts >= 0) & (pts <= 1)).all(1) & (np.linalg.norm(pts - xs[i], axis=1) >= R0)
-            ]
-            if not len(pts):  # the ball covers the whole box
-                gaps.append(math.inf)
-                continue
-            vals = f(pts)
-            best = float(vals.min())
-            for s0 in pts[np.argsort(vals)[:3]]:  # refine, staying outside the ball
-                res = minimize(
-                    lambda x: float(f(x)[0]),
-                    s0,
-                    bounds=[(0, 1)] * d,
-                    constraints=[
-                        {
-                            "type": "ineq",
-                            "fun": lambda x, xs=xs, i=i, R0=R0: np.linalg.norm(x - xs[i]) - R0,
-                        }
-                    ],
-                    method="SLSQP",
-                )
-                if res.success and np.linalg.norm(res.x - xs[i]) >= R0 - 1e-12:
-                    best = min(best, float(f(res.x)[0]))
-            gaps.append(best - z)
-        gap = min(gaps)
-        if eps0_of is not None:
-            at = {"delta_min": float(dmin), "d": d, "D": D}
-            eps0 = eps0_of(Delta_out=gap, **at) if math.isfinite(gap) else math.inf
-        else:
-            eps0 = 0.5 * gap  # reported only: the catalogue states no eps_0 formula
-        # f_i > z_i + ε_0 outside B_i: the least excess over every searched point (grid, the
-        # ball's sphere, the refined minima) against ε_0, strictly (beyond round-off)
-        excess = min(gaps)
-        margin = excess - eps0 if math.isfinite(excess) else math.inf
-        margin_ok = eps0 > 1e-9 and margin > 1e-9 * max(1.0, abs(excess))
-        rows.append(
-            {
-                "config": j,
-                "D": D,
-                "d": d,
-                "R_0": R0,
-                "disjoint": disjoint,
-                "min_excess": excess,
-                "eps_0": eps0,
-                "margin": margin,
-            }
-        )
-        if not (disjoint and margin_ok):
-            bad.append(rows[-1])
+        row, fail = _l7_config(j, rng, tied, R0f, eps0_of)
+        if row is not None:
+            rows.append(row)
+        if fail is not None:
+            bad.append(fail)
     ok = not bad
     e0 = [r["eps_0"] for r in rows] or [math.nan]
     ratio = min((r["min_excess"] / r["eps_0"] for r in rows if r["eps_0"] > 0), default=math.nan)

@@ -58,36 +58,23 @@ def _l9_grid_memo(profile, mutation, _key):
     )[0]
 
 
-@check(
-    "HC-L9",
-    "HC-P4",
-    mutants={
-        "clip-2/n_g": "h2 clips at 2/n_g instead of 1/n_g",
-        "dense-count": "the parameter count includes the zero weights of the dense layers",
-    },
-    constructions=("hc_l9",),
-)
-def relu_max_network(ctx: Context, cid):
-    rows = _l9_grid(ctx.profile, ctx.mutant)
-    within = all(r["verdict"] == "within-bound" for r in rows)
-    T0 = rows[0]["T"]
-    sub = [r for r in rows if r["T"] == T0]
-    fit = fit_rate([r["inv_eps"] for r in sub], [r["params"] for r in sub], seed=ctx.seed)
-    # the claimed count exponent in 1/ε: HC-L9's params_order (T/ε), read from the catalogue
-    expo = float(claim("HC-L9").rate_exponent())
-    rate_ok = _fit_ok(fit, expo, "below")
-    # O(T/ε) exactly: the count is an affine function of T·n_g, n_g, T (n_g = ⌈1/ε⌉); a zero
-    # residual of that fit over the whole grid proves exponent 1 in n_g on the grid
+def _l9_affine(rows: list) -> tuple[np.ndarray, bool]:
+    """O(T/ε) exactly: the count is an affine function of T·n_g, n_g, T (n_g = ⌈1/ε⌉); a zero
+    residual of that fit over the whole grid proves exponent 1 in n_g on the grid. The fitted
+    coefficients and whether the fit is exact (with a positive T·n_g term)."""
     ng = np.array([r["n_g"] for r in rows], dtype=float)
     Tt = np.array([r["T"] for r in rows], dtype=float)
     A = np.stack([Tt * ng, ng, Tt, np.ones_like(ng)], axis=1)
     y = np.array([r["params"] for r in rows], dtype=float)
     coef, *_ = np.linalg.lstsq(A, y, rcond=None)
-    affine_ok = bool(np.abs(A @ coef - y).max() < 1e-6) and coef[0] > 0
-    # the T-dependence: per ε, the log-log slope of the counted weights against T must lie at or
-    # below params_order's exponent of T (T -> ∞ at that ε, read from the catalogue) + RATE_TOL
-    # (the built count reads every input, so no count uniform in T exists)
-    l9 = claim("HC-L9")
+    return coef, bool(np.abs(A @ coef - y).max() < 1e-6) and coef[0] > 0
+
+
+def _l9_t_slopes(rows: list, l9) -> list[tuple]:
+    """The T-dependence: per ε, the log-log slope of the counted weights against T, which must
+    lie at or below params_order's exponent of T (T -> ∞ at that ε, read from the catalogue) +
+    RATE_TOL (the built count reads every input, so no count uniform in T exists). Rows
+    (ε, slope, exponent, ok)."""
     t_rows = []
     for e in sorted({r["eps"] for r in rows}):
         sub_e = sorted((r for r in rows if r["eps"] == e), key=lambda r: r["T"])
@@ -98,9 +85,12 @@ def relu_max_network(ctx: Context, cid):
             l9.asymptotic_exponent("T", "params_order", sp.oo, epsilon=sp.Rational(str(e)))
         )
         t_rows.append((e, slope_t, t_expo, slope_t <= t_expo + RATE_TOL))
-    t_ok = all(r[3] for r in t_rows)
-    # the widths: the built network's hidden widths against the catalogue's width1, width2 in
-    # every cell, and their sum within width_bound
+    return t_rows
+
+
+def _l9_wrong_widths(rows: list, l9) -> list[str]:
+    """The cells whose built hidden widths differ from the catalogue's width1, width2, or whose
+    sum exceeds width_bound, one phrase each."""
     wrong = []
     for r in rows:
         at = {"T": r["T"], "epsilon": sp.Rational(str(r["eps"]))}
@@ -113,6 +103,38 @@ def relu_max_network(ctx: Context, cid):
                 f"{got if got is not None else str(r['hidden_layers']) + ' hidden layers'}, "
                 f"claimed {want} (width_bound {bound})"
             )
+    return wrong
+
+
+#: the mutants HC-L9 / HC-P4 and HC-T2c share: both read the ReLU max network's grid
+_L9_MUTANTS = {
+    "clip-2/n_g": "h2 clips at 2/n_g instead of 1/n_g",
+    "dense-count": "the parameter count includes the zero weights of the dense layers",
+}
+
+
+@check(
+    "HC-L9",
+    "HC-P4",
+    mutants=_L9_MUTANTS,
+    constructions=("hc_l9",),
+)
+def relu_max_network(ctx: Context, cid):
+    rows = _l9_grid(ctx.profile, ctx.mutant)
+    within = all(r["verdict"] == "within-bound" for r in rows)
+    T0 = rows[0]["T"]
+    sub = [r for r in rows if r["T"] == T0]
+    fit = fit_rate([r["inv_eps"] for r in sub], [r["params"] for r in sub], seed=ctx.seed)
+    # the claimed count exponent in 1/ε: HC-L9's params_order (T/ε), read from the catalogue
+    expo = float(claim("HC-L9").rate_exponent())
+    rate_ok = _fit_ok(fit, expo, "below")
+    coef, affine_ok = _l9_affine(rows)
+    l9 = claim("HC-L9")
+    t_rows = _l9_t_slopes(rows, l9)
+    t_ok = all(r[3] for r in t_rows)
+    # the widths: the built network's hidden widths against the catalogue's width1, width2 in
+    # every cell, and their sum within width_bound
+    wrong = _l9_wrong_widths(rows, l9)
     widths_ok = not wrong
     w_text = sp.sstr(l9.expr("width1")), sp.sstr(l9.expr("width2"))
     ok = within and rate_ok and affine_ok and widths_ok and t_ok
@@ -203,12 +225,56 @@ def _t2c_regime_side(c) -> tuple[list, str]:
     )
 
 
+def _t2c_rows(c, raw: list) -> tuple[list[dict], list]:
+    """HC-T2c's cells from HC-L9's grid: per (T, ε) the count, the head's width n = T·d (d = 1),
+    whether the cell ε-approximates (sup error < ε, Definition 1) and is in the claim's regime;
+    and the T outside the regime."""
+    rows, regime_bad = [], []
+    for r in raw:
+        n_width = r["T"] * 1  # the head's width is T·d with d = 1
+        if not (in_reg := bool(c.in_regime(n=n_width, T=r["T"], d=1))):
+            regime_bad.append(r["T"])
+        rows.append(
+            {
+                "T": r["T"],
+                "eps": r["eps"],
+                "inv_eps": r["inv_eps"],
+                "params": r["params"],
+                "head_width": n_width,
+                "sup_error": r["sup_error"],
+                "eps_approximates": bool(r["sup_error"] < r["eps"]),
+                "in_regime": in_reg,
+            }
+        )
+    return rows, regime_bad
+
+
+def _t2c_failures(rows, fits, expo, regime_bad, gamma_bad, side_bad, side_text) -> list[str]:
+    """What HC-T2c fails on, one phrase each (empty: verified): a cell missing ε, a count
+    growing faster than M_suff's exponent, the regime, the γ readings, the regime's other
+    side."""
+    approx_ok = all(r["eps_approximates"] for r in rows)
+    rate_ok = all(_fit_ok(f, expo, "below") for f in fits.values())
+    missed = [(r["T"], r["eps"]) for r in rows if not r["eps_approximates"]]
+    return (
+        ([] if approx_ok else [f"sup error >= ε at {missed}"])
+        + (
+            []
+            if rate_ok
+            else [
+                f"the count grows faster than (1/ε)^{expo:g} at T = "
+                f"{[T for T, f in fits.items() if not _fit_ok(f, expo, 'below')]}"
+            ]
+        )
+        + ([f"regime n >= T·d fails at T = {regime_bad}"] if regime_bad else [])
+        + gamma_bad
+        + ([side_text.lstrip("; ")] if side_bad else [])
+    )
+
+
 @check(
     "HC-T2c",
-    mutants={
-        "clip-2/n_g": "h2 clips at 2/n_g instead of 1/n_g",
-        "dense-count": "the parameter count includes the zero weights of the dense layers",
-    },
+    mutants=_L9_MUTANTS,
     constructions=("hc_l9",),
 )
 def memorizing_regime(ctx: Context, cid):
@@ -227,48 +293,15 @@ def memorizing_regime(ctx: Context, cid):
     expo = float(sp.simplify(-eps_s * sp.diff(sp.log(m_expr), eps_s)).subs(g_s, 0))
     sharp = float(sp.simplify(-eps_s * sp.diff(sp.log(c.expr("M_sharp")), eps_s)).subs(g_s, 0))
     (gamma_bad, gamma_text), (side_bad, side_text) = _t2c_gamma_readings(c), _t2c_regime_side(c)
-    raw = _l9_grid(ctx.profile, ctx.mutant)
-    rows, regime_bad = [], []
-    for r in raw:
-        n_width = r["T"] * 1  # the head's width is T·d with d = 1
-        if not (in_reg := bool(c.in_regime(n=n_width, T=r["T"], d=1))):
-            regime_bad.append(r["T"])
-        rows.append(
-            {
-                "T": r["T"],
-                "eps": r["eps"],
-                "inv_eps": r["inv_eps"],
-                "params": r["params"],
-                "head_width": n_width,
-                "sup_error": r["sup_error"],
-                "eps_approximates": bool(r["sup_error"] < r["eps"]),
-                "in_regime": in_reg,
-            }
-        )
-    approx_ok = all(r["eps_approximates"] for r in rows)
+    rows, regime_bad = _t2c_rows(c, _l9_grid(ctx.profile, ctx.mutant))
     Ts = sorted({r["T"] for r in rows})
     fits = {}
     for T in Ts:
         sub = [r for r in rows if r["T"] == T]
         fits[T] = fit_rate([r["inv_eps"] for r in sub], [r["params"] for r in sub], seed=ctx.seed)
-    rate_ok = all(_fit_ok(f, expo, "below") for f in fits.values())
-    ok = approx_ok and rate_ok and not regime_bad and not gamma_bad and not side_bad
     worst = max(rows, key=lambda r: r["sup_error"] / r["eps"])
-    missed = [(r["T"], r["eps"]) for r in rows if not r["eps_approximates"]]
-    failed = (
-        ([] if approx_ok else [f"sup error >= ε at {missed}"])
-        + (
-            []
-            if rate_ok
-            else [
-                f"the count grows faster than (1/ε)^{expo:g} at T = "
-                f"{[T for T in Ts if not _fit_ok(fits[T], expo, 'below')]}"
-            ]
-        )
-        + ([f"regime n >= T·d fails at T = {regime_bad}"] if regime_bad else [])
-        + gamma_bad
-        + ([side_text.lstrip("; ")] if side_bad else [])
-    )
+    failed = _t2c_failures(rows, fits, expo, regime_bad, gamma_bad, side_bad, side_text)
+    ok = not failed
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",

@@ -5,6 +5,7 @@ exponent table)."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -30,6 +31,10 @@ from .k1 import _K1_MUTATIONS, _k1_rows
 #: 0.5, 2.5, 6.5, 14.5 at T = 32, 64, 128, 256), i.e. where the paper's lower bound says the
 #: ε-exponent grows with T (quick, full)
 BELOW_D_TS = ([32, 64, 128], [32, 64, 128, 256])
+
+#: the mutant HC-T2a and HC-P3 share (a read-out off by 2 %), and the constructions both build
+_VALUE_SCALE = {"value-scale": "W_V scaled by 1.02 (the readout is off by 2 %)"}
+_K1_BUILDS = ("hc_k1", "hc_k1_synthetic")
 
 
 @memo
@@ -119,29 +124,14 @@ def _below_d_cells(ctx: Context, betas: list, gate: float, eps: float, expo: flo
     }
 
 
-@check(
-    "HC-T2a",
-    mutants={
-        "gate-minus-1": "the construction built with the paper's gate -1",
-        "value-scale": "W_V scaled by 1.02 (the readout is off by 2 %)",
-    },
-    constructions=("hc_k1", "hc_k1_synthetic"),
-)
-# one function: both sides of the regime (h = D grid and fits; h < D collision cells) feed one
-# verdict whose text names every number it read; split, the two sides' texts would be restated
-def d_heads_gated(ctx: Context, cid):
-    """The gated D-head construction (gate -2, S_i = halves) with the positional table counted:
-    for every T the error falls below ε by raising β alone (β is not a parameter), the count does
-    not depend on ε, and it grows only linearly in T (the table)."""
-    gate = -1.0 if ctx.is_mutant("gate-minus-1") else -2.0
-    mutation = "value-scale" if ctx.is_mutant("value-scale") else None
-    Ts = ctx.pick([8, 16, 32], [8, 16, 32, 64])
-    betas = ctx.pick([10.0, 100.0, 1000.0], [10.0, 100.0, 1000.0, 1e4])
-    eps = 0.01
-    rows = _k1_rows(ctx, Ts, betas, [gate], mutation)
-    table = [{k: r[k] for k in ("T", "beta", "params", "sup_error")} for r in rows]
+def _t2a_measure(ctx: Context, ct, rows: list, Ts: list) -> dict:
+    """HC-T2a's h = D grid read: the best error per T (must reach ε), the decay in β per T
+    against HC-K1c's exponent, the count per T (one value at every β, i.e. every ε), its slope in
+    T, and M_suff's exponent in 1/ε at γ = 0. The claim's M_suff = C/ε^γ, read from the
+    catalogue: with exact features γ = 0, and the count found (the same at every β, i.e. every
+    ε: exponent 0 in 1/ε) must grow no faster than M_suff's exponent in 1/ε at γ = 0
+    (+ RATE_TOL)."""
     best_err = {T: min(r["sup_error"] for r in rows if r["T"] == T) for T in Ts}
-    reached = {T: best_err[T] <= eps for T in Ts}
     fits, decays = {}, {}
     pred_beta = float(claim("HC-K1c").asymptotic_exponent("beta", "err_bound", S=4, T=8, c=-2))
     for T in Ts:
@@ -152,27 +142,32 @@ def d_heads_gated(ctx: Context, cid):
         decays[T] = _fit_ok(fits[T], pred_beta, "below")
     params = {T: {r["params"] for r in rows if r["T"] == T} for T in Ts}
     eps_free = all(len(p) == 1 for p in params.values())
-    # the claim's M_suff = C/ε^γ, read from the catalogue: with exact features γ = 0, and the
-    # count found (the same at every β, i.e. every ε: exponent 0 in 1/ε) must grow no faster
-    # than M_suff's exponent in 1/ε at γ = 0 (+ RATE_TOL)
-    ct = claim(cid)
     e_s, g_s = ct.symbol("epsilon"), ct.symbol("gamma")
     m_expr = ct.expr("M_suff")
     expo = float(sp.simplify(-e_s * sp.diff(sp.log(m_expr), e_s)).subs(g_s, 0))
-    count_expo = 0.0 if eps_free else math.inf
-    expo_ok = count_expo <= expo + RATE_TOL
-    in_reg = bool(ct.in_regime(h=2, D=2))
     pT = [params[T].pop() if len(params[T]) == 1 else max(params[T]) for T in Ts]
     pfit = fit_rate(Ts, pT, seed=ctx.seed)
-    linear = _fit_ok(pfit, 1.0, "below")
-    ungated = build("hc_k1_synthetic", T=Ts[0], beta=10.0, D=2, d=1).params
-    low = _below_d_cells(ctx, betas, gate, eps, expo)
-    low_refutes = low["admitted"] and bool(low["failing"])
-    gamma_bad, gamma_text = _t2c_gamma_readings(ct)
-    ok = all(reached.values()) and all(decays.values()) and eps_free and linear and expo_ok
-    ok = ok and in_reg and not low_refutes and not gamma_bad
+    return {
+        "best_err": best_err,
+        "fits": fits,
+        "decays": decays,
+        "pred_beta": pred_beta,
+        "eps_free": eps_free,
+        "m_expr": m_expr,
+        "expo": expo,
+        "count_expo": 0.0 if eps_free else math.inf,
+        "in_reg": bool(ct.in_regime(h=2, D=2)),
+        "pT": pT,
+        "pfit": pfit,
+        "linear": _fit_ok(pfit, 1.0, "below"),
+        "ungated": build("hc_k1_synthetic", T=Ts[0], beta=10.0, D=2, d=1).params,
+    }
+
+
+def _below_d_text(low: dict, eps: float) -> str:
+    """The h = 1 < D = 2 collision cells of :func:`_below_d_cells`, in words."""
     k_txt = ", ".join(f"{low['k'][T]:.2g}" for T in low["Ts"])
-    low_txt = (
+    return (
         f"h = 1 < D = 2 heads of width n = 2 at T = {low['Ts']}, where HC-T2b's k = {k_txt} "
         f"(the paper's lower bound: the ε-exponent of the count grows with T), and the one-head "
         f"network built there (HC-K1's head for S_1, nothing for S_2; {low['rows'][0]['params']} "
@@ -183,64 +178,119 @@ def d_heads_gated(ctx: Context, cid):
         f"{eps} is not reached by β), and any read-out reaching ε needs a Lipschitz constant "
         f">= {low['needed']:.2g}"
     )
-    failed = (
+
+
+def _t2a_failures(m: dict, Ts: list, eps: float, low: dict, low_txt: str, gamma_bad) -> list:
+    """What HC-T2a fails on, one phrase each (empty: verified). A regime that admits h < D
+    fails where the one-head cells miss ε (``low["failing"]``)."""
+    reached = {T: m["best_err"][T] <= eps for T in Ts}
+    expo_ok = m["count_expo"] <= m["expo"] + RATE_TOL
+    return (
         (
             [
-                f"the count's exponent in 1/ε ({count_expo:g}) exceeds M_suff's "
-                f"({expo:g}) + {RATE_TOL}"
+                f"the count's exponent in 1/ε ({m['count_expo']:g}) exceeds M_suff's "
+                f"({m['expo']:g}) + {RATE_TOL}"
             ]
             if not expo_ok
             else []
         )
-        + (["h = D = 2 is outside the claim's regime"] if not in_reg else [])
+        + (["h = D = 2 is outside the claim's regime"] if not m["in_reg"] else [])
         + (
             [f"ε = {eps} not reached at T = {[T for T in Ts if not reached[T]]}"]
             if not all(reached.values())
             else []
         )
         + (
-            [f"error does not decay like β^{pred_beta:g} at T = {[T for T in Ts if not decays[T]]}"]
-            if not all(decays.values())
+            [
+                f"error does not decay like β^{m['pred_beta']:g} at T = "
+                f"{[T for T in Ts if not m['decays'][T]]}"
+            ]
+            if not all(m["decays"].values())
             else []
         )
-        + (["count depends on β"] if not eps_free else [])
-        + ([f"count grows faster than T (slope {pfit.ci_high:.2f})"] if not linear else [])
+        + (["count depends on β"] if not m["eps_free"] else [])
+        + (
+            [f"count grows faster than T (slope {m['pfit'].ci_high:.2f})"]
+            if not m["linear"]
+            else []
+        )
         + (
             [
                 f"the claim's regime admits {low_txt}; the T-independent rate fails at T = "
                 f"{low['failing']}"
             ]
-            if low_refutes
+            if low["admitted"] and bool(low["failing"])
             else []
         )
         + gamma_bad
     )
-    if not low["admitted"]:
-        side = (
+
+
+def _below_d_side(low: dict, low_txt: str) -> str:
+    """The h < D side's sentence when the claim's regime excludes it ("" when it admits it)."""
+    if low["admitted"]:
+        return ""
+    if low["failing"]:
+        return (
             f"The regime's other side (h < D, outside it, built here): {low_txt}; the "
             f"T-independent rate fails there at T = {low['failing']}, as h >= D says"
-            if low["failing"]
-            else f"The regime's other side (h < D, outside it, built here): {low_txt}; it "
-            "does not show the failure HC-T2b predicts"
         )
-    else:
-        side = ""
-    wit = max(rows, key=lambda r: r["sup_error"] if r["beta"] == max(betas) else -1)["witness"]
-    return Verdict(
-        cid,
-        "verified-numeric" if ok else "refuted",
+    return (
+        f"The regime's other side (h < D, outside it, built here): {low_txt}; it "
+        "does not show the failure HC-T2b predicts"
+    )
+
+
+def _t2a_detail(m: dict, Ts: list, gate: float, eps: float, gamma_text: str) -> str:
+    """HC-T2a's h = D findings in words: the count per T, its slope, the error and decay."""
+    pfit, fits, pred_beta, best_err = m["pfit"], m["fits"], m["pred_beta"], m["best_err"]
+    return (
         f"gate {gate:g}: parameter count (encoder with the positional gate table + "
-        f"F̂) {dict(zip(Ts, pT))}, the same at every β, i.e. every ε (exponent 0 in 1/ε, "
-        f"against M_suff = {sp.sstr(m_expr)}'s {expo:g} at γ = 0 + {RATE_TOL}); its log-log "
-        f"slope in T is {pfit.slope:.2f} [{pfit.ci_low:.2f}, "
+        f"F̂) {dict(zip(Ts, m['pT']))}, the same at every β, i.e. every ε (exponent 0 in 1/ε, "
+        f"against M_suff = {sp.sstr(m['m_expr'])}'s {m['expo']:g} at γ = 0 + {RATE_TOL}); its "
+        f"log-log slope in T is {pfit.slope:.2f} [{pfit.ci_low:.2f}, "
         f"{pfit.ci_high:.2f}] (must lie at or below 1 + {RATE_TOL}: the table is "
-        f"O(DT), no exponential T; without the table, S_i = [T], it is {ungated}). "
+        f"O(DT), no exponential T; without the table, S_i = [T], it is {m['ungated']}). "
         f"Sup error at the largest β per T: "
         f"{', '.join(f'{best_err[T]:.2e}' for T in Ts)}"
         f" (<= {eps} required); decay in β per T: "
         f"{', '.join(f'{fits[T].slope:.2f}' for T in Ts)} (interval at or below "
         f"{pred_beta:g} + {RATE_TOL}). Exact features make gamma play no role in the built "
         f"network; {gamma_text}. The proof's HC-K1 step needs a gate below -1 (HC-K1c)"
+    )
+
+
+@check(
+    "HC-T2a",
+    mutants={"gate-minus-1": "the construction built with the paper's gate -1", **_VALUE_SCALE},
+    constructions=_K1_BUILDS,
+)
+def d_heads_gated(ctx: Context, cid):
+    """The gated D-head construction (gate -2, S_i = halves) with the positional table counted:
+    for every T the error falls below ε by raising β alone (β is not a parameter), the count does
+    not depend on ε, and it grows only linearly in T (the table). Both sides of the regime feed
+    the one verdict: the h = D grid and its fits, and the h < D collision cells."""
+    gate = -1.0 if ctx.is_mutant("gate-minus-1") else -2.0
+    mutation = "value-scale" if ctx.is_mutant("value-scale") else None
+    Ts = ctx.pick([8, 16, 32], [8, 16, 32, 64])
+    betas = ctx.pick([10.0, 100.0, 1000.0], [10.0, 100.0, 1000.0, 1e4])
+    eps = 0.01
+    rows = _k1_rows(ctx, Ts, betas, [gate], mutation)
+    table = [{k: r[k] for k in ("T", "beta", "params", "sup_error")} for r in rows]
+    ct = claim(cid)
+    m = _t2a_measure(ctx, ct, rows, Ts)
+    low = _below_d_cells(ctx, betas, gate, eps, m["expo"])
+    low_refutes = low["admitted"] and bool(low["failing"])
+    gamma_bad, gamma_text = _t2c_gamma_readings(ct)
+    low_txt = _below_d_text(low, eps)
+    failed = _t2a_failures(m, Ts, eps, low, low_txt, gamma_bad)
+    ok = not failed
+    side = _below_d_side(low, low_txt)
+    wit = max(rows, key=lambda r: r["sup_error"] if r["beta"] == max(betas) else -1)["witness"]
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        _t2a_detail(m, Ts, gate, eps, gamma_text)
         + (f". {side}" if side else "")
         + (". Failed: " + "; ".join(failed) if failed else ""),
         covered=f"hc_k1 (D = 2, d = 1, max first half + min second half), gate "
@@ -256,8 +306,8 @@ def d_heads_gated(ctx: Context, cid):
             if low_refutes
             else wit
         ),
-        slopes=[slope_row(pfit, "params vs T (gated)", 1.0)]
-        + [slope_row(fits[T], f"sup error vs β (T={T})", pred_beta) for T in Ts],
+        slopes=[slope_row(m["pfit"], "params vs T (gated)", 1.0)]
+        + [slope_row(m["fits"][T], f"sup error vs β (T={T})", m["pred_beta"]) for T in Ts],
         plot={
             "x": "beta",
             "y": ["sup_error"],
@@ -381,42 +431,9 @@ def _fit_plane(u, v, y, seed: int = 0, n_boot: int = 2000, level: float = 0.95) 
     return out
 
 
-@check(
-    "HC-P3",
-    mutants={
-        "logit-scale-1/T": "attention logits divided by T (a sequence-length normalisation bug)",
-        "value-scale": "W_V scaled by 1.02 (the readout is off by 2 %)",
-    },
-    constructions=("hc_k1", "hc_k1_synthetic"),
-)
-# one function: the docstring states the fits; the body is one grid, its fits, one verdict
-def beta_needed_vs_T(ctx: Context, cid):
-    """β needed at fixed ε and minimum gap g, against T, ε and g: the claim says
-    β_needed = log(T/ε)/g (read from the catalogue). Per gap g of P3_GAPS, fitted as
-    g·β_needed = a·log T + b·log ε + const over the (T, ε) grid, so that a is estimated at
-    fixed ε and b at fixed T; the predicted a and b are the claim's d(g·β_needed)/d log T and
-    d(g·β_needed)/d log ε at that g (1 and -1). Each interval must lie within its prediction
-    ± RATE_TOL at every g (a T-blind β_needed predicts a = 0 and fails; so does a β needed
-    polynomial in T, and one whose dependence on g is not 1/g: its predicted a and b then
-    change with g while the measured ones do not). The level: the claim's error estimate
-    T e^(-βg) is ε at its β_needed, and it is an upper estimate (the D = 2 heads' in-set
-    errors, about (|S| - 1)·g·e^(-βg) each with |S| = T/2 when βg >= 1, sum to less), so the
-    claimed β must suffice: the measured β needed may not exceed it at any (T, ε, g)."""
-    mutation = ctx.mutant
-    c = claim(cid)
-    T_s, e_s, g_s = c.symbol("T"), c.symbol("epsilon"), c.symbol("g")
-    gb = g_s * c.expr("beta_needed")
-    # T >= 32: the measured β_needed carries log(|S| - 1) = log(T/2 - 1), whose slope in log T
-    # is T/(T - 2); the claim's log T is its large-T form (at T = 16 the slope is still 1.14)
-    Ts = ctx.pick([32, 48, 64, 96], [32, 64, 128, 256])
-    epss = [1e-2, 1e-3, 1e-4]
-    gs = list(P3_GAPS)
-
-    def dlog(x, g):
-        dd = sp.simplify(x * sp.diff(gb, x))
-        vals = {float(dd.subs({T_s: T, e_s: e, g_s: g})) for T in Ts for e in epss}
-        return float(np.mean(sorted(vals))), (max(vals) - min(vals))
-
+def _p3_rows(ctx: Context, c, Ts: list, epss: list, gs: list, mutation) -> tuple[list, Any]:
+    """HC-P3's grid: per (g, T, ε) the β needed (bisection) beside the claim's β_needed, and the
+    witness of the first cell where no β <= 1e4 reaches ε (None if there is none)."""
     rows, wit = [], None
     for g in gs:
         for T in Ts:
@@ -435,92 +452,109 @@ def beta_needed_vs_T(ctx: Context, cid):
                 )
                 if not math.isfinite(b) and wit is None:
                     wit = w
+    return rows, wit
+
+
+def _p3_slope_rows(g: float, pl: dict, pred_T: float, pred_e: float) -> list[dict]:
+    """The report's slope rows of one gap's plane fit (a in log T, b in log ε)."""
+    return [
+        {
+            "label": f"g·β_needed vs {lab}, g = {g:g}",
+            "fitted": v,
+            "lo": lo,
+            "hi": hi,
+            "predicted": pr,
+            "within_ci": lo <= pr <= hi,
+        }
+        for lab, (v, lo, hi), pr in (("a (log T)", pl["u"], pred_T), ("b (log ε)", pl["v"], pred_e))
+    ]
+
+
+def _p3_fits(ctx: Context, c, rows: list, Ts: list, epss: list, gs: list) -> dict:
+    """Per gap g, g·β_needed = a·log T + b·log ε + const fitted over the (T, ε) grid against the
+    claim's log-derivatives d(g·β_needed)/d log T and d log ε at that g (their means over the
+    grid; ``spreads``: how much they vary), and the gaps where a or b leaves its prediction
+    ± RATE_TOL."""
+    T_s, e_s, g_s = c.symbol("T"), c.symbol("epsilon"), c.symbol("g")
+    gb = g_s * c.expr("beta_needed")
+
+    def dlog(x, g):
+        dd = sp.simplify(x * sp.diff(gb, x))
+        vals = {float(dd.subs({T_s: T, e_s: e, g_s: g})) for T in Ts for e in epss}
+        return float(np.mean(sorted(vals))), (max(vals) - min(vals))
+
+    slopes, fits, spreads = [], {}, []
+    bad_T, bad_e = [], []
+    for g in gs:
+        sub = [r for r in rows if r["g"] == g]
+        pred_T, spread_T = dlog(T_s, g)
+        pred_e, spread_e = dlog(e_s, g)
+        spreads += [spread_T, spread_e]
+        pl = _fit_plane(
+            [math.log(r["T"]) for r in sub],
+            [math.log(r["eps"]) for r in sub],
+            [g * r["beta_needed"] for r in sub],
+            seed=ctx.seed,
+        )
+        (aT, aT_lo, aT_hi), (ae, ae_lo, ae_hi) = pl["u"], pl["v"]
+        if not (pred_T - RATE_TOL <= aT_lo and aT_hi <= pred_T + RATE_TOL):
+            bad_T.append(g)
+        if not (pred_e - RATE_TOL <= ae_lo and ae_hi <= pred_e + RATE_TOL):
+            bad_e.append(g)
+        fits[g] = {
+            "a": [aT, aT_lo, aT_hi],
+            "a_predicted": pred_T,
+            "b": [ae, ae_lo, ae_hi],
+            "b_predicted": pred_e,
+        }
+        # the report's slope table shows the first gap's fit; every gap's is in measured
+        if g == gs[0]:
+            slopes += _p3_slope_rows(g, pl, pred_T, pred_e)
+    return {"fits": fits, "slopes": slopes, "spreads": spreads, "bad_T": bad_T, "bad_e": bad_e}
+
+
+def _p3_fit_text(f: dict, rows: list, over: list) -> str:
+    """HC-P3's fits per gap in words, with what failed: the T- or ε-dependence, or the level
+    (cells ``over`` where the measured β needed exceeds the claimed one)."""
+    bad_T, bad_e = f["bad_T"], f["bad_e"]
+    return (
+        "g·β_needed = a·log T + b·log ε + const per gap g: "
+        + "; ".join(
+            f"g = {g:g}: a = {ft['a'][0]:.3f} [{ft['a'][1]:.3f}, {ft['a'][2]:.3f}] (the "
+            f"claim's {ft['a_predicted']:.3g}), b = {ft['b'][0]:.3f} [{ft['b'][1]:.3f}, "
+            f"{ft['b'][2]:.3f}] (the claim's {ft['b_predicted']:.3g})"
+            for g, ft in f["fits"].items()
+        )
+        + f" (a at fixed ε, b at fixed T); each interval must lie within its prediction "
+        f"± {RATE_TOL} at every g, and the measured β_needed at or below the claim's at "
+        f"every (T, ε, g)"
+        + (f". Failed: the T-dependence at g = {bad_T}" if bad_T else "")
+        + (f". Failed: the ε-dependence at g = {bad_e}" if bad_e else "")
+        + (
+            f". Failed: the claimed β does not suffice (measured β needed above it) at "
+            f"{len(over)} of {len(rows)} (T, ε, g), e.g. "
+            + ", ".join(
+                f"T = {r['T']}, ε = {r['eps']:g}, g = {r['g']:g}: {r['beta_needed']:.1f} > "
+                f"{r['claimed_beta_needed']:.3g}"
+                for r in over[:3]
+            )
+            if over
+            else ""
+        )
+    )
+
+
+def _p3_detail(c, rows: list, gs: list, Ts: list, fit_txt: str, spreads: list) -> str:
+    """HC-P3's verdict text after the fits: the level ratio, β_needed per cell (measured /
+    claimed), and the parameter counts with and without the positional table."""
     syn = {T: build("hc_k1_synthetic", T=T, beta=10.0, D=2, d=1).params for T in Ts}
     gated = {T: build("hc_k1", T=T, beta=10.0, gate=-2.0).params for T in Ts}
     finite = all(math.isfinite(r["beta_needed"]) for r in rows)
-    slopes, fits, spreads = [], {}, []
-    bad_T, bad_e = [], []
-    if finite:
-        for g in gs:
-            sub = [r for r in rows if r["g"] == g]
-            pred_T, spread_T = dlog(T_s, g)
-            pred_e, spread_e = dlog(e_s, g)
-            spreads += [spread_T, spread_e]
-            pl = _fit_plane(
-                [math.log(r["T"]) for r in sub],
-                [math.log(r["eps"]) for r in sub],
-                [g * r["beta_needed"] for r in sub],
-                seed=ctx.seed,
-            )
-            (aT, aT_lo, aT_hi), (ae, ae_lo, ae_hi) = pl["u"], pl["v"]
-            if not (pred_T - RATE_TOL <= aT_lo and aT_hi <= pred_T + RATE_TOL):
-                bad_T.append(g)
-            if not (pred_e - RATE_TOL <= ae_lo and ae_hi <= pred_e + RATE_TOL):
-                bad_e.append(g)
-            fits[g] = {
-                "a": [aT, aT_lo, aT_hi],
-                "a_predicted": pred_T,
-                "b": [ae, ae_lo, ae_hi],
-                "b_predicted": pred_e,
-            }
-            # the report's slope table shows the first gap's fit; every gap's is in measured
-            if g == gs[0]:
-                for lab, (v, lo, hi), pr in (
-                    ("a (log T)", pl["u"], pred_T),
-                    ("b (log ε)", pl["v"], pred_e),
-                ):
-                    slopes.append(
-                        {
-                            "label": f"g·β_needed vs {lab}, g = {g:g}",
-                            "fitted": v,
-                            "lo": lo,
-                            "hi": hi,
-                            "predicted": pr,
-                            "within_ci": lo <= pr <= hi,
-                        }
-                    )
-        over = [r for r in rows if r["beta_needed"] > r["claimed_beta_needed"]]
-        ok = not bad_T and not bad_e and not over
-        fit_txt = (
-            "g·β_needed = a·log T + b·log ε + const per gap g: "
-            + "; ".join(
-                f"g = {g:g}: a = {f['a'][0]:.3f} [{f['a'][1]:.3f}, {f['a'][2]:.3f}] (the "
-                f"claim's {f['a_predicted']:.3g}), b = {f['b'][0]:.3f} [{f['b'][1]:.3f}, "
-                f"{f['b'][2]:.3f}] (the claim's {f['b_predicted']:.3g})"
-                for g, f in fits.items()
-            )
-            + f" (a at fixed ε, b at fixed T); each interval must lie within its prediction "
-            f"± {RATE_TOL} at every g, and the measured β_needed at or below the claim's at "
-            f"every (T, ε, g)"
-            + (f". Failed: the T-dependence at g = {bad_T}" if bad_T else "")
-            + (f". Failed: the ε-dependence at g = {bad_e}" if bad_e else "")
-            + (
-                f". Failed: the claimed β does not suffice (measured β needed above it) at "
-                f"{len(over)} of {len(rows)} (T, ε, g), e.g. "
-                + ", ".join(
-                    f"T = {r['T']}, ε = {r['eps']:g}, g = {r['g']:g}: {r['beta_needed']:.1f} > "
-                    f"{r['claimed_beta_needed']:.3g}"
-                    for r in over[:3]
-                )
-                if over
-                else ""
-            )
-        )
-        if over and wit is None:
-            wit = _p3_level_witness(ctx, over[0], mutation)
-    else:
-        ok = False
-        bad = [(r["T"], r["eps"], r["g"]) for r in rows if not math.isfinite(r["beta_needed"])]
-        fit_txt = "no β <= 1e4 reaches ε at " + ", ".join(
-            f"T = {T}, ε = {e:g}, g = {g:g}" for T, e, g in bad
-        )
     level_txt = ""
     if finite and all(r["claimed_beta_needed"] > 0 for r in rows):
         ratio = [r["beta_needed"] / r["claimed_beta_needed"] for r in rows]
         level_txt = f". Measured over claimed β_needed: {min(ratio):.2f} to {max(ratio):.2f}"
-    return Verdict(
-        cid,
-        "verified-numeric" if ok else "refuted",
+    return (
         f"{fit_txt}{level_txt}. β_needed (measured / the claim's "
         f"{sp.sstr(c.expr('beta_needed'))}): "
         + "; ".join(
@@ -541,13 +575,62 @@ def beta_needed_vs_T(ctx: Context, cid):
             f"{max(spreads):.2g}; their means are used"
             if spreads and max(spreads) > 1e-12
             else ""
-        ),
+        )
+    )
+
+
+@check(
+    "HC-P3",
+    mutants={
+        "logit-scale-1/T": "attention logits divided by T (a sequence-length normalisation bug)",
+        **_VALUE_SCALE,
+    },
+    constructions=_K1_BUILDS,
+)
+def beta_needed_vs_T(ctx: Context, cid):
+    """β needed at fixed ε and minimum gap g, against T, ε and g: the claim says
+    β_needed = log(T/ε)/g (read from the catalogue). Per gap g of P3_GAPS, fitted as
+    g·β_needed = a·log T + b·log ε + const over the (T, ε) grid, so that a is estimated at
+    fixed ε and b at fixed T; the predicted a and b are the claim's d(g·β_needed)/d log T and
+    d(g·β_needed)/d log ε at that g (1 and -1). Each interval must lie within its prediction
+    ± RATE_TOL at every g (a T-blind β_needed predicts a = 0 and fails; so does a β needed
+    polynomial in T, and one whose dependence on g is not 1/g: its predicted a and b then
+    change with g while the measured ones do not). The level: the claim's error estimate
+    T e^(-βg) is ε at its β_needed, and it is an upper estimate (the D = 2 heads' in-set
+    errors, about (|S| - 1)·g·e^(-βg) each with |S| = T/2 when βg >= 1, sum to less), so the
+    claimed β must suffice: the measured β needed may not exceed it at any (T, ε, g)."""
+    mutation = ctx.mutant
+    c = claim(cid)
+    # T >= 32: the measured β_needed carries log(|S| - 1) = log(T/2 - 1), whose slope in log T
+    # is T/(T - 2); the claim's log T is its large-T form (at T = 16 the slope is still 1.14)
+    Ts = ctx.pick([32, 48, 64, 96], [32, 64, 128, 256])
+    epss = [1e-2, 1e-3, 1e-4]
+    gs = list(P3_GAPS)
+    rows, wit = _p3_rows(ctx, c, Ts, epss, gs, mutation)
+    f: dict = {"fits": {}, "slopes": [], "spreads": []}
+    if all(math.isfinite(r["beta_needed"]) for r in rows):
+        f = _p3_fits(ctx, c, rows, Ts, epss, gs)
+        over = [r for r in rows if r["beta_needed"] > r["claimed_beta_needed"]]
+        ok = not f["bad_T"] and not f["bad_e"] and not over
+        fit_txt = _p3_fit_text(f, rows, over)
+        if over and wit is None:
+            wit = _p3_level_witness(ctx, over[0], mutation)
+    else:
+        ok = False
+        bad = [(r["T"], r["eps"], r["g"]) for r in rows if not math.isfinite(r["beta_needed"])]
+        fit_txt = "no β <= 1e4 reaches ε at " + ", ".join(
+            f"T = {T}, ε = {e:g}, g = {g:g}" for T, e, g in bad
+        )
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        _p3_detail(c, rows, gs, Ts, fit_txt, f["spreads"]),
         covered=f"hc_k1 gate -2 (D = 2, d = 1), gap g in {gs} in both sets, T in {Ts}, "
         f"ε in {epss}; per (T, ε, g) a bisection on β over "
         "structured and random gapped inputs",
         rows=rows,
-        measured={"fits_by_g": {str(g): f for g, f in fits.items()}} if fits else None,
-        slopes=slopes,
+        measured={"fits_by_g": {str(g): ft for g, ft in f["fits"].items()}} if f["fits"] else None,
+        slopes=f["slopes"],
         witness=wit,
         # the room the claimed β leaves over the β measured as needed (the claim's T e^(-βg) is
         # an upper estimate of the error); none when the check fails

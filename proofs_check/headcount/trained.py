@@ -121,6 +121,58 @@ def _reversal(best: dict) -> dict:
     return reversal_scores([{"heads": h, "T": T, "err": v} for (h, T), v in best.items()], "err")
 
 
+def _drops_at(b: dict, hs: list, Tmax: int) -> dict:
+    """The log-drop of NMSE between consecutive h at T = Tmax, per (h1, h2)."""
+    return {(h1, h2): math.log(b[(h1, Tmax)] / b[(h2, Tmax)]) for h1, h2 in zip(hs, hs[1:])}
+
+
+def _p8_jump(rows, best: dict, hs: list, Tmax: int, D: int) -> dict:
+    """HC-P8's part (a): the drop at D - 1 -> D must be the strictly largest and a drop that
+    counts (at least a factor MARGIN): a smooth decline in h with no transition (ties, or small
+    steady drops) must fail. Calibrated: the paper's Table 2 passes at every tabulated T (its
+    3 -> 4 log-drop is 2.4-5.0 and the largest), see tests/test_gate.py. The same largest drop
+    is then needed in a majority (2 of 3) of the seeds."""
+    drops = _drops_at(best, hs, Tmax)
+    jump = drops.get((D - 1, D), -math.inf)
+    others = [v for k, v in drops.items() if k != (D - 1, D)]
+    a_min = jump > max(others, default=-math.inf) and jump >= math.log(MARGIN)
+    seeds = sorted({int(r["seed"]) for r in rows})
+    per_seed = []
+    for sd in seeds:
+        b = _best([r for r in rows if int(r["seed"]) == sd])
+        dr = _drops_at(b, hs, Tmax)
+        per_seed.append(max(dr, key=lambda k: dr[k]) == (D - 1, D))
+    need = max(1, math.ceil(2 * len(seeds) / 3))
+    return {
+        "drops": drops,
+        "jump": jump,
+        "a_min": a_min,
+        "seeds": seeds,
+        "per_seed": per_seed,
+        "need": need,
+        "a": a_min and sum(per_seed) >= need,
+    }
+
+
+def _p8_growth(best: dict, hs: list, Ts: list, D: int, untrained: dict) -> dict:
+    """HC-P8's parts (b) and (c) on the trained cells: each h's growth of NMSE from its smallest
+    to its largest trained T; (b) every h < D grows, (c) every h >= D grows by less than every
+    h < D (None: not tested, one T)."""
+    trained_T = {h: [T for T in Ts if (h, T) in best and (h, T) not in untrained] for h in hs}
+    growth = {
+        h: best[(h, ts[-1])] / best[(h, ts[0])] for h, ts in trained_T.items() if len(ts) >= 2
+    }
+    two_T = len(Ts) >= 2
+    b_ok = all(growth[h] > 1 for h in hs if h < D and h in growth) if two_T else None
+    below = [growth[x] for x in hs if x < D and x in growth]
+    c_ok = (
+        all(growth[h] < min(below) for h in hs if h >= D and h in growth)
+        if two_T and below
+        else None
+    )
+    return {"trained_T": trained_T, "growth": growth, "two_T": two_T, "b_ok": b_ok, "c_ok": c_ok}
+
+
 def phase_criterion(rows, D: int, paper: dict | None = None) -> dict:
     """HC-P8's stated criterion on one experiment's rows (digest §6 P8): (a) at the largest T
     the largest log-drop of NMSE between consecutive h is from h = D-1 to h = D, for the
@@ -143,62 +195,35 @@ def phase_criterion(rows, D: int, paper: dict | None = None) -> dict:
         for (h, T), v in best.items()
         if paper and (T, h) in paper and v > PAPER_FACTOR * paper[(T, h)].value
     }
-
-    def drops_of(b):
-        return {(h1, h2): math.log(b[(h1, Tmax)] / b[(h2, Tmax)]) for h1, h2 in zip(hs, hs[1:])}
-
-    drops = drops_of(best)
-    # the drop at D - 1 -> D must be the strictly largest and a drop that counts (at least a
-    # factor MARGIN): a smooth decline in h with no transition (ties, or small steady drops)
-    # must fail. Calibrated: the paper's Table 2 passes at every tabulated T (its 3 -> 4 log-drop
-    # is 2.4-5.0 and the largest), see tests/test_gate.py
-    jump = drops.get((D - 1, D), -math.inf)
-    others = [v for k, v in drops.items() if k != (D - 1, D)]
-    a_min = jump > max(others, default=-math.inf) and jump >= math.log(MARGIN)
-    seeds = sorted({int(r["seed"]) for r in rows})
-    per_seed = []
-    for sd in seeds:
-        b = _best([r for r in rows if int(r["seed"]) == sd])
-        dr = drops_of(b)
-        per_seed.append(max(dr, key=dr.get) == (D - 1, D))
-    need = max(1, math.ceil(2 * len(seeds) / 3))
-    a = a_min and sum(per_seed) >= need
-    trained_T = {h: [T for T in Ts if (h, T) in best and (h, T) not in untrained] for h in hs}
-    growth = {
-        h: best[(h, ts[-1])] / best[(h, ts[0])] for h, ts in trained_T.items() if len(ts) >= 2
-    }
-    two_T = len(Ts) >= 2
-    b_ok = all(growth[h] > 1 for h in hs if h < D and h in growth) if two_T else None
-    below = [growth[x] for x in hs if x < D and x in growth]
-    c_ok = (
-        all(growth[h] < min(below) for h in hs if h >= D and h in growth)
-        if two_T and below
-        else None
-    )
+    pa = _p8_jump(rows, best, hs, Tmax, D)
+    gr = _p8_growth(best, hs, Ts, D, untrained)
+    seeds, per_seed = pa["seeds"], pa["per_seed"]
     failed = [
         t
         for t, good in (
             (
                 f"(a) D = {D}: the largest drop at T = {Tmax} is not at h = {D - 1} -> {D}, "
-                f"strictly and by at least a factor {MARGIN:g} (min over seeds: {a_min}, log-drop "
-                f"{jump:.2f}; seeds: {sum(per_seed)}/{len(seeds)}, need {need})",
-                a,
+                f"strictly and by at least a factor {MARGIN:g} (min over seeds: {pa['a_min']}, "
+                f"log-drop {pa['jump']:.2f}; seeds: {sum(per_seed)}/{len(seeds)}, need "
+                f"{pa['need']})",
+                pa["a"],
             ),
-            (f"(b) D = {D}: NMSE does not grow with T below D", b_ok is not False),
-            (f"(c) D = {D}: NMSE grows as much with T at h >= D", c_ok is not False),
+            (f"(b) D = {D}: NMSE does not grow with T below D", gr["b_ok"] is not False),
+            (f"(c) D = {D}: NMSE grows as much with T at h >= D", gr["c_ok"] is not False),
         )
         if not good
     ]
+    drops, trained_T = pa["drops"], gr["trained_T"]
     return {
         "best": best,
         "hs": hs,
         "Ts": Ts,
         "drops": drops,
-        "growth": growth,
+        "growth": gr["growth"],
         "effect": drops.get((D - 1, D), float("nan")),
         "ok": not failed,
         "failed": failed,
-        "tested": "(a), (b), (c)" if two_T else "(a) only (one T)",
+        "tested": "(a), (b), (c)" if gr["two_T"] else "(a) only (one T)",
         "R": _reversal(best),
         "steps": int(rows[0].get("steps", 0)),
         "seeds": len(seeds),

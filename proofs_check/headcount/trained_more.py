@@ -70,7 +70,100 @@ def _p6b_direction(ranks: list[float], sign: float) -> tuple[str, str]:
     return "refuted", "a claimed sign (the claim's value is no number) to judge the "
 
 
-# one function: the stated decision rule, in the order of its numbered steps
+def _p6b_nonfinite(cells: dict) -> str | None:
+    """Step 0 of :func:`lower_regime_criterion`: the failed check's text when a tested cell
+    holds a NaN, an inf or a 0 (None when every value is finite and positive)."""
+    if all(0 < v < math.inf for vs in cells.values() for v in vs):
+        return None
+    bad = [f"h={h} T={T}" for (h, T), vs in cells.items() if not all(0 < v < math.inf for v in vs)]
+    return f"NMSE finite and positive in every tested cell (not in {', '.join(bad)})"
+
+
+def _p6b_reversed(cells: dict, live: list, trained: dict, D: int, s: int) -> str | None:
+    """Step 1's exception: the recipe trains this task at T (an h = s model is below the gate)
+    while no h = D model is. The separation is then reversed, which the claim forbids, not an
+    untrained run: the failed check's text (None when no T shows it)."""
+    reversed_ = [
+        (T, min(cells[(s, T)]), min(cells[(D, T)]))
+        for T in live
+        if not trained[T] and min(cells[(s, T)]) <= P6B_TRAINED_NMSE
+    ]
+    if not reversed_:
+        return None
+    return "reversed separation: " + "; ".join(
+        f"T = {T}: an h = {s} model trained to {vs:.3g} (<= the gate "
+        f"{P6B_TRAINED_NMSE:g}) while the best h = {D} model is at {vD:.3g}"
+        for T, vs, vD in reversed_
+    )
+
+
+def _p6b_separation(cells: dict, ks: dict, t0: int, t1: int, D: int, s: int, claimed) -> dict:
+    """Steps 2 and 3 of :func:`lower_regime_criterion` on the gated cells: (a) h = s's per-seed
+    NMSE from t0 to t1 rank by rank in the claim's direction, (b) h = D at least the claim's
+    margin below h = s at t1 for every pair of seeds; each part's state and text, the outcome,
+    the effects and the slack."""
+    sign, margin = claimed
+    a0, a1 = cells[(s, t0)], cells[(s, t1)]
+    m = min(len(a0), len(a1))
+    # with unequal seed counts the ranks compared are the m smallest of each
+    ranks = [a1[j] / a0[j] for j in range(m)]
+    a_state, a_need = _p6b_direction(ranks, sign)
+    b_D = cells[(D, t1)]
+    worst_gap, best_gap = min(a1) / max(b_D), max(a1) / min(b_D)
+    b_state = (
+        "refuted"
+        if math.isnan(margin) or best_gap < margin
+        else ("holds" if worst_gap >= margin else "mixed")
+    )
+    checks = [
+        (
+            f"(a) h = {s}: per-seed NMSE(T = {t1}) / NMSE(T = {t0}), rank by rank: "
+            + ", ".join(f"{r:.3g}" for r in ranks)
+            + f" (needs {a_need}improvement as k grows from {ks[t0]:.2f} to "
+            f"{ks[t1]:.2f}; {a_state})",
+            a_state,
+        ),
+        (
+            f"(b) T = {t1}: NMSE(h = {s}) / NMSE(h = {D}) over every pair of seeds in "
+            f"[{worst_gap:.3g}, {best_gap:.3g}] (needs >= {margin:g} for every pair; {b_state})",
+            b_state,
+        ),
+    ]
+    states = (a_state, b_state)
+    outcome = (
+        "consistent"
+        if states == ("holds", "holds")
+        else "inconsistent"
+        if "refuted" in states
+        else "mixed"
+    )
+    return {
+        "outcome": outcome,
+        "checks": checks,
+        "states": {"a": a_state, "b": b_state},
+        "effects": {"growth_h_s_worst_rank": min(ranks), "gap_at_Tmax_worst_pair": worst_gap},
+        "slack": min(
+            [min(r**sign for r in ranks)] * (sign in (1.0, -1.0))
+            + [worst_gap / margin] * (margin > 0),
+            default=None,
+        ),
+    }
+
+
+def _p6b_inconsistent(out: dict, base: dict, t: str, mark, **extra) -> dict:
+    """:func:`lower_regime_criterion`'s result when a step fails outright: decided,
+    inconsistent, with the failed check ``t`` (marked ``mark``) as its one check."""
+    return {
+        **out,
+        **base,
+        "decided": True,
+        "outcome": "inconsistent",
+        "checks": [(t, mark)],
+        "failed": [t],
+        **extra,
+    }
+
+
 def lower_regime_criterion(
     rows, D: int, n: int, s: int, claimed: tuple[float, float] | None = None
 ) -> dict:
@@ -114,103 +207,39 @@ def lower_regime_criterion(
         return {**out, **base, "outcome": "undecided"}
     t0, t1 = live[0], live[-1]
     cells = {(h, T): _p6b_seeds(rows, h, T) for h in (s, D) for T in live}
-    finite = all(0 < v < math.inf for vs in cells.values() for v in vs)
-    if not finite:
-        bad = [
-            f"h={h} T={T}" for (h, T), vs in cells.items() if not all(0 < v < math.inf for v in vs)
-        ]
-        t = f"NMSE finite and positive in every tested cell (not in {', '.join(bad)})"
-        return {
-            **out,
-            **base,
-            "decided": True,
-            "outcome": "inconsistent",
-            "checks": [(t, False)],
-            "failed": [t],
-        }
+    # step 0
+    t = _p6b_nonfinite(cells)
+    if t is not None:
+        return _p6b_inconsistent(out, base, t, False)
+    # step 1
     untrained = [(T, v) for T in live for v in cells[(D, T)] if v > P6B_TRAINED_NMSE]
     trained = {T: [v for v in cells[(D, T)] if v <= P6B_TRAINED_NMSE] for T in live}
     gate = [(T, cells[(D, T)]) for T in live]
     base["untrained"] = untrained
     if not all(trained.values()):
-        # the recipe trains this task at T (an h = s model is below the gate) while no h = D
-        # model is: the separation is reversed, which the claim forbids, not an untrained run
-        reversed_ = [
-            (T, min(cells[(s, T)]), min(cells[(D, T)]))
-            for T in live
-            if not trained[T] and min(cells[(s, T)]) <= P6B_TRAINED_NMSE
-        ]
-        if reversed_:
-            t = "reversed separation: " + "; ".join(
-                f"T = {T}: an h = {s} model trained to {vs:.3g} (<= the gate "
-                f"{P6B_TRAINED_NMSE:g}) while the best h = {D} model is at {vD:.3g}"
-                for T, vs, vD in reversed_
-            )
-            return {
-                **out,
-                **base,
-                "decided": True,
-                "outcome": "inconsistent",
-                "checks": [(t, "refuted")],
-                "failed": [t],
-                "gate": gate,
-            }
+        t = _p6b_reversed(cells, live, trained, D, s)
+        if t is not None:
+            return _p6b_inconsistent(out, base, t, "refuted", gate=gate)
         return {**out, **base, "outcome": "gated", "gate": gate}
+    # steps 2 and 3
     cells.update({(D, T): trained[T] for T in live})
-    a0, a1 = cells[(s, t0)], cells[(s, t1)]
-    m = min(len(a0), len(a1))
-    # with unequal seed counts the ranks compared are the m smallest of each
-    ranks = [a1[j] / a0[j] for j in range(m)]
-    a_state, a_need = _p6b_direction(ranks, sign)
-    b_D = cells[(D, t1)]
-    worst_gap, best_gap = min(a1) / max(b_D), max(a1) / min(b_D)
-    b_state = (
-        "refuted"
-        if math.isnan(margin) or best_gap < margin
-        else ("holds" if worst_gap >= margin else "mixed")
-    )
-    checks = [
-        (
-            f"(a) h = {s}: per-seed NMSE(T = {t1}) / NMSE(T = {t0}), rank by rank: "
-            + ", ".join(f"{r:.3g}" for r in ranks)
-            + f" (needs {a_need}improvement as k grows from {ks[t0]:.2f} to "
-            f"{ks[t1]:.2f}; {a_state})",
-            a_state,
-        ),
-        (
-            f"(b) T = {t1}: NMSE(h = {s}) / NMSE(h = {D}) over every pair of seeds in "
-            f"[{worst_gap:.3g}, {best_gap:.3g}] (needs >= {margin:g} for every pair; {b_state})",
-            b_state,
-        ),
-    ]
-    states = (a_state, b_state)
-    outcome = (
-        "consistent"
-        if states == ("holds", "holds")
-        else "inconsistent"
-        if "refuted" in states
-        else "mixed"
-    )
-    growth_D = min(cells[(D, t1)]) / min(cells[(D, t0)])
+    sep = _p6b_separation(cells, ks, t0, t1, D, s, (sign, margin))
+    checks = sep["checks"]
     return {
         **out,
         "decided": True,
-        "outcome": outcome,
+        "outcome": sep["outcome"],
         "checks": [(t, st == "holds") for t, st in checks],
-        "states": {"a": a_state, "b": b_state},
-        "ok": outcome == "consistent",
+        "states": sep["states"],
+        "ok": sep["outcome"] == "consistent",
         "failed": [t for t, st in checks if st == "refuted"],
         "mixed": [t for t, st in checks if st == "mixed"],
         "gate": gate,
         "untrained": untrained,
-        "effects": {"growth_h_s_worst_rank": min(ranks), "gap_at_Tmax_worst_pair": worst_gap},
-        "slack": min(
-            [min(r**sign for r in ranks)] * (sign in (1.0, -1.0))
-            + [worst_gap / margin] * (margin > 0),
-            default=None,
-        ),
+        "effects": sep["effects"],
+        "slack": sep["slack"],
         "margin": margin,
-        "growth_h_D": growth_D,
+        "growth_h_D": min(cells[(D, t1)]) / min(cells[(D, t0)]),
     }
 
 
@@ -241,61 +270,64 @@ def _p6b_gate(name: str, rows: list):
     )
 
 
-# one function: one experiment judged and described, in the verdict's order
-def _p6b_verdict(run: Run) -> Verdict:
-    """:func:`lower_regime_criterion` on the rows read, with its own per-model gate (undecided,
-    gated and mixed are not-checkable); the mutant relabels the rows after the shared gate."""
-    ctx, cid, rows = run.ctx, run.cid, run.one
+def _p6b_grid(rows: list) -> dict:
+    """The headcount_lower_regime grid read off its rows: D, n, s = D - 1, seeds, steps."""
+    D = int(rows[0]["D"])
+    return {
+        "D": D,
+        "n": int(rows[0]["head_dim"]),
+        "s": D - 1,
+        "seeds": len({int(r["seed"]) for r in rows}),
+        "steps": int(rows[0]["steps"]),
+    }
+
+
+def _p6b_covered(ctx: Context, run: Run, rows: list, res: dict, margin: float) -> str:
+    """What an HC-P6b verdict covered: the run read, the grid, the gate and the criterion."""
     (name,) = run.names
     used, note = run.profiles[name], run.note
-    formula_note = P6B_FORMULA_NOTE
-    if ctx.is_mutant("heads-relabelled"):
-        hs = sorted({int(r["heads"]) for r in rows})
-        for r in rows:
-            r["heads"] = hs[-1] + hs[0] - int(r["heads"])
-    D, n = int(rows[0]["D"]), int(rows[0]["head_dim"])
-    s = D - 1
-    sign, margin, read = p6b_claimed()
-    res = lower_regime_criterion(rows, D, n, s, (sign, margin))
-    table = [
-        {"heads": h, "T": T, "k": res["k"][T], "min_nmse": v}
-        for (h, T), v in sorted(res["best"].items())
-    ]
-    seeds = len({int(r["seed"]) for r in rows})
-    steps = int(rows[0]["steps"])
+    g = _p6b_grid(rows)
+    D, n, s = g["D"], g["n"], g["s"]
+    return (
+        f"{name} ({used} profile{'' if used == ctx.profile else ', read for ' + ctx.profile}; "
+        f"{note}): D = {D}, n = {n}, h in {{{s}, {D}}}, T in {res['Ts']}, {g['seeds']} seed(s), "
+        f"{g['steps']} steps, hidden {int(float(rows[0].get('hidden', 0)))}; gate: an h = {D} "
+        f"model is trained at NMSE <= {P6B_TRAINED_NMSE:g}, every T with k > 0 needs one (the "
+        f"others are left out); criterion with every seed: (a) h = {s}'s NMSE from the smallest "
+        f"to the largest T with k > 0 in the claim's direction, (b) h = {D} at least the claim's "
+        f"x{margin:g} lower at the largest T"
+    )
+
+
+def _p6b_head(rows: list, res: dict, read: str) -> str:
+    """The opening every HC-P6b verdict text shares: the claim read, HC-T2b's k per T and the
+    per-seed NMSE of every cell."""
+    g = _p6b_grid(rows)
     per_seed = "; ".join(
         f"h={h} T={T}: " + ", ".join(f"{v:.3g}" for v in _p6b_seeds(rows, h, T))
         for (h, T) in sorted(res["best"])
     )
     kt = ", ".join(f"T={T}: {k:.2f}" for T, k in res["k"].items())
-    covered = (
-        f"{name} ({used} profile{'' if used == ctx.profile else ', read for ' + ctx.profile}; "
-        f"{note}): D = {D}, n = {n}, h in {{{s}, {D}}}, T in {res['Ts']}, {seeds} seed(s), "
-        f"{steps} steps, hidden {int(float(rows[0].get('hidden', 0)))}; gate: an h = {D} model "
-        f"is trained at NMSE <= {P6B_TRAINED_NMSE:g}, every T with k > 0 needs one (the others "
-        f"are left out); criterion with every seed: (a) h = {s}'s NMSE from the smallest to "
-        f"the largest T with k > 0 in the claim's direction, (b) h = {D} at least the claim's "
-        f"x{margin:g} lower at the largest T"
-    )
-    common: dict[str, Any] = dict(covered=covered, rows=table, formula_note=formula_note)
-    head = (
-        f"the claim read: {read}. HC-T2b's k at s = {s}, n = {n}, D = {D}: {kt} (k <= 0: "
-        f"control cells); per-seed "
+    return (
+        f"the claim read: {read}. HC-T2b's k at s = {g['s']}, n = {g['n']}, D = {g['D']}: {kt} "
+        f"(k <= 0: control cells); per-seed "
         f"NMSE {per_seed}"
     )
+
+
+def _p6b_undecided(cid: str, name: str, rows: list, res: dict, head: str, common: dict):
+    """HC-P6b's not-checkable verdict when the criterion is undecided (fewer than two T with
+    k > 0), gated (an h = D model short of the gate) or mixed (the seeds disagree); None when
+    it decided."""
+    g = _p6b_grid(rows)
+    D, n, s, steps, seeds = g["D"], g["n"], g["s"], g["steps"], g["seeds"]
     if res["outcome"] == "undecided":
-        return Verdict(
-            cid,
-            "not-checkable",
+        text = (
             f"fewer than two T with k > 0 in the grid; {head}; a grid with two T > "
-            f"{4 * D + 4 * n * s + 8 * s} would decide",
-            scope="none",
-            **common,
+            f"{4 * D + 4 * n * s + 8 * s} would decide"
         )
-    if res["outcome"] == "gated":
-        return Verdict(
-            cid,
-            "not-checkable",
+    elif res["outcome"] == "gated":
+        text = (
             f"undecided at this budget ({steps} steps, {seeds} seed(s)): at T = "
             + ", ".join(str(T) for T, vs in res["gate"] if min(vs) > P6B_TRAINED_NMSE)
             + f" no h = {D} model trained to the gate (NMSE <= {P6B_TRAINED_NMSE:g}; not trained: "
@@ -304,23 +336,22 @@ def _p6b_verdict(run: Run) -> Verdict:
             + f", so a missing separation says nothing about the claim; {head}; the full "
             f"profile's 4000 steps at hidden 32 (`approxtheory experiment run {name} --profile "
             f"full`, ~20 s of one thread per cell) train most two-head seeds below the gate "
-            f"(measured: see {name} in experiments/headcount_trained.py) and would decide",
-            scope="none",
-            **common,
+            f"(measured: see {name} in experiments/headcount_trained.py) and would decide"
         )
-    if res["outcome"] == "mixed":
-        return Verdict(
-            cid,
-            "not-checkable",
+    elif res["outcome"] == "mixed":
+        text = (
             f"undecided: the seeds disagree ({'; '.join(res['mixed'])}); {head}; more seeds "
-            "narrow it, but a flat one-head NMSE (ratios near 1) can stay on both sides of 1",
-            scope="none",
-            **common,
+            "narrow it, but a flat one-head NMSE (ratios near 1) can stay on both sides of 1"
         )
-    verdict = "consistent-empirical" if res["outcome"] == "consistent" else "inconsistent"
-    return Verdict(
-        cid,
-        verdict,
+    else:
+        return None
+    return Verdict(cid, "not-checkable", text, scope="none", **common)
+
+
+def _p6b_decided_text(res: dict, head: str, D: int, margin: float) -> str:
+    """HC-P6b's decided verdict text: both parts' checks, the h = D growth, R(h), the models
+    left out below the gate, what failed and the slack."""
+    return (
         f"{head}; "
         + "; ".join(t for t, _ in res["checks"])
         + (
@@ -342,7 +373,42 @@ def _p6b_verdict(run: Run) -> Verdict:
             else ""
         )
         + ". A qualitative reading of the lower bound (its constant depends on T; one trained "
-        "model is not the minimum over models)",
+        "model is not the minimum over models)"
+    )
+
+
+def _p6b_verdict(run: Run) -> Verdict:
+    """:func:`lower_regime_criterion` on the rows read, with its own per-model gate (undecided,
+    gated and mixed are not-checkable); the mutant relabels the rows after the shared gate."""
+    ctx, cid, rows = run.ctx, run.cid, run.one
+    (name,) = run.names
+    used = run.profiles[name]
+    if ctx.is_mutant("heads-relabelled"):
+        hs = sorted({int(r["heads"]) for r in rows})
+        for r in rows:
+            r["heads"] = hs[-1] + hs[0] - int(r["heads"])
+    g = _p6b_grid(rows)
+    D, n, s = g["D"], g["n"], g["s"]
+    sign, margin, read = p6b_claimed()
+    res = lower_regime_criterion(rows, D, n, s, (sign, margin))
+    table = [
+        {"heads": h, "T": T, "k": res["k"][T], "min_nmse": v}
+        for (h, T), v in sorted(res["best"].items())
+    ]
+    common: dict[str, Any] = dict(
+        covered=_p6b_covered(ctx, run, rows, res, margin),
+        rows=table,
+        formula_note=P6B_FORMULA_NOTE,
+    )
+    head = _p6b_head(rows, res, read)
+    undecided = _p6b_undecided(cid, name, rows, res, head, common)
+    if undecided is not None:
+        return undecided
+    verdict = "consistent-empirical" if res["outcome"] == "consistent" else "inconsistent"
+    return Verdict(
+        cid,
+        verdict,
+        _p6b_decided_text(res, head, D, margin),
         measured=res["effects"],
         witness=None if res["ok"] else {"failed": res["failed"]},
         slack=res["slack"],
@@ -356,9 +422,9 @@ def _p6b_verdict(run: Run) -> Verdict:
         },
         scope=f"surrogate: direction only (the claim's sign of the one-head NMSE in T; the "
         f"paper gives no NMSE values), with the claim's x{margin:g} gap at the largest T; "
-        f"trained models ({used} profile, {seeds} seed(s), {steps} steps) against the digest's "
-        f"reading of HC-T2b in its non-vacuous regime (T with k > 0: {res['live']}); the bound "
-        "itself is not tested",
+        f"trained models ({used} profile, {g['seeds']} seed(s), {g['steps']} steps) against "
+        f"the digest's reading of HC-T2b in its non-vacuous regime (T with k > 0: "
+        f"{res['live']}); the bound itself is not tested",
         **common,
     )
 

@@ -178,36 +178,11 @@ def parameter_neutrality(ctx: Context, cid):
         fix = cat.h_l * dh**2 - cat.h_l * dh * cat.d
         n_attn, n_layer = n_attn + fix, n_layer + fix
     symbolic = _h_free(n_layer)
-    # the composition: N_model = V·d (tied embedding) + L·N_layer + d (final norm), N_layer =
-    # N_attn + N_mlp + N_norm, as sympy identities in every symbol (I_bias included)
-    n_model, n_norm = c.expr("N_model"), c.expr("N_norm")
-    composed = {
-        "N_model = V·d + L·N_layer + d": sp.expand(
-            n_model - (cat.V * cat.d + cat.L * n_layer + cat.d)
-        ),
-        "N_layer = N_attn + N_mlp + N_norm": sp.expand(n_layer - (n_attn + n_mlp + n_norm)),
-    }
-    not_composed = [f"{k} (off by {sp.sstr(v)})" for k, v in composed.items() if v != 0]
-    counts, mismatches = {}, []
-    for name, heads in SCHEDULES.items():
-        m = _model(heads, ctx.mutant)
-        counts[name] = m.count_params()
-        for i, h in enumerate(heads):
-            vals = {cat.d: D_MODEL, cat.h_l: h, cat.I_bias: 1, cat.f: FFN}
-            for part, expr in (("attn", n_attn), ("ffn", n_mlp)):
-                want, got = sp.simplify(expr.subs(vals)), _layer_params(m, i, part)
-                if want != got:
-                    mismatches.append(f"{name} layer {i} (h={h}) {part}: {got} != {want}")
-    whole, bad_whole = _whole_models(ctx, n_model)
+    not_composed = _not_composed(c, n_attn, n_mlp, n_layer)
+    counts, mismatches = _toy_counts(ctx, n_attn, n_mlp)
+    whole, bad_whole = _whole_models(ctx, c.expr("N_model"))
     mismatches += bad_whole
-    from approxtheory.experiments import prism_paired as pp
-
-    reported = {s: (whole[f"{s} uniform"], sc["reported_params"]) for s, sc in pp.SCALES.items()}
-    off = [
-        f"{s}: {n:,} does not round to Table 1's {r / 1e6:.0f}M"
-        for s, (n, r) in reported.items()
-        if round(n / 1e6) * 1_000_000 != r
-    ]
+    reported, off = _rounding(whole)
     equal = len(set(counts.values())) == 1
     # the regime's other side: a head count that does not divide d
     outside_text, outside = _outside_cell(c, n_attn)
@@ -254,6 +229,50 @@ def parameter_neutrality(ctx: Context, cid):
         witness=mismatches[:4] or ([outside] if outside["refutes"] else None),
         scope="full",
     )
+
+
+def _not_composed(c, n_attn, n_mlp, n_layer) -> list[str]:
+    """The composition N_model = V·d (tied embedding) + L·N_layer + d (final norm), N_layer =
+    N_attn + N_mlp + N_norm, as sympy identities in every symbol (I_bias included): the ones
+    that fail, with what they are off by."""
+    n_model, n_norm = c.expr("N_model"), c.expr("N_norm")
+    composed = {
+        "N_model = V·d + L·N_layer + d": sp.expand(
+            n_model - (cat.V * cat.d + cat.L * n_layer + cat.d)
+        ),
+        "N_layer = N_attn + N_mlp + N_norm": sp.expand(n_layer - (n_attn + n_mlp + n_norm)),
+    }
+    return [f"{k} (off by {sp.sstr(v)})" for k, v in composed.items() if v != 0]
+
+
+def _toy_counts(ctx: Context, n_attn, n_mlp) -> tuple[dict, list[str]]:
+    """The whole-model counts of the shared model for every toy schedule, and every layer's
+    attention (N_attn, I_bias = 1) and SwiGLU (N_mlp) counts that differ from the formula."""
+    counts, mismatches = {}, []
+    for name, heads in SCHEDULES.items():
+        m = _model(heads, ctx.mutant)
+        counts[name] = m.count_params()
+        for i, h in enumerate(heads):
+            vals = {cat.d: D_MODEL, cat.h_l: h, cat.I_bias: 1, cat.f: FFN}
+            for part, expr in (("attn", n_attn), ("ffn", n_mlp)):
+                want, got = sp.simplify(expr.subs(vals)), _layer_params(m, i, part)
+                if want != got:
+                    mismatches.append(f"{name} layer {i} (h={h}) {part}: {got} != {want}")
+    return counts, mismatches
+
+
+def _rounding(whole: dict) -> tuple[dict, list[str]]:
+    """The paper's three uniform models as counted against Table 1's reported sizes: {scale:
+    (counted, reported)} and the scales whose count does not round to the reported one."""
+    from approxtheory.experiments import prism_paired as pp
+
+    reported = {s: (whole[f"{s} uniform"], sc["reported_params"]) for s, sc in pp.SCALES.items()}
+    off = [
+        f"{s}: {n:,} does not round to Table 1's {r / 1e6:.0f}M"
+        for s, (n, r) in reported.items()
+        if round(n / 1e6) * 1_000_000 != r
+    ]
+    return reported, off
 
 
 ATTENTION_BLIND = "attention-blind"

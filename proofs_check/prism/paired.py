@@ -229,14 +229,14 @@ def _loss_criterion(run: Run) -> Verdict:
     )
 
 
+def _paired_evidence(criterion) -> Evidence:
+    """A prism_paired check's evidence: gated on the uniform baseline (:func:`_paired_gate`,
+    a cross-entropy), then ``criterion``; the paper's scale :data:`PR_PAPER` beside the run's."""
+    return Evidence((PAIRED,), _paired_gate, criterion, paper={PAIRED: PR_PAPER}, metric="val_loss")
+
+
 #: PR-E1's evidence: prism_paired, gated on the uniform baseline, the paired loss criterion
-E1_EVIDENCE = Evidence(
-    experiments=(PAIRED,),
-    gate=_paired_gate,
-    criterion=_loss_criterion,
-    paper={PAIRED: PR_PAPER},
-    metric="val_loss",
-)
+E1_EVIDENCE = _paired_evidence(_loss_criterion)
 
 
 @check(
@@ -401,13 +401,7 @@ def _locality_criterion(run: Run) -> Verdict:
 
 
 #: PR-E2's evidence: prism_paired, gated on the uniform baseline, the per-layer distance criterion
-E2_EVIDENCE = Evidence(
-    experiments=(PAIRED,),
-    gate=_paired_gate,
-    criterion=_locality_criterion,
-    paper={PAIRED: PR_PAPER},
-    metric="val_loss",
-)
+E2_EVIDENCE = _paired_evidence(_locality_criterion)
 
 
 @check(

@@ -308,20 +308,15 @@ def _e4_end_of_training(t_end: float) -> tuple[float, bool]:
     return tok, math.isfinite(t_end) and round(t_end / 1e7) == round(tok / 1e7)
 
 
-@check("PR-E4")
-def milestones_from_gap(ctx: Context, cid):
-    """The milestone statement against Fig. 3's gap as the catalogue states it: on seeded
-    decreasing baseline curves L_B(t) = E + A (t / 1e9)^-a and L_P = L_B + gap(t), every loss
-    level the baseline first reaches after the noisy phase must be reached by Prism no later;
-    levels reached in the noisy phase are reported (not implied). The plateau's size is held to
-    the digest's final gap (§6, 'of order 0.01 nats') within half a decade: the only magnitude
-    the digest reports, so a factor of 10 is caught and a factor of 2 is not."""
+def _e4_levels(gap: float, phases: tuple, seed: int) -> dict:
+    """The milestone statement on :data:`MILESTONE_CURVES` seeded decreasing baseline curves
+    L_B(t) = E + A (t / 1e9)^-a with L_P = L_B + gap(t) (``phases``: t_noisy, t_plateau,
+    t_end): per loss level the baseline first reaches, whether Prism reaches it later, after
+    the noisy phase and in it; and the curves' rows."""
     import numpy as np
 
-    c = claim(cid)
-    gap = float(c.evaluate("gap_plateau"))
-    t_noisy, t_plat, t_end = (float(c.evaluate(k)) for k in ("t_noisy", "t_plateau", "t_end"))
-    rng = np.random.default_rng(ctx.seed)
+    t_noisy, t_plat, t_end = phases
+    rng = np.random.default_rng(seed)
     t = np.geomspace(1e8, t_end, 4000)
     later_after, later_noisy, tried_after, tried_noisy, rows = 0, 0, 0, 0, []
     for i in range(MILESTONE_CURVES):
@@ -337,25 +332,33 @@ def milestones_from_gap(ctx: Context, cid):
                 tried_noisy += 1
                 later_noisy += tp > tb
         rows.append({"curve": i, "E": E, "A": A, "a": a, "gap_at_end": float(lp[-1] - lb[-1])})
-    ok_milestones = later_after == 0 and tried_after > 0
-    lo, hi = FINAL_GAP_ORDER / HALF_DECADE, FINAL_GAP_ORDER * HALF_DECADE
-    ok_order = lo <= abs(gap) <= hi
-    t_large, ok_end = _e4_end_of_training(t_end)
-    ok_phases = 0 < t_noisy < t_plat < t_end
-    ok = ok_milestones and ok_order and ok_end and ok_phases
-    return Verdict(
-        cid,
-        "consistent-empirical" if ok else "inconsistent",
+    return {
+        "later_after_noisy": later_after,
+        "levels_after_noisy": tried_after,
+        "later_in_noisy": later_noisy,
+        "levels_in_noisy": tried_noisy,
+        "rows": rows,
+    }
+
+
+def _e4_text(gap: float, phases: tuple, lv: dict, oks: dict, band: tuple, t_large: float) -> str:
+    """PR-E4's evidence text: the milestones after and in the noisy phase (``lv``), the plateau's
+    size against the digest's final gap (``band``), the end of training and the phases' order
+    (``oks``: what holds)."""
+    t_noisy, t_plat, t_end = phases
+    lo, hi = band
+    return (
         f"Fig. 3's gap as stated (noisy below {t_noisy:.3g} tokens, widening to {gap:+.4g} "
         f"nats by {t_plat:.3g}, flat to {t_end:.4g}) added to {MILESTONE_CURVES} seeded "
-        f"decreasing baseline curves: of {tried_after} loss levels the baseline first reaches "
-        f"after the noisy phase, Prism reaches {later_after} later"
+        f"decreasing baseline curves: of {lv['levels_after_noisy']} loss levels the baseline "
+        f"first reaches after the noisy phase, Prism reaches {lv['later_after_noisy']} later"
         + (
             " (the milestone statement follows from the figure there)"
-            if ok_milestones
+            if oks["milestones"]
             else " (the milestone statement does NOT follow from the figure)"
         )
-        + f"; of {tried_noisy} levels reached in the noisy phase, {later_noisy} are reached "
+        + f"; of {lv['levels_in_noisy']} levels reached in the noisy phase, "
+        f"{lv['later_in_noisy']} are reached "
         "later by Prism under the gaps of either sign drawn there, so the figure does not "
         "support 'earlier' for them. The figure itself (its curve and seed band) has no "
         "numbers in the digest: checking it needs the paper's per-checkpoint validation "
@@ -365,24 +368,52 @@ def milestones_from_gap(ctx: Context, cid):
         f"end of training): within half a decade, [{lo:.4g}, {hi:.4g}]"
         + (
             " (it is)"
-            if ok_order
+            if oks["order"]
             else " (it is NOT: the figure's plateau and the final losses disagree)"
         )
         + "; the digest gives no finer value (a factor of 2 is within it). The end of "
         f"training t_end = {t_end:.4g} against the Large runs' tokens (PR-TPP's steps x batch "
         f"tokens, 40k steps of 2^19: {t_large:.4g}) to the paper's two decimals of B: "
-        + ("equal" if ok_end else "NOT equal (Fig. 3 is the Large runs)")
+        + ("equal" if oks["end"] else "NOT equal (Fig. 3 is the Large runs)")
         + "; the phases in order, noisy < plateau < end: "
-        + ("yes" if ok_phases else "NO"),
+        + ("yes" if oks["phases"] else "NO")
+    )
+
+
+#: PR-E4's measured figures, in the record's order
+_E4_MEASURED = ("later_after_noisy", "levels_after_noisy", "later_in_noisy", "levels_in_noisy")
+
+
+@check("PR-E4")
+def milestones_from_gap(ctx: Context, cid):
+    """The milestone statement against Fig. 3's gap as the catalogue states it: on seeded
+    decreasing baseline curves L_B(t) = E + A (t / 1e9)^-a and L_P = L_B + gap(t), every loss
+    level the baseline first reaches after the noisy phase must be reached by Prism no later;
+    levels reached in the noisy phase are reported (not implied). The plateau's size is held to
+    the digest's final gap (§6, 'of order 0.01 nats') within half a decade: the only magnitude
+    the digest reports, so a factor of 10 is caught and a factor of 2 is not."""
+    c = claim(cid)
+    gap = float(c.evaluate("gap_plateau"))
+    t_noisy, t_plat, t_end = (float(c.evaluate(k)) for k in ("t_noisy", "t_plateau", "t_end"))
+    lv = _e4_levels(gap, (t_noisy, t_plat, t_end), ctx.seed)
+    later_after = lv["later_after_noisy"]
+    lo, hi = FINAL_GAP_ORDER / HALF_DECADE, FINAL_GAP_ORDER * HALF_DECADE
+    t_large, ok_end = _e4_end_of_training(t_end)
+    oks = {
+        "milestones": later_after == 0 and lv["levels_after_noisy"] > 0,
+        "order": lo <= abs(gap) <= hi,
+        "end": ok_end,
+        "phases": 0 < t_noisy < t_plat < t_end,
+    }
+    ok = oks["milestones"] and oks["order"] and oks["end"] and oks["phases"]
+    return Verdict(
+        cid,
+        "consistent-empirical" if ok else "inconsistent",
+        _e4_text(gap, (t_noisy, t_plat, t_end), lv, oks, (lo, hi), t_large),
         covered=f"{MILESTONE_CURVES} curves x 58 levels, t from 1e8 to {t_end:.4g} tokens "
         "(4000 points, log-spaced); seed "
         f"{ctx.seed}",
-        measured={
-            "later_after_noisy": later_after,
-            "levels_after_noisy": tried_after,
-            "later_in_noisy": later_noisy,
-            "levels_in_noisy": tried_noisy,
-        },
+        measured={k: lv[k] for k in _E4_MEASURED},
         claimed={"gap_plateau": gap},
         witness=None
         if ok
@@ -391,7 +422,7 @@ def milestones_from_gap(ctx: Context, cid):
             "gap_plateau": gap,
             "order_band": [lo, hi],
         },
-        rows=rows,
+        rows=lv["rows"],
         scope="partial: direction only, plus an order of magnitude: the milestone statement "
         "(§3.4) as a consequence of the sign of Fig. 3's gap as the catalogue states it, and "
         "the gap's size against §6's final gap 'of order 0.01 nats' (within half a decade); "

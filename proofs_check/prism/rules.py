@@ -132,15 +132,9 @@ def _table4(ctx: Context) -> dict:
     return table
 
 
-@check("PR-S", mutants=RULE_MUTANTS)
-def schedule_rules(ctx: Context, cid):
-    """Rules 1-3 (the definition) on the paper's three schedules, and the reshape invariant
-    h_l · d_head = d read from the catalogue's d_head (rules 4-6: PR-S4, PR-S5, PR-S6); the
-    claim's regime on both sides of h_l <= h_base (:func:`_other_side`): schedules that break a
-    rule must have a layer outside it, the head counts of valid schedules must be inside."""
-    c = claim("PR-S")
-    if ctx.is_mutant("divisibility-dropped"):
-        c = dataclasses.replace(c, regime=tuple(r for r in c.regime if not r.expr.has(sp.Mod)))
+def _table4_problems(ctx: Context, c) -> tuple[list[str], dict]:
+    """Rules 1-3 and the reshape invariant h_l · d_head = d on the paper's three schedules (the
+    declared mutant's transcription where active): (the problems, the per-head widths)."""
     problems, dims = [], {}
     for name, (d, L, hb, sched) in _table4(ctx).items():
         for h in sched:
@@ -157,20 +151,19 @@ def schedule_rules(ctx: Context, cid):
             if sp.nsimplify(w) * h != d:  # every matrix keeps its shape: h_l heads of d_head
                 problems.append(f"{name}: h={h} heads of d_head={w} do not tile d={d}")
         dims[name] = sorted((float(w) for w in widths.values()), reverse=True)
-    try:
-        c.evaluate(d=768, h_l=5, h_base=12)
-        rejects = False
-    except RegimeError:
-        rejects = True
-    side = _other_side(ctx, c)
-    if any(not x["broken"] for x in side["named"]):  # the construction itself is wrong
-        raise AssertionError(f"PR-S: a raised schedule obeys rules 1-3: {side['named']}")
-    named_in = [x for x in side["named"] if x["admitted"]]
-    wrong_side = (
+    return problems, dims
+
+
+def _wrong_side(side: dict) -> list[str]:
+    """What the claim's regime gets wrong on the other side of h_l <= h_base
+    (:func:`_other_side`): raised schedules it admits whole, head counts it admits that no valid
+    schedule has, and valid head counts it rejects (3 of each at most)."""
+    return (
         [
             f"the claim's regime admits every layer of {x['schedule']} ({x['heads']}; d = "
             f"{x['d']}, h_base = {x['h_base']}), which breaks {' and '.join(x['broken'])}"
-            for x in named_in
+            for x in side["named"]
+            if x["admitted"]
         ]
         + [
             f"the claim's regime admits h_l = {x['h_l']} > h_base = {x['h_base']} at d = "
@@ -184,8 +177,13 @@ def schedule_rules(ctx: Context, cid):
             for x in side["rejected"][:3]
         ]
     )
-    n_out = len(side["named"]) - len(named_in)
-    side_txt = (
+
+
+def _side_text(side: dict, n_in: int) -> str:
+    """PR-S's text on the other side of h_l <= h_base (``n_in``: the raised schedules the
+    regime admits whole)."""
+    n_out = len(side["named"]) - n_in
+    return (
         f"The other side of h_l <= h_base (built here): {len(side['named'])} Table 4 schedules "
         "with one layer raised to the next divisor of d above h_base ("
         + "; ".join(f"{x['schedule']}: {x['heads']}" for x in side["named"][::2])
@@ -200,6 +198,29 @@ def schedule_rules(ctx: Context, cid):
             f"outside, {len(side['rejected'])} rejected inside)"
         )
     )
+
+
+@check("PR-S", mutants=RULE_MUTANTS)
+def schedule_rules(ctx: Context, cid):
+    """Rules 1-3 (the definition) on the paper's three schedules, and the reshape invariant
+    h_l · d_head = d read from the catalogue's d_head (rules 4-6: PR-S4, PR-S5, PR-S6); the
+    claim's regime on both sides of h_l <= h_base (:func:`_other_side`): schedules that break a
+    rule must have a layer outside it, the head counts of valid schedules must be inside."""
+    c = claim("PR-S")
+    if ctx.is_mutant("divisibility-dropped"):
+        c = dataclasses.replace(c, regime=tuple(r for r in c.regime if not r.expr.has(sp.Mod)))
+    problems, dims = _table4_problems(ctx, c)
+    try:
+        c.evaluate(d=768, h_l=5, h_base=12)
+        rejects = False
+    except RegimeError:
+        rejects = True
+    side = _other_side(ctx, c)
+    if any(not x["broken"] for x in side["named"]):  # the construction itself is wrong
+        raise AssertionError(f"PR-S: a raised schedule obeys rules 1-3: {side['named']}")
+    named_in = [x for x in side["named"] if x["admitted"]]
+    wrong_side = _wrong_side(side)
+    side_txt = _side_text(side, len(named_in))
     ok = not problems and rejects and not wrong_side
     return Verdict(
         cid,

@@ -24,7 +24,8 @@ held and the record says so).
 The checks are split by what they are about, one sub-module per group, imported here in the
 order the checks register (the report's order): :mod:`.derivations` (TO-T1, TO-X1, TO-X3, TO-X4),
 :mod:`.heads` (TO-X2, TO-T2, TO-C1), :mod:`.logits` (TO-E5), :mod:`.trained` (TO-R1, TO-R2,
-TO-R3, TO-P2); their small shared helpers are in :mod:`._common`. The trained checks TO-R1,
+TO-R3, TO-P2); their small shared helpers are in :mod:`._common`, and TO-C1's reading of its
+worst cases against the bounds in :mod:`._c1_bounds`. The trained checks TO-R1,
 TO-R2, TO-R3 and TO-P2 declare their evidence and decide through the one trained-verdict
 pipeline (:mod:`approxtheory.proofs_check._pipeline`), which reads their rows through
 :mod:`approxtheory.proofs_check._rows` (a test substitutes rows by patching ``_rows.exp_rows``

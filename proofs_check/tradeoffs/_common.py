@@ -51,3 +51,16 @@ def _ratio(measured, bound):
 
 
 _trained = experiment_rows
+
+
+def _mutated(ctx, cid: str, name: str, mutants: dict | None = None):
+    """The claim ``cid`` and its catalogue expression ``name``, with the substitution of the
+    active declared mutant applied (``mutants``: mutant -> (symbol name, the symbol's
+    replacement as a function of the symbol)); the symbols are read before any mutant is."""
+    c = claim(cid)
+    e = c.expr(name)
+    subs = {m: (c.symbol(s), change) for m, (s, change) in (mutants or {}).items()}
+    for mutant, (sym, change) in subs.items():
+        if ctx.is_mutant(mutant):
+            return c, e.subs(sym, change(sym))
+    return c, e

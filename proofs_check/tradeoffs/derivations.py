@@ -15,7 +15,7 @@ from approxtheory import claim
 from approxtheory.experiments._tradeoffs import adam as _adam
 
 from .._core import Context, Verdict, check
-from ._common import _lambdify, _ratio, _softmax
+from ._common import _lambdify, _mutated, _ratio, _softmax
 
 
 # ------------------------------------------------------------------------------------- TO-T1
@@ -24,6 +24,98 @@ def _t1_groups(E, H, D, M) -> bool:
     holding H/M heads of the dimension D/M (E(H, D; M) = M·E(H/M, D/M; 1)), in sympy."""
     one = E.subs({H: H / M, D: D / M, M: 1}, simultaneous=True)
     return sp.simplify(sp.powsimp(sp.expand(E - M * one), force=True)) == 0
+
+
+def _t1_stationary(dE, H, Hs) -> bool:
+    """Whether H* solves dE/dH = 0 exactly (sympy): directly, or, where simplify cannot close
+    it, through H·dE/dH = t1 + t2 with t1 > 0 > t2 (positive symbols), which vanishes at H*
+    exactly when log t1 - log(-t2) simplifies to 0 there."""
+    stationary = sp.simplify(sp.powsimp(sp.powdenest(dE.subs(H, Hs), force=True), force=True))
+    if stationary == 0:
+        return True
+    terms = sp.Add.make_args(sp.expand(dE * H))
+    if len(terms) == 2:
+        t1, t2 = sorted(terms, key=lambda t: not t.is_positive)
+        if t1.is_positive and t2.is_negative:
+            diff = sp.expand_log(sp.log(t1.subs(H, Hs)) - sp.log(-t2.subs(H, Hs)), force=True)
+            return sp.simplify(diff) == 0
+    return False
+
+
+def _t1_point(rng, mpmath) -> list:
+    """One random point (a, b, α, β, D in [0.2, 3], M in {2..5}) at 30 digits."""
+    vals = [mpmath.mpf(float(rng.uniform(0.2, 3))) for _ in range(5)]
+    vals.append(int(rng.integers(2, 6)))
+    return vals
+
+
+def _t1_minimum(dE_f, Hs_f, names, rng, n_pts: int, mpmath) -> tuple[float, int, dict | None]:
+    """dE/dH at H* relative to dE/dH at 2H*, and whether H* is the minimum (E'(H*/2) < 0 <
+    E'(2H*): E' is increasing on (0, oo)), at ``n_pts`` random points: (the largest relative
+    residual, the points where H* is not the minimum, the worst point)."""
+    worst, not_min, witness = 0.0, 0, None
+    with mpmath.workdps(30):
+        for _ in range(n_pts):
+            vals = _t1_point(rng, mpmath)
+            hs = Hs_f(*vals)
+            g, lo, hi = dE_f(hs, *vals), dE_f(hs / 2, *vals), dE_f(2 * hs, *vals)
+            rel = float(abs(g) / (abs(hi) + mpmath.mpf(10) ** -30))
+            if rel > worst:
+                worst, witness = (
+                    rel,
+                    {
+                        **{n: float(v) for n, v in zip(names, vals)},
+                        "H_star": float(hs),
+                        "dE/dH at H*": float(g),
+                    },
+                )
+            not_min += not (lo < 0 < hi)
+    return worst, not_min, witness
+
+
+def _t1_width(ds_f, Hs_f, rng, n_pts: int, mpmath) -> float:
+    """The largest relative residual of d* = D / H* at ``n_pts`` random points."""
+    d_worst = 0.0
+    with mpmath.workdps(30):
+        for _ in range(n_pts):
+            vals = _t1_point(rng, mpmath)
+            d_worst = max(d_worst, float(abs(ds_f(*vals) * Hs_f(*vals) / vals[4] - 1)))
+    return d_worst
+
+
+def _t1_text(E, ds, res: dict) -> str:
+    """TO-T1's evidence text from the results ``res`` of :func:`balance_rule`."""
+    symbolic, worst, n_pts, d_exact, d_worst = (
+        res[k] for k in ("symbolic", "worst", "n_pts", "d_exact", "d_worst")
+    )
+    how = "exactly (sympy)" if symbolic else f"numerically (relative residual {worst:.1e})"
+    d_txt = (
+        f"Its d* = {sp.sstr(ds)} is the head width D/H* there "
+        + ("exactly (sympy)" if d_exact else f"(relative residual {d_worst:.1e})")
+        + ("" if res["d_ok"] else ": FAILS")
+        + ". "
+    )
+    what = (
+        "What was verified is the digest's [DER] template only, not the paper's Eq. (3): "
+        f"for the claim's error E(H) = {sp.sstr(E)} ({'' if res['groups_ok'] else 'NOT '}M "
+        "symmetric groups: E = M times one group's error at H/M heads and dimension D/M, sympy) "
+    )
+    tail = (
+        "The paper's Eq. (3) was not recovered; it reportedly predicts 32 heads where the "
+        "paper's experiment finds 8 best, which nothing here can confirm or refute"
+    )
+    if res["ok"]:
+        return (
+            what + f"the catalogue's closed-form H* solves dE/dH = 0 {how} and is the "
+            f"minimum (E' < 0 below it, > 0 above it at all {n_pts} random points). " + d_txt + tail
+        )
+    return (
+        what + f"the catalogue's H* is not the optimum of the template, or d* not D/H* there, "
+        f"or the template is not M symmetric groups: "
+        f"relative residual of dE/dH at H* up to {worst:.2e} (must be < 1e-20), not a "
+        f"minimum at {res['not_min']} of {n_pts} random points; d* = D/H* relative residual "
+        f"{0.0 if d_exact else d_worst:.2e}. " + tail
+    )
 
 
 @check(
@@ -42,17 +134,7 @@ def balance_rule(ctx: Context, cid):
     elif ctx.is_mutant("hstar-no-M"):
         Hs = Hs / M ** (al / (al + be))
     dE = sp.diff(E, H)
-    stationary = sp.simplify(sp.powsimp(sp.powdenest(dE.subs(H, Hs), force=True), force=True))
-    symbolic = stationary == 0
-    if not symbolic:
-        # H·dE/dH = t1 + t2 with t1 > 0 > t2 (positive symbols): it vanishes at H* exactly when
-        # log t1 - log(-t2) simplifies to 0 there
-        terms = sp.Add.make_args(sp.expand(dE * H))
-        if len(terms) == 2:
-            t1, t2 = sorted(terms, key=lambda t: not t.is_positive)
-            if t1.is_positive and t2.is_negative:
-                diff = sp.expand_log(sp.log(t1.subs(H, Hs)) - sp.log(-t2.subs(H, Hs)), force=True)
-                symbolic = sp.simplify(diff) == 0
+    symbolic = _t1_stationary(dE, H, Hs)
     # where simplify cannot close it, evaluate at random positive points (30 digits); and check
     # that H* is the minimum: E'(H*/2) < 0 < E'(2 H*) (E' is increasing on (0, oo))
     import mpmath
@@ -62,69 +144,21 @@ def balance_rule(ctx: Context, cid):
     dE_f = sp.lambdify([H] + args, dE, "mpmath")
     Hs_f = sp.lambdify(args, Hs, "mpmath")
     rng = np.random.default_rng(ctx.seed)
-    worst, not_min, witness = 0.0, 0, None
     n_pts = ctx.pick(50, 500)
-    with mpmath.workdps(30):
-        for _ in range(n_pts):
-            vals = [mpmath.mpf(float(rng.uniform(0.2, 3))) for _ in range(5)]
-            vals.append(int(rng.integers(2, 6)))
-            hs = Hs_f(*vals)
-            g, lo, hi = dE_f(hs, *vals), dE_f(hs / 2, *vals), dE_f(2 * hs, *vals)
-            rel = float(abs(g) / (abs(hi) + mpmath.mpf(10) ** -30))
-            if rel > worst:
-                worst, witness = (
-                    rel,
-                    {
-                        **{n: float(v) for n, v in zip(names, vals)},
-                        "H_star": float(hs),
-                        "dE/dH at H*": float(g),
-                    },
-                )
-            not_min += not (lo < 0 < hi)
+    worst, not_min, witness = _t1_minimum(dE_f, Hs_f, names, rng, n_pts, mpmath)
     # the optimal head width: d* = D / H* (the template's head dimension d = D/H at the optimum)
     ds = c.expr("d_star")
     d_exact = sp.simplify(sp.powsimp(ds * Hs / D, force=True) - 1) == 0
-    ds_f = sp.lambdify(args, ds, "mpmath")
-    d_worst = 0.0
-    with mpmath.workdps(30):
-        for _ in range(n_pts):
-            vals = [mpmath.mpf(float(rng.uniform(0.2, 3))) for _ in range(5)]
-            vals.append(int(rng.integers(2, 6)))
-            d_worst = max(d_worst, float(abs(ds_f(*vals) * Hs_f(*vals) / vals[4] - 1)))
+    d_worst = _t1_width(sp.lambdify(args, ds, "mpmath"), Hs_f, rng, n_pts, mpmath)
     d_ok = d_exact or d_worst < 1e-20
     groups_ok = _t1_groups(E, H, D, M)
     ok = (symbolic or worst < 1e-20) and not_min == 0 and d_ok and groups_ok
-    how = "exactly (sympy)" if symbolic else f"numerically (relative residual {worst:.1e})"
-    d_txt = (
-        f"Its d* = {sp.sstr(ds)} is the head width D/H* there "
-        + ("exactly (sympy)" if d_exact else f"(relative residual {d_worst:.1e})")
-        + ("" if d_ok else ": FAILS")
-        + ". "
-    )
-    what = (
-        "What was verified is the digest's [DER] template only, not the paper's Eq. (3): "
-        f"for the claim's error E(H) = {sp.sstr(E)} ({'' if groups_ok else 'NOT '}M symmetric "
-        "groups: E = M times one group's error at H/M heads and dimension D/M, sympy) "
-    )
-    tail = (
-        "The paper's Eq. (3) was not recovered; it reportedly predicts 32 heads where the "
-        "paper's experiment finds 8 best, which nothing here can confirm or refute"
-    )
+    res = dict(symbolic=symbolic, worst=worst, n_pts=n_pts, d_exact=d_exact, d_worst=d_worst)
+    res.update(d_ok=d_ok, groups_ok=groups_ok, ok=ok, not_min=not_min)
     return Verdict(
         cid,
         ("verified-symbolic" if symbolic else "verified-numeric") if ok else "refuted",
-        (
-            what + f"the catalogue's closed-form H* solves dE/dH = 0 {how} and is the "
-            f"minimum (E' < 0 below it, > 0 above it at all {n_pts} random points). " + d_txt + tail
-        )
-        if ok
-        else (
-            what + f"the catalogue's H* is not the optimum of the template, or d* not D/H* there, "
-            f"or the template is not M symmetric groups: "
-            f"relative residual of dE/dH at H* up to {worst:.2e} (must be < 1e-20), not a "
-            f"minimum at {not_min} of {n_pts} random points; d* = D/H* relative residual "
-            f"{0.0 if d_exact else d_worst:.2e}. " + tail
-        ),
+        _t1_text(E, ds, res),
         covered="symbolic, all positive a, b, α, β, D; numerically at random a, b, "
         "α, β, D in [0.2, 3], M in {2..5} (30 digits)",
         witness=None if ok else witness,
@@ -149,13 +183,12 @@ X1_LS = (2, 3, 8, 17, 64, 512)
     },
 )
 def weight_cap(ctx: Context, cid):
-    c = claim("TO-X1")
-    e = c.expr("max_weight")
-    Bs, Ls = c.symbol("B"), c.symbol("L")
-    if ctx.is_mutant("cap-exponent"):
-        e = e.subs(Bs, Bs / 2)
-    elif ctx.is_mutant("cap-count"):
-        e = e.subs(Ls, Ls + 1)
+    c, e = _mutated(
+        ctx,
+        "TO-X1",
+        "max_weight",
+        {"cap-exponent": ("B", lambda s: s / 2), "cap-count": ("L", lambda s: s + 1)},
+    )
     cap_f = _lambdify("TO-X1", "max_weight", "B", "L", expr=e)
     # the claim's direction, read from its kind: "upper" (no weight exceeds the formula) is
     # decided on the largest max weight found, "lower" (the largest weight is at least the
@@ -331,58 +364,27 @@ def _x3_ascent(profile: str, seed: int) -> dict:
     return best
 
 
-@check(
-    "TO-X3",
-    mutants={
-        "rate-1/L^2": "bound 2σ² e^{2B}/L²: the decay in L taken as L^-2",
-        "no-exp-factor": "bound 2σ²/L: the e^{2B} factor of the weight cap dropped",
-    },
-)
-# one function: the regime's searches (vertex pairs, ascent, value means, Monte Carlo) update one
-# running worst case and witness that the verdict's text reads
-def head_difference(ctx: Context, cid):
-    """The catalogue's TO-X3 bound (read at call time) against the largest E||o - o'||² of two
-    heads inside the claim's regime (position-only logits in [-B, B], values i.i.d. across
-    positions with covariance σ² I, where E||o - o'||² = σ² Σ_s (α_s - α'_s)² exactly): every
-    vertex pair of logit vectors (exact) and a gradient ascent off the vertices, over the sweep's
-    extremes of B and L, the bound read at every σ of the sweep. Conditions missing from the
-    claim's regime widen the search: value-dependent logits (Monte Carlo, 95 % interval) and
-    position-dependent value means (exact)."""
-    c = claim("TO-X3")
-    e = c.expr("mse_difference")
-    Bs, Ls = c.symbol("B"), c.symbol("L")
-    if ctx.is_mutant("rate-1/L^2"):
-        e = e.subs(Ls, Ls**2)
-    elif ctx.is_mutant("no-exp-factor"):
-        e = e.subs(Bs, 0)
-    bound_f = _lambdify("TO-X3", "mse_difference", "sigma", "B", "L", expr=e)
-    # what the claim's regime admits (a dropped condition admits more heads / values)
-    content_logits = _admits(c, kappa=1, rho=0)
-    value_means = _admits(c, kappa=0, rho=1)
-    G = _X3_SWEEP[ctx.profile]
-    asc = _x3_ascent(ctx.profile, ctx.seed)
+def _x3_at_sigmas(row: dict[str, Any], per_unit: dict[str, float], bound_f, sigmas) -> None:
+    """The bound read at every σ of the sweep against E||o - o'||² of values with covariance
+    σ² I (``per_unit``: {how: E||o - o'||² / σ²}, claim-independent): one column per σ, the
+    row's ratio and witness σ the largest (set in ``row``)."""
+    B, L = row["B"], row["L"]
+    best, best_s, best_how = -1.0, sigmas[0], ""
+    for s in sigmas:
+        bound_s = float(bound_f(s, B, L))
+        r_s = {how: float(_ratio(s**2 * unit, bound_s)) for how, unit in per_unit.items()}
+        row[f"ratio_sigma_{s:g}"] = max(r_s.values())
+        for how, r in r_s.items():
+            if not r <= best:  # NaN-safe
+                best, best_s, best_how = r, s, how
+    row.update(ratio=best, sigma=best_s, how=best_how)
+
+
+def _x3_vertex_rows(G: _X3Sweep, asc: dict, bound_f, value_means: bool) -> list[dict[str, Any]]:
+    """Per (B, L) of the sweep, the largest Σ_s (Δα_s)² over the vertex pairs and the ascent
+    (and, where the regime admits position-dependent value means, with them), read against the
+    bound at every σ (:func:`_x3_at_sigmas`)."""
     rows: list[dict[str, Any]] = []
-    worst, wit = 0.0, None  # type: float, dict[str, Any] | None
-    sigmas = G["sigmas"]
-
-    def _at_sigmas(row: dict[str, Any], per_unit: dict[str, float], B: float, L: int) -> None:
-        """The bound read at every σ of the sweep against E||o - o'||² of values with
-        covariance σ² I (``per_unit``: {how: E||o - o'||² / σ²}, claim-independent): one column
-        per σ, the row's ratio and witness σ the largest."""
-        nonlocal worst, wit
-        best, best_s, best_how = -1.0, sigmas[0], ""
-        for s in sigmas:
-            bound_s = float(bound_f(s, B, L))
-            r_s = {how: float(_ratio(s**2 * unit, bound_s)) for how, unit in per_unit.items()}
-            row[f"ratio_sigma_{s:g}"] = max(r_s.values())
-            for how, r in r_s.items():
-                if not r <= best:  # NaN-safe
-                    best, best_s, best_how = r, s, how
-        row.update(ratio=best, sigma=best_s, how=best_how)
-        rows.append(row)
-        if not best <= worst:
-            worst, wit = best, {k: row[k] for k in ("B", "L", "sigma", "how")}
-
     for B in G["Bs"]:
         for L in G["Ls"]:
             sq, l1, j, a, b = _x3_vertices(B, L)
@@ -406,95 +408,152 @@ def head_difference(ctx: Context, cid):
                 extra = float(np.max(sq + l1**2))
                 row["with_value_means"] = extra
                 per_unit["position-dependent value means μ_s = ±σ (regime widened)"] = extra
-            _at_sigmas(row, per_unit, B, L)
-    mc_txt = ""
-    if content_logits:
-        # two value-dependent heads z_s = ±B sign(v_s): E||o - o'||² from a seeded Monte Carlo
-        rng = np.random.default_rng(ctx.seed)
-        for B in G["Bs"]:
-            for L in G["Ls"][-1:]:
-                v = rng.standard_normal((G["mc"], L))
-                za = B * np.sign(v)
-                proj = ((_softmax(za) - _softmax(-za)) * v).sum(-1)
-                d1 = proj**2  # unit-variance values (σ = 1): the plotted column
-                m1 = float(d1.mean())
-                row = {
-                    "B": B,
-                    "L": L,
-                    "max_sq_diff": m1,
-                    "ci_low": m1 - 1.96 * float(d1.std(ddof=1) / np.sqrt(len(d1))),
-                    "bound": float(bound_f(1.0, B, L)),
-                    "ratio": -1.0,
-                }
-                for s in sigmas:
-                    # the same draws scaled to values of standard deviation σ (sign(σv) = sign(v))
-                    d = (s * proj) ** 2
-                    lo = float(d.mean()) - 1.96 * float(d.std(ddof=1) / np.sqrt(len(d)))
-                    r = float(_ratio(lo, float(bound_f(s, B, L))))
-                    row[f"ratio_sigma_{s:g}"] = r
-                    if not r <= row["ratio"]:  # NaN-safe
-                        row.update(ratio=r, sigma=s, ci_low_at_sigma=lo)
-                row["how"] = "value-dependent logits ±B sign(v) (regime widened; 95 % lower end)"
-                rows.append(row)
-                if not row["ratio"] <= worst:
-                    worst, wit = (
-                        row["ratio"],
-                        {k: row[k] for k in ("B", "L", "sigma", "how", "ci_low_at_sigma")},
-                    )
-        mc_txt = (
-            "; the claim's regime admits value-dependent logits, so two heads z = ±B sign(v) "
-            f"were added ({G['mc']} Monte Carlo draws per cell, decided on the 95 % interval's "
-            "lower end)"
-        )
-    lower = c.kind == "lower"  # the claim's side, read (a lower bound must be reached)
-    ok = bool(np.isfinite(worst) and (worst >= 1 - 1e-12 if lower else worst <= 1 + 1e-12))
+            _x3_at_sigmas(row, per_unit, bound_f, G["sigmas"])
+            rows.append(row)
+    return rows
+
+
+def _x3_mc_rows(seed: int, G: _X3Sweep, bound_f) -> list[dict[str, Any]]:
+    """Two value-dependent heads z_s = ±B sign(v_s) at the longest L: E||o - o'||² from a seeded
+    Monte Carlo, decided on the 95 % interval's lower end at every σ of the sweep."""
+    rows: list[dict[str, Any]] = []
+    rng = np.random.default_rng(seed)
+    for B in G["Bs"]:
+        for L in G["Ls"][-1:]:
+            v = rng.standard_normal((G["mc"], L))
+            za = B * np.sign(v)
+            proj = ((_softmax(za) - _softmax(-za)) * v).sum(-1)
+            d1 = proj**2  # unit-variance values (σ = 1): the plotted column
+            m1 = float(d1.mean())
+            row: dict[str, Any] = {
+                "B": B,
+                "L": L,
+                "max_sq_diff": m1,
+                "ci_low": m1 - 1.96 * float(d1.std(ddof=1) / np.sqrt(len(d1))),
+                "bound": float(bound_f(1.0, B, L)),
+                "ratio": -1.0,
+            }
+            for s in G["sigmas"]:
+                # the same draws scaled to values of standard deviation σ (sign(σv) = sign(v))
+                d = (s * proj) ** 2
+                lo = float(d.mean()) - 1.96 * float(d.std(ddof=1) / np.sqrt(len(d)))
+                r = float(_ratio(lo, float(bound_f(s, B, L))))
+                row[f"ratio_sigma_{s:g}"] = r
+                if not r <= row["ratio"]:  # NaN-safe
+                    row.update(ratio=r, sigma=s, ci_low_at_sigma=lo)
+            row["how"] = "value-dependent logits ±B sign(v) (regime widened; 95 % lower end)"
+            rows.append(row)
+    return rows
+
+
+def _x3_worst(rows: list[dict[str, Any]]) -> tuple[float, dict[str, Any] | None]:
+    """The largest ratio over ``rows`` in their order (NaN-safe: a NaN replaces it) and its
+    witness."""
+    worst, wit = 0.0, None  # type: float, dict[str, Any] | None
+    for row in rows:
+        if not row["ratio"] <= worst:
+            worst = row["ratio"]
+            keys = ("B", "L", "sigma", "how", "ci_low_at_sigma")
+            wit = {k: row[k] for k in keys if k in row}
+    return worst, wit
+
+
+def _x3_text(c, lower: bool, ok: bool, worst: float, wit: dict[str, Any], sigmas) -> str:
+    """TO-X3's verdict text (without the Monte Carlo part): the claim's side and the worst case."""
     slack = float(f"{1 / worst:.12g}") if worst > 0 else None
     regime = "; ".join(cnd.text() for cnd in c.regime) or "none stated"
-    assert wit is not None  # every (B, L) cell has a positive ratio, so one set it
     if lower:
-        msg = (
+        return (
             f"the claim is a lower bound on the largest E||o - o'||²: the largest / bound found "
             f"is {worst:.4g} at B = {wit['B']}, L = {wit['L']}, σ = {wit['sigma']:g} "
             f"({wit['how']}), {'at or above' if ok else 'below'} 1 (required: >= 1 - 1e-12)"
         )
-    elif ok:
-        msg = (
+    if ok:
+        return (
             f"largest E||o - o'||² / (2σ² e^(2B)/L) found = {worst:.4f} (must be <= 1 + 1e-12; "
             f"slack {slack:.3g}) at B = {wit['B']}, L = {wit['L']}, σ = {wit['sigma']:g} "
             f"({wit['how']}), the bound read at σ in {sigmas}: two bounded-logit heads with the "
             "same value map differ by O(L^(-1/2)) in RMS within the claim's regime "
             f"({regime})"
         )
-    else:
-        assert wit is not None
-        msg = (
-            f"two heads exceed the bound: E||o - o'||² / bound = {worst:.4g} at B = {wit['B']}, "
-            f"L = {wit['L']}, σ = {wit['sigma']:g} ({wit['how']}; the bound read at σ in "
-            f"{sigmas}); the claim's regime: {regime}"
+    return (
+        f"two heads exceed the bound: E||o - o'||² / bound = {worst:.4g} at B = {wit['B']}, "
+        f"L = {wit['L']}, σ = {wit['sigma']:g} ({wit['how']}; the bound read at σ in "
+        f"{sigmas}); the claim's regime: {regime}"
+    )
+
+
+def _x3_covered(G: _X3Sweep, content_logits: bool, value_means: bool) -> str:
+    """TO-X3's covered text: the sweep, and the conditions missing from the regime."""
+    widened = ", ".join(
+        x
+        for x, on in (
+            ("value-dependent logits", content_logits),
+            ("position-dependent value means", value_means),
         )
-    return Verdict(
-        cid,
-        "verified-numeric" if ok else "refuted",
-        msg + mc_txt,
-        covered=f"σ in {sigmas}, B in {G['Bs']}, L in {G['Ls']}: every vertex pair of logit "
+        if on
+    )
+    return (
+        f"σ in {G['sigmas']}, B in {G['Bs']}, L in {G['Ls']}: every vertex pair of logit "
         "vectors in {-B, B}^L up to the overlap (all set sizes for L <= 128, 160 log-spaced "
         "above; every overlap for L <= 32), exact; Adam ascent off the vertices at L in "
         f"{G['ascent_Ls']} ({G['restarts']} restarts, {G['steps']} steps), float64; "
         "E||o - o'||² = σ² Σ(Δα)² is exact for the regime's values (scalar values of standard "
         "deviation σ, the bound read at each σ; the bound is per coordinate)"
         + (
-            "; regime widened (a condition missing): "
-            + ", ".join(
-                x
-                for x, on in (
-                    ("value-dependent logits", content_logits),
-                    ("position-dependent value means", value_means),
-                )
-                if on
-            )
+            "; regime widened (a condition missing): " + widened
             if content_logits or value_means
             else ""
-        ),
+        )
+    )
+
+
+@check(
+    "TO-X3",
+    mutants={
+        "rate-1/L^2": "bound 2σ² e^{2B}/L²: the decay in L taken as L^-2",
+        "no-exp-factor": "bound 2σ²/L: the e^{2B} factor of the weight cap dropped",
+    },
+)
+def head_difference(ctx: Context, cid):
+    """The catalogue's TO-X3 bound (read at call time) against the largest E||o - o'||² of two
+    heads inside the claim's regime (position-only logits in [-B, B], values i.i.d. across
+    positions with covariance σ² I, where E||o - o'||² = σ² Σ_s (α_s - α'_s)² exactly): every
+    vertex pair of logit vectors (exact) and a gradient ascent off the vertices, over the sweep's
+    extremes of B and L, the bound read at every σ of the sweep. Conditions missing from the
+    claim's regime widen the search: value-dependent logits (Monte Carlo, 95 % interval) and
+    position-dependent value means (exact)."""
+    c, e = _mutated(
+        ctx,
+        "TO-X3",
+        "mse_difference",
+        {"rate-1/L^2": ("L", lambda s: s**2), "no-exp-factor": ("B", lambda s: 0)},
+    )
+    bound_f = _lambdify("TO-X3", "mse_difference", "sigma", "B", "L", expr=e)
+    # what the claim's regime admits (a dropped condition admits more heads / values)
+    content_logits = _admits(c, kappa=1, rho=0)
+    value_means = _admits(c, kappa=0, rho=1)
+    G = _X3_SWEEP[ctx.profile]
+    asc = _x3_ascent(ctx.profile, ctx.seed)
+    rows = _x3_vertex_rows(G, asc, bound_f, value_means)
+    mc_txt = ""
+    if content_logits:
+        rows += _x3_mc_rows(ctx.seed, G, bound_f)
+        mc_txt = (
+            "; the claim's regime admits value-dependent logits, so two heads z = ±B sign(v) "
+            f"were added ({G['mc']} Monte Carlo draws per cell, decided on the 95 % interval's "
+            "lower end)"
+        )
+    worst, wit = _x3_worst(rows)
+    lower = c.kind == "lower"  # the claim's side, read (a lower bound must be reached)
+    ok = bool(np.isfinite(worst) and (worst >= 1 - 1e-12 if lower else worst <= 1 + 1e-12))
+    slack = float(f"{1 / worst:.12g}") if worst > 0 else None
+    assert wit is not None  # every (B, L) cell has a positive ratio, so one set it
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        _x3_text(c, lower, ok, worst, wit, G["sigmas"]) + mc_txt,
+        covered=_x3_covered(G, content_logits, value_means),
         measured=worst,
         claimed=1.0,
         rows=rows,
@@ -523,13 +582,8 @@ def head_difference(ctx: Context, cid):
     },
 )
 def logit_perturbation(ctx: Context, cid):
-    c = claim("TO-X4")
-    ds = c.symbol("delta")
-    e_l1, e_ratio = c.expr("l1_change"), c.expr("weight_ratio")
-    if ctx.is_mutant("ratio-half"):
-        e_ratio = e_ratio.subs(ds, ds / 2)
-    elif ctx.is_mutant("l1-delta-squared"):
-        e_l1 = e_l1.subs(ds, ds**2)
+    c, e_l1 = _mutated(ctx, "TO-X4", "l1_change", {"l1-delta-squared": ("delta", lambda s: s**2)})
+    _, e_ratio = _mutated(ctx, "TO-X4", "weight_ratio", {"ratio-half": ("delta", lambda s: s / 2)})
     l1_f = _lambdify("TO-X4", "l1_change", "delta", expr=e_l1)
     ratio_f = _lambdify("TO-X4", "weight_ratio", "delta", expr=e_ratio)
     rng = np.random.default_rng(ctx.seed)

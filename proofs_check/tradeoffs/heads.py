@@ -11,7 +11,6 @@ import numpy as np
 import sympy as sp
 import torch
 
-from approxtheory import claim
 from approxtheory.bounds import upper_bracket
 from approxtheory.constructions import build
 from approxtheory.experiments._tradeoffs import adam as _adam
@@ -20,7 +19,8 @@ from approxtheory.experiments._tradeoffs import causal_rows as _causal_rows
 from approxtheory.experiments._tradeoffs import head_errors as _errors
 
 from .._core import Context, Verdict, active_context, check, memo, not_run
-from ._common import _lambdify, _ratio, _softmax, _trained
+from ._c1_bounds import _c1_row, _c1_text, _c1_worst
+from ._common import _lambdify, _mutated, _ratio, _softmax, _trained
 from .floor_certificate import _x2_certificate, _x2_side
 
 # ------------------------------------------------------------------------------------- TO-X2
@@ -54,31 +54,22 @@ _X2_GRID: dict[str, _X2Grid] = {
 }
 
 
-@memo
-def _x2_attack(profile: str, seed: int, squash: float):
-    """Per (B, L), the smallest exact error reached by position-only heads whose logits are
-    ``squash · B · tanh(·)`` (squash = 1: within [-B, B]), optimised with their read-outs by Adam
-    in float64 from seeded restarts (the read-out is then also set to its best value in closed
-    form). Three families: free logit rows (every head of every dimension gives its query row
-    some logit vector, so this is the whole class of X2), rank-d heads on the digest's C1
-    features (d = 1, 4; causal rows of sequences of length T) and the digest's C1 lag head.
-    Returns {(B, L): (error, how)}."""
-    G = _X2_GRID[profile]
-    Bs, restarts, steps, Ts = G["Bs"], G["restarts"], G["steps"], G["Ts"]
-    ds, F, k = (1, 4), 8, _X2_K
-    g = torch.Generator().manual_seed(seed)
-    best: dict = {}
+def _x2_record(best: dict, B, Ls, err, label: str, logits) -> None:
+    """Keep in ``best`` the smaller of its error and ``err[i]`` per (B, L) of ``Ls``, with the
+    head's label and its first 32 logits."""
+    for i, L in enumerate(Ls):
+        key = (B, int(L))
+        if key not in best or err[i] < best[key][0]:
+            best[key] = (
+                float(err[i]),
+                {"head": label, "logits": logits[i][: int(L)].tolist()[:32]},
+            )
 
-    def record(B, Ls, err, label, logits):
-        for i, L in enumerate(Ls):
-            key = (B, int(L))
-            if key not in best or err[i] < best[key][0]:
-                best[key] = (
-                    float(err[i]),
-                    {"head": label, "logits": logits[i][: int(L)].tolist()[:32]},
-                )
 
-    # 1. free logit rows, target = key 0 (for free logits the target's position is irrelevant)
+def _x2_free_logits(G: _X2Grid, g, squash: float, best: dict) -> None:
+    """X2's attack, family 1: free logit rows, target = key 0 (for free logits the target's
+    position is irrelevant), optimised with their read-outs; recorded in ``best``."""
+    Bs, restarts, steps = G["Bs"], G["restarts"], G["steps"]
     Ls_free = G["Ls_free"]
     grid = [(B, L) for B in Bs for L in Ls_free for _ in range(restarts)]
     Bv = torch.tensor([x[0] for x in grid], dtype=torch.float64)[:, None]
@@ -98,50 +89,75 @@ def _x2_attack(profile: str, seed: int, squash: float):
         for cc, tag in ((c, "optimised read-out"), (None, "best read-out")):
             err = _errors(z, valid, tgt, cc).numpy()
             for i, (B, L) in enumerate(grid):
-                record(B, [L], err[i : i + 1], f"free logits, {tag}", z[i : i + 1])
+                _x2_record(best, B, [L], err[i : i + 1], f"free logits, {tag}", z[i : i + 1])
 
-    # 2. the C1 lag head and rank-d heads on the C1 features, causal rows t >= k of length T
+
+def _x2_rank_d(G: _X2Grid, g, squash: float, best: dict, T: int, d: int) -> None:
+    """X2's attack, family 2: rank-``d`` heads on the C1 features, causal rows t >= k of length
+    ``T``, optimised with their read-outs; recorded in ``best``."""
+    Bs, restarts, steps, F, k = G["Bs"], G["restarts"], G["steps"], 8, _X2_K
+    rows = torch.arange(k, T)
+    valid, tgt = _causal_rows(T, rows, k)
+    Ls = (rows + 1).numpy()
+    P = torch.from_numpy(_features(T, F))
+    Bv = torch.tensor([B for B in Bs for _ in range(max(2, restarts // 2))], dtype=torch.float64)[
+        :, None, None
+    ]
+    n = len(Bv)
+    U = torch.randn(n, 2 * F, d, generator=g, dtype=torch.float64).requires_grad_()
+    V = torch.randn(n, 2 * F, d, generator=g, dtype=torch.float64).requires_grad_()
+    c = torch.ones(n, len(rows), dtype=torch.float64, requires_grad=True)
+
+    def logits():
+        return squash * Bv * torch.tanh(P[rows] @ U @ V.transpose(1, 2) @ P.T)
+
+    def loss():
+        return torch.log(_errors(logits(), valid, tgt, c)).sum()
+
+    _adam([U, V, c], loss, steps // 2, 0.1)
+    with torch.no_grad():
+        z = logits()
+        for cc, tag in ((c, "optimised read-out"), (None, "best read-out")):
+            err = _errors(z, valid, tgt, cc).numpy()
+            for i in range(n):
+                label = f"rank-{d} C1-feature head (T = {T}), {tag}"
+                _x2_record(best, float(Bv[i]), Ls, err[i], label, z[i])
+
+
+def _x2_lag_head(G: _X2Grid, squash: float, best: dict, T: int) -> None:
+    """X2's attack, family 3: the C1 lag head at every B (best read-out), causal rows t >= k of
+    length ``T``; recorded in ``best``."""
     from approxtheory.constructions.tradeoffs import build_lag_model
 
-    for T in Ts:
-        rows = torch.arange(k, T)
-        valid, tgt = _causal_rows(T, rows, k)
-        Ls = (rows + 1).numpy()
-        P = torch.from_numpy(_features(T, F))
-        for B in Bs:
-            m, _ = build_lag_model(T, k, F, B)
-            with torch.no_grad():
-                _, att = m(torch.zeros(1, T, 1, dtype=torch.float64), return_attention=True)
-            z = squash * torch.log(att[0][0, 0][rows].clamp_min(1e-300))  # logits up to shift
-            record(B, Ls, _errors(z, valid, tgt).numpy(), "C1 lag head, best read-out", z)
-        for d in ds:
-            Bv = torch.tensor(
-                [B for B in Bs for _ in range(max(2, restarts // 2))], dtype=torch.float64
-            )[:, None, None]
-            n = len(Bv)
-            U = torch.randn(n, 2 * F, d, generator=g, dtype=torch.float64).requires_grad_()
-            V = torch.randn(n, 2 * F, d, generator=g, dtype=torch.float64).requires_grad_()
-            c = torch.ones(n, len(rows), dtype=torch.float64, requires_grad=True)
+    F, k = 8, _X2_K
+    rows = torch.arange(k, T)
+    valid, tgt = _causal_rows(T, rows, k)
+    for B in G["Bs"]:
+        m, _ = build_lag_model(T, k, F, B)
+        with torch.no_grad():
+            _, att = m(torch.zeros(1, T, 1, dtype=torch.float64), return_attention=True)
+        z = squash * torch.log(att[0][0, 0][rows].clamp_min(1e-300))  # logits up to shift
+        err = _errors(z, valid, tgt).numpy()
+        _x2_record(best, B, (rows + 1).numpy(), err, "C1 lag head, best read-out", z)
 
-            def logits(U=U, V=V, Bv=Bv, P=P, rows=rows):
-                return squash * Bv * torch.tanh(P[rows] @ U @ V.transpose(1, 2) @ P.T)
 
-            def loss(c=c, valid=valid, tgt=tgt, logits=logits):
-                return torch.log(_errors(logits(), valid, tgt, c)).sum()
-
-            _adam([U, V, c], loss, steps // 2, 0.1)
-            with torch.no_grad():
-                z = logits()
-                for cc, tag in ((c, "optimised read-out"), (None, "best read-out")):
-                    err = _errors(z, valid, tgt, cc).numpy()
-                    for i in range(n):
-                        record(
-                            float(Bv[i]),
-                            Ls,
-                            err[i],
-                            f"rank-{d} C1-feature head (T = {T}), {tag}",
-                            z[i],
-                        )
+@memo
+def _x2_attack(profile: str, seed: int, squash: float):
+    """Per (B, L), the smallest exact error reached by position-only heads whose logits are
+    ``squash · B · tanh(·)`` (squash = 1: within [-B, B]), optimised with their read-outs by Adam
+    in float64 from seeded restarts (the read-out is then also set to its best value in closed
+    form). Three families: free logit rows (every head of every dimension gives its query row
+    some logit vector, so this is the whole class of X2), rank-d heads on the digest's C1
+    features (d = 1, 4; causal rows of sequences of length T) and the digest's C1 lag head.
+    Returns {(B, L): (error, how)}."""
+    G = _X2_GRID[profile]
+    g = torch.Generator().manual_seed(seed)
+    best: dict = {}
+    _x2_free_logits(G, g, squash, best)
+    for T in G["Ts"]:
+        _x2_lag_head(G, squash, best, T)
+        for d in (1, 4):
+            _x2_rank_d(G, g, squash, best, T, d)
     return best
 
 
@@ -203,26 +219,9 @@ def _x2_p1(ctx: Context, floor_f) -> tuple[list, str]:
     return p1, p1_txt
 
 
-@check(
-    "TO-X2",
-    mutants={
-        "head-bound-2B": "the optimised heads squash their logits to [-2B, 2B] instead of [-B, B] "
-        "(a head whose logit bound leaks)",
-        "floor-exponent": "floor with q = (L-1)e^{-2B}: the logit range 2B taken as B",
-    },
-    experiments=("tradeoffs_heads",),
-    constructions=("lag_head",),
-)
-def retrieval_floor(ctx: Context, cid):
-    c = claim("TO-X2")
-    e = c.expr("floor")
-    Bs = c.symbol("B")
-    if ctx.is_mutant("floor-exponent"):
-        e = e.subs(Bs, Bs / 2)
-    floor_f = _lambdify("TO-X2", "floor", "L", "B", expr=e)
-    res = _x2_attack(ctx.profile, ctx.seed, 2.0 if ctx.is_mutant("head-bound-2B") else 1.0)
-    G = _X2_GRID[ctx.profile]
-    tol = 1e-9
+def _x2_closest(res: dict, floor_f, p1: list) -> tuple[list, float, dict | None]:
+    """The attack's cells (:func:`_x2_attack`) against the floor read, then P1's: (the rows,
+    the closest error / floor, its witness)."""
     rows, worst, wit = [], np.inf, None
     for (B, L), (err, how) in sorted(res.items()):
         floor = float(floor_f(float(L), B))
@@ -230,18 +229,15 @@ def retrieval_floor(ctx: Context, cid):
         if err / floor < worst:
             worst = err / floor
             wit = {"B": B, "L": L, "error": err, "floor": floor, **how}
-    p1, p1_txt = _x2_p1(ctx, floor_f)
     for r in p1:
         if r["ratio"] < worst:
             worst = r["ratio"]
             wit = {k: r[k] for k in ("B", "T", "error", "floor")} | {"head": "P1 rank-d heads"}
-    unit_rows, unit_bad = _unit_readout_floor(ctx, G)
-    cert, cert_txt = _x2_certificate(
-        c, e, [(r["B"], r["L"], r["error"]) for r in rows if r["L"] in G["Ls_free"]]
-    )
-    ok = worst >= 1 - tol and not unit_bad and cert["all"]
-    side_txt, side_wit = _x2_side(c.kind, rows, tol)
-    ok = ok and side_wit is None
+    return rows, worst, wit
+
+
+def _x2_text(worst: float, wit, tol: float) -> str:
+    """TO-X2's text on the optimised heads against the floor (without P1's part)."""
     if worst >= 1 - tol:
         msg = (
             f"no optimised bounded-logit head beats the floor q/(1+q) at any (B, L) "
@@ -257,15 +253,48 @@ def retrieval_floor(ctx: Context, cid):
             f"{wit['B']}, {'L = ' + str(wit['L']) if 'L' in wit else 'T = ' + str(wit['T'])} "
             f"({wit['head']})"
         )
-    msg += p1_txt
+    return msg
+
+
+def _x2_unit_text(c, unit_rows: list, unit_bad: list) -> str:
+    """TO-X2's text on floor_unit_readout (:func:`_unit_readout_floor`)."""
     n_ext = sum(r["family"] == "extremal" for r in unit_rows)
-    msg += (
+    return (
         f"; with the read-out fixed to 1, floor_unit_readout = "
         f"{sp.sstr(c.expr('floor_unit_readout'))} is attained by the extremal row (one logit at "
         f"B, the rest at -B) in {n_ext - sum(r['family'] == 'extremal' for r in unit_bad)}/"
         f"{n_ext} (B, L) cells (relative difference <= {_UNIT_TOL:g}) and no random bounded row "
         f"falls below it (64 per cell)" + (f": FAILS at {unit_bad[0]}" if unit_bad else "")
     )
+
+
+@check(
+    "TO-X2",
+    mutants={
+        "head-bound-2B": "the optimised heads squash their logits to [-2B, 2B] instead of [-B, B] "
+        "(a head whose logit bound leaks)",
+        "floor-exponent": "floor with q = (L-1)e^{-2B}: the logit range 2B taken as B",
+    },
+    experiments=("tradeoffs_heads",),
+    constructions=("lag_head",),
+)
+def retrieval_floor(ctx: Context, cid):
+    c, e = _mutated(ctx, "TO-X2", "floor", {"floor-exponent": ("B", lambda s: s / 2)})
+    floor_f = _lambdify("TO-X2", "floor", "L", "B", expr=e)
+    res = _x2_attack(ctx.profile, ctx.seed, 2.0 if ctx.is_mutant("head-bound-2B") else 1.0)
+    G = _X2_GRID[ctx.profile]
+    tol = 1e-9
+    p1, p1_txt = _x2_p1(ctx, floor_f)
+    rows, worst, wit = _x2_closest(res, floor_f, p1)
+    unit_rows, unit_bad = _unit_readout_floor(ctx, G)
+    cert, cert_txt = _x2_certificate(
+        c, e, [(r["B"], r["L"], r["error"]) for r in rows if r["L"] in G["Ls_free"]]
+    )
+    ok = worst >= 1 - tol and not unit_bad and cert["all"]
+    side_txt, side_wit = _x2_side(c.kind, rows, tol)
+    ok = ok and side_wit is None
+    msg = _x2_text(worst, wit, tol) + p1_txt
+    msg += _x2_unit_text(c, unit_rows, unit_bad)
     if unit_bad and worst >= 1 - tol:  # the floor holds; the unit read-out's does not
         wit = unit_bad[0]
     if not cert["all"] and worst >= 1 - tol and not unit_bad:
@@ -379,34 +408,9 @@ def p1_best(rows) -> dict:
     return best
 
 
-@check(
-    "TO-T2",
-    mutants={
-        "unbounded-heads": "the heads' logit squash B·tanh(z/B) dropped (heads outside the "
-        "bounded-logit assumption they are checked under: each finite-B cell reads the B = inf "
-        "cell of its T)",
-        "gain-rate-1/L": "RMS gain bound σ sqrt(2e^{2B}/L²): the O(L^-1/2) decay taken as O(L^-1)",
-    },
-    experiments=("tradeoffs_heads",),
-)
-# one function: one pass over the P1 cells builds the rows, the worst ratio and the witness that the
-# verdict's text reads
-def saturation(ctx: Context, cid):
-    """The catalogue's TO-T2 bound (read at call time) against two gains: at the surrogate's
-    extremal pair (TO-X3's vertex family, exact, B up to 4 and L up to 2048, where a bound with
-    the wrong B- or L-dependence is exceeded) and on P1's optimised heads (the tradeoffs_heads
-    experiment, digest §8 P1): the RMS gain sqrt(E(d_min)) - sqrt(E(d_max)) of bounded-logit
-    heads per (B, T)."""
-    from approxtheory.experiments._tradeoffs import scored_rows
-
-    c = claim("TO-T2")
-    e = c.expr("rms_gain_bound")
-    Ls_ = c.symbol("L")
-    if ctx.is_mutant("gain-rate-1/L"):
-        e = e.subs(Ls_, Ls_**2)
-    bound_f = _lambdify("TO-T2", "rms_gain_bound", "sigma", "B", "L", expr=e)
-    read = f"rms_gain_bound = {sp.sstr(e)}"
-    # the bound at the surrogate's extremal pair (exact, claim-independent gains)
+def _t2_pair_part(bound_f) -> dict:
+    """TO-T2's bound at the surrogate's extremal pair (:func:`_t2_pairs`, exact, claim-independent
+    gains): the worst ratio and its witness, whether it holds, the text and the measured cells."""
     pair_rows, pair_worst, pair_wit = _t2_pairs(bound_f)
     pair_ok = bool(np.isfinite(pair_worst) and pair_worst <= 1 + 1e-12)
     rank0 = max(
@@ -429,28 +433,22 @@ def saturation(ctx: Context, cid):
         {"B": r["B"], "L": r["L"], "ratio": max(v for k, v in r.items() if "ratio_" in k)}
         for r in pair_rows
     ]
-    name = "tradeoffs_heads"
-    raw, _, secs, note = _trained(name, ctx.profile)
-    if raw is None:
-        if pair_ok:
-            return not_run(cid, name, ctx.profile, note)
-        return Verdict(
-            cid,
-            "refuted",
-            f"The bound read, {read}: " + pair_txt + f"(the trained cells of {name} were not "
-            f"run: {note})",
-            covered="the extremal pair only (exact)",
-            measured={"extremal_pair": pair_worst, "extremal_pair_cells": pair_measured},
-            claimed=1.0,
-            witness=pair_wit,
-            scope=T2_SCOPE,
-        )
-    best = p1_best(raw)
-    Ts = sorted({T for _, T in best})
-    ds = sorted(next(iter(best.values())))
+    return {
+        "worst": pair_worst,
+        "wit": pair_wit,
+        "ok": pair_ok,
+        "txt": pair_txt,
+        "measured": pair_measured,
+    }
+
+
+def _t2_cells(ctx: Context, best: dict, ds: list, bound_f) -> tuple[list, float, dict | None, int]:
+    """P1's bounded cells against TO-T2's bound at every σ of :data:`T2_SIGMAS`: (the rows, the
+    largest gain/bound, its witness, the number of informative cells)."""
+    from approxtheory.experiments._tradeoffs import scored_rows
+
     d0, d1 = ds[0], ds[-1]
     rows, worst, wit, informative = [], 0.0, None, 0
-    sigmas = T2_SIGMAS
     for (B, T), E in sorted(best.items()):
         if not np.isfinite(B):
             continue  # unbounded heads: outside the bound's assumption (the mutant reads them)
@@ -468,7 +466,7 @@ def saturation(ctx: Context, cid):
         vacuous = bound >= np.sqrt(e1)  # the gain can never exceed sqrt(E(1))
         informative += not vacuous
         per_sigma = {}
-        for s in sigmas:
+        for s in T2_SIGMAS:
             # tokens of standard deviation σ: RMS gain σ·gain against the bound read at σ
             b_s = float(np.sqrt(np.mean(bound_f(s, B, Ls) ** 2)))
             per_sigma[s] = (s * gain) / b_s
@@ -489,6 +487,15 @@ def saturation(ctx: Context, cid):
                 "rel_gain": (e1 - ehi) / e1,
             }
         )
+    return rows, worst, wit, informative
+
+
+def _t2_text(read: str, pair: dict, best: dict, ds: list, cells: tuple) -> str:
+    """TO-T2's verdict text: the bound read, the extremal pair, the trained cells (``cells``:
+    rows, worst, witness, informative count) and the trends reported."""
+    rows, worst, wit, informative = cells
+    d0, d1 = ds[0], ds[-1]
+    Ts = sorted({T for _, T in best})
     trend = "; ".join(
         f"B = {B}: rel. gain "
         + ", ".join(f"{x['rel_gain']:.2f}" for x in rows if x["B"] == B)
@@ -500,28 +507,17 @@ def saturation(ctx: Context, cid):
         for T in Ts
         if (np.inf, T) in best
     )
-    exp_ok = bool(worst <= 1 + 1e-12)
-    if not (exp_ok and pair_ok):
-        verdict = "refuted"
-    elif not informative:
-        verdict = "vacuous-here"
-    else:
-        verdict = "verified-numeric"
-    if exp_ok:
-        gain_txt = f"stays below the bound read in every cell at every σ in {sigmas}"
+    if worst <= 1 + 1e-12:
+        gain_txt = f"stays below the bound read in every cell at every σ in {T2_SIGMAS}"
     else:
         assert wit is not None  # worst > 1 was reached by a cell, which set wit
         gain_txt = (
             f"EXCEEDS the bound read at σ = {wit['sigma']:g} at B = {wit['B']}, T = {wit['T']}"
         )
-    both = max(worst, pair_worst) if np.isfinite(worst) else worst
-    seeds = sorted({int(r["seed"]) for r in raw})
-    return Verdict(
-        cid,
-        verdict,
+    return (
         "What was checked is the digest's surrogate X3 applied to head dimension, "
         f"not the paper's Theorem 5.1 (not recovered), against the bound read, {read}. "
-        + pair_txt
+        + pair["txt"]
         + "Trained heads: the RMS error gain "
         f"sqrt(E({d0})) - sqrt(E({d1})) of optimised bounded-logit heads (same value map), "
         f"times σ for tokens of standard deviation σ (the errors scale as σ² at the fixed "
@@ -531,10 +527,68 @@ def saturation(ctx: Context, cid):
         f"{informative} of {len(rows)} cells informative). Trend of the relative gain "
         f"[E({d0}) - E({d1})]/E({d0}) with T (reported, not decided: its direction depends on "
         f"T versus e^(4B), digest §10): {trend}. Unbounded heads (B = inf, P1 (d), reported): "
-        f"{unb}",
+        f"{unb}"
+    )
+
+
+@check(
+    "TO-T2",
+    mutants={
+        "unbounded-heads": "the heads' logit squash B·tanh(z/B) dropped (heads outside the "
+        "bounded-logit assumption they are checked under: each finite-B cell reads the B = inf "
+        "cell of its T)",
+        "gain-rate-1/L": "RMS gain bound σ sqrt(2e^{2B}/L²): the O(L^-1/2) decay taken as O(L^-1)",
+    },
+    experiments=("tradeoffs_heads",),
+)
+def saturation(ctx: Context, cid):
+    """The catalogue's TO-T2 bound (read at call time) against two gains: at the surrogate's
+    extremal pair (TO-X3's vertex family, exact, B up to 4 and L up to 2048, where a bound with
+    the wrong B- or L-dependence is exceeded) and on P1's optimised heads (the tradeoffs_heads
+    experiment, digest §8 P1): the RMS gain sqrt(E(d_min)) - sqrt(E(d_max)) of bounded-logit
+    heads per (B, T)."""
+    _, e = _mutated(ctx, "TO-T2", "rms_gain_bound", {"gain-rate-1/L": ("L", lambda s: s**2)})
+    bound_f = _lambdify("TO-T2", "rms_gain_bound", "sigma", "B", "L", expr=e)
+    read = f"rms_gain_bound = {sp.sstr(e)}"
+    pair = _t2_pair_part(bound_f)
+    name = "tradeoffs_heads"
+    raw, _, secs, note = _trained(name, ctx.profile)
+    if raw is None:
+        if pair["ok"]:
+            return not_run(cid, name, ctx.profile, note)
+        return Verdict(
+            cid,
+            "refuted",
+            f"The bound read, {read}: " + pair["txt"] + f"(the trained cells of {name} were not "
+            f"run: {note})",
+            covered="the extremal pair only (exact)",
+            measured={"extremal_pair": pair["worst"], "extremal_pair_cells": pair["measured"]},
+            claimed=1.0,
+            witness=pair["wit"],
+            scope=T2_SCOPE,
+        )
+    best = p1_best(raw)
+    Ts = sorted({T for _, T in best})
+    ds = sorted(next(iter(best.values())))
+    cells = _t2_cells(ctx, best, ds, bound_f)
+    rows, worst, wit, informative = cells
+    exp_ok = bool(worst <= 1 + 1e-12)
+    if not (exp_ok and pair["ok"]):
+        verdict = "refuted"
+    elif not informative:
+        verdict = "vacuous-here"
+    else:
+        verdict = "verified-numeric"
+    pair_worst = pair["worst"]
+    both = max(worst, pair_worst) if np.isfinite(worst) else worst
+    seeds = sorted({int(r["seed"]) for r in raw})
+    return Verdict(
+        cid,
+        verdict,
+        _t2_text(read, pair, best, ds, cells),
         covered=f"{name} ({ctx.profile}; {note}): rank-d position-only heads (d in {ds}) on "
         "the C1 features, logits B·tanh(·), read-out 1, lag 2, rows t >= T/2, token scale σ in "
-        f"{sigmas} (errors σ² E, exact), B in "
+        f"{T2_SIGMAS} (errors σ² E, exact), B in "
         f"{sorted(B for B in {b for b, _ in best} if np.isfinite(B))}, T in {Ts}, "
         f"{int(raw[0]['restarts'])} Adam restarts per d and seed ({int(raw[0]['steps'])} "
         f"steps), best of {len(seeds)} seed(s), float64; and the extremal pair (TO-X3's "
@@ -543,11 +597,11 @@ def saturation(ctx: Context, cid):
             "largest_gain_over_bound": both,
             "trained_cells": worst,
             "extremal_pair": pair_worst,
-            "extremal_pair_cells": pair_measured,
+            "extremal_pair_cells": pair["measured"],
         },
         claimed=1.0,
         rows=rows,
-        witness=None if verdict != "refuted" else (wit if not exp_ok else pair_wit),
+        witness=None if verdict != "refuted" else (wit if not exp_ok else pair["wit"]),
         slack=float(f"{1 / both:.12g}") if np.isfinite(both) and both > 0 else None,
         scope=T2_SCOPE,
         plot={
@@ -557,7 +611,7 @@ def saturation(ctx: Context, cid):
             "group": "B",
             "title": "TO-T2: RMS gain from head dim vs bound",
             "xlabel": "T",
-            "ylabel": f"sqrt(E({d0})) - sqrt(E({d1}))",
+            "ylabel": f"sqrt(E({ds[0]})) - sqrt(E({ds[-1]}))",
         },
     )
 
@@ -788,8 +842,6 @@ def _c1_mutate(mutant: str | None, r: int):
     },
     constructions=("svd_truncation",),
 )
-# one function: the adversarial and the lag-model sweeps update one worst ratio and witness that the
-# verdict's text reads
 def svd_truncation(ctx: Context, cid):
     """The three bounds of the catalogue's TO-C1 (read here, at call time) against the worst
     cases found: adversarial position-only heads (the logit bound attained exactly) over the
@@ -801,129 +853,21 @@ def svd_truncation(ctx: Context, cid):
     fams = _c1_adversarial(ctx.profile, ctx.seed, ctx.mutant) + _c1_lag_rows(
         ctx.profile, ctx.seed, ctx.mutant
     )
-    rows, wit = [], {}
-    worst = {"logit": 0.0, "weight": 0.0, "weight_rel": 0.0, "mse": 0.0}
     sigma_vs = _C1_SWEEP[ctx.profile]["sigma_v"]
-    for f in fams:
-        sig, R = f["sigma_r1"], f["R"]
-        b_logit = float(logit_f(sig, R))
-        b_weight = float(weight_f(sig, R))
-        Lf = np.asarray(f["L"], dtype=np.float64)
-        r_logit = float(_ratio(f["max_logit_change"], b_logit))
-        r_w = _ratio(f["l1"], b_weight)
-        # the factor read per weight too: |α'_s/α_s - 1| <= factor for every s (digest C1 / X4)
-        r_rel = _ratio(f["rel"], b_weight)
-        # mse_bound read at every σ_v: E||Δo||² = σ_v² Σ_s (Δα_s)² (values i.i.d., std σ_v)
-        sv_m, b_mse, r_m = None, None, None
-        for sv in sigma_vs:
-            b_sv = np.asarray(mse_f(sv, sig, R, f["B"], Lf))
-            r_sv = _ratio(sv**2 * np.asarray(f["sq"]), b_sv)
-            if r_m is None or not np.max(r_sv) <= np.max(r_m):  # NaN-safe
-                sv_m, b_mse, r_m = sv, b_sv, r_sv
-        assert r_m is not None and b_mse is not None
-        if not f.get("position_only", True):
-            r_m = np.full_like(r_m, np.inf)  # outside mse_bound's assumption: no pass
-        iw, im, ir = int(np.argmax(r_w)), int(np.argmax(r_m)), int(np.argmax(r_rel))
-        row = {
-            "family": f["family"],
-            "r": f["r"],
-            "sigma_r1": sig,
-            "R": R,
-            "delta": sig * R * R,
-            "L": int(np.max(f["L"])),
-            "max_logit_change": f["max_logit_change"],
-            "logit_bound": b_logit,
-            "logit_ratio": r_logit,
-            "max_l1_change": float(np.asarray(f["l1"])[iw]),
-            "weight_bound": b_weight,
-            "weight_ratio": float(r_w[iw]),
-            "max_rel_weight_change": float(np.asarray(f["rel"])[ir]),
-            "rel_weight_ratio": float(r_rel[ir]),
-            "max_sq_change": float(np.asarray(f["sq"])[im]),  # Σ(Δα)²: E||Δo||² at σ_v = 1
-            "sigma_v": sv_m,
-            "mse_bound": float(np.broadcast_to(b_mse, r_m.shape)[im]),  # at σ_v
-            "mse_ratio": float(r_m[im]),
-            "worst_k_or_row": {
-                "weight": int(f["k"][iw]),
-                "weight_rel": int(f["k"][ir]),
-                "mse": int(f["k"][im]),
-            },
-        }
-        if "sup_output_change" in f:
-            row["sup_output_change"] = f["sup_output_change"]
-            row["output_bound"] = f["xmax"] * b_weight
-            if "sup_error_upper" in f:  # two-sided: found (exact) <= sup <= certified
-                up = f["sup_error_upper"]
-                row["sup_error"] = f["sup_output_change"]
-                row["claimed_bound"] = row["output_bound"]
-                row["sup_error_upper"] = up
-                row["certified"] = bool(
-                    up is not None and np.isfinite(up) and up <= row["output_bound"] * (1 + 1e-9)
-                )
-                if up is not None and f["sup_output_change"] > up * (1 + 1e-9) + 1e-12:
-                    raise AssertionError(
-                        f"TO-C1 at r={f['r']}: the exact output change "
-                        f"{f['sup_output_change']:.12g} is above the certified bracket "
-                        f"{up:.12g} (unsound bracket)"
-                    )
-        rows.append(row)
-        for key, val in (
-            ("logit", r_logit),
-            ("weight", row["weight_ratio"]),
-            ("weight_rel", row["rel_weight_ratio"]),
-            ("mse", row["mse_ratio"]),
-        ):
-            if not val <= worst[key]:  # NaN-safe: a NaN ratio replaces the worst
-                worst[key] = val
-                wit[key] = {
-                    k: row[k] for k in ("family", "r", "sigma_r1", "R", "L", "worst_k_or_row")
-                }
-                if key == "mse":
-                    wit[key]["sigma_v"] = row["sigma_v"]
-                if "output_witness" in f:
-                    wit[key]["output_witness"] = f["output_witness"]
+    rows = [_c1_row(f, logit_f, weight_f, mse_f, sigma_vs) for f in fams]
+    worst, wit = _c1_worst(fams, rows)
     tol = 1 + 1e-9
     ok = all(np.isfinite(v) and v <= tol for v in worst.values())
     # 12 significant digits: the attained logit bound reads 1, not 0.9999999999999998
     slack = {k: (float(f"{1 / v:.12g}") if v > 0 else None) for k, v in worst.items()}
     adv = [x for x in rows if x["family"] == "adversarial"]
     lag = [x for x in rows if x["family"] != "adversarial"]
-    lag_slack = min(
-        x["logit_bound"] / x["max_logit_change"] for x in lag if x["max_logit_change"] > 0
-    )
     G = _C1_SWEEP[ctx.profile]
-    fmt = ", ".join(
-        f"{name} {worst[k]:.4f} (slack {slack[k]:.3g})" if slack[k] else f"{name} {worst[k]:.4f}"
-        for k, name in (
-            ("logit", "logit change"),
-            ("weight", "ℓ1 weight change"),
-            ("weight_rel", "per-weight change |α'_s/α_s - 1|"),
-            ("mse", "E||Δo||²"),
-        )
-    )
     bad = [k for k, v in worst.items() if not (np.isfinite(v) and v <= tol)]
-    msg = (
-        "What was checked is the digest's truncated-SVD procedure with its [X] bounds, not the "
-        "paper's Corollary 5.1 (not recovered). Worst case found / catalogue bound (<= 1 + 1e-9 "
-        f"required; 1 = tight): {fmt}. The adversarial position-only heads attain the logit "
-        "bound σ_{r+1}R² (every logit moves by exactly σ_{r+1}R²); the ℓ1 change of such a "
-        "perturbation is at most 2 tanh(δ/2) (one group of tokens moved by +δ, the rest by -δ "
-        "relative to it), so e^{2δ} - 1 has slack >= 2 by construction (-> 2 as δ -> 0), and the "
-        "mean-square bound, a product of that factor squared and the weight cap, more. The factor "
-        "is also read per weight, as the digest states it (α'_s/α_s in [e^{-2δ}, e^{2δ}]): the "
-        "largest |α'_s/α_s - 1| over every weight of every head, which the split with one key "
-        "at -Rv among L - 2 at +Rv drives to e^{2δ} - 1 as L grows. The "
-        f"digest's C1 lag head alone leaves the logit bound {lag_slack:.3g}x loose (reported, "
-        "decided like the rest)"
-    )
-    if not ok:
-        msg = (
-            f"A truncation exceeds the bound on {', '.join(bad)}: worst case / bound: {fmt}. " + msg
-        )
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
-        msg,
+        _c1_text(worst, slack, lag, bad),
         covered=f"adversarial position-only heads of rank r + 1 truncated to r in {G['r']}, "
         f"σ_(r+1) in {G['sigma']}, R in {G['R']}, L in {G['L']}, mse_bound read at σ_v in "
         f"{G['sigma_v']} (E||Δo||² = σ_v² Σ(Δα)², every family), every split k of the L - 1 "

@@ -7,6 +7,8 @@ gate, runs the criterion and records the scale."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from approxtheory import claim
@@ -91,23 +93,102 @@ def _r1_direction(sign: int, T: int, Hs: list, h_best: int, worse: dict, tmpl: t
     return fails
 
 
-# one function: TO-R1's stated rule (R1_CRITERION) applied step by step; its parts share the fitted
-# template and the running reasons
-def budget_split_verdict(cid: str, rows: list, profile: str, mutant: str | None = None):
-    """TO-R1 from the tradeoffs_budget rows under :data:`R1_CRITERION`; the TO-T1 formulas are
-    read from the catalogue at call time."""
-    import math
-
-    from approxtheory.experiments import _tradeoffs
-    from approxtheory.experiments.tradeoffs_budget import M_LAGS
-
-    _tradeoffs._template_fn.cache_clear()  # the fit reads the catalogue's error as it is now
+def _r1_hstar(mutant: str | None):
+    """TO-T1's H* as a numpy function of (D, M, a, b, α, β), read from the catalogue at call
+    time (or the declared mutant's: H* proportional to D instead of D^(β/(α+β)))."""
     c = claim("TO-T1")
     Hs_e = c.expr("H_star")
     if mutant == "hstar-D-linear":
         # H* proportional to D instead of D^(β/(α+β))
         Hs_e = Hs_e * c.symbol("D") ** (c.symbol("alpha") / (c.symbol("alpha") + c.symbol("beta")))
-    hstar_f = _lambdify("TO-T1", "H_star", "D", "M", "a", "b", "alpha", "beta", expr=Hs_e)
+    return _lambdify("TO-T1", "H_star", "D", "M", "a", "b", "alpha", "beta", expr=Hs_e)
+
+
+def _r1_seeds(sub: list, mutant: str | None) -> tuple:
+    """A (T, budget) cell's per-seed NMSE per head count, the seed means and the best head
+    count (the argmin; the declared mutant's argmax)."""
+    Hs = sorted({int(r["heads"]) for r in sub})
+    per = {
+        h: {int(r["seed"]): float(r["val_nmse"]) for r in sub if int(r["heads"]) == h} for h in Hs
+    }
+    mean = {h: float(np.mean(list(per[h].values()))) for h in Hs}
+    pick = max if mutant == "argmax-for-argmin" else min
+    return Hs, per, mean, pick(Hs, key=lambda h: mean[h])
+
+
+def _r1_cell(sub: list, T: int, D: int, sign: int, hstar_f, mutant: str | None) -> dict:
+    """TO-R1's rule at one (T, budget) cell: the argmin, the fitted template's H* and the head
+    counts the seeds cannot tell from the best. Returns the cell's text, table rows, failures,
+    effect (better edge / argmin) and whether the template half is decided."""
+    import math
+
+    from approxtheory.experiments.tradeoffs_budget import M_LAGS
+
+    seeds = sorted({int(r["seed"]) for r in sub})
+    Hs, per, mean, h_best = _r1_seeds(sub, mutant)
+    f = fit_template_now(Hs, [mean[h] for h in Hs], D, M_LAGS)
+    hstar = float(hstar_f(D, M_LAGS, f["a"], f["b"], f["alpha"], f["beta"]))
+    # paired by seed: worse than the argmin in every seed -> distinguishable from the best
+    common = [s for s in seeds if s in per[h_best]]
+    worse = {
+        h: h != h_best
+        and all(s in per[h] and per[h][s] > per[h_best][s] for s in common)
+        and bool(common)
+        for h in Hs
+    }
+    ok_hs = [h for h in Hs if not worse[h]]
+    snapped = (
+        min(Hs, key=lambda h: abs(math.log(hstar / h)))
+        if np.isfinite(hstar) and hstar > 0
+        else None
+    )
+    decided = any(worse.values())
+    tmpl_ok = snapped is not None and (not worse[snapped])
+    edge = min(mean[Hs[0]], mean[Hs[-1]])
+    per_seed = [
+        min(per[Hs[0]][s], per[Hs[-1]][s]) / per[h_best][s] for s in seeds if s in per[h_best]
+    ]
+    failed = _r1_direction(sign, T, Hs, h_best, worse, (decided, tmpl_ok, hstar, snapped, ok_hs))
+    text = (
+        f"T = {T}, D = {D}: seed-mean NMSE "
+        + ", ".join(f"H={h}: {mean[h]:.3g}" for h in Hs)
+        + f"; argmin H = {h_best}; better edge / argmin = {edge / mean[h_best]:.2f} (per seed "
+        f"{_span(per_seed)}); head counts not worse than the argmin in every seed: {ok_hs}; "
+        f"template fit α = {f['alpha']:.2f}, β = {f['beta']:.2f} (RMS log residual "
+        f"{f['rms_log_resid']:.2f}), H* = {hstar:.3g} -> grid H = {snapped}"
+        + ("" if decided else " (template half undecided: no head count is worse in every seed)")
+        + (" [fails]" if failed else "")
+    )
+    table = [
+        {
+            "T": T,
+            "heads": h,
+            "nmse_mean": mean[h],
+            "nmse_min": min(per[h].values()),
+            "nmse_max": max(per[h].values()),
+            "worse_in_every_seed": worse[h],
+            "template": _template(h, D, M_LAGS, f),
+            "H_star": hstar,
+            "argmin_heads": h_best,
+        }
+        for h in Hs
+    ]
+    return {
+        "text": text,
+        "table": table,
+        "fails": failed,
+        "effect": edge / mean[h_best],
+        "decided": decided,
+    }
+
+
+def budget_split_verdict(cid: str, rows: list, profile: str, mutant: str | None = None):
+    """TO-R1 from the tradeoffs_budget rows under :data:`R1_CRITERION`; the TO-T1 formulas are
+    read from the catalogue at call time."""
+    from approxtheory.experiments import _tradeoffs
+
+    _tradeoffs._template_fn.cache_clear()  # the fit reads the catalogue's error as it is now
+    hstar_f = _r1_hstar(mutant)
     sign, read, why = _claimed_sign(claim(cid), R1_SIGN)
     if sign is None:
         return _no_sign(cid, R1_SIGN, read, why, _inconsistent())
@@ -115,72 +196,13 @@ def budget_split_verdict(cid: str, rows: list, profile: str, mutant: str | None 
     table, parts, fails, effects, undecided = [], [], [], [], []
     for T, D in sorted({(int(r["T"]), int(r["budget"])) for r in rows}):
         sub = [r for r in rows if int(r["T"]) == T and int(r["budget"]) == D]
-        Hs = sorted({int(r["heads"]) for r in sub})
-        seeds = sorted({int(r["seed"]) for r in sub})
-        per = {
-            h: {int(r["seed"]): float(r["val_nmse"]) for r in sub if int(r["heads"]) == h}
-            for h in Hs
-        }
-        mean = {h: float(np.mean(list(per[h].values()))) for h in Hs}
-        pick = max if mutant == "argmax-for-argmin" else min
-        h_best = pick(Hs, key=lambda h: mean[h])
-        f = fit_template_now(Hs, [mean[h] for h in Hs], D, M_LAGS)
-        hstar = float(hstar_f(D, M_LAGS, f["a"], f["b"], f["alpha"], f["beta"]))
-        # paired by seed: worse than the argmin in every seed -> distinguishable from the best
-        common = [s for s in seeds if s in per[h_best]]
-        worse = {
-            h: h != h_best
-            and all(s in per[h] and per[h][s] > per[h_best][s] for s in common)
-            and bool(common)
-            for h in Hs
-        }
-        ok_hs = [h for h in Hs if not worse[h]]
-        snapped = (
-            min(Hs, key=lambda h: abs(math.log(hstar / h)))
-            if np.isfinite(hstar) and hstar > 0
-            else None
-        )
-        decided = any(worse.values())
-        tmpl_ok = snapped is not None and (not worse[snapped])
-        if not decided:
+        cell = _r1_cell(sub, T, D, sign, hstar_f, mutant)
+        if not cell["decided"]:
             undecided.append(T)
-        edge = min(mean[Hs[0]], mean[Hs[-1]])
-        per_seed = [
-            min(per[Hs[0]][s], per[Hs[-1]][s]) / per[h_best][s] for s in seeds if s in per[h_best]
-        ]
-        effects.append(edge / mean[h_best])
-        failed = _r1_direction(
-            sign, T, Hs, h_best, worse, (decided, tmpl_ok, hstar, snapped, ok_hs)
-        )
-        fails += failed
-        parts.append(
-            f"T = {T}, D = {D}: seed-mean NMSE "
-            + ", ".join(f"H={h}: {mean[h]:.3g}" for h in Hs)
-            + f"; argmin H = {h_best}; better edge / argmin = {edge / mean[h_best]:.2f} (per seed "
-            f"{_span(per_seed)}); head counts not worse than the argmin in every seed: {ok_hs}; "
-            f"template fit α = {f['alpha']:.2f}, β = {f['beta']:.2f} (RMS log residual "
-            f"{f['rms_log_resid']:.2f}), H* = {hstar:.3g} -> grid H = {snapped}"
-            + (
-                ""
-                if decided
-                else " (template half undecided: no head count is worse in every seed)"
-            )
-            + (" [fails]" if failed else "")
-        )
-        for h in Hs:
-            table.append(
-                {
-                    "T": T,
-                    "heads": h,
-                    "nmse_mean": mean[h],
-                    "nmse_min": min(per[h].values()),
-                    "nmse_max": max(per[h].values()),
-                    "worse_in_every_seed": worse[h],
-                    "template": _template(h, D, M_LAGS, f),
-                    "H_star": hstar,
-                    "argmin_heads": h_best,
-                }
-            )
+        effects.append(cell["effect"])
+        fails += cell["fails"]
+        parts.append(cell["text"])
+        table += cell["table"]
     ok = not fails
     steps = int(rows[0]["steps"])
     nseeds = len({int(r["seed"]) for r in rows})
@@ -245,30 +267,58 @@ def _noted(v: Verdict, run: Run) -> Verdict:
     return v
 
 
-def _r1_gate(name: str, rows: list):
-    return training_gate(
-        rows,
-        control=lambda r: True,
-        describe="any head count at the fixed budget, per T and budget",
-        by=present_keys(rows, ("T", "budget")),
-        config=("heads",),
-        budget=TO_RECIPE,
+def _criterion(verdict_fn) -> Callable[[Run], Verdict]:
+    """The pipeline's criterion: ``verdict_fn(cid, rows, profile, mutant)`` on the run's rows,
+    with the runner's note (:func:`_noted`)."""
+
+    def criterion(run: Run) -> Verdict:
+        ctx = run.ctx
+        return _noted(verdict_fn(run.cid, run.one, ctx.profile, ctx.mutant), run)
+
+    return criterion
+
+
+def _training_gate(control, describe: str, keys: tuple, config: tuple):
+    """The shared training-adequacy gate (:func:`training_gate`, under :data:`TO_RECIPE`) with
+    the control set ``control`` (described), per the ``keys`` present in the rows."""
+
+    def gate(name: str, rows: list):
+        return training_gate(
+            rows,
+            control=control,
+            describe=describe,
+            by=present_keys(rows, keys),
+            config=config,
+            budget=TO_RECIPE,
+        )
+
+    return gate
+
+
+def _evidence(experiment: str, gate, criterion: Callable[[Run], Verdict], **extra) -> Evidence:
+    """A trained trade-off check's evidence: one experiment, its gate and criterion, the paper's
+    report (:data:`TO_PAPER`), a passed gate's figures said."""
+    return Evidence(
+        experiments=(experiment,),
+        gate=gate,
+        criterion=criterion,
+        paper=TO_PAPER,
+        gate_text=True,
+        **extra,
     )
-
-
-def _r1_verdict(run: Run) -> Verdict:
-    ctx = run.ctx
-    return _noted(budget_split_verdict(run.cid, run.one, ctx.profile, ctx.mutant), run)
 
 
 #: TO-R1's evidence: tradeoffs_budget, gated on any head count per T and budget; below the
 #: gate the criterion's measurement is shown, not decided; past it, the gate's figures said
-R1_EVIDENCE = Evidence(
-    experiments=("tradeoffs_budget",),
-    gate=_r1_gate,
-    criterion=_r1_verdict,
-    paper=TO_PAPER,
-    gate_text=True,
+R1_EVIDENCE = _evidence(
+    "tradeoffs_budget",
+    _training_gate(
+        lambda r: True,
+        "any head count at the fixed budget, per T and budget",
+        ("T", "budget"),
+        ("heads",),
+    ),
+    _criterion(budget_split_verdict),
 )
 
 
@@ -342,39 +392,34 @@ def _r2_direction(signs: tuple, r: int | None, up: list, down: list) -> tuple[st
     return st, f"{name}: {what} per seed {_span(x)}" + why.get(st, "")
 
 
-def _r2_power(under: list, n: int, profile: str) -> str:
+def _r2_power(under: list, n: int, steps: int, profile: str) -> str:
     """The UNDER-POWERED text: which ranges straddle 0 and what would decide them."""
     from approxtheory.experiment import get, grid_values
 
     exp = get("tradeoffs_layers")
     need = int(np.ceil(1 + np.log2(1 / _R2_LEVEL)))  # every seed on one side: p = 2^(1 - n)
-    full = (
-        f"the full profile: {len(exp.seeds['full'])} seeds, "
-        f"{grid_values(exp, 'full')['steps'][0]} steps"
-        if profile != "full" and "full" in exp.seeds
-        else "a rerun with more seeds"
-    )
+    if profile != "full" and "full" in exp.seeds:
+        g = grid_values(exp, "full")
+        other = (
+            f"the full profile's larger models: T = {g['T'][0]}, width {g['width'][0]}, "
+            f"{len(exp.seeds['full'])} seeds, {g['steps'][0]} steps"
+        )
+    else:
+        other = "larger models or longer training"
     return (
         "UNDER-POWERED (not decided): past the training gate, but "
         + "; ".join(under)
         + f". The {n} seeds fall on both sides of 0, so they neither confirm nor contradict the "
         f"claimed sign. A range over seeds only widens as seeds are added, so more seeds of these "
-        f"{profile} runs cannot decide it; runs whose every seed falls on one side would "
-        f"decide it (e.g. {full}; {need} or more seeds all on one side also make the two-sided "
+        f"runs ({steps} steps) cannot decide it; runs whose every seed falls on one side would "
+        f"decide it (e.g. {other}; {need} or more seeds all on one side also make the two-sided "
         f"sign test significant, p = 2^(1 - n) < {_R2_LEVEL}). Measured: "
     )
 
 
-# one function: a check read top to bottom as its verdict; most lines are its evidence text
-def layer_allocation_verdict(cid: str, rows: list, trace: list, profile: str, mutant=None):
-    """TO-R2 from the tradeoffs_layers rows and trace (see its CRITERION and :data:`_R2_RULE`)."""
-    from approxtheory.experiments.tradeoffs_layers import CRITERION
-
-    read = [_claimed_sign(claim(cid), f) for f in R2_SIGNS]
-    for f, (sg, rd, why) in zip(R2_SIGNS, read):
-        if sg is None:
-            return _no_sign(cid, f, rd, why, _inconsistent())
-    signs = tuple(sg for sg, _, _ in read if sg is not None)
+def _r2_inputs(rows: list, trace: list, mutant) -> tuple[list, list]:
+    """Copies of the tradeoffs_layers rows and the uniform schedule's trace, with a declared
+    bookkeeping mutant applied (layers read in reverse, or the schedules swapped)."""
     rows = [dict(r) for r in rows]
     trace = [dict(t) for t in trace if t["schedule"] == "uniform"]
     if mutant == "layers-reversed":
@@ -385,6 +430,12 @@ def layer_allocation_verdict(cid: str, rows: list, trace: list, profile: str, mu
         sw = {"front": "back", "back": "front", "uniform": "uniform"}
         for r in rows:
             r["schedule"] = sw[r["schedule"]]
+    return rows, trace
+
+
+def _r2_p6(trace: list, signs: tuple) -> dict:
+    """P6 of TO-R2 from the uniform trace: per kept rank r the seed-mean loss increase of each
+    layer's truncation, the text, and the rule's state (:func:`_r2_direction`)."""
     seeds = sorted({int(t["seed"]) for t in trace})
     layers = sorted({int(t["layer"]) for t in trace})
     ranks = sorted({int(t["rank"]) for t in trace})
@@ -402,6 +453,36 @@ def layer_allocation_verdict(cid: str, rows: list, trace: list, profile: str, mu
         states.append(_r2_direction(signs, r, up, down))
         for li in layers:
             table.append({"rank": r, "layer": li, "dloss": mean[li]})
+    first_minus_later = {
+        r: float(
+            np.mean([d[(layers[0], r, s)] for s in seeds])
+            - max(np.mean([d[(li, r, s)] for s in seeds]) for li in layers[1:])
+        )
+        for r in ranks
+    }
+    return {
+        "seeds": seeds,
+        "layers": layers,
+        "ranks": ranks,
+        "table": table,
+        "ratios": ratios,
+        "states": states,
+        "first_minus_later": first_minus_later,
+    }
+
+
+def layer_allocation_verdict(cid: str, rows: list, trace: list, profile: str, mutant=None):
+    """TO-R2 from the tradeoffs_layers rows and trace (see its CRITERION and :data:`_R2_RULE`)."""
+    from approxtheory.experiments.tradeoffs_layers import CRITERION
+
+    read = [_claimed_sign(claim(cid), f) for f in R2_SIGNS]
+    for f, (sg, rd, why) in zip(R2_SIGNS, read):
+        if sg is None:
+            return _no_sign(cid, f, rd, why, _inconsistent())
+    signs = tuple(sg for sg, _, _ in read if sg is not None)
+    rows, trace = _r2_inputs(rows, trace, mutant)
+    p6 = _r2_p6(trace, signs)
+    seeds, layers, ranks, states = p6["seeds"], p6["layers"], p6["ranks"], p6["states"]
     loss = {
         k: {int(x["seed"]): float(x["val_loss"]) for x in rows if x["schedule"] == k}
         for k in ("uniform", "front", "back")
@@ -413,7 +494,7 @@ def layer_allocation_verdict(cid: str, rows: list, trace: list, profile: str, mu
     under = [w for st, w in states if st == "under-powered"]
     verdict = _inconsistent() if fails else "not-checkable" if under else "consistent-empirical"
     steps = int(rows[0]["steps"])
-    head = _r2_power(under, len(seeds), profile) if verdict == "not-checkable" else ""
+    head = _r2_power(under, len(seeds), steps, profile) if verdict == "not-checkable" else ""
     return Verdict(
         cid,
         verdict,
@@ -422,7 +503,7 @@ def layer_allocation_verdict(cid: str, rows: list, trace: list, profile: str, mu
         + ", ".join(f"{f} = {x[1]}" for f, x in zip(R2_SIGNS, read))
         + " (-1 for each means: later layers are cheaper to truncate, and the front-loaded "
         "schedule is at most the back-loaded one). P6 (uniform models, seed means): "
-        + "; ".join(ratios)
+        + "; ".join(p6["ratios"])
         + f". P7 validation loss (seed means): uniform {m['uniform']:.4f}, front "
         f"{m['front']:.4f}, back {m['back']:.4f}; back - front = {m['back'] - m['front']:.4f} "
         f"(front - back per seed {_span(fb)}); front <= uniform: {m['front'] <= m['uniform']} "
@@ -434,17 +515,11 @@ def layer_allocation_verdict(cid: str, rows: list, trace: list, profile: str, mu
         f"{int(rows[0]['heads'])} heads of dim {int(rows[0]['head_dim'])} (uniform); kept ranks "
         f"{ranks}",
         measured={
-            "dloss_first_minus_max_later": {
-                r: float(
-                    np.mean([d[(layers[0], r, s)] for s in seeds])
-                    - max(np.mean([d[(li, r, s)] for s in seeds]) for li in layers[1:])
-                )
-                for r in ranks
-            },
+            "dloss_first_minus_max_later": p6["first_minus_later"],
             "back_minus_front": m["back"] - m["front"],
             "front_minus_back_per_seed_range": [min(fb), max(fb)],
         },
-        rows=table,
+        rows=p6["table"],
         witness={"failed": fails} if fails else None,
         plot={
             "x": "rank",
@@ -484,15 +559,7 @@ def _r2_verdict(run: Run) -> Verdict:
 
 #: TO-R2's evidence: tradeoffs_layers with its trace (the P6 truncations), gated on the uniform
 #: schedule's cross-entropy
-R2_EVIDENCE = Evidence(
-    experiments=("tradeoffs_layers",),
-    gate=_r2_gate,
-    criterion=_r2_verdict,
-    paper=TO_PAPER,
-    metric="val_loss",
-    gate_text=True,
-    traces=True,
-)
+R2_EVIDENCE = _evidence("tradeoffs_layers", _r2_gate, _r2_verdict, metric="val_loss", traces=True)
 
 
 @check(
@@ -623,29 +690,16 @@ def cut_order_verdict(cid: str, rows: list, profile: str, mutant=None):
     )
 
 
-def _r3_gate(name: str, rows: list):
-    return training_gate(
-        rows,
-        control=lambda r: r["variant"] == "base",
-        describe="the base model (H, d) that both cuts halve, per T",
-        by=present_keys(rows, ("T",)),
-        config=(),
-        budget=TO_RECIPE,
-    )
-
-
-def _r3_verdict(run: Run) -> Verdict:
-    ctx = run.ctx
-    return _noted(cut_order_verdict(run.cid, run.one, ctx.profile, ctx.mutant), run)
-
-
 #: TO-R3's evidence: tradeoffs_cuts, gated on the base model both cuts halve
-R3_EVIDENCE = Evidence(
-    experiments=("tradeoffs_cuts",),
-    gate=_r3_gate,
-    criterion=_r3_verdict,
-    paper=TO_PAPER,
-    gate_text=True,
+R3_EVIDENCE = _evidence(
+    "tradeoffs_cuts",
+    _training_gate(
+        lambda r: r["variant"] == "base",
+        "the base model (H, d) that both cuts halve, per T",
+        ("T",),
+        (),
+    ),
+    _criterion(cut_order_verdict),
 )
 
 
@@ -689,9 +743,10 @@ def _interval(rs: list) -> tuple[float, float, float]:
     return float(np.mean(vals)), min(lo + vals), max(hi + vals)
 
 
-def trained_saturation_verdict(cid: str, rows: list, profile: str, mutant: str | None = None):
-    """TO-P2 from the tradeoffs_saturation rows under :data:`P2_CRITERION`."""
-    rows = [dict(r) for r in rows]
+def _p2_cells(rows: list, mutant: str | None) -> dict:
+    """TO-P2's cells: the lengths T, head dimensions d, the largest trained max|z| per T (as
+    measured), E(d, T) with its interval (:func:`_interval`; the declared mutant reads the errors'
+    lengths in reverse) and G(T) = 1 - E(d_max, T) / E(d_min, T) with its interval."""
     Ts = sorted({int(float(r["T"])) for r in rows})
     ds = sorted({int(float(r["head_dim"])) for r in rows})
     zmax = {T: max(float(r["logit_max"]) for r in rows if int(float(r["T"])) == T) for T in Ts}
@@ -704,18 +759,39 @@ def trained_saturation_verdict(cid: str, rows: list, profile: str, mutant: str |
         for d in ds:
             cell = [r for r in rows if int(float(r["T"])) == T and int(float(r["head_dim"])) == d]
             E[(T, d)] = _interval(cell)
-    finite = all(np.isfinite(v) for x in E.values() for v in x) and all(
-        E[(T, ds[0])][1] > 0 for T in Ts
-    )
     G = {}
     for T in Ts:
         lo_m, lo_l, lo_h = E[(T, ds[0])]
         hi_m, hi_l, hi_h = E[(T, ds[-1])]
         G[T] = (1 - hi_m / lo_m, 1 - hi_h / lo_l, 1 - hi_l / lo_h)
+    return {"Ts": Ts, "ds": ds, "zmax": zmax, "E": E, "G": G}
+
+
+def _p2_decide(cells: dict) -> tuple[str, str]:
+    """TO-P2's verdict under :data:`P2_CRITERION` and why."""
+    Ts, ds, zmax, E, G = (cells[k] for k in ("Ts", "ds", "zmax", "E", "G"))
+    finite = all(np.isfinite(v) for x in E.values() for v in x) and all(
+        E[(T, ds[0])][1] > 0 for T in Ts
+    )
     t0, t1 = Ts[0], Ts[-1]
-    bounded = zmax[t1] <= zmax[t0]
-    falls = G[t1][2] < G[t0][1]
+    if not finite:
+        return _inconsistent(), "a non-finite or zero error (a failure, never a pass)"
+    if not zmax[t1] <= zmax[t0]:
+        return "vacuous-here", (
+            f"the premise fails: the trained logits grow with T (largest max|z| {zmax[t0]:.3g} at "
+            f"T = {t0}, {zmax[t1]:.3g} at T = {t1}), so the claim says nothing about these cells"
+        )
+    if G[t1][2] < G[t0][1]:
+        return "consistent-empirical", f"G falls with T: G({t1}) is below G({t0})"
     rises = G[t1][1] > G[t0][2]
+    return _inconsistent(), f"with bounded logits G({t1}) is not below G({t0})" + (
+        " (it rises: the digest's falsifier)" if rises else " (the intervals overlap)"
+    )
+
+
+def _p2_text(cells: dict, why: str) -> str:
+    """TO-P2's evidence text: the criterion, why, G and the errors per T, the trained logits."""
+    Ts, ds, zmax, E, G = (cells[k] for k in ("Ts", "ds", "zmax", "E", "G"))
     flat = "; ".join(
         f"T = {T}: "
         + ", ".join(
@@ -728,21 +804,18 @@ def trained_saturation_verdict(cid: str, rows: list, profile: str, mutant: str |
         f"T = {T}: {zmax[T]:.3g} (e^(4B)/T = 10^{4 * zmax[T] / np.log(10) - np.log10(T):.0f})"
         for T in Ts
     )
-    if not finite:
-        verdict, why = _inconsistent(), "a non-finite or zero error (a failure, never a pass)"
-    elif not bounded:
-        verdict = "vacuous-here"
-        why = (
-            f"the premise fails: the trained logits grow with T (largest max|z| {zmax[t0]:.3g} at "
-            f"T = {t0}, {zmax[t1]:.3g} at T = {t1}), so the claim says nothing about these cells"
-        )
-    elif falls:
-        verdict, why = "consistent-empirical", f"G falls with T: G({t1}) is below G({t0})"
-    else:
-        verdict = _inconsistent()
-        why = f"with bounded logits G({t1}) is not below G({t0})" + (
-            " (it rises: the digest's falsifier)" if rises else " (the intervals overlap)"
-        )
+    return (
+        f"Criterion: {P2_CRITERION}. {why[0].upper() + why[1:]}. {gtxt}; errors: {flat}; "
+        f"largest trained max|z|: {ztxt}."
+    )
+
+
+def trained_saturation_verdict(cid: str, rows: list, profile: str, mutant: str | None = None):
+    """TO-P2 from the tradeoffs_saturation rows under :data:`P2_CRITERION`."""
+    rows = [dict(r) for r in rows]
+    cells = _p2_cells(rows, mutant)
+    Ts, ds, zmax, E, G = (cells[k] for k in ("Ts", "ds", "zmax", "E", "G"))
+    verdict, why = _p2_decide(cells)
     steps = int(float(rows[0]["steps"]))
     nseeds = len({int(float(r["seed"])) for r in rows})
     table = [
@@ -763,8 +836,7 @@ def trained_saturation_verdict(cid: str, rows: list, profile: str, mutant: str |
     return Verdict(
         cid,
         verdict,
-        f"Criterion: {P2_CRITERION}. {why[0].upper() + why[1:]}. {gtxt}; errors: {flat}; "
-        f"largest trained max|z|: {ztxt}. {steps} Adam steps, {nseeds} seed(s) per cell",
+        _p2_text(cells, why) + f" {steps} Adam steps, {nseeds} seed(s) per cell",
         covered=f"tradeoffs_saturation ({profile} profile): one trained causal head of dim d in "
         f"{ds} (learned positions, GELU read-out) copying x_(t-2), T in {Ts}, validation NMSE "
         "on rows t >= T/2 (1024 sequences, 95 % bootstrap intervals)",
@@ -799,19 +871,8 @@ def _p2_gate(name: str, rows: list):
     )
 
 
-def _p2_verdict(run: Run) -> Verdict:
-    ctx = run.ctx
-    return _noted(trained_saturation_verdict(run.cid, run.one, ctx.profile, ctx.mutant), run)
-
-
 #: TO-P2's evidence: tradeoffs_saturation, gated at the shortest T only
-P2_EVIDENCE = Evidence(
-    experiments=("tradeoffs_saturation",),
-    gate=_p2_gate,
-    criterion=_p2_verdict,
-    paper=TO_PAPER,
-    gate_text=True,
-)
+P2_EVIDENCE = _evidence("tradeoffs_saturation", _p2_gate, _criterion(trained_saturation_verdict))
 
 
 @check(
