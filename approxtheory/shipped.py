@@ -20,7 +20,8 @@ cells stale; editing the model, the training loop, the task or the cell function
 A file that is missing, not a regular file (a FIFO, a symlink, a device), larger than
 :data:`MAX_BYTES`, not strict JSON, nested too deep, of another schema, not a record of the cell
 its name says, or with an infinite or non-numeric metric (NaN is kept: cells record it by design
-and the checks treat it as a failure) is treated as a missing cell, with one
+and the checks treat it as a failure; a cell's per-step ``trace`` is a list of flat rows of such
+metrics) is treated as a missing cell, with one
 warning line on stderr per run (:func:`read_cell`); it never crashes a run and never becomes a
 verdict.
 """
@@ -283,6 +284,24 @@ def _plain_metric(v) -> bool:
     return False
 
 
+#: the most rows a shipped cell's per-step trace may hold
+MAX_TRACE_ROWS = 10_000
+
+
+def _trace(v) -> bool:
+    """A cell's per-step ``trace``: a list (at most :data:`MAX_TRACE_ROWS`) of flat objects whose
+    values are plain metrics (:func:`_plain_metric`)."""
+    return (
+        isinstance(v, list)
+        and len(v) <= MAX_TRACE_ROWS
+        and all(
+            isinstance(row, dict)
+            and all(isinstance(k, str) and _plain_metric(x) for k, x in row.items())
+            for row in v
+        )
+    )
+
+
 def _valid(data, exp_name: str, config: dict, cid: str) -> str:
     """Why ``data`` is not a shipped record of this cell ('' when it is)."""
     if not isinstance(data, dict):
@@ -298,7 +317,7 @@ def _valid(data, exp_name: str, config: dict, cid: str) -> str:
         json.loads(json.dumps(_identity(config), default=str)), sort_keys=True
     ):
         return "its config is not this cell's"
-    bad = [k for k, v in rec.items() if not _plain_metric(v)]
+    bad = [k for k, v in rec.items() if not (_plain_metric(v) or (k == "trace" and _trace(v)))]
     if bad:
         return f"infinite or non-numeric metric(s) {', '.join(sorted(bad)[:3])}"
     if not isinstance(data.get("fingerprint"), str):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from approxtheory.experiment import Experiment, register_experiment
+from approxtheory.experiment import Experiment, held_recipe, register_experiment
 
 SCHEDULES = ("uniform", "front", "back")
 #: the kept ranks of the per-layer truncation profile (capped at each layer's head dim)
@@ -67,6 +67,20 @@ def check_cell(cfg: dict) -> dict:
     return {}
 
 
+def _schedule(cfg: dict) -> dict:
+    """The learning-rate schedule of a cell: where the grid sets ``decay`` (the decisive
+    profile, :func:`~approxtheory.experiment.held_recipe`), warm-up, cosine decay to
+    ``min_lr``·lr and then held; otherwise a constant rate (the quick and full profiles)."""
+    if not cfg.get("decay"):
+        return {}
+    return {
+        "schedule": "cosine",
+        "warmup_steps": int(cfg["warmup"]),
+        "decay_steps": int(cfg["decay"]),
+        "min_lr_ratio": float(cfg["min_lr"]),
+    }
+
+
 def train_cell(cfg: dict) -> dict:
     import copy
 
@@ -97,6 +111,7 @@ def train_cell(cfg: dict) -> dict:
             weight_decay=0.01,
             seed=cfg["seed"],
             device=cfg.get("device", "cpu"),
+            **_schedule(cfg),
         ),
     )
     if not res.ok:
@@ -239,6 +254,19 @@ register_experiment(
                 "val_windows": [64],
                 "corpus": ["pydoc"],
             },
+            # the quick models at a held recipe (warm-up, cosine, held tail) and eight paired
+            # seeds, so that P7's per-seed front - back can fall on one side of 0 in every seed
+            "decisive": {
+                "schedule": list(SCHEDULES),
+                "T": [32],
+                "width": [32],
+                "heads": [2],
+                "head_dim": [16],
+                "layers": [4],
+                "val_windows": [64],
+                "corpus": ["pydoc"],
+                **held_recipe(0.003, 1500, batch=16),
+            },
             "full": {
                 "schedule": list(SCHEDULES),
                 "T": [128],
@@ -253,7 +281,7 @@ register_experiment(
                 "corpus": ["pydoc"],
             },
         },
-        seeds={"quick": [0, 1], "full": [0, 1, 2]},
+        seeds={"quick": [0, 1], "full": [0, 1, 2], "decisive": list(range(8))},
         cell=train_cell,
         plot=train_plot,
         claims=("TO-R2",),

@@ -303,3 +303,45 @@ def test_shipping_again_keeps_fresh_cells_untouched(store, tmp_path):
     for out in ("a", "b"):  # the local cache of "a", then the store alone
         run_experiment("shipped_toy", "decisive", out=tmp_path / out, progress=False, ship=True)
     assert {f: f.read_bytes() for f in files} == before
+
+
+NAN, INF = {"$float": "nan"}, {"$float": "inf"}  # how the store writes them
+
+
+@pytest.mark.parametrize(
+    "trace, fresh",
+    [
+        ([{"layer": 1, "rank": 2, "dloss": 0.5}, {"layer": 2, "rank": 2, "dloss": NAN}], True),
+        ([], True),
+        ([{"layer": 1, "dloss": INF}], False),  # an infinite value
+        ([{"layer": 1, "dloss": [0.5]}], False),  # not flat
+        ({"layer": 1}, False),  # not a list
+        ([[1, 2]], False),  # a row that is not an object
+    ],
+)
+def test_a_per_step_trace_is_read_back_or_refused(store, tmp_path, capsys, trace, fresh):
+    exp, cfg, path = _one_cell(store, tmp_path)
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "record": {**data["record"], "trace": trace}}))
+    shipped._WARNED.clear()
+    capsys.readouterr()
+    got = shipped.read_cell(exp, cfg)
+    assert (got.status == "fresh") is fresh
+    if fresh:
+        assert got.record is not None and len(got.record["trace"]) == len(trace)
+    else:
+        assert "warning: shipped cell" in capsys.readouterr().err
+
+
+def test_the_decisive_grid_hands_its_trace_to_the_check(tmp_path):
+    """A decisive grid's shipped cells carry their per-step trace to the check (TO-R2 reads the
+    truncation profile of tradeoffs_layers from it)."""
+    from approxtheory.proofs_check import _core
+
+    got, why = _core._decisive_rows("tradeoffs_layers", tmp_path)
+    assert got is not None, why
+    rows, trace, how = got
+    assert len(rows) == 24 and "shipped cell(s) of the decisive grid" in how
+    uniform = [t for t in trace if t["schedule"] == "uniform"]
+    assert {int(t["seed"]) for t in uniform} == set(range(8))
+    assert {int(t["layer"]) for t in uniform} == {1, 2, 3, 4}
