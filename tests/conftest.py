@@ -36,3 +36,14 @@ def fake_check(monkeypatch):
     for cid in added:
         CHECKS.pop(cid, None)
         MUTANTS.pop(cid, None)
+
+
+@pytest.fixture
+def fewer_boots(monkeypatch):
+    """fit_rate with 300 bootstrap draws instead of 2000 (the criteria's intervals on exact power
+    laws are points either way; the noisy cases stay far from their thresholds)."""
+    import functools
+
+    from approxtheory import measure
+
+    monkeypatch.setattr(measure, "fit_rate", functools.partial(measure.fit_rate, n_boot=300))

@@ -8,6 +8,7 @@ import os
 import numpy as np
 import pytest
 import torch
+from _helpers import perturb as _perturb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -64,14 +65,6 @@ def _random_box(rng, T, d, lo, hi):
     b = lo + (hi - lo) * rng.random((T, d))
     w = rng.random() ** 2  # sometimes tiny boxes
     return np.minimum(a, b), np.minimum(a, b) + w * np.abs(a - b)
-
-
-def _perturb(model, scale, seed):
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.add_(scale * (2 * torch.rand(p.shape, generator=g, dtype=p.dtype) - 1))
-    return model
 
 
 # ----------------------------------------------------------------------------- building blocks

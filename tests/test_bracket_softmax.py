@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from _helpers import perturb as _perturb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -36,14 +37,6 @@ def _grid_max(model, task, n=21, lo=None, hi=None, extra=None):
         out = model(Xt)[:, 0]
         y = task.target(Xt)
     return float((out - y).abs().max())
-
-
-def _perturb(model, scale, seed):
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.add_(scale * (2 * torch.rand(p.shape, generator=g, dtype=p.dtype) - 1))
-    return model
 
 
 # ----------------------------------------------------------------------------- the papers' sizes

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _helpers import cli_error, default_limits
 
 from approxtheory import _cliargs, resources
 from approxtheory.cli import main
@@ -33,10 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def _default_limits(monkeypatch):
     """The default limits (a quarter of the machine's memory, 24 h), on a 24 GiB machine whatever
     this one has, so that the refusals below do not depend on it."""
-    monkeypatch.setattr(resources, "machine_memory", lambda: 24 << 30)
-    monkeypatch.delenv(resources.ENV_BYTES, raising=False)
-    monkeypatch.delenv(resources.ENV_SECONDS, raising=False)
-    monkeypatch.delenv("APPROXTHEORY_DEBUG", raising=False)
+    default_limits(monkeypatch)
 
 
 @pytest.fixture
@@ -49,21 +47,6 @@ def no_allocation(monkeypatch):
 
     monkeypatch.setattr(Transformer, "__init__", boom)
     monkeypatch.setattr("approxtheory.experiment.run_experiment", boom)
-
-
-def cli_error(argv, capsys, code=2, seconds=10.0):
-    """Run the CLI in-process: exit ``code``, exactly one stderr line, no traceback, fast."""
-    t0 = time.monotonic()
-    rc = main([str(a) for a in argv])
-    took = time.monotonic() - t0
-    err = capsys.readouterr().err
-    assert rc == code, (rc, err)
-    assert err.count("\n") == 1 and err.endswith("\n"), err
-    assert "Traceback" not in err
-    prefix = "approxtheory: error: " if code == 2 else "approxtheory: internal error: "
-    assert err.startswith(prefix), err
-    assert took < seconds, took
-    return err
 
 
 @pytest.fixture

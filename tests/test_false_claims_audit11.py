@@ -21,9 +21,10 @@ error L_f/(2(N - 1)) is built).
 
 Still not caught (xfail, strict):
 
-- TO-R2 with loss_sign_front_minus_back = 0: P7's two quick seeds straddle 0, so no sign is
-  decided there (the claim and this false one are both UNDER-POWERED, not-checkable: neither
-  passes, neither is caught).
+- TO-R2 with loss_sign_front_minus_back = 0: P7's per-seed front - back straddles 0 on the eight
+  seeds of the shipped decisive grid (1500 steps: [-0.025, +0.050]), so no sign is decided (the
+  claim and this false one are both UNDER-POWERED, not-checkable: neither passes, neither is
+  caught).
 - PR-E3 with gain_low_points = 1/2: the gains are read only against 1.96 SE. They are never
   compared with the digest's 0.1 to 1.1 points.
 
@@ -33,25 +34,10 @@ keeps the catalogue's quick verdict.
 
 import pytest
 import sympy as sp
-from _helpers import PASSING, quick_verdict
 from _helpers import caught_quick as _caught
+from _helpers import claim_symbols as _sym
 from _helpers import false_claim as _with
-from _helpers import run_quick as _run
-
-from approxtheory import claim
-
-
-def _sym(cid, *names):
-    c = claim(cid)
-    return tuple(c.symbol(x) for x in names)
-
-
-def _keeps(cid, true):
-    """The true variant ``true`` of ``cid`` keeps the catalogue's quick verdict (a pass)."""
-    base = quick_verdict(cid)
-    assert base in PASSING, base
-    v = _run(cid, true)
-    assert v.verdict == base, (v.verdict, v.evidence)
+from _helpers import keeps_quick_verdict as _keeps
 
 
 # ----------------------------------------------------------------------------------- headcount
@@ -93,10 +79,10 @@ def test_to_c1_weight_factor_one_two_lost():
 
 @pytest.mark.xfail(
     strict=True,
-    reason="TO-R2's P7 is under-powered on the quick profile: the two seeds' front - back losses "
-    "straddle 0 ([-0.060, +0.013]), so no sign is decided there, 0 included (this false claim and "
-    "the true one are both not-checkable, UNDER-POWERED: neither passes); runs whose every seed "
-    "falls on one side would decide it",
+    reason="TO-R2's P7 is under-powered: the eight decisive seeds' front - back losses (1500 "
+    "steps) straddle 0 ([-0.025, +0.050]), so no sign is decided, 0 included (this false claim "
+    "and the true one are both not-checkable, UNDER-POWERED: neither passes); runs whose every "
+    "seed falls on one side would decide it",
 )
 def test_to_r2_schedule_makes_no_difference():
     # digest P7: front-loaded (b) <= uniform (a) < back-loaded (c); abstract: later layers can

@@ -16,32 +16,24 @@ that the range's ends are not compared with reported values; the false claim sta
 import pytest
 import sympy as sp
 from _helpers import false_claim as _with
+from _helpers import run_quick as _quick
+from _helpers import small_k1_grid
 
 from approxtheory import claim
 from approxtheory.catalogue import overriding
-from approxtheory.proofs_check import Context, run_check
 from approxtheory.proofs_check import infoflow as ifc
-
-
-def _quick(cid):
-    return run_check(cid, Context(profile="quick"))
 
 
 @pytest.fixture
 def small_k1(monkeypatch):
     """IF-K1's quick grid cut to T = 4 (its N fit keeps 3 points), the memos cleared before and
     after."""
-    monkeypatch.setitem(ifc.K1_AXES, "quick", {"T": [4], "N": [8, 32, 128]})
     grids = (
         ifc.rates._second_largest_grid,
         ifc.rates._second_largest_beta_sweep,
         ifc.rates._second_largest_sawtooth,
     )
-    for f in grids:
-        f.cache_clear()
-    yield
-    for f in grids:
-        f.cache_clear()
+    yield from small_k1_grid(monkeypatch, grids)
 
 
 def _k1_bound(knot_term):

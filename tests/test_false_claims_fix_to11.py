@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import sympy as sp
 from _helpers import false_claim as _with
+from _helpers import layers_row, layers_trace
 
 from approxtheory import claim
 from approxtheory.catalogue import overriding
@@ -82,24 +83,10 @@ def _rows(front_back, first_minus_later):
     rows, trace = [], []
     for s, (fb, fl) in enumerate(zip(front_back, first_minus_later)):
         for k, loss in (("uniform", 2.0), ("front", 2.0 + fb), ("back", 2.0)):
-            rows.append(
-                {
-                    "schedule": k,
-                    "seed": s,
-                    "val_loss": loss,
-                    "steps": 10,
-                    "corpus": "pydoc",
-                    "width": 32,
-                    "heads": 2,
-                    "head_dim": 16,
-                }
-            )
-        for li, base in ((1, None), (2, 0.1), (3, 0.1), (4, 0.2)):
-            for r in (1, 2, 4, 8):
-                # layer 1 sits fl above the costliest later layer (fl > 0) or below the cheapest
-                first = (0.2 + fl) if fl >= 0 else (0.1 + fl)
-                d = (first if base is None else base) / r
-                trace.append({"schedule": "uniform", "seed": s, "layer": li, "rank": r, "dloss": d})
+            rows.append(layers_row(k, s, loss))
+        # layer 1 sits fl above the costliest later layer (fl > 0) or below the cheapest
+        first = (0.2 + fl) if fl >= 0 else (0.1 + fl)
+        trace += layers_trace(s, {1: first, 2: 0.1, 3: 0.1, 4: 0.2}.__getitem__)
     return rows, trace
 
 
@@ -134,7 +121,8 @@ def test_r2_p7_rule_for_every_sign(sign, fb, want):
     assert v.verdict == want, v.evidence
     if want == "not-checkable":
         assert v.evidence.startswith("UNDER-POWERED") and "straddles 0" in v.evidence
-        assert "full profile: 3 seeds" in v.evidence and v.scope == "none"
+        assert "full profile's larger models" in v.evidence and "3 seeds" in v.evidence
+        assert v.scope == "none"
     if want == "inconsistent":
         assert "Failed: P7" in v.evidence
 

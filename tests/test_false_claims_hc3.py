@@ -15,17 +15,9 @@ must be ``refuted`` (not an error, not a survivor).
 
 import sympy as sp
 from _helpers import false_claim as _with
+from _helpers import run_quick as _quick
 
 from approxtheory import claim
-from approxtheory.catalogue import overriding
-from approxtheory.proofs_check import Context, run_check
-
-
-def _quick(cid, false=None):
-    if false is None:
-        return run_check(cid, Context(profile="quick"))
-    with overriding(false):
-        return run_check(cid, Context(profile="quick"))
 
 
 # ----------------------------------------------------------------------------------- HC-T2c

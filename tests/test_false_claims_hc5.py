@@ -25,20 +25,12 @@ import functools
 
 import sympy as sp
 from _helpers import false_claim as _with
+from _helpers import run_false as _false
+from _helpers import run_quick
 
 from approxtheory import claim
-from approxtheory.catalogue import overriding
-from approxtheory.proofs_check import Context, run_check
 
-
-@functools.cache
-def _true(cid):
-    return run_check(cid, Context(profile="quick"))
-
-
-def _false(false):
-    with overriding(false):
-        return run_check(false.id, Context(profile="quick"))
+_true = functools.cache(run_quick)
 
 
 # ------------------------------------------------------------------------------------- HC-L5

@@ -23,11 +23,11 @@ import functools
 import pytest
 import sympy as sp
 from _helpers import false_claim as _with
+from _helpers import run_false as _false
+from _helpers import run_quick
 
 from approxtheory import claim
-from approxtheory.catalogue import overriding
 from approxtheory.catalogue.mutate import claim_mutants
-from approxtheory.proofs_check import Context, run_check
 from approxtheory.proofs_check import headcount as hcc
 
 #: the quick-profile verdicts recorded before the change (the true claims keep them)
@@ -57,14 +57,7 @@ READ = {
 }
 
 
-@functools.cache
-def _true(cid):
-    return run_check(cid, Context(profile="quick"))
-
-
-def _false(false):
-    with overriding(false):
-        return run_check(false.id, Context(profile="quick"))
+_true = functools.cache(run_quick)
 
 
 def _D():

@@ -11,17 +11,14 @@ it used to measure alone.
 
 import sympy as sp
 from _helpers import false_claim as _with
+from _helpers import run_quick as _quick
 from test_mutants_regime import count_points, unvaried
 
 from approxtheory import claim
 from approxtheory.catalogue import overriding
 from approxtheory.identifiability import AttentionConfig
-from approxtheory.proofs_check import PASSING, Context, run_check
+from approxtheory.proofs_check import PASSING
 from approxtheory.proofs_check.identification import counts, remarks
-
-
-def _quick(cid):
-    return run_check(cid, Context(profile="quick"))
 
 
 # ---------------------------------------------------------------------------------- ID-P4.8

@@ -28,6 +28,7 @@ import math
 
 import sympy as sp
 from _helpers import false_claim as _with
+from _helpers import run_quick as _quick
 
 from approxtheory import claim
 from approxtheory.catalogue import identification as idc
@@ -35,13 +36,6 @@ from approxtheory.catalogue import overriding
 from approxtheory.catalogue._claim import Condition
 from approxtheory.proofs_check import PASSING, Context, run_check
 from approxtheory.proofs_check.identification import invariances, remarks
-
-
-def _quick(cid, false=None):
-    if false is None:
-        return run_check(cid, Context(profile="quick"))
-    with overriding(false):
-        return run_check(cid, Context(profile="quick"))
 
 
 # ---------------------------------------------------------------------------------- ID-L5.1d

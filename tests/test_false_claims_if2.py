@@ -11,15 +11,11 @@ must be ``refuted`` (not an error, not a survivor). IF-T1's measured grid is cut
 import pytest
 import sympy as sp
 from _helpers import false_claim as _with
+from _helpers import run_quick as _quick
 
 from approxtheory import claim
 from approxtheory.catalogue import overriding
-from approxtheory.proofs_check import Context, run_check
 from approxtheory.proofs_check import infoflow as ifc
-
-
-def _quick(cid):
-    return run_check(cid, Context(profile="quick"))
 
 
 # ------------------------------------------------------------------------------------ IF-R2

@@ -11,17 +11,15 @@ the configurations it used to measure alone, where the false claim passed.
 import pytest
 import sympy as sp
 from _helpers import false_claim as _with
+from _helpers import run_quick as _quick
+from _helpers import small_k1_grid
 
 from approxtheory import claim
 from approxtheory.catalogue import overriding
 from approxtheory.catalogue._claim import Condition
-from approxtheory.proofs_check import PASSING, Context, run_check
+from approxtheory.proofs_check import PASSING
 from approxtheory.proofs_check import infoflow as ifc
 from approxtheory.proofs_check.identification import invariances
-
-
-def _quick(cid):
-    return run_check(cid, Context(profile="quick"))
 
 
 # ------------------------------------------------------------------------------------ IF-R3
@@ -52,13 +50,8 @@ def test_if_r3_an_exponent_agreeing_when_i_or_d_is_1_is_refuted(monkeypatch):
 def small_k1(monkeypatch):
     """IF-K1's quick grid cut to T = 4 (its N fit keeps 3 points; the β sweep is whole), the
     memos cleared before and after."""
-    monkeypatch.setitem(ifc.K1_AXES, "quick", {"T": [4], "N": [8, 32, 128]})
     grids = (ifc.rates._second_largest_grid, ifc.rates._second_largest_beta_sweep)
-    for f in grids:
-        f.cache_clear()
-    yield
-    for f in grids:
-        f.cache_clear()
+    yield from small_k1_grid(monkeypatch, grids)
 
 
 def test_if_k1_a_bound_agreeing_at_beta_1e4_only_is_refuted(small_k1):

@@ -28,10 +28,11 @@ import numpy as np
 import pytest
 import sympy as sp
 from _helpers import false_claim as _with
+from _helpers import keeps_verdict, run_quick, sign_turned_or_zero_is_inconsistent
+from _helpers import run_false as _false
 
 from approxtheory import claim
-from approxtheory.catalogue import Condition, overriding
-from approxtheory.proofs_check import Context, run_check
+from approxtheory.catalogue import Condition
 
 TRUE = {
     "ID-F4": "consistent-empirical",
@@ -42,21 +43,12 @@ TRUE = {
 }
 
 
-@functools.cache
-def _true(cid):
-    return run_check(cid, Context(profile="quick"))
-
-
-def _false(false):
-    with overriding(false):
-        return run_check(false.id, Context(profile="quick"))
+_true = functools.cache(run_quick)
 
 
 @pytest.mark.parametrize("cid", sorted(TRUE))
 def test_true_claims_keep_their_verdicts(cid):
-    v = _true(cid)
-    assert v.verdict == TRUE[cid], v.evidence
-    assert not v.formula_note, v.formula_note  # each reads its claim's expressions now
+    keeps_verdict(_true(cid), TRUE[cid])
 
 
 # ------------------------------------------------------------------------------------- ID-F4
@@ -204,11 +196,7 @@ def test_direction_claims_read_their_sign(cid):
 @pytest.mark.parametrize("cid", sorted(SIGNS))
 def test_reversed_or_no_difference_is_inconsistent(cid):
     """The auditor's reversal (the sign turned) and a claim of no difference (sign 0)."""
-    e = claim(cid).expr(SIGNS[cid])
-    for false in (-e, sp.Integer(0)):
-        v = _false(_with(cid, **{SIGNS[cid]: false}))
-        assert v.verdict == "inconsistent", (false, v.evidence)
-        assert f"claim read: {SIGNS[cid]} = {sp.sstr(false)}" in v.evidence
+    sign_turned_or_zero_is_inconsistent(cid, SIGNS[cid], said="claim read: ")
 
 
 @pytest.mark.parametrize("cid", sorted(SIGNS))

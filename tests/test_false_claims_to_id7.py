@@ -22,9 +22,8 @@ import functools
 import pytest
 import sympy as sp
 from _helpers import false_claim as _with
-
-from approxtheory.catalogue import overriding
-from approxtheory.proofs_check import Context, run_check
+from _helpers import keeps_verdict, run_quick
+from _helpers import run_false as _false
 
 TRUE = {
     "ID-CLR": "consistent-empirical",
@@ -68,21 +67,13 @@ FALSE = [
 ]
 
 
-@functools.cache
-def _true(cid):
-    return run_check(cid, Context(profile="quick"))
-
-
-def _false(false):
-    with overriding(false):
-        return run_check(false.id, Context(profile="quick"))
+_true = functools.cache(run_quick)
 
 
 @pytest.mark.parametrize("cid", sorted(TRUE))
 def test_true_claims_keep_their_verdicts_and_print_what_they_read(cid):
     v = _true(cid)
-    assert v.verdict == TRUE[cid], v.evidence
-    assert not v.formula_note, v.formula_note  # each reads its claim's expressions now
+    keeps_verdict(v, TRUE[cid])
     assert "the claim read:" in v.evidence, v.evidence
     for said in READ[cid]:
         assert said in v.evidence, (said, v.evidence)

@@ -8,19 +8,11 @@ import dataclasses
 import pytest
 import sympy as sp
 from _helpers import false_claim
+from _helpers import run_quick as _verdict
 
 from approxtheory import claim
-from approxtheory.catalogue import overriding
-from approxtheory.proofs_check import Context, run_check
 
 PASSING = ("verified-symbolic", "verified-numeric", "consistent-empirical")
-
-
-def _verdict(cid, override=None):
-    if override is None:
-        return run_check(cid, Context(profile="quick"))
-    with overriding(override):
-        return run_check(cid, Context(profile="quick"))
 
 
 def test_to_x1_true_claim_passes():

@@ -16,19 +16,10 @@ import functools
 import pytest
 import sympy as sp
 from _helpers import false_claim as _with
+from _helpers import run_false as _false
+from _helpers import run_quick
 
-from approxtheory.catalogue import overriding
-from approxtheory.proofs_check import Context, run_check
-
-
-@functools.cache
-def _true(cid):
-    return run_check(cid, Context(profile="quick"))
-
-
-def _false(false):
-    with overriding(false):
-        return run_check(false.id, Context(profile="quick"))
+_true = functools.cache(run_quick)
 
 
 # ------------------------------------------------------------------------- signed directions

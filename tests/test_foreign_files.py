@@ -17,8 +17,10 @@ import struct
 import time
 from pathlib import Path
 
+import _helpers
 import pytest
 import torch
+from _helpers import default_limits
 
 from approxtheory import resources
 from approxtheory.cli import main
@@ -32,10 +34,7 @@ needs_posix = pytest.mark.skipif(os.name != "posix", reason="FIFOs, symlinks, /d
 @pytest.fixture(autouse=True)
 def _default_limits(monkeypatch):
     """The default limits on a 24 GiB machine whatever this one has (as test_cli_errors.py)."""
-    monkeypatch.setattr(resources, "machine_memory", lambda: 24 << 30)
-    monkeypatch.delenv(resources.ENV_BYTES, raising=False)
-    monkeypatch.delenv(resources.ENV_SECONDS, raising=False)
-    monkeypatch.delenv("APPROXTHEORY_DEBUG", raising=False)
+    default_limits(monkeypatch)
 
 
 @pytest.fixture
@@ -56,15 +55,7 @@ def no_build(monkeypatch):
 
 def cli_error(argv, capsys, seconds=20.0):
     """Run the CLI in-process: exit 2, exactly one stderr line, no traceback, fast."""
-    t0 = time.monotonic()
-    rc = main([str(a) for a in argv])
-    took = time.monotonic() - t0
-    err = capsys.readouterr().err
-    assert rc == 2, (rc, err)
-    assert err.count("\n") == 1 and err.endswith("\n"), err
-    assert err.startswith("approxtheory: error: ") and "Traceback" not in err, err
-    assert took < seconds, took
-    return err
+    return _helpers.cli_error(argv, capsys, seconds=seconds)
 
 
 # ------------------------------------------------------------------------------- the files

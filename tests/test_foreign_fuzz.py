@@ -46,6 +46,12 @@ HOSTILE = st.one_of(
 LITERALS = st.sampled_from(["NaN", "Infinity", "-Infinity", "1e400", "[" * 300, '"\\ud800"'])
 
 
+def _truncated(draw, data):
+    """``data`` whole, or cut at a drawn length."""
+    cut = draw(st.one_of(st.none(), st.integers(0, len(data))))
+    return data if cut is None else data[:cut]
+
+
 def _keys(base: dict) -> list[str]:
     return sorted(set(base) | {"n_inner", "n_positions", "head_dim", "attention_bias", "bogus"})
 
@@ -73,8 +79,7 @@ def mutated_config(draw):
         text = text.replace('"@@LITERAL@@"', literal + ("]" * 300 if literal[0] == "[" else ""))
     if draw(st.booleans()):
         text = "\ufeff" + text
-    cut = draw(st.one_of(st.none(), st.integers(0, len(text))))
-    return text if cut is None else text[:cut]
+    return _truncated(draw, text)
 
 
 @settings(max_examples=60, **FAST)
@@ -159,8 +164,7 @@ def mutated_safetensors(draw) -> bytes:
     h = json.dumps(header).encode()
     length = draw(st.one_of(st.just(len(h)), st.integers(0, 2**64 - 1), st.integers(0, 200)))
     data = struct.pack("<Q", length) + h + good[8 + n :]
-    cut = draw(st.one_of(st.none(), st.integers(0, len(data))))
-    return data if cut is None else data[:cut]
+    return _truncated(draw, data)
 
 
 @settings(max_examples=80, **FAST)

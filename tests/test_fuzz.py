@@ -1635,10 +1635,18 @@ def test_api_sup_error_fuzz_long(fuzz_env, name, budget, seed):
 
 
 # ================================================================== open bugs found by the fuzz
-@pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: sup_error's up-front estimate "
+def _open_finding(reason, strict=True):
+    """The marks of an open bug the fuzz found: slow, and an expected failure (``strict``: it
+    must fail) for ``reason``."""
+
+    def mark(test):
+        return pytest.mark.slow(pytest.mark.xfail(strict=strict, reason=reason)(test))
+
+    return mark
+
+
+@_open_finding(
+    "open: sup_error's up-front estimate "
     "(resources.sup_error_bytes) counts the budget's random draws only; with a "
     "small --budget and a long sequence the search runs for about a minute before "
     "a later stage (structured inputs, families, discrete search) is refused",
@@ -1647,10 +1655,8 @@ def test_open_late_refusal_small_budget(fuzz_env):
     check_cli(["construct", "softmax_retrieval", "--T", "100000", "--budget", "1"], fuzz_env)
 
 
-@pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: compare() hangs in sympy's solve (simplify -> "
+@_open_finding(
+    "open: compare() hangs in sympy's solve (simplify -> "
     "logcombine turns c*log(T) with c = 10^9 into an exact power T**(10^9))",
 )
 def test_open_compare_hang(fuzz_env):
@@ -1667,22 +1673,19 @@ def test_open_compare_hang(fuzz_env):
     )
 
 
-@pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: asymptotic_exponent() hangs in sympy's limit "
+@_open_finding(
+    "open: asymptotic_exponent() hangs in sympy's limit "
     "(x*d(log e)/dx of 2*T*ceiling(1/epsilon) as epsilon -> oo)",
 )
 def test_open_limit_hang(fuzz_env):
     api_call(_claim_method, "HC-L9", "asymptotic_exponent", "epsilon", "width_bound")
 
 
-@pytest.mark.slow
-@pytest.mark.xfail(
-    strict=False,
-    reason="open: exponent() runs sympy's simplify on "
+@_open_finding(
+    "open: exponent() runs sympy's simplify on "
     "x*d(log e)/dx; for HC-L3's x_tilde (exponentials) that takes ~30 s on a "
     "loaded machine before NotAPowerLawError (passes on an idle one)",
+    strict=False,
 )
 def test_open_slow_exponent(fuzz_env):
     api_call(_claim_method, "HC-L3", "exponent", "Z", "x_tilde")

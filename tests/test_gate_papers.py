@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from _helpers import saturation_rows
+from _helpers import depth_rows, layers_row, layers_trace, saturation_rows
 
 from approxtheory.proofs_check import Context, run_check
 from approxtheory.proofs_check import _rows as rows_reader
@@ -285,36 +285,8 @@ def test_if_e1_the_papers_pattern_passes_a_planted_one_fails_untrained_is_undeci
 
 # ============================================================================ IF-E3
 def _depth(two_level=1e-3, one=(-2.0, -0.5), Ts=(4, 16)):
-    rows = []
-    for task in ("kth", "pmax"):
-        for L, slopes in ((1, one), (2, (-2.0, -2.0))):
-            for T, sl in zip(Ts, slopes):
-                lvl = two_level[T] if isinstance(two_level, dict) else two_level
-                c = (lvl if L == 2 else 0.3) / 100.0**sl
-                for p in (100, 200, 400):
-                    rows.append(
-                        {
-                            "task": task,
-                            "layers": L,
-                            "T": T,
-                            "hidden": p,
-                            "E": 8,
-                            "params": p + L,
-                            "val_nmse": c * (p + L) ** sl,
-                            "seed": 0,
-                            "steps": 9,
-                        }
-                    )
-    return {f"infoflow_{t}_depth": [r for r in rows if r["task"] == t] for t in ("kth", "pmax")}
-
-
-@pytest.fixture
-def fewer_boots(monkeypatch):
-    import functools
-
-    from approxtheory import measure
-
-    monkeypatch.setattr(measure, "fit_rate", functools.partial(measure.fit_rate, n_boot=300))
+    rows = depth_rows(one, two_level=two_level, Ts=Ts, hidden=True)
+    return {f"infoflow_{t}_depth": rows[t] for t in ("kth", "pmax")}
 
 
 def test_if_e3_the_digests_prediction_passes_planted_fails_gate_at_every_t(
@@ -449,28 +421,13 @@ def _layers(front, back, uniform=2.0, tail=None, vocab=103):
     rows, trace = [], []
     for s in (0, 1):
         for k, loss in (("uniform", uniform), ("front", front), ("back", back)):
-            r = {
-                "schedule": k,
-                "seed": s,
-                "T": 32,
-                "val_loss": loss,
-                "steps": 10,
-                "corpus": "pydoc",
-                "width": 32,
-                "heads": 2,
-                "head_dim": 16,
-            }
+            r = layers_row(k, s, loss, T=32)
             if vocab is not None:
                 r["vocab"] = vocab
             if tail is not None:
                 r.update(loss_q3=tail[0], loss_q4=tail[1])
             rows.append(r)
-        for li in (1, 2, 3, 4):
-            for rk in (1, 2, 4, 8):
-                d = (1.0 if li == 1 else 0.1) / rk
-                trace.append(
-                    {"schedule": "uniform", "seed": s, "layer": li, "rank": rk, "dloss": d}
-                )
+        trace += layers_trace(s, lambda li: 1.0 if li == 1 else 0.1)
     return rows, trace
 
 

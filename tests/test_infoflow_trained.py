@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _helpers import depth_rows
 
 from approxtheory.proofs_check import CHECKS, Context
 from approxtheory.proofs_check import _rows as rows_reader
@@ -322,36 +323,7 @@ def test_bad_cell_configs_are_typed_errors(cfg):
 # ----------------------------------------------------- IF-E3: one layer vs two
 def _depth_rows(one_layer_slopes, two_layer_slopes=(-2.0, -2.0), two_level=1e-3):
     """Exact power laws NMSE = c p^slope per (task, layers, T): one-layer slopes at T = 4, 16."""
-    rows = []
-    for task in ("kth", "pmax"):
-        for L, slopes in ((1, one_layer_slopes), (2, two_layer_slopes)):
-            for T, sl in zip((4, 16), slopes):
-                c = (two_level if L == 2 else 0.3) / 100.0**sl
-                for p in (100, 200, 400):
-                    rows.append(
-                        {
-                            "task": task,
-                            "layers": L,
-                            "T": T,
-                            "E": 8,
-                            "params": p + L,
-                            "val_nmse": c * (p + L) ** sl,
-                            "seed": 0,
-                            "steps": 9,
-                        }
-                    )
-    return {t: [r for r in rows if r["task"] == t] for t in ("kth", "pmax")}
-
-
-@pytest.fixture
-def fewer_boots(monkeypatch):
-    """fit_rate with 300 bootstrap draws instead of 2000 (the criteria's intervals on exact power
-    laws are points either way; the noisy cases stay far from their thresholds)."""
-    import functools
-
-    from approxtheory import measure
-
-    monkeypatch.setattr(measure, "fit_rate", functools.partial(measure.fit_rate, n_boot=300))
+    return depth_rows(one_layer_slopes, two_layer_slopes, two_level)
 
 
 def test_e3_criterion_both_outcomes_and_the_mutant_flips(fewer_boots):

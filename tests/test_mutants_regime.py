@@ -17,6 +17,7 @@ Each test writes its false claim by hand, swaps it in with
 import pytest
 import sympy as sp
 from _helpers import false_claim as _with
+from _helpers import run_quick
 
 from approxtheory import claim
 from approxtheory.catalogue import overriding
@@ -41,15 +42,14 @@ def test_hc_t2a_regime_mutants_of_the_built_condition_are_required():
 def test_hc_t2a_is_refuted_when_its_regime_admits_fewer_heads_than_features():
     c = claim("HC-T2a")
     h, D = c.symbol("h"), c.symbol("D")
-    v = run_check("HC-T2a", Context(profile="quick"))
+    v = run_quick("HC-T2a")
     assert v.verdict == "verified-numeric", v.evidence
     below = v.measured["below_D"]
     assert below and all(r["h"] < r["D"] for r in below)
     assert "other side" in v.evidence
     wide = Condition(sp.Ge(h, D - 1), "h >= D - 1")
     for regime in ((wide, *c.regime[1:]), c.regime[1:]):  # widened; h >= D dropped
-        with overriding(_with("HC-T2a", regime=regime)):
-            w = run_check("HC-T2a", Context(profile="quick"))
+        w = run_quick("HC-T2a", _with("HC-T2a", regime=regime))
         assert w.verdict == "refuted", w.evidence
         assert "the claim's regime admits h = 1 < D = 2" in w.evidence
         assert w.witness["h"] < w.witness["D"]
@@ -111,8 +111,8 @@ def _old_and_new(monkeypatch, cid, keep, false_claim):
     with overriding(false_claim):
         with monkeypatch.context() as mp:
             mp.setitem(counts.CONFIGS, cid, [x for x in counts.CONFIGS[cid] if keep(x)])
-            old = run_check(cid, Context(profile="quick"))
-        new = run_check(cid, Context(profile="quick"))
+            old = run_quick(cid)
+        new = run_quick(cid)
     return old.verdict, new
 
 
@@ -126,7 +126,7 @@ def test_id_t45_a_wrong_e_dependence_agreeing_at_e8_is_refuted(monkeypatch):
     old, new = _old_and_new(monkeypatch, "ID-T4.5", lambda x: x.E == 8, false)
     assert old in PASSING  # what the single-E check let through
     assert new.verdict == "refuted", new.evidence
-    assert run_check("ID-T4.5", Context(profile="quick")).verdict == "verified-numeric"
+    assert run_quick("ID-T4.5").verdict == "verified-numeric"
 
 
 def test_id_rg_a_wrong_h_dependence_agreeing_at_h4_is_refuted(monkeypatch):
@@ -136,7 +136,7 @@ def test_id_rg_a_wrong_h_dependence_agreeing_at_h4_is_refuted(monkeypatch):
     old, new = _old_and_new(monkeypatch, "ID-RG", lambda x: x.H == 4 and x.E == 8, false)
     assert old in PASSING
     assert new.verdict == "refuted", new.evidence
-    assert run_check("ID-RG", Context(profile="quick")).verdict == "verified-numeric"
+    assert run_quick("ID-RG").verdict == "verified-numeric"
 
 
 def test_id_x481_a_constant_half_agreeing_on_fat_heads_is_refuted(monkeypatch):
@@ -149,7 +149,7 @@ def test_id_x481_a_constant_half_agreeing_on_fat_heads_is_refuted(monkeypatch):
     old, new = _old_and_new(monkeypatch, "ID-X4.8.1", lambda x: x.fat, false)
     assert old in PASSING
     assert new.verdict == "refuted", new.evidence
-    assert run_check("ID-X4.8.1", Context(profile="quick")).verdict == "verified-numeric"
+    assert run_quick("ID-X4.8.1").verdict == "verified-numeric"
 
 
 # ------------------------------------------------------------------------------------ IF-R1
@@ -172,7 +172,7 @@ def test_if_r1_a_t_blind_err_mpr_is_refuted(profile):
 
 # ------------------------------------------------------------------------------------- HC-P2
 def test_hc_p2_names_the_statement_it_verified():
-    v = run_check("HC-P2", Context(profile="quick"))
+    v = run_quick("HC-P2")
     assert v.verdict in PASSING
     assert v.evidence.startswith("Statement checked: P2 at the corrected gate -2 (HC-K1c)")
     assert "corrected gate -2" in v.scope
@@ -185,7 +185,7 @@ def test_hc_l9_compares_the_built_widths_with_width1_width2_and_width_bound():
     c = claim("HC-L9")
     T, eps = c.symbol("T"), c.symbol("epsilon")
     ng = sp.ceiling(1 / eps)
-    v = run_check("HC-L9", Context(profile="quick"))
+    v = run_quick("HC-L9")
     assert v.verdict == "verified-numeric", v.evidence
     assert "the built hidden widths equal width1 = T*ceiling(1/epsilon)" in v.evidence
     assert all([r["width1"], r["width2"]] == [r["T"] * r["n_g"], 2 * r["n_g"]] for r in v.rows)
@@ -194,8 +194,7 @@ def test_hc_l9_compares_the_built_widths_with_width1_width2_and_width_bound():
         _with("HC-L9", width2=3 * ng),  # the construction no longer derives n_g from it
         _with("HC-L9", width_bound=T * ng),  # below the built widths' sum
     ):
-        with overriding(false):
-            w = run_check("HC-L9", Context(profile="quick"))
+        w = run_quick("HC-L9", false)
         assert w.verdict == "refuted", w.evidence
         assert "built widths" in w.evidence
 
@@ -219,12 +218,11 @@ def test_hc_l9_construction_takes_n_g_from_epsilon_not_from_width2():
     ],
 )
 def test_id_qk_counts_are_measured_on_the_qk_block_alone(cid, name, false):
-    v = run_check(cid, Context(profile="quick"))
+    v = run_quick(cid)
     assert v.verdict == "verified-numeric", v.evidence
     assert "QK block's own unidentified dimension" in v.evidence
     assert all(r["U_qk_claimed"] == r["U_qk_measured"] for r in v.rows)
-    with overriding(_with(cid, **{name: false(claim(cid))})):
-        w = run_check(cid, Context(profile="quick"))
+    w = run_quick(cid, _with(cid, **{name: false(claim(cid))}))
     assert w.verdict == "refuted", w.evidence
     # the layer's U, P and ratio are unchanged: the QK block's count alone refutes it
     assert all(r["layer_agrees"] for r in w.rows)
@@ -233,12 +231,11 @@ def test_id_qk_counts_are_measured_on_the_qk_block_alone(cid, name, false):
 def test_id_l41_regime_is_tested_on_its_other_side():
     c = claim("ID-L4.1")
     D, E = c.symbol("D"), c.symbol("E")
-    v = run_check("ID-L4.1", Context(profile="quick"))
+    v = run_quick("ID-L4.1")
     assert v.verdict == "verified-numeric", v.evidence
     assert "outside it (reported, not tested) (D,E)=(3,2): U 8 measured vs 9" in v.evidence
     # the audit's widened regime D <= E + 1 admits (3, 2) and (4, 3), where U < D²
-    with overriding(_with("ID-L4.1", regime=[Condition(sp.Le(D, E + 1), "D <= E + 1")])):
-        w = run_check("ID-L4.1", Context(profile="quick"))
+    w = run_quick("ID-L4.1", _with("ID-L4.1", regime=[Condition(sp.Le(D, E + 1), "D <= E + 1")]))
     assert w.verdict == "refuted", w.evidence
     assert "the claim's regime admits (D,E)=(3,2)" in w.evidence
     # the generated regime mutants of D <= E are required now, and flip
@@ -246,13 +243,13 @@ def test_id_l41_regime_is_tested_on_its_other_side():
     assert ms["regime:drop0"].required and ms["regime:widen0"].required
     for name in ("regime:drop0", "regime:widen0"):
         with overriding(ms[name].claim):
-            assert run_check("ID-L4.1", Context(profile="quick")).verdict == "refuted", name
+            assert run_quick("ID-L4.1").verdict == "refuted", name
 
 
 def test_pr_n1_n_model_is_checked_with_biases_and_as_a_composition():
     c = claim("PR-N1")
     Ib, L, d = c.symbol("I_bias"), c.symbol("L"), c.symbol("d")
-    v = run_check("PR-N1", Context(profile="quick"))
+    v = run_quick("PR-N1")
     assert v.verdict == "verified-symbolic", v.evidence
     assert "with biases on Q, K, V, O (I_bias = 1" in v.evidence
     assert "N_model = V·d + L·N_layer + d and N_layer = N_attn + N_mlp + N_norm" in v.evidence
@@ -263,8 +260,7 @@ def test_pr_n1_n_model_is_checked_with_biases_and_as_a_composition():
         # and the biased models have 4d bias entries per layer, not 3d
         _with("PR-N1", N_model=n_model - Ib * L * d, N_layer=n_layer - Ib * d),
     ):
-        with overriding(false):
-            w = run_check("PR-N1", Context(profile="quick"))
+        w = run_quick("PR-N1", false)
         assert w.verdict == "refuted", w.evidence
         assert "with biases: " in w.evidence
 
@@ -273,14 +269,12 @@ def test_if_t2_and_hc_l4_evidence_prints_the_formula_read():
     c = claim("HC-L4")
     p, n = c.symbol("p"), c.symbol("n")
     true_text = f"({sp.sstr(c.expressions['lipschitz'])} ||Δv||)"  # sqrt(n)*p
-    assert true_text in run_check("HC-L4", Context(profile="quick")).evidence
-    with overriding(_with("HC-L4", lipschitz=sp.sqrt(p * n))):
-        w = run_check("HC-L4", Context(profile="quick"))
+    assert true_text in run_quick("HC-L4").evidence
+    w = run_quick("HC-L4", _with("HC-L4", lipschitz=sp.sqrt(p * n)))
     assert w.verdict == "refuted"
     assert sp.sstr(sp.sqrt(p * n)) in w.evidence and "p sqrt(n)" not in w.evidence
     b = claim("IF-T2").symbol("beta")
-    with overriding(_with("IF-T2", err_attn=1 / b)):
-        w = run_check("IF-T2", Context(profile="quick"))
+    w = run_quick("IF-T2", _with("IF-T2", err_attn=1 / b))
     assert w.verdict == "refuted"
     assert "err_attn = 1/beta in" in w.evidence and "ln(βT))/β in" not in w.evidence
 
@@ -306,39 +300,36 @@ def test_if_t2_reads_err_split_for_every_delta():
 def test_id_eq410_reads_the_whole_width_e0():
     c = claim("ID-EQ4.10")
     E, H = c.symbol("E"), c.symbol("H")
-    assert run_check("ID-EQ4.10", Context(profile="quick")).verdict == "verified-symbolic"
+    assert run_quick("ID-EQ4.10").verdict == "verified-symbolic"
     for false in (
         sp.floor(E * sp.sqrt(2 - 1 / H)),  # rounds down: the width then matches too few
         sp.ceiling(E * sp.sqrt(2)),  # H-blind: right only as H grows
     ):
-        with overriding(_with("ID-EQ4.10", E0=false)):
-            assert run_check("ID-EQ4.10", Context(profile="quick")).verdict == "refuted"
+        assert run_quick("ID-EQ4.10", _with("ID-EQ4.10", E0=false)).verdict == "refuted"
 
 
 # ----------------------------------------------------------------------------------- ID-T4.5
 def test_id_t45_measures_the_general_ratio_at_value_widths_apart_from_the_head_width():
     c = claim("ID-T4.5")
     C, D, E = c.symbol("C"), c.symbol("D"), c.symbol("E")
-    v = run_check("ID-T4.5", Context(profile="quick"))
+    v = run_quick("ID-T4.5")
     assert v.verdict == "verified-numeric", v.evidence
     assert "ratio_general" in v.evidence
     # both agree with the true ratio at C = D = E/H: only C != D tells them apart
     for false in ((C + D) / (4 * E), D / (2 * E)):
         assert sp.simplify((false - c.expressions["ratio_general"]).subs(C, D)) == 0
-        with overriding(_with("ID-T4.5", ratio_general=false)):
-            assert run_check("ID-T4.5", Context(profile="quick")).verdict == "refuted"
+        assert run_quick("ID-T4.5", _with("ID-T4.5", ratio_general=false)).verdict == "refuted"
 
 
 # --------------------------------------------------------------------------------- ID-B4.7.2
 def test_id_b472_measures_the_value_biases_own_unidentified_count():
     c = claim("ID-B4.7.2")
     C, H = c.symbol("C"), c.symbol("H")
-    v = run_check("ID-B4.7.2", Context(profile="quick"))
+    v = run_quick("ID-B4.7.2")
     assert v.verdict == "verified-numeric", v.evidence
     assert "the value and output biases alone leave U_value_bias" in v.evidence
     for false in (C, C * H - 1):  # one head's worth; one entry short
-        with overriding(_with("ID-B4.7.2", U_value_bias=false)):
-            assert run_check("ID-B4.7.2", Context(profile="quick")).verdict == "refuted"
+        assert run_quick("ID-B4.7.2", _with("ID-B4.7.2", U_value_bias=false)).verdict == "refuted"
 
 
 # ------------------------------------------------------------------------------------ TO-X2
@@ -346,12 +337,11 @@ def test_to_x2_reads_the_unit_readout_floor():
     c = claim("TO-X2")
     L = c.symbol("L")
     e = c.expressions["floor_unit_readout"]
-    v = run_check("TO-X2", Context(profile="quick"))
+    v = run_quick("TO-X2")
     assert v.verdict == "verified-numeric", v.evidence
     assert "floor_unit_readout" in v.evidence
     for false in (e * (L - 1) / L, e / 2):  # the L/(L-1) dropped; a floor below the optimum
-        with overriding(_with("TO-X2", floor_unit_readout=false)):
-            w = run_check("TO-X2", Context(profile="quick"))
+        w = run_quick("TO-X2", _with("TO-X2", floor_unit_readout=false))
         assert w.verdict == "refuted" and w.witness["family"] == "extremal"
 
 
@@ -360,32 +350,29 @@ def test_to_t1_reads_the_optimal_head_width():
     c = claim("TO-T1")
     M = c.symbol("M")
     ds = c.expressions["d_star"]
-    v = run_check("TO-T1", Context(profile="quick"))
+    v = run_quick("TO-T1")
     assert v.verdict == "verified-symbolic" and "is the head width D/H* there" in v.evidence
     for false in (2 * ds, ds * M):
-        with overriding(_with("TO-T1", d_star=false)):
-            assert run_check("TO-T1", Context(profile="quick")).verdict == "refuted"
+        assert run_quick("TO-T1", _with("TO-T1", d_star=false)).verdict == "refuted"
 
 
 # ----------------------------------------------------------------------------------- HC-K1c
 def test_hc_k1c_reads_its_two_terms():
     c = claim("HC-K1c")
     T, b = c.symbol("T"), c.symbol("beta")
-    assert run_check("HC-K1c", Context(profile="quick")).verdict == "verified-numeric"
+    assert run_quick("HC-K1c").verdict == "verified-numeric"
     for kw in (
         {"out_of_set": 2 * c.expressions["out_of_set"]},
         {"in_set": (T - 1) * sp.exp(-1) / b},
     ):
-        with overriding(_with("HC-K1c", **kw)):
-            assert run_check("HC-K1c", Context(profile="quick")).verdict == "refuted"
+        assert run_quick("HC-K1c", _with("HC-K1c", **kw)).verdict == "refuted"
 
 
 # ------------------------------------------------------------------------------------ HC-L4
 def test_hc_l4_derives_width_lower_by_division():
     c = claim("HC-L4")
     A, B, cm, n = (c.symbol(x) for x in ("A", "B", "c_m", "n"))
-    v = run_check("HC-L4", Context(profile="quick"))
+    v = run_quick("HC-L4")
     assert v.verdict == "verified-numeric" and "equal to the claim's width_lower" in v.evidence
     for false in (B * cm / A, 2 * B * cm / (A * sp.sqrt(n))):
-        with overriding(_with("HC-L4", width_lower=false)):
-            assert run_check("HC-L4", Context(profile="quick")).verdict == "refuted"
+        assert run_quick("HC-L4", _with("HC-L4", width_lower=false)).verdict == "refuted"

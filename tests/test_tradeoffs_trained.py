@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from _helpers import layers_row, layers_trace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -86,22 +87,8 @@ def _layer_rows(front, back, first_cost, later_cost):
     rows, trace = [], []
     for s in (0, 1):
         for k, loss in (("uniform", 2.0), ("front", front), ("back", back)):
-            rows.append(
-                {
-                    "schedule": k,
-                    "seed": s,
-                    "val_loss": loss,
-                    "steps": 10,
-                    "corpus": "pydoc",
-                    "width": 32,
-                    "heads": 2,
-                    "head_dim": 16,
-                }
-            )
-        for li in (1, 2, 3, 4):
-            for r in (1, 2, 4, 8):
-                d = (first_cost if li == 1 else later_cost) / r
-                trace.append({"schedule": "uniform", "seed": s, "layer": li, "rank": r, "dloss": d})
+            rows.append(layers_row(k, s, loss))
+        trace += layers_trace(s, lambda li: first_cost if li == 1 else later_cost)
     return rows, trace
 
 
