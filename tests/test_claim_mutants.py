@@ -3,6 +3,7 @@
 rules in approxtheory/catalogue/mutate.py, not computed by the code under test."""
 
 import json
+import os
 
 import pytest
 import sympy as sp
@@ -292,3 +293,29 @@ def test_a_record_without_slack_says_why(tmp_path, replace_check):
     rec, report = _run(tmp_path, "ID-T4.5")
     assert rec["slack"] is None and "no room to measure" in rec["slack_note"]
     assert "no slack: an exact ratio" in report
+
+
+def test_claim_mutants_are_the_same_under_any_string_hash():
+    """The mutants' names and texts do not follow PYTHONHASHSEED (a set's iteration order):
+    HC-P11's rate mutant named beta_fit or delta_fit by the hash before."""
+    import subprocess
+    import sys
+
+    code = (
+        "from approxtheory.catalogue import _REGISTRY, claim\n"
+        "from approxtheory.catalogue.mutate import claim_mutants\n"
+        "for cid in ('HC-P11', 'HC-X1', 'IF-T2', 'TO-T1'):\n"
+        "    for m in claim_mutants(claim(cid)):\n"
+        "        print(cid, m.name, m.what)\n"
+    )
+    outs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in (0, 1, 2, 3)
+    }
+    assert len(outs) == 1 and "HC-P11" in next(iter(outs))

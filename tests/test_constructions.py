@@ -697,3 +697,18 @@ def test_construction_repr_is_one_short_line(name):
     assert "\n" not in r and len(r) <= 240, r
     assert r.startswith(f"Construction({name!r}, claim={c.claim!r}")
     assert f"params={c.params}" in r and c.bound_kind in r
+
+
+def test_a_certified_reason_is_the_same_on_every_run():
+    """How a bracket was found is said by the work done, never by wall seconds: a row that
+    carries it (IF-K3's bracket_note) is the same bytes on every run."""
+    import re
+
+    from approxtheory.constructions import build
+
+    c = build("if_induction", T=4)
+    first, again = c.certify(), c.certify()
+    assert first["sup_error_upper_reason"] == again["sup_error_upper_reason"]
+    assert "256 inputs" in first["sup_error_upper_reason"]
+    assert not re.search(r"\d s\b", first["sup_error_upper_reason"])
+    assert first["bracket"]["seconds"] >= 0  # the time is kept, beside the text

@@ -237,6 +237,32 @@ def compare(
         quantity = values.pop("quantity", "exponent")
     ca = a if isinstance(a, Claim) else claim(a)
     cb = b if isinstance(b, Claim) else claim(b)
+    variable = _check_compare(ca, cb, variable, quantity, values)
+    ea, eb = _quantity(ca, quantity), _quantity(cb, quantity)
+
+    def subs_for(c: Claim, e):
+        vals = {k: v for k, v in values.items() if _has(c, k)}
+        return substitute(e, c._subs(vals), what=f"{c.id}: {quantity}")
+
+    ea, eb = subs_for(ca, ea), subs_for(cb, eb)
+    xs = {s for s in (ea.free_symbols | eb.free_symbols) if s.name == variable}
+    if not xs:
+        raise ApproxTheoryError(
+            f"neither {ca.id} nor {cb.id} depends on {variable!r} after substitution"
+        )
+    others = {s.name for s in (ea.free_symbols | eb.free_symbols)} - {variable}
+    if others:
+        raise MissingSymbolError(f"compare needs values for {', '.join(sorted(others))}")
+    x = sp.Symbol(variable, positive=True)
+    ea = ea.subs({s: x for s in xs})
+    eb = eb.subs({s: x for s in xs})
+    crossings, regions = _regions(ea - eb, x, f"compare {ca.id} with {cb.id} in {variable}")
+    return Comparison(ca.id, cb.id, variable, quantity, ea, eb, crossings, regions)
+
+
+def _check_compare(ca: Claim, cb: Claim, variable, quantity, values: dict) -> str:
+    """:func:`compare`'s arguments checked against the two claims' symbols; the variable's
+    symbol name (an alias resolved)."""
     both = ", ".join(sorted(set(ca.symbols) | set(cb.symbols))) or "none"
     if not isinstance(variable, str):
         raise UnknownSymbolError(
@@ -264,27 +290,14 @@ def compare(
             f"compare: {variable} is the variable and cannot also be given a "
             f"value; allowed: values for the other symbols"
         )
-    ea, eb = _quantity(ca, quantity), _quantity(cb, quantity)
+    return variable
 
-    def subs_for(c: Claim, e):
-        vals = {k: v for k, v in values.items() if _has(c, k)}
-        return substitute(e, c._subs(vals), what=f"{c.id}: {quantity}")
 
-    ea, eb = subs_for(ca, ea), subs_for(cb, eb)
-    xs = {s for s in (ea.free_symbols | eb.free_symbols) if s.name == variable}
-    if not xs:
-        raise ApproxTheoryError(
-            f"neither {ca.id} nor {cb.id} depends on {variable!r} after substitution"
-        )
-    others = {s.name for s in (ea.free_symbols | eb.free_symbols)} - {variable}
-    if others:
-        raise MissingSymbolError(f"compare needs values for {', '.join(sorted(others))}")
-    x = sp.Symbol(variable, positive=True)
-    ea = ea.subs({s: x for s in xs})
-    eb = eb.subs({s: x for s in xs})
-    what = f"compare {ca.id} with {cb.id} in {variable}"
+def _regions(diff, x: sp.Symbol, what: str) -> tuple[tuple, tuple]:
+    """The positive real roots of ``diff`` in ``x`` and, between consecutive ones (from 0 to
+    infinity), which side is larger: ``(lo, hi, "a" | "b" | "equal")``."""
     try:
-        sols = _solve(ea - eb, x, what=what, simplify=True)
+        sols = _solve(diff, x, what=what, simplify=True)
     except SolveError:
         sols = []
     crossings = tuple(sorted(s for s in sols if s.is_real and s.is_positive))
@@ -292,15 +305,15 @@ def compare(
     regions = []
     for lo, hi in zip(pts[:-1], pts[1:]):
         mid = (lo + hi) / 2 if hi != sp.oo else (lo + 1) * 2
-        v = sp.N(substitute(ea - eb, {x: mid}, what=f"{what} at {variable}={sp.sstr(mid)}"))
+        v = sp.N(substitute(diff, {x: mid}, what=f"{what} at {x.name}={sp.sstr(mid)}"))
         if not v.is_real:
             raise ApproxTheoryError(
                 f"{what}: the difference is not a real number at "
-                f"{variable}={sp.sstr(mid)} ({sp.sstr(v)})"
+                f"{x.name}={sp.sstr(mid)} ({sp.sstr(v)})"
             )
         w = "equal" if v == 0 else ("a" if _truth(v > 0) else "b")
         regions.append((lo, hi, w))
-    return Comparison(ca.id, cb.id, variable, quantity, ea, eb, crossings, tuple(regions))
+    return crossings, tuple(regions)
 
 
 def _has(c: Claim, name: str) -> bool:

@@ -245,9 +245,11 @@ def unspecified_constant(c: Claim, expr) -> str | None:
 def _free_exponent(c: Claim, expr, x) -> str | None:
     """The fitted or unspecified symbol (:data:`_UNSPECIFIED`) in the exponent of ``x`` in
     ``expr``, if any."""
-    for p in expr.atoms(sp.Pow):
+    # sorted: a set's order follows the string hash (PYTHONHASHSEED), and the mutant's text
+    # must be the same on every run
+    for p in sorted(expr.atoms(sp.Pow), key=sp.srepr):
         if p.base == x:
-            for s in p.exp.free_symbols:
+            for s in sorted(p.exp.free_symbols, key=lambda s: s.name):
                 if s.name in c.symbols and _UNSPECIFIED.search(c.symbols[s.name][1] or ""):
                     return s.name
     return None
@@ -339,82 +341,100 @@ def claim_mutants(c: Claim, slack: float | None = None, seed: int = 0) -> list[C
     primary = c.primary_name
     if primary is None:
         return out
-    rate_name: str = c.rate[0] if c.rate and c.rate[0] in base else primary
 
     def copy(exprs: dict, **kw) -> Claim:
         return replace(c, expressions=TracingMapping(exprs), **kw)
 
-    # rate: both directions on the rate expression
-    rexpr = base.get(rate_name)
-    x = rate_symbol(c, rexpr) if rexpr is not None else None
-    if x is not None:
-        # an exponent that is itself a fitted or unspecified symbol absorbs any shift
-        fitted = _free_exponent(c, rexpr, x)
-        for direction, tag in ((+1, "rate+"), (-1, "rate-")):
-            new = shift_rate(rexpr, x, direction)
-            if new != rexpr:
-                out.append(
-                    ClaimMutant(
-                        f"{tag}:{x.name}",
-                        "rate",
-                        f"{rate_name}: {sp.sstr(rexpr)} -> {sp.sstr(new)} (exponent of "
-                        f"{x.name} moved {'away from' if direction > 0 else 'towards'} zero, "
-                        f"or by {'+' if direction > 0 else '-'}1/2 where its sign is not "
-                        f"decidable symbolically)"
-                        + (
-                            f"; not a false claim: the exponent carries the fitted or "
-                            f"unspecified {fitted}, which absorbs the shift"
-                            if fitted
-                            else ""
-                        ),
-                        copy({**base, rate_name: new}),
-                        required=fitted is None,
-                    )
-                )
-    # scale: the primary expression below and above the worst case found
+    out += _rate_mutants(c, base, primary, copy)
     pexpr = base.get(primary)
-    if pexpr is not None and _is_formula(pexpr) and pexpr != 0:
-        # a construction's formula is the error bound (or size) it guarantees: an upper bound
-        lower, upper = c.kind == "lower", c.kind in UPPER_KINDS
-        known = slack is not None and slack > 0 and slack == slack and slack != float("inf")
-        room = float(slack) if known and slack is not None else 1.0
-        free = unspecified_constant(c, pexpr)
-        for tag, factor, false_side in (
-            ("scale", 0.5 if lower else 1.0 / (2.0 * room), not lower),
-            ("scale-up", 2.0 if upper else 2.0 * room, not upper),
-        ):
-            if free is not None:
-                where = (
-                    f"not a false claim: the formula carries the unspecified constant {free}, "
-                    f"which absorbs any factor"
-                )
-            elif (lower or upper) and false_side and known:
-                where = (
-                    f"{'above' if lower else 'below'} the worst case the check found "
-                    f"(slack {room:.4g})"
-                )
-            elif false_side and known:
-                where = f"past the room the check found in this direction (slack {room:.4g})"
-            elif false_side:
-                where = "the check reports no slack, so this mutant is not known to be false"
-            else:
-                where = "the weaker direction of the bound (a true claim if the bound is)"
-            out.append(
-                ClaimMutant(
-                    f"{tag}:x{_fmt_factor(factor)}",
-                    "scale",
-                    f"{primary} multiplied by {_fmt_factor(factor)}: {where}",
-                    copy({**base, primary: sp.Float(factor, 6) * pexpr}),
-                    # a rate claim ("scales like lr^2") states no constant: a factor keeps it
-                    required=free is None and false_side and c.kind != "rate",
-                )
-            )
-        if free is not None and c.kind == "empirical":
-            out += _const_mutants(base, primary, copy)
-    if c.kind == "empirical" and pexpr is not None and _is_formula(pexpr) and pexpr != 0:
+    scalable = pexpr is not None and _is_formula(pexpr) and pexpr != 0
+    if scalable:
+        out += _scale_mutants(c, base, primary, slack, copy)
+    if scalable and c.kind == "empirical":
         out.append(_sign_mutant(base, primary, copy))
     out += _kind_mutant(c, slack, copy)
     out += _regime_mutants(c, base, copy, seed)
+    return out
+
+
+def _rate_mutants(c: Claim, base: dict, primary: str, copy) -> list[ClaimMutant]:
+    """``rate+`` / ``rate-``: both directions on the rate expression (the declared rate's, else
+    the primary one)."""
+    out: list[ClaimMutant] = []
+    rate_name: str = c.rate[0] if c.rate and c.rate[0] in base else primary
+    rexpr = base.get(rate_name)
+    x = rate_symbol(c, rexpr) if rexpr is not None else None
+    if x is None:
+        return out
+    # an exponent that is itself a fitted or unspecified symbol absorbs any shift
+    fitted = _free_exponent(c, rexpr, x)
+    for direction, tag in ((+1, "rate+"), (-1, "rate-")):
+        new = shift_rate(rexpr, x, direction)
+        if new != rexpr:
+            out.append(
+                ClaimMutant(
+                    f"{tag}:{x.name}",
+                    "rate",
+                    f"{rate_name}: {sp.sstr(rexpr)} -> {sp.sstr(new)} (exponent of "
+                    f"{x.name} moved {'away from' if direction > 0 else 'towards'} zero, "
+                    f"or by {'+' if direction > 0 else '-'}1/2 where its sign is not "
+                    f"decidable symbolically)"
+                    + (
+                        f"; not a false claim: the exponent carries the fitted or "
+                        f"unspecified {fitted}, which absorbs the shift"
+                        if fitted
+                        else ""
+                    ),
+                    copy({**base, rate_name: new}),
+                    required=fitted is None,
+                )
+            )
+    return out
+
+
+def _scale_mutants(
+    c: Claim, base: dict, primary: str, slack: float | None, copy
+) -> list[ClaimMutant]:
+    """``scale`` / ``scale-up``: the primary expression below and above the worst case found
+    (and, for an empirical claim whose law carries an unspecified constant, ``const``)."""
+    out: list[ClaimMutant] = []
+    pexpr = base[primary]
+    # a construction's formula is the error bound (or size) it guarantees: an upper bound
+    lower, upper = c.kind == "lower", c.kind in UPPER_KINDS
+    known = slack is not None and slack > 0 and slack == slack and slack != float("inf")
+    room = float(slack) if known and slack is not None else 1.0
+    free = unspecified_constant(c, pexpr)
+    for tag, factor, false_side in (
+        ("scale", 0.5 if lower else 1.0 / (2.0 * room), not lower),
+        ("scale-up", 2.0 if upper else 2.0 * room, not upper),
+    ):
+        if free is not None:
+            where = (
+                f"not a false claim: the formula carries the unspecified constant {free}, "
+                f"which absorbs any factor"
+            )
+        elif (lower or upper) and false_side and known:
+            where = (
+                f"{'above' if lower else 'below'} the worst case the check found (slack {room:.4g})"
+            )
+        elif false_side and known:
+            where = f"past the room the check found in this direction (slack {room:.4g})"
+        elif false_side:
+            where = "the check reports no slack, so this mutant is not known to be false"
+        else:
+            where = "the weaker direction of the bound (a true claim if the bound is)"
+        out.append(
+            ClaimMutant(
+                f"{tag}:x{_fmt_factor(factor)}",
+                "scale",
+                f"{primary} multiplied by {_fmt_factor(factor)}: {where}",
+                copy({**base, primary: sp.Float(factor, 6) * pexpr}),
+                # a rate claim ("scales like lr^2") states no constant: a factor keeps it
+                required=free is None and false_side and c.kind != "rate",
+            )
+        )
+    if free is not None and c.kind == "empirical":
+        out += _const_mutants(base, primary, copy)
     return out
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import sympy as sp
 
 from ..errors import ConfigError, did_you_mean
 
@@ -80,8 +81,25 @@ class Knob:
         )
 
 
+def positive_log_knob(default: float, help: str = "softmax inverse temperature β") -> Knob:
+    """A positive real knob drawn on a log scale (an inverse temperature β, a logit bound)."""
+    return Knob(type=float, default=default, help=help, low=0, exclude_low=True, log=True)
+
+
 def _num(x) -> str:
     return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+#: the structured bracket's special routes (:mod:`approxtheory.bounds`), in words; any other
+#: structured bracket is the softmax-over-box one
+_STRUCTURED_ROUTES = {
+    "relu": "separable ReLU read-out: exact per-group ranges, argmax token by "
+    "symmetry class, 1-D pieces of its value",
+    "kth": "two-layer second largest: exact softmax deficits per layer, the case "
+    "split on which token is the largest, 1-D pieces of x_(2)",
+    "pairwise": "two-layer pairwise max on the unit sphere: softmax deficits per "
+    "layer and head, slacks of the composed weights, closed form",
+}
 
 
 @dataclass(kw_only=True)
@@ -209,49 +227,11 @@ class Construction:
         T, d = self.task.T, self.task.d
         route, why = bracket_reach(self.model, self.task)
         if route is None:
-            out_none: dict[str, Any] = {"sup_error_upper": None, "sup_error_upper_reason": why}
-            if self.task.domain == "onehot":
-                from ..bounds.finite import MAX_POINTS, frontier_T
-
-                out_none["bracket"] = {
-                    "method": "enumeration",
-                    "stop": "budget",
-                    "frontier_T": frontier_T(d, MAX_POINTS),
-                }
-            return out_none
-        from ..bounds import upper_bracket
-
-        structured = route == "structured"
+            return self._unreachable(why)
         pts = None if witness is None else np.asarray(witness, dtype=np.float64)[None]
         if pts is not None and (pts.shape[1:] != (T, d) or not np.isfinite(pts).all()):
             pts = None
-        if route == "enumeration":
-            b = upper_bracket(self.model, self.task, points=pts)
-            how = (
-                f"exhaustive enumeration of the {self.task.domain} domain: {b.boxes} inputs, "
-                f"{b.seconds:.1f} s (exact up to the float64 evaluation's round-off)"
-            )
-        elif structured:
-            b = upper_bracket(self.model, self.task, method="structured", points=pts)
-            heads = (b.extra or {}).get("heads") or [{}]
-            kind = {
-                "relu": "separable ReLU read-out: exact per-group ranges, argmax token by "
-                "symmetry class, 1-D pieces of its value",
-                "kth": "two-layer second largest: exact softmax deficits per layer, the case "
-                "split on which token is the largest, 1-D pieces of x_(2)",
-                "pairwise": "two-layer pairwise max on the unit sphere: softmax deficits per "
-                "layer and head, slacks of the composed weights, closed form",
-            }.get(heads[0].get("route"), "exact softmax-over-box per head, symmetry over positions")
-            how = (
-                f"structured bracket ({kind}): "
-                f"{b.boxes} piece evaluations, {b.seconds:.1f} s, stopped: {b.stop}"
-            )
-        else:
-            b = upper_bracket(self.model, self.task, time_limit=time_limit, points=pts)
-            how = (
-                f"bound propagation ({b.method}) with branch-and-bound: {b.splits} splits, "
-                f"{b.seconds:.1f} s, stopped: {b.stop}"
-            )
+        b, how = self._bracket(route, pts, time_limit)
         sound = b.upper is not None and math.isfinite(b.upper) and not b.unsound_input
         out: dict[str, Any] = {
             "sup_error_upper": b.upper,
@@ -268,21 +248,71 @@ class Construction:
             },
         }
         if sound and b.upper is not None and self.bound_kind in ("upper", "exact"):
-            atol, rtol = tolerance(getattr(getattr(self.model, "cfg", None), "dtype", "float64"))
-            if b.upper <= self.claimed_bound + atol + rtol * abs(self.claimed_bound):
-                where = (
-                    f"all {d}^{T} one-hot sequences"
-                    if route == "enumeration"
-                    else f"the unit sphere (T = {T} unit-norm tokens in R^{d})"
-                    if self.task.domain == "sphere"
-                    else f"the whole box [{self.task.lo:g}, {self.task.hi:g}]^({T}x{d})"
-                )
-                out["certified"] = (
-                    f"sup over {where} of |model - target| <= "
-                    f"{b.upper:.6g} <= claimed bound {self.claimed_bound:.6g}"
-                    + ("" if b.reproducible else " (stopped by the time safety net)")
-                )
+            certified = self._certified(b, route)
+            if certified is not None:
+                out["certified"] = certified
         return out
+
+    def _unreachable(self, why: str) -> dict:
+        """:meth:`certify`'s record where no bracket reaches the construction: the reason and, on
+        a one-hot domain, the enumeration budget's frontier."""
+        out_none: dict[str, Any] = {"sup_error_upper": None, "sup_error_upper_reason": why}
+        if self.task.domain == "onehot":
+            from ..bounds.finite import MAX_POINTS, frontier_T
+
+            out_none["bracket"] = {
+                "method": "enumeration",
+                "stop": "budget",
+                "frontier_T": frontier_T(self.task.d, MAX_POINTS),
+            }
+        return out_none
+
+    def _bracket(self, route: str, pts, time_limit: float):
+        """The upper bracket by ``route`` (enumeration, structured or branch-and-bound), seeded
+        with the points ``pts``, and how it was found, in words (the work done, never the wall
+        seconds: a row's text is the same on every run; the seconds are in ``bracket``)."""
+        from ..bounds import upper_bracket
+
+        if route == "enumeration":
+            b = upper_bracket(self.model, self.task, points=pts)
+            return b, (
+                f"exhaustive enumeration of the {self.task.domain} domain: {b.boxes} inputs "
+                "(exact up to the float64 evaluation's round-off)"
+            )
+        if route == "structured":
+            b = upper_bracket(self.model, self.task, method="structured", points=pts)
+            heads = (b.extra or {}).get("heads") or [{}]
+            kind = _STRUCTURED_ROUTES.get(
+                heads[0].get("route"), "exact softmax-over-box per head, symmetry over positions"
+            )
+            return b, (
+                f"structured bracket ({kind}): {b.boxes} piece evaluations, stopped: {b.stop}"
+            )
+        b = upper_bracket(self.model, self.task, time_limit=time_limit, points=pts)
+        return b, (
+            f"bound propagation ({b.method}) with branch-and-bound: {b.splits} splits, "
+            f"{b.seconds:.1f} s, stopped: {b.stop}"
+        )
+
+    def _certified(self, b, route: str) -> str | None:
+        """What a sound bracket ``b`` certifies, when it is at or below the claimed bound (up to
+        round-off), else None."""
+        T, d = self.task.T, self.task.d
+        atol, rtol = tolerance(getattr(getattr(self.model, "cfg", None), "dtype", "float64"))
+        if not b.upper <= self.claimed_bound + atol + rtol * abs(self.claimed_bound):
+            return None
+        where = (
+            f"all {d}^{T} one-hot sequences"
+            if route == "enumeration"
+            else f"the unit sphere (T = {T} unit-norm tokens in R^{d})"
+            if self.task.domain == "sphere"
+            else f"the whole box [{self.task.lo:g}, {self.task.hi:g}]^({T}x{d})"
+        )
+        return (
+            f"sup over {where} of |model - target| <= "
+            f"{b.upper:.6g} <= claimed bound {self.claimed_bound:.6g}"
+            + ("" if b.reproducible else " (stopped by the time safety net)")
+        )
 
     def report(
         self, budget: int = 4096, seed: int = 0, upper: bool = True, upper_time: float = 10.0
@@ -307,6 +337,42 @@ class Construction:
             **m,
             "extra": self.extra,
         }
+
+
+def claimed_upper(
+    name: str,
+    claim_id: str,
+    *,
+    model: Any,
+    task: Any,
+    params: int,
+    params_convention: str,
+    at: dict,
+    extra: dict,
+) -> Construction:
+    """A construction whose claimed bound is an upper one: the catalogue's ``err_bound`` of
+    claim ``claim_id`` evaluated ``at`` the given symbol values (the expression, as sympy
+    writes it, is the bound's text)."""
+    from ..catalogue import claim
+
+    cl = claim(claim_id)
+    return Construction(
+        name=name,
+        claim=claim_id,
+        model=model,
+        task=task,
+        params=params,
+        params_convention=params_convention,
+        claimed_bound=cl.evaluate_float("err_bound", **at),
+        bound_kind="upper",
+        bound_expr=sp.sstr(cl.expr("err_bound")),
+        extra=extra,
+    )
+
+
+def nonzero_weights(module) -> int:
+    """How many parameters of a torch module (a read-out) are not zero."""
+    return int(sum((p != 0).sum() for p in module.parameters()))
 
 
 def tolerance(dtype: str = "float64", scale: float = 1.0) -> tuple[float, float]:

@@ -17,7 +17,14 @@ from ..errors import ConfigError
 from ..model import LayerSpec, ModelConfig, ResidualLayout, Transformer
 from ..resources import array_bytes, model_bytes
 from ..tasks import GeneralizedRetrieval, MaxPlusMin, Memorize, ScalarMax, SyntheticMaxSum
-from ._base import Construction, Knob, Requirement, register
+from ._base import (
+    Construction,
+    Knob,
+    Requirement,
+    nonzero_weights,
+    positive_log_knob,
+    register,
+)
 
 # One position of the tasks' index sets S_i, built in Python: list(range(T)) (an 8-byte slot and a
 # 28-byte int), the set that dedups it (>= 26 bytes an entry) and the sorted list (8 bytes).
@@ -229,6 +236,12 @@ def _finite_logits_requirement() -> Requirement:
     )
 
 
+#: HC-K1's inverse temperature: its bound holds for β >= 1
+_K1_BETA = Knob(
+    type=float, default=100.0, help="softmax inverse temperature β (>= 1)", low=1, log=True
+)
+
+
 def _check_beta_regime(beta):
     if beta < 1:
         raise ConfigError(f"beta must be >= 1 for HC-K1's bound (got beta={beta})")
@@ -242,9 +255,7 @@ def _check_beta_regime(beta):
     estimate=_hc_k1_estimate,
     requires=(_heads_requirement(lambda h: h == 2, D="D = 2"), _finite_logits_requirement()),
     T=Knob(type=int, default=8, help="sequence length", low=4),
-    beta=Knob(
-        type=float, default=100.0, help="softmax inverse temperature β (>= 1)", low=1, log=True
-    ),
+    beta=_K1_BETA,
     gate=Knob(
         type=float,
         default=PAPER_GATE,
@@ -278,16 +289,11 @@ def hc_k1(T, beta, gate, sets, h):
     model = build_hc_k1_model(task, beta, gate)
     bound, expr = _k1_bound(task, beta)
     gate_bound, gate_expr = _k1_gate_bound(task, beta, gate)
-    return Construction(
-        name="hc_k1",
-        claim="HC-K1",
-        model=model,
-        task=task,
-        params=_paper_params(model),
-        params_convention="encoder + F̂ (attention not counted, §1.4)",
-        claimed_bound=bound,
-        bound_kind="upper",
-        bound_expr=expr,
+    return _k1_construction(
+        "hc_k1",
+        model,
+        task,
+        (bound, expr),
         extra={
             "heads": task.D,
             "head_dim": 2,
@@ -299,6 +305,25 @@ def hc_k1(T, beta, gate, sets, h):
     )
 
 
+def _k1_construction(
+    name: str, model: Transformer, task, bound: tuple[float, str], extra: dict, note: str = ""
+) -> Construction:
+    """An HC-K1 construction: its bound (value and text, :func:`_k1_bound`), parameters by the
+    paper's convention (``note`` added to the convention's text)."""
+    return Construction(
+        name=name,
+        claim="HC-K1",
+        model=model,
+        task=task,
+        params=_paper_params(model),
+        params_convention="encoder + F̂ (attention not counted, §1.4)" + note,
+        claimed_bound=bound[0],
+        bound_kind="upper",
+        bound_expr=bound[1],
+        extra=extra,
+    )
+
+
 @register(
     "hc_k1_synthetic",
     "HC-K1",
@@ -306,9 +331,7 @@ def hc_k1(T, beta, gate, sets, h):
     estimate=_hc_k1_synthetic_estimate,
     requires=(_heads_requirement(lambda h, D: h in (0, D)),),  # h = 0 means D
     T=Knob(type=int, default=16, help="sequence length", low=1),
-    beta=Knob(
-        type=float, default=100.0, help="softmax inverse temperature β (>= 1)", low=1, log=True
-    ),
+    beta=_K1_BETA,
     D=Knob(type=int, default=4, help="number of features (heads)", low=1),
     d=Knob(type=int, default=4, help="token dimension", low=1),
     seed=Knob(type=int, default=0, help="seed of the a_i (>= 0)", low=0),
@@ -318,18 +341,13 @@ def hc_k1_synthetic(T, beta, D, d, seed, h):
     _check_beta_regime(beta)
     task = SyntheticMaxSum(T, d=d, D=D, seed=seed)
     model = build_hc_k1_model(task, beta)
-    bound, expr = _k1_bound(task, beta)
-    return Construction(
-        name="hc_k1_synthetic",
-        claim="HC-K1",
-        model=model,
-        task=task,
-        params=_paper_params(model),
-        params_convention="encoder + F̂ (attention not counted, §1.4); identical for every T",
-        claimed_bound=bound,
-        bound_kind="upper",
-        bound_expr=expr,
+    return _k1_construction(
+        "hc_k1_synthetic",
+        model,
+        task,
+        _k1_bound(task, beta),
         extra={"heads": D, "width": 2 * D},
+        note="; identical for every T",
     )
 
 
@@ -429,7 +447,7 @@ def hc_l9(T, eps):
     m.set_readout(W2, b2, linear=1)
     m.set_readout(W3, [0.0], linear=2)
     bound = l9.evaluate_float("err_bound", epsilon=sp.Rational(str(eps)))
-    nonzero = int(sum(int((p != 0).sum()) for p in m.head.parameters()))
+    nonzero = nonzero_weights(m.head)
     linears = [x for x in m.head.modules() if isinstance(x, torch.nn.Linear)]
     return Construction(
         name="hc_l9",
@@ -485,14 +503,7 @@ def build_softmax_retrieval_model(T: int, beta: float) -> Transformer:
         Requirement(message="IF-T2's bound needs beta*T >= 1", holds=lambda beta, T: beta * T >= 1),
     ),
     T=Knob(type=int, default=8, help="sequence length", low=1),
-    beta=Knob(
-        type=float,
-        default=100.0,
-        help="softmax inverse temperature β",
-        low=0,
-        exclude_low=True,
-        log=True,
-    ),
+    beta=positive_log_knob(100.0),
 )
 def softmax_retrieval(T, beta):
     m = build_softmax_retrieval_model(T, beta)

@@ -6,11 +6,10 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from ..catalogue import claim
 from ..model import LayerSpec, ModelConfig, ResidualLayout, Transformer
 from ..resources import array_bytes, model_bytes
 from ..tasks import KthLargest, PairwiseMax
-from ._base import Construction, Knob, register
+from ._base import Construction, Knob, claimed_upper, nonzero_weights, positive_log_knob, register
 
 _F = {
     "identity": (lambda u: u, 1.0),
@@ -27,6 +26,19 @@ def _interpolant(f_np, N: int):
     slopes = np.diff(fu) / np.diff(u)
     c = np.concatenate([[slopes[0]], np.diff(slopes), [0.0]])
     return u, c, fu[0]
+
+
+def _embed_with_positions(
+    m: Transformer, res: ResidualLayout, inp: ResidualLayout, token: str, T: int
+) -> None:
+    """The encoder of a construction with one-hot positions: block ``token`` of the input
+    ``inp`` copied to the residual stream's block of that name, onehot(t) to its ``pos``
+    coordinates, the constant ``one`` set."""
+    enc = np.zeros((res.width, inp.width))
+    enc[res[token], inp[token]] = np.eye(inp.size(token))
+    for t in range(T):
+        enc[res.index("pos", t), inp.index("pos", t)] = 1.0
+    m.set_embedding(enc, res.vector(one=1.0))
 
 
 def _second_largest_config(T: int, N: int) -> ModelConfig:
@@ -97,14 +109,7 @@ def _if_pairwise_max_estimate(T, d, D, beta, seed, tied=0):
     "layer 2 takes the max at CLS, F̂ interpolates f with N knots (digest §4.1)",
     estimate=_if_second_largest_estimate,
     T=Knob(type=int, default=8, help="sequence length", low=2),
-    beta=Knob(
-        type=float,
-        default=1e4,
-        help="softmax inverse temperature β",
-        low=0,
-        exclude_low=True,
-        log=True,
-    ),
+    beta=positive_log_knob(1e4),
     N=Knob(type=int, default=128, help="knots of the read-out interpolant (FFN width)", low=2),
     f=Knob(
         type=str,
@@ -120,11 +125,7 @@ def if_second_largest(T, beta, N, f):
     E = res.width
     M = 2 * beta + 50.0  # self-exclusion penalty: e^{-(M - β)} is negligible
     m = Transformer(_second_largest_config(T, N)).zero_()
-    enc = np.zeros((E, inp.width))
-    enc[res.index("g"), inp.index("g")] = 1.0
-    for t in range(T):
-        enc[res.index("pos", t), inp.index("pos", t)] = 1.0
-    m.set_embedding(enc, res.vector(one=1.0))
+    _embed_with_positions(m, res, inp, "g", T)
     m.set_cls(res.vector(one=1.0))
     # Layer 1: score(t, s) = β g_s - M <p_t, p_s>; value g_s -> slot_m.
     head = ResidualLayout(score=1, pos=T)  # layer 1's query/key coordinates
@@ -166,20 +167,15 @@ def if_second_largest(T, beta, N, f):
     H1[:, res.index("slot_out")] = 1.0
     m.set_readout(H1, -u)
     m.set_readout(c[None, :], [f0], linear=1)
-    task = KthLargest(T, 2, f=f_t, f_name=f)
-    cl = claim("IF-K1")
-    bound = cl.evaluate_float("err_bound", L_f=sp.Rational(str(Lf)), beta=beta, T=T, N=N)
-    return Construction(
-        name="if_second_largest",
-        claim="IF-K1",
+    return claimed_upper(
+        "if_second_largest",
+        "IF-K1",
         model=m,
-        task=task,
+        task=KthLargest(T, 2, f=f_t, f_name=f),
         params=m.count_params(["head", "ffn"]),
         params_convention="FFN + read-out parameters (attention free); the "
         "positional encoder adds O(T)",
-        claimed_bound=bound,
-        bound_kind="upper",
-        bound_expr=sp.sstr(cl.expr("err_bound")),
+        at={"L_f": sp.Rational(str(Lf)), "beta": beta, "T": T, "N": N},
         extra={"L_f": Lf, "M": M, "width": E},
     )
 
@@ -194,14 +190,7 @@ def if_second_largest(T, beta, N, f):
     T=Knob(type=int, default=8, help="sequence length", low=1),
     d=Knob(type=int, default=4, help="token dimension", low=1),
     D=Knob(type=int, default=1, help="number of terms (heads per layer)", low=1),
-    beta=Knob(
-        type=float,
-        default=1e3,
-        help="softmax inverse temperature β",
-        low=0,
-        exclude_low=True,
-        log=True,
-    ),
+    beta=positive_log_knob(1e3),
     seed=Knob(type=int, default=0, help="seed of the A_i (>= 0)", low=0),
     tied=Knob(
         type=int,
@@ -253,22 +242,15 @@ def if_pairwise_max(T, d, D, beta, seed, tied=0):
         )
     m.set_gated_ffn(0, w1=W1, w3=W3, w2=W2)
     m.set_readout(res.vector(out=1.0)[None, :])
-    cl = claim("IF-K2")
-    bound = cl.evaluate_float("err_bound", D=D, beta=beta, T=T)
-    return Construction(
-        name="if_pairwise_max",
-        claim="IF-K2",
+    return claimed_upper(
+        "if_pairwise_max",
+        "IF-K2",
         model=m,
         task=task,
         params=m.count_params(["ffn", "head"]),
         params_convention="FFN + read-out parameters (attention free)",
-        claimed_bound=bound,
-        bound_kind="upper",
-        bound_expr=sp.sstr(cl.expr("err_bound")),
-        extra={
-            "width": E,
-            "readout_nonzero": int(sum((p != 0).sum() for p in m.head.parameters())),
-        },
+        at={"D": D, "beta": beta, "T": T},
+        extra={"width": E, "readout_nonzero": nonzero_weights(m.head)},
     )
 
 
@@ -325,13 +307,8 @@ def _if_induction_estimate(T, d, beta):
     estimate=_if_induction_estimate,
     T=Knob(type=int, default=8, help="sequence length", low=3),
     d=Knob(type=int, default=4, help="vocabulary size (one-hot token dimension)", low=2),
-    beta=Knob(
-        type=float,
-        default=200.0,
-        help="softmax inverse temperature β (the error falls like T e^{-β/(4T)})",
-        low=0,
-        exclude_low=True,
-        log=True,
+    beta=positive_log_knob(
+        200.0, help="softmax inverse temperature β (the error falls like T e^{-β/(4T)})"
     ),
 )
 def if_induction(T: int, d: int = 4, beta: float = 1e3) -> Construction:
@@ -353,20 +330,38 @@ def if_induction(T: int, d: int = 4, beta: float = 1e3) -> Construction:
     inp = ResidualLayout(x=d, pos=T)  # the encoder reads [x, onehot(t)]
     E = res.width
     m = Transformer(_induction_config(T, d)).zero_()
-    enc = np.zeros((E, inp.width))
-    enc[res["x"], inp["x"]] = np.eye(d)
-    for t in range(T):
-        enc[res.index("pos", t), inp.index("pos", t)] = 1.0
-    m.set_embedding(enc, res.vector(one=1.0))
+    _embed_with_positions(m, res, inp, "x", T)
     m.set_cls(res.vector(cls=1.0, one=1.0))
+    xv = np.zeros((d, E))
+    xv[:, res["x"]] = np.eye(d)
+    _set_induction_copies(m, res, T, d, beta, xv)
+    _set_induction_match(m, res, T, d, beta, xv)
+    ro = np.zeros((d, E))
+    ro[:, res["out"]] = np.eye(d)
+    m.set_readout(ro)
+    return claimed_upper(
+        "if_induction",
+        "IF-K3",
+        model=m,
+        task=Induction(T, d),
+        params=m.count_params(["ffn", "head"]),
+        params_convention="FFN + read-out parameters (attention and the positional encoder "
+        "free, as in the digest's counting)",
+        at={"beta": beta, "T": T},
+        extra={"width": E, "readout_nonzero": nonzero_weights(m.head)},
+    )
+
+
+def _set_induction_copies(m, res: ResidualLayout, T: int, d: int, beta: float, xv) -> None:
+    """IF-K3's layer 1 (SPA): head A copies the previous token into every token's ``prev``,
+    head B the last token into CLS's ``last``; ``xv`` reads a token's x as the value."""
+    E = res.width
     # layer-1 query/key coordinates: T positions and a CLS coordinate
     hk = ResidualLayout(pos=T, cls=1)
     k1 = np.zeros((hk.width, E))
     for t in range(T):
         k1[hk.index("pos", t), res.index("pos", t)] = 1.0
     k1[hk.index("cls"), res.index("cls")] = 1.0
-    xv = np.zeros((d, E))
-    xv[:, res["x"]] = np.eye(d)
     # head A (previous token): token t queries position t-1; CLS queries itself (value 0)
     qa = np.zeros((hk.width, E))
     for t in range(1, T):
@@ -381,8 +376,12 @@ def if_induction(T: int, d: int = 4, beta: float = 1e3) -> Construction:
     ob = np.zeros((E, d))
     ob[res["last"], :] = np.eye(d)
     m.set_head(0, 1, q=qb, k=k1, v=xv, o=ob)
-    # layer 2 (CLS query): score β(<last, prev(s)> + ramp·s/T - M[s in {0, T-1}]) for token s
-    # (s 0-based), β·null for CLS; value x(s) (CLS: 0) -> out
+
+
+def _set_induction_match(m, res: ResidualLayout, T: int, d: int, beta: float, xv) -> None:
+    """IF-K3's layer 2 (MPR, CLS query): score β(<last, prev(s)> + ramp·s/T - M[s in {0, T-1}])
+    for token s (s 0-based), β·null for CLS; value x(s) (CLS: 0) -> out."""
+    E = res.width
     h2 = ResidualLayout(match=d, ramp=1, offset=1)
     q2 = np.zeros((h2.width, E))
     q2[h2["match"], res["last"]] = beta * np.eye(d)
@@ -398,25 +397,3 @@ def if_induction(T: int, d: int = 4, beta: float = 1e3) -> Construction:
     o2 = np.zeros((E, d))
     o2[res["out"], :] = np.eye(d)
     m.set_head(1, 0, q=q2, k=k2, v=xv, o=o2)
-    ro = np.zeros((d, E))
-    ro[:, res["out"]] = np.eye(d)
-    m.set_readout(ro)
-    task = Induction(T, d)
-    cl = claim("IF-K3")
-    bound = cl.evaluate_float("err_bound", beta=beta, T=T)
-    return Construction(
-        name="if_induction",
-        claim="IF-K3",
-        model=m,
-        task=task,
-        params=m.count_params(["ffn", "head"]),
-        params_convention="FFN + read-out parameters (attention and the positional encoder "
-        "free, as in the digest's counting)",
-        claimed_bound=bound,
-        bound_kind="upper",
-        bound_expr=sp.sstr(cl.expr("err_bound")),
-        extra={
-            "width": E,
-            "readout_nonzero": int(sum((p != 0).sum() for p in m.head.parameters())),
-        },
-    )

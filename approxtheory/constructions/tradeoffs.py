@@ -12,7 +12,7 @@ from ..catalogue import claim
 from ..model import LayerSpec, ModelConfig, ResidualLayout, Transformer
 from ..resources import array_bytes, model_bytes, sup_error_bytes
 from ..tasks import LagExtraction, Task
-from ._base import Construction, Knob, Requirement, register
+from ._base import Construction, Knob, Requirement, positive_log_knob, register
 
 
 def _features(T: int, F: int) -> tuple[np.ndarray, np.ndarray]:
@@ -138,7 +138,7 @@ def _attention_rows(m: Transformer, T: int) -> np.ndarray:
     T=Knob(type=int, default=64, help="sequence length", low=4),
     k=Knob(type=int, default=2, help="lag", low=0),
     F=Knob(type=int, default=8, help="frequency pairs (head dim 2F)", low=1),
-    B=Knob(type=float, default=2.0, help="logit bound B", low=0, exclude_low=True, log=True),
+    B=positive_log_knob(2.0, help="logit bound B"),
 )
 def lag_head(T, k, F, B):
     m, A = build_lag_model(T, k, F, B)
@@ -233,14 +233,7 @@ class ModelTarget(Task):
     T=Knob(type=int, default=32, help="sequence length", low=4),
     k=Knob(type=int, default=2, help="lag", low=0),
     F=Knob(type=int, default=8, help="frequency pairs of the original head (rank 2F)", low=1),
-    B=Knob(
-        type=float,
-        default=2.0,
-        help="logit bound B of the original head",
-        low=0,
-        exclude_low=True,
-        log=True,
-    ),
+    B=positive_log_knob(2.0, help="logit bound B of the original head"),
     r=Knob(type=int, default=8, help="kept rank", low=0),
     decay=Knob(
         type=float,

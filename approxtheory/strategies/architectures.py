@@ -194,40 +194,9 @@ def architectures(
     tied read-out (``tie_embeddings``) maps back to the input: such a config has
     ``d_out = d_in`` (the others ``d_out = 1``). Everything shrinks to off.
     """
-    _check_arch(
-        _values(
-            d_in=d_in,
-            width=width,
-            layers=layers,
-            layer=layer,
-            causal=causal,
-            rope=rope,
-            bias=bias,
-            layernorm=layernorm,
-            readout=readout,
-            dtype=dtype,
-            rmsnorm=rmsnorm,
-            rms_eps=rms_eps,
-            final_norm=final_norm,
-            tie_embeddings=tie_embeddings,
-        )
-    )
-    return _architectures(
-        d_in,
-        width,
-        layers,
-        layer,
-        causal,
-        rope,
-        bias,
-        layernorm,
-        readout,
-        dtype,
-        rmsnorm,
-        rms_eps,
-        final_norm,
-        tie_embeddings,
-    )
+    args = dict(locals())  # every argument by name, in the signature's order
+    _check_arch(_values(**args))
+    return _architectures(args)
 
 
 def _draw_norms(draw, layernorm, rmsnorm, final_norm) -> tuple[bool, bool, bool]:
@@ -249,27 +218,13 @@ def _draw_norms(draw, layernorm, rmsnorm, final_norm) -> tuple[bool, bool, bool]
 
 
 @st.composite
-def _architectures(
-    draw,
-    d_in,
-    width,
-    layers,
-    layer,
-    causal,
-    rope,
-    bias,
-    layernorm,
-    readout,
-    dtype,
-    rmsnorm,
-    rms_eps,
-    final_norm,
-    tie_embeddings,
-):
-    nl = draw(_s(layers))
-    r = draw(_s(rope))
+def _architectures(draw, args: dict):
+    """The draw of :func:`architectures`, from its arguments ``args`` (values or strategies)."""
+    nl = draw(_s(args["layers"]))
+    r = draw(_s(args["rope"]))
     _check_arch(dict(layers=nl, rope=r))
     specs = []
+    layer = args["layer"]
     for _ in range(nl):
         spec = draw(layer_specs() if layer is None else _s(layer))
         _check_arch(dict(layer=spec))
@@ -283,17 +238,13 @@ def _architectures(
         if need != spec.head_dim:
             spec = LayerSpec(spec.heads, need, kv_groups=spec.kv_groups, ffn_hidden=spec.ffn_hidden)
         specs.append(spec)
-    v = dict(
-        d_in=draw(_s(d_in)),
-        width=draw(_s(width)),
-        causal=draw(_s(causal)),
-        bias=draw(_s(bias)),
-        readout=draw(_s(readout)),
-        dtype=draw(_s(dtype)),
-        tie_embeddings=draw(_s(tie_embeddings)),
-    )
+    v = {
+        k: draw(_s(args[k]))
+        for k in ("d_in", "width", "causal", "bias", "readout", "dtype", "tie_embeddings")
+    }
     _check_arch(v)
-    ln, rms, fn = _draw_norms(draw, layernorm, rmsnorm, final_norm)
+    ln, rms, fn = _draw_norms(draw, args["layernorm"], args["rmsnorm"], args["final_norm"])
+    rms_eps = args["rms_eps"]
     # ε only matters with RMSNorm: a strategy is drawn only then (a plain value is kept)
     eps = draw(_s(rms_eps)) if rms or not isinstance(rms_eps, SearchStrategy) else _RMS_EPS_DEFAULT
     _check_arch(dict(rms_eps=eps))

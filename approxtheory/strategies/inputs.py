@@ -81,17 +81,28 @@ def _check_retrieval(v: dict) -> None:
         )
 
 
-def _check_margins(v: dict) -> None:
+def _check_interval(v: dict, ok, allowed: str) -> None:
+    """The plain ``min_value``/``max_value`` of ``v`` checked: each real and ``ok`` (else it
+    ``must be {allowed}``), and in order."""
     for k in ("min_value", "max_value"):
-        if k in v:
-            x = _real(k, v[k])
-            if x < 0:
-                raise InvalidArgument(f"{k} must be >= 0: a margin is a gap (got {v[k]!r})")
+        if k in v and not ok(_real(k, v[k])):
+            raise InvalidArgument(f"{k} must be {allowed} (got {v[k]!r})")
     if "min_value" in v and "max_value" in v and v["min_value"] > v["max_value"]:
         raise InvalidArgument(
             f"min_value must be <= max_value (got min_value="
             f"{v['min_value']!r}, max_value={v['max_value']!r})"
         )
+
+
+def _interval(min_value, max_value, ok, allowed: str, again, make) -> SearchStrategy[float]:
+    """A strategy of floats between ``min_value`` and ``max_value`` (values or strategies, checked
+    by :func:`_check_interval`): ``make(lo, hi)`` once both are values, else ``again`` (the
+    public strategy) on the drawn pair."""
+    v = _values(min_value=min_value, max_value=max_value)
+    _check_interval(v, ok, allowed)
+    if len(v) < 2:
+        return st.tuples(_s(min_value), _s(max_value)).flatmap(lambda b: again(*b))
+    return make(float(min_value), float(max_value))
 
 
 def margins(min_value=0.0, max_value=0.5) -> SearchStrategy[float]:
@@ -105,12 +116,14 @@ def margins(min_value=0.0, max_value=0.5) -> SearchStrategy[float]:
     >>> minimal(margins(0.01, 0.5), small), minimal(st.floats(0.01, 0.5), small)
     (0.01, 0.0625)
     """
-    v = _values(min_value=min_value, max_value=max_value)
-    _check_margins(v)
-    if len(v) < 2:
-        return st.tuples(_s(min_value), _s(max_value)).flatmap(lambda b: margins(*b))
-    lo, hi = float(min_value), float(max_value)
-    return st.floats(0.0, hi - lo).map(lambda u: min(lo + u, hi))
+    return _interval(
+        min_value,
+        max_value,
+        lambda x: not x < 0,
+        ">= 0: a margin is a gap",
+        margins,
+        lambda lo, hi: st.floats(0.0, hi - lo).map(lambda u: min(lo + u, hi)),
+    )
 
 
 def retrieval_inputs(
@@ -255,22 +268,6 @@ def _max_tasks(draw, T, kind, d, D, seed):
     return PairwiseMax(T, d=d, D=D, A=np.stack([0.5 * m / np.linalg.norm(m, 2) for m in A]))
 
 
-def _check_betas(v: dict) -> None:
-    for k in ("min_value", "max_value"):
-        if k in v:
-            x = _real(k, v[k])
-            if not x > 0:
-                raise InvalidArgument(
-                    f"{k} must be positive: inverse temperatures are drawn on "
-                    f"a log scale (got {v[k]!r})"
-                )
-    if "min_value" in v and "max_value" in v and v["min_value"] > v["max_value"]:
-        raise InvalidArgument(
-            f"min_value must be <= max_value (got min_value="
-            f"{v['min_value']!r}, max_value={v['max_value']!r})"
-        )
-
-
 def betas(min_value=1.0, max_value=1e6) -> SearchStrategy[float]:
     """Inverse temperatures β in ``[min_value, max_value]`` (0 < min_value <= max_value, finite),
     uniform on a log scale; β shrinks to ``min_value`` (the softest softmax, its largest error).
@@ -279,11 +276,13 @@ def betas(min_value=1.0, max_value=1e6) -> SearchStrategy[float]:
     >>> minimal(betas(10, 1e3)), minimal(betas(0.1, 10), lambda b: b > 5)
     (10.0, 10.0)
     """
-    v = _values(min_value=min_value, max_value=max_value)
-    _check_betas(v)
-    if len(v) < 2:
-        return st.tuples(_s(min_value), _s(max_value)).flatmap(lambda b: betas(*b))
-    lo, hi = float(min_value), float(max_value)
-    return st.floats(0.0, math.log10(hi) - math.log10(lo)).map(
-        lambda e: float(min(max(lo * 10.0**e, lo), hi))
+    return _interval(
+        min_value,
+        max_value,
+        lambda x: x > 0,
+        "positive: inverse temperatures are drawn on a log scale",
+        betas,
+        lambda lo, hi: st.floats(0.0, math.log10(hi) - math.log10(lo)).map(
+            lambda e: float(min(max(lo * 10.0**e, lo), hi))
+        ),
     )
