@@ -362,73 +362,101 @@ def _qk_formulas(ctx: Context, cid) -> str:
     )
 
 
-def jacobian_rank(ctx: Context, cid):
-    rows = []
-    build = CONSTRUCTION_MUTANTS.get(ctx.mutant, lambda c: c)
-    for cfg in CONFIGS[cid]:
-        built = build(cfg)
-        r = _rank(built, ctx.seed)
-        U, P, ratio = _predicted(ctx, cid, cfg)
-        meas_ratio = sp.Rational(r["measured"], r["total"])
-        layer_ok = (U is None or U == r["measured"]) and (P is None or P == r["total"])
-        layer_ok = layer_ok and (ratio is None or ratio == meas_ratio)
-        U_qk = _predicted_qk(ctx, cid, cfg)
-        qk = {}
-        if U_qk is not None:  # the QK block's own count, measured on its own
-            q = _qk_block(built, ctx.seed)
-            claimed = int(U_qk) if U_qk.is_Integer else sp.sstr(U_qk)
-            qk = {"U_qk_claimed": claimed, "U_qk_measured": q["U"], "gap_qk": q["gap"]}
-        ok = layer_ok and (U_qk is None or U_qk == qk["U_qk_measured"])
-        rows.append(
-            {
-                "config": _describe(cfg),
-                "built": _describe(built),
-                "E": cfg.E,
-                "H": cfg.H,
-                "G": cfg.groups,
-                "P_claimed": "" if P is None else _count_text(P),
-                "P_measured": r["total"],
-                "U_claimed": "" if U is None else _count_text(U),
-                "U_measured": r["measured"],
-                "ratio_claimed": str(ratio) if ratio is not None else "",
-                "ratio_measured": str(meas_ratio),
-                **qk,
-                "layer_agrees": bool(layer_ok),
-                "agrees": bool(ok),
-                "gap": r["singular_value_gap"],
-                "method": r["method"],
-            }
-        )
-    bad = [r for r in rows if not r["agrees"]]
+def _rank_row(ctx: Context, cid, cfg, built) -> dict:
+    """One configuration of :func:`jacobian_rank`: the layer's measured P - rank(Jacobian) and
+    P against the catalogue's U, P and ratio, and where the claim counts the QK block on its
+    own, that block's count measured on its own."""
+    r = _rank(built, ctx.seed)
+    U, P, ratio = _predicted(ctx, cid, cfg)
+    meas_ratio = sp.Rational(r["measured"], r["total"])
+    layer_ok = (U is None or U == r["measured"]) and (P is None or P == r["total"])
+    layer_ok = layer_ok and (ratio is None or ratio == meas_ratio)
+    U_qk = _predicted_qk(ctx, cid, cfg)
+    qk = {}
+    if U_qk is not None:  # the QK block's own count, measured on its own
+        q = _qk_block(built, ctx.seed)
+        claimed = int(U_qk) if U_qk.is_Integer else sp.sstr(U_qk)
+        qk = {"U_qk_claimed": claimed, "U_qk_measured": q["U"], "gap_qk": q["gap"]}
+    ok = layer_ok and (U_qk is None or U_qk == qk["U_qk_measured"])
+    return {
+        "config": _describe(cfg),
+        "built": _describe(built),
+        "E": cfg.E,
+        "H": cfg.H,
+        "G": cfg.groups,
+        "P_claimed": "" if P is None else _count_text(P),
+        "P_measured": r["total"],
+        "U_claimed": "" if U is None else _count_text(U),
+        "U_measured": r["measured"],
+        "ratio_claimed": str(ratio) if ratio is not None else "",
+        "ratio_measured": str(meas_ratio),
+        **qk,
+        "layer_agrees": bool(layer_ok),
+        "agrees": bool(ok),
+        "gap": r["singular_value_gap"],
+        "method": r["method"],
+    }
+
+
+def _qk_text(ctx: Context, cid, rows) -> str:
+    """The QK block's own count against the catalogue's, for the evidence ("" where the claim
+    counts no QK block)."""
     qk_rows = [r for r in rows if "U_qk_claimed" in r]
-    if qk_rows:
-        qk_bad = [r for r in qk_rows if r["U_qk_claimed"] != r["U_qk_measured"]]
-        qk_text = (
-            f"; the QK block's own unidentified dimension (P - rank of the logits' Jacobian in "
-            f"W_Q, W_K alone) equals the catalogue's "
-            f"{_qk_formulas(ctx, cid)} in "
-            f"{len(qk_rows) - len(qk_bad)}/{len(qk_rows)} configurations ("
-            + ", ".join(
-                f"{r['config']}: {r['U_qk_measured']} vs {r['U_qk_claimed']}" for r in qk_rows
-            )
-            + f"; gap >= {min(r['gap_qk'] for r in qk_rows):.1e})"
-        )
-    else:
-        qk_text = ""
-    ok = not bad
-    extra = ""
+    if not qk_rows:
+        return ""
+    qk_bad = [r for r in qk_rows if r["U_qk_claimed"] != r["U_qk_measured"]]
+    return (
+        f"; the QK block's own unidentified dimension (P - rank of the logits' Jacobian in "
+        f"W_Q, W_K alone) equals the catalogue's "
+        f"{_qk_formulas(ctx, cid)} in "
+        f"{len(qk_rows) - len(qk_bad)}/{len(qk_rows)} configurations ("
+        + ", ".join(f"{r['config']}: {r['U_qk_measured']} vs {r['U_qk_claimed']}" for r in qk_rows)
+        + f"; gap >= {min(r['gap_qk'] for r in qk_rows):.1e})"
+    )
+
+
+def _other_side(ctx: Context, cid, rows) -> tuple[bool, str]:
+    """What a claim adds beside its configurations: ID-X4.8.1's layers outside its regime,
+    ID-B4.7.2's bias aliasing, ID-T4.5's ratio; (True, "") for the others."""
     if cid == "ID-X4.8.1":
         ok_x, extra, _ = _x481_other_side(ctx, cid)
-        ok = ok and ok_x
+        return ok_x, extra
     if cid == "ID-B4.7.2":
-        ok_b, extra = _bias_aliasing_text(ctx, cid)
-        ok = ok and ok_b
+        return _bias_aliasing_text(ctx, cid)
     if cid == "ID-T4.5":
-        ok_r, extra = _ratio_text(ctx, cid, rows)
-        ok = ok and ok_r
+        return _ratio_text(ctx, cid, rows)
+    return True, ""
+
+
+def _count_verdict(cid, ok: bool, bad: list, rows: list, evidence: str, **kw) -> Verdict:
+    """A count check's verdict: verified where ``ok``, the measured and claimed U per row, the
+    first disagreeing row as the witness, exact slack where it holds (``covered``, ``scope``
+    in ``kw``)."""
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
+        evidence,
+        measured=[r["U_measured"] for r in rows],
+        claimed=[r["U_claimed"] for r in rows],
+        witness=bad[0] if bad else None,
+        rows=rows,
+        slack=EXACT if ok else None,
+        **kw,
+    )
+
+
+def jacobian_rank(ctx: Context, cid):
+    build = CONSTRUCTION_MUTANTS.get(ctx.mutant, lambda c: c)
+    rows = [_rank_row(ctx, cid, cfg, build(cfg)) for cfg in CONFIGS[cid]]
+    bad = [r for r in rows if not r["agrees"]]
+    qk_text = _qk_text(ctx, cid, rows)
+    ok_other, extra = _other_side(ctx, cid, rows)
+    ok = not bad and ok_other
+    return _count_verdict(
+        cid,
+        ok,
+        bad,
+        rows,
         f"the catalogue's unidentified count U, total P"
         f"{' and ratio' if any(r['ratio_claimed'] for r in rows) else ''} equal "
         f"P - rank(Jacobian) of the layer in "
@@ -439,14 +467,9 @@ def jacobian_rank(ctx: Context, cid):
         covered="; ".join(f"{r['built']} ({r['method']})" for r in rows)
         + " — float64 Jacobian ranks on random sequences (dense: the full "
         "Jacobian's singular values; structured: the per-head certificate)",
-        measured=[r["U_measured"] for r in rows],
-        claimed=[r["U_claimed"] for r in rows],
-        witness=bad[0] if bad else None,
-        rows=rows,
         scope="partial: the count at "
         + "; ".join(r["config"] for r in rows)
         + " (one random draw of weights and inputs each)",
-        slack=EXACT if ok else None,
     )
 
 
@@ -710,18 +733,15 @@ def qk_count(ctx: Context, cid):
             + ", ".join(map(_qk_cell, other))
         )
         scope += "; E > 1 reported at " + ", ".join(f"({r['D']},{r['E']})" for r in other)
-    return Verdict(
+    return _count_verdict(
         cid,
-        "verified-numeric" if not bad else "refuted",
+        not bad,
+        bad,
+        rows,
         evidence,
         covered="(D, E) = "
         + ", ".join(f"({r['D']},{r['E']})" for r in rows)
         + ": one-head layer of the shared model, float64, random weights and "
         "sequences",
-        measured=[r["U_measured"] for r in rows],
-        claimed=[r["U_claimed"] for r in rows],
-        witness=bad[0] if bad else None,
-        rows=rows,
         scope=scope,
-        slack=EXACT if not bad else None,
     )

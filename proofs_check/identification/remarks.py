@@ -130,36 +130,7 @@ def lottery_contrast(ctx: Context, cid):
         f"{'all equal' if ok_counts else 'NOT all equal'})"
     )
     if lo is None:
-        # a fraction that depends on another symbol than H (E: the measured rank/P does not)
-        # is refuted; one whose minimum sympy cannot state is refuted only where a measured
-        # row disagrees, and is otherwise left undecided (not-checkable), never passed
-        refuted = bool(others) or not ok_counts
-        why = (
-            f"depends on {', '.join(others)} besides H: it has no minimum over H >= 1 alone, "
-            f"so its contrast with the {float(high):.0%} that lottery tickets keep at most "
-            "is not stated for every layer: refuted"
-            if others
-            else "has no minimum over H >= 1 that sympy can state as a number, so its "
-            "contrast with the tickets' fraction is undecided"
-            + ("; the measured rows refute it" if refuted else "")
-        )
-        return Verdict(
-            cid,
-            "refuted" if refuted else "not-checkable",
-            measured + f"; the claim's identified fraction {formula} {why}",
-            covered=_fraction_covered(rows),
-            measured=[r["identified_measured"] for r in rows],
-            claimed=[r["identified_claimed"] for r in rows],
-            witness=next(
-                (r for r in rows if not r["agrees"]),
-                {"identified": formula, "free_symbols_besides_H": others},
-            ),
-            rows=rows,
-            scope="partial: the identified fraction of one attention layer against the "
-            "paper's 10-20 % for lottery tickets"
-            if refuted
-            else "none",
-        )
+        return _lt_no_minimum(cid, rows, measured, formula, others, high)
     x = sp.Symbol("x", positive=True)
     e_h = sp.simplify(_expr(ctx, cid, "identified").subs(claim(cid).symbol("H"), x))
     where = "H = 1" if sp.simplify(e_h.subs(x, 1) - lo) == 0 else "not attained at H = 1"
@@ -195,6 +166,40 @@ def lottery_contrast(ctx: Context, cid):
         + "; symbolic for H >= 1) against the paper's 10-20 % for lottery "
         "tickets, taken as stated (no pruning is run); the FFN and embeddings are not counted",
         slack=slack,
+    )
+
+
+def _lt_no_minimum(cid, rows, measured: str, formula: str, others: list, high) -> Verdict:
+    """ID-LT where the claimed identified fraction has no minimum over H: a fraction that
+    depends on another symbol than H (E: the measured rank/P does not) is refuted; one whose
+    minimum sympy cannot state is refuted only where a measured row disagrees, and is otherwise
+    left undecided (not-checkable), never passed."""
+    refuted = bool(others) or not all(r["agrees"] for r in rows)
+    why = (
+        f"depends on {', '.join(others)} besides H: it has no minimum over H >= 1 alone, "
+        f"so its contrast with the {float(high):.0%} that lottery tickets keep at most "
+        "is not stated for every layer: refuted"
+        if others
+        else "has no minimum over H >= 1 that sympy can state as a number, so its "
+        "contrast with the tickets' fraction is undecided"
+        + ("; the measured rows refute it" if refuted else "")
+    )
+    return Verdict(
+        cid,
+        "refuted" if refuted else "not-checkable",
+        measured + f"; the claim's identified fraction {formula} {why}",
+        covered=_fraction_covered(rows),
+        measured=[r["identified_measured"] for r in rows],
+        claimed=[r["identified_claimed"] for r in rows],
+        witness=next(
+            (r for r in rows if not r["agrees"]),
+            {"identified": formula, "free_symbols_besides_H": others},
+        ),
+        rows=rows,
+        scope="partial: the identified fraction of one attention layer against the "
+        "paper's 10-20 % for lottery tickets"
+        if refuted
+        else "none",
     )
 
 
@@ -676,6 +681,38 @@ def _f4_fits(ctx: Context, law: dict, lrs, sgd, t0, heads) -> tuple[list, list]:
     return out, slopes
 
 
+def _f4_sweep(rows) -> tuple[float, list]:
+    """ID-F4's sweep: the SGD cells of the steps setting that covers the most rates (the
+    fewest steps among equals), by rate; returns that setting and its cells."""
+    per_steps: dict = {}
+    for r in rows:
+        if r["optimizer"] == "sgd":
+            per_steps.setdefault(float(r["steps"]), []).append(r)
+    steps_sweep = max(per_steps, key=lambda k: (len(per_steps[k]), -k))
+    return steps_sweep, sorted(per_steps[steps_sweep], key=lambda r: float(r["lr_sgd"]))
+
+
+def _f4_first_step(trace, steps_sweep: float) -> dict:
+    """The sweep's first logged SGD step per rate (same weights and batch at every rate)."""
+    first = min(float(t["step"]) for t in trace)
+    return {
+        float(t["lr_sgd"]): t
+        for t in trace
+        if t["optimizer"] == "sgd"
+        and float(t["step"]) == first
+        and float(t.get("steps", steps_sweep)) == steps_sweep
+    }
+
+
+def _f4_layer_means(sgd, heads) -> dict[str, float]:
+    """The mean per-step drift per layer over its heads and the sweep's rates."""
+    layer_mean: dict[str, list[float]] = {}
+    for hd in heads:
+        li = hd.split("_")[0]
+        layer_mean.setdefault(li, []).extend(float(r["step_drift_" + hd]) for r in sgd)
+    return {li: float(np.mean(v)) for li, v in layer_mean.items()}
+
+
 def _f4_criterion(run: Run) -> Verdict:
     """ID-F4's verdict on the identifiability_training rows and trace: the per-step drift
     against the SGD rate."""
@@ -684,28 +721,14 @@ def _f4_criterion(run: Run) -> Verdict:
     c = claim(cid)
     x = c.symbol("lr")
     e = _expr(ctx, cid, "step_drift")
-    # the sweep: the SGD cells of the steps setting that covers the most rates
-    per_steps: dict = {}
-    for r in rows:
-        if r["optimizer"] == "sgd":
-            per_steps.setdefault(float(r["steps"]), []).append(r)
-    steps_sweep = max(per_steps, key=lambda k: (len(per_steps[k]), -k))
-    sgd = sorted(per_steps[steps_sweep], key=lambda r: float(r["lr_sgd"]))
+    steps_sweep, sgd = _f4_sweep(rows)
     lrs = [float(r["lr_sgd"]) for r in sgd]
     heads = sorted(k[len("step_drift_") :] for k in sgd[0] if str(k).startswith("step_drift_"))
     law = _f4_claimed_law(e, x, lrs)
     if law["why"]:
         return _f4_refuted(cid, e, law, lrs)
     p = law["p"]
-    first = min(float(t["step"]) for t in trace)
-    t0 = {
-        float(t["lr_sgd"]): t
-        for t in trace
-        if t["optimizer"] == "sgd"
-        and float(t["step"]) == first
-        and float(t.get("steps", steps_sweep)) == steps_sweep
-    }
-    out, slopes = _f4_fits(ctx, law, lrs, sgd, t0, heads)
+    out, slopes = _f4_fits(ctx, law, lrs, sgd, _f4_first_step(trace, steps_sweep), heads)
     falls = all(r["falls"] for r in out)
     order = all(r["step0_matches"] for r in out)
     finite = all(math.isfinite(r["slope"]) for r in out)
@@ -713,11 +736,7 @@ def _f4_criterion(run: Run) -> Verdict:
     below = _f4_below_identity(law, out)
     if below is not None:
         return _f4_refuted(cid, e, {**law, "why": below}, lrs, out)
-    layer_mean: dict[str, list[float]] = {}
-    for hd in heads:
-        li = hd.split("_")[0]
-        layer_mean.setdefault(li, []).extend(float(r["step_drift_" + hd]) for r in sgd)
-    lm = {li: float(np.mean(v)) for li, v in layer_mean.items()}
+    lm = _f4_layer_means(sgd, heads)
     plot_rows = [
         {"lr": float(r["lr_sgd"]), "head": hd, "step_drift": float(r["step_drift_" + hd])}
         for r in sgd

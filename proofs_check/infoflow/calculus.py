@@ -166,14 +166,12 @@ def _p1_verdict(ctx, cid, c, theorems, rows, bad, outside) -> Verdict:
             f"{'T-free' if w['claimed_T_free'] else 'T-dependent'}, the calculus gives "
             f"ε^-({w['alpha']})"
         )
-    return Verdict(
+    return _calculus_verdict(
         cid,
-        "refuted" if bad else "verified-symbolic",
+        bad,
+        rows,
         what + (f"; {outside} cells outside the claim's regime not judged" if outside else ""),
-        covered=f"D in 1..{ctx.pick(4, 6)}, h in 1..D+2, one layer, decode laws "
-        f"{', '.join(sorted({r['decode_law'] for r in rows}))}",
-        witness=bad[0] if bad else None,
-        rows=rows,
+        covered=f"D in 1..{ctx.pick(4, 6)}, h in 1..D+2, one layer, decode laws",
         plot={
             "x": "h_minus_D",
             "y": ["calculus_T_dependent", "theorem_T_dependent"],
@@ -181,16 +179,35 @@ def _p1_verdict(ctx, cid, c, theorems, rows, bad, outside) -> Verdict:
             "title": f"{cid}: does the exponent grow with T? (1 = yes; calculus vs HC-T2a/b)",
             "xlabel": "h - D (heads minus retrievals; HC-T2a from 0)",
             "ylabel": "exponent depends on T (0/1)",
-            "logx": False,
-            "logy": False,
         },
-        scope="surrogate: the project's reconstruction of the InfoFlow calculus "
-        "(approxtheory.infoflow, digest §5.2 [DER]) stands in for the paper's framework, which "
-        "the digest did not see; compared: whether its exponent depends on T (T-free against "
-        "linear in T with a positive slope) against the claim's threshold h_needed and where "
-        "HC-T2a/HC-T2b apply; the constants are not compared (the calculus charges ε^-D for a "
-        "Lipschitz F_0 where HC-T2a has γ, and a slope d/E where HC-T2b has 1/(4((n+1)s+1)); "
-        "the claim's c is not given)",
+        scope=", which the digest did not see; compared: whether its exponent depends on T "
+        "(T-free against linear in T with a positive slope) against the claim's threshold "
+        "h_needed and where HC-T2a/HC-T2b apply; the constants are not compared (the calculus "
+        "charges ε^-D for a Lipschitz F_0 where HC-T2a has γ, and a slope d/E where HC-T2b has "
+        "1/(4((n+1)s+1)); the claim's c is not given)",
+    )
+
+
+#: the start of IF-P1's and IF-P2's scope: the calculus stands in for the paper's framework
+CALCULUS_SCOPE = (
+    "surrogate: the project's reconstruction of the InfoFlow calculus "
+    "(approxtheory.infoflow, digest §5.2 [DER]) stands in for the paper's framework"
+)
+
+
+def _calculus_verdict(cid, bad, rows, evidence, covered, plot, scope) -> Verdict:
+    """IF-P1's and IF-P2's verdict: refuted by the first disagreeing cell, else verified
+    symbolically; ``covered`` ends with the decode laws of the rows, ``plot`` on linear axes and
+    ``scope`` continues :data:`CALCULUS_SCOPE`."""
+    return Verdict(
+        cid,
+        "refuted" if bad else "verified-symbolic",
+        evidence,
+        covered=f"{covered} {', '.join(sorted({r['decode_law'] for r in rows}))}",
+        witness=bad[0] if bad else None,
+        rows=rows,
+        plot={**plot, "logx": False, "logy": False},
+        scope=CALCULUS_SCOPE + scope,
     )
 
 
@@ -206,7 +223,7 @@ def _p1_verdict(ctx, cid, c, theorems, rows, bad, outside) -> Verdict:
 def infoflow_recovers_depth_separation(ctx: Context, cid):
     import dataclasses
 
-    from approxtheory.infoflow import Arch, Readout, T, make_task, predict_rate
+    from approxtheory.infoflow import Readout, make_task
 
     t1 = claim("IF-T1")
     one_layer = -t1.exponent("epsilon", expr="N1_lower")  # k(T) = aT + b
@@ -214,33 +231,72 @@ def infoflow_recovers_depth_separation(ctx: Context, cid):
     kth = make_task("kth", k=2)
     if ctx.is_mutant("readout-quadratic"):
         kth = dataclasses.replace(kth, readout=Readout(("top",), 2, "mutant"))
-    ind = make_task("ind")
-    rows, bad = [], []
+    rows, archs = _p2_rows(ctx, kth, one_layer, two_layer)
+    bad = [r for r in rows if not r["agree"]]
+    return _calculus_verdict(
+        cid,
+        bad,
+        rows,
+        "the calculus reproduces the depth separation: induction (TASK-IND) is T-free with two "
+        "layers (1, 1) + PE and linear in T with one layer; TASK-KTH(2) costs ε^-(linear in T) "
+        f"with one layer like IF-T1's ε^-({one_layer}) and exactly IF-T1's ε^-({two_layer}) "
+        f"with (1, 1) + PE; {len(rows) - len(bad)}/{len(rows)} cells agree",
+        covered="TASK-IND and TASK-KTH(2); one layer with 1, 2, 4 heads (KTH(2) with and without "
+        "PE), two layers (1, 1) + PE; decode laws",
+        plot={
+            "x": "arch_index",
+            "y": ["alpha_at_T8", "alpha_at_T64"],
+            "group": "series",
+            "title": f"{cid}: predicted exponent at T = 8 and 64 "
+            f"({', '.join(f'{k} = {v}' for k, v in PLOT_DE.items())}) per architecture",
+            "xlabel": "architecture: " + ", ".join(f"{i} = {a}" for i, a in enumerate(archs)),
+            "ylabel": "predicted exponent alpha (cost ~ eps^-alpha)",
+        },
+        scope="; the induction separation is compared as T-free against linear in T (Sanford "
+        "et al. as quoted by [Q1]), KTH(2) against IF-T1's exponents (IF-T1's task is a "
+        "candidate, the digest's ambiguity 2); no trained network",
+    )
 
-    archs: list = []  # the plot's x: architectures in the order first seen
+
+def _p2_row(p, task, arch, law, claimed, agree, archs: list) -> dict:
+    """One IF-P2 cell: the calculus's prediction ``p`` for ``task`` on ``arch`` under ``law``
+    against what is ``claimed`` of it (``agree``), with the predicted exponent at T = 8 and 64
+    for the plot (``archs``, the plot's x: architectures in the order first seen, grows)."""
+    from approxtheory.infoflow import T
+
+    if arch.label() not in archs:
+        archs.append(arch.label())
+    alpha = sp.sympify(p.alpha)
+    widths = {x: PLOT_DE[x.name] for x in alpha.free_symbols if x.name in PLOT_DE}
+    at = {t: float(alpha.subs({T: t, **widths})) for t in (8, 64)}
+    return {
+        "task": task.name,
+        "arch": arch.label(),
+        "arch_index": archs.index(arch.label()),
+        "series": f"{task.name}, {law.name} law",
+        "decode_law": law.name,
+        "claimed": claimed,
+        "alpha": str(p.alpha),
+        "alpha_at_T8": at[8],
+        "alpha_at_T64": at[64],
+        "dominant": p.dominant.describe(),
+        "agree": agree,
+    }
+
+
+def _p2_rows(ctx: Context, kth, one_layer, two_layer) -> tuple[list, list]:
+    """IF-P2's cells per decode law: TASK-KTH(2) with one layer (1, 2, 4 heads, with and
+    without PE; its exponent linear in T like IF-T1's one-layer k(T)) and two layers (1, 1) +
+    PE (IF-T1's two-layer exponent exactly); TASK-IND with one layer (linear in T) and two
+    (T-free). Returns the rows and the architectures in the order first seen."""
+    from approxtheory.infoflow import Arch, T, make_task, predict_rate
+
+    ind = make_task("ind")
+    rows: list = []
+    archs: list = []
 
     def record(p, task, arch, law, claimed, agree):
-        if arch.label() not in archs:
-            archs.append(arch.label())
-        alpha = sp.sympify(p.alpha)
-        widths = {x: PLOT_DE[x.name] for x in alpha.free_symbols if x.name in PLOT_DE}
-        at = {t: float(alpha.subs({T: t, **widths})) for t in (8, 64)}
-        row = {
-            "task": task.name,
-            "arch": arch.label(),
-            "arch_index": archs.index(arch.label()),
-            "series": f"{task.name}, {law.name} law",
-            "decode_law": law.name,
-            "claimed": claimed,
-            "alpha": str(p.alpha),
-            "alpha_at_T8": at[8],
-            "alpha_at_T64": at[64],
-            "dominant": p.dominant.describe(),
-            "agree": agree,
-        }
-        rows.append(row)
-        if not agree:
-            bad.append(row)
+        rows.append(_p2_row(p, task, arch, law, claimed, agree, archs))
 
     for law in _if_mutant_law(ctx.mutant):
         for pe in (False, True):
@@ -261,32 +317,4 @@ def infoflow_recovers_depth_separation(ctx: Context, cid):
         arch = Arch((1, 1), pos_enc=True)
         p = predict_rate(arch, ind, decode_law=law)
         record(p, ind, arch, law, "two layers T-independent", not p.depends_on_T)
-    return Verdict(
-        cid,
-        "refuted" if bad else "verified-symbolic",
-        "the calculus reproduces the depth separation: induction (TASK-IND) is T-free with two "
-        "layers (1, 1) + PE and linear in T with one layer; TASK-KTH(2) costs ε^-(linear in T) "
-        f"with one layer like IF-T1's ε^-({one_layer}) and exactly IF-T1's ε^-({two_layer}) "
-        f"with (1, 1) + PE; {len(rows) - len(bad)}/{len(rows)} cells agree",
-        covered="TASK-IND and TASK-KTH(2); one layer with 1, 2, 4 heads (KTH(2) with and without "
-        "PE), two layers (1, 1) + PE; decode laws "
-        f"{', '.join(sorted({r['decode_law'] for r in rows}))}",
-        witness=bad[0] if bad else None,
-        rows=rows,
-        plot={
-            "x": "arch_index",
-            "y": ["alpha_at_T8", "alpha_at_T64"],
-            "group": "series",
-            "title": f"{cid}: predicted exponent at T = 8 and 64 "
-            f"({', '.join(f'{k} = {v}' for k, v in PLOT_DE.items())}) per architecture",
-            "xlabel": "architecture: " + ", ".join(f"{i} = {a}" for i, a in enumerate(archs)),
-            "ylabel": "predicted exponent alpha (cost ~ eps^-alpha)",
-            "logx": False,
-            "logy": False,
-        },
-        scope="surrogate: the project's reconstruction of the InfoFlow calculus "
-        "(approxtheory.infoflow, digest §5.2 [DER]) stands in for the paper's framework; the "
-        "induction separation is compared as T-free against linear in T (Sanford et al. as "
-        "quoted by [Q1]), KTH(2) against IF-T1's exponents (IF-T1's task is a candidate, the "
-        "digest's ambiguity 2); no trained network",
-    )
+    return rows, archs

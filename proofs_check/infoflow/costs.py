@@ -18,7 +18,7 @@ from .._core import (
     memo,
     slope_row,
 )
-from .rates import _long_retrieval_grid, _rebound, _retrieval_grid
+from .rates import _long_retrieval_grid, _rebound, _retrieval_grid, _slack
 
 # ------------------------------------------------------------------------------- IF-R1
 #: how far (in the exponent) the fitted growth of the weight count may sit from the claimed one
@@ -112,37 +112,8 @@ def mpr_charge(ctx: Context, cid):
 
     width = int(build("softmax_retrieval", T=4, beta=10.0).model.cfg.width)
     n_mpr = c.expr("N_mpr")
-    fits, slopes, rate_ok = [], [], True
-    for T in sorted({r["T"] for r in grid}):
-        sub = sorted((r for r in grid if r["T"] == T), key=lambda r: -r["epsilon"])
-        # the claimed growth of the size in 1/ε: N_mpr ∝ ε^-a (a = 0: free), at this head's
-        # token dimension d = 1, width E and length T
-        e = _law_exponent_at(n_mpr, "epsilon", {"d": 1, "E": width, "T": T, "I_size": 1})
-        a = None if e is None else 0.0 - e
-        fit = fit_rate([1 / r["epsilon"] for r in sub], [r["weights"] for r in sub])
-        ok = _within(fit, a, R1_EXPONENT_TOL)
-        rate_ok &= ok
-        fits.append(
-            f"T={T}: weights ~ (1/ε)^{_z(fit.slope)} [{_z(fit.ci_low)}, {_z(fit.ci_high)}] "
-            f"against the claimed {'undecidable' if a is None else f'{a:g}'} ± "
-            f"{R1_EXPONENT_TOL:g} over ε = {sub[0]['epsilon']:.3g}..{sub[-1]['epsilon']:.3g}"
-            f"{'' if ok else ' FAILS'}"
-        )
-        slopes.append(slope_row(fit, f"weights vs 1/ε (T={T})", 0.0 if a is None else a))
-    # the size against T at each β: N_mpr's T-exponent (0: the MPR cost does not grow with T)
-    t_parts, t_ok = [], True
-    aT = _law_exponent_at(n_mpr, "T", {"d": 1, "E": width, "epsilon": 0.1, "I_size": 1})
-    if len({r["T"] for r in grid}) < 3:  # a grid cut in a test: no fit in T
-        t_parts.append("not fitted (fewer than 3 lengths)")
-    for beta in sorted({r["beta"] for r in grid}) if not t_parts else ():
-        sub = sorted((r for r in grid if r["beta"] == beta), key=lambda r: r["T"])
-        fit = fit_rate([r["T"] for r in sub], [r["weights"] for r in sub])
-        ok = _within(fit, aT, R1_EXPONENT_TOL)
-        t_ok &= ok
-        t_parts.append(
-            f"β={beta:g}: T^{_z(fit.slope)} [{_z(fit.ci_low)}, {_z(fit.ci_high)}]"
-            f"{'' if ok else ' FAILS'}"
-        )
+    fits, slopes, rate_ok = _r1_size_in_eps(grid, n_mpr, width)
+    t_parts, t_ok, aT = _r1_size_in_T(grid, n_mpr, width)
     nonfinite = [r for r in rows if not math.isfinite(r["sup_error"])]
     gia_bad, gia_txt = _gia_positions(c)
     ok = not bad and rate_ok and t_ok and not nonfinite and not gia_bad
@@ -191,6 +162,48 @@ def mpr_charge(ctx: Context, cid):
             "ylabel": "sup error",
         },
     )
+
+
+def _r1_size_in_eps(grid, n_mpr, width: int) -> tuple[list, list, bool]:
+    """IF-R1's weight count against 1/ε per T: the claimed growth of the size in 1/ε, N_mpr ∝
+    ε^-a (a = 0: free), at the head's token dimension d = 1, width E and length T, decided
+    within :data:`R1_EXPONENT_TOL`. Returns the text parts, the slope rows and whether all
+    hold."""
+    fits, slopes, rate_ok = [], [], True
+    for T in sorted({r["T"] for r in grid}):
+        sub = sorted((r for r in grid if r["T"] == T), key=lambda r: -r["epsilon"])
+        e = _law_exponent_at(n_mpr, "epsilon", {"d": 1, "E": width, "T": T, "I_size": 1})
+        a = None if e is None else 0.0 - e
+        fit = fit_rate([1 / r["epsilon"] for r in sub], [r["weights"] for r in sub])
+        ok = _within(fit, a, R1_EXPONENT_TOL)
+        rate_ok &= ok
+        fits.append(
+            f"T={T}: weights ~ (1/ε)^{_z(fit.slope)} [{_z(fit.ci_low)}, {_z(fit.ci_high)}] "
+            f"against the claimed {'undecidable' if a is None else f'{a:g}'} ± "
+            f"{R1_EXPONENT_TOL:g} over ε = {sub[0]['epsilon']:.3g}..{sub[-1]['epsilon']:.3g}"
+            f"{'' if ok else ' FAILS'}"
+        )
+        slopes.append(slope_row(fit, f"weights vs 1/ε (T={T})", 0.0 if a is None else a))
+    return fits, slopes, rate_ok
+
+
+def _r1_size_in_T(grid, n_mpr, width: int) -> tuple[list, bool, float | None]:
+    """IF-R1's weight count against T at each β, against N_mpr's T-exponent (0: the MPR cost
+    does not grow with T). Returns the text parts, whether all hold and the exponent."""
+    t_parts, t_ok = [], True
+    aT = _law_exponent_at(n_mpr, "T", {"d": 1, "E": width, "epsilon": 0.1, "I_size": 1})
+    if len({r["T"] for r in grid}) < 3:  # a grid cut in a test: no fit in T
+        t_parts.append("not fitted (fewer than 3 lengths)")
+    for beta in sorted({r["beta"] for r in grid}) if not t_parts else ():
+        sub = sorted((r for r in grid if r["beta"] == beta), key=lambda r: r["T"])
+        fit = fit_rate([r["T"] for r in sub], [r["weights"] for r in sub])
+        ok = _within(fit, aT, R1_EXPONENT_TOL)
+        t_ok &= ok
+        t_parts.append(
+            f"β={beta:g}: T^{_z(fit.slope)} [{_z(fit.ci_low)}, {_z(fit.ci_high)}]"
+            f"{'' if ok else ' FAILS'}"
+        )
+    return t_parts, t_ok, aT
 
 
 # ------------------------------------------------------------------------------- IF-R2
@@ -354,6 +367,23 @@ def _window(a: float) -> tuple[float, float]:
     return lo, (-1 / a - 1 / (a + 0.5)) / 2
 
 
+def _window_fit(label: str, units, worst, a: float, towards: str = ""):
+    """The worst error against the units, fitted: whether the fit's whole 95% interval lies
+    inside :func:`_window` of the exponent a, and the text part (``label`` first)."""
+    fit = fit_rate(units, worst)
+    lo, hi = _window(a)
+    ok = lo < fit.ci_low and fit.ci_high < hi
+    return (
+        fit,
+        ok,
+        (
+            f"{label}: worst error ~ units^{fit.slope:.3f} [{fit.ci_low:.3f}, {fit.ci_high:.3f}] "
+            f"against -1/{a:g} = {-1 / a:.3f} (decided inside ({lo:.3f}, {hi:.3f}), the midpoints "
+            f"towards {towards}{a:g} -+ 1/2){'' if ok else ' FAILS'}"
+        ),
+    )
+
+
 def _lf_law(ones: list[dict]) -> tuple[bool, list[str]]:
     """IF-R2's L_f-law over the m = 1 rows ``ones``: whether it holds at every N, and the text
     parts."""
@@ -395,54 +425,15 @@ def lipschitz_readout_cost(ctx: Context, cid):
     c = claim("IF-R2")
     knots_text = sp.sstr(c.expr("knots_1d"))
     raw = _r2_measure("steeper-targets" if ctx.is_mutant("steeper-targets") else None)
-    rows, bad, solved = [], [], {}
-    cells = {(x["knots"], x["target"], x["L_f"]): x for x in raw if x["m"] == 1}
-    for r in raw:
-        r = dict(r)
-        if r["m"] == 1:
-            used = max(2, r["knots"] // 2) if ctx.is_mutant("knots-halved") else r["knots"]
-            if used != r["knots"]:
-                half = cells.get((used, r["target"], r["L_f"]))
-                if half is not None:
-                    r["sup_error"] = half["sup_error"]
-                    r["sup_error_upper"] = half["sup_error_upper"]
-            # the digest's count: about L_f/ε knots, i.e. sup error <= ε where knots_1d(ε) = N,
-            # at the targets' own L_f
-            key = (r["knots"], r["L_f"])
-            if key not in solved:
-                Lf = next(x for x in R2_LF if float(x) == r["L_f"])
-                roots = c.solve_for("epsilon", "knots_1d", equals=r["knots"], L_f=Lf)
-                solved[key] = float(roots[0]) if len(roots) == 1 else float("nan")
-            r["claimed_bound"] = solved[key]
-            r["verdict"] = "within-bound" if r["sup_error"] <= r["claimed_bound"] else "refuted"
-            r["certified"] = bool(r["sup_error_upper"] <= r["claimed_bound"])
-            if r["verdict"] != "within-bound":
-                bad.append(r)
-        r["series"] = f"{r['target']}, L_f = {r['L_f']:g}"
-        rows.append(r)
+    rows, bad = _r2_rows(c, raw, ctx.is_mutant("knots-halved"))
     ones = [r for r in rows if r["m"] == 1]
     lf_ok, lf_parts = _lf_law(ones)
-    fits, slopes, rate_ok = [], [], True
-    for m in sorted(R2_KNOTS):
-        sub = [r for r in rows if r["m"] == m and r["L_f"] == 1.0]
-        units = sorted({r["units"] for r in sub})
-        worst = [max(r["sup_error"] for r in sub if r["units"] == u) for u in units]
-        a = float(c.rate_exponent().subs(c.symbol("m"), m))
-        fit = fit_rate(units, worst)
-        lo, hi = _window(a)
-        ok = lo < fit.ci_low and fit.ci_high < hi
-        rate_ok &= ok
-        fits.append(
-            f"m={m}: worst error ~ units^{fit.slope:.3f} [{fit.ci_low:.3f}, {fit.ci_high:.3f}] "
-            f"against -1/{a:g} = {-1 / a:.3f} (decided inside ({lo:.3f}, {hi:.3f}), the midpoints "
-            f"towards the exponents {a:g} -+ 1/2){'' if ok else ' FAILS'}"
-        )
-        slopes.append(slope_row(fit, f"worst sup error vs units (m={m})", -1 / a))
+    fits, slopes, rate_ok = _r2_rate(c, rows)
     exact = _exact_maps_error()
     e0 = c.exponent("epsilon", "N_exact")
     exact_ok = e0 == 0 and all(v <= 4 * np.finfo(np.float64).eps for v in exact.values())
     ok = not bad and rate_ok and exact_ok and lf_ok
-    slack = min(r["claimed_bound"] / r["sup_error"] for r in ones if r["sup_error"] > 0)
+    slack = _slack(ones)
     lfs = ", ".join(sp.sstr(x) for x in R2_LF)
     return Verdict(
         cid,
@@ -484,6 +475,53 @@ def lipschitz_readout_cost(ctx: Context, cid):
             "ylabel": "sup error",
         },
     )
+
+
+def _r2_rows(c, raw, halved: bool) -> tuple[list, list]:
+    """IF-R2's rows: the m = 1 cells held to the digest's count (about L_f/ε knots, i.e. sup
+    error <= ε where knots_1d(ε) = N, at the targets' own L_f; under ``halved`` each measured
+    at half its knots). Returns the rows and those outside the bound."""
+    rows, bad, solved = [], [], {}
+    cells = {(x["knots"], x["target"], x["L_f"]): x for x in raw if x["m"] == 1}
+    for r in raw:
+        r = dict(r)
+        if r["m"] == 1:
+            used = max(2, r["knots"] // 2) if halved else r["knots"]
+            if used != r["knots"]:
+                half = cells.get((used, r["target"], r["L_f"]))
+                if half is not None:
+                    r["sup_error"] = half["sup_error"]
+                    r["sup_error_upper"] = half["sup_error_upper"]
+            key = (r["knots"], r["L_f"])
+            if key not in solved:
+                Lf = next(x for x in R2_LF if float(x) == r["L_f"])
+                roots = c.solve_for("epsilon", "knots_1d", equals=r["knots"], L_f=Lf)
+                solved[key] = float(roots[0]) if len(roots) == 1 else float("nan")
+            r["claimed_bound"] = solved[key]
+            r["verdict"] = "within-bound" if r["sup_error"] <= r["claimed_bound"] else "refuted"
+            r["certified"] = bool(r["sup_error_upper"] <= r["claimed_bound"])
+            if r["verdict"] != "within-bound":
+                bad.append(r)
+        r["series"] = f"{r['target']}, L_f = {r['L_f']:g}"
+        rows.append(r)
+    return rows, bad
+
+
+def _r2_rate(c, rows) -> tuple[list, list, bool]:
+    """IF-R2's rate per m at L_f = 1: the worst error over the targets against the units,
+    decided inside :func:`_window` of -1/a (a: the claim's rate exponent at m). Returns the
+    text parts, the slope rows and whether every m passes."""
+    fits, slopes, rate_ok = [], [], True
+    for m in sorted(R2_KNOTS):
+        sub = [r for r in rows if r["m"] == m and r["L_f"] == 1.0]
+        units = sorted({r["units"] for r in sub})
+        worst = [max(r["sup_error"] for r in sub if r["units"] == u) for u in units]
+        a = float(c.rate_exponent().subs(c.symbol("m"), m))
+        fit, ok, text = _window_fit(f"m={m}", units, worst, a, "the exponents ")
+        rate_ok &= ok
+        fits.append(text)
+        slopes.append(slope_row(fit, f"worst sup error vs units (m={m})", -1 / a))
+    return fits, slopes, rate_ok
 
 
 # ------------------------------------------------------------------------------- IF-R3
@@ -655,16 +693,9 @@ def mixture_decode_cost(ctx: Context, cid):
             )
             continue
         a = 0.0 - e
-        fit = fit_rate(units, worst)
-        lo, hi = _window(a)
-        good = lo < fit.ci_low and fit.ci_high < hi
+        fit, good, text = _window_fit(f"|I|={size}, d={d} (m = {size * d})", units, worst, a)
         ok &= good
-        fits.append(
-            f"|I|={size}, d={d} (m = {size * d}): worst error ~ units^{fit.slope:.3f} "
-            f"[{fit.ci_low:.3f}, {fit.ci_high:.3f}] against -1/{a:g} = {-1 / a:.3f} (decided "
-            f"inside ({lo:.3f}, {hi:.3f}), the midpoints towards {a:g} -+ 1/2)"
-            f"{'' if good else ' FAILS'}"
-        )
+        fits.append(text)
         slopes.append(slope_row(fit, f"worst sup error vs units (|I|={size}, d={d})", -1 / a))
     return Verdict(
         cid,
@@ -815,51 +846,8 @@ def composition_rule(ctx: Context, cid):
     c = claim("IF-R4")
     n_text, a_text = sp.sstr(c.expr("N_total")), sp.sstr(c.expr("alpha_total"))
     built, built_bad = _r4_built(c)
-    rows, bad = [], []
-    for a1, a2, C1, C2 in R4_CASES:
-        vals = {"alpha1": a1, "alpha2": a2}
-        if ctx.is_mutant("mean-rule"):
-            claimed = (sp.sympify(a1) + a2) / 2
-        else:
-            claimed = c.evaluate("alpha_total", **vals)
-        # the ground truth at each ε: two step networks of C_j ε^-α_j parameters (1 -> w -> 1
-        # MLPs), composed; its count against 1/ε gives the exponent as ε -> 0
-        truth, same = [], True
-        for e in R4_EPS:
-            n1, n2 = (sp.Integer(C) / e**a for C, a in ((C1, a1), (C2, a2)))
-            if not (n1.is_integer and n2.is_integer):
-                raise ValueError(f"IF-R4: step counts {n1}, {n2} at ε = {e} are not integers")
-            g = _spec_count(_step_layers(int(n1)) + _step_layers(int(n2)))
-            truth.append(g)
-            got = c.evaluate("N_total", epsilon=e, C_1=C1, C_2=C2, **vals)
-            same &= sp.simplify(got - g) == 0
-        fit = fit_rate([float(1 / e) for e in R4_EPS], [float(g) for g in truth])
-        try:
-            lim = -c.asymptotic_exponent("epsilon", "N_total", 0, C_1=C1, C_2=C2, **vals)
-        except NotAPowerLawError:  # sympy has no closed-form limit (Max, Min, ...)
-            lim = sp.nan
-        agree = (
-            bool(same)
-            and lim.is_finite is True
-            and sp.simplify(lim - claimed) == 0
-            and fit.contains(float(claimed))
-        )
-        row = {
-            "alpha1": float(a1),
-            "alpha2": float(a2),
-            "C_1": float(C1),
-            "C_2": float(C2),
-            "alpha_claimed": float(claimed),
-            "alpha_limit": float(lim),
-            "fitted": fit.slope,
-            "fitted_lo": fit.ci_low,
-            "fitted_hi": fit.ci_high,
-            "N_total_is_count": bool(same),
-            "agree": bool(agree),
-        }
-        rows.append(row)
-        if not agree:
-            bad.append(row)
+    rows = [_r4_case(c, case, ctx.is_mutant("mean-rule")) for case in R4_CASES]
+    bad = [r for r in rows if not r["agree"]]
     ok = not bad and not built_bad
     return Verdict(
         cid,
@@ -904,3 +892,50 @@ def composition_rule(ctx: Context, cid):
         slack=None,
         scope="full",
     )
+
+
+def _r4_case(c, case, mean_rule: bool) -> dict:
+    """One (α_1, α_2, C_1, C_2) case of IF-R4 as ε -> 0: the ground truth at each ε of
+    :data:`R4_EPS` is two step networks of C_j ε^-α_j parameters (1 -> w -> 1 MLPs), composed;
+    its count against 1/ε gives the exponent. The claim's N_total must equal that count, the
+    count's slope contain alpha_total, and alpha_total equal N_total's own exponent as ε -> 0
+    (``mean_rule``: the mutant's mean of the exponents in place of alpha_total)."""
+    a1, a2, C1, C2 = case
+    vals = {"alpha1": a1, "alpha2": a2}
+    if mean_rule:
+        claimed = (sp.sympify(a1) + a2) / 2
+    else:
+        claimed = c.evaluate("alpha_total", **vals)
+    truth, same = [], True
+    for e in R4_EPS:
+        n1, n2 = (sp.Integer(C) / e**a for C, a in ((C1, a1), (C2, a2)))
+        if not (n1.is_integer and n2.is_integer):
+            raise ValueError(f"IF-R4: step counts {n1}, {n2} at ε = {e} are not integers")
+        g = _spec_count(_step_layers(int(n1)) + _step_layers(int(n2)))
+        truth.append(g)
+        got = c.evaluate("N_total", epsilon=e, C_1=C1, C_2=C2, **vals)
+        same &= sp.simplify(got - g) == 0
+    fit = fit_rate([float(1 / e) for e in R4_EPS], [float(g) for g in truth])
+    try:
+        lim = -c.asymptotic_exponent("epsilon", "N_total", 0, C_1=C1, C_2=C2, **vals)
+    except NotAPowerLawError:  # sympy has no closed-form limit (Max, Min, ...)
+        lim = sp.nan
+    agree = (
+        bool(same)
+        and lim.is_finite is True
+        and sp.simplify(lim - claimed) == 0
+        and fit.contains(float(claimed))
+    )
+    return {
+        "alpha1": float(a1),
+        "alpha2": float(a2),
+        "C_1": float(C1),
+        "C_2": float(C2),
+        "alpha_claimed": float(claimed),
+        "alpha_limit": float(lim),
+        "fitted": fit.slope,
+        "fitted_lo": fit.ci_low,
+        "fitted_hi": fit.ci_high,
+        "N_total_is_count": bool(same),
+        "agree": bool(agree),
+    }

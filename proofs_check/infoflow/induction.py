@@ -21,7 +21,7 @@ from .._core import (
     check,
     memo,
 )
-from .rates import _rebound
+from .rates import _rebound, _slack
 
 # ------------------------------------------------------------------------------- IF-K3
 #: IF-K3's grid: T -> β / T values (the error depends on β/(4T)); d = 4 one-hot tokens
@@ -171,6 +171,53 @@ def induction_head_construction(ctx: Context, cid):
         lambda r: c.evaluate_float("err_bound", beta=r["beta"], T=r["T"]),
     )
     bad = [r for r in rows if r["verdict"] != "within-bound"]
+    fits, rate_ok = _k3_rate(c, rows)
+    miss, want, ro_txt = _readout_against(c, rows, ctx.profile)
+    slack = _slack(rows)
+    ok = not bad and rate_ok and not miss
+    return Verdict(
+        cid,
+        "verified-numeric" if ok else "refuted",
+        f"the constructed induction head (two layers, PE; d = {K3_VOCAB} one-hot tokens) is "
+        f"within IF-K3's err_bound in {len(rows) - len(bad)}/{len(rows)} cells (slack "
+        f"{slack:.3g}: the bound counts all T other keys at the smallest gap, the worst input "
+        f"has one there); rate (the fitted slope of ln(sup error) against β, 95% interval, "
+        f"closer to the bound's own exponent -κ = -1/(4T) than to the half rate -κ/2, so an "
+        f"error floor or a slower decay fails): " + "; ".join(fits) + "; read-out non-zero "
+        f"weights (built at every T of the grid) against the claimed readout_nonzero = "
+        f"{sp.sstr(c.expr('readout_nonzero'))}: {ro_txt}",
+        covered=f"T in {K3_AXES[ctx.profile]['T']}, β/T in "
+        f"{K3_AXES[ctx.profile]['beta_per_T']}, d = {K3_VOCAB}, adversarial search over "
+        "one-hot sequences (with the task's structured inputs: several matches, none, runs); "
+        f"the read-out count also at d in {list(K3_READOUT_VOCABS)}" + _k3_certified_text(rows),
+        rows=rows,
+        slack=slack,
+        scope="full",
+        witness=(
+            {k: bad[0][k] for k in ("T", "beta", "sup_error", "claimed_bound")}
+            if bad
+            else {f"d={d}": {"built": miss[d], "claimed": sp.sstr(want[d])} for d in miss}
+            if miss
+            else None
+        ),
+        plot={
+            "x": "beta",
+            "y": ["sup_error"],
+            "bound": "claimed_bound",
+            "group": "T",
+            "title": "IF-K3: constructed induction head",
+            "xlabel": "β",
+            "ylabel": "sup error",
+            "logx": False,
+        },
+    )
+
+
+def _k3_rate(c, rows) -> tuple[list, bool]:
+    """IF-K3's rate per T: the fitted slope of ln(sup error) against β (95% interval) decided
+    against the half rate -κ/2 (the next slower candidate): the interval must lie below the
+    midpoint -3κ/4 plus the bound's own slowdown over the grid. Returns the text parts and
+    whether every T passes."""
     b = c.symbol("beta")
     fits, rate_ok = [], True
     for T in sorted({r["T"] for r in rows}):
@@ -195,12 +242,15 @@ def induction_head_construction(ctx: Context, cid):
             f"the claimed -{kappa:.5f}, decided below -3κ/4 + {tol:.1e} = "
             f"{-0.75 * kappa + tol:.5f}{'' if ok else ' FAILS'}"
         )
-    miss, want, ro_txt = _readout_against(c, rows, ctx.profile)
-    params_ok = not miss
-    ok = not bad and rate_ok and params_ok
-    slack = min(r["claimed_bound"] / r["sup_error"] for r in rows if r["sup_error"] > 0)
+    return fits, rate_ok
+
+
+def _k3_certified_text(rows) -> str:
+    """The certified side of IF-K3's cells for the covered text ("" when no cell carries a
+    bracket): where the exhaustive enumeration certifies the claimed bound, the certified
+    frontier and where the value stays search-based."""
     fr = certified_frontier(rows) if any("certified" in r for r in rows) else None
-    two_sided = (
+    return (
         ""
         if fr is None
         else "; certified upper bracket by exhaustive enumeration of the "
@@ -216,40 +266,4 @@ def induction_head_construction(ctx: Context, cid):
             else ", no certified frontier"
         )
         + (f"; search-based at T in {fr['search_based']}" if fr["search_based"] else "")
-    )
-    return Verdict(
-        cid,
-        "verified-numeric" if ok else "refuted",
-        f"the constructed induction head (two layers, PE; d = {K3_VOCAB} one-hot tokens) is "
-        f"within IF-K3's err_bound in {len(rows) - len(bad)}/{len(rows)} cells (slack "
-        f"{slack:.3g}: the bound counts all T other keys at the smallest gap, the worst input "
-        f"has one there); rate (the fitted slope of ln(sup error) against β, 95% interval, "
-        f"closer to the bound's own exponent -κ = -1/(4T) than to the half rate -κ/2, so an "
-        f"error floor or a slower decay fails): " + "; ".join(fits) + "; read-out non-zero "
-        f"weights (built at every T of the grid) against the claimed readout_nonzero = "
-        f"{sp.sstr(c.expr('readout_nonzero'))}: {ro_txt}",
-        covered=f"T in {K3_AXES[ctx.profile]['T']}, β/T in "
-        f"{K3_AXES[ctx.profile]['beta_per_T']}, d = {K3_VOCAB}, adversarial search over "
-        "one-hot sequences (with the task's structured inputs: several matches, none, runs); "
-        f"the read-out count also at d in {list(K3_READOUT_VOCABS)}" + two_sided,
-        rows=rows,
-        slack=slack,
-        scope="full",
-        witness=(
-            {k: bad[0][k] for k in ("T", "beta", "sup_error", "claimed_bound")}
-            if bad
-            else {f"d={d}": {"built": miss[d], "claimed": sp.sstr(want[d])} for d in miss}
-            if miss
-            else None
-        ),
-        plot={
-            "x": "beta",
-            "y": ["sup_error"],
-            "bound": "claimed_bound",
-            "group": "T",
-            "title": "IF-K3: constructed induction head",
-            "xlabel": "β",
-            "ylabel": "sup error",
-            "logx": False,
-        },
     )

@@ -134,7 +134,54 @@ def p3_gates(rows) -> dict:
     return out
 
 
-# one function: one pass over the (D, T) groups fills the table, ratios and failure lists
+def _p3_reference(best: dict, eff: list, D: int):
+    """IF-P3's reference at ``D``: the smallest efficient configuration (D, D) where run (were
+    the threshold one head later, (D, D) would be as bad as the deficient ones even beside a
+    trained (D+1, D+1), and the criterion must see it), else the best efficient one."""
+    dd = [k for k in eff if (k[-2], k[-1]) == (D, D)]
+    return dd[0] if dd else min(eff, key=lambda k: float(best[k]["val_nmse"]))
+
+
+def _p3_group(where: str, D: int, T, has_T: bool, cfgs, pred, rowsD, e) -> dict:
+    """One (D, T) group of :func:`p3_criterion`: a row per configuration of ``cfgs`` (their best
+    rows ``rowsD``, predictions ``pred``), and for each T-dependent one its NMSE ratio to the
+    reference ``e`` with the 95 % interval, held to the gap where D lies in the regime. Returns
+    the rows, the decided ratios and the failures."""
+    en, elo, ehi = _nm(rowsD[e])
+    in_regime = D <= P3_MAX_D
+    gap = GAP_P3_PAPER if T is not None and T >= P3_PAPER_T else GAP_P3
+    rows, ratios, failed = [], {}, []
+    for k in cfgs:
+        n, lo, hi = _nm(rowsD[k])
+        row = {
+            "D": D,
+            **({"T": T} if has_T else {}),
+            "config": f"({k[-2]},{k[-1]})",
+            "config_index": cfgs.index(k),
+            "predicted_T_dependent": pred[k].depends_on_T,
+            "predicted_alpha": str(pred[k].alpha),
+            "nmse": n,
+            "nmse_lo": lo,
+            "nmse_hi": hi,
+            "in_regime": in_regime,
+            "gap_needed": gap if in_regime else None,
+        }
+        rows.append(row)
+        if not pred[k].depends_on_T:
+            continue
+        ratio, rlo, rhi = n / en, lo / ehi, hi / elo
+        row.update(ratio=ratio, ratio_lo=rlo, ratio_hi=rhi)
+        if not in_regime:
+            continue
+        ratios[(D, k[-2], k[-1]) if not has_T else (D, T, k[-2], k[-1])] = (ratio, rlo, rhi)
+        if not rlo >= gap:  # NaN fails
+            failed.append(
+                f"{where}: ({k[-2]},{k[-1]}) / ({e[-2]},{e[-1]}) NMSE ratio {ratio:.3g} "
+                f"[{rlo:.3g}, {rhi:.3g}] not at or above {gap:g}"
+            )
+    return {"rows": rows, "ratios": ratios, "failed": failed}
+
+
 def p3_criterion(rows, mutant: str | None = None) -> dict:
     """IF-P3 on infoflow_pmax_heads rows, per (D, T): predict_rate says which (h1, h2) are
     T-free (efficient) and which T-dependent; within the regime D <= P3_MAX_D, consistent when
@@ -165,7 +212,8 @@ def p3_criterion(rows, mutant: str | None = None) -> dict:
     has_T = bool(present_keys(rows, ("T",)))
     best = _best_rows(rows, ("D", "T", "h1", "h2") if has_T else ("D", "h1", "h2"))
     n_g = 2 if has_T else 1
-    out, table, failed, undertrained, refuted, outside = {}, [], list(nonfinite), [], [], []
+    out, table, failed, undertrained, outside = {}, [], list(nonfinite), [], []
+    refuted: list[str] = []
     for g in sorted({k[:n_g] for k in best}):
         D, T = g[0], (g[1] if has_T else None)
         where = f"D = {D}" + (f", T = {T}" if has_T else "")
@@ -176,56 +224,23 @@ def p3_criterion(rows, mutant: str | None = None) -> dict:
         if not eff or not dep:
             failed.append(f"{where}: no T-free or no T-dependent configuration to compare")
             continue
-        # the reference is the smallest efficient configuration (D, D) where run: were the
-        # threshold one head later, (D, D) would be as bad as the deficient ones even beside a
-        # trained (D+1, D+1), and the criterion must see it
-        dd = [k for k in eff if (k[-2], k[-1]) == (D, D)]
-        e = dd[0] if dd else min(eff, key=lambda k: float(best[k]["val_nmse"]))
+        e = _p3_reference(best, eff, D)
         rowsD = {k: best[k] for k in cfgs}
         if mutant == "heads-relabelled":
             rowsD[e], rowsD[dep[0]] = rowsD[dep[0]], rowsD[e]
-        en, elo, ehi = _nm(rowsD[e])
         # the gate reads the models as run (the mutant relabels only the comparison; an
         # untrained row in its place would otherwise read as undecided)
         cell = gates[D].cells.get(f"T = {T}" if has_T else "")
         trained = cell is not None and not cell["failures"]
-        in_regime = D <= P3_MAX_D
-        gap = GAP_P3_PAPER if T is not None and T >= P3_PAPER_T else GAP_P3
         if not trained and D not in undertrained:
             undertrained.append(D)
-        if not in_regime and D not in outside:
+        if D > P3_MAX_D and D not in outside:
             outside.append(D)
-        for k in cfgs:
-            n, lo, hi = _nm(rowsD[k])
-            row = {
-                "D": D,
-                **({"T": T} if has_T else {}),
-                "config": f"({k[-2]},{k[-1]})",
-                "config_index": cfgs.index(k),
-                "predicted_T_dependent": pred[k].depends_on_T,
-                "predicted_alpha": str(pred[k].alpha),
-                "nmse": n,
-                "nmse_lo": lo,
-                "nmse_hi": hi,
-                "in_regime": in_regime,
-                "gap_needed": gap if in_regime else None,
-            }
-            if k in dep:
-                ratio, rlo, rhi = n / en, lo / ehi, hi / elo
-                row.update(ratio=ratio, ratio_lo=rlo, ratio_hi=rhi)
-                if not in_regime:
-                    table.append(row)
-                    continue
-                out[(D, k[-2], k[-1]) if not has_T else (D, T, k[-2], k[-1])] = (ratio, rlo, rhi)
-                if not rlo >= gap:  # NaN fails
-                    msg = (
-                        f"{where}: ({k[-2]},{k[-1]}) / ({e[-2]},{e[-1]}) NMSE ratio {ratio:.3g} "
-                        f"[{rlo:.3g}, {rhi:.3g}] not at or above {gap:g}"
-                    )
-                    failed.append(msg)
-                    if trained:
-                        refuted.append(msg)
-            table.append(row)
+        group = _p3_group(where, D, T, has_T, cfgs, pred, rowsD, e)
+        table += group["rows"]
+        out.update(group["ratios"])
+        failed += group["failed"]
+        refuted += group["failed"] if trained else []
     effect = min((v[0] for v in out.values()), default=float("nan"))
     return {
         "ratios": out,
@@ -374,24 +389,15 @@ def _p3_evidence(res: dict) -> str:
     )
 
 
-# one function: a check read top to bottom as its verdict; most lines are its evidence text
-def _p3_verdict(run: Run) -> Verdict:
-    """:func:`p3_criterion` (its per-D gate :func:`p3_gates` and its regime D <= P3_MAX_D).
-    Undecided where an in-regime D is untrained or no D lies in the regime; decided beside an
-    untrained D where a trained D refutes the claim (for every D) or a measurement is
-    non-finite (the pipeline's ``decides_below_gate`` lets that verdict stand below the gate)."""
-    ctx, cid, raw, name, note = run.ctx, run.cid, run.one, run.names[0], run.note
-    res = p3_criterion(raw, ctx.mutant)
-    ok = res["ok"]
-    steps = _training_text(raw)
-    T_ = sorted({int(r["T"]) for r in raw if "T" in r})
-    gates = res["gates"]
+def _p3_verdict_text(run: Run, res: dict, steps: str, untrained: list, cannot: bool) -> str:
+    """IF-P3's evidence (:func:`_p3_evidence`) as the verdict states it: decided by a trained D
+    beside an ``untrained`` one that refutes, or ``cannot`` decide past the shared gate (no D in
+    the regime, or a T without its (D, D) run), with the runs that collapsed named."""
     ev = _p3_evidence(res)
+    gates = res["gates"]
     in_regime = [D for D in gates if D <= P3_MAX_D]
-    untrained = [D for D in res["undertrained"] if D <= P3_MAX_D]
-    undecided = (bool(untrained) or not in_regime) and not res["nonfinite"] and not res["refuted"]
     collapsed = (
-        f"{len(res['collapsed'])} of {len(raw)} runs ended at the constant "
+        f"{len(res['collapsed'])} of {len(run.one)} runs ended at the constant "
         f"predictor's level (NMSE >= {COLLAPSED:g}: {', '.join(res['collapsed'])}). "
         if res["collapsed"]
         else ""
@@ -404,10 +410,9 @@ def _p3_verdict(run: Run) -> Verdict:
             f"({steps}), so that D is neither confirmation nor refutation ({reasons}); a "
             f"trained D refutes: {'; '.join(res['refuted'])}. {ev}"
         )
-    if undecided and run.passed:
-        # undecided past the shared gate (no D in the regime, or a T without its (D, D) run):
+    if cannot:
         # an undecided run is neither a confirmation nor a refutation: not-checkable
-        ev = (
+        return (
             "CANNOT DECIDE at this budget: "
             + (
                 f"no D of the run lies in the regime D <= {P3_MAX_D}. "
@@ -417,17 +422,35 @@ def _p3_verdict(run: Run) -> Verdict:
                 f"threshold: {reasons}; "
                 + (
                     "run the full profile (README). "
-                    if ctx.profile == "quick"
+                    if run.ctx.profile == "quick"
                     else "this run's schedule did not train it; the paper's recipe is above. "
                 )
             )
             + collapsed
             + f"Measured anyway: {ev}"
         )
-    elif collapsed:
+    if collapsed:
         # a decided run names its collapsed seeds too (the statistic is best over seeds); an
         # undecided one below the gate shows them in its measurement
         ev = f"{ev}. Seeds: {collapsed}".rstrip()
+    return ev
+
+
+def _p3_verdict(run: Run) -> Verdict:
+    """:func:`p3_criterion` (its per-D gate :func:`p3_gates` and its regime D <= P3_MAX_D).
+    Undecided where an in-regime D is untrained or no D lies in the regime; decided beside an
+    untrained D where a trained D refutes the claim (for every D) or a measurement is
+    non-finite (the pipeline's ``decides_below_gate`` lets that verdict stand below the gate)."""
+    ctx, cid, raw, name, note = run.ctx, run.cid, run.one, run.names[0], run.note
+    res = p3_criterion(raw, ctx.mutant)
+    ok = res["ok"]
+    steps = _training_text(raw)
+    T_ = sorted({int(r["T"]) for r in raw if "T" in r})
+    gates = res["gates"]
+    in_regime = [D for D in gates if D <= P3_MAX_D]
+    untrained = [D for D in res["undertrained"] if D <= P3_MAX_D]
+    undecided = (bool(untrained) or not in_regime) and not res["nonfinite"] and not res["refuted"]
+    ev = _p3_verdict_text(run, res, steps, untrained, undecided and run.passed)
     return Verdict(
         cid,
         "not-checkable" if undecided else "consistent-empirical" if ok else "inconsistent",
