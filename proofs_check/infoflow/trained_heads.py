@@ -683,7 +683,6 @@ def _p4_gate(name: str, rows: list):
     return p4_gate(rows)
 
 
-# one function: a check read top to bottom as its verdict; most lines are its evidence text
 def _p4_verdict(run: Run) -> Verdict:
     """:func:`p4_criterion` (NMSE decides; the absolute RMSE and the target's variance per T
     are reported beside it) at the order of comparison the claim states (:func:`p4_order`).

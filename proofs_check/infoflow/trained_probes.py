@@ -366,7 +366,6 @@ def _e3_gate(name: str, rows: list):
     return e3_gate(rows)
 
 
-# one function: a check read top to bottom as its verdict; most lines are its evidence text
 def _e3_verdict(run: Run) -> Verdict:
     """:func:`e3_criterion` on both tasks; undecided below the gate (unless a measurement is
     non-finite: the pipeline's ``decides_below_gate``) and where every failing interval reaches

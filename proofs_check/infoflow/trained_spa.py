@@ -107,7 +107,6 @@ def _e1_rows(run: Run) -> tuple[list, str]:
     return rows, f"mutant {ctx.mutant}: retrained"
 
 
-# one function: a check read top to bottom as its verdict; most lines are its text and rows
 def _e1_verdict(run: Run) -> Verdict:
     """:func:`spa_criterion` at the claim's weight per position; the ``positions-shifted``
     mutant is applied here, after the gate."""
