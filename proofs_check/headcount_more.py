@@ -158,6 +158,8 @@ def conj1_criterion(rows, c) -> dict:
             c, {"L": L_, "h": h_, "D": D, "n": width[(L_, h_)], "T": T_}
         )
     Ts = sorted({T_ for _, _, T_ in best})
+    # the regime as the claim writes it, for the failures' text
+    rg = " and ".join(cd.text() for cd in c.regime).replace("*", "·") or "no regime"
     per_T, failed, decided = {}, [], False
     for T_ in Ts:
         inside = {k: v for k, v in best.items() if k[2] == T_ and side[k] is True}
@@ -169,7 +171,7 @@ def conj1_criterion(rows, c) -> dict:
         per_T[T_] = {"inside": inside, "outside": outside, "ratio": ratio}
         if not ratio >= MARGIN:
             failed.append(
-                f"(a) T = {T_}: best cell with the regime's L·h < D (NMSE "
+                f"(a) T = {T_}: best cell with the regime's {rg} (NMSE "
                 f"{min(inside.values()):.3g}) is only x{ratio:.2f} the worst without it "
                 f"({max(outside.values()):.3g}); needs x{MARGIN:g}"
             )
@@ -180,13 +182,13 @@ def conj1_criterion(rows, c) -> dict:
         # |log ε| is only nonnegative to sympy (0 at ε = 1): a nonnegative, not identically
         # zero derivative is the growing direction
         if direction.is_zero:
-            sign = 0
+            sign = 0.0
         elif direction.is_nonnegative:
-            sign = 1
+            sign = 1.0
         elif direction.is_nonpositive:
-            sign = -1
-        else:
-            sign = 0
+            sign = -1.0
+        else:  # a direction sympy cannot sign: nothing to hold the cells to
+            sign = math.nan
         growth = {}
         for L_, h_ in sorted(width):
             lo, hi = best.get((L_, h_, Ts[0])), best.get((L_, h_, Ts[-1]))
@@ -194,10 +196,12 @@ def conj1_criterion(rows, c) -> dict:
                 growth[(L_, h_)] = hi / lo
                 if (sign > 0 and not hi > lo) or (sign < 0 and not hi < lo):
                     failed.append(
-                        f"(b) L = {L_}, h = {h_} (L·h < D): NMSE does not "
+                        f"(b) L = {L_}, h = {h_} ({rg}): NMSE does not "
                         f"{'grow' if sign > 0 else 'fall'} from T = {Ts[0]} to {Ts[-1]} "
                         f"({lo:.3g} -> {hi:.3g}) as log_params_lower does"
                     )
+        if growth and not sign:  # T-free (0) or not signed (NaN): the cells' own direction
+            failed += _conj1_flat(growth, sign, Ts)
     return {
         "best": best,
         "side": side,
@@ -209,6 +213,26 @@ def conj1_criterion(rows, c) -> dict:
         "ok": decided and not failed,
         "failed": failed,
     }
+
+
+def _conj1_flat(growth: dict, sign: float, Ts: list) -> list[str]:
+    """(b) where log_params_lower does not grow or fall in T: a T-free formula (sign 0) claims no
+    change, which fails wherever the in-regime cells' NMSE ratios from the smallest T to the
+    largest are not all 1 (:func:`~proofs_check.headcount._common.sign_direction`: no tie is
+    measured, so it is never borne out); a direction sympy cannot sign (NaN) fails as such."""
+    from .headcount._common import sign_direction
+
+    ratios = ", ".join(f"L = {L_}, h = {h_}: x{g:.3g}" for (L_, h_), g in sorted(growth.items()))
+    if math.isnan(sign):
+        return [
+            f"(b) log_params_lower's direction in T has no sign to hold the cells to ({ratios})"
+        ]
+    if sign_direction(list(growth.values()), sign) == "holds":
+        return []
+    return [
+        f"(b) log_params_lower does not change with T, but the in-regime NMSE from T = {Ts[0]} "
+        f"to {Ts[-1]} does ({ratios})"
+    ]
 
 
 def _conj1_gate(name: str, rows: list):
@@ -416,7 +440,8 @@ def only_per_head_width(ctx: Context, cid):
         "verified-symbolic" if ok else "refuted",
         f"HC-T2b's k = {sp.sstr(k)}: width symbols in it: {', '.join(entering) or 'none'} (of "
         f"{', '.join(N1_WIDTHS)}; only n required); dk/dn for T0 > 0: {sp.sstr(dk)} "
-        f"({'negative' if falls else 'not negative'}: more per-head width lowers the exponent). "
+        f"({'negative: more' if falls else 'not negative: more'} per-head width "
+        f"{'lowers' if falls else 'does not lower'} the exponent). "
         f"Rewritten with the total width E = n·s it reads {sp.sstr(in_E)}: at a fixed head count "
         "n and E carry the same information, so the statement is about the class's own "
         "parameters (h, n), not a separate effect of E",

@@ -518,6 +518,12 @@ P.claim(
     provenance="stated",
     statement="At h = D - 1, log NMSE is about linear in log N and larger T needs more parameters "
     "for the same error; at h = D the slope is about 0.",
+    # the statement's direction in T, read by the check
+    expressions={"nmse_sign_in_T": sp.Integer(1)},
+    notes="nmse_sign_in_T (read by the check) is the sign of the h = D - 1 NMSE at a larger T "
+    "minus that at a smaller T at the same MLP size N (+1: larger T is worse at equal N, so it "
+    "needs more parameters for the same error; -1: better; 0: no change); only the sign is "
+    "stated.",
     depends_on=("HC-T2b",),
 )
 P.claim(

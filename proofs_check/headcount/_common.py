@@ -53,6 +53,22 @@ def _claimed_number(cid: str, name: str, **values) -> tuple[float, str]:
     return (float(v) if v.is_real else float("nan")), read
 
 
+def sign_direction(ratios: list[float], sign: float) -> str:
+    """The state of a claimed sign of ``b - a`` read from the ratios ``b / a`` (one per rank,
+    size, ...): +1 holds when every ratio is >= 1 and is refuted when every one is < 1; -1 holds
+    when every ratio is < 1 and is refuted when every one is >= 1; 0 (no change) is refuted
+    when every ratio is on one side of 1, else mixed (never borne out: no tie is measured); a
+    sign that is no number is refuted. Otherwise ``mixed``."""
+    up, down = all(r >= 1 for r in ratios), all(r < 1 for r in ratios)
+    if sign > 0:
+        return "holds" if up else "refuted" if down else "mixed"
+    if sign < 0:
+        return "holds" if down else "refuted" if up else "mixed"
+    if sign == 0:
+        return "refuted" if down or all(r > 1 for r in ratios) else "mixed"
+    return "refuted"
+
+
 #: the (d, D) at which HC-T2c's M_suff is read with γ = HC-A3's γ_worst(d, D) > 0
 T2C_GAMMA_CELLS = ((1, 1), (2, 1), (1, 2), (3, 1))
 

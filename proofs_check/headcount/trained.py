@@ -8,6 +8,8 @@ from __future__ import annotations
 import functools
 import math
 
+import numpy as np
+
 from approxtheory import claim
 from approxtheory.measure import fit_rate
 
@@ -16,7 +18,7 @@ from .._core import Context, Verdict, check, slope_row
 from .._gate import PaperMagnitude, training_gate
 from .._pipeline import Evidence, Run, trained_verdict
 from .._results import active_results, results_schema
-from ._common import _claimed_number
+from ._common import _claimed_number, sign_direction
 
 # ------------------------------------------------------------------ trained experiments (P7-P11)
 #: a stated margin: a "drop" or "gap" of NMSE counts when it is at least this factor
@@ -375,10 +377,34 @@ def phase_transition(ctx: Context, cid):
 
 
 # ------------------------------------------------------------------------------------ HC-P9
+def _p9_direction(best: dict, D: int, Ts: list) -> tuple[bool, str, list]:
+    """HC-P9's direction in T (the claim's nmse_sign_in_T): at h = D-1, the min-over-seeds NMSE
+    at the largest T over that at the smallest, at each MLP size run at both, held to the
+    claimed sign (:func:`sign_direction`); whether it holds, its text and the failure."""
+    sign, read = _claimed_number("HC-P9", "nmse_sign_in_T")
+    sign = sign if math.isnan(sign) else float(np.sign(sign))
+    if len(Ts) < 2:
+        return True, f"(c) one T ({Ts}): the direction in T is not tested", []
+    t0, t1 = Ts[0], Ts[-1]
+    sizes = sorted(p for hh, TT, p in best if hh == D - 1 and TT == t0)
+    sizes = [p for p in sizes if (D - 1, t1, p) in best]
+    ratios = [best[(D - 1, t1, p)] / best[(D - 1, t0, p)] for p in sizes]
+    state = sign_direction(ratios, sign) if ratios else "refuted"
+    text = (
+        f"(c) h = {D - 1}: NMSE(T = {t1}) / NMSE(T = {t0}) at equal MLP size "
+        + ", ".join(f"{p}: {r:.3g}" for p, r in zip(sizes, ratios))
+        + f" (the claim's nmse_sign_in_T = {read}: {state})"
+    )
+    failed = [] if state == "holds" else [f"{text}: the claimed sign is not borne out"]
+    return state == "holds", text, failed
+
+
 def width_criterion(rows, D: int, mutant: str | None = None) -> dict:
     """Per T: the log-log slope of min-over-seeds NMSE in the MLP parameter count with its 95 %
-    bootstrap interval (fit_rate) at h = D-1 and h = D. Criterion (issue 10): the interval
-    excludes 0 (lies below 0) at h = D-1 and includes 0 at h = D, for every T."""
+    bootstrap interval (fit_rate) at h = D-1 and h = D. Criterion (issue 10): (a) the interval
+    excludes 0 (lies below 0) at h = D-1 and (b) includes 0 at h = D, for every T; (c) at
+    h = D-1 the NMSE moves from the smallest T to the largest in the claim's direction
+    (nmse_sign_in_T) at every MLP size (:func:`_p9_direction`)."""
     # outside results may give N only: its log-log slope is read in N then
     rows = [r if "mlp_params" in r else {**r, "mlp_params": r["hidden"]} for r in rows]
     best = _best(rows, by=("heads", "T", "mlp_params"))
@@ -405,7 +431,15 @@ def width_criterion(rows, D: int, mutant: str | None = None) -> dict:
                 f"{hi_fit.ci_high:.2f}] excludes 0"
             )
         ok = ok and below and flat
-    return {"fits": fits, "ok": ok, "failed": failed, "Ts": Ts, "best": best}
+    c_ok, c_text, c_failed = _p9_direction(best, D, Ts)
+    return {
+        "fits": fits,
+        "ok": ok and c_ok,
+        "failed": failed + c_failed,
+        "Ts": Ts,
+        "best": best,
+        "direction": c_text,
+    }
 
 
 def _p9_covered(run: Run) -> str:
@@ -414,7 +448,9 @@ def _p9_covered(run: Run) -> str:
     return (
         f"{run.names[0]} ({run.ctx.profile}; {run.note}): D = {D}, h in {{{D - 1}, {D}}}, N in "
         f"{sorted({int(r['hidden']) for r in raw})}, T in {sorted({int(r['T']) for r in raw})}; "
-        "criterion: slope interval below 0 at h = D-1 and containing 0 at h = D, every T"
+        "criterion: slope interval below 0 at h = D-1 and containing 0 at h = D, every T; at "
+        "h = D-1 the NMSE from the smallest T to the largest in the claim's direction at "
+        "every N"
     )
 
 
@@ -466,7 +502,8 @@ def _p9_verdict(run: Run) -> Verdict:
             f"T={T}: k = {float(claim('HC-T2b').evaluate('k', T=T, s=D - 1, n=n, D=D)):.2f}"
             for T in res["Ts"]
         )
-        + " (k <= 0: the lower bound is vacuous there and predicts no slope)"
+        + " (k <= 0: the lower bound is vacuous there and predicts no slope). "
+        + res["direction"]
         + (". Failed: " + "; ".join(res["failed"]) if res["failed"] else ""),
         covered=_p9_covered(run),
         measured={f"h={h},T={T}": f.slope for (h, T), f in res["fits"].items()},

@@ -22,7 +22,7 @@ from .._core import (
 )
 from .._gate import TRAINED_NMSE, training_gate
 from .._pipeline import Evidence, Run, trained_verdict
-from ._common import _claimed_number
+from ._common import _claimed_number, sign_direction
 from .trained import RECIPE_HINT, _best, _heads_at_least, _reversal
 
 # ----------------------------------------------------------------------------------- HC-P6b
@@ -59,15 +59,14 @@ def _p6b_direction(ranks: list[float], sign: float) -> tuple[str, str]:
     ratio is >= 1, refuted when every one is < 1; -1 (falls): holds when every ratio is < 1,
     refuted when every one is >= 1; 0 (no change): refuted when every ratio is on one side of
     1, else mixed (never borne out: no tie is measured); no number: refuted."""
-    up, down = all(r >= 1 for r in ranks), all(r < 1 for r in ranks)
+    state = sign_direction(ranks, sign)
     if sign > 0:
-        return ("holds" if up else "refuted" if down else "mixed"), ">= 1 at every rank: no "
+        return state, ">= 1 at every rank: no "
     if sign < 0:
-        return ("holds" if down else "refuted" if up else "mixed"), "< 1 at every rank: an "
+        return state, "< 1 at every rank: an "
     if sign == 0:
-        one_side = down or all(r > 1 for r in ranks)
-        return ("refuted" if one_side else "mixed"), "= 1 at every rank: no change, no "
-    return "refuted", "a claimed sign (the claim's value is no number) to judge the "
+        return state, "= 1 at every rank: no change, no "
+    return state, "a claimed sign (the claim's value is no number) to judge the "
 
 
 def _p6b_nonfinite(cells: dict) -> str | None:

@@ -142,11 +142,37 @@ def _p3_reference(best: dict, eff: list, D: int):
     return dd[0] if dd else min(eff, key=lambda k: float(best[k]["val_nmse"]))
 
 
-def _p3_group(where: str, D: int, T, has_T: bool, cfgs, pred, rowsD, e) -> dict:
+def _p3_claimed_split(where: str, D: int, cfgs, pred) -> dict:
+    """The configurations IF-P3 calls efficient at ``D`` (h1 and h2 at least its heads_needed,
+    read from the catalogue) and deficient (the others), and where that split disagrees with
+    the calculus's (predict_rate: T-free or T-dependent) the failure that says so: the claim's
+    threshold then contradicts InfoFlow's own schedule on a configuration that was trained.
+    A heads_needed that is no head count at ``D`` leaves nothing efficient."""
+    hn, why = _p3c_value(claim("IF-P3").expr("heads_needed"), D, True)
+    eff = [k for k in cfgs if hn is not None and k[-2] >= hn and k[-1] >= hn]
+    dep = [k for k in cfgs if k not in eff]
+    failed = [f"{where}: heads_needed: {why}"] if hn is None else []
+    wrong = [k for k in cfgs if (k in eff) == pred[k].depends_on_T]
+    if hn is not None and wrong:
+        failed.append(
+            f"{where}: the claim's heads_needed = {sp.sstr(hn)} calls "
+            + ", ".join(
+                f"({k[-2]},{k[-1]}) {'efficient' if k in eff else 'deficient'}" for k in wrong
+            )
+            + ", where the calculus (predict_rate) gives "
+            + ", ".join(
+                f"({k[-2]},{k[-1]}) a T-{'dependent' if pred[k].depends_on_T else 'free'} rate"
+                for k in wrong
+            )
+        )
+    return {"efficient": eff, "deficient": dep, "failed": failed}
+
+
+def _p3_group(where: str, D: int, T, has_T: bool, cfgs, pred, rowsD, e, deficient) -> dict:
     """One (D, T) group of :func:`p3_criterion`: a row per configuration of ``cfgs`` (their best
-    rows ``rowsD``, predictions ``pred``), and for each T-dependent one its NMSE ratio to the
-    reference ``e`` with the 95 % interval, held to the gap where D lies in the regime. Returns
-    the rows, the decided ratios and the failures."""
+    rows ``rowsD``, predictions ``pred``), and for each one the claim calls deficient
+    (``deficient``) its NMSE ratio to the reference ``e`` with the 95 % interval, held to the
+    gap where D lies in the regime. Returns the rows, the decided ratios and the failures."""
     en, elo, ehi = _nm(rowsD[e])
     in_regime = D <= P3_MAX_D
     gap = GAP_P3_PAPER if T is not None and T >= P3_PAPER_T else GAP_P3
@@ -167,7 +193,7 @@ def _p3_group(where: str, D: int, T, has_T: bool, cfgs, pred, rowsD, e) -> dict:
             "gap_needed": gap if in_regime else None,
         }
         rows.append(row)
-        if not pred[k].depends_on_T:
+        if k not in deficient:
             continue
         ratio, rlo, rhi = n / en, lo / ehi, hi / elo
         row.update(ratio=ratio, ratio_lo=rlo, ratio_hi=rhi)
@@ -183,11 +209,13 @@ def _p3_group(where: str, D: int, T, has_T: bool, cfgs, pred, rowsD, e) -> dict:
 
 
 def p3_criterion(rows, mutant: str | None = None) -> dict:
-    """IF-P3 on infoflow_pmax_heads rows, per (D, T): predict_rate says which (h1, h2) are
-    T-free (efficient) and which T-dependent; within the regime D <= P3_MAX_D, consistent when
-    for every T-dependent configuration the 95 % interval of NMSE(deficient) / NMSE(efficient)
-    lies at or above the gap (GAP_P3_PAPER at T >= P3_PAPER_T, the statement's "orders of
-    magnitude" where the paper measured it; GAP_P3 at the shorter T, the digest's reduced run).
+    """IF-P3 on infoflow_pmax_heads rows, per (D, T): the claim's heads_needed says which (h1,
+    h2) are efficient (both at least it) and which deficient, and that split must agree with
+    predict_rate's (T-free or T-dependent; :func:`_p3_claimed_split`); within the regime D <=
+    P3_MAX_D, consistent when for every deficient configuration the 95 % interval of
+    NMSE(deficient) / NMSE(efficient) lies at or above the gap (GAP_P3_PAPER at T >= P3_PAPER_T,
+    the statement's "orders of magnitude" where the paper measured it; GAP_P3 at the shorter T,
+    the digest's reduced run).
     D above P3_MAX_D: the ratios are reported, not decided (``outside``): the paper's own D = 5
     and D = 6 gaps (about 10x and a few times) would fail, so the statement's regime is
     D <= P3_MAX_D (issue 26; it was stated for every D).
@@ -219,10 +247,14 @@ def p3_criterion(rows, mutant: str | None = None) -> dict:
         where = f"D = {D}" + (f", T = {T}" if has_T else "")
         cfgs = sorted(k for k in best if k[:n_g] == g)
         pred = {k: predict_rate(Arch((k[-2], k[-1])), make_task("pmax", D=D)) for k in cfgs}
-        eff = [k for k in cfgs if not pred[k].depends_on_T]
-        dep = [k for k in cfgs if pred[k].depends_on_T]
+        split = _p3_claimed_split(where, D, cfgs, pred)
+        failed += split["failed"]
+        eff, dep = split["efficient"], split["deficient"]
         if not eff or not dep:
-            failed.append(f"{where}: no T-free or no T-dependent configuration to compare")
+            failed.append(
+                f"{where}: no configuration the claim calls efficient, or none it calls "
+                "deficient, to compare"
+            )
             continue
         e = _p3_reference(best, eff, D)
         rowsD = {k: best[k] for k in cfgs}
@@ -236,7 +268,7 @@ def p3_criterion(rows, mutant: str | None = None) -> dict:
             undertrained.append(D)
         if D > P3_MAX_D and D not in outside:
             outside.append(D)
-        group = _p3_group(where, D, T, has_T, cfgs, pred, rowsD, e)
+        group = _p3_group(where, D, T, has_T, cfgs, pred, rowsD, e, set(dep))
         table += group["rows"]
         out.update(group["ratios"])
         failed += group["failed"]
@@ -476,9 +508,9 @@ def _p3_verdict(run: Run) -> Verdict:
             "ylabel": "NMSE",
             "logx": False,
         },
-        formula_note="reads no formula: IF-P3's heads_needed = D enters through predict_rate's "
-        "split of the configurations into T-free and T-dependent (the calculus's schedule), "
-        "and the criterion is the stated NMSE ratio GAP_P3",
+        formula_note="reads heads_needed: configurations with h1 and h2 at least it are the "
+        "efficient ones, the others deficient, and that split must agree with predict_rate's "
+        "(T-free or T-dependent); the criterion is the stated NMSE ratio GAP_P3",
         scope="none"
         if undecided
         else f"surrogate: scaled-down §6.1 ({ctx.profile} profile: D = "

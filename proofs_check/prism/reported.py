@@ -83,7 +83,7 @@ def tokens_per_parameter(ctx: Context, cid):
         "354M / 757M and the tied decoder LM's exact count on the meta device)",
         measured={r["scale"]: round(r["tpp_reported"], 3) for r in rows},
         claimed={"low": lo, "high": hi},
-        witness=sorted(set(out_of_range)) or bad_tokens or None,
+        witness=sorted(set(out_of_range)) + bad_tokens or None,
         rows=rows,
         scope="full",
     )
