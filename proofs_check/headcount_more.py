@@ -121,6 +121,26 @@ def density_instance(ctx: Context, cid):
 TRAINED_NMSE = _GATE_NMSE  # the shared gate's threshold (_gate.py)
 
 
+#: the paper's own support for the conjecture (digest l. 203, 415-416: Table 5, a 2-layer model,
+#: D = 4, E = 32, NoPE: h = 2 already reaches ~1e-6 NMSE, flat in T): an efficient cell, so the
+#: claim's regime (the inefficient side) must leave it out
+CONJ1_PAPER_CELL = {"L": 2, "h": 2, "D": 4, "n": 16}
+
+
+def _conj1_paper_cell(c, rg: str) -> list[str]:
+    """(c) of :func:`conj1_criterion`: the failure when the claim's regime holds at the paper's
+    Table 5 cell (:data:`CONJ1_PAPER_CELL`) at any of its T, the inefficient side claimed for a
+    cell the paper measured efficient."""
+    inside = [T_ for T_ in (8, 16, 32, 64) if _regime_holds(c, {**CONJ1_PAPER_CELL, "T": T_})]
+    if not inside:
+        return []
+    cell = ", ".join(f"{k} = {v}" for k, v in CONJ1_PAPER_CELL.items())
+    return [
+        f"(c) the paper's Table 5 cell ({cell}: NMSE ~1e-6, efficient) lies in the claim's "
+        f"regime {rg} (at T = {', '.join(map(str, inside))}), the side it calls inefficient"
+    ]
+
+
 def _cell_width(r: dict) -> int:
     hd = int(float(r.get("head_dim") or 0))
     return hd or math.ceil(int(float(r["total_width"])) / int(float(r["heads"])))
@@ -148,7 +168,8 @@ def conj1_criterion(rows, c) -> dict:
     have cells, the best in-regime cell is at least MARGIN worse than the worst out-of-regime
     cell (the threshold is in L·h: adding a layer counts like adding heads); (b) where the grid
     has two or more T, every in-regime cell's NMSE grows from the smallest to the largest T, the
-    direction of the claim's log_params_lower in T (read as the sign of its T-derivative)."""
+    direction of the claim's log_params_lower in T (read as the sign of its T-derivative); (c)
+    the paper's own efficient cell (Table 5: L = 2, h = 2, D = 4) lies outside the regime."""
     best = best_over_seeds(rows, ("layers", "heads", "T"), cast=lambda v: int(float(v)))
     D = int(float(rows[0]["D"]))
     width = {(int(float(r["layers"])), int(float(r["heads"]))): _cell_width(r) for r in rows}
@@ -202,6 +223,7 @@ def conj1_criterion(rows, c) -> dict:
                     )
         if growth and not sign:  # T-free (0) or not signed (NaN): the cells' own direction
             failed += _conj1_flat(growth, sign, Ts)
+    failed += _conj1_paper_cell(c, rg)
     return {
         "best": best,
         "side": side,

@@ -1,5 +1,5 @@
-"""The thirteenth audit (13 false claims on 7 claims of three papers; 8 caught, 5 survived, 3
-of those caught after the fixes below, 2 still survive).
+"""The thirteenth audit (13 false claims on 7 claims of three papers; 8 caught, 5 survived, 4
+of those caught after the fixes below, 1 still survives).
 
 Targets: the claims no earlier false claim touched (HC-B1, HC-Conj1, HC-N1, HC-P5, HC-P7, HC-P8,
 HC-P9, IF-E2, IF-E3, IF-K2p, IF-P2, IF-P3, PR-E1, PR-N3, PR-TPP, TO-P2). Skipped: IF-E3, PR-E1
@@ -64,12 +64,14 @@ Survived the audit, caught after the checks were fixed:
   threshold splits the configurations and must agree with predict_rate's split: (D, D) is
   called deficient where the calculus gives it a T-free rate, a new failure (inconsistent).
 
+- HC-Conj1 with the regime L + h <= D (L·h read as L + h). On headcount_variants' D = 3 grid
+  (L <= 2, h <= 3) it splits the cells exactly as L·h < D does, so the failures were those of
+  the true claim. The two first differ at D = 4, L = 2, h = 2, the paper's Table 5 cell
+  (headcount.md l. 203: ~1e-6 NMSE), which the check did not read. Now (c) holds the regime to
+  that cell: it must lie outside (the efficient side), and L + h <= D puts it inside.
+
 Still not caught (xfail, strict):
 
-- HC-Conj1 with the regime L + h <= D (L·h read as L + h). On headcount_variants' D = 3 grid
-  (L <= 2, h <= 3) it splits the cells exactly as L·h < D does. So the failures are those of
-  the true claim. The two first differ at D = 4, L = 2, h = 2, the paper's Table 5 cell
-  (headcount.md l. 203: ~1e-6 NMSE), which no grid or table read by the check holds.
 - PR-TPP with the band 23-30 (prism.md l. 160: the paper says 25-30; the 23 is the digest's note
   that Small falls short). The band's only source is the paper's sentence, and the check
   compares the measured ratios with the claim's band only, so 23-30 passes
@@ -146,13 +148,6 @@ def test_hc_conj1_t_power_lost():
     _caught_anew("HC-Conj1", _conj1_false(sp.Abs(sp.log(eps)) * aL / (n * h)))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HC-Conj1's check splits the cells of headcount_variants (D = 3, L <= 2, h <= 3) by "
-    "the claim's regime (proofs_check/headcount_more.py:157). On that grid L + h <= D and "
-    "L·h < D admit the same cells, so the failures are the true claim's. The two differ first "
-    "at D = 4, L = 2, h = 2, the paper's Table 5 cell (~1e-6 NMSE), which the check never reads",
-)
 def test_hc_conj1_regime_sum_for_product():
     # digest l. 201, 203: L·h >= D; Table 5 (2 layers, D = 4, h = 2: L + h = D) is efficient
     L, h, D = _sym("HC-Conj1", "L", "h", "D")
