@@ -529,6 +529,72 @@ def _r2_alpha(c, C_T, proof_alpha, stray: list) -> tuple:
     return alpha, bad
 
 
+def _finite_negative(v) -> bool:
+    return bool(v.is_finite is not False and v.is_negative is True and not v.has(sp.oo))
+
+
+def _r2_failures(proof, claimed, bad: list, stray: list) -> list[str]:
+    """Why HC-R2 fails, one phrase each (empty: verified): an order that is not finite and
+    negative, a proof's α that depends on more than d and D, a claimed α that is not the
+    proof's, a factor C_{d,D} with other symbols."""
+    extra = sorted(x.name for x in proof.free_symbols if x.name not in ("d", "D"))
+    return (
+        (
+            []
+            if _finite_negative(proof)
+            else [f"the proof's order {sp.sstr(proof)} is not finite and negative"]
+        )
+        + (
+            []
+            if _finite_negative(claimed)
+            else [f"the remark's order {sp.sstr(claimed)} is not finite and negative"]
+        )
+        + (
+            [
+                f"the proof's α {sp.sstr(-proof)} depends on {', '.join(extra)}, but α_{{d,D}} "
+                "depends on d and D only"
+            ]
+            if extra
+            else []
+        )
+        + ([f"the claim's α is not the proof's at (d, D) = {bad}"] if bad else [])
+        + ([f"C_{{d,D}} reads {', '.join(stray)} (it depends on d and D only)"] if stray else [])
+    )
+
+
+def _r2_text(C_T, claimed, proof, spacing, cells, n_sols, alpha, bad, stray) -> str:
+    """HC-R2's evidence, saying what the limits show whether or not they agree."""
+    extra = sorted(x.name for x in proof.free_symbols if x.name not in ("d", "D"))
+    agree = _finite_negative(proof) and _finite_negative(claimed) and not extra and not bad
+    return (
+        f"lim log C/(T log T) as T -> oo: the remark's C_T = {sp.sstr(C_T)} gives "
+        f"{sp.sstr(claimed)}; the proof's counting (grid spacing {sp.sstr(spacing)}, "
+        f"{sp.sstr(cells)} as the cells' exponent of 1/ε, HC-T2b's k) gives the largest ε_0 "
+        f"where the collision holds ({'unique' if n_sols == 1 else 'no unique solution'}) "
+        f"and C = ε_0^k of order {sp.sstr(proof)} (both finite and negative required: the "
+        f"constant falls like (rT)^(-αT), here with α = {sp.sstr(-proof)} from the proof, "
+        + (f"which depends on {', '.join(extra)}" if extra else "free of n, s, r, L")
+        + f"). The claim's α read from C_T: {sp.sstr(alpha)}, "
+        + (
+            f"NOT the proof's {sp.sstr(-proof)} for any α_{{d,D}} > 0 at (d, D) = "
+            + ", ".join(f"({a}, {b})" for a, b in bad)
+            if bad
+            else f"the proof's {sp.sstr(-proof)} for some α_{{d,D}} > 0 at (d, D) = "
+            + ", ".join(f"({a}, {b})" for a, b in R2_DD)
+            + (
+                ". So the remark fits the lower bound (2)"
+                if agree
+                else f", but only with an α_{{d,D}} that depends on {', '.join(extra)}"
+                if extra
+                else ""
+            )
+        )
+        + f"; its factor free of T and r (C_{{d,D}}) reads {', '.join(stray) or 'd, D only'}"
+        + (" (FAILED: C_{d,D} depends on d and D only)" if stray else "")
+        + "; the derivation is this project's, on the digest's reconstructed grid"
+    )
+
+
 @check(
     "HC-R2",
     mutants={"T-dropped-from-exponent": "C_T written C_{d,D}·(rT)^(-α) (no T in the exponent)"},
@@ -553,40 +619,15 @@ def constant_remark(ctx: Context, cid):
     proof = _r2_order(k * sols[0], T) if len(sols) == 1 else sp.nan
     claimed = _r2_order(sp.log(C_T), T)
 
-    def finite_negative(v) -> bool:
-        return bool(v.is_finite is not False and v.is_negative is True and not v.has(sp.oo))
-
     stray: list = []
     alpha, bad = _r2_alpha(c, C_T, -proof, stray) if proof.is_finite else (sp.nan, list(R2_DD))
-    # α_{d,D} may depend on d and D only
-    ok = (
-        finite_negative(proof)
-        and finite_negative(claimed)
-        and all(s_.name in ("d", "D") for s_ in proof.free_symbols)
-        and not bad
-        and not stray
-    )
+    failed = _r2_failures(proof, claimed, bad, stray)
+    ok = not failed
     return Verdict(
         cid,
         "verified-symbolic" if ok else "refuted",
-        f"lim log C/(T log T) as T -> oo: the remark's C_T = {sp.sstr(C_T)} gives "
-        f"{sp.sstr(claimed)}; the proof's counting (grid spacing {sp.sstr(spacing)}, "
-        f"{sp.sstr(cells)} as the cells' exponent of 1/ε, HC-T2b's k) gives the largest ε_0 "
-        f"where the collision holds ({'unique' if len(sols) == 1 else 'no unique solution'}) "
-        f"and C = ε_0^k of order {sp.sstr(proof)} (both finite and negative required: the "
-        f"constant falls like (rT)^(-αT), here with α = {sp.sstr(-proof)} from the proof, free "
-        f"of n, s, r, L). The claim's α read from C_T: {sp.sstr(alpha)}, "
-        + (
-            f"NOT the proof's {sp.sstr(-proof)} for any α_{{d,D}} > 0 at (d, D) = "
-            + ", ".join(f"({a}, {b})" for a, b in bad)
-            if bad
-            else f"the proof's {sp.sstr(-proof)} for some α_{{d,D}} > 0 at (d, D) = "
-            + ", ".join(f"({a}, {b})" for a, b in R2_DD)
-            + ". So the remark fits the lower bound (2)"
-        )
-        + f"; its factor free of T and r (C_{{d,D}}) reads {', '.join(stray) or 'd, D only'}"
-        + (" (FAILED: C_{d,D} depends on d and D only)" if stray else "")
-        + "; the derivation is this project's, on the digest's reconstructed grid",
+        _r2_text(C_T, claimed, proof, spacing, cells, len(sols), alpha, bad, stray)
+        + (". Failed: " + "; ".join(failed) if failed else ""),
         covered="symbolic: T -> oo limits of log C/(T log T) for the remark's form and for the "
         "constant implied by §4.3's counting (floors and the (-log ε)^s factor dropped)",
         measured=str(claimed),

@@ -249,23 +249,23 @@ def _t2c_rows(c, raw: list) -> tuple[list[dict], list]:
     return rows, regime_bad
 
 
-def _t2c_failures(rows, fits, expo, regime_bad, gamma_bad, side_bad, side_text) -> list[str]:
+def _t2c_failures(rows, fits, expos, regime_bad, gamma_bad, side_bad, side_text) -> list[str]:
     """What HC-T2c fails on, one phrase each (empty: verified): a cell missing ε, a count
-    growing faster than M_suff's exponent, the regime, the γ readings, the regime's other
-    side."""
+    growing faster than M_suff's exponent or M_sharp's at γ = 0 (``expos``: the two
+    exponents), the regime, the γ readings, the regime's other side."""
     approx_ok = all(r["eps_approximates"] for r in rows)
-    rate_ok = all(_fit_ok(f, expo, "below") for f in fits.values())
     missed = [(r["T"], r["eps"]) for r in rows if not r["eps_approximates"]]
+    fast = {
+        name: (e, [T for T, f in fits.items() if not _fit_ok(f, e, "below")])
+        for name, e in zip(("M_suff", "M_sharp"), expos)
+    }
     return (
         ([] if approx_ok else [f"sup error >= ε at {missed}"])
-        + (
-            []
-            if rate_ok
-            else [
-                f"the count grows faster than (1/ε)^{expo:g} at T = "
-                f"{[T for T, f in fits.items() if not _fit_ok(f, expo, 'below')]}"
-            ]
-        )
+        + [
+            f"the count grows faster than (1/ε)^{e:g} ({name}'s exponent at γ = 0) at T = {Ts}"
+            for name, (e, Ts) in fast.items()
+            if Ts
+        ]
         + ([f"regime n >= T·d fails at T = {regime_bad}"] if regime_bad else [])
         + gamma_bad
         + ([side_text.lstrip("; ")] if side_bad else [])
@@ -282,11 +282,12 @@ def memorizing_regime(ctx: Context, cid):
     head, d = 1) followed by HC-L9's ReLU network F̂ for D = 1, f = identity, F_0 = identity,
     where the FFN approximations of f_i and F_0 are exact (γ = 0). The claim's M_suff is read
     from the catalogue: the count of the built network must grow in 1/ε no faster than M_suff's
-    exponent at γ = 0 (per T, the slope interval at or below it + RATE_TOL), every cell must
-    ε-approximate (sup error < ε, Definition 1) and satisfy the regime n >= T·d. The γ part is
-    read symbolically (``_t2c_gamma_readings``): at γ = HC-A3's γ_worst(d, D) in 1, 2, 3 M_suff's
-    exponent must be at least that of HC-A3's width, a lower bound there, so a formula that
-    agrees with M_suff only at γ = 0 (C/ε, C/ε^(1+γ/2)) fails."""
+    exponent at γ = 0 (per T, the slope interval at or below it + RATE_TOL), nor than M_sharp's
+    (Remark (3)'s sharper form: at γ < 1 its exponent is still the ReLU max network's 1), every
+    cell must ε-approximate (sup error < ε, Definition 1) and satisfy the regime n >= T·d. The γ
+    part is read symbolically (``_t2c_gamma_readings``): at γ = HC-A3's γ_worst(d, D) in 1, 2, 3
+    M_suff's exponent must be at least that of HC-A3's width, a lower bound there, so a formula
+    that agrees with M_suff only at γ = 0 (C/ε, C/ε^(1+γ/2)) fails."""
     c = claim(cid)
     g_s, eps_s, m_expr = c.symbol("gamma"), c.symbol("epsilon"), c.expr("M_suff")
     # exponent of 1/ε in M_suff at γ = 0 (exact features), from the catalogue's formula
@@ -300,17 +301,19 @@ def memorizing_regime(ctx: Context, cid):
         sub = [r for r in rows if r["T"] == T]
         fits[T] = fit_rate([r["inv_eps"] for r in sub], [r["params"] for r in sub], seed=ctx.seed)
     worst = max(rows, key=lambda r: r["sup_error"] / r["eps"])
-    failed = _t2c_failures(rows, fits, expo, regime_bad, gamma_bad, side_bad, side_text)
+    failed = _t2c_failures(rows, fits, (expo, sharp), regime_bad, gamma_bad, side_bad, side_text)
     ok = not failed
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
         f"M_suff = {sp.sstr(m_expr)}: exponent of 1/ε at γ = 0 is {expo:g} (the sharp form "
-        f"M_sharp gives {sharp:g}). Counted weights of the built network per T against 1/ε: "
+        f"M_sharp gives {sharp:g}; the built network realises γ = 0, so its count bounds "
+        "both from below). Counted weights of the built network per T against 1/ε: "
         + ", ".join(
             f"T={T}: slope {f.slope:.2f} [{f.ci_low:.2f}, {f.ci_high:.2f}]" for T, f in fits.items()
         )
-        + f" (each interval must lie at or below {expo:g} + {RATE_TOL}). "
+        + f" (each interval must lie at or below {expo:g} + {RATE_TOL} and at or below M_sharp's "
+        f"{sharp:g} + {RATE_TOL}). "
         + gamma_text
         + ("" if side_bad else side_text)
         + f"; sup error < ε in "

@@ -3,6 +3,7 @@ collisions), HC-P11 (the paper's real-data tables)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from typing import Any
@@ -679,6 +680,24 @@ def _p11_fit_text(fit, law, a_paper: float, d_paper: float) -> tuple[bool, str]:
     )
 
 
+def _p11_rows(name: str, profile: str) -> tuple:
+    """The rows of ``name`` (:func:`_rows.exp_rows`) computed with the catalogue's own HC-P11,
+    whatever claim is swapped in: its cells compute R(h) with that claim's formulas
+    (approxtheory.headcount_analysis, which holds them in a functools.cache), and the runner
+    keeps an experiment's rows for the whole process, so rows computed under a replaced claim
+    would depend on which claim ran first. The formula cache is emptied before and after."""
+    from approxtheory import headcount_analysis
+    from approxtheory.catalogue import headcount, overriding
+
+    own = next(c for c in headcount.CLAIMS if c.id == "HC-P11")
+    with overriding(own) if claim("HC-P11") is not own else contextlib.nullcontext():
+        headcount_analysis._p11.cache_clear()
+        try:
+            return _rows.exp_rows(name, profile)
+        finally:
+            headcount_analysis._p11.cache_clear()
+
+
 @check(
     "HC-P11",
     mutants={
@@ -696,7 +715,7 @@ def real_data(ctx: Context, cid):
     from approxtheory.headcount_analysis import real_data_tables
 
     name = "headcount_real_data"
-    raw, _, note = _rows.exp_rows(name, ctx.profile)
+    raw, _, note = _p11_rows(name, ctx.profile)
     if raw is None:
         return _rows.not_run(cid, name, ctx.profile, note)
     c = claim(cid)

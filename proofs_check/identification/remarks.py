@@ -210,6 +210,16 @@ def _published_heads(c) -> list[int]:
     return [h for h in range(1, 129) if all(r.holds({H: sp.Integer(h)}) for r in only_h)]
 
 
+def _low_end_heads(ctx: Context, cid: str, lo) -> tuple[list, list]:
+    """The head counts H > 0 at which the claim's identified fraction equals the stated low end
+    ``lo``, and those of them that are whole (H >= 1): the published range starts at some
+    architecture's fraction (1/2 is H = 1), so a low end at no whole H is no such fraction."""
+    h = sp.Dummy("H", positive=True)  # the catalogue's H is whole: solve over the reals
+    frac = _expr(ctx, cid, "identified").subs(claim(cid).symbol("H"), h)
+    roots = [sp.nsimplify(r) for r in sp.solve(sp.Eq(frac, lo), h) if r.is_positive]
+    return roots, [r for r in roots if r.is_integer and r >= 1]
+
+
 @check("ID-PUB")
 def published_fraction(ctx: Context, cid):
     c = claim(cid)
@@ -225,12 +235,26 @@ def published_fraction(ctx: Context, cid):
     # beyond the grid: the fraction only grows with H (so every H past the grid is like its end)
     Hs = c.symbol("H")
     increasing = bool(sp.simplify(sp.diff(_expr(ctx, cid, "identified"), Hs)).is_positive)
-    ok = ok_counts and not outside and bool(heads)
+    lo_roots, lo_heads = _low_end_heads(ctx, cid, lo)
+    ok = ok_counts and not outside and bool(heads) and bool(lo_heads)
     slack = float(hi / vals[h0]) if h0 is not None and vals[h0] > 0 else None
     witness = (
         {"H": outside[0], "identified": str(vals[outside[0]]), "stated_high": str(hi)}
         if outside
         else None
+    )
+    if not lo_heads:
+        witness = {
+            **(witness or {}),
+            "stated_low": str(lo),
+            "H_at_stated_low": ", ".join(str(r) for r in lo_roots) or "none",
+        }
+    lo_pct = f"{float(lo) * 100:.4g} %"
+    lo_at = (
+        f"{lo_pct} is H = {lo_heads[0]}"
+        if lo_heads
+        else f"{lo_pct} is H = {', '.join(str(r) for r in lo_roots) or 'no H > 0'}, no whole "
+        "head count, so the stated low end is no architecture's fraction FAILS"
     )
     return Verdict(
         cid,
@@ -242,10 +266,10 @@ def published_fraction(ctx: Context, cid):
         f"H >= {h0}; {len(outside)} of {len(heads)} lie outside the stated "
         f"{float(lo):.0%}-{float(hi):.0%}"
         + (
-            f" (the range holds only for H in {inside_any[0]}..{inside_any[-1]}; 50 % is "
-            f"H = 1), so the sentence contradicts Theorem 4.5's 1/(2H)"
+            f" (the range holds only for H in {inside_any[0]}..{inside_any[-1]}; {lo_at}), so "
+            "the sentence contradicts Theorem 4.5's 1/(2H)"
             if outside and inside_any
-            else ""
+            else f" ({lo_at})"
         )
         + f"; the fraction is {'increasing' if increasing else 'NOT increasing'} in H"
         + (" (H > 128 lies higher still)" if increasing else "")

@@ -49,6 +49,45 @@ def _within(fit, a: float | None, tol: float) -> bool:
     return a is not None and a - tol <= fit.ci_low and fit.ci_high <= a + tol
 
 
+def _eps_exponent(c, name: str, x):
+    """The power-law exponent p of claim ``c``'s expression ``name`` in ε (``x``, None when the
+    expression has no ε): ``c.exponent`` where the claim declares ε, else the same reading of
+    the expression. Raises NotAPowerLawError when it is no power law in ε."""
+    if "epsilon" in c.symbols:
+        return c.exponent("epsilon", name)
+    if x is None:
+        return sp.Integer(0)
+    e = c.expr(name)
+    p = sp.simplify(x * sp.diff(sp.log(e), x))
+    p = sp.simplify(sp.powsimp(sp.expand_log(p, force=True)))
+    if p.has(x):
+        raise NotAPowerLawError(f"{c.id}: {name} = {sp.sstr(e)} is not a power law in ε")
+    return p
+
+
+def _eps_free(c, name: str) -> tuple[bool, str]:
+    """Whether claim ``c``'s count ``name`` costs ε^0 as the digest charges it (§5.2: ε-exponent
+    0), and the text. A count that is no power law in ε is held by its limit as ε -> 0: a finite
+    limit is ε-free, one that grows without bound (C5·log(1/ε)) is not."""
+    e = c.expr(name)
+    x = next((s for s in e.free_symbols if s.name == "epsilon"), None)
+    try:
+        p = _eps_exponent(c, name, x)
+    except NotAPowerLawError:
+        try:
+            lim = sp.limit(e, x, 0, "+")
+        except (NotImplementedError, ValueError, TypeError):
+            lim = None
+        ok = lim is not None and bool(lim.is_finite)
+        return ok, (
+            f"no ε-exponent: {name} = {sp.sstr(e)} is no power law in ε, and its limit as "
+            f"ε -> 0 is {'undecided' if lim is None else sp.sstr(lim)}, so it is "
+            + ("ε-free" if ok else "not ε-free (the charge ε^0) FAILS")
+        )
+    ok = p == 0
+    return ok, f"ε-exponent {p}" + ("" if ok else f" ({name} = {sp.sstr(e)}), not 0 FAILS")
+
+
 #: the lengths at which IF-R1's I_global is held to a global-aggregation head's positions
 GIA_TS = (2, 3, 4, 8, 16)
 
@@ -116,7 +155,8 @@ def mpr_charge(ctx: Context, cid):
     t_parts, t_ok, aT = _r1_size_in_T(grid, n_mpr, width)
     nonfinite = [r for r in rows if not math.isfinite(r["sup_error"])]
     gia_bad, gia_txt = _gia_positions(c)
-    ok = not bad and rate_ok and t_ok and not nonfinite and not gia_bad
+    res_ok, res_txt = _eps_free(c, "N_residual")
+    ok = not bad and rate_ok and t_ok and not nonfinite and not gia_bad and res_ok
     weights = sorted({r["weights"] for r in rows})
     return Verdict(
         cid,
@@ -133,7 +173,9 @@ def mpr_charge(ctx: Context, cid):
         f"{R1_EXPONENT_TOL:g} of it): " + "; ".join(fits) + "; against T (N_mpr's T-exponent "
         f"{aT!s:.4}): "
         + "; ".join(t_parts)
-        + ". The residual is an identity (no parameters at all); GIA's and SPA's charges "
+        + ". The residual is an identity (no parameters at all): N_residual has "
+        + res_txt
+        + "; GIA's and SPA's charges "
         "(IF-T4's decoding cost) are not tested here" + gia_txt + ".",
         covered=f"T in {sorted({r['T'] for r in grid})}, β in "
         f"{sorted({r['beta'] for r in grid})} (ε = err_mpr from "
@@ -430,8 +472,8 @@ def lipschitz_readout_cost(ctx: Context, cid):
     lf_ok, lf_parts = _lf_law(ones)
     fits, slopes, rate_ok = _r2_rate(c, rows)
     exact = _exact_maps_error()
-    e0 = c.exponent("epsilon", "N_exact")
-    exact_ok = e0 == 0 and all(v <= 4 * np.finfo(np.float64).eps for v in exact.values())
+    e0_ok, e0 = _eps_free(c, "N_exact")
+    exact_ok = e0_ok and all(v <= 4 * np.finfo(np.float64).eps for v in exact.values())
     ok = not bad and rate_ok and exact_ok and lf_ok
     slack = _slack(ones)
     lfs = ", ".join(sp.sstr(x) for x in R2_LF)
@@ -448,7 +490,7 @@ def lipschitz_readout_cost(ctx: Context, cid):
         "N_lipschitz = C5 ε^-m (the worst error over the targets against the units, N ~ ε^-m "
         "meaning error ~ N^(-1/m)): "
         + "; ".join(fits)
-        + f". Exact maps (N_exact, ε-exponent {e0}): fixed ReLU networks with largest errors "
+        + f". Exact maps (N_exact, {e0}): fixed ReLU networks with largest errors "
         + ", ".join(f"{k} {v:.1e}" for k, v in exact.items())
         + ". C5 is unknown, so only the exponent of N_lipschitz and the m = 1 law of knots_1d "
         "(its constant and its L_f-dependence) are tested.",

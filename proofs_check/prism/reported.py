@@ -377,6 +377,9 @@ def _e4_text(gap: float, phases: tuple, lv: dict, oks: dict, band: tuple, t_larg
         + ("equal" if oks["end"] else "NOT equal (Fig. 3 is the Large runs)")
         + "; the phases in order, noisy < plateau < end: "
         + ("yes" if oks["phases"] else "NO")
+        + "; the figure's noisy phase seen by the curves (t from 1e8), i.e. some level reached "
+        "in it: "
+        + ("yes" if oks["noisy"] else "NO (the stated noisy phase ends before the curves start)")
     )
 
 
@@ -401,11 +404,12 @@ def milestones_from_gap(ctx: Context, cid):
     t_large, ok_end = _e4_end_of_training(t_end)
     oks = {
         "milestones": later_after == 0 and lv["levels_after_noisy"] > 0,
+        "noisy": lv["levels_in_noisy"] > 0,
         "order": lo <= abs(gap) <= hi,
         "end": ok_end,
         "phases": 0 < t_noisy < t_plat < t_end,
     }
-    ok = oks["milestones"] and oks["order"] and oks["end"] and oks["phases"]
+    ok = all(oks.values())
     return Verdict(
         cid,
         "consistent-empirical" if ok else "inconsistent",
@@ -419,6 +423,7 @@ def milestones_from_gap(ctx: Context, cid):
         if ok
         else {
             "later_after_noisy": later_after,
+            "levels_in_noisy": lv["levels_in_noisy"],
             "gap_plateau": gap,
             "order_band": [lo, hi],
         },

@@ -376,6 +376,35 @@ def _table_text() -> str:
     return f"{len(ABLATION)} named rows, {len(set(ABLATION_RELATIONS))} stated relations"
 
 
+def _single_layer_worse(relations) -> list[str]:
+    """Same-start pairs of Table 5 in which a single-layer ramp (at least two pre-baseline head
+    counts, each held one layer) ranks worse than a schedule whose every pre-baseline head count
+    is held two layers or more: 'single-layer steps did worse' (digest §2.2 rule 4, §8)."""
+    out = []
+    for a, ra in ABLATION.items():
+        ba = _pre_baseline_blocks(ra["heads"], ABLATION_HB)
+        if not ba or min(ba) < 2:
+            continue
+        for b, rb in ABLATION.items():
+            bb = _pre_baseline_blocks(rb["heads"], ABLATION_HB)
+            if ra["heads"][0] == rb["heads"][0] and len(bb) >= 2 and max(bb) == 1:
+                if compare(relations, a, b) == "better":
+                    out.append(f"{b} (worse than {a})")
+    return out
+
+
+def _single_layer_text(lo: int, worse: list[str]) -> str:
+    """PR-S4's text on the band's lower end against the single-layer ramps Table 5 ranks worse
+    (:func:`_single_layer_worse`)."""
+    if not worse:
+        return ". Table 5 ranks no same-start single-layer ramp worse, so block_min is not held"
+    return (
+        f". Table 5 ranks same-start single-layer ramps worse ({'; '.join(worse)}), so the band "
+        f"must exclude blocks of one layer (block_min > 1): block_min = {lo}"
+        + (" excludes them" if lo > 1 else " ADMITS them")
+    )
+
+
 @check("PR-S4", mutants=REVERSED)
 def rule_blocks(ctx: Context, cid):
     """Rule 4 against Table 5: every same-start pair of a blocked schedule (every pre-baseline
@@ -400,6 +429,9 @@ def rule_blocks(ctx: Context, cid):
     off = {k: b for k, b in t4.items() if not b or min(b) < lo or max(b) > hi}
     if off and v != "inconsistent":
         v, bad = "inconsistent", [f"Table 4 {k} blocks {b}" for k, b in off.items()]
+    worse = _single_layer_worse(_relations(ctx))
+    if worse and lo <= 1 and v != "inconsistent":
+        v, bad = "inconsistent", [f"block_min = {lo} admits single-layer blocks"]
     return Verdict(
         cid,
         v,
@@ -408,6 +440,7 @@ def rule_blocks(ctx: Context, cid):
         "Same-start pairs of a blocked schedule and a single-layer ramp in Table 5: "
         f"{'; '.join(f'{w}: blocked ranks {r}' for w, r in pairs) or 'none'}"
         + (f"; contradicted by {_pairs_text(bad)}" if bad else "")
+        + _single_layer_text(lo, worse)
         + f". Table 4's pre-baseline blocks (layers per head count): {_named(t4, _commas)} "
         f"(rule: {lo} to {hi}). "
         "Evidence per pair: three seeds per row, no s.d. (the digest), so each 'better' is the "

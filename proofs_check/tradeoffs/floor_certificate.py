@@ -73,6 +73,33 @@ def _x2_certificate(c, e, cells) -> tuple[dict, str]:
     return rec, text
 
 
+def _x2_attained(cert: dict) -> tuple[str, dict | None]:
+    """TO-X2's floor held to its attainment: the claim states the least error E* itself, and
+    the vertex row (z_t = B, z_s = -B) attains the certified minimum, so the claimed floor must
+    equal it (relative difference at most :data:`_X2_CERT_RTOL`), not only stay at or below it.
+    Returns the text and the witness (None: attained in every cell)."""
+    table = cert["table"]
+    low = [t for t in table if t["claimed"] < t["certified"] * (1 - _X2_CERT_RTOL)]
+    if not low:
+        return (
+            f"; the floor is attained: it equals the certified vertex minimum in every one of "
+            f"the {len(table)} cells (relative difference <= {_X2_CERT_RTOL:g})",
+            None,
+        )
+    w = low[0]
+    return (
+        f"; FAILS attainment: the claimed floor is below the certified minimum error (which the "
+        f"vertex row attains) in {len(low)}/{len(table)} cells (first at {w['cell']}: claimed "
+        f"{w['claimed']:.6g}, certified minimum {w['certified']:.6g})",
+        {
+            "cell": w["cell"],
+            "claimed": w["claimed"],
+            "certified": w["certified"],
+            "head": "vertex row",
+        },
+    )
+
+
 def _x2_side(kind: str, rows: list, tol: float) -> tuple[str, dict | None]:
     """TO-X2 held to its kind: a floor is a lower bound; read as an upper bound on every head's
     error (any other kind), the uniform head (every logit equal: error (L - 1)/L with its best

@@ -21,7 +21,7 @@ from approxtheory.experiments._tradeoffs import head_errors as _errors
 from .._core import Context, Verdict, active_context, check, memo, not_run
 from ._c1_bounds import _c1_row, _c1_text, _c1_worst
 from ._common import _lambdify, _mutated, _ratio, _softmax, _trained
-from .floor_certificate import _x2_certificate, _x2_side
+from .floor_certificate import _x2_attained, _x2_certificate, _x2_side
 
 # ------------------------------------------------------------------------------------- TO-X2
 #: the X2 attack: position-only heads optimised (head and read-out) to beat the floor
@@ -290,7 +290,8 @@ def retrieval_floor(ctx: Context, cid):
     cert, cert_txt = _x2_certificate(
         c, e, [(r["B"], r["L"], r["error"]) for r in rows if r["L"] in G["Ls_free"]]
     )
-    ok = worst >= 1 - tol and not unit_bad and cert["all"]
+    att_txt, att_wit = _x2_attained(cert)
+    ok = worst >= 1 - tol and not unit_bad and cert["all"] and att_wit is None
     side_txt, side_wit = _x2_side(c.kind, rows, tol)
     ok = ok and side_wit is None
     msg = _x2_text(worst, wit, tol) + p1_txt
@@ -300,6 +301,9 @@ def retrieval_floor(ctx: Context, cid):
     if not cert["all"] and worst >= 1 - tol and not unit_bad:
         wit = next(t for t in cert["table"] if not t["ok"])
         msg += "; the claimed floor is above the certified minimum error at " + wit["cell"]
+    msg += att_txt
+    if att_wit is not None and worst >= 1 - tol and not unit_bad and cert["all"]:
+        wit = att_wit
     if side_wit is not None:
         wit, msg = side_wit, msg + side_txt
     v = Verdict(
