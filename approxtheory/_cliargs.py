@@ -173,7 +173,7 @@ def out_dir(text) -> str:
 
 def _check_link(p: Path, text) -> None:
     """Refuse a symbolic link that leads nowhere (dangling, or a loop): creating the folder
-    there fails, and only after the work (issue 43)."""
+    there fails, and only after the work."""
     try:
         broken = p.is_symlink() and not p.exists()
     except (OSError, ValueError):  # a name too long, a NUL byte: _check_creatable says which

@@ -92,7 +92,7 @@ class Verdict:
     # widths, seeds, best NMSE) and, per reference cell, what was reached against the paper's
     # figure; None for checks that train nothing
     scale: dict | None = None
-    # both sides of a construction grid (issue 30): None when no cell was bracketed, else
+    # both sides of a construction grid: None when no cell was bracketed, else
     # :func:`certified_summary` of the rows: ``cells`` (k, bracket at or below the claimed bound),
     # ``of`` (n, cells eligible for a bracket), ``bracketed`` (m, cells whose bracket was
     # computed), ``all`` (k == n: every cell certified), ``gaps`` (the bracketed cells where

@@ -1,4 +1,4 @@
-"""Results from elsewhere (issue 26 item 5): a trained claim's stated criterion, gate and scale
+"""Results from elsewhere: a trained claim's stated criterion, gate and scale
 record applied to a results CSV produced anywhere (a GPU cluster, another codebase, a paper's
 table): ``approxtheory verify --only CLAIM --results PATH``.
 

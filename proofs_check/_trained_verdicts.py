@@ -1,4 +1,4 @@
-"""Trained verdicts' shared helpers: the gate and the scale (issue 26). Every check that reads a
+"""Trained verdicts' shared helpers: the gate and the scale. Every check that reads a
 trained model decides through the shared training-adequacy gate (proofs_check/_gate.py) before
 its criterion and records its scale: what was run beside what the paper reports. The helpers are
 generic (the trade-off, InfoFlow, Prism and identification checks use them): the run figures

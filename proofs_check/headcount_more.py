@@ -1,6 +1,6 @@
 """Checks of arXiv 2510.06662 (HC-*) beyond the theorems of ``headcount/``: the density
 theorem's constructive instance, the conjecture on trained multi-layer models, and the remarks and
-empirical transitions of the paper (issue 24, "the claims still missing").
+empirical transitions of the paper.
 
 Every formula, constant and regime a check tests is read through ``claim(id)`` inside the check
 call; memoised helpers take only claim-independent arguments (the measurement), and the

@@ -1,5 +1,5 @@
 """``approxtheory bench bracket [--json]``: the certified upper bracket against the known worst
-case and against naive interval propagation, per case, in one run (issue 30).
+case and against naive interval propagation, per case, in one run.
 
 Example::
 

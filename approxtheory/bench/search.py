@@ -135,7 +135,7 @@ def _synthetic_known(c) -> float:
 def select_cases(cases: list, only: str | None, fields=("construction",), panels=None) -> list:
     """The ``cases`` whose label contains ``only`` or whose ``fields`` equal it (all where
     ``only`` is None). An empty ``only`` is refused, and so is one that matches no case of any
-    of ``panels`` (default: ``cases``), listing what exists (issue 43)."""
+    of ``panels`` (default: ``cases``), listing what exists."""
     from ..errors import ConfigError
 
     if only is None:
@@ -204,7 +204,7 @@ def synthetic_cases(make, how: str) -> list:
 
 
 def panel() -> list[Case]:
-    """The benchmark panel (issue 8): 14 cases with known worst errors."""
+    """The benchmark panel: 14 cases with known worst errors."""
     cases = [
         *softmax_cases(Case),
         *hc_k1_cases(Case, (8, 32, 64), "exhaustive over {0,1}^T (counts per half)"),

@@ -216,7 +216,7 @@ IDENT_WIDTHS = (8, 16, 32, 64)
 
 
 def _require_ident(args) -> None:
-    """Every size of `bench identifiability` checked before any work (issue 43): --dense-max-E
+    """Every size of `bench identifiability` checked before any work: --dense-max-E
     within the benched widths, each dense baseline's and each --gpt2 layer's memory (and time)
     against the limits, the hf extra present for --gpt2."""
     from ..errors import ConfigError

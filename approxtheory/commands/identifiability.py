@@ -10,7 +10,7 @@ def _cmd(args) -> int:
     import json
 
     _check_options(args)
-    if args.from_hf is not None:  # issue 29: a local Hugging Face directory
+    if args.from_hf is not None:  # a local Hugging Face directory
         from ..identifiability_modules import cli_from_hf
 
         return cli_from_hf(args)
@@ -71,7 +71,7 @@ _BUILT = ("E", "H", "G", "bias", "rope", "causal", "fat", "no_output")
 
 def _check_options(args) -> None:
     """Refuse options that would be ignored: --layer / --all-layers without --from-hf, and the
-    options of a built layer with it (issue 43)."""
+    options of a built layer with it."""
     from ..errors import ConfigError
 
     if args.from_hf is None:
@@ -129,7 +129,7 @@ def register(sub) -> None:
         "default: APPROXTHEORY_MAX_BYTES or a quarter of this machine's memory)",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    # issue 29: a local Hugging Face model directory (approxtheory.identifiability_modules)
+    # a local Hugging Face model directory (approxtheory.identifiability_modules)
     p.add_argument(
         "--from-hf",
         default=None,

@@ -26,7 +26,7 @@ from ._common import RATE_TOL, _fit_ok, _t2c_gamma_readings
 from .k1 import _K1_MUTATIONS, _k1_rows
 
 # ------------------------------------------------------------------------- HC-T2a and HC-P3
-#: HC-T2a's cells on the other side of its regime condition h >= D (issue 42): h = 1 < D = 2
+#: HC-T2a's cells on the other side of its regime condition h >= D: h = 1 < D = 2
 #: heads of width n = 2 at lengths where HC-T2b's k(T, s = 1, n = 2, D = 2) is positive (T > 24;
 #: 0.5, 2.5, 6.5, 14.5 at T = 32, 64, 128, 256), i.e. where the paper's lower bound says the
 #: ε-exponent grows with T (quick, full)

@@ -24,7 +24,7 @@ from ._common import _claimed_number, sign_direction
 #: a stated margin: a "drop" or "gap" of NMSE counts when it is at least this factor
 MARGIN = 3.0
 
-#: what is known to reach the paper's magnitude on this task (issue 26: an independent
+#: what is known to reach the paper's magnitude on this task (an independent
 #: re-implementation, D = 4, T = 16, N = 32, per-head width 8, 2 seeds): said in a gated verdict
 RECIPE_HINT = (
     "Known to reach the paper's magnitude (docs/findings/headcount-recipe.md, measured here): "
@@ -401,7 +401,7 @@ def _p9_direction(best: dict, D: int, Ts: list) -> tuple[bool, str, list]:
 
 def width_criterion(rows, D: int, mutant: str | None = None) -> dict:
     """Per T: the log-log slope of min-over-seeds NMSE in the MLP parameter count with its 95 %
-    bootstrap interval (fit_rate) at h = D-1 and h = D. Criterion (issue 10): (a) the interval
+    bootstrap interval (fit_rate) at h = D-1 and h = D. Criterion: (a) the interval
     excludes 0 (lies below 0) at h = D-1 and (b) includes 0 at h = D, for every T; (c) at
     h = D-1 the NMSE moves from the smallest T to the largest in the claim's direction
     (nmse_sign_in_T) at every MLP size (:func:`_p9_direction`)."""

@@ -29,7 +29,7 @@ from .trained import RECIPE_HINT, _best, _heads_at_least, _reversal
 # ----------------------------------------------------------------------------------- HC-P6b
 #: HC-P6b's training-adequacy gate: an h = D model counts as trained when its validation NMSE is
 #: at most this (the threshold IF-P3 and HC-Conj1 use); a T with no trained h = D model leaves
-#: the run undecided, never evidence against the claim (issue 26)
+#: the run undecided, never evidence against the claim
 P6B_TRAINED_NMSE = TRAINED_NMSE  # the shared gate's threshold (_gate.py)
 
 

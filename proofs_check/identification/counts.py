@@ -26,7 +26,7 @@ from ._common import EXACT, _ev, _expr
 # ---------------------------------------------------------------- Jacobian-rank counts
 #: the configurations each count is measured at: every free symbol of the counts it reads (U, P,
 #: ratio, the QK counts; E, H, G, the head width D = C, RoPE's D_r) takes at least two values,
-#: and no two of them move only in proportion (issue 42: a formula checked at one E passes any
+#: and no two of them move only in proportion (a formula checked at one E passes any
 #: false one that agrees there, e.g. 16E/H for 2E²/H at E = 8; one checked only at D_r = D/2
 #: passes D_r + D_r² for D_r + (D - D_r)²); the E = 4 and E = 6 layers cost hundredths of a
 #: second each

@@ -251,7 +251,7 @@ def max_retrieval(ctx: Context, cid):
     )
 
 
-#: the long-sequence cells of IF-T2 and IF-R1 (issue 42), next to IF-T2's grid: T far above β
+#: the long-sequence cells of IF-T2 and IF-R1, next to IF-T2's grid: T far above β
 #: (inside the regime βT >= 1), where the head's sup error is about (ln T - ln ln T)/β and the
 #: ln(βT) of err_attn / err_mpr (and the T of err_split) is what keeps the bound above it, so a
 #: T-blind bound such as (1 + ln β)/β falls below the measured error in every long cell of

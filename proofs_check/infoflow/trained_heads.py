@@ -34,7 +34,7 @@ from ._trained import (
 #: least GAP_P3 x the T-free one's (IF-P3); NMSE at the largest T at least GROWTH_P4 x the smallest
 #: T's and above FLOOR_P4 at the largest T for every size (IF-P4); both on bootstrap intervals
 GAP_P3, GROWTH_P4, FLOOR_P4 = 10.0, 5.0, 0.5
-#: IF-P3's regime (issue 26): the paper's own gaps are "two to three orders of magnitude" only
+#: IF-P3's regime: the paper's own gaps are "two to three orders of magnitude" only
 #: for D <= P3_MAX_D (at T = 64; digest §6.1), "about one order" at D = 5 and "a few times" at
 #: D = 6, so the head threshold is decided for D <= P3_MAX_D only (D above it: reported, not
 #: decided; the paper's D = 5 and D = 6 would fail GAP_P3 on any interval, see
@@ -218,12 +218,11 @@ def p3_criterion(rows, mutant: str | None = None) -> dict:
     the digest's reduced run).
     D above P3_MAX_D: the ratios are reported, not decided (``outside``): the paper's own D = 5
     and D = 6 gaps (about 10x and a few times) would fail, so the statement's regime is
-    D <= P3_MAX_D (issue 26; it was stated for every D).
+    D <= P3_MAX_D (the statement says every D).
     The claim is for every D, so one D decides against it: a D that passed the training gate
     (:func:`p3_gates`) and whose gap fails is listed in ``refuted`` (a witness, whatever the
     other D show); a D below the gate is listed in ``undertrained`` (it can neither confirm nor
-    refute). Rule stated in session 7 before the seeds-3..5 run; the gate and the regime in
-    session 8 (issue 26).
+    refute).
     ``heads-relabelled`` (mutant): the efficient configuration's row and a deficient one's
     exchanged (a bookkeeping bug)."""
     from approxtheory.infoflow import Arch, make_task, predict_rate
@@ -313,7 +312,7 @@ def p4_criterion(rows, mutant: str | None = None) -> dict:
 
     Beside each NMSE (the paper's statistic, on which the claim is stated and decided), the
     target's variance per T (the row's ``target_var`` where the experiment records it, else
-    :func:`tri_target_var`) and the absolute RMSE = sqrt(NMSE · var y) (issue 26: var y falls
+    :func:`tri_target_var`) and the absolute RMSE = sqrt(NMSE · var y) (var y falls
     by about 3000x from T = 3 to T = 32, so "NMSE -> 1" is partly the denominator's fall;
     reported, not decided: the claim is about NMSE)."""
     from approxtheory.infoflow import Arch, make_task, predict_rate
@@ -549,7 +548,7 @@ not_checkable(
     "infoflow_pmax_heads trains one D (D = 2, T = 8), so it has no trend, and its full "
     "profile (`approxtheory experiment run infoflow_pmax_heads "
     "--profile full`) trains D = 2 and 3 at T = 16 only, whose (3, 3) model did not reach 1e-2 "
-    "(session 7: ratios 1.13-6.4). Checkable with a full-profile sub-grid over D = 2..6 (T = 64, "
+    "(its gap ratios 1.13-6.4). Checkable with a full-profile sub-grid over D = 2..6 (T = 64, "
     "the paper's) whose (D, D) models train: then the gap ratios' intervals per D, falling in D",
 )
 

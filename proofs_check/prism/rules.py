@@ -30,7 +30,7 @@ TABLE4 = {
 }
 
 
-#: PR-S's cells on the other side of h_l <= h_base (issue 42): the (d, L) at which every
+#: PR-S's cells on the other side of h_l <= h_base: the (d, L) at which every
 #: schedule obeying rules 1-3 is enumerated, for every h_base | d (quick, full)
 ENUMERATED = (((64, 3), (768, 3)), ((64, 4), (768, 3), (1024, 3), (1536, 3)))
 

@@ -15,8 +15,8 @@ TO-X3: every vertex pair of logit vectors; TO-X4: the extremal splits) and repor
 (claimed bound / worst case found; for TO-X2's floor, worst case / floor); a regime condition
 missing from the claim widens TO-X3's search. The trained checks state their decision rules
 (:data:`R1_CRITERION`, :data:`P2_CRITERION`, :data:`E5_CRITERION`) and decide on intervals over
-seeds or validation sequences, after the shared training-adequacy gate (proofs_check/_gate.py,
-issue 26): a run whose control configurations did not train is ``not-checkable`` with what was
+seeds or validation sequences, after the shared training-adequacy gate (proofs_check/_gate.py):
+a run whose control configurations did not train is ``not-checkable`` with what was
 reached and the known recipe, and every trained verdict carries a ``scale`` record (what was
 run beside what the paper reports: here the paper's body was not available, so no magnitude is
 held and the record says so).

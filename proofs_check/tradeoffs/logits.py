@@ -42,7 +42,7 @@ class _E5Cfg(TypedDict):
     bound: float
 
 
-#: TO-E5's protocol (issue 26): the same budget at every L (Adam, ``steps`` at ``lr``) on the
+#: TO-E5's protocol: the same budget at every L (Adam, ``steps`` at ``lr``) on the
 #: exact loss plus an L2 penalty ``weight_decay`` on the positions, W_Q and W_K, so that every L
 #: trains to its own plateau (the penalised optimum has finite logits); no target loss. The old
 #: protocol trained each L *to* a fixed loss, which by TO-X2 forces the logit range to grow like
@@ -151,7 +151,7 @@ def _forced_range(loss: float, L: int, floor=None) -> float:
     return (lo + hi) / 2
 
 
-#: TO-E5's stated criterion (issue 26; the paper's Fig. 10 is known only from a review, with no
+#: TO-E5's stated criterion (the paper's Fig. 10 is known only from a review, with no
 #: numbers, so the calibration tests feed the digest's qualitative statement)
 E5_CRITERION = (
     "gate: the recipe trains the task at the shortest L (the shared gate: loss <= 1e-2, a "
@@ -383,16 +383,16 @@ def logit_growth(ctx: Context, cid):
     by the shared training-adequacy gate, decided by :data:`E5_CRITERION`
     (:data:`E5_EVIDENCE`). Below the gate: not-checkable with the losses reached.
 
-    Changed in session 8 (issue 26): the heads were trained *to* a fixed loss (0.05, capped at
-    200 steps), which by TO-X2 forces the range to grow like ½ ln L: the growth it reported was
-    the protocol's. Now every L gets the same budget with an L2 penalty (so each trains to its
+    Why this protocol: training the heads *to* a fixed loss (0.05, capped at 200 steps) forces,
+    by TO-X2, the range to grow like ½ ln L, so the growth would be the protocol's. Every L gets
+    the same budget with an L2 penalty (so each trains to its
     own plateau: the losses rise with L), the gate asks the recipe to learn the task at the
     shortest L and every tail to have plateaued, and the criterion asks for more growth than the
     losses reached force (part b). The mutant ``frozen-attention`` (an attention that never
-    trains) is now below the gate, so it shows nothing about the criterion: it is replaced by
+    trains) is below the gate, so it would show nothing about the criterion: the declared one is
     ``lengths-relabelled``; ``bounded-logits`` uses B = 2.5, with which the head still trains at
     L = 8 (B = 1 cannot: its floor there is 0.11). A miss is ``inconsistent`` (a trained
-    measurement), no longer ``refuted``."""
+    measurement)."""
     sign, read, why = _claimed_sign(claim(cid), E5_SIGN)
     if sign is None:  # no direction to compare: decided without training
         return _no_sign(cid, E5_SIGN, read, why)
