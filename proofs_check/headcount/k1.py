@@ -315,7 +315,9 @@ def k1_construction(ctx: Context, cid):
         f"in {betas}, gates {paper_gate:g} (the paper's) and -2; per cell every vertex class of "
         "{0,1}^T, a structured interior family, 200 random inputs (+ an adversarial search on "
         "the full profile; the family reaches >= 98 % of it, tests/test_checks_headcount.py); "
-        f"beta_eps at gate -2, (T, ε) in {list(K1_BETA_CELLS)}, the same family, no search",
+        "beta_eps at gate -2 at "
+        + " and ".join(f"T = {T}, ε = {e:g}" for T, e in K1_BETA_CELLS)
+        + ", the same family, no search",
         "rows": [{k: v for k, v in r.items() if k != "witness"} for r in rows],
         "plot": {
             "x": "beta",
