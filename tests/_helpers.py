@@ -121,6 +121,29 @@ def caught_quick(cid, false, base=PASSING):
     return v
 
 
+def caught_anew(cid, false, said=None, relabel=None):
+    """``cid``'s true claim is already refuted or inconsistent on the quick profile. ``false`` is
+    caught on its own account when its verdict is refuted or inconsistent too, and its evidence
+    shows a failure the true claim's does not: the text ``said`` when given, else a different
+    witness (the list of failures; with ``relabel`` = (false text, true text), the false claim's
+    own wording, such as its regime quoted in a failure, read as the true claim's first)."""
+    import json
+
+    base = run_quick(cid)
+    assert base.verdict in CATCHING, base.verdict
+    v = run_quick(cid, false)
+    assert v.verdict in CATCHING, (v.verdict, v.evidence)
+    if said is not None:
+        assert said not in base.evidence
+        assert said in v.evidence, v.evidence
+    else:
+        got = v.witness
+        if relabel is not None:
+            got = json.loads(json.dumps(got, ensure_ascii=False).replace(*relabel))
+        assert got != base.witness, v.witness
+    return v
+
+
 def claim_symbols(cid, *names) -> tuple:
     """The catalogue symbols ``names`` of claim ``cid``."""
     from approxtheory import claim

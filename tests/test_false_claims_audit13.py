@@ -83,11 +83,10 @@ is refuted, and the control's verdict, figures and witness are the true claim's.
 """
 
 import dataclasses
-import json
 
 import pytest
 import sympy as sp
-from _helpers import CATCHING
+from _helpers import caught_anew as _caught_anew
 from _helpers import caught_quick as _caught
 from _helpers import claim_symbols as _sym
 from _helpers import false_claim as _with
@@ -96,27 +95,6 @@ from _helpers import run_quick as _run
 
 from approxtheory import claim
 from approxtheory.catalogue import Condition
-
-
-def _caught_anew(cid, false, said=None, relabel=None):
-    """``cid``'s true claim is already refuted or inconsistent on the quick profile. ``false`` is
-    caught on its own account when its verdict is refuted or inconsistent too, and its evidence
-    shows a failure the true claim's does not: the text ``said`` when given, else a different
-    witness (the list of failures; with ``relabel`` = (false text, true text), the false claim's
-    own wording, such as its regime quoted in a failure, read as the true claim's first)."""
-    base = _run(cid)
-    assert base.verdict in CATCHING, base.verdict
-    v = _run(cid, false)
-    assert v.verdict in CATCHING, (v.verdict, v.evidence)
-    if said is not None:
-        assert said not in base.evidence
-        assert said in v.evidence, v.evidence
-    else:
-        got = v.witness
-        if relabel is not None:
-            got = json.loads(json.dumps(got, ensure_ascii=False).replace(*relabel))
-        assert got != base.witness, v.witness
-    return v
 
 
 # ----------------------------------------------------------------------------------- headcount
