@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import sympy as sp
 import torch
 
-from approxtheory import claim
+from approxtheory import NotAPowerLawError, claim
 from approxtheory.constructions import build
 from approxtheory.measure import fit_rate
 
@@ -283,7 +283,8 @@ class _A3Run:
 @dataclass
 class _A3Reading:
     """HC-A3's exponents as read from the catalogue, the side the claim's kind puts each fitted
-    interval on, and the thresholds -1/γ of each reading."""
+    interval on, and the thresholds of each reading: -1/p, where width ∝ (1/ε)^p is the
+    claim's ``width`` formula at that γ (p = γ for width = C/ε^γ). ``width_p`` maps a γ to p."""
 
     kind: str
     gw_expr: Any
@@ -291,18 +292,42 @@ class _A3Reading:
     g_2d: dict
     g_barron: float
     side: str
+    width_expr: Any = None
+    width_p: dict = field(default_factory=dict)
+
+    def _thr(self, g: float) -> float:
+        p = self.width_p.get(g, g)
+        # a width that does not grow as ε -> 0 (p <= 0) claims every precision at a fixed width:
+        # no decay is fast enough
+        return -1 / p if p > 0 else -math.inf
 
     @property
     def thr_b(self) -> float:
-        return -1 / self.g_barron
+        return self._thr(self.g_barron)
 
     @property
     def thr_w(self) -> float:
-        return -1 / self.g_worst
+        return self._thr(self.g_worst)
 
     @property
     def thr_2d(self) -> dict:
-        return {dD: -1 / g for dD, g in self.g_2d.items()}
+        return {dD: self._thr(g) for dD, g in self.g_2d.items()}
+
+
+def _a3_width_p(c, gamma: float) -> float:
+    """p with width ∝ (1/ε)^p as ε -> 0: the negated ε-exponent of HC-A3's ``width`` at this γ
+    (the constant C at 1). A width that is no power law in ε is read by its limit: inf when it
+    grows faster than every power, 0 when slower (a logarithm)."""
+    try:
+        e = c.asymptotic_exponent("epsilon", "width", 0, gamma=gamma, C=1)
+    except NotAPowerLawError:
+        return math.nan
+    if e == -sp.oo:
+        return math.inf
+    if e == sp.oo:
+        return -math.inf
+    v = float(e)
+    return -v + 0.0 if math.isfinite(v) else math.nan  # + 0.0: no "-0" in the text
 
 
 def _a3_reading(c) -> _A3Reading:
@@ -310,13 +335,18 @@ def _a3_reading(c) -> _A3Reading:
     F_0 on [0,1]^2, and (2, 1), the f_i on [0,1]^2; γ_barron. An upper bound on the width (the
     error falls at least this fast) puts every interval at or below the exponent; a lower bound
     (no faster) at or above it."""
+    g_worst = float(c.evaluate("gamma_worst", d=1, D=1))
+    g_2d = {dD: float(c.evaluate("gamma_worst", d=dD[0], D=dD[1])) for dD in ((1, 2), (2, 1))}
+    g_barron = float(c.evaluate("gamma_barron"))
     return _A3Reading(
         kind=c.kind,
         gw_expr=c.expr("gamma_worst"),
-        g_worst=float(c.evaluate("gamma_worst", d=1, D=1)),
-        g_2d={dD: float(c.evaluate("gamma_worst", d=dD[0], D=dD[1])) for dD in ((1, 2), (2, 1))},
-        g_barron=float(c.evaluate("gamma_barron")),
+        g_worst=g_worst,
+        g_2d=g_2d,
+        g_barron=g_barron,
         side="above" if c.kind == "lower" else "below",
+        width_expr=c.expr("width"),
+        width_p={g: _a3_width_p(c, g) for g in {g_worst, g_barron, *g_2d.values()}},
     )
 
 
@@ -462,7 +492,16 @@ def _a3_failures(r: _A3Reading, m: _A3Run) -> list[str]:
     ok_s = all(_fit_ok(f, thr_b, side) for f in m.fits_s)
     ok_l = all(_fit_ok(f, thr_w, side) for f in m.fits_l + m.fits_t)
     ok_2d = {dD: all(_fit_ok(f, thr, side) for f in m.fits_2d) for dD, thr in r.thr_2d.items()}
+    unread = sorted(g for g, p in r.width_p.items() if not p > 0)
     return (
+        [
+            f"width = {sp.sstr(r.width_expr)} does not grow like a power of 1/ε at γ = "
+            + ", ".join(f"{g:g}" for g in unread)
+            + ": a fixed width would reach every precision"
+        ]
+        if unread
+        else []
+    ) + (
         ([] if ok_s else [f"a C^∞ target decays {pace} than N^{thr_b:g}"])
         + ([] if ok_l else [f"a Lipschitz target decays {pace} than N^{thr_w:g}"])
         + ([f"interpolant below the counting lower bound at {m.below_lb}"] if m.below_lb else [])
@@ -507,7 +546,12 @@ def _a3_detail(r: _A3Reading, m: _A3Run, need: dict, failed: list[str]) -> str:
         + ", ".join(f"{g:g} at (d, D) = {dD}" for dD, g in r.g_2d.items())
         + ")"
     )
+    width_txt = (
+        f"width = {sp.sstr(r.width_expr)}, so δ(N) ∝ N^(-1/p) with width ∝ (1/ε)^p: p = "
+        + ", ".join(f"{p:g} at γ = {g:g}" for g, p in sorted(r.width_p.items()))
+    )
     return (
+        f"{width_txt}. "
         f"sup error δ of the width-N interpolant vs N, fitted exponent per target. C^∞ targets "
         f"(γ_barron = {r.g_barron:g}: each interval at or {side} {thr_b:g} {pm} {RATE_TOL}, "
         f"the claim being a{'n' if r.kind[0] in 'aeiou' else ''} {r.kind} bound): "
