@@ -441,6 +441,55 @@ def _check_elements(schedule: Schedule, cfg: ModelConfig, T: int, batch: int) ->
         )
 
 
+def _counted_config(
+    schedule: Schedule,
+    T: int,
+    batch: int,
+    ffn: int | None,
+    bias: bool,
+    kv_groups: Sequence[int] | None,
+) -> ModelConfig:
+    """The checked arguments of :func:`count` and :func:`count_small`: the model they count."""
+    _pos_int("T", T)
+    _pos_int("batch", batch)
+    _check_schedule(schedule)
+    cfg = model_config(schedule, ffn, bias, kv_groups=kv_groups)
+    _check_elements(schedule, cfg, T, batch)
+    return cfg
+
+
+def _counts(
+    schedule: Schedule,
+    cfg: ModelConfig,
+    T: int,
+    batch: int,
+    params: dict,
+    fwd: list[int],
+    fwd_total: int,
+    fwd_bwd: int | None,
+    softmax: list[int],
+) -> dict[str, Any]:
+    """The result of :func:`count` and :func:`count_small` from what each counted: the
+    parameters, the forward FLOPs per layer and in all, the forward+backward FLOPs and the
+    softmax scores per layer."""
+    return {
+        "schedule": schedule.to_dict(),
+        "ffn": next(iter(cfg.layers)).ffn_hidden[0],  # every layer has the same FFN width
+        "T": T,
+        "batch": batch,
+        "params": params,
+        "fwd_flops_per_layer": fwd,
+        "fwd_flops": fwd_total,
+        "fwd_bwd_flops": fwd_bwd,
+        "kv_cache_elements_per_layer": [
+            T * s.kv_groups * (s.head_dim + s.value_dim)  # type: ignore[operator]
+            for s in cfg.layers
+        ],
+        "softmax_scores_per_layer": softmax,
+        "softmax_scores": sum(softmax),
+    }
+
+
 def count(
     schedule: Schedule,
     T: int = 64,
@@ -459,11 +508,7 @@ def count(
     per layer (``T·g_l·(head_dim + value_dim)``, read from the built layers' specs)."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    _pos_int("T", T)
-    _pos_int("batch", batch)
-    _check_schedule(schedule)
-    cfg = model_config(schedule, ffn, bias, kv_groups=kv_groups)
-    _check_elements(schedule, cfg, T, batch)
+    cfg = _counted_config(schedule, T, batch, ffn, bias, kv_groups)
     with torch.device("meta"):
         m = Transformer(cfg)
         X = torch.zeros(batch, T, cfg.d_in)
@@ -484,22 +529,7 @@ def count(
             out.sum().backward()
         fwd_bwd = int(fc.get_total_flops())
     softmax = [int(a.numel()) for a in atts]  # attention probabilities computed per forward
-    return {
-        "schedule": schedule.to_dict(),
-        "ffn": next(iter(cfg.layers)).ffn_hidden[0],  # every layer has the same FFN width
-        "T": T,
-        "batch": batch,
-        "params": params,
-        "fwd_flops_per_layer": fwd,
-        "fwd_flops": fwd_total,
-        "fwd_bwd_flops": fwd_bwd,
-        "kv_cache_elements_per_layer": [
-            T * s.kv_groups * (s.head_dim + s.value_dim)  # type: ignore[operator]
-            for s in cfg.layers
-        ],
-        "softmax_scores_per_layer": softmax,
-        "softmax_scores": sum(softmax),
-    }
+    return _counts(schedule, cfg, T, batch, params, fwd, fwd_total, fwd_bwd, softmax)
 
 
 #: a layer larger than this many parameters is counted on the meta device (:func:`count`), not
@@ -588,11 +618,7 @@ def count_small(
     import ``torch._dynamo`` on first use (1.4 s measured); a layer above
     :data:`SMALL_LAYER_PARAMS` parameters, or a fourth point off the polynomial, falls back to
     :func:`count`. Equal to :func:`count` (tests/test_schedules.py compares them)."""
-    _pos_int("T", T)
-    _pos_int("batch", batch)
-    _check_schedule(schedule)
-    cfg = model_config(schedule, ffn, bias, kv_groups=kv_groups)
-    _check_elements(schedule, cfg, T, batch)
+    cfg = _counted_config(schedule, T, batch, ffn, bias, kv_groups)
     from .resources import model_param_count
 
     per_layer = model_param_count(cfg) / max(1, schedule.L)
@@ -613,26 +639,13 @@ def count_small(
     outside_fwd = [t - f for t, f in zip(first["fwd_total"], first["fwd"])]
     fwd = [_quadratic_at(c["fwd"], T) for c in layers]
     softmax = [_quadratic_at(c["softmax"], T) for c in layers]
-    return {
-        "schedule": schedule.to_dict(),
-        "ffn": next(iter(cfg.layers)).ffn_hidden[0],
-        "T": T,
-        "batch": batch,
-        "params": {
-            "total": outside + sum(c["layer"] for c in layers),
-            "attn": [c["attn"] for c in layers],
-            "ffn": [c["ffn"] for c in layers],
-        },
-        "fwd_flops_per_layer": fwd,
-        "fwd_flops": _quadratic_at(outside_fwd, T) + sum(fwd),
-        "fwd_bwd_flops": None,
-        "kv_cache_elements_per_layer": [
-            T * s.kv_groups * (s.head_dim + s.value_dim)  # type: ignore[operator]
-            for s in cfg.layers
-        ],
-        "softmax_scores_per_layer": softmax,
-        "softmax_scores": sum(softmax),
+    params = {
+        "total": outside + sum(c["layer"] for c in layers),
+        "attn": [c["attn"] for c in layers],
+        "ffn": [c["ffn"] for c in layers],
     }
+    fwd_total = _quadratic_at(outside_fwd, T) + sum(fwd)
+    return _counts(schedule, cfg, T, batch, params, fwd, fwd_total, None, softmax)
 
 
 def catalogue_counts(

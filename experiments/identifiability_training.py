@@ -103,7 +103,6 @@ def check_cell(cfg: dict) -> dict:
     import os
 
     from approxtheory.errors import ConfigError
-    from approxtheory.model import LayerSpec, ModelConfig
     from approxtheory.resources import FLOPS_PER_SECOND, array_bytes, model_param_count, require
 
     for k in ("E", "H", "T", "batch", "steps", "log_every", "rebalance_every"):
@@ -128,21 +127,7 @@ def check_cell(cfg: dict) -> dict:
     n, V = _corpus_stats(spec)
     check_corpus_length(n, cfg["T"], "" if spec in ("pydoc", "", None) else spec)
     T, E, H, B = cfg["T"], cfg["E"], cfg["H"], cfg["batch"]
-    mc = ModelConfig(
-        d_in=V,
-        width=E,
-        seq_len=T,
-        positions="learned",
-        readout="tokens",
-        causal=True,
-        embed_bias=False,
-        head_bias=False,
-        ffn_bias=False,
-        layers=[LayerSpec(H, E // H, ffn_hidden=(2 * E,)) for _ in range(2)],
-        d_out=V,
-        dtype="float64",
-    )
-    P = model_param_count(mc)
+    P = model_param_count(_model_config(V, T, E, H))
     # parameters, gradients and two optimizer moments; the one-hot batch; per layer the saved
     # activations (attention probabilities B·H·T², the stream and FFN B·T·4E) for the backward
     b = (

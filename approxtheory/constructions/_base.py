@@ -1,4 +1,5 @@
-"""The :class:`Construction` record, the registry and knob validation (private)."""
+"""The :class:`Construction` record, the registry and knob validation (private: the package
+re-exports the public names, listed in its ``__all__``)."""
 
 from __future__ import annotations
 
@@ -11,18 +12,6 @@ import numpy as np
 import sympy as sp
 
 from ..errors import ConfigError, did_you_mean
-
-__all__ = [
-    "Construction",
-    "Knob",
-    "Registered",
-    "Requirement",
-    "REGISTRY",
-    "register",
-    "build",
-    "names",
-    "verdict",
-]
 
 # Float round-off allowed when a bound is compared with a measurement: it follows the model's
 # dtype (``tolerance``); these are the float64 values, kept for callers that import them.

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import json
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from numbers import Integral
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
 from ..errors import ConfigError
-from .claim_rates import _assert_claim_terms, _claim_rate_terms, assert_claim_rate
+from .claim_rates import _claim_rate_terms, assert_claim_rate
 from .digests import _update_array, model_digest, task_digest
 from .rates import PowerLawFit, _is_number
 
@@ -100,6 +101,27 @@ def _sup_error_entry_ok(d: dict) -> bool:
         return isinstance(d["nonfinite"], bool)
     except (KeyError, TypeError, ValueError):
         return False
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _takes_arguments_of(
+    f: Callable[_P, object],
+) -> Callable[[Callable[..., _R]], Callable[Concatenate[Any, _P], _R]]:
+    """A decorator: the method it decorates, written ``(self, *args, **kwargs)`` to pass them on
+    to the function ``f``, takes ``f``'s parameters after ``self`` (for type checkers,
+    :func:`inspect.signature` and ``help()``), so that they are stated once, on ``f``."""
+
+    def decorate(method: Callable[..., _R]) -> Callable[Concatenate[Any, _P], _R]:
+        own = inspect.signature(method)
+        this = next(iter(own.parameters.values()))
+        params = [this, *inspect.signature(f).parameters.values()]
+        method.__signature__ = own.replace(parameters=params)  # type: ignore[attr-defined]
+        return method
+
+    return decorate
 
 
 class Measured:
@@ -420,24 +442,16 @@ class Measured:
         parts = (name, _settings_text({"cases": table, "claim": claim, "symbols": symbols}))
         return bool(self._fact("admissible", parts, compute).get("ok"))
 
-    def assert_claim_rate(
-        self,
-        claim_id: str,
-        sizes: Sequence[float],
-        errors: Sequence[float],
-        *,
-        over: str,
-        values: Mapping[str, Any] | None = None,
-        expr: str | None = None,
-        at: Any = "oo",
-        tol: float | None = None,
-        confidence: float = 0.95,
-        what: str = "error",
-        kind: str | None = None,
-    ) -> PowerLawFit:
-        """:func:`assert_claim_rate`, with what it reads from the catalogue (the exponent, the
-        tolerance, the regime of the sizes) cached as a function of the arguments other than
-        ``errors`` and of the code: the same fit, the same failures."""
+    @_takes_arguments_of(assert_claim_rate)
+    def assert_claim_rate(self, *args, **kwargs) -> PowerLawFit:
+        """:func:`assert_claim_rate` (its arguments), with what it reads from the catalogue (the
+        exponent, the tolerance, the regime of the sizes) cached as a function of the arguments
+        other than ``errors`` and of the code: the same fit, the same failures."""
+        return assert_claim_rate(*args, _terms=self._claim_rate_terms, **kwargs)
+
+    def _claim_rate_terms(self, claim_id, sizes, errors, over, values, expr, at, tol, kind, what):
+        """:func:`~approxtheory.testing.claim_rates._claim_rate_terms` (what
+        :meth:`assert_claim_rate` reads), cached under a key of its arguments but ``errors``."""
         vals = dict(values or {})
 
         def compute() -> dict:
@@ -459,22 +473,9 @@ class Measured:
                     }
                 ),
             )
-        except (TypeError, ValueError):  # arguments assert_claim_rate refuses: its error
-            return assert_claim_rate(
-                claim_id,
-                sizes,
-                errors,
-                over=over,
-                values=vals,
-                expr=expr,
-                at=at,
-                tol=tol,
-                confidence=confidence,
-                what=what,
-                kind=kind,
-            )
-        terms = self._fact("claim_rate", parts, compute)
-        return _assert_claim_terms(terms, sizes, errors, confidence, what)
+        except (TypeError, ValueError):  # arguments _claim_rate_terms refuses: its error
+            return compute()
+        return self._fact("claim_rate", parts, compute)
 
     @staticmethod
     def _sup_error_from(d: dict, shape):

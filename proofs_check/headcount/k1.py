@@ -227,6 +227,11 @@ HEAD_TS = [4, 8, 16, 32]
 K1_BETA_CELLS = ((16, 0.1), (128, 0.1))
 
 
+def _tally(bad: list, cells: list, what: str = "") -> str:
+    """The end of a cell list's evidence: how many cells failed, or that none did."""
+    return f"; {what}FAILED in {len(bad)}/{len(cells)} cells" if bad else "; within in every cell"
+
+
 def _k1_beta_eps(ctx: Context, cid: str) -> tuple[list[dict], str]:
     """Step 5 of HC-K1's construction: at gate -2 (where the stated bound holds), one head
     (D = 1, F_0 = identity, so L_0 = 1) built at β = the claim's beta_eps must have error at
@@ -265,7 +270,47 @@ def _k1_beta_eps(ctx: Context, cid: str) -> tuple[list[dict], str]:
             for x in cells
         )
         + f" against {cells[0]['target']:g}"
-        + (f"; FAILED in {len(bad)}/{len(cells)} cells" if bad else "; within in every cell")
+        + _tally(bad, cells)
+    )
+    return cells, text
+
+
+#: (T, β, g) at which HC-K1's err_gap is held: one head at gate -2, the in-set minimum 0 and
+#: every other in-set token at the gap g (the worst case for a gap g >= 1/β: the other tokens'
+#: share (|S| - 1)e^{-βg} of the weight, each g above the minimum), out-of-set tokens at 1
+K1_GAP_CELLS = ((32, 20.0, 0.25), (32, 20.0, 0.5), (32, 40.0, 0.25))
+
+
+def _k1_gap_law(cid: str) -> tuple[list[dict], str]:
+    """HC-K1's err_gap ([derived], §4.1 step 4): with a gap g between the in-set minimum and the
+    rest of the set, one head's error is at most err_gap(|S|, β, g). Built at gate -2 (where the
+    out-of-set tokens are suppressed) per cell of K1_GAP_CELLS and |S| in S_FRACS·T, evaluated on
+    the input that puts the |S| - 1 other in-set tokens exactly g above the minimum. Returns the
+    cells and the text."""
+    c = claim(cid)
+    cells = []
+    for T, beta, g in K1_GAP_CELLS:
+        for f in S_FRACS:
+            S = int(round(f * T))
+            model, task = _head_model(T, S, beta, -2.0)
+            x = np.ones(T)
+            x[0], x[1:S] = 0.0, g
+            err = float(errors(model, task, x[None, :, None])[0])
+            b = c.evaluate_float(
+                "err_gap", S=S, beta=sp.Rational(repr(beta)), g=sp.Rational(repr(g))
+            )
+            cells.append({"T": T, "S": S, "beta": beta, "g": g, "error": err, "err_gap": b})
+            cells[-1]["holds"] = bool(err <= b * (1 + 1e-9) + 1e-15)
+    bad = [x for x in cells if not x["holds"]]
+    text = (
+        f" With a gap g above the in-set minimum (err_gap = {sp.sstr(c.expr('err_gap'))}, gate "
+        "-2, the other in-set tokens g above it): "
+        + ", ".join(
+            f"T = {x['T']}, |S| = {x['S']}, β = {x['beta']:g}, g = {x['g']:g}: "
+            f"{x['error']:.3g} vs {x['err_gap']:.3g}"
+            for x in cells
+        )
+        + _tally(bad, cells, "err_gap ")
     )
     return cells, text
 
@@ -275,12 +320,25 @@ def _beta_miss(x: dict) -> float:
     return x["sup_error"] / x["target"] if math.isfinite(x["sup_error"]) else math.inf
 
 
-def _k1_witness(gate_witness, beta_bad: list):
+def _k1_witness(gate_witness, beta_bad: list, gap_bad: list):
     """HC-K1's witness: the gate's input where only the gate fails (as before), else the gate's
-    (or None) beside the cell where β = beta_eps misses its target most."""
-    if not beta_bad:
+    (or None) beside the cell where β = beta_eps misses its target most and the first cell
+    where err_gap fails."""
+    if not beta_bad and not gap_bad:
         return gate_witness
-    return {"gate": gate_witness, "beta_eps": beta_bad[0]}
+    return {
+        "gate": gate_witness,
+        **({"beta_eps": beta_bad[0]} if beta_bad else {}),
+        **({"err_gap": gap_bad[0]} if gap_bad else {}),
+    }
+
+
+#: what HC-K1's check covers
+K1_SCOPE = (
+    "partial: one head's read-out error against the stated per-head bound on a grid of (T, |S|, "
+    "β) at the paper's gate, at beta_eps against step 5's target at gate -2, and against err_gap "
+    "on inputs with a gap g at gate -2"
+)
 
 
 @check("HC-K1", constructions=("hc_k1",))
@@ -310,6 +368,9 @@ def k1_construction(ctx: Context, cid):
     bad = [r for r in paper if not r["holds"]]
     cells, beta_text = _k1_beta_eps(ctx, cid)
     beta_bad = sorted((x for x in cells if not x["holds"]), key=_beta_miss, reverse=True)
+    gap_cells, gap_text = _k1_gap_law(cid)
+    gap_bad = [x for x in gap_cells if not x["holds"]]
+    beta_text += gap_text
     common: dict[str, Any] = {
         "covered": f"one HC-K1 head (D = 1, exact f), T in {Ts}, |S| in {{T/4, T/2, 3T/4}}, β "
         f"in {betas}, gates {paper_gate:g} (the paper's) and -2; per cell every vertex class of "
@@ -317,7 +378,10 @@ def k1_construction(ctx: Context, cid):
         "the full profile; the family reaches >= 98 % of it, tests/test_checks_headcount.py); "
         "beta_eps at gate -2 at "
         + " and ".join(f"T = {T}, ε = {e:g}" for T, e in K1_BETA_CELLS)
-        + ", the same family, no search",
+        + ", the same family, no search; err_gap at gate -2, (T, β, g) in "
+        + ", ".join(f"({T}, {b:g}, {g:g})" for T, b, g in K1_GAP_CELLS)
+        + ", |S| in {T/4, T/2, 3T/4}, on the input with every other in-set token g above the "
+        "minimum",
         "rows": [{k: v for k, v in r.items() if k != "witness"} for r in rows],
         "plot": {
             "x": "beta",
@@ -329,7 +393,7 @@ def k1_construction(ctx: Context, cid):
             "ylabel": "sup error",
         },
     }
-    if bad or beta_bad:
+    if bad or beta_bad or gap_bad:
         r = max(bad or paper, key=lambda r: (r["claimed_bound"] > 0, _over(r)))
         return Verdict(
             cid,
@@ -347,12 +411,18 @@ def k1_construction(ctx: Context, cid):
             )
             + f"gate -2 the stated bound {'holds in every cell' if fixed_ok else 'still fails'}. "
             + beta_text,
-            measured=r["sup_error"] if bad else beta_bad[0]["sup_error"],
-            claimed=r["claimed_bound"] if bad else beta_bad[0]["target"],
-            witness=_k1_witness(r["witness"] if bad else None, beta_bad),
-            scope="partial: one head's read-out error against the stated per-head bound on a "
-            "grid of (T, |S|, β) at the paper's gate, and at beta_eps against step 5's target "
-            "at gate -2; a refutation needs one cell",
+            measured=r["sup_error"]
+            if bad
+            else beta_bad[0]["sup_error"]
+            if beta_bad
+            else gap_bad[0]["error"],
+            claimed=r["claimed_bound"]
+            if bad
+            else beta_bad[0]["target"]
+            if beta_bad
+            else gap_bad[0]["err_gap"],
+            witness=_k1_witness(r["witness"] if bad else None, beta_bad, gap_bad),
+            scope=K1_SCOPE + "; a refutation needs one cell",
             **common,
         )
     return Verdict(
@@ -360,8 +430,7 @@ def k1_construction(ctx: Context, cid):
         "consistent-empirical",
         f"the per-head error is within the stated bound at gate {paper_gate:g} in every cell. "
         + beta_text,
-        scope="partial: one head's read-out error against the stated per-head bound on a grid "
-        "of (T, |S|, β) at the paper's gate, and at beta_eps against step 5's target at gate -2",
+        scope=K1_SCOPE,
         **common,
     )
 

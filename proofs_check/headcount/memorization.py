@@ -131,8 +131,17 @@ def memorization(ctx: Context, cid):
 
 # ------------------------------------------------------------------------------------ HC-A3
 def _interpolant_error(f, N: int, xs: np.ndarray, drop_first: bool = False) -> float:
-    """The sup error on ``xs`` of the two-layer ReLU net of width N that interpolates f on the N+1
-    uniform knots of [0, 1] (unit j = ReLU(x - j/N), output weights the slope changes)."""
+    """The sup error on ``xs`` of :func:`interpolant_net`."""
+    net = interpolant_net(f, N, drop_first)
+    with torch.no_grad():
+        out = net(torch.tensor(xs)[:, None])[:, 0].numpy()
+    return float(np.abs(out - f(xs)).max())
+
+
+def interpolant_net(f, N: int, drop_first: bool = False):
+    """The two-layer ReLU net of width N that interpolates f on the N+1 uniform knots of [0, 1]
+    (unit j = ReLU(x - j/N), output weights the slope changes): Assumption 3's approximant, the
+    F1 and F3 of HC-K2's proof."""
     from approxtheory.model import MLP
 
     knots = np.linspace(0, 1, N + 1)
@@ -148,8 +157,7 @@ def _interpolant_error(f, N: int, xs: np.ndarray, drop_first: bool = False) -> f
             outw[0] = 0.0
         lin[1].weight.copy_(torch.tensor(outw)[None])
         lin[1].bias.fill_(float(vals[0]))
-        out = net(torch.tensor(xs)[:, None])[:, 0].numpy()
-    return float(np.abs(out - f(xs)).max())
+    return net
 
 
 def _dist_to_lattice(x, period):

@@ -4,6 +4,8 @@ note."""
 
 from __future__ import annotations
 
+import math
+
 import sympy as sp
 
 from approxtheory import NotAPowerLawError, claim
@@ -16,8 +18,20 @@ def _k1_predicted_slope(cid) -> tuple[float, str]:
     if cid == "IF-T1":
         a = -float(claim("IF-T1").exponent("epsilon", expr="N2_upper"))
         return -1.0 / a, "IF-T1's two-layer count C2 ε^-1"
-    a = float(claim("IF-K1").rate_exponent())
-    return -1.0 / a, "IF-K1's O(ε^-1) parameter order"
+    k1 = claim("IF-K1")
+    try:
+        a = float(k1.rate_exponent())
+    except NotAPowerLawError:
+        # a count that is no power law in ε is read by its limit: lim ε d log N/dε as ε -> 0
+        # (0 for a logarithm: a count that grows slower than every power of 1/ε)
+        name, sym = k1.rate
+        a = -float(k1.asymptotic_exponent(sym.name, name, 0))
+    # a count that does not grow like a power of 1/ε claims an error faster than every power
+    # of N: no measured slope meets it
+    if a > 0:
+        return -1.0 / a, "IF-K1's O(ε^-1) parameter order"
+    order = sp.sstr(k1.expr(k1.rate[0]))
+    return -math.inf, f"IF-K1's parameter order {order}, which grows slower than every power of 1/ε"
 
 
 #: IF-T1's scope: the two-layer upper side measured, the one-layer lower bound's form only

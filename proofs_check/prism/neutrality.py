@@ -47,10 +47,28 @@ not_checkable(
 )
 
 
-def _whole_models(ctx: Context, n_model) -> tuple[dict, list]:
+def _layer_mismatches(name: str, m, heads, d: int, f: int, bias: int, terms: dict) -> list[str]:
+    """Every layer of ``m`` whose attention or SwiGLU count differs from N_attn or N_mlp at
+    its (d, h_l, f, I_bias): the per-layer terms read at each whole model's own sizes."""
+    bad, want = [], {}
+    for i, h in enumerate(heads):
+        vals = {cat.d: d, cat.h_l: h, cat.I_bias: bias, cat.f: f}
+        for part, expr in terms.items():
+            key = (part, h)
+            if key not in want:
+                want[key] = sp.simplify(expr.subs(vals))
+            got = _layer_params(m, i, part)
+            if got != want[key]:
+                bad.append(f"{name} layer {i} (h={h}) {part}: {got:,} != {want[key]}")
+    return bad
+
+
+def _whole_models(ctx: Context, n_model, terms: dict) -> tuple[dict, list]:
     """Whole-model counts of the tied LM against N_model (tying term V·d, norms 2d per layer
     + d): the 4 toy schedules at V = 50 and the paper's three scales at V = 50257 with their
-    Table 4 schedule and uniform baseline, built on the meta device (nothing allocated)."""
+    Table 4 schedule and uniform baseline, built on the meta device (nothing allocated); and
+    every layer's attention and SwiGLU counts against ``terms`` (N_attn, N_mlp) at that model's
+    d, f and I_bias (0, and 1 for the toy schedules with Q/K/V/O biases)."""
     from approxtheory.experiments import prism_paired as pp
 
     out, bad = {}, []
@@ -63,7 +81,9 @@ def _whole_models(ctx: Context, n_model) -> tuple[dict, list]:
                 (f"{scale} {k}", pp.schedules_for(scale)[k], pp.PAPER_VOCAB, sc["d"], sc["ffn"])
             )
     for name, heads, V, d, f in cases:
-        got = _lm(heads, V, d, f, ctx.mutant, device="meta").count_params()
+        lm = _lm(heads, V, d, f, ctx.mutant, device="meta")
+        bad += _layer_mismatches(name, lm, heads, d, f, 0, terms)
+        got = lm.count_params()
         want = int(
             sp.simplify(
                 n_model.subs({cat.V: V, cat.d: d, cat.L: len(heads), cat.f: f, cat.I_bias: 0})
@@ -72,16 +92,26 @@ def _whole_models(ctx: Context, n_model) -> tuple[dict, list]:
         out[name] = got
         if got != want:
             bad.append(f"{name}: {got:,} parameters != N_model {want:,}")
-    # the same LM with biases on the Q, K, V, O projections: N_model at I_bias = 1
-    for k, h in SCHEDULES.items():
-        heads = tuple(h)
-        got = _lm_with_biases(heads, LM_VOCAB, D_MODEL, FFN, ctx.mutant).count_params()
-        vals = {cat.V: LM_VOCAB, cat.d: D_MODEL, cat.L: len(heads), cat.f: FFN, cat.I_bias: 1}
+    # the same LM with biases on the Q, K, V, O projections: N_model at I_bias = 1, at the toy
+    # width and at a second one (the bias term's d read at two widths)
+    biased = [(f"toy {k}", tuple(h), D_MODEL, FFN) for k, h in SCHEDULES.items()] + [
+        (f"toy {k} d={BIASED_D2}", tuple(SCHEDULES[k]), BIASED_D2, BIASED_F2)
+        for k in ("uniform", "prism")
+    ]
+    for name, heads, d, f in biased:
+        lm = _lm_with_biases(heads, LM_VOCAB, d, f, ctx.mutant)
+        bad += _layer_mismatches(f"{name} biased", lm, heads, d, f, 1, terms)
+        got = lm.count_params()
+        vals = {cat.V: LM_VOCAB, cat.d: d, cat.L: len(heads), cat.f: f, cat.I_bias: 1}
         want = int(sp.simplify(n_model.subs(vals)))
-        out[f"toy {k} biased"] = got
+        out[f"{name} biased"] = got
         if got != want:
-            bad.append(f"toy {k} with biases: {got:,} parameters != N_model(I_bias = 1) {want:,}")
+            bad.append(f"{name} with biases: {got:,} parameters != N_model(I_bias = 1) {want:,}")
     return out, bad
+
+
+#: the second width (and SwiGLU width) of the biased toy LM
+BIASED_D2, BIASED_F2 = 96, 256
 
 
 def _lm_with_biases(heads, V: int, d: int, f: int, mutant=None):
@@ -180,7 +210,7 @@ def parameter_neutrality(ctx: Context, cid):
     symbolic = _h_free(n_layer)
     not_composed = _not_composed(c, n_attn, n_mlp, n_layer)
     counts, mismatches = _toy_counts(ctx, n_attn, n_mlp)
-    whole, bad_whole = _whole_models(ctx, c.expr("N_model"))
+    whole, bad_whole = _whole_models(ctx, c.expr("N_model"), {"attn": n_attn, "ffn": n_mlp})
     mismatches += bad_whole
     reported, off = _rounding(whole)
     equal = len(set(counts.values())) == 1
@@ -223,8 +253,10 @@ def parameter_neutrality(ctx: Context, cid):
         "LM (RMSNorm; whole model) for the 4 toy schedules at V = 50 without and with "
         "Q/K/V/O biases and the "
         "uniform and Table 4 schedules at (768, 12, 12), (1024, 24, 16), (1536, 24, 16), "
-        "V = 50257, f = 2048 / 2731 / 4096 (meta device) + one layer with h_l = 3 at d = 64 "
-        "(outside the regime: head widths 21 and 22)",
+        "V = 50257, f = 2048 / 2731 / 4096 (meta device), the biased LM also at d = 96, "
+        "f = 256 (uniform and Prism schedules) + one layer with h_l = 3 at d = 64 "
+        "(outside the regime: head widths 21 and 22); every layer's attention and SwiGLU "
+        "counts against N_attn and N_mlp at each model's own d, f and I_bias",
         measured={**counts, **{f"LM {k}": v for k, v in whole.items()}},
         witness=mismatches[:4] or ([outside] if outside["refutes"] else None),
         scope="full",

@@ -152,6 +152,33 @@ def _e3_stated(c) -> tuple[dict, tuple, float, str, list]:
     return items, (lo, hi), vals[E3_ONE_SE], "; ".join(read), bad
 
 
+#: the items the LM Evaluation Harness scores on each sized benchmark (its splits: PIQA
+#: validation, WinoGrande winogrande_xl validation, ARC-Easy test): public dataset sizes, not
+#: the paper's; the harness's published accuracies are fractions of them (e.g. PIQA 1000/1838,
+#: WinoGrande 639/1267, ARC-Easy 776/2376)
+BENCHMARK_ITEMS = {"PIQA": 1838, "WinoGrande": 1267, "ARC-Easy": 2376}
+
+
+def _e3_sizes(items: dict) -> tuple[list[str], list[str]]:
+    """Each stated item count against the benchmark's size at the precision it is stated to (its
+    trailing zeros: 1800 is the size rounded to hundreds, so within 50): (read, failures)."""
+    read, bad = [], []
+    for b, n in items.items():
+        actual = BENCHMARK_ITEMS.get(b)
+        if actual is None or not math.isfinite(n) or n != int(n):
+            read.append(f"{b} not sized here")
+            continue
+        k = int(n)
+        step = 1
+        while k and k % (10 * step) == 0:
+            step *= 10
+        ok = abs(k - actual) <= step / 2
+        read.append(f"{b} {k:,} vs {actual:,}" + ("" if ok else " FAILS"))
+        if not ok:
+            bad.append(f"{b}: {k:,} items is not the benchmark's {actual:,} rounded to {step:,}")
+    return read, bad
+
+
 ITEMS_X10 = "items-x10"
 VARIANCE_AS_SE = "variance-as-se"
 
@@ -181,6 +208,7 @@ def downstream_standard_errors(ctx: Context, cid):
         return f(p, 1 - p, n)
 
     stated, gains, least, read, bad = _e3_stated(c)
+    size_read, size_bad = _e3_sizes(stated)
     items = {b: n * (10 if ctx.is_mutant(ITEMS_X10) else 1) for b, n in stated.items()}
     if bad:  # the claim's numbers contradict its own words or are unusable: no arithmetic
         items = {}
@@ -202,12 +230,15 @@ def downstream_standard_errors(ctx: Context, cid):
     one_se = bool(pts) and all(math.isfinite(x) and x >= least for x in pts.values())
     z = {b: gains[1] / (math.sqrt(2) * x) for b, x in pts.items()}
     insignificant = bool(z) and all(v < Z_95 for v in z.values())
-    ok = formula_ok and one_se and insignificant and not bad
+    ok = formula_ok and one_se and insignificant and not bad and not size_bad
     return Verdict(
         cid,
         "verified-numeric" if ok else "refuted",
         f"The claim read: {read}"
         + (f" (unusable or contradicting the statement: {'; '.join(bad)})" if bad else "")
+        + ". The item counts against the benchmarks' evaluation splits in the LM Evaluation "
+        f"Harness, at the precision stated: {', '.join(size_read) or 'none'}"
+        + (f" ({'; '.join(size_bad)})" if size_bad else "")
         + f". SE = sqrt(p q / n), q = 1 - p, of the catalogue against the binomial "
         f"distribution's s.d. of an accuracy on n items ({len(grid)} cells, n {SE_GRID_N}, "
         f"p {SE_GRID_P}): largest relative difference {worst:.2g}"
@@ -221,7 +252,8 @@ def downstream_standard_errors(ctx: Context, cid):
         rows=grid,
         slack=min(pts.values()) / least if pts and least > 0 else None,
         scope="partial: the standard-error statement (the formula against the binomial "
-        "distribution, the item counts and the stated gains read from the claim); the stated "
+        "distribution, the item counts read from the claim and held to the benchmarks' sizes, "
+        "the stated gains read from the claim); the stated "
         "gain range is held only to 0 <= low <= high, its top below 1.96 SE of a difference: "
         "the per-benchmark differences it summarises (the paper's Table 3) are not shipped, so "
         "its ends are not compared with reported values; the accuracies need the paper's "
