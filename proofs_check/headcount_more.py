@@ -9,6 +9,7 @@ comparison with the claim happens outside them.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -756,7 +757,40 @@ def real_data_transition(ctx: Context, cid):
         rows = [{**r, "h": 2 * r["h"]} for r in rows]
     h_claim = float(claim(cid).evaluate_float("h_transition"))
     what = {6: "MS MARCO Table 6 (training top-1)", 8: "CIFAR-10 Table 8 (training)"}[table]
-    return transition_verdict(cid, rows, half, h_claim, what)
+    v = transition_verdict(cid, rows, half, h_claim, what)
+    return _with_reversal(v, table, h_claim, ctx.is_mutant("heads-doubled"))
+
+
+def _with_reversal(v: Verdict, table: int, h_claim: float, doubled: bool) -> Verdict:
+    """Where the claim names the reversal score as its reading (HC-X2: Fig. 2d on Table 8), its
+    h* must also be the first tabulated h with R(h) > 0, R as HC-P11 defines it (its
+    reversal_term and reversal_weight, read from the catalogue): a second reading of the same
+    table, with no tolerance. The transition verdict ``v`` with that reading added."""
+    from approxtheory.headcount_analysis import real_data_tables
+
+    from .headcount.trained_more import P11_TRANSITION, _p11_reversal
+
+    if table not in P11_TRANSITION:
+        return v
+    tables = real_data_tables()
+    present = {(table, int(r["h"])) for r in tables if r["table"] == table}
+    R, why = _p11_reversal(claim("HC-P11"), tables, present, False)
+    pos = sorted(h for (_, h), x in (R or {}).items() if x > 0)
+    first = (2 * pos[0] if doubled else pos[0]) if pos else None
+    equal = first is not None and first == h_claim
+    text = (
+        ". Reversal reading (Fig. 2d, R(h) as HC-P11 defines it): the first h with R > 0 is "
+        + (f"{first}" if first is not None else f"none ({why or 'R > 0 nowhere'})")
+        + f", {'equal to' if equal else 'NOT'} the claim's h* = {h_claim:g}"
+    )
+    if equal:
+        return dataclasses.replace(v, evidence=v.evidence + text)
+    return dataclasses.replace(
+        v,
+        verdict="inconsistent",
+        evidence=v.evidence + text,
+        witness={"first_h_R_positive": first, "claimed": h_claim},
+    )
 
 
 # ------------------------------------------------------------------------------------ HC-B1

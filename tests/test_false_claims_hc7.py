@@ -105,17 +105,20 @@ def test_l8_wrong_merged_depth_is_refuted(depth):
     assert "the parts' 4 hidden layers make a net of 5 layers" in v.evidence
 
 
-def test_l8_parts_that_make_another_depth_are_refuted_and_their_true_depth_verified():
-    """A 4-layer middle part makes a 6-layer net: claiming 5 is false, claiming 6 is true (the
-    check builds the parts the claim names)."""
+def test_l8_parts_that_make_another_depth_are_refuted_and_their_true_depth_composes():
+    """A 4-layer middle part makes a 6-layer net: claiming 5 is false; claiming 6 composes
+    right (the check builds the parts the claim names) but is not the lemma HC-K2's proof uses,
+    whose middle part (F2, HC-L9's max network, built) has 3 layers."""
     v = _false(_with("HC-L8", layers_middle=sp.Integer(4)))
     assert v.verdict == "refuted", v.evidence
     assert "4-layer part: (6, 7, 8)" in v.evidence and "its depth 6 is not the claim's 5" in (
         v.evidence
     )
-    ok = _false(_with("HC-L8", layers_middle=sp.Integer(4), merged_layers=sp.Integer(6)))
-    assert ok.verdict == "verified-numeric", ok.evidence
-    assert "hidden widths (5, 6, 7, 8, 9)" in ok.evidence
+    other = _false(_with("HC-L8", layers_middle=sp.Integer(4), merged_layers=sp.Integer(6)))
+    assert other.verdict == "refuted", other.evidence
+    assert "hidden widths (5, 6, 7, 8, 9)" in other.evidence
+    assert "its depth 6 is the claim's" in other.evidence
+    assert "layers_middle = 4 where HC-K2's part is 3-layer" in other.evidence
 
 
 def test_l8_part_depth_that_is_no_net_is_refuted():

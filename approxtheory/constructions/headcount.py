@@ -21,6 +21,7 @@ from ._base import (
     Construction,
     Knob,
     Requirement,
+    formula_value,
     nonzero_weights,
     positive_log_knob,
     register,
@@ -188,7 +189,7 @@ def _k1_bound(task, beta) -> tuple[float, str]:
     c, _ = task.outer_affine
     total = 0.0
     for i, S in enumerate(task.sets):
-        total += abs(c[i]) * k1.evaluate_float("err_bound", S=len(S), T=task.T, beta=beta)
+        total += abs(c[i]) * formula_value(k1, "err_bound", S=len(S), T=task.T, beta=beta)
     return total, "sum_i |c_i| * (" + sp.sstr(k1.expr("err_bound")) + ")"
 
 
@@ -201,7 +202,7 @@ def _k1_gate_bound(task, beta, gate) -> tuple[float, str]:
     c, _ = task.outer_affine
     try:
         total = sum(
-            abs(c[i]) * kc.evaluate_float("err_bound", S=len(S), T=task.T, beta=beta, c=gate)
+            abs(c[i]) * formula_value(kc, "err_bound", S=len(S), T=task.T, beta=beta, c=gate)
             for i, S in enumerate(task.sets)
         )
     except ValueRangeError:  # a gate above -1 at large β: the bound is astronomically big
@@ -446,7 +447,7 @@ def hc_l9(T, eps):
     m.set_readout(W1, b1)
     m.set_readout(W2, b2, linear=1)
     m.set_readout(W3, [0.0], linear=2)
-    bound = l9.evaluate_float("err_bound", epsilon=sp.Rational(str(eps)))
+    bound = formula_value(l9, "err_bound", epsilon=sp.Rational(str(eps)))
     nonzero = nonzero_weights(m.head)
     linears = [x for x in m.head.modules() if isinstance(x, torch.nn.Linear)]
     return Construction(
@@ -508,10 +509,10 @@ def build_softmax_retrieval_model(T: int, beta: float) -> Transformer:
 def softmax_retrieval(T, beta):
     m = build_softmax_retrieval_model(T, beta)
     c = claim("IF-T2")
-    bound = c.evaluate_float("err_attn", beta=beta, T=T)
+    bound = formula_value(c, "err_attn", beta=beta, T=T)
     k1 = claim("HC-K1")
     extra = {
-        "hc_k1_bound": k1.evaluate_float("err_bound", S=T, T=T, beta=beta) if beta >= 1 else None
+        "hc_k1_bound": formula_value(k1, "err_bound", S=T, T=T, beta=beta) if beta >= 1 else None
     }
     return Construction(
         name="softmax_retrieval",

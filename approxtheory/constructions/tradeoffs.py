@@ -12,7 +12,7 @@ from ..catalogue import claim
 from ..model import LayerSpec, ModelConfig, ResidualLayout, Transformer
 from ..resources import array_bytes, model_bytes, sup_error_bytes
 from ..tasks import LagExtraction, Task
-from ._base import Construction, Knob, Requirement, positive_log_knob, register
+from ._base import Construction, Knob, Requirement, formula_value, positive_log_knob, register
 
 
 def _features(T: int, F: int) -> tuple[np.ndarray, np.ndarray]:
@@ -150,10 +150,10 @@ def lag_head(T, k, F, B):
     _set_lag_readout(m, F, c_best)
     x2, x1 = claim("TO-X2"), claim("TO-X1")
     floors = np.array(
-        [x2.evaluate_float("floor", L=int(t) + 1, B=sp.Rational(str(B))) for t in rows]
+        [formula_value(x2, "floor", L=int(t) + 1, B=sp.Rational(str(B))) for t in rows]
     )
     caps = np.array(
-        [x1.evaluate_float("max_weight", L=int(t) + 1, B=sp.Rational(str(B))) for t in rows]
+        [formula_value(x1, "max_weight", L=int(t) + 1, B=sp.Rational(str(B))) for t in rows]
     )
     task = LagExtraction(T, k)
 
@@ -267,8 +267,8 @@ def svd_truncation(T, k, F, B, r, decay):
     E_emb = np.concatenate([np.full((T, 1), xmax), P_all], axis=1)
     R = float(np.linalg.norm(E_emb[:, act], axis=1).max())
     c1 = claim("TO-C1")
-    dlogit = c1.evaluate_float("logit_change", sigma_r1=sigma, R=R) if sigma else 0.0
-    factor = c1.evaluate_float("weight_change_factor", sigma_r1=sigma, R=R) if sigma else 0.0
+    dlogit = formula_value(c1, "logit_change", sigma_r1=sigma, R=R) if sigma else 0.0
+    factor = formula_value(c1, "weight_change_factor", sigma_r1=sigma, R=R) if sigma else 0.0
     c_out = 1.0
     bound = abs(c_out) * xmax * factor
     base = LagExtraction(T, k)

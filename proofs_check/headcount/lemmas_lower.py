@@ -655,6 +655,7 @@ def _l8_paper_parts() -> dict[str, int]:
         "bias-not-propagated": "the merged layer's bias omits W_b·b_a",
         "missing-unit": "one hidden unit of the 3-layer part dropped",
     },
+    constructions=("hc_l9",),
 )
 def composition(ctx: Context, cid):
     """The claim's parts (layers_first, layers_middle, layers_last affine layers) built as random

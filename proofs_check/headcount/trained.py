@@ -683,6 +683,22 @@ def _p10_gate(name: str, rows: list):
     )
 
 
+def _p10_paper_cell() -> tuple[str, bool]:
+    """(iv): the paper's own Table 5 cell (a 2-layer model at D = 4 with h = 2 reaches ~1e-6
+    NMSE, flat in T: past the transition; HC-Conj1's ``CONJ1_PAPER_CELL``) must be past the
+    claim's two-layer transition at D = 4."""
+    from ..headcount_more import CONJ1_PAPER_CELL as cell
+
+    th = variants_thresholds(cell["D"])[0][cell["L"]]
+    ok = not math.isnan(th) and cell["h"] >= th
+    return (
+        f"(iv) the paper's Table 5 cell (D = {cell['D']}, L = {cell['L']}, h = {cell['h']}: "
+        f"NMSE ~1e-6, past the transition) against the claim's transition there, h >= {th:g}: "
+        + ("past it" if ok else "NOT past it"),
+        ok,
+    )
+
+
 def _p10_verdict(run: Run) -> Verdict:
     """:func:`variants_criterion` at the claim's transitions."""
     ctx, cid = run.ctx, run.cid
@@ -692,6 +708,11 @@ def _p10_verdict(run: Run) -> Verdict:
         for r in rows:
             r["layers"] = 3 - int(r["layers"])
     res = variants_criterion(rows, D, th)
+    text4, ok4 = _p10_paper_cell()
+    res["checks"].append((text4, ok4))
+    if not ok4:
+        res["failed"].append(text4)
+        res["ok"] = False
     table = [{"layers": L, "heads": h, "min_nmse": v} for (L, h), v in sorted(res["g"].items())]
     bad = res["failed"]
     verdict = (

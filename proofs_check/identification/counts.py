@@ -424,8 +424,40 @@ def _other_side(ctx: Context, cid, rows) -> tuple[bool, str]:
     if cid == "ID-B4.7.2":
         return _bias_aliasing_text(ctx, cid)
     if cid == "ID-T4.5":
-        return _ratio_text(ctx, cid, rows)
+        ok_r, text_r = _ratio_text(ctx, cid, rows)
+        ok_o, text_o = _t45_other_side(ctx, cid)
+        return ok_r and ok_o, text_r + text_o
     return True, ""
+
+
+#: ID-T4.5's (E, H) on the other side of its regime "H divides E": no whole head width D = E/H
+T45_OUTSIDE = ((8, 3), (6, 4))
+
+
+def _t45_other_side(ctx: Context, cid) -> tuple[bool, str]:
+    """ID-T4.5 where H does not divide E (:data:`T45_OUTSIDE`): there D = C = E/H is no whole
+    head width, and the claim's U = 2E²/H need not be a whole number of weights. Wherever the
+    claim's regime admits such an (E, H), its U must be a count (an integer); the others are
+    reported as the regime's other side."""
+    c = claim(cid)
+    said, bad = [], []
+    for E, H in T45_OUTSIDE:
+        U, why = _claimed_at(ctx, cid, "U", E=E, H=H)
+        admitted = bool(c.in_regime(E=E, H=H))
+        said.append(
+            f"(E, H) = ({E}, {H}): U = {_shown(U, why)}" + (" admitted" if admitted else "")
+        )
+        if admitted and why:
+            bad.append(f"(E, H) = ({E}, {H}): {why}")
+    if bad:
+        return False, (
+            "; the claim's regime admits H not dividing E, where no head width is E/H and U is "
+            f"not a count of weights: {'; '.join(bad)}"
+        )
+    return True, (
+        "; the regime's other side (H not dividing E, no whole head width E/H, outside the "
+        f"claim's regime): {', '.join(said)}"
+    )
 
 
 def _count_verdict(cid, ok: bool, bad: list, rows: list, evidence: str, **kw) -> Verdict:

@@ -105,6 +105,12 @@ def _above(a, b) -> bool:
         return False
 
 
+#: what the lottery-ticket literature reports (Frankle & Carbin, "The Lottery Ticket
+#: Hypothesis", ICLR 2019, abstract: winning tickets "less than 10-20% of the size" of their
+#: fully-connected and convolutional networks): the fractions of weights tickets keep
+TICKETS_LITERATURE = (sp.Rational(1, 10), sp.Rational(1, 5))
+
+
 @check(
     "ID-LT",
     mutants={
@@ -121,7 +127,8 @@ def lottery_contrast(ctx: Context, cid):
     low = _ev(ctx, cid, "ticket_low")
     ok_counts = all(r["agrees"] for r in rows)
     ok_contrast = lo is not None and _above(lo, high)
-    ok = ok_counts and ok_contrast
+    ok_band = (low, high) == TICKETS_LITERATURE
+    ok = ok_counts and ok_contrast and ok_band
     measured = (
         "identified fraction rank/P measured: "
         + ", ".join(f"E = {r['E']}, H = {r['H']}: {r['identified_measured']}" for r in rows)
@@ -155,18 +162,32 @@ def lottery_contrast(ctx: Context, cid):
             f". Slack {slack:.2f} (smallest identified fraction / largest ticket fraction)"
             if slack is not None
             else ""
-        ),
-        covered=_fraction_covered(rows) + "; the contrast symbolic over H >= 1",
+        )
+        + f". The tickets' band {_ticket_band(low, high)} is "
+        + (
+            "the literature's"
+            if ok_band
+            else f"NOT the literature's {_ticket_band(*TICKETS_LITERATURE)}"
+        )
+        + " (Frankle & Carbin 2019: winning tickets less than 10-20 % of the network)",
+        covered=_fraction_covered(rows) + "; the contrast symbolic over H >= 1; the tickets' "
+        "band against the lottery-ticket paper's",
         measured=[r["identified_measured"] for r in rows],
         claimed=[r["identified_claimed"] for r in rows],
         witness=next((r for r in rows if not r["agrees"]), None),
         rows=rows,
         scope="partial: the identified fraction of one attention layer (measured at "
         + _fraction_layers(rows)
-        + "; symbolic for H >= 1) against the paper's 10-20 % for lottery "
-        "tickets, taken as stated (no pruning is run); the FFN and embeddings are not counted",
+        + "; symbolic for H >= 1) against the 10-20 % that lottery tickets keep, held to the "
+        "lottery-ticket paper's figure (no pruning is run); the FFN and embeddings are not "
+        "counted",
         slack=slack,
     )
+
+
+def _ticket_band(low, high) -> str:
+    """A band of fractions as evidence text: ``10 %-20 %``."""
+    return f"{float(low):.0%}-{float(high):.0%}"
 
 
 def _lt_no_minimum(cid, rows, measured: str, formula: str, others: list, high) -> Verdict:

@@ -172,17 +172,25 @@ def _t2_outside(c, mutant) -> tuple[list, str]:
 )
 def max_retrieval(ctx: Context, cid):
     c = claim("IF-T2")
-    rows = _rebound(
+
+    def admitted(rows) -> list:
+        # a cell the claim's regime excludes is built and measured, but not held to its bound
+        return [r for r in rows if c.in_regime(T=r["T"], beta=r["beta"])]
+
+    grid, long_grid = (
         _retrieval_grid(ctx.grid, ctx.mutant),
-        lambda r: c.evaluate_float("err_attn", beta=r["beta"], T=r["T"]),
+        _long_retrieval_grid(ctx.grid, ctx.mutant),
+    )
+    rows = _rebound(
+        admitted(grid), lambda r: c.evaluate_float("err_attn", beta=r["beta"], T=r["T"])
     )
     within = all(r["verdict"] == "within-bound" for r in rows)
     # the split bound, for every δ: on the grid and on the long-sequence cells (T >> β, where
     # its T e^{-βδ} term decides), and the "hence" from it to err_attn
     long_rows = _rebound(
-        _long_retrieval_grid(ctx.grid, ctx.mutant),
-        lambda r: c.evaluate_float("err_attn", beta=r["beta"], T=r["T"]),
+        admitted(long_grid), lambda r: c.evaluate_float("err_attn", beta=r["beta"], T=r["T"])
     )
+    excluded = len(grid) + len(long_grid) - len(rows) - len(long_rows)
     split_rows = _split_bounds(c, rows + long_rows)
     rows = split_rows[: len(rows)]
     split_bad = [r for r in split_rows if r["split_verdict"] != "within-bound"]
@@ -191,6 +199,9 @@ def max_retrieval(ctx: Context, cid):
     slopes, fits, rate_ok = [], [], True
     for T in sorted({r["T"] for r in rows}):
         sub = [r for r in rows if r["T"] == T]
+        if len(sub) < 3:  # too few β in the claim's regime for a slope
+            fits.append(f"T={T}: {len(sub)} β in the claim's regime, no slope")
+            continue
         pred = float(c.asymptotic_exponent("beta", "err_attn", T=T))
         fit, tol, ok = _decay_fit(
             [r["beta"] for r in sub],
@@ -231,7 +242,15 @@ def max_retrieval(ctx: Context, cid):
             f"{n_all - len(hence_bad)}/{n_all}; "
             f"rate (the slope's 95% interval must lie at or below the predicted exponent "
             f"plus the ln(βT) factor's share of the bound's own slope over the grid, so it "
-            f"excludes any slower decay such as β^-1/2): " + "; ".join(fits) + out_txt
+            f"excludes any slower decay such as β^-1/2): "
+            + "; ".join(fits)
+            + out_txt
+            + (
+                f"; {excluded} measured cells lie outside the claim's regime "
+                f"({'; '.join(cond.text() for cond in c.regime)}), not held"
+                if excluded
+                else ""
+            )
         ),
         witness=witness,
         covered=f"T in {sorted({r['T'] for r in rows})}, β in "

@@ -267,29 +267,35 @@ class _X3Sweep(TypedDict):
     restarts: int
     steps: int
     mc: int
+    mc_L: int
 
 
 #: the sweep: ``sigmas`` are the value scales σ the bound is read at (E||o - o'||² = σ² Σ(Δα)²
 #: exactly for the regime's values), two decades either side of 1 so that a σ-exponent off by
-#: 0.3 or more moves the bound past the slack found (about 4); B, L as the search's extremes
+#: 0.3 or more moves the bound past the slack found (about 4); B, L as the search's extremes,
+#: L up to 2^17 past e^{2B} at B = 5, 6 (where a bound with a spurious factor 1/B falls below the
+#: vertex pairs: the worst Σ(Δα)² at B = 6, L = 2^17 is 1.48 x 2e^{12}/(6 L)); ``mc_L`` the
+#: length of the Monte Carlo cells (mc x mc_L draws)
 _X3_SWEEP: dict[str, _X3Sweep] = {
     "quick": {
         "sigmas": (0.01, 0.1, 1.0, 10.0, 100.0),
-        "Bs": (0.1, 0.5, 1.0, 2.0, 3.0),
-        "Ls": (2, 3, 8, 32, 128, 512, 2048),
+        "Bs": (0.1, 0.5, 1.0, 2.0, 3.0, 5.0, 6.0),
+        "Ls": (2, 3, 8, 32, 128, 512, 2048, 32768, 131072),
         "ascent_Ls": (2, 8, 32),
         "restarts": 4,
         "steps": 150,
         "mc": 1000,
+        "mc_L": 2048,
     },
     "full": {
         "sigmas": (0.001, 0.01, 0.1, 0.5, 1.0, 3.0, 10.0, 100.0, 1000.0),
-        "Bs": (0.05, 0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0),
-        "Ls": (2, 3, 5, 8, 16, 32, 64, 128, 512, 2048, 8192),
+        "Bs": (0.05, 0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0),
+        "Ls": (2, 3, 5, 8, 16, 32, 64, 128, 512, 2048, 8192, 32768, 131072),
         "ascent_Ls": (2, 4, 8, 16, 32, 64),
         "restarts": 16,
         "steps": 400,
         "mc": 40000,
+        "mc_L": 8192,
     },
 }
 
@@ -419,7 +425,7 @@ def _x3_mc_rows(seed: int, G: _X3Sweep, bound_f) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     rng = np.random.default_rng(seed)
     for B in G["Bs"]:
-        for L in G["Ls"][-1:]:
+        for L in (G["mc_L"],):
             v = rng.standard_normal((G["mc"], L))
             za = B * np.sign(v)
             proj = ((_softmax(za) - _softmax(-za)) * v).sum(-1)
