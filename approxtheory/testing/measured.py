@@ -117,7 +117,8 @@ def _takes_arguments_of(
     def decorate(method: Callable[..., _R]) -> Callable[Concatenate[Any, _P], _R]:
         own = inspect.signature(method)
         this = next(iter(own.parameters.values()))
-        params = [this, *inspect.signature(f).parameters.values()]
+        public = [p for p in inspect.signature(f).parameters.values() if not p.name.startswith("_")]
+        params = [this, *public]
         method.__signature__ = own.replace(parameters=params)  # type: ignore[attr-defined]
         return method
 

@@ -28,9 +28,9 @@ def _k1_predicted_slope(cid) -> tuple[float, str]:
         a = -float(k1.asymptotic_exponent(sym.name, name, 0))
     # a count that does not grow like a power of 1/ε claims an error faster than every power
     # of N: no measured slope meets it
-    if a > 0:
-        return -1.0 / a, "IF-K1's O(ε^-1) parameter order"
     order = sp.sstr(k1.expr(k1.rate[0]))
+    if a > 0:
+        return -1.0 / a, f"IF-K1's parameter order {order} (ε-exponent {-a:g})"
     return -math.inf, f"IF-K1's parameter order {order}, which grows slower than every power of 1/ε"
 
 

@@ -218,6 +218,20 @@ def max_retrieval(ctx: Context, cid):
     out_bad, out_txt = _t2_outside(c, ctx.mutant)
     bad = [r for r in rows + long_rows if r["verdict"] != "within-bound"] + out_bad
     ok = within and rate_ok and not long_bad and not split_bad and not hence_bad and not out_bad
+    fitted = len(slopes)
+    if ok and (not rows or not fitted):
+        # nothing failed, but the claim's regime left no cell to hold (or no T with a slope):
+        # undecided, never verified
+        return Verdict(
+            cid,
+            "not-checkable",
+            f"the claim's regime ({'; '.join(cond.text() for cond in c.regime)}) admits "
+            f"{len(rows)} of the grid's {len(grid)} cells and {len(long_rows)} of the "
+            f"{len(long_grid)} long-sequence cells, and no length has 3 β in it for the rate: "
+            "nothing decides it here" + out_txt,
+            covered="no cell in the claim's regime",
+            scope="none",
+        )
     n_all = len(split_rows)
     witness = None
     if bad:
