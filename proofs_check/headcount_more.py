@@ -23,6 +23,7 @@ from ._gate import TRAINED_NMSE as _GATE_NMSE
 from ._gate import training_gate
 from ._pipeline import Evidence, Run, trained_verdict
 from ._rows import best_over_seeds
+from .headcount._common import TABLE5_CELL
 from .headcount._density import (
     T1_EPS,
     T1_T,
@@ -122,10 +123,9 @@ def density_instance(ctx: Context, cid):
 TRAINED_NMSE = _GATE_NMSE  # the shared gate's threshold (_gate.py)
 
 
-#: the paper's own support for the conjecture (digest l. 203, 415-416: Table 5, a 2-layer model,
-#: D = 4, E = 32, NoPE: h = 2 already reaches ~1e-6 NMSE, flat in T): an efficient cell, so the
-#: claim's regime (the inefficient side) must leave it out
-CONJ1_PAPER_CELL = {"L": 2, "h": 2, "D": 4, "n": 16}
+#: the paper's own support for the conjecture (its Table 5 cell, :data:`.headcount._common.
+#: TABLE5_CELL`): an efficient cell, so the claim's regime (the inefficient side) must leave it out
+CONJ1_PAPER_CELL = TABLE5_CELL
 
 
 def _conj1_paper_cell(c, rg: str) -> list[str]:

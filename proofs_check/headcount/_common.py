@@ -40,6 +40,11 @@ def _ckey(cid: str, names: tuple | None = None) -> tuple:
     )
 
 
+#: the paper's Table 5 cell (digest l. 203, 415-416: a 2-layer model, D = 4, E = 32, NoPE: h = 2
+#: already reaches ~1e-6 NMSE, flat in T): past the transition, efficient
+TABLE5_CELL = {"L": 2, "h": 2, "D": 4, "n": 16}
+
+
 def _claimed_number(cid: str, name: str, **values) -> tuple[float, str]:
     """The claim's expression ``name`` evaluated at ``values``, as a float (NaN where it is no
     real number, is undefined there or needs a symbol not given: a check then decides against

@@ -18,7 +18,7 @@ from .._core import Context, Verdict, check, slope_row
 from .._gate import PaperMagnitude, training_gate
 from .._pipeline import Evidence, Run, trained_verdict
 from .._results import active_results, results_schema
-from ._common import _claimed_number, sign_direction
+from ._common import TABLE5_CELL, _claimed_number, sign_direction
 
 # ------------------------------------------------------------------ trained experiments (P7-P11)
 #: a stated margin: a "drop" or "gap" of NMSE counts when it is at least this factor
@@ -685,10 +685,9 @@ def _p10_gate(name: str, rows: list):
 
 def _p10_paper_cell() -> tuple[str, bool]:
     """(iv): the paper's own Table 5 cell (a 2-layer model at D = 4 with h = 2 reaches ~1e-6
-    NMSE, flat in T: past the transition; HC-Conj1's ``CONJ1_PAPER_CELL``) must be past the
-    claim's two-layer transition at D = 4."""
-    from ..headcount_more import CONJ1_PAPER_CELL as cell
-
+    NMSE, flat in T: past the transition; the cell HC-Conj1 reads) must be past the claim's
+    two-layer transition at D = 4."""
+    cell = TABLE5_CELL
     th = variants_thresholds(cell["D"])[0][cell["L"]]
     ok = not math.isnan(th) and cell["h"] >= th
     return (
