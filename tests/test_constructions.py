@@ -216,7 +216,9 @@ def test_hc_k1_synthetic_output_params_and_bound_by_hand(T, beta, D, d, seed):
 @given(T=st.integers(1, 64), beta=ats.betas(1, 1e4))
 def test_hc_k1_synthetic_within_bound(T, beta):
     rep = build("hc_k1_synthetic", T=T, beta=beta).measure(budget=256)
-    assert rep["verdict"] == "within-bound", rep
+    # at T = 1 the bound is T e^{-β} alone, below float64's resolution for β >~ 30: the
+    # measurement is then held to the tolerance ("below-tolerance"), never above it
+    assert rep["verdict"] in ("within-bound", "below-tolerance"), rep
 
 
 # ------------------------------------------------------------------------------- HC-K2, HC-L9

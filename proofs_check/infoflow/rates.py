@@ -161,6 +161,47 @@ def _t2_outside(c, mutant) -> tuple[list, str]:
     )
 
 
+def _t2_rates(c, rows: list) -> tuple[list, list, bool]:
+    """IF-T2's rate in β per T (:func:`_decay_fit` against err_attn's asymptotic exponent):
+    slope rows, text per T, whether every fitted T passes (a T with fewer than 3 β in the
+    claim's regime has no slope and is named as such)."""
+    slopes, fits, rate_ok = [], [], True
+    for T in sorted({r["T"] for r in rows}):
+        sub = [r for r in rows if r["T"] == T]
+        if len(sub) < 3:  # too few β in the claim's regime for a slope
+            fits.append(f"T={T}: {len(sub)} β in the claim's regime, no slope")
+            continue
+        pred = float(c.asymptotic_exponent("beta", "err_attn", T=T))
+        fit, tol, ok = _decay_fit(
+            [r["beta"] for r in sub],
+            [r["sup_error"] for r in sub],
+            [r["claimed_bound"] for r in sub],
+            pred,
+        )
+        rate_ok &= ok
+        fits.append(
+            f"T={T}: β^{fit.slope:.3f} [{fit.ci_low:.3f}, {fit.ci_high:.3f}] vs "
+            f"<= {pred:+.0f} + {tol:.3f}{'' if ok else ' FAILS'}"
+        )
+        slopes.append(slope_row(fit, f"sup error vs β (T={T})", pred))
+    return slopes, fits, rate_ok
+
+
+def _t2_undecided(cid, c, grid: tuple, long: tuple, out_txt: str) -> Verdict:
+    """IF-T2 where nothing failed but the claim's regime left no cell to hold, or no length with
+    3 β for the rate: undecided (not-checkable), never verified. ``grid`` and ``long`` are
+    (admitted, built) counts."""
+    return Verdict(
+        cid,
+        "not-checkable",
+        f"the claim's regime ({'; '.join(cond.text() for cond in c.regime)}) admits "
+        f"{grid[0]} of the grid's {grid[1]} cells and {long[0]} of the {long[1]} long-sequence "
+        "cells, and no length has 3 β in it for the rate: nothing decides it here" + out_txt,
+        covered="no cell in the claim's regime",
+        scope="none",
+    )
+
+
 @check(
     "IF-T2",
     mutants={
@@ -196,41 +237,14 @@ def max_retrieval(ctx: Context, cid):
     split_bad = [r for r in split_rows if r["split_verdict"] != "within-bound"]
     hence_bad = [r for r in split_rows if not r["hence"]]
     long_bad = [r for r in long_rows if r["verdict"] != "within-bound"]
-    slopes, fits, rate_ok = [], [], True
-    for T in sorted({r["T"] for r in rows}):
-        sub = [r for r in rows if r["T"] == T]
-        if len(sub) < 3:  # too few β in the claim's regime for a slope
-            fits.append(f"T={T}: {len(sub)} β in the claim's regime, no slope")
-            continue
-        pred = float(c.asymptotic_exponent("beta", "err_attn", T=T))
-        fit, tol, ok = _decay_fit(
-            [r["beta"] for r in sub],
-            [r["sup_error"] for r in sub],
-            [r["claimed_bound"] for r in sub],
-            pred,
-        )
-        rate_ok &= ok
-        fits.append(
-            f"T={T}: β^{fit.slope:.3f} [{fit.ci_low:.3f}, {fit.ci_high:.3f}] vs "
-            f"<= {pred:+.0f} + {tol:.3f}{'' if ok else ' FAILS'}"
-        )
-        slopes.append(slope_row(fit, f"sup error vs β (T={T})", pred))
+    slopes, fits, rate_ok = _t2_rates(c, rows)
     out_bad, out_txt = _t2_outside(c, ctx.mutant)
     bad = [r for r in rows + long_rows if r["verdict"] != "within-bound"] + out_bad
     ok = within and rate_ok and not long_bad and not split_bad and not hence_bad and not out_bad
-    fitted = len(slopes)
-    if ok and (not rows or not fitted):
-        # nothing failed, but the claim's regime left no cell to hold (or no T with a slope):
-        # undecided, never verified
-        return Verdict(
-            cid,
-            "not-checkable",
-            f"the claim's regime ({'; '.join(cond.text() for cond in c.regime)}) admits "
-            f"{len(rows)} of the grid's {len(grid)} cells and {len(long_rows)} of the "
-            f"{len(long_grid)} long-sequence cells, and no length has 3 β in it for the rate: "
-            "nothing decides it here" + out_txt,
-            covered="no cell in the claim's regime",
-            scope="none",
+    if ok and (not rows or not slopes):
+        # nothing failed, but the claim's regime left no cell to hold (or no T with a slope)
+        return _t2_undecided(
+            cid, c, (len(rows), len(grid)), (len(long_rows), len(long_grid)), out_txt
         )
     n_all = len(split_rows)
     witness = None
