@@ -610,6 +610,13 @@ class _Store:
         return out
 
 
+#: the fields of a :class:`_RunPlan` that say where its cells are computed, named as
+#: :func:`approxtheory.executors.compute_cells` takes them
+_EXECUTOR_OPTIONS = tuple(
+    "executor workers scheduler connect_timeout gpus tls insecure_scheduler".split()
+)
+
+
 @dataclass(frozen=True)
 class _RunPlan:
     """How :func:`run_experiment` runs an experiment's cells (its arguments, see there; ``gpus``:
@@ -630,6 +637,11 @@ class _RunPlan:
     gpus: int | None = None
     ship: bool = False
     use_shipped: bool = True
+
+    def executor_options(self) -> dict:
+        """The keyword arguments of :func:`approxtheory.executors.compute_cells` this plan
+        sets (where and how its cells are computed)."""
+        return {n: getattr(self, n) for n in _EXECUTOR_OPTIONS}
 
 
 @dataclass(frozen=True)
@@ -811,13 +823,7 @@ def _run_elsewhere(
     results = compute_cells(  # a bad scheduler address fails here, before the bar shows
         exp.cell,
         [dict(m[0]) for m in missing],
-        executor=plan.executor,
-        workers=plan.workers,
-        scheduler=plan.scheduler,
-        connect_timeout=plan.connect_timeout,
-        gpus=plan.gpus,
-        tls=plan.tls,
-        insecure_scheduler=plan.insecure_scheduler,
+        **plan.executor_options(),
     )
     bar = progress_bar(
         [],

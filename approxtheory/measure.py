@@ -29,6 +29,7 @@ import torch
 
 from ._validate import check_int
 from .errors import ConfigError, InvalidValueError, MissingSymbolError, UnknownSymbolError
+from .ratefit import RateFit
 from .resources import with_threads
 
 __all__ = [
@@ -112,6 +113,24 @@ class SupErrorResult:
         }
 
 
+def output_as_target(out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """The model's outputs ``out`` in the shape of the task's targets ``y``: a per-token
+    read-out of width 1 against per-token targets, and one output per sequence against a
+    scalar target each, lose their trailing axis; any other mismatch is a ConfigError naming
+    both shapes. The search (:func:`sup_error`) and the certified brackets
+    (:mod:`approxtheory.bounds`) read a model's outputs alike through it."""
+    if out.dim() == 3 and out.shape[-1] == 1 and y.dim() <= 2:  # per-token read-out
+        out = out[..., 0]
+    if out.dim() == 2 and y.dim() == 1 and out.shape[-1] == 1:
+        out = out[:, 0]
+    if out.shape != y.shape:
+        raise ConfigError(
+            f"model output shape {tuple(out.shape)} does not match the task's target shape "
+            f"{tuple(y.shape)}"
+        )
+    return out
+
+
 def _err_per_sample(model, task, X: torch.Tensor) -> torch.Tensor:
     """ℓ∞ error per sequence, shape (B,).
 
@@ -119,17 +138,8 @@ def _err_per_sample(model, task, X: torch.Tensor) -> torch.Tensor:
     not measured. A NaN or infinite *model* output where there is a target is a failure: its
     error is ``inf``, never 0, so it wins the search and becomes the witness. So is a sequence
     whose input holds a NaN or an infinity (its target is undefined, so no output is right)."""
-    out = model(X)
     y = task.target(X)
-    if out.dim() == 3 and out.shape[-1] == 1:
-        out = out[..., 0]
-    if out.dim() == 2 and y.dim() == 1 and out.shape[-1] == 1:
-        out = out[:, 0]
-    if out.shape != y.shape:
-        raise ConfigError(
-            f"model output shape {tuple(out.shape)} does not match the task's "
-            f"target shape {tuple(y.shape)}"
-        )
+    out = output_as_target(model(X), y)
     no_target = torch.isnan(y)
     failed = ~torch.isfinite(out) & ~no_target
     e = (out - y).abs().masked_fill(no_target, 0.0)
@@ -751,27 +761,6 @@ def nmse(model, task, n: int = 4096, seed: int = 0, X=None) -> float:
         raise ConfigError("the target is constant on these inputs; NMSE is undefined")
     r = float(err / var)
     return r if np.isfinite(r) else float("inf")
-
-
-@dataclass
-class RateFit:
-    """log y = intercept + slope · log x, with a residual-bootstrap confidence interval for the
-    slope."""
-
-    slope: float
-    intercept: float
-    ci_low: float
-    ci_high: float
-    level: float
-    n_points: int
-
-    def contains(self, value: float) -> bool:
-        """Whether ``value`` lies in the interval (up to float64 round-off, 1e-9 relative)."""
-        slack = 1e-9 * max(1.0, abs(value))
-        return self.ci_low - slack <= value <= self.ci_high + slack
-
-    def to_dict(self):
-        return dict(self.__dict__)
 
 
 def fit_rate(

@@ -32,7 +32,7 @@ import time
 import traceback
 import typing
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -653,16 +653,9 @@ def _run_with_results(opts: RunOptions, results: str | Path) -> int:
         )
     with using_results(ids[0], results):
         _judge_first(ids[0], results, opts)
-        rc = run_verify(
-            profile=opts.profile,
-            only=ids,
-            out=opts.out,
-            fail_on=opts.fail_on,
-            seed=opts.seed,
-            progress=opts.progress,
-            use_cache=False,
-            mutants=opts.mutants,
-            jobs=1,  # the given results live in this process
+        # the run proper: the given results live in this process (one job), never cached
+        rc = _run_verify(
+            replace(opts, only=ids, use_cache=False, results=None, jobs=1, retrain=False)
         )
     _refuse_unjudged(ids[0], results, Path(opts.out))
     return rc

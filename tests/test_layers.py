@@ -46,6 +46,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "approxtheory.parse",
             "approxtheory.resources",
             "approxtheory.provenance",
+            "approxtheory.ratefit",
             "approxtheory.progress",
             "approxtheory._cliargs",
             "approxtheory._validate",

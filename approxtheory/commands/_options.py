@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .._cliargs import SEED_HELP, THREADS_HELP, seed, threads
 
-__all__ = ["add_json", "add_seed", "add_threads"]
+__all__ = ["add_json", "add_seed", "add_threads", "forward"]
 
 
 def add_json(p) -> None:
@@ -27,3 +27,9 @@ def add_threads(p, default: int, note: str = "") -> None:
 def add_seed(p, of: str) -> None:
     """``--seed`` (default 0), the seed ``of`` what, with the range :func:`seed` accepts."""
     p.add_argument("--seed", type=seed, default=0, help=f"seed of {of}: {SEED_HELP}")
+
+
+def forward(args, *names: str) -> dict:
+    """``{name: args.name}`` for each of ``names``: the options a command hands to the library
+    unchanged, as keyword arguments of the same names."""
+    return {n: getattr(args, n) for n in names}

@@ -472,6 +472,7 @@ def _train_line(r) -> str:
 
 def _cmd_train(args) -> int:
     from ..bench.train import bench_train
+    from ._options import forward
 
     if args.gated:
         return _cmd_train_gated(args)
@@ -492,14 +493,7 @@ def _cmd_train(args) -> int:
             f"thread(s), {args.rounds} alternating rounds of {args.steps} steps, torch "
             f"{torch.__version__}"
         )
-    res = bench_train(
-        steps=args.steps,
-        rounds=args.rounds,
-        threads=args.threads,
-        warmup=args.warmup,
-        seed=args.seed,
-        progress=say,
-    )
+    res = bench_train(**forward(args, "steps", "rounds", "threads", "warmup", "seed"), progress=say)
     if args.json:
         _print_json(res)
     else:

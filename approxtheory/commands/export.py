@@ -11,6 +11,7 @@ def _cmd(args) -> int:
     import json
 
     from ..interop import check_source, export, resolve, result_witness
+    from ._options import forward
 
     check_source(args.source)  # an unknown name first, before what the options lack
     if args.out is None and not args.check:
@@ -20,12 +21,8 @@ def _cmd(args) -> int:
     src = resolve(args.source)
     ex = export(
         src,
-        to=args.to,
-        out=args.out,
-        check=args.check,
-        seed=args.seed,
+        **forward(args, "to", "out", "check", "seed", "budget"),
         n_random=args.random,
-        budget=args.budget,
         worst=result_witness(args.source),
     )
     rep = ex.report

@@ -16,16 +16,12 @@ def _cmd(args) -> int:
         return cli_from_hf(args)
 
     from ..identifiability import AttentionConfig, unidentified_dim
+    from ._options import forward
 
     cfg = AttentionConfig(
         E=8 if args.E is None else args.E,
         H=2 if args.H is None else args.H,
-        G=args.G,
-        bias=args.bias,
-        causal=args.causal,
-        rope=args.rope,
-        fat=args.fat,
-        no_output=args.no_output,
+        **forward(args, "G", "bias", "causal", "rope", "fat", "no_output"),
     )
     r = unidentified_dim(cfg, seed=args.seed, method=args.method)
     r["config"] = {

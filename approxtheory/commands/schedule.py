@@ -209,6 +209,7 @@ def _compare_throughput(args, pair) -> dict:
 
     from .. import schedules as S
     from ..train import resolve_device
+    from ._options import forward
 
     device = str(resolve_device(args.device))
     torch.set_num_threads(args.threads)
@@ -216,12 +217,7 @@ def _compare_throughput(args, pair) -> dict:
     # run-to-run spread of this measurement (its noise floor), the scale B/A is read on
     thr = S.throughput(
         [*pair, pair[0]],
-        T=args.T,
-        batch=args.batch,
-        reps=args.reps,
-        warmup=args.warmup,
-        ffn=args.ffn,
-        seed=args.seed,
+        **forward(args, "T", "batch", "reps", "warmup", "ffn", "seed"),
         device=device,
     )
     aa = thr["ratio_to_first"][2]

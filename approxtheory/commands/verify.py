@@ -8,6 +8,7 @@ __all__ = ["register"]
 
 def _cmd(args) -> int:
     from ..verify import run_verify
+    from ._options import forward
 
     _check_options(args)
     if args.results_schema is not None:  # an empty value is a value (refused), not absence
@@ -18,17 +19,10 @@ def _cmd(args) -> int:
         print(results_schema_of(claim(args.results_schema).id).describe())
         return 0
     return run_verify(
-        results=args.results,
-        profile=args.profile,
-        only=args.only,
-        out=args.out,
-        fail_on=args.fail_on,
-        seed=args.seed,
+        **forward(args, "results", "profile", "only", "out", "fail_on", "seed", "mutants"),
+        **forward(args, "jobs", "retrain"),
         progress=not args.quiet,
         use_cache=not args.no_cache,
-        mutants=args.mutants,
-        jobs=args.jobs,
-        retrain=args.retrain,
     )
 
 

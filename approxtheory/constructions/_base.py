@@ -76,6 +76,11 @@ def positive_log_knob(default: float, help: str = "softmax inverse temperature Î
     return Knob(type=float, default=default, help=help, low=0, exclude_low=True, log=True)
 
 
+def unit_knob(default: float, help: str, log: bool = False) -> Knob:
+    """A real knob in (0, 1] (a precision Îµ, a decay ratio), on a log scale with ``log``."""
+    return Knob(type=float, default=default, help=help, low=0, exclude_low=True, high=1, log=log)
+
+
 def _num(x) -> str:
     return f"{x:g}" if isinstance(x, float) else str(x)
 
@@ -165,16 +170,9 @@ class Construction:
             from ..measure import sup_error
 
             r = sup_error(self.model, self.task, budget=budget, seed=seed, **kw)
-            m = {
-                "sup_error": r.value,
-                "witness": r.witness.tolist(),
-                "witness_output": np.asarray(r.model_output).tolist(),
-                "witness_target": np.asarray(r.target).tolist(),
-                "n_evals": r.n_evals,
-                "by_source": r.by_source,
-                "evals_by_source": r.evals_by_source,
-                "nonfinite": r.nonfinite,
-            }
+            # the search's result, its witness's output and target named as witness_*
+            named = {"model_output": "witness_output", "target": "witness_target"}
+            m = {named.get(k, k): v for k, v in r.to_dict().items() if k != "budget"}
         m.setdefault("measured", m["sup_error"])
         dtype = getattr(getattr(self.model, "cfg", None), "dtype", "float64")
         target = np.asarray(m.get("witness_target", 1.0), dtype=np.float64)

@@ -25,6 +25,7 @@ from ._base import (
     nonzero_weights,
     positive_log_knob,
     register,
+    unit_knob,
 )
 
 # One position of the tasks' index sets S_i, built in Python: list(range(T)) (an 8-byte slot and a
@@ -406,15 +407,7 @@ def hc_k2(T, d):
     "(widths T⌈1/ε⌉ and 2⌈1/ε⌉): max_t x(t) to within 1/⌈1/ε⌉",
     estimate=_hc_l9_estimate,
     T=Knob(type=int, default=8, help="sequence length", low=1),
-    eps=Knob(
-        type=float,
-        default=0.1,
-        help="target precision ε (the grid has ⌈1/ε⌉ levels)",
-        low=0,
-        exclude_low=True,
-        high=1,
-        log=True,
-    ),
+    eps=unit_knob(0.1, "target precision ε (the grid has ⌈1/ε⌉ levels)", log=True),
 )
 def hc_l9(T, eps):
     l9 = claim("HC-L9")

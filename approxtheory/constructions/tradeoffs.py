@@ -12,7 +12,15 @@ from ..catalogue import claim
 from ..model import LayerSpec, ModelConfig, ResidualLayout, Transformer
 from ..resources import array_bytes, model_bytes, sup_error_bytes
 from ..tasks import LagExtraction, Task
-from ._base import Construction, Knob, Requirement, formula_value, positive_log_knob, register
+from ._base import (
+    Construction,
+    Knob,
+    Requirement,
+    formula_value,
+    positive_log_knob,
+    register,
+    unit_knob,
+)
 
 
 def _features(T: int, F: int) -> tuple[np.ndarray, np.ndarray]:
@@ -235,14 +243,7 @@ class ModelTarget(Task):
     F=Knob(type=int, default=8, help="frequency pairs of the original head (rank 2F)", low=1),
     B=positive_log_knob(2.0, help="logit bound B of the original head"),
     r=Knob(type=int, default=8, help="kept rank", low=0),
-    decay=Knob(
-        type=float,
-        default=0.3,
-        help="ratio of successive frequency weights B_i (spectrum decay)",
-        low=0,
-        exclude_low=True,
-        high=1,
-    ),
+    decay=unit_knob(0.3, "ratio of successive frequency weights B_i (spectrum decay)"),
 )
 def svd_truncation(T, k, F, B, r, decay):
     ref, _ = build_lag_model(T, k, F, B, decay=decay)

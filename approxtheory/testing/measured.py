@@ -107,22 +107,36 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
+def _with_parameters_of(f, skip: int):
+    """The decorator behind :func:`_takes_arguments_of`: ``f``'s parameters but its first
+    ``skip`` (and its private ones) become the decorated method's after ``self``."""
+
+    def decorate(method):
+        own = inspect.signature(method)
+        this = next(iter(own.parameters.values()))
+        theirs = list(inspect.signature(f).parameters.values())[skip:]
+        public = [p for p in theirs if not p.name.startswith("_")]
+        method.__signature__ = own.replace(parameters=[this, *public])
+        return method
+
+    return decorate
+
+
 def _takes_arguments_of(
     f: Callable[_P, object],
 ) -> Callable[[Callable[..., _R]], Callable[Concatenate[Any, _P], _R]]:
     """A decorator: the method it decorates, written ``(self, *args, **kwargs)`` to pass them on
     to the function ``f``, takes ``f``'s parameters after ``self`` (for type checkers,
     :func:`inspect.signature` and ``help()``), so that they are stated once, on ``f``."""
+    return _with_parameters_of(f, 0)
 
-    def decorate(method: Callable[..., _R]) -> Callable[Concatenate[Any, _P], _R]:
-        own = inspect.signature(method)
-        this = next(iter(own.parameters.values()))
-        public = [p for p in inspect.signature(f).parameters.values() if not p.name.startswith("_")]
-        params = [this, *public]
-        method.__signature__ = own.replace(parameters=params)  # type: ignore[attr-defined]
-        return method
 
-    return decorate
+def _takes_arguments_of_method(
+    f: Callable[Concatenate[Any, _P], object],
+) -> Callable[[Callable[..., _R]], Callable[Concatenate[Any, _P], _R]]:
+    """:func:`_takes_arguments_of` for ``f`` another method of the class (its ``self`` left
+    out)."""
+    return _with_parameters_of(f, 1)
 
 
 class Measured:
@@ -236,17 +250,20 @@ class Measured:
     def _settings(self, budget, seed, search) -> dict:
         return {"budget": self.budget if budget is None else budget, "seed": seed, **search}
 
-    def _cached_sup_error(self, kind: str, key: str, settings: dict, compute, shape):
+    def _measured(self, kind: str, key: str, settings: dict, compute, read, stored):
+        """The measurement under ``key`` in the cache's ``kind`` folder: ``read(result)`` of a
+        stored entry unless that is None (a malformed one), counted as a hit; else
+        ``compute()``, timed, counted as a miss and stored as ``stored(value)``."""
         path = self._path(kind, key)
         entry = self._read(path, key, kind)
         if entry is not None:
-            r = self._sup_error_from(entry["result"], shape)
-            if r is not None:
+            v = read(entry["result"])
+            if v is not None:
                 self.hits += 1
                 self.seconds_saved += _as_float(entry.get("seconds")) or 0.0
-                return r
+                return v
         t0 = time.perf_counter()
-        r = compute()
+        v = compute()
         dt = time.perf_counter() - t0
         self.misses += 1
         self.seconds_computed += dt
@@ -258,10 +275,16 @@ class Measured:
                 "key": key,
                 "settings": settings,
                 "seconds": dt,
-                "result": r.to_dict(),
+                "result": stored(v),
             },
         )
-        return r
+        return v
+
+    def _cached_sup_error(self, kind: str, key: str, settings: dict, compute, shape):
+        def read(result):
+            return self._sup_error_from(result, shape)
+
+        return self._measured(kind, key, settings, compute, read, lambda r: r.to_dict())
 
     def sup_error(
         self,
@@ -296,8 +319,19 @@ class Measured:
             (task.T, task.d),
         )
 
-    def _of(self, name, knobs, mutant, mutate, budget, seed, search):
-        """The key, settings and compute function of :meth:`sup_error_of`."""
+    def _of(
+        self,
+        name: str,
+        knobs: Mapping[str, Any],
+        *,
+        mutant: str | None = None,
+        mutate=None,
+        budget: int | None = None,
+        seed: int = 0,
+        **search,
+    ):
+        """The key, settings and compute function of :meth:`sup_error_of` (and its
+        arguments, stated once here for both methods that take them)."""
         if not isinstance(name, str):
             raise ConfigError(f"name must be a construction name (got {name!r})")
         if not isinstance(knobs, Mapping):
@@ -335,17 +369,8 @@ class Measured:
 
         return key, settings, compute
 
-    def sup_error_of(
-        self,
-        name: str,
-        knobs: Mapping[str, Any],
-        *,
-        mutant: str | None = None,
-        mutate=None,
-        budget: int | None = None,
-        seed: int = 0,
-        **search,
-    ):
+    @_takes_arguments_of_method(_of)
+    def sup_error_of(self, *args, **kwargs):
         """The sup error of the registered construction ``name`` built with ``knobs`` (and,
         with ``mutant``, edited by ``mutate(construction, mutant)``), from the cache without
         building it when it was measured before. The key holds the name, the knobs, the mutant
@@ -353,24 +378,15 @@ class Measured:
         weights are a function of these (the construction is built by the fingerprinted code),
         so this is the weights' key without the cost of a build (seconds for a large
         construction) on a hit."""
-        key, settings, compute = self._of(name, knobs, mutant, mutate, budget, seed, search)
+        key, settings, compute = self._of(*args, **kwargs)
         return self._cached_sup_error("sup_error", key, settings, compute, None)
 
-    def sup_error_value_of(
-        self,
-        name: str,
-        knobs: Mapping[str, Any],
-        *,
-        mutant: str | None = None,
-        mutate=None,
-        budget: int | None = None,
-        seed: int = 0,
-        **search,
-    ) -> float:
+    @_takes_arguments_of_method(_of)
+    def sup_error_value_of(self, *args, **kwargs) -> float:
         """``sup_error_of(...).value``, under the same key; a hit reads the value of a complete,
         well-formed entry (as :meth:`sup_error_of` checks it) without loading torch, the
         constructions or :mod:`approxtheory.measure`."""
-        key, settings, compute = self._of(name, knobs, mutant, mutate, budget, seed, search)
+        key, settings, compute = self._of(*args, **kwargs)
         path = self._path("sup_error", key)
         entry = self._read(path, key, "sup_error")
         if entry is not None and _sup_error_entry_ok(entry["result"]):
@@ -521,31 +537,15 @@ class Measured:
             task_digest(task),
             _settings_text(settings),
         )
-        path = self._path("nmse", key)
-        entry = self._read(path, key, "nmse")
-        if entry is not None:
-            v = entry["result"].get("nmse")
-            if _is_number(v) and not math.isnan(float(v)):
-                self.hits += 1
-                self.seconds_saved += _as_float(entry.get("seconds")) or 0.0
-                return float(v)
-        t0 = time.perf_counter()
-        v = nmse(model, task, n=n, seed=seed, X=X)
-        dt = time.perf_counter() - t0
-        self.misses += 1
-        self.seconds_computed += dt
-        self._write(
-            path,
-            {
-                "scheme": CACHE_SCHEME,
-                "kind": "nmse",
-                "key": key,
-                "settings": settings,
-                "seconds": dt,
-                "result": {"nmse": v},
-            },
-        )
-        return v
+
+        def read(result):
+            v = result.get("nmse")
+            return float(v) if _is_number(v) and not math.isnan(float(v)) else None
+
+        def compute():
+            return nmse(model, task, n=n, seed=seed, X=X)
+
+        return self._measured("nmse", key, settings, compute, read, lambda v: {"nmse": v})
 
     def summary(self) -> str:
         """One line: how many measurements came from the cache and how many were computed."""

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidValueError
+from ..ratefit import RateFit
 
 #: the significance level of the floor test (a floor must also be consequential to refuse a fit)
 FLOOR_ALPHA = 0.05
@@ -157,13 +158,12 @@ def _f_sf(stat: float, dfd: int) -> float:
 
 
 @dataclass
-class PowerLawFit:
+class PowerLawFit(RateFit):
     """``log error = intercept + slope · log size`` with the Student-t interval of the slope
     (``ci_low``, ``ci_high`` at ``level``), and the floor test.
 
-    Its first six fields and :meth:`contains` are those of
-    :class:`approxtheory.measure.RateFit` (the bootstrap fit); it is defined here without that
-    module so that a rate test whose measurements come from the cache loads no torch.
+    A :class:`~approxtheory.ratefit.RateFit` (its first six fields and :meth:`contains`), with
+    these fields after them:
 
     ``se`` is the slope's standard error, ``df`` its degrees of freedom (n - 2), ``residual_sd``
     the residuals' standard deviation in log units. ``floor_p`` is the p-value of the floor
@@ -172,12 +172,6 @@ class PowerLawFit:
     exponent and floor ``F``; ``floor`` says that the floor is significant and consequential
     (the fit is then undecidable). ``sizes`` and ``errors`` are the data fitted."""
 
-    slope: float
-    intercept: float
-    ci_low: float
-    ci_high: float
-    level: float
-    n_points: int
     se: float = 0.0
     df: int = 1
     residual_sd: float = 0.0
@@ -187,11 +181,6 @@ class PowerLawFit:
     floor: bool = False
     sizes: tuple = ()
     errors: tuple = ()
-
-    def contains(self, value: float) -> bool:
-        """Whether ``value`` lies in the interval (up to float64 round-off, 1e-9 relative)."""
-        slack = 1e-9 * max(1.0, abs(value))
-        return self.ci_low - slack <= value <= self.ci_high + slack
 
     def to_dict(self) -> dict:
         d = dict(self.__dict__)
