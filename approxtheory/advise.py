@@ -256,16 +256,7 @@ class Citation:
         return f"{self.claim} [{self.provenance}]: {self.status}{why}; verdict {v}"
 
     def to_dict(self) -> dict:
-        return {
-            "claim": self.claim,
-            "statement": self.statement,
-            "provenance": self.provenance,
-            "status": self.status,
-            "why": self.why,
-            "verdict": self.verdict,
-            "scope": self.scope,
-            "flagged": self.flagged,
-        }
+        return {**vars(self), "flagged": self.flagged}
 
 
 def _subs(c, values: Mapping[str, Any]) -> dict:

@@ -347,16 +347,7 @@ class Step:
         return f"{self.kind} {self.node} ({self.mode}, {where}): ε^-({self.exponent}) by {self.law}"
 
     def to_dict(self) -> dict:
-        return {
-            "kind": self.kind,
-            "layer": self.layer,
-            "node": self.node,
-            "mode": self.mode,
-            "exponent": str(self.exponent),
-            "law": self.law,
-            "detail": self.detail,
-            "describe": self.describe(),
-        }
+        return {**vars(self), "exponent": str(self.exponent), "describe": self.describe()}
 
 
 @dataclass(frozen=True)

@@ -443,42 +443,32 @@ _STEPS_Q, _STEPS_F = 500, 16_000
 #: headcount_lower_regime's quick step count: what ~25 s of one thread buys for its four cells
 _STEPS_P6B_Q = 1000
 
+#: the quick and full recipes of the retrieval experiments (the decisive one is DECISIVE)
+_QUICK = {"steps": [_STEPS_Q]}
+_FULL = {"steps": [_STEPS_F], **RECIPE}
+
+
+def _grid(recipe: dict, collisions: int, **sizes) -> dict:
+    """One profile's grid of a retrieval experiment: the ``sizes`` in the order given, then
+    ``recipe``'s keys, then whether trained collisions are measured (0 or 1)."""
+    return {**sizes, **recipe, "collisions": [collisions]}
+
+
 register_experiment(
     Experiment(
         name="headcount_phase_d2",
         description="HC-P8 (D = 2 variant): one-layer models on Σ max a_iᵀx, d = D = 2, orthogonal "
         "a_i, h = 1..3, per-head width 8, N = 16; min-over-seeds NMSE, R(h), trained collisions",
         grids={
-            "quick": {
-                "D": [2],
-                "heads": [1, 2, 3],
-                "T": [8, 16],
-                "head_dim": [8],
-                "hidden": [16],
-                "steps": [_STEPS_Q],
-                "collisions": [1],
-            },
-            "full": {
-                "D": [2],
-                "heads": [1, 2, 3],
-                "T": [8, 16, 32, 64],
-                "head_dim": [8],
-                "hidden": [32],
-                "steps": [_STEPS_F],
-                **RECIPE,
-                "collisions": [1],
-            },
+            "quick": _grid(_QUICK, 1, D=[2], heads=[1, 2, 3], T=[8, 16], head_dim=[8], hidden=[16]),
+            "full": _grid(
+                _FULL, 1, D=[2], heads=[1, 2, 3], T=[8, 16, 32, 64], head_dim=[8], hidden=[32]
+            ),
             # the grid HC-P8's criterion needs, at the decisive recipe: computed once, shipped
             # in experiments/results/ and read by verify on every profile
-            "decisive": {
-                "D": [2],
-                "heads": [1, 2, 3],
-                "T": [8, 16, 32],
-                "head_dim": [8],
-                "hidden": [32],
-                **DECISIVE,
-                "collisions": [1],
-            },
+            "decisive": _grid(
+                DECISIVE, 1, D=[2], heads=[1, 2, 3], T=[8, 16, 32], head_dim=[8], hidden=[32]
+            ),
         },
         # three seeds on quick too: about half of the seeds learn the two-head solution in 500
         # steps, and the criterion asks for 2 of 3 seeds (about 8-12 s CPU per seed)
@@ -496,34 +486,13 @@ register_experiment(
         description="HC-P8 (D = 4, the paper's Fig. 1a scaled down): h = 1..5 (quick: 3..5), "
         "per-head width 8; min-over-seeds NMSE and R(h)",
         grids={
-            "quick": {
-                "D": [4],
-                "heads": [3, 4, 5],
-                "T": [8],
-                "head_dim": [8],
-                "hidden": [16],
-                "steps": [_STEPS_Q],
-                "collisions": [0],
-            },
-            "full": {
-                "D": [4],
-                "heads": [1, 2, 3, 4, 5],
-                "T": [8, 16, 32, 64],
-                "head_dim": [8],
-                "hidden": [32],
-                "steps": [_STEPS_F],
-                **RECIPE,
-                "collisions": [0],
-            },
-            "decisive": {
-                "D": [4],
-                "heads": [1, 2, 3, 4, 5],
-                "T": [8, 16, 32],
-                "head_dim": [8],
-                "hidden": [32],
-                **DECISIVE,
-                "collisions": [0],
-            },
+            "quick": _grid(_QUICK, 0, D=[4], heads=[3, 4, 5], T=[8], head_dim=[8], hidden=[16]),
+            "full": _grid(
+                _FULL, 0, D=[4], heads=[1, 2, 3, 4, 5], T=[8, 16, 32, 64], head_dim=[8], hidden=[32]
+            ),
+            "decisive": _grid(
+                DECISIVE, 0, D=[4], heads=[1, 2, 3, 4, 5], T=[8, 16, 32], head_dim=[8], hidden=[32]
+            ),
         },
         seeds={"quick": [0], "full": [0, 1, 2], "decisive": [0, 1, 2]},
         cell=retrieval_cell,
@@ -539,35 +508,14 @@ register_experiment(
         description="HC-P9: hidden size N swept at h = D - 1 and h = D (D = 2), log-log slope of "
         "NMSE in the MLP parameter count per T, next to HC-T2a/HC-T2b's exponents",
         grids={
-            "quick": {
-                "D": [2],
-                "heads": [1, 2],
-                "T": [8],
-                "head_dim": [8],
-                "hidden": [4, 8, 32],
-                "steps": [_STEPS_Q],
-                "collisions": [0],
-            },
-            "full": {
-                "D": [2],
-                "heads": [1, 2],
-                "T": [8, 32],
-                "head_dim": [8],
-                "hidden": [4, 8, 16, 32, 64],
-                "steps": [_STEPS_F],
-                **RECIPE,
-                "collisions": [0],
-            },
+            "quick": _grid(_QUICK, 0, D=[2], heads=[1, 2], T=[8], head_dim=[8], hidden=[4, 8, 32]),
+            "full": _grid(
+                _FULL, 0, D=[2], heads=[1, 2], T=[8, 32], head_dim=[8], hidden=[4, 8, 16, 32, 64]
+            ),
             # HC-P9's slopes need >= 3 hidden sizes per (h, T) and two T
-            "decisive": {
-                "D": [2],
-                "heads": [1, 2],
-                "T": [8, 32],
-                "head_dim": [8],
-                "hidden": [4, 8, 16, 32],
-                **DECISIVE,
-                "collisions": [0],
-            },
+            "decisive": _grid(
+                DECISIVE, 0, D=[2], heads=[1, 2], T=[8, 32], head_dim=[8], hidden=[4, 8, 16, 32]
+            ),
         },
         seeds={"quick": [0], "full": [0, 1, 2], "decisive": [0, 1]},
         cell=retrieval_cell,
@@ -582,38 +530,30 @@ register_experiment(
         description="HC-P10: D = 3 with fixed total width E = 24 (per-head ⌈E/h⌉), one layer "
         "(h = 2, 3) and two layers (h = 1, 2: L·h = 2 < D and 4 >= D)",
         grids={
-            "quick": {
-                "D": [3],
-                "heads": [2, 3],
-                "layers": [1, 2],
-                "T": [8],
-                "total_width": [24],
-                "hidden": [16],
-                "steps": [_STEPS_Q],
-                "collisions": [0],
-            },
-            "full": {
-                "D": [3],
-                "heads": [1, 2, 3, 4],
-                "layers": [1, 2],
-                "T": [8, 16, 32],
-                "total_width": [24],
-                "hidden": [32],
-                "steps": [_STEPS_F],
-                **RECIPE,
-                "collisions": [0],
-            },
+            "quick": _grid(
+                _QUICK, 0, D=[3], heads=[2, 3], layers=[1, 2], T=[8], total_width=[24], hidden=[16]
+            ),
+            "full": _grid(
+                _FULL,
+                0,
+                D=[3],
+                heads=[1, 2, 3, 4],
+                layers=[1, 2],
+                T=[8, 16, 32],
+                total_width=[24],
+                hidden=[32],
+            ),
             # HC-P10 (i)-(iii) and HC-Conj1: one layer h = 2, 3 and two layers h = 1, 2
-            "decisive": {
-                "D": [3],
-                "heads": [1, 2, 3],
-                "layers": [1, 2],
-                "T": [8, 16],
-                "total_width": [24],
-                "hidden": [32],
-                **DECISIVE,
-                "collisions": [0],
-            },
+            "decisive": _grid(
+                DECISIVE,
+                0,
+                D=[3],
+                heads=[1, 2, 3],
+                layers=[1, 2],
+                T=[8, 16],
+                total_width=[24],
+                hidden=[32],
+            ),
         },
         seeds={"quick": [0], "full": [0, 1, 2], "decisive": [0, 1]},
         cell=retrieval_cell,
@@ -637,36 +577,23 @@ register_experiment(
             # (the full profile) T = 32 {0: 2.1e-3, 1: 4.2e-4}, T = 64 {0: 0.062, 1: 9.1e-4,
             # 2: 4.4e-3}; 8000 steps T = 32 {0: 2.4e-4}, T = 64 {0: 4.5e-4}. Deciding needs
             # ~4000 steps per cell (15-25 s each), about 4x the quick budget.
-            "quick": {
-                "D": [2],
-                "heads": [1, 2],
-                "T": [32, 64],
-                "head_dim": [2],
-                "hidden": [32],
-                "steps": [_STEPS_P6B_Q],
-                "collisions": [0],
-            },
-            "full": {
-                "D": [2],
-                "heads": [1, 2],
-                "T": [16, 32, 64, 128],
-                "head_dim": [2],
-                "hidden": [32],
-                "steps": [_STEPS_F],
-                **RECIPE,
-                "collisions": [0],
-            },
+            "quick": _grid(
+                {"steps": [_STEPS_P6B_Q]},
+                0,
+                D=[2],
+                heads=[1, 2],
+                T=[32, 64],
+                head_dim=[2],
+                hidden=[32],
+            ),
+            "full": _grid(
+                _FULL, 0, D=[2], heads=[1, 2], T=[16, 32, 64, 128], head_dim=[2], hidden=[32]
+            ),
             # the two smallest T where HC-T2b's k > 0 (0.5, 2.5), three seeds (the criterion
             # reads every seed)
-            "decisive": {
-                "D": [2],
-                "heads": [1, 2],
-                "T": [32, 64],
-                "head_dim": [2],
-                "hidden": [32],
-                **DECISIVE,
-                "collisions": [0],
-            },
+            "decisive": _grid(
+                DECISIVE, 0, D=[2], heads=[1, 2], T=[32, 64], head_dim=[2], hidden=[32]
+            ),
         },
         seeds={"quick": [0], "full": [0, 1, 2], "decisive": [0, 1, 2]},
         cell=retrieval_cell,

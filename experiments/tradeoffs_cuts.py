@@ -190,34 +190,26 @@ def train_plot(rows: list, out: Path) -> list:
     return paths
 
 
+#: the models of the quick and decisive grids
+_QUICK_MODELS = {
+    "variant": list(VARIANTS),
+    "T": [16],
+    "p": [4],
+    "width": [32],
+    "heads": [8],
+    "head_dim": [8],
+    "layers": [1],
+}
+
 register_experiment(
     Experiment(
         name="tradeoffs_cuts",
         description="P4: (H, d) vs (H/2, d) vs (H, d/2) trained on 3-lag extraction; post hoc "
         "SVD truncation to rank d/2 vs pruning H/2 heads (criterion: " + CRITERION + ")",
         grids={
-            "quick": {
-                "variant": list(VARIANTS),
-                "T": [16],
-                "p": [4],
-                "width": [32],
-                "heads": [8],
-                "head_dim": [8],
-                "layers": [1],
-                "steps": [300],
-                "lr": [0.01],
-            },
+            "quick": {**_QUICK_MODELS, "steps": [300], "lr": [0.01]},
             # the quick grid at the decisive recipe, three paired seeds
-            "decisive": {
-                "variant": list(VARIANTS),
-                "T": [16],
-                "p": [4],
-                "width": [32],
-                "heads": [8],
-                "head_dim": [8],
-                "layers": [1],
-                **DECISIVE_LAGMIX,
-            },
+            "decisive": {**_QUICK_MODELS, **DECISIVE_LAGMIX},
             "full": {
                 "variant": list(VARIANTS),
                 "T": [32],

@@ -233,6 +233,17 @@ def train_plot(rows: list, out: Path, trace: list | None = None) -> list:
     return paths
 
 
+#: the models of the quick and decisive grids, and the data they are read on
+_QUICK_MODELS = {
+    "schedule": list(SCHEDULES),
+    "T": [32],
+    "width": [32],
+    "heads": [2],
+    "head_dim": [16],
+    "layers": [4],
+}
+_QUICK_DATA = {"val_windows": [64], "corpus": ["pydoc"]}
+
 register_experiment(
     Experiment(
         name="tradeoffs_layers",
@@ -241,32 +252,10 @@ register_experiment(
         + CRITERION
         + ")",
         grids={
-            "quick": {
-                "schedule": list(SCHEDULES),
-                "T": [32],
-                "width": [32],
-                "heads": [2],
-                "head_dim": [16],
-                "layers": [4],
-                "steps": [250],
-                "batch": [16],
-                "lr": [0.003],
-                "val_windows": [64],
-                "corpus": ["pydoc"],
-            },
+            "quick": {**_QUICK_MODELS, "steps": [250], "batch": [16], "lr": [0.003], **_QUICK_DATA},
             # the quick models at a held recipe (warm-up, cosine, held tail) and eight paired
             # seeds, so that P7's per-seed front - back can fall on one side of 0 in every seed
-            "decisive": {
-                "schedule": list(SCHEDULES),
-                "T": [32],
-                "width": [32],
-                "heads": [2],
-                "head_dim": [16],
-                "layers": [4],
-                "val_windows": [64],
-                "corpus": ["pydoc"],
-                **held_recipe(0.003, 1500, batch=16),
-            },
+            "decisive": {**_QUICK_MODELS, **_QUICK_DATA, **held_recipe(0.003, 1500, batch=16)},
             "full": {
                 "schedule": list(SCHEDULES),
                 "T": [128],
