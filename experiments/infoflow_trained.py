@@ -744,41 +744,40 @@ _DEPTH_DESC = (
 )
 
 
-def _register_depth(name: str, task: dict, where: str, decisive: dict) -> None:
-    """A depth experiment on ``task`` (its own grid keys, first), described as ``where``: the
-    same sizes and recipes for both tasks, and ``decisive``'s recipe (IF-E3: a slope needs three
-    sizes per (layers, T) and the flattening two T)."""
+def _depth_grids(task: dict, decisive: dict) -> dict:
+    """The grids of a depth experiment on ``task`` (its own grid keys, first): the same sizes
+    and recipes for both tasks, and ``decisive``'s recipe (IF-E3: a slope needs three sizes per
+    (layers, T) and the flattening two T)."""
     sizes = {"layers": [1, 2], "T": [4, 16], "E": [8], "hidden": [8, 16, 32]}
     wider = {"T": [4, 8, 16, 32], "hidden": [8, 16, 32, 64, 128]}
-    grids = {
+    return {
         "quick": {**task, **sizes, "lr": [3e-3], "steps": [200]},
         "full": {**task, **sizes, **wider, "lr": [1e-2], "steps": [6000]},
         "decisive": {**task, **sizes, **decisive},
     }
-    register_experiment(
-        Experiment(
-            name=name,
-            description=_DEPTH_DESC.format(t=where),
-            grids=grids,
-            seeds={"quick": [0], "full": [0, 1, 2], "decisive": [0, 1]},
-            cell=depth_cell,
-            plot=depth_plot,
-            claims=("IF-E3",),
-        )
+
+
+register_experiment(
+    Experiment(
+        name="infoflow_kth_depth",
+        description=_DEPTH_DESC.format(t="TASK-KTH(2), learned positions"),
+        grids=_depth_grids({"task": ["kth"], "k": [2]}, KTH_DECISIVE),
+        seeds={"quick": [0], "full": [0, 1, 2], "decisive": [0, 1]},
+        cell=depth_cell,
+        plot=depth_plot,
+        claims=("IF-E3",),
     )
-
-
-_register_depth(
-    "infoflow_kth_depth",
-    {"task": ["kth"], "k": [2]},
-    "TASK-KTH(2), learned positions",
-    KTH_DECISIVE,
 )
-_register_depth(
-    "infoflow_pmax_depth",
-    {"task": ["pmax"]},
-    "TASK-PMAX(1), d = 4, no positions",
-    PMAX_DEPTH_DECISIVE,
+register_experiment(
+    Experiment(
+        name="infoflow_pmax_depth",
+        description=_DEPTH_DESC.format(t="TASK-PMAX(1), d = 4, no positions"),
+        grids=_depth_grids({"task": ["pmax"]}, PMAX_DEPTH_DECISIVE),
+        seeds={"quick": [0], "full": [0, 1, 2], "decisive": [0, 1]},
+        cell=depth_cell,
+        plot=depth_plot,
+        claims=("IF-E3",),
+    )
 )
 
 
