@@ -138,8 +138,9 @@ def _err_per_sample(model, task, X: torch.Tensor) -> torch.Tensor:
     not measured. A NaN or infinite *model* output where there is a target is a failure: its
     error is ``inf``, never 0, so it wins the search and becomes the witness. So is a sequence
     whose input holds a NaN or an infinity (its target is undefined, so no output is right)."""
+    out = model(X)
     y = task.target(X)
-    out = output_as_target(model(X), y)
+    out = output_as_target(out, y)
     no_target = torch.isnan(y)
     failed = ~torch.isfinite(out) & ~no_target
     e = (out - y).abs().masked_fill(no_target, 0.0)

@@ -206,6 +206,7 @@ def check(
     mutants: dict[str, str] | None = None,
     experiments: tuple[str, ...] | None = None,
     constructions: tuple[str, ...] | None = None,
+    evidence: Any = None,
 ):
     """Register a check for one or more claims: ``fn(ctx, claim_id) -> Verdict``.
 
@@ -220,7 +221,15 @@ def check(
     check reads (:func:`experiment_rows`) and every construction it builds (``build(name)``,
     :func:`construction_grid`, or the model builder behind it): the declared joins that
     ``approxtheory claims show ID --trail`` reports (``tests/test_declared_joins.py`` checks
-    at run time that a check reads nothing it does not declare)."""
+    at run time that a check reads nothing it does not declare).
+
+    ``evidence``: a trained check's declared evidence (:class:`._pipeline.Evidence`, the one
+    ``fn`` decides by): the experiments it reads are declared from it, stated once (an evidence
+    whose experiments are a function of the context declares them with ``experiments``)."""
+    if evidence is not None and experiments is None:
+        if callable(evidence.experiments):
+            raise TypeError("@check evidence= naming its experiments per context: declare them")
+        experiments = evidence.experiments
     declared = None
     if experiments is not None or constructions is not None:
         declared = {
@@ -505,6 +514,40 @@ def check_hash(cid: str, ctx: Context) -> str:
         json.dumps(SHIPPED, sort_keys=True) + os.environ.get(RETRAIN_ENV, ""),
         packages=KEY_PACKAGES,
     )
+
+
+def p1_interpolant_2d(f, n: int, X, Y):
+    """The P1 interpolant of a map f of [0, 1]^2 on the Freudenthal triangulation with n x n
+    nodes (each square cut along x = y), evaluated at the points (X, Y): Σ_nodes f(node) φ_node
+    with the Courant hat φ = max(0, min of six affine maps), a fixed-size ReLU net per node (the
+    grid-like approximant of the head-count and InfoFlow checks)."""
+    import numpy as np
+
+    h = 1.0 / (n - 1)
+    g = np.linspace(0.0, 1.0, n)
+    F = f(*np.meshgrid(g, g, indexing="ij"))
+    i = np.minimum((X / h).astype(int), n - 2)
+    j = np.minimum((Y / h).astype(int), n - 2)
+    a, b = X / h - i, Y / h - j
+    f00, f10, f01, f11 = F[i, j], F[i + 1, j], F[i, j + 1], F[i + 1, j + 1]
+    upper = f00 + a * (f10 - f00) + b * (f11 - f10)  # the triangle a >= b
+    lower = f00 + b * (f01 - f00) + a * (f11 - f01)
+    return np.where(a >= b, upper, lower)
+
+
+def beta_bound_plot(title: str, group: str = "T", **more) -> dict:
+    """The plot of a constructed head's sup error against β beside the claimed bound, one curve
+    per ``group`` (``more``: further settings, e.g. ``logx``)."""
+    return {
+        "x": "beta",
+        "y": ["sup_error"],
+        "bound": "claimed_bound",
+        "group": group,
+        "title": title,
+        "xlabel": "β",
+        "ylabel": "sup error",
+        **more,
+    }
 
 
 def slope_row(fit, label: str, predicted: float) -> dict:

@@ -167,8 +167,9 @@ def _ce_level_name(loss: str) -> str:
     return f"{loss}·{TRAINED_NMSE:g}/ln V"
 
 
-def loss_gate(rows, *, control, describe, by=("T",), config=(), budget="", loss="val_loss"):
-    """The shared gate (:func:`._gate.training_gate`) on a cross-entropy ``loss``. The gate's
+def loss_gate(rows, *, control, describe, by=None, config=(), budget="", loss="val_loss"):
+    """The shared gate (:func:`._gate.training_gate`) on a cross-entropy ``loss``, one decision
+    per value of the keys ``by`` (default: per T where every row has one, else one). The gate's
     level test is an NMSE's (<= TRAINED_NMSE, NMSE 1 = the constant predictor); a cross-entropy
     has no such scale (its floor, the text's entropy, is unknown), so the level tested is the
     uniform predictor's: each row gets the column ``loss·TRAINED_NMSE/ln V`` (``vocab`` = V),
@@ -193,7 +194,7 @@ def loss_gate(rows, *, control, describe, by=("T",), config=(), budget="", loss=
         derived,
         control=control,
         describe=describe,
-        by=by,
+        by=present_keys(rows, ("T",)) if by is None else by,
         config=config,
         metric=name,
         budget=budget,

@@ -418,7 +418,7 @@ CONJ1_EVIDENCE = Evidence(
 @check(
     "HC-Conj1",
     mutants={"layers-ignored": "the cells' layer counts read as 1 (the bookkeeping drops L)"},
-    experiments=("headcount_variants",),
+    evidence=CONJ1_EVIDENCE,
 )
 def multilayer_conjecture(ctx: Context, cid):
     """headcount_variants (D = 3, fixed total width, one and two layers): :func:`conj1_criterion`

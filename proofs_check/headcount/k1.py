@@ -16,6 +16,7 @@ from approxtheory.measure import errors, fit_rate
 from .._core import (
     Context,
     Verdict,
+    beta_bound_plot,
     check,
     memo,
     slope_row,
@@ -384,15 +385,7 @@ def k1_construction(ctx: Context, cid):
         + ", |S| in {T/4, T/2, 3T/4}, on the input with every other in-set token g above the "
         "minimum",
         "rows": [{k: v for k, v in r.items() if k != "witness"} for r in rows],
-        "plot": {
-            "x": "beta",
-            "y": ["sup_error"],
-            "bound": "claimed_bound",
-            "group": "gate",
-            "title": f"{cid}: one HC-K1 head (gate {paper_gate:g} vs -2)",
-            "xlabel": "β",
-            "ylabel": "sup error",
-        },
+        "plot": beta_bound_plot(f"{cid}: one HC-K1 head (gate {paper_gate:g} vs -2)", "gate"),
     }
     if bad or beta_bad or gap_bad:
         r = max(bad or paper, key=lambda r: (r["claimed_bound"] > 0, _over(r)))
@@ -509,15 +502,7 @@ def p2_single_head(ctx: Context, cid):
         slack=slack,
         witness=None if ok else {"failed": failed},
         formula_note="reads HC-K1's err_bound: HC-P2 has no formula of its own in the catalogue",
-        plot={
-            "x": "beta",
-            "y": ["sup_error"],
-            "bound": "claimed_bound",
-            "group": "T",
-            "title": f"{cid}: one HC-K1 head at the corrected gate",
-            "xlabel": "β",
-            "ylabel": "sup error",
-        },
+        plot=beta_bound_plot(f"{cid}: one HC-K1 head at the corrected gate"),
         scope="partial: the digest's P2 at the corrected gate -2 (where HC-K1c's bound is at "
         "most the stated one) on one head with |S| in {T/2, T}; at the paper's gate -1 the "
         "prediction fails for |S| < T (HC-K1)",
@@ -653,15 +638,7 @@ def k1_gate_bound(ctx: Context, cid):
         witness=max(viol, key=_over)["witness"] if viol else None,
         slopes=slopes,
         slack=slack,
-        plot={
-            "x": "beta",
-            "y": ["sup_error"],
-            "bound": "claimed_bound",
-            "group": "gate",
-            "title": f"{cid}: one head's error vs the gate-corrected bound",
-            "xlabel": "β",
-            "ylabel": "sup error",
-        },
+        plot=beta_bound_plot(f"{cid}: one head's error vs the gate-corrected bound", "gate"),
         scope="partial: one head's read-out error |z̃ - min_S f| over f-values in [0, 1]^T "
         "(the statement is per head; F_0's weighting is linear) on a grid of T, |S| in "
         "{T/4, T/2, 3T/4}, c and β, searched (vertex classes exact, interior searched)",

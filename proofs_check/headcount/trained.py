@@ -538,7 +538,7 @@ P9_EVIDENCE = Evidence(
 @check(
     "HC-P9",
     mutants={"heads-swapped": "the fits at h = D-1 and h = D exchanged (a bookkeeping bug)"},
-    experiments=("headcount_width",),
+    evidence=P9_EVIDENCE,
 )
 def width_scaling(ctx: Context, cid):
     """headcount_width (D = 2): :func:`width_criterion` with the theory's exponents beside the
@@ -764,7 +764,7 @@ P10_EVIDENCE = Evidence(
 @check(
     "HC-P10",
     mutants={"layers-relabelled": "the one- and two-layer results exchanged (a bookkeeping bug)"},
-    experiments=("headcount_variants",),
+    evidence=P10_EVIDENCE,
 )
 def variants(ctx: Context, cid):
     """headcount_variants (D = 3, fixed total width E = 24): :func:`variants_criterion` at the

@@ -442,7 +442,7 @@ P6B_EVIDENCE = Evidence(
 @check(
     "HC-P6b",
     mutants={"heads-relabelled": "the one- and two-head results exchanged (a bookkeeping bug)"},
-    experiments=("headcount_lower_regime",),
+    evidence=P6B_EVIDENCE,
 )
 def lower_regime(ctx: Context, cid):
     """headcount_lower_regime (D = 2, n = 2, h = 1 against h = 2; quick: T = 32, 64; full:

@@ -19,7 +19,7 @@ from .._pipeline import Evidence, Run, trained_verdict
 from ._common import FORMULA_MUTANTS, _claimed_sign, _ev, _expr
 from .counts import _claimed_at, _describe, _rank
 from .invariances import _bias_ranks
-from .training import ID_PAPER, TRAINING
+from .training import TRAINING, training_evidence
 
 # ------------------------------------------------------ §7 remarks, Figs. 1, 3, 4, control
 #: the layers whose identified fraction is measured for ID-LT and ID-PUB: ID-T4.5's (the memo of
@@ -829,15 +829,7 @@ def _ungated_evidence(criterion) -> Evidence:
     """ID-F4's and ID-CLR's evidence: the identifiability_training cells of the run's profile,
     rows and trace, read without a gate (:data:`UNGATED_WHY`; the scale record says so beside
     the paper's figures)."""
-    return Evidence(
-        experiments=(TRAINING,),
-        gate=None,
-        criterion=criterion,
-        paper={TRAINING: ID_PAPER},
-        metric="val_loss",
-        traces=True,
-        ungated=UNGATED_WHY,
-    )
+    return training_evidence(None, criterion, ungated=UNGATED_WHY)
 
 
 #: ID-F4's evidence: the run's identifiability_training cells, not gated
@@ -847,7 +839,7 @@ F4_EVIDENCE = _ungated_evidence(_f4_criterion)
 @check(
     "ID-F4",
     mutants={"linear-drift": "the per-step drift claimed O(lr), not O(lr²)"},
-    experiments=("identifiability_training",),
+    evidence=F4_EVIDENCE,
 )
 def lr_drift_fig4(ctx: Context, cid):
     """The per-step drift against the SGD rate (not gated: :data:`UNGATED_WHY`; the record
@@ -940,7 +932,7 @@ CLR_EVIDENCE = _ungated_evidence(_clr_criterion)
         "control-rebalances": "the control run rebalances too (the rebalanced run's trace "
         "under the control's label)"
     },
-    experiments=("identifiability_training",),
+    evidence=CLR_EVIDENCE,
 )
 def clear_control(ctx: Context, cid):
     """The cleared-moments control against AdamW and the rebalanced run (not gated:

@@ -4,6 +4,8 @@ the findings' signs."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from .. import _rows
@@ -52,7 +54,7 @@ def training_gate_rows(rows, trace, keep):
     identifiability rows: control AdamW, the stock recipe whose loss the rebalanced run is
     compared with (its training does not depend on the claim), the loss tail read from the
     trace. Returns (gate, rows with the tail columns)."""
-    from .._trained_verdicts import loss_gate, present_keys
+    from .._trained_verdicts import loss_gate
 
     tails = loss_tail(trace, keep)
     # a row's own loss tail (the cell's, over every step) where it records one, else the trace's
@@ -61,7 +63,6 @@ def training_gate_rows(rows, trace, keep):
         gated,
         control=lambda r: r["optimizer"] == "adamw",
         describe="AdamW (the stock recipe), per T",
-        by=present_keys(gated, ("T",)),
         budget=ID_RECIPE,
     )
     return gate, gated
@@ -69,6 +70,23 @@ def training_gate_rows(rows, trace, keep):
 
 #: the experiment ID-E5 reads (its quick cells, whatever the run's profile)
 TRAINING = "identifiability_training"
+
+
+def training_evidence(gate, criterion: Callable[[Run], Verdict], **how) -> Evidence:
+    """An identifiability_training check's evidence: the cells' rows and trace, their
+    cross-entropy, the paper's scale (:data:`ID_PAPER`) beside the run's; ``gate`` and
+    ``criterion`` the check's own, ``how`` the rest of its :class:`Evidence`."""
+    return Evidence(
+        experiments=(TRAINING,),
+        gate=gate,
+        criterion=criterion,
+        paper={TRAINING: ID_PAPER},
+        metric="val_loss",
+        traces=True,
+        **how,
+    )
+
+
 #: the paper's cases 1-4: the optimizers ID-E5 compares
 COMPARED = ("sgd", "sgd_wd", "adamw", "adamw_rebalance")
 
@@ -186,15 +204,7 @@ def _e5_criterion(run: Run) -> Verdict:
 
 #: ID-E5's evidence: the quick cells of identifiability_training (rows and trace), gated on
 #: AdamW, the findings' signs
-E5_EVIDENCE = Evidence(
-    experiments=(TRAINING,),
-    gate=_e5_gate,
-    criterion=_e5_criterion,
-    paper={TRAINING: ID_PAPER},
-    metric="val_loss",
-    profile=lambda ctx, name: "quick",
-    traces=True,
-)
+E5_EVIDENCE = training_evidence(_e5_gate, _e5_criterion, profile=lambda ctx, name: "quick")
 
 
 @check(
@@ -203,7 +213,7 @@ E5_EVIDENCE = Evidence(
         "wd-dropped": "the SGD+wd cell trains without weight decay (plain SGD under its label), "
         "so nothing separates it from SGD"
     },
-    experiments=("identifiability_training",),
+    evidence=E5_EVIDENCE,
 )
 def training_diagnostics(ctx: Context, cid):
     """Reads the quick cells of the identifiability_training experiment (150 steps per optimizer;

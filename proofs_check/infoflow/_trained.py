@@ -3,7 +3,12 @@ row failures and the training-length text."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+
+from .._core import Verdict
+from .._pipeline import Evidence, Run
 
 #: the paper's recipe (digest §6), said in a gated InfoFlow verdict
 IF_RECIPE = (
@@ -29,6 +34,21 @@ IF_PAPER = {
     "infoflow_pmax_depth": "no paper figure (digest §7 item 4 on TASK-PMAX(1), the digest's "
     "candidate separation task)",
 }
+
+
+def decided_evidence(
+    experiments: tuple[str, ...], gate, criterion: Callable[[Run], Verdict]
+) -> Evidence:
+    """A trained IF-* check's evidence whose criterion also decides below the gate where a
+    failed gate cannot change the outcome (``decides_below_gate``): its experiments, gate and
+    criterion, beside the paper's report (:data:`IF_PAPER`)."""
+    return Evidence(
+        experiments=experiments,
+        gate=gate,
+        criterion=criterion,
+        paper=IF_PAPER,
+        decides_below_gate=True,
+    )
 
 
 #: the paper's (D, D) magnitude (digest §6.1: "order 1e-4 to 1e-3"; its upper end) at T = 64

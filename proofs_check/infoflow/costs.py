@@ -14,8 +14,10 @@ from approxtheory.measure import fit_rate
 from .._core import (
     Context,
     Verdict,
+    beta_bound_plot,
     check,
     memo,
+    p1_interpolant_2d,
     slope_row,
 )
 from .rates import _long_retrieval_grid, _rebound, _retrieval_grid, _slack
@@ -194,15 +196,7 @@ def mpr_charge(ctx: Context, cid):
         witness=None
         if not bad
         else {k: bad[0][k] for k in ("T", "beta", "sup_error", "claimed_bound")},
-        plot={
-            "x": "beta",
-            "y": ["sup_error"],
-            "bound": "claimed_bound",
-            "group": "T",
-            "title": "IF-R1: the MPR head at fixed size, sup error vs β",
-            "xlabel": "β",
-            "ylabel": "sup error",
-        },
+        plot=beta_bound_plot("IF-R1: the MPR head at fixed size, sup error vs β"),
     )
 
 
@@ -270,22 +264,6 @@ def _interp_1d(f, knots, u):
 
     uj, c, f0 = _interpolant(f, knots)
     return f0 + np.maximum(u[:, None] - uj[None, :], 0.0) @ c
-
-
-def _interp_2d(f, n, X, Y):
-    """The P1 interpolant of f on the Freudenthal triangulation of [0,1]^2 with n x n nodes
-    (each square cut along x = y), evaluated on the grid X, Y; equal to Σ_nodes f(node) φ_node
-    with the Courant hat φ = max(0, min of six affine maps), a fixed ReLU network per node."""
-    h = 1.0 / (n - 1)
-    g = np.linspace(0.0, 1.0, n)
-    F = f(*np.meshgrid(g, g, indexing="ij"))
-    i = np.minimum((X / h).astype(int), n - 2)
-    j = np.minimum((Y / h).astype(int), n - 2)
-    a, b = X / h - i, Y / h - j
-    f00, f10, f01, f11 = F[i, j], F[i + 1, j], F[i, j + 1], F[i + 1, j + 1]
-    upper = f00 + a * (f10 - f00) + b * (f11 - f10)
-    lower = f00 + b * (f01 - f00) + a * (f11 - f01)
-    return np.where(a >= b, upper, lower)
 
 
 def _r2_targets(m: int, n: int, mutant=None, Lf=1.0):
@@ -370,7 +348,7 @@ def _r2_measure(mutant=None):
                     else:
                         g = np.linspace(0.0, 1.0, R2_EVAL_2D)
                         X, Y = np.meshgrid(g, g, indexing="ij")
-                        err = float(np.max(np.abs(_interp_2d(f, n, X, Y) - f(X, Y))))
+                        err = float(np.max(np.abs(p1_interpolant_2d(f, n, X, Y) - f(X, Y))))
                         units = n * n
                     rows.append(
                         {
@@ -585,9 +563,9 @@ R3_CELLS_ND = 4096
 def _interp_nd(f, n: int, U):
     """The P1 interpolant of f on the Kuhn (Freudenthal) triangulation of [0, 1]^m with n nodes
     per axis (each cube cut into the m! simplices along the order of the coordinates; for m = 2
-    the triangulation of :func:`_interp_2d`), evaluated at the rows of U (P x m): Σ_k λ_k f(v_k)
-    over the vertices v_k of the point's simplex, f read there only (f maps a P x m array of
-    points to P values)."""
+    the triangulation of :func:`.._core.p1_interpolant_2d`), evaluated at the rows of U (P x m):
+    Σ_k λ_k f(v_k) over the vertices v_k of the point's simplex, f read there only (f maps a
+    P x m array of points to P values)."""
     P, m = U.shape
     h = 1.0 / (n - 1)
     i = np.minimum(np.floor(U / h).astype(int), n - 2)
@@ -686,7 +664,8 @@ def _r3_measure(mutant=None):
                 if m == 1:
                     err = np.abs(_interp_1d(f, n, u[:, 0]) - f(pts[:, 0]))
                 elif m == 2:
-                    err = np.abs(_interp_2d(f, n, u[:, 0], u[:, 1]) - f(pts[:, 0], pts[:, 1]))
+                    approx = p1_interpolant_2d(f, n, u[:, 0], u[:, 1])
+                    err = np.abs(approx - f(pts[:, 0], pts[:, 1]))
                 else:
                     err = np.abs(_interp_nd(f, n, u) - f(pts))
                 rows.append(

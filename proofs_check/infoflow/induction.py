@@ -17,6 +17,7 @@ from .._core import (
     Context,
     Verdict,
     active_context,
+    beta_bound_plot,
     certified_frontier,
     check,
     memo,
@@ -200,16 +201,7 @@ def induction_head_construction(ctx: Context, cid):
             if miss
             else None
         ),
-        plot={
-            "x": "beta",
-            "y": ["sup_error"],
-            "bound": "claimed_bound",
-            "group": "T",
-            "title": "IF-K3: constructed induction head",
-            "xlabel": "β",
-            "ylabel": "sup error",
-            "logx": False,
-        },
+        plot=beta_bound_plot("IF-K3: constructed induction head", logx=False),
     )
 
 

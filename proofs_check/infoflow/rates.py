@@ -23,6 +23,7 @@ from approxtheory.measure import fit_rate
 from .._core import (
     Context,
     Verdict,
+    beta_bound_plot,
     check,
     construction_grid,
     memo,
@@ -63,6 +64,20 @@ def _decay_fit(x, y, bound, predicted: float, bound_exponent: float | None = Non
     base = predicted if bound_exponent is None else bound_exponent
     tol = max(0.0, bound_slope - base)
     return fit, tol, fit.ci_high <= predicted + tol
+
+
+def _rate_at(T, sub, x, bound, pred, label, *, bound_exponent=None, digits=3, pred_format="+.0f"):
+    """One length T's rate (:func:`_decay_fit` of the rows' sup error against their ``x``, with
+    the bound's values ``bound`` and its ``bound_exponent``): whether it passes, its text part
+    (the fitted slope to ``digits`` places, the prediction as ``pred_format``) and its slope row
+    (``label``)."""
+    xs, ys = [r[x] for r in sub], [r["sup_error"] for r in sub]
+    fit, tol, ok = _decay_fit(xs, ys, bound, pred, bound_exponent)
+    text = (
+        f"T={T}: {'β' if x == 'beta' else x}^{fit.slope:.{digits}f} [{fit.ci_low:.{digits}f}, "
+        f"{fit.ci_high:.{digits}f}] vs <= {pred:{pred_format}} + {tol:.3f}{'' if ok else ' FAILS'}"
+    )
+    return ok, text, slope_row(fit, label, pred)
 
 
 # ------------------------------------------------------------------------------- IF-T2
@@ -172,18 +187,11 @@ def _t2_rates(c, rows: list) -> tuple[list, list, bool]:
             fits.append(f"T={T}: {len(sub)} β in the claim's regime, no slope")
             continue
         pred = float(c.asymptotic_exponent("beta", "err_attn", T=T))
-        fit, tol, ok = _decay_fit(
-            [r["beta"] for r in sub],
-            [r["sup_error"] for r in sub],
-            [r["claimed_bound"] for r in sub],
-            pred,
-        )
+        bound = [r["claimed_bound"] for r in sub]
+        ok, text, slope = _rate_at(T, sub, "beta", bound, pred, f"sup error vs β (T={T})")
         rate_ok &= ok
-        fits.append(
-            f"T={T}: β^{fit.slope:.3f} [{fit.ci_low:.3f}, {fit.ci_high:.3f}] vs "
-            f"<= {pred:+.0f} + {tol:.3f}{'' if ok else ' FAILS'}"
-        )
-        slopes.append(slope_row(fit, f"sup error vs β (T={T})", pred))
+        fits.append(text)
+        slopes.append(slope)
     return slopes, fits, rate_ok
 
 
@@ -286,15 +294,7 @@ def max_retrieval(ctx: Context, cid):
         f"cells T in {sorted({r['T'] for r in long_rows})} x β in "
         f"{sorted({r['beta'] for r in long_rows})} (the bounds only)",
         rows=rows,
-        plot={
-            "x": "beta",
-            "y": ["sup_error"],
-            "bound": "claimed_bound",
-            "group": "T",
-            "title": "IF-T2: softmax max retrieval",
-            "xlabel": "β",
-            "ylabel": "sup error",
-        },
+        plot=beta_bound_plot("IF-T2: softmax max retrieval"),
     )
 
 
@@ -437,15 +437,11 @@ def _beta_law(k1, rows, Lf) -> tuple[list, list, bool, str]:
                 "β to decay like, below errors that do not depend on N FAILS"
             )
             continue
-        fit, tol, good = _decay_fit(
-            [r["beta"] for r in sub], [r["sup_error"] for r in sub], vals, float(p)
-        )
+        label = f"sup error vs β (identity, T={T})"
+        good, text, slope = _rate_at(T, sub, "beta", vals, float(p), label, pred_format="+g")
         ok &= good
-        parts.append(
-            f"T={T}: β^{fit.slope:.3f} [{fit.ci_low:.3f}, {fit.ci_high:.3f}] vs <= "
-            f"{float(p):+g} + {tol:.3f}{'' if good else ' FAILS'}"
-        )
-        slope_rows.append(slope_row(fit, f"sup error vs β (identity, T={T})", float(p)))
+        parts.append(text)
+        slope_rows.append(slope)
     return slope_rows, parts, ok, floor_text
 
 
@@ -455,19 +451,12 @@ def _rate_in_N(k1, rows, Lf, pred: float) -> tuple[list, list[str], bool]:
     slope_rows, parts, rate_ok = [], [], True
     for T in sorted({r["T"] for r in rows}):
         sub = [r for r in rows if r["T"] == T]
-        fit, tol, ok = _decay_fit(
-            [r["N"] for r in sub],
-            [r["sup_error"] for r in sub],
-            [r["claimed_bound"] for r in sub],
-            pred,
-            float(k1.asymptotic_exponent("N", "err_bound", L_f=Lf, beta=K1_BETA, T=T)),
-        )
+        bexp = float(k1.asymptotic_exponent("N", "err_bound", L_f=Lf, beta=K1_BETA, T=T))
+        bound, label = [r["claimed_bound"] for r in sub], f"sup error vs N (T={T})"
+        ok, text, slope = _rate_at(T, sub, "N", bound, pred, label, bound_exponent=bexp, digits=2)
         rate_ok &= ok
-        parts.append(
-            f"T={T}: N^{fit.slope:.2f} [{fit.ci_low:.2f}, {fit.ci_high:.2f}] vs <= "
-            f"{pred:+.0f} + {tol:.3f}{'' if ok else ' FAILS'}"
-        )
-        slope_rows.append(slope_row(fit, f"sup error vs N (T={T})", pred))
+        parts.append(text)
+        slope_rows.append(slope)
     return slope_rows, parts, rate_ok
 
 

@@ -18,15 +18,15 @@ from .._core import (
     not_checkable,
 )
 from .._gate import TRAINED_NMSE
-from .._pipeline import Evidence, Run, trained_verdict
+from .._pipeline import Run, trained_verdict
 from .._results import results_schema
 from .._rows import best_rows
 from ._trained import (
-    IF_PAPER,
     IF_RECIPE,
     P3_PAPER_NMSE,
     _nonfinite,
     _training_text,
+    decided_evidence,
 )
 
 # ------------------------------------------------------------------------- IF-P3, IF-P4
@@ -519,13 +519,7 @@ def _p3_verdict(run: Run) -> Verdict:
 
 #: IF-P3's evidence: infoflow_pmax_heads gated per D (the efficient configurations, held to the
 #: paper's (D, D) magnitude); the paper's §6.1 figures name each D's part
-P3_EVIDENCE = Evidence(
-    experiments=("infoflow_pmax_heads",),
-    gate=_p3_gate,
-    criterion=_p3_verdict,
-    paper=IF_PAPER,
-    decides_below_gate=True,
-)
+P3_EVIDENCE = decided_evidence(("infoflow_pmax_heads",), _p3_gate, _p3_verdict)
 
 
 @check(
@@ -534,7 +528,7 @@ P3_EVIDENCE = Evidence(
         "heads-relabelled": "the (D, D) model's result filed under a deficient configuration and "
         "vice versa (a bookkeeping bug)"
     },
-    experiments=("infoflow_pmax_heads",),
+    evidence=P3_EVIDENCE,
 )
 def pmax_head_threshold(ctx: Context, cid):
     """infoflow_pmax_heads: :func:`_p3_verdict` past the per-D gate (:func:`_p3_gate`); the
@@ -785,19 +779,13 @@ def _p4_verdict(run: Run) -> Verdict:
 
 
 #: IF-P4's evidence: infoflow_tri_growth gated at T = 3 (where the paper's models learn TRI)
-P4_EVIDENCE = Evidence(
-    experiments=("infoflow_tri_growth",),
-    gate=_p4_gate,
-    criterion=_p4_verdict,
-    paper=IF_PAPER,
-    decides_below_gate=True,
-)
+P4_EVIDENCE = decided_evidence(("infoflow_tri_growth",), _p4_gate, _p4_verdict)
 
 
 @check(
     "IF-P4",
     mutants={"T-relabelled": "the results' T values read in reverse order (a bookkeeping bug)"},
-    experiments=("infoflow_tri_growth",),
+    evidence=P4_EVIDENCE,
 )
 def triangle_center_growth(ctx: Context, cid):
     """infoflow_tri_growth: :func:`p4_gate`, then :func:`_p4_verdict`."""

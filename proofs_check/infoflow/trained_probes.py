@@ -11,13 +11,13 @@ from .._core import (
     check,
 )
 from .._gate import TRAINED_NMSE
-from .._pipeline import Evidence, Run, trained_verdict
+from .._pipeline import Run, trained_verdict
 from ._trained import (
-    IF_PAPER,
     IF_RECIPE,
     P3_PAPER_NMSE,
     _nonfinite,
     _training_text,
+    decided_evidence,
 )
 
 # ------------------------------------------------------------------------------- IF-E2
@@ -197,13 +197,7 @@ def _e2_verdict(run: Run) -> Verdict:
 
 
 #: IF-E2's evidence: infoflow_pmax_heads's probe columns, gated per D on the (D, D) models
-E2_EVIDENCE = Evidence(
-    experiments=("infoflow_pmax_heads",),
-    gate=_e2_gate,
-    criterion=_e2_verdict,
-    paper=IF_PAPER,
-    decides_below_gate=True,
-)
+E2_EVIDENCE = decided_evidence(("infoflow_pmax_heads",), _e2_gate, _e2_verdict)
 
 
 @check(
@@ -212,7 +206,7 @@ E2_EVIDENCE = Evidence(
         "targets-swapped": "the argmax probe's and the runner-up probe's results exchanged (a "
         "bookkeeping bug)"
     },
-    experiments=("infoflow_pmax_heads",),
+    evidence=E2_EVIDENCE,
 )
 def argmax_probe(ctx: Context, cid):
     """infoflow_pmax_heads (its probe columns): :func:`_e2_verdict` past :func:`_e2_gate`."""
@@ -426,13 +420,7 @@ def _e3_verdict(run: Run) -> Verdict:
 
 
 #: IF-E3's evidence: both depth experiments, each gated on its two-layer models at every T
-E3_EVIDENCE = Evidence(
-    experiments=tuple(E3_EXPERIMENTS.values()),
-    gate=_e3_gate,
-    criterion=_e3_verdict,
-    paper=IF_PAPER,
-    decides_below_gate=True,
-)
+E3_EVIDENCE = decided_evidence(tuple(E3_EXPERIMENTS.values()), _e3_gate, _e3_verdict)
 
 
 @check(
@@ -440,7 +428,7 @@ E3_EVIDENCE = Evidence(
     mutants={
         "depth-relabelled": "the one-layer and two-layer results exchanged (a bookkeeping bug)"
     },
-    experiments=("infoflow_kth_depth", "infoflow_pmax_depth"),
+    evidence=E3_EVIDENCE,
 )
 def depth_separation_trained(ctx: Context, cid):
     """infoflow_kth_depth and infoflow_pmax_depth: :func:`_e3_verdict` past :func:`_e3_gate`."""

@@ -192,7 +192,7 @@ E1_EVIDENCE = Evidence(
         "bookkeeping bug in the per-position table)",
         "target-off-by-one": "the task sums x(2) + x(3) + x(4) (an off-by-one in the target)",
     },
-    experiments=("infoflow_spa_weights",),
+    evidence=E1_EVIDENCE,
 )
 def specific_position_aggregation(ctx: Context, cid):
     """infoflow_spa_weights through the runner: the shared gate first (:func:`_e1_gate`), then

@@ -47,14 +47,13 @@ def _paired_gate(name: str, rows: list) -> list:
     baseline every comparison is paired with (its training does not depend on the claim), per
     T; the paper's loss is no magnitude for a character-level toy (another tokenizer and
     corpus), so none is held. One part, the typed rows (what the scale record reads)."""
-    from .._trained_verdicts import loss_gate, present_keys
+    from .._trained_verdicts import loss_gate
 
     typed = _typed(rows)
     gate = loss_gate(
         typed,
         control=lambda r: r["schedule"] == "uniform",
         describe="the uniform schedule (the paired baseline), per T",
-        by=present_keys(typed, ("T",)),
         budget=PR_RECIPE,
     )
     return [(name, gate, typed)]
@@ -245,7 +244,7 @@ E1_EVIDENCE = _paired_evidence(_loss_criterion)
         LOSS_OFFSET: "every Prism cell's validation loss read 0.2 nats too high (a bookkeeping "
         "bug: another schedule's or an earlier step's loss)",
     },
-    experiments=("prism_paired",),
+    evidence=E1_EVIDENCE,
 )
 def paired_loss(ctx: Context, cid):
     """Paired seeds of prism_paired (same initial weights, same batch order per seed): the
@@ -410,7 +409,7 @@ E2_EVIDENCE = _paired_evidence(_locality_criterion)
         DIST_OFFSET: "every Prism cell's D_1 read T/2 tokens too far (e.g. the distance "
         "measured on the wrong query rows)",
     },
-    experiments=("prism_paired",),
+    evidence=E2_EVIDENCE,
 )
 def attention_locality(ctx: Context, cid):
     """ΔD_l = D_l(A) - D_l(uniform) per layer and paired seed on the fixed validation windows of

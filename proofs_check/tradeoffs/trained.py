@@ -330,7 +330,7 @@ R1_EVIDENCE = _evidence(
         "hstar-D-linear": "the template's H* taken proportional to D instead of D^(β/(α+β)) "
         "(the budget exponent of Eq. (3)'s stand-in dropped)",
     },
-    experiments=("tradeoffs_budget",),
+    evidence=R1_EVIDENCE,
 )
 def budget_split(ctx: Context, cid):
     """tradeoffs_budget: the gate (control: any head count at each T and budget; the claim
@@ -544,7 +544,6 @@ def _r2_gate(name: str, rows: list):
         rows,
         control=lambda r: r["schedule"] == "uniform",
         describe="the uniform schedule (the models P6 truncates; P7's baseline), per T",
-        by=present_keys(rows, ("T",)),
         budget=TO_RECIPE,
     )
 
@@ -569,7 +568,7 @@ R2_EVIDENCE = _evidence("tradeoffs_layers", _r2_gate, _r2_verdict, metric="val_l
         "bug: layer 1 taken as the last)",
         "schedules-swapped": "the front- and back-loaded schedules' results exchanged",
     },
-    experiments=("tradeoffs_layers",),
+    evidence=R2_EVIDENCE,
 )
 def layer_allocation(ctx: Context, cid):
     """tradeoffs_layers: the gate on the cross-entropy (:func:`loss_gate`; control: the uniform
@@ -709,7 +708,7 @@ R3_EVIDENCE = _evidence(
         "cuts-swapped": "the two cuts exchanged in the results (head-dim cut read as head-count "
         "cut, SVD truncation as pruning)",
     },
-    experiments=("tradeoffs_cuts",),
+    evidence=R3_EVIDENCE,
 )
 def cut_order(ctx: Context, cid):
     """tradeoffs_cuts: the gate (control: the base model, the one both cuts halve and the post
@@ -881,7 +880,7 @@ P2_EVIDENCE = _evidence("tradeoffs_saturation", _p2_gate, _criterion(trained_sat
         "lengths-swapped": "the sequence lengths of the cells read in reverse (a bookkeeping bug: "
         "the longest T taken as the shortest)",
     },
-    experiments=("tradeoffs_saturation",),
+    evidence=P2_EVIDENCE,
 )
 def trained_saturation(ctx: Context, cid):
     """tradeoffs_saturation: the gate (control: every head dimension at the shortest T only;
