@@ -160,6 +160,24 @@ def keeps_quick_verdict(cid, true):
     assert v.verdict == base, (v.verdict, v.evidence)
 
 
+#: the decoder-LM options (the digest's prism_paired model): a causal per-token read-out,
+#: pre-norm RMSNorm plus a final one, and the read-out tied to the embedding
+DECODER_LM = dict(readout="tokens", causal=True, rmsnorm=True, final_norm=True, tie_embeddings=True)
+#: no bias anywhere: attention, FFN, encoder and read-out
+NO_BIASES = dict(bias=False, ffn_bias=False, embed_bias=False, head_bias=False)
+
+
+def decoder_lm_config(ffn_hidden, **kw):
+    """A two-layer decoder LM over 11 tokens (width 8; 2 heads of 4, then 4 heads of 2, each with
+    an FFN of ``ffn_hidden``) with the :data:`DECODER_LM` options and no encoder or read-out
+    bias; ``kw`` overrides or adds fields."""
+    from approxtheory.model import LayerSpec, ModelConfig
+
+    layers = [LayerSpec(2, 4, ffn_hidden=(ffn_hidden,)), LayerSpec(4, 2, ffn_hidden=(ffn_hidden,))]
+    fields = dict(d_in=11, width=8, layers=layers, d_out=11, **DECODER_LM)
+    return ModelConfig(**{**fields, "embed_bias": False, "head_bias": False, **kw})
+
+
 def perturb(model, scale, seed):
     """``model`` with every parameter moved by a uniform draw from [-scale, scale] (seeded), in
     place; returns the model."""
@@ -249,6 +267,15 @@ def depth_rows(one, two=(-2.0, -2.0), two_level=1e-3, Ts=(4, 16), hidden=False) 
                         }
                     )
     return {t: [r for r in rows if r["task"] == t] for t in ("kth", "pmax")}
+
+
+def assert_verdict(v, verdict, *phrases):
+    """``v`` (a check's verdict) is ``verdict`` and its evidence contains each of ``phrases`` (a
+    failure shows the evidence). Returns ``v``."""
+    assert v.verdict == verdict, v.evidence
+    for phrase in phrases:
+        assert phrase in v.evidence, v.evidence
+    return v
 
 
 def keeps_verdict(v, want):

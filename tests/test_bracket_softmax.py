@@ -190,20 +190,13 @@ def test_two_head_perturbed_models_are_bracketed_on_sub_boxes():
 def test_mutant_without_the_critical_point_is_caught(monkeypatch):
     """An unsound relaxation: each token's maximum taken at the interval's ends only (the
     softmax optimum is interior) must fall below the grid."""
+    real = bs._term_max
 
     def ends_only(alpha, w, c, dl, du):
-        best = None
-        for dd in (dl, du):
-            dd = np.broadcast_to(dd, np.broadcast_shapes(np.shape(dl), np.shape(c)))
-            y = w * dd + c
-            with np.errstate(divide="ignore"):
-                lv = alpha * dd + np.log(np.abs(y))
-            s = np.sign(y)
-            if best is None:
-                best = [lv, s, dd]
-                continue
-            g = bs._gt(lv, s, best[0], best[1])
-            best = [np.where(g, lv, best[0]), np.where(g, s, best[1]), np.where(g, dd, best[2])]
+        # the real maximum over each one-point interval: the value at that end alone
+        at_dl, at_du = real(alpha, w, c, dl, dl), real(alpha, w, c, du, du)
+        g = bs._gt(at_du[0], at_du[1], at_dl[0], at_dl[1])
+        best = [np.where(g, u, d) for u, d in zip(at_du, at_dl)]
         best[1] = np.where(dl > du, 0.0, best[1])
         return tuple(best)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _helpers import cli_error, default_limits
+from _helpers import NO_BIASES, cli_error, decoder_lm_config, default_limits
 
 from approxtheory import _cliargs, resources
 from approxtheory.cli import main
@@ -611,22 +611,7 @@ def test_model_bytes_by_hand():
             layernorm=True,
         ),
         # the decoder LM's options (prism_paired): RMSNorm, final norm, tied embeddings
-        ModelConfig(
-            d_in=11,
-            width=8,
-            layers=[LayerSpec(2, 4, ffn_hidden=(12,)), LayerSpec(4, 2, ffn_hidden=(12,))],
-            d_out=11,
-            ffn_kind="swiglu",
-            rmsnorm=True,
-            final_norm=True,
-            tie_embeddings=True,
-            readout="tokens",
-            causal=True,
-            bias=False,
-            ffn_bias=False,
-            embed_bias=False,
-            head_bias=False,
-        ),
+        decoder_lm_config(12, ffn_kind="swiglu", **NO_BIASES),
         ModelConfig(
             d_in=5,
             width=6,

@@ -24,9 +24,9 @@ must be ``refuted`` (not an error, not a survivor).
 import functools
 
 import sympy as sp
+from _helpers import assert_verdict, run_quick
 from _helpers import false_claim as _with
 from _helpers import run_false as _false
-from _helpers import run_quick
 
 from approxtheory import claim
 
@@ -41,8 +41,7 @@ def _l5_symbols():
 
 def test_hc_l5_true_constant_keeps_its_verdict_and_prints_what_it_read():
     v = _true("HC-L5")
-    assert v.verdict == "verified-numeric", v.evidence
-    assert "L_i = lambda_min*r/8 (read from the claim)" in v.evidence, v.evidence
+    assert_verdict(v, "verified-numeric", "L_i = lambda_min*r/8 (read from the claim)")
     assert "leaves a factor 2" not in v.evidence, v.evidence
     radial = [r for r in v.rows if r["family"] == "radial"]
     # at the smallest r the radial functions' best slope is just under λ r/4, twice λ r/8
@@ -52,9 +51,9 @@ def test_hc_l5_true_constant_keeps_its_verdict_and_prints_what_it_read():
 def test_hc_l5_doubled_constant_is_refuted_by_the_radial_functions():
     lam, r = _l5_symbols()
     v = _false(_with("HC-L5", L_i=lam * r / 4))
-    assert v.verdict == "refuted", v.evidence
-    assert "L_i = lambda_min*r/4 (read from the claim)" in v.evidence, v.evidence
-    assert "radial functions" in v.evidence and ": 0 pass" in v.evidence, v.evidence
+    assert_verdict(
+        v, "refuted", "L_i = lambda_min*r/4 (read from the claim)", "radial functions", ": 0 pass"
+    )
     assert v.witness is not None and v.witness["family"] == "radial", v.witness
 
 
@@ -70,21 +69,21 @@ def test_hc_l5_a_constant_just_above_a_quarter_is_refuted_and_just_below_passes(
 # ------------------------------------------------------------------------------------- HC-P6
 def test_hc_p6_true_maximum_keeps_its_verdict_and_prints_what_it_read():
     v = _true("HC-P6")
-    assert v.verdict == "verified-symbolic", v.evidence
-    assert "max k = 1.8 = the claim's paper_max_k = 9/5" in v.evidence, v.evidence
+    assert_verdict(v, "verified-symbolic", "max k = 1.8 = the claim's paper_max_k = 9/5")
 
 
 def test_hc_p6_doubled_paper_maximum_is_refuted():
-    v = _false(_with("HC-P6", paper_max_k=sp.Rational(18, 5)))
-    assert v.verdict == "refuted", v.evidence
-    assert "max k = 1.8 != the claim's paper_max_k = 18/5" in v.evidence, v.evidence
-    assert "Failed: paper maximum = paper_max_k = 18/5" in v.evidence, v.evidence
+    assert_verdict(
+        _false(_with("HC-P6", paper_max_k=sp.Rational(18, 5))),
+        "refuted",
+        "max k = 1.8 != the claim's paper_max_k = 18/5",
+        "Failed: paper maximum = paper_max_k = 18/5",
+    )
 
 
 def test_hc_p6_halved_paper_maximum_is_refuted():
     v = _false(_with("HC-P6", paper_max_k=sp.Rational(9, 10)))
-    assert v.verdict == "refuted", v.evidence
-    assert "paper_max_k = 9/10" in v.evidence, v.evidence
+    assert_verdict(v, "refuted", "paper_max_k = 9/10")
 
 
 # ------------------------------------------------------------------------------------- HC-R2
@@ -111,8 +110,7 @@ def test_hc_r2_true_remark_keeps_its_verdict_and_prints_alpha():
 def test_hc_r2_alpha_one_is_refuted():
     C, r, T, _, _ = _r2_symbols()
     v = _false(_with("HC-R2", C_T=C * (r * T) ** (-T)))
-    assert v.verdict == "refuted", v.evidence
-    assert "α read from C_T: 1, NOT the proof's 1/2" in v.evidence, v.evidence
+    assert_verdict(v, "refuted", "α read from C_T: 1, NOT the proof's 1/2")
 
 
 def test_hc_r2_alpha_depending_on_t_is_refuted():

@@ -23,9 +23,9 @@ must be ``refuted`` or ``inconsistent`` (not an error, not a survivor).
 import functools
 
 import sympy as sp
+from _helpers import assert_verdict, run_quick
 from _helpers import false_claim as _with
 from _helpers import run_false as _false
-from _helpers import run_quick
 
 from approxtheory import claim
 
@@ -40,16 +40,18 @@ def _named(name):
 # ------------------------------------------------------------------------------- HC-X1, HC-X2
 def test_hc_x_true_transitions_keep_their_verdict_and_print_both_requirements():
     for cid, h in (("HC-X1", 12), ("HC-X2", 10)):
-        v = _true(cid)
-        assert v.verdict == "consistent-empirical", v.evidence
-        assert f"the claim h* = {h} (read from the catalogue)" in v.evidence, v.evidence
-        assert "h* is inside ĥ's interval" in v.evidence and "both are required" in v.evidence
+        assert_verdict(
+            _true(cid),
+            "consistent-empirical",
+            f"the claim h* = {h} (read from the catalogue)",
+            "h* is inside ĥ's interval",
+            "both are required",
+        )
 
 
 def test_hc_x2_transition_at_14_is_inconsistent():
     v = _false(_with("HC-X2", h_transition=sp.Integer(14)))
-    assert v.verdict == "inconsistent", v.evidence
-    assert "the claim h* = 14" in v.evidence and "h* is outside ĥ's interval" in v.evidence
+    assert_verdict(v, "inconsistent", "the claim h* = 14", "h* is outside ĥ's interval")
 
 
 def test_hc_x2_transition_at_8_or_13_is_inconsistent():
@@ -97,43 +99,41 @@ def test_hc_p11_reversed_reversal_term_is_inconsistent():
     c = claim("HC-P11")
     e1, e2 = c.symbol("e_1"), c.symbol("e_2")
     v = _false(_with("HC-P11", reversal_term=sp.Max(e2 - e1, 0)))
-    assert v.verdict == "inconsistent", v.evidence
-    assert "HC-X2's transition h* = 10 (read from the catalogue): not equal" in v.evidence
+    assert_verdict(
+        v, "inconsistent", "HC-X2's transition h* = 10 (read from the catalogue): not equal"
+    )
 
 
 def test_hc_p11_reads_hc_x2s_transition():
     v = _false(_with("HC-X2", h_transition=sp.Integer(14)), "HC-P11")
-    assert v.verdict == "inconsistent", v.evidence
-    assert "HC-X2's transition h* = 14 (read from the catalogue): not equal" in v.evidence
+    assert_verdict(
+        v, "inconsistent", "HC-X2's transition h* = 14 (read from the catalogue): not equal"
+    )
 
 
 def test_hc_p11_law_with_a_symbol_of_no_meaning_is_inconsistent_not_an_error():
     c = claim("HC-P11")
     v = _false(_with("HC-P11", error_law=c.expr("error_law").subs(c.symbol("alpha_fit"), -1)))
-    assert v.verdict == "inconsistent", v.evidence
-    assert "has no alpha_fit to compare" in v.evidence, v.evidence
+    assert_verdict(v, "inconsistent", "has no alpha_fit to compare")
 
 
 # -------------------------------------------------------------------------------------- HC-L7
 def test_hc_l7_true_claim_keeps_its_verdict():
-    v = _true("HC-L7")
-    assert v.verdict == "verified-numeric", v.evidence
-    assert "ε_0 = Delta_out/2 (the catalogue's)" in v.evidence, v.evidence
+    assert_verdict(_true("HC-L7"), "verified-numeric", "ε_0 = Delta_out/2 (the catalogue's)")
 
 
 def test_hc_l7_eps0_with_a_dimension_factor_is_refuted():
     D_out = claim("HC-L7").symbol("Delta_out")
-    v = _false(_with("HC-L7", eps_0=_named("d") * D_out / 2))
-    assert v.verdict == "refuted", v.evidence
-    assert "ε_0 = Delta_out*d/2" in v.evidence, v.evidence
+    v = assert_verdict(
+        _false(_with("HC-L7", eps_0=_named("d") * D_out / 2)), "refuted", "ε_0 = Delta_out*d/2"
+    )
     assert v.witness is not None and v.witness["d"] == 2 and v.witness["margin"] <= 0, v.witness
 
 
 def test_hc_l7_formulas_with_a_symbol_the_lemma_lacks_or_too_large_are_refuted():
     c = claim("HC-L7")
     v = _false(_with("HC-L7", eps_0=c.symbol("Delta_out") / _named("q")))
-    assert v.verdict == "refuted", v.evidence
-    assert "free symbol(s) q" in v.evidence, v.evidence
+    assert_verdict(v, "refuted", "free symbol(s) q")
     # the radius D·δ_min/2 makes the balls meet at every D >= 2
     v = _false(_with("HC-L7", R_0=_named("D") * c.symbol("delta_min") / 2))
     assert v.verdict == "refuted", v.evidence
@@ -141,9 +141,7 @@ def test_hc_l7_formulas_with_a_symbol_the_lemma_lacks_or_too_large_are_refuted()
 
 # -------------------------------------------------------------------------------------- HC-L6
 def test_hc_l6_true_claim_keeps_its_verdict():
-    v = _true("HC-L6")
-    assert v.verdict == "verified-numeric", v.evidence
-    assert "L_0 = g_min/2 (read from the claim" in v.evidence, v.evidence
+    assert_verdict(_true("HC-L6"), "verified-numeric", "L_0 = g_min/2 (read from the claim")
 
 
 def test_hc_l6_l0_with_sqrt_d_is_refuted():
@@ -156,6 +154,4 @@ def test_hc_l6_l0_with_sqrt_d_is_refuted():
 
 def test_hc_l6_l0_with_a_symbol_the_lemma_lacks_is_refuted():
     g = claim("HC-L6").symbol("g_min")
-    v = _false(_with("HC-L6", L_0=g / _named("k")))
-    assert v.verdict == "refuted", v.evidence
-    assert "free symbol(s) k" in v.evidence, v.evidence
+    assert_verdict(_false(_with("HC-L6", L_0=g / _named("k"))), "refuted", "free symbol(s) k")

@@ -18,6 +18,7 @@ Each test writes the auditor's false claim, swaps it in with
 import dataclasses
 
 import sympy as sp
+from _helpers import assert_verdict
 from _helpers import false_claim as _with
 from _helpers import run_quick as _quick
 
@@ -33,17 +34,19 @@ def _drop_regime(cid, needle):
 
 # ------------------------------------------------------------------------------------- ID-F1
 def test_id_f1_true_count_is_measured_and_passes():
-    v = _quick("ID-F1")
-    assert v.verdict == "consistent-empirical", v.evidence
-    assert "8 vs 8 at d_p = 2, 32 vs 32 at d_p = 4, 128 vs 128 at d_p = 8" in v.evidence
-    assert "2*D**2" in v.evidence and "H·L = 128" in v.evidence
+    assert_verdict(
+        _quick("ID-F1"),
+        "consistent-empirical",
+        "8 vs 8 at d_p = 2, 32 vs 32 at d_p = 4, 128 vs 128 at d_p = 8",
+        "2*D**2",
+        "H·L = 128",
+    )
 
 
 def test_id_f1_qk_orbit_only_count_is_inconsistent():
     D = claim("ID-F1").symbol("D")
     v = _quick("ID-F1", _with("ID-F1", U_head_layer=D**2))
-    assert v.verdict == "inconsistent", v.evidence
-    assert "D**2 is measured" in v.evidence and "8 vs 4 at d_p = 2 (NOT equal)" in v.evidence
+    assert_verdict(v, "inconsistent", "D**2 is measured", "8 vs 4 at d_p = 2 (NOT equal)")
     assert v.witness["U_head_measured"] == "8" and v.witness["U_head_claimed"] == "4"
 
 
@@ -52,10 +55,7 @@ def test_id_f1_doubled_count_is_inconsistent():
     catches it."""
     D = claim("ID-F1").symbol("D")
     v = _quick("ID-F1", _with("ID-F1", U_head_layer=4 * D**2))
-    assert v.verdict == "inconsistent", v.evidence
-    assert "the same power of d_p" in v.evidence and "32 vs 64 at d_p = 4 (NOT equal)" in (
-        v.evidence
-    )
+    assert_verdict(v, "inconsistent", "the same power of d_p", "32 vs 64 at d_p = 4 (NOT equal)")
 
 
 # ----------------------------------------------------------------------------------- ID-F4.7
@@ -70,10 +70,13 @@ def test_id_f47_true_count_passes_at_every_head_split():
 def test_id_f47_count_two_d_is_refuted():
     D = claim("ID-F4.7").symbol("D")
     v = _quick("ID-F4.7", _with("ID-F4.7", U_key_bias=2 * D))
-    assert v.verdict == "refuted", v.evidence
-    assert "2*D" in v.evidence
-    assert "8 measured vs 4 claimed at (H, D) = (4, 2) (NOT equal)" in v.evidence
-    assert "12 measured vs 8 claimed at (H, D) = (3, 4) (NOT equal)" in v.evidence
+    assert_verdict(
+        v,
+        "refuted",
+        "2*D",
+        "8 measured vs 4 claimed at (H, D) = (4, 2) (NOT equal)",
+        "12 measured vs 8 claimed at (H, D) = (3, 4) (NOT equal)",
+    )
 
 
 def test_id_f47_count_in_h_alone_is_refuted():
@@ -86,27 +89,29 @@ def test_id_f47_count_in_h_alone_is_refuted():
 
 # ----------------------------------------------------------------------------------- ID-L4.2
 def test_id_l42_true_claim_passes_and_reports_the_other_side():
-    v = _quick("ID-L4.2")
-    assert v.verdict == "verified-numeric", v.evidence
-    assert "outside it (reported, not tested) (D,E)=(3,2): 4 vs 3, (D,E)=(4,3): 9 vs 8" in (
-        v.evidence
+    assert_verdict(
+        _quick("ID-L4.2"),
+        "verified-numeric",
+        "outside it (reported, not tested) (D,E)=(3,2): 4 vs 3, (D,E)=(4,3): 9 vs 8",
     )
 
 
 def test_id_l42_regime_dropped_is_refuted():
-    v = _quick("ID-L4.2", _drop_regime("ID-L4.2", "D <= E"))
-    assert v.verdict == "refuted", v.evidence
-    assert "the claim's regime admits (D,E)=(3,2) (D > E)" in v.evidence
-    assert "identified dimension is 4, not 3" in v.evidence
+    assert_verdict(
+        _quick("ID-L4.2", _drop_regime("ID-L4.2", "D <= E")),
+        "refuted",
+        "the claim's regime admits (D,E)=(3,2) (D > E)",
+        "identified dimension is 4, not 3",
+    )
 
 
 def test_id_l42_regime_widened_is_refuted():
     c = claim("ID-L4.2")
     D, E = c.symbol("D"), c.symbol("E")
     widened = [dataclasses.replace(c.regime[0], expr=sp.Le(D, E + 1))]
-    v = _quick("ID-L4.2", _with("ID-L4.2", regime=widened))
-    assert v.verdict == "refuted", v.evidence
-    assert "(D,E)=(3,2) (D > E)" in v.evidence
+    assert_verdict(
+        _quick("ID-L4.2", _with("ID-L4.2", regime=widened)), "refuted", "(D,E)=(3,2) (D > E)"
+    )
 
 
 def test_id_l42_regime_mutants_are_required():
@@ -115,18 +120,18 @@ def test_id_l42_regime_mutants_are_required():
 
 # ------------------------------------------------------------------------------------- PR-N1
 def test_pr_n1_true_claim_passes_and_reports_the_non_dividing_head_count():
-    v = _quick("PR-N1")
-    assert v.verdict == "verified-symbolic", v.evidence
-    assert "at d = 64, h_l = 3 no integer head width" in v.evidence
-    assert "16,381 or 17,158 attention weights" in v.evidence
-    assert "excludes it (reported, not tested)" in v.evidence
+    assert_verdict(
+        _quick("PR-N1"),
+        "verified-symbolic",
+        "at d = 64, h_l = 3 no integer head width",
+        "16,381 or 17,158 attention weights",
+        "excludes it (reported, not tested)",
+    )
 
 
 def test_pr_n1_regime_dropped_is_refuted():
     v = _quick("PR-N1", _drop_regime("PR-N1", "h_l must divide d"))
-    assert v.verdict == "refuted", v.evidence
-    assert "not N_attn = 4*I_bias*d + 4*d**2 = 16640" in v.evidence
-    assert "ADMITS the cell" in v.evidence
+    assert_verdict(v, "refuted", "not N_attn = 4*I_bias*d + 4*d**2 = 16640", "ADMITS the cell")
     assert v.witness[0]["counted"] == {21: 16381, 22: 17158}
 
 

@@ -18,9 +18,9 @@ import functools
 
 import pytest
 import sympy as sp
+from _helpers import assert_verdict, run_quick
 from _helpers import false_claim as _with
 from _helpers import run_false as _false
-from _helpers import run_quick
 
 from approxtheory import claim
 from approxtheory.catalogue._claim import Condition
@@ -140,11 +140,13 @@ def _pr_s_regime(kind):
 
 
 def test_pr_s_builds_both_sides_of_h_base():
-    v = _true("PR-S")
-    assert v.verdict == "verified-numeric", v.evidence
-    assert "The other side of h_l <= h_base (built here)" in v.evidence
-    assert "exactly those the claim's regime admits" in v.evidence
-    assert "6 of them have a layer outside the claim's regime" in v.evidence
+    assert_verdict(
+        _true("PR-S"),
+        "verified-numeric",
+        "The other side of h_l <= h_base (built here)",
+        "exactly those the claim's regime admits",
+        "6 of them have a layer outside the claim's regime",
+    )
 
 
 @pytest.mark.parametrize("kind", ["dropped", "widened", "narrowed"])

@@ -10,6 +10,8 @@ import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from _helpers import DECODER_LM  # noqa: E402
+
 from approxtheory import interop  # noqa: E402
 from approxtheory.cli import main  # noqa: E402
 from approxtheory.errors import ConfigError  # noqa: E402
@@ -296,14 +298,10 @@ def test_hf_round_trip_tied_rope_float32(tmp_path):
         d_in=4,
         d_out=4,
         layers=[LayerSpec(heads=2, head_dim=4, ffn_hidden=(8,))],
-        rmsnorm=True,
-        final_norm=True,
         rope="full",
         ffn_kind="swiglu",
-        tie_embeddings=True,
-        readout="tokens",
-        causal=True,
         dtype="float32",
+        **DECODER_LM,
     )
     r = interop.export(m, to="hf", out=tmp_path / "m").report
     assert r.dtype == "float32" and r.reloaded and r.max_abs_diff == 0.0 and r.passed

@@ -7,6 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
+from _helpers import DECODER_LM, NO_BIASES, decoder_lm_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import erf
@@ -204,20 +205,7 @@ def test_both_paths_match_an_independent_numpy_transformer(cfg, B, T, seed):
         dict(ffn_kind="gelu", rope=2, rope_freqs=(0.3, 1.1), bias=True, causal=True),
         dict(rope="full", rope_base=7.0, embed_bias=False, head_bias=False, cls_is_key=True),
         dict(rmsnorm=True, rms_eps=1e-3, ffn_kind="swiglu", causal=True, rope="full"),
-        dict(
-            rmsnorm=True,
-            final_norm=True,
-            tie_embeddings=True,
-            d_out=3,
-            readout="tokens",
-            causal=True,
-            rope="full",
-            ffn_kind="swiglu",
-            ffn_bias=False,
-            bias=False,
-            embed_bias=False,
-            head_bias=False,
-        ),
+        dict(DECODER_LM, d_out=3, rope="full", ffn_kind="swiglu", **NO_BIASES),
         dict(
             layernorm=True,
             final_norm=True,
@@ -431,24 +419,7 @@ def test_rmsnorm_matches_torch_rms_norm_and_numpy_in_float64():
 
 
 def _lm(tie, **kw):
-    return ModelConfig(
-        **{
-            **dict(
-                d_in=11,
-                width=8,
-                d_out=11,
-                layers=[LayerSpec(2, 4, ffn_hidden=(6,)), LayerSpec(4, 2, ffn_hidden=(6,))],
-                readout="tokens",
-                causal=True,
-                rmsnorm=True,
-                final_norm=True,
-                tie_embeddings=tie,
-                embed_bias=False,
-                head_bias=False,
-            ),
-            **kw,
-        }
-    )
+    return decoder_lm_config(6, **{"tie_embeddings": tie, **kw})
 
 
 def test_tied_embeddings_are_one_parameter_counted_once():
@@ -561,9 +532,8 @@ def test_decoder_lm_preset_is_the_prism_model_and_norm_names_the_one_prenorm():
     spec = [LayerSpec(2, 8, ffn_hidden=(42,)), LayerSpec(4, 4, ffn_hidden=(42,))]
     cfg = ModelConfig.decoder_lm(11, 16, spec, 8)
     written = ModelConfig(
-        d_in=11, width=16, layers=spec, d_out=11, seq_len=8, readout="tokens", causal=True,
-        rope="full", rmsnorm=True, final_norm=True, tie_embeddings=True, ffn_kind="swiglu",
-        ffn_bias=False, bias=False, embed_bias=False, head_bias=False, dtype="float32",
+        d_in=11, width=16, layers=spec, d_out=11, seq_len=8, rope="full", ffn_kind="swiglu",
+        dtype="float32", **DECODER_LM, **NO_BIASES,
     )  # fmt: skip
     assert asdict(cfg) == asdict(written)
     assert cfg.norm == "rmsnorm"

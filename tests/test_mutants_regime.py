@@ -16,8 +16,8 @@ Each test writes its false claim by hand, swaps it in with
 
 import pytest
 import sympy as sp
+from _helpers import assert_verdict, claim_symbols, run_quick
 from _helpers import false_claim as _with
-from _helpers import run_quick
 
 from approxtheory import claim
 from approxtheory.catalogue import overriding
@@ -34,8 +34,7 @@ def test_hc_t2a_regime_mutants_of_the_built_condition_are_required():
     # (condition 1) is not, and its drop stays reported only
     assert ms["regime:drop0"].required and ms["regime:widen0"].required
     assert not ms["regime:drop1"].required
-    c = claim("HC-T2a")
-    h, D = c.symbol("h"), c.symbol("D")
+    h, D = claim_symbols("HC-T2a", "h", "D")
     assert ms["regime:widen0"].claim.regime[0].expr == sp.Ge(h, D - 1)
 
 
@@ -155,8 +154,7 @@ def test_id_x481_a_constant_half_agreeing_on_fat_heads_is_refuted(monkeypatch):
 # ------------------------------------------------------------------------------------ IF-R1
 @pytest.mark.parametrize("profile", ["smoke", "quick"])
 def test_if_r1_a_t_blind_err_mpr_is_refuted(profile):
-    c = claim("IF-R1")
-    b = c.symbol("beta")
+    (b,) = claim_symbols("IF-R1", "beta")
     v = run_check("IF-R1", Context(profile=profile))
     assert v.verdict == "verified-numeric", v.evidence
     with overriding(_with("IF-R1", err_mpr=(1 + sp.log(b)) / b)):  # ln(βT) -> ln β
@@ -182,12 +180,13 @@ def test_hc_p2_names_the_statement_it_verified():
 # (/tmp/audit/false_claims.py: false claims that passed because the check never read, or never
 # varied, the formula they change)
 def test_hc_l9_compares_the_built_widths_with_width1_width2_and_width_bound():
-    c = claim("HC-L9")
-    T, eps = c.symbol("T"), c.symbol("epsilon")
+    T, eps = claim_symbols("HC-L9", "T", "epsilon")
     ng = sp.ceiling(1 / eps)
-    v = run_quick("HC-L9")
-    assert v.verdict == "verified-numeric", v.evidence
-    assert "the built hidden widths equal width1 = T*ceiling(1/epsilon)" in v.evidence
+    v = assert_verdict(
+        run_quick("HC-L9"),
+        "verified-numeric",
+        "the built hidden widths equal width1 = T*ceiling(1/epsilon)",
+    )
     assert all([r["width1"], r["width2"]] == [r["T"] * r["n_g"], 2 * r["n_g"]] for r in v.rows)
     for false in (
         _with("HC-L9", width1=2 * T * ng),  # the audit's false claim
@@ -218,9 +217,7 @@ def test_hc_l9_construction_takes_n_g_from_epsilon_not_from_width2():
     ],
 )
 def test_id_qk_counts_are_measured_on_the_qk_block_alone(cid, name, false):
-    v = run_quick(cid)
-    assert v.verdict == "verified-numeric", v.evidence
-    assert "QK block's own unidentified dimension" in v.evidence
+    v = assert_verdict(run_quick(cid), "verified-numeric", "QK block's own unidentified dimension")
     assert all(r["U_qk_claimed"] == r["U_qk_measured"] for r in v.rows)
     w = run_quick(cid, _with(cid, **{name: false(claim(cid))}))
     assert w.verdict == "refuted", w.evidence
@@ -231,9 +228,11 @@ def test_id_qk_counts_are_measured_on_the_qk_block_alone(cid, name, false):
 def test_id_l41_regime_is_tested_on_its_other_side():
     c = claim("ID-L4.1")
     D, E = c.symbol("D"), c.symbol("E")
-    v = run_quick("ID-L4.1")
-    assert v.verdict == "verified-numeric", v.evidence
-    assert "outside it (reported, not tested) (D,E)=(3,2): U 8 measured vs 9" in v.evidence
+    assert_verdict(
+        run_quick("ID-L4.1"),
+        "verified-numeric",
+        "outside it (reported, not tested) (D,E)=(3,2): U 8 measured vs 9",
+    )
     # the audit's widened regime D <= E + 1 admits (3, 2) and (4, 3), where U < D²
     w = run_quick("ID-L4.1", _with("ID-L4.1", regime=[Condition(sp.Le(D, E + 1), "D <= E + 1")]))
     assert w.verdict == "refuted", w.evidence
@@ -249,10 +248,12 @@ def test_id_l41_regime_is_tested_on_its_other_side():
 def test_pr_n1_n_model_is_checked_with_biases_and_as_a_composition():
     c = claim("PR-N1")
     Ib, L, d = c.symbol("I_bias"), c.symbol("L"), c.symbol("d")
-    v = run_quick("PR-N1")
-    assert v.verdict == "verified-symbolic", v.evidence
-    assert "with biases on Q, K, V, O (I_bias = 1" in v.evidence
-    assert "N_model = V·d + L·N_layer + d and N_layer = N_attn + N_mlp + N_norm" in v.evidence
+    assert_verdict(
+        run_quick("PR-N1"),
+        "verified-symbolic",
+        "with biases on Q, K, V, O (I_bias = 1",
+        "N_model = V·d + L·N_layer + d and N_layer = N_attn + N_mlp + N_norm",
+    )
     n_model, n_layer = c.expressions["N_model"], c.expressions["N_layer"]
     for false in (
         _with("PR-N1", N_model=n_model - Ib * L * d),  # the audit's: 4d I_bias -> 3d I_bias
@@ -281,11 +282,10 @@ def test_if_t2_and_hc_l4_evidence_prints_the_formula_read():
 
 # ------------------------------------------------------------------------------------ IF-T2
 def test_if_t2_reads_err_split_for_every_delta():
-    c = claim("IF-T2")
-    b, T, d = c.symbol("beta"), c.symbol("T"), c.symbol("delta")
-    v = run_check("IF-T2", Context(profile="smoke"))
-    assert v.verdict == "verified-numeric", v.evidence
-    assert "the statement's 'hence'" in v.evidence
+    b, T, d = claim_symbols("IF-T2", "beta", "T", "delta")
+    assert_verdict(
+        run_check("IF-T2", Context(profile="smoke")), "verified-numeric", "the statement's 'hence'"
+    )
     # T-blind: below the measured error on the long-sequence cells (T >> β)
     with overriding(_with("IF-T2", err_split=d + sp.exp(-b * d))):
         w = run_check("IF-T2", Context(profile="smoke"))
@@ -298,8 +298,7 @@ def test_if_t2_reads_err_split_for_every_delta():
 
 # --------------------------------------------------------------------------------- ID-EQ4.10
 def test_id_eq410_reads_the_whole_width_e0():
-    c = claim("ID-EQ4.10")
-    E, H = c.symbol("E"), c.symbol("H")
+    E, H = claim_symbols("ID-EQ4.10", "E", "H")
     assert run_quick("ID-EQ4.10").verdict == "verified-symbolic"
     for false in (
         sp.floor(E * sp.sqrt(2 - 1 / H)),  # rounds down: the width then matches too few
@@ -312,9 +311,7 @@ def test_id_eq410_reads_the_whole_width_e0():
 def test_id_t45_measures_the_general_ratio_at_value_widths_apart_from_the_head_width():
     c = claim("ID-T4.5")
     C, D, E = c.symbol("C"), c.symbol("D"), c.symbol("E")
-    v = run_quick("ID-T4.5")
-    assert v.verdict == "verified-numeric", v.evidence
-    assert "ratio_general" in v.evidence
+    assert_verdict(run_quick("ID-T4.5"), "verified-numeric", "ratio_general")
     # both agree with the true ratio at C = D = E/H: only C != D tells them apart
     for false in ((C + D) / (4 * E), D / (2 * E)):
         assert sp.simplify((false - c.expressions["ratio_general"]).subs(C, D)) == 0
@@ -323,11 +320,12 @@ def test_id_t45_measures_the_general_ratio_at_value_widths_apart_from_the_head_w
 
 # --------------------------------------------------------------------------------- ID-B4.7.2
 def test_id_b472_measures_the_value_biases_own_unidentified_count():
-    c = claim("ID-B4.7.2")
-    C, H = c.symbol("C"), c.symbol("H")
-    v = run_quick("ID-B4.7.2")
-    assert v.verdict == "verified-numeric", v.evidence
-    assert "the value and output biases alone leave U_value_bias" in v.evidence
+    C, H = claim_symbols("ID-B4.7.2", "C", "H")
+    assert_verdict(
+        run_quick("ID-B4.7.2"),
+        "verified-numeric",
+        "the value and output biases alone leave U_value_bias",
+    )
     for false in (C, C * H - 1):  # one head's worth; one entry short
         assert run_quick("ID-B4.7.2", _with("ID-B4.7.2", U_value_bias=false)).verdict == "refuted"
 
@@ -337,9 +335,7 @@ def test_to_x2_reads_the_unit_readout_floor():
     c = claim("TO-X2")
     L = c.symbol("L")
     e = c.expressions["floor_unit_readout"]
-    v = run_quick("TO-X2")
-    assert v.verdict == "verified-numeric", v.evidence
-    assert "floor_unit_readout" in v.evidence
+    assert_verdict(run_quick("TO-X2"), "verified-numeric", "floor_unit_readout")
     for false in (e * (L - 1) / L, e / 2):  # the L/(L-1) dropped; a floor below the optimum
         w = run_quick("TO-X2", _with("TO-X2", floor_unit_readout=false))
         assert w.verdict == "refuted" and w.witness["family"] == "extremal"
@@ -370,8 +366,7 @@ def test_hc_k1c_reads_its_two_terms():
 
 # ------------------------------------------------------------------------------------ HC-L4
 def test_hc_l4_derives_width_lower_by_division():
-    c = claim("HC-L4")
-    A, B, cm, n = (c.symbol(x) for x in ("A", "B", "c_m", "n"))
+    A, B, cm, n = claim_symbols("HC-L4", "A", "B", "c_m", "n")
     v = run_quick("HC-L4")
     assert v.verdict == "verified-numeric" and "equal to the claim's width_lower" in v.evidence
     for false in (B * cm / A, 2 * B * cm / (A * sp.sqrt(n))):

@@ -26,24 +26,24 @@ from approxtheory.train import (
 )
 
 
-def small_model(d_in=1, width=8, heads=2, **kw):
-    return Transformer(
-        ModelConfig(d_in=d_in, width=width, layers=[LayerSpec(heads, width // heads)], **kw)
-    )
+def small_model(d_in=1, width=8, heads=2, ffn_hidden=(), **kw):
+    """One layer of ``heads`` heads splitting ``width`` (an FFN of widths ``ffn_hidden``)."""
+    layers = [LayerSpec(heads, width // heads, ffn_hidden=ffn_hidden)]
+    return Transformer(ModelConfig(d_in=d_in, width=width, layers=layers, **kw))
 
 
 def lm_model(V=5, T=6, E=8):
-    return Transformer(
-        ModelConfig(
-            d_in=V,
-            width=E,
-            seq_len=T,
-            positions="learned",
-            readout="tokens",
-            causal=True,
-            layers=[LayerSpec(2, E // 2, ffn_hidden=(16,))],
-            d_out=V,
-        )
+    """:func:`small_model` as a causal LM over ``V`` tokens: learned positions for ``T`` tokens,
+    a per-token read-out, an FFN of 16."""
+    return small_model(
+        V,
+        E,
+        ffn_hidden=(16,),
+        d_out=V,
+        seq_len=T,
+        positions="learned",
+        readout="tokens",
+        causal=True,
     )
 
 
