@@ -3,8 +3,8 @@
 Each takes the option's text and returns the parsed value or raises
 :class:`argparse.ArgumentTypeError`, which the CLI reports as one line,
 ``approxtheory: error: --seed must be an integer >= 0 (got '-1')``, and exit code 2. The same
-checks serve hand-parsed options (``construct``'s knobs) through :func:`check`; :func:`add_json`,
-:func:`add_threads` and :func:`add_seed` add the options many commands share, worded alike.
+checks serve hand-parsed options (``construct``'s knobs) through :func:`check`; the options many
+commands share, worded alike, are added by :mod:`approxtheory.commands._options`.
 """
 
 from __future__ import annotations

@@ -372,9 +372,14 @@ def validate(
     )
 
 
-def validated(allocation: Allocation, *args, **kwargs) -> Allocation:
-    """``allocation`` with :func:`validate`'s result (its arguments) in its ``validation`` field
-    (its table and JSON then carry the paired result)."""
+def validated(
+    allocation: Allocation,
+    train: str = "quick",
+    seeds: Sequence[int] | None = None,
+    out: str | Path | None = None,
+) -> Allocation:
+    """``allocation`` with :func:`validate`'s result in its ``validation`` field (its table and
+    JSON then carry the paired result)."""
     from dataclasses import replace
 
-    return replace(allocation, validation=validate(allocation, *args, **kwargs))
+    return replace(allocation, validation=validate(allocation, train, seeds, out))

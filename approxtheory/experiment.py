@@ -612,8 +612,14 @@ class _Store:
 
 #: the fields of a :class:`_RunPlan` that say where its cells are computed, named as
 #: :func:`approxtheory.executors.compute_cells` takes them
-_EXECUTOR_OPTIONS = tuple(
-    "executor workers scheduler connect_timeout gpus tls insecure_scheduler".split()
+_EXECUTOR_OPTIONS = (
+    "executor",
+    "workers",
+    "scheduler",
+    "connect_timeout",
+    "gpus",
+    "tls",
+    "insecure_scheduler",
 )
 
 

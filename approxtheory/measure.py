@@ -29,7 +29,7 @@ import torch
 
 from ._validate import check_int
 from .errors import ConfigError, InvalidValueError, MissingSymbolError, UnknownSymbolError
-from .ratefit import RateFit
+from .ratefit import SlopeFit
 from .resources import with_threads
 
 __all__ = [
@@ -113,24 +113,6 @@ class SupErrorResult:
         }
 
 
-def output_as_target(out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """The model's outputs ``out`` in the shape of the task's targets ``y``: a per-token
-    read-out of width 1 against per-token targets, and one output per sequence against a
-    scalar target each, lose their trailing axis; any other mismatch is a ConfigError naming
-    both shapes. The search (:func:`sup_error`) and the certified brackets
-    (:mod:`approxtheory.bounds`) read a model's outputs alike through it."""
-    if out.dim() == 3 and out.shape[-1] == 1 and y.dim() <= 2:  # per-token read-out
-        out = out[..., 0]
-    if out.dim() == 2 and y.dim() == 1 and out.shape[-1] == 1:
-        out = out[:, 0]
-    if out.shape != y.shape:
-        raise ConfigError(
-            f"model output shape {tuple(out.shape)} does not match the task's target shape "
-            f"{tuple(y.shape)}"
-        )
-    return out
-
-
 def _err_per_sample(model, task, X: torch.Tensor) -> torch.Tensor:
     """ℓ∞ error per sequence, shape (B,).
 
@@ -140,7 +122,15 @@ def _err_per_sample(model, task, X: torch.Tensor) -> torch.Tensor:
     whose input holds a NaN or an infinity (its target is undefined, so no output is right)."""
     out = model(X)
     y = task.target(X)
-    out = output_as_target(out, y)
+    if out.dim() == 3 and out.shape[-1] == 1:
+        out = out[..., 0]
+    if out.dim() == 2 and y.dim() == 1 and out.shape[-1] == 1:
+        out = out[:, 0]
+    if out.shape != y.shape:
+        raise ConfigError(
+            f"model output shape {tuple(out.shape)} does not match the task's "
+            f"target shape {tuple(y.shape)}"
+        )
     no_target = torch.isnan(y)
     failed = ~torch.isfinite(out) & ~no_target
     e = (out - y).abs().masked_fill(no_target, 0.0)
@@ -762,6 +752,15 @@ def nmse(model, task, n: int = 4096, seed: int = 0, X=None) -> float:
         raise ConfigError("the target is constant on these inputs; NMSE is undefined")
     r = float(err / var)
     return r if np.isfinite(r) else float("inf")
+
+
+@dataclass
+class RateFit(SlopeFit):
+    """log y = intercept + slope · log x, with a residual-bootstrap confidence interval for the
+    slope (the fields and :meth:`contains` of :class:`~approxtheory.ratefit.SlopeFit`)."""
+
+    def to_dict(self):
+        return dict(self.__dict__)
 
 
 def fit_rate(

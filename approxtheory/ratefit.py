@@ -1,19 +1,20 @@
-"""The result of a log-log rate fit, without torch: what :func:`approxtheory.measure.fit_rate`
-(a bootstrap interval) and :func:`approxtheory.testing.rates.fit_power_law` (a Student-t
-interval and a floor test) both return, so that a rate test whose measurements come from the
-cache loads no torch."""
+"""The fields every log-log rate fit has, without torch: the base of
+:class:`approxtheory.measure.RateFit` (a bootstrap interval) and of
+:class:`approxtheory.testing.rates.PowerLawFit` (a Student-t interval and a floor test), so that
+a rate test whose measurements come from the cache loads no torch. Neither fit is an instance of
+the other."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["RateFit"]
+__all__ = ["SlopeFit"]
 
 
 @dataclass
-class RateFit:
-    """log y = intercept + slope · log x, with a confidence interval ``[ci_low, ci_high]`` for
-    the slope at ``level`` (from :func:`approxtheory.measure.fit_rate`: a residual bootstrap)."""
+class SlopeFit:
+    """log y = intercept + slope · log x, with an interval ``[ci_low, ci_high]`` for the slope
+    at confidence ``level``, from ``n_points`` points."""
 
     slope: float
     intercept: float
@@ -26,6 +27,3 @@ class RateFit:
         """Whether ``value`` lies in the interval (up to float64 round-off, 1e-9 relative)."""
         slack = 1e-9 * max(1.0, abs(value))
         return self.ci_low - slack <= value <= self.ci_high + slack
-
-    def to_dict(self):
-        return dict(self.__dict__)

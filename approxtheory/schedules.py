@@ -329,12 +329,16 @@ def prism(
     return Schedule(tuple(heads), d, h_base, "prism")
 
 
-@functools.wraps(prism, assigned=())  # its signature is prism's (help, inspect)
-def decreasing(*args, **kwargs) -> Schedule:
-    """Prism reversed (wide heads late), a control: :func:`prism`'s arguments, its head counts
-    in reverse order. Checked for divisibility only."""
-    p = prism(*args, **kwargs)
-    return Schedule(p.heads[::-1], p.d, p.h_base, "decreasing")
+def decreasing(
+    d: int,
+    L: int,
+    h_base: int,
+    stage_dims: Sequence[int] | None = None,
+    block: int | None = None,
+) -> Schedule:
+    """Prism reversed (wide heads late): a control. Checked for divisibility only."""
+    p = prism(d, L, h_base, stage_dims, block)
+    return Schedule(p.heads[::-1], d, h_base, "decreasing")
 
 
 def custom(

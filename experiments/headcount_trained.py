@@ -448,7 +448,7 @@ _QUICK = {"steps": [_STEPS_Q]}
 _FULL = {"steps": [_STEPS_F], **RECIPE}
 
 
-def _grid(recipe: dict, collisions: int, **sizes) -> dict:
+def _grid(recipe: dict, *, collisions: int, **sizes) -> dict:
     """One profile's grid of a retrieval experiment: the ``sizes`` in the order given, then
     ``recipe``'s keys, then whether trained collisions are measured (0 or 1)."""
     return {**sizes, **recipe, "collisions": [collisions]}
@@ -460,14 +460,28 @@ register_experiment(
         description="HC-P8 (D = 2 variant): one-layer models on Σ max a_iᵀx, d = D = 2, orthogonal "
         "a_i, h = 1..3, per-head width 8, N = 16; min-over-seeds NMSE, R(h), trained collisions",
         grids={
-            "quick": _grid(_QUICK, 1, D=[2], heads=[1, 2, 3], T=[8, 16], head_dim=[8], hidden=[16]),
+            "quick": _grid(
+                _QUICK, collisions=1, D=[2], heads=[1, 2, 3], T=[8, 16], head_dim=[8], hidden=[16]
+            ),
             "full": _grid(
-                _FULL, 1, D=[2], heads=[1, 2, 3], T=[8, 16, 32, 64], head_dim=[8], hidden=[32]
+                _FULL,
+                collisions=1,
+                D=[2],
+                heads=[1, 2, 3],
+                T=[8, 16, 32, 64],
+                head_dim=[8],
+                hidden=[32],
             ),
             # the grid HC-P8's criterion needs, at the decisive recipe: computed once, shipped
             # in experiments/results/ and read by verify on every profile
             "decisive": _grid(
-                DECISIVE, 1, D=[2], heads=[1, 2, 3], T=[8, 16, 32], head_dim=[8], hidden=[32]
+                DECISIVE,
+                collisions=1,
+                D=[2],
+                heads=[1, 2, 3],
+                T=[8, 16, 32],
+                head_dim=[8],
+                hidden=[32],
             ),
         },
         # three seeds on quick too: about half of the seeds learn the two-head solution in 500
@@ -486,12 +500,26 @@ register_experiment(
         description="HC-P8 (D = 4, the paper's Fig. 1a scaled down): h = 1..5 (quick: 3..5), "
         "per-head width 8; min-over-seeds NMSE and R(h)",
         grids={
-            "quick": _grid(_QUICK, 0, D=[4], heads=[3, 4, 5], T=[8], head_dim=[8], hidden=[16]),
+            "quick": _grid(
+                _QUICK, collisions=0, D=[4], heads=[3, 4, 5], T=[8], head_dim=[8], hidden=[16]
+            ),
             "full": _grid(
-                _FULL, 0, D=[4], heads=[1, 2, 3, 4, 5], T=[8, 16, 32, 64], head_dim=[8], hidden=[32]
+                _FULL,
+                collisions=0,
+                D=[4],
+                heads=[1, 2, 3, 4, 5],
+                T=[8, 16, 32, 64],
+                head_dim=[8],
+                hidden=[32],
             ),
             "decisive": _grid(
-                DECISIVE, 0, D=[4], heads=[1, 2, 3, 4, 5], T=[8, 16, 32], head_dim=[8], hidden=[32]
+                DECISIVE,
+                collisions=0,
+                D=[4],
+                heads=[1, 2, 3, 4, 5],
+                T=[8, 16, 32],
+                head_dim=[8],
+                hidden=[32],
             ),
         },
         seeds={"quick": [0], "full": [0, 1, 2], "decisive": [0, 1, 2]},
@@ -508,13 +536,27 @@ register_experiment(
         description="HC-P9: hidden size N swept at h = D - 1 and h = D (D = 2), log-log slope of "
         "NMSE in the MLP parameter count per T, next to HC-T2a/HC-T2b's exponents",
         grids={
-            "quick": _grid(_QUICK, 0, D=[2], heads=[1, 2], T=[8], head_dim=[8], hidden=[4, 8, 32]),
+            "quick": _grid(
+                _QUICK, collisions=0, D=[2], heads=[1, 2], T=[8], head_dim=[8], hidden=[4, 8, 32]
+            ),
             "full": _grid(
-                _FULL, 0, D=[2], heads=[1, 2], T=[8, 32], head_dim=[8], hidden=[4, 8, 16, 32, 64]
+                _FULL,
+                collisions=0,
+                D=[2],
+                heads=[1, 2],
+                T=[8, 32],
+                head_dim=[8],
+                hidden=[4, 8, 16, 32, 64],
             ),
             # HC-P9's slopes need >= 3 hidden sizes per (h, T) and two T
             "decisive": _grid(
-                DECISIVE, 0, D=[2], heads=[1, 2], T=[8, 32], head_dim=[8], hidden=[4, 8, 16, 32]
+                DECISIVE,
+                collisions=0,
+                D=[2],
+                heads=[1, 2],
+                T=[8, 32],
+                head_dim=[8],
+                hidden=[4, 8, 16, 32],
             ),
         },
         seeds={"quick": [0], "full": [0, 1, 2], "decisive": [0, 1]},
@@ -531,11 +573,18 @@ register_experiment(
         "(h = 2, 3) and two layers (h = 1, 2: L·h = 2 < D and 4 >= D)",
         grids={
             "quick": _grid(
-                _QUICK, 0, D=[3], heads=[2, 3], layers=[1, 2], T=[8], total_width=[24], hidden=[16]
+                _QUICK,
+                collisions=0,
+                D=[3],
+                heads=[2, 3],
+                layers=[1, 2],
+                T=[8],
+                total_width=[24],
+                hidden=[16],
             ),
             "full": _grid(
                 _FULL,
-                0,
+                collisions=0,
                 D=[3],
                 heads=[1, 2, 3, 4],
                 layers=[1, 2],
@@ -546,7 +595,7 @@ register_experiment(
             # HC-P10 (i)-(iii) and HC-Conj1: one layer h = 2, 3 and two layers h = 1, 2
             "decisive": _grid(
                 DECISIVE,
-                0,
+                collisions=0,
                 D=[3],
                 heads=[1, 2, 3],
                 layers=[1, 2],
@@ -579,7 +628,7 @@ register_experiment(
             # ~4000 steps per cell (15-25 s each), about 4x the quick budget.
             "quick": _grid(
                 {"steps": [_STEPS_P6B_Q]},
-                0,
+                collisions=0,
                 D=[2],
                 heads=[1, 2],
                 T=[32, 64],
@@ -587,12 +636,18 @@ register_experiment(
                 hidden=[32],
             ),
             "full": _grid(
-                _FULL, 0, D=[2], heads=[1, 2], T=[16, 32, 64, 128], head_dim=[2], hidden=[32]
+                _FULL,
+                collisions=0,
+                D=[2],
+                heads=[1, 2],
+                T=[16, 32, 64, 128],
+                head_dim=[2],
+                hidden=[32],
             ),
             # the two smallest T where HC-T2b's k > 0 (0.5, 2.5), three seeds (the criterion
             # reads every seed)
             "decisive": _grid(
-                DECISIVE, 0, D=[2], heads=[1, 2], T=[32, 64], head_dim=[2], hidden=[32]
+                DECISIVE, collisions=0, D=[2], heads=[1, 2], T=[32, 64], head_dim=[2], hidden=[32]
             ),
         },
         seeds={"quick": [0], "full": [0, 1, 2], "decisive": [0, 1, 2]},

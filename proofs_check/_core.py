@@ -226,10 +226,12 @@ def check(
     ``evidence``: a trained check's declared evidence (:class:`._pipeline.Evidence`, the one
     ``fn`` decides by): the experiments it reads are declared from it, stated once (an evidence
     whose experiments are a function of the context declares them with ``experiments``)."""
-    if evidence is not None and experiments is None:
-        if callable(evidence.experiments):
+    if evidence is not None:
+        if callable(evidence.experiments) and experiments is None:
             raise TypeError("@check evidence= naming its experiments per context: declare them")
-        experiments = evidence.experiments
+        if not callable(evidence.experiments) and experiments is not None:
+            raise TypeError("@check takes its experiments from evidence= or experiments=, not both")
+        experiments = experiments if experiments is not None else evidence.experiments
     declared = None
     if experiments is not None or constructions is not None:
         declared = {

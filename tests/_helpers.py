@@ -160,8 +160,9 @@ def keeps_quick_verdict(cid, true):
     assert v.verdict == base, (v.verdict, v.evidence)
 
 
-#: the decoder-LM options (the digest's prism_paired model): a causal per-token read-out,
-#: pre-norm RMSNorm plus a final one, and the read-out tied to the embedding
+#: the decoder-LM options the tests share (part of the prism_paired model's: without its RoPE,
+#: SwiGLU and bias settings): a causal per-token read-out, pre-norm RMSNorm plus a final one,
+#: and the read-out tied to the embedding
 DECODER_LM = dict(readout="tokens", causal=True, rmsnorm=True, final_norm=True, tie_embeddings=True)
 #: no bias anywhere: attention, FFN, encoder and read-out
 NO_BIASES = dict(bias=False, ffn_bias=False, embed_bias=False, head_bias=False)

@@ -531,9 +531,11 @@ def test_decoder_lm_preset_is_the_prism_model_and_norm_names_the_one_prenorm():
 
     spec = [LayerSpec(2, 8, ffn_hidden=(42,)), LayerSpec(4, 4, ffn_hidden=(42,))]
     cfg = ModelConfig.decoder_lm(11, 16, spec, 8)
+    # written out here, not from tests/_helpers (the preset's own statement of the paper's model)
     written = ModelConfig(
-        d_in=11, width=16, layers=spec, d_out=11, seq_len=8, rope="full", ffn_kind="swiglu",
-        dtype="float32", **DECODER_LM, **NO_BIASES,
+        d_in=11, width=16, layers=spec, d_out=11, seq_len=8, readout="tokens", causal=True,
+        rope="full", rmsnorm=True, final_norm=True, tie_embeddings=True, ffn_kind="swiglu",
+        ffn_bias=False, bias=False, embed_bias=False, head_bias=False, dtype="float32",
     )  # fmt: skip
     assert asdict(cfg) == asdict(written)
     assert cfg.norm == "rmsnorm"

@@ -1,5 +1,6 @@
-"""Options several commands declare the same way (argparse wiring lives in the commands layer;
-the parsers of the values are :mod:`approxtheory._cliargs`')."""
+"""Options several commands declare the same way, and :func:`forward`, which hands parsed
+options to the library unchanged (argparse wiring lives in the commands layer; the parsers of
+the values are :mod:`approxtheory._cliargs`')."""
 
 from __future__ import annotations
 

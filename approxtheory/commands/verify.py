@@ -19,8 +19,18 @@ def _cmd(args) -> int:
         print(results_schema_of(claim(args.results_schema).id).describe())
         return 0
     return run_verify(
-        **forward(args, "results", "profile", "only", "out", "fail_on", "seed", "mutants"),
-        **forward(args, "jobs", "retrain"),
+        **forward(
+            args,
+            "results",
+            "profile",
+            "only",
+            "out",
+            "fail_on",
+            "seed",
+            "mutants",
+            "jobs",
+            "retrain",
+        ),
         progress=not args.quiet,
         use_cache=not args.no_cache,
     )

@@ -107,36 +107,22 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
-def _with_parameters_of(f, skip: int):
-    """The decorator behind :func:`_takes_arguments_of`: ``f``'s parameters but its first
-    ``skip`` (and its private ones) become the decorated method's after ``self``."""
-
-    def decorate(method):
-        own = inspect.signature(method)
-        this = next(iter(own.parameters.values()))
-        theirs = list(inspect.signature(f).parameters.values())[skip:]
-        public = [p for p in theirs if not p.name.startswith("_")]
-        method.__signature__ = own.replace(parameters=[this, *public])
-        return method
-
-    return decorate
-
-
 def _takes_arguments_of(
     f: Callable[_P, object],
 ) -> Callable[[Callable[..., _R]], Callable[Concatenate[Any, _P], _R]]:
     """A decorator: the method it decorates, written ``(self, *args, **kwargs)`` to pass them on
     to the function ``f``, takes ``f``'s parameters after ``self`` (for type checkers,
     :func:`inspect.signature` and ``help()``), so that they are stated once, on ``f``."""
-    return _with_parameters_of(f, 0)
 
+    def decorate(method: Callable[..., _R]) -> Callable[Concatenate[Any, _P], _R]:
+        own = inspect.signature(method)
+        this = next(iter(own.parameters.values()))
+        public = [p for p in inspect.signature(f).parameters.values() if not p.name.startswith("_")]
+        params = [this, *public]
+        method.__signature__ = own.replace(parameters=params)  # type: ignore[attr-defined]
+        return method
 
-def _takes_arguments_of_method(
-    f: Callable[Concatenate[Any, _P], object],
-) -> Callable[[Callable[..., _R]], Callable[Concatenate[Any, _P], _R]]:
-    """:func:`_takes_arguments_of` for ``f`` another method of the class (its ``self`` left
-    out)."""
-    return _with_parameters_of(f, 1)
+    return decorate
 
 
 class Measured:
@@ -319,19 +305,8 @@ class Measured:
             (task.T, task.d),
         )
 
-    def _of(
-        self,
-        name: str,
-        knobs: Mapping[str, Any],
-        *,
-        mutant: str | None = None,
-        mutate=None,
-        budget: int | None = None,
-        seed: int = 0,
-        **search,
-    ):
-        """The key, settings and compute function of :meth:`sup_error_of` (and its
-        arguments, stated once here for both methods that take them)."""
+    def _of(self, name, knobs, mutant, mutate, budget, seed, search):
+        """The key, settings and compute function of :meth:`sup_error_of`."""
         if not isinstance(name, str):
             raise ConfigError(f"name must be a construction name (got {name!r})")
         if not isinstance(knobs, Mapping):
@@ -369,8 +344,17 @@ class Measured:
 
         return key, settings, compute
 
-    @_takes_arguments_of_method(_of)
-    def sup_error_of(self, *args, **kwargs):
+    def sup_error_of(
+        self,
+        name: str,
+        knobs: Mapping[str, Any],
+        *,
+        mutant: str | None = None,
+        mutate=None,
+        budget: int | None = None,
+        seed: int = 0,
+        **search,
+    ):
         """The sup error of the registered construction ``name`` built with ``knobs`` (and,
         with ``mutant``, edited by ``mutate(construction, mutant)``), from the cache without
         building it when it was measured before. The key holds the name, the knobs, the mutant
@@ -378,15 +362,24 @@ class Measured:
         weights are a function of these (the construction is built by the fingerprinted code),
         so this is the weights' key without the cost of a build (seconds for a large
         construction) on a hit."""
-        key, settings, compute = self._of(*args, **kwargs)
+        key, settings, compute = self._of(name, knobs, mutant, mutate, budget, seed, search)
         return self._cached_sup_error("sup_error", key, settings, compute, None)
 
-    @_takes_arguments_of_method(_of)
-    def sup_error_value_of(self, *args, **kwargs) -> float:
+    def sup_error_value_of(
+        self,
+        name: str,
+        knobs: Mapping[str, Any],
+        *,
+        mutant: str | None = None,
+        mutate=None,
+        budget: int | None = None,
+        seed: int = 0,
+        **search,
+    ) -> float:
         """``sup_error_of(...).value``, under the same key; a hit reads the value of a complete,
         well-formed entry (as :meth:`sup_error_of` checks it) without loading torch, the
         constructions or :mod:`approxtheory.measure`."""
-        key, settings, compute = self._of(*args, **kwargs)
+        key, settings, compute = self._of(name, knobs, mutant, mutate, budget, seed, search)
         path = self._path("sup_error", key)
         entry = self._read(path, key, "sup_error")
         if entry is not None and _sup_error_entry_ok(entry["result"]):

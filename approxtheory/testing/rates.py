@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidValueError
-from ..ratefit import RateFit
+from ..ratefit import SlopeFit
 
 #: the significance level of the floor test (a floor must also be consequential to refuse a fit)
 FLOOR_ALPHA = 0.05
@@ -158,11 +158,12 @@ def _f_sf(stat: float, dfd: int) -> float:
 
 
 @dataclass
-class PowerLawFit(RateFit):
+class PowerLawFit(SlopeFit):
     """``log error = intercept + slope · log size`` with the Student-t interval of the slope
     (``ci_low``, ``ci_high`` at ``level``), and the floor test.
 
-    A :class:`~approxtheory.ratefit.RateFit` (its first six fields and :meth:`contains`), with
+    Its first six fields and :meth:`contains` are :class:`~approxtheory.ratefit.SlopeFit`'s (as
+    :class:`approxtheory.measure.RateFit`'s, the bootstrap fit, whose class it is not), with
     these fields after them:
 
     ``se`` is the slope's standard error, ``df`` its degrees of freedom (n - 2), ``residual_sd``

@@ -563,7 +563,7 @@ R3_CELLS_ND = 4096
 def _interp_nd(f, n: int, U):
     """The P1 interpolant of f on the Kuhn (Freudenthal) triangulation of [0, 1]^m with n nodes
     per axis (each cube cut into the m! simplices along the order of the coordinates; for m = 2
-    the triangulation of :func:`.._core.p1_interpolant_2d`), evaluated at the rows of U (P x m):
+    the triangulation of :func:`p1_interpolant_2d`), evaluated at the rows of U (P x m):
     Σ_k λ_k f(v_k) over the vertices v_k of the point's simplex, f read there only (f maps a
     P x m array of points to P values)."""
     P, m = U.shape
