@@ -389,6 +389,14 @@ def k1_construction(ctx: Context, cid):
     }
     if bad or beta_bad or gap_bad:
         r = max(bad or paper, key=lambda r: (r["claimed_bound"] > 0, _over(r)))
+        # the failure named first: the paper-gate cell, else beta_eps's worst miss, else err_gap
+        first = (
+            (r["sup_error"], r["claimed_bound"])
+            if bad
+            else (beta_bad[0]["sup_error"], beta_bad[0]["target"])
+            if beta_bad
+            else (gap_bad[0]["error"], gap_bad[0]["err_gap"])
+        )
         return Verdict(
             cid,
             "refuted",
@@ -405,16 +413,8 @@ def k1_construction(ctx: Context, cid):
             )
             + f"gate -2 the stated bound {'holds in every cell' if fixed_ok else 'still fails'}. "
             + beta_text,
-            measured=r["sup_error"]
-            if bad
-            else beta_bad[0]["sup_error"]
-            if beta_bad
-            else gap_bad[0]["error"],
-            claimed=r["claimed_bound"]
-            if bad
-            else beta_bad[0]["target"]
-            if beta_bad
-            else gap_bad[0]["err_gap"],
+            measured=first[0],
+            claimed=first[1],
             witness=_k1_witness(r["witness"] if bad else None, beta_bad, gap_bad),
             scope=K1_SCOPE + "; a refutation needs one cell",
             **common,

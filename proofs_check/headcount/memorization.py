@@ -497,58 +497,43 @@ def _a3_failures(r: _A3Reading, m: _A3Run) -> list[str]:
     ok_2d = {dD: all(_fit_ok(f, thr, side) for f in m.fits_2d) for dD, thr in r.thr_2d.items()}
     flat = sorted(g for g, p in r.width_p.items() if not math.isnan(p) and not p > 0)
     unread = sorted(g for g, p in r.width_p.items() if math.isnan(p))
-    at = ", ".join
-    return (
-        (
-            [
-                f"width = {sp.sstr(r.width_expr)} does not grow like a power of 1/ε at γ = "
-                + at(f"{g:g}" for g in flat)
-                + ": a fixed width would reach every precision"
-            ]
-            if flat
-            else []
+    width = sp.sstr(r.width_expr)
+    out = []
+    if flat:
+        out.append(
+            f"width = {width} does not grow like a power of 1/ε at γ = "
+            + ", ".join(f"{g:g}" for g in flat)
+            + ": a fixed width would reach every precision"
         )
-        + (
-            [
-                f"width = {sp.sstr(r.width_expr)} has no ε-exponent that can be read at γ = "
-                + at(f"{g:g}" for g in unread)
-                + " (a symbol other than ε and γ in it, or no limit): no rate follows from it"
-            ]
-            if unread
-            else []
+    if unread:
+        out.append(
+            f"width = {width} has no ε-exponent that can be read at γ = "
+            + ", ".join(f"{g:g}" for g in unread)
+            + " (a symbol other than ε and γ in it, or no limit): no rate follows from it"
         )
-        + (
-            ([] if ok_s else [f"a C^∞ target decays {pace} than N^{thr_b:g}"])
-            + ([] if ok_l else [f"a Lipschitz target decays {pace} than N^{thr_w:g}"])
-            + (
-                [f"interpolant below the counting lower bound at {m.below_lb}"]
-                if m.below_lb
-                else []
-            )
-            + (
-                []
-                if side == "above" or _fit_ok(bw["fit_lb"], thr_b, side)
-                else [
-                    f"γ_barron = {r.g_barron:g}: no width-N net beats "
-                    f"N^{bw['fit_lb'].slope:.2f} on "
-                    f"the Barron ridge sum in dimension 2N (C_f = 1; certified lower bound), "
-                    f"slower than the claimed N^{thr_b:g}"
-                ]
-            )
-            + (
-                []
-                if _fit_ok(bw["fit_c"], thr_b, side)
-                else [f"the Barron ridge-sum construction decays {pace} than N^{thr_b:g}"]
-            )
-            + ([f"L2(ρ) error below the lower bound at N = {bw['below']}"] if bw["below"] else [])
-            + [
-                f"the 2-D grid-like rate is {pace} than N^{r.thr_2d[dD]:.3g}, the reading "
-                f"γ_worst(d={dD[0]}, D={dD[1]}) = {r.g_2d[dD]:g} of the formula"
-                for dD, good in ok_2d.items()
-                if not good
-            ]
+    if not ok_s:
+        out.append(f"a C^∞ target decays {pace} than N^{thr_b:g}")
+    if not ok_l:
+        out.append(f"a Lipschitz target decays {pace} than N^{thr_w:g}")
+    if m.below_lb:
+        out.append(f"interpolant below the counting lower bound at {m.below_lb}")
+    if side != "above" and not _fit_ok(bw["fit_lb"], thr_b, side):
+        out.append(
+            f"γ_barron = {r.g_barron:g}: no width-N net beats N^{bw['fit_lb'].slope:.2f} on "
+            f"the Barron ridge sum in dimension 2N (C_f = 1; certified lower bound), "
+            f"slower than the claimed N^{thr_b:g}"
         )
-    )
+    if not _fit_ok(bw["fit_c"], thr_b, side):
+        out.append(f"the Barron ridge-sum construction decays {pace} than N^{thr_b:g}")
+    if bw["below"]:
+        out.append(f"L2(ρ) error below the lower bound at N = {bw['below']}")
+    out += [
+        f"the 2-D grid-like rate is {pace} than N^{r.thr_2d[dD]:.3g}, the reading "
+        f"γ_worst(d={dD[0]}, D={dD[1]}) = {r.g_2d[dD]:g} of the formula"
+        for dD, good in ok_2d.items()
+        if not good
+    ]
+    return out
 
 
 def _fits_text(fs) -> str:

@@ -222,23 +222,21 @@ def _t2_undecided(cid, c, grid: tuple, long: tuple, out_txt: str) -> Verdict:
 def max_retrieval(ctx: Context, cid):
     c = claim("IF-T2")
 
-    def admitted(rows) -> list:
-        # a cell the claim's regime excludes is built and measured, but not held to its bound
-        return [r for r in rows if c.in_regime(T=r["T"], beta=r["beta"])]
+    def held(rows) -> list:
+        # the cells the claim's regime admits, held to its err_attn (a cell it excludes is built
+        # and measured, but not held to its bound)
+        admitted = [r for r in rows if c.in_regime(T=r["T"], beta=r["beta"])]
+        return _rebound(admitted, lambda r: c.evaluate_float("err_attn", beta=r["beta"], T=r["T"]))
 
     grid, long_grid = (
         _retrieval_grid(ctx.grid, ctx.mutant),
         _long_retrieval_grid(ctx.grid, ctx.mutant),
     )
-    rows = _rebound(
-        admitted(grid), lambda r: c.evaluate_float("err_attn", beta=r["beta"], T=r["T"])
-    )
+    rows = held(grid)
     within = all(r["verdict"] == "within-bound" for r in rows)
     # the split bound, for every δ: on the grid and on the long-sequence cells (T >> β, where
     # its T e^{-βδ} term decides), and the "hence" from it to err_attn
-    long_rows = _rebound(
-        admitted(long_grid), lambda r: c.evaluate_float("err_attn", beta=r["beta"], T=r["T"])
-    )
+    long_rows = held(long_grid)
     excluded = len(grid) + len(long_grid) - len(rows) - len(long_rows)
     split_rows = _split_bounds(c, rows + long_rows)
     rows = split_rows[: len(rows)]

@@ -420,35 +420,36 @@ def _x3_vertex_rows(G: _X3Sweep, asc: dict, bound_f, value_means: bool) -> list[
 
 
 def _x3_mc_rows(seed: int, G: _X3Sweep, bound_f) -> list[dict[str, Any]]:
-    """Two value-dependent heads z_s = ±B sign(v_s) at the longest L: E||o - o'||² from a seeded
-    Monte Carlo, decided on the 95 % interval's lower end at every σ of the sweep."""
+    """Two value-dependent heads z_s = ±B sign(v_s) at L = the sweep's ``mc_L``: E||o - o'||²
+    from a seeded Monte Carlo, decided on the 95 % interval's lower end at every σ of the
+    sweep."""
     rows: list[dict[str, Any]] = []
     rng = np.random.default_rng(seed)
     for B in G["Bs"]:
-        for L in (G["mc_L"],):
-            v = rng.standard_normal((G["mc"], L))
-            za = B * np.sign(v)
-            proj = ((_softmax(za) - _softmax(-za)) * v).sum(-1)
-            d1 = proj**2  # unit-variance values (σ = 1): the plotted column
-            m1 = float(d1.mean())
-            row: dict[str, Any] = {
-                "B": B,
-                "L": L,
-                "max_sq_diff": m1,
-                "ci_low": m1 - 1.96 * float(d1.std(ddof=1) / np.sqrt(len(d1))),
-                "bound": float(bound_f(1.0, B, L)),
-                "ratio": -1.0,
-            }
-            for s in G["sigmas"]:
-                # the same draws scaled to values of standard deviation σ (sign(σv) = sign(v))
-                d = (s * proj) ** 2
-                lo = float(d.mean()) - 1.96 * float(d.std(ddof=1) / np.sqrt(len(d)))
-                r = float(_ratio(lo, float(bound_f(s, B, L))))
-                row[f"ratio_sigma_{s:g}"] = r
-                if not r <= row["ratio"]:  # NaN-safe
-                    row.update(ratio=r, sigma=s, ci_low_at_sigma=lo)
-            row["how"] = "value-dependent logits ±B sign(v) (regime widened; 95 % lower end)"
-            rows.append(row)
+        L = G["mc_L"]
+        v = rng.standard_normal((G["mc"], L))
+        za = B * np.sign(v)
+        proj = ((_softmax(za) - _softmax(-za)) * v).sum(-1)
+        d1 = proj**2  # unit-variance values (σ = 1): the plotted column
+        m1 = float(d1.mean())
+        row: dict[str, Any] = {
+            "B": B,
+            "L": L,
+            "max_sq_diff": m1,
+            "ci_low": m1 - 1.96 * float(d1.std(ddof=1) / np.sqrt(len(d1))),
+            "bound": float(bound_f(1.0, B, L)),
+            "ratio": -1.0,
+        }
+        for s in G["sigmas"]:
+            # the same draws scaled to values of standard deviation σ (sign(σv) = sign(v))
+            d = (s * proj) ** 2
+            lo = float(d.mean()) - 1.96 * float(d.std(ddof=1) / np.sqrt(len(d)))
+            r = float(_ratio(lo, float(bound_f(s, B, L))))
+            row[f"ratio_sigma_{s:g}"] = r
+            if not r <= row["ratio"]:  # NaN-safe
+                row.update(ratio=r, sigma=s, ci_low_at_sigma=lo)
+        row["how"] = "value-dependent logits ±B sign(v) (regime widened; 95 % lower end)"
+        rows.append(row)
     return rows
 
 
