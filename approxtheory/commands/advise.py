@@ -112,13 +112,9 @@ def _cmd(args) -> int:
     return 0
 
 
-def register(sub) -> None:
+def register(p) -> None:
     from .._cliargs import integer, out_dir, pos_int
 
-    p = sub.add_parser(
-        "advise",
-        help="a head and head-dim allocation per layer from the five papers, every decision cited",
-    )
     p.add_argument("--layers", type=pos_int, required=True, help="number of layers L")
     p.add_argument("--d-model", dest="d_model", type=pos_int, required=True, help="model width")
     p.add_argument(

@@ -588,9 +588,8 @@ def _cmd_sweep(args) -> int:
     return 0
 
 
-def register(sub) -> None:
+def register(p) -> None:
     """Add ``bench`` and one parser per bench, in the order ``bench --help`` lists them."""
-    p = sub.add_parser("bench", help="benchmarks that print figures")
     bsub = p.add_subparsers(dest="bench_command", metavar="WHAT")
     _register_model(bsub)
     _register_sweep(bsub)

@@ -126,9 +126,8 @@ def _cmd_claims_eval(args) -> int:
     return 0
 
 
-def register(sub) -> None:
-    pc = sub.add_parser("claims", help="query the claim catalogue")
-    csub = pc.add_subparsers(dest="claims_command", metavar="ACTION", parser_class=Parser)
+def register(p) -> None:
+    csub = p.add_subparsers(dest="claims_command", metavar="ACTION", parser_class=Parser)
     pl = csub.add_parser("list", help="list claims")
     pl.add_argument("--paper", help="arXiv id (e.g. 2510.06662) or short name (e.g. headcount)")
     pl.add_argument("--kind", help="upper, lower, exact, ratio, rate, lemma, theorem, ...")

@@ -197,15 +197,7 @@ def _print_report(rep: dict) -> None:
         print(f"  witness: {rep['witness']}")
 
 
-def register(sub) -> None:
-    p = sub.add_parser(
-        "construct",
-        help="build a paper's construction and measure its error",
-        description="Build explicit weights realising a claim and measure the "
-        "sup-norm error adversarially. `construct --list` names them; "
-        "`construct NAME --help` lists a construction's knobs.",
-        add_help=False,
-    )
+def register(p) -> None:
     p.add_argument("name", nargs="?", help="the construction (see --list)")
     p.add_argument("--list", action="store_true", help="list the constructions")
     p.add_argument("--json", action="store_true", help="machine-readable output")

@@ -119,26 +119,19 @@ def _cmd_docs(args) -> int:
     return 0
 
 
-def register(sub) -> None:
-    pd = sub.add_parser(
-        "docs",
-        help="regenerate docs/claims.md (and docs/findings/index.md) from the catalogue",
-        description="Regenerate the generated pages of the documentation: the claim catalogue "
-        "(--out) and, where a committed verify run lies in findings/ beside it, the findings "
-        "page and the catalogue's verdict column.",
-    )
-    pd.add_argument(
+def register(p) -> None:
+    p.add_argument(
         "--out", default="docs/claims.md", help="the claims page (default: docs/claims.md)"
     )
-    pd.add_argument("--check", action="store_true", help="write nothing; exit 1 if a page is stale")
-    pd.add_argument(
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 if a page is stale")
+    p.add_argument(
         "--findings",
         metavar="VERDICTS",
         default=None,
         help="copy this verify run's verdicts.json to findings/verdicts.json beside --out "
         "(with the run's date) and regenerate the pages from it",
     )
-    pd.add_argument(
+    p.add_argument(
         "--mutants",
         metavar="VERDICTS",
         default=None,
@@ -146,10 +139,10 @@ def register(sub) -> None:
         "findings/mutants.json beside --out (what each passing check was caught on) and "
         "regenerate the pages",
     )
-    pd.add_argument(
+    p.add_argument(
         "--notebooks",
         action="store_true",
         help="also execute the notebooks in notebooks/ beside --out and write each one's page "
         "with its outputs (NAME.md, NAME_files/; needs the docs extra, about 20 s each)",
     )
-    pd.set_defaults(func=_cmd_docs)
+    p.set_defaults(func=_cmd_docs)

@@ -600,14 +600,7 @@ def _add_run_flags(add) -> None:
     add("--quiet", action="store_true", help="no progress bar on stderr")
 
 
-def register(sub) -> None:
-    p = sub.add_parser(
-        "experiment",
-        help="declarative experiments: list, run, plot",
-        description="list the experiments; run one (its grid of cells, cached, into "
-        "OUT/NAME/PROFILE: a CSV and its plots); or plot a finished run again. "
-        "`approxtheory experiment ACTION --help` shows each action's options.",
-    )
+def register(p) -> None:
     # metavar None: the usage shows {list,run,plot} and an unknown action is refused as
     # "argument action: invalid choice: ..." (as when the action was a positional choice)
     acts = p.add_subparsers(dest="action", title="actions")

@@ -69,19 +69,9 @@ def _cmd(args) -> int:
     return 0 if rep is None or rep.passed else 1
 
 
-def register(sub) -> None:
+def register(p) -> None:
     from .._cliargs import SEED_HELP, count, int_between, out_dir, seed
 
-    p = sub.add_parser(
-        "export",
-        help="export a construction to TransformerLens or Hugging Face with a parity report",
-        description="Export a construction (or a `construct NAME --json` result, or a Hugging "
-        "Face export) as a TransformerLens 4 native bridge (--to tl) or a Hugging Face model "
-        "directory (--to hf, save_pretrained, safetensors), and with --check compare the "
-        "(reloaded) export with the model on the search's worst input and on random inputs. "
-        "Exit 1 when the parity check fails; 2 for bad input or an architecture the target "
-        "cannot express.",
-    )
     p.add_argument(
         "source",
         metavar="NAME_OR_RESULT",

@@ -87,11 +87,7 @@ def _check_options(args) -> None:
         )
 
 
-def register(sub) -> None:
-    p = sub.add_parser(
-        "identifiability",
-        help="unidentified dimension of an attention layer: catalogue count vs Jacobian rank",
-    )
+def register(p) -> None:
     from .._cliargs import SEED_HELP, mem_size, pos_int, seed
 
     p.add_argument("--E", type=pos_int, default=None, help="model width (default 8)")

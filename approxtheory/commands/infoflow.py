@@ -177,10 +177,9 @@ def _cmd_draw(args) -> int:
     return 0
 
 
-def register(sub) -> None:
+def register(p) -> None:
     from .._cliargs import pos_int
 
-    p = sub.add_parser("infoflow", help="the InfoFlow calculus: predicted rates of retrieval tasks")
     acts = p.add_subparsers(dest="action", metavar="ACTION")
 
     def common(q) -> None:

@@ -600,20 +600,10 @@ def _cmd_new_test(args) -> int:
     return 0
 
 
-def register(sub) -> None:
-    pn = sub.add_parser(
-        "new-test",
-        help="write a Hypothesis rate test for a claim, e.g. `new-test IF-T2`",
-        description="Write a runnable Hypothesis rate test for CLAIM: its construction, its "
-        "knobs drawn by approxtheory.strategies, its exponent from the catalogue, its regime "
-        "as assumptions; it passes on the shipped construction and fails on its check's "
-        "mutants (pytest --approxtheory-mutant NAME).",
-    )
-    pn.add_argument("claim", metavar="CLAIM", help="a claim id, e.g. IF-T2")
-    pn.add_argument("--out", help="the test file to write (default: tests/test_<CLAIM>.py)")
-    pn.add_argument("--force", action="store_true", help="overwrite an existing --out")
-    pn.add_argument(
-        "--construction", help="which of the claim's constructions (default: the first)"
-    )
-    pn.add_argument("--over", help="the knob to sweep (default: chosen from the claim's rate)")
-    pn.set_defaults(func=_cmd_new_test)
+def register(p) -> None:
+    p.add_argument("claim", metavar="CLAIM", help="a claim id, e.g. IF-T2")
+    p.add_argument("--out", help="the test file to write (default: tests/test_<CLAIM>.py)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing --out")
+    p.add_argument("--construction", help="which of the claim's constructions (default: the first)")
+    p.add_argument("--over", help="the knob to sweep (default: chosen from the claim's rate)")
+    p.set_defaults(func=_cmd_new_test)

@@ -290,13 +290,10 @@ def _print_throughput(thr: dict) -> None:
     )
 
 
-def register(sub) -> None:
+def register(p) -> None:
     from .._cliargs import SEED_HELP, count, nonneg_int, pos_int, seed, threads
     from ..schedules import PAPER_SCALES
 
-    p = sub.add_parser(
-        "schedule", help="per-layer head schedules (Prism): generate, check, compare"
-    )
     ssub = p.add_subparsers(dest="schedule_command", metavar="ACTION")
 
     def shape_args(q, layers_help="number of layers L"):

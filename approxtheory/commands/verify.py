@@ -84,13 +84,7 @@ def _jobs(text: str) -> int:
     return n
 
 
-def register(sub) -> None:
-    p = sub.add_parser(
-        "verify",
-        help="check every claim and write a report (the main job)",
-        description="Run every claim's check and write DIR/report.md, "
-        "DIR/report.html, DIR/verdicts.json, CSVs and plots.",
-    )
+def register(p) -> None:
     p.add_argument(
         "--profile",
         default="quick",
