@@ -125,3 +125,14 @@ def did_you_mean(
     else:
         close = difflib.get_close_matches(str(name), known, n=n, cutoff=cutoff)
     return f"; did you mean {', '.join(close)}?" if close else ""
+
+
+def require_installed_name(name: str, installed: str, what: str) -> None:
+    """ImportError unless a package bundled under ``approxtheory`` is imported by its installed
+    name (``name`` is its ``__name__``): imported under a second name (``import experiments``
+    from the repository's root), everything it registers would register twice."""
+    if name != installed:
+        raise ImportError(
+            f"{what} the package {installed}; import that, not {name!r} (install the project: "
+            "pip install -e .)"
+        )

@@ -113,6 +113,23 @@ class SupErrorResult:
         }
 
 
+def output_as_target(out: torch.Tensor, y: torch.Tensor, per_token_target_only=False):
+    """The model's outputs ``out`` in the shape of the targets ``y``: a read-out of width 1
+    loses its last axis (per token: (B, T, 1) -> (B, T), only where ``y`` is per token if
+    ``per_token_target_only``; per sequence: (B, 1) -> (B,)); ConfigError where the shapes
+    still differ."""
+    if out.dim() == 3 and out.shape[-1] == 1 and (y.dim() == 2 or not per_token_target_only):
+        out = out[..., 0]
+    if out.dim() == 2 and y.dim() == 1 and out.shape[-1] == 1:
+        out = out[:, 0]
+    if out.shape != y.shape:
+        raise ConfigError(
+            f"model output shape {tuple(out.shape)} does not match the task's "
+            f"target shape {tuple(y.shape)}"
+        )
+    return out
+
+
 def _err_per_sample(model, task, X: torch.Tensor) -> torch.Tensor:
     """ℓ∞ error per sequence, shape (B,).
 
@@ -122,15 +139,7 @@ def _err_per_sample(model, task, X: torch.Tensor) -> torch.Tensor:
     whose input holds a NaN or an infinity (its target is undefined, so no output is right)."""
     out = model(X)
     y = task.target(X)
-    if out.dim() == 3 and out.shape[-1] == 1:
-        out = out[..., 0]
-    if out.dim() == 2 and y.dim() == 1 and out.shape[-1] == 1:
-        out = out[:, 0]
-    if out.shape != y.shape:
-        raise ConfigError(
-            f"model output shape {tuple(out.shape)} does not match the task's "
-            f"target shape {tuple(y.shape)}"
-        )
+    out = output_as_target(out, y)
     no_target = torch.isnan(y)
     failed = ~torch.isfinite(out) & ~no_target
     e = (out - y).abs().masked_fill(no_target, 0.0)

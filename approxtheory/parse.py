@@ -294,28 +294,32 @@ class _Parser:
         return v
 
     def expr(self):
-        v = self.term()
-        while self.peek()[1] in ("+", "-") and self.peek()[0] == "op":
-            op = self.take()[1]
-            w = self.term()
-            v = self.check(v + w if op == "+" else v - w)
-        return v
+        return self.chain(("+", "-"), self.term, self.add)
 
     def term(self):
-        v = self.unary()
-        while self.peek()[1] in ("*", "/") and self.peek()[0] == "op":
+        return self.chain(("*", "/"), self.unary, self.mul)
+
+    def chain(self, ops, operand, combine):
+        """``operand (op operand)*`` over the left-associative operators ``ops``."""
+        v = operand()
+        while self.peek()[1] in ops and self.peek()[0] == "op":
             op = self.take()[1]
-            w = self.unary()
-            if op == "*":
-                v = self.check(v * w)
-            else:
-                if w.is_zero:
-                    raise InvalidValueError(
-                        f"{self.name}: division by zero in {_short(self.text)}; "
-                        f"allowed: a divisor that is not 0"
-                    )
-                v = self.check(v / w)
+            v = self.check(combine(op, v, operand()))
         return v
+
+    @staticmethod
+    def add(op, v, w):
+        return v + w if op == "+" else v - w
+
+    def mul(self, op, v, w):
+        if op == "*":
+            return v * w
+        if w.is_zero:
+            raise InvalidValueError(
+                f"{self.name}: division by zero in {_short(self.text)}; "
+                f"allowed: a divisor that is not 0"
+            )
+        return v / w
 
     def unary(self):
         sign = 1

@@ -188,36 +188,39 @@ def _default_bytes() -> int:
     return max(1 << 30, int(DEFAULT_MEMORY_FRACTION * machine_memory()))
 
 
+def _in_force(which: int, env_name: str, parse, default):
+    """A limit in force: the innermost :func:`limits` block's (``which``: 0 bytes, 1 seconds;
+    -1 is unlimited: None), else the environment variable ``env_name`` read by ``parse``, else
+    ``default()``."""
+    for pair in reversed(_override):
+        if pair[which] is not None:
+            return None if pair[which] == -1 else pair[which]
+    env = os.environ.get(env_name, "").strip()
+    return parse(env) if env else default()
+
+
 def max_bytes() -> int | None:
     """The memory limit in force (None: unlimited)."""
-    for b, _s in reversed(_override):
-        if b is not None:
-            return None if b == -1 else b
-    env = os.environ.get(ENV_BYTES, "").strip()
-    if env:
-        return parse_size(env, ENV_BYTES)
-    return _default_bytes()
+    return _in_force(0, ENV_BYTES, lambda env: parse_size(env, ENV_BYTES), _default_bytes)
+
+
+def _env_seconds(env: str) -> float | None:
+    if env.lower() in _UNLIMITED:
+        return None
+    try:
+        v = float(env)
+    except ValueError:
+        v = float("nan")
+    if not (math.isfinite(v) and v > 0):
+        raise ConfigError(
+            f"{ENV_SECONDS} must be a positive number of seconds or 'unlimited' (got {env!r})"
+        )
+    return v
 
 
 def max_seconds() -> float | None:
     """The time limit in force (None: unlimited)."""
-    for _b, s in reversed(_override):
-        if s is not None:
-            return None if s == -1 else s
-    env = os.environ.get(ENV_SECONDS, "").strip()
-    if env:
-        if env.lower() in _UNLIMITED:
-            return None
-        try:
-            v = float(env)
-        except ValueError:
-            v = float("nan")
-        if not (math.isfinite(v) and v > 0):
-            raise ConfigError(
-                f"{ENV_SECONDS} must be a positive number of seconds or 'unlimited' (got {env!r})"
-            )
-        return v
-    return DEFAULT_MAX_SECONDS
+    return _in_force(1, ENV_SECONDS, _env_seconds, lambda: DEFAULT_MAX_SECONDS)
 
 
 @contextlib.contextmanager

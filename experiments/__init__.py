@@ -10,11 +10,10 @@ Installed as ``approxtheory.experiments`` from the top-level folder ``experiment
 goes into site-packages. Imported under a second name, every experiment would register twice.
 """
 
-if __name__ != "approxtheory.experiments":  # e.g. `import experiments` from the repo root
-    raise ImportError(
-        f"the built-in experiments are the package approxtheory.experiments; "
-        f"import that, not {__name__!r} (install the project: pip install -e .)"
-    )
+from approxtheory.errors import require_installed_name
+
+# e.g. `import experiments` from the repo root
+require_installed_name(__name__, "approxtheory.experiments", "the built-in experiments are")
 
 from . import (  # noqa: E402, F401
     constructions,

@@ -13,11 +13,10 @@ Installed as ``approxtheory.proofs_check`` from the top-level folder ``proofs_ch
 ``[tool.setuptools.package-dir]`` in pyproject.toml); there is no top-level ``proofs_check``.
 """
 
-if __name__ != "approxtheory.proofs_check":  # e.g. `import proofs_check` from the repo root
-    raise ImportError(
-        f"the checks are the package approxtheory.proofs_check; import that, not "
-        f"{__name__!r} (install the project: pip install -e .)"
-    )
+from approxtheory.errors import require_installed_name
+
+# e.g. `import proofs_check` from the repo root
+require_installed_name(__name__, "approxtheory.proofs_check", "the checks are")
 
 from . import (  # noqa: E402, F401
     headcount,
@@ -27,7 +26,7 @@ from . import (  # noqa: E402, F401
     prism,
     tradeoffs,
 )
-from ._core import (
+from ._core import (  # noqa: E402
     CHECKS,
     FAILING,
     MUTANTS,
@@ -35,7 +34,7 @@ from ._core import (
     PROFILES,
     READS,
     SCOPES,
-    VERDICTS,  # noqa: E402
+    VERDICTS,
     VERIFIED,
     Context,
     Verdict,

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..errors import ConfigError
+from ..measure import output_as_target
 from .targets import _target_rows
 
 
@@ -73,15 +73,7 @@ def _err(model, task, X: torch.Tensor) -> torch.Tensor:
 
 def _err_from(out: torch.Tensor, y: torch.Tensor, task) -> torch.Tensor:
     """ℓ∞ error per input of the model's outputs ``out`` against the targets ``y``."""
-    if out.dim() == 3 and out.shape[-1] == 1 and y.dim() == 2:  # per-token read-out
-        out = out[..., 0]
-    if out.dim() == 2 and y.dim() == 1 and out.shape[-1] == 1:
-        out = out[:, 0]
-    if out.shape != y.shape:
-        raise ConfigError(
-            f"model output shape {tuple(out.shape)} does not match the task's target shape "
-            f"{tuple(y.shape)}"
-        )
+    out = output_as_target(out, y, per_token_target_only=True)
     # the outputs that have no target by the task's definition (a lag task's first rows, NaN
     # there) are not measured; any other NaN, of the output or the target, stays NaN (a failure)
     e = (out - y).abs()
