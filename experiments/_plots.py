@@ -219,8 +219,8 @@ def band_plot(
     key: str,
     group: str,
     title: str,
-    xlabel: str,
     ylabel: str,
+    xlabel: str | None = None,
     logx: bool = False,
     logy: bool = True,
     label: str | None = None,
@@ -228,7 +228,8 @@ def band_plot(
     """One line per value of ``group`` (and of every :func:`hidden_keys` column: a band
     aggregates over seeds only): the median over seeds of ``key`` against ``x``, with the
     min-max band over seeds shaded (from :func:`band_rows` of ``rows``). An x with a text column
-    naming each value (``config`` beside a configuration index) is drawn as categories."""
+    naming each value (``config`` beside a configuration index) is drawn as categories. The x
+    axis is labelled ``xlabel``, by default ``x`` (as in a plot spec)."""
     extra = hidden_keys(rows, (group, x), key)
     band = band_rows(rows, key, (group, *extra, x))
     cats = _category_names(rows, x, (group, *extra), key)
@@ -256,7 +257,7 @@ def band_plot(
         out,
         series,
         title=title,
-        xlabel=xlabel,
+        xlabel=x if xlabel is None else xlabel,
         ylabel=ylabel,
         logx=logx,
         logy=logy,

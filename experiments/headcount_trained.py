@@ -218,7 +218,6 @@ def phase_plot(rows: list, out: Path, **_) -> list:
             group="heads",
             label="h",
             title=f"D = {D}: validation NMSE vs T per h ({band})",
-            xlabel="T",
             ylabel="NMSE",
             logx=True,
         ),
@@ -387,7 +386,6 @@ def collisions_plot(rows: list, out: Path, **_) -> list:
             key="lipschitz",
             group="model",
             title="HC-P7: Lipschitz constant demanded of F̂ (max + min, Δ = 0.5)",
-            xlabel="T",
             ylabel="Δ / min ||A(X1) - A(X2)|| (median, band min-max)",
             logx=True,
         )

@@ -76,7 +76,6 @@ def train_plot(rows: list, out: Path) -> list:
                 "y": ["val_nmse"],
                 "group": "heads",
                 "title": "HC-P8 (D = 2): validation NMSE vs T",
-                "xlabel": "T",
                 "ylabel": "min-over-seeds NMSE",
             },
             out / "nmse_vs_T.png",

@@ -94,38 +94,44 @@ def _corpus_stats(spec: str) -> tuple[int, int]:
     return _STATS[key]
 
 
+def corpus_checked(spec, T: int) -> tuple[int, int]:
+    """(characters, distinct characters) of the corpus ``spec``, after its file's size was held
+    to the memory limit (before reading) and its length to T (:func:`check_corpus_length`)."""
+    import os
+
+    from approxtheory.resources import require
+
+    if spec not in ("pydoc", "", None):
+        size = os.path.getsize(spec) if Path(spec).is_file() else 0
+        require(bytes=_BYTES_PER_CHAR * size, what=f"reading the corpus {spec}")
+    n, V = _corpus_stats(spec)
+    check_corpus_length(n, T, "" if spec in ("pydoc", "", None) else spec)
+    return n, V
+
+
 _STATS: dict = {}
 
 
 def check_cell(cfg: dict) -> dict:
     """Validate a cell's config before running it (typed errors) and estimate what it needs:
     ``{"bytes": ..., "seconds": ...}`` (see :func:`approxtheory.experiment.check_cells`)."""
-    import os
 
+    from approxtheory._validate import check_real, pos_int
     from approxtheory.errors import ConfigError
-    from approxtheory.resources import FLOPS_PER_SECOND, array_bytes, model_param_count, require
+    from approxtheory.resources import FLOPS_PER_SECOND, array_bytes, model_param_count
 
     for k in ("E", "H", "T", "batch", "steps", "log_every", "rebalance_every"):
-        v = cfg[k]
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise ConfigError(f"{k} must be a positive integer (got {v!r})")
+        pos_int(k, cfg[k], numpy=False)
     if cfg["optimizer"] not in OPTIMIZERS:
         raise ConfigError(
             "optimizer must be sgd, sgd_wd, adamw or adamw_rebalance, or adamw_clear (the "
             f"paper's control: AdamW with its moments cleared, no rebalancing) "
             f"(got {cfg['optimizer']!r})"
         )
-    lr = cfg["lr_sgd"]
-    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < float("inf"):
-        raise ConfigError(f"lr_sgd must be a positive number (got {lr!r})")
+    check_real("lr_sgd", cfg["lr_sgd"], 0, lo_open=True, must="a positive number", numpy=False)
     if cfg["H"] > cfg["E"]:
         raise ConfigError(f"H must be <= E (got H={cfg['H']}, E={cfg['E']})")
-    spec = cfg["corpus"]
-    if spec not in ("pydoc", "", None):
-        size = os.path.getsize(spec) if Path(spec).is_file() else 0
-        require(bytes=_BYTES_PER_CHAR * size, what=f"reading the corpus {spec}")
-    n, V = _corpus_stats(spec)
-    check_corpus_length(n, cfg["T"], "" if spec in ("pydoc", "", None) else spec)
+    n, V = corpus_checked(cfg["corpus"], cfg["T"])
     T, E, H, B = cfg["T"], cfg["E"], cfg["H"], cfg["batch"]
     P = model_param_count(_model_config(V, T, E, H))
     # parameters, gradients and two optimizer moments; the one-hot batch; per layer the saved
@@ -347,7 +353,6 @@ def train_plot(rows: list, out: Path, trace: list | None = None) -> list:
                     "y": [y],
                     "group": "optimizer",
                     "title": f"identifiability diagnostics: {y}",
-                    "xlabel": "step",
                     "ylabel": lab,
                     "logx": False,
                     "logy": logy,

@@ -436,7 +436,6 @@ def tri_plot(rows: list, out: Path, **_) -> list:
             key="val_nmse",
             group="size",
             title="TRI: validation NMSE vs T per model size (median, min-max over seeds)",
-            xlabel="T",
             ylabel="NMSE",
             logx=True,
         )
@@ -727,7 +726,6 @@ def depth_plot(rows: list, out: Path, **_) -> list:
                     "y": ["slope", "slope_lo", "slope_hi"],
                     "group": "layers",
                     "title": "fitted slope of NMSE vs parameters (95 % interval) against T",
-                    "xlabel": "T",
                     "ylabel": "slope",
                     "logy": False,
                 },
@@ -859,7 +857,6 @@ def spa_plot(rows: list, out: Path, **_) -> list:
                 "y": ["weight"],
                 "group": "seed",
                 "title": "SPA: mean CLS attention weight per position (claimed 1/3 on 1-3)",
-                "xlabel": "position",
                 "ylabel": "mean CLS weight",
                 "logx": False,
                 "logy": False,

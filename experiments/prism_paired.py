@@ -316,20 +316,17 @@ def batch_order(cfg: dict, n: int = 3) -> list:
 
 def check_cell(cfg: dict) -> dict:
     """Validate a cell's config before it runs (typed errors) and estimate what it needs."""
-    import os
-
+    from approxtheory._validate import check_real, pos_int
     from approxtheory.errors import ConfigError
     from approxtheory.resources import FLOPS_PER_SECOND, require
 
-    from .identifiability_training import _BYTES_PER_CHAR, _corpus_stats, check_corpus_length
+    from .identifiability_training import _BYTES_PER_CHAR, corpus_checked
 
     scale = _scale(cfg)
     if scale not in SCALE_NAMES:
         raise ConfigError(f"scale must be one of {', '.join(SCALE_NAMES)} (got {scale!r})")
     for k in ("d", "T", "batch", "steps"):
-        v = cfg[k]
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise ConfigError(f"{k} must be a positive integer (got {v!r})")
+        pos_int(k, cfg[k], numpy=False)
     ffn = cfg.get("ffn", 0)
     if not isinstance(ffn, int) or isinstance(ffn, bool) or ffn < 0:
         raise ConfigError(f"ffn must be 0 (the scale's width) or a positive integer (got {ffn!r})")
@@ -346,15 +343,8 @@ def check_cell(cfg: dict) -> dict:
             )
     elif cfg["d"] % H_BASE:
         raise ConfigError(f"d must be a multiple of h_base={H_BASE} (got {cfg['d']})")
-    lr = cfg["lr"]
-    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < float("inf"):
-        raise ConfigError(f"lr must be a positive number (got {lr!r})")
-    spec = cfg["corpus"]
-    if spec not in ("pydoc", "", None):
-        size = os.path.getsize(spec) if Path(spec).is_file() else 0
-        require(bytes=_BYTES_PER_CHAR * size, what=f"reading the corpus {spec}")
-    n, V = _corpus_stats(spec)
-    check_corpus_length(n, cfg["T"], "" if spec in ("pydoc", "", None) else spec)
+    check_real("lr", cfg["lr"], 0, lo_open=True, must="a positive number", numpy=False)
+    n, V = corpus_checked(cfg["corpus"], cfg["T"])
     if scale in SCALES:
         V = max(V, PAPER_VOCAB)
     est = estimate(cfg, V)
@@ -508,7 +498,6 @@ def paired_plot(rows: list, out: Path) -> list:
                 "y": ["delta_D", "lo", "hi"],
                 "group": "comparison",
                 "title": "ΔD_l = D_l(A) - D_l(uniform): mean and 95 % t-interval over seeds",
-                "xlabel": "layer",
                 "ylabel": "ΔD_l (tokens)",
                 "logx": False,
                 "logy": False,
@@ -522,7 +511,6 @@ def paired_plot(rows: list, out: Path) -> list:
                 "y": ["diff", "mean", "lo", "hi"],
                 "group": "comparison",
                 "title": "paired validation-loss differences (A - uniform) with 95 % t-interval",
-                "xlabel": "seed",
                 "ylabel": "Δ validation loss (nats)",
                 "logx": False,
                 "logy": False,

@@ -36,12 +36,11 @@ LAG = 2
 
 
 def check_cell(cfg: dict) -> dict:
+    from approxtheory._validate import pos_int
     from approxtheory.errors import ConfigError
 
     for k in ("T", "head_dim", "width", "steps"):
-        v = cfg[k]
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise ConfigError(f"{k} must be a positive integer (got {v!r})")
+        pos_int(k, cfg[k], numpy=False)
     if cfg["T"] < 2 * LAG + 2:
         raise ConfigError(f"T must be at least {2 * LAG + 2} (got {cfg['T']})")
     return {}
@@ -207,12 +206,11 @@ def train_plot(rows: list, out: Path) -> list:
 def heads_check(cfg: dict) -> dict:
     import math
 
+    from approxtheory._validate import pos_int
     from approxtheory.errors import ConfigError
 
     for k in ("T", "restarts", "steps"):
-        v = cfg[k]
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise ConfigError(f"{k} must be a positive integer (got {v!r})")
+        pos_int(k, cfg[k], numpy=False)
     if cfg["T"] < 8:
         raise ConfigError(f"T must be at least 8 (rows t >= T/2 with lag 2; got {cfg['T']})")
     B = cfg["B"]

@@ -889,7 +889,6 @@ def drop_then_rise_table2(ctx: Context, cid):
             "y": ["nmse_mean"],
             "group": "heads",
             "title": f"{cid}: the paper's Table 2 NMSE vs T (h >= D = {B1_D})",
-            "xlabel": "T",
             "ylabel": "validation NMSE (mean over seeds)",
         },
         formula_note="reads no formula: the remark is a qualitative pattern of the paper's "

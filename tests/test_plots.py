@@ -236,10 +236,9 @@ def test_experiment_band_plot_aggregates_over_seeds_only(tmp_path):
         key="val_nmse",
         group="heads",
         title="t",
-        xlabel="T",
         ylabel="NMSE",
         logx=True,
-    )
+    )  # the x axis labelled by the column: "T"
     assert out.stat().st_size > 0
     a = {"x": [1, 2], "y": [3.0, 4.0], "label": "a"}
     merged = _dedupe([a, {**a, "label": "b"}, {**a, "y": [3.0, 5.0], "label": "c"}])

@@ -364,7 +364,6 @@ def smooth_selector(ctx: Context, cid):
             "x": "q",
             "y": ["sup_error"],
             "title": "HC-L3 smooth selector",
-            "xlabel": "q",
             "ylabel": "sup |x̃_q - x|",
         },
         scope=f"partial: the catalogue's selector on T = {T}, m = {m}, q in [{qs[0]:g}, "

@@ -120,7 +120,6 @@ def memorization(ctx: Context, cid):
             "y": ["attention_error", "readout_sup_error"],
             "group": "d",
             "title": f"{cid}: memorizing head (exact up to round-off)",
-            "xlabel": "T",
             "ylabel": "max deviation (0 not shown)",
         },
         scope="full"

@@ -641,7 +641,6 @@ def beta_needed_vs_T(ctx: Context, cid):
             "group": "eps",
             "logy": False,
             "title": f"{cid}: β needed at gaps g = {gs}",
-            "xlabel": "T",
             "ylabel": "β needed",
         },
         scope="partial: β_needed(T, ε, g) on the gated D = 2 construction: its dependence on T "

@@ -342,7 +342,6 @@ def _p8_verdict(run: Run) -> Verdict:
             "y": ["min_nmse"],
             "group": "heads",
             "title": f"{cid}: trained NMSE vs T (D = 2 and 4)",
-            "xlabel": "T",
             "ylabel": "min-over-seeds NMSE",
         },
         scope=f"surrogate: scaled-down Fig. 1a ({ctx.profile} profile: "

@@ -417,7 +417,6 @@ def _p6b_verdict(run: Run) -> Verdict:
             "y": ["min_nmse"],
             "group": "heads",
             "title": f"{cid}: trained NMSE vs T where k > 0 (D = {D}, n = {n})",
-            "xlabel": "T",
             "ylabel": "min-over-seeds NMSE",
         },
         scope=f"surrogate: direction only (the claim's sign of the one-head NMSE in T; the "
@@ -524,7 +523,6 @@ def attention_collisions(ctx: Context, cid):
             "y": ["lipschitz"],
             "group": "model",
             "title": f"{cid}: Lipschitz constant demanded of F̂",
-            "xlabel": "T",
             "ylabel": "Δ / min distance",
         },
         scope="surrogate: the digest's heuristic (a search, not a proof of HC-T2b's count) on "

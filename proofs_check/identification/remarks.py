@@ -912,7 +912,6 @@ def _clr_criterion(run: Run) -> Verdict:
             "group": "optimizer",
             "logx": False,
             "title": "ID-CLR: imbalance β with cleared moments, rebalancing, neither",
-            "xlabel": "step",
             "ylabel": "β",
         },
         scope="partial: direction only (the claim's sign; no curve values are given): the "

@@ -185,7 +185,6 @@ def _e5_criterion(run: Run) -> Verdict:
         "group": "optimizer",
         "logx": False,
         "title": "ID-E5: invariant fraction ρ per step",
-        "xlabel": "step",
         "ylabel": "ρ",
     }
     return Verdict(

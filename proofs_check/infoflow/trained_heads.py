@@ -766,7 +766,6 @@ def _p4_verdict(run: Run) -> Verdict:
             "y": ["nmse"],
             "group": "size",
             "title": f"{cid}: trained NMSE vs T on TASK-TRI",
-            "xlabel": "T",
             "ylabel": "NMSE",
         },
         scope="none"

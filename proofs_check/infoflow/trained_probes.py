@@ -404,7 +404,6 @@ def _e3_verdict(run: Run) -> Verdict:
             "y": ["slope", "slope_lo", "slope_hi"],
             "group": "curve",
             "title": f"{cid}: fitted slope of NMSE vs parameters against T (KTH(2), PMAX(1))",
-            "xlabel": "T",
             "ylabel": "slope",
             "logy": False,
         },

@@ -163,7 +163,6 @@ def _e1_verdict(run: Run) -> Verdict:
             "y": ["weight"],
             "group": "seed",
             "title": f"{cid}: mean CLS attention per position (claimed 1/3 on 1-3)",
-            "xlabel": "position",
             "ylabel": "mean CLS weight",
             "logx": False,
             "logy": False,

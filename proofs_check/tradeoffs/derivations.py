@@ -574,7 +574,6 @@ def head_difference(ctx: Context, cid):
             "bound": "bound",
             "group": "B",
             "title": f"{cid}: worst head difference vs L",
-            "xlabel": "L",
             "ylabel": "max Σ(Δα)²",
         },
     )

@@ -331,7 +331,6 @@ def retrieval_floor(ctx: Context, cid):
             "bound": "floor",
             "group": "B",
             "title": "TO-X2: optimised heads vs floor",
-            "xlabel": "L",
             "ylabel": "relative MSE",
         },
     )
@@ -614,7 +613,6 @@ def saturation(ctx: Context, cid):
             "bound": "bound",
             "group": "B",
             "title": "TO-T2: RMS gain from head dim vs bound",
-            "xlabel": "T",
             "ylabel": f"sqrt(E({ds[0]})) - sqrt(E({ds[-1]}))",
         },
     )

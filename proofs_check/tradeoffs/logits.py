@@ -282,7 +282,6 @@ _E5_PLOT = {
     "x": "L",
     "y": ["logit_range", "forced_range"],
     "title": "TO-E5: trained logit range vs L (and the range TO-X2 forces at the loss)",
-    "xlabel": "L",
     "ylabel": "mean row logit range",
 }
 

@@ -679,7 +679,6 @@ def cut_order_verdict(cid: str, rows: list, profile: str, mutant=None):
             "x": "seed",
             "y": ["cut_dim_nmse", "cut_heads_nmse", "svd_increase", "prune_increase"],
             "title": f"{cid}: cutting head dim vs head count (per seed)",
-            "xlabel": "seed",
             "ylabel": "NMSE (trained) / NMSE increase (post hoc)",
             "logx": False,
         },
