@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import sympy as sp
@@ -49,45 +48,28 @@ class SymbolTable:
             out.append(self.sym(name.strip(), desc.strip(), **assumptions))
         return out
 
-    def claim(
-        self,
-        id: str,
-        *,
-        section: str,
-        kind: str,
-        statement: str,
-        provenance: str,
-        expressions: dict | None = None,
-        regime: Iterable = (),
-        vacuous_if=None,
-        rate: tuple[str, Any] | None = None,
-        notes: str = "",
-        depends_on: Iterable[str] = (),
-        primary: str | None = None,
-    ) -> Claim:
+    def claim(self, id: str, **fields: Any) -> Claim:
+        """Declare this paper's claim ``id``. ``fields`` are :class:`Claim`'s as the catalogue
+        writes them (``section``, ``kind``, ``statement`` and ``provenance``; optionally
+        ``expressions``, ``regime``, ``vacuous_if``, ``rate``, ``notes``, ``depends_on`` and
+        ``primary``): a regime condition may be a plain sympy relation, and the claim's
+        symbols are collected from its expressions, regime and ``vacuous_if``."""
+        kind, provenance = fields.get("kind"), fields.get("provenance")
         if kind not in KINDS:
             raise ValueError(f"{id}: kind {kind!r} not in {KINDS}")
         if provenance not in PROVENANCES:
             raise ValueError(f"{id}: provenance {provenance!r} not in {PROVENANCES}")
-        expressions = dict(expressions or {})
-        regime = tuple(r if isinstance(r, Condition) else Condition(r) for r in regime)
+        expressions = dict(fields.pop("expressions", None) or {})
+        regime = tuple(
+            r if isinstance(r, Condition) else Condition(r) for r in fields.pop("regime", ())
+        )
+        vacuous_if = fields.get("vacuous_if")
         extra = [vacuous_if] if vacuous_if is not None else []
         symbols = collect_symbols(self.table, list(expressions.values()) + extra, regime)
-        c = Claim(
-            id=id,
-            paper=self.paper,
-            section=section,
-            kind=kind,
-            statement=statement,
-            provenance=provenance,
-            expressions=expressions,
-            symbols=symbols,
-            regime=regime,
-            vacuous_if=vacuous_if,
-            rate=rate,
-            notes=notes,
-            depends_on=tuple(depends_on),
-            primary=primary,
+        depends_on = tuple(fields.pop("depends_on", ()))
+        fields.update(
+            expressions=expressions, symbols=symbols, regime=regime, depends_on=depends_on
         )
+        c = Claim(id=id, paper=self.paper, **fields)
         self.claims.append(c)
         return c
