@@ -76,6 +76,12 @@ def positive_log_knob(default: float, help: str = "softmax inverse temperature Î
     return Knob(type=float, default=default, help=help, low=0, exclude_low=True, log=True)
 
 
+def seq_len_knob(default: int, low: int = 1) -> Knob:
+    """The sequence length T: a whole number from ``low`` (a construction that needs a few
+    tokens, e.g. an induction head, raises it)."""
+    return Knob(type=int, default=default, help="sequence length", low=low)
+
+
 def unit_knob(default: float, help: str, log: bool = False) -> Knob:
     """A real knob in (0, 1] (a precision Îµ, a decay ratio), on a log scale with ``log``."""
     return Knob(type=float, default=default, help=help, low=0, exclude_low=True, high=1, log=log)

@@ -25,6 +25,7 @@ from ._base import (
     nonzero_weights,
     positive_log_knob,
     register,
+    seq_len_knob,
     unit_knob,
 )
 
@@ -256,7 +257,7 @@ def _check_beta_regime(beta):
     "default task: max over the first half + min over the second half (D = 2)",
     estimate=_hc_k1_estimate,
     requires=(_heads_requirement(lambda h: h == 2, D="D = 2"), _finite_logits_requirement()),
-    T=Knob(type=int, default=8, help="sequence length", low=4),
+    T=seq_len_knob(8, low=4),
     beta=_K1_BETA,
     gate=Knob(
         type=float,
@@ -332,7 +333,7 @@ def _k1_construction(
     "direct instance of HC-K1 for y = Σ_i max_t a_iᵀx(t) (D = 4, d = 4): no gate, F̂ is the sum",
     estimate=_hc_k1_synthetic_estimate,
     requires=(_heads_requirement(lambda h, D: h in (0, D)),),  # h = 0 means D
-    T=Knob(type=int, default=16, help="sequence length", low=1),
+    T=seq_len_knob(16),
     beta=_K1_BETA,
     D=Knob(type=int, default=4, help="number of features (heads)", low=1),
     d=Knob(type=int, default=4, help="token dimension", low=1),
@@ -379,7 +380,7 @@ def _memorizing_attention(T: int, d: int, head_hidden=(), d_out=1) -> Transforme
     "single head of width T·d memorizes the sequence: the attention "
     "output is vec(X)/T and a linear read-out returns X (HC-P1)",
     estimate=_hc_k2_estimate,
-    T=Knob(type=int, default=16, help="sequence length", low=1),
+    T=seq_len_knob(16),
     d=Knob(type=int, default=2, help="token dimension", low=1),
 )
 def hc_k2(T, d):
@@ -406,7 +407,7 @@ def hc_k2(T, d):
     "HC-K2's memorizing head followed by HC-L9's ReLU max network "
     "(widths T⌈1/ε⌉ and 2⌈1/ε⌉): max_t x(t) to within 1/⌈1/ε⌉",
     estimate=_hc_l9_estimate,
-    T=Knob(type=int, default=8, help="sequence length", low=1),
+    T=seq_len_knob(8),
     eps=unit_knob(0.1, "target precision ε (the grid has ⌈1/ε⌉ levels)", log=True),
 )
 def hc_l9(T, eps):
@@ -496,7 +497,7 @@ def build_softmax_retrieval_model(T: int, beta: float) -> Transformer:
     requires=(
         Requirement(message="IF-T2's bound needs beta*T >= 1", holds=lambda beta, T: beta * T >= 1),
     ),
-    T=Knob(type=int, default=8, help="sequence length", low=1),
+    T=seq_len_knob(8),
     beta=positive_log_knob(100.0),
 )
 def softmax_retrieval(T, beta):

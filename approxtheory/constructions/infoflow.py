@@ -9,7 +9,15 @@ import sympy as sp
 from ..model import LayerSpec, ModelConfig, ResidualLayout, Transformer
 from ..resources import array_bytes, model_bytes
 from ..tasks import KthLargest, PairwiseMax
-from ._base import Construction, Knob, claimed_upper, nonzero_weights, positive_log_knob, register
+from ._base import (
+    Construction,
+    Knob,
+    claimed_upper,
+    nonzero_weights,
+    positive_log_knob,
+    register,
+    seq_len_knob,
+)
 
 _F = {
     "identity": (lambda u: u, 1.0),
@@ -108,7 +116,7 @@ def _if_pairwise_max_estimate(T, d, D, beta, seed, tied=0):
     "retrieves max_{s≠t} g_s (positional self-exclusion), FFN 1 forms min(g_t, m_{-t}), "
     "layer 2 takes the max at CLS, F̂ interpolates f with N knots (digest §4.1)",
     estimate=_if_second_largest_estimate,
-    T=Knob(type=int, default=8, help="sequence length", low=2),
+    T=seq_len_knob(8, low=2),
     beta=positive_log_knob(1e4),
     N=Knob(type=int, default=128, help="knots of the read-out interpolant (FFN width)", low=2),
     f=Knob(
@@ -187,7 +195,7 @@ def if_second_largest(T, beta, N, f):
     "layers: layer 1 retrieves the argmax key per token, a bilinear FFN forms the score, "
     "layer 2 takes the max at CLS (digest §4.2)",
     estimate=_if_pairwise_max_estimate,
-    T=Knob(type=int, default=8, help="sequence length", low=1),
+    T=seq_len_knob(8),
     d=Knob(type=int, default=4, help="token dimension", low=1),
     D=Knob(type=int, default=1, help="number of terms (heads per layer)", low=1),
     beta=positive_log_knob(1e3),
@@ -305,7 +313,7 @@ def _if_induction_estimate(T, d, beta):
     "token into every token and the last token into CLS (SPA), layer 2 matches them at CLS "
     "and returns the token after the latest earlier match, 0 if none (MPR; digest §5.3 W8)",
     estimate=_if_induction_estimate,
-    T=Knob(type=int, default=8, help="sequence length", low=3),
+    T=seq_len_knob(8, low=3),
     d=Knob(type=int, default=4, help="vocabulary size (one-hot token dimension)", low=2),
     beta=positive_log_knob(
         200.0, help="softmax inverse temperature β (the error falls like T e^{-β/(4T)})"

@@ -19,6 +19,7 @@ from ._base import (
     formula_value,
     positive_log_knob,
     register,
+    seq_len_knob,
     unit_knob,
 )
 
@@ -143,7 +144,7 @@ def _attention_rows(m: Transformer, T: int) -> np.ndarray:
             holds=lambda k, T: k < T // 2,
         ),
     ),
-    T=Knob(type=int, default=64, help="sequence length", low=4),
+    T=seq_len_knob(64, low=4),
     k=Knob(type=int, default=2, help="lag", low=0),
     F=Knob(type=int, default=8, help="frequency pairs (head dim 2F)", low=1),
     B=positive_log_knob(2.0, help="logit bound B"),
@@ -238,7 +239,7 @@ class ModelTarget(Task):
         Requirement(message="r must be <= 2F (the head's rank)", holds=lambda r, F: r <= 2 * F),
         Requirement(message="k must be < T", holds=lambda k, T: k < T),
     ),
-    T=Knob(type=int, default=32, help="sequence length", low=4),
+    T=seq_len_knob(32, low=4),
     k=Knob(type=int, default=2, help="lag", low=0),
     F=Knob(type=int, default=8, help="frequency pairs of the original head (rank 2F)", low=1),
     B=positive_log_knob(2.0, help="logit bound B of the original head"),
