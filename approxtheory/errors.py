@@ -133,6 +133,6 @@ def require_installed_name(name: str, installed: str, what: str) -> None:
     from the repository's root), everything it registers would register twice."""
     if name != installed:
         raise ImportError(
-            f"{what} the package {installed}; import that, not {name!r} (install the project: "
+            f"{what} are the package {installed}; import that, not {name!r} (install the project: "
             "pip install -e .)"
         )

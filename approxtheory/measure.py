@@ -113,11 +113,15 @@ class SupErrorResult:
         }
 
 
-def output_as_target(out: torch.Tensor, y: torch.Tensor, per_token_target_only=False):
+def output_as_target(
+    out: torch.Tensor, y: torch.Tensor, per_token_target_only: bool = False
+) -> torch.Tensor:
     """The model's outputs ``out`` in the shape of the targets ``y``: a read-out of width 1
     loses its last axis (per token: (B, T, 1) -> (B, T), only where ``y`` is per token if
     ``per_token_target_only``; per sequence: (B, 1) -> (B,)); ConfigError where the shapes
-    still differ."""
+    still differ. The search takes (B, 1, 1) against (B,) targets; the brackets
+    (:mod:`approxtheory.bounds`, ``per_token_target_only``) keep their stricter rule and take a
+    per-token read-out only against per-token targets."""
     if out.dim() == 3 and out.shape[-1] == 1 and (y.dim() == 2 or not per_token_target_only):
         out = out[..., 0]
     if out.dim() == 2 and y.dim() == 1 and out.shape[-1] == 1:

@@ -44,7 +44,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from fractions import Fraction
-from typing import ParamSpec, TypeVar
+from typing import Literal, ParamSpec, TypeVar, cast
 
 from ._validate import check_int
 from .errors import ConfigError, ResourceLimitError
@@ -188,13 +188,23 @@ def _default_bytes() -> int:
     return max(1 << 30, int(DEFAULT_MEMORY_FRACTION * machine_memory()))
 
 
-def _in_force(which: int, env_name: str, parse, default):
+#: a limit's type: bytes (int) or seconds (float)
+_L = TypeVar("_L", int, float)
+
+
+def _in_force(
+    which: Literal[0, 1],
+    env_name: str,
+    parse: Callable[[str], _L | None],
+    default: Callable[[], _L | None],
+) -> _L | None:
     """A limit in force: the innermost :func:`limits` block's (``which``: 0 bytes, 1 seconds;
     -1 is unlimited: None), else the environment variable ``env_name`` read by ``parse``, else
     ``default()``."""
     for pair in reversed(_override):
-        if pair[which] is not None:
-            return None if pair[which] == -1 else pair[which]
+        value = pair[which]
+        if value is not None:  # the block's own limit: bytes an int, seconds a float
+            return None if value == -1 else cast(_L, value)
     env = os.environ.get(env_name, "").strip()
     return parse(env) if env else default()
 

@@ -13,7 +13,7 @@ goes into site-packages. Imported under a second name, every experiment would re
 from approxtheory.errors import require_installed_name
 
 # e.g. `import experiments` from the repo root
-require_installed_name(__name__, "approxtheory.experiments", "the built-in experiments are")
+require_installed_name(__name__, "approxtheory.experiments", "the built-in experiments")
 
 from . import (  # noqa: E402, F401
     constructions,

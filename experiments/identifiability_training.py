@@ -94,7 +94,10 @@ def _corpus_stats(spec: str) -> tuple[int, int]:
     return _STATS[key]
 
 
-def corpus_checked(spec, T: int) -> tuple[int, int]:
+_STATS: dict = {}
+
+
+def corpus_checked(spec: str, T: int) -> tuple[int, int]:
     """(characters, distinct characters) of the corpus ``spec``, after its file's size was held
     to the memory limit (before reading) and its length to T (:func:`check_corpus_length`)."""
     import os
@@ -109,13 +112,9 @@ def corpus_checked(spec, T: int) -> tuple[int, int]:
     return n, V
 
 
-_STATS: dict = {}
-
-
 def check_cell(cfg: dict) -> dict:
     """Validate a cell's config before running it (typed errors) and estimate what it needs:
     ``{"bytes": ..., "seconds": ...}`` (see :func:`approxtheory.experiment.check_cells`)."""
-
     from approxtheory._validate import check_real, pos_int
     from approxtheory.errors import ConfigError
     from approxtheory.resources import FLOPS_PER_SECOND, array_bytes, model_param_count

@@ -16,7 +16,7 @@ Installed as ``approxtheory.proofs_check`` from the top-level folder ``proofs_ch
 from approxtheory.errors import require_installed_name
 
 # e.g. `import proofs_check` from the repo root
-require_installed_name(__name__, "approxtheory.proofs_check", "the checks are")
+require_installed_name(__name__, "approxtheory.proofs_check", "the checks")
 
 from . import (  # noqa: E402, F401
     headcount,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import sympy as sp
@@ -15,6 +16,12 @@ def cond(expr, description: str | None = None, outside: str | None = None) -> Co
     """A regime condition; ``outside``: where the claim's check builds cells on the
     condition's other side (see :class:`Condition`)."""
     return Condition(expr, description, outside)
+
+
+#: the fields a catalogue entry writes (its id, paper and symbols are the table's), and the
+#: ones it must write
+_WRITTEN = {f.name for f in dataclasses.fields(Claim)} - {"id", "paper", "symbols"}
+_REQUIRED = ("section", "kind", "statement", "provenance")
 
 
 class SymbolTable:
@@ -54,6 +61,15 @@ class SymbolTable:
         ``expressions``, ``regime``, ``vacuous_if``, ``rate``, ``notes``, ``depends_on`` and
         ``primary``): a regime condition may be a plain sympy relation, and the claim's
         symbols are collected from its expressions, regime and ``vacuous_if``."""
+        unknown = sorted(set(fields) - _WRITTEN)
+        missing = [f for f in _REQUIRED if f not in fields]
+        if unknown or missing:
+            raise TypeError(
+                f"{id}: "
+                + (f"unknown fields {unknown}" if unknown else f"missing fields {missing}")
+                + f"; a claim is written with {', '.join(_REQUIRED)} and optionally "
+                + ", ".join(sorted(_WRITTEN - set(_REQUIRED)))
+            )
         kind, provenance = fields.get("kind"), fields.get("provenance")
         if kind not in KINDS:
             raise ValueError(f"{id}: kind {kind!r} not in {KINDS}")

@@ -589,7 +589,8 @@ def _cmd_sweep(args) -> int:
 
 
 def register(p) -> None:
-    """Add ``bench`` and one parser per bench, in the order ``bench --help`` lists them."""
+    """Add one parser per bench to ``bench``'s parser ``p``, in the order ``bench --help`` lists
+    them."""
     bsub = p.add_subparsers(dest="bench_command", metavar="WHAT")
     _register_model(bsub)
     _register_sweep(bsub)

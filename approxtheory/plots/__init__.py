@@ -1,8 +1,8 @@
 """Plots drawn from the CSV files only, each saying one thing.
 
 :func:`plot_from_csv` reads a tidy CSV and a plot spec (``x``, ``y``, optional ``bound``,
-``group``, ``title``, ``xlabel``, ``ylabel``, ``logx``, ``logy``) and plans the figure from the
-CSV before drawing it (:func:`plan_plot`):
+``group``, ``title``, ``xlabel`` (default: the ``x`` column's name), ``ylabel``, ``logx``,
+``logy``) and plans the figure from the CSV before drawing it (:func:`plan_plot`):
 
 * **series are grouped by every varying key**: a column that is not the x axis, not a plotted
   value (a ``y`` column, the bound, an interval end) and varies over the rows is a key, unless it
