@@ -674,3 +674,17 @@ def test_solve_for_keeps_every_root_inside_the_regime():
     # a claim whose regime the root meets: nothing dropped, a plain list's repr
     r = hc.solve_for("T", k=0, s=1, n=2, D=2)
     assert r == [24] and r.dropped == () and r.note is None and repr(r) == "[24]"
+
+
+def test_a_catalogue_entry_with_an_unknown_or_missing_field_is_refused_by_name():
+    from approxtheory.catalogue._build import SymbolTable
+
+    P = SymbolTable("2510.06662")
+    entry = dict(section="§1", kind="lemma", statement="s", provenance="stated")
+    with pytest.raises(TypeError, match=r"X-1: unknown fields \['nots'\]; a claim is written"):
+        P.claim("X-1", **entry, nots="")
+    with pytest.raises(TypeError, match=r"unknown fields \['symbols'\]"):  # the table's own
+        P.claim("X-1", **entry, symbols={})
+    with pytest.raises(TypeError, match=r"X-1: missing fields \['provenance'\]"):
+        P.claim("X-1", **{k: v for k, v in entry.items() if k != "provenance"})
+    assert P.claim("X-1", **entry, depends_on=["HC-L1"]).depends_on == ("HC-L1",)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -139,3 +140,20 @@ def test_a_broken_plugin_is_named_in_a_typed_error(monkeypatch, tmp_path):
     ):
         experiment.load_plugins()
     sys.modules.pop("atbroken_exps", None)
+
+
+@pytest.mark.parametrize(
+    "folder, installed",
+    [("experiments", "approxtheory.experiments"), ("proofs_check", "approxtheory.proofs_check")],
+)
+def test_a_bundled_package_imported_under_its_folder_name_says_which_name_to_use(folder, installed):
+    # `import experiments` from the repository's root would register every experiment twice
+    r = subprocess.run(
+        [sys.executable, "-c", f"import {folder}"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert r.returncode == 1
+    last = r.stderr.strip().splitlines()[-1]
+    assert (
+        last.startswith("ImportError: ")
+        and f"are the package {installed}; import that, not {folder!r}" in last
+    )
