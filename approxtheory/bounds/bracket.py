@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._validate import pos_int
+from .._validate import check_seed, pos_int
 from ..errors import ConfigError
 from ..resources import with_threads
 from ._af import _DT, _TINY, _Unsupported
@@ -153,7 +153,7 @@ def _checked_inputs(model, task, lo, hi, seed, points):
     domain = _check_domain(task)
     T, d = task.T, task.d
     blo, bhi = _domain_box(task, lo, hi)
-    _check_seed(seed)
+    check_seed(seed, 2**63 - 1, must="an integer from 0 to 2**63 - 1")
     P = _points_array(points, T, d)
     return domain, blo, bhi, P
 
@@ -394,11 +394,6 @@ def _domain_box(task, lo, hi):
     if (lo is not None or hi is not None) and ((blo < task.lo).any() or (bhi > task.hi).any()):
         raise ConfigError(f"lo/hi must lie inside the task's domain [{task.lo}, {task.hi}]")
     return blo, bhi
-
-
-def _check_seed(seed) -> None:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not (0 <= seed < 2**63):
-        raise ConfigError(f"seed must be an integer from 0 to 2**63 - 1 (got {seed!r})")
 
 
 def _points_array(points, T: int, d: int):
