@@ -124,13 +124,6 @@ STANDING = {
     },
     # a text parser (like approxtheory._cliargs): the digits of a constraint string
     ("approxtheory.advise", "_int"): "parses text, not a value",
-    **{
-        (m, f): "approxtheory/bounds is being changed in another piece of work"
-        for m, f in (
-            ("approxtheory.bounds._inputs", "_pos_seconds"),
-            ("approxtheory.bounds.bracket", "_check_seed"),
-        )
-    },
 }
 
 #: the names a whole-number or real-number validator goes by
@@ -210,12 +203,6 @@ PARITY = [
         "_real",
         ("lr", 0.0, 0.0, None, True, False, "a positive number"),
         lambda: check_real("lr", 0.0, 0.0, lo_open=True, must="a positive number"),
-    ),
-    (
-        "approxtheory.bounds.bracket",
-        "_check_seed",
-        (-1,),
-        lambda: check_seed(-1, 2**63 - 1, must="an integer from 0 to 2**63 - 1"),
     ),
 ]
 

@@ -8,6 +8,7 @@ import math
 
 import torch
 
+from .._validate import check_real
 from ..errors import ConfigError, InvalidValueError
 from ._af import _DT
 
@@ -89,11 +90,9 @@ def _no_nan(L, U):
 
 
 def _pos_seconds(name, v):
-    if v is None:
-        return None
-    if isinstance(v, bool) or not (isinstance(v, (int, float)) and v > 0 and math.isfinite(v)):
-        raise ConfigError(f"{name} must be a positive number of seconds or None (got {v!r})")
-    return float(v)
+    """``v`` seconds as a float; None (no limit) stays None."""
+    must = "a positive number of seconds or None"
+    return None if v is None else check_real(name, v, 0, lo_open=True, must=must, numpy=False)
 
 
 def _nonfinite_weights(model) -> str | None:
